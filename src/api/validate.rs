@@ -1,0 +1,323 @@
+//! The subscription rules of spec part 2 C, shared by the client (checked
+//! before sending) and the emulator (checked on arrival).
+//!
+//! Each rule broken gives one [`ValidationError`] naming the field and the
+//! rule, in words an operator can act on.
+
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use url::{Host, Url};
+
+use super::types::agents::{EventKind, NewSubscription, SubscriptionPatch};
+
+pub const SECRET_MIN_LEN: usize = 32;
+pub const SECRET_MAX_LEN: usize = 256;
+
+/// One broken rule: which field, and what the rule says.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{field}`: {rule}")]
+pub struct ValidationError {
+    pub field: &'static str,
+    pub rule: String,
+}
+
+impl ValidationError {
+    pub fn new(field: &'static str, rule: impl Into<String>) -> Self {
+        Self {
+            field,
+            rule: rule.into(),
+        }
+    }
+}
+
+/// Which receiver URLs a subscription may name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UrlPolicy {
+    /// The platform's rule: `https://` on a public address.
+    #[default]
+    PublicHttps,
+    /// Any `http(s)://` URL with a host: an emulator started with
+    /// `--allow-private-urls`, whose receivers live on loopback.
+    AnyHttp,
+}
+
+/// Checks a URL under `policy`.
+pub fn url_under(raw: &str, policy: UrlPolicy) -> Result<Url, ValidationError> {
+    match policy {
+        UrlPolicy::PublicHttps => url(raw),
+        UrlPolicy::AnyHttp => {
+            let parsed = Url::parse(raw.trim()).map_err(|error| {
+                ValidationError::new("url", format!("is not a valid URL ({error})"))
+            })?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+                return Err(ValidationError::new(
+                    "url",
+                    "must be an http:// or https:// URL with a host",
+                ));
+            }
+            Ok(parsed)
+        }
+    }
+}
+
+/// Checks the URL's form: `https://`, a host, and no literal address that
+/// is private, loopback, link-local or otherwise not public. Names are
+/// resolved only by the server (see [`non_public_reason`]).
+pub fn url(raw: &str) -> Result<Url, ValidationError> {
+    let parsed = Url::parse(raw.trim())
+        .map_err(|error| ValidationError::new("url", format!("is not a valid URL ({error})")))?;
+    if parsed.scheme() != "https" {
+        return Err(ValidationError::new(
+            "url",
+            format!("must start with https:// (got {}://)", parsed.scheme()),
+        ));
+    }
+    match parsed.host() {
+        None => return Err(ValidationError::new("url", "must name a host")),
+        Some(Host::Ipv4(ip)) => check_public("url", IpAddr::V4(ip))?,
+        Some(Host::Ipv6(ip)) => check_public("url", IpAddr::V6(ip))?,
+        Some(Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            if name == "localhost" || name.ends_with(".localhost") {
+                return Err(ValidationError::new(
+                    "url",
+                    "must be publicly reachable; localhost is a loopback address",
+                ));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+fn check_public(field: &'static str, ip: IpAddr) -> Result<(), ValidationError> {
+    match non_public_reason(ip) {
+        Some(reason) => Err(ValidationError::new(
+            field,
+            format!("must be publicly reachable; {ip} is a {reason} address"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Why an address is not publicly routable, or `None` when it is.
+pub fn non_public_reason(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(ip) => non_public_v4(ip),
+        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+            Some(mapped) => non_public_v4(mapped),
+            None => non_public_v6(ip),
+        },
+    }
+}
+
+fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, ..] = ip.octets();
+    if ip.is_loopback() {
+        Some("loopback")
+    } else if ip.is_private() {
+        Some("private")
+    } else if ip.is_link_local() {
+        Some("link-local")
+    } else if ip.is_unspecified() || a == 0 {
+        Some("unspecified")
+    } else if a == 100 && (64..128).contains(&b) {
+        Some("shared (carrier-grade NAT)")
+    } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
+        Some("reserved")
+    } else {
+        None
+    }
+}
+
+fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
+    let first = ip.segments()[0];
+    if ip.is_loopback() {
+        Some("loopback")
+    } else if ip.is_unspecified() {
+        Some("unspecified")
+    } else if first & 0xfe00 == 0xfc00 {
+        Some("private (unique local)")
+    } else if first & 0xffc0 == 0xfe80 {
+        Some("link-local")
+    } else if ip.is_multicast() {
+        Some("reserved")
+    } else {
+        None
+    }
+}
+
+/// One or more of the five events, no duplicates, from raw names.
+pub fn event_names(names: &[String]) -> Result<Vec<EventKind>, ValidationError> {
+    let mut kinds = Vec::with_capacity(names.len());
+    for name in names {
+        let kind = EventKind::parse(name).ok_or_else(|| {
+            ValidationError::new(
+                "events",
+                format!("unknown event {name:?}; allowed: {}", allowed_events()),
+            )
+        })?;
+        kinds.push(kind);
+    }
+    events(&kinds)?;
+    Ok(kinds)
+}
+
+/// One or more events, no duplicates.
+pub fn events(kinds: &[EventKind]) -> Result<(), ValidationError> {
+    if kinds.is_empty() {
+        return Err(ValidationError::new(
+            "events",
+            format!("must name at least one event: {}", allowed_events()),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for kind in kinds {
+        if !seen.insert(kind) {
+            return Err(ValidationError::new(
+                "events",
+                format!("{kind} is listed twice; each event may appear once"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn allowed_events() -> String {
+    EventKind::ALL.map(EventKind::as_str).join(", ")
+}
+
+/// 32 to 256 printable ASCII characters, no whitespace.
+pub fn secret(secret: &str) -> Result<(), ValidationError> {
+    if let Some((index, _)) = secret.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
+        let what = if secret[index..].starts_with(char::is_whitespace) {
+            "whitespace"
+        } else {
+            "a character that is not printable ASCII"
+        };
+        return Err(ValidationError::new(
+            "secret",
+            format!(
+                "must be printable ASCII with no whitespace; found {what} at position {}",
+                index + 1
+            ),
+        ));
+    }
+    let len = secret.len();
+    if !(SECRET_MIN_LEN..=SECRET_MAX_LEN).contains(&len) {
+        return Err(ValidationError::new(
+            "secret",
+            format!("must be {SECRET_MIN_LEN} to {SECRET_MAX_LEN} characters long (got {len})"),
+        ));
+    }
+    Ok(())
+}
+
+/// A UUID, as the spec types `agent_id`.
+pub fn agent_id(agent_id: &str) -> Result<(), ValidationError> {
+    uuid::Uuid::parse_str(agent_id)
+        .map(|_| ())
+        .map_err(|_| ValidationError::new("agent_id", format!("must be a UUID (got {agent_id:?})")))
+}
+
+impl NewSubscription {
+    /// Every rule of part 2 C that can be checked without the network.
+    pub fn validate(&self, policy: UrlPolicy) -> Result<(), ValidationError> {
+        url_under(&self.url, policy)?;
+        events(&self.events)?;
+        secret(self.secret.expose())?;
+        if let Some(agent) = &self.agent_id {
+            agent_id(agent)?;
+        }
+        Ok(())
+    }
+}
+
+impl SubscriptionPatch {
+    /// The same rules, for whichever fields the patch carries.
+    pub fn validate(&self, policy: UrlPolicy) -> Result<(), ValidationError> {
+        if let Some(raw) = &self.url {
+            url_under(raw, policy)?;
+        }
+        if let Some(kinds) = &self.events {
+            events(kinds)?;
+        }
+        if let Some(new_secret) = &self.secret {
+            secret(new_secret.expose())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_rules_name_the_problem() {
+        assert!(url("https://hooks.example.com/x?y=1").is_ok());
+        assert!(url("https://93.184.216.34/hook").is_ok());
+        let cases = [
+            ("http://hooks.example.com", "https://"),
+            ("https://127.0.0.1/x", "loopback"),
+            ("https://10.1.2.3/x", "private"),
+            ("https://192.168.0.1/x", "private"),
+            ("https://172.16.5.5/x", "private"),
+            ("https://169.254.169.254/latest", "link-local"),
+            ("https://[::1]/x", "loopback"),
+            ("https://[fe80::1]/x", "link-local"),
+            ("https://[fd00::1]/x", "unique local"),
+            ("https://[::ffff:10.0.0.1]/x", "private"),
+            ("https://localhost:8443/x", "loopback"),
+            ("not a url", "not a valid URL"),
+        ];
+        for (raw, expected) in cases {
+            let error = url(raw).expect_err(raw);
+            assert_eq!(error.field, "url");
+            assert!(error.rule.contains(expected), "{raw}: {error}");
+        }
+    }
+
+    #[test]
+    fn event_rules() {
+        assert!(event_names(&["call.ended".into()]).is_ok());
+        assert!(event_names(&[]).unwrap_err().rule.contains("at least one"));
+        let twice = event_names(&["call.ended".into(), "call.ended".into()]).unwrap_err();
+        assert!(twice.rule.contains("twice"), "{twice}");
+        let unknown = event_names(&["call.started".into()]).unwrap_err();
+        assert!(unknown.rule.contains("unknown event"), "{unknown}");
+    }
+
+    #[test]
+    fn secret_rules_cover_length_whitespace_and_ascii() {
+        assert!(secret(&"a".repeat(32)).is_ok());
+        assert!(secret(&"~".repeat(256)).is_ok());
+        assert!(secret(&"a".repeat(31)).unwrap_err().rule.contains("got 31"));
+        assert!(
+            secret(&"a".repeat(257))
+                .unwrap_err()
+                .rule
+                .contains("got 257")
+        );
+        let spaced = format!("{} {}", "a".repeat(20), "b".repeat(20));
+        assert!(
+            secret(&spaced)
+                .unwrap_err()
+                .rule
+                .contains("whitespace at position 21")
+        );
+        let accented = format!("{}é", "a".repeat(40));
+        assert!(
+            secret(&accented)
+                .unwrap_err()
+                .rule
+                .contains("not printable ASCII")
+        );
+    }
+
+    #[test]
+    fn agent_id_must_be_a_uuid() {
+        assert!(agent_id("6f1c1a52-6a1c-4c59-b1f3-0f9e5f2d8a11").is_ok());
+        assert_eq!(agent_id("agent-7").unwrap_err().field, "agent_id");
+    }
+}

@@ -1,0 +1,85 @@
+//! `earshot deliveries SESSION_ID [--latest]`: every attempt, or the latest
+//! per subscription, with failures and pending retries easy to spot.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::output::{Table, print_json, short_id, time};
+use super::{Connection, GlobalOptions, report};
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+
+#[derive(Args, Debug)]
+pub struct DeliveriesArgs {
+    /// Session id, or a call id (calls are sessions here).
+    pub session_id: String,
+    /// Only the most recent attempt per subscription.
+    #[arg(long)]
+    pub latest: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+pub async fn run(args: DeliveriesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let result = async {
+        let client = args.connection.client(global)?;
+        let records = if args.latest {
+            client.latest_deliveries(&args.session_id).await?
+        } else {
+            client.list_deliveries(&args.session_id).await?
+        };
+        if args.json {
+            print_json(&records)?;
+        } else if records.is_empty() {
+            println!(
+                "no delivery attempts for {} yet: check that an enabled subscription asks for this event and agent",
+                args.session_id
+            );
+        } else {
+            print_table(&records)?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+    .await;
+    result.or_else(report)
+}
+
+fn print_table(records: &[DeliveryRecord]) -> std::io::Result<()> {
+    let mut table = Table::new(&[
+        "ATTEMPT",
+        "SUBSCRIPTION",
+        "#",
+        "STATUS",
+        "HTTP",
+        "CREATED",
+        "NEXT",
+        "ERROR",
+    ]);
+    for record in records {
+        let status = match &record.status {
+            DeliveryStatus::Failed if record.next_retry_at.is_none() => "FAILED".to_owned(),
+            DeliveryStatus::Failed => "failed, will retry".to_owned(),
+            other => other.to_string(),
+        };
+        let next = match (&record.delivered_at, &record.next_retry_at) {
+            (Some(delivered), _) => format!("delivered {}", time(Some(delivered))),
+            (None, Some(retry)) => format!("retry {}", time(Some(retry))),
+            (None, None) => "-".to_owned(),
+        };
+        table.row(vec![
+            short_id(&record.id).to_owned(),
+            short_id(&record.subscription_id).to_owned(),
+            record.attempt_count.to_string(),
+            status,
+            record
+                .http_status_code
+                .map_or_else(|| "-".to_owned(), |code| code.to_string()),
+            time(Some(&record.created_at)),
+            next,
+            record.error.clone().unwrap_or_else(|| "-".to_owned()),
+        ]);
+    }
+    table.print()
+}

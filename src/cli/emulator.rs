@@ -1,0 +1,62 @@
+//! `earshot emulator`: the platform emulator, headless, until SIGINT/SIGTERM.
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+
+use color_eyre::eyre::WrapErr;
+
+use crate::emulator::{Emulator, EmulatorConfig, TimeScale};
+use crate::redact::SecretString;
+
+#[derive(clap::Args, Debug)]
+pub struct EmulatorArgs {
+    /// Address to listen on; port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// The API key the emulated account accepts (default: generated).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// Accept subscription URLs on private or loopback addresses, over http.
+    #[arg(long)]
+    pub allow_private_urls: bool,
+    /// Multiply every platform duration (deadlines, retries, delays) by F.
+    #[arg(long, default_value = "1", value_name = "F")]
+    pub time_scale: TimeScale,
+}
+
+pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
+    let api_key = args
+        .api_key
+        .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));
+    let mut config = EmulatorConfig::new(SecretString::new(api_key.clone()));
+    config.allow_private_urls = args.allow_private_urls;
+    config.time_scale = args.time_scale;
+    let emulator = Emulator::start(args.listen, config)
+        .await
+        .wrap_err_with(|| format!("could not listen on {}", args.listen))?;
+    // Scripts read these two lines; keep their shape.
+    println!("listening on http://{}", emulator.addr());
+    println!("api key: {api_key}");
+    eprintln!(
+        "try: EARSHOT_URL={} EARSHOT_API_KEY={api_key} earshot subs list",
+        emulator.url()
+    );
+    shutdown_signal().await?;
+    emulator.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() -> color_eyre::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result?,
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c().await?;
+    Ok(())
+}

@@ -1,0 +1,181 @@
+//! The command line (DESIGN.md §6): the clap tree and one thin file per
+//! subcommand that parses arguments, calls [`crate::api`] and prints.
+
+pub mod config;
+pub mod deliveries;
+pub mod emulator;
+mod output;
+pub mod sign;
+pub mod subs;
+pub mod verify;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use color_eyre::eyre::eyre;
+use url::Url;
+
+use crate::api::{ApiError, Client};
+use crate::config::{ResolveOptions, resolve};
+use crate::redact::SecretString;
+
+/// A terminal operations console for a speech-to-text platform.
+#[derive(Parser, Debug)]
+#[command(name = "earshot", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Config file to use instead of the platform default.
+    #[arg(long, global = true, env = "EARSHOT_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Profile of the config file to use.
+    #[arg(long, global = true, env = "EARSHOT_PROFILE", value_name = "NAME")]
+    pub profile: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run the platform emulator headless (for tests, demos and scripts).
+    Emulator(emulator::EmulatorArgs),
+    /// Sign a webhook body the way the platform does.
+    Sign(sign::SignArgs),
+    /// Verify a webhook signature and explain any failure.
+    Verify(verify::VerifyArgs),
+    /// Manage webhook subscriptions.
+    Subs(subs::SubsArgs),
+    /// Every delivery attempt of a session or call.
+    Deliveries(deliveries::DeliveriesArgs),
+    /// Create, show and locate the config file.
+    Config {
+        #[command(flatten)]
+        connection: Connection,
+        #[command(subcommand)]
+        command: config::ConfigCommand,
+    },
+}
+
+/// `--url` and `--api-key`: override the profile for one command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Connection {
+    /// Every endpoint at this origin (e.g. an emulator's URL).
+    #[arg(long, global = true, env = "EARSHOT_URL", value_name = "URL")]
+    pub url: Option<Url>,
+    /// API key to send, instead of the profile's.
+    #[arg(
+        long,
+        global = true,
+        env = "EARSHOT_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub api_key: Option<String>,
+}
+
+impl Connection {
+    fn resolve_options(&self, cli: &GlobalOptions) -> ResolveOptions {
+        ResolveOptions {
+            config_path: cli.config.clone(),
+            profile: cli.profile.clone(),
+            url: self.url.clone(),
+            api_key: self.api_key.clone().map(SecretString::new),
+        }
+    }
+
+    /// A client for the resolved profile, or an error saying what is missing.
+    pub fn client(&self, cli: &GlobalOptions) -> color_eyre::Result<Client> {
+        let resolved = resolve(&self.resolve_options(cli))?;
+        let key = resolved.require_api_key()?.clone();
+        Ok(Client::new(resolved.endpoints, key)?)
+    }
+}
+
+/// The flags every subcommand sees.
+#[derive(Debug, Clone, Default)]
+pub struct GlobalOptions {
+    pub config: Option<PathBuf>,
+    pub profile: Option<String>,
+}
+
+pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
+    let global = GlobalOptions {
+        config: cli.config,
+        profile: cli.profile,
+    };
+    let Some(command) = cli.command else {
+        return Err(eyre!(
+            "the console is not built yet; see `earshot --help` for the commands that are, \
+             and `earshot emulator` to run the platform locally"
+        ));
+    };
+    match command {
+        Command::Sign(args) => sign::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::Config {
+            connection,
+            command,
+        } => config::run(command, &connection.resolve_options(&global)),
+        Command::Emulator(args) => runtime()?.block_on(emulator::run(args)),
+        Command::Subs(args) => runtime()?.block_on(subs::run(args, &global)),
+        Command::Deliveries(args) => runtime()?.block_on(deliveries::run(args, &global)),
+    }
+}
+
+fn runtime() -> color_eyre::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Prints a failure the way an operator wants it: one line per cause, no
+/// backtrace (set `EARSHOT_DEBUG=1` for color-eyre's full report). A closed
+/// pipe (`earshot subs list | head`) is not a failure.
+pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
+    let broken_pipe = report.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    if std::env::var_os("EARSHOT_DEBUG").is_some() {
+        eprintln!("{report:?}");
+        return ExitCode::FAILURE;
+    }
+    let mut message = String::new();
+    for cause in report.chain() {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            if !message.is_empty() {
+                message.push_str("\n  caused by: ");
+            }
+            message.push_str(&text);
+        }
+    }
+    eprintln!("error: {message}");
+    ExitCode::FAILURE
+}
+
+/// Bad input found before sending exits 2 with the rule broken; every
+/// other failure goes to color-eyre (exit 1).
+fn report(error: color_eyre::Report) -> color_eyre::Result<ExitCode> {
+    match error.downcast_ref::<ApiError>() {
+        Some(ApiError::Invalid(invalid)) => {
+            eprintln!("error: {invalid}");
+            Ok(ExitCode::from(2))
+        }
+        _ => Err(error),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,109 @@
+//! Printing for the command line: aligned tables, JSON, short ids.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+/// The first eight characters of an id: what tables show and what
+/// commands accept as a prefix.
+pub fn short_id(id: &str) -> &str {
+    let end = id
+        .char_indices()
+        .nth(8)
+        .map_or(id.len(), |(index, _)| index);
+    &id[..end]
+}
+
+/// Text on stdout; an error (not a panic) when the reader has gone away.
+pub fn emit(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// Pretty JSON on stdout, one document.
+pub fn print_json<T: Serialize>(value: &T) -> color_eyre::Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// A plain-text table with a header row and columns padded to fit.
+pub struct Table {
+    headers: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(headers: &[&'static str]) -> Table {
+        Table {
+            headers: headers.to_vec(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    pub fn render(&self) -> String {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        let mut text = String::new();
+        let header_cells: Vec<String> = self.headers.iter().map(|h| (*h).to_owned()).collect();
+        for row in std::iter::once(&header_cells).chain(&self.rows) {
+            let mut line = String::new();
+            for (index, (cell, width)) in row.iter().zip(&widths).enumerate() {
+                if index + 1 == row.len() {
+                    line.push_str(cell);
+                } else {
+                    let pad = width - cell.chars().count();
+                    line.push_str(cell);
+                    line.push_str(&" ".repeat(pad + 2));
+                }
+            }
+            text.push_str(line.trim_end());
+            text.push('\n');
+        }
+        text
+    }
+
+    pub fn print(&self) -> io::Result<()> {
+        emit(&self.render())
+    }
+}
+
+/// A timestamp as `2026-11-21 10:00:03Z`, or `-`.
+pub fn time<Tz: chrono::TimeZone>(at: Option<&chrono::DateTime<Tz>>) -> String {
+    at.map_or_else(
+        || "-".to_owned(),
+        |at| at.to_utc().format("%Y-%m-%d %H:%M:%SZ").to_string(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_columns_align() {
+        let mut table = Table::new(&["ID", "URL"]);
+        table.row(vec!["a".into(), "https://x".into()]);
+        table.row(vec!["abcdef".into(), "-".into()]);
+        assert_eq!(
+            table.render(),
+            "ID      URL\na       https://x\nabcdef  -\n"
+        );
+    }
+
+    #[test]
+    fn short_ids_are_eight_characters() {
+        assert_eq!(short_id("0b7f3f5e-9c1a-4c8e"), "0b7f3f5e");
+        assert_eq!(short_id("abc"), "abc");
+    }
+}

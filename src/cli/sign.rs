@@ -1,0 +1,68 @@
+//! `earshot sign`: prints the `X-SVC-Signature` value the platform would send
+//! for a body, so a receiver can be tested with a delivery made by hand.
+//! The signing itself is [`crate::signature::sign`]; this file only reads the
+//! arguments and the body.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::redact::SecretString;
+use crate::signature;
+
+/// Sign a webhook body the way the platform does.
+#[derive(clap::Args, Debug)]
+pub struct SignArgs {
+    /// The subscription secret (any length; it is never printed).
+    #[arg(long, value_name = "S")]
+    pub secret: SecretString,
+
+    /// The raw body to sign; `-` reads standard input.
+    #[arg(long, value_name = "F")]
+    pub body_file: PathBuf,
+
+    /// Unix seconds to sign at (default: now).
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub timestamp: Option<i64>,
+}
+
+/// Prints `t=<T>,v1=<hex>` on standard output. Exit 2 when the body cannot
+/// be read.
+pub fn run(args: SignArgs) -> color_eyre::Result<ExitCode> {
+    let body = match read_body(&args.body_file) {
+        Ok(body) => body,
+        Err(message) => {
+            eprintln!("earshot sign: {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let timestamp = args.timestamp.unwrap_or_else(unix_now);
+    println!(
+        "{}",
+        signature::sign(args.secret.expose().as_bytes(), timestamp, &body)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads the body file byte for byte (`-` is standard input); the error says
+/// which file and why, ready to show.
+pub(crate) fn read_body(path: &Path) -> Result<Vec<u8>, String> {
+    if path == Path::new("-") {
+        let mut body = Vec::new();
+        return std::io::stdin()
+            .read_to_end(&mut body)
+            .map(|_| body)
+            .map_err(|error| format!("cannot read the body from standard input: {error}"));
+    }
+    std::fs::read(path).map_err(|error| {
+        format!(
+            "cannot read the body file {}: {error} (pass the raw request body as a file, or - for standard input)",
+            path.display()
+        )
+    })
+}
+
+/// The current Unix time in seconds.
+pub(crate) fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}

@@ -1,0 +1,263 @@
+//! `earshot verify`: checks a delivery's `X-SVC-Signature` against a body and
+//! one or two secrets, and explains a failure (via
+//! [`crate::signature::diagnose`]) as a checklist an operator can act on.
+//! Exit status: 0 valid, 1 invalid, 2 bad input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::redact::{SecretString, mask};
+use crate::signature::{self, Candidate, Diagnosis, Finding, InvalidReason, Severity, Verdict};
+
+use super::sign::{read_body, unix_now};
+
+/// Labels of the secrets, in the order `--secret` is given.
+const LABELS: [&str; 2] = ["current", "previous"];
+
+/// Verify a webhook signature and say why it fails.
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    /// The `X-SVC-Signature` value as received: `t=<unix>,v1=<hex>`.
+    #[arg(long, value_name = "H", allow_hyphen_values = true)]
+    pub header: String,
+
+    /// The raw request body as received; `-` reads standard input.
+    #[arg(long, value_name = "F")]
+    pub body_file: PathBuf,
+
+    /// The current secret; give `--secret` again for the previous one
+    /// during a rotation. Never printed in full.
+    #[arg(long = "secret", value_name = "S", required = true)]
+    pub secrets: Vec<SecretString>,
+
+    /// The receiver's clock, Unix seconds (default: now). Use the receive
+    /// time to check an old capture.
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    pub now: Option<i64>,
+
+    /// Allowed difference between `t` and now, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = signature::DEFAULT_TOLERANCE_SECS)]
+    pub tolerance: u64,
+
+    /// The hex digest your receiver computed: earshot names the mistake
+    /// that produces it.
+    #[arg(long, value_name = "HEX")]
+    pub receiver_digest: Option<String>,
+
+    /// Print one JSON object instead of the checklist.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the check and prints the result; see the module doc for the exit
+/// status.
+pub fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
+    let input = match Input::from_args(&args) {
+        Ok(input) => input,
+        Err(message) => {
+            eprintln!("earshot verify: {message}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let candidates: Vec<Candidate> = args
+        .secrets
+        .iter()
+        .zip(LABELS)
+        .map(|(secret, label)| Candidate {
+            label,
+            secret: secret.expose().as_bytes(),
+        })
+        .collect();
+    let diagnosis = signature::diagnose(
+        &args.header,
+        &input.body,
+        &candidates,
+        input.now,
+        args.tolerance,
+        input.receiver_digest.as_deref(),
+    );
+    let report = if args.json {
+        json_report(&diagnosis, &args)
+    } else {
+        text_report(&diagnosis, &args, input.now)
+    };
+    print!("{report}");
+    Ok(if diagnosis.is_valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The checked inputs; every failure here is exit 2.
+struct Input {
+    body: Vec<u8>,
+    now: i64,
+    receiver_digest: Option<String>,
+}
+
+impl Input {
+    fn from_args(args: &VerifyArgs) -> Result<Self, String> {
+        if args.secrets.len() > LABELS.len() {
+            return Err(format!(
+                "give at most two --secret values (the current one, then the previous one); got {}",
+                args.secrets.len()
+            ));
+        }
+        let receiver_digest = match &args.receiver_digest {
+            None => None,
+            Some(raw) => {
+                let text = raw.trim();
+                let text = text.strip_prefix("v1=").unwrap_or(text);
+                if signature::parse_digest_hex(text).is_none() {
+                    return Err(format!(
+                        "--receiver-digest must be the 64 hex characters your receiver computed; \
+                         got {} characters{}",
+                        text.chars().count(),
+                        if text.chars().all(|c| c.is_ascii_hexdigit()) {
+                            ""
+                        } else {
+                            ", not all hex digits"
+                        }
+                    ));
+                }
+                Some(text.to_owned())
+            }
+        };
+        let body = read_body(&args.body_file)?;
+        Ok(Self {
+            body,
+            now: args.now.unwrap_or_else(unix_now),
+            receiver_digest,
+        })
+    }
+}
+
+fn mark(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Problem => "✗",
+        Severity::Warning => "!",
+        Severity::Ok => "✓",
+    }
+}
+
+/// The secret behind a label, masked.
+fn masked_secret(args: &VerifyArgs, label: &str) -> String {
+    LABELS
+        .iter()
+        .position(|l| *l == label)
+        .and_then(|i| args.secrets.get(i))
+        .map(|secret| mask(secret.expose()))
+        .unwrap_or_default()
+}
+
+fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> String {
+    let mut out = String::new();
+    match &diagnosis.verdict {
+        Verdict::Valid { matched, .. } => out.push_str(&format!(
+            "✓ signature valid (the {matched} secret, {})\n",
+            masked_secret(args, matched)
+        )),
+        Verdict::Invalid(reason) => out.push_str(&format!("✗ signature invalid: {reason}\n")),
+    }
+    out.push('\n');
+    for line in checklist(diagnosis, args, now) {
+        out.push_str("  ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if !diagnosis.findings.is_empty() {
+        out.push_str("\nFindings (most likely cause first):\n");
+        for finding in &diagnosis.findings {
+            out.push_str(&format!("  {} {finding}\n", mark(finding.severity())));
+        }
+    }
+    if let Some(step) = diagnosis.problems().find_map(Finding::next_step) {
+        out.push_str(&format!("\nNext: {step}\n"));
+    }
+    out
+}
+
+/// Three lines, one per check: header, clock, digest.
+fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> Vec<String> {
+    let tolerance = args.tolerance;
+    let clock = format!("timestamp within {tolerance} s of now ({now})");
+    let digest = "signature matches a secret you gave";
+    let (timestamp, skew, matched) = match &diagnosis.verdict {
+        Verdict::Invalid(InvalidReason::MalformedHeader(error)) => {
+            return vec![
+                format!("✗ header well-formed: {error}"),
+                format!("· {clock}: not checked"),
+                format!("· {digest}: not checked"),
+            ];
+        }
+        Verdict::Valid {
+            matched,
+            timestamp,
+            skew_secs,
+        } => (*timestamp, *skew_secs, Some(matched.as_str())),
+        Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
+            timestamp,
+            skew_secs,
+            digest_matched,
+            ..
+        }) => (*timestamp, *skew_secs, digest_matched.as_deref()),
+        Verdict::Invalid(InvalidReason::NoMatchingSignature {
+            timestamp,
+            skew_secs,
+        }) => (*timestamp, *skew_secs, None),
+    };
+    let v1_count = signature::parse_header(&args.header)
+        .map(|parsed| parsed.signatures.len())
+        .unwrap_or(0);
+    let clock_ok = skew.unsigned_abs() <= tolerance;
+    let age = match skew {
+        0 => "signed this second".to_owned(),
+        s if s > 0 => format!("signed {s} s ago"),
+        s => format!("signed {} s in the future", s.unsigned_abs()),
+    };
+    let tried: Vec<&str> = LABELS.iter().take(args.secrets.len()).copied().collect();
+    vec![
+        format!(
+            "✓ header well-formed: t={timestamp}, {v1_count} v1 value{}",
+            if v1_count == 1 { "" } else { "s" }
+        ),
+        format!("{} {clock}: {age}", if clock_ok { "✓" } else { "✗" }),
+        match matched {
+            Some(label) => format!(
+                "✓ {digest}: the {label} one ({})",
+                masked_secret(args, label)
+            ),
+            None => format!("✗ {digest}: none does (tried {})", tried.join(", ")),
+        },
+    ]
+}
+
+fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs) -> String {
+    let findings: Vec<serde_json::Value> = diagnosis
+        .findings
+        .iter()
+        .map(|finding| {
+            serde_json::json!({
+                "code": finding.code(),
+                "severity": match finding.severity() {
+                    Severity::Problem => "problem",
+                    Severity::Warning => "warning",
+                    Severity::Ok => "ok",
+                },
+                "mistake": finding.mistake().map(signature::Mistake::code),
+                "message": finding.to_string(),
+            })
+        })
+        .collect();
+    let verdict = &diagnosis.verdict;
+    let value = serde_json::json!({
+        "valid": verdict.is_valid(),
+        "matched": verdict.matched(),
+        "skew_secs": verdict.skew_secs(),
+        "tolerance_secs": args.tolerance,
+        "reason": verdict.reason().map(InvalidReason::code),
+        "findings": findings,
+    });
+    format!("{value}\n")
+}

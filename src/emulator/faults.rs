@@ -1,0 +1,135 @@
+//! Fault injection: the next `count` requests under a path prefix get added
+//! latency, a forced status, or a dropped connection.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::SharedState;
+use super::problem::Problem;
+
+/// The body of `POST /_emulator/faults`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Fault {
+    pub path_prefix: String,
+    #[serde(default)]
+    pub status: Option<u16>,
+    #[serde(default)]
+    pub latency_ms: Option<u64>,
+    #[serde(default)]
+    pub drop: bool,
+    #[serde(default = "one")]
+    pub count: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Fault {
+    /// Why this fault cannot be armed, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        if !self.path_prefix.starts_with('/') {
+            return Some("`path_prefix`: must start with /".into());
+        }
+        if self.path_prefix.starts_with("/_emulator") {
+            return Some("`path_prefix`: control routes cannot be faulted".into());
+        }
+        if let Some(status) = self.status
+            && StatusCode::from_u16(status).is_err()
+        {
+            return Some(format!("`status`: {status} is not an HTTP status"));
+        }
+        if self.count == 0 {
+            return Some("`count`: must be at least 1".into());
+        }
+        if self.status.is_none() && self.latency_ms.is_none() && !self.drop {
+            return Some("give at least one of `status`, `latency_ms`, `drop`".into());
+        }
+        None
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Faults {
+    armed: Mutex<Vec<Fault>>,
+}
+
+impl Faults {
+    pub fn arm(&self, fault: Fault) {
+        self.lock().push(fault);
+    }
+
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// Takes one use of the first fault armed for `path`.
+    fn take(&self, path: &str) -> Option<Fault> {
+        let mut armed = self.lock();
+        let index = armed
+            .iter()
+            .position(|fault| path.starts_with(&fault.path_prefix))?;
+        let fault = armed[index].clone();
+        armed[index].count -= 1;
+        if armed[index].count == 0 {
+            armed.remove(index);
+        }
+        Some(fault)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Fault>> {
+        self.armed
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+/// Middleware: applies the fault armed for this request's path, if any.
+pub(crate) async fn inject(
+    State(state): State<SharedState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(fault) = state.faults.take(request.uri().path()) else {
+        return next.run(request).await;
+    };
+    if let Some(latency) = fault.latency_ms {
+        tokio::time::sleep(Duration::from_millis(latency)).await;
+    }
+    if fault.drop {
+        return dropped_connection();
+    }
+    match fault
+        .status
+        .and_then(|status| StatusCode::from_u16(status).ok())
+    {
+        Some(status) => {
+            let mut response =
+                Problem::new(status, "fault injected by the emulator").into_response();
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                response
+                    .headers_mut()
+                    .insert("retry-after", axum::http::HeaderValue::from_static("1"));
+            }
+            response
+        }
+        None => next.run(request).await,
+    }
+}
+
+/// A response whose body fails at once, so the server aborts the
+/// connection: the client sees the link drop, not an answer.
+fn dropped_connection() -> Response {
+    let failing = futures_util::stream::once(async {
+        Err::<axum::body::Bytes, std::io::Error>(std::io::Error::other("fault: connection dropped"))
+    });
+    Response::new(Body::from_stream(failing))
+}

@@ -1,0 +1,164 @@
+//! The platform emulator: one axum listener serving every spec area by path.
+//!
+//! [`Emulator::start`] binds, spawns the server and returns a handle with
+//! its URL and API key; tests start it on `127.0.0.1:0`, `earshot emulator`
+//! runs it headless, `earshot demo` runs it in-process. Where the spec is
+//! silent, the choices are written down in `docs/emulator.md`.
+
+mod agents;
+mod auth;
+mod clock;
+mod control;
+mod delivery;
+mod faults;
+mod problem;
+mod stats;
+mod store;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use url::Url;
+
+use crate::redact::SecretString;
+
+pub use clock::TimeScale;
+
+/// How an emulator behaves; the flags of `earshot emulator`.
+#[derive(Clone, Debug)]
+pub struct EmulatorConfig {
+    /// The one API key the emulated account accepts.
+    pub api_key: SecretString,
+    /// Lets subscriptions point at `http://127.0.0.1:PORT` receivers.
+    pub allow_private_urls: bool,
+    /// Every platform duration (deadlines, retries, artifact delays) × this.
+    pub time_scale: TimeScale,
+}
+
+impl EmulatorConfig {
+    /// A config with a freshly generated API key and real-time durations.
+    pub fn new(api_key: SecretString) -> Self {
+        Self {
+            api_key,
+            allow_private_urls: false,
+            time_scale: TimeScale::REAL_TIME,
+        }
+    }
+}
+
+/// What every route handler shares.
+pub(crate) struct State {
+    config: EmulatorConfig,
+    /// Where this emulator is reachable, for the URLs it hands out.
+    base_url: Url,
+    store: Mutex<store::Store>,
+    stats: stats::Stats,
+    faults: faults::Faults,
+    deliveries: delivery::Engine,
+}
+
+pub(crate) type SharedState = Arc<State>;
+
+/// A running emulator. Dropping it does not stop it; call [`shutdown`].
+///
+/// [`shutdown`]: Emulator::shutdown
+pub struct Emulator {
+    addr: SocketAddr,
+    api_key: SecretString,
+    stop: watch::Sender<bool>,
+    server: JoinHandle<std::io::Result<()>>,
+}
+
+impl Emulator {
+    /// Binds `listen` (port 0 picks a free one) and starts serving.
+    pub async fn start(listen: SocketAddr, config: EmulatorConfig) -> std::io::Result<Emulator> {
+        let listener = TcpListener::bind(listen).await?;
+        let addr = listener.local_addr()?;
+        let base_url = Url::parse(&format!("http://{addr}/"))
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        let api_key = config.api_key.clone();
+        let deliveries = delivery::Engine::new(config.time_scale)
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        let state = Arc::new(State {
+            config,
+            base_url,
+            store: Mutex::new(store::Store::default()),
+            stats: stats::Stats::default(),
+            faults: faults::Faults::default(),
+            deliveries,
+        });
+        let router = router(state);
+        let (stop, mut stopped) = watch::channel(false);
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                })
+                .await
+        });
+        Ok(Emulator {
+            addr,
+            api_key,
+            stop,
+            server,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://HOST:PORT/`: every area is served at this one origin.
+    pub fn url(&self) -> Url {
+        // An address formatted by the standard library always parses.
+        Url::parse(&format!("http://{}/", self.addr)).unwrap_or_else(|_| unreachable!())
+    }
+
+    pub fn api_key(&self) -> &SecretString {
+        &self.api_key
+    }
+
+    /// Stops accepting requests and waits (briefly) for the server to end.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
+    }
+
+    /// Resolves when the server ends on its own (it should not).
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.server.await {
+            Ok(result) => result,
+            Err(error) => Err(std::io::Error::other(error.to_string())),
+        }
+    }
+}
+
+fn router(state: SharedState) -> Router {
+    Router::new()
+        .merge(agents::routes(state.clone()))
+        .merge(control::routes())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            faults::inject,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            stats::count,
+        ))
+        .with_state(state)
+}
+
+impl State {
+    /// The store, even if a panicking task poisoned the lock (the data is
+    /// plain records; a half-finished update is better than no emulator).
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, store::Store> {
+        self.store
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
