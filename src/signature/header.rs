@@ -1,0 +1,293 @@
+//! Parsing an `X-SVC-Signature` value: [`parse_header`], the [`HeaderError`]
+//! that names the malformed part, and the parsed [`V1Signature`]s.
+
+use super::{HEADER_NAME, parse_digest_hex};
+
+/// Which part of an `X-SVC-Signature` value is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HeaderError {
+    #[error("the header is empty; expected `t=<unix seconds>,v1=<64 hex characters>`")]
+    Empty,
+    #[error("part {position} is empty (two commas in a row, or a comma at the start or end)")]
+    EmptyPart { position: usize },
+    #[error("part {position} `{part}` is not of the form `key=value`")]
+    PartWithoutEquals { position: usize, part: String },
+    #[error("there is no `t=` part; the header must carry the signing time as `t=<unix seconds>`")]
+    MissingTimestamp,
+    #[error("`t=` appears more than once; a header carries exactly one timestamp")]
+    DuplicateTimestamp,
+    #[error("`t={value}` is not an integer number of Unix seconds")]
+    TimestampNotInteger { value: String },
+    #[error("there is no `v1=` signature{}", found_schemes(.other_schemes))]
+    MissingV1 { other_schemes: Vec<String> },
+    #[error("`v1` value #{index} is {len} characters long; it must be exactly 64 hex characters")]
+    V1WrongLength { index: usize, len: usize },
+    #[error("`v1` value #{index} contains {found:?}, which is not a hex digit")]
+    V1NotHex { index: usize, found: char },
+}
+
+fn found_schemes(schemes: &[String]) -> String {
+    if schemes.is_empty() {
+        String::new()
+    } else {
+        format!(" (found only: {})", schemes.join(", "))
+    }
+}
+
+/// One `v1=` value: the text as received (so upper case can be noticed) and
+/// its decoded bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct V1Signature {
+    pub hex: String,
+    pub bytes: [u8; 32],
+}
+
+impl V1Signature {
+    /// Whether the text uses upper-case hex digits (the platform sends lower case).
+    pub fn has_upper_case(&self) -> bool {
+        self.hex.bytes().any(|b| b.is_ascii_uppercase())
+    }
+}
+
+/// A well-formed header: one timestamp, one or more `v1` values, and the
+/// names of any other schemes (ignored for verification).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedHeader {
+    pub timestamp: i64,
+    pub signatures: Vec<V1Signature>,
+    pub ignored_schemes: Vec<String>,
+}
+
+/// Parses an `X-SVC-Signature` value. Whitespace around parts is tolerated,
+/// unknown schemes (`v0=` …) are ignored, and a leading `X-SVC-Signature:`
+/// (as pasted from a log) is accepted.
+pub fn parse_header(header: &str) -> Result<ParsedHeader, HeaderError> {
+    let value = strip_header_name(header.trim()).trim();
+    if value.is_empty() {
+        return Err(HeaderError::Empty);
+    }
+    let mut timestamp = None;
+    let mut signatures = Vec::new();
+    let mut ignored_schemes = Vec::new();
+    for (i, part) in value.split(',').enumerate() {
+        let position = i + 1;
+        let part = part.trim();
+        if part.is_empty() {
+            return Err(HeaderError::EmptyPart { position });
+        }
+        let Some((key, val)) = part.split_once('=') else {
+            return Err(HeaderError::PartWithoutEquals {
+                position,
+                part: part.to_owned(),
+            });
+        };
+        let (key, val) = (key.trim(), val.trim());
+        match key {
+            "t" => {
+                if timestamp.is_some() {
+                    return Err(HeaderError::DuplicateTimestamp);
+                }
+                timestamp = Some(parse_timestamp(val)?);
+            }
+            "v1" => {
+                let index = signatures.len() + 1;
+                signatures.push(parse_v1(val, index)?);
+            }
+            other => ignored_schemes.push(other.to_owned()),
+        }
+    }
+    let timestamp = timestamp.ok_or(HeaderError::MissingTimestamp)?;
+    if signatures.is_empty() {
+        return Err(HeaderError::MissingV1 {
+            other_schemes: ignored_schemes,
+        });
+    }
+    Ok(ParsedHeader {
+        timestamp,
+        signatures,
+        ignored_schemes,
+    })
+}
+
+fn strip_header_name(value: &str) -> &str {
+    let name_len = HEADER_NAME.len();
+    match value.get(..name_len) {
+        Some(head) if head.eq_ignore_ascii_case(HEADER_NAME) => {
+            let rest = value[name_len..].trim_start();
+            rest.strip_prefix(':').unwrap_or(value)
+        }
+        _ => value,
+    }
+}
+
+fn parse_timestamp(value: &str) -> Result<i64, HeaderError> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    let not_integer = || HeaderError::TimestampNotInteger {
+        value: value.to_owned(),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(not_integer());
+    }
+    value.parse::<i64>().map_err(|_| not_integer())
+}
+
+fn parse_v1(value: &str, index: usize) -> Result<V1Signature, HeaderError> {
+    if let Some(found) = value.chars().find(|c| !c.is_ascii_hexdigit()) {
+        return Err(HeaderError::V1NotHex { index, found });
+    }
+    let bytes = parse_digest_hex(value).ok_or(HeaderError::V1WrongLength {
+        index,
+        len: value.len(),
+    })?;
+    Ok(V1Signature {
+        hex: value.to_owned(),
+        bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::digest_hex;
+    use crate::signature::sign;
+    use crate::signature::test_support::{SECRET, T};
+
+    #[test]
+    fn parse_tolerates_whitespace_around_parts_and_keys() {
+        let d = digest_hex(SECRET, T, b"");
+        let parsed = parse_header(&format!("  t = {T} ,\tv1= {d}  ")).unwrap();
+        assert_eq!(parsed.timestamp, T);
+        assert_eq!(parsed.signatures.len(), 1);
+        assert_eq!(parsed.signatures[0].hex, d);
+    }
+
+    #[test]
+    fn parse_keeps_every_v1_and_ignores_unknown_schemes() {
+        let a = "a".repeat(64);
+        let b = "B".repeat(64);
+        let parsed = parse_header(&format!("v0=abc==,t={T},v1={a},v2=zzz,v1={b}")).unwrap();
+        assert_eq!(parsed.signatures.len(), 2);
+        assert_eq!(parsed.ignored_schemes, ["v0", "v2"]);
+        assert!(!parsed.signatures[0].has_upper_case());
+        assert!(parsed.signatures[1].has_upper_case());
+        assert_eq!(parsed.signatures[1].hex, b, "raw text is kept");
+        assert_eq!(parsed.signatures[1].bytes, [0xbb; 32]);
+    }
+
+    #[test]
+    fn parse_accepts_a_pasted_header_name() {
+        let value = sign(SECRET, T, b"{}");
+        let parsed = parse_header(&format!("x-svc-signature: {value}")).unwrap();
+        assert_eq!(parsed.timestamp, T);
+        let parsed = parse_header(&format!("X-SVC-Signature:{value}")).unwrap();
+        assert_eq!(parsed.timestamp, T);
+    }
+
+    #[test]
+    fn parse_rejects_empty_and_blank_headers() {
+        assert_eq!(parse_header(""), Err(HeaderError::Empty));
+        assert_eq!(parse_header("  \t "), Err(HeaderError::Empty));
+        assert_eq!(parse_header("X-SVC-Signature: "), Err(HeaderError::Empty));
+    }
+
+    #[test]
+    fn parse_names_an_empty_part_by_position() {
+        let d = "0".repeat(64);
+        assert_eq!(
+            parse_header(&format!("t={T},v1={d},")),
+            Err(HeaderError::EmptyPart { position: 3 })
+        );
+        assert_eq!(
+            parse_header(&format!("t={T},,v1={d}")),
+            Err(HeaderError::EmptyPart { position: 2 })
+        );
+    }
+
+    #[test]
+    fn parse_names_a_part_without_equals() {
+        assert_eq!(
+            parse_header(&format!("t={T},deadbeef")),
+            Err(HeaderError::PartWithoutEquals {
+                position: 2,
+                part: "deadbeef".into()
+            })
+        );
+    }
+
+    #[test]
+    fn parse_requires_exactly_one_integer_timestamp() {
+        let d = "0".repeat(64);
+        assert_eq!(
+            parse_header(&format!("v1={d}")),
+            Err(HeaderError::MissingTimestamp)
+        );
+        assert_eq!(
+            parse_header(&format!("t=1,t=2,v1={d}")),
+            Err(HeaderError::DuplicateTimestamp)
+        );
+        for bad in [
+            "",
+            "12a",
+            "1.5",
+            "+5",
+            "1e9",
+            "-",
+            " ",
+            "99999999999999999999",
+        ] {
+            let result = parse_header(&format!("t={bad},v1={d}"));
+            assert_eq!(
+                result,
+                Err(HeaderError::TimestampNotInteger {
+                    value: bad.trim().into()
+                }),
+                "t={bad:?}"
+            );
+        }
+        assert_eq!(parse_header(&format!("t=-5,v1={d}")).unwrap().timestamp, -5);
+    }
+
+    #[test]
+    fn parse_requires_a_v1_and_lists_the_schemes_it_found() {
+        let error = parse_header(&format!("t={T},v0={}", "0".repeat(64))).unwrap_err();
+        assert_eq!(
+            error,
+            HeaderError::MissingV1 {
+                other_schemes: vec!["v0".into()]
+            }
+        );
+        assert!(error.to_string().contains("found only: v0"), "{error}");
+        assert_eq!(
+            parse_header(&format!("t={T}")),
+            Err(HeaderError::MissingV1 {
+                other_schemes: vec![]
+            })
+        );
+    }
+
+    #[test]
+    fn parse_rejects_a_v1_of_the_wrong_length_or_alphabet() {
+        assert_eq!(
+            parse_header(&format!("t={T},v1={}", "a".repeat(63))),
+            Err(HeaderError::V1WrongLength { index: 1, len: 63 })
+        );
+        assert_eq!(
+            parse_header(&format!("t={T},v1={},v1=", "a".repeat(64))),
+            Err(HeaderError::V1WrongLength { index: 2, len: 0 })
+        );
+        assert_eq!(
+            parse_header(&format!("t={T},v1={}x", "a".repeat(63))),
+            Err(HeaderError::V1NotHex {
+                index: 1,
+                found: 'x'
+            })
+        );
+    }
+
+    #[test]
+    fn signed_timestamps_round_trip_through_the_parser_at_the_extremes() {
+        for t in [i64::MIN, -1, 0, i64::MAX] {
+            assert_eq!(parse_header(&sign(SECRET, t, b"")).unwrap().timestamp, t);
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! Webhook delivery signatures (spec part 5 C): `X-SVC-Signature:
+//! t=<unix seconds>,v1=<lowercase hex HMAC-SHA256(secret, "<t>." + raw body)>`.
+//!
+//! This module owns signing ([`sign`]), header parsing ([`parse_header`]),
+//! verification against one or more candidate secrets ([`verify`]), the
+//! operator-facing explanation of a failure ([`diagnose`](fn@diagnose)) and fresh secrets
+//! ([`generate_secret`]). It is pure: no I/O, no clock (callers pass `now`),
+//! and the only outside resource is the OS random generator behind
+//! [`generate_secret`]. It knows nothing of HTTP, the emulator or the TUI.
+
+use std::fmt;
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use subtle::{Choice, ConstantTimeEq};
+
+mod diagnose;
+mod header;
+mod json_forms;
+mod mistakes;
+mod secret;
+
+pub use diagnose::{Diagnosis, Finding, Severity, diagnose};
+pub use header::{HeaderError, ParsedHeader, V1Signature, parse_header};
+pub use mistakes::Mistake;
+pub use secret::generate_secret;
+
+/// How far `t` may be from the receiver's clock, either way (spec part 8 C).
+pub const DEFAULT_TOLERANCE_SECS: u64 = 300;
+
+/// The header that carries the signature on every delivery.
+pub const HEADER_NAME: &str = "X-SVC-Signature";
+
+/// Length of a `v1` value: 32 bytes of HMAC-SHA256 as hex.
+pub const DIGEST_HEX_LEN: usize = 64;
+
+type HmacSha256 = Hmac<Sha256>;
+
+// ---------------------------------------------------------------------------
+// Signing
+// ---------------------------------------------------------------------------
+
+/// HMAC-SHA256 keyed with `secret` over the concatenation of `parts`.
+fn hmac_parts(secret: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    // HMAC takes keys of any length (long keys are hashed first), so this
+    // never fails whatever the caller passes.
+    let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC accepts keys of any length");
+    for part in parts {
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().into()
+}
+
+/// The raw 32-byte `v1` digest: HMAC-SHA256(secret, `"<t>."` + body).
+pub fn digest(secret: &[u8], timestamp: i64, body: &[u8]) -> [u8; 32] {
+    let prefix = format!("{timestamp}.");
+    hmac_parts(secret, &[prefix.as_bytes(), body])
+}
+
+/// The `v1` value as the platform sends it: lowercase hex of [`digest`].
+pub fn digest_hex(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
+    to_hex(&digest(secret, timestamp, body))
+}
+
+/// The full `X-SVC-Signature` header value: `t=<timestamp>,v1=<digest_hex>`.
+pub fn sign(secret: &[u8], timestamp: i64, body: &[u8]) -> String {
+    format!("t={timestamp},v1={}", digest_hex(secret, timestamp, body))
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
+    out
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Decodes a 64-character hex digest (either case) to its 32 bytes; `None`
+/// when the text is not exactly that. Front ends use it to check a
+/// receiver's digest before calling [`diagnose`](fn@diagnose).
+pub fn parse_digest_hex(text: &str) -> Option<[u8; 32]> {
+    let raw = text.as_bytes();
+    if raw.len() != DIGEST_HEX_LEN {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (slot, pair) in out.iter_mut().zip(raw.chunks_exact(2)) {
+        *slot = (hex_value(pair[0])? << 4) | hex_value(pair[1])?;
+    }
+    Some(out)
+}
+
+// ---------------------------------------------------------------------------
+// Verification
+// ---------------------------------------------------------------------------
+
+/// A secret to try, with the name it is reported under ("current",
+/// "previous"). `Debug` never shows the secret.
+#[derive(Clone, Copy)]
+pub struct Candidate<'a> {
+    pub label: &'a str,
+    pub secret: &'a [u8],
+}
+
+impl fmt::Debug for Candidate<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Candidate")
+            .field("label", &self.label)
+            .field("secret", &format_args!("…({} bytes)", self.secret.len()))
+            .finish()
+    }
+}
+
+/// Why a delivery does not verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InvalidReason {
+    MalformedHeader(HeaderError),
+    /// `skew_secs` is `now - t`: positive when the signature is in the past,
+    /// negative when it is in the future. `digest_matched` names the
+    /// candidate whose digest matched anyway, if one did.
+    TimestampOutsideTolerance {
+        timestamp: i64,
+        skew_secs: i64,
+        tolerance_secs: u64,
+        digest_matched: Option<String>,
+    },
+    /// The timestamp is fine but no candidate reproduces any `v1`.
+    NoMatchingSignature {
+        timestamp: i64,
+        skew_secs: i64,
+    },
+}
+
+impl InvalidReason {
+    /// A stable machine-readable name.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MalformedHeader(_) => "malformed_header",
+            Self::TimestampOutsideTolerance { .. } => "timestamp_outside_tolerance",
+            Self::NoMatchingSignature { .. } => "no_matching_signature",
+        }
+    }
+}
+
+impl fmt::Display for InvalidReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MalformedHeader(error) => write!(f, "malformed header: {error}"),
+            Self::TimestampOutsideTolerance {
+                skew_secs,
+                tolerance_secs,
+                ..
+            } => write!(
+                f,
+                "timestamp outside tolerance: {} (tolerance {tolerance_secs} s)",
+                describe_skew(*skew_secs)
+            ),
+            Self::NoMatchingSignature { .. } => {
+                f.write_str("no candidate secret reproduces any v1 signature")
+            }
+        }
+    }
+}
+
+/// The outcome of [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// `matched` is the label of the candidate whose digest matched;
+    /// `skew_secs` is `now - t`.
+    Valid {
+        matched: String,
+        timestamp: i64,
+        skew_secs: i64,
+    },
+    Invalid(InvalidReason),
+}
+
+impl Verdict {
+    pub fn is_valid(&self) -> bool {
+        matches!(self, Self::Valid { .. })
+    }
+
+    /// The label of the candidate whose digest matched, even when the
+    /// timestamp is outside tolerance.
+    pub fn matched(&self) -> Option<&str> {
+        match self {
+            Self::Valid { matched, .. } => Some(matched),
+            Self::Invalid(InvalidReason::TimestampOutsideTolerance { digest_matched, .. }) => {
+                digest_matched.as_deref()
+            }
+            Self::Invalid(_) => None,
+        }
+    }
+
+    /// `now - t` when the header could be parsed.
+    pub fn skew_secs(&self) -> Option<i64> {
+        match self {
+            Self::Valid { skew_secs, .. }
+            | Self::Invalid(InvalidReason::TimestampOutsideTolerance { skew_secs, .. })
+            | Self::Invalid(InvalidReason::NoMatchingSignature { skew_secs, .. }) => {
+                Some(*skew_secs)
+            }
+            Self::Invalid(InvalidReason::MalformedHeader(_)) => None,
+        }
+    }
+
+    pub fn reason(&self) -> Option<&InvalidReason> {
+        match self {
+            Self::Valid { .. } => None,
+            Self::Invalid(reason) => Some(reason),
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Valid {
+                matched, skew_secs, ..
+            } => write!(
+                f,
+                "valid: signed with the {matched} secret, {}",
+                describe_skew(*skew_secs)
+            ),
+            Self::Invalid(reason) => write!(f, "invalid: {reason}"),
+        }
+    }
+}
+
+/// Checks a delivery: parses `header`, recomputes the digest of `body` for
+/// every candidate and compares it in constant time with every `v1` value,
+/// then checks that `|now - t| <= tolerance_secs`. The digest is checked
+/// before the clock so that a late delivery still says whether it was
+/// genuine.
+pub fn verify(
+    header: &str,
+    body: &[u8],
+    candidates: &[Candidate],
+    now: i64,
+    tolerance_secs: u64,
+) -> Verdict {
+    match parse_header(header) {
+        Ok(parsed) => verify_parsed(&parsed, body, candidates, now, tolerance_secs),
+        Err(error) => Verdict::Invalid(InvalidReason::MalformedHeader(error)),
+    }
+}
+
+fn verify_parsed(
+    parsed: &ParsedHeader,
+    body: &[u8],
+    candidates: &[Candidate],
+    now: i64,
+    tolerance_secs: u64,
+) -> Verdict {
+    let matched = matching_candidate(parsed, body, candidates).map(|i| candidates[i].label);
+    let timestamp = parsed.timestamp;
+    let skew_secs = now.saturating_sub(timestamp);
+    if skew_secs.unsigned_abs() > tolerance_secs {
+        return Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
+            timestamp,
+            skew_secs,
+            tolerance_secs,
+            digest_matched: matched.map(str::to_owned),
+        });
+    }
+    match matched {
+        Some(label) => Verdict::Valid {
+            matched: label.to_owned(),
+            timestamp,
+            skew_secs,
+        },
+        None => Verdict::Invalid(InvalidReason::NoMatchingSignature {
+            timestamp,
+            skew_secs,
+        }),
+    }
+}
+
+/// Index of the first candidate whose digest equals some `v1`. Every
+/// candidate is tried against every `v1` and each comparison is constant
+/// time, so timing reveals neither which byte nor which value differed.
+fn matching_candidate(
+    parsed: &ParsedHeader,
+    body: &[u8],
+    candidates: &[Candidate],
+) -> Option<usize> {
+    let mut found = None;
+    for (i, candidate) in candidates.iter().enumerate() {
+        let expected = digest(candidate.secret, parsed.timestamp, body);
+        let hit = any_equal(&expected, &parsed.signatures);
+        if found.is_none() && bool::from(hit) {
+            found = Some(i);
+        }
+    }
+    found
+}
+
+fn any_equal(expected: &[u8; 32], signatures: &[V1Signature]) -> Choice {
+    signatures
+        .iter()
+        .fold(Choice::from(0), |acc, sig| acc | expected.ct_eq(&sig.bytes))
+}
+
+fn describe_skew(skew_secs: i64) -> String {
+    let magnitude = skew_secs.unsigned_abs();
+    match skew_secs {
+        0 => "signed this second".to_owned(),
+        s if s > 0 => format!("signature is {magnitude} s old"),
+        _ => format!("signature is {magnitude} s in the future"),
+    }
+}
+
+/// Keys, clock and helpers shared by the unit tests of every file here.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::*;
+
+    pub(crate) const SECRET: &[u8] = b"whsec-test-0123456789abcdefghijklmnopqrstuv";
+    pub(crate) const OLD_SECRET: &[u8] = b"whsec-old-0123456789abcdefghijklmnopqrstuvw";
+    pub(crate) const T: i64 = 1_795_300_000;
+
+    pub(crate) fn current_and_previous() -> [Candidate<'static>; 2] {
+        [
+            Candidate {
+                label: "current",
+                secret: SECRET,
+            },
+            Candidate {
+                label: "previous",
+                secret: OLD_SECRET,
+            },
+        ]
+    }
+
+    pub(crate) fn only_current() -> [Candidate<'static>; 1] {
+        [Candidate {
+            label: "current",
+            secret: SECRET,
+        }]
+    }
+
+    pub(crate) fn hex_of(key: &[u8], parts: &[&[u8]]) -> String {
+        // Independent of `hmac_parts`: the RustCrypto API used directly.
+        let mut mac = HmacSha256::new_from_slice(key).unwrap();
+        for part in parts {
+            mac.update(part);
+        }
+        to_hex(&mac.finalize().into_bytes())
+    }
+
+    pub(crate) fn v1(digest_hex: &str) -> String {
+        format!("t={T},v1={digest_hex}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{
+        OLD_SECRET, SECRET, T, current_and_previous, hex_of, only_current, v1,
+    };
+    use super::*;
+
+    #[test]
+    fn sign_reproduces_the_python_vector() {
+        // valid-4 from shared/vectors/signatures.json.
+        let secret = b"~!@#$%^&*()_+{}|:<>?`-=[]\\;',./0123456789AB";
+        assert_eq!(
+            sign(secret, 1_795_300_004, b"{\"a\":1}\r\n"),
+            "t=1795300004,v1=9a928240ac8edcb8b8409e2ed771db207345e5dd606f1fed3cc53b42048f8b64"
+        );
+    }
+
+    #[test]
+    fn digest_hex_is_lowercase_hmac_over_timestamp_dot_body() {
+        let expected = hex_of(SECRET, &[b"1795300000.", b"body"]);
+        assert_eq!(digest_hex(SECRET, T, b"body"), expected);
+        assert!(!expected.bytes().any(|b| b.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn parse_digest_hex_accepts_both_cases_and_rejects_other_lengths() {
+        let lower = digest_hex(SECRET, T, b"x");
+        let upper = lower.to_ascii_uppercase();
+        assert_eq!(parse_digest_hex(&lower), parse_digest_hex(&upper));
+        assert!(parse_digest_hex(&lower).is_some());
+        assert!(parse_digest_hex(&lower[..63]).is_none());
+        assert!(parse_digest_hex(&format!("{lower}0")).is_none());
+        assert!(parse_digest_hex(&format!("{}g", &lower[..63])).is_none());
+        assert!(parse_digest_hex("é").is_none());
+    }
+
+    #[test]
+    fn verify_accepts_a_fresh_signature_and_names_the_secret() {
+        let header = sign(SECRET, T, b"{}");
+        let verdict = verify(&header, b"{}", &current_and_previous(), T + 3, 300);
+        assert_eq!(
+            verdict,
+            Verdict::Valid {
+                matched: "current".into(),
+                timestamp: T,
+                skew_secs: 3
+            }
+        );
+        assert!(verdict.is_valid());
+    }
+
+    #[test]
+    fn verify_names_the_previous_secret_when_only_it_matches() {
+        let header = sign(OLD_SECRET, T, b"{}");
+        let verdict = verify(&header, b"{}", &current_and_previous(), T, 300);
+        assert_eq!(verdict.matched(), Some("previous"));
+        assert!(verdict.is_valid());
+    }
+
+    #[test]
+    fn verify_tolerance_is_inclusive_both_ways() {
+        let header = sign(SECRET, T, b"x");
+        let check = |now| verify(&header, b"x", &only_current(), now, 300);
+        assert!(check(T + 300).is_valid());
+        assert!(check(T - 300).is_valid());
+        for now in [T + 301, T - 301] {
+            let verdict = check(now);
+            assert_eq!(
+                verdict,
+                Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
+                    timestamp: T,
+                    skew_secs: now - T,
+                    tolerance_secs: 300,
+                    digest_matched: Some("current".into()),
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn verify_reports_a_late_forgery_as_late_without_a_match() {
+        let header = sign(b"someone else", T, b"x");
+        let verdict = verify(&header, b"x", &only_current(), T + 1000, 300);
+        assert_eq!(verdict.matched(), None);
+        assert_eq!(
+            verdict.reason().unwrap().code(),
+            "timestamp_outside_tolerance"
+        );
+    }
+
+    #[test]
+    fn verify_rejects_a_changed_body_and_no_candidates() {
+        let header = sign(SECRET, T, b"x");
+        assert_eq!(
+            verify(&header, b"y", &only_current(), T, 300),
+            Verdict::Invalid(InvalidReason::NoMatchingSignature {
+                timestamp: T,
+                skew_secs: 0
+            })
+        );
+        assert!(!verify(&header, b"x", &[], T, 300).is_valid());
+    }
+
+    #[test]
+    fn verify_accepts_an_upper_case_v1() {
+        let header = v1(&digest_hex(SECRET, T, b"x").to_ascii_uppercase());
+        assert!(verify(&header, b"x", &only_current(), T, 300).is_valid());
+    }
+
+    #[test]
+    fn verify_survives_extreme_clocks() {
+        let header = sign(SECRET, i64::MIN, b"x");
+        let verdict = verify(&header, b"x", &only_current(), i64::MAX, u64::MAX);
+        assert!(verdict.is_valid(), "{verdict:?}");
+        assert!(!verify(&header, b"x", &only_current(), i64::MAX, 300).is_valid());
+    }
+
+    #[test]
+    fn candidate_debug_hides_the_secret() {
+        let shown = format!("{:?}", only_current()[0]);
+        assert!(!shown.contains("whsec"), "{shown}");
+        assert!(shown.contains("current"), "{shown}");
+    }
+}
