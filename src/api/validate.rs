@@ -213,10 +213,11 @@ pub fn secret(secret: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// A UUID, as the spec types `agent_id`.
-pub fn agent_id(agent_id: &str) -> Result<(), ValidationError> {
+/// A UUID, as the spec types `agent_id`; answers its canonical spelling
+/// (lower-case, hyphenated), so every spelling of one agent compares equal.
+pub fn agent_id(agent_id: &str) -> Result<String, ValidationError> {
     uuid::Uuid::parse_str(agent_id)
-        .map(|_| ())
+        .map(|uuid| uuid.hyphenated().to_string())
         .map_err(|_| ValidationError::new("agent_id", format!("must be a UUID (got {agent_id:?})")))
 }
 
@@ -319,5 +320,9 @@ mod tests {
     fn agent_id_must_be_a_uuid() {
         assert!(agent_id("6f1c1a52-6a1c-4c59-b1f3-0f9e5f2d8a11").is_ok());
         assert_eq!(agent_id("agent-7").unwrap_err().field, "agent_id");
+        assert_eq!(
+            agent_id("urn:uuid:6F1C1A52-6A1C-4C59-B1F3-0F9E5F2D8A11").unwrap(),
+            "6f1c1a52-6a1c-4c59-b1f3-0f9e5f2d8a11"
+        );
     }
 }

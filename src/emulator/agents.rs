@@ -169,10 +169,9 @@ async fn create_subscription(
     let events = required(events_field(&object)?, "events")?;
     let secret = required(string_field(&object, "secret")?, "secret")?;
     validate::secret(&secret)?;
-    let agent_id = string_field(&object, "agent_id")?;
-    if let Some(agent) = &agent_id {
-        validate::agent_id(agent)?;
-    }
+    let agent_id = string_field(&object, "agent_id")?
+        .map(|agent| validate::agent_id(&agent))
+        .transpose()?;
     let enabled = bool_field(&object, "enabled")?.unwrap_or(true);
     check_url(&state, &url).await?;
 

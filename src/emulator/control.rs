@@ -56,10 +56,7 @@ fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
 fn agent_or_default(agent_id: Option<String>) -> Result<String, Problem> {
     match agent_id {
         None => Ok(DEFAULT_AGENT_ID.to_owned()),
-        Some(agent) => {
-            validate::agent_id(&agent)?;
-            Ok(agent)
-        }
+        Some(agent) => Ok(validate::agent_id(&agent)?),
     }
 }
 
