@@ -25,6 +25,14 @@ pub struct EmulatorArgs {
 }
 
 pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
+    // Headless: the log goes to stderr (stdout carries the two lines
+    // scripts read). `EARSHOT_LOG=earshot=debug` shows every attempt.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("EARSHOT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("earshot=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
     let api_key = args
         .api_key
         .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));

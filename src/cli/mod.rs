@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use color_eyre::eyre::eyre;
 use url::Url;
 
 use crate::api::{ApiError, Client};
@@ -103,10 +102,16 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         profile: cli.profile,
     };
     let Some(command) = cli.command else {
-        return Err(eyre!(
-            "the console is not built yet; see `earshot --help` for the commands that are, \
-             and `earshot emulator` to run the platform locally"
-        ));
+        eprintln!(
+            "earshot: the interactive console is not in this build yet; these commands are:\n\
+             \x20 earshot subs list            webhook subscriptions (create, pause, rotate, delete …)\n\
+             \x20 earshot deliveries ID        every delivery attempt of a session or call\n\
+             \x20 earshot verify …             check and explain a webhook signature\n\
+             \x20 earshot emulator             run the platform locally, no account needed\n\
+             \x20 earshot config init          write a config file to fill in\n\
+             see `earshot --help` for all of them"
+        );
+        return Ok(ExitCode::from(2));
     };
     match command {
         Command::Sign(args) => sign::run(args),

@@ -183,6 +183,14 @@ async fn attempt(
         .then(|| retry_delay(attempt_number))
         .flatten()
         .map(|delay| retry_time(finished, state.deliveries.scale.scale(delay)));
+    tracing::debug!(
+        subscription = subscription_id,
+        event = event.kind.as_str(),
+        session = event.session_id,
+        attempt = attempt_number,
+        ?outcome,
+        "delivery attempt"
+    );
     let mut store = state.lock();
     let record = store.delivery_mut(&event.session_id, &record_id)?;
     match outcome {

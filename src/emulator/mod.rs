@@ -69,6 +69,7 @@ pub(crate) type SharedState = Arc<State>;
 /// [`shutdown`]: Emulator::shutdown
 pub struct Emulator {
     addr: SocketAddr,
+    url: Url,
     api_key: SecretString,
     stop: watch::Sender<bool>,
     server: JoinHandle<std::io::Result<()>>,
@@ -86,7 +87,7 @@ impl Emulator {
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         let state = Arc::new(State {
             config,
-            base_url,
+            base_url: base_url.clone(),
             store: Mutex::new(store::Store::default()),
             stats: stats::Stats::default(),
             faults: faults::Faults::default(),
@@ -103,6 +104,7 @@ impl Emulator {
         });
         Ok(Emulator {
             addr,
+            url: base_url,
             api_key,
             stop,
             server,
@@ -115,8 +117,7 @@ impl Emulator {
 
     /// `http://HOST:PORT/`: every area is served at this one origin.
     pub fn url(&self) -> Url {
-        // An address formatted by the standard library always parses.
-        Url::parse(&format!("http://{}/", self.addr)).unwrap_or_else(|_| unreachable!())
+        self.url.clone()
     }
 
     pub fn api_key(&self) -> &SecretString {
