@@ -9,7 +9,7 @@ use super::types::agents::{
     DeliveryList, DeliveryRecord, NewSubscription, SessionRecord, Subscription, SubscriptionList,
     SubscriptionPatch,
 };
-use super::{ApiError, Client};
+use super::{ApiError, Client, path_segment};
 
 /// Page size asked for when following `has_more` (the emulator's maximum).
 const PAGE_SIZE: u32 = 200;
@@ -18,7 +18,7 @@ impl Client {
     fn agents_request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
         self.http
             .request(method, Self::url(&self.endpoints.agents, path))
-            .header(AUTHORIZATION, self.api_key.expose())
+            .header(AUTHORIZATION, self.key_header())
     }
 
     /// Creates a subscription after checking every rule of part 2 C.
@@ -85,7 +85,10 @@ impl Client {
 
     /// Every delivery attempt for a session or call, across all pages.
     pub async fn list_deliveries(&self, session_id: &str) -> Result<Vec<DeliveryRecord>, ApiError> {
-        let path = format!("/v1/sessions/{}/webhook-deliveries", segment(session_id));
+        let path = format!(
+            "/v1/sessions/{}/webhook-deliveries",
+            path_segment(session_id)
+        );
         let mut all: Vec<DeliveryRecord> = Vec::new();
         loop {
             let mut query = vec![("limit", PAGE_SIZE.to_string())];
@@ -109,7 +112,7 @@ impl Client {
     ) -> Result<Vec<DeliveryRecord>, ApiError> {
         let path = format!(
             "/v1/sessions/{}/webhook-deliveries/latest",
-            segment(session_id)
+            path_segment(session_id)
         );
         let request = self.agents_request(Method::GET, &path);
         let list: DeliveryList = Self::send_json("latest deliveries", request).await?;
@@ -117,19 +120,12 @@ impl Client {
     }
 
     pub async fn get_session(&self, session_id: &str) -> Result<SessionRecord, ApiError> {
-        let path = format!("/v1/sessions/{}", segment(session_id));
+        let path = format!("/v1/sessions/{}", path_segment(session_id));
         let request = self.agents_request(Method::GET, &path);
         Self::send_json("get session", request).await
     }
 }
 
 fn subscription_path(id: &str) -> String {
-    format!("/v1/webhook-subscriptions/{}", segment(id))
-}
-
-/// Percent-encodes an id for use as one path segment.
-fn segment(id: &str) -> String {
-    url::form_urlencoded::byte_serialize(id.as_bytes())
-        .collect::<String>()
-        .replace('+', "%20")
+    format!("/v1/webhook-subscriptions/{}", path_segment(id))
 }

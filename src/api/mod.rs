@@ -6,6 +6,7 @@
 
 pub mod agents;
 mod error;
+pub mod prerecorded;
 pub mod types;
 pub mod validate;
 
@@ -14,13 +15,13 @@ pub use error::{ApiError, ErrorBody};
 
 use std::time::Duration;
 
-use reqwest::header::RETRY_AFTER;
+use reqwest::header::{HeaderValue, RETRY_AFTER};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::redact::SecretString;
-use validate::UrlPolicy;
+use validate::{UrlPolicy, ValidationError};
 
 /// The base URL of every address placeholder in the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,7 +86,7 @@ pub enum Region {
 #[derive(Clone, Debug)]
 pub struct Client {
     http: reqwest::Client,
-    api_key: SecretString,
+    api_key: HeaderValue,
     endpoints: Endpoints,
     url_policy: UrlPolicy,
 }
@@ -95,6 +96,13 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Client {
     pub fn new(endpoints: Endpoints, api_key: SecretString) -> Result<Client, ApiError> {
+        let mut api_key = HeaderValue::from_str(api_key.expose()).map_err(|_| {
+            ValidationError::new(
+                "api_key",
+                "contains characters an HTTP header cannot carry (control characters or non-ASCII); check how the key was copied",
+            )
+        })?;
+        api_key.set_sensitive(true);
         let http = reqwest::Client::builder()
             .user_agent(concat!("earshot/", env!("CARGO_PKG_VERSION")))
             .timeout(REQUEST_TIMEOUT)
@@ -121,6 +129,12 @@ impl Client {
 
     pub fn endpoints(&self) -> &Endpoints {
         &self.endpoints
+    }
+
+    /// The API key, ready for `Authorization` (marked sensitive, so the HTTP
+    /// stack never logs it and `Debug` shows `Sensitive`).
+    fn key_header(&self) -> HeaderValue {
+        self.api_key.clone()
     }
 
     /// Sends a request and reads a JSON answer, or the error it carries.
@@ -172,6 +186,13 @@ impl Client {
         url.set_query((!query.is_empty()).then_some(query));
         url
     }
+}
+
+/// Percent-encodes an id for use as one path segment.
+fn path_segment(id: &str) -> String {
+    url::form_urlencoded::byte_serialize(id.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
 }
 
 #[cfg(test)]

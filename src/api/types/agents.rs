@@ -92,26 +92,12 @@ pub struct SubscriptionList {
     pub has_more: bool,
 }
 
-fn expose_secret<S: Serializer>(secret: &SecretString, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(secret.expose())
-}
-
-fn expose_optional_secret<S: Serializer>(
-    secret: &Option<SecretString>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match secret {
-        Some(secret) => serializer.serialize_str(secret.expose()),
-        None => serializer.serialize_none(),
-    }
-}
-
 /// The body of `POST /v1/webhook-subscriptions`.
 #[derive(Clone, Debug, Serialize)]
 pub struct NewSubscription {
     pub url: String,
     pub events: Vec<EventKind>,
-    #[serde(serialize_with = "expose_secret")]
+    #[serde(serialize_with = "super::expose_secret")]
     pub secret: SecretString,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
@@ -128,7 +114,7 @@ pub struct SubscriptionPatch {
     pub events: Option<Vec<EventKind>>,
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "expose_optional_secret"
+        serialize_with = "super::expose_optional_secret"
     )]
     pub secret: Option<SecretString>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -4,3 +4,26 @@
 //! `extra`, because the spec says some records carry fields "not shown".
 
 pub mod agents;
+pub mod prerecorded;
+
+use serde::Serializer;
+
+use crate::redact::SecretString;
+
+/// Serialises a secret's real value: only for request bodies.
+pub(crate) fn expose_secret<S: Serializer>(
+    secret: &SecretString,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(secret.expose())
+}
+
+pub(crate) fn expose_optional_secret<S: Serializer>(
+    secret: &Option<SecretString>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match secret {
+        Some(secret) => serializer.serialize_str(secret.expose()),
+        None => serializer.serialize_none(),
+    }
+}
