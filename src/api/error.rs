@@ -59,7 +59,7 @@ impl ApiError {
 
 /// An error and its causes on one line: reqwest's own message hides the
 /// cause ("connection refused", "timed out") that an operator needs.
-pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(inner) = cause {

@@ -10,7 +10,6 @@ pub mod prerecorded;
 pub mod types;
 pub mod validate;
 
-pub(crate) use error::error_chain;
 pub use error::{ApiError, ErrorBody};
 
 use std::time::Duration;

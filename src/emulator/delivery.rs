@@ -14,7 +14,6 @@ use chrono::{DateTime, Utc};
 use reqwest::header::{CONTENT_TYPE, LOCATION, USER_AGENT};
 
 use super::{SharedState, TimeScale};
-use crate::api::error_chain;
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
 use crate::signature;
 
@@ -261,7 +260,7 @@ async fn post(
         },
         Ok(Err(error)) => Outcome::Retryable {
             status: None,
-            message: format!("connection error: {}", error_chain(&error)),
+            message: format!("connection error: {}", root_cause(&error)),
         },
         Ok(Ok((status, location, body))) => {
             let message = match (status, location) {
@@ -272,6 +271,16 @@ async fn post(
             classify(status, message)
         }
     }
+}
+
+/// The innermost cause ("Connection refused (os error 111)"): what an
+/// operator acts on, without the HTTP stack's wrapping.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
 }
 
 /// The first line of the receiver's answer, or the status's reason phrase.
