@@ -22,6 +22,18 @@ pub struct EmulatorArgs {
     /// Multiply every platform duration (deadlines, retries, delays) by F.
     #[arg(long, default_value = "1", value_name = "F")]
     pub time_scale: TimeScale,
+    /// Pre-recorded transcription jobs processing at once (more wait, FIFO).
+    #[arg(long, default_value = "5", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: u32,
+    /// Pre-recorded API requests per five minutes before 403.
+    #[arg(long, default_value = "20000", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub http_limit: u32,
+    /// GET requests per minute for one transcript before 429.
+    #[arg(long, default_value = "60", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub poll_limit: u32,
 }
 
 pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
@@ -39,6 +51,9 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     let mut config = EmulatorConfig::new(SecretString::new(api_key.clone()));
     config.allow_private_urls = args.allow_private_urls;
     config.time_scale = args.time_scale;
+    config.concurrency = args.concurrency;
+    config.http_limit = args.http_limit;
+    config.poll_limit = args.poll_limit;
     let emulator = Emulator::start(args.listen, config)
         .await
         .wrap_err_with(|| format!("could not listen on {}", args.listen))?;

@@ -39,6 +39,10 @@ pub(crate) fn routes() -> Router<SharedState> {
         .route("/_emulator/calls/{id}/end", post(end_call))
         .route("/_emulator/faults", post(arm_fault).delete(clear_faults))
         .route("/_emulator/stats", get(stats))
+        .route(
+            "/_emulator/account",
+            get(super::prerecorded::get_account).post(super::prerecorded::set_account),
+        )
         .route("/_emulator/artifacts/{token}", get(artifact))
 }
 

@@ -260,7 +260,7 @@ async fn post(
         },
         Ok(Err(error)) => Outcome::Retryable {
             status: None,
-            message: format!("connection error: {}", root_cause(&error)),
+            message: format!("connection error: {}", super::root_cause(&error)),
         },
         Ok(Ok((status, location, body))) => {
             let message = match (status, location) {
@@ -271,16 +271,6 @@ async fn post(
             classify(status, message)
         }
     }
-}
-
-/// The innermost cause ("Connection refused (os error 111)"): what an
-/// operator acts on, without the HTTP stack's wrapping.
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    cause.to_string()
 }
 
 /// The first line of the receiver's answer, or the status's reason phrase.

@@ -3,7 +3,7 @@
 //! [`Emulator::start`] binds, spawns the server and returns a handle with
 //! its URL and API key; tests start it on `127.0.0.1:0`, `earshot emulator`
 //! runs it headless, `earshot demo` runs it in-process. Where the spec is
-//! silent, the choices are written down in `docs/emulator.md`.
+//! silent, the choices are written down in `docs/decisions.md`.
 
 mod agents;
 mod auth;
@@ -11,9 +11,12 @@ mod clock;
 mod control;
 mod delivery;
 mod faults;
+mod limits;
+mod prerecorded;
 mod problem;
 mod stats;
 mod store;
+pub(crate) mod wav;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -38,6 +41,12 @@ pub struct EmulatorConfig {
     pub allow_private_urls: bool,
     /// Every platform duration (deadlines, retries, artifact delays) × this.
     pub time_scale: TimeScale,
+    /// Pre-recorded jobs processing at once (`--concurrency`).
+    pub concurrency: u32,
+    /// Pre-recorded API requests per five minutes (`--http-limit`).
+    pub http_limit: u32,
+    /// GETs per minute of one transcript (`--poll-limit`).
+    pub poll_limit: u32,
 }
 
 impl EmulatorConfig {
@@ -47,6 +56,9 @@ impl EmulatorConfig {
             api_key,
             allow_private_urls: false,
             time_scale: TimeScale::REAL_TIME,
+            concurrency: prerecorded::DEFAULT_CONCURRENCY,
+            http_limit: limits::DEFAULT_HTTP_LIMIT,
+            poll_limit: limits::DEFAULT_POLL_LIMIT,
         }
     }
 }
@@ -60,6 +72,8 @@ pub(crate) struct State {
     stats: stats::Stats,
     faults: faults::Faults,
     deliveries: delivery::Engine,
+    prerecorded: prerecorded::Prerecorded,
+    limits: limits::Limits,
 }
 
 pub(crate) type SharedState = Arc<State>;
@@ -85,6 +99,9 @@ impl Emulator {
         let api_key = config.api_key.clone();
         let deliveries = delivery::Engine::new(config.time_scale)
             .map_err(|error| std::io::Error::other(error.to_string()))?;
+        let prerecorded = prerecorded::Prerecorded::new(&config)
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        let limits = limits::Limits::new(config.http_limit, config.poll_limit);
         let state = Arc::new(State {
             config,
             base_url: base_url.clone(),
@@ -92,6 +109,8 @@ impl Emulator {
             stats: stats::Stats::default(),
             faults: faults::Faults::default(),
             deliveries,
+            prerecorded,
+            limits,
         });
         let router = router(state);
         let (stop, mut stopped) = watch::channel(false);
@@ -142,6 +161,7 @@ impl Emulator {
 fn router(state: SharedState) -> Router {
     Router::new()
         .merge(agents::routes(state.clone()))
+        .merge(prerecorded::routes(state.clone()))
         .merge(control::routes())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -162,4 +182,14 @@ impl State {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
     }
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)"):
+/// what an operator acts on, without the HTTP stack's wrapping.
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
 }

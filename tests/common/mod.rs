@@ -36,6 +36,12 @@ pub struct Harness {
 pub struct Options {
     pub time_scale: f64,
     pub allow_private_urls: bool,
+    /// Pre-recorded jobs processing at once.
+    pub concurrency: u32,
+    /// Pre-recorded API requests per five minutes.
+    pub http_limit: u32,
+    /// GETs per minute of one transcript.
+    pub poll_limit: u32,
 }
 
 impl Default for Options {
@@ -44,6 +50,9 @@ impl Default for Options {
         Options {
             time_scale: 0.01,
             allow_private_urls: true,
+            concurrency: 5,
+            http_limit: 20_000,
+            poll_limit: 60,
         }
     }
 }
@@ -56,6 +65,9 @@ pub async fn start_with(options: Options) -> Harness {
     let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
     config.allow_private_urls = options.allow_private_urls;
     config.time_scale = TimeScale::new(options.time_scale).expect("valid time scale");
+    config.concurrency = options.concurrency;
+    config.http_limit = options.http_limit;
+    config.poll_limit = options.poll_limit;
     let emulator = Emulator::start("127.0.0.1:0".parse().unwrap(), config)
         .await
         .expect("emulator starts");
