@@ -9,5 +9,6 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod emulator;
+pub mod poll;
 pub mod redact;
 pub mod signature;

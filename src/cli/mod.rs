@@ -4,6 +4,7 @@
 pub mod config;
 pub mod deliveries;
 pub mod emulator;
+pub mod jobs;
 mod output;
 pub mod sign;
 pub mod subs;
@@ -45,6 +46,8 @@ pub enum Command {
     Subs(subs::SubsArgs),
     /// Every delivery attempt of a session or call.
     Deliveries(deliveries::DeliveriesArgs),
+    /// Pre-recorded transcript jobs: submit, get, watch within rate limits.
+    Jobs(jobs::JobsArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -123,6 +126,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Emulator(args) => runtime()?.block_on(emulator::run(args)),
         Command::Subs(args) => runtime()?.block_on(subs::run(args, &global)),
         Command::Deliveries(args) => runtime()?.block_on(deliveries::run(args, &global)),
+        Command::Jobs(args) => runtime()?.block_on(jobs::run(args, &global)),
     }
 }
 

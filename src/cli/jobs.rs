@@ -1,0 +1,338 @@
+//! `earshot jobs submit|get|watch`: pre-recorded transcript jobs.
+//!
+//! `watch` paces its polls with the rate-aware watcher (`poll/`), so it can
+//! follow thousands of jobs without a 429 or 403, and prints each change.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+use color_eyre::eyre::{WrapErr, bail};
+use serde_json::json;
+
+use super::output::{emit, print_json};
+use super::{Connection, GlobalOptions, report};
+use crate::api::Client;
+use crate::api::prerecorded::UploadProgress;
+use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
+use crate::poll::schedule::{JobHint, JobView, SchedulerConfig};
+use crate::poll::watcher::{self, Command, WatchEvent};
+use crate::redact::SecretString;
+
+#[derive(Args, Debug)]
+pub struct JobsArgs {
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(subcommand)]
+    pub command: JobsCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum JobsCommand {
+    /// Upload a file (or name an audio URL) and start a transcript job.
+    Submit {
+        /// Audio file to upload.
+        #[arg(required_unless_present = "audio_url", conflicts_with = "audio_url")]
+        file: Option<PathBuf>,
+        /// Audio the platform fetches itself.
+        #[arg(long, value_name = "URL")]
+        audio_url: Option<String>,
+        /// Where the platform posts `{transcript_id, status}` when done.
+        #[arg(long, value_name = "URL")]
+        webhook_url: Option<String>,
+        /// A header the webhook carries, as NAME:VALUE.
+        #[arg(long, value_name = "NAME:VALUE", value_parser = parse_header_pair)]
+        webhook_auth: Option<(String, String)>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one transcript job.
+    Get {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Follow jobs until every one is completed or error.
+    Watch {
+        /// Transcript ids.
+        #[arg(required_unless_present = "ids_file")]
+        ids: Vec<String>,
+        /// A file with one transcript id per line.
+        #[arg(long, value_name = "FILE")]
+        ids_file: Option<PathBuf>,
+        /// Requests per 5 minutes this watch may spend (the account allows
+        /// 20,000 in all, shared with production traffic).
+        #[arg(long, default_value_t = 2000, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..=20_000))]
+        budget: u32,
+        /// One JSON object per line per change.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_header_pair(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err("expected NAME:VALUE, e.g. X-Webhook-Token:s3cret".to_owned()),
+    }
+}
+
+pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let result = async {
+        let client = args.connection.client(global)?;
+        match args.command {
+            JobsCommand::Submit {
+                file,
+                audio_url,
+                webhook_url,
+                webhook_auth,
+                json,
+            } => submit(&client, file, audio_url, webhook_url, webhook_auth, json).await,
+            JobsCommand::Get { id, json } => {
+                let transcript = client.get_transcript(&id).await?;
+                show(&transcript, json)
+            }
+            JobsCommand::Watch {
+                ids,
+                ids_file,
+                budget,
+                json,
+            } => watch(client, ids, ids_file, budget, json).await,
+        }
+    }
+    .await;
+    result.or_else(report)
+}
+
+async fn submit(
+    client: &Client,
+    file: Option<PathBuf>,
+    audio_url: Option<String>,
+    webhook_url: Option<String>,
+    webhook_auth: Option<(String, String)>,
+    json: bool,
+) -> color_eyre::Result<ExitCode> {
+    let (auth_name, auth_value) = match webhook_auth {
+        Some((name, value)) => (Some(name), Some(SecretString::new(value))),
+        None => (None, None),
+    };
+    let mut request = NewTranscript {
+        audio_url: audio_url.unwrap_or_default(),
+        webhook_url,
+        webhook_auth_header_name: auth_name,
+        webhook_auth_header_value: auth_value,
+    };
+    if let Some(path) = file {
+        // Check everything but the audio URL before spending an upload.
+        request.audio_url = "https://upload.pending/".to_owned();
+        request.validate()?;
+        let show_progress = std::io::stderr().is_terminal();
+        let upload = client
+            .upload_file(&path, move |progress| {
+                if show_progress {
+                    print_progress(progress);
+                }
+            })
+            .await?;
+        if show_progress {
+            eprintln!();
+        }
+        request.audio_url = upload.upload_url;
+    }
+    let transcript = client.create_transcript(&request).await?;
+    if json {
+        print_json(&transcript)?;
+    } else {
+        emit(&format!("{}\n", transcript.id))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_progress(progress: UploadProgress) {
+    let percent = (progress.sent * 100)
+        .checked_div(progress.total)
+        .unwrap_or(100);
+    eprint!(
+        "\ruploading: {percent:>3}% ({} of {} KiB)",
+        progress.sent / 1024,
+        progress.total / 1024
+    );
+}
+
+fn show(transcript: &Transcript, json: bool) -> color_eyre::Result<ExitCode> {
+    if json {
+        print_json(transcript)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = format!(
+        "id                   {}\nstatus               {}\n",
+        transcript.id, transcript.status
+    );
+    if let Some(code) = transcript.webhook_status_code {
+        text.push_str(&format!("webhook status code  {code}\n"));
+    }
+    if let Some(error) = &transcript.error {
+        text.push_str(&format!("error                {error}\n"));
+    }
+    if let Some(body) = &transcript.text {
+        text.push_str(&format!("text                 {body}\n"));
+    }
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The ids to watch: arguments, then the file's lines (blank lines and
+/// `#` comments skipped), without repeats.
+fn collect_ids(ids: Vec<String>, ids_file: Option<PathBuf>) -> color_eyre::Result<Vec<String>> {
+    let mut all = ids;
+    if let Some(path) = ids_file {
+        let text = std::fs::read_to_string(&path)
+            .wrap_err_with(|| format!("could not read the ids file {}", path.display()))?;
+        all.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                .map(str::to_owned),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|id| seen.insert(id.clone()));
+    if all.is_empty() {
+        bail!("no transcript ids to watch");
+    }
+    Ok(all)
+}
+
+async fn watch(
+    client: Client,
+    ids: Vec<String>,
+    ids_file: Option<PathBuf>,
+    budget: u32,
+    json: bool,
+) -> color_eyre::Result<ExitCode> {
+    let ids = collect_ids(ids, ids_file)?;
+    let config = SchedulerConfig {
+        account_budget: budget,
+        ..SchedulerConfig::default()
+    };
+    let mut watcher = watcher::spawn(client, config);
+    for id in &ids {
+        let _ = watcher.commands.send(Command::Add {
+            id: id.clone(),
+            hint: JobHint::default(),
+        });
+    }
+    if !json {
+        eprintln!(
+            "watching {} job(s) with a budget of {budget} requests per 5 minutes",
+            ids.len()
+        );
+    }
+    let started = Instant::now();
+    let interrupted = loop {
+        tokio::select! {
+            event = watcher.events.recv() => match event {
+                None => break false,
+                Some(WatchEvent::AllDone) => break false,
+                Some(event) => print_event(&event, json)?,
+            },
+            _ = tokio::signal::ctrl_c() => break true,
+        }
+    };
+    let views = watcher.snapshot().await;
+    let _ = watcher.commands.send(Command::Stop);
+    summary(&views, started, interrupted, json)?;
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
+    let line = match (event, json) {
+        (WatchEvent::Changed { view, transcript }, true) => {
+            let mut value = json!({
+                "id": view.id,
+                "status": view.status.as_ref().map(TranscriptStatus::as_str),
+            });
+            if let Some(transcript) = transcript {
+                value["webhook_status_code"] = json!(transcript.webhook_status_code);
+                value["error"] = json!(transcript.error);
+            }
+            value.to_string()
+        }
+        (WatchEvent::Changed { view, transcript }, false) => {
+            let status = view
+                .status
+                .as_ref()
+                .map_or("unknown", TranscriptStatus::as_str);
+            let detail = transcript
+                .as_ref()
+                .and_then(|transcript| transcript.error.clone())
+                .map(|error| format!("  ({error})"))
+                .unwrap_or_default();
+            format!("{}  {status}{detail}", view.id)
+        }
+        (WatchEvent::PollFailed { id, message }, true) => {
+            json!({ "id": id, "poll_error": message }).to_string()
+        }
+        (WatchEvent::PollFailed { id, message }, false) => format!("{id}  poll failed: {message}"),
+        (WatchEvent::Paused { resume_in }, true) => {
+            json!({ "paused": true, "resume_in_secs": resume_in.as_secs() }).to_string()
+        }
+        (WatchEvent::Paused { resume_in }, false) => format!(
+            "account request limit reached (403): all polling paused for {} s",
+            resume_in.as_secs()
+        ),
+        (WatchEvent::Resumed, true) => json!({ "paused": false }).to_string(),
+        (WatchEvent::Resumed, false) => "polling resumed".to_owned(),
+        (WatchEvent::AllDone, _) => return Ok(()),
+    };
+    if json {
+        emit(&format!("{line}\n"))?;
+    } else {
+        let clock = chrono::Local::now().format("%H:%M:%S");
+        emit(&format!("{clock}  {line}\n"))?;
+    }
+    Ok(())
+}
+
+fn summary(
+    views: &[JobView],
+    started: Instant,
+    interrupted: bool,
+    json: bool,
+) -> color_eyre::Result<()> {
+    let count = |wanted: &TranscriptStatus| {
+        views
+            .iter()
+            .filter(|view| view.status.as_ref() == Some(wanted))
+            .count()
+    };
+    let completed = count(&TranscriptStatus::Completed);
+    let errored = count(&TranscriptStatus::Error);
+    let pending = views.len() - completed - errored;
+    let requests: u32 = views.iter().map(|view| view.polls).sum();
+    let elapsed = started.elapsed().as_secs_f64();
+    if json {
+        let line = json!({
+            "summary": { "jobs": views.len(), "completed": completed, "error": errored,
+                         "pending": pending, "requests": requests, "seconds": elapsed,
+                         "interrupted": interrupted }
+        });
+        emit(&format!("{line}\n"))?;
+    } else {
+        eprintln!(
+            "{} job(s): {completed} completed, {errored} error, {pending} still pending; {requests} requests in {elapsed:.1} s{}",
+            views.len(),
+            if interrupted { " (interrupted)" } else { "" }
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! Rate-aware polling of pre-recorded transcript jobs.
+//!
+//! The platform refuses more than 60 GETs of one transcript per minute (429
+//! with `Retry-After`) and more than 20,000 requests per account in five
+//! minutes (403, for the whole account, production traffic included). This
+//! module decides *when* to poll *which* job so that earshot sees each status
+//! change soon and never causes either refusal. It sends nothing itself:
+//! [`schedule::Scheduler`] is pure (time is a [`Tick`] passed in, randomness
+//! comes from a seed), so the benchmark can simulate an hour of thousands of
+//! jobs in a fraction of a second; `watcher` is the tokio driver that sends
+//! what the scheduler asks for.
+//!
+//! - [`budget`]: the limiters. A sliding-window log guarantees at most `N`
+//!   requests in *any* window (per job: 50 a minute by default; account
+//!   share: 2,000 per five minutes by default); a small token bucket spreads
+//!   the account share evenly.
+//! - [`schedule`]: the cadence and priority of polls.
+//!
+//! # Cadence and priority
+//!
+//! Every job has a desired next-poll time that follows what is known about
+//! it:
+//!
+//! - **New**: polled at once (the answer to the submission, fed in as a free
+//!   observation, saves even that).
+//! - **Queued**: backs off (half its time in the queue, 2 s to 60 s, times
+//!   √(1 + its place in the queue)). The queue is FIFO (spec part 3), so each
+//!   completion earshot sees gives the oldest queued job an immediate poll (it
+//!   has probably just started), a job seen started or finished does the same
+//!   for every queued job ahead of it, and a job found queued lets the
+//!   never-polled jobs submitted after it be taken as queued without a
+//!   request.
+//! - **Processing**: polled densely around its expected completion, `start +
+//!   overhead + ratio × audio duration` (or the typical processing time when
+//!   the audio duration is unknown), with a learned spread `s`: at distance
+//!   `d` from the expectation the gap is `g·√(1 + (d/s)²)`, at least a tenth
+//!   of `d − s`, with `g` as small as the spread deserves and the per-job
+//!   window sustains (250 ms to 1.2 s). Polls close in geometrically, land on
+//!   the expected time, then thin out if the job runs late. The model is
+//!   learned from the jobs earshot saw start and finish; the prior (a ratio
+//!   of 0.25) is only a starting point.
+//! - **Completed / error**: never polled again.
+//!
+//! These desired rates are the demand. When it exceeds the account share,
+//! every job's gap is stretched by the same factor (jobs on screen excepted);
+//! when the budget allows, every job is also polled at least every 20 s, and
+//! spare budget shrinks all gaps up to twice. Past half of its per-job
+//! window, a job slows down to the rate the window sustains, so a burst never
+//! locks it out. Jobs whose time has come wait in a ready set served in
+//! order: focused (on screen) first, then never seen, then the oldest
+//! information, then add order. A poll goes out only when the job's window,
+//! the account window, the job's `Retry-After` and any account pause all
+//! allow it.
+//!
+//! Failures never drop a job: a 429 waits out `Retry-After` for that job, a
+//! 403 pauses every poll (30 s doubling to 5 min, with jitter), a network
+//! error, a 404 or a poll never answered backs the job off (1 s doubling to
+//! 60 s, with jitter); such a job, like any job whose last good observation is
+//! older than `stale_after` (30 s), shows as stale.
+
+use std::time::Duration;
+
+pub mod budget;
+pub mod schedule;
+pub mod watcher;
+
+pub use budget::{SlidingWindow, TokenBucket};
+pub use schedule::{
+    Decision, JobHint, JobProblem, JobView, Pause, PollOutcome, Scheduler, SchedulerConfig,
+};
+
+/// Time since the scheduler's epoch. The scheduler never reads a clock.
+pub type Tick = Duration;
+
+/// SplitMix64: a tiny deterministic generator for jitter.
+#[derive(Clone, Debug)]
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub(crate) fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}

@@ -1,0 +1,220 @@
+//! The tokio driver of the job watcher: runs a [`Scheduler`] against the
+//! real client and reports to any front end (the CLI, the console) over a
+//! channel. The scheduler decides when and what to poll; this file only
+//! sends the requests it asks for and feeds the answers back.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::Tick;
+use super::schedule::{Decision, JobHint, JobView, Pause, PollOutcome, Scheduler, SchedulerConfig};
+use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
+use crate::api::{ApiError, Client};
+
+/// Requests in flight at once; more due polls wait for one to finish.
+const MAX_IN_FLIGHT: usize = 16;
+/// Used when a 429 carries no usable `Retry-After`.
+const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// What the watcher tells its front end.
+#[derive(Clone, Debug)]
+pub enum WatchEvent {
+    /// A job's status changed; the record is there when it came from a poll.
+    Changed {
+        view: JobView,
+        transcript: Option<Box<Transcript>>,
+    },
+    /// A poll failed; the job stays watched (and shows stale if it lasts).
+    PollFailed { id: String, message: String },
+    /// The account limit answered 403: every poll is paused until `resume_in`.
+    Paused { resume_in: Duration },
+    /// Polling goes on after a pause.
+    Resumed,
+    /// Every watched job is `completed` or `error`.
+    AllDone,
+}
+
+/// What a front end tells the watcher.
+#[derive(Debug)]
+pub enum Command {
+    Add {
+        id: String,
+        hint: JobHint,
+    },
+    /// The jobs on screen: polled first when the budget is short.
+    Focus(Vec<String>),
+    /// A webhook said this job changed: no request needed.
+    Webhook {
+        id: String,
+        status: TranscriptStatus,
+    },
+    /// Every job as the scheduler sees it now.
+    Snapshot(oneshot::Sender<Vec<JobView>>),
+    Stop,
+}
+
+/// The front end's side: send commands, receive events.
+pub struct Watcher {
+    pub commands: mpsc::UnboundedSender<Command>,
+    pub events: mpsc::UnboundedReceiver<WatchEvent>,
+    pub task: JoinHandle<()>,
+}
+
+impl Watcher {
+    /// Every job as the scheduler sees it (empty if the watcher has stopped).
+    pub async fn snapshot(&self) -> Vec<JobView> {
+        let (reply, answer) = oneshot::channel();
+        if self.commands.send(Command::Snapshot(reply)).is_err() {
+            return Vec::new();
+        }
+        answer.await.unwrap_or_default()
+    }
+}
+
+/// Starts watching; jobs are added with [`Command::Add`].
+pub fn spawn(client: Client, config: SchedulerConfig) -> Watcher {
+    let (commands, command_rx) = mpsc::unbounded_channel();
+    let (event_tx, events) = mpsc::unbounded_channel();
+    let task = tokio::spawn(run(client, config, command_rx, event_tx));
+    Watcher {
+        commands,
+        events,
+        task,
+    }
+}
+
+/// One finished request, back from its task.
+struct Answer {
+    id: String,
+    result: Result<Transcript, ApiError>,
+}
+
+async fn run(
+    client: Client,
+    config: SchedulerConfig,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+    events: mpsc::UnboundedSender<WatchEvent>,
+) {
+    let epoch = Instant::now();
+    let now = || epoch.elapsed();
+    let mut scheduler = Scheduler::new(config, now());
+    let (answer_tx, mut answers) = mpsc::unbounded_channel::<Answer>();
+    let mut in_flight: HashSet<String> = HashSet::new();
+    let mut paused = false;
+    let mut announced_done = false;
+    // `all_done` is also true of an empty watch list: wait for a job.
+    let mut has_jobs = false;
+    loop {
+        // Ask for polls while there is room for another request.
+        let mut wake_at: Option<Tick> = None;
+        while in_flight.len() < MAX_IN_FLIGHT {
+            match scheduler.next(now()) {
+                Decision::Poll(id) => {
+                    if !in_flight.insert(id.clone()) {
+                        // Already asked; look again when an answer is back.
+                        break;
+                    }
+                    let (client, answer_tx) = (client.clone(), answer_tx.clone());
+                    tokio::spawn(async move {
+                        let result = client.get_transcript(&id).await;
+                        let _ = answer_tx.send(Answer { id, result });
+                    });
+                }
+                Decision::WaitUntil(at) => {
+                    wake_at = Some(at);
+                    break;
+                }
+                Decision::Idle => break,
+            }
+        }
+        let done = has_jobs && scheduler.all_done() && in_flight.is_empty();
+        if done && !announced_done {
+            announced_done = true;
+            if events.send(WatchEvent::AllDone).is_err() {
+                return;
+            }
+        }
+        let sleep = async {
+            match wake_at {
+                Some(at) => tokio::time::sleep(at.saturating_sub(now())).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            command = commands.recv() => match command {
+                None | Some(Command::Stop) => return,
+                Some(Command::Add { id, hint }) => {
+                    scheduler.add_job(&id, hint, now());
+                    has_jobs = true;
+                    announced_done = false;
+                }
+                Some(Command::Focus(ids)) => scheduler.set_focus(&ids),
+                Some(Command::Snapshot(reply)) => {
+                    let _ = reply.send(scheduler.jobs_at(now()));
+                }
+                Some(Command::Webhook { id, status }) => {
+                    if let Some(view) = scheduler.on_webhook(&id, status, now()) {
+                        let _ = events.send(WatchEvent::Changed { view, transcript: None });
+                    }
+                }
+            },
+            Some(answer) = answers.recv() => {
+                in_flight.remove(&answer.id);
+                let (outcome, transcript, failure) = classify(answer.result);
+                if let Some(message) = failure {
+                    let _ = events.send(WatchEvent::PollFailed { id: answer.id.clone(), message });
+                }
+                if let Some(view) = scheduler.on_outcome(&answer.id, outcome, now()) {
+                    let _ = events.send(WatchEvent::Changed { view, transcript: transcript.map(Box::new) });
+                }
+                let is_paused = !matches!(scheduler.pause(), Pause::None);
+                if is_paused != paused {
+                    paused = is_paused;
+                    let event = match scheduler.pause() {
+                        Pause::AccountLimited { until, .. } => WatchEvent::Paused { resume_in: until.saturating_sub(now()) },
+                        Pause::None => WatchEvent::Resumed,
+                    };
+                    let _ = events.send(event);
+                }
+            },
+            () = sleep => {
+                if paused && matches!(scheduler.pause_at(now()), Pause::None) {
+                    paused = false;
+                    let _ = events.send(WatchEvent::Resumed);
+                }
+            }
+        }
+    }
+}
+
+/// Maps a poll's result to what the scheduler needs, the record if any,
+/// and a message for the front end when it failed.
+fn classify(
+    result: Result<Transcript, ApiError>,
+) -> (PollOutcome, Option<Transcript>, Option<String>) {
+    match result {
+        Ok(transcript) => (
+            PollOutcome::Status {
+                status: transcript.status.clone(),
+            },
+            Some(transcript),
+            None,
+        ),
+        Err(error) => {
+            let message = error.to_string();
+            let outcome = match error.status() {
+                Some(429) => PollOutcome::RateLimited {
+                    retry_after: error.retry_after().unwrap_or(DEFAULT_RETRY_AFTER),
+                },
+                Some(403) => PollOutcome::AccountLimited,
+                Some(404) => PollOutcome::NotFound,
+                _ => PollOutcome::NetworkError,
+            };
+            (outcome, None, Some(message))
+        }
+    }
+}
