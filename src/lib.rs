@@ -2,8 +2,8 @@
 //!
 //! The library holds everything but argument parsing: the internal client
 //! ([`api`]), webhook signatures ([`signature`]), configuration
-//! ([`config`]), the platform emulator ([`emulator`]) and the command-line
-//! front end ([`cli`]).
+//! ([`config`]), the platform emulator ([`emulator`]) and the two front
+//! ends over the client: the command line ([`cli`]) and the console ([`tui`]).
 
 pub mod api;
 pub mod cli;
@@ -12,3 +12,4 @@ pub mod emulator;
 pub mod poll;
 pub mod redact;
 pub mod signature;
+pub mod tui;

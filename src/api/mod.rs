@@ -5,8 +5,10 @@
 //! own module; [`ApiError`] is the one error type they all return.
 
 pub mod agents;
+pub mod dictation;
 mod error;
 pub mod prerecorded;
+pub mod sync;
 pub mod types;
 pub mod validate;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::WrapErr;
 
-use crate::emulator::{Emulator, EmulatorConfig, TimeScale};
+use crate::emulator::{Emulator, EmulatorConfig, TimeScale, scenario};
 use crate::redact::SecretString;
 
 #[derive(clap::Args, Debug)]
@@ -19,9 +19,10 @@ pub struct EmulatorArgs {
     /// Accept subscription URLs on private or loopback addresses, over http.
     #[arg(long)]
     pub allow_private_urls: bool,
-    /// Multiply every platform duration (deadlines, retries, delays) by F.
-    #[arg(long, default_value = "1", value_name = "F")]
-    pub time_scale: TimeScale,
+    /// Multiply every platform duration (deadlines, retries, delays) by F
+    /// [default: 1, or 0.1 with --traffic].
+    #[arg(long, value_name = "F")]
+    pub time_scale: Option<TimeScale>,
     /// Pre-recorded transcription jobs processing at once (more wait, FIFO).
     #[arg(long, default_value = "5", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
@@ -34,6 +35,11 @@ pub struct EmulatorArgs {
     #[arg(long, default_value = "60", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub poll_limit: u32,
+    /// Run the demo scenario against this emulator: receivers on loopback,
+    /// five subscriptions, sessions, calls and jobs (implies
+    /// --allow-private-urls).
+    #[arg(long)]
+    pub traffic: bool,
 }
 
 pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
@@ -49,11 +55,18 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         .api_key
         .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));
     let mut config = EmulatorConfig::new(SecretString::new(api_key.clone()));
-    config.allow_private_urls = args.allow_private_urls;
-    config.time_scale = args.time_scale;
+    // The demo's receivers live on loopback, and its retries should come
+    // within seconds.
+    config.allow_private_urls = args.allow_private_urls || args.traffic;
+    config.time_scale = args.time_scale.unwrap_or(if args.traffic {
+        TimeScale::new(scenario::DEMO_TIME_SCALE).unwrap_or(TimeScale::REAL_TIME)
+    } else {
+        TimeScale::REAL_TIME
+    });
     config.concurrency = args.concurrency;
     config.http_limit = args.http_limit;
     config.poll_limit = args.poll_limit;
+    let time_scale = config.time_scale;
     let emulator = Emulator::start(args.listen, config)
         .await
         .wrap_err_with(|| format!("could not listen on {}", args.listen))?;
@@ -64,9 +77,39 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         "try: EARSHOT_URL={} EARSHOT_API_KEY={api_key} earshot subs list",
         emulator.url()
     );
+    let demo = if args.traffic {
+        Some(start_traffic(&emulator, time_scale).await?)
+    } else {
+        None
+    };
     shutdown_signal().await?;
+    if let Some(demo) = demo {
+        demo.stop();
+    }
     emulator.shutdown().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--traffic`: the demo scenario, with a line per receiver on stderr.
+async fn start_traffic(
+    emulator: &Emulator,
+    time_scale: TimeScale,
+) -> color_eyre::Result<scenario::Scenario> {
+    let config = scenario::ScenarioConfig {
+        time_scale,
+        ..scenario::ScenarioConfig::default()
+    };
+    let demo = scenario::start(&emulator.url(), emulator.api_key(), config)
+        .await
+        .wrap_err("could not start the demo traffic")?;
+    eprintln!("demo traffic at time scale {time_scale}:");
+    for subscription in demo.subscriptions() {
+        eprintln!(
+            "  {:<18} {}  (subscription {})",
+            subscription.role, subscription.url, subscription.id
+        );
+    }
+    Ok(demo)
 }
 
 async fn shutdown_signal() -> color_eyre::Result<()> {

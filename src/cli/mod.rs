@@ -3,11 +3,15 @@
 
 pub mod config;
 pub mod deliveries;
+pub mod demo;
+pub mod dictate;
 pub mod emulator;
 pub mod jobs;
 mod output;
+pub mod probe;
 pub mod sign;
 pub mod subs;
+pub mod transcribe;
 pub mod verify;
 
 use std::path::PathBuf;
@@ -30,12 +34,22 @@ pub struct Cli {
     /// Profile of the config file to use.
     #[arg(long, global = true, env = "EARSHOT_PROFILE", value_name = "NAME")]
     pub profile: Option<String>,
+    /// Console: hide every command that changes the platform. (Console
+    /// only, so `subs delete --read-only` is an error, not a silent no-op.)
+    #[arg(long)]
+    pub read_only: bool,
+    /// Console theme: default, light, high-contrast, mono, or NAME for
+    /// `<config dir>/themes/NAME.toml`.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The console on the built-in emulator with live demo traffic.
+    Demo,
     /// Run the platform emulator headless (for tests, demos and scripts).
     Emulator(emulator::EmulatorArgs),
     /// Sign a webhook body the way the platform does.
@@ -48,6 +62,12 @@ pub enum Command {
     Deliveries(deliveries::DeliveriesArgs),
     /// Pre-recorded transcript jobs: submit, get, watch within rate limits.
     Jobs(jobs::JobsArgs),
+    /// Dictate a short utterance: verbatim text and its rewrite.
+    Dictate(dictate::DictateArgs),
+    /// Transcribe a WAV file with the sync endpoint.
+    Transcribe(transcribe::TranscribeArgs),
+    /// Run dictation and sync in every region and compare them.
+    Probe(probe::ProbeArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -105,16 +125,12 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         profile: cli.profile,
     };
     let Some(command) = cli.command else {
-        eprintln!(
-            "earshot: the interactive console is not in this build yet; these commands are:\n\
-             \x20 earshot subs list            webhook subscriptions (create, pause, rotate, delete …)\n\
-             \x20 earshot deliveries ID        every delivery attempt of a session or call\n\
-             \x20 earshot verify …             check and explain a webhook signature\n\
-             \x20 earshot emulator             run the platform locally, no account needed\n\
-             \x20 earshot config init          write a config file to fill in\n\
-             see `earshot --help` for all of them"
-        );
-        return Ok(ExitCode::from(2));
+        return crate::tui::launch(crate::tui::LaunchFlags {
+            config: global.config.clone(),
+            profile: global.profile.clone(),
+            read_only: cli.read_only,
+            theme: cli.theme,
+        });
     };
     match command {
         Command::Sign(args) => sign::run(args),
@@ -124,8 +140,12 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             command,
         } => config::run(command, &connection.resolve_options(&global)),
         Command::Emulator(args) => runtime()?.block_on(emulator::run(args)),
+        Command::Demo => runtime()?.block_on(demo::run(cli.read_only, cli.theme)),
         Command::Subs(args) => runtime()?.block_on(subs::run(args, &global)),
         Command::Deliveries(args) => runtime()?.block_on(deliveries::run(args, &global)),
+        Command::Dictate(args) => runtime()?.block_on(dictate::run(args, &global)),
+        Command::Transcribe(args) => runtime()?.block_on(transcribe::run(args, &global)),
+        Command::Probe(args) => runtime()?.block_on(probe::run(args, &global)),
         Command::Jobs(args) => runtime()?.block_on(jobs::run(args, &global)),
     }
 }

@@ -112,6 +112,7 @@ pub(crate) async fn inject(
         .and_then(|status| StatusCode::from_u16(status).ok())
     {
         Some(status) => {
+            drain(request.into_body());
             let mut response =
                 Problem::new(status, "fault injected by the emulator").into_response();
             if status == StatusCode::TOO_MANY_REQUESTS {
@@ -123,6 +124,22 @@ pub(crate) async fn inject(
         }
         None => next.run(request).await,
     }
+}
+
+/// How long a refused request's body is still read after the answer.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+
+/// Reads the rest of a request body that will not be used, in the
+/// background: a client still uploading (a dictation stream) then reads
+/// the forced answer instead of a reset connection ("broken pipe").
+fn drain(body: Body) {
+    tokio::spawn(async move {
+        let mut chunks = body.into_data_stream();
+        let _ = tokio::time::timeout(DRAIN_LIMIT, async {
+            while let Some(Ok(_)) = futures_util::StreamExt::next(&mut chunks).await {}
+        })
+        .await;
+    });
 }
 
 /// A response whose body fails at once, so the server aborts the

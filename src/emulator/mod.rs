@@ -10,10 +10,12 @@ mod auth;
 mod clock;
 mod control;
 mod delivery;
+mod dictation;
 mod faults;
 mod limits;
 mod prerecorded;
 mod problem;
+pub mod scenario;
 mod stats;
 mod store;
 pub(crate) mod wav;
@@ -47,6 +49,8 @@ pub struct EmulatorConfig {
     pub http_limit: u32,
     /// GETs per minute of one transcript (`--poll-limit`).
     pub poll_limit: u32,
+    /// Largest dictation or sync request body, in bytes (413 past it).
+    pub dictation_audio_cap: u64,
 }
 
 impl EmulatorConfig {
@@ -59,6 +63,7 @@ impl EmulatorConfig {
             concurrency: prerecorded::DEFAULT_CONCURRENCY,
             http_limit: limits::DEFAULT_HTTP_LIMIT,
             poll_limit: limits::DEFAULT_POLL_LIMIT,
+            dictation_audio_cap: dictation::DEFAULT_AUDIO_CAP,
         }
     }
 }
@@ -74,6 +79,7 @@ pub(crate) struct State {
     deliveries: delivery::Engine,
     prerecorded: prerecorded::Prerecorded,
     limits: limits::Limits,
+    dictation: dictation::Dictation,
 }
 
 pub(crate) type SharedState = Arc<State>;
@@ -111,6 +117,7 @@ impl Emulator {
             deliveries,
             prerecorded,
             limits,
+            dictation: dictation::Dictation::default(),
         });
         let router = router(state);
         let (stop, mut stopped) = watch::channel(false);
@@ -162,6 +169,7 @@ fn router(state: SharedState) -> Router {
     Router::new()
         .merge(agents::routes(state.clone()))
         .merge(prerecorded::routes(state.clone()))
+        .merge(dictation::routes())
         .merge(control::routes())
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

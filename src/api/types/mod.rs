@@ -4,6 +4,7 @@
 //! `extra`, because the spec says some records carry fields "not shown".
 
 pub mod agents;
+pub mod dictation;
 pub mod prerecorded;
 
 use serde::Serializer;

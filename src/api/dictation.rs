@@ -1,0 +1,1018 @@
+//! Area A calls: one dictation request, streamed.
+//!
+//! This module owns the dictation side of the client: the `config` rules
+//! (spec parts 2 A, 7 A and 8 A, checked before sending and shared with the
+//! emulator), the hand-built `multipart/form-data` body (`config` first,
+//! then `audio` streamed from any [`AsyncRead`] with chunked transfer, so
+//! the upload starts before capture ends), the error table of part 7 A
+//! ([`Refusal`], with what to do next) and the one retry policy of areas A
+//! and B ([`RetryPolicy`]). Sync (area B) lives in [`super::sync`] and
+//! reuses the policy.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio_util::bytes::Bytes;
+
+use super::types::dictation::{
+    AudioFormat, Dictation, DictationConfig, KEYTERMS_MAX_CHARS, KEYTERMS_MAX_ITEMS,
+    LANGUAGE_CODES, LLM_INSTRUCTION_MAX_CHARS, MAX_AUDIO, STT_PROMPT_MAX_CHARS,
+};
+use super::validate::ValidationError;
+use super::{ApiError, Client, ErrorBody, Region};
+
+/// A dictation request may take this long in all: the longest capture
+/// (120 s, streamed in real time) plus the server's work.
+const DICTATION_TIMEOUT: Duration = Duration::from_secs(200);
+/// Bytes read from the audio source per chunk of the body, at most.
+const AUDIO_CHUNK: usize = 16 * 1024;
+/// How much of a WAV file is read to find its `data` chunk.
+const WAV_HEADER_WINDOW: u64 = 1024 * 1024;
+
+/// Which path serves the request: the same operation at both.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum DictationPath {
+    /// `/v1/transcribe/live`, the documented default.
+    #[default]
+    Live,
+    /// `/v1/transcribe/stream`, the original path, still served.
+    Stream,
+}
+
+impl DictationPath {
+    pub fn path(self) -> &'static str {
+        match self {
+            DictationPath::Live => "/v1/transcribe/live",
+            DictationPath::Stream => "/v1/transcribe/stream",
+        }
+    }
+}
+
+/// Where the audio comes from. Only a file can be read again, so only a
+/// file is ever retried.
+pub enum AudioSource {
+    /// A file on disk: its header is checked before sending (a WAV over
+    /// 120 s is refused), and each attempt reads it from the start.
+    File(PathBuf),
+    /// Anything else (stdin, a capture pipe): read once, as it comes.
+    Reader(Box<dyn AsyncRead + Send + Unpin + 'static>),
+}
+
+impl AudioSource {
+    pub fn file(path: impl Into<PathBuf>) -> AudioSource {
+        AudioSource::File(path.into())
+    }
+
+    pub fn reader(reader: impl AsyncRead + Send + Unpin + 'static) -> AudioSource {
+        AudioSource::Reader(Box::new(reader))
+    }
+
+    /// Whether a retry could send the same audio again.
+    pub fn replayable(&self) -> bool {
+        matches!(self, AudioSource::File(_))
+    }
+}
+
+impl fmt::Debug for AudioSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AudioSource::File(path) => f.debug_tuple("File").field(path).finish(),
+            AudioSource::Reader(_) => f.write_str("Reader(..)"),
+        }
+    }
+}
+
+/// Everything about one dictation call except the audio.
+#[derive(Clone, Debug, Default)]
+pub struct DictationRequest {
+    pub config: DictationConfig,
+    pub format: AudioFormat,
+    pub region: Region,
+    pub path: DictationPath,
+    pub retry: RetryPolicy,
+}
+
+// ---------------------------------------------------------------------------
+// The config rules (spec parts 2 A and 8 A)
+// ---------------------------------------------------------------------------
+
+impl DictationConfig {
+    /// Every rule, for audio of `format`: the field rules, then the PCM one.
+    pub fn validate(&self, format: AudioFormat) -> Result<(), ValidationError> {
+        self.validate_fields()?;
+        self.validate_for(format)
+    }
+
+    /// The rules that do not depend on the audio: languages from the listed
+    /// set, and the length limits.
+    pub fn validate_fields(&self) -> Result<(), ValidationError> {
+        if let Some(rate) = self.sample_rate {
+            positive("sample_rate", u64::from(rate))?;
+        }
+        if let Some(channels) = self.channels {
+            positive("channels", u64::from(channels))?;
+        }
+        if let Some(codes) = &self.language_codes {
+            language_codes("language_codes", codes)?;
+        }
+        if let Some(prompt) = &self.stt_prompt {
+            stt_prompt("stt_prompt", prompt)?;
+        }
+        if let Some(terms) = &self.keyterms_prompt {
+            keyterms("keyterms_prompt", terms)?;
+        }
+        if let Some(instruction) = &self.llm_instruction {
+            llm_instruction(instruction)?;
+        }
+        Ok(())
+    }
+
+    /// `audio/pcm` has no header: `sample_rate` and `channels` must say
+    /// what the bytes are.
+    pub fn validate_for(&self, format: AudioFormat) -> Result<(), ValidationError> {
+        if format == AudioFormat::Pcm {
+            for (field, given) in [
+                ("sample_rate", self.sample_rate.is_some()),
+                ("channels", self.channels.is_some()),
+            ] {
+                if !given {
+                    return Err(ValidationError::new(
+                        field,
+                        "is required when the audio is audio/pcm (raw PCM has no header to say it)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn positive(field: &'static str, value: u64) -> Result<(), ValidationError> {
+    if value == 0 {
+        return Err(ValidationError::new(field, "must be at least 1"));
+    }
+    Ok(())
+}
+
+/// Each code one of [`LANGUAGE_CODES`].
+pub fn language_codes(field: &'static str, codes: &[String]) -> Result<(), ValidationError> {
+    for code in codes {
+        if !LANGUAGE_CODES.contains(&code.as_str()) {
+            return Err(ValidationError::new(
+                field,
+                format!(
+                    "{code:?} is not a supported language code; use one of: {}",
+                    LANGUAGE_CODES.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// At most [`STT_PROMPT_MAX_CHARS`] characters (`field` is `stt_prompt` or
+/// its alias `prompt`).
+pub fn stt_prompt(field: &'static str, prompt: &str) -> Result<(), ValidationError> {
+    let chars = prompt.chars().count();
+    if chars > STT_PROMPT_MAX_CHARS {
+        return Err(ValidationError::new(
+            field,
+            format!("must be at most {STT_PROMPT_MAX_CHARS} characters (got {chars})"),
+        ));
+    }
+    Ok(())
+}
+
+/// At most [`KEYTERMS_MAX_ITEMS`] items and [`KEYTERMS_MAX_CHARS`]
+/// characters in total (`field` is `keyterms_prompt` or a legacy alias).
+pub fn keyterms(field: &'static str, terms: &[String]) -> Result<(), ValidationError> {
+    if terms.len() > KEYTERMS_MAX_ITEMS {
+        return Err(ValidationError::new(
+            field,
+            format!(
+                "must have at most {KEYTERMS_MAX_ITEMS} items (got {})",
+                terms.len()
+            ),
+        ));
+    }
+    let chars: usize = terms.iter().map(|term| term.chars().count()).sum();
+    if chars > KEYTERMS_MAX_CHARS {
+        return Err(ValidationError::new(
+            field,
+            format!("must have at most {KEYTERMS_MAX_CHARS} characters in total (got {chars})"),
+        ));
+    }
+    Ok(())
+}
+
+/// At most [`LLM_INSTRUCTION_MAX_CHARS`] characters.
+pub fn llm_instruction(instruction: &str) -> Result<(), ValidationError> {
+    let chars = instruction.chars().count();
+    if chars > LLM_INSTRUCTION_MAX_CHARS {
+        return Err(ValidationError::new(
+            "llm_instruction",
+            format!("must be at most {LLM_INSTRUCTION_MAX_CHARS} characters (got {chars})"),
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Errors (spec part 7 A)
+// ---------------------------------------------------------------------------
+
+/// What a refusal of part 7 A means, by status (and, for 400, by body
+/// shape: `{error, error_code}` is a broken body, `{status, title,
+/// detail}` a config that failed validation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// 400 `{error, error_code}`: the multipart body could not be read.
+    MalformedBody,
+    /// 400 `{status, title, detail}`: the config (or audio) broke a rule.
+    InvalidRequest,
+    /// 401: no key, a wrong key, or a `Bearer ` prefix.
+    Unauthorized,
+    /// 413: over the size cap, possibly before the upload finished.
+    TooLarge,
+    /// 415: not `audio/wav` or `audio/pcm`.
+    UnsupportedAudio,
+    /// 429.
+    RateLimited,
+    /// 502: the transcription upstream is unavailable.
+    UpstreamUnavailable,
+    /// 503: the server is at capacity.
+    AtCapacity,
+    /// 504: the transcription upstream timed out.
+    UpstreamTimeout,
+    /// Any status the table does not list.
+    Other,
+}
+
+impl Refusal {
+    pub fn classify(status: u16, body: &ErrorBody) -> Refusal {
+        match status {
+            400 if matches!(body, ErrorBody::Parse { .. }) => Refusal::MalformedBody,
+            400 => Refusal::InvalidRequest,
+            401 => Refusal::Unauthorized,
+            413 => Refusal::TooLarge,
+            415 => Refusal::UnsupportedAudio,
+            429 => Refusal::RateLimited,
+            502 => Refusal::UpstreamUnavailable,
+            503 => Refusal::AtCapacity,
+            504 => Refusal::UpstreamTimeout,
+            _ => Refusal::Other,
+        }
+    }
+
+    /// What an operator does next.
+    pub fn advice(self) -> &'static str {
+        match self {
+            Refusal::MalformedBody => {
+                "the server could not read the multipart body (config first, then non-empty audio); this is a client bug, report it with the message above"
+            }
+            Refusal::InvalidRequest => {
+                "fix the field or audio the message names (the client checks the documented rules, so the server knows one more)"
+            }
+            Refusal::Unauthorized => {
+                "check the API key (`earshot config show`); dictation takes the raw key in Authorization, with no `Bearer ` prefix"
+            }
+            Refusal::TooLarge => {
+                "the audio is over the server's size cap; send at most 120 s, or record mono or at a lower sample rate"
+            }
+            Refusal::UnsupportedAudio => {
+                "dictation takes only audio/wav or audio/pcm; send compressed audio to the buffered /v1/transcribe endpoint instead"
+            }
+            Refusal::RateLimited => {
+                "rate limited; wait a little (Retry-After, when given) and retry"
+            }
+            Refusal::UpstreamUnavailable => {
+                "the transcription upstream is unavailable; retry in a minute, or try another region (`earshot probe FILE` compares them)"
+            }
+            Refusal::AtCapacity => "the server is at capacity; wait a little and retry",
+            Refusal::UpstreamTimeout => {
+                "the transcription upstream timed out; retry, or try another region (`earshot probe FILE` compares them)"
+            }
+            Refusal::Other => {
+                "unexpected answer; retry shortly, and quote the status when reporting it"
+            }
+        }
+    }
+}
+
+/// A failed dictation call.
+#[derive(Debug, thiserror::Error)]
+pub enum DictationError {
+    /// Refused before sending (the request breaks a rule), not sent
+    /// (transport), or an answer that could not be read.
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    /// The server answered with an error status of part 7 A.
+    #[error(
+        "{request} failed: HTTP {status}: {body} — {}{}",
+        kind.advice(),
+        attempts_note(*attempts, *not_retried)
+    )]
+    Refused {
+        request: String,
+        status: u16,
+        kind: Refusal,
+        body: ErrorBody,
+        retry_after: Option<Duration>,
+        /// Requests sent, the last one included.
+        attempts: u32,
+        /// A retryable status that was not retried because the audio came
+        /// from a stream that cannot be read again.
+        not_retried: bool,
+    },
+}
+
+fn attempts_note(attempts: u32, not_retried: bool) -> String {
+    if not_retried {
+        " (not retried: the audio came from a stream that cannot be read again)".to_owned()
+    } else if attempts > 1 {
+        format!(" (after {attempts} attempts)")
+    } else {
+        String::new()
+    }
+}
+
+impl DictationError {
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            DictationError::Refused { status, .. } => Some(*status),
+            DictationError::Api(error) => error.status(),
+        }
+    }
+
+    /// Requests that reached the server's answer (0 when none did).
+    pub fn attempts(&self) -> u32 {
+        match self {
+            DictationError::Refused { attempts, .. } => *attempts,
+            DictationError::Api(_) => 0,
+        }
+    }
+
+    /// The rule broken, when the request was refused before sending.
+    pub fn invalid(&self) -> Option<&ValidationError> {
+        match self {
+            DictationError::Api(ApiError::Invalid(invalid)) => Some(invalid),
+            _ => None,
+        }
+    }
+}
+
+impl From<ValidationError> for DictationError {
+    fn from(error: ValidationError) -> Self {
+        DictationError::Api(ApiError::Invalid(error))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Retries: the one policy of areas A and B
+// ---------------------------------------------------------------------------
+
+/// When to send a refused request again (spec part 7 A): 429 and 503 back
+/// off and retry (honouring `Retry-After`); 502 and 504 retry once, then
+/// surface. Callers retry only audio that can be read again (a file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries of 429 and 503 answers, together.
+    pub backoff_retries: u32,
+    /// Retries of 502 and 504 answers, together.
+    pub upstream_retries: u32,
+    /// The first back-off; it doubles with each retry.
+    pub base_delay: Duration,
+    /// No wait is longer; a `Retry-After` past it is surfaced instead.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            backoff_retries: 3,
+            upstream_retries: 1,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Retries used so far in one call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryCount {
+    backoff: u32,
+    upstream: u32,
+}
+
+impl RetryPolicy {
+    /// Never retry: for probes, which report the first answer as it is.
+    pub const NEVER: RetryPolicy = RetryPolicy {
+        backoff_retries: 0,
+        upstream_retries: 0,
+        base_delay: Duration::ZERO,
+        max_delay: Duration::ZERO,
+    };
+
+    /// Whether `status` is one the policy may retry at all.
+    pub fn retryable(status: u16) -> bool {
+        matches!(status, 429 | 502 | 503 | 504)
+    }
+
+    /// How long to wait before retrying an answer of `status`, or `None`
+    /// to surface it. Counts the retry in `count`.
+    pub fn next_delay(
+        &self,
+        status: u16,
+        retry_after: Option<Duration>,
+        count: &mut RetryCount,
+    ) -> Option<Duration> {
+        match status {
+            429 | 503 => {
+                if count.backoff >= self.backoff_retries {
+                    return None;
+                }
+                let backoff = self
+                    .base_delay
+                    .saturating_mul(1 << count.backoff.min(16))
+                    .min(self.max_delay);
+                let wait = retry_after.unwrap_or(backoff);
+                if wait > self.max_delay {
+                    return None;
+                }
+                count.backoff += 1;
+                Some(wait)
+            }
+            502 | 504 => {
+                if count.upstream >= self.upstream_retries {
+                    return None;
+                }
+                count.upstream += 1;
+                Some(retry_after.unwrap_or(Duration::ZERO).min(self.max_delay))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Sends `attempt` (a fresh request each time) under `policy`; the final
+/// answer's bytes, or the last refusal with the number of attempts.
+/// `replayable` is false for audio that cannot be read again: then nothing
+/// is retried.
+pub(crate) async fn with_retries<F, Fut>(
+    policy: RetryPolicy,
+    replayable: bool,
+    mut attempt: F,
+) -> Result<Vec<u8>, (ApiError, u32, bool)>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<u8>, ApiError>>,
+{
+    let mut count = RetryCount::default();
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        let error = match attempt().await {
+            Ok(bytes) => return Ok(bytes),
+            Err(error) => error,
+        };
+        let Some(status) = error.status() else {
+            return Err((error, attempts, false));
+        };
+        if !replayable {
+            return Err((error, attempts, RetryPolicy::retryable(status)));
+        }
+        match policy.next_delay(status, error.retry_after(), &mut count) {
+            Some(wait) => tokio::time::sleep(wait).await,
+            None => return Err((error, attempts, false)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The multipart body
+// ---------------------------------------------------------------------------
+
+/// The fixed bytes around the audio: part headers, the config, the close.
+pub(crate) struct Envelope {
+    pub boundary: String,
+    pub head: Bytes,
+    pub tail: Bytes,
+}
+
+impl Envelope {
+    /// `config` first (when given), then the `audio` part's headers.
+    pub fn new(config: Option<&[u8]>, audio_type: &str, filename: &str) -> Envelope {
+        let boundary = format!("earshot-{}", uuid::Uuid::new_v4().simple());
+        let mut head = Vec::new();
+        if let Some(config) = config {
+            head.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"config\"\r\n\
+                     Content-Type: application/json\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            head.extend_from_slice(config);
+            head.extend_from_slice(b"\r\n");
+        }
+        head.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"audio\"; filename=\"{filename}\"\r\n\
+                 Content-Type: {audio_type}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        let tail = Bytes::from(format!("\r\n--{boundary}--\r\n"));
+        Envelope {
+            boundary,
+            head: Bytes::from(head),
+            tail,
+        }
+    }
+
+    pub fn content_type(&self) -> String {
+        format!("multipart/form-data; boundary={}", self.boundary)
+    }
+
+    /// The whole body as a stream: head, the audio as it is read, tail.
+    /// Each read of the source goes out as soon as it returns.
+    pub fn body(&self, audio: impl AsyncRead + Send + 'static) -> reqwest::Body {
+        let head = futures_util::stream::once(std::future::ready(Ok::<_, std::io::Error>(
+            self.head.clone(),
+        )));
+        let tail = futures_util::stream::once(std::future::ready(Ok(self.tail.clone())));
+        let audio = tokio_util::io::ReaderStream::with_capacity(audio, AUDIO_CHUNK);
+        reqwest::Body::wrap_stream(head.chain(audio).chain(tail))
+    }
+
+    /// Body length for audio of `audio_len` bytes.
+    pub fn len(&self, audio_len: u64) -> u64 {
+        self.head.len() as u64 + audio_len + self.tail.len() as u64
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Checking a file before sending
+// ---------------------------------------------------------------------------
+
+/// Opens `path` for reading, with an error naming it.
+pub(crate) async fn open_audio(path: &Path) -> Result<(tokio::fs::File, u64), ValidationError> {
+    let unreadable = |error: std::io::Error| {
+        ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
+    };
+    let file = tokio::fs::File::open(path).await.map_err(unreadable)?;
+    let len = file.metadata().await.map_err(unreadable)?.len();
+    Ok((file, len))
+}
+
+/// The duration of a WAV file, from its header and its length on disk.
+pub(crate) async fn wav_file_duration(path: &Path) -> Result<Duration, ValidationError> {
+    let (file, len) = open_audio(path).await?;
+    let mut prefix = Vec::new();
+    file.take(WAV_HEADER_WINDOW)
+        .read_to_end(&mut prefix)
+        .await
+        .map_err(|error| {
+            ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
+        })?;
+    wav_duration(&prefix, len).map_err(|why| {
+        ValidationError::new(
+            "audio",
+            format!(
+                "{} is not a WAV file dictation can take: {why}",
+                path.display()
+            ),
+        )
+    })
+}
+
+/// Duration of a WAV whose first bytes are `prefix` and whose full length
+/// is `file_len`: the `data` chunk's declared size (or what the file holds,
+/// when the size is a streaming placeholder or runs past the end).
+pub fn wav_duration(prefix: &[u8], file_len: u64) -> Result<Duration, String> {
+    let u16_at = |at: usize| {
+        prefix
+            .get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let u32_at = |at: usize| {
+        prefix
+            .get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if prefix.get(0..4) != Some(b"RIFF") || prefix.get(8..12) != Some(b"WAVE") {
+        return Err("no RIFF/WAVE header (for raw PCM, say so: audio/pcm)".into());
+    }
+    // (format, channels, sample rate, byte rate, bits per sample)
+    let mut format: Option<(u16, u16, u32, u32, u16)> = None;
+    let mut at = 12usize;
+    while let (Some(id), Some(size)) = (prefix.get(at..at + 4), u32_at(at + 4)) {
+        let body = at + 8;
+        match id {
+            b"fmt " => {
+                let read = || {
+                    Some((
+                        u16_at(body)?,
+                        u16_at(body + 2)?,
+                        u32_at(body + 4)?,
+                        u32_at(body + 8)?,
+                        u16_at(body + 14)?,
+                    ))
+                };
+                format = Some(read().ok_or("the `fmt ` chunk is cut short")?);
+            }
+            b"data" => {
+                let (tag, channels, rate, byte_rate, bits) =
+                    format.ok_or("no `fmt ` chunk before the audio data")?;
+                let present = file_len.saturating_sub(body as u64);
+                let declared = u64::from(size);
+                let data = if declared == 0 || declared >= 0x7FFF_F000 {
+                    present
+                } else {
+                    declared.min(present)
+                };
+                let frame = u64::from(channels) * u64::from(bits.div_ceil(8));
+                // PCM, float, A-law, µ-law (and extensible) have whole frames.
+                let seconds = if matches!(tag, 1 | 3 | 6 | 7 | 0xFFFE) && frame > 0 && rate > 0 {
+                    (data / frame) as f64 / f64::from(rate)
+                } else if byte_rate > 0 {
+                    data as f64 / f64::from(byte_rate)
+                } else {
+                    return Err("the `fmt ` chunk gives no sample rate".into());
+                };
+                return Ok(Duration::from_secs_f64(seconds));
+            }
+            _ => {}
+        }
+        at = body + size as usize + (size as usize % 2);
+    }
+    Err("no `data` chunk in the first 1 MB".into())
+}
+
+/// Refuses audio longer than the documented 120 s.
+fn check_duration(duration: Duration, path: &Path) -> Result<(), ValidationError> {
+    if duration > MAX_AUDIO {
+        return Err(ValidationError::new(
+            "audio",
+            format!(
+                "{} lasts {:.1} s; dictation takes at most {} s (use pre-recorded transcription, `earshot jobs submit`, for longer audio)",
+                path.display(),
+                duration.as_secs_f64(),
+                MAX_AUDIO.as_secs()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Duration of a raw PCM file of `len` bytes (16-bit samples).
+fn pcm_duration(len: u64, sample_rate: u32, channels: u16) -> Duration {
+    let per_second = u64::from(sample_rate) * u64::from(channels) * 2;
+    if per_second == 0 {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(len as f64 / per_second as f64)
+}
+
+// ---------------------------------------------------------------------------
+// The call
+// ---------------------------------------------------------------------------
+
+impl Client {
+    /// Sends one dictation request: checks the config (and a file's
+    /// length), streams `config` then `audio`, and retries under
+    /// `request.retry` when the audio is a file.
+    pub async fn dictate(
+        &self,
+        request: &DictationRequest,
+        audio: AudioSource,
+    ) -> Result<Dictation, DictationError> {
+        request.config.validate(request.format)?;
+        let label = format!(
+            "dictation ({}, {})",
+            region_name(request.region),
+            request.path.path()
+        );
+        let url = Self::url(
+            self.endpoints.dictation(request.region),
+            request.path.path(),
+        );
+        let config = serde_json::to_vec(&request.config).map_err(|error| {
+            ValidationError::new("config", format!("cannot be serialised: {error}"))
+        })?;
+        let filename = match request.format {
+            AudioFormat::Wav => "audio.wav",
+            AudioFormat::Pcm => "audio.pcm",
+        };
+        let replayable = audio.replayable();
+        let result = match audio {
+            AudioSource::File(path) => {
+                let (_, len) = open_audio(&path).await?;
+                let duration = match request.format {
+                    AudioFormat::Wav => wav_file_duration(&path).await?,
+                    AudioFormat::Pcm => pcm_duration(
+                        len,
+                        request.config.sample_rate.unwrap_or(0),
+                        request.config.channels.unwrap_or(0),
+                    ),
+                };
+                check_duration(duration, &path)?;
+                with_retries(request.retry, true, || {
+                    let path = path.clone();
+                    let url = url.clone();
+                    let label = label.as_str();
+                    let config = config.as_slice();
+                    async move {
+                        let (file, len) = open_audio(&path).await?;
+                        let envelope =
+                            Envelope::new(Some(config), request.format.content_type(), filename);
+                        let builder = self
+                            .dictation_request(url, &envelope)
+                            .header(CONTENT_LENGTH, envelope.len(len))
+                            .body(envelope.body(file));
+                        Self::send(label, builder).await
+                    }
+                })
+                .await
+            }
+            AudioSource::Reader(reader) => {
+                let envelope =
+                    Envelope::new(Some(&config), request.format.content_type(), filename);
+                let builder = self
+                    .dictation_request(url, &envelope)
+                    .body(envelope.body(reader));
+                let mut reader = Some(builder);
+                with_retries(request.retry, false, || {
+                    let builder = reader.take();
+                    let label = label.as_str();
+                    async move {
+                        match builder {
+                            Some(builder) => Self::send(label, builder).await,
+                            None => Err(ApiError::Setup {
+                                detail: "a stream cannot be sent twice".into(),
+                            }),
+                        }
+                    }
+                })
+                .await
+            }
+        };
+        let bytes = result.map_err(|(error, attempts, not_retried)| {
+            refused(error, attempts, not_retried && !replayable)
+        })?;
+        serde_json::from_slice(&bytes).map_err(|error| {
+            DictationError::Api(ApiError::Decode {
+                request: label,
+                detail: error.to_string(),
+            })
+        })
+    }
+
+    fn dictation_request(&self, url: url::Url, envelope: &Envelope) -> reqwest::RequestBuilder {
+        self.http
+            .post(url)
+            .header(AUTHORIZATION, self.key_header())
+            .header(CONTENT_TYPE, envelope.content_type())
+            .timeout(DICTATION_TIMEOUT)
+    }
+}
+
+/// A status answer becomes a [`DictationError::Refused`]; anything else
+/// stays an [`ApiError`].
+fn refused(error: ApiError, attempts: u32, not_retried: bool) -> DictationError {
+    match error {
+        ApiError::Status {
+            request,
+            status,
+            body,
+            retry_after,
+        } => DictationError::Refused {
+            kind: Refusal::classify(status, &body),
+            request,
+            status,
+            body,
+            retry_after,
+            attempts,
+            not_retried,
+        },
+        other => DictationError::Api(other),
+    }
+}
+
+pub(crate) fn region_name(region: Region) -> &'static str {
+    match region {
+        Region::Global => "global",
+        Region::Us => "us",
+        Region::Eu => "eu",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> DictationConfig {
+        DictationConfig::default()
+    }
+
+    #[test]
+    fn each_rule_names_its_field() {
+        let cases: Vec<(DictationConfig, AudioFormat, &str, &str)> = vec![
+            (
+                DictationConfig {
+                    language_codes: Some(vec!["en".into(), "klingon".into()]),
+                    ..config()
+                },
+                AudioFormat::Wav,
+                "language_codes",
+                "\"klingon\" is not a supported",
+            ),
+            (
+                DictationConfig {
+                    stt_prompt: Some("x".repeat(6001)),
+                    ..config()
+                },
+                AudioFormat::Wav,
+                "stt_prompt",
+                "at most 6000 characters (got 6001)",
+            ),
+            (
+                DictationConfig {
+                    keyterms_prompt: Some(vec!["k".into(); 101]),
+                    ..config()
+                },
+                AudioFormat::Wav,
+                "keyterms_prompt",
+                "at most 100 items (got 101)",
+            ),
+            (
+                DictationConfig {
+                    keyterms_prompt: Some(vec!["k".repeat(100); 81]),
+                    ..config()
+                },
+                AudioFormat::Wav,
+                "keyterms_prompt",
+                "8000 characters in total (got 8100)",
+            ),
+            (
+                DictationConfig {
+                    llm_instruction: Some("é".repeat(2049)),
+                    ..config()
+                },
+                AudioFormat::Wav,
+                "llm_instruction",
+                "at most 2048 characters (got 2049)",
+            ),
+            (
+                DictationConfig {
+                    channels: Some(1),
+                    ..config()
+                },
+                AudioFormat::Pcm,
+                "sample_rate",
+                "required when the audio is audio/pcm",
+            ),
+            (
+                DictationConfig {
+                    sample_rate: Some(16_000),
+                    ..config()
+                },
+                AudioFormat::Pcm,
+                "channels",
+                "required when the audio is audio/pcm",
+            ),
+        ];
+        for (config, format, field, rule) in cases {
+            let error = config.validate(format).expect_err(field);
+            assert_eq!(error.field, field);
+            assert!(error.rule.contains(rule), "{error}");
+        }
+    }
+
+    #[test]
+    fn limits_are_inclusive_and_count_characters() {
+        let at_limit = DictationConfig {
+            language_codes: Some(LANGUAGE_CODES.iter().map(|c| (*c).to_owned()).collect()),
+            stt_prompt: Some("é".repeat(6000)),
+            keyterms_prompt: Some(vec!["k".repeat(80); 100]),
+            llm_instruction: Some("x".repeat(2048)),
+            ..config()
+        };
+        assert!(at_limit.validate(AudioFormat::Wav).is_ok());
+        let pcm = DictationConfig {
+            sample_rate: Some(16_000),
+            channels: Some(1),
+            ..config()
+        };
+        assert!(pcm.validate(AudioFormat::Pcm).is_ok());
+        // WAV ignores rate and channels: none needed.
+        assert!(config().validate(AudioFormat::Wav).is_ok());
+    }
+
+    #[test]
+    fn retry_policy_follows_part_7_a() {
+        let policy = RetryPolicy::default();
+        let mut count = RetryCount::default();
+        // 502/504: once, together.
+        assert_eq!(
+            policy.next_delay(502, None, &mut count),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(policy.next_delay(504, None, &mut count), None);
+        // 429/503: back off, doubling, Retry-After first.
+        let mut count = RetryCount::default();
+        assert_eq!(
+            policy.next_delay(503, None, &mut count),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            policy.next_delay(429, Some(Duration::from_secs(2)), &mut count),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            policy.next_delay(503, None, &mut count),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(policy.next_delay(503, None, &mut count), None);
+        // A Retry-After past the longest wait is surfaced, not slept on.
+        let mut count = RetryCount::default();
+        assert_eq!(
+            policy.next_delay(429, Some(Duration::from_secs(3600)), &mut count),
+            None
+        );
+        // Other statuses are never retried.
+        for status in [400, 401, 413, 415, 500] {
+            assert_eq!(policy.next_delay(status, None, &mut count), None);
+        }
+        assert_eq!(
+            RetryPolicy::NEVER.next_delay(503, None, &mut RetryCount::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn refusals_are_classified_by_status_and_body_shape() {
+        let parse = ErrorBody::Parse {
+            error: "audio before config".into(),
+            error_code: "bad_request".into(),
+        };
+        let detail = ErrorBody::Detail {
+            status: 400,
+            title: "Bad Request".into(),
+            detail: "unknown field".into(),
+        };
+        assert_eq!(Refusal::classify(400, &parse), Refusal::MalformedBody);
+        assert_eq!(Refusal::classify(400, &detail), Refusal::InvalidRequest);
+        assert_eq!(Refusal::classify(415, &detail), Refusal::UnsupportedAudio);
+        assert!(
+            Refusal::UnsupportedAudio
+                .advice()
+                .contains("/v1/transcribe")
+        );
+        assert!(Refusal::Unauthorized.advice().contains("Bearer"));
+    }
+
+    #[test]
+    fn the_envelope_puts_config_first() {
+        let envelope = Envelope::new(Some(b"{}"), "audio/pcm", "audio.pcm");
+        let head = String::from_utf8(envelope.head.to_vec()).unwrap();
+        let config = head.find("name=\"config\"").unwrap();
+        let audio = head.find("name=\"audio\"").unwrap();
+        assert!(config < audio);
+        assert!(head.ends_with("Content-Type: audio/pcm\r\n\r\n"));
+        assert!(
+            String::from_utf8(envelope.tail.to_vec())
+                .unwrap()
+                .contains(&format!("--{}--", envelope.boundary))
+        );
+        assert_eq!(
+            envelope.len(10),
+            (envelope.head.len() + 10 + envelope.tail.len()) as u64
+        );
+    }
+
+    #[test]
+    fn wav_duration_reads_the_header() {
+        let mut wav = b"RIFF\0\0\0\0WAVEfmt ".to_vec();
+        wav.extend_from_slice(&16u32.to_le_bytes());
+        for field in [1u16, 1] {
+            wav.extend_from_slice(&field.to_le_bytes());
+        }
+        wav.extend_from_slice(&8000u32.to_le_bytes());
+        wav.extend_from_slice(&16000u32.to_le_bytes());
+        wav.extend_from_slice(&2u16.to_le_bytes());
+        wav.extend_from_slice(&16u16.to_le_bytes());
+        wav.extend_from_slice(b"data");
+        // Declares 121 s; the file holds what it holds.
+        wav.extend_from_slice(&(121 * 16000u32).to_le_bytes());
+        let header = wav.len() as u64;
+        let seconds = |len: u64| wav_duration(&wav, len).unwrap().as_secs_f64();
+        assert!((seconds(header + 121 * 16000) - 121.0).abs() < 1e-9);
+        assert!((seconds(header + 16000) - 1.0).abs() < 1e-9);
+        assert!(wav_duration(b"not a wav at all", 100).is_err());
+    }
+}

@@ -1,0 +1,183 @@
+//! `earshot dictate FILE|-`: one dictation request, streamed from a file
+//! or standard input; prints the verbatim text and the rewrite, or why
+//! there is no rewrite (a failed rewrite is not a failed request).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::output::{emit, print_json};
+use super::{Connection, GlobalOptions, report};
+use crate::api::dictation::{AudioSource, DictationError, DictationPath, DictationRequest};
+use crate::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
+use crate::api::{Client, Region};
+use crate::config::resolve;
+
+#[derive(Args, Debug)]
+pub struct DictateArgs {
+    /// WAV file to send, or `-` to stream standard input (a WAV, or raw
+    /// PCM with --pcm) as it is captured.
+    #[arg(value_name = "FILE|-")]
+    pub input: String,
+    /// The audio is raw 16-bit little-endian PCM (give --sample-rate and
+    /// --channels).
+    #[arg(long)]
+    pub pcm: bool,
+    /// Sample rate of raw PCM, in Hz.
+    #[arg(long, value_name = "HZ")]
+    pub sample_rate: Option<u32>,
+    /// Channels of raw PCM.
+    #[arg(long, value_name = "N")]
+    pub channels: Option<u16>,
+    /// A language code of the audio; repeat or separate with commas
+    /// (default: en).
+    #[arg(long = "language", value_name = "CODE", value_delimiter = ',')]
+    pub languages: Vec<String>,
+    /// The situation of the audio, to help transcription (`stt_prompt`).
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+    /// A name or term to bias transcription toward; repeat for more.
+    #[arg(long = "keyterm", value_name = "TERM")]
+    pub keyterms: Vec<String>,
+    /// Replace the default cleanup with this instruction (`llm_instruction`).
+    #[arg(long, value_name = "TEXT")]
+    pub instruction: Option<String>,
+    /// Region to send to (default: the profile's).
+    #[arg(long, value_enum, value_name = "REGION")]
+    pub region: Option<Region>,
+    /// Path to use: live (/v1/transcribe/live) or stream (/v1/transcribe/stream).
+    #[arg(long, value_enum, default_value = "live", value_name = "PATH")]
+    pub endpoint: DictationPath,
+    /// Print the server's answer as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+pub async fn run(args: DictateArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let result = async {
+        let (client, profile_region) = connect(&args.connection, global)?;
+        let request = DictationRequest {
+            config: DictationConfig {
+                sample_rate: args.sample_rate,
+                channels: args.channels,
+                language_codes: (!args.languages.is_empty()).then(|| args.languages.clone()),
+                stt_prompt: args.prompt.clone(),
+                keyterms_prompt: (!args.keyterms.is_empty()).then(|| args.keyterms.clone()),
+                llm_instruction: args.instruction.clone(),
+            },
+            format: if args.pcm {
+                AudioFormat::Pcm
+            } else {
+                AudioFormat::Wav
+            },
+            region: args.region.unwrap_or(profile_region),
+            path: args.endpoint,
+            ..DictationRequest::default()
+        };
+        let audio = if args.input == "-" {
+            AudioSource::reader(tokio::io::stdin())
+        } else {
+            AudioSource::file(PathBuf::from(&args.input))
+        };
+        let answer = client.dictate(&request, audio).await?;
+        if args.json {
+            print_json(&answer)?;
+        } else {
+            emit(&render(&answer))?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+    .await;
+    result.or_else(report_dictation)
+}
+
+/// A client for the resolved profile and the profile's region.
+pub(super) fn connect(
+    connection: &Connection,
+    global: &GlobalOptions,
+) -> color_eyre::Result<(Client, Region)> {
+    let resolved = resolve(&connection.resolve_options(global))?;
+    let key = resolved.require_api_key()?.clone();
+    Ok((Client::new(resolved.endpoints, key)?, resolved.region))
+}
+
+/// Bad input found before sending exits 2 with the rule broken, as for
+/// every command; other failures print their cause (exit 1).
+pub(super) fn report_dictation(error: color_eyre::Report) -> color_eyre::Result<ExitCode> {
+    if let Some(invalid) = error
+        .downcast_ref::<DictationError>()
+        .and_then(DictationError::invalid)
+    {
+        eprintln!("error: invalid request: {invalid}");
+        return Ok(ExitCode::from(2));
+    }
+    report(error)
+}
+
+/// The text, the rewrite (or why there is none), and one line of details.
+pub fn render(answer: &Dictation) -> String {
+    let mut out = format!("text:    {}\n", answer.text);
+    match answer.rewrite() {
+        Rewrite::Done(rewrite) => {
+            let indented = rewrite.replace('\n', "\n         ");
+            out.push_str(&format!("rewrite: {indented}\n"));
+        }
+        Rewrite::TimedOut => out.push_str(
+            "rewrite: none — the rewrite timed out (past its 5 s deadline); use the text above\n",
+        ),
+        Rewrite::Failed(why) => out.push_str(&format!(
+            "rewrite: none — the rewrite failed (llm_error {why:?}); use the text above\n"
+        )),
+        Rewrite::Missing => {
+            out.push_str("rewrite: none — the server sent no rewrite; use the text above\n");
+        }
+    }
+    let mut details = format!(
+        "session {} · {:.1} s of audio · confidence {:.2}",
+        answer.session_id,
+        answer.audio_duration_ms / 1000.0,
+        answer.confidence
+    );
+    if let Some(total) = answer.request_time_ms {
+        details.push_str(&format!(" · server {total:.1} ms"));
+        let parts: Vec<String> = [
+            ("auth", answer.auth_time_ms),
+            ("transcription", answer.sync_time_ms),
+        ]
+        .into_iter()
+        .filter_map(|(name, value)| value.map(|ms| format!("{name} {ms:.1} ms")))
+        .collect();
+        if !parts.is_empty() {
+            details.push_str(&format!(" ({})", parts.join(", ")));
+        }
+    }
+    out.push_str(&details);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_rewrite_says_why_and_keeps_the_text() {
+        let answer: Dictation = serde_json::from_value(serde_json::json!({
+            "text": "um hello", "words": [], "confidence": 0.9,
+            "llm_response": null, "llm_error": "timeout",
+            "audio_duration_ms": 1500, "session_id": "abc",
+            "request_time_ms": 12.5, "auth_time_ms": 0.1, "sync_time_ms": 10.0
+        }))
+        .unwrap();
+        let text = render(&answer);
+        assert!(text.starts_with("text:    um hello\n"), "{text}");
+        assert!(text.contains("rewrite timed out"), "{text}");
+        assert!(
+            text.contains("server 12.5 ms (auth 0.1 ms, transcription 10.0 ms)"),
+            "{text}"
+        );
+    }
+}

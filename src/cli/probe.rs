@@ -1,0 +1,265 @@
+//! `earshot probe FILE`: dictation and sync once each in every region
+//! (global, US, EU, from the resolved endpoints), one after the other and
+//! never retried, so the table shows each region's first answer: status,
+//! latency seen here, and the server's own timings side by side.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::dictate::{connect, report_dictation};
+use super::output::{Table, emit, print_json};
+use super::{Connection, GlobalOptions};
+use crate::api::dictation::{AudioSource, DictationPath, DictationRequest, RetryPolicy};
+use crate::api::sync::SyncRequest;
+use crate::api::types::dictation::{DEFAULT_SYNC_MODEL, Rewrite};
+use crate::api::{Client, Region};
+
+const REGIONS: [Region; 3] = [Region::Global, Region::Us, Region::Eu];
+
+#[derive(Args, Debug)]
+pub struct ProbeArgs {
+    /// WAV file to send (at most 120 s: dictation's limit).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The sync `X-SVC-Model` value.
+    #[arg(long, default_value = DEFAULT_SYNC_MODEL, value_name = "MODEL")]
+    pub model: String,
+    /// Print the results as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+/// One call's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct Probe {
+    pub region: Region,
+    /// `dictation` or `sync`.
+    pub service: &'static str,
+    pub url: String,
+    pub ok: bool,
+    /// The HTTP status, when an answer came.
+    pub status: Option<u16>,
+    /// Request sent to answer read, as seen from here.
+    pub latency_ms: f64,
+    pub request_time_ms: Option<f64>,
+    pub auth_time_ms: Option<f64>,
+    pub sync_time_ms: Option<f64>,
+    /// Dictation only: `ok`, `timeout`, `error` or `missing`.
+    pub rewrite: Option<String>,
+    pub error: Option<String>,
+}
+
+pub async fn run(args: ProbeArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let result = async {
+        let (client, _) = connect(&args.connection, global)?;
+        let mut probes = Vec::new();
+        for region in REGIONS {
+            probes.push(probe_dictation(&client, region, &args.file).await?);
+            probes.push(probe_sync(&client, region, &args.file, &args.model).await);
+        }
+        if args.json {
+            print_json(&probes)?;
+        } else {
+            emit(&render(&probes))?;
+        }
+        Ok(if probes.iter().all(|probe| probe.ok) {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        })
+    }
+    .await;
+    result.or_else(report_dictation)
+}
+
+/// One dictation call; bad input (a file over 120 s, unreadable) stops
+/// the whole probe, as it would fail the same way in every region.
+async fn probe_dictation(
+    client: &Client,
+    region: Region,
+    file: &std::path::Path,
+) -> color_eyre::Result<Probe> {
+    let request = DictationRequest {
+        region,
+        path: DictationPath::Live,
+        retry: RetryPolicy::NEVER,
+        ..DictationRequest::default()
+    };
+    let url = format!(
+        "{}{}",
+        client
+            .endpoints()
+            .dictation(region)
+            .as_str()
+            .trim_end_matches('/'),
+        DictationPath::Live.path()
+    );
+    let started = Instant::now();
+    let result = client.dictate(&request, AudioSource::file(file)).await;
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let probe = Probe {
+        region,
+        service: "dictation",
+        url,
+        ok: result.is_ok(),
+        status: None,
+        latency_ms,
+        request_time_ms: None,
+        auth_time_ms: None,
+        sync_time_ms: None,
+        rewrite: None,
+        error: None,
+    };
+    Ok(match result {
+        Ok(answer) => Probe {
+            status: Some(200),
+            request_time_ms: answer.request_time_ms,
+            auth_time_ms: answer.auth_time_ms,
+            sync_time_ms: answer.sync_time_ms,
+            rewrite: Some(
+                match answer.rewrite() {
+                    Rewrite::Done(_) => "ok",
+                    Rewrite::TimedOut => "timeout",
+                    Rewrite::Failed(_) => "error",
+                    Rewrite::Missing => "missing",
+                }
+                .to_owned(),
+            ),
+            ..probe
+        },
+        Err(error) if error.invalid().is_some() => return Err(error.into()),
+        Err(error) => Probe {
+            status: error.status(),
+            error: Some(error.to_string()),
+            ..probe
+        },
+    })
+}
+
+async fn probe_sync(client: &Client, region: Region, file: &std::path::Path, model: &str) -> Probe {
+    let request = SyncRequest {
+        region,
+        model: model.to_owned(),
+        retry: RetryPolicy::NEVER,
+    };
+    let url = format!(
+        "{}/transcribe",
+        client
+            .endpoints()
+            .sync(region)
+            .as_str()
+            .trim_end_matches('/')
+    );
+    let started = Instant::now();
+    let result = client.transcribe_sync(&request, file).await;
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match result {
+        Ok(answer) => Probe {
+            region,
+            service: "sync",
+            url,
+            ok: true,
+            status: Some(200),
+            latency_ms,
+            request_time_ms: answer.number("request_time_ms"),
+            auth_time_ms: answer.number("auth_time_ms"),
+            sync_time_ms: answer.number("sync_time_ms"),
+            rewrite: None,
+            error: None,
+        },
+        Err(error) => Probe {
+            region,
+            service: "sync",
+            url,
+            ok: false,
+            status: error.status(),
+            latency_ms,
+            request_time_ms: None,
+            auth_time_ms: None,
+            sync_time_ms: None,
+            rewrite: None,
+            error: Some(error.to_string()),
+        },
+    }
+}
+
+fn ms(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.1}"))
+}
+
+/// A row per region, dictation and sync side by side; then the URLs and
+/// any errors.
+pub fn render(probes: &[Probe]) -> String {
+    let mut table = Table::new(&[
+        "REGION",
+        "DICTATION",
+        "LATENCY ms",
+        "SERVER ms",
+        "AUTH ms",
+        "TRANSCRIBE ms",
+        "REWRITE",
+        "SYNC",
+        "LATENCY ms",
+        "SERVER ms",
+    ]);
+    let status = |probe: &Probe| match (probe.ok, probe.status) {
+        (true, _) => "200 ok".to_owned(),
+        (false, Some(status)) => format!("{status} FAILED"),
+        (false, None) => "no answer".to_owned(),
+    };
+    for pair in probes.chunks(2) {
+        let [dictation, sync] = pair else { continue };
+        table.row(vec![
+            region_label(dictation.region).to_owned(),
+            status(dictation),
+            format!("{:.1}", dictation.latency_ms),
+            ms(dictation.request_time_ms),
+            ms(dictation.auth_time_ms),
+            ms(dictation.sync_time_ms),
+            dictation.rewrite.clone().unwrap_or_else(|| "-".to_owned()),
+            status(sync),
+            format!("{:.1}", sync.latency_ms),
+            ms(sync.request_time_ms),
+        ]);
+    }
+    let mut out = table.render();
+    out.push('\n');
+    for probe in probes {
+        out.push_str(&format!(
+            "{:<6} {:<9} {}\n",
+            region_label(probe.region),
+            probe.service,
+            probe.url
+        ));
+    }
+    let errors: Vec<&Probe> = probes
+        .iter()
+        .filter(|probe| probe.error.is_some())
+        .collect();
+    if !errors.is_empty() {
+        out.push('\n');
+        for probe in errors {
+            out.push_str(&format!(
+                "{} {}: {}\n",
+                region_label(probe.region),
+                probe.service,
+                probe.error.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    out
+}
+
+fn region_label(region: Region) -> &'static str {
+    match region {
+        Region::Global => "global",
+        Region::Us => "us",
+        Region::Eu => "eu",
+    }
+}

@@ -1,0 +1,124 @@
+//! The console's messages: every [`Action`] `update` understands, and every
+//! [`Effect`] (request for background work) it can answer with.
+//!
+//! Actions come from three places: the terminal (keys, paste, resize), the
+//! clock (a tick, only while something counts down), and background tasks
+//! (results of platform calls). Results carry a [`Failure`] rather than an
+//! `ApiError`: a message already worded for an operator, with its time.
+//! Secrets never travel in an `Action`; the one that must reach the
+//! platform travels in an `Effect`, whose `Debug` masks it.
+
+use std::time::Instant;
+
+use chrono::{DateTime, Local};
+use ratatui::crossterm::event::Event;
+
+use super::keymap::Command;
+use crate::api::ApiError;
+use crate::api::types::agents::{NewSubscription, Subscription, SubscriptionPatch};
+use crate::redact::SecretString;
+
+/// A message to `App::update`.
+#[derive(Clone, Debug)]
+pub enum Action {
+    /// A key, a paste, a resize.
+    Input(Event),
+    /// A command picked by key or at the `:` prompt.
+    Run(Command),
+    /// The clock, while something on screen counts down.
+    Tick(Instant),
+    /// The result of a subscriptions call.
+    Subs(SubsResult),
+    /// Background work failed outside any pane (e.g. the clipboard).
+    Failed(Failure),
+    /// SIGTERM, SIGHUP or SIGINT: leave now, restoring the terminal.
+    Shutdown,
+}
+
+/// Results of the Subscriptions pane's platform calls.
+#[derive(Clone, Debug)]
+pub enum SubsResult {
+    /// `seq` identifies the load; a superseded load's answer is dropped.
+    Loaded {
+        seq: u64,
+        result: Result<Vec<Subscription>, Failure>,
+    },
+    /// Pause or resume.
+    Patched {
+        id: String,
+        result: Result<Subscription, Failure>,
+    },
+    Created {
+        result: Result<Subscription, Failure>,
+    },
+    Rotated {
+        id: String,
+        result: Result<Subscription, Failure>,
+    },
+    Deleted {
+        id: String,
+        result: Result<(), Failure>,
+    },
+}
+
+/// A failed call, as the status bar shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub status: Option<u16>,
+    pub at: DateTime<Local>,
+}
+
+impl Failure {
+    pub fn new(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            status: None,
+            at: Local::now(),
+        }
+    }
+
+    pub fn from_api(error: &ApiError) -> Failure {
+        Failure {
+            message: error.to_string(),
+            status: error.status(),
+            at: Local::now(),
+        }
+    }
+}
+
+/// Background work `update` asks for; the event loop runs each in a task.
+#[derive(Clone, Debug)]
+pub enum Effect {
+    /// Supersedes any load still running.
+    LoadSubscriptions {
+        seq: u64,
+        include_disabled: bool,
+    },
+    CreateSubscription(NewSubscription),
+    /// Pause or resume (the patch carries `enabled`).
+    PatchSubscription {
+        id: String,
+        patch: SubscriptionPatch,
+    },
+    RotateSecret {
+        id: String,
+        secret: SecretString,
+    },
+    DeleteSubscription {
+        id: String,
+    },
+    /// Copy to the operator's clipboard with OSC 52.
+    Copy {
+        what: &'static str,
+        text: SecretString,
+    },
+    Quit,
+}
+
+impl Effect {
+    /// Whether the effect is a platform call.
+    pub fn is_network(&self) -> bool {
+        !matches!(self, Effect::Copy { .. } | Effect::Quit)
+    }
+}

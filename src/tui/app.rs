@@ -1,0 +1,420 @@
+//! The console's state ([`App`]) and its one `update` (The Elm
+//! Architecture): an [`Action`] in, state changed, [`Effect`]s out.
+//!
+//! Owns what is common to every pane: which pane is on screen, the
+//! overlays (help, `:` prompt, quit question), the status bar's facts, the
+//! toast, the quit flag and the `dirty` flag the event loop draws by. Keys
+//! become commands here, through the same command lists help is drawn
+//! from (`keymap.rs`). `update` never blocks and never does I/O.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind};
+use tui_input::Input;
+
+use super::action::{Action, Effect, Failure};
+use super::keymap::{
+    self, Command, CommandInfo, CommandSection, command_line_commands, confirm_commands,
+    global_commands, help_commands, interrupt_command, permitted,
+};
+use super::panes::PaneId;
+use super::panes::subscriptions::SubscriptionsPane;
+use super::widgets::input as text;
+use crate::api::validate::UrlPolicy;
+
+/// How long a toast stays up.
+pub const TOAST_FOR: Duration = Duration::from_secs(4);
+
+/// Facts the console is started with.
+#[derive(Clone, Debug)]
+pub struct AppConfig {
+    /// Running on the built-in emulator (`earshot demo`): shows DEMO.
+    pub demo: bool,
+    /// `--read-only`: no command that changes the platform exists.
+    pub read_only: bool,
+    pub profile_label: String,
+    pub region: String,
+    /// Which receiver URLs the create form accepts.
+    pub url_policy: UrlPolicy,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            demo: false,
+            read_only: false,
+            profile_label: "-".into(),
+            region: "global".into(),
+            url_policy: UrlPolicy::PublicHttps,
+        }
+    }
+}
+
+/// Something drawn over the panes.
+#[derive(Clone, Debug)]
+pub enum Overlay {
+    Help {
+        scroll: u16,
+    },
+    CommandLine(Input),
+    /// "A form would be lost: quit anyway?"
+    ConfirmQuit,
+}
+
+/// The platform as the status bar reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Connection {
+    /// No answer yet.
+    Unknown,
+    Ok,
+    Error,
+}
+
+/// The status bar's facts.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub connection: Connection,
+    /// Requests used of the account budget; the Jobs pane fills it.
+    pub budget: Option<String>,
+    pub last_error: Option<Failure>,
+}
+
+/// A short message that goes away by itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toast {
+    pub text: String,
+    pub until: Instant,
+}
+
+/// What a pane's update produced besides its own state changes.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub effects: Vec<Effect>,
+    pub toast: Option<String>,
+    pub failure: Option<Failure>,
+    /// A platform call succeeded.
+    pub succeeded: bool,
+}
+
+/// The whole console's state.
+#[derive(Debug)]
+pub struct App {
+    pub config: AppConfig,
+    pub pane: PaneId,
+    pub subs: SubscriptionsPane,
+    pub overlay: Option<Overlay>,
+    pub status: Status,
+    pub toast: Option<Toast>,
+    /// Something changed since the last frame.
+    pub dirty: bool,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(config: AppConfig) -> App {
+        let subs = SubscriptionsPane::new(config.url_policy);
+        App {
+            config,
+            pane: PaneId::Subscriptions,
+            subs,
+            overlay: None,
+            status: Status {
+                connection: Connection::Unknown,
+                budget: None,
+                last_error: None,
+            },
+            toast: None,
+            dirty: true,
+            quit: false,
+        }
+    }
+
+    /// The work to start with: the first load.
+    pub fn init(&mut self) -> Vec<Effect> {
+        let mut out = Outcome::default();
+        self.subs.init(&mut out);
+        self.absorb(out)
+    }
+
+    /// Shows a message in the status bar's error slot (e.g. a theme that
+    /// could not be loaded).
+    pub fn notice(&mut self, message: impl Into<String>) {
+        self.status.last_error = Some(Failure::new(message));
+        self.dirty = true;
+    }
+
+    /// Whether the loop should run its tick: something counts down.
+    pub fn wants_tick(&self) -> bool {
+        self.toast.is_some()
+    }
+
+    /// A request is in flight.
+    pub fn busy(&self) -> bool {
+        self.subs.busy()
+    }
+
+    /// The one update.
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Input(Event::Key(key)) => self.on_key(&key),
+            Action::Input(Event::Paste(pasted)) => {
+                self.dirty = true;
+                self.on_paste(&pasted);
+                Vec::new()
+            }
+            Action::Input(Event::Resize(..)) => {
+                self.dirty = true;
+                Vec::new()
+            }
+            Action::Input(_) => Vec::new(),
+            Action::Run(command) => {
+                self.dirty = true;
+                self.run(command)
+            }
+            Action::Tick(now) => {
+                if self.toast.as_ref().is_some_and(|toast| now >= toast.until) {
+                    self.toast = None;
+                    self.dirty = true;
+                }
+                Vec::new()
+            }
+            Action::Subs(result) => {
+                self.dirty = true;
+                let mut out = Outcome::default();
+                self.subs.on_result(result, &mut out);
+                self.absorb(out)
+            }
+            Action::Failed(failure) => {
+                self.dirty = true;
+                self.status.last_error = Some(failure);
+                Vec::new()
+            }
+            Action::Shutdown => {
+                self.quit = true;
+                vec![Effect::Quit]
+            }
+        }
+    }
+
+    /// The commands that exist right now: keys match these, the footer
+    /// shows their quick ones. Read-only filtering happens here, once.
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        let list = match &self.overlay {
+            Some(Overlay::Help { .. }) => help_commands(),
+            Some(Overlay::CommandLine(_)) => {
+                let mut list = command_line_commands();
+                list.push(interrupt_command());
+                list
+            }
+            Some(Overlay::ConfirmQuit) => {
+                let mut list = confirm_commands();
+                list.push(interrupt_command());
+                list
+            }
+            None => {
+                let (mut list, global) = match self.pane {
+                    PaneId::Subscriptions => (self.subs.commands(), self.subs.allows_global()),
+                    _ => (Vec::new(), true),
+                };
+                if global {
+                    list.extend(global_commands());
+                } else {
+                    list.push(interrupt_command());
+                }
+                list
+            }
+        };
+        permitted(list, self.config.read_only)
+    }
+
+    /// What `?` shows: the current pane's commands, then the global ones,
+    /// through the same read-only filter as the keys.
+    pub fn help_sections(&self) -> Vec<CommandSection> {
+        let mut sections = match self.pane {
+            PaneId::Subscriptions => SubscriptionsPane::help_sections(),
+            _ => Vec::new(),
+        };
+        sections.push(CommandSection {
+            title: "Global",
+            commands: global_commands(),
+        });
+        sections
+            .into_iter()
+            .map(|section| CommandSection {
+                title: section.title,
+                commands: permitted(section.commands, self.config.read_only)
+                    .into_iter()
+                    .filter(|command| command.in_help)
+                    .collect(),
+            })
+            .filter(|section| !section.commands.is_empty())
+            .collect()
+    }
+
+    fn on_key(&mut self, key: &KeyEvent) -> Vec<Effect> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        self.dirty = true;
+        if let Some(command) = keymap::find(&self.commands(), key) {
+            return self.run(command);
+        }
+        match &mut self.overlay {
+            Some(Overlay::CommandLine(input)) => {
+                text::type_key(input, key);
+            }
+            Some(_) => {}
+            None => {
+                if self.pane == PaneId::Subscriptions && self.subs.captures_text() {
+                    self.subs.type_key(key);
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn on_paste(&mut self, pasted: &str) {
+        match &mut self.overlay {
+            Some(Overlay::CommandLine(input)) => {
+                text::paste(input, pasted);
+            }
+            Some(_) => {}
+            None => {
+                if self.pane == PaneId::Subscriptions && self.subs.captures_text() {
+                    self.subs.paste(pasted);
+                }
+            }
+        }
+    }
+
+    fn run(&mut self, command: Command) -> Vec<Effect> {
+        match command {
+            Command::Help => {
+                self.overlay = Some(Overlay::Help { scroll: 0 });
+                Vec::new()
+            }
+            Command::Close | Command::ConfirmNo => {
+                self.overlay = None;
+                Vec::new()
+            }
+            Command::ScrollUp | Command::ScrollDown => {
+                if let Some(Overlay::Help { scroll }) = &mut self.overlay {
+                    *scroll = if command == Command::ScrollUp {
+                        scroll.saturating_sub(1)
+                    } else {
+                        scroll.saturating_add(1)
+                    };
+                }
+                Vec::new()
+            }
+            Command::NextPane => self.go_to(self.pane.next()),
+            Command::PrevPane => self.go_to(self.pane.prev()),
+            Command::GoTo(pane) => self.go_to(pane),
+            Command::CommandLine => {
+                self.overlay = Some(Overlay::CommandLine(Input::default()));
+                Vec::new()
+            }
+            Command::RunCommandLine => {
+                let typed = match self.overlay.take() {
+                    Some(Overlay::CommandLine(input)) => input.value().to_owned(),
+                    _ => String::new(),
+                };
+                self.run_typed(&typed)
+            }
+            Command::Refresh => self.refresh(),
+            Command::Quit => self.quit_or_ask(),
+            Command::Interrupt => {
+                if matches!(self.overlay, Some(Overlay::ConfirmQuit)) {
+                    return self.quit_now();
+                }
+                self.quit_or_ask()
+            }
+            Command::ConfirmYes => self.quit_now(),
+            Command::Subs(command) => {
+                let mut out = Outcome::default();
+                self.subs.run(command, &mut out);
+                self.absorb(out)
+            }
+        }
+    }
+
+    /// A line typed at the `:` prompt.
+    fn run_typed(&mut self, typed: &str) -> Vec<Effect> {
+        let typed = typed.trim().trim_start_matches(':').trim();
+        match typed {
+            "" => Vec::new(),
+            "q" | "quit" | "qa" => self.quit_or_ask(),
+            "q!" | "quit!" => self.quit_now(),
+            "help" | "?" => self.run(Command::Help),
+            "r" | "refresh" => self.refresh(),
+            other => match PaneId::from_name(other) {
+                Some(pane) => self.go_to(pane),
+                None => {
+                    self.status.last_error = Some(Failure::new(format!(
+                        "unknown command :{other}: try :q, :1…:5, :subs, :deliveries, :jobs, :sigs, :probe, :help"
+                    )));
+                    Vec::new()
+                }
+            },
+        }
+    }
+
+    fn go_to(&mut self, pane: PaneId) -> Vec<Effect> {
+        self.pane = pane;
+        Vec::new()
+    }
+
+    fn refresh(&mut self) -> Vec<Effect> {
+        match self.pane {
+            PaneId::Subscriptions => {
+                let mut out = Outcome::default();
+                self.subs.refresh(&mut out);
+                self.absorb(out)
+            }
+            _ => {
+                self.set_toast("nothing to refresh in this pane yet".into());
+                Vec::new()
+            }
+        }
+    }
+
+    fn quit_or_ask(&mut self) -> Vec<Effect> {
+        if self.subs.is_dirty() {
+            self.overlay = Some(Overlay::ConfirmQuit);
+            return Vec::new();
+        }
+        self.quit_now()
+    }
+
+    fn quit_now(&mut self) -> Vec<Effect> {
+        self.quit = true;
+        vec![Effect::Quit]
+    }
+
+    fn set_toast(&mut self, text: String) {
+        self.toast = Some(Toast {
+            text,
+            until: Instant::now() + TOAST_FOR,
+        });
+    }
+
+    /// Applies a pane's outcome to the shared state; its effects.
+    fn absorb(&mut self, out: Outcome) -> Vec<Effect> {
+        if let Some(text) = out.toast {
+            self.set_toast(text);
+        }
+        if let Some(failure) = out.failure {
+            tracing::warn!(error = %failure.message, "platform call failed");
+            self.status.connection = Connection::Error;
+            self.status.last_error = Some(failure);
+        } else if out.succeeded {
+            self.status.connection = Connection::Ok;
+        }
+        self.dirty = true;
+        out.effects
+    }
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,213 @@
+//! `update` tests of what the [`App`] owns: read-only, quitting, panes,
+//! the `:` prompt, help, toasts.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::{App, AppConfig, Overlay};
+use crate::tui::panes::PaneId;
+use crate::tui::panes::subscriptions::Modal;
+use crate::tui::panes::subscriptions::tests::fixtures as rows;
+
+fn press(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn key(c: char) -> Action {
+    press(KeyCode::Char(c))
+}
+
+fn app(read_only: bool) -> App {
+    let mut app = App::new(AppConfig {
+        read_only,
+        ..AppConfig::default()
+    });
+    app.subs.set_rows(rows());
+    app
+}
+
+#[test]
+fn read_only_removes_mutating_commands_from_keys_help_and_footer() {
+    let mut app = app(true);
+    for c in ['n', 'p', 'R', 'D'] {
+        assert!(app.update(key(c)).is_empty(), "{c} does nothing");
+        assert!(app.subs.modal.is_none(), "{c} opens nothing");
+    }
+    assert!(app.subs.rows()[0].enabled);
+    let keys: Vec<&str> = app.commands().iter().map(|command| command.keys).collect();
+    for hidden in ["n", "p", "R", "D"] {
+        assert!(
+            !keys.contains(&hidden),
+            "{hidden} is not a command: {keys:?}"
+        );
+    }
+    let help = app.help_sections();
+    let titles: Vec<&str> = help.iter().map(|section| section.title).collect();
+    assert_eq!(
+        titles,
+        ["Subscriptions", "Detail", "Filter (typing)", "Global"]
+    );
+    assert!(
+        help.iter()
+            .flat_map(|section| &section.commands)
+            .all(|command| !command.mutating)
+    );
+    // Reading still works.
+    assert_eq!(app.update(key('c')).len(), 1);
+    assert_eq!(app.update(key('r')).len(), 1);
+
+    let writable = self::app(false);
+    assert!(
+        writable
+            .commands()
+            .iter()
+            .any(|command| command.keys == "D")
+    );
+}
+
+#[test]
+fn q_quits_at_once_when_nothing_would_be_lost() {
+    let mut app = app(false);
+    assert!(matches!(app.update(key('q')).as_slice(), [Effect::Quit]));
+    assert!(app.quit);
+}
+
+#[test]
+fn quitting_with_a_dirty_form_asks_first() {
+    let mut app = app(false);
+    app.update(key('n'));
+    app.update(key('h'));
+    let ctrl_c = Action::Input(Event::Key(KeyEvent::new(
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(app.update(ctrl_c.clone()).is_empty());
+    assert!(matches!(app.overlay, Some(Overlay::ConfirmQuit)));
+    assert!(app.update(key('n')).is_empty());
+    assert!(app.overlay.is_none() && !app.quit);
+    assert!(
+        matches!(app.subs.modal, Some(Modal::Create(_))),
+        "the form survived"
+    );
+
+    app.update(ctrl_c);
+    assert!(matches!(app.update(key('y')).as_slice(), [Effect::Quit]));
+}
+
+#[test]
+fn esc_on_a_dirty_form_asks_before_discarding_it() {
+    let mut app = app(false);
+    app.update(key('n'));
+    app.update(press(KeyCode::Esc));
+    assert!(app.subs.modal.is_none(), "an empty form just closes");
+
+    app.update(key('n'));
+    app.update(key('x'));
+    app.update(press(KeyCode::Esc));
+    assert!(matches!(&app.subs.modal, Some(Modal::Create(form)) if form.confirm_discard));
+    app.update(key('y'));
+    assert!(app.subs.modal.is_none());
+}
+
+#[test]
+fn tab_number_keys_and_the_prompt_switch_panes() {
+    let mut app = app(false);
+    app.update(press(KeyCode::Tab));
+    assert_eq!(app.pane, PaneId::Deliveries);
+    app.update(Action::Input(Event::Key(KeyEvent::new(
+        KeyCode::BackTab,
+        KeyModifiers::SHIFT,
+    ))));
+    assert_eq!(app.pane, PaneId::Subscriptions);
+    app.update(key('5'));
+    assert_eq!(app.pane, PaneId::Probe);
+    app.update(key(':'));
+    for c in "subs".chars() {
+        app.update(key(c));
+    }
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.pane, PaneId::Subscriptions);
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn the_prompt_quits_and_reports_unknown_commands() {
+    let mut app = app(false);
+    app.update(key(':'));
+    app.update(key('x'));
+    app.update(press(KeyCode::Enter));
+    let error = app.status.last_error.clone().expect("an error");
+    assert!(
+        error.message.contains("unknown command :x"),
+        "{}",
+        error.message
+    );
+    assert!(!app.quit);
+
+    app.update(key(':'));
+    app.update(key('q'));
+    assert!(matches!(
+        app.update(press(KeyCode::Enter)).as_slice(),
+        [Effect::Quit]
+    ));
+}
+
+#[test]
+fn help_opens_with_question_mark_and_closes_with_esc() {
+    let mut app = app(false);
+    app.update(key('?'));
+    assert!(matches!(app.overlay, Some(Overlay::Help { .. })));
+    assert!(
+        app.update(key('q')).is_empty(),
+        "q closes help, it doesn't quit"
+    );
+    assert!(app.overlay.is_none() && !app.quit);
+    app.update(key('?'));
+    app.update(press(KeyCode::Esc));
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn every_key_in_help_is_a_key_that_works() {
+    let app = app(false);
+    let help = app.help_sections();
+    for section in &help {
+        for command in &section.commands {
+            assert!(!command.bindings.is_empty(), "{} has a key", command.keys);
+            assert!(
+                !command.description.is_empty(),
+                "{} says what it does",
+                command.keys
+            );
+        }
+    }
+}
+
+#[test]
+fn a_toast_stays_until_its_time_and_needs_the_tick_only_meanwhile() {
+    let mut app = app(false);
+    assert!(!app.wants_tick());
+    app.update(key('c'));
+    assert!(app.wants_tick());
+    app.dirty = false;
+    app.update(Action::Tick(Instant::now()));
+    assert!(app.toast.is_some());
+    assert!(!app.dirty, "a tick that changes nothing draws nothing");
+    app.update(Action::Tick(Instant::now() + Duration::from_secs(60)));
+    assert!(app.toast.is_none());
+    assert!(app.dirty);
+    assert!(!app.wants_tick());
+}
+
+#[test]
+fn a_signal_quits_even_with_a_dirty_form() {
+    let mut app = app(false);
+    app.update(key('n'));
+    app.update(key('h'));
+    assert!(matches!(
+        app.update(Action::Shutdown).as_slice(),
+        [Effect::Quit]
+    ));
+}

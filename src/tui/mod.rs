@@ -1,0 +1,259 @@
+//! The console: a ratatui front end over the same client as the command
+//! line (DESIGN.md §7), built as The Elm Architecture.
+//!
+//! Module map:
+//! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
+//! - [`action`]: every `Action` and `Effect`;
+//! - [`keymap`]: keys, commands, footer and help from one list;
+//! - [`panes`]: the five panes (Subscriptions is built; the rest say so);
+//! - [`view`] and [`widgets`]: drawing only;
+//! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
+//! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
+//! - [`terminal`]: raw mode, restore on exit / panic / signal;
+//! - [`clipboard`]: OSC 52; [`logging`]: the log file.
+//!
+//! This file owns the two ways in: [`run_console`] (a client in hand, as
+//! `earshot demo` starts it) and [`launch`] (`earshot` with no subcommand:
+//! resolve the profile, then `run_console`).
+
+pub mod action;
+pub mod app;
+pub mod clipboard;
+pub mod event_loop;
+pub mod keymap;
+pub mod logging;
+pub mod panes;
+pub mod terminal;
+pub mod theme;
+pub mod view;
+pub mod widgets;
+pub mod worker;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use futures_util::StreamExt;
+use ratatui::crossterm::event::EventStream;
+use url::{Host, Url};
+
+use crate::api::validate::UrlPolicy;
+use crate::api::{Client, Region};
+use crate::config::{ConfigError, Paths, ResolveOptions, resolve};
+use crate::redact::SecretString;
+use app::{App, AppConfig};
+use clipboard::Osc52;
+use event_loop::Services;
+use theme::{ColorDepth, ThemeRequest};
+
+/// How the console is started.
+#[derive(Clone, Debug)]
+pub struct ConsoleOptions {
+    /// On the built-in emulator: shows a DEMO marker.
+    pub demo: bool,
+    /// `--read-only`: hide every command that changes the platform.
+    pub read_only: bool,
+    /// `--theme NAME`.
+    pub theme: Option<String>,
+    /// Shown in the status bar.
+    pub profile_label: String,
+    pub region: String,
+    /// Which receiver URLs the create form accepts before sending:
+    /// [`UrlPolicy::AnyHttp`] for the demo's loopback receivers.
+    pub url_policy: UrlPolicy,
+    /// The directory holding `themes/`; `None`: the per-user config dir.
+    pub config_dir: Option<PathBuf>,
+}
+
+impl Default for ConsoleOptions {
+    fn default() -> Self {
+        ConsoleOptions {
+            demo: false,
+            read_only: false,
+            theme: None,
+            profile_label: "-".into(),
+            region: region_name(Region::default()).into(),
+            url_policy: UrlPolicy::PublicHttps,
+            config_dir: None,
+        }
+    }
+}
+
+/// A region as the status bar shows it.
+pub fn region_name(region: Region) -> &'static str {
+    match region {
+        Region::Global => "global",
+        Region::Us => "us",
+        Region::Eu => "eu",
+    }
+}
+
+/// Runs the console on the real terminal until the operator quits or a
+/// signal arrives; the terminal is restored in every case.
+pub async fn run_console(client: Client, options: ConsoleOptions) -> color_eyre::Result<()> {
+    let paths = Paths::compute(None).ok();
+    if let Some(paths) = &paths
+        && let Err(why) = logging::init(&paths.state_dir)
+    {
+        // Not fatal, and the terminal is still ours to print on.
+        eprintln!("earshot: no log file ({why})");
+    }
+    let env = |name: &str| std::env::var(name).ok();
+    let themes_dir = options
+        .config_dir
+        .clone()
+        .or_else(|| {
+            paths
+                .as_ref()
+                .and_then(|paths| paths.config_file.parent().map(PathBuf::from))
+        })
+        .map(|dir| dir.join("themes"));
+    let loaded = theme::load(&ThemeRequest {
+        name: options.theme.as_deref(),
+        user_dir: themes_dir.as_deref(),
+        no_color: theme::no_color(&env),
+        depth: Some(ColorDepth::detect(&env)),
+    });
+    let mut app = App::new(AppConfig {
+        demo: options.demo,
+        read_only: options.read_only,
+        profile_label: options.profile_label,
+        region: options.region,
+        url_policy: options.url_policy,
+    });
+    if let Some(notice) = loaded.notice {
+        tracing::warn!(%notice, "theme");
+        app.notice(notice);
+    }
+    tracing::info!(demo = options.demo, read_only = options.read_only, theme = %loaded.theme.name, "console starts");
+
+    terminal::install_panic_hook();
+    let mut terminal = terminal::TerminalGuard::enter()?;
+    // A terminal read error ends input (and so the console) rather than
+    // spinning on a broken terminal.
+    let events = EventStream::new()
+        .take_while(|event| std::future::ready(event.is_ok()))
+        .filter_map(|event| std::future::ready(event.ok()));
+    let result = event_loop::run(
+        &mut terminal,
+        &mut app,
+        &loaded.theme,
+        Box::pin(events),
+        terminal::shutdown_signal(),
+        Services {
+            client,
+            clipboard: Box::new(Osc52::stdout()),
+        },
+    )
+    .await;
+    drop(terminal);
+    tracing::info!("console ends");
+    result
+}
+
+/// What `earshot` with no subcommand was given.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchFlags {
+    pub config: Option<PathBuf>,
+    pub profile: Option<String>,
+    pub read_only: bool,
+    pub theme: Option<String>,
+}
+
+/// `earshot`: resolves the profile like every other command (with
+/// `EARSHOT_URL` / `EARSHOT_API_KEY` when set) and opens the console.
+/// Without a config file it says how to make one and suggests
+/// `earshot demo`, exiting 2.
+pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
+    let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let url = match env(crate::config::ENV_URL) {
+        None => None,
+        Some(text) => match Url::parse(&text) {
+            Ok(url) => Some(url),
+            Err(error) => {
+                eprintln!(
+                    "error: {} = {text:?} is not a URL ({error})",
+                    crate::config::ENV_URL
+                );
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    let options = ResolveOptions {
+        config_path: flags.config.clone(),
+        profile: flags.profile.clone(),
+        url,
+        api_key: env(crate::config::ENV_API_KEY).map(SecretString::new),
+    };
+    let resolved = match resolve(&options) {
+        Ok(resolved) => resolved,
+        Err(error @ ConfigError::NoConfigFile { .. }) => {
+            eprintln!("earshot: {error}");
+            eprintln!(
+                "  or try the console with no account at all: `earshot demo` runs a built-in emulator with live traffic"
+            );
+            return Ok(ExitCode::from(2));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let key = resolved.require_api_key()?.clone();
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "earshot: the console needs a terminal; for scripts use a subcommand (see `earshot --help`)"
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let url_policy = policy_for(&resolved.endpoints.agents);
+    let client = Client::new(resolved.endpoints.clone(), key)?.with_url_policy(url_policy);
+    let console = ConsoleOptions {
+        demo: false,
+        read_only: flags.read_only,
+        theme: flags.theme,
+        profile_label: resolved
+            .profile_name
+            .clone()
+            .unwrap_or_else(|| "(EARSHOT_URL)".into()),
+        region: region_name(resolved.region).into(),
+        url_policy,
+        config_dir: resolved.config_file.parent().map(PathBuf::from),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run_console(client, console))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Loopback agents endpoint (a local emulator, which then has to allow
+/// private receivers) → any http(s) receiver; otherwise the platform's
+/// rule. The server checks again either way.
+pub fn policy_for(agents: &Url) -> UrlPolicy {
+    let loopback = match agents.host() {
+        Some(Host::Domain(name)) => name == "localhost",
+        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    if loopback {
+        UrlPolicy::AnyHttp
+    } else {
+        UrlPolicy::PublicHttps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_emulator_accepts_private_receivers_and_the_platform_does_not() {
+        let policy = |url: &str| policy_for(&Url::parse(url).unwrap());
+        assert_eq!(policy("http://127.0.0.1:8080/"), UrlPolicy::AnyHttp);
+        assert_eq!(policy("http://localhost:8080/"), UrlPolicy::AnyHttp);
+        assert_eq!(policy("http://[::1]:8080/"), UrlPolicy::AnyHttp);
+        assert_eq!(
+            policy("https://agents.example.com/"),
+            UrlPolicy::PublicHttps
+        );
+    }
+}

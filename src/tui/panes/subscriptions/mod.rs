@@ -1,0 +1,577 @@
+//! The Subscriptions pane: state, commands and `update`.
+//!
+//! Owns the loaded subscriptions, the filter, the selection, the detail
+//! view and the dialogs (create, pause/resume, rotate, delete, the secret
+//! shown once). It asks for platform calls with [`Effect`]s and learns
+//! their results from [`SubsResult`]s; it never awaits. Drawing is in
+//! `view.rs`, the create form in `form.rs`, the other dialogs in
+//! `modals.rs`.
+
+mod commands;
+mod dialogs;
+pub mod form;
+pub mod modals;
+mod results;
+pub mod view;
+
+use std::cell::Cell;
+use std::collections::HashSet;
+
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::Input;
+
+use super::super::action::Effect;
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::widgets::input as text;
+use crate::api::types::agents::{Subscription, SubscriptionPatch};
+use crate::api::validate::UrlPolicy;
+use crate::redact::SecretString;
+
+use commands::{
+    delete_commands, detail_commands, discard_commands, filter_commands, form_commands,
+    rotate_commands, secret_commands, table_commands,
+};
+use form::{CreateForm, fresh_secret};
+use modals::{DeleteConfirm, RotateForm, SecretOnce};
+
+/// The first eight characters of an id, as tables show it and as the
+/// delete and rotate dialogs ask for it.
+pub fn short_id(id: &str) -> &str {
+    let end = id
+        .char_indices()
+        .nth(8)
+        .map_or(id.len(), |(index, _)| index);
+    &id[..end]
+}
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubsCommand {
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+    /// Table → detail.
+    Open,
+    /// Detail → table.
+    Back,
+    /// Start typing a filter.
+    Filter,
+    /// Keep the filter and go back to the table.
+    FilterDone,
+    /// Drop the filter.
+    FilterClear,
+    ToggleDisabled,
+    New,
+    PauseResume,
+    Rotate,
+    Delete,
+    CopyId,
+    NextField,
+    PrevField,
+    ToggleEvent,
+    /// Create, rotate or delete, from the open dialog.
+    Submit,
+    /// Close the open dialog.
+    Cancel,
+    CopySecret,
+    DiscardYes,
+    DiscardNo,
+}
+
+/// Table or detail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Table,
+    Detail,
+}
+
+/// A dialog over the pane.
+#[derive(Clone, Debug)]
+pub enum Modal {
+    Create(Box<CreateForm>),
+    Delete(DeleteConfirm),
+    Rotate(RotateForm),
+    Secret(SecretOnce),
+}
+
+/// What has the keyboard: decides which commands exist right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Table,
+    Detail,
+    Filter,
+    Create { text: bool },
+    ConfirmDiscard,
+    Delete,
+    Rotate,
+    Secret,
+}
+
+/// The pane's state.
+#[derive(Debug)]
+pub struct SubscriptionsPane {
+    rows: Vec<Subscription>,
+    /// Indices into `rows` that pass the filter, in list order.
+    visible: Vec<usize>,
+    /// Index into `visible`.
+    selected: usize,
+    /// First row on screen; kept by the view so the selection stays visible.
+    pub(crate) offset: Cell<usize>,
+    /// Rows the table showed last frame (page up / down step).
+    pub(crate) page: Cell<usize>,
+    pub include_disabled: bool,
+    pub filter: Input,
+    pub filter_editing: bool,
+    pub view: View,
+    pub modal: Option<Modal>,
+    load_seq: u64,
+    pub loading: bool,
+    pub loaded_once: bool,
+    /// Why the last load failed, until one succeeds.
+    pub load_error: Option<String>,
+    /// Ids with a pause / resume in flight.
+    pending: HashSet<String>,
+    url_policy: UrlPolicy,
+    generate: fn() -> Result<String, String>,
+}
+
+impl SubscriptionsPane {
+    pub fn new(url_policy: UrlPolicy) -> SubscriptionsPane {
+        SubscriptionsPane {
+            rows: Vec::new(),
+            visible: Vec::new(),
+            selected: 0,
+            offset: Cell::new(0),
+            page: Cell::new(10),
+            include_disabled: true,
+            filter: Input::default(),
+            filter_editing: false,
+            view: View::Table,
+            modal: None,
+            load_seq: 0,
+            loading: false,
+            loaded_once: false,
+            load_error: None,
+            pending: HashSet::new(),
+            url_policy,
+            generate: fresh_secret,
+        }
+    }
+
+    /// Replaces the secret generator (tests use a fixed one).
+    pub fn with_generator(mut self, generate: fn() -> Result<String, String>) -> Self {
+        self.generate = generate;
+        self
+    }
+
+    /// Rows as if just loaded (fixtures for tests and snapshots).
+    pub fn set_rows(&mut self, rows: Vec<Subscription>) {
+        self.rows = rows;
+        self.loaded_once = true;
+        self.refilter(None);
+    }
+
+    pub fn rows(&self) -> &[Subscription] {
+        &self.rows
+    }
+
+    /// The rows passing the filter, in order.
+    pub fn visible_rows(&self) -> impl Iterator<Item = &Subscription> + '_ {
+        self.visible
+            .iter()
+            .filter_map(|index| self.rows.get(*index))
+    }
+
+    pub fn visible_len(&self) -> usize {
+        self.visible.len()
+    }
+
+    /// The visible row at `position`.
+    pub fn visible_row(&self, position: usize) -> Option<&Subscription> {
+        self.visible
+            .get(position)
+            .and_then(|index| self.rows.get(*index))
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        (!self.visible.is_empty()).then_some(self.selected)
+    }
+
+    pub fn selected(&self) -> Option<&Subscription> {
+        self.visible_row(self.selected)
+    }
+
+    pub fn is_pending(&self, id: &str) -> bool {
+        self.pending.contains(id)
+    }
+
+    /// A request of this pane is in flight.
+    pub fn busy(&self) -> bool {
+        self.loading
+            || !self.pending.is_empty()
+            || match &self.modal {
+                Some(Modal::Create(form)) => form.submitting,
+                Some(Modal::Delete(dialog)) => dialog.submitting,
+                Some(Modal::Rotate(dialog)) => dialog.submitting,
+                _ => false,
+            }
+    }
+
+    /// A form holds input that quitting would lose.
+    pub fn is_dirty(&self) -> bool {
+        match &self.modal {
+            Some(Modal::Create(form)) => form.is_dirty(),
+            Some(Modal::Rotate(dialog)) => !dialog.secret.value().is_empty(),
+            Some(Modal::Secret(_)) => true,
+            _ => false,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        match &self.modal {
+            Some(Modal::Create(form)) if form.confirm_discard => Mode::ConfirmDiscard,
+            Some(Modal::Create(form)) => Mode::Create {
+                text: form.focus.is_text(),
+            },
+            Some(Modal::Delete(_)) => Mode::Delete,
+            Some(Modal::Rotate(_)) => Mode::Rotate,
+            Some(Modal::Secret(_)) => Mode::Secret,
+            None if self.filter_editing => Mode::Filter,
+            None => match self.view {
+                View::Table => Mode::Table,
+                View::Detail => Mode::Detail,
+            },
+        }
+    }
+
+    /// Whether keys not bound to a command are typed into a field.
+    pub fn captures_text(&self) -> bool {
+        matches!(
+            self.mode(),
+            Mode::Filter | Mode::Create { text: true } | Mode::Delete | Mode::Rotate
+        )
+    }
+
+    /// Whether the global commands (pane switching, `q`, `:` …) apply.
+    pub fn allows_global(&self) -> bool {
+        matches!(self.mode(), Mode::Table | Mode::Detail)
+    }
+
+    /// The commands of the current mode (before read-only filtering).
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        match self.mode() {
+            Mode::Table => {
+                table_commands(!self.filter.value().is_empty(), self.selected().is_some())
+            }
+            Mode::Detail => detail_commands(),
+            Mode::Filter => filter_commands(),
+            Mode::Create { text } => form_commands(!text),
+            Mode::ConfirmDiscard => discard_commands(),
+            Mode::Delete => delete_commands(),
+            Mode::Rotate => rotate_commands(),
+            Mode::Secret => secret_commands(),
+        }
+    }
+
+    /// Every command of the pane, grouped for the help overlay.
+    pub fn help_sections() -> Vec<CommandSection> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Subscriptions", table_commands(true, true)),
+            section("Detail", detail_commands()),
+            section("Filter (typing)", filter_commands()),
+            section("New subscription form", form_commands(true)),
+            section("Delete dialog", delete_commands()),
+            section("Rotate dialog", rotate_commands()),
+            section("New secret (shown once)", secret_commands()),
+        ]
+    }
+
+    // ---- update -------------------------------------------------------
+
+    /// The first load.
+    pub fn init(&mut self, out: &mut Outcome) {
+        self.refresh(out);
+    }
+
+    /// Loads the list again, superseding a load still running.
+    pub fn refresh(&mut self, out: &mut Outcome) {
+        self.load_seq += 1;
+        self.loading = true;
+        out.effects.push(Effect::LoadSubscriptions {
+            seq: self.load_seq,
+            include_disabled: self.include_disabled,
+        });
+    }
+
+    pub fn run(&mut self, command: SubsCommand, out: &mut Outcome) {
+        use SubsCommand::*;
+        match command {
+            Up => self.move_by(-1),
+            Down => self.move_by(1),
+            PageUp => self.move_by(-page_step(self.page.get())),
+            PageDown => self.move_by(page_step(self.page.get())),
+            Top => self.selected = 0,
+            Bottom => self.selected = self.visible.len().saturating_sub(1),
+            Open => {
+                if self.selected().is_some() {
+                    self.view = View::Detail;
+                }
+            }
+            Back => self.view = View::Table,
+            Filter => self.filter_editing = true,
+            FilterDone => self.filter_editing = false,
+            FilterClear => {
+                self.filter_editing = false;
+                self.filter.reset();
+                self.refilter(self.selected().map(|row| row.id.clone()));
+            }
+            ToggleDisabled => {
+                self.include_disabled = !self.include_disabled;
+                out.toast = Some(if self.include_disabled {
+                    "showing paused subscriptions".into()
+                } else {
+                    "hiding paused subscriptions".into()
+                });
+                self.refresh(out);
+            }
+            New => self.modal = Some(Modal::Create(Box::default())),
+            PauseResume => self.pause_resume(out),
+            Rotate => {
+                if let Some(row) = self.selected() {
+                    self.modal = Some(Modal::Rotate(RotateForm::new(row)));
+                }
+            }
+            Delete => {
+                if let Some(row) = self.selected() {
+                    self.modal = Some(Modal::Delete(DeleteConfirm::new(row)));
+                }
+            }
+            CopyId => {
+                if let Some(row) = self.selected() {
+                    out.effects.push(Effect::Copy {
+                        what: "id",
+                        text: SecretString::new(row.id.clone()),
+                    });
+                    out.toast = Some(format!("copied id {} to the clipboard", row.id));
+                }
+            }
+            NextField | PrevField => self.move_focus(command == NextField),
+            ToggleEvent => {
+                if let Some(Modal::Create(form)) = &mut self.modal {
+                    form.toggle_focused_event();
+                    form.changed(self.url_policy);
+                }
+            }
+            Submit => self.submit(out),
+            Cancel => self.cancel(out),
+            CopySecret => {
+                if let Some(Modal::Secret(shown)) = &mut self.modal {
+                    shown.copied = true;
+                    out.effects.push(Effect::Copy {
+                        what: "secret",
+                        text: shown.secret.clone(),
+                    });
+                    out.toast = Some("copied the new secret to the clipboard".into());
+                }
+            }
+            DiscardYes => self.modal = None,
+            DiscardNo => {
+                if let Some(Modal::Create(form)) = &mut self.modal {
+                    form.confirm_discard = false;
+                }
+            }
+        }
+    }
+
+    /// A key no command claimed, typed into the field that has the keyboard.
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        let policy = self.url_policy;
+        match &mut self.modal {
+            Some(Modal::Create(form)) if !form.submitting => {
+                if let Some(input) = form.focused_input()
+                    && text::type_key(input, key)
+                {
+                    form.changed(policy);
+                }
+            }
+            Some(Modal::Delete(dialog)) if !dialog.submitting => {
+                text::type_key(&mut dialog.input, key);
+                dialog.error = None;
+            }
+            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
+                text::type_key(dialog.focused_input(), key);
+                dialog.error = None;
+            }
+            None if self.filter_editing && text::type_key(&mut self.filter, key) => {
+                self.refilter(self.selected().map(|row| row.id.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Pasted text, into the field that has the keyboard.
+    pub fn paste(&mut self, pasted: &str) {
+        let policy = self.url_policy;
+        match &mut self.modal {
+            Some(Modal::Create(form)) if !form.submitting => {
+                if let Some(input) = form.focused_input()
+                    && text::paste(input, pasted)
+                {
+                    form.changed(policy);
+                }
+            }
+            Some(Modal::Delete(dialog)) if !dialog.submitting => {
+                text::paste(&mut dialog.input, pasted);
+            }
+            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
+                text::paste(dialog.focused_input(), pasted);
+            }
+            None if self.filter_editing && text::paste(&mut self.filter, pasted) => {
+                self.refilter(self.selected().map(|row| row.id.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    // ---- helpers ------------------------------------------------------
+
+    fn move_by(&mut self, delta: isize) {
+        if self.visible.is_empty() {
+            self.selected = 0;
+            return;
+        }
+        let last = self.visible.len() - 1;
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+    }
+
+    fn move_focus(&mut self, forward: bool) {
+        match &mut self.modal {
+            Some(Modal::Create(form)) => {
+                form.focus = if forward {
+                    form.focus.next()
+                } else {
+                    form.focus.prev()
+                };
+            }
+            Some(Modal::Rotate(dialog)) => dialog.switch_focus(),
+            _ => {}
+        }
+    }
+
+    fn pause_resume(&mut self, out: &mut Outcome) {
+        let Some(row) = self.selected() else {
+            return;
+        };
+        let id = row.id.clone();
+        if self.pending.contains(&id) {
+            out.toast = Some(format!("{} is still being updated", short_id(&id)));
+            return;
+        }
+        let patch = SubscriptionPatch {
+            enabled: Some(!row.enabled),
+            ..SubscriptionPatch::default()
+        };
+        self.pending.insert(id.clone());
+        out.effects.push(Effect::PatchSubscription { id, patch });
+    }
+
+    fn submit(&mut self, out: &mut Outcome) {
+        let policy = self.url_policy;
+        let generate = self.generate;
+        match &mut self.modal {
+            Some(Modal::Create(form)) if !form.submitting => {
+                if let Some(ready) = form.submit(policy, &generate) {
+                    form.submitting = true;
+                    form.generated = ready.generated;
+                    out.effects.push(Effect::CreateSubscription(ready.request));
+                }
+            }
+            Some(Modal::Delete(dialog)) if !dialog.submitting => {
+                if dialog.confirmed() {
+                    dialog.submitting = true;
+                    dialog.error = None;
+                    out.effects.push(Effect::DeleteSubscription {
+                        id: dialog.id.clone(),
+                    });
+                } else {
+                    dialog.error = Some(format!("type {} exactly to delete", dialog.short));
+                }
+            }
+            Some(Modal::Rotate(dialog)) if !dialog.submitting => match dialog.submit(&generate) {
+                Ok(secret) => {
+                    dialog.submitting = true;
+                    dialog.error = None;
+                    dialog.pending = Some(secret.clone());
+                    out.effects.push(Effect::RotateSecret {
+                        id: dialog.id.clone(),
+                        secret,
+                    });
+                }
+                Err(error) => dialog.error = Some(error),
+            },
+            Some(Modal::Secret(_)) => self.modal = None,
+            _ => {}
+        }
+    }
+
+    fn cancel(&mut self, out: &mut Outcome) {
+        match &mut self.modal {
+            Some(Modal::Create(form)) if form.submitting => {
+                out.toast = Some("waiting for the platform to answer…".into());
+            }
+            Some(Modal::Delete(dialog)) if dialog.submitting => {
+                out.toast = Some("waiting for the platform to answer…".into());
+            }
+            Some(Modal::Rotate(dialog)) if dialog.submitting => {
+                // The new secret is on its way: closing now would lose it.
+                out.toast = Some("waiting for the platform to answer…".into());
+            }
+            Some(Modal::Create(form)) if form.is_dirty() => form.confirm_discard = true,
+            _ => self.modal = None,
+        }
+    }
+
+    /// Recomputes the visible rows; keeps the selection on `keep` if it is
+    /// still visible, else clamps it.
+    fn refilter(&mut self, keep: Option<String>) {
+        let needle = self.filter.value().trim().to_lowercase();
+        self.visible = self
+            .rows
+            .iter()
+            .enumerate()
+            .filter(|(_, row)| needle.is_empty() || matches_filter(row, &needle))
+            .map(|(index, _)| index)
+            .collect();
+        if let Some(id) = keep
+            && let Some(position) = self
+                .visible
+                .iter()
+                .position(|index| self.rows.get(*index).is_some_and(|row| row.id == id))
+        {
+            self.selected = position;
+            return;
+        }
+        self.selected = self.selected.min(self.visible.len().saturating_sub(1));
+    }
+}
+
+fn page_step(page: usize) -> isize {
+    isize::try_from(page.max(1)).unwrap_or(10)
+}
+
+/// Substring match over id, URL, events and agent (`needle` lower-case).
+fn matches_filter(row: &Subscription, needle: &str) -> bool {
+    let contains = |haystack: &str| haystack.to_lowercase().contains(needle);
+    contains(&row.id)
+        || contains(&row.url)
+        || row.events.iter().any(|event| contains(event))
+        || row.agent_id.as_deref().is_some_and(contains)
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

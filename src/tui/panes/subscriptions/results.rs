@@ -1,0 +1,170 @@
+//! How the Subscriptions pane takes the results of its platform calls:
+//! a load replaces the rows (unless a newer load superseded it), a patch
+//! or rotation updates one row in place, a create inserts at the top and
+//! may open the secret shown once, a delete removes the row. A failure
+//! goes to the status bar and, where a dialog is waiting, into the dialog.
+
+use super::modals::SecretOnce;
+use super::{Modal, SubscriptionsPane, View, short_id};
+use crate::api::types::agents::Subscription;
+use crate::tui::action::{Failure, SubsResult};
+use crate::tui::app::Outcome;
+
+impl SubscriptionsPane {
+    /// A platform call finished.
+    pub fn on_result(&mut self, result: SubsResult, out: &mut Outcome) {
+        match result {
+            SubsResult::Loaded { seq, result } => {
+                if seq != self.load_seq {
+                    return;
+                }
+                self.loading = false;
+                match result {
+                    Ok(rows) => {
+                        let keep = self.selected().map(|row| row.id.clone());
+                        self.rows = rows;
+                        self.loaded_once = true;
+                        self.load_error = None;
+                        self.refilter(keep);
+                        out.succeeded = true;
+                    }
+                    Err(failure) => {
+                        self.load_error = Some(failure.message.clone());
+                        out.failure = Some(failure);
+                    }
+                }
+            }
+            SubsResult::Patched { id, result } => {
+                self.pending.remove(&id);
+                match result {
+                    Ok(updated) => {
+                        let verb = if updated.enabled { "resumed" } else { "paused" };
+                        let hidden = if !updated.enabled && !self.include_disabled {
+                            " (hidden at the next refresh; `a` shows paused)"
+                        } else {
+                            ""
+                        };
+                        out.toast = Some(format!("{verb} {}{hidden}", short_id(&updated.id)));
+                        self.replace(updated);
+                        out.succeeded = true;
+                    }
+                    Err(failure) => out.failure = Some(failure),
+                }
+            }
+            SubsResult::Created { result } => self.on_created(result, out),
+            SubsResult::Rotated { id, result } => self.on_rotated(&id, result, out),
+            SubsResult::Deleted { id, result } => self.on_deleted(&id, result, out),
+        }
+    }
+
+    pub(super) fn on_created(&mut self, result: Result<Subscription, Failure>, out: &mut Outcome) {
+        let Some(Modal::Create(form)) = &mut self.modal else {
+            if let Ok(created) = result {
+                self.insert_new(created);
+            }
+            return;
+        };
+        form.submitting = false;
+        match result {
+            Ok(created) => {
+                let short = short_id(&created.id).to_owned();
+                let version = created.secret_version;
+                self.modal = form.generated.take().map(|secret| {
+                    Modal::Secret(SecretOnce {
+                        short: short.clone(),
+                        secret,
+                        version,
+                        rotated: false,
+                        copied: false,
+                    })
+                });
+                out.toast = Some(format!("created {short}"));
+                self.insert_new(created);
+                out.succeeded = true;
+            }
+            Err(failure) => {
+                form.generated = None;
+                form.server_error = Some(failure.message.clone());
+                out.failure = Some(failure);
+            }
+        }
+    }
+
+    fn on_rotated(&mut self, id: &str, result: Result<Subscription, Failure>, out: &mut Outcome) {
+        let dialog = match &mut self.modal {
+            Some(Modal::Rotate(dialog)) if dialog.id == id => Some(dialog),
+            _ => None,
+        };
+        match (result, dialog) {
+            (Ok(updated), Some(dialog)) => {
+                let shown = dialog.pending.take().map(|secret| SecretOnce {
+                    short: dialog.short.clone(),
+                    secret,
+                    version: updated.secret_version,
+                    rotated: true,
+                    copied: false,
+                });
+                self.modal = shown.map(Modal::Secret);
+                out.toast = Some(format!(
+                    "rotated {} to secret version {}",
+                    short_id(&updated.id),
+                    updated.secret_version
+                ));
+                self.replace(updated);
+                out.succeeded = true;
+            }
+            (Ok(updated), None) => {
+                self.replace(updated);
+                out.succeeded = true;
+            }
+            (Err(failure), Some(dialog)) => {
+                dialog.submitting = false;
+                dialog.pending = None;
+                dialog.error = Some(failure.message.clone());
+                out.failure = Some(failure);
+            }
+            (Err(failure), None) => out.failure = Some(failure),
+        }
+    }
+
+    fn on_deleted(&mut self, id: &str, result: Result<(), Failure>, out: &mut Outcome) {
+        match result {
+            Ok(()) => {
+                if matches!(&self.modal, Some(Modal::Delete(dialog)) if dialog.id == id) {
+                    self.modal = None;
+                }
+                let keep_position = self.selected;
+                self.rows.retain(|row| row.id != id);
+                self.refilter(None);
+                self.selected = keep_position.min(self.visible.len().saturating_sub(1));
+                self.view = View::Table;
+                out.toast = Some(format!("deleted {}", short_id(id)));
+                out.succeeded = true;
+            }
+            Err(failure) => {
+                if let Some(Modal::Delete(dialog)) = &mut self.modal
+                    && dialog.id == id
+                {
+                    dialog.submitting = false;
+                    dialog.error = Some(failure.message.clone());
+                }
+                out.failure = Some(failure);
+            }
+        }
+    }
+
+    pub(super) fn replace(&mut self, updated: Subscription) {
+        if let Some(row) = self.rows.iter_mut().find(|row| row.id == updated.id) {
+            *row = updated;
+        }
+        let keep = self.selected().map(|row| row.id.clone());
+        self.refilter(keep);
+    }
+
+    pub(super) fn insert_new(&mut self, created: Subscription) {
+        let id = created.id.clone();
+        self.rows.retain(|row| row.id != id);
+        self.rows.insert(0, created);
+        self.refilter(Some(id));
+    }
+}

@@ -1,0 +1,467 @@
+//! `update` tests of the Subscriptions pane, driven through the [`App`]
+//! with the keys an operator would press.
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Map;
+
+use super::{Modal, SubscriptionsPane, View};
+use crate::api::types::agents::{EventKind, Subscription};
+use crate::api::validate::UrlPolicy;
+use crate::tui::action::{Action, Effect, Failure, SubsResult};
+use crate::tui::app::{App, AppConfig, Connection};
+
+pub(crate) fn subscription(id: &str, url: &str, events: &[&str], enabled: bool) -> Subscription {
+    Subscription {
+        id: id.into(),
+        url: url.into(),
+        events: events.iter().map(|event| (*event).to_owned()).collect(),
+        agent_id: None,
+        enabled,
+        secret_version: 1,
+        extra: Map::new(),
+    }
+}
+
+pub(crate) fn fixtures() -> Vec<Subscription> {
+    let mut with_agent = subscription(
+        "3c1d9e2a-0000-4000-8000-000000000003",
+        "https://hooks.example.com/calls",
+        &["call.ended", "call.failed"],
+        true,
+    );
+    with_agent.agent_id = Some("6f1c1a52-6a1c-4c59-b1f3-0f9e5f2d8a11".into());
+    vec![
+        subscription(
+            "1a2b3c4d-0000-4000-8000-000000000001",
+            "https://hooks.example.com/sessions",
+            &["session.started", "session.completed"],
+            true,
+        ),
+        subscription(
+            "2b3c4d5e-0000-4000-8000-000000000002",
+            "https://other.example.org/hook",
+            &["session.completed"],
+            false,
+        ),
+        with_agent,
+    ]
+}
+
+fn fixed_secret() -> Result<String, String> {
+    Ok("whsec_generated_for_tests_0123456789abcdefgh".into())
+}
+
+fn app_with(config: AppConfig) -> App {
+    let mut app = App::new(config);
+    app.subs = SubscriptionsPane::new(app.config.url_policy).with_generator(fixed_secret);
+    app.subs.set_rows(fixtures());
+    app
+}
+
+fn app() -> App {
+    app_with(AppConfig::default())
+}
+
+fn press(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn key(c: char) -> Action {
+    press(KeyCode::Char(c))
+}
+
+fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
+    text.chars().flat_map(|c| app.update(key(c))).collect()
+}
+
+fn ids(app: &App) -> Vec<String> {
+    app.subs
+        .visible_rows()
+        .map(|row| super::short_id(&row.id).to_owned())
+        .collect()
+}
+
+#[test]
+fn the_filter_narrows_rows_by_id_url_events_and_agent() {
+    let mut app = app();
+    assert_eq!(app.update(key('/')).len(), 0);
+    type_text(&mut app, "other");
+    assert_eq!(ids(&app), ["2b3c4d5e"]);
+
+    app.update(press(KeyCode::Esc));
+    assert_eq!(ids(&app).len(), 3, "esc clears the filter");
+
+    app.update(key('/'));
+    type_text(&mut app, "call.failed");
+    assert_eq!(ids(&app), ["3c1d9e2a"]);
+    app.update(press(KeyCode::Enter));
+    assert!(!app.subs.filter_editing, "enter keeps the filter");
+    assert_eq!(ids(&app), ["3c1d9e2a"]);
+
+    app.update(press(KeyCode::Esc));
+    app.update(key('/'));
+    type_text(&mut app, "6F1C1A52");
+    assert_eq!(
+        ids(&app),
+        ["3c1d9e2a"],
+        "agent ids match case-insensitively"
+    );
+}
+
+#[test]
+fn typing_q_in_the_filter_filters_instead_of_quitting() {
+    let mut app = app();
+    app.update(key('/'));
+    let effects = type_text(&mut app, "q");
+    assert!(effects.is_empty());
+    assert!(!app.quit);
+    assert_eq!(app.subs.filter.value(), "q");
+}
+
+#[test]
+fn toggling_include_disabled_emits_a_load_effect() {
+    let mut app = app();
+    assert!(
+        app.subs.include_disabled,
+        "paused subscriptions show by default"
+    );
+    let effects = app.update(key('a'));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::LoadSubscriptions {
+            include_disabled: false,
+            ..
+        }]
+    ));
+    let effects = app.update(key('a'));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::LoadSubscriptions {
+            include_disabled: true,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn a_superseded_load_result_is_dropped() {
+    let mut app = app();
+    let first = app.update(key('r'));
+    let second = app.update(key('r'));
+    let seq = |effects: &[Effect]| match effects {
+        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        other => panic!("expected one load, got {other:?}"),
+    };
+    let (stale, current) = (seq(&first), seq(&second));
+    assert_ne!(stale, current);
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq: stale,
+        result: Ok(Vec::new()),
+    }));
+    assert_eq!(app.subs.rows().len(), 3, "the stale answer changed nothing");
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq: current,
+        result: Ok(fixtures()[..1].to_vec()),
+    }));
+    assert_eq!(app.subs.rows().len(), 1);
+    assert!(!app.subs.loading);
+}
+
+#[test]
+fn pause_emits_a_patch_for_the_selected_row() {
+    let mut app = app();
+    let effects = app.update(key('p'));
+    match effects.as_slice() {
+        [Effect::PatchSubscription { id, patch }] => {
+            assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");
+            assert_eq!(patch.enabled, Some(false));
+            assert!(patch.url.is_none() && patch.secret.is_none() && patch.events.is_none());
+        }
+        other => panic!("expected one patch, got {other:?}"),
+    }
+    assert!(app.subs.is_pending("1a2b3c4d-0000-4000-8000-000000000001"));
+    assert!(
+        app.update(key('p')).is_empty(),
+        "no second patch while one is in flight"
+    );
+
+    // The paused row (second) resumes.
+    app.update(key('j'));
+    match app.update(key('p')).as_slice() {
+        [Effect::PatchSubscription { id, patch }] => {
+            assert_eq!(id, "2b3c4d5e-0000-4000-8000-000000000002");
+            assert_eq!(patch.enabled, Some(true));
+        }
+        other => panic!("expected one patch, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_patch_result_updates_the_row_in_place() {
+    let mut app = app();
+    app.update(key('p'));
+    let mut paused = fixtures()[0].clone();
+    paused.enabled = false;
+    app.update(Action::Subs(SubsResult::Patched {
+        id: paused.id.clone(),
+        result: Ok(paused),
+    }));
+    assert!(!app.subs.rows()[0].enabled);
+    assert!(!app.subs.is_pending(&app.subs.rows()[0].id));
+    assert!(
+        app.toast
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("paused 1a2b3c4d")
+    );
+    assert_eq!(app.status.connection, Connection::Ok);
+}
+
+#[test]
+fn a_server_error_goes_to_the_status_bar_and_the_pane_keeps_working() {
+    let mut app = app();
+    app.update(key('p'));
+    let failure = Failure::new("update subscription failed: HTTP 500: boom");
+    app.update(Action::Subs(SubsResult::Patched {
+        id: "1a2b3c4d-0000-4000-8000-000000000001".into(),
+        result: Err(failure.clone()),
+    }));
+    assert_eq!(app.status.connection, Connection::Error);
+    assert_eq!(app.status.last_error, Some(failure));
+    assert!(app.subs.rows()[0].enabled, "the row is unchanged");
+    // Still answering keys: the same pause can be tried again.
+    assert_eq!(app.update(key('p')).len(), 1);
+}
+
+#[test]
+fn delete_requires_the_exact_short_id() {
+    let mut app = app();
+    assert!(app.update(key('D')).is_empty());
+    assert!(matches!(app.subs.modal, Some(Modal::Delete(_))));
+
+    type_text(&mut app, "1a2b3c4");
+    assert!(
+        app.update(press(KeyCode::Enter)).is_empty(),
+        "a prefix is not enough"
+    );
+    type_text(&mut app, "d ");
+    assert!(
+        app.update(press(KeyCode::Enter)).is_empty(),
+        "a trailing space is not exact"
+    );
+    app.update(press(KeyCode::Backspace));
+    let effects = app.update(press(KeyCode::Enter));
+    assert!(
+        matches!(effects.as_slice(), [Effect::DeleteSubscription { id }] if id == "1a2b3c4d-0000-4000-8000-000000000001"),
+        "{effects:?}"
+    );
+
+    app.update(Action::Subs(SubsResult::Deleted {
+        id: "1a2b3c4d-0000-4000-8000-000000000001".into(),
+        result: Ok(()),
+    }));
+    assert!(app.subs.modal.is_none());
+    assert_eq!(ids(&app), ["2b3c4d5e", "3c1d9e2a"]);
+}
+
+#[test]
+fn the_create_form_shows_errors_per_field_and_sends_nothing_until_valid() {
+    let mut app = app();
+    app.update(key('n'));
+    assert!(matches!(app.subs.modal, Some(Modal::Create(_))));
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    let errors = |app: &App| match &app.subs.modal {
+        Some(Modal::Create(form)) => form.errors.clone(),
+        _ => panic!("the form is open"),
+    };
+    assert_eq!(errors(&app).url.as_deref(), Some("required"));
+    assert!(errors(&app).events.is_some());
+
+    type_text(&mut app, "http://hooks.example.com/x");
+    assert!(errors(&app).url.as_deref().unwrap().contains("https://"));
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+
+    // Fix the URL, tick one event, a bad agent id.
+    for _ in 0.."http://hooks.example.com/x".len() {
+        app.update(press(KeyCode::Backspace));
+    }
+    type_text(&mut app, "https://93.184.216.34/hook");
+    assert_eq!(errors(&app).url, None);
+    app.update(press(KeyCode::Tab));
+    app.update(key(' '));
+    assert_eq!(errors(&app).events, None);
+    for _ in 0..5 {
+        app.update(press(KeyCode::Tab));
+    }
+    type_text(&mut app, "agent-7");
+    assert!(errors(&app).agent.as_deref().unwrap().contains("UUID"));
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    for _ in 0..7 {
+        app.update(press(KeyCode::Backspace));
+    }
+    let effects = app.update(press(KeyCode::Enter));
+    match effects.as_slice() {
+        [Effect::CreateSubscription(request)] => {
+            assert_eq!(request.url, "https://93.184.216.34/hook");
+            assert_eq!(request.events, vec![EventKind::SessionStarted]);
+            assert_eq!(request.agent_id, None);
+            assert_eq!(
+                request.secret.expose(),
+                "whsec_generated_for_tests_0123456789abcdefgh"
+            );
+        }
+        other => panic!("expected one create, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_created_subscription_with_a_generated_secret_shows_it_once() {
+    let mut app = app_with(AppConfig {
+        url_policy: UrlPolicy::AnyHttp,
+        ..AppConfig::default()
+    });
+    app.update(key('n'));
+    type_text(&mut app, "http://127.0.0.1:9/hook");
+    app.update(press(KeyCode::Tab));
+    app.update(key(' '));
+    assert_eq!(app.update(press(KeyCode::Enter)).len(), 1);
+    let created = subscription(
+        "9f9f9f9f-0000-4000-8000-000000000009",
+        "http://127.0.0.1:9/hook",
+        &["session.started"],
+        true,
+    );
+    app.update(Action::Subs(SubsResult::Created {
+        result: Ok(created),
+    }));
+    match &app.subs.modal {
+        Some(Modal::Secret(shown)) => {
+            assert!(!shown.rotated);
+            assert_eq!(
+                shown.secret.expose(),
+                "whsec_generated_for_tests_0123456789abcdefgh"
+            );
+        }
+        other => panic!("expected the secret, got {other:?}"),
+    }
+    assert_eq!(
+        ids(&app)[0],
+        "9f9f9f9f",
+        "the new row is first and selected"
+    );
+    assert_eq!(
+        app.subs.selected().unwrap().id,
+        "9f9f9f9f-0000-4000-8000-000000000009"
+    );
+}
+
+#[test]
+fn rotate_shows_the_new_secret_once_and_forgets_it_when_closed() {
+    let mut app = app();
+    app.update(key('R'));
+    assert!(matches!(app.subs.modal, Some(Modal::Rotate(_))));
+    // Enter before confirming does nothing.
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    app.update(press(KeyCode::Tab));
+    type_text(&mut app, "1a2b3c4d");
+    let effects = app.update(press(KeyCode::Enter));
+    let sent = match effects.as_slice() {
+        [Effect::RotateSecret { id, secret }] => {
+            assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");
+            secret.expose().to_owned()
+        }
+        other => panic!("expected one rotation, got {other:?}"),
+    };
+    assert!(app.update(press(KeyCode::Esc)).is_empty());
+    assert!(
+        matches!(app.subs.modal, Some(Modal::Rotate(_))),
+        "esc can't lose a secret that is on its way"
+    );
+
+    let mut rotated = fixtures()[0].clone();
+    rotated.secret_version = 2;
+    app.update(Action::Subs(SubsResult::Rotated {
+        id: rotated.id.clone(),
+        result: Ok(rotated),
+    }));
+    match &app.subs.modal {
+        Some(Modal::Secret(shown)) => {
+            assert_eq!(shown.secret.expose(), sent);
+            assert_eq!(shown.version, 2);
+            assert!(shown.rotated);
+        }
+        other => panic!("expected the secret, got {other:?}"),
+    }
+    assert_eq!(app.subs.rows()[0].secret_version, 2);
+
+    let copy = app.update(key('c'));
+    assert!(
+        matches!(copy.as_slice(), [Effect::Copy { what: "secret", text }] if text.expose() == sent)
+    );
+    app.update(press(KeyCode::Esc));
+    assert!(app.subs.modal.is_none(), "closing drops the only copy");
+}
+
+#[test]
+fn a_pasted_rotation_secret_is_checked_with_the_client_rules() {
+    let mut app = app();
+    app.update(key('R'));
+    app.update(Action::Input(Event::Paste("too short\n".into())));
+    app.update(press(KeyCode::Tab));
+    type_text(&mut app, "1a2b3c4d");
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    match &app.subs.modal {
+        Some(Modal::Rotate(dialog)) => {
+            assert!(dialog.error.as_deref().unwrap().contains("whitespace"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn enter_opens_the_detail_and_esc_returns() {
+    let mut app = app();
+    app.update(key('j'));
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.subs.view, View::Detail);
+    assert_eq!(
+        app.subs.selected().unwrap().id,
+        "2b3c4d5e-0000-4000-8000-000000000002"
+    );
+    app.update(press(KeyCode::Esc));
+    assert_eq!(app.subs.view, View::Table);
+}
+
+#[test]
+fn copy_id_asks_for_an_osc_52_copy() {
+    let mut app = app();
+    let effects = app.update(key('c'));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Copy { what: "id", text }] if text.expose() == "1a2b3c4d-0000-4000-8000-000000000001"
+    ));
+}
+
+#[test]
+fn a_failed_first_load_is_explained_and_r_tries_again() {
+    let mut app = App::new(AppConfig::default());
+    let first = app.init();
+    let seq = match first.as_slice() {
+        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        other => panic!("expected the first load, got {other:?}"),
+    };
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq,
+        result: Err(Failure::new("list subscriptions failed: HTTP 401")),
+    }));
+    assert_eq!(
+        app.subs.load_error.as_deref(),
+        Some("list subscriptions failed: HTTP 401")
+    );
+    assert_eq!(app.status.connection, Connection::Error);
+    assert!(matches!(
+        app.update(key('r')).as_slice(),
+        [Effect::LoadSubscriptions { .. }]
+    ));
+}

@@ -1,0 +1,370 @@
+//! Drawing the Subscriptions pane: the table (only the rows on screen are
+//! built) and the detail view; the dialogs are in `dialogs.rs`. Reads state, changes nothing
+//! but the remembered scroll offset.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
+use serde_json::Value;
+
+use super::dialogs::{draw_create, draw_delete, draw_rotate, draw_secret};
+use super::{Modal, SubscriptionsPane, View, short_id};
+use crate::api::types::agents::{EventKind, Subscription};
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::fit;
+use crate::tui::widgets::input::{self as field, Echo};
+
+/// Draws the pane in `area`.
+pub fn draw(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    pane: &SubscriptionsPane,
+    theme: &Theme,
+    read_only: bool,
+) {
+    let filter_line = u16::from(pane.filter_editing);
+    let [title, body, filter] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(filter_line),
+    ])
+    .areas(area);
+    draw_title(frame, title, pane, theme);
+    match pane.view {
+        View::Detail => match pane.selected() {
+            Some(row) => draw_detail(frame, body, row, pane, theme),
+            None => draw_table(frame, body, pane, theme, read_only),
+        },
+        View::Table => draw_table(frame, body, pane, theme, read_only),
+    }
+    if pane.filter_editing {
+        draw_filter(frame, filter, pane, theme);
+    }
+    match &pane.modal {
+        Some(Modal::Create(form)) => draw_create(frame, area, form, theme),
+        Some(Modal::Delete(dialog)) => draw_delete(frame, area, dialog, theme),
+        Some(Modal::Rotate(dialog)) => draw_rotate(frame, area, dialog, theme),
+        Some(Modal::Secret(shown)) => draw_secret(frame, area, shown, theme),
+        None => {}
+    }
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let mut spans = vec![
+        Span::styled(" Subscriptions", theme.style(Role::Accent)),
+        Span::styled(
+            format!("  {} of {}", pane.visible_len(), pane.rows().len()),
+            theme.style(Role::Fg),
+        ),
+        Span::styled(
+            if pane.include_disabled {
+                " · paused shown"
+            } else {
+                " · paused hidden"
+            },
+            muted,
+        ),
+    ];
+    if let Some(position) = pane.selected_index() {
+        spans.push(Span::styled(
+            format!(" · row {}/{}", position + 1, pane.visible_len()),
+            muted,
+        ));
+    }
+    if !pane.filter.value().is_empty() && !pane.filter_editing {
+        spans.push(Span::styled(" · filter: ", muted));
+        spans.push(Span::styled(
+            pane.filter.value().to_owned(),
+            theme.style(Role::Warn),
+        ));
+    }
+    if pane.loading {
+        spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+fn draw_filter(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme: &Theme) {
+    let [label, input] =
+        Layout::horizontal([Constraint::Length(9), Constraint::Min(1)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(Span::styled(" filter /", theme.style(Role::Accent))),
+        label,
+    );
+    field::draw(
+        frame,
+        input,
+        &pane.filter,
+        Echo::Plain,
+        theme.style(Role::Fg),
+        true,
+    );
+}
+
+/// The fixed columns and the share of the rest the URL gets.
+const ID_W: u16 = 8;
+const AGENT_W: u16 = 8;
+const STATE_W: u16 = 8;
+const SECRET_W: u16 = 6;
+
+fn draw_table(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    pane: &SubscriptionsPane,
+    theme: &Theme,
+    read_only: bool,
+) {
+    if area.height < 2 {
+        return;
+    }
+    if pane.visible_len() == 0 {
+        draw_empty(frame, area, pane, theme, read_only);
+        return;
+    }
+    let height = usize::from(area.height - 1);
+    pane.page.set(height);
+    let offset = scroll_offset(
+        pane.offset.get(),
+        pane.selected_index().unwrap_or(0),
+        height,
+        pane.visible_len(),
+    );
+    pane.offset.set(offset);
+
+    let spacing = 1u16;
+    let fixed = ID_W + AGENT_W + STATE_W + SECRET_W + 5 * spacing;
+    let rest = area.width.saturating_sub(fixed);
+    let url_w = rest * 11 / 20;
+    let events_w = rest - url_w;
+
+    let header = Row::new(["ID", "URL", "EVENTS", "AGENT", "STATE", "SECRET"])
+        .style(theme.style(Role::Muted));
+    let selected = pane.selected_index();
+    let rows = (offset..(offset + height).min(pane.visible_len())).filter_map(|position| {
+        let row = pane.visible_row(position)?;
+        Some(table_row(
+            row,
+            pane.is_pending(&row.id),
+            selected == Some(position),
+            (usize::from(url_w), usize::from(events_w)),
+            theme,
+        ))
+    });
+    let widths = [
+        Constraint::Length(ID_W),
+        Constraint::Length(url_w),
+        Constraint::Length(events_w),
+        Constraint::Length(AGENT_W),
+        Constraint::Length(STATE_W),
+        Constraint::Length(SECRET_W),
+    ];
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(spacing)
+        .style(theme.base());
+    frame.render_widget(table, area);
+}
+
+/// Width of the detail view's label column.
+const LABEL_COLUMN: u16 = 18;
+
+/// A label and a value cut into lines of `width` columns, continuation
+/// lines indented under the value (URLs have no spaces to wrap at).
+fn labelled(
+    name: &str,
+    text: &str,
+    style: Style,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let chars: Vec<char> = text.chars().collect();
+    let chunks: Vec<String> = if chars.is_empty() {
+        vec![String::new()]
+    } else {
+        chars
+            .chunks(width)
+            .map(|chunk| chunk.iter().collect())
+            .collect()
+    };
+    chunks
+        .into_iter()
+        .enumerate()
+        .map(|(index, chunk)| {
+            let label = if index == 0 { name } else { "" };
+            Line::from(vec![
+                Span::styled(format!("  {label:<16}"), theme.style(Role::Muted)),
+                Span::styled(chunk, style),
+            ])
+        })
+        .collect()
+}
+
+/// Keeps `selected` on screen, moving the window as little as possible.
+pub fn scroll_offset(previous: usize, selected: usize, height: usize, len: usize) -> usize {
+    let height = height.max(1);
+    let mut offset = previous.min(len.saturating_sub(height));
+    if selected < offset {
+        offset = selected;
+    } else if selected >= offset + height {
+        offset = selected + 1 - height;
+    }
+    offset
+}
+
+fn table_row(
+    row: &Subscription,
+    pending: bool,
+    selected: bool,
+    (url_w, events_w): (usize, usize),
+    theme: &Theme,
+) -> Row<'static> {
+    let state = if pending {
+        "…"
+    } else if row.enabled {
+        "enabled"
+    } else {
+        "paused"
+    };
+    let agent = row
+        .agent_id
+        .as_deref()
+        .map_or("any".to_owned(), |agent| short_id(agent).to_owned());
+    let state_style = if !row.enabled {
+        theme.style(Role::Warn)
+    } else {
+        theme.style(Role::Ok)
+    };
+    let mut cells = vec![
+        Line::from(short_id(&row.id).to_owned()),
+        Line::from(fit(&row.url, url_w)),
+        Line::from(fit(&row.events.join(","), events_w)),
+        Line::from(agent),
+        Line::from(Span::styled(state, state_style)),
+        Line::from(format!("v{}", row.secret_version)),
+    ];
+    let mut style = if row.enabled {
+        theme.style(Role::Fg)
+    } else {
+        theme.style(Role::Muted)
+    };
+    if !row.enabled {
+        // A paused row is muted end to end, state included.
+        cells[4] = Line::from(Span::styled(state, theme.style(Role::Muted)));
+    }
+    if selected {
+        style = style.patch(theme.selection());
+    }
+    Row::new(cells).style(style)
+}
+
+fn draw_empty(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    pane: &SubscriptionsPane,
+    theme: &Theme,
+    read_only: bool,
+) {
+    if let (false, Some(error)) = (pane.loaded_once, &pane.load_error) {
+        let lines = vec![
+            Line::default(),
+            Line::from(Span::styled(
+                "could not load the subscriptions (r tries again):",
+                theme.style(Role::Error),
+            )),
+            Line::from(Span::styled(error.clone(), theme.style(Role::Fg))),
+        ];
+        let inset = area.inner(ratatui::layout::Margin::new(2, 0));
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inset);
+        return;
+    }
+    let text = if !pane.loaded_once {
+        "  loading subscriptions…".to_owned()
+    } else if !pane.filter.value().is_empty() {
+        format!(
+            "  no subscription matches {:?} (esc clears the filter)",
+            pane.filter.value()
+        )
+    } else if read_only {
+        "  no subscriptions".to_owned()
+    } else {
+        "  no subscriptions yet: press n to create one".to_owned()
+    };
+    frame.render_widget(
+        Paragraph::new(vec![Line::default(), Line::from(text)]).style(theme.style(Role::Muted)),
+        area,
+    );
+}
+
+fn draw_detail(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    row: &Subscription,
+    pane: &SubscriptionsPane,
+    theme: &Theme,
+) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme.style(Role::Border))
+        .title(Span::styled(
+            format!(" subscription {} ", short_id(&row.id)),
+            theme.style(Role::Accent),
+        ));
+    let value_width = usize::from(area.width.saturating_sub(LABEL_COLUMN)).max(1);
+    let mut lines = Vec::new();
+    let mut field = |name: &str, text: &str, style: Style| {
+        lines.extend(labelled(name, text, style, value_width, theme));
+    };
+    let fg = theme.style(Role::Fg);
+    field("id", &row.id, fg);
+    field("url", &row.url, fg);
+    let (state, state_style) = if pane.is_pending(&row.id) {
+        ("updating…", theme.style(Role::Warn))
+    } else if row.enabled {
+        ("enabled: deliveries are sent", theme.style(Role::Ok))
+    } else {
+        ("paused: no deliveries are sent", theme.style(Role::Warn))
+    };
+    field("state", state, state_style);
+    for (index, event) in row.events.iter().enumerate() {
+        let name = if index == 0 { "events" } else { "" };
+        // An event this build doesn't know still shows, flagged.
+        let style = if EventKind::parse(event).is_some() {
+            fg
+        } else {
+            theme.style(Role::Warn)
+        };
+        field(name, event, style);
+    }
+    field(
+        "agent",
+        row.agent_id.as_deref().unwrap_or("any agent (no filter)"),
+        fg,
+    );
+    field("secret version", &row.secret_version.to_string(), fg);
+    for (key, extra) in &row.extra {
+        let shown = match extra {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        field(key, &shown, fg);
+    }
+    frame.render_widget(Paragraph::new(lines).block(block).style(theme.base()), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scroll_offset;
+
+    #[test]
+    fn the_window_follows_the_selection() {
+        assert_eq!(scroll_offset(0, 0, 10, 100), 0);
+        assert_eq!(scroll_offset(0, 9, 10, 100), 0);
+        assert_eq!(scroll_offset(0, 10, 10, 100), 1);
+        assert_eq!(scroll_offset(50, 40, 10, 100), 40);
+        assert_eq!(scroll_offset(95, 99, 10, 100), 90);
+        assert_eq!(scroll_offset(30, 3, 10, 5), 0);
+    }
+}

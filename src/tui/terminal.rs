@@ -1,0 +1,112 @@
+//! The real terminal: raw mode, alternate screen and bracketed paste on the
+//! way in; restored on the way out — on a normal exit and on an error (the
+//! guard's `Drop`), on a panic (a hook that restores before chaining to
+//! color-eyre's), and on SIGTERM / SIGHUP / SIGINT (the loop's shutdown
+//! signal ends it normally).
+
+use std::io::{self, Stdout};
+use std::ops::{Deref, DerefMut};
+
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::cursor::Show;
+use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+
+/// The terminal, restored when dropped.
+pub struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl TerminalGuard {
+    /// Raw mode, alternate screen, bracketed paste.
+    pub fn enter() -> io::Result<TerminalGuard> {
+        enable_raw_mode()?;
+        let entered = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste)
+            .and_then(|()| Terminal::new(CrosstermBackend::new(io::stdout())));
+        match entered {
+            Ok(mut terminal) => {
+                terminal.hide_cursor()?;
+                terminal.clear()?;
+                Ok(TerminalGuard { terminal })
+            }
+            Err(error) => {
+                restore();
+                Err(error)
+            }
+        }
+    }
+}
+
+impl Deref for TerminalGuard {
+    type Target = Terminal<CrosstermBackend<Stdout>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.terminal
+    }
+}
+
+impl DerefMut for TerminalGuard {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.terminal
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Puts the terminal back as the shell expects it. Safe to call twice and
+/// after the terminal went away (a dropped SSH link): errors are ignored.
+pub fn restore() {
+    let _ = execute!(
+        io::stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// Restores the terminal before the previous panic hook (color-eyre's)
+/// prints, so the report lands on a usable screen.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+/// Resolves on SIGTERM, SIGHUP (a dropped SSH link) or SIGINT.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let wait = |kind: SignalKind| async move {
+            match signal(kind) {
+                Ok(mut stream) => {
+                    stream.recv().await;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot listen for a signal");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        tokio::select! {
+            () = wait(SignalKind::terminate()) => tracing::info!("SIGTERM: leaving"),
+            () = wait(SignalKind::hangup()) => tracing::info!("SIGHUP: leaving"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: leaving"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,164 @@
+//! The frame: tabs, the pane on screen, footer, status bar and overlays,
+//! or "terminal too small". Views only draw; they read the [`App`].
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::app::{App, Overlay};
+use super::panes::{self, PaneId};
+use super::theme::{Role, Theme};
+use super::widgets::input::{self as field, Echo};
+use super::widgets::{footer, help, popup, status, width};
+
+/// The smallest terminal the console lays out in.
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 20;
+
+/// Draws one frame.
+pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
+    let area = frame.area();
+    frame.render_widget(Paragraph::new("").style(theme.base()), area);
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        draw_too_small(frame, area, theme);
+        return;
+    }
+    let [tabs, body, foot, bar] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_tabs(frame, tabs, app, theme);
+    match app.pane {
+        PaneId::Subscriptions => {
+            panes::subscriptions::view::draw(frame, body, &app.subs, theme, app.config.read_only)
+        }
+        other => panes::draw_placeholder(frame, body, other, theme),
+    }
+    match &app.overlay {
+        Some(Overlay::CommandLine(input)) => draw_prompt(frame, foot, input, theme),
+        _ => footer::draw(
+            frame,
+            foot,
+            &app.commands(),
+            app.toast.as_ref().map(|toast| toast.text.as_str()),
+            theme,
+        ),
+    }
+    status::draw(frame, bar, app, theme);
+    match &app.overlay {
+        Some(Overlay::Help { scroll }) => help::draw(
+            frame,
+            body,
+            &app.help_sections(),
+            *scroll,
+            app.config.read_only,
+            theme,
+        ),
+        Some(Overlay::ConfirmQuit) => draw_confirm_quit(frame, body, theme),
+        _ => {}
+    }
+}
+
+fn draw_too_small(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    let text = format!(
+        "terminal too small: {}×{} (earshot needs {MIN_WIDTH}×{MIN_HEIGHT}); enlarge it or press q",
+        area.width, area.height
+    );
+    frame.render_widget(
+        Paragraph::new(text)
+            .style(theme.style(Role::Warn))
+            .wrap(Wrap { trim: true }),
+        area,
+    );
+}
+
+fn draw_tabs(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+    let mut markers = Vec::new();
+    if app.config.read_only {
+        markers.push(Span::styled(" READ-ONLY ", theme.style(Role::Warn)));
+    }
+    if app.config.demo {
+        markers.push(Span::styled(
+            " DEMO ",
+            theme
+                .style(Role::Warn)
+                .add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        ));
+    }
+    let marker_width: usize = markers.iter().map(Span::width).sum();
+    let tabs = |short: bool| -> Vec<Span<'static>> {
+        let mut spans = Vec::new();
+        for (index, pane) in PaneId::ALL.iter().enumerate() {
+            if index > 0 {
+                spans.push(Span::styled("│", theme.style(Role::Border)));
+            }
+            let title = if short {
+                pane.short_title()
+            } else {
+                pane.title()
+            };
+            let style = if *pane == app.pane {
+                theme.style(Role::Accent).patch(theme.selection())
+            } else {
+                theme.style(Role::Muted)
+            };
+            spans.push(Span::styled(format!(" {} {title} ", index + 1), style));
+        }
+        spans
+    };
+    let room = usize::from(area.width);
+    let mut spans = tabs(false);
+    if spans.iter().map(Span::width).sum::<usize>() + marker_width > room {
+        spans = tabs(true);
+    }
+    let used: usize = spans.iter().map(Span::width).sum();
+    spans.push(Span::raw(
+        " ".repeat(room.saturating_sub(used + marker_width)),
+    ));
+    spans.extend(markers);
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+fn draw_prompt(frame: &mut Frame<'_>, area: Rect, input: &tui_input::Input, theme: &Theme) {
+    frame.render_widget(
+        Paragraph::new(Span::styled(":", theme.style(Role::Accent))).style(theme.base()),
+        area,
+    );
+    let rest = Rect {
+        x: area.x + 1,
+        width: area.width.saturating_sub(1),
+        ..area
+    };
+    field::draw(frame, rest, input, Echo::Plain, theme.style(Role::Fg), true);
+}
+
+fn draw_confirm_quit(frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    let message = "A form or a secret on screen would be lost. Quit anyway?";
+    let inner = popup::open(
+        frame,
+        area,
+        u16::try_from(width(message) + 4).unwrap_or(64),
+        5,
+        "Quit",
+        theme,
+    );
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::from(Span::styled(format!(" {message}"), theme.style(Role::Fg))),
+            Line::default(),
+            Line::from(vec![
+                Span::styled(" y", theme.style(Role::Accent)),
+                Span::styled(" quit · ", theme.style(Role::Muted)),
+                Span::styled("n", theme.style(Role::Accent)),
+                Span::styled(" stay", theme.style(Role::Muted)),
+            ]),
+        ])
+        .wrap(Wrap { trim: false }),
+        inner,
+    );
+}

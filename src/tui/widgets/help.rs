@@ -1,0 +1,94 @@
+//! The `?` overlay: every command of the current pane and the global ones,
+//! grouped, from the same lists keys are matched against.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::popup;
+use crate::tui::keymap::CommandSection;
+use crate::tui::theme::{Role, Theme};
+
+/// The help text as lines (also what tests read).
+pub fn lines(sections: &[CommandSection], theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for section in sections {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::from(Span::styled(
+            section.title,
+            theme.style(Role::Accent),
+        )));
+        for command in &section.commands {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<14}", command.keys), theme.style(Role::Accent)),
+                Span::styled(command.description, theme.style(Role::Fg)),
+            ]));
+        }
+    }
+    lines
+}
+
+/// Screens at least this wide get help in two columns.
+const TWO_COLUMNS_FROM: u16 = 110;
+
+/// Draws the overlay; `scroll` is clamped so the last line stays in view.
+pub fn draw(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    sections: &[CommandSection],
+    scroll: u16,
+    read_only: bool,
+    theme: &Theme,
+) {
+    let title = if read_only {
+        "Keys (read-only: changes are hidden) · esc closes"
+    } else {
+        "Keys · esc closes · ↑↓ scroll"
+    };
+    let columns: Vec<Vec<Line<'static>>> = if area.width >= TWO_COLUMNS_FROM {
+        let split = balanced_split(sections);
+        vec![
+            lines(&sections[..split], theme),
+            lines(&sections[split..], theme),
+        ]
+    } else {
+        vec![lines(sections, theme)]
+    };
+    let tallest = columns.iter().map(Vec::len).max().unwrap_or(0);
+    let height = u16::try_from(tallest + 2).unwrap_or(u16::MAX);
+    let width = if columns.len() == 2 { 104 } else { 64 };
+    let inner = popup::open(frame, area, width, height, title, theme);
+    let total = u16::try_from(tallest).unwrap_or(u16::MAX);
+    let scroll = scroll.min(total.saturating_sub(inner.height));
+    let parts = Layout::horizontal(vec![Constraint::Fill(1); columns.len()]).split(inner);
+    for (column, part) in columns.into_iter().zip(parts.iter()) {
+        frame.render_widget(
+            Paragraph::new(column)
+                .wrap(Wrap { trim: false })
+                .scroll((scroll, 0)),
+            *part,
+        );
+    }
+}
+
+/// Where to cut the sections so both columns are about as tall.
+fn balanced_split(sections: &[CommandSection]) -> usize {
+    let heights: Vec<usize> = sections
+        .iter()
+        .map(|section| section.commands.len() + 2)
+        .collect();
+    let total: usize = heights.iter().sum();
+    let mut best = (usize::MAX, sections.len());
+    let mut left = 0;
+    for (index, height) in heights.iter().enumerate() {
+        left += height;
+        let taller = left.max(total - left);
+        if taller < best.0 {
+            best = (taller, index + 1);
+        }
+    }
+    best.1
+}

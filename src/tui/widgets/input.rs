@@ -1,0 +1,68 @@
+//! Text fields: feeding keys and pastes to a `tui_input::Input`, and
+//! drawing one on a line (plain or masked, with the cursor placed).
+
+use ratatui::Frame;
+use ratatui::crossterm::event::{Event, KeyEvent};
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use tui_input::backend::crossterm::EventHandler;
+use tui_input::{Input, InputRequest};
+
+/// Types a key into the field; whether the value or cursor changed.
+pub fn type_key(input: &mut Input, key: &KeyEvent) -> bool {
+    input.handle_event(&Event::Key(*key)).is_some()
+}
+
+/// Inserts pasted text at the cursor; line breaks and tabs are dropped
+/// (every field is one line, and a secret copied with a newline must still
+/// validate).
+pub fn paste(input: &mut Input, text: &str) -> bool {
+    let mut changed = false;
+    for c in text.chars().filter(|c| !matches!(c, '\n' | '\r' | '\t')) {
+        changed |= input.handle(InputRequest::InsertChar(c)).is_some();
+    }
+    changed
+}
+
+/// How a field shows its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Echo {
+    Plain,
+    /// One `•` per character: for secrets.
+    Masked,
+}
+
+/// Draws `input` in `area` (one line), scrolled so the cursor shows; sets
+/// the terminal cursor there when `focused`.
+pub fn draw(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    input: &Input,
+    echo: Echo,
+    style: Style,
+    focused: bool,
+) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let width = usize::from(area.width.saturating_sub(1)).max(1);
+    let scroll = input.visual_scroll(width);
+    let text: String = match echo {
+        Echo::Plain => input.value().chars().skip(scroll).collect(),
+        Echo::Masked => "•".repeat(input.value().chars().count().saturating_sub(scroll)),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(text, style))),
+        Rect { height: 1, ..area },
+    );
+    if focused {
+        let offset = input.visual_cursor().saturating_sub(scroll);
+        let x = area
+            .x
+            .saturating_add(u16::try_from(offset).unwrap_or(u16::MAX))
+            .min(area.right().saturating_sub(1));
+        frame.set_cursor_position(Position::new(x, area.y));
+    }
+}

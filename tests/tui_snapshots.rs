@@ -1,0 +1,321 @@
+//! Snapshots of the console at 80×24 and 120×40 under `TestBackend`, with
+//! fixed fixture rows; the styles that carry meaning (selection, paused
+//! rows) are asserted separately, since snapshots record symbols only.
+
+use chrono::TimeZone;
+use earshot::api::types::agents::Subscription;
+use earshot::api::validate::UrlPolicy;
+use earshot::tui::action::{Action, Effect, Failure, SubsResult};
+use earshot::tui::app::{App, AppConfig, Connection};
+use earshot::tui::panes::subscriptions::SubscriptionsPane;
+use earshot::tui::theme::{Role, Theme};
+use earshot::tui::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::{Map, json};
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
+
+fn subscription(
+    id: &str,
+    url: &str,
+    events: &[&str],
+    agent: Option<&str>,
+    enabled: bool,
+    version: u32,
+) -> Subscription {
+    let mut extra = Map::new();
+    extra.insert("created_at".into(), json!("2025-03-14T09:26:53Z"));
+    Subscription {
+        id: id.into(),
+        url: url.into(),
+        events: events.iter().map(|event| (*event).to_owned()).collect(),
+        agent_id: agent.map(str::to_owned),
+        enabled,
+        secret_version: version,
+        extra,
+    }
+}
+
+fn fixtures() -> Vec<Subscription> {
+    vec![
+        subscription(
+            "1a2b3c4d-5e6f-4a0b-8c1d-2e3f4a5b6c7d",
+            "https://hooks.example.com/earshot/sessions",
+            &["session.started", "session.completed"],
+            None,
+            true,
+            1,
+        ),
+        subscription(
+            "2b3c4d5e-6f70-4b1c-9d2e-3f4a5b6c7d8e",
+            "https://billing.example.org/webhooks/voice-agent/calls?tenant=acme",
+            &["call.connected", "call.ended", "call.failed"],
+            Some("6f1c1a52-6a1c-4c59-b1f3-0f9e5f2d8a11"),
+            true,
+            3,
+        ),
+        subscription(
+            "3c4d5e6f-7081-4c2d-8e3f-4a5b6c7d8e9f",
+            "https://legacy.example.net/hook",
+            &["session.completed"],
+            None,
+            false,
+            2,
+        ),
+        subscription(
+            "4d5e6f70-8192-4d3e-9f4a-5b6c7d8e9fa0",
+            "https://ops.example.com/alerts/failed-calls",
+            &["call.failed"],
+            Some("0d9c8b7a-6f5e-4d3c-8b2a-190817263544"),
+            true,
+            1,
+        ),
+    ]
+}
+
+fn app_with(config: AppConfig) -> App {
+    let mut app = App::new(AppConfig {
+        profile_label: "prod".into(),
+        region: "eu".into(),
+        ..config
+    });
+    app.subs.set_rows(fixtures());
+    app.status.connection = Connection::Ok;
+    app
+}
+
+fn app() -> App {
+    app_with(AppConfig::default())
+}
+
+fn key(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn keys(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(key(KeyCode::Char(c)));
+    }
+}
+
+fn render(app: &App, (width, height): (u16, u16)) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
+    let theme = Theme::fallback();
+    terminal
+        .draw(|frame| view::draw(frame, app, &theme))
+        .expect("draws");
+    terminal
+}
+
+fn snapshot(name: &str, app: &App) {
+    for size in SIZES {
+        let terminal = render(app, size);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), terminal.backend());
+    }
+}
+
+#[test]
+fn table_with_fixture_rows() {
+    let mut app = app();
+    app.update(key(KeyCode::Down));
+    snapshot("subs_table", &app);
+}
+
+#[test]
+fn demo_marker_and_read_only_marker_show_in_the_tab_bar() {
+    let app = app_with(AppConfig {
+        demo: true,
+        read_only: true,
+        ..AppConfig::default()
+    });
+    snapshot("subs_table_demo_read_only", &app);
+}
+
+#[test]
+fn detail_view() {
+    let mut app = app();
+    app.update(key(KeyCode::Down));
+    app.update(key(KeyCode::Enter));
+    snapshot("subs_detail", &app);
+}
+
+#[test]
+fn create_form_with_errors() {
+    let mut app = app();
+    keys(&mut app, "n");
+    keys(&mut app, "http://hooks.example.com/x");
+    app.update(key(KeyCode::Enter));
+    snapshot("subs_create_errors", &app);
+}
+
+#[test]
+fn delete_confirmation() {
+    let mut app = app();
+    keys(&mut app, "D");
+    keys(&mut app, "1a2b");
+    snapshot("subs_delete_confirm", &app);
+}
+
+fn fixed_secret() -> Result<String, String> {
+    Ok("whsec_Zm9yIHNuYXBzaG90cyBvbmx5LCBuZXZlciB1c2VkIGFueXdoZXJl".into())
+}
+
+#[test]
+fn rotate_dialog_then_the_secret_shown_once() {
+    let mut app = app();
+    app.subs = SubscriptionsPane::new(UrlPolicy::PublicHttps).with_generator(fixed_secret);
+    app.subs.set_rows(fixtures());
+    keys(&mut app, "R");
+    app.update(key(KeyCode::Tab));
+    keys(&mut app, "1a2b3c4d");
+    snapshot("subs_rotate_confirm", &app);
+
+    let effects = app.update(key(KeyCode::Enter));
+    assert!(matches!(effects.as_slice(), [Effect::RotateSecret { .. }]));
+    let mut rotated = fixtures()[0].clone();
+    rotated.secret_version = 2;
+    app.update(Action::Subs(SubsResult::Rotated {
+        id: rotated.id.clone(),
+        result: Ok(rotated),
+    }));
+    snapshot("subs_secret_shown_once", &app);
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = app();
+    keys(&mut app, "?");
+    snapshot("help_overlay", &app);
+}
+
+#[test]
+fn filtered_table_with_the_filter_line_open() {
+    let mut app = app();
+    keys(&mut app, "/call");
+    snapshot("subs_filter", &app);
+}
+
+#[test]
+fn placeholder_pane_says_what_to_use_instead() {
+    let mut app = app();
+    keys(&mut app, "2");
+    let terminal = render(&app, (80, 24));
+    insta::assert_snapshot!("placeholder_deliveries_80x24", terminal.backend());
+}
+
+#[test]
+fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
+    let mut app = App::new(AppConfig {
+        profile_label: "prod".into(),
+        region: "eu".into(),
+        ..AppConfig::default()
+    });
+    let seq = match app.init().as_slice() {
+        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        other => panic!("expected the first load, got {other:?}"),
+    };
+    let at = chrono::Local
+        .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
+        .single()
+        .expect("a valid local time");
+    let message = "list subscriptions failed: HTTP 401: Unauthorized: invalid API key — \
+                   check the API key (`earshot config show`)";
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq,
+        result: Err(Failure {
+            message: message.into(),
+            status: Some(401),
+            at,
+        }),
+    }));
+    let terminal = render(&app, (80, 24));
+    insta::assert_snapshot!("subs_load_failed_80x24", terminal.backend());
+}
+
+#[test]
+fn the_selected_row_has_the_selection_style() {
+    let mut app = app();
+    app.update(key(KeyCode::Down));
+    let terminal = render(&app, (80, 24));
+    let buffer = terminal.backend().buffer();
+    let theme = Theme::fallback();
+    let selection = theme.selection().bg;
+    // Row 0 tabs, 1 title, 2 header, 3 first row, 4 second (selected).
+    for x in 0..80 {
+        assert_eq!(
+            buffer[(x, 4)].bg,
+            selection.unwrap(),
+            "selected cell ({x}, 4)"
+        );
+        assert_ne!(
+            buffer[(x, 3)].bg,
+            selection.unwrap(),
+            "unselected cell ({x}, 3)"
+        );
+    }
+}
+
+#[test]
+fn a_paused_row_is_muted() {
+    let app = app();
+    let terminal = render(&app, (80, 24));
+    let buffer = terminal.backend().buffer();
+    let theme = Theme::fallback();
+    let muted = theme.style(Role::Muted).fg.unwrap();
+    // The third fixture (row y = 5) is paused: id, URL and state are muted.
+    let paused_row: String = (0..80).map(|x| buffer[(x, 5)].symbol()).collect();
+    assert!(paused_row.contains("paused"), "{paused_row}");
+    for x in [0, 12, 70] {
+        assert_eq!(buffer[(x, 5)].fg, muted, "paused cell ({x}, 5)");
+    }
+    assert_ne!(buffer[(0, 3)].fg, muted, "an enabled row is not muted");
+}
+
+#[test]
+fn a_tiny_terminal_says_so_and_does_not_panic() {
+    let app = app();
+    for size in [(20, 5), (1, 1), (59, 30), (200, 3)] {
+        let terminal = render(&app, size);
+        let text: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|cell| cell.symbol())
+            .collect();
+        assert!(text.contains("too") || size == (1, 1), "{size:?}: {text}");
+    }
+    let terminal = render(&app, (20, 5));
+    insta::assert_snapshot!("too_small_20x5", terminal.backend());
+}
+
+#[test]
+fn only_the_rows_on_screen_are_drawn_and_the_selection_stays_visible() {
+    let mut app = app();
+    let many: Vec<Subscription> = (0..10_000)
+        .map(|n| {
+            subscription(
+                &format!("{n:08x}-0000-4000-8000-000000000000"),
+                &format!("https://hooks.example.com/{n}"),
+                &["call.ended"],
+                None,
+                true,
+                1,
+            )
+        })
+        .collect();
+    app.subs.set_rows(many);
+    app.update(key(KeyCode::End));
+    let started = std::time::Instant::now();
+    let terminal = render(&app, (120, 40));
+    let elapsed = started.elapsed();
+    let screen = terminal.backend().to_string();
+    assert!(
+        screen.contains("0000270f"),
+        "the last row (9999) is on screen"
+    );
+    assert!(!screen.contains("00000000-"), "the first row scrolled away");
+    assert!(elapsed.as_millis() < 500, "one frame took {elapsed:?}");
+}
