@@ -3,10 +3,11 @@
 //! rows) are asserted separately, since snapshots record symbols only.
 
 use chrono::TimeZone;
-use earshot::api::types::agents::Subscription;
+use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
 use earshot::api::validate::UrlPolicy;
 use earshot::tui::action::{Action, Effect, Failure, SubsResult};
 use earshot::tui::app::{App, AppConfig, Connection};
+use earshot::tui::panes::deliveries::DeliveriesPane;
 use earshot::tui::panes::subscriptions::SubscriptionsPane;
 use earshot::tui::theme::{Role, Theme};
 use earshot::tui::view;
@@ -200,9 +201,138 @@ fn filtered_table_with_the_filter_line_open() {
 #[test]
 fn placeholder_pane_says_what_to_use_instead() {
     let mut app = app();
-    keys(&mut app, "2");
+    keys(&mut app, "3");
     let terminal = render(&app, (80, 24));
-    insta::assert_snapshot!("placeholder_deliveries_80x24", terminal.backend());
+    insta::assert_snapshot!("placeholder_jobs_80x24", terminal.backend());
+}
+
+fn fixed_now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc
+        .with_ymd_and_hms(2025, 3, 14, 9, 30, 0)
+        .single()
+        .expect("a valid time")
+}
+
+fn at(seconds_after_now: i64) -> chrono::DateTime<chrono::FixedOffset> {
+    (fixed_now() + chrono::Duration::seconds(seconds_after_now)).fixed_offset()
+}
+
+const SESSION: &str = "sess_01JQ4F2A9C1E7B";
+
+fn delivery(
+    id: &str,
+    subscription: &str,
+    status: DeliveryStatus,
+    attempt: u32,
+    http: Option<u16>,
+    error: Option<&str>,
+    created: i64,
+) -> DeliveryRecord {
+    DeliveryRecord {
+        id: id.into(),
+        subscription_id: subscription.into(),
+        session_id: SESSION.into(),
+        delivered_at: (status == DeliveryStatus::Delivered).then(|| at(created + 1)),
+        status,
+        attempt_count: attempt,
+        http_status_code: http,
+        error: error.map(str::to_owned),
+        next_retry_at: None,
+        created_at: at(created),
+        extra: Map::new(),
+    }
+}
+
+fn deliveries() -> Vec<DeliveryRecord> {
+    let mut pending = delivery(
+        "b7e2c9d4-1f3a-4b5c-8d6e-7f8091a2b3c4",
+        "4d5e6f70-8192-4d3e-9f4a-5b6c7d8e9fa0",
+        DeliveryStatus::Pending,
+        2,
+        Some(503),
+        Some("HTTP 503: Service Unavailable"),
+        -20,
+    );
+    pending.next_retry_at = Some(at(12));
+    vec![
+        delivery(
+            "a1f0e9d8-2c3b-4a59-9687-1a2b3c4d5e6f",
+            "2b3c4d5e-6f70-4b1c-9d2e-3f4a5b6c7d8e",
+            DeliveryStatus::Failed,
+            1,
+            Some(401),
+            Some("HTTP 401: invalid signature"),
+            -90,
+        ),
+        pending,
+        delivery(
+            "c8f3d0e5-2a4b-4c6d-9e7f-8091a2b3c4d5",
+            "1a2b3c4d-5e6f-4a0b-8c1d-2e3f4a5b6c7d",
+            DeliveryStatus::Delivered,
+            1,
+            Some(200),
+            None,
+            -60,
+        ),
+    ]
+}
+
+fn deliveries_app() -> App {
+    let mut app = app();
+    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    app.seed_recent_ids(vec![
+        SESSION.into(),
+        "call_01JQ4E8B2D6F0A".into(),
+        "sess_01JQ4D1C9E3B5F".into(),
+    ]);
+    app.deliveries.set_rows(SESSION, deliveries());
+    keys(&mut app, "2");
+    app
+}
+
+#[test]
+fn deliveries_id_prompt_with_recent_ids() {
+    let mut app = deliveries_app();
+    keys(&mut app, "i");
+    app.update(key(KeyCode::Down));
+    app.update(key(KeyCode::Down));
+    snapshot("deliveries_prompt", &app);
+}
+
+#[test]
+fn deliveries_table_with_failed_pending_and_delivered_attempts() {
+    let app = deliveries_app();
+    snapshot("deliveries_table", &app);
+}
+
+#[test]
+fn deliveries_detail_of_the_401_failure() {
+    let mut app = deliveries_app();
+    app.update(key(KeyCode::Enter));
+    snapshot("deliveries_detail_401", &app);
+}
+
+#[test]
+fn failed_attempts_stand_out_and_pending_ones_warn() {
+    let mut app = deliveries_app();
+    // Select the delivered row so the failed and pending rows keep their colours.
+    app.update(key(KeyCode::End));
+    let terminal = render(&app, (120, 40));
+    let buffer = terminal.backend().buffer();
+    let theme = Theme::fallback();
+    // Row 0 tabs, 1 title, 2 header, 3 failed, 4 pending, 5 delivered.
+    for x in [0, 40, 80] {
+        assert_eq!(
+            buffer[(x, 3)].fg,
+            theme.style(Role::Error).fg.unwrap(),
+            "failed cell ({x}, 3)"
+        );
+        assert_eq!(
+            buffer[(x, 4)].fg,
+            theme.style(Role::Warn).fg.unwrap(),
+            "pending cell ({x}, 4)"
+        );
+    }
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         theme,
         profile_label: "demo".into(),
         url_policy: UrlPolicy::AnyHttp,
+        recent_ids: traffic.recent_conversations(),
         ..ConsoleOptions::default()
     };
     let result = run_console(client, options).await;

@@ -15,7 +15,7 @@ use ratatui::crossterm::event::Event;
 
 use super::keymap::Command;
 use crate::api::ApiError;
-use crate::api::types::agents::{NewSubscription, Subscription, SubscriptionPatch};
+use crate::api::types::agents::{DeliveryRecord, NewSubscription, Subscription, SubscriptionPatch};
 use crate::redact::SecretString;
 
 /// A message to `App::update`.
@@ -29,6 +29,8 @@ pub enum Action {
     Tick(Instant),
     /// The result of a subscriptions call.
     Subs(SubsResult),
+    /// The result of a deliveries load.
+    Deliveries(DeliveriesResult),
     /// Background work failed outside any pane (e.g. the clipboard).
     Failed(Failure),
     /// SIGTERM, SIGHUP or SIGINT: leave now, restoring the terminal.
@@ -58,6 +60,18 @@ pub enum SubsResult {
     Deleted {
         id: String,
         result: Result<(), Failure>,
+    },
+}
+
+/// Results of the Deliveries pane's platform calls.
+#[derive(Clone, Debug)]
+pub enum DeliveriesResult {
+    /// `seq` identifies the load; a superseded load's answer is dropped.
+    Loaded {
+        seq: u64,
+        id: String,
+        latest: bool,
+        result: Result<Vec<DeliveryRecord>, Failure>,
     },
 }
 
@@ -96,6 +110,13 @@ pub enum Effect {
         include_disabled: bool,
     },
     CreateSubscription(NewSubscription),
+    /// Every attempt of a session or call (`latest`: the newest per
+    /// subscription); supersedes any deliveries load still running.
+    LoadDeliveries {
+        seq: u64,
+        id: String,
+        latest: bool,
+    },
     /// Pause or resume (the patch carries `enabled`).
     PatchSubscription {
         id: String,

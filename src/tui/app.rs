@@ -18,6 +18,7 @@ use super::keymap::{
     global_commands, help_commands, interrupt_command, permitted,
 };
 use super::panes::PaneId;
+use super::panes::deliveries::DeliveriesPane;
 use super::panes::subscriptions::SubscriptionsPane;
 use super::widgets::input as text;
 use crate::api::validate::UrlPolicy;
@@ -102,6 +103,7 @@ pub struct App {
     pub config: AppConfig,
     pub pane: PaneId,
     pub subs: SubscriptionsPane,
+    pub deliveries: DeliveriesPane,
     pub overlay: Option<Overlay>,
     pub status: Status,
     pub toast: Option<Toast>,
@@ -117,6 +119,7 @@ impl App {
             config,
             pane: PaneId::Subscriptions,
             subs,
+            deliveries: DeliveriesPane::new(),
             overlay: None,
             status: Status {
                 connection: Connection::Unknown,
@@ -133,7 +136,15 @@ impl App {
     pub fn init(&mut self) -> Vec<Effect> {
         let mut out = Outcome::default();
         self.subs.init(&mut out);
+        self.deliveries.init(&mut out);
         self.absorb(out)
+    }
+
+    /// Remembers session and call ids for the Deliveries pane (most recent
+    /// first); the first is loaded by `init` when nothing is on screen.
+    pub fn seed_recent_ids(&mut self, ids: Vec<String>) {
+        self.deliveries.seed_recent(ids);
+        self.dirty = true;
     }
 
     /// Shows a message in the status bar's error slot (e.g. a theme that
@@ -145,12 +156,12 @@ impl App {
 
     /// Whether the loop should run its tick: something counts down.
     pub fn wants_tick(&self) -> bool {
-        self.toast.is_some()
+        self.toast.is_some() || (self.pane == PaneId::Deliveries && self.deliveries.wants_tick())
     }
 
     /// A request is in flight.
     pub fn busy(&self) -> bool {
-        self.subs.busy()
+        self.subs.busy() || self.deliveries.busy()
     }
 
     /// The one update.
@@ -176,12 +187,25 @@ impl App {
                     self.toast = None;
                     self.dirty = true;
                 }
+                if self.pane == PaneId::Deliveries && self.deliveries.wants_tick() {
+                    let mut out = Outcome::default();
+                    if self.deliveries.on_tick(now, &mut out) {
+                        self.dirty = true;
+                    }
+                    return out.effects;
+                }
                 Vec::new()
             }
             Action::Subs(result) => {
                 self.dirty = true;
                 let mut out = Outcome::default();
                 self.subs.on_result(result, &mut out);
+                self.absorb(out)
+            }
+            Action::Deliveries(result) => {
+                self.dirty = true;
+                let mut out = Outcome::default();
+                self.deliveries.on_result(result, &mut out);
                 self.absorb(out)
             }
             Action::Failed(failure) => {
@@ -214,6 +238,9 @@ impl App {
             None => {
                 let (mut list, global) = match self.pane {
                     PaneId::Subscriptions => (self.subs.commands(), self.subs.allows_global()),
+                    PaneId::Deliveries => {
+                        (self.deliveries.commands(), self.deliveries.allows_global())
+                    }
                     _ => (Vec::new(), true),
                 };
                 if global {
@@ -232,6 +259,7 @@ impl App {
     pub fn help_sections(&self) -> Vec<CommandSection> {
         let mut sections = match self.pane {
             PaneId::Subscriptions => SubscriptionsPane::help_sections(),
+            PaneId::Deliveries => DeliveriesPane::help_sections(),
             _ => Vec::new(),
         };
         sections.push(CommandSection {
@@ -267,6 +295,8 @@ impl App {
             None => {
                 if self.pane == PaneId::Subscriptions && self.subs.captures_text() {
                     self.subs.type_key(key);
+                } else if self.pane == PaneId::Deliveries && self.deliveries.captures_text() {
+                    self.deliveries.type_key(key);
                 }
             }
         }
@@ -282,6 +312,8 @@ impl App {
             None => {
                 if self.pane == PaneId::Subscriptions && self.subs.captures_text() {
                     self.subs.paste(pasted);
+                } else if self.pane == PaneId::Deliveries && self.deliveries.captures_text() {
+                    self.deliveries.paste(pasted);
                 }
             }
         }
@@ -335,6 +367,11 @@ impl App {
                 self.subs.run(command, &mut out);
                 self.absorb(out)
             }
+            Command::Dlv(command) => {
+                let mut out = Outcome::default();
+                self.deliveries.run(command, &mut out);
+                self.absorb(out)
+            }
         }
     }
 
@@ -369,6 +406,11 @@ impl App {
             PaneId::Subscriptions => {
                 let mut out = Outcome::default();
                 self.subs.refresh(&mut out);
+                self.absorb(out)
+            }
+            PaneId::Deliveries => {
+                let mut out = Outcome::default();
+                self.deliveries.refresh(&mut out);
                 self.absorb(out)
             }
             _ => {

@@ -13,6 +13,7 @@
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::panes::PaneId;
+use super::panes::deliveries::DlvCommand;
 use super::panes::subscriptions::SubsCommand;
 
 /// A `&'static [Key]` from key expressions (const-evaluated).
@@ -99,6 +100,7 @@ pub enum Command {
     ScrollUp,
     ScrollDown,
     Subs(SubsCommand),
+    Dlv(DlvCommand),
 }
 
 /// One command as help, footer and key handling all see it.

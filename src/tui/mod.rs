@@ -5,7 +5,8 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
-//! - [`panes`]: the five panes (Subscriptions is built; the rest say so);
+//! - [`panes`]: the five panes (Subscriptions and Deliveries are built;
+//!   the rest say so);
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
 //! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
@@ -63,6 +64,9 @@ pub struct ConsoleOptions {
     pub url_policy: UrlPolicy,
     /// The directory holding `themes/`; `None`: the per-user config dir.
     pub config_dir: Option<PathBuf>,
+    /// Session and call ids the Deliveries pane offers (most recent
+    /// first); the first is loaded at start.
+    pub recent_ids: Vec<String>,
 }
 
 impl Default for ConsoleOptions {
@@ -75,6 +79,7 @@ impl Default for ConsoleOptions {
             region: region_name(Region::default()).into(),
             url_policy: UrlPolicy::PublicHttps,
             config_dir: None,
+            recent_ids: Vec::new(),
         }
     }
 }
@@ -121,6 +126,7 @@ pub async fn run_console(client: Client, options: ConsoleOptions) -> color_eyre:
         region: options.region,
         url_policy: options.url_policy,
     });
+    app.seed_recent_ids(options.recent_ids);
     if let Some(notice) = loaded.notice {
         tracing::warn!(%notice, "theme");
         app.notice(notice);
@@ -216,6 +222,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         region: region_name(resolved.region).into(),
         url_policy,
         config_dir: resolved.config_file.parent().map(PathBuf::from),
+        recent_ids: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -37,6 +37,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
         PaneId::Subscriptions => {
             panes::subscriptions::view::draw(frame, body, &app.subs, theme, app.config.read_only)
         }
+        PaneId::Deliveries => panes::deliveries::view::draw(frame, body, &app.deliveries, theme),
         other => panes::draw_placeholder(frame, body, other, theme),
     }
     match &app.overlay {

@@ -8,7 +8,7 @@
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
-use super::action::{Action, Effect, Failure, SubsResult};
+use super::action::{Action, DeliveriesResult, Effect, Failure, SubsResult};
 use super::clipboard::Clipboard;
 use crate::api::Client;
 
@@ -18,6 +18,8 @@ pub struct Worker {
     clipboard: Box<dyn Clipboard>,
     /// The subscriptions load in flight, if any.
     load: Option<AbortHandle>,
+    /// The deliveries load in flight, if any.
+    deliveries_load: Option<AbortHandle>,
     /// Every other task in flight (finished ones are pruned as we go).
     tasks: Vec<AbortHandle>,
 }
@@ -36,6 +38,7 @@ impl Worker {
             tx,
             clipboard,
             load: None,
+            deliveries_load: None,
             tasks: Vec::new(),
         }
     }
@@ -81,6 +84,27 @@ impl Worker {
                     let _ = tx.send(Action::Subs(SubsResult::Loaded { seq, result }));
                 });
                 self.load = Some(task.abort_handle());
+            }
+            Effect::LoadDeliveries { seq, id, latest } => {
+                if let Some(previous) = self.deliveries_load.take() {
+                    previous.abort();
+                }
+                tracing::debug!(seq, %id, latest, "list deliveries");
+                let task = tokio::spawn(async move {
+                    let result = if latest {
+                        client.latest_deliveries(&id).await
+                    } else {
+                        client.list_deliveries(&id).await
+                    }
+                    .map_err(|error| Failure::from_api(&error));
+                    let _ = tx.send(Action::Deliveries(DeliveriesResult::Loaded {
+                        seq,
+                        id,
+                        latest,
+                        result,
+                    }));
+                });
+                self.deliveries_load = Some(task.abort_handle());
             }
             Effect::CreateSubscription(request) => {
                 tracing::info!("create subscription");
@@ -138,6 +162,9 @@ impl Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         if let Some(load) = self.load.take() {
+            load.abort();
+        }
+        if let Some(load) = self.deliveries_load.take() {
             load.abort();
         }
         for task in self.tasks.drain(..) {

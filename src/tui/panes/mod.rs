@@ -1,9 +1,10 @@
-//! The five panes: which exist ([`PaneId`]), their tab order and names, and
+//! The five panes (Subscriptions and Deliveries are built): which exist ([`PaneId`]), their tab order and names, and
 //! the honest placeholder drawn for a pane this build doesn't have yet.
 //!
 //! Each pane owns its state, its commands (see `keymap.rs`), its `update`
 //! and its view; `app.rs` routes to the pane on screen.
 
+pub mod deliveries;
 pub mod subscriptions;
 
 use ratatui::Frame;

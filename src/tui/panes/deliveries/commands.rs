@@ -1,0 +1,116 @@
+//! The Deliveries pane's command lists, one per mode. Keys, the footer and
+//! the help overlay all come from these. Nothing here changes the
+//! platform, so `--read-only` leaves the pane as it is.
+
+use ratatui::crossterm::event::KeyCode;
+
+use super::DlvCommand;
+use crate::tui::keymap::{Command, CommandInfo, Key, keys};
+
+use Command::Dlv;
+use DlvCommand as D;
+
+const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
+const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
+const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
+const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
+
+fn movement() -> Vec<CommandInfo> {
+    vec![
+        CommandInfo::new("↑↓ / j k", "move", UP, Dlv(D::Up)),
+        CommandInfo::new("", "", DOWN, Dlv(D::Down)).hidden(),
+        CommandInfo::new(
+            "pgup pgdn",
+            "page up / down",
+            keys![Key::plain(KeyCode::PageUp)],
+            Dlv(D::PageUp),
+        ),
+        CommandInfo::new(
+            "",
+            "",
+            keys![Key::plain(KeyCode::PageDown)],
+            Dlv(D::PageDown),
+        )
+        .hidden(),
+        CommandInfo::new(
+            "g / G",
+            "first / last",
+            keys![Key::char('g'), Key::plain(KeyCode::Home)],
+            Dlv(D::Top),
+        ),
+        CommandInfo::new(
+            "",
+            "",
+            keys![Key::char('G'), Key::plain(KeyCode::End)],
+            Dlv(D::Bottom),
+        )
+        .hidden(),
+    ]
+}
+
+/// The table's commands: moving and opening exist only with a selected
+/// row, the latest toggle only once an id is loaded; with no row, `enter`
+/// opens the id prompt too.
+pub(super) fn table_commands(selection: bool, loaded: bool) -> Vec<CommandInfo> {
+    let mut commands = if selection { movement() } else { Vec::new() };
+    if selection {
+        commands.push(
+            CommandInfo::new("enter", "attempt details", ENTER, Dlv(D::Open)).quick_as("details"),
+        );
+    }
+    commands.push(
+        CommandInfo::new(
+            "i",
+            "enter a session or call id (also /; ↑↓ there picks a recent one)",
+            keys![Key::char('i'), Key::char('/')],
+            Dlv(D::Prompt),
+        )
+        .quick_as("id"),
+    );
+    if !selection {
+        commands.push(CommandInfo::new("enter", "", ENTER, Dlv(D::Prompt)).hidden());
+    }
+    if loaded {
+        commands.push(
+            CommandInfo::new(
+                "l",
+                "all attempts / latest per subscription",
+                keys![Key::char('l')],
+                Dlv(D::ToggleLatest),
+            )
+            .quick_as("latest"),
+        );
+    }
+    commands
+}
+
+pub(super) fn detail_commands() -> Vec<CommandInfo> {
+    vec![
+        CommandInfo::new(
+            "esc",
+            "back to the table",
+            keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
+            Dlv(D::Back),
+        )
+        .quick_as("back"),
+        CommandInfo::new("↑↓ / j k", "previous / next attempt", UP, Dlv(D::Up)),
+        CommandInfo::new("", "", DOWN, Dlv(D::Down)).hidden(),
+    ]
+}
+
+/// The id prompt's keys (everything else is typed into it).
+pub(super) fn prompt_commands() -> Vec<CommandInfo> {
+    vec![
+        CommandInfo::new("enter", "load all attempts", ENTER, Dlv(D::PromptSubmit))
+            .quick_as("load"),
+        CommandInfo::new(
+            "↑↓",
+            "pick a recently viewed id",
+            keys![Key::plain(KeyCode::Up)],
+            Dlv(D::RecentUp),
+        )
+        .quick_as("recent"),
+        CommandInfo::new("", "", keys![Key::plain(KeyCode::Down)], Dlv(D::RecentDown)).hidden(),
+        CommandInfo::new("esc", "cancel", ESC, Dlv(D::PromptCancel)).quick(),
+    ]
+}

@@ -1,0 +1,428 @@
+//! The Deliveries pane: every delivery attempt of one session or call.
+//!
+//! Owns the id prompt (with the recently viewed ids), the attempts table
+//! (all attempts, or the latest per subscription), the detail view with
+//! its retry verdict and likely causes, and the auto-refresh while a
+//! retry is still to come. Loads are [`Effect::LoadDeliveries`], answered
+//! by [`DeliveriesResult`]; a newer load supersedes an older one by
+//! sequence number. Read-only: nothing here changes the platform.
+//! Drawing is in `view.rs`, the retry rules in [`verdict`].
+
+mod commands;
+pub mod verdict;
+pub mod view;
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::Input;
+
+use super::super::action::{DeliveriesResult, Effect};
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::widgets::input as text;
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+
+use commands::{detail_commands, prompt_commands, table_commands};
+
+/// Most recently viewed ids kept.
+pub const RECENT_MAX: usize = 20;
+/// How often the attempts are loaded again while a retry is to come.
+pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
+/// A `next_retry_at` this far in the past still counts as "about to
+/// happen" (the new attempt may not be recorded yet).
+const RETRY_GRACE_SECS: i64 = 10;
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DlvCommand {
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+    /// Table → detail.
+    Open,
+    /// Detail → table.
+    Back,
+    /// Open the id prompt.
+    Prompt,
+    /// Load the id typed (or picked).
+    PromptSubmit,
+    PromptCancel,
+    RecentUp,
+    RecentDown,
+    /// All attempts ↔ the latest per subscription.
+    ToggleLatest,
+}
+
+/// Table or detail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Table,
+    Detail,
+}
+
+/// What has the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Prompt,
+    Table,
+    Detail,
+}
+
+/// The pane's state.
+#[derive(Debug)]
+pub struct DeliveriesPane {
+    /// The session or call id on screen.
+    pub id: Option<String>,
+    rows: Vec<DeliveryRecord>,
+    selected: usize,
+    /// First row on screen; kept by the view.
+    pub(crate) offset: Cell<usize>,
+    /// Rows the table showed last frame (page step).
+    pub(crate) page: Cell<usize>,
+    /// Showing `/latest` rather than every attempt.
+    pub latest: bool,
+    pub prompt: Input,
+    pub prompting: bool,
+    /// Recently viewed ids, most recent first.
+    recent: Vec<String>,
+    /// The recent id picked with ↑↓, if any.
+    pub recent_selected: Option<usize>,
+    pub view: View,
+    load_seq: u64,
+    pub loading: bool,
+    /// The current id has loaded at least once.
+    pub loaded_once: bool,
+    /// Why the last load failed, until one succeeds.
+    pub load_error: Option<String>,
+    /// When the last load was issued (the auto-refresh's pace).
+    last_load: Option<Instant>,
+    /// Wall-clock time countdowns are drawn from; moved on by the tick.
+    pub now: DateTime<Utc>,
+    clock: fn() -> DateTime<Utc>,
+}
+
+impl Default for DeliveriesPane {
+    fn default() -> Self {
+        DeliveriesPane::new()
+    }
+}
+
+impl DeliveriesPane {
+    pub fn new() -> DeliveriesPane {
+        DeliveriesPane {
+            id: None,
+            rows: Vec::new(),
+            selected: 0,
+            offset: Cell::new(0),
+            page: Cell::new(10),
+            latest: false,
+            prompt: Input::default(),
+            prompting: false,
+            recent: Vec::new(),
+            recent_selected: None,
+            view: View::Table,
+            load_seq: 0,
+            loading: false,
+            loaded_once: false,
+            load_error: None,
+            last_load: None,
+            now: Utc::now(),
+            clock: Utc::now,
+        }
+    }
+
+    /// Replaces the wall clock (tests and snapshots use a fixed one).
+    pub fn with_clock(mut self, clock: fn() -> DateTime<Utc>) -> Self {
+        self.clock = clock;
+        self.now = clock();
+        self
+    }
+
+    /// Remembers ids viewed elsewhere (the demo's latest conversations),
+    /// most recent first; with no id on screen yet, the first becomes it
+    /// and the first load (`init`) fetches it.
+    pub fn seed_recent(&mut self, ids: Vec<String>) {
+        for id in ids.into_iter().rev() {
+            self.remember(&id);
+        }
+        if self.id.is_none() {
+            self.id = self.recent.first().cloned();
+        }
+    }
+
+    pub fn recent(&self) -> &[String] {
+        &self.recent
+    }
+
+    /// Rows as if just loaded for `id` (fixtures for tests and snapshots).
+    pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
+        self.id = Some(id.to_owned());
+        self.rows = rows;
+        self.loaded_once = true;
+        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+    }
+
+    pub fn rows(&self) -> &[DeliveryRecord] {
+        &self.rows
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        (!self.rows.is_empty()).then_some(self.selected)
+    }
+
+    pub fn selected(&self) -> Option<&DeliveryRecord> {
+        self.rows.get(self.selected)
+    }
+
+    pub fn busy(&self) -> bool {
+        self.loading
+    }
+
+    pub fn mode(&self) -> Mode {
+        if self.prompting {
+            Mode::Prompt
+        } else if self.view == View::Detail && self.selected().is_some() {
+            Mode::Detail
+        } else {
+            Mode::Table
+        }
+    }
+
+    pub fn captures_text(&self) -> bool {
+        self.mode() == Mode::Prompt
+    }
+
+    pub fn allows_global(&self) -> bool {
+        self.mode() != Mode::Prompt
+    }
+
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        match self.mode() {
+            Mode::Prompt => prompt_commands(),
+            Mode::Table => table_commands(self.selected().is_some(), self.id.is_some()),
+            Mode::Detail => detail_commands(),
+        }
+    }
+
+    pub fn help_sections() -> Vec<CommandSection> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Deliveries", table_commands(true, true)),
+            section("Attempt detail", detail_commands()),
+            section("Id prompt (typing)", prompt_commands()),
+        ]
+    }
+
+    /// An attempt is pending or a retry is (about to be) due: the
+    /// attempts are loaded again and countdowns move.
+    pub fn live(&self) -> bool {
+        let grace = chrono::Duration::seconds(RETRY_GRACE_SECS);
+        self.rows.iter().any(|row| {
+            row.status == DeliveryStatus::Pending
+                || row
+                    .next_retry_at
+                    .is_some_and(|at| at.with_timezone(&Utc) + grace > self.now)
+        })
+    }
+
+    /// Whether the tick should run for this pane.
+    pub fn wants_tick(&self) -> bool {
+        self.id.is_some() && self.live()
+    }
+
+    // ---- update -------------------------------------------------------
+
+    /// The first load, when an id was seeded.
+    pub fn init(&mut self, out: &mut Outcome) {
+        if self.id.is_some() {
+            self.refresh(out);
+        }
+    }
+
+    /// Loads the attempts of the id on screen again, superseding a load
+    /// still running.
+    pub fn refresh(&mut self, out: &mut Outcome) {
+        let Some(id) = self.id.clone() else {
+            out.toast = Some("no id yet: press i to enter a session or call id".into());
+            return;
+        };
+        self.load_seq += 1;
+        self.loading = true;
+        self.last_load = Some(Instant::now());
+        out.effects.push(Effect::LoadDeliveries {
+            seq: self.load_seq,
+            id,
+            latest: self.latest,
+        });
+    }
+
+    /// The clock: moves countdowns on and reloads every [`REFRESH_EVERY`]
+    /// while something is live. Whether the pane needs a redraw.
+    pub fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        self.now = (self.clock)();
+        if self.id.is_some()
+            && self.live()
+            && self
+                .last_load
+                .is_none_or(|last| at.saturating_duration_since(last) >= REFRESH_EVERY)
+        {
+            self.refresh(out);
+        }
+        true
+    }
+
+    pub fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
+        use DlvCommand::*;
+        match command {
+            Up => self.move_by(-1),
+            Down => self.move_by(1),
+            PageUp => self.move_by(-page_step(self.page.get())),
+            PageDown => self.move_by(page_step(self.page.get())),
+            Top => self.selected = 0,
+            Bottom => self.selected = self.rows.len().saturating_sub(1),
+            Open => {
+                if self.selected().is_some() {
+                    self.now = (self.clock)();
+                    self.view = View::Detail;
+                }
+            }
+            Back => self.view = View::Table,
+            Prompt => {
+                self.prompting = true;
+                self.prompt.reset();
+                self.recent_selected = None;
+            }
+            PromptCancel => self.prompting = false,
+            RecentUp | RecentDown => self.pick_recent(command == RecentDown),
+            PromptSubmit => {
+                let typed = self.prompt.value().trim().to_owned();
+                if typed.is_empty() {
+                    out.toast = Some("type a session or call id, or pick one with ↑↓".into());
+                    return;
+                }
+                self.prompting = false;
+                self.open_id(typed, out);
+            }
+            ToggleLatest => {
+                if self.id.is_some() {
+                    self.latest = !self.latest;
+                    out.toast = Some(if self.latest {
+                        "showing the latest attempt per subscription".into()
+                    } else {
+                        "showing every attempt".into()
+                    });
+                    self.view = View::Table;
+                    self.refresh(out);
+                }
+            }
+        }
+    }
+
+    /// A key no command claimed, typed into the prompt.
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        if self.prompting && text::type_key(&mut self.prompt, key) {
+            self.recent_selected = None;
+        }
+    }
+
+    pub fn paste(&mut self, pasted: &str) {
+        if self.prompting && text::paste(&mut self.prompt, pasted) {
+            self.recent_selected = None;
+        }
+    }
+
+    /// A load finished.
+    pub fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
+        match result {
+            DeliveriesResult::Loaded { seq, result, .. } => {
+                if seq != self.load_seq {
+                    return;
+                }
+                self.loading = false;
+                self.now = (self.clock)();
+                match result {
+                    Ok(rows) => {
+                        let keep = self.selected().map(|row| row.id.clone());
+                        self.rows = rows;
+                        self.loaded_once = true;
+                        self.load_error = None;
+                        self.selected = keep
+                            .and_then(|id| self.rows.iter().position(|row| row.id == id))
+                            .unwrap_or_else(|| {
+                                self.selected.min(self.rows.len().saturating_sub(1))
+                            });
+                        out.succeeded = true;
+                    }
+                    Err(failure) => {
+                        self.load_error = Some(failure.message.clone());
+                        out.failure = Some(failure);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- helpers ------------------------------------------------------
+
+    fn open_id(&mut self, id: String, out: &mut Outcome) {
+        if self.id.as_deref() != Some(id.as_str()) {
+            self.rows.clear();
+            self.selected = 0;
+            self.offset.set(0);
+            self.loaded_once = false;
+            self.load_error = None;
+        }
+        self.remember(&id);
+        self.id = Some(id);
+        self.view = View::Table;
+        self.refresh(out);
+    }
+
+    /// Puts `id` first in the recent list (no duplicates, at most
+    /// [`RECENT_MAX`]).
+    fn remember(&mut self, id: &str) {
+        let id = id.trim();
+        if id.is_empty() {
+            return;
+        }
+        self.recent.retain(|known| known != id);
+        self.recent.insert(0, id.to_owned());
+        self.recent.truncate(RECENT_MAX);
+    }
+
+    fn pick_recent(&mut self, down: bool) {
+        if self.recent.is_empty() {
+            return;
+        }
+        let last = self.recent.len() - 1;
+        let next = match (self.recent_selected, down) {
+            (None, _) => 0,
+            (Some(at), true) => (at + 1).min(last),
+            (Some(at), false) => at.saturating_sub(1),
+        };
+        self.recent_selected = Some(next);
+        self.prompt = Input::new(self.recent[next].clone());
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        if self.rows.is_empty() {
+            self.selected = 0;
+            return;
+        }
+        let last = self.rows.len() - 1;
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+    }
+}
+
+fn page_step(page: usize) -> isize {
+    isize::try_from(page.max(1)).unwrap_or(10)
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,361 @@
+//! `update` tests of the Deliveries pane, driven through the [`App`] with
+//! the keys an operator would press, and the retry rules.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Map;
+
+use super::verdict::{Verdict, countdown, likely_causes, verdict};
+use super::{DeliveriesPane, Mode, RECENT_MAX, View};
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
+use crate::tui::app::{App, AppConfig};
+use crate::tui::panes::PaneId;
+
+const SESSION: &str = "sess_4f2a9c1e7b";
+
+fn fixed_now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 14, 9, 30, 0).unwrap()
+}
+
+fn at(seconds_after_now: i64) -> DateTime<FixedOffset> {
+    (fixed_now() + chrono::Duration::seconds(seconds_after_now)).fixed_offset()
+}
+
+pub(crate) fn record(
+    id: &str,
+    status: DeliveryStatus,
+    attempt: u32,
+    http: Option<u16>,
+    error: Option<&str>,
+) -> DeliveryRecord {
+    DeliveryRecord {
+        id: id.into(),
+        subscription_id: "2b3c4d5e-6f70-4b1c-9d2e-3f4a5b6c7d8e".into(),
+        session_id: SESSION.into(),
+        delivered_at: (status == DeliveryStatus::Delivered).then(|| at(-55)),
+        status,
+        attempt_count: attempt,
+        http_status_code: http,
+        error: error.map(str::to_owned),
+        next_retry_at: None,
+        created_at: at(-60),
+        extra: Map::new(),
+    }
+}
+
+fn failed_401() -> DeliveryRecord {
+    record(
+        "a1000000-0000-4000-8000-000000000001",
+        DeliveryStatus::Failed,
+        1,
+        Some(401),
+        Some("HTTP 401: invalid signature"),
+    )
+}
+
+fn pending_503() -> DeliveryRecord {
+    let mut row = record(
+        "a2000000-0000-4000-8000-000000000002",
+        DeliveryStatus::Pending,
+        2,
+        Some(503),
+        Some("HTTP 503: Service Unavailable"),
+    );
+    row.next_retry_at = Some(at(12));
+    row
+}
+
+fn delivered() -> DeliveryRecord {
+    record(
+        "a3000000-0000-4000-8000-000000000003",
+        DeliveryStatus::Delivered,
+        1,
+        Some(200),
+        None,
+    )
+}
+
+fn app() -> App {
+    let mut app = App::new(AppConfig::default());
+    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    app.update(key('2'));
+    assert_eq!(app.pane, PaneId::Deliveries);
+    app
+}
+
+fn press(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn key(c: char) -> Action {
+    press(KeyCode::Char(c))
+}
+
+fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
+    text.chars().flat_map(|c| app.update(key(c))).collect()
+}
+
+fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {
+    match effects {
+        [Effect::LoadDeliveries { seq, id, latest }] if id == want_id && *latest == want_latest => {
+            *seq
+        }
+        other => panic!("expected one load of {want_id} (latest {want_latest}), got {other:?}"),
+    }
+}
+
+fn loaded(app: &mut App, seq: u64, rows: Vec<DeliveryRecord>) {
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: SESSION.into(),
+        latest: false,
+        result: Ok(rows),
+    }));
+}
+
+/// An app showing the three fixture attempts of `SESSION`.
+fn app_loaded(rows: Vec<DeliveryRecord>) -> App {
+    let mut app = app();
+    app.update(key('i'));
+    type_text(&mut app, SESSION);
+    let seq = load_seq(&app.update(press(KeyCode::Enter)), SESSION, false);
+    loaded(&mut app, seq, rows);
+    app
+}
+
+#[test]
+fn entering_an_id_loads_all_attempts_and_remembers_it() {
+    let mut app = app();
+    assert!(app.update(key('i')).is_empty());
+    assert_eq!(app.deliveries.mode(), Mode::Prompt);
+    let typed = type_text(&mut app, "q1 sess_x");
+    assert!(typed.is_empty(), "q and digits are typed, not run");
+    assert!(!app.quit);
+    assert_eq!(app.pane, PaneId::Deliveries);
+    let effects = app.update(press(KeyCode::Enter));
+    load_seq(&effects, "q1 sess_x", false);
+    assert_eq!(app.deliveries.mode(), Mode::Table);
+    assert!(app.deliveries.loading);
+    assert_eq!(app.deliveries.recent(), ["q1 sess_x"]);
+}
+
+#[test]
+fn an_empty_prompt_loads_nothing() {
+    let mut app = app();
+    app.update(key('i'));
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    assert_eq!(app.deliveries.mode(), Mode::Prompt);
+    assert!(app.toast.is_some());
+}
+
+#[test]
+fn the_result_fills_the_table_and_a_stale_one_is_dropped() {
+    let mut app = app();
+    app.update(key('i'));
+    type_text(&mut app, SESSION);
+    let first = load_seq(&app.update(press(KeyCode::Enter)), SESSION, false);
+    let second = load_seq(&app.update(key('r')), SESSION, false);
+    assert!(second > first, "r supersedes the load in flight");
+    loaded(&mut app, first, vec![delivered()]);
+    assert!(
+        app.deliveries.rows().is_empty(),
+        "a superseded answer is dropped"
+    );
+    loaded(
+        &mut app,
+        second,
+        vec![failed_401(), pending_503(), delivered()],
+    );
+    assert_eq!(app.deliveries.rows().len(), 3);
+    assert!(!app.deliveries.loading);
+    assert_eq!(app.deliveries.selected_index(), Some(0));
+}
+
+#[test]
+fn a_failed_load_reaches_the_pane_and_the_status_bar() {
+    let mut app = app();
+    app.update(key('i'));
+    type_text(&mut app, "nope");
+    let seq = load_seq(&app.update(press(KeyCode::Enter)), "nope", false);
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: "nope".into(),
+        latest: false,
+        result: Err(Failure::new(
+            "latest deliveries failed: HTTP 404: not found",
+        )),
+    }));
+    assert!(app.deliveries.load_error.is_some());
+    assert!(app.status.last_error.is_some());
+}
+
+#[test]
+fn l_toggles_between_all_attempts_and_the_latest_per_subscription() {
+    let mut app = app_loaded(vec![failed_401(), delivered()]);
+    load_seq(&app.update(key('l')), SESSION, true);
+    assert!(app.deliveries.latest);
+    load_seq(&app.update(key('r')), SESSION, true);
+    load_seq(&app.update(key('l')), SESSION, false);
+    assert!(!app.deliveries.latest);
+}
+
+#[test]
+fn recent_ids_are_picked_with_the_arrows_most_recent_first() {
+    let mut app = app();
+    app.seed_recent_ids(vec!["call_new".into(), "sess_old".into()]);
+    assert_eq!(
+        app.deliveries.id.as_deref(),
+        Some("call_new"),
+        "the newest is on screen"
+    );
+    app.update(key('i'));
+    app.update(press(KeyCode::Down));
+    app.update(press(KeyCode::Down));
+    assert_eq!(app.deliveries.prompt.value(), "sess_old");
+    app.update(press(KeyCode::Up));
+    assert_eq!(app.deliveries.prompt.value(), "call_new");
+    app.update(press(KeyCode::Down));
+    load_seq(&app.update(press(KeyCode::Enter)), "sess_old", false);
+    assert_eq!(app.deliveries.recent(), ["sess_old", "call_new"]);
+}
+
+#[test]
+fn at_most_twenty_recent_ids_are_kept() {
+    let mut pane = DeliveriesPane::new();
+    pane.seed_recent((0..30).map(|n| format!("id{n}")).collect());
+    assert_eq!(pane.recent().len(), RECENT_MAX);
+    assert_eq!(pane.recent()[0], "id0");
+}
+
+#[test]
+fn a_seeded_id_is_loaded_by_init() {
+    let mut app = App::new(AppConfig::default());
+    app.seed_recent_ids(vec!["call_1".into()]);
+    let effects = app.init();
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, latest: false, .. } if id == "call_1"))
+    );
+}
+
+#[test]
+fn the_detail_shows_a_countdown_from_the_fixed_now() {
+    let mut app = app_loaded(vec![failed_401(), pending_503(), delivered()]);
+    app.update(press(KeyCode::Down));
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.deliveries.view, View::Detail);
+    let row = app.deliveries.selected().unwrap();
+    assert_eq!(
+        verdict(row).describe(app.deliveries.now),
+        "will retry: retry in 12 s"
+    );
+    assert_eq!(
+        countdown(fixed_now() + chrono::Duration::seconds(125), fixed_now()),
+        "retry in 2 min 5 s"
+    );
+    assert_eq!(countdown(fixed_now(), fixed_now()), "retry due now");
+    app.update(press(KeyCode::Esc));
+    assert_eq!(app.deliveries.view, View::Table);
+}
+
+#[test]
+fn the_retry_verdict_follows_rules_5_and_6() {
+    assert_eq!(
+        verdict(&failed_401()),
+        Verdict::FailedForGood("a 4xx other than 408, 425 and 429 is a rejection")
+    );
+    assert!(matches!(verdict(&pending_503()), Verdict::RetryAt(_)));
+    let mut over = pending_503();
+    over.next_retry_at = None;
+    over.status = DeliveryStatus::Failed;
+    assert_eq!(verdict(&over), Verdict::RetriesOver);
+
+    let timeout = record(
+        "t",
+        DeliveryStatus::Failed,
+        5,
+        None,
+        Some("timeout: no answer within 15 s"),
+    );
+    assert_eq!(verdict(&timeout), Verdict::RetriesOver);
+    let mut timeout_pending = timeout.clone();
+    timeout_pending.next_retry_at = Some(at(3));
+    assert!(matches!(verdict(&timeout_pending), Verdict::RetryAt(_)));
+    assert!(likely_causes(&timeout)[0].contains("15-second"));
+
+    let redirect = record(
+        "r",
+        DeliveryStatus::Failed,
+        1,
+        Some(301),
+        Some("HTTP 301: redirect to https://x.example/ not followed"),
+    );
+    assert!(matches!(verdict(&redirect), Verdict::FailedForGood(why) if why.contains("redirect")));
+    assert!(likely_causes(&redirect)[0].contains("redirects are not followed"));
+
+    assert_eq!(verdict(&delivered()), Verdict::Delivered);
+    assert!(likely_causes(&delivered()).is_empty());
+
+    let causes = likely_causes(&failed_401());
+    assert!(causes.iter().any(|cause| cause.contains("re-serialised")));
+    assert!(causes.iter().any(|cause| cause.contains("<t>.")));
+    assert!(
+        causes
+            .iter()
+            .any(|cause| cause.contains("different secret"))
+    );
+    assert!(causes.iter().any(|cause| cause.contains("300 s")));
+
+    let refused = record(
+        "c",
+        DeliveryStatus::Failed,
+        3,
+        None,
+        Some("connection error: refused"),
+    );
+    assert_eq!(verdict(&refused), Verdict::RetriesOver);
+    assert!(likely_causes(&refused)[0].contains("down"));
+    // A status only in the error text still counts.
+    let no_code = record(
+        "x",
+        DeliveryStatus::Failed,
+        1,
+        None,
+        Some("HTTP 429: slow down"),
+    );
+    assert_eq!(verdict(&no_code), Verdict::RetriesOver);
+}
+
+#[test]
+fn the_tick_reloads_only_while_something_is_pending() {
+    let later = || Instant::now() + Duration::from_secs(3);
+    let mut app = app_loaded(vec![failed_401(), pending_503(), delivered()]);
+    assert!(app.wants_tick(), "a retry to come keeps the tick running");
+    let soon = app.update(Action::Tick(Instant::now()));
+    assert!(soon.is_empty(), "not before two seconds have passed");
+    let seq = load_seq(&app.update(Action::Tick(later())), SESSION, false);
+
+    loaded(&mut app, seq, vec![failed_401(), delivered()]);
+    assert!(!app.wants_tick(), "nothing pending: no tick");
+    assert!(app.update(Action::Tick(later())).is_empty());
+
+    // On another pane the tick does not reload either.
+    let mut app = app_loaded(vec![pending_503()]);
+    app.update(key('1'));
+    assert!(!app.wants_tick());
+    assert!(app.update(Action::Tick(later())).is_empty());
+}
+
+#[test]
+fn the_pane_changes_nothing_so_read_only_keeps_every_command() {
+    let app = app_loaded(vec![failed_401()]);
+    let all = app.deliveries.commands();
+    assert!(all.iter().all(|command| !command.mutating));
+    for section in DeliveriesPane::help_sections() {
+        assert!(section.commands.iter().all(|command| !command.mutating));
+    }
+}

@@ -1,0 +1,436 @@
+//! Drawing the Deliveries pane: the id prompt with the recently viewed
+//! ids, the attempts table (only the rows on screen are built) and the
+//! detail view. Reads state, changes nothing but the remembered scroll
+//! offset.
+
+use chrono::{DateTime, FixedOffset, Utc};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
+
+use super::verdict::{countdown, likely_causes, verdict};
+use super::{DeliveriesPane, Mode};
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use crate::tui::panes::subscriptions::short_id;
+use crate::tui::panes::subscriptions::view::scroll_offset;
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::fit;
+use crate::tui::widgets::input::{self as field, Echo};
+
+/// Draws the pane in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
+    let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    draw_title(frame, title, pane, theme);
+    match pane.mode() {
+        Mode::Prompt => draw_prompt(frame, body, pane, theme),
+        Mode::Detail => match pane.selected() {
+            Some(row) => draw_detail(frame, body, row, pane, theme),
+            None => draw_table(frame, body, pane, theme),
+        },
+        Mode::Table => draw_table(frame, body, pane, theme),
+    }
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let mut spans = vec![Span::styled(" Deliveries", theme.style(Role::Accent))];
+    match &pane.id {
+        Some(id) => {
+            spans.push(Span::styled(format!("  {id}"), theme.style(Role::Fg)));
+            spans.push(Span::styled(
+                if pane.latest {
+                    format!(" · latest per subscription ({})", pane.rows().len())
+                } else {
+                    format!(" · all attempts ({})", pane.rows().len())
+                },
+                muted,
+            ));
+        }
+        None => spans.push(Span::styled("  no id yet", muted)),
+    }
+    if let Some(position) = pane.selected_index() {
+        spans.push(Span::styled(
+            format!(" · row {}/{}", position + 1, pane.rows().len()),
+            muted,
+        ));
+    }
+    if pane.loading {
+        spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
+    } else if pane.live() {
+        spans.push(Span::styled(" · auto-refresh", theme.style(Role::Warn)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
+    if area.height < 3 {
+        return;
+    }
+    let inner = area.inner(Margin::new(2, 0));
+    let [_, line, _, list] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    let label = "session or call id ";
+    let [label_area, input_area] = Layout::horizontal([
+        Constraint::Length(u16::try_from(label.len()).unwrap_or(20)),
+        Constraint::Min(1),
+    ])
+    .areas(line);
+    frame.render_widget(
+        Paragraph::new(Span::styled(label, theme.style(Role::Accent))),
+        label_area,
+    );
+    field::draw(
+        frame,
+        input_area,
+        &pane.prompt,
+        Echo::Plain,
+        theme.style(Role::Fg).patch(theme.selection()),
+        true,
+    );
+    let mut lines = Vec::new();
+    if pane.recent().is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no recently viewed ids: type one, enter loads it",
+            theme.style(Role::Muted),
+        )));
+    } else {
+        lines.push(Line::from(Span::styled(
+            "recently viewed (↑↓ picks, enter loads)",
+            theme.style(Role::Muted),
+        )));
+        let room = usize::from(list.height.saturating_sub(1));
+        let selected = pane.recent_selected;
+        let offset = scroll_offset(0, selected.unwrap_or(0), room, pane.recent().len());
+        for (index, id) in pane.recent().iter().enumerate().skip(offset).take(room) {
+            let current = pane.id.as_deref() == Some(id.as_str());
+            let mut style = theme.style(Role::Fg);
+            if selected == Some(index) {
+                style = style.patch(theme.selection());
+            }
+            let marker = if selected == Some(index) {
+                "› "
+            } else {
+                "  "
+            };
+            let suffix = if current { "  (on screen)" } else { "" };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{marker}{id}"), style),
+                Span::styled(suffix, theme.style(Role::Muted)),
+            ]));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines).style(theme.base()), list);
+}
+
+/// The fixed columns; the error takes the rest.
+const ID_W: u16 = 8;
+const SUB_W: u16 = 8;
+const NUM_W: u16 = 2;
+const STATUS_W: u16 = 9;
+const HTTP_W: u16 = 4;
+const TIME_W: u16 = 8;
+const NEXT_W: u16 = 10;
+
+fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
+    if area.height < 2 {
+        return;
+    }
+    if pane.rows().is_empty() {
+        draw_empty(frame, area, pane, theme);
+        return;
+    }
+    let height = usize::from(area.height - 1);
+    pane.page.set(height);
+    let len = pane.rows().len();
+    let offset = scroll_offset(
+        pane.offset.get(),
+        pane.selected_index().unwrap_or(0),
+        height,
+        len,
+    );
+    pane.offset.set(offset);
+
+    let spacing = 1u16;
+    let fixed = ID_W + SUB_W + NUM_W + STATUS_W + HTTP_W + TIME_W + NEXT_W + 7 * spacing;
+    let error_w = area.width.saturating_sub(fixed);
+    let header = Row::new([
+        "ATTEMPT",
+        "SUB",
+        "#",
+        "STATUS",
+        "HTTP",
+        "CREATED",
+        "NEXT/DONE",
+        "ERROR",
+    ])
+    .style(theme.style(Role::Muted));
+    let selected = pane.selected_index();
+    let rows = (offset..(offset + height).min(len)).filter_map(|position| {
+        let row = pane.rows().get(position)?;
+        Some(table_row(
+            row,
+            selected == Some(position),
+            usize::from(error_w),
+            pane.now,
+            theme,
+        ))
+    });
+    let widths = [
+        Constraint::Length(ID_W),
+        Constraint::Length(SUB_W),
+        Constraint::Length(NUM_W),
+        Constraint::Length(STATUS_W),
+        Constraint::Length(HTTP_W),
+        Constraint::Length(TIME_W),
+        Constraint::Length(NEXT_W),
+        Constraint::Length(error_w),
+    ];
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(spacing)
+        .style(theme.base());
+    frame.render_widget(table, area);
+}
+
+/// The style a status stands out in: failed in the error role, pending in
+/// warn, delivered in ok.
+fn status_style(status: &DeliveryStatus, theme: &Theme) -> Style {
+    match status {
+        DeliveryStatus::Failed => theme.style(Role::Error),
+        DeliveryStatus::Pending => theme.style(Role::Warn),
+        DeliveryStatus::Delivered => theme.style(Role::Ok),
+        DeliveryStatus::Other(_) => theme.style(Role::Muted),
+    }
+}
+
+fn clock(time: &DateTime<FixedOffset>) -> String {
+    time.format("%H:%M:%S").to_string()
+}
+
+/// The table's "next retry / delivered" cell.
+fn next_or_done(row: &DeliveryRecord, now: DateTime<Utc>) -> String {
+    if let Some(at) = row.next_retry_at {
+        let text = countdown(at.with_timezone(&Utc), now);
+        return text.replace("retry ", "");
+    }
+    match row.delivered_at {
+        Some(at) => clock(&at),
+        None => "—".into(),
+    }
+}
+
+fn table_row(
+    row: &DeliveryRecord,
+    selected: bool,
+    error_w: usize,
+    now: DateTime<Utc>,
+    theme: &Theme,
+) -> Row<'static> {
+    let http = row
+        .http_status_code
+        .map_or("—".to_owned(), |code| code.to_string());
+    let cells = vec![
+        Line::from(short_id(&row.id).to_owned()),
+        Line::from(short_id(&row.subscription_id).to_owned()),
+        Line::from(row.attempt_count.to_string()),
+        Line::from(row.status.as_str().to_owned()),
+        Line::from(http),
+        Line::from(clock(&row.created_at)),
+        Line::from(fit(&next_or_done(row, now), usize::from(NEXT_W))),
+        Line::from(fit(row.error.as_deref().unwrap_or(""), error_w)),
+    ];
+    let mut style = match row.status {
+        DeliveryStatus::Delivered => theme.style(Role::Fg),
+        ref other => status_style(other, theme),
+    };
+    if selected {
+        style = style.patch(theme.selection());
+    }
+    Row::new(cells).style(style)
+}
+
+fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
+    let inset = area.inner(Margin::new(2, 0));
+    if let Some(error) = &pane.load_error {
+        let lines = vec![
+            Line::default(),
+            Line::from(Span::styled(
+                "could not load the deliveries (r tries again, i another id):",
+                theme.style(Role::Error),
+            )),
+            Line::from(Span::styled(error.clone(), theme.style(Role::Fg))),
+        ];
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inset);
+        return;
+    }
+    let text = match &pane.id {
+        None => "no id yet: press i (or enter) to enter a session or call id".to_owned(),
+        Some(_) if !pane.loaded_once => "loading the delivery attempts…".to_owned(),
+        Some(id) => format!("no delivery attempts for {id} (yet): r loads again"),
+    };
+    frame.render_widget(
+        Paragraph::new(vec![Line::default(), Line::from(text)])
+            .style(theme.style(Role::Muted))
+            .wrap(Wrap { trim: false }),
+        inset,
+    );
+}
+
+fn draw_detail(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    row: &DeliveryRecord,
+    pane: &DeliveriesPane,
+    theme: &Theme,
+) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme.style(Role::Border))
+        .title(Span::styled(
+            format!(" attempt {} ", short_id(&row.id)),
+            theme.style(Role::Accent),
+        ));
+    let fg = theme.style(Role::Fg);
+    let muted = theme.style(Role::Muted);
+    let value_width = usize::from(area.width.saturating_sub(LABEL_COLUMN)).max(8);
+    let field = |name: &str, text: String, style: Style| -> Vec<Line<'static>> {
+        wrap_words(&text, value_width)
+            .into_iter()
+            .enumerate()
+            .map(|(index, chunk)| {
+                let label = if index == 0 { name } else { "" };
+                Line::from(vec![
+                    Span::styled(format!("  {label:<16}"), muted),
+                    Span::styled(chunk, style),
+                ])
+            })
+            .collect()
+    };
+    let mut lines: Vec<Line<'static>> = [
+        field("attempt", row.id.clone(), fg),
+        field("subscription", row.subscription_id.clone(), fg),
+        field("session / call", row.session_id.clone(), fg),
+        field(
+            "status",
+            row.status.as_str().to_owned(),
+            status_style(&row.status, theme),
+        ),
+        field("attempt number", row.attempt_count.to_string(), fg),
+        field(
+            "HTTP status",
+            row.http_status_code
+                .map_or("— (no answer)".to_owned(), |code| code.to_string()),
+            fg,
+        ),
+        field(
+            "error",
+            row.error.clone().unwrap_or_else(|| "—".into()),
+            if row.error.is_some() {
+                theme.style(Role::Error)
+            } else {
+                fg
+            },
+        ),
+        field("created", row.created_at.to_rfc3339(), fg),
+    ]
+    .concat();
+    if let Some(at) = row.delivered_at {
+        lines.extend(field("delivered", at.to_rfc3339(), theme.style(Role::Ok)));
+    }
+    if let Some(at) = row.next_retry_at {
+        lines.extend(field(
+            "next retry",
+            format!(
+                "{} (at {})",
+                countdown(at.with_timezone(&Utc), pane.now),
+                at.to_rfc3339()
+            ),
+            theme.style(Role::Warn),
+        ));
+    }
+    let outcome = verdict(row);
+    let verdict_style = if outcome.is_bad() {
+        theme.style(Role::Error)
+    } else if matches!(outcome, super::verdict::Verdict::Delivered) {
+        theme.style(Role::Ok)
+    } else {
+        theme.style(Role::Warn)
+    };
+    lines.push(Line::default());
+    lines.extend(field("retry?", outcome.describe(pane.now), verdict_style));
+    let causes = likely_causes(row);
+    if !causes.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled("  likely causes", muted)));
+        let cause_width = usize::from(area.width.saturating_sub(6)).max(8);
+        for cause in causes {
+            for (index, chunk) in wrap_words(cause, cause_width).into_iter().enumerate() {
+                let bullet = if index == 0 { "    • " } else { "      " };
+                lines.push(Line::from(Span::styled(format!("{bullet}{chunk}"), fg)));
+            }
+        }
+    }
+    frame.render_widget(Paragraph::new(lines).block(block).style(theme.base()), area);
+}
+
+/// Width of the detail view's label column.
+const LABEL_COLUMN: u16 = 18;
+
+/// `text` cut into lines of at most `width` columns at spaces (a word
+/// longer than a line is cut where it must be).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word = word.to_owned();
+        loop {
+            let needed = if line.is_empty() {
+                crate::tui::widgets::width(&word)
+            } else {
+                crate::tui::widgets::width(&line) + 1 + crate::tui::widgets::width(&word)
+            };
+            if needed <= width {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                break;
+            }
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            // A word longer than a whole line.
+            let head: String = word.chars().take(width).collect();
+            word = word.chars().skip(width).collect();
+            lines.push(head);
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_words;
+
+    #[test]
+    fn words_wrap_at_spaces_and_long_words_are_cut() {
+        assert_eq!(wrap_words("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(wrap_words("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_words("", 4), [""]);
+    }
+}
