@@ -30,8 +30,9 @@ use super::{ApiError, Client, ErrorBody, Region};
 const DICTATION_TIMEOUT: Duration = Duration::from_secs(200);
 /// Bytes read from the audio source per chunk of the body, at most.
 const AUDIO_CHUNK: usize = 16 * 1024;
-/// How much of a WAV file is read to find its `data` chunk.
-const WAV_HEADER_WINDOW: u64 = 1024 * 1024;
+/// How much of a WAV file is read to find its `data` chunk: a little
+/// first, more only when large chunks (a `LIST`, cover art) come before it.
+const WAV_HEADER_WINDOWS: [u64; 2] = [64 * 1024, 1024 * 1024];
 
 /// Which path serves the request: the same operation at both.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -571,15 +572,22 @@ pub(crate) async fn open_audio(path: &Path) -> Result<(tokio::fs::File, u64), Va
 
 /// The duration of a WAV file, from its header and its length on disk.
 pub(crate) async fn wav_file_duration(path: &Path) -> Result<Duration, ValidationError> {
-    let (file, len) = open_audio(path).await?;
-    let mut prefix = Vec::new();
-    file.take(WAV_HEADER_WINDOW)
-        .read_to_end(&mut prefix)
-        .await
-        .map_err(|error| {
-            ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
-        })?;
-    wav_duration(&prefix, len).map_err(|why| {
+    let mut outcome = Err(String::new());
+    for window in WAV_HEADER_WINDOWS {
+        let (file, len) = open_audio(path).await?;
+        let mut prefix = Vec::new();
+        file.take(window)
+            .read_to_end(&mut prefix)
+            .await
+            .map_err(|error| {
+                ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
+            })?;
+        outcome = wav_duration(&prefix, len);
+        if outcome.is_ok() || len <= window {
+            break;
+        }
+    }
+    outcome.map_err(|why| {
         ValidationError::new(
             "audio",
             format!(
@@ -610,7 +618,9 @@ pub fn wav_duration(prefix: &[u8], file_len: u64) -> Result<Duration, String> {
     // (format, channels, sample rate, byte rate, bits per sample)
     let mut format: Option<(u16, u16, u32, u32, u16)> = None;
     let mut at = 12usize;
-    while let (Some(id), Some(size)) = (prefix.get(at..at + 4), u32_at(at + 4)) {
+    while at < prefix.len()
+        && let (Some(id), Some(size)) = (prefix.get(at..at + 4), u32_at(at + 4))
+    {
         let body = at + 8;
         match id {
             b"fmt " => {
@@ -648,7 +658,8 @@ pub fn wav_duration(prefix: &[u8], file_len: u64) -> Result<Duration, String> {
             }
             _ => {}
         }
-        at = body + size as usize + (size as usize % 2);
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        at = body.saturating_add(size).saturating_add(size % 2);
     }
     Err("no `data` chunk in the first 1 MB".into())
 }

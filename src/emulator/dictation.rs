@@ -511,6 +511,9 @@ fn locate_data(bytes: &[u8]) -> Result<DataChunk, Problem> {
     }
     let mut at = 12usize;
     loop {
+        if at >= bytes.len() {
+            return Ok(DataChunk::NeedMore);
+        }
         let (Some(id), Some(size)) = (bytes.get(at..at + 4), bytes.get(at + 4..at + 8)) else {
             return Ok(DataChunk::NeedMore);
         };
@@ -521,7 +524,11 @@ fn locate_data(bytes: &[u8]) -> Result<DataChunk, Problem> {
                 declared: size,
             });
         }
-        at = at + 8 + size as usize + (size as usize % 2);
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        at = at
+            .saturating_add(8)
+            .saturating_add(size)
+            .saturating_add(size % 2);
     }
 }
 
@@ -1222,6 +1229,9 @@ struct ArmLlm {
     count: u32,
 }
 
+/// Most rewrite failures one control call may arm.
+const MAX_ARMED: u32 = 10_000;
+
 fn one() -> u32 {
     1
 }
@@ -1241,8 +1251,10 @@ async fn control_arm(
     };
     let arm: ArmLlm = serde_json::from_slice(body)
         .map_err(|error| Problem::bad_request(format!("invalid body: {error}")))?;
-    if arm.count == 0 {
-        return Err(Problem::bad_request("`count`: must be at least 1"));
+    if !(1..=MAX_ARMED).contains(&arm.count) {
+        return Err(Problem::bad_request(format!(
+            "`count`: must be from 1 to {MAX_ARMED}"
+        )));
     }
     state
         .dictation
