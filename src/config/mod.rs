@@ -179,6 +179,26 @@ pub fn resolve(opts: &ResolveOptions) -> Result<Resolved, ConfigError> {
     resolve_with_env(opts, &|name| std::env::var(name).ok())
 }
 
+/// Every endpoint at `--url`, no profile: the key can come only from the
+/// command line.
+fn url_only(
+    opts: &ResolveOptions,
+    url: &Url,
+    config_file: PathBuf,
+    config_exists: bool,
+) -> Result<Resolved, ConfigError> {
+    let (api_key, api_key_source) = flag_key(opts)?.unzip_source();
+    Ok(Resolved {
+        profile_name: None,
+        endpoints: Endpoints::all_at(url),
+        region: Region::default(),
+        api_key,
+        api_key_source,
+        config_file,
+        config_exists,
+    })
+}
+
 /// [`resolve`] with an injectable environment (used only for a profile's
 /// `api_key_env` lookup), for tests. The one place where the layers meet:
 /// defaults → file → profile → environment → flags.
@@ -206,18 +226,7 @@ pub fn resolve_with_env(
         // No file: only a full override (`--url`) works, and only without an
         // explicitly chosen profile (which would silently be ignored).
         return match (&opts.url, &opts.profile) {
-            (Some(url), None) => {
-                let (api_key, api_key_source) = flag_key(opts)?.unzip_source();
-                Ok(Resolved {
-                    profile_name: None,
-                    endpoints: Endpoints::all_at(url),
-                    region: Region::default(),
-                    api_key,
-                    api_key_source,
-                    config_file,
-                    config_exists,
-                })
-            }
+            (Some(url), None) => url_only(opts, url, config_file, config_exists),
             _ => Err(ConfigError::NoConfigFile { path: config_file }),
         };
     };
@@ -244,18 +253,7 @@ pub fn resolve_with_env(
 
     let Some((name, chosen_by)) = chosen else {
         return match &opts.url {
-            Some(url) => {
-                let (api_key, api_key_source) = flag_key(opts)?.unzip_source();
-                Ok(Resolved {
-                    profile_name: None,
-                    endpoints: Endpoints::all_at(url),
-                    region: Region::default(),
-                    api_key,
-                    api_key_source,
-                    config_file,
-                    config_exists,
-                })
-            }
+            Some(url) => url_only(opts, url, config_file, config_exists),
             None => Err(ConfigError::NoProfileSelected {
                 path: config_file,
                 available,

@@ -47,7 +47,7 @@ pub(crate) fn routes() -> Router<SharedState> {
 }
 
 /// A control body: empty means `{}`; anything else must match `T`.
-fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
+pub(crate) fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
     let body = if body.iter().all(u8::is_ascii_whitespace) {
         b"{}".as_slice()
     } else {

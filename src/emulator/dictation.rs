@@ -1244,13 +1244,7 @@ async fn control_arm(
     State(state): State<SharedState>,
     body: Bytes,
 ) -> Result<Json<Value>, Problem> {
-    let body = if body.iter().all(u8::is_ascii_whitespace) {
-        b"{}".as_slice()
-    } else {
-        &body
-    };
-    let arm: ArmLlm = serde_json::from_slice(body)
-        .map_err(|error| Problem::bad_request(format!("invalid body: {error}")))?;
+    let arm: ArmLlm = super::control::parse_body(&body)?;
     if !(1..=MAX_ARMED).contains(&arm.count) {
         return Err(Problem::bad_request(format!(
             "`count`: must be from 1 to {MAX_ARMED}"

@@ -745,13 +745,7 @@ pub(crate) async fn set_account(
     State(state): State<SharedState>,
     body: Bytes,
 ) -> Result<Json<Value>, Problem> {
-    let body = if body.iter().all(u8::is_ascii_whitespace) {
-        b"{}".as_slice()
-    } else {
-        &body
-    };
-    let change: AccountChange = serde_json::from_slice(body)
-        .map_err(|error| Problem::bad_request(format!("invalid body: {error}")))?;
+    let change: AccountChange = super::control::parse_body(&body)?;
     if change.concurrency == Some(0) {
         return Err(Problem::bad_request("`concurrency`: must be at least 1"));
     }
