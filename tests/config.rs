@@ -187,7 +187,7 @@ fn no_config_file_says_how_to_create_one_and_how_to_run_without_an_account() {
     assert!(matches!(e, ConfigError::NoConfigFile { .. }), "{e:?}");
     let msg = e.to_string();
     assert!(msg.contains("earshot config init"), "{msg}");
-    assert!(msg.contains("earshot emulator"), "{msg}");
+    assert!(msg.contains("earshot demo"), "{msg}");
     assert!(msg.contains(&path.display().to_string()), "{msg}");
 }
 
@@ -769,7 +769,7 @@ fn config_show_without_a_file_points_to_init_and_demo() {
     assert!(!out.status.success());
     let shown = text(&out);
     assert!(shown.contains("earshot config init"), "{shown}");
-    assert!(shown.contains("earshot emulator"), "{shown}");
+    assert!(shown.contains("earshot demo"), "{shown}");
 }
 
 #[test]

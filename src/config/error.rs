@@ -14,7 +14,7 @@ pub enum ConfigError {
          create one with `earshot config init` (a commented template to edit), \
          or point --config / {ENV_CONFIG} at one;\n  \
          or skip the file with --url URL --api-key KEY (e.g. a running emulator);\n  \
-         to try earshot with no account, run `earshot emulator` and use the URL and key it prints",
+         to try earshot with no account, run `earshot demo`",
         path.display()
     )]
     NoConfigFile { path: PathBuf },
