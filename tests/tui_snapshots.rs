@@ -201,9 +201,9 @@ fn filtered_table_with_the_filter_line_open() {
 #[test]
 fn placeholder_pane_says_what_to_use_instead() {
     let mut app = app();
-    keys(&mut app, "3");
+    keys(&mut app, "5");
     let terminal = render(&app, (80, 24));
-    insta::assert_snapshot!("placeholder_jobs_80x24", terminal.backend());
+    insta::assert_snapshot!("placeholder_probe_80x24", terminal.backend());
 }
 
 fn fixed_now() -> chrono::DateTime<chrono::Utc> {
@@ -448,4 +448,231 @@ fn only_the_rows_on_screen_are_drawn_and_the_selection_stays_visible() {
     );
     assert!(!screen.contains("00000000-"), "the first row scrolled away");
     assert!(elapsed.as_millis() < 500, "one frame took {elapsed:?}");
+}
+
+// ---- Signatures pane ------------------------------------------------------
+
+#[test]
+fn signatures_empty_form() {
+    let mut app = app();
+    keys(&mut app, "4");
+    snapshot("sigs_empty", &app);
+}
+
+#[test]
+fn signatures_failing_diagnosis() {
+    use earshot::tui::panes::signatures::Field;
+    let secret = "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./0123456789AB";
+    let mut app = app();
+    keys(&mut app, "4");
+    // Shared vector `valid-4`, pasted through a terminal that dropped the
+    // CR of its CRLF body, and checked 301 s late.
+    app.sigs.set(
+        Field::Header,
+        "t=1795300004,v1=9a928240ac8edcb8b8409e2ed771db207345e5dd606f1fed3cc53b42048f8b64",
+    );
+    app.sigs.set(Field::Body, "{\"a\":1}\n");
+    app.sigs.set(Field::Current, secret);
+    app.sigs.set(Field::Now, "1795300305");
+    for size in SIZES {
+        let screen = render(&app, size).backend().to_string();
+        assert!(!screen.contains(secret), "the secret is masked");
+    }
+    snapshot("sigs_failing", &app);
+}
+
+// ---- Jobs pane -----------------------------------------------------------
+
+mod jobs {
+    use std::time::Duration;
+
+    use earshot::api::types::prerecorded::{Transcript, TranscriptStatus};
+    use earshot::poll::schedule::{JobProblem, JobView};
+    use earshot::poll::watcher::WatchEvent;
+    use earshot::tui::action::{Action, JobsResult};
+    use earshot::tui::app::App;
+    use earshot::tui::theme::{Role, Theme};
+    use serde_json::Map;
+
+    use super::{app, keys, render, snapshot};
+
+    fn secs(n: u64) -> Option<Duration> {
+        Some(Duration::from_secs(n))
+    }
+
+    fn view(id: &str, status: TranscriptStatus) -> JobView {
+        JobView {
+            id: id.into(),
+            status: Some(status),
+            added_at: Duration::ZERO,
+            last_seen: secs(90),
+            queued_since: secs(1),
+            processing_since: None,
+            finished_at: None,
+            next_poll: None,
+            in_flight: false,
+            stale: false,
+            polls: 3,
+            error_streak: 0,
+            focused: true,
+            eta: None,
+            problem: None,
+            retry_at: None,
+        }
+    }
+
+    fn record(
+        id: &str,
+        status: TranscriptStatus,
+        hook: Option<u16>,
+        error: Option<&str>,
+    ) -> Box<Transcript> {
+        Box::new(Transcript {
+            id: id.into(),
+            status,
+            text: None,
+            error: error.map(str::to_owned),
+            webhook_status_code: hook,
+            extra: Map::new(),
+        })
+    }
+
+    fn watch(app: &mut App, event: WatchEvent) {
+        app.update(Action::Jobs(JobsResult::Watch(event)));
+    }
+
+    fn changed(app: &mut App, view: JobView, transcript: Option<Box<Transcript>>) {
+        watch(app, WatchEvent::Changed { view, transcript });
+    }
+
+    pub(super) fn jobs_app() -> App {
+        let mut app = app();
+        app.seed_job_ids(vec![
+            "5d0c7e1a-queued".into(),
+            "8b2f4c9e-processing".into(),
+            "c41a7d03-completed".into(),
+            "e9f2b6d8-error".into(),
+            "a7c3e5f1-stale".into(),
+            "0f6d2b4a-new".into(),
+        ]);
+        let mut queued = view("5d0c7e1a-queued", TranscriptStatus::Queued);
+        queued.added_at = Duration::from_secs(30);
+        queued.queued_since = secs(31);
+        changed(
+            &mut app,
+            queued,
+            Some(record(
+                "5d0c7e1a-queued",
+                TranscriptStatus::Queued,
+                None,
+                None,
+            )),
+        );
+        let mut processing = view("8b2f4c9e-processing", TranscriptStatus::Processing);
+        processing.processing_since = secs(12);
+        changed(&mut app, processing, None);
+        let mut completed = view("c41a7d03-completed", TranscriptStatus::Completed);
+        completed.processing_since = secs(4);
+        completed.finished_at = secs(47);
+        changed(
+            &mut app,
+            completed,
+            Some(record(
+                "c41a7d03-completed",
+                TranscriptStatus::Completed,
+                Some(200),
+                None,
+            )),
+        );
+        let mut error = view("e9f2b6d8-error", TranscriptStatus::Error);
+        error.processing_since = secs(3);
+        error.finished_at = secs(9);
+        changed(
+            &mut app,
+            error,
+            Some(record(
+                "e9f2b6d8-error",
+                TranscriptStatus::Error,
+                Some(500),
+                Some("audio could not be decoded: unsupported codec"),
+            )),
+        );
+        changed(
+            &mut app,
+            view("a7c3e5f1-stale", TranscriptStatus::Processing),
+            None,
+        );
+        watch(
+            &mut app,
+            WatchEvent::PollFailed {
+                id: "a7c3e5f1-stale".into(),
+                message: "HTTP 429: Too Many Requests".into(),
+            },
+        );
+        let mut stale = view("a7c3e5f1-stale", TranscriptStatus::Processing);
+        stale.processing_since = secs(20);
+        stale.stale = true;
+        stale.problem = Some(JobProblem::RateLimited);
+        changed(&mut app, stale, None);
+        watch(
+            &mut app,
+            WatchEvent::Budget {
+                used: 412,
+                budget: 2000,
+            },
+        );
+        app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
+        app.toast = None;
+        keys(&mut app, "3");
+        app
+    }
+
+    #[test]
+    fn jobs_table_with_every_kind_of_row_and_the_budget_gauge() {
+        snapshot("jobs_table", &jobs_app());
+    }
+
+    #[test]
+    fn jobs_paused_banner() {
+        let mut app = jobs_app();
+        watch(
+            &mut app,
+            WatchEvent::Paused {
+                resume_in: Duration::from_secs(42),
+            },
+        );
+        snapshot("jobs_paused", &app);
+        watch(&mut app, WatchEvent::Resumed);
+        let terminal = render(&app, (80, 24));
+        let screen: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|cell| cell.symbol())
+            .collect();
+        assert!(!screen.contains("polling paused"));
+    }
+
+    #[test]
+    fn error_rows_stand_out_and_stale_rows_are_muted() {
+        let app = jobs_app();
+        let terminal = render(&app, (120, 40));
+        let buffer = terminal.backend().buffer();
+        let theme = Theme::fallback();
+        let row_of = |needle: &str| {
+            (0..40)
+                .find(|&y| {
+                    (0..120)
+                        .map(|x| buffer[(x, y)].symbol())
+                        .collect::<String>()
+                        .contains(needle)
+                })
+                .expect("row on screen")
+        };
+        let error = row_of("e9f2b6d8");
+        assert_eq!(buffer[(0, error)].fg, theme.style(Role::Error).fg.unwrap());
+        let stale = row_of("a7c3e5f1");
+        assert_eq!(buffer[(0, stale)].fg, theme.style(Role::Muted).fg.unwrap());
+    }
 }

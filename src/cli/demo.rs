@@ -42,6 +42,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         profile_label: "demo".into(),
         url_policy: UrlPolicy::AnyHttp,
         recent_ids: traffic.recent_conversations(),
+        job_ids: traffic.job_ids(),
         ..ConsoleOptions::default()
     };
     let result = run_console(client, options).await;

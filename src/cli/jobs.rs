@@ -292,7 +292,7 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
         ),
         (WatchEvent::Resumed, true) => json!({ "paused": false }).to_string(),
         (WatchEvent::Resumed, false) => "polling resumed".to_owned(),
-        (WatchEvent::AllDone, _) => return Ok(()),
+        (WatchEvent::AllDone | WatchEvent::Budget { .. }, _) => return Ok(()),
     };
     if json {
         emit(&format!("{line}\n"))?;

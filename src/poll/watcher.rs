@@ -35,6 +35,8 @@ pub enum WatchEvent {
     Resumed,
     /// Every watched job is `completed` or `error`.
     AllDone,
+    /// Requests used of the account share in its window, after each answer.
+    Budget { used: u32, budget: u32 },
 }
 
 /// What a front end tells the watcher.
@@ -180,6 +182,8 @@ async fn run(
                     };
                     let _ = events.send(event);
                 }
+                let (used, budget) = scheduler.budget_used(now());
+                let _ = events.send(WatchEvent::Budget { used, budget });
             },
             () = sleep => {
                 if paused && matches!(scheduler.pause_at(now()), Pause::None) {

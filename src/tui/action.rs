@@ -31,6 +31,17 @@ pub enum Action {
     Subs(SubsResult),
     /// The result of a deliveries load.
     Deliveries(DeliveriesResult),
+    /// The job watcher or a submission reports to the Jobs pane.
+    Jobs(JobsResult),
+    /// A Signatures pane body file was read.
+    Sigs(SigsResult),
+    /// Another pane hands a delivery to the Signatures pane to check
+    /// (`secret_hint` says whose secret signed it; never the secret).
+    OpenInSignatures {
+        header: Option<String>,
+        body: Option<Vec<u8>>,
+        secret_hint: Option<String>,
+    },
     /// Background work failed outside any pane (e.g. the clipboard).
     Failed(Failure),
     /// SIGTERM, SIGHUP or SIGINT: leave now, restoring the terminal.
@@ -72,6 +83,28 @@ pub enum DeliveriesResult {
         id: String,
         latest: bool,
         result: Result<Vec<DeliveryRecord>, Failure>,
+    },
+}
+
+/// What reaches the Jobs pane from the background.
+#[derive(Clone, Debug)]
+pub enum JobsResult {
+    /// The watcher's report.
+    Watch(crate::poll::watcher::WatchEvent),
+    /// A file upload in progress (bytes sent of total).
+    Uploading { sent: u64, total: u64 },
+    /// Upload and `create_transcript` done: the new job's id.
+    Submitted { result: Result<String, Failure> },
+}
+
+/// Results of the Signatures pane's background work.
+#[derive(Clone, Debug)]
+pub enum SigsResult {
+    /// `seq` identifies the read; a superseded read's answer is dropped.
+    BodyLoaded {
+        seq: u64,
+        path: String,
+        result: Result<Vec<u8>, String>,
     },
 }
 
@@ -129,6 +162,20 @@ pub enum Effect {
     DeleteSubscription {
         id: String,
     },
+    /// Watch these transcript jobs (starts the watcher on first use).
+    WatchJobs(Vec<String>),
+    /// The jobs on screen: polled first.
+    FocusJobs(Vec<String>),
+    /// Upload a file, create a transcript job from it and watch it.
+    SubmitFile {
+        path: std::path::PathBuf,
+    },
+    /// Read a body file for the Signatures pane (local, not a platform
+    /// call).
+    ReadBodyFile {
+        seq: u64,
+        path: String,
+    },
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -140,6 +187,9 @@ pub enum Effect {
 impl Effect {
     /// Whether the effect is a platform call.
     pub fn is_network(&self) -> bool {
-        !matches!(self, Effect::Copy { .. } | Effect::Quit)
+        !matches!(
+            self,
+            Effect::Copy { .. } | Effect::ReadBodyFile { .. } | Effect::Quit
+        )
     }
 }

@@ -19,6 +19,8 @@ use super::keymap::{
 };
 use super::panes::PaneId;
 use super::panes::deliveries::DeliveriesPane;
+use super::panes::jobs::JobsPane;
+use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::SubscriptionsPane;
 use super::widgets::input as text;
 use crate::api::validate::UrlPolicy;
@@ -104,6 +106,8 @@ pub struct App {
     pub pane: PaneId,
     pub subs: SubscriptionsPane,
     pub deliveries: DeliveriesPane,
+    pub jobs: JobsPane,
+    pub sigs: SignaturesPane,
     pub overlay: Option<Overlay>,
     pub status: Status,
     pub toast: Option<Toast>,
@@ -120,6 +124,8 @@ impl App {
             pane: PaneId::Subscriptions,
             subs,
             deliveries: DeliveriesPane::new(),
+            jobs: JobsPane::new(),
+            sigs: SignaturesPane::new(),
             overlay: None,
             status: Status {
                 connection: Connection::Unknown,
@@ -137,6 +143,7 @@ impl App {
         let mut out = Outcome::default();
         self.subs.init(&mut out);
         self.deliveries.init(&mut out);
+        self.jobs.init(&mut out);
         self.absorb(out)
     }
 
@@ -144,6 +151,12 @@ impl App {
     /// first); the first is loaded by `init` when nothing is on screen.
     pub fn seed_recent_ids(&mut self, ids: Vec<String>) {
         self.deliveries.seed_recent(ids);
+        self.dirty = true;
+    }
+
+    /// Transcript job ids the Jobs pane watches from the start.
+    pub fn seed_job_ids(&mut self, ids: Vec<String>) {
+        self.jobs.seed(ids);
         self.dirty = true;
     }
 
@@ -156,12 +169,14 @@ impl App {
 
     /// Whether the loop should run its tick: something counts down.
     pub fn wants_tick(&self) -> bool {
-        self.toast.is_some() || (self.pane == PaneId::Deliveries && self.deliveries.wants_tick())
+        self.toast.is_some()
+            || (self.pane == PaneId::Deliveries && self.deliveries.wants_tick())
+            || (self.pane == PaneId::Jobs && self.jobs.wants_tick())
     }
 
     /// A request is in flight.
     pub fn busy(&self) -> bool {
-        self.subs.busy() || self.deliveries.busy()
+        self.subs.busy() || self.deliveries.busy() || self.sigs.busy() || self.jobs.busy()
     }
 
     /// The one update.
@@ -187,6 +202,10 @@ impl App {
                     self.toast = None;
                     self.dirty = true;
                 }
+                if self.pane == PaneId::Jobs && self.jobs.wants_tick() {
+                    self.jobs.on_tick(now);
+                    self.dirty = true;
+                }
                 if self.pane == PaneId::Deliveries && self.deliveries.wants_tick() {
                     let mut out = Outcome::default();
                     if self.deliveries.on_tick(now, &mut out) {
@@ -206,6 +225,32 @@ impl App {
                 self.dirty = true;
                 let mut out = Outcome::default();
                 self.deliveries.on_result(result, &mut out);
+                self.absorb(out)
+            }
+            Action::Sigs(result) => {
+                self.dirty = true;
+                let mut out = Outcome::default();
+                self.sigs.on_result(result, &mut out);
+                self.absorb(out)
+            }
+            Action::OpenInSignatures {
+                header,
+                body,
+                secret_hint,
+            } => {
+                self.dirty = true;
+                self.overlay = None;
+                self.pane = PaneId::Signatures;
+                self.sigs.open_with(header, body, secret_hint);
+                Vec::new()
+            }
+            Action::Jobs(result) => {
+                self.dirty = true;
+                let mut out = Outcome::default();
+                self.jobs.on_result(result, &mut out);
+                if let Some((used, budget)) = self.jobs.budget {
+                    self.status.budget = Some(format!("{used}/{budget}"));
+                }
                 self.absorb(out)
             }
             Action::Failed(failure) => {
@@ -241,6 +286,8 @@ impl App {
                     PaneId::Deliveries => {
                         (self.deliveries.commands(), self.deliveries.allows_global())
                     }
+                    PaneId::Jobs => (self.jobs.commands(), self.jobs.allows_global()),
+                    PaneId::Signatures => (self.sigs.commands(), self.sigs.allows_global()),
                     _ => (Vec::new(), true),
                 };
                 if global {
@@ -260,6 +307,8 @@ impl App {
         let mut sections = match self.pane {
             PaneId::Subscriptions => SubscriptionsPane::help_sections(),
             PaneId::Deliveries => DeliveriesPane::help_sections(),
+            PaneId::Jobs => JobsPane::help_sections(),
+            PaneId::Signatures => SignaturesPane::help_sections(),
             _ => Vec::new(),
         };
         sections.push(CommandSection {
@@ -297,6 +346,10 @@ impl App {
                     self.subs.type_key(key);
                 } else if self.pane == PaneId::Deliveries && self.deliveries.captures_text() {
                     self.deliveries.type_key(key);
+                } else if self.pane == PaneId::Jobs && self.jobs.captures_text() {
+                    self.jobs.type_key(key);
+                } else if self.pane == PaneId::Signatures && self.sigs.captures_text() {
+                    self.sigs.type_key(key);
                 }
             }
         }
@@ -314,6 +367,10 @@ impl App {
                     self.subs.paste(pasted);
                 } else if self.pane == PaneId::Deliveries && self.deliveries.captures_text() {
                     self.deliveries.paste(pasted);
+                } else if self.pane == PaneId::Jobs && self.jobs.captures_text() {
+                    self.jobs.paste(pasted);
+                } else if self.pane == PaneId::Signatures && self.sigs.captures_text() {
+                    self.sigs.paste(pasted);
                 }
             }
         }
@@ -370,6 +427,16 @@ impl App {
             Command::Dlv(command) => {
                 let mut out = Outcome::default();
                 self.deliveries.run(command, &mut out);
+                self.absorb(out)
+            }
+            Command::Jobs(command) => {
+                let mut out = Outcome::default();
+                self.jobs.run(command, &mut out);
+                self.absorb(out)
+            }
+            Command::Sigs(command) => {
+                let mut out = Outcome::default();
+                self.sigs.run(command, &mut out);
                 self.absorb(out)
             }
         }

@@ -14,6 +14,8 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::panes::PaneId;
 use super::panes::deliveries::DlvCommand;
+use super::panes::jobs::JobsCommand;
+use super::panes::signatures::SigsCommand;
 use super::panes::subscriptions::SubsCommand;
 
 /// A `&'static [Key]` from key expressions (const-evaluated).
@@ -101,6 +103,8 @@ pub enum Command {
     ScrollDown,
     Subs(SubsCommand),
     Dlv(DlvCommand),
+    Jobs(JobsCommand),
+    Sigs(SigsCommand),
 }
 
 /// One command as help, footer and key handling all see it.

@@ -5,8 +5,8 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
-//! - [`panes`]: the five panes (Subscriptions and Deliveries are built;
-//!   the rest say so);
+//! - [`panes`]: the five panes (Subscriptions, Deliveries, Jobs and
+//!   Signatures are built; Probe says so);
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
 //! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
@@ -67,6 +67,8 @@ pub struct ConsoleOptions {
     /// Session and call ids the Deliveries pane offers (most recent
     /// first); the first is loaded at start.
     pub recent_ids: Vec<String>,
+    /// Transcript job ids the Jobs pane watches from the start.
+    pub job_ids: Vec<String>,
 }
 
 impl Default for ConsoleOptions {
@@ -80,6 +82,7 @@ impl Default for ConsoleOptions {
             url_policy: UrlPolicy::PublicHttps,
             config_dir: None,
             recent_ids: Vec::new(),
+            job_ids: Vec::new(),
         }
     }
 }
@@ -127,6 +130,7 @@ pub async fn run_console(client: Client, options: ConsoleOptions) -> color_eyre:
         url_policy: options.url_policy,
     });
     app.seed_recent_ids(options.recent_ids);
+    app.seed_job_ids(options.job_ids);
     if let Some(notice) = loaded.notice {
         tracing::warn!(%notice, "theme");
         app.notice(notice);
@@ -223,6 +227,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         url_policy,
         config_dir: resolved.config_file.parent().map(PathBuf::from),
         recent_ids: Vec::new(),
+        job_ids: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

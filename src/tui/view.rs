@@ -38,6 +38,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
             panes::subscriptions::view::draw(frame, body, &app.subs, theme, app.config.read_only)
         }
         PaneId::Deliveries => panes::deliveries::view::draw(frame, body, &app.deliveries, theme),
+        PaneId::Jobs => panes::jobs::view::draw(frame, body, &app.jobs, theme),
+        PaneId::Signatures => panes::signatures::view::draw(frame, body, &app.sigs, theme),
         other => panes::draw_placeholder(frame, body, other, theme),
     }
     match &app.overlay {

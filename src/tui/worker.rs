@@ -8,9 +8,14 @@
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
-use super::action::{Action, DeliveriesResult, Effect, Failure, SubsResult};
+use super::action::{
+    Action, DeliveriesResult, Effect, Failure, JobsResult, SigsResult, SubsResult,
+};
 use super::clipboard::Clipboard;
 use crate::api::Client;
+use crate::api::types::prerecorded::NewTranscript;
+use crate::poll::schedule::{JobHint, SchedulerConfig};
+use crate::poll::watcher::{self, Command as WatchCommand};
 
 pub struct Worker {
     client: Client,
@@ -22,6 +27,15 @@ pub struct Worker {
     deliveries_load: Option<AbortHandle>,
     /// Every other task in flight (finished ones are pruned as we go).
     tasks: Vec<AbortHandle>,
+    /// The job watcher, started by the first Jobs effect.
+    jobs: Option<JobsWatch>,
+}
+
+/// The running job watcher and the task forwarding its events.
+struct JobsWatch {
+    commands: UnboundedSender<WatchCommand>,
+    watcher: AbortHandle,
+    forward: AbortHandle,
 }
 
 /// What the loop must do after an effect.
@@ -40,6 +54,7 @@ impl Worker {
             load: None,
             deliveries_load: None,
             tasks: Vec::new(),
+            jobs: None,
         }
     }
 
@@ -60,6 +75,16 @@ impl Worker {
         let tx = self.tx.clone();
         match effect {
             Effect::Quit => return Next::Quit,
+            Effect::ReadBodyFile { seq, path } => {
+                // The path only: the body may carry anything.
+                tracing::debug!(seq, %path, "read body file");
+                self.spawn(async move {
+                    let result = tokio::fs::read(&path)
+                        .await
+                        .map_err(|error| error.to_string());
+                    let _ = tx.send(Action::Sigs(SigsResult::BodyLoaded { seq, path, result }));
+                });
+            }
             Effect::Copy { what, text } => {
                 if let Err(error) = self.clipboard.copy(text.expose()) {
                     tracing::warn!(what, %error, "clipboard copy failed");
@@ -105,6 +130,25 @@ impl Worker {
                     }));
                 });
                 self.deliveries_load = Some(task.abort_handle());
+            }
+            Effect::WatchJobs(ids) => {
+                tracing::debug!(count = ids.len(), "watch jobs");
+                let commands = self.job_watcher();
+                for id in ids {
+                    let _ = commands.send(WatchCommand::Add {
+                        id,
+                        hint: JobHint::default(),
+                    });
+                }
+            }
+            Effect::FocusJobs(ids) => {
+                if let Some(jobs) = &self.jobs {
+                    let _ = jobs.commands.send(WatchCommand::Focus(ids));
+                }
+            }
+            Effect::SubmitFile { path } => {
+                tracing::info!("submit a file for transcription");
+                self.spawn(submit_file(client, tx, path));
             }
             Effect::CreateSubscription(request) => {
                 tracing::info!("create subscription");
@@ -157,6 +201,64 @@ impl Worker {
     fn spawn(&mut self, work: impl Future<Output = ()> + Send + 'static) {
         self.tasks.push(tokio::spawn(work).abort_handle());
     }
+
+    /// The job watcher's command channel, starting the watcher (and the
+    /// task that turns its events into actions) on first use.
+    fn job_watcher(&mut self) -> UnboundedSender<WatchCommand> {
+        if let Some(jobs) = &self.jobs {
+            return jobs.commands.clone();
+        }
+        let watcher = watcher::spawn(self.client.clone(), SchedulerConfig::default());
+        let mut events = watcher.events;
+        let tx = self.tx.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                if tx.send(Action::Jobs(JobsResult::Watch(event))).is_err() {
+                    break;
+                }
+            }
+        });
+        let jobs = JobsWatch {
+            commands: watcher.commands,
+            watcher: watcher.task.abort_handle(),
+            forward: forward.abort_handle(),
+        };
+        let commands = jobs.commands.clone();
+        self.jobs = Some(jobs);
+        commands
+    }
+}
+
+/// Uploads `path`, reporting progress (at most once per percent), creates
+/// a transcript job from it and reports its id.
+async fn submit_file(client: Client, tx: UnboundedSender<Action>, path: std::path::PathBuf) {
+    let progress_tx = tx.clone();
+    let last_percent = std::sync::atomic::AtomicU64::new(u64::MAX);
+    let result = async {
+        let upload = client
+            .upload_file(&path, move |progress| {
+                let percent = (progress.sent * 100)
+                    .checked_div(progress.total)
+                    .unwrap_or(100);
+                let previous = last_percent.swap(percent, std::sync::atomic::Ordering::Relaxed);
+                if previous != percent {
+                    let _ = progress_tx.send(Action::Jobs(JobsResult::Uploading {
+                        sent: progress.sent,
+                        total: progress.total,
+                    }));
+                }
+            })
+            .await?;
+        let request = NewTranscript {
+            audio_url: upload.upload_url,
+            ..NewTranscript::default()
+        };
+        client.create_transcript(&request).await
+    }
+    .await
+    .map(|transcript| transcript.id)
+    .map_err(|error| Failure::from_api(&error));
+    let _ = tx.send(Action::Jobs(JobsResult::Submitted { result }));
 }
 
 impl Drop for Worker {
@@ -169,6 +271,11 @@ impl Drop for Worker {
         }
         for task in self.tasks.drain(..) {
             task.abort();
+        }
+        if let Some(jobs) = self.jobs.take() {
+            let _ = jobs.commands.send(WatchCommand::Stop);
+            jobs.forward.abort();
+            jobs.watcher.abort();
         }
     }
 }

@@ -1,10 +1,12 @@
-//! The five panes (Subscriptions and Deliveries are built): which exist ([`PaneId`]), their tab order and names, and
+//! The five panes (all but Probe are built): which exist ([`PaneId`]), their tab order and names, and
 //! the honest placeholder drawn for a pane this build doesn't have yet.
 //!
 //! Each pane owns its state, its commands (see `keymap.rs`), its `update`
 //! and its view; `app.rs` routes to the pane on screen.
 
 pub mod deliveries;
+pub mod jobs;
+pub mod signatures;
 pub mod subscriptions;
 
 use ratatui::Frame;

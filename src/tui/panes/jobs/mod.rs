@@ -1,0 +1,448 @@
+//! The Jobs pane: pre-recorded transcript jobs as the job watcher
+//! (`poll/watcher.rs`) sees them.
+//!
+//! Owns the rows (the watcher's latest [`JobView`] and the latest
+//! [`Transcript`] per id), the add-ids and submit-a-file prompts, the
+//! request budget gauge and the "polling paused" banner. The watcher runs
+//! in the worker: ids go to it as [`Effect::WatchJobs`], the rows on
+//! screen as [`Effect::FocusJobs`], and its events come back as
+//! [`JobsResult::Watch`]. Submitting a file (`s`, hidden in read-only) is
+//! [`Effect::SubmitFile`]. Drawing is in `view.rs`.
+
+mod commands;
+pub mod view;
+
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::Input;
+
+use super::super::action::{Effect, JobsResult};
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::widgets::input as text;
+use super::subscriptions::view::scroll_offset;
+use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
+use crate::poll::Tick;
+use crate::poll::schedule::JobView;
+use crate::poll::watcher::WatchEvent;
+
+use commands::{prompt_commands, table_commands};
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobsCommand {
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+    /// Open the add-ids prompt.
+    Add,
+    /// Open the submit-a-file prompt.
+    Submit,
+    /// Run what was typed at the prompt.
+    PromptSubmit,
+    PromptCancel,
+}
+
+/// Which prompt is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prompt {
+    /// Job ids, comma or space separated.
+    AddIds,
+    /// A path to an audio file.
+    SubmitFile,
+}
+
+/// One watched job.
+#[derive(Clone, Debug)]
+pub struct JobRow {
+    pub id: String,
+    /// The watcher's latest view (`None` until its first report).
+    pub view: Option<JobView>,
+    /// The latest record fetched for it.
+    pub transcript: Option<Transcript>,
+    /// The last poll failure, until a good answer.
+    pub poll_error: Option<String>,
+}
+
+impl JobRow {
+    fn new(id: String) -> JobRow {
+        JobRow {
+            id,
+            view: None,
+            transcript: None,
+            poll_error: None,
+        }
+    }
+
+    pub fn status(&self) -> Option<&TranscriptStatus> {
+        self.view.as_ref().and_then(|view| view.status.as_ref())
+    }
+
+    pub fn stale(&self) -> bool {
+        self.view.as_ref().is_some_and(|view| view.stale)
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.status() == Some(&TranscriptStatus::Error)
+    }
+
+    pub fn is_terminal(&self) -> bool {
+        self.status().is_some_and(TranscriptStatus::is_terminal)
+    }
+}
+
+/// An upload in progress.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upload {
+    pub path: String,
+    pub sent: u64,
+    pub total: u64,
+}
+
+/// The pane's state.
+#[derive(Debug)]
+pub struct JobsPane {
+    rows: Vec<JobRow>,
+    selected: usize,
+    /// First row on screen; kept by the view.
+    pub(crate) offset: Cell<usize>,
+    /// Rows the table showed last frame.
+    pub(crate) page: Cell<usize>,
+    pub prompt: Input,
+    pub prompting: Option<Prompt>,
+    /// Requests used of the account share, and the share.
+    pub budget: Option<(u32, u32)>,
+    /// Polling paused by a 403: for how long, as reported.
+    pub paused: Option<Duration>,
+    pub upload: Option<Upload>,
+    /// The ids last sent as the focus.
+    focus: Vec<String>,
+    /// When the watcher started (its ticks count from here), roughly: it
+    /// starts with the first [`Effect::WatchJobs`].
+    pub epoch: Instant,
+    /// A [`Effect::WatchJobs`] was sent (the watcher runs).
+    watching: bool,
+    /// The time ages are drawn at; moved on by the tick.
+    pub now: Instant,
+}
+
+impl Default for JobsPane {
+    fn default() -> Self {
+        JobsPane::new()
+    }
+}
+
+impl JobsPane {
+    pub fn new() -> JobsPane {
+        let now = Instant::now();
+        JobsPane {
+            rows: Vec::new(),
+            selected: 0,
+            offset: Cell::new(0),
+            page: Cell::new(10),
+            prompt: Input::default(),
+            prompting: None,
+            budget: None,
+            paused: None,
+            upload: None,
+            focus: Vec::new(),
+            epoch: now,
+            now,
+            watching: false,
+        }
+    }
+
+    /// The watcher's clock now.
+    pub fn now_tick(&self) -> Tick {
+        self.now.saturating_duration_since(self.epoch)
+    }
+
+    pub fn rows(&self) -> &[JobRow] {
+        &self.rows
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        (!self.rows.is_empty()).then_some(self.selected)
+    }
+
+    pub fn selected(&self) -> Option<&JobRow> {
+        self.rows.get(self.selected)
+    }
+
+    /// Ids to watch from the start (the demo's jobs); `init` sends them.
+    pub fn seed(&mut self, ids: Vec<String>) {
+        for id in ids {
+            self.insert(&id);
+        }
+    }
+
+    pub fn busy(&self) -> bool {
+        self.upload.is_some()
+    }
+
+    pub fn captures_text(&self) -> bool {
+        self.prompting.is_some()
+    }
+
+    pub fn allows_global(&self) -> bool {
+        self.prompting.is_none()
+    }
+
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        match self.prompting {
+            Some(prompt) => prompt_commands(prompt),
+            None => table_commands(self.selected().is_some()),
+        }
+    }
+
+    pub fn help_sections() -> Vec<CommandSection> {
+        vec![
+            CommandSection {
+                title: "Jobs",
+                commands: table_commands(true),
+            },
+            CommandSection {
+                title: "Jobs prompt (typing)",
+                commands: prompt_commands(Prompt::AddIds),
+            },
+        ]
+    }
+
+    /// Something on screen moves with the clock.
+    pub fn wants_tick(&self) -> bool {
+        self.rows.iter().any(|row| !row.is_terminal())
+    }
+
+    // ---- update -------------------------------------------------------
+
+    /// Starts watching the seeded ids.
+    pub fn init(&mut self, out: &mut Outcome) {
+        if !self.rows.is_empty() {
+            let ids = self.rows.iter().map(|row| row.id.clone()).collect();
+            self.watch(ids, out);
+        }
+        self.focus_changed(out);
+    }
+
+    pub fn on_tick(&mut self, at: Instant) {
+        self.now = at.max(self.now);
+    }
+
+    pub fn run(&mut self, command: JobsCommand, out: &mut Outcome) {
+        use JobsCommand::*;
+        match command {
+            Up => self.move_by(-1),
+            Down => self.move_by(1),
+            PageUp => self.move_by(-page_step(self.page.get())),
+            PageDown => self.move_by(page_step(self.page.get())),
+            Top => self.selected = 0,
+            Bottom => self.selected = self.rows.len().saturating_sub(1),
+            Add => self.open_prompt(Prompt::AddIds),
+            Submit => self.open_prompt(Prompt::SubmitFile),
+            PromptCancel => self.prompting = None,
+            PromptSubmit => {
+                let typed = self.prompt.value().trim().to_owned();
+                match self.prompting {
+                    Some(Prompt::AddIds) => {
+                        let ids = parse_ids(&typed);
+                        if ids.is_empty() {
+                            out.toast =
+                                Some("type one or more job ids (comma or space separated)".into());
+                            return;
+                        }
+                        self.prompting = None;
+                        self.add_ids(ids, out);
+                    }
+                    Some(Prompt::SubmitFile) => {
+                        if typed.is_empty() {
+                            out.toast = Some("type the path of an audio file".into());
+                            return;
+                        }
+                        self.prompting = None;
+                        self.upload = Some(Upload {
+                            path: typed.clone(),
+                            sent: 0,
+                            total: 0,
+                        });
+                        out.toast = Some(format!("uploading {typed}…"));
+                        out.effects.push(Effect::SubmitFile {
+                            path: PathBuf::from(typed),
+                        });
+                    }
+                    None => {}
+                }
+            }
+        }
+        self.focus_changed(out);
+    }
+
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        if self.prompting.is_some() {
+            text::type_key(&mut self.prompt, key);
+        }
+    }
+
+    pub fn paste(&mut self, pasted: &str) {
+        if self.prompting.is_some() {
+            text::paste(&mut self.prompt, pasted);
+        }
+    }
+
+    /// A report from the watcher or a submission.
+    pub fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
+        match result {
+            JobsResult::Watch(event) => self.on_watch(event, out),
+            JobsResult::Uploading { sent, total } => {
+                if let Some(upload) = &mut self.upload {
+                    upload.sent = sent;
+                    upload.total = total;
+                }
+            }
+            JobsResult::Submitted { result } => {
+                let path = self.upload.take().map(|upload| upload.path);
+                match result {
+                    Ok(id) => {
+                        out.toast = Some(format!(
+                            "submitted {}: job {id}",
+                            path.as_deref().unwrap_or("the file")
+                        ));
+                        out.succeeded = true;
+                        self.add_ids(vec![id], out);
+                    }
+                    Err(failure) => out.failure = Some(failure),
+                }
+            }
+        }
+        self.focus_changed(out);
+    }
+
+    fn on_watch(&mut self, event: WatchEvent, out: &mut Outcome) {
+        match event {
+            WatchEvent::Changed { view, transcript } => {
+                let row = self.insert(&view.id);
+                if let Some(transcript) = transcript {
+                    row.poll_error = None;
+                    row.transcript = Some(*transcript);
+                    out.succeeded = true;
+                }
+                row.view = Some(view);
+            }
+            WatchEvent::PollFailed { id, message } => {
+                let row = self.insert(&id);
+                row.poll_error = Some(message);
+                if let Some(view) = &mut row.view {
+                    view.stale = true;
+                }
+            }
+            WatchEvent::Paused { resume_in } => self.paused = Some(resume_in),
+            WatchEvent::Resumed => self.paused = None,
+            WatchEvent::AllDone => {}
+            WatchEvent::Budget { used, budget } => self.budget = Some((used, budget)),
+        }
+    }
+
+    // ---- helpers ------------------------------------------------------
+
+    /// Adds ids not watched yet and asks the watcher to watch them.
+    fn add_ids(&mut self, ids: Vec<String>, out: &mut Outcome) {
+        let fresh: Vec<String> = ids
+            .into_iter()
+            .filter(|id| !self.rows.iter().any(|row| &row.id == id))
+            .collect();
+        if fresh.is_empty() {
+            out.toast.get_or_insert_with(|| "already watched".into());
+            return;
+        }
+        for id in &fresh {
+            self.insert(id);
+        }
+        self.watch(fresh, out);
+    }
+
+    /// Asks the watcher to watch `ids`; the first time, the watcher starts
+    /// now and the clock ages are drawn from starts with it.
+    fn watch(&mut self, ids: Vec<String>, out: &mut Outcome) {
+        if !self.watching {
+            self.watching = true;
+            self.epoch = Instant::now();
+            self.now = self.epoch;
+        }
+        out.effects.push(Effect::WatchJobs(ids));
+    }
+
+    /// The row of `id`, added at the end when new.
+    fn insert(&mut self, id: &str) -> &mut JobRow {
+        let index = match self.rows.iter().position(|row| row.id == id) {
+            Some(index) => index,
+            None => {
+                self.rows.push(JobRow::new(id.to_owned()));
+                self.rows.len() - 1
+            }
+        };
+        &mut self.rows[index]
+    }
+
+    /// The ids the table shows (as the view will lay it out).
+    pub fn visible_ids(&self) -> Vec<String> {
+        let height = self.page.get().max(1);
+        let offset = scroll_offset(
+            self.offset.get(),
+            self.selected_index().unwrap_or(0),
+            height,
+            self.rows.len(),
+        );
+        self.rows
+            .iter()
+            .skip(offset)
+            .take(height)
+            .map(|row| row.id.clone())
+            .collect()
+    }
+
+    /// Sends the focus when the rows on screen changed.
+    pub fn focus_changed(&mut self, out: &mut Outcome) {
+        let visible = self.visible_ids();
+        if visible != self.focus && !visible.is_empty() {
+            self.focus.clone_from(&visible);
+            out.effects.push(Effect::FocusJobs(visible));
+        }
+    }
+
+    fn open_prompt(&mut self, prompt: Prompt) {
+        self.prompting = Some(prompt);
+        self.prompt.reset();
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        if self.rows.is_empty() {
+            self.selected = 0;
+            return;
+        }
+        let last = self.rows.len() - 1;
+        self.selected = self.selected.saturating_add_signed(delta).min(last);
+    }
+}
+
+/// Ids typed at the prompt: comma or whitespace separated, no duplicates.
+pub fn parse_ids(text: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for id in text.split(|c: char| c == ',' || c.is_whitespace()) {
+        if !id.is_empty() && !ids.iter().any(|known| known == id) {
+            ids.push(id.to_owned());
+        }
+    }
+    ids
+}
+
+fn page_step(page: usize) -> isize {
+    isize::try_from(page.max(1)).unwrap_or(10)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,288 @@
+//! `update` tests of the Jobs pane, driven through the [`App`] with the
+//! keys an operator would press and the events the watcher sends.
+
+use std::time::Duration;
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Map;
+
+use super::parse_ids;
+use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
+use crate::poll::schedule::{JobProblem, JobView};
+use crate::poll::watcher::WatchEvent;
+use crate::tui::action::{Action, Effect, JobsResult};
+use crate::tui::app::{App, AppConfig};
+use crate::tui::keymap::Command;
+use crate::tui::panes::PaneId;
+use crate::tui::panes::jobs::JobsCommand;
+
+fn key(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    for c in text.chars() {
+        effects.extend(app.update(key(KeyCode::Char(c))));
+    }
+    effects
+}
+
+fn jobs_app(read_only: bool) -> App {
+    let mut app = App::new(AppConfig {
+        read_only,
+        ..AppConfig::default()
+    });
+    app.update(Action::Run(Command::GoTo(PaneId::Jobs)));
+    app
+}
+
+pub(crate) fn view(id: &str, status: Option<TranscriptStatus>) -> JobView {
+    JobView {
+        id: id.into(),
+        status,
+        added_at: Duration::ZERO,
+        last_seen: Some(Duration::from_secs(1)),
+        queued_since: Some(Duration::from_secs(1)),
+        processing_since: None,
+        finished_at: None,
+        next_poll: None,
+        in_flight: false,
+        stale: false,
+        polls: 1,
+        error_streak: 0,
+        focused: false,
+        eta: None,
+        problem: None,
+        retry_at: None,
+    }
+}
+
+fn transcript(id: &str, status: TranscriptStatus, error: Option<&str>) -> Transcript {
+    Transcript {
+        id: id.into(),
+        status,
+        text: None,
+        error: error.map(str::to_owned),
+        webhook_status_code: Some(200),
+        extra: Map::new(),
+    }
+}
+
+fn watch(app: &mut App, event: WatchEvent) -> Vec<Effect> {
+    app.update(Action::Jobs(JobsResult::Watch(event)))
+}
+
+#[test]
+fn ids_are_split_on_commas_and_spaces_without_duplicates() {
+    assert_eq!(parse_ids(" a, b  c,,a\td "), ["a", "b", "c", "d"]);
+    assert!(parse_ids(" , ").is_empty());
+}
+
+#[test]
+fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
+    let mut app = jobs_app(false);
+    type_text(&mut app, "a");
+    assert!(app.jobs.captures_text());
+    type_text(&mut app, "job1, job2 job3");
+    let effects = app.update(key(KeyCode::Enter));
+    assert!(!app.jobs.captures_text());
+    let added = effects.iter().find_map(|effect| match effect {
+        Effect::WatchJobs(ids) => Some(ids.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        added,
+        Some(vec!["job1".into(), "job2".into(), "job3".into()])
+    );
+    assert_eq!(app.jobs.rows().len(), 3);
+}
+
+#[test]
+fn the_focus_effect_lists_the_visible_ids_when_they_change() {
+    let mut app = jobs_app(false);
+    app.jobs.page.set(2);
+    type_text(&mut app, "a");
+    type_text(&mut app, "j1 j2 j3 j4");
+    let effects = app.update(key(KeyCode::Enter));
+    let focus = |effects: &[Effect]| {
+        effects.iter().find_map(|effect| match effect {
+            Effect::FocusJobs(ids) => Some(ids.clone()),
+            _ => None,
+        })
+    };
+    assert_eq!(focus(&effects), Some(vec!["j1".into(), "j2".into()]));
+    // Moving within the page changes nothing on screen: no new focus.
+    let effects = app.update(key(KeyCode::Down));
+    assert_eq!(focus(&effects), None);
+    // Past the page: the rows on screen scroll.
+    let effects = app.update(key(KeyCode::Down));
+    assert_eq!(focus(&effects), Some(vec!["j2".into(), "j3".into()]));
+}
+
+#[test]
+fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
+    let mut app = jobs_app(false);
+    app.jobs.seed(vec!["job1".into()]);
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: view("job1", Some(TranscriptStatus::Error)),
+            transcript: Some(Box::new(transcript(
+                "job1",
+                TranscriptStatus::Error,
+                Some("audio could not be decoded"),
+            ))),
+        },
+    );
+    let row = &app.jobs.rows()[0];
+    assert_eq!(row.status(), Some(&TranscriptStatus::Error));
+    assert!(row.is_error());
+    let record = row.transcript.as_ref().expect("kept");
+    assert_eq!(record.error.as_deref(), Some("audio could not be decoded"));
+    assert_eq!(record.webhook_status_code, Some(200));
+    // A change without a record (a webhook) keeps the last record.
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: view("job1", Some(TranscriptStatus::Error)),
+            transcript: None,
+        },
+    );
+    assert!(app.jobs.rows()[0].transcript.is_some());
+}
+
+#[test]
+fn a_failed_poll_marks_the_row_stale_with_its_message() {
+    let mut app = jobs_app(false);
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: view("job1", Some(TranscriptStatus::Queued)),
+            transcript: None,
+        },
+    );
+    watch(
+        &mut app,
+        WatchEvent::PollFailed {
+            id: "job1".into(),
+            message: "HTTP 429: Too Many Requests".into(),
+        },
+    );
+    let row = &app.jobs.rows()[0];
+    assert!(row.stale());
+    assert_eq!(
+        row.poll_error.as_deref(),
+        Some("HTTP 429: Too Many Requests")
+    );
+    // The scheduler's own view then says why it backs off.
+    let mut backing_off = view("job1", Some(TranscriptStatus::Queued));
+    backing_off.stale = true;
+    backing_off.problem = Some(JobProblem::RateLimited);
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: backing_off,
+            transcript: None,
+        },
+    );
+    let row = &app.jobs.rows()[0];
+    assert!(row.stale());
+    assert_eq!(
+        row.poll_error.as_deref(),
+        Some("HTTP 429: Too Many Requests")
+    );
+}
+
+#[test]
+fn paused_shows_the_banner_and_resumed_clears_it() {
+    let mut app = jobs_app(false);
+    watch(
+        &mut app,
+        WatchEvent::Paused {
+            resume_in: Duration::from_secs(30),
+        },
+    );
+    assert_eq!(app.jobs.paused, Some(Duration::from_secs(30)));
+    watch(&mut app, WatchEvent::Resumed);
+    assert_eq!(app.jobs.paused, None);
+}
+
+#[test]
+fn the_budget_event_fills_the_gauge_and_the_status_bar() {
+    let mut app = jobs_app(false);
+    watch(
+        &mut app,
+        WatchEvent::Budget {
+            used: 37,
+            budget: 2000,
+        },
+    );
+    assert_eq!(app.jobs.budget, Some((37, 2000)));
+    assert_eq!(app.status.budget.as_deref(), Some("37/2000"));
+}
+
+#[test]
+fn submit_is_hidden_in_read_only() {
+    let submit = |app: &App| {
+        app.commands()
+            .iter()
+            .any(|info| info.command == Command::Jobs(JobsCommand::Submit))
+    };
+    let mut app = jobs_app(true);
+    assert!(!submit(&app));
+    type_text(&mut app, "s");
+    assert!(!app.jobs.captures_text());
+    assert!(
+        !app.help_sections()
+            .iter()
+            .flat_map(|section| &section.commands)
+            .any(|info| info.command == Command::Jobs(JobsCommand::Submit))
+    );
+    assert!(submit(&jobs_app(false)));
+}
+
+#[test]
+fn submitting_a_file_uploads_then_watches_the_new_job() {
+    let mut app = jobs_app(false);
+    type_text(&mut app, "s");
+    type_text(&mut app, "/tmp/call.wav");
+    let effects = app.update(key(KeyCode::Enter));
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::SubmitFile { path } if path.to_str() == Some("/tmp/call.wav")))
+    );
+    assert!(app.busy());
+    app.update(Action::Jobs(JobsResult::Uploading {
+        sent: 50,
+        total: 100,
+    }));
+    assert_eq!(app.jobs.upload.as_ref().map(|upload| upload.sent), Some(50));
+    let effects = app.update(Action::Jobs(JobsResult::Submitted {
+        result: Ok("job9".into()),
+    }));
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids == &["job9".to_owned()]))
+    );
+    assert!(!app.busy());
+    assert!(
+        app.toast
+            .as_ref()
+            .is_some_and(|toast| toast.text.contains("job9"))
+    );
+}
+
+#[test]
+fn seeded_ids_are_watched_at_start() {
+    let mut app = App::new(AppConfig::default());
+    app.seed_job_ids(vec!["job1".into(), "job2".into()]);
+    let effects = app.init();
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids.len() == 2))
+    );
+}

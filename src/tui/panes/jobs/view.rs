@@ -1,0 +1,324 @@
+//! Drawing the Jobs pane: the title, the request budget gauge, the
+//! "polling paused" banner, the prompt and the jobs table (only the rows
+//! on screen are built). Reads state, changes nothing but the remembered
+//! scroll offset and page height.
+
+use std::time::Duration;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Row, Table, Wrap};
+
+use super::{JobRow, JobsPane, Prompt};
+use crate::api::types::prerecorded::TranscriptStatus;
+use crate::poll::Tick;
+use crate::poll::schedule::JobProblem;
+use crate::tui::panes::subscriptions::short_id;
+use crate::tui::panes::subscriptions::view::scroll_offset;
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::fit;
+use crate::tui::widgets::input::{self as field, Echo};
+
+/// Draws the pane in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
+    let banner = u16::from(pane.paused.is_some());
+    let prompt = u16::from(pane.prompting.is_some());
+    let [title, gauge, banner_area, prompt_area, body] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(banner),
+        Constraint::Length(prompt),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    draw_title(frame, title, pane, theme);
+    draw_gauge(frame, gauge, pane, theme);
+    if let Some(resume_in) = pane.paused {
+        draw_banner(frame, banner_area, resume_in, theme);
+    }
+    if let Some(kind) = pane.prompting {
+        draw_prompt(frame, prompt_area, pane, kind, theme);
+    }
+    draw_table(frame, body, pane, theme);
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let rows = pane.rows();
+    let done = rows.iter().filter(|row| row.is_terminal()).count();
+    let mut spans = vec![
+        Span::styled(" Jobs", theme.style(Role::Accent)),
+        Span::styled(
+            format!("  {} watched · {done} finished", rows.len()),
+            theme.style(Role::Fg),
+        ),
+    ];
+    if let Some(position) = pane.selected_index() {
+        spans.push(Span::styled(
+            format!(" · row {}/{}", position + 1, rows.len()),
+            muted,
+        ));
+    }
+    if let Some(upload) = &pane.upload {
+        let text = match (upload.sent * 100).checked_div(upload.total) {
+            Some(percent) => format!(" · uploading {} {percent}%", upload.path),
+            None => format!(" · uploading {}…", upload.path),
+        };
+        spans.push(Span::styled(text, theme.style(Role::Warn)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+/// Width of the gauge's bar.
+const BAR_W: usize = 20;
+
+fn draw_gauge(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let line = match pane.budget {
+        None => Line::from(Span::styled(
+            " budget  no requests yet (2,000 per 5 min is the console's share)",
+            muted,
+        )),
+        Some((used, budget)) => {
+            let ratio = if budget == 0 {
+                1.0
+            } else {
+                (f64::from(used) / f64::from(budget)).min(1.0)
+            };
+            let filled = ((ratio * BAR_W as f64).round() as usize).min(BAR_W);
+            let style = if ratio >= 0.9 {
+                theme.style(Role::Error)
+            } else if ratio >= 0.7 {
+                theme.style(Role::Warn)
+            } else {
+                theme.style(Role::Ok)
+            };
+            Line::from(vec![
+                Span::styled(" budget  ", muted),
+                Span::styled("█".repeat(filled), style),
+                Span::styled("░".repeat(BAR_W - filled), muted),
+                Span::styled(
+                    format!("  {used}/{budget} requests in the last 5 min"),
+                    theme.style(Role::Fg),
+                ),
+            ])
+        }
+    };
+    frame.render_widget(Paragraph::new(line).style(theme.base()), area);
+}
+
+fn draw_banner(frame: &mut Frame<'_>, area: Rect, resume_in: Duration, theme: &Theme) {
+    let text = format!(
+        " account request limit reached (403): polling paused for {} s",
+        resume_in.as_secs()
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(
+            text,
+            theme
+                .style(Role::Error)
+                .add_modifier(Modifier::REVERSED | Modifier::BOLD),
+        ))
+        .style(theme.base()),
+        area,
+    );
+}
+
+fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, kind: Prompt, theme: &Theme) {
+    let label = match kind {
+        Prompt::AddIds => " job ids ",
+        Prompt::SubmitFile => " audio file ",
+    };
+    let [label_area, input_area] = Layout::horizontal([
+        Constraint::Length(u16::try_from(label.len()).unwrap_or(12)),
+        Constraint::Min(1),
+    ])
+    .areas(area);
+    frame.render_widget(
+        Paragraph::new(Span::styled(label, theme.style(Role::Accent))),
+        label_area,
+    );
+    field::draw(
+        frame,
+        input_area,
+        &pane.prompt,
+        Echo::Plain,
+        theme.style(Role::Fg).patch(theme.selection()),
+        true,
+    );
+}
+
+/// The fixed columns; the error takes the rest.
+const ID_W: u16 = 8;
+const STATUS_W: u16 = 16;
+const TIME_W: u16 = 6;
+const HOOK_W: u16 = 4;
+
+fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
+    if area.height < 2 {
+        return;
+    }
+    if pane.rows().is_empty() {
+        let text = "no jobs watched yet: a adds job ids, s submits a file";
+        frame.render_widget(
+            Paragraph::new(vec![Line::default(), Line::from(text)])
+                .style(theme.style(Role::Muted))
+                .wrap(Wrap { trim: false }),
+            area.inner(Margin::new(2, 0)),
+        );
+        return;
+    }
+    let height = usize::from(area.height - 1);
+    pane.page.set(height);
+    let len = pane.rows().len();
+    let offset = scroll_offset(
+        pane.offset.get(),
+        pane.selected_index().unwrap_or(0),
+        height,
+        len,
+    );
+    pane.offset.set(offset);
+
+    let spacing = 1u16;
+    let fixed = ID_W + STATUS_W + 3 * TIME_W + HOOK_W + 6 * spacing;
+    let error_w = area.width.saturating_sub(fixed);
+    let header = Row::new(["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"])
+        .style(theme.style(Role::Muted));
+    let selected = pane.selected_index();
+    let now = pane.now_tick();
+    let rows = (offset..(offset + height).min(len)).filter_map(|position| {
+        let row = pane.rows().get(position)?;
+        Some(table_row(
+            row,
+            selected == Some(position),
+            usize::from(error_w),
+            now,
+            theme,
+        ))
+    });
+    let widths = [
+        Constraint::Length(ID_W),
+        Constraint::Length(STATUS_W),
+        Constraint::Length(TIME_W),
+        Constraint::Length(TIME_W),
+        Constraint::Length(TIME_W),
+        Constraint::Length(HOOK_W),
+        Constraint::Length(error_w),
+    ];
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(spacing)
+        .style(theme.base());
+    frame.render_widget(table, area);
+}
+
+/// `12s`, `3m04s`, `1h02m`.
+pub fn short_duration(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
+        _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
+    }
+}
+
+/// From `start` to `end` (or now), if it started.
+fn span(start: Option<Tick>, end: Option<Tick>, now: Tick) -> String {
+    match start {
+        Some(start) => short_duration(end.unwrap_or(now).saturating_sub(start)),
+        None => "—".into(),
+    }
+}
+
+/// What a backing-off job is waiting for.
+pub fn problem_text(problem: JobProblem) -> &'static str {
+    match problem {
+        JobProblem::RateLimited => "rate limited (429): waiting out Retry-After",
+        JobProblem::NetworkError => "network error: backing off",
+        JobProblem::NotFound => "not found (404): backing off",
+        JobProblem::NoAnswer => "no answer: backing off",
+        JobProblem::AccountLimited => "account limit (403): paused",
+    }
+}
+
+/// The error cell: the job's own error, else why polling struggles.
+fn error_text(row: &JobRow) -> String {
+    if let Some(error) = row.transcript.as_ref().and_then(|t| t.error.clone()) {
+        return error;
+    }
+    let problem = row.view.as_ref().and_then(|view| view.problem);
+    match (problem, &row.poll_error) {
+        (Some(problem), Some(message)) => format!("{}: {message}", problem_text(problem)),
+        (Some(problem), None) => problem_text(problem).to_owned(),
+        (None, Some(message)) => message.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+fn status_style(status: Option<&TranscriptStatus>, theme: &Theme) -> Style {
+    match status {
+        Some(TranscriptStatus::Error) => theme.style(Role::Error),
+        Some(TranscriptStatus::Completed) => theme.style(Role::Fg),
+        Some(TranscriptStatus::Queued | TranscriptStatus::Processing) => theme.style(Role::Warn),
+        _ => theme.style(Role::Muted),
+    }
+}
+
+fn table_row(
+    row: &JobRow,
+    selected: bool,
+    error_w: usize,
+    now: Tick,
+    theme: &Theme,
+) -> Row<'static> {
+    let status = row
+        .status()
+        .map_or("unknown", TranscriptStatus::as_str)
+        .to_owned();
+    let status = if row.stale() {
+        format!("{status} stale")
+    } else {
+        status
+    };
+    let view = row.view.as_ref();
+    let age = view.map_or("—".into(), |view| {
+        short_duration(now.saturating_sub(view.added_at))
+    });
+    let queued = view.map_or("—".into(), |view| {
+        span(
+            view.queued_since,
+            view.processing_since.or(view.finished_at),
+            now,
+        )
+    });
+    let processing = view.map_or("—".into(), |view| {
+        span(view.processing_since, view.finished_at, now)
+    });
+    let hook = row
+        .transcript
+        .as_ref()
+        .and_then(|transcript| transcript.webhook_status_code)
+        .map_or("—".to_owned(), |code| code.to_string());
+    let cells = vec![
+        Line::from(short_id(&row.id).to_owned()),
+        Line::from(fit(&status, usize::from(STATUS_W))),
+        Line::from(age),
+        Line::from(queued),
+        Line::from(processing),
+        Line::from(hook),
+        Line::from(fit(&error_text(row), error_w)),
+    ];
+    let mut style = if row.is_error() {
+        theme.style(Role::Error)
+    } else if row.stale() {
+        theme.style(Role::Muted)
+    } else {
+        status_style(row.status(), theme)
+    };
+    if selected {
+        style = style.patch(theme.selection());
+    }
+    Row::new(cells).style(style)
+}

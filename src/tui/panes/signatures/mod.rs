@@ -1,0 +1,557 @@
+//! The Signatures pane: check an `X-SVC-Signature` by hand, the way
+//! `earshot verify` does, with a live checklist.
+//!
+//! Owns the form (header, body — pasted text or `file:PATH` —, current
+//! and previous secret, a `now` override, the receiver's digest) and the
+//! [`Report`] computed from it with the pure [`diagnose`] on every edit.
+//! A body file is read by the worker ([`Effect::ReadBodyFile`], answered
+//! by [`SigsResult::BodyLoaded`]). Nothing here touches the platform.
+//! Secrets are drawn masked, never logged, and masked in `Debug`.
+//! Drawing is in `view.rs`, the keys in `commands.rs`.
+
+mod commands;
+pub mod view;
+
+use std::fmt;
+
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::{Input, InputRequest};
+
+use super::super::action::{Effect, SigsResult};
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::widgets::input as text;
+use crate::signature::{
+    Candidate, DEFAULT_TOLERANCE_SECS, Diagnosis, HeaderError, Verdict, diagnose, parse_header,
+};
+
+use commands::{browse_commands, edit_commands};
+
+/// Lines one scroll of the check moves.
+const SCROLL_STEP: u16 = 3;
+
+/// The prefix that makes the body field name a file.
+pub const FILE_PREFIX: &str = "file:";
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SigsCommand {
+    /// Start typing into the form.
+    Edit,
+    /// Stop typing (the global keys work again).
+    Done,
+    NextField,
+    PrevField,
+    /// Check now; loads a `file:PATH` body first.
+    Check,
+    /// Empty every field.
+    Clear,
+    /// Scroll the check up / down a few lines.
+    ScrollUp,
+    ScrollDown,
+}
+
+/// A form field, in tab order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Header,
+    Body,
+    Current,
+    Previous,
+    Now,
+    Receiver,
+}
+
+impl Field {
+    pub const ORDER: [Field; 6] = [
+        Field::Header,
+        Field::Body,
+        Field::Current,
+        Field::Previous,
+        Field::Now,
+        Field::Receiver,
+    ];
+
+    fn position(self) -> usize {
+        Field::ORDER
+            .iter()
+            .position(|field| *field == self)
+            .unwrap_or(0)
+    }
+
+    pub fn next(self) -> Field {
+        Field::ORDER[(self.position() + 1) % Field::ORDER.len()]
+    }
+
+    pub fn prev(self) -> Field {
+        Field::ORDER[(self.position() + Field::ORDER.len() - 1) % Field::ORDER.len()]
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Header => "X-SVC-Signature",
+            Field::Body => "body",
+            Field::Current => "current secret",
+            Field::Previous => "previous secret",
+            Field::Now => "now (unix s)",
+            Field::Receiver => "receiver digest",
+        }
+    }
+
+    pub fn is_secret(self) -> bool {
+        matches!(self, Field::Current | Field::Previous)
+    }
+}
+
+/// Body bytes that stand for the body field while it reads `source`
+/// exactly (a `file:PATH`, or a body handed over by another pane).
+#[derive(Clone, PartialEq, Eq)]
+pub struct LoadedBody {
+    pub source: String,
+    pub result: Result<Vec<u8>, String>,
+}
+
+/// One checklist line: passed (`Some(true)`), failed, or not checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    pub passed: Option<bool>,
+    pub text: String,
+}
+
+/// What the form adds up to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// Not enough to check yet, or an input to fix first: why.
+    Waiting(String),
+    Checked {
+        checks: Vec<Check>,
+        diagnosis: Diagnosis,
+    },
+}
+
+/// The pane's state. `Debug` masks the secrets.
+pub struct SignaturesPane {
+    pub header: Input,
+    pub body: Input,
+    pub current: Input,
+    pub previous: Input,
+    pub now: Input,
+    pub receiver: Input,
+    pub focus: Field,
+    /// Keys go to the form.
+    pub editing: bool,
+    /// Bytes for a `file:PATH` (or handed-over) body.
+    pub loaded: Option<LoadedBody>,
+    /// A body file is being read.
+    pub loading: bool,
+    load_seq: u64,
+    /// Who signed it, as another pane knew it (e.g. a subscription id).
+    pub secret_hint: Option<String>,
+    pub report: Report,
+    /// Lines of the check scrolled away (reset by every edit).
+    pub scroll: u16,
+    clock: fn() -> i64,
+}
+
+impl fmt::Debug for SignaturesPane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = |input: &Input| {
+            if input.value().is_empty() {
+                "<empty>"
+            } else {
+                "<redacted>"
+            }
+        };
+        f.debug_struct("SignaturesPane")
+            .field("header", &self.header.value())
+            .field("body", &self.body.value())
+            .field("current", &secret(&self.current))
+            .field("previous", &secret(&self.previous))
+            .field("now", &self.now.value())
+            .field("receiver", &self.receiver.value())
+            .field("focus", &self.focus)
+            .field("editing", &self.editing)
+            .field(
+                "loaded",
+                &self.loaded.as_ref().map(|loaded| {
+                    (
+                        loaded.source.clone(),
+                        loaded.result.as_ref().map(Vec::len).map_err(Clone::clone),
+                    )
+                }),
+            )
+            .field("loading", &self.loading)
+            .field("report", &self.report)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SignaturesPane {
+    fn default() -> Self {
+        SignaturesPane::new()
+    }
+}
+
+fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+impl SignaturesPane {
+    pub fn new() -> SignaturesPane {
+        SignaturesPane {
+            header: Input::default(),
+            body: Input::default(),
+            current: Input::default(),
+            previous: Input::default(),
+            now: Input::default(),
+            receiver: Input::default(),
+            focus: Field::Header,
+            editing: false,
+            loaded: None,
+            loading: false,
+            load_seq: 0,
+            secret_hint: None,
+            report: Report::Waiting(WAITING.into()),
+            scroll: 0,
+            clock: unix_now,
+        }
+    }
+
+    /// Replaces the clock used when `now` is empty (tests, snapshots).
+    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+        self.clock = clock;
+        self.recheck();
+        self
+    }
+
+    pub fn input(&self, field: Field) -> &Input {
+        match field {
+            Field::Header => &self.header,
+            Field::Body => &self.body,
+            Field::Current => &self.current,
+            Field::Previous => &self.previous,
+            Field::Now => &self.now,
+            Field::Receiver => &self.receiver,
+        }
+    }
+
+    fn input_mut(&mut self, field: Field) -> &mut Input {
+        match field {
+            Field::Header => &mut self.header,
+            Field::Body => &mut self.body,
+            Field::Current => &mut self.current,
+            Field::Previous => &mut self.previous,
+            Field::Now => &mut self.now,
+            Field::Receiver => &mut self.receiver,
+        }
+    }
+
+    /// Sets a field as if typed, and checks again.
+    pub fn set(&mut self, field: Field, value: &str) {
+        *self.input_mut(field) = Input::new(value.to_owned());
+        self.recheck();
+    }
+
+    pub fn captures_text(&self) -> bool {
+        self.editing
+    }
+
+    pub fn allows_global(&self) -> bool {
+        !self.editing
+    }
+
+    pub fn busy(&self) -> bool {
+        self.loading
+    }
+
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        if self.editing {
+            edit_commands()
+        } else {
+            browse_commands()
+        }
+    }
+
+    pub fn help_sections() -> Vec<CommandSection> {
+        vec![
+            CommandSection {
+                title: "Signatures",
+                commands: browse_commands(),
+            },
+            CommandSection {
+                title: "Signature form (typing)",
+                commands: edit_commands(),
+            },
+        ]
+    }
+
+    /// Whether the body field names a file: its path.
+    pub fn body_path(&self) -> Option<&str> {
+        self.body
+            .value()
+            .strip_prefix(FILE_PREFIX)
+            .map(str::trim)
+            .filter(|path| !path.is_empty())
+    }
+
+    // ---- update -------------------------------------------------------
+
+    pub fn run(&mut self, command: SigsCommand, out: &mut Outcome) {
+        match command {
+            SigsCommand::Edit => self.editing = true,
+            SigsCommand::Done => self.editing = false,
+            SigsCommand::NextField => self.focus = self.focus.next(),
+            SigsCommand::PrevField => self.focus = self.focus.prev(),
+            SigsCommand::Check => {
+                if let Some(path) = self.body_path().map(str::to_owned) {
+                    self.load_seq += 1;
+                    self.loading = true;
+                    out.effects.push(Effect::ReadBodyFile {
+                        seq: self.load_seq,
+                        path,
+                    });
+                } else {
+                    self.recheck();
+                }
+            }
+            SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
+            SigsCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
+            SigsCommand::Clear => {
+                for field in Field::ORDER {
+                    *self.input_mut(field) = Input::default();
+                }
+                self.loaded = None;
+                self.loading = false;
+                self.secret_hint = None;
+                self.focus = Field::Header;
+                self.recheck();
+                out.toast = Some("form cleared".into());
+            }
+        }
+    }
+
+    /// A key no command claimed, typed into the focused field.
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        if self.editing && text::type_key(self.input_mut(self.focus), key) {
+            self.recheck();
+        }
+    }
+
+    /// Pasted text: into the body byte for byte (line breaks kept), into
+    /// every other field without line breaks.
+    pub fn paste(&mut self, pasted: &str) {
+        if !self.editing {
+            return;
+        }
+        let changed = if self.focus == Field::Body {
+            let mut changed = false;
+            for c in pasted.chars() {
+                changed |= self.body.handle(InputRequest::InsertChar(c)).is_some();
+            }
+            changed
+        } else {
+            text::paste(self.input_mut(self.focus), pasted)
+        };
+        if changed {
+            self.recheck();
+        }
+    }
+
+    /// A body file was read.
+    pub fn on_result(&mut self, result: SigsResult, out: &mut Outcome) {
+        match result {
+            SigsResult::BodyLoaded { seq, path, result } => {
+                if seq != self.load_seq {
+                    return;
+                }
+                self.loading = false;
+                if let Err(error) = &result {
+                    out.toast = Some(format!("could not read {path}: {error}"));
+                }
+                self.loaded = Some(LoadedBody {
+                    source: format!("{FILE_PREFIX}{path}"),
+                    result,
+                });
+                self.recheck();
+            }
+        }
+    }
+
+    /// Another pane hands a delivery over to be checked.
+    pub fn open_with(
+        &mut self,
+        header: Option<String>,
+        body: Option<Vec<u8>>,
+        secret_hint: Option<String>,
+    ) {
+        if let Some(header) = header {
+            self.header = Input::new(header);
+        }
+        if let Some(bytes) = body {
+            let source = format!("<delivery body, {} bytes>", bytes.len());
+            self.body = Input::new(source.clone());
+            self.loaded = Some(LoadedBody {
+                source,
+                result: Ok(bytes),
+            });
+        }
+        self.secret_hint = secret_hint;
+        self.focus = Field::Current;
+        self.editing = true;
+        self.recheck();
+    }
+
+    /// Computes the report again from the form (pure and fast).
+    pub fn recheck(&mut self) {
+        self.scroll = 0;
+        self.report = self.compute();
+    }
+
+    /// The body bytes to check, or why there are none yet.
+    fn body_bytes(&self) -> Result<Vec<u8>, String> {
+        let typed = self.body.value();
+        if let Some(loaded) = self.loaded.as_ref().filter(|l| l.source == typed) {
+            return loaded
+                .result
+                .clone()
+                .map_err(|error| format!("the body file could not be read: {error}"));
+        }
+        match self.body_path() {
+            Some(_) if self.loading => Err("reading the body file…".into()),
+            Some(_) => Err("the body is a file: press enter to read it".into()),
+            None => Ok(typed.as_bytes().to_vec()),
+        }
+    }
+
+    fn compute(&self) -> Report {
+        let header = self.header.value().trim();
+        if header.is_empty() {
+            return Report::Waiting(WAITING.into());
+        }
+        let now = match self.now.value().trim() {
+            "" => (self.clock)(),
+            typed => match typed.parse::<i64>() {
+                Ok(now) => now,
+                Err(_) => {
+                    return Report::Waiting(format!(
+                        "now must be unix seconds (or empty for the current time), not {typed:?}"
+                    ));
+                }
+            },
+        };
+        let body = match self.body_bytes() {
+            Ok(body) => body,
+            Err(why) => return Report::Waiting(why),
+        };
+        let mut candidates = Vec::new();
+        if !self.current.value().is_empty() {
+            candidates.push(Candidate {
+                label: "current",
+                secret: self.current.value().as_bytes(),
+            });
+        }
+        if !self.previous.value().is_empty() {
+            candidates.push(Candidate {
+                label: "previous",
+                secret: self.previous.value().as_bytes(),
+            });
+        }
+        let receiver = Some(self.receiver.value().trim()).filter(|text| !text.is_empty());
+        let diagnosis = diagnose(
+            header,
+            &body,
+            &candidates,
+            now,
+            DEFAULT_TOLERANCE_SECS,
+            receiver,
+        );
+        let labels: Vec<&str> = candidates.iter().map(|c| c.label).collect();
+        Report::Checked {
+            checks: checklist(header, &diagnosis, &labels, now, body.len()),
+            diagnosis,
+        }
+    }
+}
+
+const WAITING: &str = "paste an X-SVC-Signature header (press enter or i to edit the form)";
+
+/// "signed 12 s ago", "signed 3 s in the future", "signed just now".
+pub fn age(skew_secs: i64) -> String {
+    match skew_secs {
+        0 => "signed just now".into(),
+        s if s > 0 => format!("signed {s} s ago"),
+        s => format!("signed {} s in the future", s.unsigned_abs()),
+    }
+}
+
+/// The ✓/✗ lines: header, clock, secret (the CLI's checklist, in words).
+fn checklist(
+    header: &str,
+    diagnosis: &Diagnosis,
+    tried: &[&str],
+    now: i64,
+    body_len: usize,
+) -> Vec<Check> {
+    let tolerance = DEFAULT_TOLERANCE_SECS;
+    let clock = format!("timestamp within {tolerance} s of now ({now})");
+    let secret = "signature matches a secret";
+    let check = |passed: Option<bool>, text: String| Check { passed, text };
+    let parsed = match parse_header(header) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            return vec![
+                check(
+                    Some(false),
+                    format!("header well-formed: {}", header_error(&error)),
+                ),
+                check(None, format!("{clock}: not checked")),
+                check(None, format!("{secret}: not checked")),
+            ];
+        }
+    };
+    let skew = now.saturating_sub(parsed.timestamp);
+    let count = parsed.signatures.len();
+    let mut checks = vec![
+        check(
+            Some(true),
+            format!(
+                "header well-formed: t={}, {count} v1 value{}; body {body_len} bytes",
+                parsed.timestamp,
+                if count == 1 { "" } else { "s" }
+            ),
+        ),
+        check(
+            Some(skew.unsigned_abs() <= tolerance),
+            format!("{clock}: {}", age(skew)),
+        ),
+    ];
+    let matched = diagnosis.verdict.matched();
+    checks.push(match (matched, tried) {
+        (_, []) => check(Some(false), format!("{secret}: no secret given")),
+        (Some(label), _) if tried.first() != Some(&label) => check(
+            Some(true),
+            format!("{secret}: the {label} one (a rotation is draining)"),
+        ),
+        (Some(label), _) => check(Some(true), format!("{secret}: the {label} one")),
+        (None, _) => check(
+            Some(false),
+            format!("{secret}: none does (tried {})", tried.join(", ")),
+        ),
+    });
+    checks
+}
+
+fn header_error(error: &HeaderError) -> String {
+    error.to_string()
+}
+
+/// The verdict line over the checklist.
+pub fn verdict_line(verdict: &Verdict) -> String {
+    match verdict {
+        Verdict::Valid { matched, .. } => format!("valid: signed with the {matched} secret"),
+        Verdict::Invalid(reason) => format!("invalid: {reason}"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,254 @@
+//! Tests of the Signatures pane: the checklist for the shared vectors
+//! (`/work/shared/vectors/signatures.json`, values copied here), the keys
+//! an operator presses through the [`App`], and secrets kept out of
+//! `Debug`.
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use super::{Field, Report, SignaturesPane, SigsCommand};
+use crate::signature::{Finding, Mistake, Severity, sign};
+use crate::tui::action::{Action, Effect, SigsResult};
+use crate::tui::app::{App, AppConfig, Outcome};
+use crate::tui::panes::PaneId;
+
+/// Vector `valid-4`: a CRLF body and a secret full of punctuation.
+const V4_SECRET: &str = "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./0123456789AB";
+const V4_T: i64 = 1_795_300_004;
+const V4_BODY: &str = "{\"a\":1}\r\n";
+const V4_HEADER: &str =
+    "t=1795300004,v1=9a928240ac8edcb8b8409e2ed771db207345e5dd606f1fed3cc53b42048f8b64";
+
+/// Vector `no-prefix-digest`: its v1 is HMAC over the body alone.
+const NP_SECRET: &str = "whsec-test-0123456789abcdefghijklmnopqrstuv";
+const NP_T: i64 = 1_795_300_000;
+const NP_BODY: &str = "{\"event_id\":\"0b7f3f5e-9c1a-4c8e-8a52-3f1d2e4b5a69\",\"event\":\"session.started\",\"timestamp\":\"2026-11-21T10:00:00+00:00\",\"session\":{\"session_id\":\"s_1\",\"account_id\":7,\"agent_id\":\"6f1c1a52-6a1c-4c59-b1f3-0f9e5f2d8a11\",\"status\":\"created\",\"duration_seconds\":null,\"public_close_reason\":null,\"s3_prefix\":\"acct/7/s_1/\",\"created_at\":\"2026-11-21T10:00:00+00:00\",\"ended_at\":null}}";
+const NP_DIGEST: &str = "4c741df39051cf281778ecb4b10e93b07193ba101d98ad9746e00a35edabcf00";
+
+fn clock() -> i64 {
+    V4_T + 5
+}
+
+fn pane() -> SignaturesPane {
+    SignaturesPane::new().with_clock(clock)
+}
+
+fn valid_pane() -> SignaturesPane {
+    let mut pane = pane();
+    pane.set(Field::Header, V4_HEADER);
+    pane.set(Field::Body, V4_BODY);
+    pane.set(Field::Current, V4_SECRET);
+    pane
+}
+
+fn checked(pane: &SignaturesPane) -> (&[super::Check], &crate::signature::Diagnosis) {
+    match &pane.report {
+        Report::Checked { checks, diagnosis } => (checks, diagnosis),
+        Report::Waiting(why) => panic!("not checked: {why}"),
+    }
+}
+
+fn finding<'a>(pane: &'a SignaturesPane, code: &str) -> &'a Finding {
+    let (_, diagnosis) = checked(pane);
+    diagnosis
+        .findings
+        .iter()
+        .find(|f| f.code() == code)
+        .unwrap_or_else(|| panic!("no {code} in {:?}", diagnosis.findings))
+}
+
+#[test]
+fn an_empty_form_waits_for_a_header() {
+    assert!(matches!(pane().report, Report::Waiting(_)));
+}
+
+#[test]
+fn a_valid_vector_is_all_ticks() {
+    let pane = valid_pane();
+    let (checks, diagnosis) = checked(&pane);
+    assert!(diagnosis.is_valid());
+    assert_eq!(checks.len(), 3);
+    assert!(checks.iter().all(|check| check.passed == Some(true)));
+    assert!(checks[1].text.contains("signed 5 s ago"), "{checks:?}");
+    assert!(checks[2].text.contains("the current one"), "{checks:?}");
+    assert_eq!(diagnosis.problems().count(), 0);
+}
+
+#[test]
+fn a_tampered_body_fails_with_the_finding() {
+    let mut pane = valid_pane();
+    pane.set(Field::Body, "{\"a\":2}\r\n");
+    let (checks, diagnosis) = checked(&pane);
+    assert!(!diagnosis.is_valid());
+    assert_eq!(checks[0].passed, Some(true));
+    assert_eq!(checks[1].passed, Some(true));
+    assert_eq!(checks[2].passed, Some(false));
+    assert!(checks[2].text.contains("none does (tried current)"));
+    assert_eq!(finding(&pane, "body_changed").severity(), Severity::Problem);
+}
+
+#[test]
+fn a_signature_301_seconds_old_names_the_skew() {
+    let mut pane = valid_pane();
+    pane.set(Field::Now, &(V4_T + 301).to_string());
+    let (checks, diagnosis) = checked(&pane);
+    assert!(!diagnosis.is_valid());
+    assert_eq!(checks[1].passed, Some(false));
+    assert!(checks[1].text.contains("signed 301 s ago"), "{checks:?}");
+    // The digest still matched: the delivery was genuine, only late.
+    assert_eq!(checks[2].passed, Some(true));
+    let skew = finding(&pane, "timestamp_outside_tolerance");
+    assert!(skew.what().contains("1 s beyond"), "{}", skew.what());
+}
+
+#[test]
+fn the_previous_secret_matching_warns_of_a_rotation() {
+    let mut pane = valid_pane();
+    pane.set(Field::Current, "whsec-the-new-one");
+    pane.set(Field::Previous, V4_SECRET);
+    let (checks, diagnosis) = checked(&pane);
+    assert!(diagnosis.is_valid());
+    assert!(checks[2].text.contains("the previous one"), "{checks:?}");
+    assert_eq!(
+        finding(&pane, "matched_previous_secret").severity(),
+        Severity::Warning
+    );
+}
+
+#[test]
+fn a_receiver_digest_without_the_prefix_names_the_mistake() {
+    let mut pane = pane();
+    pane.set(
+        Field::Header,
+        &sign(NP_SECRET.as_bytes(), NP_T, NP_BODY.as_bytes()),
+    );
+    pane.set(Field::Body, NP_BODY);
+    pane.set(Field::Current, NP_SECRET);
+    pane.set(Field::Now, &NP_T.to_string());
+    pane.set(Field::Receiver, NP_DIGEST);
+    let mistake = finding(&pane, "receiver_mistake");
+    assert_eq!(mistake.mistake(), Some(Mistake::PrefixOmitted));
+    assert!(mistake.what().contains("prefix"), "{}", mistake.what());
+}
+
+#[test]
+fn a_now_that_is_not_a_number_is_named() {
+    let mut pane = valid_pane();
+    pane.set(Field::Now, "yesterday");
+    assert!(matches!(&pane.report, Report::Waiting(why) if why.contains("unix seconds")));
+}
+
+#[test]
+fn secrets_are_masked_in_debug() {
+    let mut pane = valid_pane();
+    pane.set(Field::Previous, "whsec-previous-very-secret");
+    let shown = format!("{pane:?}");
+    assert!(!shown.contains(V4_SECRET), "{shown}");
+    assert!(!shown.contains("whsec-previous-very-secret"), "{shown}");
+    assert!(shown.contains("<redacted>"));
+    let mut app = App::new(AppConfig::default());
+    app.sigs = valid_pane();
+    assert!(!format!("{app:?}").contains(V4_SECRET));
+}
+
+#[test]
+fn a_file_body_is_read_by_the_worker_then_checked() {
+    let mut pane = valid_pane();
+    pane.set(Field::Body, "file:/tmp/body.json");
+    assert!(matches!(&pane.report, Report::Waiting(why) if why.contains("press enter")));
+    let mut out = Outcome::default();
+    pane.run(SigsCommand::Check, &mut out);
+    let seq = match out.effects.as_slice() {
+        [Effect::ReadBodyFile { seq, path }] => {
+            assert_eq!(path, "/tmp/body.json");
+            *seq
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(pane.busy());
+    pane.on_result(
+        SigsResult::BodyLoaded {
+            seq,
+            path: "/tmp/body.json".into(),
+            result: Ok(V4_BODY.as_bytes().to_vec()),
+        },
+        &mut Outcome::default(),
+    );
+    assert!(!pane.busy());
+    assert!(checked(&pane).1.is_valid());
+}
+
+fn key(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+#[test]
+fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(key(KeyCode::Char('4')));
+    assert_eq!(app.pane, PaneId::Signatures);
+    app.update(key(KeyCode::Enter));
+    assert!(app.sigs.editing);
+    for c in V4_HEADER.chars() {
+        app.update(key(KeyCode::Char(c)));
+    }
+    app.update(key(KeyCode::Tab));
+    assert_eq!(app.sigs.focus, Field::Body);
+    app.update(Action::Input(Event::Paste(V4_BODY.into())));
+    assert_eq!(app.sigs.body.value(), V4_BODY);
+    app.update(key(KeyCode::Down));
+    app.update(Action::Input(Event::Paste(format!("{V4_SECRET}\n"))));
+    assert_eq!(app.sigs.current.value(), V4_SECRET);
+    assert!(checked(&app.sigs).1.is_valid());
+    // `q` is typed, not quit, while editing; esc gives the keys back.
+    app.update(key(KeyCode::Char('q')));
+    assert!(!app.quit);
+    app.update(key(KeyCode::Esc));
+    assert!(!app.sigs.editing);
+    app.update(key(KeyCode::Tab));
+    assert_eq!(app.pane, PaneId::Probe);
+}
+
+#[test]
+fn another_pane_can_hand_a_delivery_over() {
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(Action::OpenInSignatures {
+        header: Some(V4_HEADER.into()),
+        body: Some(V4_BODY.as_bytes().to_vec()),
+        secret_hint: Some("subscription 2b3c4d5e".into()),
+    });
+    assert_eq!(app.pane, PaneId::Signatures);
+    assert!(app.sigs.editing);
+    assert_eq!(app.sigs.focus, Field::Current);
+    for c in V4_SECRET.chars() {
+        app.update(key(KeyCode::Char(c)));
+    }
+    assert!(checked(&app.sigs).1.is_valid());
+}
+
+#[test]
+fn clear_empties_every_field() {
+    let mut pane = valid_pane();
+    let mut out = Outcome::default();
+    pane.run(SigsCommand::Clear, &mut out);
+    assert!(
+        Field::ORDER
+            .iter()
+            .all(|f| pane.input(*f).value().is_empty())
+    );
+    assert!(matches!(pane.report, Report::Waiting(_)));
+}
+
+#[test]
+fn the_check_scrolls_and_an_edit_scrolls_it_back() {
+    let mut pane = valid_pane();
+    let mut out = Outcome::default();
+    pane.run(SigsCommand::ScrollDown, &mut out);
+    assert!(pane.scroll > 0);
+    pane.run(SigsCommand::ScrollUp, &mut out);
+    assert_eq!(pane.scroll, 0);
+    pane.run(SigsCommand::ScrollDown, &mut out);
+    pane.set(Field::Now, "1");
+    assert_eq!(pane.scroll, 0);
+}

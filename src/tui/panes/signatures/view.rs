@@ -1,0 +1,307 @@
+//! Drawing the Signatures pane: the form (secrets masked), a hint line,
+//! then the checklist and the findings with their next steps. Reads
+//! state only.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use tui_input::Input;
+
+use super::{Field, Report, SignaturesPane, verdict_line};
+use crate::signature::Severity;
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::{fit, width};
+
+/// Width of the label column.
+const LABEL_W: u16 = 19;
+
+/// Draws the pane in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
+    let rows = u16::try_from(Field::ORDER.len()).unwrap_or(6);
+    let [title, form, hint, result] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(rows),
+        Constraint::Length(2),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    draw_title(frame, title, pane, theme);
+    draw_form(frame, form.inner(Margin::new(2, 0)), pane, theme);
+    draw_hint(frame, hint.inner(Margin::new(2, 0)), pane, theme);
+    draw_report(frame, result, pane, theme);
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let mut spans = vec![
+        Span::styled(" Signatures", theme.style(Role::Accent)),
+        Span::styled(
+            "  check an X-SVC-Signature by hand · nothing is sent",
+            muted,
+        ),
+    ];
+    if pane.editing {
+        spans.push(Span::styled(" · editing", theme.style(Role::Warn)));
+    }
+    if pane.loading {
+        spans.push(Span::styled(" · reading…", theme.style(Role::Warn)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+/// What an empty field says when it does not have the keyboard.
+fn placeholder(field: Field) -> &'static str {
+    match field {
+        Field::Header => "t=<unix seconds>,v1=<64 hex>",
+        Field::Body => "paste the raw body, or file:PATH",
+        Field::Current => "the subscription's secret",
+        Field::Previous => "optional: the one before a rotation",
+        Field::Now => "empty: the current time",
+        Field::Receiver => "optional: the hex digest your receiver computed",
+    }
+}
+
+fn draw_form(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
+    for (index, field_id) in Field::ORDER.into_iter().enumerate() {
+        let y = area.y + u16::try_from(index).unwrap_or(0);
+        if y >= area.bottom() {
+            break;
+        }
+        let line = Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        let [label_area, input_area] =
+            Layout::horizontal([Constraint::Length(LABEL_W), Constraint::Min(1)]).areas(line);
+        let focused = pane.focus == field_id;
+        let marker = if focused { "›" } else { " " };
+        let label_style = if focused {
+            theme.style(Role::Accent)
+        } else {
+            theme.style(Role::Muted)
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(
+                format!("{marker} {}", field_id.label()),
+                label_style,
+            )),
+            label_area,
+        );
+        let input = pane.input(field_id);
+        let typing = pane.editing && focused;
+        if input.value().is_empty() && !typing {
+            frame.render_widget(
+                Paragraph::new(Span::styled(
+                    placeholder(field_id),
+                    theme.style(Role::Muted),
+                )),
+                input_area,
+            );
+            continue;
+        }
+        let echo = if field_id.is_secret() {
+            Echo::Masked
+        } else {
+            Echo::Plain
+        };
+        // Line breaks and tabs drawn as one visible cell each, so the
+        // cursor stays where the bytes are.
+        let shown: String = input
+            .value()
+            .chars()
+            .map(|c| match c {
+                '\n' => '⏎',
+                '\r' => '␍',
+                '\t' => '⇥',
+                other => other,
+            })
+            .collect();
+        if typing {
+            let shown = Input::new(shown).with_cursor(input.cursor());
+            let style = theme.style(Role::Fg).patch(theme.selection());
+            field::draw(frame, input_area, &shown, echo, style, true);
+        } else {
+            let shown = match echo {
+                Echo::Masked => "•".repeat(shown.chars().count()),
+                Echo::Plain => shown,
+            };
+            frame.render_widget(
+                Paragraph::new(Span::styled(
+                    fit(&shown, usize::from(input_area.width.saturating_sub(1))),
+                    theme.style(Role::Fg),
+                )),
+                input_area,
+            );
+        }
+    }
+}
+
+fn draw_hint(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let mut lines = vec![Line::from(Span::styled(
+        "pasted bodies are used byte for byte (⏎ is a line break), but terminals may turn \
+         CRLF into LF on paste: for exact bytes use file:PATH",
+        muted,
+    ))];
+    match &pane.secret_hint {
+        Some(hint) => lines.push(Line::from(Span::styled(
+            format!("secret: {hint} (secrets are masked and stay in this pane)"),
+            muted,
+        ))),
+        None => lines.push(Line::from(Span::styled(
+            "secrets are masked, never logged, and stay in this pane",
+            muted,
+        ))),
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .style(theme.base())
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}
+
+fn mark(passed: Option<bool>) -> &'static str {
+    match passed {
+        Some(true) => "✓",
+        Some(false) => "✗",
+        None => "·",
+    }
+}
+
+fn severity_style(severity: Severity, theme: &Theme) -> Style {
+    match severity {
+        Severity::Problem => theme.style(Role::Error),
+        Severity::Warning => theme.style(Role::Warn),
+        Severity::Ok => theme.style(Role::Ok),
+    }
+}
+
+fn severity_mark(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Problem => "✗",
+        Severity::Warning => "!",
+        Severity::Ok => "✓",
+    }
+}
+
+fn draw_report(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme.style(Role::Border))
+        .title(Span::styled(" check ", theme.style(Role::Accent)));
+    let room = usize::from(area.width);
+    let fg = theme.style(Role::Fg);
+    let muted = theme.style(Role::Muted);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    match &pane.report {
+        Report::Waiting(why) => {
+            lines.extend(wrapped("  ", "  ", why, room, muted));
+        }
+        Report::Checked { checks, diagnosis } => {
+            let (verdict_style, verdict_mark) = if diagnosis.is_valid() {
+                (theme.style(Role::Ok), "✓")
+            } else {
+                (theme.style(Role::Error), "✗")
+            };
+            lines.extend(wrapped(
+                &format!("  {verdict_mark} "),
+                "    ",
+                &verdict_line(&diagnosis.verdict),
+                room,
+                verdict_style,
+            ));
+            for check in checks {
+                let style = match check.passed {
+                    Some(true) => theme.style(Role::Ok),
+                    Some(false) => theme.style(Role::Error),
+                    None => muted,
+                };
+                lines.extend(wrapped(
+                    &format!("    {} ", mark(check.passed)),
+                    "      ",
+                    &check.text,
+                    room,
+                    style,
+                ));
+            }
+            if !diagnosis.findings.is_empty() {
+                lines.push(Line::from(Span::styled("  findings", muted)));
+            }
+            for finding in &diagnosis.findings {
+                let style = severity_style(finding.severity(), theme);
+                lines.extend(wrapped(
+                    &format!("    {} ", severity_mark(finding.severity())),
+                    "      ",
+                    &finding.what(),
+                    room,
+                    style,
+                ));
+                if let Some(step) = finding.next_step() {
+                    // The CLI's flag is this pane's field.
+                    let step = step.replace("(`--now`)", "(the now field)");
+                    lines.extend(wrapped("      → ", "        ", &step, room, fg));
+                }
+            }
+        }
+    }
+    let last = u16::try_from(lines.len().saturating_sub(1)).unwrap_or(u16::MAX);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .style(theme.base())
+            .scroll((pane.scroll.min(last), 0)),
+        area,
+    );
+}
+
+/// `text` word-wrapped to `room` columns: the first line after `first`,
+/// the others after `rest` (a word longer than a line is cut).
+fn wrapped(first: &str, rest: &str, text: &str, room: usize, style: Style) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let mut indent = first.to_owned();
+    let mut line = String::new();
+    let mut push = |indent: &mut String, line: &mut String| {
+        lines.push(Line::from(vec![
+            Span::styled(std::mem::replace(indent, rest.to_owned()), style),
+            Span::styled(std::mem::take(line), style),
+        ]));
+    };
+    for word in text.split(' ') {
+        let mut word = word.to_owned();
+        loop {
+            let avail = room.saturating_sub(width(&indent)).max(8);
+            let needed = if line.is_empty() {
+                width(&word)
+            } else {
+                width(&line) + 1 + width(&word)
+            };
+            if needed <= avail {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                break;
+            }
+            if !line.is_empty() {
+                push(&mut indent, &mut line);
+                continue;
+            }
+            let head: String = word.chars().take(avail).collect();
+            word = word.chars().skip(avail).collect();
+            line = head;
+            push(&mut indent, &mut line);
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !line.is_empty() {
+        push(&mut indent, &mut line);
+    }
+    lines
+}
