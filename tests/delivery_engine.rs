@@ -8,10 +8,10 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use common::{
-    Captured, Options, Receiver, Reply, SECRET, eventually, signature_parts, start, start_with,
+    Captured, Harness, Receiver, Reply, SECRET, eventually, signature_parts, start, start_at,
     timestamp_of, verifies_with,
 };
-use earshot::api::types::agents::{EventKind, SubscriptionPatch};
+use earshot::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
 use earshot::redact::SecretString;
 use serde_json::Value;
 
@@ -27,6 +27,21 @@ fn is_rfc3339(text: &Value) -> bool {
         .is_some_and(|text| chrono::DateTime::parse_from_rfc3339(text).is_ok())
 }
 
+/// Rotates the subscription's secret to [`NEW_SECRET`].
+async fn rotate_secret(harness: &Harness, id: &str) -> Subscription {
+    harness
+        .client
+        .update_subscription(
+            id,
+            &SubscriptionPatch {
+                secret: Some(SecretString::new(NEW_SECRET)),
+                ..SubscriptionPatch::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
 fn events_of(requests: &[Captured]) -> Vec<String> {
     requests
         .iter()
@@ -37,18 +52,13 @@ fn events_of(requests: &[Captured]) -> Vec<String> {
 #[tokio::test]
 async fn failed_attempts_are_retried_with_the_same_event_and_new_delivery_ids() {
     let harness = start().await;
-    let receiver = Receiver::start(|_, index| {
-        if index < 2 {
-            Reply::status(500, "receiver overloaded\nsecond line is not the message")
-        } else {
-            Reply::ok()
-        }
-    })
+    let receiver = Receiver::failing_first(
+        2,
+        500,
+        "receiver overloaded\nsecond line is not the message",
+    )
     .await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
 
     let records = harness
         .wait_records(&call_id, &subscription.id, "three attempts", |records| {
@@ -123,10 +133,9 @@ async fn connection_errors_are_retried() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap()
     };
-    let subscription = harness
-        .subscribe(&format!("http://{closed}/hook"), &[EventKind::CallFailed])
+    let (subscription, call_id) = harness
+        .failed_call_to(&format!("http://{closed}/hook"))
         .await;
-    let call_id = harness.start_call("failed").await;
     let records = harness
         .wait_records(&call_id, &subscription.id, "a second attempt", |records| {
             records.len() >= 2 && records[1]["status"] != "pending"
@@ -146,23 +155,9 @@ async fn connection_errors_are_retried() {
 #[tokio::test]
 async fn pausing_during_a_pending_retry_cancels_it() {
     // Scale 0.1: the retry would come 500 ms after the failure.
-    let harness = start_with(Options {
-        time_scale: 0.1,
-        ..Options::default()
-    })
-    .await;
-    let receiver = Receiver::start(|_, index| {
-        if index == 0 {
-            Reply::status(503, "busy")
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    let harness = start_at(0.1).await;
+    let receiver = Receiver::failing_first(1, 503, "busy").await;
+    let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
     let first = harness.wait_settled(&call_id, &subscription.id).await;
     assert!(is_rfc3339(&first[0]["next_retry_at"]), "{}", first[0]);
     let (status, paused) = harness
@@ -189,14 +184,7 @@ async fn only_timeouts_408_425_429_and_5xx_are_retried() {
     let rejected = [400u16, 403, 404, 410];
     let mut receivers = Vec::new();
     for status in retried.into_iter().chain(rejected) {
-        let receiver = Receiver::start(move |_, index| {
-            if index == 0 {
-                Reply::status(status, "")
-            } else {
-                Reply::ok()
-            }
-        })
-        .await;
+        let receiver = Receiver::failing_first(1, status, "").await;
         let subscription = harness
             .subscribe(&receiver.url(), &[EventKind::CallFailed])
             .await;
@@ -458,11 +446,7 @@ async fn payloads_have_the_documented_shapes() {
 async fn call_artifact_urls_expire_one_hour_after_the_event() {
     // Scale 0.0005: one hour is 1.8 s. The 7.5 ms deadline does not matter:
     // the receiver records the body whether or not it answers in time.
-    let harness = start_with(Options {
-        time_scale: 0.0005,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_at(0.0005).await;
     let receiver = Receiver::healthy().await;
     harness
         .subscribe(&receiver.url(), &[EventKind::CallEnded])
@@ -510,11 +494,7 @@ async fn call_artifact_urls_expire_one_hour_after_the_event() {
 async fn connected_arriving_after_ended_still_delivers_both() {
     // Scale 0.1: the first retry comes 500 ms after the failure, time for
     // the call to end and call.ended to be delivered first.
-    let harness = start_with(Options {
-        time_scale: 0.1,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_at(0.1).await;
     let receiver = Receiver::start(|request, index| {
         if index == 0 && request.header("x-svc-event") == "call.connected" {
             Reply::status(503, "not ready")
@@ -566,19 +546,8 @@ async fn connected_arriving_after_ended_still_delivers_both() {
 #[tokio::test]
 async fn a_retry_after_rotation_is_signed_with_the_new_secret() {
     // Scale 0.1: 500 ms between the failure and the retry to rotate in.
-    let harness = start_with(Options {
-        time_scale: 0.1,
-        ..Options::default()
-    })
-    .await;
-    let receiver = Receiver::start(|_, index| {
-        if index == 0 {
-            Reply::status(503, "busy")
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
+    let harness = start_at(0.1).await;
+    let receiver = Receiver::failing_first(1, 503, "busy").await;
     let subscription = harness
         .subscribe(&receiver.url(), &[EventKind::CallFailed])
         .await;
@@ -587,17 +556,7 @@ async fn a_retry_after_rotation_is_signed_with_the_new_secret() {
     let first = harness.wait_settled(&call_id, &subscription.id).await;
     assert!(is_rfc3339(&first[0]["next_retry_at"]), "{}", first[0]);
 
-    let rotated = harness
-        .client
-        .update_subscription(
-            &subscription.id,
-            &SubscriptionPatch {
-                secret: Some(SecretString::new(NEW_SECRET)),
-                ..SubscriptionPatch::default()
-            },
-        )
-        .await
-        .unwrap();
+    let rotated = rotate_secret(&harness, &subscription.id).await;
     assert_eq!(rotated.secret_version, 2);
     assert_eq!(receiver.count(), 1, "rotated before the retry");
     let (_, raw) = harness
@@ -628,41 +587,14 @@ async fn a_retry_after_rotation_is_signed_with_the_new_secret() {
 #[tokio::test]
 async fn an_attempt_in_flight_during_rotation_keeps_the_old_secret() {
     // Scale 0.1: deadline 1.5 s, so a 400 ms answer is in time.
-    let harness = start_with(Options {
-        time_scale: 0.1,
-        ..Options::default()
-    })
-    .await;
-    let receiver = Receiver::start(|_, index| {
-        if index == 0 {
-            Reply {
-                delay: Duration::from_millis(400),
-                ..Reply::ok()
-            }
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    let harness = start_at(0.1).await;
+    let receiver = Receiver::slow_first(Duration::from_millis(400)).await;
+    let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
     eventually(Duration::from_secs(5), "attempt 1 in flight", || async {
         (receiver.count() == 1).then_some(())
     })
     .await;
-    let rotated = harness
-        .client
-        .update_subscription(
-            &subscription.id,
-            &SubscriptionPatch {
-                secret: Some(SecretString::new(NEW_SECRET)),
-                ..SubscriptionPatch::default()
-            },
-        )
-        .await
-        .unwrap();
+    let rotated = rotate_secret(&harness, &subscription.id).await;
     assert_eq!(rotated.secret_version, 2);
     let records = harness.wait_settled(&call_id, &subscription.id).await;
     assert_eq!(records.len(), 1);
@@ -687,11 +619,7 @@ async fn an_attempt_in_flight_during_rotation_keeps_the_old_secret() {
 #[tokio::test]
 async fn deleting_a_subscription_removes_its_history_and_pending_retries() {
     // Scale 0.1: the pending retry would come 500 ms after the failure.
-    let harness = start_with(Options {
-        time_scale: 0.1,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_at(0.1).await;
     let failing = Receiver::start(|_, _| Reply::status(503, "down")).await;
     let healthy = Receiver::healthy().await;
     let doomed = harness

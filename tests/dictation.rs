@@ -11,18 +11,19 @@
 
 mod common;
 
+use std::io::Cursor;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{API_KEY, Harness, eventually};
+use common::{API_KEY, Harness, eventually, wav};
 use earshot::api::dictation::{
     AudioSource, DictationError, DictationPath, DictationRequest, Refusal, RetryPolicy,
 };
 use earshot::api::sync::SyncRequest;
-use earshot::api::types::dictation::{AudioFormat, DictationConfig, Rewrite};
+use earshot::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
 use earshot::api::{Client, Endpoints, ErrorBody, Region};
-use earshot::emulator::{Emulator, EmulatorConfig, TimeScale};
+use earshot::emulator::{EmulatorConfig, TimeScale};
 use earshot::redact::SecretString;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -34,43 +35,6 @@ const LIVE: &str = "POST /v1/transcribe/live";
 // ---------------------------------------------------------------------------
 // Fixtures and helpers
 // ---------------------------------------------------------------------------
-
-fn chunk(id: &[u8; 4], body: &[u8]) -> Vec<u8> {
-    let mut out = id.to_vec();
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(body);
-    if body.len() % 2 == 1 {
-        out.push(0);
-    }
-    out
-}
-
-/// `seconds` of 8 kHz mono 16-bit silence, with `comment` as `ICMT`.
-fn wav(seconds: f64, comment: Option<&str>) -> Vec<u8> {
-    let rate = 8000u32;
-    let mut fmt = Vec::new();
-    fmt.extend_from_slice(&1u16.to_le_bytes());
-    fmt.extend_from_slice(&1u16.to_le_bytes());
-    fmt.extend_from_slice(&rate.to_le_bytes());
-    fmt.extend_from_slice(&(rate * 2).to_le_bytes());
-    fmt.extend_from_slice(&2u16.to_le_bytes());
-    fmt.extend_from_slice(&16u16.to_le_bytes());
-    let mut chunks = chunk(b"fmt ", &fmt);
-    if let Some(text) = comment {
-        let mut text = text.as_bytes().to_vec();
-        text.push(0);
-        let mut info = b"INFO".to_vec();
-        info.extend_from_slice(&chunk(b"ICMT", &text));
-        chunks.extend_from_slice(&chunk(b"LIST", &info));
-    }
-    let samples = (f64::from(rate) * seconds) as usize;
-    chunks.extend_from_slice(&chunk(b"data", &vec![0u8; samples * 2]));
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(4 + chunks.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"WAVE");
-    out.extend_from_slice(&chunks);
-    out
-}
 
 /// A WAV file in a temporary directory (kept alive by the guard).
 fn wav_file(seconds: f64, comment: Option<&str>) -> (tempfile::TempDir, std::path::PathBuf) {
@@ -85,21 +49,7 @@ async fn start(cap: u64) -> Harness {
     let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
     config.time_scale = TimeScale::new(0.01).unwrap();
     config.dictation_audio_cap = cap;
-    let emulator = Emulator::start("127.0.0.1:0".parse().unwrap(), config)
-        .await
-        .expect("emulator starts");
-    let client = Client::new(
-        Endpoints::all_at(&emulator.url()),
-        SecretString::new(API_KEY),
-    )
-    .unwrap();
-    let base = emulator.url().as_str().trim_end_matches('/').to_owned();
-    Harness {
-        emulator,
-        client,
-        http: reqwest::Client::builder().no_proxy().build().unwrap(),
-        base,
-    }
+    common::launch(config, None).await
 }
 
 async fn harness() -> Harness {
@@ -242,6 +192,17 @@ async fn dictation_counters(harness: &Harness) -> Value {
 
 fn wav_request() -> DictationRequest {
     DictationRequest::default()
+}
+
+/// Arms a fault: the next live dictation request answers `status`.
+async fn fail_next_live(h: &Harness, status: u16) {
+    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": status}))
+        .await;
+}
+
+/// Dictates `audio` as a WAV with the default request.
+async fn dictate_wav(h: &Harness, audio: AudioSource) -> Result<Dictation, DictationError> {
+    h.client.dictate(&wav_request(), audio).await
 }
 
 fn pcm_request(sample_rate: Option<u32>, channels: Option<u16>) -> DictationRequest {
@@ -415,11 +376,7 @@ async fn over_the_size_cap_is_413_even_mid_upload() {
 
     // A file: its Content-Length is over the cap, refused before reading.
     let (_dir, file) = wav_file(10.0, None);
-    let error = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap_err();
+    let error = dictate_wav(&h, AudioSource::file(&file)).await.unwrap_err();
     assert_eq!(error.status(), Some(413), "{error}");
 
     // A chunked stream: 256 KB at once, then the pipe stays open. The 413
@@ -507,8 +464,7 @@ async fn other_audio_types_are_415_pointing_to_the_buffered_endpoint() {
 async fn injected_429_502_503_504_use_the_detail_shape() {
     let h = harness().await;
     for status in [429u16, 502, 503, 504] {
-        h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": status}))
-            .await;
+        fail_next_live(&h, status).await;
         let (got, headers, body) = post(
             &h,
             "/v1/transcribe/live",
@@ -567,11 +523,7 @@ async fn both_paths_serve_dictation_and_there_is_no_unversioned_alias() {
 async fn the_answer_is_typed_with_honest_timings() {
     let h = harness().await;
     let (_dir, file) = wav_file(2.0, Some(UTTERANCE));
-    let answer = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap();
+    let answer = dictate_wav(&h, AudioSource::file(&file)).await.unwrap();
     assert_eq!(answer.text, UTTERANCE);
     assert_eq!(answer.rewrite(), Rewrite::Done(CLEANED));
     assert_eq!(answer.llm_error, None);
@@ -662,9 +614,7 @@ async fn a_failed_rewrite_is_a_200_with_the_text() {
     h.control("/_emulator/dictation", json!({"llm": "timeout"}))
         .await;
     let started = Instant::now();
-    let answer = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
+    let answer = dictate_wav(&h, AudioSource::file(&file))
         .await
         .expect("a rewrite timeout is not a failed request");
     assert!(started.elapsed() >= Duration::from_millis(50), "5 s × 0.01");
@@ -675,18 +625,10 @@ async fn a_failed_rewrite_is_a_200_with_the_text() {
 
     h.control("/_emulator/dictation", json!({"llm": "error"}))
         .await;
-    let answer = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap();
+    let answer = dictate_wav(&h, AudioSource::file(&file)).await.unwrap();
     assert_eq!(answer.rewrite(), Rewrite::Failed("error"));
     // Armed once each: the next rewrite works again.
-    let answer = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap();
+    let answer = dictate_wav(&h, AudioSource::file(&file)).await.unwrap();
     assert_eq!(answer.rewrite(), Rewrite::Done(CLEANED));
 
     // The command prints the text and says the rewrite timed out (exit 0).
@@ -740,11 +682,7 @@ async fn the_client_refuses_bad_requests_before_sending() {
 
     // A WAV over 120 s, read from its header.
     let (_long_dir, long) = wav_file(121.0, None);
-    let error = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&long))
-        .await
-        .unwrap_err();
+    let error = dictate_wav(&h, AudioSource::file(&long)).await.unwrap_err();
     let invalid = error.invalid().expect("refused before sending");
     assert_eq!(invalid.field, "audio");
     assert!(invalid.rule.contains("121.0 s"), "{invalid}");
@@ -756,12 +694,7 @@ async fn the_emulator_refuses_streams_over_120_s() {
     let h = harness().await;
     // A WAV stream: the client cannot know its length; the header says it.
     let long = wav(121.0, None);
-    let error = h
-        .client
-        .dictate(
-            &wav_request(),
-            AudioSource::reader(std::io::Cursor::new(long)),
-        )
+    let error = dictate_wav(&h, AudioSource::reader(Cursor::new(long)))
         .await
         .unwrap_err();
     assert!(
@@ -778,7 +711,7 @@ async fn the_emulator_refuses_streams_over_120_s() {
         .client
         .dictate(
             &pcm_request(Some(8000), Some(1)),
-            AudioSource::reader(std::io::Cursor::new(pcm)),
+            AudioSource::reader(Cursor::new(pcm)),
         )
         .await
         .unwrap_err();
@@ -839,11 +772,7 @@ async fn a_slow_pipe_is_streamed_as_it_is_written() {
         drop(writer);
         seen
     });
-    let answer = h
-        .client
-        .dictate(&wav_request(), AudioSource::reader(reader))
-        .await
-        .unwrap();
+    let answer = dictate_wav(&h, AudioSource::reader(reader)).await.unwrap();
     let seen_before_close = capture.await.unwrap();
     assert_eq!(seen_before_close["in_flight"], 1);
     assert_eq!(answer.text, UTTERANCE);
@@ -869,9 +798,7 @@ async fn bad_audio_is_refused_before_the_pipe_closes() {
         tokio::time::sleep(Duration::from_secs(5)).await;
         closed_by_writer.store(true, Ordering::SeqCst);
     });
-    let error = h
-        .client
-        .dictate(&wav_request(), AudioSource::reader(reader))
+    let error = dictate_wav(&h, AudioSource::reader(reader))
         .await
         .unwrap_err();
     assert!(
@@ -917,13 +844,8 @@ async fn bad_audio_is_refused_before_the_pipe_closes() {
 async fn a_502_on_a_file_is_retried_once_then_surfaced() {
     let h = harness().await;
     let (_dir, file) = wav_file(1.0, Some("hello"));
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 502}))
-        .await;
-    let answer = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap();
+    fail_next_live(&h, 502).await;
+    let answer = dictate_wav(&h, AudioSource::file(&file)).await.unwrap();
     assert_eq!(answer.text, "hello");
     assert_eq!(
         (count(&h, LIVE, 502).await, count(&h, LIVE, 200).await),
@@ -932,11 +854,7 @@ async fn a_502_on_a_file_is_retried_once_then_surfaced() {
 
     h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 502, "count": 2}))
         .await;
-    let error = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap_err();
+    let error = dictate_wav(&h, AudioSource::file(&file)).await.unwrap_err();
     assert!(
         matches!(
             error,
@@ -953,15 +871,9 @@ async fn a_502_on_a_file_is_retried_once_then_surfaced() {
     assert_eq!(count(&h, LIVE, 502).await, 3, "exactly two more requests");
 
     // 504 then 502: one retry for both together.
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 504}))
-        .await;
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 502}))
-        .await;
-    let error = h
-        .client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap_err();
+    fail_next_live(&h, 504).await;
+    fail_next_live(&h, 502).await;
+    let error = dictate_wav(&h, AudioSource::file(&file)).await.unwrap_err();
     assert_eq!((error.status(), error.attempts()), (Some(502), 2));
 }
 
@@ -969,13 +881,9 @@ async fn a_502_on_a_file_is_retried_once_then_surfaced() {
 async fn a_503_or_429_backs_off_and_retries() {
     let h = harness().await;
     let (_dir, file) = wav_file(1.0, None);
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 503}))
-        .await;
+    fail_next_live(&h, 503).await;
     let started = Instant::now();
-    h.client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap();
+    dictate_wav(&h, AudioSource::file(&file)).await.unwrap();
     assert!(
         started.elapsed() >= Duration::from_millis(500),
         "backed off"
@@ -986,13 +894,9 @@ async fn a_503_or_429_backs_off_and_retries() {
     );
 
     // 429 waits for its Retry-After (1 s).
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 429}))
-        .await;
+    fail_next_live(&h, 429).await;
     let started = Instant::now();
-    h.client
-        .dictate(&wav_request(), AudioSource::file(&file))
-        .await
-        .unwrap();
+    dictate_wav(&h, AudioSource::file(&file)).await.unwrap();
     assert!(
         started.elapsed() >= Duration::from_secs(1),
         "honoured Retry-After"
@@ -1000,8 +904,7 @@ async fn a_503_or_429_backs_off_and_retries() {
     assert_eq!(count(&h, LIVE, 429).await, 1);
 
     // Never: surfaced at once.
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 503}))
-        .await;
+    fail_next_live(&h, 503).await;
     let never = DictationRequest {
         retry: RetryPolicy::NEVER,
         ..wav_request()
@@ -1017,15 +920,9 @@ async fn a_503_or_429_backs_off_and_retries() {
 #[tokio::test]
 async fn a_consumed_stream_is_never_retried() {
     let h = harness().await;
-    h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 502}))
-        .await;
+    fail_next_live(&h, 502).await;
     let clip = wav(1.0, None);
-    let error = h
-        .client
-        .dictate(
-            &wav_request(),
-            AudioSource::reader(std::io::Cursor::new(clip)),
-        )
+    let error = dictate_wav(&h, AudioSource::reader(Cursor::new(clip)))
         .await
         .unwrap_err();
     assert!(

@@ -8,7 +8,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::{API_KEY, Harness, Options, start_with, wav};
+use common::{API_KEY, Harness, Options, start_at, start_with, wav};
 use earshot::api::types::prerecorded::{NewTranscript, TranscriptStatus};
 use earshot::poll::schedule::{JobHint, SchedulerConfig};
 use earshot::poll::watcher::{self, Command, WatchEvent, Watcher};
@@ -43,18 +43,6 @@ async fn submit(harness: &Harness, audio_url: &str, count: usize) -> Vec<String>
         );
     }
     ids
-}
-
-async fn stats(harness: &Harness) -> Value {
-    harness
-        .http
-        .get(format!("{}/_emulator/stats", harness.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 fn count(stats: &Value, status: &str) -> u64 {
@@ -127,7 +115,7 @@ async fn two_hundred_jobs_finish_under_low_limits_with_no_429_and_no_403() {
         last.values()
             .all(|status| *status == TranscriptStatus::Completed)
     );
-    let stats = stats(&harness).await;
+    let stats = harness.stats().await;
     assert_eq!(count(&stats, "429"), 0, "{stats}");
     assert_eq!(count(&stats, "403"), 0, "{stats}");
     let polls = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
@@ -161,7 +149,7 @@ async fn a_429_is_obeyed_for_that_job_until_retry_after() {
         }
     })
     .await;
-    let stats = stats(&harness).await;
+    let stats = harness.stats().await;
     assert_eq!(
         count(&stats, "429"),
         1,
@@ -197,9 +185,9 @@ async fn a_403_pauses_every_poll_and_says_so() {
     .await
     .expect("a pause was reported");
     assert!(paused >= Duration::from_secs(5), "{paused:?}");
-    let refused = count(&stats(&harness).await, "403");
+    let refused = count(&harness.stats().await, "403");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let later = count(&stats(&harness).await, "403");
+    let later = count(&harness.stats().await, "403");
     assert!(refused >= 1);
     assert_eq!(later, refused, "nothing was sent while paused");
     let views = watcher.snapshot().await;
@@ -209,11 +197,7 @@ async fn a_403_pauses_every_poll_and_says_so() {
 
 #[tokio::test]
 async fn a_webhook_update_changes_a_job_without_a_request() {
-    let harness = start_with(Options {
-        time_scale: 1.0,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_at(1.0).await;
     let audio = upload(&harness, 1200.0).await; // five minutes of processing
     let ids = submit(&harness, &audio, 1).await;
     let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
@@ -225,7 +209,7 @@ async fn a_webhook_update_changes_a_job_without_a_request() {
             None => panic!("watcher ended"),
         }
     }
-    let polls_before = stats(&harness).await["by_route"]["GET /v2/transcript/{id}"]["200"]
+    let polls_before = harness.stats().await["by_route"]["GET /v2/transcript/{id}"]["200"]
         .as_u64()
         .unwrap();
     watcher
@@ -240,7 +224,7 @@ async fn a_webhook_update_changes_a_job_without_a_request() {
         event,
         WatchEvent::Changed { view, transcript: None } if view.status == Some(TranscriptStatus::Completed)
     )));
-    let polls_after = stats(&harness).await["by_route"]["GET /v2/transcript/{id}"]["200"]
+    let polls_after = harness.stats().await["by_route"]["GET /v2/transcript/{id}"]["200"]
         .as_u64()
         .unwrap();
     assert_eq!(polls_before, polls_after, "the webhook cost no request");
@@ -249,11 +233,7 @@ async fn a_webhook_update_changes_a_job_without_a_request() {
 
 #[tokio::test]
 async fn earshot_jobs_submit_and_watch_print_each_change_as_json_lines() {
-    let harness = start_with(Options {
-        time_scale: 0.05,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_at(0.05).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("clip.wav");
     std::fs::write(&file, wav(4.0, Some("the cli test"))).unwrap();

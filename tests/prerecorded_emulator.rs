@@ -30,12 +30,57 @@ const FIXED_TEXT: &str = "This is an emulated transcript: the emulator does not 
 /// An emulator at `time_scale` with a polling limit no test trips by
 /// accident (the limit tests set their own).
 async fn start(time_scale: f64) -> Harness {
+    start_limited(time_scale, Options::default().concurrency).await
+}
+
+/// [`start`], with `concurrency` jobs processing at once.
+async fn start_limited(time_scale: f64, concurrency: u32) -> Harness {
     start_with(Options {
         time_scale,
+        concurrency,
         poll_limit: 100_000,
         ..Options::default()
     })
     .await
+}
+
+/// POSTs a job for `audio_url`: the created record.
+async fn submit_url(harness: &Harness, audio_url: &str) -> Value {
+    submit(harness, json!({ "audio_url": audio_url })).await
+}
+
+/// A record's string field (panics when absent).
+fn text_of(record: &Value, field: &str) -> String {
+    record[field].as_str().unwrap().to_owned()
+}
+
+/// Waits for each job to finish, in order: their records.
+async fn wait_all_done(harness: &Harness, ids: &[String]) -> Vec<Value> {
+    let mut records = Vec::new();
+    for id in ids {
+        records.push(wait_done(harness, id).await);
+    }
+    records
+}
+
+/// The API path of a created job.
+fn path_of(created: &Value) -> String {
+    format!("/v2/transcript/{}", created["id"].as_str().unwrap())
+}
+
+/// The status of an authenticated GET of `path`.
+async fn get_status(harness: &Harness, path: &str) -> u16 {
+    harness.authed(Method::GET, path, None).await.status
+}
+
+/// `stats` counted `count` answers with `status` on `route`.
+fn assert_route_count(stats: &Value, route: &str, status: &str, count: u64) {
+    assert_eq!(stats["by_route"][route][status], count, "{stats}");
+}
+
+/// POSTs `change` to the account control route: the account after it.
+async fn set_account(harness: &Harness, change: Value) -> Value {
+    harness.control("/_emulator/account", change).await
 }
 
 async fn post(harness: &Harness, path: &str, body: Value) -> RawAnswer {
@@ -209,7 +254,7 @@ async fn an_uploaded_wav_is_transcribed_with_its_icmt_text() {
     assert_eq!(served.status().as_u16(), 200);
     assert_eq!(served.bytes().await.unwrap().as_ref(), audio.as_slice());
 
-    let created = submit(&harness, json!({ "audio_url": upload_url })).await;
+    let created = submit_url(&harness, &upload_url).await;
     let id = created["id"].as_str().expect("id").to_owned();
     assert!(uuid::Uuid::parse_str(&id).is_ok(), "{id}");
     assert_eq!(created["status"], "processing");
@@ -285,7 +330,7 @@ async fn unreadable_audio_ends_in_error_with_a_message() {
         ),
     ];
     for (audio_url, expected) in cases {
-        let created = submit(&harness, json!({ "audio_url": audio_url })).await;
+        let created = submit_url(&harness, &audio_url).await;
         let done = wait_done(&harness, created["id"].as_str().unwrap()).await;
         assert_eq!(done["status"], "error", "{audio_url}: {done}");
         let message = done["error"].as_str().unwrap_or_default();
@@ -331,30 +376,21 @@ async fn invalid_requests_get_400_and_unknown_ids_404() {
 
 #[tokio::test]
 async fn jobs_over_the_concurrency_limit_queue_and_start_in_submission_order() {
-    let harness = start_with(Options {
-        time_scale: 0.05,
-        concurrency: 2,
-        poll_limit: 100_000,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_limited(0.05, 2).await;
     // 8 s of audio: 2 s of processing, 100 ms at this scale.
     let audio_url = upload(&harness, wav(8.0, None)).await;
     let mut ids = Vec::new();
     let mut statuses = Vec::new();
     for _ in 0..5 {
-        let created = submit(&harness, json!({ "audio_url": audio_url })).await;
-        statuses.push(created["status"].as_str().unwrap().to_owned());
-        ids.push(created["id"].as_str().unwrap().to_owned());
+        let created = submit_url(&harness, &audio_url).await;
+        statuses.push(text_of(&created, "status"));
+        ids.push(text_of(&created, "id"));
     }
     assert_eq!(
         statuses,
         ["processing", "processing", "queued", "queued", "queued"]
     );
-    let mut records = Vec::new();
-    for id in &ids {
-        records.push(wait_done(&harness, id).await);
-    }
+    let records = wait_all_done(&harness, &ids).await;
     assert!(records.iter().all(|record| record["status"] == "completed"));
     let starts: Vec<_> = records.iter().map(|r| time(r, "started_at")).collect();
     assert!(
@@ -371,33 +407,26 @@ async fn a_negative_balance_lets_running_jobs_finish_then_runs_one_at_a_time() {
     let audio_url = upload(&harness, wav(8.0, None)).await;
     let mut ids = Vec::new();
     for _ in 0..2 {
-        let created = submit(&harness, json!({ "audio_url": audio_url })).await;
+        let created = submit_url(&harness, &audio_url).await;
         assert_eq!(created["status"], "processing");
-        ids.push(created["id"].as_str().unwrap().to_owned());
+        ids.push(text_of(&created, "id"));
     }
-    let account = harness
-        .control("/_emulator/account", json!({ "balance": -1 }))
-        .await;
+    let account = set_account(&harness, json!({ "balance": -1 })).await;
     assert_eq!(account["effective_concurrency"], 1, "{account}");
     assert_eq!(account["concurrency"], 5, "{account}");
     for _ in 0..2 {
-        let created = submit(&harness, json!({ "audio_url": audio_url })).await;
+        let created = submit_url(&harness, &audio_url).await;
         assert_eq!(created["status"], "queued");
-        ids.push(created["id"].as_str().unwrap().to_owned());
+        ids.push(text_of(&created, "id"));
     }
-    let mut records = Vec::new();
-    for id in &ids {
-        records.push(wait_done(&harness, id).await);
-    }
+    let records = wait_all_done(&harness, &ids).await;
     // Both running jobs finished; the queued ones ran alone, in order.
     assert_eq!(most_at_once(&records[..2]), 2);
     let running_done = time(&records[0], "finished_at").max(time(&records[1], "finished_at"));
     assert!(time(&records[2], "started_at") >= running_done);
     assert!(time(&records[3], "started_at") >= time(&records[2], "finished_at"));
 
-    let account = harness
-        .control("/_emulator/account", json!({ "balance": 10.5 }))
-        .await;
+    let account = set_account(&harness, json!({ "balance": 10.5 })).await;
     assert_eq!(account["effective_concurrency"], 5, "{account}");
     assert_eq!(account["balance"], 10.5);
     harness.emulator.shutdown().await;
@@ -405,24 +434,16 @@ async fn a_negative_balance_lets_running_jobs_finish_then_runs_one_at_a_time() {
 
 #[tokio::test]
 async fn raising_the_concurrency_starts_queued_jobs_at_once() {
-    let harness = start_with(Options {
-        time_scale: 0.05,
-        concurrency: 1,
-        poll_limit: 100_000,
-        ..Options::default()
-    })
-    .await;
+    let harness = start_limited(0.05, 1).await;
     // 80 s of audio: 20 s of processing, 1 s at this scale.
     let audio_url = upload(&harness, wav(80.0, None)).await;
     let mut ids = Vec::new();
     for _ in 0..3 {
-        let created = submit(&harness, json!({ "audio_url": audio_url })).await;
-        ids.push(created["id"].as_str().unwrap().to_owned());
+        let created = submit_url(&harness, &audio_url).await;
+        ids.push(text_of(&created, "id"));
     }
     assert_eq!(transcript(&harness, &ids[2]).await["status"], "queued");
-    let account = harness
-        .control("/_emulator/account", json!({ "concurrency": 3 }))
-        .await;
+    let account = set_account(&harness, json!({ "concurrency": 3 })).await;
     assert_eq!(account["processing"], 3, "{account}");
     assert_eq!(account["queued"], 0, "{account}");
     for id in &ids {
@@ -434,15 +455,7 @@ async fn raising_the_concurrency_starts_queued_jobs_at_once() {
 #[tokio::test]
 async fn the_account_route_reads_and_rejects_bad_changes() {
     let harness = start(0.01).await;
-    let account: Value = harness
-        .http
-        .get(format!("{}/_emulator/account", harness.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let account = harness.control_get("/_emulator/account").await;
     assert_eq!(account["concurrency"], 5, "{account}");
     assert_eq!(account["effective_concurrency"], 5, "{account}");
     assert!(account["balance"].as_f64().is_some_and(|b| b > 0.0));
@@ -476,7 +489,7 @@ async fn run_job(harness: &Harness, audio_url: &str, extra: Value) -> String {
         body.extend(extra.clone());
     }
     let created = submit(harness, body).await;
-    let id = created["id"].as_str().unwrap().to_owned();
+    let id = text_of(&created, "id");
     wait_done(harness, &id).await;
     id
 }
@@ -664,11 +677,11 @@ async fn the_poll_limit_refuses_the_next_get_of_one_transcript_with_retry_after(
     })
     .await;
     let audio_url = upload(&harness, wav(1.0, None)).await;
-    let first = submit(&harness, json!({ "audio_url": audio_url })).await;
-    let other = submit(&harness, json!({ "audio_url": audio_url })).await;
-    let path = format!("/v2/transcript/{}", first["id"].as_str().unwrap());
+    let first = submit_url(&harness, &audio_url).await;
+    let other = submit_url(&harness, &audio_url).await;
+    let path = path_of(&first);
     for _ in 0..5 {
-        assert_eq!(harness.authed(Method::GET, &path, None).await.status, 200);
+        assert_eq!(get_status(&harness, &path).await, 200);
     }
     let refused = harness.authed(Method::GET, &path, None).await;
     assert_problem(&refused, 429);
@@ -680,20 +693,11 @@ async fn the_poll_limit_refuses_the_next_get_of_one_transcript_with_retry_after(
         .expect("Retry-After in whole seconds");
     assert!((1..=60).contains(&retry_after), "{retry_after}");
     // Another transcript has its own allowance.
-    let other_path = format!("/v2/transcript/{}", other["id"].as_str().unwrap());
-    assert_eq!(
-        harness.authed(Method::GET, &other_path, None).await.status,
-        200
-    );
+    let other_path = path_of(&other);
+    assert_eq!(get_status(&harness, &other_path).await, 200);
     let stats = harness.stats().await;
-    assert_eq!(
-        stats["by_route"]["GET /v2/transcript/{id}"]["429"], 1,
-        "{stats}"
-    );
-    assert_eq!(
-        stats["by_route"]["GET /v2/transcript/{id}"]["200"], 6,
-        "{stats}"
-    );
+    assert_route_count(&stats, "GET /v2/transcript/{id}", "429", 1);
+    assert_route_count(&stats, "GET /v2/transcript/{id}", "200", 6);
     harness.emulator.shutdown().await;
 }
 
@@ -714,9 +718,9 @@ async fn the_request_over_the_http_limit_gets_403_and_only_keyed_requests_count(
     // Control routes are not part of the API.
     harness.stats().await;
     let audio_url = upload(&harness, wav(1.0, None)).await; // 1
-    let created = submit(&harness, json!({ "audio_url": audio_url })).await; // 2
-    let path = format!("/v2/transcript/{}", created["id"].as_str().unwrap());
-    assert_eq!(harness.authed(Method::GET, &path, None).await.status, 200); // 3
+    let created = submit_url(&harness, &audio_url).await; // 2
+    let path = path_of(&created);
+    assert_eq!(get_status(&harness, &path).await, 200); // 3
     let invalid = post(&harness, "/v2/transcript", json!({})).await; // 4
     assert_eq!(invalid.status, 400);
     let refused = harness.authed(Method::GET, &path, None).await;
@@ -729,14 +733,8 @@ async fn the_request_over_the_http_limit_gets_403_and_only_keyed_requests_count(
     .await;
     assert_problem(&refused, 403);
     let stats = harness.stats().await;
-    assert_eq!(
-        stats["by_route"]["GET /v2/transcript/{id}"]["403"], 1,
-        "{stats}"
-    );
-    assert_eq!(
-        stats["by_route"]["POST /v2/transcript"]["403"], 1,
-        "{stats}"
-    );
+    assert_route_count(&stats, "GET /v2/transcript/{id}", "403", 1);
+    assert_route_count(&stats, "POST /v2/transcript", "403", 1);
     assert_eq!(stats["by_status"]["403"], 2, "{stats}");
     harness.emulator.shutdown().await;
 }
@@ -754,9 +752,9 @@ async fn a_poll_refused_with_429_still_counts_toward_the_http_limit() {
         json!({ "audio_url": "http://127.0.0.1:9/none.wav" }),
     )
     .await; // 1
-    let path = format!("/v2/transcript/{}", created["id"].as_str().unwrap());
-    assert_eq!(harness.authed(Method::GET, &path, None).await.status, 200); // 2
-    assert_eq!(harness.authed(Method::GET, &path, None).await.status, 429); // 3
+    let path = path_of(&created);
+    assert_eq!(get_status(&harness, &path).await, 200); // 2
+    assert_eq!(get_status(&harness, &path).await, 429); // 3
     let refused = harness
         .authed(Method::GET, "/v2/transcript/another", None)
         .await;

@@ -99,15 +99,7 @@ fn missing(records: &[DeliveryRecord], subs: &[DemoSubscription]) -> Vec<&'stati
 /// Request counts by route, without the routes the emulator calls itself
 /// (audio fetches of queued jobs) or the test reads.
 async fn traffic_counts(harness: &Harness) -> BTreeMap<String, Value> {
-    let stats: Value = harness
-        .http
-        .get(format!("{}/_emulator/stats", harness.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let stats = harness.stats().await;
     let Value::Object(routes) = stats["by_route"].clone() else {
         panic!("stats without by_route: {stats}");
     };

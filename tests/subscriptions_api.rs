@@ -48,6 +48,18 @@ fn problem_detail(text: &str, status: u16) -> String {
         .to_owned()
 }
 
+/// An emulator with one subscription (to `call.ended`, at a healthy
+/// receiver, kept alive by the caller): the harness, receiver and id.
+async fn one_subscription() -> (Harness, Receiver, String) {
+    let harness = start().await;
+    let receiver = Receiver::healthy().await;
+    let id = harness
+        .subscribe(&receiver.url(), &[EventKind::CallEnded])
+        .await
+        .id;
+    (harness, receiver, id)
+}
+
 #[tokio::test]
 async fn lists_page_newest_first_with_starting_after() {
     let harness = start().await;
@@ -256,12 +268,7 @@ async fn patch_rotates_the_secret_without_ever_returning_it() {
 
 #[tokio::test]
 async fn delete_answers_204_then_the_subscription_is_gone() {
-    let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let id = harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await
-        .id;
+    let (harness, _receiver, id) = one_subscription().await;
     let path = format!("{LIST}/{id}");
 
     let deleted = harness.authed(Method::DELETE, &path, None).await;
@@ -640,12 +647,7 @@ async fn emulator_resolves_names_and_rejects_private_or_unresolvable_ones() {
 
 #[tokio::test]
 async fn stats_count_answers_by_route_template_and_status() {
-    let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let id = harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await
-        .id;
+    let (harness, _receiver, id) = one_subscription().await;
     harness.client.get_subscription(&id).await.unwrap();
     harness.client.get_subscription(&id).await.unwrap();
     let unknown = uuid::Uuid::new_v4().to_string();

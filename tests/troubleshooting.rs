@@ -62,46 +62,67 @@ fn invalid_signature() -> Reply {
     Reply::status(401, "invalid signature")
 }
 
-#[tokio::test]
-async fn receiver_hashing_a_reserialised_body_gets_401_and_no_retry() {
-    let harness = start().await;
-    let receiver = Receiver::start(|request, _| {
+/// A receiver that computes its own digest from the signature's timestamp
+/// and the raw body (wrongly), and answers 401 unless it matches `v1`.
+async fn mistaken_receiver(
+    digest: impl Fn(i64, &[u8]) -> String + Send + Sync + 'static,
+) -> Receiver {
+    Receiver::start(move |request, _| {
         let Some((t, v1)) = common::signature_parts(request.header("x-svc-signature")) else {
             return invalid_signature();
         };
-        // The mistake: parse the JSON, pretty-print it, hash that.
-        let parsed: Value = serde_json::from_slice(&request.body).unwrap();
-        let pretty = serde_json::to_vec_pretty(&parsed).unwrap();
-        let prefix = format!("{t}.");
-        if hmac_hex(SECRET.as_bytes(), &[prefix.as_bytes(), &pretty]) == v1 {
+        if digest(t, &request.body) == v1 {
             Reply::ok()
         } else {
             invalid_signature()
         }
     })
+    .await
+}
+
+/// The mistake of hashing a pretty-printed copy of the JSON body.
+fn reserialised_digest(t: i64, body: &[u8]) -> String {
+    let parsed: Value = serde_json::from_slice(body).unwrap();
+    let pretty = serde_json::to_vec_pretty(&parsed).unwrap();
+    hmac_hex(SECRET.as_bytes(), &[format!("{t}.").as_bytes(), &pretty])
+}
+
+/// The mistaken receiver rejected the one genuine delivery with 401
+/// "invalid signature" and was not tried again.
+async fn assert_signature_rejected_once(
+    harness: &Harness,
+    receiver: &Receiver,
+    session_id: &str,
+    subscription_id: &str,
+) {
+    assert_rejected_once(
+        harness,
+        receiver,
+        session_id,
+        subscription_id,
+        "HTTP 401: invalid signature",
+    )
     .await;
+    assert_genuine(receiver);
+}
+
+#[tokio::test]
+async fn receiver_hashing_a_reserialised_body_gets_401_and_no_retry() {
+    let harness = start().await;
+    // The mistake: parse the JSON, pretty-print it, hash that.
+    let receiver = mistaken_receiver(reserialised_digest).await;
     let subscription = harness
         .subscribe(&receiver.url(), &[EventKind::SessionStarted])
         .await;
     let session_id = harness.start_session(None).await;
 
-    assert_rejected_once(
-        &harness,
-        &receiver,
-        &session_id,
-        &subscription.id,
-        "HTTP 401: invalid signature",
-    )
-    .await;
-    assert_genuine(&receiver);
+    assert_signature_rejected_once(&harness, &receiver, &session_id, &subscription.id).await;
 
     // The crate's diagnosis names the mistake from the receiver's digest.
     let request = &receiver.captured()[0];
     let header = request.header("x-svc-signature");
     let (t, _) = common::signature_parts(header).unwrap();
-    let parsed: Value = serde_json::from_slice(&request.body).unwrap();
-    let pretty = serde_json::to_vec_pretty(&parsed).unwrap();
-    let computed = hmac_hex(SECRET.as_bytes(), &[format!("{t}.").as_bytes(), &pretty]);
+    let computed = reserialised_digest(t, &request.body);
     let diagnosis = diagnose(
         header,
         &request.body,
@@ -126,32 +147,11 @@ async fn receiver_hashing_a_reserialised_body_gets_401_and_no_retry() {
 #[tokio::test]
 async fn receiver_omitting_the_timestamp_prefix_gets_401_and_no_retry() {
     let harness = start().await;
-    let receiver = Receiver::start(|request, _| {
-        let Some((_, v1)) = common::signature_parts(request.header("x-svc-signature")) else {
-            return invalid_signature();
-        };
-        // The mistake: HMAC over the raw body alone, no "<t>." prefix.
-        if hmac_hex(SECRET.as_bytes(), &[&request.body]) == v1 {
-            Reply::ok()
-        } else {
-            invalid_signature()
-        }
-    })
-    .await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    // The mistake: HMAC over the raw body alone, no "<t>." prefix.
+    let receiver = mistaken_receiver(|_, body| hmac_hex(SECRET.as_bytes(), &[body])).await;
+    let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
 
-    assert_rejected_once(
-        &harness,
-        &receiver,
-        &call_id,
-        &subscription.id,
-        "HTTP 401: invalid signature",
-    )
-    .await;
-    assert_genuine(&receiver);
+    assert_signature_rejected_once(&harness, &receiver, &call_id, &subscription.id).await;
     harness.emulator.shutdown().await;
 }
 
@@ -159,37 +159,17 @@ async fn receiver_omitting_the_timestamp_prefix_gets_401_and_no_retry() {
 async fn receiver_with_a_different_secret_gets_401_and_no_retry() {
     const RECEIVER_SECRET: &str = "whsec_some_other_secret_abcdefghijklmnopq";
     let harness = start().await;
-    let receiver = Receiver::start(|request, _| {
-        let Some((t, v1)) = common::signature_parts(request.header("x-svc-signature")) else {
-            return invalid_signature();
-        };
-        // Right computation, wrong key.
-        let prefix = format!("{t}.");
-        if hmac_hex(
+    // Right computation, wrong key.
+    let receiver = mistaken_receiver(|t, body| {
+        hmac_hex(
             RECEIVER_SECRET.as_bytes(),
-            &[prefix.as_bytes(), &request.body],
-        ) == v1
-        {
-            Reply::ok()
-        } else {
-            invalid_signature()
-        }
+            &[format!("{t}.").as_bytes(), body],
+        )
     })
     .await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
 
-    assert_rejected_once(
-        &harness,
-        &receiver,
-        &call_id,
-        &subscription.id,
-        "HTTP 401: invalid signature",
-    )
-    .await;
-    assert_genuine(&receiver);
+    assert_signature_rejected_once(&harness, &receiver, &call_id, &subscription.id).await;
     harness.emulator.shutdown().await;
 }
 
@@ -427,10 +407,7 @@ async fn redirecting_receiver_fails_once_and_is_not_followed() {
         ..Reply::status(301, "moved")
     })
     .await;
-    let subscription = harness
-        .subscribe(&redirecting.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    let (subscription, call_id) = harness.failed_call_to(&redirecting.url()).await;
 
     let records = harness.wait_settled(&call_id, &subscription.id).await;
     tokio::time::sleep(PAST_FIRST_RETRY).await;
@@ -456,21 +433,8 @@ async fn receiver_slower_than_the_deadline_times_out_and_is_retried() {
     // Scale 0.01: deadline 150 ms, first retry 50 ms after the failure.
     let deadline = Duration::from_millis(150);
     let harness = start().await;
-    let receiver = Receiver::start(|_, index| {
-        if index == 0 {
-            Reply {
-                delay: Duration::from_millis(600),
-                ..Reply::ok()
-            }
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
-    let call_id = harness.start_call("failed").await;
+    let receiver = Receiver::slow_first(Duration::from_millis(600)).await;
+    let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
 
     let records = harness
         .wait_records(&call_id, &subscription.id, "a second attempt", |records| {

@@ -61,6 +61,15 @@ pub async fn start() -> Harness {
     start_with(Options::default()).await
 }
 
+/// An emulator with the default options but `time_scale`.
+pub async fn start_at(time_scale: f64) -> Harness {
+    start_with(Options {
+        time_scale,
+        ..Options::default()
+    })
+    .await
+}
+
 pub async fn start_with(options: Options) -> Harness {
     let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
     config.allow_private_urls = options.allow_private_urls;
@@ -68,19 +77,28 @@ pub async fn start_with(options: Options) -> Harness {
     config.concurrency = options.concurrency;
     config.http_limit = options.http_limit;
     config.poll_limit = options.poll_limit;
-    let emulator = Emulator::start("127.0.0.1:0".parse().unwrap(), config)
-        .await
-        .expect("emulator starts");
-    let client = Client::new(
-        Endpoints::all_at(&emulator.url()),
-        SecretString::new(API_KEY),
-    )
-    .expect("client builds")
-    .with_url_policy(if options.allow_private_urls {
+    let policy = if options.allow_private_urls {
         UrlPolicy::AnyHttp
     } else {
         UrlPolicy::PublicHttps
-    });
+    };
+    launch(config, Some(policy)).await
+}
+
+/// An emulator started with `config`, and a client for it (with
+/// `url_policy`, or the client's default when `None`).
+pub async fn launch(config: EmulatorConfig, url_policy: Option<UrlPolicy>) -> Harness {
+    let emulator = Emulator::start("127.0.0.1:0".parse().unwrap(), config)
+        .await
+        .expect("emulator starts");
+    let mut client = Client::new(
+        Endpoints::all_at(&emulator.url()),
+        SecretString::new(API_KEY),
+    )
+    .expect("client builds");
+    if let Some(policy) = url_policy {
+        client = client.with_url_policy(policy);
+    }
     let base = emulator.url().as_str().trim_end_matches('/').to_owned();
     Harness {
         emulator,
@@ -138,6 +156,14 @@ impl Harness {
     /// A subscription to `url` for `events`, signed with [`SECRET`].
     pub async fn subscribe(&self, url: &str, events: &[EventKind]) -> Subscription {
         self.subscribe_with(url, events, None).await
+    }
+
+    /// Subscribes `url` to `call.failed`, then starts a call that fails: the
+    /// subscription and the call's session id.
+    pub async fn failed_call_to(&self, url: &str) -> (Subscription, String) {
+        let subscription = self.subscribe(url, &[EventKind::CallFailed]).await;
+        let call_id = self.start_call("failed").await;
+        (subscription, call_id)
     }
 
     pub async fn subscribe_with(
@@ -254,6 +280,34 @@ impl Receiver {
     /// A receiver that always answers 200.
     pub async fn healthy() -> Receiver {
         Receiver::start(|_, _| Reply::ok()).await
+    }
+
+    /// A receiver that answers `status` with `body` to its first `failures`
+    /// requests, then 200.
+    pub async fn failing_first(failures: usize, status: u16, body: &'static str) -> Receiver {
+        Receiver::start(move |_, index| {
+            if index < failures {
+                Reply::status(status, body)
+            } else {
+                Reply::ok()
+            }
+        })
+        .await
+    }
+
+    /// A receiver that answers its first request after `delay`, then at once.
+    pub async fn slow_first(delay: Duration) -> Receiver {
+        Receiver::start(move |_, index| {
+            if index == 0 {
+                Reply {
+                    delay,
+                    ..Reply::ok()
+                }
+            } else {
+                Reply::ok()
+            }
+        })
+        .await
     }
 
     pub fn url(&self) -> String {
@@ -387,14 +441,24 @@ impl Harness {
 
     /// `GET /_emulator/stats`.
     pub async fn stats(&self) -> Value {
+        self.control_get("/_emulator/stats").await
+    }
+
+    /// GET a control route (no API key); the JSON answer (panics on a
+    /// non-2xx).
+    pub async fn control_get(&self, path: &str) -> Value {
         let response = self
             .http
-            .get(format!("{}/_emulator/stats", self.base))
+            .get(format!("{}{path}", self.base))
             .send()
             .await
-            .expect("stats answer");
-        assert!(response.status().is_success());
-        response.json().await.expect("stats are JSON")
+            .unwrap_or_else(|error| panic!("{path} answers: {error}"));
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
+        response.json().await.expect("control answer is JSON")
     }
 
     /// Arms a fault (`POST /_emulator/faults`).
