@@ -1,0 +1,303 @@
+//! `cargo bench --bench console`: the console's budgets.
+//!
+//! 1. Frame time: one full `view::draw` of the Deliveries table holding
+//!    100,000 attempts at 120×40 on ratatui's `TestBackend` (a fresh
+//!    `Terminal::draw` each time, so buffer diffing is included), with the
+//!    selection at the top and after End (the last page). Median and p99 of
+//!    200 frames each, after 20 warm-up frames.
+//! 2. Memory: VmRSS of this process (from /proc/self/status) before the
+//!    100,000 records are built, and after they are loaded into the pane
+//!    the way the tests do (`Action::Deliveries(DeliveriesResult::Loaded)`).
+//! 3. Startup: in-process, from the first line of `main` to the end of the
+//!    first `terminal.draw` of a freshly built `App` on a 120×40
+//!    `TestBackend` (no real terminal, no emulator, no process start); and,
+//!    as the floor for process start, the wall time of spawning the release
+//!    binary `earshot --version` until it exits (median of 20).
+//! 4. Idle CPU: not measured (needs a real tty for `earshot demo`).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, FixedOffset, TimeZone, Utc};
+use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot::tui::action::{Action, DeliveriesResult, Effect};
+use earshot::tui::app::{App, AppConfig};
+use earshot::tui::panes::deliveries::DeliveriesPane;
+use earshot::tui::theme::Theme;
+use earshot::tui::view;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::Map;
+
+const ATTEMPTS: usize = 100_000;
+const FRAMES: usize = 200;
+const WARMUP: usize = 20;
+const SIZE: (u16, u16) = (120, 40);
+const SESSION: &str = "sess_01JQ4F2A9C1E7B";
+const FRAME_TARGET_MS: f64 = 2.0;
+const RSS_TARGET_MB: f64 = 100.0;
+const START_TARGET_MS: f64 = 150.0;
+
+fn fixed_now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 14, 9, 30, 0)
+        .single()
+        .expect("a valid time")
+}
+
+fn at(seconds_after_now: i64) -> DateTime<FixedOffset> {
+    (fixed_now() + chrono::Duration::seconds(seconds_after_now)).fixed_offset()
+}
+
+/// A realistic mix: 70% delivered, 20% failed (a few kinds), 10% pending.
+fn record(n: usize) -> DeliveryRecord {
+    let (status, http, error): (DeliveryStatus, Option<u16>, Option<&str>) = match n % 10 {
+        0 | 1 => (
+            DeliveryStatus::Failed,
+            Some(if n.is_multiple_of(20) { 401 } else { 500 }),
+            Some(if n.is_multiple_of(20) {
+                "HTTP 401: invalid signature"
+            } else {
+                "HTTP 500: Internal Server Error from the receiving endpoint"
+            }),
+        ),
+        2 => (
+            DeliveryStatus::Pending,
+            Some(503),
+            Some("HTTP 503: Service Unavailable"),
+        ),
+        _ => (DeliveryStatus::Delivered, Some(200), None),
+    };
+    let created = -(n as i64) - 10;
+    DeliveryRecord {
+        id: format!("{n:08x}-1f3a-4b5c-8d6e-7f8091a2b3c4"),
+        subscription_id: format!("{:08x}-6f70-4b1c-9d2e-3f4a5b6c7d8e", n % 37),
+        session_id: SESSION.into(),
+        delivered_at: (status == DeliveryStatus::Delivered).then(|| at(created + 1)),
+        next_retry_at: (status == DeliveryStatus::Pending).then(|| at(12)),
+        attempt_count: (n % 5) as u32 + 1,
+        http_status_code: http,
+        error: error.map(str::to_owned),
+        created_at: at(created),
+        status,
+        extra: Map::new(),
+    }
+}
+
+fn key(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+/// Opens the Deliveries pane, asks for `SESSION` through the id prompt, and
+/// answers the load with `rows`, as tests/tui_snapshots.rs and the pane's
+/// unit tests do.
+fn load(app: &mut App, rows: Vec<DeliveryRecord>) {
+    app.update(key(KeyCode::Char('2')));
+    app.update(key(KeyCode::Char('i')));
+    for c in SESSION.chars() {
+        app.update(key(KeyCode::Char(c)));
+    }
+    let effects = app.update(key(KeyCode::Enter));
+    let seq = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::LoadDeliveries { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .expect("Enter on the id prompt asks for a load");
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: SESSION.into(),
+        latest: false,
+        result: Ok(rows),
+    }));
+    assert_eq!(app.deliveries.rows().len(), ATTEMPTS, "the rows loaded");
+}
+
+fn draw_once(app: &App, theme: &Theme) -> Duration {
+    let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
+    let started = Instant::now();
+    terminal
+        .draw(|frame| view::draw(frame, app, theme))
+        .expect("draws");
+    let elapsed = started.elapsed();
+    std::hint::black_box(terminal.backend());
+    elapsed
+}
+
+struct Stats {
+    median: Duration,
+    p99: Duration,
+    max: Duration,
+}
+
+fn stats(mut samples: Vec<Duration>) -> Stats {
+    samples.sort();
+    let pick = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    Stats {
+        median: pick(0.5),
+        p99: pick(0.99),
+        max: *samples.last().expect("samples"),
+    }
+}
+
+/// Asserts the frame really shows the table row with `id`.
+fn shows(app: &App, theme: &Theme, id: &str) {
+    let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
+    terminal
+        .draw(|frame| view::draw(frame, app, theme))
+        .expect("draws");
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains(id), "the frame shows {id}:\n{screen}");
+}
+
+fn frames(app: &App, theme: &Theme) -> Stats {
+    for _ in 0..WARMUP {
+        draw_once(app, theme);
+    }
+    stats((0..FRAMES).map(|_| draw_once(app, theme)).collect())
+}
+
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn ms(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "ok" } else { "OVER" }
+}
+
+fn main() {
+    // 3a: in-process startup, first thing in main.
+    let main_started = Instant::now();
+    let theme = Theme::fallback();
+    let fresh = App::new(AppConfig::default());
+    let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
+    terminal
+        .draw(|frame| view::draw(frame, &fresh, &theme))
+        .expect("draws");
+    let first_frame = main_started.elapsed();
+    drop(terminal);
+    drop(fresh);
+
+    // 2 (before) and the records.
+    let rss_before = rss_kib();
+    let built = Instant::now();
+    let rows: Vec<DeliveryRecord> = (0..ATTEMPTS).map(record).collect();
+    let build_time = built.elapsed();
+    let mut app = App::new(AppConfig {
+        profile_label: "prod".into(),
+        region: "eu".into(),
+        ..AppConfig::default()
+    });
+    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    let loading = Instant::now();
+    load(&mut app, rows);
+    let load_time = loading.elapsed();
+    draw_once(&app, &theme);
+    let rss_after = rss_kib();
+
+    // 1: frame time, top of the table, then the last page.
+    shows(&app, &theme, "00000000");
+    let top = frames(&app, &theme);
+    app.update(key(KeyCode::End));
+    assert_eq!(app.deliveries.selected_index(), Some(ATTEMPTS - 1));
+    shows(&app, &theme, &format!("{:08x}", ATTEMPTS - 1));
+    let end = frames(&app, &theme);
+
+    // 3b: process start floor.
+    let binary = env!("CARGO_BIN_EXE_earshot");
+    let mut spawns: Vec<Duration> = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let status = Command::new(binary)
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("earshot --version runs");
+        spawns.push(started.elapsed());
+        assert!(status.success(), "earshot --version succeeds");
+    }
+    let spawn = stats(spawns);
+
+    println!();
+    println!(
+        "earshot console budgets ({ATTEMPTS} delivery attempts, {}x{}, TestBackend)",
+        SIZE.0, SIZE.1
+    );
+    println!();
+    println!(
+        "{:<52} {:>10} {:>10} {:>10} {:>8} {:>6}",
+        "measure", "median", "p99", "max", "target", ""
+    );
+    println!("{}", "-".repeat(101));
+    let row = |name: &str, s: &Stats, target: f64| {
+        println!(
+            "{:<52} {:>8.3}ms {:>8.3}ms {:>8.3}ms {:>6}ms {:>6}",
+            name,
+            ms(s.median),
+            ms(s.p99),
+            ms(s.max),
+            target,
+            verdict(ms(s.p99) < target),
+        );
+    };
+    row(
+        &format!("frame, Deliveries table, selection at top ({FRAMES})"),
+        &top,
+        FRAME_TARGET_MS,
+    );
+    row(
+        &format!("frame, Deliveries table, after End ({FRAMES})"),
+        &end,
+        FRAME_TARGET_MS,
+    );
+    println!(
+        "{:<52} {:>10} {:>10} {:>10} {:>6}ms {:>6}",
+        "start of main -> end of first draw (in-process)",
+        format!("{:.3}ms", ms(first_frame)),
+        "-",
+        "-",
+        START_TARGET_MS,
+        verdict(ms(first_frame) < START_TARGET_MS),
+    );
+    row(
+        "spawn `earshot --version` until exit (20, floor)",
+        &spawn,
+        START_TARGET_MS,
+    );
+    println!("{}", "-".repeat(101));
+    match (rss_before, rss_after) {
+        (Some(before), Some(after)) => {
+            let mb = |kib: u64| kib as f64 / 1024.0;
+            let grew = mb(after.saturating_sub(before));
+            println!(
+                "VmRSS before building the records: {:.1} MiB; after loading them into the pane: {:.1} MiB (+{:.1} MiB; target < {RSS_TARGET_MB} MB: {})",
+                mb(before),
+                mb(after),
+                grew,
+                verdict(mb(after) < RSS_TARGET_MB),
+            );
+        }
+        _ => println!("VmRSS: /proc/self/status not readable"),
+    }
+    println!(
+        "building {ATTEMPTS} records: {:.1}ms; loading them through App::update: {:.1}ms",
+        ms(build_time),
+        ms(load_time)
+    );
+    println!(
+        "startup = estimated as process-start floor ({:.3}ms) + in-process first frame ({:.3}ms) = {:.3}ms",
+        ms(spawn.median),
+        ms(first_frame),
+        ms(spawn.median + first_frame),
+    );
+    println!("idle CPU: not measured (`earshot demo` needs a tty)");
+}
