@@ -77,6 +77,76 @@ impl Key {
     }
 }
 
+/// A movement through a table's rows, shared by every pane with a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Move {
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+}
+
+impl Move {
+    /// The row selected after this movement from `selected`, in a table of
+    /// `len` rows showing `page` of them.
+    pub fn apply(self, selected: usize, len: usize, page: usize) -> usize {
+        let last = len.saturating_sub(1);
+        let page = isize::try_from(page.max(1)).unwrap_or(10);
+        let by = |delta: isize| selected.saturating_add_signed(delta).min(last);
+        match self {
+            Move::Up => by(-1),
+            Move::Down => by(1),
+            Move::PageUp => by(-page),
+            Move::PageDown => by(page),
+            Move::Top => 0,
+            Move::Bottom => last,
+        }
+    }
+}
+
+/// The table-movement commands (↑↓ / j k, pgup pgdn, g / G), each pane's
+/// command built from the movement by `command`.
+pub fn movement(command: fn(Move) -> Command) -> Vec<CommandInfo> {
+    vec![
+        CommandInfo::new("↑↓ / j k", "move", UP, command(Move::Up)),
+        CommandInfo::new("", "", DOWN, command(Move::Down)).hidden(),
+        CommandInfo::new(
+            "pgup pgdn",
+            "page up / down",
+            keys![Key::plain(KeyCode::PageUp)],
+            command(Move::PageUp),
+        ),
+        CommandInfo::new(
+            "",
+            "",
+            keys![Key::plain(KeyCode::PageDown)],
+            command(Move::PageDown),
+        )
+        .hidden(),
+        CommandInfo::new(
+            "g / G",
+            "first / last",
+            keys![Key::char('g'), Key::plain(KeyCode::Home)],
+            command(Move::Top),
+        ),
+        CommandInfo::new(
+            "",
+            "",
+            keys![Key::char('G'), Key::plain(KeyCode::End)],
+            command(Move::Bottom),
+        )
+        .hidden(),
+    ]
+}
+
+/// `↑ / k` and `↓ / j`.
+pub const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
+pub const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
+pub const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
+pub const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
+
 /// Everything the console can be asked to do by a key or the `:` prompt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {

@@ -15,6 +15,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::{Role, Theme};
+use super::widgets::input::cycle;
 
 /// A pane, in tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -62,11 +63,11 @@ impl PaneId {
     }
 
     pub fn next(self) -> PaneId {
-        PaneId::ALL[(self.index() + 1) % PaneId::ALL.len()]
+        cycle(&PaneId::ALL, self, true)
     }
 
     pub fn prev(self) -> PaneId {
-        PaneId::ALL[(self.index() + PaneId::ALL.len() - 1) % PaneId::ALL.len()]
+        cycle(&PaneId::ALL, self, false)
     }
 
     /// A pane by `:` name: its number, its title, or a short form

@@ -3,12 +3,14 @@
 
 use ratatui::Frame;
 use ratatui::crossterm::event::{Event, KeyEvent};
-use ratatui::layout::{Position, Rect};
+use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use tui_input::backend::crossterm::EventHandler;
 use tui_input::{Input, InputRequest};
+
+use crate::tui::theme::{Role, Theme};
 
 /// Types a key into the field; whether the value or cursor changed.
 pub fn type_key(input: &mut Input, key: &KeyEvent) -> bool {
@@ -65,4 +67,34 @@ pub fn draw(
             .min(area.right().saturating_sub(1));
         frame.set_cursor_position(Position::new(x, area.y));
     }
+}
+
+/// An accented `label` and, after it, `input` focused and plain in the
+/// selection style (the panes' one-line prompts).
+pub fn draw_prompt(frame: &mut Frame<'_>, area: Rect, label: &str, input: &Input, theme: &Theme) {
+    let [label_area, input_area] = Layout::horizontal([
+        Constraint::Length(u16::try_from(label.len()).unwrap_or(u16::MAX)),
+        Constraint::Min(1),
+    ])
+    .areas(area);
+    frame.render_widget(
+        Paragraph::new(Span::styled(label, theme.style(Role::Accent))),
+        label_area,
+    );
+    draw(
+        frame,
+        input_area,
+        input,
+        Echo::Plain,
+        theme.style(Role::Fg).patch(theme.selection()),
+        true,
+    );
+}
+
+/// The field after `current` in `order` (before it unless `forward`),
+/// wrapping round; counted from the first when `current` is not there.
+pub fn cycle<T: Copy + PartialEq>(order: &[T], current: T, forward: bool) -> T {
+    let position = order.iter().position(|item| *item == current).unwrap_or(0);
+    let step = if forward { 1 } else { order.len() - 1 };
+    order[(position + step) % order.len()]
 }

@@ -1,12 +1,14 @@
-//! Drawing pieces shared by the panes: text fields, dialogs, the help
-//! overlay, the footer and the status bar. They draw what they are given
-//! and hold no state of their own.
+//! Drawing pieces shared by the panes: text fields, tables, dialogs, the
+//! help overlay, the footer and the status bar. They draw what they are
+//! given and hold no state of their own, but for a table's selection and
+//! scroll ([`table::TableState`], which the panes own).
 
 pub mod footer;
 pub mod help;
 pub mod input;
 pub mod popup;
 pub mod status;
+pub mod table;
 
 use ratatui::text::Span;
 

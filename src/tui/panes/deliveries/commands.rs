@@ -5,54 +5,20 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::DlvCommand;
-use crate::tui::keymap::{Command, CommandInfo, Key, keys};
+use crate::tui::keymap::{Command, CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
 
 use Command::Dlv;
 use DlvCommand as D;
-
-const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
-const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
-const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
-const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
-
-fn movement() -> Vec<CommandInfo> {
-    vec![
-        CommandInfo::new("↑↓ / j k", "move", UP, Dlv(D::Up)),
-        CommandInfo::new("", "", DOWN, Dlv(D::Down)).hidden(),
-        CommandInfo::new(
-            "pgup pgdn",
-            "page up / down",
-            keys![Key::plain(KeyCode::PageUp)],
-            Dlv(D::PageUp),
-        ),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::plain(KeyCode::PageDown)],
-            Dlv(D::PageDown),
-        )
-        .hidden(),
-        CommandInfo::new(
-            "g / G",
-            "first / last",
-            keys![Key::char('g'), Key::plain(KeyCode::Home)],
-            Dlv(D::Top),
-        ),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::char('G'), Key::plain(KeyCode::End)],
-            Dlv(D::Bottom),
-        )
-        .hidden(),
-    ]
-}
 
 /// The table's commands: moving and opening exist only with a selected
 /// row, the latest toggle only once an id is loaded; with no row, `enter`
 /// opens the id prompt too.
 pub(super) fn table_commands(selection: bool, loaded: bool) -> Vec<CommandInfo> {
-    let mut commands = if selection { movement() } else { Vec::new() };
+    let mut commands = if selection {
+        movement(|m| Dlv(D::Move(m)))
+    } else {
+        Vec::new()
+    };
     if selection {
         commands.push(
             CommandInfo::new("enter", "attempt details", ENTER, Dlv(D::Open)).quick_as("details"),
@@ -93,8 +59,13 @@ pub(super) fn detail_commands() -> Vec<CommandInfo> {
             Dlv(D::Back),
         )
         .quick_as("back"),
-        CommandInfo::new("↑↓ / j k", "previous / next attempt", UP, Dlv(D::Up)),
-        CommandInfo::new("", "", DOWN, Dlv(D::Down)).hidden(),
+        CommandInfo::new(
+            "↑↓ / j k",
+            "previous / next attempt",
+            UP,
+            Dlv(D::Move(Move::Up)),
+        ),
+        CommandInfo::new("", "", DOWN, Dlv(D::Move(Move::Down))).hidden(),
     ]
 }
 

@@ -12,7 +12,6 @@ mod commands;
 pub mod verdict;
 pub mod view;
 
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -21,8 +20,9 @@ use tui_input::Input;
 
 use super::super::action::{DeliveriesResult, Effect};
 use super::super::app::Outcome;
-use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
+use super::super::widgets::table::TableState;
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 use commands::{detail_commands, prompt_commands, table_commands};
@@ -38,12 +38,8 @@ const RETRY_GRACE_SECS: i64 = 10;
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DlvCommand {
-    Up,
-    Down,
-    Top,
-    Bottom,
-    PageUp,
-    PageDown,
+    /// Through the table (or the detail's rows).
+    Move(Move),
     /// Table → detail.
     Open,
     /// Detail → table.
@@ -80,11 +76,8 @@ pub struct DeliveriesPane {
     /// The session or call id on screen.
     pub id: Option<String>,
     rows: Vec<DeliveryRecord>,
-    selected: usize,
-    /// First row on screen; kept by the view.
-    pub(crate) offset: Cell<usize>,
-    /// Rows the table showed last frame (page step).
-    pub(crate) page: Cell<usize>,
+    /// The selected row and the scroll (kept by the view).
+    pub(crate) table: TableState,
     /// Showing `/latest` rather than every attempt.
     pub latest: bool,
     pub prompt: Input,
@@ -118,9 +111,7 @@ impl DeliveriesPane {
         DeliveriesPane {
             id: None,
             rows: Vec::new(),
-            selected: 0,
-            offset: Cell::new(0),
-            page: Cell::new(10),
+            table: TableState::default(),
             latest: false,
             prompt: Input::default(),
             prompting: false,
@@ -165,7 +156,7 @@ impl DeliveriesPane {
         self.id = Some(id.to_owned());
         self.rows = rows;
         self.loaded_once = true;
-        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+        self.table.clamp(self.rows.len());
     }
 
     pub fn rows(&self) -> &[DeliveryRecord] {
@@ -173,11 +164,11 @@ impl DeliveriesPane {
     }
 
     pub fn selected_index(&self) -> Option<usize> {
-        (!self.rows.is_empty()).then_some(self.selected)
+        self.table.selected(self.rows.len())
     }
 
     pub fn selected(&self) -> Option<&DeliveryRecord> {
-        self.rows.get(self.selected)
+        self.rows.get(self.table.position())
     }
 
     pub fn busy(&self) -> bool {
@@ -280,12 +271,7 @@ impl DeliveriesPane {
     pub fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
         use DlvCommand::*;
         match command {
-            Up => self.move_by(-1),
-            Down => self.move_by(1),
-            PageUp => self.move_by(-page_step(self.page.get())),
-            PageDown => self.move_by(page_step(self.page.get())),
-            Top => self.selected = 0,
-            Bottom => self.selected = self.rows.len().saturating_sub(1),
+            Move(to) => self.table.apply(to, self.rows.len()),
             Open => {
                 if self.selected().is_some() {
                     self.now = (self.clock)();
@@ -352,11 +338,9 @@ impl DeliveriesPane {
                         self.rows = rows;
                         self.loaded_once = true;
                         self.load_error = None;
-                        self.selected = keep
-                            .and_then(|id| self.rows.iter().position(|row| row.id == id))
-                            .unwrap_or_else(|| {
-                                self.selected.min(self.rows.len().saturating_sub(1))
-                            });
+                        let position =
+                            keep.and_then(|id| self.rows.iter().position(|row| row.id == id));
+                        self.table.select_or_clamp(position, self.rows.len());
                         out.succeeded = true;
                     }
                     Err(failure) => {
@@ -373,8 +357,7 @@ impl DeliveriesPane {
     fn open_id(&mut self, id: String, out: &mut Outcome) {
         if self.id.as_deref() != Some(id.as_str()) {
             self.rows.clear();
-            self.selected = 0;
-            self.offset.set(0);
+            self.table.reset();
             self.loaded_once = false;
             self.load_error = None;
         }
@@ -409,19 +392,6 @@ impl DeliveriesPane {
         self.recent_selected = Some(next);
         self.prompt = Input::new(self.recent[next].clone());
     }
-
-    fn move_by(&mut self, delta: isize) {
-        if self.rows.is_empty() {
-            self.selected = 0;
-            return;
-        }
-        let last = self.rows.len() - 1;
-        self.selected = self.selected.saturating_add_signed(delta).min(last);
-    }
-}
-
-fn page_step(page: usize) -> isize {
-    isize::try_from(page.max(1)).unwrap_or(10)
 }
 
 #[cfg(test)]

@@ -8,16 +8,16 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
 
 use super::verdict::{countdown, likely_causes, verdict};
 use super::{DeliveriesPane, Mode};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::panes::subscriptions::short_id;
-use crate::tui::panes::subscriptions::view::scroll_offset;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
-use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::input as field;
+use crate::tui::widgets::table::{self, scroll_offset};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
@@ -77,23 +77,7 @@ fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: 
     ])
     .areas(inner);
     let label = "session or call id ";
-    let [label_area, input_area] = Layout::horizontal([
-        Constraint::Length(u16::try_from(label.len()).unwrap_or(20)),
-        Constraint::Min(1),
-    ])
-    .areas(line);
-    frame.render_widget(
-        Paragraph::new(Span::styled(label, theme.style(Role::Accent))),
-        label_area,
-    );
-    field::draw(
-        frame,
-        input_area,
-        &pane.prompt,
-        Echo::Plain,
-        theme.style(Role::Fg).patch(theme.selection()),
-        true,
-    );
+    field::draw_prompt(frame, line, label, &pane.prompt, theme);
     let mut lines = Vec::new();
     if pane.recent().is_empty() {
         lines.push(Line::from(Span::styled(
@@ -146,21 +130,13 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         draw_empty(frame, area, pane, theme);
         return;
     }
-    let height = usize::from(area.height - 1);
-    pane.page.set(height);
-    let len = pane.rows().len();
-    let offset = scroll_offset(
-        pane.offset.get(),
-        pane.selected_index().unwrap_or(0),
-        height,
-        len,
-    );
-    pane.offset.set(offset);
+    let selected = pane.selected_index();
+    let window = pane.table.window(area, pane.rows().len());
 
     let spacing = 1u16;
     let fixed = ID_W + SUB_W + NUM_W + STATUS_W + HTTP_W + TIME_W + NEXT_W + 7 * spacing;
     let error_w = area.width.saturating_sub(fixed);
-    let header = Row::new([
+    let header = [
         "ATTEMPT",
         "SUB",
         "#",
@@ -169,10 +145,8 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         "CREATED",
         "NEXT/DONE",
         "ERROR",
-    ])
-    .style(theme.style(Role::Muted));
-    let selected = pane.selected_index();
-    let rows = (offset..(offset + height).min(len)).filter_map(|position| {
+    ];
+    let rows = window.filter_map(|position| {
         let row = pane.rows().get(position)?;
         Some(table_row(
             row,
@@ -192,11 +166,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         Constraint::Length(NEXT_W),
         Constraint::Length(error_w),
     ];
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(spacing)
-        .style(theme.base());
-    frame.render_widget(table, area);
+    table::draw(frame, area, &header, rows, widths, spacing, theme);
 }
 
 /// The style a status stands out in: failed in the error role, pending in

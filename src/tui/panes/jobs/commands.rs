@@ -2,54 +2,19 @@
 //! help overlay all come from these. Submitting a file creates a job on
 //! the platform, so `--read-only` hides it; watching ids only reads.
 
-use ratatui::crossterm::event::KeyCode;
-
 use super::{JobsCommand, Prompt};
-use crate::tui::keymap::{Command, CommandInfo, Key, keys};
+use crate::tui::keymap::{Command, CommandInfo, ENTER, ESC, Key, keys, movement};
 
 use Command::Jobs;
 use JobsCommand as J;
 
-const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
-const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
-const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
-const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
-
 /// The table's commands: moving exists only with a selected row.
 pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo> {
-    let mut commands = Vec::new();
-    if selection {
-        commands.extend([
-            CommandInfo::new("↑↓ / j k", "move", UP, Jobs(J::Up)),
-            CommandInfo::new("", "", DOWN, Jobs(J::Down)).hidden(),
-            CommandInfo::new(
-                "pgup pgdn",
-                "page up / down",
-                keys![Key::plain(KeyCode::PageUp)],
-                Jobs(J::PageUp),
-            ),
-            CommandInfo::new(
-                "",
-                "",
-                keys![Key::plain(KeyCode::PageDown)],
-                Jobs(J::PageDown),
-            )
-            .hidden(),
-            CommandInfo::new(
-                "g / G",
-                "first / last",
-                keys![Key::char('g'), Key::plain(KeyCode::Home)],
-                Jobs(J::Top),
-            ),
-            CommandInfo::new(
-                "",
-                "",
-                keys![Key::char('G'), Key::plain(KeyCode::End)],
-                Jobs(J::Bottom),
-            )
-            .hidden(),
-        ]);
-    }
+    let mut commands = if selection {
+        movement(|m| Jobs(J::Move(m)))
+    } else {
+        Vec::new()
+    };
     commands.push(
         CommandInfo::new(
             "a",

@@ -12,7 +12,6 @@
 mod commands;
 pub mod view;
 
-use std::cell::Cell;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -21,9 +20,9 @@ use tui_input::Input;
 
 use super::super::action::{Effect, JobsResult};
 use super::super::app::Outcome;
-use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::subscriptions::view::scroll_offset;
+use super::super::widgets::table::TableState;
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::poll::Tick;
 use crate::poll::schedule::JobView;
@@ -34,12 +33,8 @@ use commands::{prompt_commands, table_commands};
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JobsCommand {
-    Up,
-    Down,
-    Top,
-    Bottom,
-    PageUp,
-    PageDown,
+    /// Through the table (or the detail's rows).
+    Move(Move),
     /// Open the add-ids prompt.
     Add,
     /// Open the submit-a-file prompt.
@@ -109,11 +104,8 @@ pub struct Upload {
 #[derive(Debug)]
 pub struct JobsPane {
     rows: Vec<JobRow>,
-    selected: usize,
-    /// First row on screen; kept by the view.
-    pub(crate) offset: Cell<usize>,
-    /// Rows the table showed last frame.
-    pub(crate) page: Cell<usize>,
+    /// The selected row and the scroll (kept by the view).
+    pub(crate) table: TableState,
     pub prompt: Input,
     pub prompting: Option<Prompt>,
     /// Requests used of the account share, and the share.
@@ -143,9 +135,7 @@ impl JobsPane {
         let now = Instant::now();
         JobsPane {
             rows: Vec::new(),
-            selected: 0,
-            offset: Cell::new(0),
-            page: Cell::new(10),
+            table: TableState::default(),
             prompt: Input::default(),
             prompting: None,
             budget: None,
@@ -168,11 +158,11 @@ impl JobsPane {
     }
 
     pub fn selected_index(&self) -> Option<usize> {
-        (!self.rows.is_empty()).then_some(self.selected)
+        self.table.selected(self.rows.len())
     }
 
     pub fn selected(&self) -> Option<&JobRow> {
-        self.rows.get(self.selected)
+        self.rows.get(self.table.position())
     }
 
     /// Ids to watch from the start (the demo's jobs); `init` sends them.
@@ -237,12 +227,7 @@ impl JobsPane {
     pub fn run(&mut self, command: JobsCommand, out: &mut Outcome) {
         use JobsCommand::*;
         match command {
-            Up => self.move_by(-1),
-            Down => self.move_by(1),
-            PageUp => self.move_by(-page_step(self.page.get())),
-            PageDown => self.move_by(page_step(self.page.get())),
-            Top => self.selected = 0,
-            Bottom => self.selected = self.rows.len().saturating_sub(1),
+            Move(to) => self.table.apply(to, self.rows.len()),
             Add => self.open_prompt(Prompt::AddIds),
             Submit => self.open_prompt(Prompt::SubmitFile),
             PromptCancel => self.prompting = None,
@@ -390,17 +375,8 @@ impl JobsPane {
 
     /// The ids the table shows (as the view will lay it out).
     pub fn visible_ids(&self) -> Vec<String> {
-        let height = self.page.get().max(1);
-        let offset = scroll_offset(
-            self.offset.get(),
-            self.selected_index().unwrap_or(0),
-            height,
-            self.rows.len(),
-        );
-        self.rows
+        self.rows[self.table.next_window(self.rows.len())]
             .iter()
-            .skip(offset)
-            .take(height)
             .map(|row| row.id.clone())
             .collect()
     }
@@ -418,15 +394,6 @@ impl JobsPane {
         self.prompting = Some(prompt);
         self.prompt.reset();
     }
-
-    fn move_by(&mut self, delta: isize) {
-        if self.rows.is_empty() {
-            self.selected = 0;
-            return;
-        }
-        let last = self.rows.len() - 1;
-        self.selected = self.selected.saturating_add_signed(delta).min(last);
-    }
 }
 
 /// Ids typed at the prompt: comma or whitespace separated, no duplicates.
@@ -438,10 +405,6 @@ pub fn parse_ids(text: &str) -> Vec<String> {
         }
     }
     ids
-}
-
-fn page_step(page: usize) -> isize {
-    isize::try_from(page.max(1)).unwrap_or(10)
 }
 
 #[cfg(test)]

@@ -101,7 +101,7 @@ fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
 #[test]
 fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     let mut app = jobs_app(false);
-    app.jobs.page.set(2);
+    app.jobs.table.page.set(2);
     type_text(&mut app, "a");
     type_text(&mut app, "j1 j2 j3 j4");
     let effects = app.update(key(KeyCode::Enter));

@@ -9,17 +9,17 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::{JobRow, JobsPane, Prompt};
 use crate::api::types::prerecorded::TranscriptStatus;
 use crate::poll::Tick;
 use crate::poll::schedule::JobProblem;
 use crate::tui::panes::subscriptions::short_id;
-use crate::tui::panes::subscriptions::view::scroll_offset;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
-use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::input as field;
+use crate::tui::widgets::table;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
@@ -131,23 +131,7 @@ fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, kind: Prompt,
         Prompt::AddIds => " job ids ",
         Prompt::SubmitFile => " audio file ",
     };
-    let [label_area, input_area] = Layout::horizontal([
-        Constraint::Length(u16::try_from(label.len()).unwrap_or(12)),
-        Constraint::Min(1),
-    ])
-    .areas(area);
-    frame.render_widget(
-        Paragraph::new(Span::styled(label, theme.style(Role::Accent))),
-        label_area,
-    );
-    field::draw(
-        frame,
-        input_area,
-        &pane.prompt,
-        Echo::Plain,
-        theme.style(Role::Fg).patch(theme.selection()),
-        true,
-    );
+    field::draw_prompt(frame, area, label, &pane.prompt, theme);
 }
 
 /// The fixed columns; the error takes the rest.
@@ -170,25 +154,15 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
         );
         return;
     }
-    let height = usize::from(area.height - 1);
-    pane.page.set(height);
-    let len = pane.rows().len();
-    let offset = scroll_offset(
-        pane.offset.get(),
-        pane.selected_index().unwrap_or(0),
-        height,
-        len,
-    );
-    pane.offset.set(offset);
+    let selected = pane.selected_index();
+    let window = pane.table.window(area, pane.rows().len());
 
     let spacing = 1u16;
     let fixed = ID_W + STATUS_W + 3 * TIME_W + HOOK_W + 6 * spacing;
     let error_w = area.width.saturating_sub(fixed);
-    let header = Row::new(["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"])
-        .style(theme.style(Role::Muted));
-    let selected = pane.selected_index();
+    let header = ["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"];
     let now = pane.now_tick();
-    let rows = (offset..(offset + height).min(len)).filter_map(|position| {
+    let rows = window.filter_map(|position| {
         let row = pane.rows().get(position)?;
         Some(table_row(
             row,
@@ -207,11 +181,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
         Constraint::Length(HOOK_W),
         Constraint::Length(error_w),
     ];
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(spacing)
-        .style(theme.base());
-    frame.render_widget(table, area);
+    table::draw(frame, area, &header, rows, widths, spacing, theme);
 }
 
 /// `12s`, `3m04s`, `1h02m`.

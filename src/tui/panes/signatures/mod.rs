@@ -72,19 +72,12 @@ impl Field {
         Field::Receiver,
     ];
 
-    fn position(self) -> usize {
-        Field::ORDER
-            .iter()
-            .position(|field| *field == self)
-            .unwrap_or(0)
-    }
-
     pub fn next(self) -> Field {
-        Field::ORDER[(self.position() + 1) % Field::ORDER.len()]
+        text::cycle(&Field::ORDER, self, true)
     }
 
     pub fn prev(self) -> Field {
-        Field::ORDER[(self.position() + Field::ORDER.len() - 1) % Field::ORDER.len()]
+        text::cycle(&Field::ORDER, self, false)
     }
 
     pub fn label(self) -> &'static str {

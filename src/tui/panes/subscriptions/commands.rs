@@ -6,48 +6,10 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::SubsCommand;
-use crate::tui::keymap::{Command, CommandInfo, Key, keys};
+use crate::tui::keymap::{Command, CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
 
 use Command::Subs;
 use SubsCommand as S;
-
-const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
-const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
-const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
-const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
-
-fn movement() -> Vec<CommandInfo> {
-    vec![
-        CommandInfo::new("↑↓ / j k", "move", UP, Subs(S::Up)),
-        CommandInfo::new("", "", DOWN, Subs(S::Down)).hidden(),
-        CommandInfo::new(
-            "pgup pgdn",
-            "page up / down",
-            keys![Key::plain(KeyCode::PageUp)],
-            Subs(S::PageUp),
-        ),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::plain(KeyCode::PageDown)],
-            Subs(S::PageDown),
-        )
-        .hidden(),
-        CommandInfo::new(
-            "g / G",
-            "first / last",
-            keys![Key::char('g'), Key::plain(KeyCode::Home)],
-            Subs(S::Top),
-        ),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::char('G'), Key::plain(KeyCode::End)],
-            Subs(S::Bottom),
-        )
-        .hidden(),
-    ]
-}
 
 fn changes() -> Vec<CommandInfo> {
     vec![
@@ -77,7 +39,11 @@ fn changes() -> Vec<CommandInfo> {
 /// The table's commands; those acting on the selected row exist only when
 /// a row is selected, and `esc` clears the filter only when there is one.
 pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo> {
-    let mut commands = if selection { movement() } else { Vec::new() };
+    let mut commands = if selection {
+        movement(|m| Subs(S::Move(m)))
+    } else {
+        Vec::new()
+    };
     if selection {
         commands.push(CommandInfo::new("enter", "details", ENTER, Subs(S::Open)));
     }
@@ -116,8 +82,8 @@ pub(super) fn detail_commands() -> Vec<CommandInfo> {
             Subs(S::Back),
         )
         .quick_as("back"),
-        CommandInfo::new("↑↓ / j k", "previous / next", UP, Subs(S::Up)),
-        CommandInfo::new("", "", DOWN, Subs(S::Down)).hidden(),
+        CommandInfo::new("↑↓ / j k", "previous / next", UP, Subs(S::Move(Move::Up))),
+        CommandInfo::new("", "", DOWN, Subs(S::Move(Move::Down))).hidden(),
     ];
     commands.extend(changes());
     commands

@@ -11,6 +11,7 @@ use crate::api::types::agents::{EventKind, NewSubscription};
 use crate::api::validate::{self, UrlPolicy};
 use crate::redact::SecretString;
 use crate::signature::generate_secret;
+use crate::tui::widgets::input::cycle;
 
 /// Where the keyboard is in the form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,19 +35,12 @@ impl Field {
         Field::Secret,
     ];
 
-    fn position(self) -> usize {
-        Field::ORDER
-            .iter()
-            .position(|field| *field == self)
-            .unwrap_or(0)
-    }
-
     pub fn next(self) -> Field {
-        Field::ORDER[(self.position() + 1) % Field::ORDER.len()]
+        cycle(&Field::ORDER, self, true)
     }
 
     pub fn prev(self) -> Field {
-        Field::ORDER[(self.position() + Field::ORDER.len() - 1) % Field::ORDER.len()]
+        cycle(&Field::ORDER, self, false)
     }
 
     pub fn is_text(self) -> bool {

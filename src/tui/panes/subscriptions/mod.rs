@@ -14,7 +14,6 @@ pub mod modals;
 mod results;
 pub mod view;
 
-use std::cell::Cell;
 use std::collections::HashSet;
 
 use ratatui::crossterm::event::KeyEvent;
@@ -22,8 +21,9 @@ use tui_input::Input;
 
 use super::super::action::Effect;
 use super::super::app::Outcome;
-use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
+use super::super::widgets::table::TableState;
 use crate::api::types::agents::{Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
 use crate::redact::SecretString;
@@ -48,12 +48,8 @@ pub fn short_id(id: &str) -> &str {
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubsCommand {
-    Up,
-    Down,
-    Top,
-    Bottom,
-    PageUp,
-    PageDown,
+    /// Through the table (or the detail's rows).
+    Move(Move),
     /// Table → detail.
     Open,
     /// Detail → table.
@@ -117,12 +113,9 @@ pub struct SubscriptionsPane {
     rows: Vec<Subscription>,
     /// Indices into `rows` that pass the filter, in list order.
     visible: Vec<usize>,
-    /// Index into `visible`.
-    selected: usize,
-    /// First row on screen; kept by the view so the selection stays visible.
-    pub(crate) offset: Cell<usize>,
-    /// Rows the table showed last frame (page up / down step).
-    pub(crate) page: Cell<usize>,
+    /// The selected row (an index into `visible`) and the scroll (kept by
+    /// the view so the selection stays visible).
+    pub(crate) table: TableState,
     pub include_disabled: bool,
     pub filter: Input,
     pub filter_editing: bool,
@@ -144,9 +137,7 @@ impl SubscriptionsPane {
         SubscriptionsPane {
             rows: Vec::new(),
             visible: Vec::new(),
-            selected: 0,
-            offset: Cell::new(0),
-            page: Cell::new(10),
+            table: TableState::default(),
             include_disabled: true,
             filter: Input::default(),
             filter_editing: false,
@@ -198,11 +189,11 @@ impl SubscriptionsPane {
     }
 
     pub fn selected_index(&self) -> Option<usize> {
-        (!self.visible.is_empty()).then_some(self.selected)
+        self.table.selected(self.visible.len())
     }
 
     pub fn selected(&self) -> Option<&Subscription> {
-        self.visible_row(self.selected)
+        self.visible_row(self.table.position())
     }
 
     pub fn is_pending(&self, id: &str) -> bool {
@@ -311,12 +302,7 @@ impl SubscriptionsPane {
     pub fn run(&mut self, command: SubsCommand, out: &mut Outcome) {
         use SubsCommand::*;
         match command {
-            Up => self.move_by(-1),
-            Down => self.move_by(1),
-            PageUp => self.move_by(-page_step(self.page.get())),
-            PageDown => self.move_by(page_step(self.page.get())),
-            Top => self.selected = 0,
-            Bottom => self.selected = self.visible.len().saturating_sub(1),
+            Move(to) => self.table.apply(to, self.visible.len()),
             Open => {
                 if self.selected().is_some() {
                     self.view = View::Detail;
@@ -440,15 +426,6 @@ impl SubscriptionsPane {
 
     // ---- helpers ------------------------------------------------------
 
-    fn move_by(&mut self, delta: isize) {
-        if self.visible.is_empty() {
-            self.selected = 0;
-            return;
-        }
-        let last = self.visible.len() - 1;
-        self.selected = self.selected.saturating_add_signed(delta).min(last);
-    }
-
     fn move_focus(&mut self, forward: bool) {
         match &mut self.modal {
             Some(Modal::Create(form)) => {
@@ -553,15 +530,11 @@ impl SubscriptionsPane {
                 .iter()
                 .position(|index| self.rows.get(*index).is_some_and(|row| row.id == id))
         {
-            self.selected = position;
+            self.table.select(position);
             return;
         }
-        self.selected = self.selected.min(self.visible.len().saturating_sub(1));
+        self.table.clamp(self.visible.len());
     }
-}
-
-fn page_step(page: usize) -> isize {
-    isize::try_from(page.max(1)).unwrap_or(10)
 }
 
 /// Substring match over id, URL, events and agent (`needle` lower-case).

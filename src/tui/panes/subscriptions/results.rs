@@ -133,10 +133,11 @@ impl SubscriptionsPane {
                 if matches!(&self.modal, Some(Modal::Delete(dialog)) if dialog.id == id) {
                     self.modal = None;
                 }
-                let keep_position = self.selected;
+                let keep_position = self.table.position();
                 self.rows.retain(|row| row.id != id);
                 self.refilter(None);
-                self.selected = keep_position.min(self.visible.len().saturating_sub(1));
+                self.table.select(keep_position);
+                self.table.clamp(self.visible.len());
                 self.view = View::Table;
                 out.toast = Some(format!("deleted {}", short_id(id)));
                 out.succeeded = true;

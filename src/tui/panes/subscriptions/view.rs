@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
 use serde_json::Value;
 
 use super::dialogs::{draw_create, draw_delete, draw_rotate, draw_secret};
@@ -15,6 +15,8 @@ use crate::api::types::agents::{EventKind, Subscription};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::table;
+pub use crate::tui::widgets::table::scroll_offset;
 
 /// Draws the pane in `area`.
 pub fn draw(
@@ -124,15 +126,8 @@ fn draw_table(
         draw_empty(frame, area, pane, theme, read_only);
         return;
     }
-    let height = usize::from(area.height - 1);
-    pane.page.set(height);
-    let offset = scroll_offset(
-        pane.offset.get(),
-        pane.selected_index().unwrap_or(0),
-        height,
-        pane.visible_len(),
-    );
-    pane.offset.set(offset);
+    let selected = pane.selected_index();
+    let window = pane.table.window(area, pane.visible_len());
 
     let spacing = 1u16;
     let fixed = ID_W + AGENT_W + STATE_W + SECRET_W + 5 * spacing;
@@ -140,10 +135,8 @@ fn draw_table(
     let url_w = rest * 11 / 20;
     let events_w = rest - url_w;
 
-    let header = Row::new(["ID", "URL", "EVENTS", "AGENT", "STATE", "SECRET"])
-        .style(theme.style(Role::Muted));
-    let selected = pane.selected_index();
-    let rows = (offset..(offset + height).min(pane.visible_len())).filter_map(|position| {
+    let header = ["ID", "URL", "EVENTS", "AGENT", "STATE", "SECRET"];
+    let rows = window.filter_map(|position| {
         let row = pane.visible_row(position)?;
         Some(table_row(
             row,
@@ -161,11 +154,7 @@ fn draw_table(
         Constraint::Length(STATE_W),
         Constraint::Length(SECRET_W),
     ];
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(spacing)
-        .style(theme.base());
-    frame.render_widget(table, area);
+    table::draw(frame, area, &header, rows, widths, spacing, theme);
 }
 
 /// Width of the detail view's label column.
@@ -200,18 +189,6 @@ fn labelled(
             ])
         })
         .collect()
-}
-
-/// Keeps `selected` on screen, moving the window as little as possible.
-pub fn scroll_offset(previous: usize, selected: usize, height: usize, len: usize) -> usize {
-    let height = height.max(1);
-    let mut offset = previous.min(len.saturating_sub(height));
-    if selected < offset {
-        offset = selected;
-    } else if selected >= offset + height {
-        offset = selected + 1 - height;
-    }
-    offset
 }
 
 fn table_row(

@@ -1,0 +1,140 @@
+//! The panes' tables: only the rows on screen are built, under a muted
+//! header, with the window moved as little as keeps the selection on
+//! screen.
+
+use std::cell::Cell;
+use std::ops::Range;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::widgets::{Row, Table};
+
+use crate::tui::keymap::Move;
+use crate::tui::theme::{Role, Theme};
+
+/// Keeps `selected` on screen, moving the window as little as possible.
+pub fn scroll_offset(previous: usize, selected: usize, height: usize, len: usize) -> usize {
+    let height = height.max(1);
+    let mut offset = previous.min(len.saturating_sub(height));
+    if selected < offset {
+        offset = selected;
+    } else if selected >= offset + height {
+        offset = selected + 1 - height;
+    }
+    offset
+}
+
+/// The positions of the rows a table of `len` rows shows in `area` (one
+/// line of it is the header). Remembers the page height (the page up /
+/// down step) in `page` and the window's start in `offset`.
+pub fn visible_window(
+    area: Rect,
+    page: &Cell<usize>,
+    offset: &Cell<usize>,
+    selected: Option<usize>,
+    len: usize,
+) -> Range<usize> {
+    let height = usize::from(area.height.saturating_sub(1));
+    page.set(height);
+    let start = scroll_offset(offset.get(), selected.unwrap_or(0), height, len);
+    offset.set(start);
+    start..(start + height).min(len)
+}
+
+/// Draws `rows` under a muted `header`, columns `spacing` apart.
+pub fn draw<'a>(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    header: &[&'static str],
+    rows: impl IntoIterator<Item = Row<'a>>,
+    widths: impl IntoIterator<Item = Constraint>,
+    spacing: u16,
+    theme: &Theme,
+) {
+    let header = Row::new(header.iter().copied()).style(theme.style(Role::Muted));
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(spacing)
+        .style(theme.base());
+    frame.render_widget(table, area);
+}
+
+/// A table's selection and scroll state: the selected row, the window's
+/// start last frame and the page height last frame (kept by the view).
+#[derive(Debug)]
+pub struct TableState {
+    selected: usize,
+    /// First row on screen; kept by the view so the selection stays visible.
+    pub offset: Cell<usize>,
+    /// Rows the table showed last frame (the page up / down step).
+    pub page: Cell<usize>,
+}
+
+impl Default for TableState {
+    fn default() -> Self {
+        TableState {
+            selected: 0,
+            offset: Cell::new(0),
+            page: Cell::new(10),
+        }
+    }
+}
+
+impl TableState {
+    /// The selected position in a table of `len` rows (none when empty).
+    pub fn selected(&self, len: usize) -> Option<usize> {
+        (len > 0).then_some(self.selected)
+    }
+
+    /// The selected position, even in an empty table.
+    pub fn position(&self) -> usize {
+        self.selected
+    }
+
+    pub fn select(&mut self, position: usize) {
+        self.selected = position;
+    }
+
+    /// Keeps the selection inside a table of `len` rows.
+    pub fn clamp(&mut self, len: usize) {
+        self.selected = self.selected.min(len.saturating_sub(1));
+    }
+
+    /// Selects `position` if there is one, else keeps the selection inside
+    /// a table of `len` rows.
+    pub fn select_or_clamp(&mut self, position: Option<usize>, len: usize) {
+        match position {
+            Some(position) => self.selected = position,
+            None => self.clamp(len),
+        }
+    }
+
+    pub fn apply(&mut self, to: Move, len: usize) {
+        self.selected = to.apply(self.selected, len, self.page.get());
+    }
+
+    /// Back to the first row, scrolled to the top.
+    pub fn reset(&mut self) {
+        self.selected = 0;
+        self.offset.set(0);
+    }
+
+    /// The rows a table of `len` rows shows in `area`; see
+    /// [`visible_window`].
+    pub fn window(&self, area: Rect, len: usize) -> Range<usize> {
+        visible_window(area, &self.page, &self.offset, self.selected(len), len)
+    }
+
+    /// The rows the view will show on the next frame, from the page height
+    /// it showed last (without moving the remembered offset).
+    pub fn next_window(&self, len: usize) -> Range<usize> {
+        let height = self.page.get().max(1);
+        let start = scroll_offset(
+            self.offset.get(),
+            self.selected(len).unwrap_or(0),
+            height,
+            len,
+        );
+        start..(start + height).min(len)
+    }
+}
