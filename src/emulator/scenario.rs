@@ -613,37 +613,7 @@ fn demo_wav(length: Duration, sentence: &str) -> Vec<u8> {
         let sample = (phase.sin() * 2000.0) as i16;
         data.extend_from_slice(&sample.to_le_bytes());
     }
-    let mut comment = sentence.as_bytes().to_vec();
-    comment.push(0);
-    let mut list = b"INFO".to_vec();
-    push_chunk(&mut list, b"ICMT", &comment);
-
-    let mut fmt = Vec::with_capacity(16);
-    fmt.extend_from_slice(&1u16.to_le_bytes()); // PCM
-    fmt.extend_from_slice(&1u16.to_le_bytes()); // mono
-    fmt.extend_from_slice(&RATE.to_le_bytes());
-    fmt.extend_from_slice(&(RATE * 2).to_le_bytes()); // byte rate
-    fmt.extend_from_slice(&2u16.to_le_bytes()); // block align
-    fmt.extend_from_slice(&16u16.to_le_bytes()); // bits per sample
-
-    let mut body = b"WAVE".to_vec();
-    push_chunk(&mut body, b"fmt ", &fmt);
-    push_chunk(&mut body, b"LIST", &list);
-    push_chunk(&mut body, b"data", &data);
-    let mut wav = b"RIFF".to_vec();
-    wav.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    wav.extend_from_slice(&body);
-    wav
-}
-
-/// Appends a RIFF chunk, padded to an even size.
-fn push_chunk(out: &mut Vec<u8>, id: &[u8; 4], body: &[u8]) {
-    out.extend_from_slice(id);
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(body);
-    if body.len() % 2 == 1 {
-        out.push(0);
-    }
+    super::wav::encode_pcm16(RATE, 1, &data, Some(sentence))
 }
 
 /// Uploads the demo WAV once (through a temporary file, as `upload_file`

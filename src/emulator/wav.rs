@@ -249,41 +249,64 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<WavInfo, WavError> {
     })
 }
 
+/// A 16-bit PCM WAV of `samples` (little-endian, `channels` interleaved),
+/// with `comment` in a `LIST/INFO/ICMT` chunk: the emulator's convention for
+/// a fixture's transcript.
+pub(crate) fn encode_pcm16(
+    rate: u32,
+    channels: u16,
+    samples: &[u8],
+    comment: Option<&str>,
+) -> Vec<u8> {
+    let mut chunks = vec![chunk(b"fmt ", &fmt_body(FORMAT_PCM, channels, rate, 16))];
+    if let Some(text) = comment {
+        let mut text = text.as_bytes().to_vec();
+        text.push(0);
+        let mut info = b"INFO".to_vec();
+        info.extend_from_slice(&chunk(b"ICMT", &text));
+        chunks.push(chunk(b"LIST", &info));
+    }
+    chunks.push(chunk(b"data", samples));
+    riff(&chunks)
+}
+
+/// A chunk: id, little-endian size, body, pad byte when odd.
+fn chunk(id: &[u8; 4], body: &[u8]) -> Vec<u8> {
+    let mut out = id.to_vec();
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(body);
+    if body.len() % 2 == 1 {
+        out.push(0);
+    }
+    out
+}
+
+/// A `fmt ` chunk body.
+fn fmt_body(format: u16, channels: u16, rate: u32, bits: u16) -> Vec<u8> {
+    let align = channels * bits.div_ceil(8);
+    let mut body = Vec::new();
+    body.extend_from_slice(&format.to_le_bytes());
+    body.extend_from_slice(&channels.to_le_bytes());
+    body.extend_from_slice(&rate.to_le_bytes());
+    body.extend_from_slice(&(rate * u32::from(align)).to_le_bytes());
+    body.extend_from_slice(&align.to_le_bytes());
+    body.extend_from_slice(&bits.to_le_bytes());
+    body
+}
+
+/// `RIFF` + size + `WAVE` around `chunks`.
+fn riff(chunks: &[Vec<u8>]) -> Vec<u8> {
+    let inner: Vec<u8> = chunks.concat();
+    let mut out = b"RIFF".to_vec();
+    out.extend_from_slice(&(4 + inner.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"WAVE");
+    out.extend_from_slice(&inner);
+    out
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-
-    /// A chunk: id, little-endian size, body, pad byte when odd.
-    fn chunk(id: &[u8; 4], body: &[u8]) -> Vec<u8> {
-        let mut out = id.to_vec();
-        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        out.extend_from_slice(body);
-        if body.len() % 2 == 1 {
-            out.push(0);
-        }
-        out
-    }
-
-    fn fmt_body(format: u16, channels: u16, rate: u32, bits: u16) -> Vec<u8> {
-        let align = channels * bits.div_ceil(8);
-        let mut body = Vec::new();
-        body.extend_from_slice(&format.to_le_bytes());
-        body.extend_from_slice(&channels.to_le_bytes());
-        body.extend_from_slice(&rate.to_le_bytes());
-        body.extend_from_slice(&(rate * u32::from(align)).to_le_bytes());
-        body.extend_from_slice(&align.to_le_bytes());
-        body.extend_from_slice(&bits.to_le_bytes());
-        body
-    }
-
-    fn riff(chunks: &[Vec<u8>]) -> Vec<u8> {
-        let inner: Vec<u8> = chunks.concat();
-        let mut out = b"RIFF".to_vec();
-        out.extend_from_slice(&(4 + inner.len() as u32).to_le_bytes());
-        out.extend_from_slice(b"WAVE");
-        out.extend_from_slice(&inner);
-        out
-    }
 
     fn list_info(comment: &[u8]) -> Vec<u8> {
         let mut body = b"INFO".to_vec();
