@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+mod support;
+
 use axum::Router;
 use axum::routing::post;
 use earshot::api::types::agents::{DeliveryStatus, EventKind, NewSubscription};
@@ -156,15 +158,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// `VmHWM` from /proc/self/status (Linux), or a note that it is unknown.
+/// This process's peak RSS, or a note that it is unknown.
 fn peak_rss() -> String {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|line| line.starts_with("VmHWM:"))
-                .map(|line| line.trim_start_matches("VmHWM:").trim().to_owned())
-        })
-        .unwrap_or_else(|| "unknown (no /proc)".to_owned())
+    support::vm_hwm_kb("self")
+        .map_or_else(|| "unknown (no /proc)".to_owned(), |kb| format!("{kb} kB"))
 }

@@ -19,8 +19,10 @@
 //! dictation_latency [CAPTURE_SECONDS]` (default 60: the run takes a
 //! little over a minute, as the capture is real time).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+mod support;
 
 use earshot::api::dictation::{AudioSource, DictationRequest};
 use earshot::api::types::dictation::{AudioFormat, Dictation, DictationConfig};
@@ -82,7 +84,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!();
     println!("Peak RSS of `earshot dictate` (release binary)");
-    let binary = release_binary()?;
+    let binary = support::release_binary()?;
     let dir = tempfile::tempdir()?;
     let short = dir.path().join("short.wav");
     let long = dir.path().join("long.wav");
@@ -166,24 +168,6 @@ fn wav(seconds: u32) -> Vec<u8> {
     out
 }
 
-/// `target/release/earshot`, next to this example's directory.
-fn release_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let exe = std::env::current_exe()?;
-    let binary = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|dir| dir.join("earshot"))
-        .ok_or("cannot locate the target directory")?;
-    if !binary.exists() {
-        return Err(format!(
-            "{} not found: run `cargo build --release` first",
-            binary.display()
-        )
-        .into());
-    }
-    Ok(binary)
-}
-
 /// Runs `earshot dictate` and samples its `VmHWM` until it exits.
 async fn peak_rss(
     binary: &Path,
@@ -206,7 +190,7 @@ async fn peak_rss(
     let pid = child.id().ok_or("the child has no pid")?;
     let mut peak = 0;
     loop {
-        if let Some(hwm) = vm_hwm(pid) {
+        if let Some(hwm) = support::vm_hwm_kb(&pid.to_string()) {
             peak = peak.max(hwm);
         }
         if let Some(status) = child.try_wait()? {
@@ -217,16 +201,4 @@ async fn peak_rss(
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-}
-
-/// `VmHWM` of a process, in kB (Linux).
-fn vm_hwm(pid: u32) -> Option<u64> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()?
-        .lines()
-        .find(|line| line.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
 }

@@ -10,9 +10,10 @@
 //! Run: `cargo build --release && cargo run --release --example watch_rss [JOBS] [SECONDS]`
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod support;
 
 use earshot::api::types::prerecorded::NewTranscript;
 use earshot::api::{Client, Endpoints};
@@ -26,7 +27,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let jobs: usize = args.next().map_or(Ok(10_000), |a| a.parse())?;
     let seconds: u64 = args.next().map_or(Ok(30), |a| a.parse())?;
-    let binary = release_binary()?;
+    let binary = support::release_binary()?;
 
     let mut config = EmulatorConfig::new(SecretString::new(KEY));
     config.http_limit = 1_000_000;
@@ -63,11 +64,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()?;
-    let status_file = PathBuf::from(format!("/proc/{}/status", child.id()));
+    let pid = child.id().to_string();
     let mut peak_kb = 0u64;
     let deadline = Instant::now() + Duration::from_secs(seconds);
     while Instant::now() < deadline {
-        if let Some(kb) = read_kb(&status_file, "VmHWM:") {
+        if let Some(kb) = support::vm_hwm_kb(&pid) {
             peak_kb = peak_kb.max(kb);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -98,35 +99,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     emulator.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// `target/release/earshot`, next to this example's own directory.
-fn release_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let exe = std::env::current_exe()?;
-    let binary = exe
-        .parent()
-        .and_then(|examples| examples.parent())
-        .map(|dir| dir.join("earshot"))
-        .ok_or("cannot locate the target directory")?;
-    if !binary.exists() {
-        return Err(format!(
-            "{} not found: run `cargo build --release` first",
-            binary.display()
-        )
-        .into());
-    }
-    Ok(binary)
-}
-
-fn read_kb(status_file: &PathBuf, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(status_file).ok()?;
-    let line = status.lines().find(|line| line.starts_with(field))?;
-    line.trim_start_matches(field)
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// `seconds` of 1 kHz mono 8-bit silence: an hour is 3.6 MB, and the
