@@ -123,15 +123,7 @@ pub fn nearest_16(r: u8, g: u8, b: u8) -> Color {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| (*value).to_owned())
-        }
-    }
+    use crate::tui::theme::tests::env_of;
 
     #[test]
     fn colour_depth_is_detected_from_colorterm_then_term() {
