@@ -272,15 +272,7 @@ pub(super) fn draw_delete(
     } else {
         Span::styled(hint, style)
     };
-    if inner.height > 5 {
-        let line = Rect {
-            x: inner.x + 1,
-            y: inner.y + 5,
-            width: inner.width.saturating_sub(1),
-            height: inner.height - 5,
-        };
-        frame.render_widget(Paragraph::new(status).wrap(Wrap { trim: true }), line);
-    }
+    draw_status_row(frame, inner, 5, status);
 }
 
 pub(super) fn draw_rotate(frame: &mut Frame<'_>, area: Rect, dialog: &RotateForm, theme: &Theme) {
@@ -335,15 +327,7 @@ pub(super) fn draw_rotate(frame: &mut Frame<'_>, area: Rect, dialog: &RotateForm
             theme.style(Role::Muted),
         )
     };
-    if inner.height > 7 {
-        let line = Rect {
-            x: inner.x + 1,
-            y: inner.y + 7,
-            width: inner.width.saturating_sub(1),
-            height: inner.height - 7,
-        };
-        frame.render_widget(Paragraph::new(status).wrap(Wrap { trim: true }), line);
-    }
+    draw_status_row(frame, inner, 7, status);
 }
 
 pub(super) fn draw_secret(frame: &mut Frame<'_>, area: Rect, shown: &SecretOnce, theme: &Theme) {
@@ -404,4 +388,18 @@ pub(super) fn draw_secret(frame: &mut Frame<'_>, area: Rect, shown: &SecretOnce,
             .wrap(Wrap { trim: false }),
         inner,
     );
+}
+
+/// A dialog's status line from `row` down, wrapped; nothing if the popup
+/// is too short to have that row.
+fn draw_status_row(frame: &mut Frame<'_>, inner: Rect, row: u16, status: Span<'_>) {
+    if inner.height > row {
+        let line = Rect {
+            x: inner.x + 1,
+            y: inner.y + row,
+            width: inner.width.saturating_sub(1),
+            height: inner.height - row,
+        };
+        frame.render_widget(Paragraph::new(status).wrap(Wrap { trim: true }), line);
+    }
 }
