@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod emulator;
 pub mod poll;
+pub mod receiver;
 pub mod redact;
 pub mod signature;
 pub mod tui;

@@ -1,12 +1,14 @@
 //! The command line (DESIGN.md §6): the clap tree and one thin file per
 //! subcommand that parses arguments, calls [`crate::api`] and prints.
 
+pub mod check_receiver;
 pub mod config;
 pub mod deliveries;
 pub mod demo;
 pub mod dictate;
 pub mod emulator;
 pub mod jobs;
+pub mod listen;
 mod output;
 pub mod probe;
 pub mod sign;
@@ -68,6 +70,10 @@ pub enum Command {
     Transcribe(transcribe::TranscribeArgs),
     /// Run dictation and sync in every region and compare them.
     Probe(probe::ProbeArgs),
+    /// A local webhook receiver that verifies, deduplicates and captures.
+    Listen(listen::ListenArgs),
+    /// Test your webhook receiver with a battery of deliveries.
+    CheckReceiver(check_receiver::CheckReceiverArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -147,6 +153,8 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Transcribe(args) => runtime()?.block_on(transcribe::run(args, &global)),
         Command::Probe(args) => runtime()?.block_on(probe::run(args, &global)),
         Command::Jobs(args) => runtime()?.block_on(jobs::run(args, &global)),
+        Command::Listen(args) => runtime()?.block_on(listen::run(args)),
+        Command::CheckReceiver(args) => runtime()?.block_on(check_receiver::run(args)),
     }
 }
 

@@ -1,0 +1,7 @@
+//! The receiver toolkit: what a correct webhook receiver does
+//! ([`listen`]), the raw capture of what it received ([`capture`]), and the
+//! conformance battery run against an operator's own receiver ([`check`]).
+
+pub mod capture;
+pub mod check;
+pub mod listen;
