@@ -97,6 +97,8 @@ pub struct Outcome {
     pub failure: Option<Failure>,
     /// A platform call succeeded.
     pub succeeded: bool,
+    /// An action for the whole app to run next (e.g. open another pane).
+    pub then: Option<Action>,
 }
 
 /// The whole console's state.
@@ -520,7 +522,11 @@ impl App {
             self.status.connection = Connection::Ok;
         }
         self.dirty = true;
-        out.effects
+        let mut effects = out.effects;
+        if let Some(action) = out.then {
+            effects.extend(self.update(action));
+        }
+        effects
     }
 }
 

@@ -11,9 +11,9 @@ use Command::Dlv;
 use DlvCommand as D;
 
 /// The table's commands: moving and opening exist only with a selected
-/// row, the latest toggle only once an id is loaded; with no row, `enter`
-/// opens the id prompt too.
-pub(super) fn table_commands(selection: bool, loaded: bool) -> Vec<CommandInfo> {
+/// row, the latest toggle only once an id is loaded, the signature check
+/// only on a 401 failure; with no row, `enter` opens the id prompt too.
+pub(super) fn table_commands(selection: bool, loaded: bool, rejected: bool) -> Vec<CommandInfo> {
     let mut commands = if selection {
         movement(|m| Dlv(D::Move(m)))
     } else {
@@ -36,6 +36,9 @@ pub(super) fn table_commands(selection: bool, loaded: bool) -> Vec<CommandInfo> 
     if !selection {
         commands.push(CommandInfo::new("enter", "", ENTER, Dlv(D::Prompt)).hidden());
     }
+    if rejected {
+        commands.push(check_signature_command());
+    }
     if loaded {
         commands.push(
             CommandInfo::new(
@@ -50,8 +53,19 @@ pub(super) fn table_commands(selection: bool, loaded: bool) -> Vec<CommandInfo> 
     commands
 }
 
-pub(super) fn detail_commands() -> Vec<CommandInfo> {
-    vec![
+/// `s` on a 401 failure: open it in the Signatures pane.
+fn check_signature_command() -> CommandInfo {
+    CommandInfo::new(
+        "s",
+        "check this 401's signature in the Signatures pane",
+        keys![Key::char('s')],
+        Dlv(D::CheckSignature),
+    )
+    .quick_as("check signature")
+}
+
+pub(super) fn detail_commands(rejected: bool) -> Vec<CommandInfo> {
+    let mut commands = vec![
         CommandInfo::new(
             "esc",
             "back to the table",
@@ -66,7 +80,11 @@ pub(super) fn detail_commands() -> Vec<CommandInfo> {
             Dlv(D::Move(Move::Up)),
         ),
         CommandInfo::new("", "", DOWN, Dlv(D::Move(Move::Down))).hidden(),
-    ]
+    ];
+    if rejected {
+        commands.push(check_signature_command());
+    }
+    commands
 }
 
 /// The id prompt's keys (everything else is typed into it).

@@ -18,12 +18,13 @@ use chrono::{DateTime, Utc};
 use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
-use super::super::action::{DeliveriesResult, Effect};
+use super::super::action::{Action, DeliveriesResult, Effect};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use crate::tui::panes::subscriptions::short_id;
 
 use commands::{detail_commands, prompt_commands, table_commands};
 
@@ -53,6 +54,8 @@ pub enum DlvCommand {
     RecentDown,
     /// All attempts ↔ the latest per subscription.
     ToggleLatest,
+    /// Hand the selected 401 failure to the Signatures pane.
+    CheckSignature,
 }
 
 /// Table or detail.
@@ -193,19 +196,28 @@ impl DeliveriesPane {
         self.mode() != Mode::Prompt
     }
 
+    /// The selected attempt is a 401 the Signatures pane can explain.
+    pub fn selected_is_signature_rejection(&self) -> bool {
+        self.selected().is_some_and(is_signature_rejection)
+    }
+
     pub fn commands(&self) -> Vec<CommandInfo> {
         match self.mode() {
             Mode::Prompt => prompt_commands(),
-            Mode::Table => table_commands(self.selected().is_some(), self.id.is_some()),
-            Mode::Detail => detail_commands(),
+            Mode::Table => table_commands(
+                self.selected().is_some(),
+                self.id.is_some(),
+                self.selected_is_signature_rejection(),
+            ),
+            Mode::Detail => detail_commands(self.selected_is_signature_rejection()),
         }
     }
 
     pub fn help_sections() -> Vec<CommandSection> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
-            section("Deliveries", table_commands(true, true)),
-            section("Attempt detail", detail_commands()),
+            section("Deliveries", table_commands(true, true, true)),
+            section("Attempt detail", detail_commands(true)),
             section("Id prompt (typing)", prompt_commands()),
         ]
     }
@@ -294,6 +306,11 @@ impl DeliveriesPane {
                 }
                 self.prompting = false;
                 self.open_id(typed, out);
+            }
+            CheckSignature => {
+                if let Some(record) = self.selected().filter(|r| is_signature_rejection(r)) {
+                    out.then = Some(signature_handover(record));
+                }
             }
             ToggleLatest => {
                 if self.id.is_some() {
@@ -391,6 +408,29 @@ impl DeliveriesPane {
         };
         self.recent_selected = Some(next);
         self.prompt = Input::new(self.recent[next].clone());
+    }
+}
+
+/// A receiver answered 401: per the troubleshooting table, a signature
+/// the receiver could not verify.
+fn is_signature_rejection(record: &DeliveryRecord) -> bool {
+    record.status == DeliveryStatus::Failed && record.http_status_code == Some(401)
+}
+
+/// What the Signatures pane gets for a 401 attempt. The platform does not
+/// return a delivery's header or body, so the hint says where they come
+/// from (the receiver's log, or `earshot listen --capture`).
+fn signature_handover(record: &DeliveryRecord) -> Action {
+    Action::OpenInSignatures {
+        header: None,
+        body: None,
+        secret_hint: Some(format!(
+            "subscription {}'s current secret; delivery {} (attempt {}) was refused with 401: \
+             paste the X-SVC-Signature header and raw body your receiver logged",
+            short_id(&record.subscription_id),
+            short_id(&record.id),
+            record.attempt_count,
+        )),
     }
 }
 

@@ -8,10 +8,11 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Map;
 
 use super::verdict::{Verdict, countdown, likely_causes, verdict};
-use super::{DeliveriesPane, Mode, RECENT_MAX, View};
+use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
+use crate::tui::keymap::Command;
 use crate::tui::panes::PaneId;
 
 const SESSION: &str = "sess_4f2a9c1e7b";
@@ -358,4 +359,42 @@ fn the_pane_changes_nothing_so_read_only_keeps_every_command() {
     for section in DeliveriesPane::help_sections() {
         assert!(section.commands.iter().all(|command| !command.mutating));
     }
+}
+
+#[test]
+fn s_hands_a_401_failure_to_the_signatures_pane_with_whose_secret() {
+    let mut app = app_loaded(vec![failed_401(), delivered()]);
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.deliveries.mode(), Mode::Detail);
+    app.update(key('s'));
+    assert_eq!(app.pane, PaneId::Signatures);
+    let hint = app.sigs.secret_hint.clone().unwrap_or_default();
+    assert!(hint.contains("2b3c4d5e"), "{hint}");
+    assert!(hint.contains("401"), "{hint}");
+}
+
+#[test]
+fn s_is_offered_only_on_a_401_failure() {
+    let mut app = app_loaded(vec![delivered(), failed_401()]);
+    let has_s = |app: &App| {
+        app.commands()
+            .iter()
+            .any(|c| c.command == Command::Dlv(DlvCommand::CheckSignature))
+    };
+    assert_eq!(app.deliveries.selected().map(|r| r.attempt_count), Some(1));
+    assert!(
+        app.deliveries
+            .selected()
+            .is_some_and(|r| r.http_status_code == Some(200))
+    );
+    assert!(!has_s(&app), "the delivered row is selected");
+    app.update(key('s'));
+    assert_eq!(app.pane, PaneId::Deliveries);
+    app.update(press(KeyCode::Down));
+    assert!(
+        app.deliveries
+            .selected()
+            .is_some_and(|r| r.http_status_code == Some(401))
+    );
+    assert!(has_s(&app), "the 401 row is selected");
 }
