@@ -2,10 +2,15 @@
 //! one or two secrets, and explains a failure (via
 //! [`crate::signature::diagnose`]) as a checklist an operator can act on.
 //! Exit status: 0 valid, 1 invalid, 2 bad input.
+//!
+//! With `--capture FILE` the header and the exact body come from a request
+//! `earshot listen` captured ([`crate::receiver::capture`]), checked at the
+//! time it was received.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::receiver::capture::{self, Numbered};
 use crate::redact::{SecretString, mask};
 use crate::signature::{self, Candidate, Diagnosis, Finding, InvalidReason, Severity, Verdict};
 
@@ -18,12 +23,42 @@ const LABELS: [&str; 2] = ["current", "previous"];
 #[derive(clap::Args, Debug)]
 pub struct VerifyArgs {
     /// The `X-SVC-Signature` value as received: `t=<unix>,v1=<hex>`.
-    #[arg(long, value_name = "H", allow_hyphen_values = true)]
-    pub header: String,
+    #[arg(
+        long,
+        value_name = "H",
+        allow_hyphen_values = true,
+        required_unless_present = "capture",
+        conflicts_with = "capture"
+    )]
+    pub header: Option<String>,
 
     /// The raw request body as received; `-` reads standard input.
-    #[arg(long, value_name = "F")]
-    pub body_file: PathBuf,
+    #[arg(
+        long,
+        value_name = "F",
+        required_unless_present = "capture",
+        conflicts_with = "capture"
+    )]
+    pub body_file: Option<PathBuf>,
+
+    /// Replay a request captured by `earshot listen --capture FILE`: its
+    /// header and exact body, checked at its receive time (unless --now).
+    /// Default: the last entry that carries X-SVC-Signature.
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
+
+    /// With --capture: the entry on line N of the file (1-based).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "capture",
+        conflicts_with = "event_id"
+    )]
+    pub index: Option<usize>,
+
+    /// With --capture: the last entry with this event_id.
+    #[arg(long, value_name = "ID", requires = "capture")]
+    pub event_id: Option<String>,
 
     /// The current secret; give `--secret` again for the previous one
     /// during a rotation. Never printed in full.
@@ -69,7 +104,7 @@ pub fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
         })
         .collect();
     let diagnosis = signature::diagnose(
-        &args.header,
+        &input.header,
         &input.body,
         &candidates,
         input.now,
@@ -77,9 +112,9 @@ pub fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
         input.receiver_digest.as_deref(),
     );
     let report = if args.json {
-        json_report(&diagnosis, &args)
+        json_report(&diagnosis, &args, &input)
     } else {
-        text_report(&diagnosis, &args, input.now)
+        text_report(&diagnosis, &args, &input)
     };
     print!("{report}");
     Ok(if diagnosis.is_valid() {
@@ -91,9 +126,18 @@ pub fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
 
 /// The checked inputs; every failure here is exit 2.
 struct Input {
+    header: String,
     body: Vec<u8>,
     now: i64,
     receiver_digest: Option<String>,
+    /// The capture entry replayed, when `--capture` was given.
+    captured: Option<Captured>,
+}
+
+/// Where a replayed request came from.
+struct Captured {
+    file: PathBuf,
+    numbered: Numbered,
 }
 
 impl Input {
@@ -124,13 +168,102 @@ impl Input {
                 Some(text.to_owned())
             }
         };
-        let body = read_body(&args.body_file)?;
+        if let Some(file) = &args.capture {
+            return Self::from_capture(args, file, receiver_digest);
+        }
+        let (Some(header), Some(body_file)) = (&args.header, &args.body_file) else {
+            return Err("give --header and --body-file, or --capture FILE".to_owned());
+        };
+        let body = read_body(body_file)?;
         Ok(Self {
+            header: header.clone(),
             body,
             now: args.now.unwrap_or_else(unix_now),
             receiver_digest,
+            captured: None,
         })
     }
+
+    fn from_capture(
+        args: &VerifyArgs,
+        file: &std::path::Path,
+        receiver_digest: Option<String>,
+    ) -> Result<Self, String> {
+        let entries = capture::read_file(file).map_err(|error| error.to_string())?;
+        let numbered = select_entry(entries, args)?;
+        let line = numbered.line;
+        let entry = &numbered.entry;
+        let Some(header) = entry.header(signature::HEADER_NAME) else {
+            return Err(format!(
+                "the entry on line {line} has no {} header ({} {} from {}, a {} request)",
+                signature::HEADER_NAME,
+                entry.method,
+                entry.path,
+                entry.source,
+                entry.kind.code()
+            ));
+        };
+        let body = entry
+            .body_bytes()
+            .map_err(|error| format!("the body_base64 of line {line} is not valid: {error}"))?;
+        Ok(Self {
+            header: header.to_owned(),
+            body,
+            now: args.now.unwrap_or(entry.received_unix),
+            receiver_digest,
+            captured: Some(Captured {
+                file: file.to_owned(),
+                numbered,
+            }),
+        })
+    }
+}
+
+/// The entry `--index`/`--event-id` name, or the last signed one.
+fn select_entry(entries: Vec<Numbered>, args: &VerifyArgs) -> Result<Numbered, String> {
+    if entries.is_empty() {
+        return Err("the capture file has no entries".to_owned());
+    }
+    let lines = match (entries.first(), entries.last()) {
+        (Some(first), Some(last)) => format!("lines {} to {}", first.line, last.line),
+        _ => String::new(),
+    };
+    if let Some(line) = args.index {
+        entries
+            .into_iter()
+            .find(|numbered| numbered.line == line)
+            .ok_or_else(|| {
+                format!("no entry on line {line} of the capture file (entries are on {lines})")
+            })
+    } else if let Some(id) = &args.event_id {
+        entries
+            .into_iter()
+            .rev()
+            .find(|numbered| numbered.entry.event_id.as_deref() == Some(id.as_str()))
+            .ok_or_else(|| format!("no captured request has event_id {id}"))
+    } else {
+        entries
+            .into_iter()
+            .rev()
+            .find(|numbered| numbered.entry.header(signature::HEADER_NAME).is_some())
+            .ok_or_else(|| format!("no captured request carries {}", signature::HEADER_NAME))
+    }
+}
+
+/// One line naming the replayed request.
+fn capture_line(captured: &Captured) -> String {
+    let entry = &captured.numbered.entry;
+    format!(
+        "capture {} line {}: {} {} from {}, received {} (the listener answered {}: {})\n",
+        captured.file.display(),
+        captured.numbered.line,
+        entry.method,
+        entry.path,
+        entry.source,
+        entry.received_at,
+        entry.status,
+        entry.verdict.code()
+    )
 }
 
 fn mark(severity: Severity) -> &'static str {
@@ -151,8 +284,12 @@ fn masked_secret(args: &VerifyArgs, label: &str) -> String {
         .unwrap_or_default()
 }
 
-fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> String {
+fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> String {
     let mut out = String::new();
+    if let Some(captured) = &input.captured {
+        out.push_str(&capture_line(captured));
+        out.push('\n');
+    }
     match &diagnosis.verdict {
         Verdict::Valid { matched, .. } => out.push_str(&format!(
             "✓ signature valid (the {matched} secret, {})\n",
@@ -161,7 +298,7 @@ fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> String {
         Verdict::Invalid(reason) => out.push_str(&format!("✗ signature invalid: {reason}\n")),
     }
     out.push('\n');
-    for line in checklist(diagnosis, args, now) {
+    for line in checklist(diagnosis, args, input) {
         out.push_str("  ");
         out.push_str(&line);
         out.push('\n');
@@ -179,7 +316,8 @@ fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> String {
 }
 
 /// Three lines, one per check: header, clock, digest.
-fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> Vec<String> {
+fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Vec<String> {
+    let now = input.now;
     let tolerance = args.tolerance;
     let clock = format!("timestamp within {tolerance} s of now ({now})");
     let digest = "signature matches a secret you gave";
@@ -207,7 +345,7 @@ fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> Vec<String> 
             skew_secs,
         }) => (*timestamp, *skew_secs, None),
     };
-    let v1_count = signature::parse_header(&args.header)
+    let v1_count = signature::parse_header(&input.header)
         .map(|parsed| parsed.signatures.len())
         .unwrap_or(0);
     let clock_ok = skew.unsigned_abs() <= tolerance;
@@ -233,7 +371,7 @@ fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, now: i64) -> Vec<String> 
     ]
 }
 
-fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs) -> String {
+fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> String {
     let findings: Vec<serde_json::Value> = diagnosis
         .findings
         .iter()
@@ -251,7 +389,7 @@ fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs) -> String {
         })
         .collect();
     let verdict = &diagnosis.verdict;
-    let value = serde_json::json!({
+    let mut value = serde_json::json!({
         "valid": verdict.is_valid(),
         "matched": verdict.matched(),
         "skew_secs": verdict.skew_secs(),
@@ -259,5 +397,16 @@ fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs) -> String {
         "reason": verdict.reason().map(InvalidReason::code),
         "findings": findings,
     });
+    if let Some(captured) = &input.captured {
+        let entry = &captured.numbered.entry;
+        value["capture"] = serde_json::json!({
+            "file": captured.file.display().to_string(),
+            "line": captured.numbered.line,
+            "received_at": entry.received_at,
+            "now": input.now,
+            "listener_status": entry.status,
+            "listener_verdict": entry.verdict.code(),
+        });
+    }
     format!("{value}\n")
 }

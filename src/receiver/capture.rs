@@ -1,1 +1,471 @@
-//! (being written)
+//! The raw capture of what a receiver got: one JSON object per request
+//! ([`CaptureEntry`]), written append-only as JSON lines ([`CaptureWriter`])
+//! and read back with line numbers ([`CaptureReader`], [`read_file`]).
+//!
+//! The body is stored byte for byte as base64 (`body_base64`), because a
+//! signature covers the exact bytes; `body` repeats it as text, for humans,
+//! when it is valid UTF-8. The verdict fields say what the listener decided
+//! and answered; a secret never appears, only the label of the one that
+//! matched ("current", "previous").
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of request the listener took it for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A voice-agent delivery: it carries `X-SVC-Signature` (spec 5 C).
+    Agents,
+    /// A pre-recorded webhook: `{transcript_id, status}`, no signature (spec 6 D).
+    Prerecorded,
+    /// Neither.
+    Other,
+}
+
+impl Kind {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Agents => "agents",
+            Self::Prerecorded => "prerecorded",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// The listener's decision about one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictCode {
+    /// Genuine and new: answered 200 and processed.
+    Ok,
+    /// Genuine but already seen (same `event_id`, or same transcript id and
+    /// status): answered 200, not processed again.
+    Duplicate,
+    /// Signature missing, malformed, stale or not matching: 401.
+    InvalidSignature,
+    /// Pre-recorded webhook without the configured auth header value: 401.
+    AuthFailed,
+    /// Correctly signed but not a JSON event with an `event_id`: 400.
+    MalformedPayload,
+    /// Not a POST: 405.
+    MethodNotAllowed,
+    /// A POST of no known shape: 400.
+    Unrecognized,
+    /// Body over the listener's size limit: 413.
+    TooLarge,
+}
+
+impl VerdictCode {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Duplicate => "duplicate",
+            Self::InvalidSignature => "invalid_signature",
+            Self::AuthFailed => "auth_failed",
+            Self::MalformedPayload => "malformed_payload",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Unrecognized => "unrecognized",
+            Self::TooLarge => "too_large",
+        }
+    }
+
+    /// Answered 2xx (ok or duplicate).
+    pub fn is_accepted(self) -> bool {
+        matches!(self, Self::Ok | Self::Duplicate)
+    }
+}
+
+/// One captured request and the listener's verdict on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureEntry {
+    /// RFC 3339, UTC.
+    pub received_at: String,
+    /// The same instant in Unix seconds (`verify --capture` checks the
+    /// signature's clock against it).
+    pub received_unix: i64,
+    /// Peer `IP:port`.
+    pub source: String,
+    pub method: String,
+    /// Path and query, as requested.
+    pub path: String,
+    /// Every header as `[name, value]`, names lower-case, in the order
+    /// received (repeated names grouped); non-UTF-8 bytes replaced.
+    pub headers: Vec<(String, String)>,
+    /// The exact body bytes, standard base64 with padding.
+    pub body_base64: String,
+    /// The body as text when it is valid UTF-8 (for humans; never verify
+    /// against it).
+    #[serde(default)]
+    pub body: Option<String>,
+    /// The HTTP status answered.
+    pub status: u16,
+    pub kind: Kind,
+    pub verdict: VerdictCode,
+    /// A machine-readable detail of a rejection (`timestamp_too_old`,
+    /// `wrong_value`, ...).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// `event` of a voice-agent payload.
+    #[serde(default)]
+    pub event: Option<String>,
+    #[serde(default)]
+    pub event_id: Option<String>,
+    #[serde(default)]
+    pub transcript_id: Option<String>,
+    /// `status` of a pre-recorded payload (`completed`, `error`).
+    #[serde(default)]
+    pub transcript_status: Option<String>,
+    #[serde(default)]
+    pub duplicate: bool,
+    /// Label of the secret that verified the signature.
+    #[serde(default)]
+    pub matched: Option<String>,
+    /// A pre-recorded webhook from outside the platform's fixed addresses
+    /// (a warning; it was still accepted).
+    #[serde(default)]
+    pub untrusted_source: bool,
+}
+
+impl CaptureEntry {
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// `X-SVC-Delivery-Id`: one attempt of a voice-agent delivery (the
+    /// emulator's delivery record `id`).
+    pub fn delivery_id(&self) -> Option<&str> {
+        self.header("x-svc-delivery-id")
+    }
+
+    /// The exact body bytes, decoded from `body_base64`.
+    pub fn body_bytes(&self) -> Result<Vec<u8>, Base64Error> {
+        decode_base64(&self.body_base64)
+    }
+
+    /// Stores `bytes` as `body_base64`, and as `body` when they are UTF-8.
+    pub fn set_body(&mut self, bytes: &[u8]) {
+        self.body_base64 = encode_base64(bytes);
+        self.body = std::str::from_utf8(bytes).ok().map(str::to_owned);
+    }
+}
+
+/// A capture file could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("cannot open the capture file {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write to the capture file {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read line {line} of the capture file: {source}")]
+    Read { line: usize, source: std::io::Error },
+    #[error("line {line} of the capture file is not a capture entry: {source}")]
+    Parse {
+        line: usize,
+        source: serde_json::Error,
+    },
+}
+
+/// Appends entries to a capture file, one JSON line each, flushed at once.
+#[derive(Debug)]
+pub struct CaptureWriter {
+    path: PathBuf,
+    file: File,
+}
+
+impl CaptureWriter {
+    /// Opens `path` for appending, creating it when missing.
+    pub fn open(path: &Path) -> Result<Self, CaptureError> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| CaptureError::Open {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok(Self {
+            path: path.to_owned(),
+            file,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes `entry` as one line (a single write) and flushes.
+    pub fn append(&mut self, entry: &CaptureEntry) -> Result<(), CaptureError> {
+        let mut line = serde_json::to_vec(entry).map_err(|error| CaptureError::Write {
+            path: self.path.clone(),
+            source: std::io::Error::other(error),
+        })?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|()| self.file.flush())
+            .map_err(|source| CaptureError::Write {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// An entry and the line (1-based) it was read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Numbered {
+    pub line: usize,
+    pub entry: CaptureEntry,
+}
+
+/// Reads capture entries one line at a time. Blank lines carry nothing and
+/// are passed over; any other line that is not an entry is an error naming
+/// its line number.
+pub struct CaptureReader<R> {
+    lines: std::io::Lines<R>,
+    line: usize,
+}
+
+impl<R: BufRead> CaptureReader<R> {
+    pub fn new(reader: R) -> Self {
+        Self {
+            lines: reader.lines(),
+            line: 0,
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for CaptureReader<R> {
+    type Item = Result<Numbered, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let text = self.lines.next()?;
+            self.line += 1;
+            let line = self.line;
+            let text = match text {
+                Ok(text) => text,
+                Err(source) => return Some(Err(CaptureError::Read { line, source })),
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            return Some(
+                serde_json::from_str(&text)
+                    .map(|entry| Numbered { line, entry })
+                    .map_err(|source| CaptureError::Parse { line, source }),
+            );
+        }
+    }
+}
+
+/// Every entry of the capture file at `path`; the first bad line is an error.
+pub fn read_file(path: &Path) -> Result<Vec<Numbered>, CaptureError> {
+    let file = File::open(path).map_err(|source| CaptureError::Open {
+        path: path.to_owned(),
+        source,
+    })?;
+    CaptureReader::new(BufReader::new(file)).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Base64 (RFC 4648, standard alphabet, padded): small enough to write here
+// rather than add a dependency.
+// ---------------------------------------------------------------------------
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `body_base64` is not valid base64.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Base64Error {
+    #[error("base64 length {0} is not a multiple of 4")]
+    Length(usize),
+    #[error("invalid base64 character at offset {0}")]
+    Character(usize),
+}
+
+/// Standard base64 with `=` padding.
+pub fn encode_base64(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                let index = (n >> (18 - 6 * i)) & 0x3f;
+                out.push(char::from(ALPHABET[index as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn sextet(c: u8) -> Option<u32> {
+    let value = match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    };
+    Some(u32::from(value))
+}
+
+/// Decodes standard padded base64; anything else is an error.
+pub fn decode_base64(text: &str) -> Result<Vec<u8>, Base64Error> {
+    let raw = text.as_bytes();
+    if !raw.len().is_multiple_of(4) {
+        return Err(Base64Error::Length(raw.len()));
+    }
+    let mut out = Vec::with_capacity(raw.len() / 4 * 3);
+    let last = raw.len() / 4;
+    for (group, quad) in raw.chunks_exact(4).enumerate() {
+        let is_last = group + 1 == last;
+        let padding = quad.iter().rev().take_while(|&&c| c == b'=').count();
+        if padding > 2 || (padding > 0 && !is_last) {
+            return Err(Base64Error::Character(group * 4 + 4 - padding));
+        }
+        let mut n = 0u32;
+        for (i, &c) in quad[..4 - padding].iter().enumerate() {
+            let value = sextet(c).ok_or(Base64Error::Character(group * 4 + i))?;
+            n |= value << (18 - 6 * i);
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..3 - padding]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(body: &[u8]) -> CaptureEntry {
+        let mut entry = CaptureEntry {
+            received_at: "2026-01-01T00:00:00Z".to_owned(),
+            received_unix: 1_767_225_600,
+            source: "127.0.0.1:5000".to_owned(),
+            method: "POST".to_owned(),
+            path: "/hook?x=1".to_owned(),
+            headers: vec![
+                ("x-svc-signature".to_owned(), "t=1,v1=ab".to_owned()),
+                ("content-type".to_owned(), "application/json".to_owned()),
+            ],
+            body_base64: String::new(),
+            body: None,
+            status: 200,
+            kind: Kind::Agents,
+            verdict: VerdictCode::Ok,
+            reason: None,
+            event: Some("call.ended".to_owned()),
+            event_id: Some("e1".to_owned()),
+            transcript_id: None,
+            transcript_status: None,
+            duplicate: false,
+            matched: Some("current".to_owned()),
+            untrusted_source: false,
+        };
+        entry.set_body(body);
+        entry
+    }
+
+    #[test]
+    fn base64_matches_the_rfc_4648_vectors() {
+        let vectors = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in vectors {
+            assert_eq!(encode_base64(plain.as_bytes()), encoded);
+            assert_eq!(decode_base64(encoded).unwrap(), plain.as_bytes());
+        }
+    }
+
+    #[test]
+    fn base64_round_trips_every_byte_value() {
+        let bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+        for len in 0..bytes.len() {
+            let encoded = encode_base64(&bytes[..len]);
+            assert_eq!(decode_base64(&encoded).unwrap(), &bytes[..len]);
+        }
+        assert_eq!(encode_base64(&[0xfb, 0xff]), "+/8=");
+    }
+
+    #[test]
+    fn base64_rejects_bad_input() {
+        assert_eq!(decode_base64("Zg="), Err(Base64Error::Length(3)));
+        assert_eq!(decode_base64("Zg=a"), Err(Base64Error::Character(2)));
+        assert_eq!(decode_base64("Z*=="), Err(Base64Error::Character(1)));
+        assert!(decode_base64("Zg==Zg==").is_err());
+        assert!(decode_base64("Z===").is_err());
+    }
+
+    #[test]
+    fn entries_round_trip_through_a_file_with_line_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("capture.jsonl");
+        let first = entry(b"{ \"b\" : 1,\n\t\"a\": \"\xc3\xa9\" }\r\n");
+        let second = entry(&[0xff, 0x00, b'x']);
+        let mut writer = CaptureWriter::open(&path).unwrap();
+        writer.append(&first).unwrap();
+        drop(writer);
+        // Reopening appends rather than truncating.
+        CaptureWriter::open(&path).unwrap().append(&second).unwrap();
+        let entries = read_file(&path).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].line, 1);
+        assert_eq!(entries[1].line, 2);
+        assert_eq!(entries[0].entry, first);
+        assert_eq!(
+            entries[0].entry.body_bytes().unwrap(),
+            b"{ \"b\" : 1,\n\t\"a\": \"\xc3\xa9\" }\r\n"
+        );
+        assert!(entries[0].entry.body.is_some());
+        assert_eq!(entries[1].entry.body_bytes().unwrap(), [0xff, 0x00, b'x']);
+        assert_eq!(entries[1].entry.body, None);
+        assert_eq!(
+            entries[0].entry.header("X-SVC-Signature"),
+            Some("t=1,v1=ab")
+        );
+    }
+
+    #[test]
+    fn a_bad_line_is_an_error_naming_it() {
+        let good = serde_json::to_string(&entry(b"{}")).unwrap();
+        let text = format!("{good}\n\n{good}\nnot json\n{good}\n");
+        let results: Vec<_> = CaptureReader::new(text.as_bytes()).collect();
+        assert_eq!(results.len(), 4);
+        assert_eq!(results[1].as_ref().unwrap().line, 3);
+        let error = results[2].as_ref().unwrap_err();
+        assert!(
+            matches!(error, CaptureError::Parse { line: 4, .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains("line 4"), "{error}");
+    }
+}

@@ -1,1 +1,696 @@
-//! (being written)
+//! A correct webhook receiver (spec parts 5 C/D, 6 C/D, 8 C/D), usable in
+//! process (the console embeds it) and by `earshot listen`.
+//!
+//! It accepts a POST on any path and answers at once:
+//! - a voice-agent delivery (it carries `X-SVC-Signature`) is verified over
+//!   the raw bytes with the current then the previous secret and a 300 s
+//!   tolerance; a bad, missing or stale signature gets 401 with a short JSON
+//!   reason; a valid one is deduplicated by `event_id` (a repeat gets 200
+//!   and is flagged, not processed twice);
+//! - a pre-recorded webhook (`{transcript_id, status}`, no signature) must
+//!   carry the configured auth header, compared in constant time; a source
+//!   outside the platform's fixed addresses is flagged (still 200); it is
+//!   deduplicated by `(transcript_id, status)`;
+//! - anything else gets 405 (not a POST) or 400.
+//!
+//! Every request, rejected or not, is captured ([`super::capture`]): sent on
+//! the channel [`start`] returns and appended to the capture file if one is
+//! configured. Dedupe memory is bounded ([`DEDUPE_CAPACITY`] keys, oldest
+//! forgotten first).
+
+use std::collections::{HashSet, VecDeque};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::{SecondsFormat, Utc};
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::capture::{CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
+use crate::redact::SecretString;
+use crate::signature::{self, Candidate, InvalidReason, Verdict};
+
+/// The addresses every pre-recorded delivery comes from (spec 5 D).
+pub const PLATFORM_SOURCES: [Ipv4Addr; 2] = [
+    Ipv4Addr::new(44, 238, 19, 20),
+    Ipv4Addr::new(54, 220, 25, 36),
+];
+
+/// How many delivery keys (event ids, transcript id + status) are
+/// remembered for deduplication; the oldest is forgotten first.
+pub const DEDUPE_CAPACITY: usize = 100_000;
+
+/// Largest body read; a bigger one gets 413 (and is captured without it).
+pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+/// How long [`Listener::stop`] waits for open connections to finish.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// What the receiver accepts.
+#[derive(Debug, Clone)]
+pub struct ListenConfig {
+    /// Signing secrets to try, in order, with the label reported when one
+    /// matches: `("current", ..)` then `("previous", ..)` during a rotation.
+    pub secrets: Vec<(String, SecretString)>,
+    /// Allowed distance between the signature's `t` and the receiver's
+    /// clock (spec 8 C: 300).
+    pub tolerance_secs: u64,
+    /// Header name and value every pre-recorded webhook must carry.
+    pub auth_header: Option<(String, SecretString)>,
+    /// Do not flag pre-recorded webhooks from outside [`PLATFORM_SOURCES`].
+    pub trust_any_source: bool,
+    /// Append every request to this JSON-lines file.
+    pub capture: Option<PathBuf>,
+}
+
+impl Default for ListenConfig {
+    fn default() -> Self {
+        Self {
+            secrets: Vec::new(),
+            tolerance_secs: signature::DEFAULT_TOLERANCE_SECS,
+            auth_header: None,
+            trust_any_source: false,
+            capture: None,
+        }
+    }
+}
+
+impl ListenConfig {
+    /// A receiver for deliveries signed with `current` (or `previous`).
+    pub fn with_secrets(current: SecretString, previous: Option<SecretString>) -> Self {
+        let mut secrets = vec![("current".to_owned(), current)];
+        if let Some(previous) = previous {
+            secrets.push(("previous".to_owned(), previous));
+        }
+        Self {
+            secrets,
+            ..Self::default()
+        }
+    }
+}
+
+/// The receiver could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ListenError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+}
+
+/// One request as received, with the verdict and the answer.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// What the capture file gets: request, body, status answered, verdict.
+    pub entry: CaptureEntry,
+    /// The exact body bytes.
+    pub body: Bytes,
+    /// The signature check of a voice-agent delivery, for details.
+    pub signature: Option<Verdict>,
+    /// Set when the entry could not be appended to the capture file.
+    pub capture_error: Option<String>,
+}
+
+impl Received {
+    pub fn verdict(&self) -> VerdictCode {
+        self.entry.verdict
+    }
+
+    pub fn status(&self) -> u16 {
+        self.entry.status
+    }
+
+    /// Answered 2xx and not a repeat.
+    pub fn is_accepted_new(&self) -> bool {
+        self.entry.verdict == VerdictCode::Ok
+    }
+}
+
+/// A running receiver; stops when [`stop`](Listener::stop)ped or dropped.
+#[derive(Debug)]
+pub struct Listener {
+    pub addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Listener {
+    /// `http://HOST:PORT`: point subscriptions and webhook URLs here (any
+    /// path is accepted).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, lets open requests finish (briefly), and returns.
+    pub async fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(mut server) = self.server.take()
+            && tokio::time::timeout(STOP_GRACE, &mut server).await.is_err()
+        {
+            server.abort();
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Starts the receiver on `bind` (port 0 picks one): the running listener
+/// and the stream of every request it gets.
+pub async fn start(
+    bind: SocketAddr,
+    config: ListenConfig,
+) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
+    let writer = match &config.capture {
+        Some(path) => Some(Mutex::new(CaptureWriter::open(path)?)),
+        None => None,
+    };
+    let listener = tokio::net::TcpListener::bind(bind)
+        .await
+        .map_err(|source| ListenError::Bind { addr: bind, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ListenError::Bind { addr: bind, source })?;
+    let (sender, received) = mpsc::unbounded_channel();
+    let shared = Arc::new(Shared {
+        config,
+        seen: Mutex::new(Seen::new(DEDUPE_CAPACITY)),
+        writer,
+        sender,
+    });
+    let app = Router::new().fallback(receive).with_state(shared);
+    let (stop, mut stopped) = watch::channel(false);
+    let server = tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        })
+        .await
+    });
+    Ok((
+        Listener {
+            addr,
+            stop,
+            server: Some(server),
+        },
+        received,
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------
+
+struct Shared {
+    config: ListenConfig,
+    seen: Mutex<Seen>,
+    writer: Option<Mutex<CaptureWriter>>,
+    sender: mpsc::UnboundedSender<Received>,
+}
+
+/// The last `capacity` delivery keys, for deduplication.
+struct Seen {
+    keys: HashSet<String>,
+    order: VecDeque<String>,
+    capacity: usize,
+}
+
+impl Seen {
+    fn new(capacity: usize) -> Self {
+        Self {
+            keys: HashSet::new(),
+            order: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    /// Records `key`; `true` when it was not already remembered.
+    fn insert(&mut self, key: String) -> bool {
+        if self.keys.contains(&key) {
+            return false;
+        }
+        if self.order.len() >= self.capacity
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.keys.remove(&oldest);
+        }
+        self.keys.insert(key.clone());
+        self.order.push_back(key);
+        true
+    }
+}
+
+impl Shared {
+    /// `true` the first time `key` is seen (poisoning cannot lose data
+    /// here, so a poisoned lock is used as is).
+    fn first_time(&self, key: String) -> bool {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        seen.insert(key)
+    }
+
+    fn record(&self, entry: &CaptureEntry) -> Option<String> {
+        let writer = self.writer.as_ref()?;
+        let mut writer = writer.lock().unwrap_or_else(|poison| poison.into_inner());
+        match writer.append(entry) {
+            Ok(()) => None,
+            Err(error) => {
+                tracing::warn!(%error, "capture entry not written");
+                Some(error.to_string())
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The handler
+// ---------------------------------------------------------------------------
+
+async fn receive(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let now = Utc::now();
+    let (parts, body) = request.into_parts();
+    let mut entry = CaptureEntry {
+        received_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
+        received_unix: now.timestamp(),
+        source: SocketAddr::new(peer.ip().to_canonical(), peer.port()).to_string(),
+        method: parts.method.to_string(),
+        path: parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned()),
+        headers: header_pairs(&parts.headers),
+        body_base64: String::new(),
+        body: None,
+        status: 0,
+        kind: Kind::Other,
+        verdict: VerdictCode::Unrecognized,
+        reason: None,
+        event: None,
+        event_id: None,
+        transcript_id: None,
+        transcript_status: None,
+        duplicate: false,
+        matched: None,
+        untrusted_source: false,
+    };
+    let (bytes, judged) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(bytes) => {
+            entry.set_body(&bytes);
+            let request = Incoming {
+                method: &parts.method,
+                headers: &parts.headers,
+                peer: peer.ip().to_canonical(),
+                body: &bytes,
+                now: now.timestamp(),
+            };
+            let judged = judge(&shared, &request, &mut entry);
+            (bytes, judged)
+        }
+        Err(_) => (Bytes::new(), too_large(&mut entry)),
+    };
+    let capture_error = shared.record(&entry);
+    let mut response = (judged.status, axum::Json(judged.answer)).into_response();
+    if judged.status == StatusCode::METHOD_NOT_ALLOWED {
+        response
+            .headers_mut()
+            .insert(header::ALLOW, header::HeaderValue::from_static("POST"));
+    }
+    let _ = shared.sender.send(Received {
+        entry,
+        body: bytes,
+        signature: judged.signature,
+        capture_error,
+    });
+    response
+}
+
+/// The parts of a request a verdict depends on.
+struct Incoming<'a> {
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    peer: IpAddr,
+    body: &'a [u8],
+    now: i64,
+}
+
+/// What to answer.
+struct Judged {
+    status: StatusCode,
+    answer: Value,
+    signature: Option<Verdict>,
+}
+
+/// Sets `entry`'s verdict fields and says what to answer.
+fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judged {
+    if request.method != Method::POST {
+        return reject(
+            entry,
+            Kind::Other,
+            VerdictCode::MethodNotAllowed,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method not allowed",
+            "post_only",
+        );
+    }
+    let json: Option<Value> = serde_json::from_slice(request.body).ok();
+    if let Some(header) = request.headers.get(signature::HEADER_NAME) {
+        return judge_agents(shared, request, header.as_bytes(), json.as_ref(), entry);
+    }
+    if let Some(payload) = json.as_ref().and_then(PrerecordedPayload::from_json) {
+        return judge_prerecorded(shared, request, payload, entry);
+    }
+    let looks_like_agents = request.headers.contains_key("x-svc-event")
+        || json
+            .as_ref()
+            .is_some_and(|value| value.get("event_id").is_some());
+    if looks_like_agents {
+        note_event(entry, request.headers, json.as_ref());
+        return reject(
+            entry,
+            Kind::Agents,
+            VerdictCode::InvalidSignature,
+            StatusCode::UNAUTHORIZED,
+            "invalid signature",
+            "missing_header",
+        );
+    }
+    reject(
+        entry,
+        Kind::Other,
+        VerdictCode::Unrecognized,
+        StatusCode::BAD_REQUEST,
+        "unrecognized request: expected a signed voice-agent delivery or a pre-recorded {transcript_id, status} webhook",
+        "unrecognized",
+    )
+}
+
+fn judge_agents(
+    shared: &Shared,
+    request: &Incoming,
+    header: &[u8],
+    json: Option<&Value>,
+    entry: &mut CaptureEntry,
+) -> Judged {
+    entry.kind = Kind::Agents;
+    note_event(entry, request.headers, json);
+    let secrets = &shared.config.secrets;
+    if secrets.is_empty() {
+        return reject(
+            entry,
+            Kind::Agents,
+            VerdictCode::InvalidSignature,
+            StatusCode::UNAUTHORIZED,
+            "invalid signature",
+            "no_secret_configured",
+        );
+    }
+    let candidates: Vec<Candidate> = secrets
+        .iter()
+        .map(|(label, secret)| Candidate {
+            label,
+            secret: secret.expose().as_bytes(),
+        })
+        .collect();
+    // A header that is not even text cannot parse; let `verify` say so.
+    let header = String::from_utf8_lossy(header);
+    let verdict = signature::verify(
+        &header,
+        request.body,
+        &candidates,
+        request.now,
+        shared.config.tolerance_secs,
+    );
+    entry.matched = verdict.matched().map(str::to_owned);
+    let mut judged = match verdict.reason() {
+        Some(reason) => reject(
+            entry,
+            Kind::Agents,
+            VerdictCode::InvalidSignature,
+            StatusCode::UNAUTHORIZED,
+            "invalid signature",
+            signature_reason(reason),
+        ),
+        None => accept_event(shared, json, entry),
+    };
+    judged.signature = Some(verdict);
+    judged
+}
+
+/// A correctly signed body: it must be a JSON event with an `event_id`.
+fn accept_event(shared: &Shared, json: Option<&Value>, entry: &mut CaptureEntry) -> Judged {
+    let Some(json) = json else {
+        return reject(
+            entry,
+            Kind::Agents,
+            VerdictCode::MalformedPayload,
+            StatusCode::BAD_REQUEST,
+            "malformed payload",
+            "not_json",
+        );
+    };
+    let Some(event_id) = json.get("event_id").and_then(Value::as_str) else {
+        return reject(
+            entry,
+            Kind::Agents,
+            VerdictCode::MalformedPayload,
+            StatusCode::BAD_REQUEST,
+            "malformed payload",
+            "no_event_id",
+        );
+    };
+    let fresh = shared.first_time(format!("event:{event_id}"));
+    accept(entry, Kind::Agents, !fresh)
+}
+
+fn judge_prerecorded(
+    shared: &Shared,
+    request: &Incoming,
+    payload: PrerecordedPayload,
+    entry: &mut CaptureEntry,
+) -> Judged {
+    entry.kind = Kind::Prerecorded;
+    entry.untrusted_source = !shared.config.trust_any_source && !is_platform_source(request.peer);
+    let key = format!("transcript:{}:{}", payload.transcript_id, payload.status);
+    entry.transcript_id = Some(payload.transcript_id);
+    entry.transcript_status = Some(payload.status);
+    if let Some((name, expected)) = &shared.config.auth_header
+        && let Err(reason) = check_auth(request.headers, name, expected)
+    {
+        return reject(
+            entry,
+            Kind::Prerecorded,
+            VerdictCode::AuthFailed,
+            StatusCode::UNAUTHORIZED,
+            "auth failed",
+            reason,
+        );
+    }
+    let fresh = shared.first_time(key);
+    accept(entry, Kind::Prerecorded, !fresh)
+}
+
+/// `{transcript_id, status}` (spec 6 D), both strings.
+struct PrerecordedPayload {
+    transcript_id: String,
+    status: String,
+}
+
+impl PrerecordedPayload {
+    fn from_json(value: &Value) -> Option<Self> {
+        Some(Self {
+            transcript_id: value.get("transcript_id")?.as_str()?.to_owned(),
+            status: value.get("status")?.as_str()?.to_owned(),
+        })
+    }
+}
+
+/// The configured header with the configured value, compared in constant
+/// time; the error is the reason code.
+fn check_auth(
+    headers: &HeaderMap,
+    name: &str,
+    expected: &SecretString,
+) -> Result<(), &'static str> {
+    let Some(value) = headers.get(name) else {
+        return Err("missing_header");
+    };
+    let matches: bool = value.as_bytes().ct_eq(expected.expose().as_bytes()).into();
+    if matches { Ok(()) } else { Err("wrong_value") }
+}
+
+fn is_platform_source(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => PLATFORM_SOURCES.contains(&v4),
+        IpAddr::V6(_) => false,
+    }
+}
+
+/// `event` and `event_id` of a voice-agent payload (the `X-SVC-Event`
+/// header when the body does not say).
+fn note_event(entry: &mut CaptureEntry, headers: &HeaderMap, json: Option<&Value>) {
+    let field = |name: &str| {
+        json.and_then(|value| value.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    entry.event = field("event").or_else(|| {
+        headers
+            .get("x-svc-event")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    });
+    entry.event_id = field("event_id");
+}
+
+/// The JSON `reason` of a 401 for a signature that does not verify.
+fn signature_reason(reason: &InvalidReason) -> &'static str {
+    match reason {
+        InvalidReason::MalformedHeader(_) => "malformed_header",
+        InvalidReason::TimestampOutsideTolerance { skew_secs, .. } if *skew_secs > 0 => {
+            "timestamp_too_old"
+        }
+        InvalidReason::TimestampOutsideTolerance { .. } => "timestamp_in_future",
+        InvalidReason::NoMatchingSignature { .. } => "no_matching_signature",
+    }
+}
+
+fn accept(entry: &mut CaptureEntry, kind: Kind, duplicate: bool) -> Judged {
+    entry.kind = kind;
+    entry.status = StatusCode::OK.as_u16();
+    entry.duplicate = duplicate;
+    entry.verdict = if duplicate {
+        VerdictCode::Duplicate
+    } else {
+        VerdictCode::Ok
+    };
+    let answer = if duplicate {
+        json!({ "ok": true, "duplicate": true })
+    } else {
+        json!({ "ok": true })
+    };
+    Judged {
+        status: StatusCode::OK,
+        answer,
+        signature: None,
+    }
+}
+
+fn reject(
+    entry: &mut CaptureEntry,
+    kind: Kind,
+    verdict: VerdictCode,
+    status: StatusCode,
+    error: &str,
+    reason: &str,
+) -> Judged {
+    entry.kind = kind;
+    entry.status = status.as_u16();
+    entry.verdict = verdict;
+    entry.reason = Some(reason.to_owned());
+    Judged {
+        status,
+        answer: json!({ "error": error, "reason": reason }),
+        signature: None,
+    }
+}
+
+fn too_large(entry: &mut CaptureEntry) -> Judged {
+    reject(
+        entry,
+        Kind::Other,
+        VerdictCode::TooLarge,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body too large",
+        "too_large",
+    )
+}
+
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_forgets_the_oldest_key_beyond_its_capacity() {
+        let mut seen = Seen::new(2);
+        assert!(seen.insert("a".into()));
+        assert!(!seen.insert("a".into()));
+        assert!(seen.insert("b".into()));
+        assert!(seen.insert("c".into()));
+        assert_eq!(seen.keys.len(), 2);
+        assert!(seen.insert("a".into()), "a was forgotten");
+        assert!(!seen.insert("c".into()));
+    }
+
+    #[test]
+    fn platform_sources_are_the_two_fixed_addresses() {
+        assert!(is_platform_source("44.238.19.20".parse().unwrap()));
+        assert!(is_platform_source("54.220.25.36".parse().unwrap()));
+        assert!(!is_platform_source("127.0.0.1".parse().unwrap()));
+        assert!(!is_platform_source("::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn auth_header_must_match_exactly() {
+        let mut headers = HeaderMap::new();
+        let expected = SecretString::new("s3cret value");
+        assert_eq!(
+            check_auth(&headers, "x-token", &expected),
+            Err("missing_header")
+        );
+        headers.insert("x-token", "s3cret valu".parse().unwrap());
+        assert_eq!(
+            check_auth(&headers, "x-token", &expected),
+            Err("wrong_value")
+        );
+        headers.insert("x-token", "s3cret value".parse().unwrap());
+        assert_eq!(check_auth(&headers, "X-Token", &expected), Ok(()));
+    }
+
+    #[test]
+    fn the_config_debug_never_shows_a_secret() {
+        let mut config = ListenConfig::with_secrets(
+            SecretString::new("whsec_current_0123456789abcdefghijkl"),
+            Some(SecretString::new("whsec_previous_0123456789abcdefghij")),
+        );
+        config.auth_header = Some(("x-token".into(), SecretString::new("token-value-123456")));
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("0123456789"), "{shown}");
+        assert!(!shown.contains("value-123456"), "{shown}");
+    }
+}
