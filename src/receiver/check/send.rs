@@ -1,0 +1,87 @@
+//! One request of the battery: a POST (built by the caller, redirects never
+//! followed by the client) bounded by the configured timeout, and what the
+//! receiver answered, with how long it took.
+
+use std::error::Error;
+use std::time::{Duration, Instant};
+
+use reqwest::header::LOCATION;
+
+/// What came back for one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// An HTTP answer; `location` is the `Location` header of a redirect.
+    Status { code: u16, location: Option<String> },
+    /// No complete answer within the timeout.
+    Timeout,
+    /// Nothing listens at the address.
+    Refused,
+    /// Any other failure to connect or read (DNS, TLS, reset…).
+    ConnectionError(String),
+}
+
+/// One request's answer and latency.
+#[derive(Debug, Clone)]
+pub(crate) struct Attempt {
+    pub answer: Answer,
+    pub latency: Duration,
+}
+
+impl Attempt {
+    pub fn status(&self) -> Option<u16> {
+        match self.answer {
+            Answer::Status { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+/// Sends `request` and waits at most `timeout` for the whole answer.
+pub(crate) async fn send(request: reqwest::RequestBuilder, timeout: Duration) -> Attempt {
+    let started = Instant::now();
+    let call = async {
+        let response = request.send().await?;
+        let code = response.status().as_u16();
+        let location = response
+            .headers()
+            .get(LOCATION)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        // Read the answer: a receiver is done when its body is.
+        response.bytes().await?;
+        Ok::<_, reqwest::Error>(Answer::Status { code, location })
+    };
+    let answer = match tokio::time::timeout(timeout, call).await {
+        Err(_) => Answer::Timeout,
+        Ok(Ok(answer)) => answer,
+        Ok(Err(error)) if error.is_timeout() => Answer::Timeout,
+        Ok(Err(error)) if is_refused(&error) => Answer::Refused,
+        Ok(Err(error)) => Answer::ConnectionError(root_cause(&error)),
+    };
+    Attempt {
+        answer,
+        latency: started.elapsed(),
+    }
+}
+
+fn is_refused(error: &reqwest::Error) -> bool {
+    let mut cause: Option<&(dyn Error + 'static)> = Some(error);
+    while let Some(current) = cause {
+        if current
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
+        {
+            return true;
+        }
+        cause = current.source();
+    }
+    false
+}
+
+fn root_cause(error: &(dyn Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(inner) = cause.source() {
+        cause = inner;
+    }
+    cause.to_string()
+}
