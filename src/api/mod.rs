@@ -8,6 +8,7 @@ pub mod agents;
 pub mod dictation;
 mod error;
 pub mod prerecorded;
+pub mod probe;
 pub mod sync;
 pub mod types;
 pub mod validate;

@@ -1,11 +1,11 @@
 //! `earshot probe FILE`: dictation and sync once each in every region
 //! (global, US, EU, from the resolved endpoints), one after the other and
 //! never retried, so the table shows each region's first answer: status,
-//! latency seen here, and the server's own timings side by side.
+//! latency seen here, and the server's own timings side by side. The
+//! calls themselves are [`crate::api::probe`]'s, shared with the console.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::Args;
 use serde::Serialize;
@@ -13,12 +13,9 @@ use serde::Serialize;
 use super::dictate::{connect, report_dictation};
 use super::output::{Table, emit, print_json};
 use super::{Connection, GlobalOptions};
-use crate::api::dictation::{AudioSource, DictationPath, DictationRequest, RetryPolicy};
-use crate::api::sync::SyncRequest;
+use crate::api::probe::{self, REGIONS};
 use crate::api::types::dictation::{DEFAULT_SYNC_MODEL, Rewrite};
 use crate::api::{Client, Region};
-
-const REGIONS: [Region; 3] = [Region::Global, Region::Us, Region::Eu];
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
@@ -85,38 +82,21 @@ async fn probe_dictation(
     region: Region,
     file: &std::path::Path,
 ) -> color_eyre::Result<Probe> {
-    let request = DictationRequest {
-        region,
-        path: DictationPath::Live,
-        retry: RetryPolicy::NEVER,
-        ..DictationRequest::default()
-    };
-    let url = format!(
-        "{}{}",
-        client
-            .endpoints()
-            .dictation(region)
-            .as_str()
-            .trim_end_matches('/'),
-        DictationPath::Live.path()
-    );
-    let started = Instant::now();
-    let result = client.dictate(&request, AudioSource::file(file)).await;
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let timed = probe::dictation(client, region, file, None).await;
     let probe = Probe {
         region,
         service: "dictation",
-        url,
-        ok: result.is_ok(),
+        url: probe::dictation_url(client, region),
+        ok: timed.result.is_ok(),
         status: None,
-        latency_ms,
+        latency_ms: timed.latency_ms(),
         request_time_ms: None,
         auth_time_ms: None,
         sync_time_ms: None,
         rewrite: None,
         error: None,
     };
-    Ok(match result {
+    Ok(match timed.result {
         Ok(answer) => Probe {
             status: Some(200),
             request_time_ms: answer.request_time_ms,
@@ -143,23 +123,10 @@ async fn probe_dictation(
 }
 
 async fn probe_sync(client: &Client, region: Region, file: &std::path::Path, model: &str) -> Probe {
-    let request = SyncRequest {
-        region,
-        model: model.to_owned(),
-        retry: RetryPolicy::NEVER,
-    };
-    let url = format!(
-        "{}/transcribe",
-        client
-            .endpoints()
-            .sync(region)
-            .as_str()
-            .trim_end_matches('/')
-    );
-    let started = Instant::now();
-    let result = client.transcribe_sync(&request, file).await;
-    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    match result {
+    let timed = probe::sync(client, region, file, model).await;
+    let latency_ms = timed.latency_ms();
+    let url = probe::sync_url(client, region);
+    match timed.result {
         Ok(answer) => Probe {
             region,
             service: "sync",
