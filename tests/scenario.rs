@@ -33,6 +33,7 @@ fn config() -> ScenarioConfig {
         pace: Duration::from_millis(200),
         seed: 7,
         time_scale: TimeScale::new(SCALE).unwrap(),
+        transcript_webhook: None,
     }
 }
 

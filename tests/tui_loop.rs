@@ -12,10 +12,13 @@ use std::time::{Duration, Instant};
 
 use common::{Harness, Receiver, start};
 use earshot::api::types::agents::EventKind;
+use earshot::tui::action::{Action, JobsResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::clipboard::{Clipboard, osc52};
 use earshot::tui::event_loop::{Services, run};
 use earshot::tui::theme::Theme;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use ratatui::Terminal;
 use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
 use ratatui::buffer::Cell;
@@ -151,6 +154,19 @@ where
     F: FnOnce(Script) -> Fut,
     Fut: Future<Output = ()>,
 {
+    with_console_fed(harness, clipboard, Vec::new(), drive).await;
+}
+
+/// [`with_console`] with feeds of outside actions.
+async fn with_console_fed<F, Fut>(
+    harness: &Harness,
+    clipboard: Recorder,
+    feeds: Vec<BoxStream<'static, Action>>,
+    drive: F,
+) where
+    F: FnOnce(Script) -> Fut,
+    Fut: Future<Output = ()>,
+{
     let screen = Arc::new(Mutex::new(String::new()));
     let frames = Arc::new(AtomicUsize::new(0));
     let backend = SharedBackend {
@@ -178,6 +194,7 @@ where
         Services {
             client: harness.client.clone(),
             clipboard: Box::new(clipboard),
+            feeds,
         },
     );
     let script = drive(Script {
@@ -357,4 +374,121 @@ async fn an_idle_console_draws_nothing_and_a_burst_of_keys_costs_few_frames() {
         script.press(KeyCode::Char('q'));
     })
     .await;
+}
+
+#[tokio::test]
+async fn jobs_from_a_feed_are_watched_to_the_end_in_the_jobs_pane() {
+    let harness = start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let audio = dir.path().join("one-second.wav");
+    std::fs::write(&audio, common::wav(1.0, Some("fed from outside"))).expect("wav written");
+    let upload = harness
+        .client
+        .upload_file(&audio, |_| {})
+        .await
+        .expect("upload");
+    let job = harness
+        .client
+        .create_transcript(&earshot::api::types::prerecorded::NewTranscript {
+            audio_url: upload.upload_url,
+            ..Default::default()
+        })
+        .await
+        .expect("job created");
+    let feed =
+        futures_util::stream::iter([Action::Jobs(JobsResult::Discovered(vec![job.id.clone()]))])
+            .chain(futures_util::stream::pending())
+            .boxed();
+
+    let job_short = short(&job.id).to_owned();
+    with_console_fed(
+        &harness,
+        Recorder::default(),
+        vec![feed],
+        |script| async move {
+            script.press(KeyCode::Char('3'));
+            script.wait_for(&job_short).await;
+            script.wait_for("completed").await;
+            script.press(KeyCode::Char('q'));
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_inbox_started_from_the_form_receives_platform_deliveries_with_verdicts() {
+    let harness = start().await;
+    let call = std::sync::OnceLock::new();
+    let (platform, started) = (&harness, &call);
+    with_console(&harness, Recorder::default(), |script| async move {
+        script.press(KeyCode::Char('6'));
+        script.wait_for("no receiver").await;
+        script.press(KeyCode::Char('l'));
+        // Listen on any free port rather than the proposed one.
+        script.press(KeyCode::End);
+        for _ in 0.."8787".len() {
+            script.press(KeyCode::Backspace);
+        }
+        script.type_text("0");
+        script.press(KeyCode::Tab);
+        script.type_text(common::SECRET);
+        script.press(KeyCode::Enter);
+        script.wait_for("receiving at http://127.0.0.1:").await;
+        let screen = script.screen();
+        let url = screen
+            .split("receiving at ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .expect("the receiver's URL on screen")
+            .to_owned();
+        platform
+            .subscribe_secret(
+                &format!("{url}/good"),
+                &[EventKind::CallConnected],
+                common::SECRET,
+            )
+            .await;
+        platform
+            .subscribe_secret(
+                &format!("{url}/rotated-elsewhere"),
+                &[EventKind::CallConnected],
+                "whsec_a_secret_the_receiver_does_not_know_0123",
+            )
+            .await;
+        let _ = started.set(platform.start_call("connected").await);
+        script.wait_for("ok: signed with the current secret").await;
+        script.wait_for("invalid signature").await;
+        script.wait_for("2 in: 1 ok, 0 dup, 1 rejected").await;
+        script.press(KeyCode::Char('q'));
+    })
+    .await;
+
+    // The platform saw the receiver's answers: one delivered, one 401 that
+    // is final (no retry scheduled).
+    let call = call.get().expect("a call was started");
+    let records = harness.records(call).await;
+    let statuses: Vec<(String, Option<u64>)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["status"].as_str().unwrap_or("").to_owned(),
+                r["http_status_code"].as_u64(),
+            )
+        })
+        .collect();
+    assert!(
+        statuses.contains(&("delivered".to_owned(), Some(200))),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&("failed".to_owned(), Some(401))),
+        "{statuses:?}"
+    );
+    assert!(
+        records
+            .iter()
+            .filter(|r| r["http_status_code"] == 401)
+            .all(|r| r["next_retry_at"].is_null()),
+        "a 401 is not retried: {records:?}"
+    );
 }

@@ -198,14 +198,6 @@ fn filtered_table_with_the_filter_line_open() {
     snapshot("subs_filter", &app);
 }
 
-#[test]
-fn placeholder_pane_says_what_to_use_instead() {
-    let mut app = app();
-    keys(&mut app, "5");
-    let terminal = render(&app, (80, 24));
-    insta::assert_snapshot!("placeholder_probe_80x24", terminal.backend());
-}
-
 fn fixed_now() -> chrono::DateTime<chrono::Utc> {
     chrono::Utc
         .with_ymd_and_hms(2025, 3, 14, 9, 30, 0)
@@ -674,5 +666,301 @@ mod jobs {
         assert_eq!(buffer[(0, error)].fg, theme.style(Role::Error).fg.unwrap());
         let stale = row_of("a7c3e5f1");
         assert_eq!(buffer[(0, stale)].fg, theme.style(Role::Muted).fg.unwrap());
+    }
+}
+
+// ---- Probe pane ------------------------------------------------------------
+
+mod probe {
+    use earshot::api::Region;
+    use earshot::api::types::dictation::{Dictation, SyncTranscript};
+    use earshot::tui::action::{Action, Effect, Failure, ProbeResult};
+    use earshot::tui::app::App;
+    use earshot::tui::theme::{Role, Theme};
+    use ratatui::crossterm::event::KeyCode;
+    use serde_json::{Map, json};
+
+    use super::{app, key, keys, render, snapshot};
+
+    fn dictation(rewrite: Option<&str>, llm_error: Option<&str>) -> Box<Dictation> {
+        Box::new(Dictation {
+            text: "um send the report to Dana, no, to Alex by Friday".into(),
+            words: Vec::new(),
+            confidence: 0.93,
+            llm_response: rewrite.map(str::to_owned),
+            llm_error: llm_error.map(str::to_owned),
+            audio_duration_ms: 2000.0,
+            session_id: "0b7f3f5e-9c1a-4c8e-8a52-3f1d2e4b5a69".into(),
+            request_time_ms: Some(142.5),
+            auth_time_ms: Some(3.1),
+            sync_time_ms: Some(120.4),
+            extra: Map::new(),
+        })
+    }
+
+    fn sync() -> SyncTranscript {
+        let mut extra = Map::new();
+        extra.insert("request_time_ms".into(), json!(88.0));
+        SyncTranscript {
+            text: "um send the report to Dana, no, to Alex by Friday".into(),
+            extra,
+        }
+    }
+
+    fn probe_app() -> App {
+        let mut app = app();
+        app.seed_probe_file(std::path::Path::new(
+            "/tmp/earshot-demo-x1/probe-sample.wav",
+        ));
+        keys(&mut app, "5");
+        app
+    }
+
+    /// A run with every kind of answer: global all well, us a rewrite
+    /// timeout and sync still running, eu a refused dictation.
+    fn results_app() -> App {
+        let mut app = probe_app();
+        let effects = app.update(key(KeyCode::Enter));
+        let Some(Effect::RunProbe { seq, .. }) = effects.first() else {
+            panic!("{effects:?}");
+        };
+        let seq = *seq;
+        let answers = vec![
+            ProbeResult::Dictation {
+                seq,
+                region: Region::Global,
+                latency_ms: 161.25,
+                result: Ok(dictation(Some("Send the report to Alex by Friday."), None)),
+            },
+            ProbeResult::Sync {
+                seq,
+                region: Region::Global,
+                latency_ms: 97.5,
+                result: Ok(sync()),
+            },
+            ProbeResult::Dictation {
+                seq,
+                region: Region::Us,
+                latency_ms: 5210.0,
+                result: Ok(dictation(None, Some("timeout"))),
+            },
+            ProbeResult::Dictation {
+                seq,
+                region: Region::Eu,
+                latency_ms: 31.0,
+                result: Err(Failure {
+                    status: Some(503),
+                    ..Failure::new(
+                        "dictation (eu, /v1/transcribe/live) failed: HTTP 503: Service \
+                         Unavailable — the platform is overloaded; retry shortly",
+                    )
+                }),
+            },
+            ProbeResult::Sync {
+                seq,
+                region: Region::Eu,
+                latency_ms: 102.0,
+                result: Ok(sync()),
+            },
+        ];
+        for answer in answers {
+            app.update(Action::Probe(answer));
+        }
+        app
+    }
+
+    #[test]
+    fn probe_empty_form() {
+        let mut app = app();
+        keys(&mut app, "5");
+        snapshot("probe_empty", &app);
+    }
+
+    #[test]
+    fn probe_seeded_file_waits_for_enter() {
+        snapshot("probe_seeded", &probe_app());
+    }
+
+    #[test]
+    fn probe_results_side_by_side_or_stacked() {
+        let mut app = results_app();
+        snapshot("probe_results", &app);
+        // At 80×24 the regions are stacked: page down to the last one.
+        app.update(key(KeyCode::PageDown));
+        let terminal = render(&app, (80, 24));
+        insta::assert_snapshot!("probe_results_scrolled_80x24", terminal.backend());
+    }
+
+    #[test]
+    fn probe_llm_error_warns_and_a_failed_call_is_an_error() {
+        let app = results_app();
+        let terminal = render(&app, (120, 40));
+        let buffer = terminal.backend().buffer();
+        let theme = Theme::fallback();
+        let find = |needle: &str| {
+            (0..40u16)
+                .find_map(|y| {
+                    let row: String = (0..120u16).map(|x| buffer[(x, y)].symbol()).collect();
+                    row.find(needle).map(|at| {
+                        let x = row[..at].chars().count();
+                        (u16::try_from(x).unwrap(), y)
+                    })
+                })
+                .unwrap_or_else(|| panic!("{needle} on screen"))
+        };
+        let (x, y) = find("llm_error timeout");
+        assert_eq!(buffer[(x, y)].fg, theme.style(Role::Warn).fg.unwrap());
+        let (x, y) = find("HTTP 503 ·");
+        assert_eq!(buffer[(x, y)].fg, theme.style(Role::Error).fg.unwrap());
+        let (x, y) = find("200 ok");
+        assert_eq!(buffer[(x, y)].fg, theme.style(Role::Ok).fg.unwrap());
+    }
+}
+
+mod inbox {
+    use axum::body::Bytes;
+    use earshot::receiver::capture::CaptureEntry;
+    use earshot::receiver::listen::Received;
+    use earshot::tui::action::{Action, InboxResult};
+    use earshot::tui::app::App;
+    use earshot::tui::theme::{Role, Theme};
+    use ratatui::crossterm::event::KeyCode;
+    use serde_json::{Value, json};
+
+    use super::{app, key, keys, render, snapshot};
+
+    const BODY: &str = r#"{"event_id":"7d1c0b8e-4a5f-4c3e-9b2d-1e0f6a7b8c9d","event":"call.ended","timestamp":"2026-11-22T14:03:05Z","call":{"call_id":"call_9f8e7d","status":"completed"}}"#;
+
+    fn received(at: &str, fields: Value, body: &str) -> Action {
+        let mut entry = json!({
+            "received_at": format!("2026-11-22T{at}Z"),
+            "received_unix": 1_795_000_000,
+            "source": "127.0.0.1:50412",
+            "method": "POST",
+            "path": "/hooks/svc",
+            "body_base64": "",
+            "headers": [
+                ["content-type", "application/json"],
+                ["x-svc-signature", "t=1795000000,v1=4f1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c"],
+                ["x-svc-event", "call.ended"],
+                ["x-svc-delivery-id", "c3d4e5f6-0718-4293-a4b5-c6d7e8f90a1b"],
+            ],
+        });
+        for (name, value) in fields.as_object().into_iter().flatten() {
+            entry[name] = value.clone();
+        }
+        let entry: CaptureEntry = serde_json::from_value(entry).expect("a capture entry");
+        Action::Inbox(InboxResult::Received(Box::new(Received {
+            entry,
+            body: Bytes::from(body.as_bytes().to_vec()),
+            signature: None,
+            capture_error: None,
+        })))
+    }
+
+    fn inbox_app() -> App {
+        let mut app = app();
+        app.inbox.set_listening("http://127.0.0.1:8787".into());
+        let agents = |verdict: &str, status: u16, extra: Value| {
+            let mut fields = json!({
+                "kind": "agents", "verdict": verdict, "status": status,
+                "event": "call.ended", "event_id": "7d1c0b8e-4a5f-4c3e-9b2d-1e0f6a7b8c9d",
+            });
+            for (name, value) in extra.as_object().into_iter().flatten() {
+                fields[name] = value.clone();
+            }
+            fields
+        };
+        for action in [
+            received(
+                "14:03:05",
+                agents("ok", 200, json!({"matched": "previous"})),
+                BODY,
+            ),
+            received(
+                "14:03:06",
+                agents("duplicate", 200, json!({"duplicate": true})),
+                BODY,
+            ),
+            received(
+                "14:03:07",
+                json!({"kind": "prerecorded", "verdict": "ok", "status": 200,
+                       "transcript_id": "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6",
+                       "transcript_status": "completed", "untrusted_source": true, "headers": []}),
+                r#"{"transcript_id":"5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6","status":"completed"}"#,
+            ),
+            received(
+                "14:03:09",
+                agents(
+                    "invalid_signature",
+                    401,
+                    json!({"reason": "timestamp_too_old"}),
+                ),
+                BODY,
+            ),
+        ] {
+            app.update(action);
+        }
+        keys(&mut app, "6");
+        app.toast = None;
+        app
+    }
+
+    #[test]
+    fn inbox_table_with_every_verdict() {
+        snapshot("inbox_table", &inbox_app());
+    }
+
+    #[test]
+    fn inbox_request_detail() {
+        let mut app = inbox_app();
+        app.update(key(KeyCode::Enter));
+        snapshot("inbox_detail", &app);
+    }
+
+    #[test]
+    fn inbox_start_form_masks_the_secrets() {
+        let mut app = app();
+        keys(&mut app, "6l");
+        app.update(key(KeyCode::Tab));
+        keys(&mut app, "whsec_visible_nowhere_0123456789abcdef");
+        snapshot("inbox_form", &app);
+        let screen: String = render(&app, (120, 40))
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|cell| cell.symbol())
+            .collect();
+        assert!(!screen.contains("whsec_"), "the secret is masked");
+    }
+
+    #[test]
+    fn rejected_requests_stand_out_and_duplicates_are_muted() {
+        let app = inbox_app();
+        let terminal = render(&app, (120, 40));
+        let buffer = terminal.backend().buffer();
+        let theme = Theme::fallback();
+        let row_text = |y: u16| -> String { (0..120).map(|x| buffer[(x, y)].symbol()).collect() };
+        // Newest first under the title and header: the 401, the job, the
+        // duplicate, the first delivery.
+        let rejected = (0..40).find(|&y| row_text(y).contains("invalid signature"));
+        let rejected = rejected.expect("the 401 row is on screen");
+        let duplicate = (0..40).find(|&y| row_text(y).contains("duplicate: already"));
+        let duplicate = duplicate.expect("the duplicate row is on screen");
+        assert_eq!(
+            buffer[(30, duplicate)].fg,
+            theme.style(Role::Muted).fg.unwrap()
+        );
+        // The selected row (the 401 on top) carries the selection style;
+        // move off it to see its own colour.
+        let mut app = app;
+        app.update(key(KeyCode::Down));
+        let terminal = render(&app, (120, 40));
+        let buffer = terminal.backend().buffer();
+        assert_eq!(
+            buffer[(30, rejected)].fg,
+            theme.style(Role::Error).fg.unwrap()
+        );
     }
 }

@@ -4,12 +4,19 @@
 use std::process::ExitCode;
 
 use color_eyre::eyre::WrapErr;
+use futures_util::StreamExt;
+use tokio::sync::mpsc::UnboundedReceiver;
+use url::Url;
 
+use crate::api::types::agents::{EventKind, NewSubscription};
 use crate::api::validate::UrlPolicy;
 use crate::api::{Client, Endpoints};
 use crate::emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
 use crate::emulator::{Emulator, EmulatorConfig, TimeScale};
+use crate::receiver::listen::{self, ListenConfig, Listener, Received};
 use crate::redact::SecretString;
+use crate::signature::generate_secret;
+use crate::tui::action::{Action, InboxResult, JobsResult};
 use crate::tui::{ConsoleOptions, run_console};
 
 pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<ExitCode> {
@@ -23,11 +30,13 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     let emulator = Emulator::start(loopback, config)
         .await
         .wrap_err("could not start the emulator on 127.0.0.1")?;
+    let (inbox, inbox_secret, received) = start_inbox().await?;
     let traffic = scenario::start(
         &emulator.url(),
         &api_key,
         ScenarioConfig {
             time_scale,
+            transcript_webhook: Url::parse(&format!("{}/transcripts", inbox.url())).ok(),
             ..ScenarioConfig::default()
         },
     )
@@ -35,6 +44,18 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     .wrap_err("could not start the demo traffic")?;
     let client = Client::new(Endpoints::all_at(&emulator.url()), api_key)?
         .with_url_policy(UrlPolicy::AnyHttp);
+    client
+        .create_subscription(&NewSubscription {
+            url: format!("{}/inbox", inbox.url()),
+            events: EventKind::ALL.to_vec(),
+            secret: inbox_secret,
+            agent_id: None,
+            enabled: None,
+        })
+        .await
+        .wrap_err("could not subscribe the Inbox to the demo's events")?;
+    // Kept (with its directory) until the console closes.
+    let probe_sample = probe_sample();
     let options = ConsoleOptions {
         demo: true,
         read_only,
@@ -43,10 +64,63 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         url_policy: UrlPolicy::AnyHttp,
         recent_ids: traffic.recent_conversations(),
         job_ids: traffic.job_ids(),
+        probe_sample: probe_sample.as_ref().map(|(_, path)| path.clone()),
+        inbox_url: Some(inbox.url()),
         ..ConsoleOptions::default()
     };
-    let result = run_console(client, options).await;
+    let job_ids = traffic.job_feed();
+    let new_jobs = receiver_stream(job_ids)
+        .ready_chunks(64)
+        .map(|ids| Action::Jobs(JobsResult::Discovered(ids)))
+        .boxed();
+    let inbox_feed = receiver_stream(received)
+        .map(|request| Action::Inbox(InboxResult::Received(Box::new(request))))
+        .boxed();
+    let result = run_console(client, options, vec![new_jobs, inbox_feed]).await;
     traffic.stop();
+    inbox.stop().await;
     emulator.shutdown().await;
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The Inbox's receiver on loopback, with a fresh secret the demo
+/// subscribes it with; source addresses are not checked (all loopback).
+async fn start_inbox() -> color_eyre::Result<(Listener, SecretString, UnboundedReceiver<Received>)>
+{
+    let secret = SecretString::new(generate_secret().wrap_err("no randomness for a secret")?);
+    let config = ListenConfig {
+        secrets: vec![("current".to_owned(), secret.clone())],
+        trust_any_source: true,
+        ..ListenConfig::default()
+    };
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let (listener, received) = listen::start(loopback, config)
+        .await
+        .wrap_err("could not start the Inbox receiver on 127.0.0.1")?;
+    Ok((listener, secret, received))
+}
+
+fn receiver_stream<T: Send + 'static>(
+    mut receiver: UnboundedReceiver<T>,
+) -> impl futures_util::Stream<Item = T> + Send + 'static {
+    futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+/// What the Probe pane's sample "says": the emulator transcribes a WAV's
+/// `ICMT` text, and its rewrite resolves the correction.
+const PROBE_SENTENCE: &str = "um send the report to Dana, no, to Alex by Friday";
+
+/// A two-second WAV for the Probe pane, in a temporary directory; `None`
+/// (and an empty file field) when it cannot be written.
+fn probe_sample() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    const RATE: u32 = 8000;
+    let dir = tempfile::Builder::new()
+        .prefix("earshot-demo-")
+        .tempdir()
+        .ok()?;
+    let path = dir.path().join("probe-sample.wav");
+    let silence = vec![0u8; RATE as usize * 2 * 2];
+    let wav = crate::emulator::wav::encode_pcm16(RATE, 1, &silence, Some(PROBE_SENTENCE));
+    std::fs::write(&path, wav).ok()?;
+    Some((dir, path))
 }

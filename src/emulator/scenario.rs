@@ -105,6 +105,9 @@ pub struct ScenarioConfig {
     /// The emulator's `--time-scale`: the slow receiver answers after the
     /// scaled 15 s deadline, and the audio is sized for ~2 s jobs.
     pub time_scale: TimeScale,
+    /// Where jobs with a webhook report (`None`: the scenario's own
+    /// healthy receiver); `earshot demo` points it at the console's Inbox.
+    pub transcript_webhook: Option<Url>,
 }
 
 impl Default for ScenarioConfig {
@@ -113,6 +116,7 @@ impl Default for ScenarioConfig {
             pace: Duration::from_millis(1500),
             seed: 0x5eed_de30,
             time_scale: TimeScale::REAL_TIME,
+            transcript_webhook: None,
         }
     }
 }
@@ -178,6 +182,14 @@ impl Scenario {
         lock(&self.recent).jobs.iter().cloned().collect()
     }
 
+    /// Ids of the jobs submitted from now on, as they are submitted (one
+    /// listener: a second call replaces the first's channel).
+    pub fn job_feed(&self) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        lock(&self.recent).job_feed = Some(tx);
+        rx
+    }
+
     /// The five subscriptions, in the order healthy, reserialises-body,
     /// slow, redirects, paused.
     pub fn subscriptions(&self) -> Vec<DemoSubscription> {
@@ -204,6 +216,8 @@ impl Drop for Scenario {
 struct Recent {
     conversations: VecDeque<String>,
     jobs: VecDeque<String>,
+    /// Where new job ids go, once someone asked ([`Scenario::job_feed`]).
+    job_feed: Option<tokio::sync::mpsc::UnboundedSender<String>>,
 }
 
 fn lock(recent: &Mutex<Recent>) -> std::sync::MutexGuard<'_, Recent> {
@@ -284,8 +298,11 @@ pub async fn start(
     }
 
     let audio_url = upload_audio(&api, config.time_scale).await?;
-    let mut transcript_hook = receivers.healthy.clone();
-    transcript_hook.set_path("/transcripts");
+    let transcript_hook = config.transcript_webhook.clone().unwrap_or_else(|| {
+        let mut own = receivers.healthy.clone();
+        own.set_path("/transcripts");
+        own
+    });
     let traffic = Arc::new(Traffic {
         control,
         base: emulator_url.clone(),
@@ -821,7 +838,13 @@ impl Traffic {
                     status = transcript.status.as_str(),
                     "demo: job submitted"
                 );
-                remember(&mut lock(&self.recent).jobs, transcript.id, RECENT_JOBS);
+                let mut recent = lock(&self.recent);
+                if let Some(feed) = &recent.job_feed
+                    && feed.send(transcript.id.clone()).is_err()
+                {
+                    recent.job_feed = None;
+                }
+                remember(&mut recent.jobs, transcript.id, RECENT_JOBS);
             }
             Err(error) => tracing::warn!("demo: {error}"),
         }

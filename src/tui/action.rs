@@ -35,12 +35,18 @@ pub enum Action {
     Jobs(JobsResult),
     /// A Signatures pane body file was read.
     Sigs(SigsResult),
+    /// One call of a Probe pane run ended.
+    Probe(ProbeResult),
+    /// The Inbox's receiver started, or received a request.
+    Inbox(InboxResult),
     /// Another pane hands a delivery to the Signatures pane to check
     /// (`secret_hint` says whose secret signed it; never the secret).
+    /// Without a header, the Inbox's capture of `delivery_id` fills it in.
     OpenInSignatures {
         header: Option<String>,
         body: Option<Vec<u8>>,
         secret_hint: Option<String>,
+        delivery_id: Option<String>,
     },
     /// Background work failed outside any pane (e.g. the clipboard).
     Failed(Failure),
@@ -95,6 +101,8 @@ pub enum JobsResult {
     Uploading { sent: u64, total: u64 },
     /// Upload and `create_transcript` done: the new job's id.
     Submitted { result: Result<String, Failure> },
+    /// Jobs submitted elsewhere (the demo's traffic) to watch too.
+    Discovered(Vec<String>),
 }
 
 /// Results of the Signatures pane's background work.
@@ -106,6 +114,36 @@ pub enum SigsResult {
         path: String,
         result: Result<Vec<u8>, String>,
     },
+}
+
+/// One call of a Probe pane run, as it ended; `seq` identifies the run
+/// (a superseded run's answers are dropped). `latency_ms` is measured here.
+#[derive(Clone, Debug)]
+pub enum ProbeResult {
+    Dictation {
+        seq: u64,
+        region: crate::api::Region,
+        latency_ms: f64,
+        result: Result<Box<crate::api::types::dictation::Dictation>, Failure>,
+    },
+    Sync {
+        seq: u64,
+        region: crate::api::Region,
+        latency_ms: f64,
+        result: Result<crate::api::types::dictation::SyncTranscript, Failure>,
+    },
+}
+
+/// What reaches the Inbox pane.
+#[derive(Clone, Debug)]
+pub enum InboxResult {
+    /// The receiver asked for with `seq` listens at this URL, or not.
+    Started {
+        seq: u64,
+        result: Result<String, Failure>,
+    },
+    /// A request the receiver answered.
+    Received(Box<crate::receiver::listen::Received>),
 }
 
 /// A failed call, as the status bar shows it.
@@ -176,6 +214,27 @@ pub enum Effect {
         seq: u64,
         path: String,
     },
+    /// Dictation and sync in every region of `regions` at once (the
+    /// Probe pane); supersedes any probe still running.
+    RunProbe {
+        seq: u64,
+        file: std::path::PathBuf,
+        regions: Vec<crate::api::Region>,
+        options: crate::api::probe::ProbeOptions,
+    },
+    /// Start the local webhook receiver (replacing a running one).
+    StartListener {
+        seq: u64,
+        bind: std::net::SocketAddr,
+        /// Labelled `current` / `previous`; masked in `Debug`.
+        secrets: Vec<(String, SecretString)>,
+    },
+    /// A pre-recorded webhook said this job changed: the watcher updates
+    /// it without a request.
+    JobWebhook {
+        id: String,
+        status: crate::api::types::prerecorded::TranscriptStatus,
+    },
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -189,7 +248,11 @@ impl Effect {
     pub fn is_network(&self) -> bool {
         !matches!(
             self,
-            Effect::Copy { .. } | Effect::ReadBodyFile { .. } | Effect::Quit
+            Effect::Copy { .. }
+                | Effect::ReadBodyFile { .. }
+                | Effect::StartListener { .. }
+                | Effect::JobWebhook { .. }
+                | Effect::Quit
         )
     }
 }

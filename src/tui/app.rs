@@ -12,18 +12,22 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind};
 use tui_input::Input;
 
-use super::action::{Action, Effect, Failure};
+use super::action::{Action, Effect, Failure, InboxResult};
 use super::keymap::{
     self, Command, CommandInfo, CommandSection, command_line_commands, confirm_commands,
     global_commands, help_commands, interrupt_command, permitted,
 };
 use super::panes::PaneId;
 use super::panes::deliveries::DeliveriesPane;
+use super::panes::inbox::{self, InboxPane};
 use super::panes::jobs::JobsPane;
+use super::panes::probe::ProbePane;
 use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::SubscriptionsPane;
 use super::widgets::input as text;
+use crate::api::types::prerecorded::TranscriptStatus;
 use crate::api::validate::UrlPolicy;
+use crate::signature::HEADER_NAME;
 
 /// How long a toast stays up.
 pub const TOAST_FOR: Duration = Duration::from_secs(4);
@@ -110,6 +114,8 @@ pub struct App {
     pub deliveries: DeliveriesPane,
     pub jobs: JobsPane,
     pub sigs: SignaturesPane,
+    pub probe: ProbePane,
+    pub inbox: InboxPane,
     pub overlay: Option<Overlay>,
     pub status: Status,
     pub toast: Option<Toast>,
@@ -128,6 +134,8 @@ impl App {
             deliveries: DeliveriesPane::new(),
             jobs: JobsPane::new(),
             sigs: SignaturesPane::new(),
+            probe: ProbePane::new(),
+            inbox: InboxPane::new(),
             overlay: None,
             status: Status {
                 connection: Connection::Unknown,
@@ -162,6 +170,12 @@ impl App {
         self.dirty = true;
     }
 
+    /// The WAV file the Probe pane offers first (the demo's sample).
+    pub fn seed_probe_file(&mut self, path: &std::path::Path) {
+        self.probe.seed_file(path);
+        self.dirty = true;
+    }
+
     /// Shows a message in the status bar's error slot (e.g. a theme that
     /// could not be loaded).
     pub fn notice(&mut self, message: impl Into<String>) {
@@ -178,7 +192,12 @@ impl App {
 
     /// A request is in flight.
     pub fn busy(&self) -> bool {
-        self.subs.busy() || self.deliveries.busy() || self.sigs.busy() || self.jobs.busy()
+        self.subs.busy()
+            || self.deliveries.busy()
+            || self.sigs.busy()
+            || self.jobs.busy()
+            || self.probe.busy()
+            || self.inbox.busy()
     }
 
     /// The one update.
@@ -235,12 +254,49 @@ impl App {
                 self.sigs.on_result(result, &mut out);
                 self.absorb(out)
             }
+            Action::Probe(result) => {
+                self.dirty = true;
+                let mut out = Outcome::default();
+                self.probe.on_result(result, &mut out);
+                self.absorb(out)
+            }
+            Action::Inbox(result) => {
+                self.dirty = true;
+                let job_update = match &result {
+                    InboxResult::Received(received) => inbox::job_update(received),
+                    InboxResult::Started { .. } => None,
+                };
+                let mut out = Outcome::default();
+                self.inbox.on_result(result, &mut out);
+                if let Some((id, status)) = job_update
+                    && self.jobs.watches(&id)
+                {
+                    out.effects.push(Effect::JobWebhook {
+                        id,
+                        status: TranscriptStatus::parse(&status),
+                    });
+                }
+                self.absorb(out)
+            }
             Action::OpenInSignatures {
                 header,
                 body,
                 secret_hint,
+                delivery_id,
             } => {
                 self.dirty = true;
+                // The platform keeps no bodies; the Inbox may have this one.
+                let captured = delivery_id
+                    .as_deref()
+                    .filter(|_| header.is_none())
+                    .and_then(|id| self.inbox.by_delivery_id(id));
+                let (header, body) = match captured {
+                    Some(received) => (
+                        received.entry.header(HEADER_NAME).map(str::to_owned),
+                        Some(received.body.to_vec()),
+                    ),
+                    None => (header, body),
+                };
                 self.overlay = None;
                 self.pane = PaneId::Signatures;
                 self.sigs.open_with(header, body, secret_hint);
@@ -290,7 +346,8 @@ impl App {
                     }
                     PaneId::Jobs => (self.jobs.commands(), self.jobs.allows_global()),
                     PaneId::Signatures => (self.sigs.commands(), self.sigs.allows_global()),
-                    _ => (Vec::new(), true),
+                    PaneId::Probe => (self.probe.commands(), self.probe.allows_global()),
+                    PaneId::Inbox => (self.inbox.commands(), self.inbox.allows_global()),
                 };
                 if global {
                     list.extend(global_commands());
@@ -311,7 +368,8 @@ impl App {
             PaneId::Deliveries => DeliveriesPane::help_sections(),
             PaneId::Jobs => JobsPane::help_sections(),
             PaneId::Signatures => SignaturesPane::help_sections(),
-            _ => Vec::new(),
+            PaneId::Probe => ProbePane::help_sections(),
+            PaneId::Inbox => InboxPane::help_sections(),
         };
         sections.push(CommandSection {
             title: "Global",
@@ -352,6 +410,10 @@ impl App {
                     self.jobs.type_key(key);
                 } else if self.pane == PaneId::Signatures && self.sigs.captures_text() {
                     self.sigs.type_key(key);
+                } else if self.pane == PaneId::Probe && self.probe.captures_text() {
+                    self.probe.type_key(key);
+                } else if self.pane == PaneId::Inbox && self.inbox.captures_text() {
+                    self.inbox.type_key(key);
                 }
             }
         }
@@ -373,6 +435,10 @@ impl App {
                     self.jobs.paste(pasted);
                 } else if self.pane == PaneId::Signatures && self.sigs.captures_text() {
                     self.sigs.paste(pasted);
+                } else if self.pane == PaneId::Probe && self.probe.captures_text() {
+                    self.probe.paste(pasted);
+                } else if self.pane == PaneId::Inbox && self.inbox.captures_text() {
+                    self.inbox.paste(pasted);
                 }
             }
         }
@@ -441,6 +507,16 @@ impl App {
                 self.sigs.run(command, &mut out);
                 self.absorb(out)
             }
+            Command::Inbox(command) => {
+                let mut out = Outcome::default();
+                self.inbox.run(command, &mut out);
+                self.absorb(out)
+            }
+            Command::Probe(command) => {
+                let mut out = Outcome::default();
+                self.probe.run(command, &mut out);
+                self.absorb(out)
+            }
         }
     }
 
@@ -457,7 +533,7 @@ impl App {
                 Some(pane) => self.go_to(pane),
                 None => {
                     self.status.last_error = Some(Failure::new(format!(
-                        "unknown command :{other}: try :q, :1…:5, :subs, :deliveries, :jobs, :sigs, :probe, :help"
+                        "unknown command :{other}: try :q, :1…:6, :subs, :deliveries, :jobs, :sigs, :probe, :inbox, :help"
                     )));
                     Vec::new()
                 }
@@ -480,6 +556,11 @@ impl App {
             PaneId::Deliveries => {
                 let mut out = Outcome::default();
                 self.deliveries.refresh(&mut out);
+                self.absorb(out)
+            }
+            PaneId::Probe => {
+                let mut out = Outcome::default();
+                self.probe.refresh(&mut out);
                 self.absorb(out)
             }
             _ => {

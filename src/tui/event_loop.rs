@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use futures_util::future::poll_immediate;
+use futures_util::stream::{BoxStream, select_all};
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -36,6 +37,9 @@ const MAX_BATCH: usize = 256;
 pub struct Services {
     pub client: Client,
     pub clipboard: Box<dyn Clipboard>,
+    /// Actions from outside the console (the demo's new jobs, a webhook
+    /// listener), handled like results of its own tasks.
+    pub feeds: Vec<BoxStream<'static, Action>>,
 }
 
 /// Runs `app` until it quits, the input ends or `shutdown` resolves.
@@ -58,6 +62,8 @@ where
     let mut events = events.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
     let mut tick: Option<Interval> = None;
+    let mut feeds_open = !services.feeds.is_empty();
+    let mut feeds = select_all(services.feeds);
 
     if worker.start_all(app.init()) == Next::Quit {
         return Ok(());
@@ -83,6 +89,13 @@ where
             biased;
             () = &mut shutdown => Action::Shutdown,
             Some(action) = rx.recv() => action,
+            feed = feeds.next(), if feeds_open => match feed {
+                Some(action) => action,
+                None => {
+                    feeds_open = false;
+                    continue;
+                }
+            },
             event = events.next() => match event {
                 Some(event) => Action::Input(event),
                 None => Action::Shutdown,

@@ -14,7 +14,9 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::panes::PaneId;
 use super::panes::deliveries::DlvCommand;
+use super::panes::inbox::InboxCommand;
 use super::panes::jobs::JobsCommand;
+use super::panes::probe::ProbeCommand;
 use super::panes::signatures::SigsCommand;
 use super::panes::subscriptions::SubsCommand;
 
@@ -175,6 +177,8 @@ pub enum Command {
     Dlv(DlvCommand),
     Jobs(JobsCommand),
     Sigs(SigsCommand),
+    Probe(ProbeCommand),
+    Inbox(InboxCommand),
 }
 
 /// One command as help, footer and key handling all see it.
@@ -283,7 +287,7 @@ pub fn global_commands() -> Vec<CommandInfo> {
         CommandInfo::new("tab", "next pane", TAB, NextPane),
         CommandInfo::new("shift-tab", "previous pane", BACKTAB, PrevPane),
         CommandInfo::new(
-            "1–5",
+            "1–6",
             "go to pane",
             keys![Key::char('1')],
             GoTo(PaneId::Subscriptions),
@@ -292,6 +296,7 @@ pub fn global_commands() -> Vec<CommandInfo> {
         CommandInfo::new("3", "", keys![Key::char('3')], GoTo(PaneId::Jobs)).hidden(),
         CommandInfo::new("4", "", keys![Key::char('4')], GoTo(PaneId::Signatures)).hidden(),
         CommandInfo::new("5", "", keys![Key::char('5')], GoTo(PaneId::Probe)).hidden(),
+        CommandInfo::new("6", "", keys![Key::char('6')], GoTo(PaneId::Inbox)).hidden(),
         CommandInfo::new(
             ":",
             "command line (:q, :subs, :2 …)",

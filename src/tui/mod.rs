@@ -5,8 +5,8 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
-//! - [`panes`]: the five panes (Subscriptions, Deliveries, Jobs and
-//!   Signatures are built; Probe says so);
+//! - [`panes`]: the six panes (Subscriptions, Deliveries, Jobs,
+//!   Signatures, Probe, Inbox);
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
 //! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
@@ -35,6 +35,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use ratatui::crossterm::event::EventStream;
 use url::{Host, Url};
 
@@ -42,6 +43,7 @@ use crate::api::validate::UrlPolicy;
 use crate::api::{Client, Region};
 use crate::config::{ConfigError, Paths, ResolveOptions, resolve};
 use crate::redact::SecretString;
+use action::Action;
 use app::{App, AppConfig};
 use clipboard::Osc52;
 use event_loop::Services;
@@ -69,6 +71,11 @@ pub struct ConsoleOptions {
     pub recent_ids: Vec<String>,
     /// Transcript job ids the Jobs pane watches from the start.
     pub job_ids: Vec<String>,
+    /// A WAV file the Probe pane offers first (the demo's sample).
+    pub probe_sample: Option<PathBuf>,
+    /// A receiver already running for the Inbox (its requests arrive as a
+    /// feed): its URL.
+    pub inbox_url: Option<String>,
 }
 
 impl Default for ConsoleOptions {
@@ -83,6 +90,8 @@ impl Default for ConsoleOptions {
             config_dir: None,
             recent_ids: Vec::new(),
             job_ids: Vec::new(),
+            probe_sample: None,
+            inbox_url: None,
         }
     }
 }
@@ -97,8 +106,13 @@ pub fn region_name(region: Region) -> &'static str {
 }
 
 /// Runs the console on the real terminal until the operator quits or a
-/// signal arrives; the terminal is restored in every case.
-pub async fn run_console(client: Client, options: ConsoleOptions) -> color_eyre::Result<()> {
+/// signal arrives; the terminal is restored in every case. `feeds` bring
+/// actions from outside (e.g. the demo's new jobs).
+pub async fn run_console(
+    client: Client,
+    options: ConsoleOptions,
+    feeds: Vec<BoxStream<'static, Action>>,
+) -> color_eyre::Result<()> {
     let paths = Paths::compute(None).ok();
     if let Some(paths) = &paths
         && let Err(why) = logging::init(&paths.state_dir)
@@ -131,6 +145,12 @@ pub async fn run_console(client: Client, options: ConsoleOptions) -> color_eyre:
     });
     app.seed_recent_ids(options.recent_ids);
     app.seed_job_ids(options.job_ids);
+    if let Some(path) = options.probe_sample.as_deref() {
+        app.seed_probe_file(path);
+    }
+    if let Some(url) = options.inbox_url {
+        app.inbox.set_listening(url);
+    }
     if let Some(notice) = loaded.notice {
         tracing::warn!(%notice, "theme");
         app.notice(notice);
@@ -153,6 +173,7 @@ pub async fn run_console(client: Client, options: ConsoleOptions) -> color_eyre:
         Services {
             client,
             clipboard: Box::new(Osc52::stdout()),
+            feeds,
         },
     )
     .await;
@@ -228,11 +249,13 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         config_dir: resolved.config_file.parent().map(PathBuf::from),
         recent_ids: Vec::new(),
         job_ids: Vec::new(),
+        probe_sample: None,
+        inbox_url: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run_console(client, console))?;
+    runtime.block_on(run_console(client, console, Vec::new()))?;
     Ok(ExitCode::SUCCESS)
 }
 

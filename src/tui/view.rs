@@ -40,7 +40,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
         PaneId::Deliveries => panes::deliveries::view::draw(frame, body, &app.deliveries, theme),
         PaneId::Jobs => panes::jobs::view::draw(frame, body, &app.jobs, theme),
         PaneId::Signatures => panes::signatures::view::draw(frame, body, &app.sigs, theme),
-        other => panes::draw_placeholder(frame, body, other, theme),
+        PaneId::Probe => panes::probe::view::draw(frame, body, &app.probe, theme),
+        PaneId::Inbox => panes::inbox::view::draw(frame, body, &app.inbox, theme),
     }
     match &app.overlay {
         Some(Overlay::CommandLine(input)) => draw_prompt(frame, foot, input, theme),

@@ -9,13 +9,14 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
 use super::action::{
-    Action, DeliveriesResult, Effect, Failure, JobsResult, SigsResult, SubsResult,
+    Action, DeliveriesResult, Effect, Failure, InboxResult, JobsResult, SigsResult, SubsResult,
 };
 use super::clipboard::Clipboard;
 use crate::api::Client;
 use crate::api::types::prerecorded::NewTranscript;
 use crate::poll::schedule::{JobHint, SchedulerConfig};
 use crate::poll::watcher::{self, Command as WatchCommand};
+use crate::receiver::listen::{self, ListenConfig};
 
 pub struct Worker {
     client: Client,
@@ -25,6 +26,11 @@ pub struct Worker {
     load: Option<AbortHandle>,
     /// The deliveries load in flight, if any.
     deliveries_load: Option<AbortHandle>,
+    /// The probe run in flight, if any.
+    probe_run: Option<AbortHandle>,
+    /// The Inbox's receiver: the task that owns it and forwards what it
+    /// receives (aborting it stops the receiver).
+    inbox: Option<AbortHandle>,
     /// Every other task in flight (finished ones are pruned as we go).
     tasks: Vec<AbortHandle>,
     /// The job watcher, started by the first Jobs effect.
@@ -53,6 +59,8 @@ impl Worker {
             clipboard,
             load: None,
             deliveries_load: None,
+            probe_run: None,
+            inbox: None,
             tasks: Vec::new(),
             jobs: None,
         }
@@ -84,6 +92,22 @@ impl Worker {
                         .map_err(|error| error.to_string());
                     let _ = tx.send(Action::Sigs(SigsResult::BodyLoaded { seq, path, result }));
                 });
+            }
+            Effect::StartListener { seq, bind, secrets } => {
+                tracing::info!(%bind, "start the inbox receiver");
+                if let Some(previous) = self.inbox.take() {
+                    previous.abort();
+                }
+                let config = ListenConfig {
+                    secrets,
+                    ..ListenConfig::default()
+                };
+                self.inbox = Some(tokio::spawn(run_inbox(tx, seq, bind, config)).abort_handle());
+            }
+            Effect::JobWebhook { id, status } => {
+                if let Some(jobs) = &self.jobs {
+                    let _ = jobs.commands.send(WatchCommand::Webhook { id, status });
+                }
             }
             Effect::Copy { what, text } => {
                 if let Err(error) = self.clipboard.copy(text.expose()) {
@@ -130,6 +154,25 @@ impl Worker {
                     }));
                 });
                 self.deliveries_load = Some(task.abort_handle());
+            }
+            Effect::RunProbe {
+                seq,
+                file,
+                regions,
+                options,
+            } => {
+                if let Some(previous) = self.probe_run.take() {
+                    previous.abort();
+                }
+                tracing::info!(seq, regions = regions.len(), "probe dictation and sync");
+                let task = tokio::spawn(async move {
+                    crate::api::probe::all_at_once(&client, &file, &regions, &options, |answer| {
+                        let result = super::panes::probe::result_of(seq, answer);
+                        let _ = tx.send(Action::Probe(result));
+                    })
+                    .await;
+                });
+                self.probe_run = Some(task.abort_handle());
             }
             Effect::WatchJobs(ids) => {
                 tracing::debug!(count = ids.len(), "watch jobs");
@@ -261,13 +304,53 @@ async fn submit_file(client: Client, tx: UnboundedSender<Action>, path: std::pat
     let _ = tx.send(Action::Jobs(JobsResult::Submitted { result }));
 }
 
+/// Starts the receiver, reports it, and forwards every request it answers
+/// until the task is aborted (which drops, and so stops, the receiver).
+async fn run_inbox(
+    tx: UnboundedSender<Action>,
+    seq: u64,
+    bind: std::net::SocketAddr,
+    config: ListenConfig,
+) {
+    match listen::start(bind, config).await {
+        Err(error) => {
+            let failure = Failure::new(format!("the inbox receiver did not start: {error}"));
+            let _ = tx.send(Action::Inbox(InboxResult::Started {
+                seq,
+                result: Err(failure),
+            }));
+        }
+        Ok((listener, mut received)) => {
+            let _ = tx.send(Action::Inbox(InboxResult::Started {
+                seq,
+                result: Ok(listener.url()),
+            }));
+            while let Some(request) = received.recv().await {
+                if tx
+                    .send(Action::Inbox(InboxResult::Received(Box::new(request))))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            drop(listener);
+        }
+    }
+}
+
 impl Drop for Worker {
     fn drop(&mut self) {
+        if let Some(inbox) = self.inbox.take() {
+            inbox.abort();
+        }
         if let Some(load) = self.load.take() {
             load.abort();
         }
         if let Some(load) = self.deliveries_load.take() {
             load.abort();
+        }
+        if let Some(run) = self.probe_run.take() {
+            run.abort();
         }
         for task in self.tasks.drain(..) {
             task.abort();

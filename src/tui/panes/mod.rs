@@ -1,20 +1,15 @@
-//! The five panes (all but Probe are built): which exist ([`PaneId`]), their tab order and names, and
-//! the honest placeholder drawn for a pane this build doesn't have yet.
+//! The six panes: which exist ([`PaneId`]), their tab order and names.
 //!
 //! Each pane owns its state, its commands (see `keymap.rs`), its `update`
 //! and its view; `app.rs` routes to the pane on screen.
 
 pub mod deliveries;
+pub mod inbox;
 pub mod jobs;
+pub mod probe;
 pub mod signatures;
 pub mod subscriptions;
 
-use ratatui::Frame;
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
-
-use super::theme::{Role, Theme};
 use super::widgets::input::cycle;
 
 /// A pane, in tab order.
@@ -25,15 +20,17 @@ pub enum PaneId {
     Jobs,
     Signatures,
     Probe,
+    Inbox,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 5] = [
+    pub const ALL: [PaneId; 6] = [
         PaneId::Subscriptions,
         PaneId::Deliveries,
         PaneId::Jobs,
         PaneId::Signatures,
         PaneId::Probe,
+        PaneId::Inbox,
     ];
 
     pub fn title(self) -> &'static str {
@@ -43,6 +40,7 @@ impl PaneId {
             PaneId::Jobs => "Jobs",
             PaneId::Signatures => "Signatures",
             PaneId::Probe => "Probe",
+            PaneId::Inbox => "Inbox",
         }
     }
 
@@ -80,42 +78,11 @@ impl PaneId {
             "3" | "jobs" | "job" => PaneId::Jobs,
             "4" | "signatures" | "sigs" | "sig" => PaneId::Signatures,
             "5" | "probe" => PaneId::Probe,
+            "6" | "inbox" | "listen" => PaneId::Inbox,
             _ => return None,
         };
         Some(pane)
     }
-
-    /// The command-line equivalent of a pane this build doesn't draw.
-    fn cli_equivalent(self) -> &'static str {
-        match self {
-            PaneId::Subscriptions => "earshot subs list",
-            PaneId::Deliveries => "earshot deliveries SESSION_ID",
-            PaneId::Jobs => "earshot jobs watch",
-            PaneId::Signatures => "earshot verify",
-            PaneId::Probe => "earshot probe FILE",
-        }
-    }
-}
-
-/// The body of a pane that is not in this build: what to use instead.
-pub fn draw_placeholder(frame: &mut Frame<'_>, area: Rect, pane: PaneId, theme: &Theme) {
-    let lines = vec![
-        Line::default(),
-        Line::from(vec![
-            Span::styled(format!("  {}", pane.title()), theme.style(Role::Accent)),
-            Span::styled(": not in this build yet — see ", theme.style(Role::Fg)),
-            Span::styled(
-                format!("`{}`", pane.cli_equivalent()),
-                theme.style(Role::Accent),
-            ),
-        ]),
-    ];
-    frame.render_widget(
-        Paragraph::new(lines)
-            .style(theme.base())
-            .wrap(Wrap { trim: false }),
-        area,
-    );
 }
 
 #[cfg(test)]
@@ -124,8 +91,9 @@ mod tests {
 
     #[test]
     fn panes_cycle_in_tab_order_both_ways() {
-        assert_eq!(PaneId::Probe.next(), PaneId::Subscriptions);
-        assert_eq!(PaneId::Subscriptions.prev(), PaneId::Probe);
+        assert_eq!(PaneId::Probe.next(), PaneId::Inbox);
+        assert_eq!(PaneId::Inbox.next(), PaneId::Subscriptions);
+        assert_eq!(PaneId::Subscriptions.prev(), PaneId::Inbox);
         assert_eq!(PaneId::Jobs.next(), PaneId::Signatures);
     }
 
@@ -134,6 +102,8 @@ mod tests {
         assert_eq!(PaneId::from_name("subs"), Some(PaneId::Subscriptions));
         assert_eq!(PaneId::from_name("2"), Some(PaneId::Deliveries));
         assert_eq!(PaneId::from_name("Signatures"), Some(PaneId::Signatures));
+        assert_eq!(PaneId::from_name("6"), Some(PaneId::Inbox));
+        assert_eq!(PaneId::from_name("listen"), Some(PaneId::Inbox));
         assert_eq!(PaneId::from_name("nope"), None);
     }
 }

@@ -431,6 +431,7 @@ fn signature_handover(record: &DeliveryRecord) -> Action {
             short_id(&record.id),
             record.attempt_count,
         )),
+        delivery_id: Some(record.id.clone()),
     }
 }
 

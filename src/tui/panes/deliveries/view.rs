@@ -355,7 +355,7 @@ const LABEL_COLUMN: u16 = 18;
 
 /// `text` cut into lines of at most `width` columns at spaces (a word
 /// longer than a line is cut where it must be).
-fn wrap_words(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut lines = Vec::new();
     let mut line = String::new();

@@ -110,8 +110,8 @@ pub struct JobsPane {
     pub prompting: Option<Prompt>,
     /// Requests used of the account share, and the share.
     pub budget: Option<(u32, u32)>,
-    /// Polling paused by a 403: for how long, as reported.
-    pub paused: Option<Duration>,
+    /// Polling paused by a 403: until when (the banner counts down).
+    pub paused_until: Option<Instant>,
     pub upload: Option<Upload>,
     /// The ids last sent as the focus.
     focus: Vec<String>,
@@ -139,7 +139,7 @@ impl JobsPane {
             prompt: Input::default(),
             prompting: None,
             budget: None,
-            paused: None,
+            paused_until: None,
             upload: None,
             focus: Vec::new(),
             epoch: now,
@@ -206,7 +206,18 @@ impl JobsPane {
 
     /// Something on screen moves with the clock.
     pub fn wants_tick(&self) -> bool {
-        self.rows.iter().any(|row| !row.is_terminal())
+        self.paused_until.is_some() || self.rows.iter().any(|row| !row.is_terminal())
+    }
+
+    /// Whether the job `id` is watched.
+    pub fn watches(&self, id: &str) -> bool {
+        self.rows.iter().any(|row| row.id == id)
+    }
+
+    /// How long polling stays paused, as of the pane's clock.
+    pub fn paused_for(&self) -> Option<Duration> {
+        self.paused_until
+            .map(|until| until.saturating_duration_since(self.now))
     }
 
     // ---- update -------------------------------------------------------
@@ -242,7 +253,9 @@ impl JobsPane {
                             return;
                         }
                         self.prompting = None;
-                        self.add_ids(ids, out);
+                        if !self.add_ids(ids, out) {
+                            out.toast = Some("already watched".into());
+                        }
                     }
                     Some(Prompt::SubmitFile) => {
                         if typed.is_empty() {
@@ -283,6 +296,9 @@ impl JobsPane {
     pub fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
         match result {
             JobsResult::Watch(event) => self.on_watch(event, out),
+            JobsResult::Discovered(ids) => {
+                self.add_ids(ids, out);
+            }
             JobsResult::Uploading { sent, total } => {
                 if let Some(upload) = &mut self.upload {
                     upload.sent = sent;
@@ -325,8 +341,11 @@ impl JobsPane {
                     view.stale = true;
                 }
             }
-            WatchEvent::Paused { resume_in } => self.paused = Some(resume_in),
-            WatchEvent::Resumed => self.paused = None,
+            WatchEvent::Paused { resume_in } => {
+                self.now = Instant::now().max(self.now);
+                self.paused_until = Some(self.now + resume_in);
+            }
+            WatchEvent::Resumed => self.paused_until = None,
             WatchEvent::AllDone => {}
             WatchEvent::Budget { used, budget } => self.budget = Some((used, budget)),
         }
@@ -334,20 +353,21 @@ impl JobsPane {
 
     // ---- helpers ------------------------------------------------------
 
-    /// Adds ids not watched yet and asks the watcher to watch them.
-    fn add_ids(&mut self, ids: Vec<String>, out: &mut Outcome) {
+    /// Adds ids not watched yet and asks the watcher to watch them;
+    /// whether any was new.
+    fn add_ids(&mut self, ids: Vec<String>, out: &mut Outcome) -> bool {
         let fresh: Vec<String> = ids
             .into_iter()
             .filter(|id| !self.rows.iter().any(|row| &row.id == id))
             .collect();
         if fresh.is_empty() {
-            out.toast.get_or_insert_with(|| "already watched".into());
-            return;
+            return false;
         }
         for id in &fresh {
             self.insert(id);
         }
         self.watch(fresh, out);
+        true
     }
 
     /// Asks the watcher to watch `ids`; the first time, the watcher starts

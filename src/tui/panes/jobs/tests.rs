@@ -203,9 +203,15 @@ fn paused_shows_the_banner_and_resumed_clears_it() {
             resume_in: Duration::from_secs(30),
         },
     );
-    assert_eq!(app.jobs.paused, Some(Duration::from_secs(30)));
+    assert_eq!(app.jobs.paused_for(), Some(Duration::from_secs(30)));
+    assert!(app.wants_tick(), "the banner counts down");
+    let later = app.jobs.now + Duration::from_secs(12);
+    app.update(Action::Tick(later));
+    assert_eq!(app.jobs.paused_for(), Some(Duration::from_secs(18)));
+    app.update(Action::Tick(later + Duration::from_secs(60)));
+    assert_eq!(app.jobs.paused_for(), Some(Duration::ZERO));
     watch(&mut app, WatchEvent::Resumed);
-    assert_eq!(app.jobs.paused, None);
+    assert_eq!(app.jobs.paused_for(), None);
 }
 
 #[test]
@@ -285,4 +291,31 @@ fn seeded_ids_are_watched_at_start() {
             .iter()
             .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids.len() == 2))
     );
+}
+
+#[test]
+fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
+    let mut app = jobs_app(false);
+    let effects = app.update(Action::Jobs(JobsResult::Discovered(vec![
+        "job-new-1".into(),
+        "job-new-2".into(),
+    ])));
+    assert!(
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::WatchJobs(ids) if ids == &["job-new-1".to_owned(), "job-new-2".to_owned()]
+        )),
+        "{effects:?}"
+    );
+    assert!(app.toast.is_none(), "no toast for background discoveries");
+    let again = app.update(Action::Jobs(JobsResult::Discovered(vec![
+        "job-new-1".into(),
+    ])));
+    assert!(
+        !again
+            .iter()
+            .any(|effect| matches!(effect, Effect::WatchJobs(_))),
+        "{again:?}"
+    );
+    assert!(app.toast.is_none());
 }

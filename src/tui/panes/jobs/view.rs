@@ -23,7 +23,7 @@ use crate::tui::widgets::table;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
-    let banner = u16::from(pane.paused.is_some());
+    let banner = u16::from(pane.paused_until.is_some());
     let prompt = u16::from(pane.prompting.is_some());
     let [title, gauge, banner_area, prompt_area, body] = Layout::vertical([
         Constraint::Length(1),
@@ -35,7 +35,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     .areas(area);
     draw_title(frame, title, pane, theme);
     draw_gauge(frame, gauge, pane, theme);
-    if let Some(resume_in) = pane.paused {
+    if let Some(resume_in) = pane.paused_for() {
         draw_banner(frame, banner_area, resume_in, theme);
     }
     if let Some(kind) = pane.prompting {
@@ -110,10 +110,12 @@ fn draw_gauge(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
 }
 
 fn draw_banner(frame: &mut Frame<'_>, area: Rect, resume_in: Duration, theme: &Theme) {
-    let text = format!(
-        " account request limit reached (403): polling paused for {} s",
-        resume_in.as_secs()
-    );
+    let text = match resume_in.as_secs() {
+        0 => " account request limit reached (403): polling resumes now".to_owned(),
+        secs => {
+            format!(" account request limit reached (403): polling paused, resumes in {secs} s")
+        }
+    };
     frame.render_widget(
         Paragraph::new(Span::styled(
             text,

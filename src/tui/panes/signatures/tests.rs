@@ -217,6 +217,7 @@ fn another_pane_can_hand_a_delivery_over() {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: Some("subscription 2b3c4d5e".into()),
+        delivery_id: None,
     });
     assert_eq!(app.pane, PaneId::Signatures);
     assert!(app.sigs.editing);

@@ -1,0 +1,375 @@
+//! The Inbox pane: what a local webhook receiver (`receiver::listen`, the
+//! receiver behind `earshot listen`) gets, live, with each request's
+//! verdict.
+//!
+//! Owns the start form (address, current and previous secret), the rows
+//! (newest first, at most [`ROWS_MAX`]), the counts, and the table and
+//! detail views. Starting is [`Effect::StartListener`], answered by
+//! [`InboxResult::Started`]; requests arrive as [`InboxResult::Received`].
+//! `s` on a signed request opens it in the Signatures pane with its header
+//! and exact body; `app.rs` hands a pre-recorded webhook to the job watcher
+//! at once. Nothing here changes the platform. Drawing is in `view.rs`.
+
+mod commands;
+pub mod view;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::Input;
+
+use super::super::action::{Action, Effect, InboxResult};
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::widgets::input::{self as text, cycle};
+use super::super::widgets::table::TableState;
+use crate::receiver::capture::{Kind, VerdictCode};
+use crate::receiver::listen::Received;
+use crate::redact::SecretString;
+use crate::signature::HEADER_NAME;
+
+use commands::{detail_commands, form_commands, table_commands};
+
+/// Requests kept on screen; older ones stay in the capture file only.
+pub const ROWS_MAX: usize = 10_000;
+/// Where the form proposes to listen.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8787";
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InboxCommand {
+    Move(Move),
+    /// Table → detail.
+    Open,
+    /// Detail → table.
+    Back,
+    /// Open the selected signed request in the Signatures pane.
+    CheckSignature,
+    /// Open the start form.
+    Listen,
+    FormSubmit,
+    FormCancel,
+    NextField,
+    PrevField,
+    /// Forget the rows on screen (the counts stay).
+    Clear,
+}
+
+/// A field of the start form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Address,
+    Current,
+    Previous,
+}
+
+const FIELDS: [Field; 3] = [Field::Address, Field::Current, Field::Previous];
+
+/// The start form: where to listen and the secrets to verify with.
+#[derive(Debug)]
+pub struct ListenForm {
+    pub address: Input,
+    pub current: Input,
+    pub previous: Input,
+    pub focus: Field,
+    /// Why the last submit was refused.
+    pub error: Option<String>,
+}
+
+impl ListenForm {
+    fn new() -> ListenForm {
+        ListenForm {
+            address: Input::new(DEFAULT_ADDRESS.into()),
+            current: Input::default(),
+            previous: Input::default(),
+            focus: Field::Address,
+            error: None,
+        }
+    }
+
+    fn focused(&mut self) -> &mut Input {
+        match self.focus {
+            Field::Address => &mut self.address,
+            Field::Current => &mut self.current,
+            Field::Previous => &mut self.previous,
+        }
+    }
+
+    /// The address and labelled secrets, or what is wrong (naming the field).
+    fn parse(&self) -> Result<(SocketAddr, Vec<(String, SecretString)>), String> {
+        let address = self.address.value().trim();
+        let bind: SocketAddr = address
+            .parse()
+            .map_err(|_| format!("address: {address:?} is not HOST:PORT (e.g. 127.0.0.1:8787)"))?;
+        let current = self.current.value().trim();
+        if current.is_empty() {
+            return Err("current secret: required to verify X-SVC-Signature".into());
+        }
+        let mut secrets = vec![("current".to_owned(), SecretString::new(current))];
+        let previous = self.previous.value().trim();
+        if !previous.is_empty() {
+            secrets.push(("previous".to_owned(), SecretString::new(previous)));
+        }
+        Ok((bind, secrets))
+    }
+}
+
+/// Whether a receiver runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listening {
+    Off,
+    Starting(SocketAddr),
+    On { url: String },
+    Failed(String),
+}
+
+/// Requests by outcome, since the receiver started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub received: u64,
+    pub accepted: u64,
+    pub duplicates: u64,
+    pub rejected: u64,
+}
+
+/// Table or detail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Table,
+    Detail,
+}
+
+/// The pane's state.
+#[derive(Debug)]
+pub struct InboxPane {
+    /// Newest first.
+    rows: VecDeque<Received>,
+    pub(crate) table: TableState,
+    pub view: View,
+    pub form: Option<ListenForm>,
+    pub listening: Listening,
+    pub counts: Counts,
+    start_seq: u64,
+}
+
+impl Default for InboxPane {
+    fn default() -> Self {
+        InboxPane::new()
+    }
+}
+
+impl InboxPane {
+    pub fn new() -> InboxPane {
+        InboxPane {
+            rows: VecDeque::new(),
+            table: TableState::default(),
+            view: View::Table,
+            form: None,
+            listening: Listening::Off,
+            counts: Counts::default(),
+            start_seq: 0,
+        }
+    }
+
+    /// A receiver started outside the pane (the demo's) delivers here.
+    pub fn set_listening(&mut self, url: String) {
+        self.listening = Listening::On { url };
+    }
+
+    pub fn rows(&self) -> &VecDeque<Received> {
+        &self.rows
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        self.table.selected(self.rows.len())
+    }
+
+    pub fn selected(&self) -> Option<&Received> {
+        self.selected_index().and_then(|index| self.rows.get(index))
+    }
+
+    /// The newest captured attempt with this `X-SVC-Delivery-Id`.
+    pub fn by_delivery_id(&self, delivery_id: &str) -> Option<&Received> {
+        self.rows
+            .iter()
+            .find(|row| row.entry.delivery_id() == Some(delivery_id))
+    }
+
+    pub fn busy(&self) -> bool {
+        matches!(self.listening, Listening::Starting(_))
+    }
+
+    pub fn captures_text(&self) -> bool {
+        self.form.is_some()
+    }
+
+    pub fn allows_global(&self) -> bool {
+        self.form.is_none()
+    }
+
+    pub fn commands(&self) -> Vec<CommandInfo> {
+        if self.form.is_some() {
+            return form_commands();
+        }
+        let signed = self.selected().is_some_and(is_signed);
+        match self.view {
+            View::Detail if self.selected().is_some() => detail_commands(signed),
+            _ => table_commands(self.selected().is_some(), signed),
+        }
+    }
+
+    pub fn help_sections() -> Vec<CommandSection> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Inbox", table_commands(true, true)),
+            section("Request detail", detail_commands(true)),
+            section("Start a receiver", form_commands()),
+        ]
+    }
+
+    pub fn run(&mut self, command: InboxCommand, out: &mut Outcome) {
+        use InboxCommand::*;
+        match command {
+            Move(to) => self.table.apply(to, self.rows.len()),
+            Open => {
+                if self.selected().is_some() {
+                    self.view = View::Detail;
+                }
+            }
+            Back => self.view = View::Table,
+            CheckSignature => {
+                if let Some(row) = self.selected().filter(|row| is_signed(row)) {
+                    out.then = Some(signature_handover(row));
+                }
+            }
+            Listen => self.form = Some(ListenForm::new()),
+            FormCancel => self.form = None,
+            NextField | PrevField => {
+                if let Some(form) = &mut self.form {
+                    form.focus = cycle(&FIELDS, form.focus, command == NextField);
+                }
+            }
+            FormSubmit => self.submit(out),
+            Clear => {
+                self.rows.clear();
+                self.table.reset();
+                self.view = View::Table;
+            }
+        }
+    }
+
+    fn submit(&mut self, out: &mut Outcome) {
+        let Some(form) = &mut self.form else {
+            return;
+        };
+        match form.parse() {
+            Err(why) => form.error = Some(why),
+            Ok((bind, secrets)) => {
+                self.form = None;
+                self.start_seq += 1;
+                self.listening = Listening::Starting(bind);
+                out.effects.push(Effect::StartListener {
+                    seq: self.start_seq,
+                    bind,
+                    secrets,
+                });
+            }
+        }
+    }
+
+    pub fn type_key(&mut self, key: &KeyEvent) {
+        if let Some(form) = &mut self.form
+            && text::type_key(form.focused(), key)
+        {
+            form.error = None;
+        }
+    }
+
+    pub fn paste(&mut self, pasted: &str) {
+        if let Some(form) = &mut self.form
+            && text::paste(form.focused(), pasted)
+        {
+            form.error = None;
+        }
+    }
+
+    pub fn on_result(&mut self, result: InboxResult, out: &mut Outcome) {
+        match result {
+            InboxResult::Started { seq, result } => {
+                if seq != self.start_seq {
+                    return;
+                }
+                match result {
+                    Ok(url) => {
+                        out.toast = Some(format!("receiving webhooks at {url}"));
+                        self.counts = Counts::default();
+                        self.listening = Listening::On { url };
+                    }
+                    Err(failure) => {
+                        self.listening = Listening::Failed(failure.message.clone());
+                        out.failure = Some(failure);
+                    }
+                }
+            }
+            InboxResult::Received(received) => self.push(*received),
+        }
+    }
+
+    /// A new request goes on top; the selected row stays selected.
+    fn push(&mut self, received: Received) {
+        self.count(&received);
+        let keep_selection = self.view == View::Detail || self.table.position() > 0;
+        self.rows.push_front(received);
+        self.rows.truncate(ROWS_MAX);
+        if keep_selection {
+            self.table.select(self.table.position() + 1);
+        }
+        self.table.clamp(self.rows.len());
+    }
+
+    fn count(&mut self, received: &Received) {
+        self.counts.received += 1;
+        match received.verdict() {
+            VerdictCode::Ok => self.counts.accepted += 1,
+            VerdictCode::Duplicate => self.counts.duplicates += 1,
+            _ => self.counts.rejected += 1,
+        }
+    }
+}
+
+/// A new pre-recorded webhook the job watcher should know about: its
+/// transcript id and status.
+pub fn job_update(received: &Received) -> Option<(String, String)> {
+    let entry = &received.entry;
+    if entry.kind != Kind::Prerecorded || entry.verdict != VerdictCode::Ok {
+        return None;
+    }
+    Some((
+        entry.transcript_id.clone()?,
+        entry.transcript_status.clone()?,
+    ))
+}
+
+/// The request carries a signature header the Signatures pane can check.
+fn is_signed(received: &Received) -> bool {
+    received.entry.header(HEADER_NAME).is_some()
+}
+
+/// The header and exact body of a captured request, for the Signatures
+/// pane (the secret stays with the operator).
+pub fn signature_handover(received: &Received) -> Action {
+    Action::OpenInSignatures {
+        header: received.entry.header(HEADER_NAME).map(str::to_owned),
+        body: Some(received.body.to_vec()),
+        secret_hint: Some(format!(
+            "the secret of the subscription that delivered to {} (the receiver's verdict: {})",
+            received.entry.path,
+            received.verdict().code()
+        )),
+        delivery_id: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,316 @@
+//! `update` tests of the Inbox pane, driven through the [`App`] with the
+//! keys an operator would press.
+
+use axum::body::Bytes;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+use super::{InboxCommand, Listening, View};
+use crate::receiver::capture::CaptureEntry;
+use crate::receiver::listen::Received;
+use crate::tui::action::{Action, Effect, Failure, InboxResult};
+use crate::tui::app::{App, AppConfig};
+use crate::tui::keymap::Command;
+use crate::tui::panes::PaneId;
+
+const HEADER: &str = "t=1700000000,v1=5f0c2d";
+const BODY: &str = "{\"event\":\"call.ended\",  \"event_id\":\"e1\"}";
+
+fn press(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn key(c: char) -> Action {
+    press(KeyCode::Char(c))
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(key(c));
+    }
+}
+
+fn inbox_app(read_only: bool) -> App {
+    let mut app = App::new(AppConfig {
+        read_only,
+        ..AppConfig::default()
+    });
+    app.update(key('6'));
+    assert_eq!(app.pane, PaneId::Inbox);
+    app
+}
+
+/// A signed voice-agent delivery as the receiver reports it.
+fn signed(event_id: &str, delivery_id: &str, verdict: &str) -> Received {
+    received(
+        json!({
+            "kind": "agents",
+            "verdict": verdict,
+            "status": if verdict == "invalid_signature" { 401 } else { 200 },
+            "event": "call.ended",
+            "event_id": event_id,
+            "headers": [
+                ["x-svc-signature", HEADER],
+                ["x-svc-delivery-id", delivery_id],
+            ],
+        }),
+        BODY,
+    )
+}
+
+fn transcript(id: &str, status: &str, verdict: &str) -> Received {
+    received(
+        json!({
+            "kind": "prerecorded",
+            "verdict": verdict,
+            "status": 200,
+            "transcript_id": id,
+            "transcript_status": status,
+            "headers": [],
+        }),
+        "{}",
+    )
+}
+
+fn received(fields: serde_json::Value, body: &str) -> Received {
+    let mut entry = json!({
+        "received_at": "2026-11-22T14:03:07Z",
+        "received_unix": 1_795_000_000,
+        "source": "127.0.0.1:50000",
+        "method": "POST",
+        "path": "/inbox",
+        "body_base64": "",
+    });
+    for (name, value) in fields.as_object().into_iter().flatten() {
+        entry[name] = value.clone();
+    }
+    let entry: CaptureEntry = serde_json::from_value(entry).expect("a capture entry");
+    Received {
+        entry,
+        body: Bytes::from(body.as_bytes().to_vec()),
+        signature: None,
+        capture_error: None,
+    }
+}
+
+fn deliver(app: &mut App, request: Received) -> Vec<Effect> {
+    app.update(Action::Inbox(InboxResult::Received(Box::new(request))))
+}
+
+#[test]
+fn the_form_refuses_a_bad_address_or_no_secret_and_names_the_field() {
+    let mut app = inbox_app(false);
+    app.update(key('l'));
+    assert!(app.inbox.form.is_some());
+    // The address field starts filled; make it wrong.
+    app.update(press(KeyCode::End));
+    type_text(&mut app, "x");
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    let error = app.inbox.form.as_ref().and_then(|f| f.error.clone());
+    assert!(
+        error.as_deref().is_some_and(|e| e.starts_with("address")),
+        "{error:?}"
+    );
+    app.update(press(KeyCode::Backspace));
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    let error = app.inbox.form.as_ref().and_then(|f| f.error.clone());
+    assert!(
+        error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("current secret")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
+    let mut app = inbox_app(false);
+    app.update(key('l'));
+    app.update(press(KeyCode::Tab));
+    type_text(&mut app, "whsec_current_secret_0123456789abcdef");
+    app.update(press(KeyCode::Tab));
+    type_text(&mut app, "whsec_previous_secret_0123456789abcdef");
+    let effects = app.update(press(KeyCode::Enter));
+    let seq = match effects.as_slice() {
+        [Effect::StartListener { seq, bind, secrets }] => {
+            assert_eq!(bind.to_string(), super::DEFAULT_ADDRESS);
+            let labels: Vec<&str> = secrets.iter().map(|(label, _)| label.as_str()).collect();
+            assert_eq!(labels, ["current", "previous"]);
+            assert_eq!(
+                secrets[1].1.expose(),
+                "whsec_previous_secret_0123456789abcdef"
+            );
+            assert!(
+                !format!("{effects:?}").contains("whsec_"),
+                "secrets masked in Debug"
+            );
+            *seq
+        }
+        other => panic!("expected one StartListener, got {other:?}"),
+    };
+    assert!(app.inbox.form.is_none());
+    assert!(app.busy());
+    app.update(Action::Inbox(InboxResult::Started {
+        seq: seq + 1,
+        result: Err(Failure::new("stale")),
+    }));
+    assert!(matches!(app.inbox.listening, Listening::Starting(_)));
+    app.update(Action::Inbox(InboxResult::Started {
+        seq,
+        result: Ok("http://127.0.0.1:8787".into()),
+    }));
+    assert_eq!(
+        app.inbox.listening,
+        Listening::On {
+            url: "http://127.0.0.1:8787".into()
+        }
+    );
+}
+
+#[test]
+fn a_bind_failure_shows_in_the_pane_and_the_status_bar() {
+    let mut app = inbox_app(false);
+    app.update(key('l'));
+    app.update(press(KeyCode::Tab));
+    type_text(&mut app, "whsec_current_secret_0123456789abcdef");
+    let seq = match app.update(press(KeyCode::Enter)).as_slice() {
+        [Effect::StartListener { seq, .. }] => *seq,
+        other => panic!("{other:?}"),
+    };
+    app.update(Action::Inbox(InboxResult::Started {
+        seq,
+        result: Err(Failure::new(
+            "cannot listen on 127.0.0.1:8787: address in use",
+        )),
+    }));
+    assert!(matches!(app.inbox.listening, Listening::Failed(ref why) if why.contains("in use")));
+    assert!(app.status.last_error.is_some());
+}
+
+#[test]
+fn requests_arrive_newest_first_counted_and_the_open_one_stays_selected() {
+    let mut app = inbox_app(false);
+    deliver(&mut app, signed("e1", "d1", "ok"));
+    deliver(&mut app, signed("e1", "d2", "duplicate"));
+    assert_eq!(app.inbox.rows().len(), 2);
+    assert_eq!(app.inbox.rows()[0].entry.verdict.code(), "duplicate");
+    app.update(press(KeyCode::Down));
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.inbox.view, View::Detail);
+    deliver(&mut app, signed("e2", "d3", "invalid_signature"));
+    let open = app
+        .inbox
+        .selected()
+        .map(|row| row.entry.header("x-svc-delivery-id"));
+    assert_eq!(
+        open,
+        Some(Some("d1")),
+        "the detail keeps showing the same request"
+    );
+    let counts = app.inbox.counts;
+    assert_eq!(
+        (
+            counts.received,
+            counts.accepted,
+            counts.duplicates,
+            counts.rejected
+        ),
+        (3, 1, 1, 1)
+    );
+}
+
+#[test]
+fn s_opens_a_signed_request_in_signatures_with_its_exact_bytes() {
+    let mut app = inbox_app(false);
+    deliver(&mut app, signed("e1", "d1", "invalid_signature"));
+    app.update(key('s'));
+    assert_eq!(app.pane, PaneId::Signatures);
+    assert_eq!(app.sigs.header.value(), HEADER);
+    let opened = app.sigs.loaded.as_ref().and_then(|l| l.result.clone().ok());
+    assert_eq!(opened.as_deref(), Some(BODY.as_bytes()));
+}
+
+#[test]
+fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
+    let mut app = inbox_app(false);
+    deliver(
+        &mut app,
+        signed(
+            "e1",
+            "a1000000-0000-4000-8000-000000000001",
+            "invalid_signature",
+        ),
+    );
+    app.update(Action::OpenInSignatures {
+        header: None,
+        body: None,
+        secret_hint: Some("subscription 2b3c4d5e".into()),
+        delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
+    });
+    assert_eq!(app.pane, PaneId::Signatures);
+    assert_eq!(app.sigs.header.value(), HEADER);
+    let unknown = {
+        let mut app = inbox_app(false);
+        app.update(Action::OpenInSignatures {
+            header: None,
+            body: None,
+            secret_hint: None,
+            delivery_id: Some("never-captured".into()),
+        });
+        app.sigs.header.value().to_owned()
+    };
+    assert_eq!(unknown, "", "nothing captured: the operator pastes it");
+}
+
+#[test]
+fn a_transcript_webhook_updates_a_watched_job_at_once_and_only_once() {
+    let mut app = inbox_app(false);
+    app.seed_job_ids(vec!["job-1".into()]);
+    let effects = deliver(&mut app, transcript("job-1", "completed", "ok"));
+    assert!(
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::JobWebhook { id, status } if id == "job-1" && status.as_str() == "completed"
+        )),
+        "{effects:?}"
+    );
+    let repeat = deliver(&mut app, transcript("job-1", "completed", "duplicate"));
+    assert!(
+        !repeat
+            .iter()
+            .any(|e| matches!(e, Effect::JobWebhook { .. }))
+    );
+    let unwatched = deliver(&mut app, transcript("job-2", "completed", "ok"));
+    assert!(
+        !unwatched
+            .iter()
+            .any(|e| matches!(e, Effect::JobWebhook { .. }))
+    );
+}
+
+#[test]
+fn clear_empties_the_list_but_keeps_the_counts() {
+    let mut app = inbox_app(false);
+    deliver(&mut app, signed("e1", "d1", "ok"));
+    app.update(key('x'));
+    assert!(app.inbox.rows().is_empty());
+    assert_eq!(app.inbox.counts.received, 1);
+}
+
+#[test]
+fn read_only_keeps_every_inbox_command() {
+    let mut full = inbox_app(false);
+    let mut read_only = inbox_app(true);
+    for app in [&mut full, &mut read_only] {
+        deliver(app, signed("e1", "d1", "ok"));
+    }
+    let inbox_commands = |app: &App| -> Vec<Command> {
+        app.commands()
+            .into_iter()
+            .map(|c| c.command)
+            .filter(|c| matches!(c, Command::Inbox(_)))
+            .collect()
+    };
+    assert_eq!(inbox_commands(&full), inbox_commands(&read_only));
+    assert!(inbox_commands(&full).contains(&Command::Inbox(InboxCommand::Listen)));
+}

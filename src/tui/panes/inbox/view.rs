@@ -1,0 +1,310 @@
+//! Drawing the Inbox pane: the receiver's state and counts, the start
+//! form, the requests table (only the rows on screen are built) and the
+//! detail of one request. Reads state, changes nothing but the remembered
+//! scroll offset.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
+
+use super::{Field, InboxPane, ListenForm, Listening, View};
+use crate::receiver::capture::{Kind, VerdictCode};
+use crate::receiver::listen::Received;
+use crate::tui::panes::deliveries::view::wrap_words;
+use crate::tui::panes::subscriptions::short_id;
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::fit;
+use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::table;
+
+/// Draws the pane in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
+    let form_height = if pane.form.is_some() { 5 } else { 0 };
+    let [title, form, body] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(form_height),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    draw_title(frame, title, pane, theme);
+    if let Some(listen) = &pane.form {
+        draw_form(frame, form, listen, theme);
+    }
+    match (pane.view, pane.selected()) {
+        (View::Detail, Some(row)) => draw_detail(frame, body, row, theme),
+        _ => draw_table(frame, body, pane, theme),
+    }
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let mut spans = vec![Span::styled(" Inbox", theme.style(Role::Accent))];
+    match &pane.listening {
+        Listening::Off => spans.push(Span::styled("  no receiver: l starts one", muted)),
+        Listening::Starting(addr) => {
+            spans.push(Span::styled(
+                format!("  starting on {addr}…"),
+                theme.style(Role::Warn),
+            ));
+        }
+        Listening::On { url } => {
+            spans.push(Span::styled("  receiving at ", muted));
+            spans.push(Span::styled(url.clone(), theme.style(Role::Ok)));
+        }
+        Listening::Failed(why) => {
+            spans.push(Span::styled(
+                format!("  not receiving: {why}"),
+                theme.style(Role::Error),
+            ));
+        }
+    }
+    let counts = pane.counts;
+    if counts.received > 0 {
+        spans.push(Span::styled(
+            format!(
+                " · {} in: {} ok, {} dup, {} rejected",
+                counts.received, counts.accepted, counts.duplicates, counts.rejected
+            ),
+            muted,
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+fn draw_form(frame: &mut Frame<'_>, area: Rect, form: &ListenForm, theme: &Theme) {
+    let rows = Layout::vertical([Constraint::Length(1); 5]).split(area);
+    let fields = [
+        (
+            Field::Address,
+            " listen on       ",
+            &form.address,
+            Echo::Plain,
+        ),
+        (
+            Field::Current,
+            " current secret  ",
+            &form.current,
+            Echo::Masked,
+        ),
+        (
+            Field::Previous,
+            " previous secret ",
+            &form.previous,
+            Echo::Masked,
+        ),
+    ];
+    for (row, (name, label, input, echo)) in rows.iter().zip(fields) {
+        let [label_area, input_area] =
+            Layout::horizontal([Constraint::Length(17), Constraint::Min(1)]).areas(*row);
+        let focused = form.focus == name;
+        frame.render_widget(
+            Paragraph::new(Span::styled(label, theme.style(Role::Accent))),
+            label_area,
+        );
+        let style = if focused {
+            theme.style(Role::Fg).patch(theme.selection())
+        } else {
+            theme.style(Role::Fg)
+        };
+        field::draw(frame, input_area, input, echo, style, focused);
+    }
+    let note = match &form.error {
+        Some(error) => Span::styled(format!(" {error}"), theme.style(Role::Error)),
+        None => Span::styled(
+            " POST any path here; previous secret: optional, for a rotation in progress",
+            theme.style(Role::Muted),
+        ),
+    };
+    frame.render_widget(Paragraph::new(note), rows[3]);
+}
+
+const TIME_W: u16 = 8;
+const KIND_W: u16 = 11;
+const WHAT_W: u16 = 17;
+const ID_W: u16 = 8;
+const STATUS_W: u16 = 3;
+
+fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
+    if area.height < 2 {
+        return;
+    }
+    if pane.rows().is_empty() {
+        let text = match pane.listening {
+            Listening::On { .. } => {
+                "nothing received yet: point a subscription or a job's webhook_url at the address above"
+            }
+            _ => {
+                "l starts a local receiver that verifies signatures, deduplicates and captures what it gets"
+            }
+        };
+        frame.render_widget(
+            Paragraph::new(vec![Line::default(), Line::from(text)])
+                .style(theme.style(Role::Muted))
+                .wrap(Wrap { trim: false }),
+            area.inner(Margin::new(2, 0)),
+        );
+        return;
+    }
+    let selected = pane.selected_index();
+    let window = pane.table.window(area, pane.rows().len());
+    let spacing = 1u16;
+    let fixed = TIME_W + KIND_W + WHAT_W + ID_W + STATUS_W + 5 * spacing;
+    let verdict_w = area.width.saturating_sub(fixed);
+    let header = ["TIME", "KIND", "EVENT", "ID", "ANS", "VERDICT"];
+    let rows = window.filter_map(|position| {
+        let row = pane.rows().get(position)?;
+        Some(table_row(
+            row,
+            selected == Some(position),
+            usize::from(verdict_w),
+            theme,
+        ))
+    });
+    let widths = [
+        Constraint::Length(TIME_W),
+        Constraint::Length(KIND_W),
+        Constraint::Length(WHAT_W),
+        Constraint::Length(ID_W),
+        Constraint::Length(STATUS_W),
+        Constraint::Length(verdict_w),
+    ];
+    table::draw(frame, area, &header, rows, widths, spacing, theme);
+}
+
+/// `14:03:07` from the RFC 3339 receive time.
+fn clock(received_at: &str) -> String {
+    received_at.get(11..19).unwrap_or(received_at).to_owned()
+}
+
+/// The event type, or the transcript's status.
+fn what(row: &Received) -> String {
+    let entry = &row.entry;
+    match entry.kind {
+        Kind::Agents => entry.event.clone().unwrap_or_else(|| "?".into()),
+        Kind::Prerecorded => format!("job {}", entry.transcript_status.as_deref().unwrap_or("?")),
+        Kind::Other => format!("{} {}", entry.method, entry.path),
+    }
+}
+
+fn id_of(row: &Received) -> String {
+    let entry = &row.entry;
+    entry
+        .event_id
+        .as_deref()
+        .or(entry.transcript_id.as_deref())
+        .map_or("—".to_owned(), |id| short_id(id).to_owned())
+}
+
+/// The verdict as an operator reads it.
+pub fn verdict_text(row: &Received) -> String {
+    let entry = &row.entry;
+    let mut text = match entry.verdict {
+        VerdictCode::Ok => match &entry.matched {
+            Some(label) => format!("ok: signed with the {label} secret"),
+            None => "ok".to_owned(),
+        },
+        VerdictCode::Duplicate => "duplicate: already processed, answered 200".to_owned(),
+        VerdictCode::InvalidSignature => "invalid signature".to_owned(),
+        VerdictCode::AuthFailed => "auth header missing or wrong".to_owned(),
+        VerdictCode::MalformedPayload => "signed, but not an event payload".to_owned(),
+        VerdictCode::MethodNotAllowed => "not a POST".to_owned(),
+        VerdictCode::Unrecognized => "neither a signed event nor a transcript webhook".to_owned(),
+        VerdictCode::TooLarge => "body too large".to_owned(),
+    };
+    if let Some(reason) = &entry.reason {
+        text.push_str(&format!(" ({})", reason.replace('_', " ")));
+    }
+    if entry.untrusted_source {
+        text.push_str(" · source outside the platform's addresses");
+    }
+    text
+}
+
+fn verdict_style(row: &Received, theme: &Theme) -> Style {
+    match row.verdict() {
+        VerdictCode::Ok if row.entry.untrusted_source => theme.style(Role::Warn),
+        VerdictCode::Ok => theme.style(Role::Fg),
+        VerdictCode::Duplicate => theme.style(Role::Muted),
+        _ => theme.style(Role::Error),
+    }
+}
+
+fn table_row(row: &Received, selected: bool, verdict_w: usize, theme: &Theme) -> Row<'static> {
+    let cells = vec![
+        Line::from(clock(&row.entry.received_at)),
+        Line::from(row.entry.kind.code().to_owned()),
+        Line::from(fit(&what(row), usize::from(WHAT_W))),
+        Line::from(id_of(row)),
+        Line::from(row.status().to_string()),
+        Line::from(fit(&verdict_text(row), verdict_w)),
+    ];
+    let mut style = verdict_style(row, theme);
+    if selected {
+        style = style.patch(theme.selection());
+    }
+    Row::new(cells).style(style)
+}
+
+const LABEL_W: usize = 14;
+
+fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &Received, theme: &Theme) {
+    let entry = &row.entry;
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .border_style(theme.style(Role::Border))
+        .title(Span::styled(
+            format!(" {} {} ", entry.method, entry.path),
+            theme.style(Role::Accent),
+        ));
+    let fg = theme.style(Role::Fg);
+    let muted = theme.style(Role::Muted);
+    let width = usize::from(area.width).saturating_sub(LABEL_W + 3).max(8);
+    let field = |name: &str, text: &str, style: Style| -> Vec<Line<'static>> {
+        wrap_words(text, width)
+            .into_iter()
+            .enumerate()
+            .map(|(index, chunk)| {
+                let label = if index == 0 { name } else { "" };
+                Line::from(vec![
+                    Span::styled(format!("  {label:<LABEL_W$} "), muted),
+                    Span::styled(chunk, style),
+                ])
+            })
+            .collect()
+    };
+    let mut lines = [
+        field("received", &entry.received_at, fg),
+        field("from", &entry.source, fg),
+        field("answered", &entry.status.to_string(), fg),
+        field("verdict", &verdict_text(row), verdict_style(row, theme)),
+        field("kind", &what(row), fg),
+    ]
+    .concat();
+    if let Some(id) = entry.event_id.as_deref().or(entry.transcript_id.as_deref()) {
+        lines.extend(field("id", id, fg));
+    }
+    lines.push(Line::from(Span::styled("  headers", muted)));
+    for (name, value) in &entry.headers {
+        lines.extend(field("", &format!("{name}: {value}"), fg));
+    }
+    lines.push(Line::from(Span::styled(
+        format!("  body ({} bytes, exact bytes kept)", row.body.len()),
+        muted,
+    )));
+    let body = match std::str::from_utf8(&row.body) {
+        Ok(text) => text.to_owned(),
+        Err(_) => "<not UTF-8: see the capture file's body_base64>".to_owned(),
+    };
+    for line in body.lines() {
+        lines.push(Line::from(Span::styled(format!("  {line}"), fg)));
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .style(theme.base())
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}
