@@ -529,6 +529,18 @@ async fn the_capture_file_keeps_exact_bytes_and_verify_replays_it() {
     assert!(!std::fs::read_to_string(&file).unwrap().contains(SECRET));
     assert_eq!(entries[1].entry.verdict, VerdictCode::Unrecognized);
 
+    // What the Signatures pane replays (`capture:PATH`): the last signed
+    // request's header and exact bytes; line 2 carries no signature.
+    let replay = capture::replay(&file, &capture::Selector::LastSigned).unwrap();
+    assert_eq!((replay.line, replay.body.as_slice()), (1, body.as_bytes()));
+    assert_eq!(
+        Some(replay.header.as_str()),
+        signed.header("x-svc-signature")
+    );
+    assert_eq!(replay.received_unix, signed.received_unix);
+    let unsigned = capture::replay(&file, &capture::Selector::Line(2)).unwrap_err();
+    assert!(unsigned.contains("no X-SVC-Signature"), "{unsigned}");
+
     // Default: the last entry with a signature (line 1, not the unsigned line 2).
     let (code, stdout, stderr) = verify_capture(&file, &[]).await;
     assert_eq!(code, 0, "{stdout}{stderr}");

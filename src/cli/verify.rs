@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::receiver::capture::{self, Numbered};
+use crate::receiver::capture::{self, Numbered, Selector};
 use crate::redact::{SecretString, mask};
 use crate::signature::{self, Candidate, Diagnosis, Finding, InvalidReason, Severity, Verdict};
 
@@ -190,7 +190,12 @@ impl Input {
         receiver_digest: Option<String>,
     ) -> Result<Self, String> {
         let entries = capture::read_file(file).map_err(|error| error.to_string())?;
-        let numbered = select_entry(entries, args)?;
+        let selector = match (args.index, &args.event_id) {
+            (Some(line), _) => Selector::Line(line),
+            (None, Some(id)) => Selector::EventId(id.clone()),
+            (None, None) => Selector::LastSigned,
+        };
+        let numbered = capture::select(entries, &selector)?;
         let line = numbered.line;
         let entry = &numbered.entry;
         let Some(header) = entry.header(signature::HEADER_NAME) else {
@@ -216,37 +221,6 @@ impl Input {
                 numbered,
             }),
         })
-    }
-}
-
-/// The entry `--index`/`--event-id` name, or the last signed one.
-fn select_entry(entries: Vec<Numbered>, args: &VerifyArgs) -> Result<Numbered, String> {
-    if entries.is_empty() {
-        return Err("the capture file has no entries".to_owned());
-    }
-    let lines = match (entries.first(), entries.last()) {
-        (Some(first), Some(last)) => format!("lines {} to {}", first.line, last.line),
-        _ => String::new(),
-    };
-    if let Some(line) = args.index {
-        entries
-            .into_iter()
-            .find(|numbered| numbered.line == line)
-            .ok_or_else(|| {
-                format!("no entry on line {line} of the capture file (entries are on {lines})")
-            })
-    } else if let Some(id) = &args.event_id {
-        entries
-            .into_iter()
-            .rev()
-            .find(|numbered| numbered.entry.event_id.as_deref() == Some(id.as_str()))
-            .ok_or_else(|| format!("no captured request has event_id {id}"))
-    } else {
-        entries
-            .into_iter()
-            .rev()
-            .find(|numbered| numbered.entry.header(signature::HEADER_NAME).is_some())
-            .ok_or_else(|| format!("no captured request carries {}", signature::HEADER_NAME))
     }
 }
 

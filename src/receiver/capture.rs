@@ -272,6 +272,82 @@ impl<R: BufRead> Iterator for CaptureReader<R> {
     }
 }
 
+/// A captured signed request, ready to be checked again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// Its line in the capture file.
+    pub line: usize,
+    /// The `X-SVC-Signature` value as received.
+    pub header: String,
+    /// The exact body bytes.
+    pub body: Vec<u8>,
+    /// When the listener received it (the clock to check it against).
+    pub received_unix: i64,
+}
+
+/// Reads the capture file and picks the signed request `selector` names.
+pub fn replay(path: &Path, selector: &Selector) -> Result<Replay, String> {
+    let entries = read_file(path).map_err(|error| error.to_string())?;
+    let Numbered { line, entry } = select(entries, selector)?;
+    let header = entry
+        .header(crate::signature::HEADER_NAME)
+        .ok_or_else(|| format!("line {line} carries no {}", crate::signature::HEADER_NAME))?
+        .to_owned();
+    let body = entry
+        .body_bytes()
+        .map_err(|error| format!("the body_base64 of line {line} is not valid: {error}"))?;
+    Ok(Replay {
+        line,
+        header,
+        body,
+        received_unix: entry.received_unix,
+    })
+}
+
+/// Which captured request to replay.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Selector {
+    /// The entry on this line of the file (1-based).
+    Line(usize),
+    /// The last entry with this `event_id`.
+    EventId(String),
+    /// The last entry that carries an `X-SVC-Signature`.
+    LastSigned,
+}
+
+/// The entry `selector` names, or why there is none (naming the lines the
+/// file does have).
+pub fn select(entries: Vec<Numbered>, selector: &Selector) -> Result<Numbered, String> {
+    let lines = match (entries.first(), entries.last()) {
+        (Some(first), Some(last)) => format!("lines {} to {}", first.line, last.line),
+        _ => return Err("the capture file has no entries".to_owned()),
+    };
+    let mut newest_first = entries.into_iter().rev();
+    match selector {
+        Selector::Line(line) => newest_first
+            .find(|numbered| numbered.line == *line)
+            .ok_or_else(|| {
+                format!("no entry on line {line} of the capture file (entries are on {lines})")
+            }),
+        Selector::EventId(id) => newest_first
+            .find(|numbered| numbered.entry.event_id.as_deref() == Some(id.as_str()))
+            .ok_or_else(|| format!("no captured request has event_id {id}")),
+        Selector::LastSigned => newest_first
+            .find(|numbered| {
+                numbered
+                    .entry
+                    .header(crate::signature::HEADER_NAME)
+                    .is_some()
+            })
+            .ok_or_else(|| {
+                format!(
+                    "no captured request carries {}",
+                    crate::signature::HEADER_NAME
+                )
+            }),
+    }
+}
+
 /// Every entry of the capture file at `path`; the first bad line is an error.
 pub fn read_file(path: &Path) -> Result<Vec<Numbered>, CaptureError> {
     let file = File::open(path).map_err(|source| CaptureError::Open {

@@ -114,6 +114,11 @@ pub enum SigsResult {
         path: String,
         result: Result<Vec<u8>, String>,
     },
+    /// A captured request was read for replay.
+    CaptureLoaded {
+        seq: u64,
+        result: Result<crate::receiver::capture::Replay, String>,
+    },
 }
 
 /// One call of a Probe pane run, as it ended; `seq` identifies the run
@@ -214,6 +219,13 @@ pub enum Effect {
         seq: u64,
         path: String,
     },
+    /// Read one request from a capture file (`line`: its line; `None`:
+    /// the last signed one) for the Signatures pane (local).
+    ReadCapture {
+        seq: u64,
+        path: String,
+        line: Option<usize>,
+    },
     /// Dictation and sync in every region of `regions` at once (the
     /// Probe pane); supersedes any probe still running.
     RunProbe {
@@ -250,6 +262,7 @@ impl Effect {
             self,
             Effect::Copy { .. }
                 | Effect::ReadBodyFile { .. }
+                | Effect::ReadCapture { .. }
                 | Effect::StartListener { .. }
                 | Effect::JobWebhook { .. }
                 | Effect::Quit

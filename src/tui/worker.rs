@@ -16,6 +16,7 @@ use crate::api::Client;
 use crate::api::types::prerecorded::NewTranscript;
 use crate::poll::schedule::{JobHint, SchedulerConfig};
 use crate::poll::watcher::{self, Command as WatchCommand};
+use crate::receiver::capture::{self, Selector};
 use crate::receiver::listen::{self, ListenConfig};
 
 pub struct Worker {
@@ -91,6 +92,18 @@ impl Worker {
                         .await
                         .map_err(|error| error.to_string());
                     let _ = tx.send(Action::Sigs(SigsResult::BodyLoaded { seq, path, result }));
+                });
+            }
+            Effect::ReadCapture { seq, path, line } => {
+                tracing::debug!(seq, %path, ?line, "read a capture");
+                let selector = line.map_or(Selector::LastSigned, Selector::Line);
+                self.spawn(async move {
+                    let result = tokio::task::spawn_blocking(move || {
+                        capture::replay(std::path::Path::new(&path), &selector)
+                    })
+                    .await
+                    .unwrap_or_else(|error| Err(error.to_string()));
+                    let _ = tx.send(Action::Sigs(SigsResult::CaptureLoaded { seq, result }));
                 });
             }
             Effect::StartListener { seq, bind, secrets } => {

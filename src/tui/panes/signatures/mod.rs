@@ -32,6 +32,22 @@ const SCROLL_STEP: u16 = 3;
 
 /// The prefix that makes the body field name a file.
 pub const FILE_PREFIX: &str = "file:";
+/// A body field starting with this replays a request captured by
+/// `earshot listen --capture` (`capture:PATH` for the last signed one,
+/// `capture:PATH#LINE` for one line): header, exact body and receive time.
+pub const CAPTURE_PREFIX: &str = "capture:";
+
+/// Where the body comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodySource {
+    /// What is typed or pasted, byte for byte.
+    Typed,
+    File(String),
+    Capture {
+        path: String,
+        line: Option<usize>,
+    },
+}
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,13 +294,31 @@ impl SignaturesPane {
         ]
     }
 
-    /// Whether the body field names a file: its path.
-    pub fn body_path(&self) -> Option<&str> {
-        self.body
-            .value()
-            .strip_prefix(FILE_PREFIX)
-            .map(str::trim)
-            .filter(|path| !path.is_empty())
+    /// Whether the body field names a file or a capture.
+    pub fn body_source(&self) -> BodySource {
+        let value = self.body.value();
+        let named = |prefix: &str| {
+            value
+                .strip_prefix(prefix)
+                .map(str::trim)
+                .filter(|path| !path.is_empty())
+        };
+        if let Some(path) = named(FILE_PREFIX) {
+            return BodySource::File(path.to_owned());
+        }
+        match named(CAPTURE_PREFIX) {
+            None => BodySource::Typed,
+            Some(spec) => match spec.rsplit_once('#') {
+                Some((path, line)) if line.parse::<usize>().is_ok() => BodySource::Capture {
+                    path: path.to_owned(),
+                    line: line.parse().ok(),
+                },
+                _ => BodySource::Capture {
+                    path: spec.to_owned(),
+                    line: None,
+                },
+            },
+        }
     }
 
     // ---- update -------------------------------------------------------
@@ -295,18 +329,26 @@ impl SignaturesPane {
             SigsCommand::Done => self.editing = false,
             SigsCommand::NextField => self.focus = self.focus.next(),
             SigsCommand::PrevField => self.focus = self.focus.prev(),
-            SigsCommand::Check => {
-                if let Some(path) = self.body_path().map(str::to_owned) {
+            SigsCommand::Check => match self.body_source() {
+                BodySource::Typed => self.recheck(),
+                BodySource::File(path) => {
                     self.load_seq += 1;
                     self.loading = true;
                     out.effects.push(Effect::ReadBodyFile {
                         seq: self.load_seq,
                         path,
                     });
-                } else {
-                    self.recheck();
                 }
-            }
+                BodySource::Capture { path, line } => {
+                    self.load_seq += 1;
+                    self.loading = true;
+                    out.effects.push(Effect::ReadCapture {
+                        seq: self.load_seq,
+                        path,
+                        line,
+                    });
+                }
+            },
             SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
             SigsCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
             SigsCommand::Clear => {
@@ -367,6 +409,35 @@ impl SignaturesPane {
                 });
                 self.recheck();
             }
+            SigsResult::CaptureLoaded { seq, result } => {
+                if seq != self.load_seq {
+                    return;
+                }
+                self.loading = false;
+                let source = self.body.value().to_owned();
+                match result {
+                    Ok(replay) => {
+                        self.header = Input::new(replay.header);
+                        self.now = Input::new(replay.received_unix.to_string());
+                        out.toast = Some(format!(
+                            "replaying capture line {}, checked at its receive time",
+                            replay.line
+                        ));
+                        self.loaded = Some(LoadedBody {
+                            source,
+                            result: Ok(replay.body),
+                        });
+                    }
+                    Err(error) => {
+                        out.toast = Some(format!("could not replay the capture: {error}"));
+                        self.loaded = Some(LoadedBody {
+                            source,
+                            result: Err(error),
+                        });
+                    }
+                }
+                self.recheck();
+            }
         }
     }
 
@@ -409,10 +480,13 @@ impl SignaturesPane {
                 .clone()
                 .map_err(|error| format!("the body file could not be read: {error}"));
         }
-        match self.body_path() {
-            Some(_) if self.loading => Err("reading the body file…".into()),
-            Some(_) => Err("the body is a file: press enter to read it".into()),
-            None => Ok(typed.as_bytes().to_vec()),
+        match self.body_source() {
+            BodySource::Typed => Ok(typed.as_bytes().to_vec()),
+            _ if self.loading => Err("reading the body file…".into()),
+            BodySource::File(_) => Err("the body is a file: press enter to read it".into()),
+            BodySource::Capture { .. } => {
+                Err("the body is a capture: press enter to replay it".into())
+            }
         }
     }
 

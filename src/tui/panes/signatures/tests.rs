@@ -253,3 +253,48 @@ fn the_check_scrolls_and_an_edit_scrolls_it_back() {
     pane.set(Field::Now, "1");
     assert_eq!(pane.scroll, 0);
 }
+
+#[test]
+fn a_capture_line_is_replayed_with_its_header_body_and_receive_time() {
+    let mut pane = SignaturesPane::new().with_clock(|| V4_T + 86_400);
+    pane.set(Field::Current, V4_SECRET);
+    pane.set(Field::Body, "capture:/tmp/inbox.jsonl#3");
+    let mut out = Outcome::default();
+    pane.run(SigsCommand::Check, &mut out);
+    let seq = match out.effects.as_slice() {
+        [Effect::ReadCapture { seq, path, line }] => {
+            assert_eq!((path.as_str(), *line), ("/tmp/inbox.jsonl", Some(3)));
+            *seq
+        }
+        other => panic!("{other:?}"),
+    };
+    pane.on_result(
+        SigsResult::CaptureLoaded {
+            seq,
+            result: Ok(crate::receiver::capture::Replay {
+                line: 3,
+                header: V4_HEADER.into(),
+                body: V4_BODY.as_bytes().to_vec(),
+                received_unix: V4_T + 2,
+            }),
+        },
+        &mut Outcome::default(),
+    );
+    assert_eq!(pane.header.value(), V4_HEADER);
+    // Checked at the receive time, not a day later when it would be stale.
+    assert_eq!(pane.now.value(), (V4_T + 2).to_string());
+    assert!(checked(&pane).1.is_valid());
+}
+
+#[test]
+fn a_capture_without_a_line_asks_for_the_last_signed_request() {
+    let mut pane = valid_pane();
+    pane.set(Field::Body, "capture:inbox.jsonl");
+    assert!(matches!(&pane.report, Report::Waiting(why) if why.contains("replay")));
+    let mut out = Outcome::default();
+    pane.run(SigsCommand::Check, &mut out);
+    assert!(matches!(
+        out.effects.as_slice(),
+        [Effect::ReadCapture { path, line: None, .. }] if path == "inbox.jsonl"
+    ));
+}

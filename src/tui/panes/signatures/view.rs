@@ -143,8 +143,8 @@ fn draw_form(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &T
 fn draw_hint(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
     let muted = theme.style(Role::Muted);
     let mut lines = vec![Line::from(Span::styled(
-        "pasted bodies are used byte for byte (⏎ is a line break), but terminals may turn \
-         CRLF into LF on paste: for exact bytes use file:PATH",
+        "pasted bodies are kept byte for byte (⏎ is a line break), but terminals may turn \
+         CRLF into LF: for exact bytes use file:PATH or capture:PATH[#LINE] (earshot listen)",
         muted,
     ))];
     match &pane.secret_hint {
