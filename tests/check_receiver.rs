@@ -606,3 +606,20 @@ async fn the_binary_exits_2_on_bad_input_without_printing_secrets() {
         assert!(!all.contains(short) && !all.contains(SECRET), "{all}");
     }
 }
+
+/// The two halves of the toolkit agree: `earshot listen`'s receiver passes
+/// every case of the battery, during a rotation too.
+#[tokio::test]
+async fn the_listen_receiver_passes_the_whole_battery() {
+    use earshot::receiver::listen::{self, ListenConfig};
+    let config =
+        ListenConfig::with_secrets(SecretString::new(SECRET), Some(SecretString::new(PREVIOUS)));
+    let (listener, _received) = listen::start(([127, 0, 0, 1], 0).into(), config)
+        .await
+        .unwrap();
+    let report = check::run_battery(&agents_config(&format!("{}/hook", listener.url()), true))
+        .await
+        .unwrap();
+    assert!(report.all_passed(), "{:?}", report.failures());
+    assert_eq!((report.passed, report.skipped), (11, 0));
+}
