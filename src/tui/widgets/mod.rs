@@ -10,7 +10,8 @@ pub mod popup;
 pub mod status;
 pub mod table;
 
-use ratatui::text::Span;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 
 /// Display columns of `text` (wide characters count two).
 pub fn width(text: &str) -> usize {
@@ -42,6 +43,63 @@ pub fn fit(text: &str, width: usize) -> String {
     }
     out.push('…');
     out
+}
+
+/// `text` word-wrapped to `room` columns: the first line after `first`,
+/// the others after `rest` (a word longer than a line is cut). Always at
+/// least one line.
+pub fn wrapped(
+    first: &str,
+    rest: &str,
+    text: &str,
+    room: usize,
+    style: Style,
+) -> Vec<Line<'static>> {
+    if text.trim().is_empty() {
+        return vec![Line::from(Span::styled(format!("{first}{text}"), style))];
+    }
+    let mut lines = Vec::new();
+    let mut indent = first.to_owned();
+    let mut line = String::new();
+    let mut push = |indent: &mut String, line: &mut String| {
+        lines.push(Line::from(vec![
+            Span::styled(std::mem::replace(indent, rest.to_owned()), style),
+            Span::styled(std::mem::take(line), style),
+        ]));
+    };
+    for word in text.split(' ') {
+        let mut word = word.to_owned();
+        loop {
+            let avail = room.saturating_sub(width(&indent)).max(8);
+            let needed = if line.is_empty() {
+                width(&word)
+            } else {
+                width(&line) + 1 + width(&word)
+            };
+            if needed <= avail {
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(&word);
+                break;
+            }
+            if !line.is_empty() {
+                push(&mut indent, &mut line);
+                continue;
+            }
+            let head: String = word.chars().take(avail).collect();
+            word = word.chars().skip(avail).collect();
+            line = head;
+            push(&mut indent, &mut line);
+            if word.is_empty() {
+                break;
+            }
+        }
+    }
+    if !line.is_empty() {
+        push(&mut indent, &mut line);
+    }
+    lines
 }
 
 #[cfg(test)]

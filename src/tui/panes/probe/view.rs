@@ -15,7 +15,7 @@ use crate::api::Region;
 use crate::api::types::dictation::{Dictation, SyncTranscript};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::{fit, width};
+use crate::tui::widgets::{fit, wrapped};
 
 /// Width of the form's label column.
 const LABEL_W: u16 = 14;
@@ -413,57 +413,6 @@ fn labelled(
             span.style = label_style;
         }
         lines.append(&mut part);
-    }
-    lines
-}
-
-/// `text` word-wrapped to `room` columns: the first line after `first`,
-/// the others after `rest` (a word longer than a line is cut). Always at
-/// least one line.
-fn wrapped(first: &str, rest: &str, text: &str, room: usize, style: Style) -> Vec<Line<'static>> {
-    if text.trim().is_empty() {
-        return vec![Line::from(Span::styled(format!("{first}{text}"), style))];
-    }
-    let mut lines = Vec::new();
-    let mut indent = first.to_owned();
-    let mut line = String::new();
-    let mut push = |indent: &mut String, line: &mut String| {
-        lines.push(Line::from(vec![
-            Span::styled(std::mem::replace(indent, rest.to_owned()), style),
-            Span::styled(std::mem::take(line), style),
-        ]));
-    };
-    for word in text.split(' ') {
-        let mut word = word.to_owned();
-        loop {
-            let avail = room.saturating_sub(width(&indent)).max(8);
-            let needed = if line.is_empty() {
-                width(&word)
-            } else {
-                width(&line) + 1 + width(&word)
-            };
-            if needed <= avail {
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                break;
-            }
-            if !line.is_empty() {
-                push(&mut indent, &mut line);
-                continue;
-            }
-            let head: String = word.chars().take(avail).collect();
-            word = word.chars().skip(avail).collect();
-            line = head;
-            push(&mut indent, &mut line);
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !line.is_empty() {
-        push(&mut indent, &mut line);
     }
     lines
 }

@@ -13,7 +13,7 @@ use super::{Field, Report, SignaturesPane, verdict_line};
 use crate::signature::Severity;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::{fit, width};
+use crate::tui::widgets::{fit, wrapped};
 
 /// Width of the label column.
 const LABEL_W: u16 = 19;
@@ -257,51 +257,4 @@ fn draw_report(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: 
             .scroll((pane.scroll.min(last), 0)),
         area,
     );
-}
-
-/// `text` word-wrapped to `room` columns: the first line after `first`,
-/// the others after `rest` (a word longer than a line is cut).
-fn wrapped(first: &str, rest: &str, text: &str, room: usize, style: Style) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    let mut indent = first.to_owned();
-    let mut line = String::new();
-    let mut push = |indent: &mut String, line: &mut String| {
-        lines.push(Line::from(vec![
-            Span::styled(std::mem::replace(indent, rest.to_owned()), style),
-            Span::styled(std::mem::take(line), style),
-        ]));
-    };
-    for word in text.split(' ') {
-        let mut word = word.to_owned();
-        loop {
-            let avail = room.saturating_sub(width(&indent)).max(8);
-            let needed = if line.is_empty() {
-                width(&word)
-            } else {
-                width(&line) + 1 + width(&word)
-            };
-            if needed <= avail {
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                break;
-            }
-            if !line.is_empty() {
-                push(&mut indent, &mut line);
-                continue;
-            }
-            let head: String = word.chars().take(avail).collect();
-            word = word.chars().skip(avail).collect();
-            line = head;
-            push(&mut indent, &mut line);
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !line.is_empty() {
-        push(&mut indent, &mut line);
-    }
-    lines
 }
