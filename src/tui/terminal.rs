@@ -13,7 +13,7 @@ use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
 /// The terminal, restored when dropped.
@@ -25,12 +25,19 @@ impl TerminalGuard {
     /// Raw mode, alternate screen, bracketed paste.
     pub fn enter() -> io::Result<TerminalGuard> {
         enable_raw_mode()?;
-        let entered = execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste)
-            .and_then(|()| Terminal::new(CrosstermBackend::new(io::stdout())));
+        // Cleared with an escape sequence, not `Terminal::clear`, which asks
+        // the terminal where its cursor is: one more round trip over SSH,
+        // and a 2 s failure on a terminal that never answers.
+        let entered = execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            Clear(ClearType::All),
+            EnableBracketedPaste
+        )
+        .and_then(|()| Terminal::new(CrosstermBackend::new(io::stdout())));
         match entered {
             Ok(mut terminal) => {
                 terminal.hide_cursor()?;
-                terminal.clear()?;
                 Ok(TerminalGuard { terminal })
             }
             Err(error) => {
