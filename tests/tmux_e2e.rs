@@ -1,0 +1,442 @@
+//! End to end in a real terminal: the real `earshot demo` binary runs in a
+//! private tmux server (120×40); the test types keys with `send-keys` and
+//! reads the screen with `capture-pane`, as an operator would. It walks
+//! every pane, creates / pauses / resumes / deletes a subscription through
+//! the form and dialogs, opens a failed delivery's detail, quits, and checks
+//! the terminal was restored (main screen, cursor visible).
+//!
+//! Needs `tmux` (CI installs it); without it the test fails and says so.
+//! Every step waits for text on the screen (polling every 100 ms, with a
+//! generous timeout) instead of sleeping: the demo runs live traffic.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const WIDTH: u16 = 120;
+const HEIGHT: u16 = 40;
+const SESSION: &str = "e2e";
+const POLL: Duration = Duration::from_millis(100);
+/// The first frame waits for the emulator and its traffic to start.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+/// Every later step: a key press and, at most, one request to the emulator.
+const STEP_TIMEOUT: Duration = Duration::from_secs(10);
+
+static SERVERS: AtomicUsize = AtomicUsize::new(0);
+
+/// A private tmux server (own socket, no user config, HOME and XDG dirs in
+/// a temp dir), killed on drop so a failing test leaves nothing behind.
+struct Tmux {
+    socket: String,
+    /// The socket file, removed on drop (tmux leaves it behind).
+    socket_path: Option<String>,
+    home: tempfile::TempDir,
+}
+
+impl Tmux {
+    fn new() -> Tmux {
+        require_tmux();
+        let n = SERVERS.fetch_add(1, Ordering::SeqCst);
+        Tmux {
+            socket: format!("earshot-e2e-{}-{n}", std::process::id()),
+            socket_path: None,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn command(&self) -> Command {
+        let home = self.home.path();
+        let mut command = Command::new("tmux");
+        command
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env_remove("TMUX")
+            .env_remove("EARSHOT_URL")
+            .env_remove("EARSHOT_API_KEY")
+            .env_remove("EARSHOT_PROFILE");
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let output = self.command().args(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// Starts `shell_command` in a detached 120×40 session.
+    fn start(&mut self, shell_command: &str) {
+        let (width, height) = (WIDTH.to_string(), HEIGHT.to_string());
+        self.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            SESSION,
+            "-x",
+            &width,
+            "-y",
+            &height,
+            shell_command,
+        ]);
+        self.socket_path = Some(self.format("#{socket_path}"));
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", SESSION]).stdout)
+            .into_owned()
+    }
+
+    /// A tmux format evaluated for the pane, e.g. `#{alternate_on}`.
+    fn format(&self, format: &str) -> String {
+        let output = self.run(&["display-message", "-p", "-t", SESSION, format]);
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    /// Named keys (`Enter`, `Escape`, `Tab`, `BTab`) or single characters.
+    fn key(&self, key: &str) {
+        self.run(&["send-keys", "-t", SESSION, key]);
+    }
+
+    /// Text typed literally.
+    fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", SESSION, "-l", text]);
+    }
+
+    /// Polls the screen until `found` gives the same answer on two
+    /// captures in a row (so a frame caught half-drawn is never judged);
+    /// fails with the last screen after `timeout`. Returns the answer and
+    /// the screen it came from.
+    fn wait_for<T: PartialEq>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        found: impl Fn(&str) -> Option<T>,
+    ) -> (T, String) {
+        let deadline = Instant::now() + timeout;
+        let mut previous = None;
+        loop {
+            let screen = self.screen();
+            let current = found(&screen);
+            if current.is_some()
+                && current == previous
+                && let Some(value) = current
+            {
+                return (value, screen);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out after {timeout:?} waiting for {what}; the screen was:\n{screen}"
+            );
+            previous = current;
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn wait_until(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        self.wait_for(what, STEP_TIMEOUT, |screen| ok(screen).then_some(()))
+            .1
+    }
+
+    fn wait_text(&self, text: &str) -> String {
+        self.wait_until(&format!("{text:?}"), |screen| screen.contains(text))
+    }
+
+    /// Presses `key` and waits for the screen it should lead to.
+    fn press(&self, key: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        self.key(key);
+        self.wait_until(&format!("{what} (after {key})"), ok)
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").output();
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn require_tmux() {
+    let found = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    assert!(
+        found,
+        "this test drives the console in tmux, which is not installed: install it \
+         (apt-get install -y tmux, brew install tmux); CI does"
+    );
+}
+
+/// The screen without the tab bar (whose text names every pane).
+fn body(screen: &str) -> String {
+    screen.lines().skip(1).collect::<Vec<_>>().join("\n")
+}
+
+/// The pane's title line (just under the tab bar).
+fn title(screen: &str) -> &str {
+    screen.lines().nth(1).unwrap_or_default()
+}
+
+/// `row I/N` in a title line.
+fn row_position(screen: &str) -> Option<(usize, usize)> {
+    let rest = title(screen).split("row ").nth(1)?;
+    let (index, rest) = rest.split_once('/')?;
+    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((index.parse().ok()?, total.parse().ok()?))
+}
+
+/// Subscriptions table rows: an 8-hex-digit short id, then a URL.
+fn subscription_rows(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .filter(|line| {
+            let mut words = line.split_whitespace();
+            let id = words.next().unwrap_or_default();
+            let url = words.next().unwrap_or_default();
+            id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()) && url.starts_with("http")
+        })
+        .collect()
+}
+
+/// The STATE column of the row whose URL is `url`.
+fn state_of(screen: &str, url: &str) -> Option<String> {
+    let row = subscription_rows(screen)
+        .into_iter()
+        .find(|row| row.split_whitespace().nth(1) == Some(url))?;
+    ["enabled", "paused"]
+        .into_iter()
+        .find(|state| row.split_whitespace().any(|word| word == *state))
+        .map(str::to_owned)
+}
+
+/// A detail line `label   value`, e.g. `status          failed`.
+fn detail_value<'a>(screen: &'a str, label: &str) -> Option<&'a str> {
+    screen.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix(label)?;
+        rest.starts_with("  ").then(|| rest.trim())
+    })
+}
+
+fn shell_quote(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+#[test]
+fn the_demo_console_works_end_to_end_in_a_real_terminal() {
+    let mut tmux = Tmux::new();
+    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
+    tmux.start(&format!(
+        "sh -c '{} demo; echo \"EXIT:$?\"; sleep 60'",
+        binary.replace('\'', r"'\''")
+    ));
+
+    tmux.wait_for(
+        "the DEMO marker and subscription rows",
+        START_TIMEOUT,
+        |screen| {
+            let first = screen.lines().next().unwrap_or_default();
+            (first.contains("DEMO")
+                && title(screen).trim_start().starts_with("Subscriptions")
+                && !subscription_rows(screen).is_empty())
+            .then_some(())
+        },
+    );
+
+    walk_every_pane(&tmux);
+    subscription_lifecycle(&tmux);
+    failed_delivery_detail(&tmux);
+    quit_and_restore(&tmux);
+}
+
+/// The panes the tab bar lists, as (number key, name).
+fn tabs(screen: &str) -> Vec<(String, String)> {
+    let bar = screen.lines().next().unwrap_or_default();
+    bar.split('│')
+        .filter_map(|tab| {
+            let mut words = tab.split_whitespace();
+            let key = words.next()?;
+            let name = words.next()?;
+            let numbered = key.len() == 1 && key.chars().all(|c| c.is_ascii_digit());
+            numbered.then(|| (key.to_owned(), name.to_owned()))
+        })
+        .collect()
+}
+
+/// Whether the pane on screen is `name`: the first line under the tab bar
+/// starts with it, and a pane known here shows its distinctive text.
+fn shows_pane(screen: &str, name: &str) -> bool {
+    let heading = screen
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let distinctive = match name {
+        "Subscriptions" => "ID       URL",
+        "Deliveries" => "ATTEMPT  SUB",
+        "Jobs" => "JOB      STATUS",
+        "Signatures" => "X-SVC-Signature",
+        _ => name,
+    };
+    heading.starts_with(name) && body(screen).contains(distinctive)
+}
+
+/// Number keys, tab and shift-tab each reach the pane they should: every
+/// pane the tab bar lists, which must include the five built ones.
+fn walk_every_pane(tmux: &Tmux) {
+    let panes = tabs(&tmux.screen());
+    let names: Vec<&str> = panes.iter().map(|(_, name)| name.as_str()).collect();
+    for built in ["Subscriptions", "Deliveries", "Jobs", "Signatures", "Probe"] {
+        assert!(
+            names.contains(&built),
+            "{built} is not in the tab bar {names:?}"
+        );
+    }
+    let reach = |key: &str, name: &str| {
+        tmux.press(key, &format!("the {name} pane"), |s| shows_pane(s, name));
+    };
+    for (key, name) in &panes {
+        reach(key, name);
+    }
+    reach("1", "Subscriptions");
+    for (_, name) in panes.iter().skip(1) {
+        reach("Tab", name);
+    }
+    reach("Tab", "Subscriptions");
+    reach("BTab", &panes[panes.len() - 1].1);
+    reach("1", "Subscriptions");
+}
+
+/// Create through the form, then pause, resume and delete (typing the
+/// short id), reading the row's state from the table each time.
+fn subscription_lifecycle(tmux: &Tmux) {
+    let token = format!("e2e-{}-{}", std::process::id(), unique_suffix());
+    let url = format!("http://127.0.0.1:9/{token}");
+
+    tmux.press("n", "the new-subscription form", |s| {
+        s.contains("New subscription")
+    });
+    tmux.type_text(&url);
+    tmux.wait_text(&url);
+    tmux.press("Tab", "focus on the first event", |s| s.contains("›Events"));
+    tmux.press("Space", "the first event ticked", |s| {
+        s.contains("[x] session.started")
+    });
+    let screen = tmux.press("Enter", "the created subscription's secret", |s| {
+        s.contains("shown once") && s.contains("was created")
+    });
+    let short_id = screen
+        .lines()
+        .find_map(|line| {
+            let rest = line.split("Subscription ").nth(1)?;
+            rest.split_whitespace().next().map(str::to_owned)
+        })
+        .unwrap();
+    assert_eq!(short_id.len(), 8, "short id {short_id:?} in:\n{screen}");
+    tmux.press("Escape", "the secret dialog closed", |s| {
+        !s.contains("shown once")
+    });
+    tmux.wait_until("the new row, enabled", |s| {
+        state_of(s, &url).as_deref() == Some("enabled")
+    });
+
+    tmux.key("/");
+    tmux.type_text(&token);
+    tmux.press("Enter", "the table filtered to the new row", |s| {
+        title(s).contains(&format!("filter: {token}"))
+            && subscription_rows(s).len() == 1
+            && state_of(s, &url).is_some()
+    });
+    tmux.press("p", "the row paused", |s| {
+        state_of(s, &url).as_deref() == Some("paused")
+    });
+    tmux.press("p", "the row enabled again", |s| {
+        state_of(s, &url).as_deref() == Some("enabled")
+    });
+    tmux.press("D", "the delete dialog", |s| {
+        s.contains("Delete subscription") && s.contains(&format!("type {short_id} to confirm"))
+    });
+    tmux.type_text(&short_id);
+    tmux.press("Enter", "the row gone", |s| {
+        s.contains(&format!("deleted {short_id}")) && state_of(s, &url).is_none()
+    });
+    tmux.press("Escape", "the filter cleared, other rows back", |s| {
+        !title(s).contains("filter:") && !subscription_rows(s).is_empty()
+    });
+}
+
+/// Opens attempt details from the top of the loaded conversation and steps
+/// through them until a failed one, whose detail explains the failure.
+fn failed_delivery_detail(tmux: &Tmux) {
+    tmux.press("2", "a conversation's attempts", |s| {
+        title(s).trim_start().starts_with("Deliveries") && row_position(s).is_some()
+    });
+    tmux.press("g", "the first attempt selected", |s| {
+        row_position(s).is_some_and(|(index, _)| index == 1)
+    });
+    tmux.key("Enter");
+    loop {
+        let (((index, total), status), _) =
+            tmux.wait_for("an attempt's detail", STEP_TIMEOUT, |s| {
+                Some((row_position(s)?, detail_value(s, "status")?.to_owned()))
+            });
+        if status == "failed" {
+            break;
+        }
+        assert!(
+            index < total,
+            "no failed attempt in the conversation the demo opened:\n{}",
+            tmux.screen()
+        );
+        tmux.press("j", "the next attempt", |s| {
+            row_position(s) == Some((index + 1, total))
+        });
+    }
+    tmux.wait_until(
+        "a failed attempt's error, whether it retries, and likely causes",
+        |s| {
+            let error = detail_value(s, "error").unwrap_or("—");
+            detail_value(s, "status") == Some("failed")
+                && !error.is_empty()
+                && error != "—"
+                && detail_value(s, "retry?").is_some()
+                && s.contains("likely causes")
+        },
+    );
+    tmux.press("Escape", "back to the attempts table", |s| {
+        s.contains("ATTEMPT") && detail_value(s, "status").is_none()
+    });
+}
+
+/// `q` ends the process with 0 and leaves the terminal as it found it.
+fn quit_and_restore(tmux: &Tmux) {
+    tmux.key("q");
+    let screen = tmux.wait_text("EXIT:0");
+    assert!(
+        !screen.contains("1 Subscriptions │"),
+        "the console's screen is gone after quitting:\n{screen}"
+    );
+    assert_eq!(
+        tmux.format("#{alternate_on}"),
+        "0",
+        "back on the main screen"
+    );
+    assert_eq!(tmux.format("#{cursor_flag}"), "1", "cursor visible again");
+}
+
+fn unique_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos() % 1_000_000_000)
+        .unwrap_or_default()
+}
