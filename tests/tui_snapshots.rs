@@ -964,3 +964,36 @@ mod inbox {
         );
     }
 }
+
+/// Wrapped descriptions count: scrolling the help reaches the last key of
+/// every section of every pane, in one column and in two.
+#[test]
+fn help_scrolls_to_every_key_of_every_pane() {
+    for size in [(80, 24), (120, 40), (200, 70)] {
+        for pane in ["1", "2", "3", "4", "5", "6"] {
+            let mut app = app();
+            keys(&mut app, pane);
+            let sections = app.help_sections();
+            keys(&mut app, "?");
+            let mut seen = String::new();
+            for _ in 0..60 {
+                let terminal = render(&app, size);
+                let buffer = terminal.backend().buffer();
+                for y in 0..size.1 {
+                    seen.extend((0..size.0).map(|x| buffer[(x, y)].symbol()));
+                    seen.push('\n');
+                }
+                app.update(key(KeyCode::Down));
+            }
+            for section in sections {
+                let last = section.commands.last().expect("a section has keys");
+                let start: String = last.description.chars().take(14).collect();
+                assert!(
+                    seen.contains(section.title) && seen.contains(&start),
+                    "pane {pane} at {size:?}: help never shows {:?} / {start:?}",
+                    section.title
+                );
+            }
+        }
+    }
+}

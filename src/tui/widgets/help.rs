@@ -57,9 +57,16 @@ pub fn draw(
     } else {
         vec![lines(sections, theme)]
     };
-    let tallest = columns.iter().map(Vec::len).max().unwrap_or(0);
-    let height = u16::try_from(tallest + 2).unwrap_or(u16::MAX);
     let width = if columns.len() == 2 { 104 } else { 64 };
+    // Long descriptions wrap: count the rows they take, so the box is tall
+    // enough and scrolling reaches the last line.
+    let column_width = width.min(area.width).saturating_sub(2) / columns.len().max(1) as u16;
+    let tallest = columns
+        .iter()
+        .map(|column| rows(column, column_width))
+        .max()
+        .unwrap_or(0);
+    let height = u16::try_from(tallest + 2).unwrap_or(u16::MAX);
     let inner = popup::open(frame, area, width, height, title, theme);
     let total = u16::try_from(tallest).unwrap_or(u16::MAX);
     let scroll = scroll.min(total.saturating_sub(inner.height));
@@ -72,6 +79,19 @@ pub fn draw(
             *part,
         );
     }
+}
+
+/// Rows `lines` take when word-wrapped to `width` (an overestimate by at
+/// most a row per wrapped line: wrapping at spaces leaves lines short).
+fn rows(lines: &[Line<'_>], width: u16) -> usize {
+    let width = usize::from(width.max(1));
+    lines
+        .iter()
+        .map(|line| match line.width() {
+            fits if fits <= width => 1,
+            long => long.div_ceil(width) + 1,
+        })
+        .sum()
 }
 
 /// Where to cut the sections so both columns are about as tall.
