@@ -41,20 +41,43 @@ pub fn visible_window(
     start..(start + height).min(len)
 }
 
-/// Draws `rows` under a muted `header`, columns `spacing` apart.
+/// Blank cells between two columns.
+pub const COLUMN_GAP: u16 = 1;
+
+/// What is left of `width` for the flexible columns once the `fixed` ones
+/// and the gaps between all `columns` are taken.
+pub fn rest_width(width: u16, fixed: &[u16], columns: usize) -> u16 {
+    let gaps = u16::try_from(columns.saturating_sub(1)).unwrap_or(u16::MAX);
+    width
+        .saturating_sub(fixed.iter().sum())
+        .saturating_sub(gaps.saturating_mul(COLUMN_GAP))
+}
+
+/// `fixed` columns, then one that takes what is left of `width`: the
+/// widths, and the last column's.
+pub fn fixed_then_rest(width: u16, fixed: &[u16]) -> (Vec<Constraint>, u16) {
+    let rest = rest_width(width, fixed, fixed.len() + 1);
+    let widths = fixed
+        .iter()
+        .chain([&rest])
+        .map(|width| Constraint::Length(*width))
+        .collect();
+    (widths, rest)
+}
+
+/// Draws `rows` under a muted `header`, [`COLUMN_GAP`] apart.
 pub fn draw<'a>(
     frame: &mut Frame<'_>,
     area: Rect,
     header: &[&'static str],
     rows: impl IntoIterator<Item = Row<'a>>,
     widths: impl IntoIterator<Item = Constraint>,
-    spacing: u16,
     theme: &Theme,
 ) {
     let header = Row::new(header.iter().copied()).style(theme.style(Role::Muted));
     let table = Table::new(rows, widths)
         .header(header)
-        .column_spacing(spacing)
+        .column_spacing(COLUMN_GAP)
         .style(theme.base());
     frame.render_widget(table, area);
 }
@@ -136,5 +159,28 @@ impl TableState {
             len,
         );
         start..(start + height).min(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_column_gets_what_the_fixed_ones_and_the_gaps_leave() {
+        let (widths, rest) = fixed_then_rest(40, &[8, 10]);
+        // 40 - 18 - two gaps.
+        assert_eq!(rest, 20);
+        assert_eq!(
+            widths,
+            [
+                Constraint::Length(8),
+                Constraint::Length(10),
+                Constraint::Length(20)
+            ]
+        );
+        assert_eq!(fixed_then_rest(10, &[8, 10]).1, 0, "never negative");
+        // Two flexible columns among six share what is left.
+        assert_eq!(rest_width(100, &[8, 8, 8, 8], 6), 100 - 32 - 5);
     }
 }

@@ -133,9 +133,10 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
     let selected = pane.selected_index();
     let window = pane.table.window(area, pane.rows().len());
 
-    let spacing = 1u16;
-    let fixed = ID_W + SUB_W + NUM_W + STATUS_W + HTTP_W + TIME_W + NEXT_W + 7 * spacing;
-    let error_w = area.width.saturating_sub(fixed);
+    let (widths, error_w) = table::fixed_then_rest(
+        area.width,
+        &[ID_W, SUB_W, NUM_W, STATUS_W, HTTP_W, TIME_W, NEXT_W],
+    );
     let header = [
         "ATTEMPT",
         "SUB",
@@ -156,17 +157,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
             theme,
         ))
     });
-    let widths = [
-        Constraint::Length(ID_W),
-        Constraint::Length(SUB_W),
-        Constraint::Length(NUM_W),
-        Constraint::Length(STATUS_W),
-        Constraint::Length(HTTP_W),
-        Constraint::Length(TIME_W),
-        Constraint::Length(NEXT_W),
-        Constraint::Length(error_w),
-    ];
-    table::draw(frame, area, &header, rows, widths, spacing, theme);
+    table::draw(frame, area, &header, rows, widths, theme);
 }
 
 /// The style a status stands out in: failed in the error role, pending in

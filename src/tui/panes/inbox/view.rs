@@ -149,9 +149,8 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
     }
     let selected = pane.selected_index();
     let window = pane.table.window(area, pane.rows().len());
-    let spacing = 1u16;
-    let fixed = TIME_W + KIND_W + WHAT_W + ID_W + STATUS_W + 5 * spacing;
-    let verdict_w = area.width.saturating_sub(fixed);
+    let (widths, verdict_w) =
+        table::fixed_then_rest(area.width, &[TIME_W, KIND_W, WHAT_W, ID_W, STATUS_W]);
     let header = ["TIME", "KIND", "EVENT", "ID", "ANS", "VERDICT"];
     let rows = window.filter_map(|position| {
         let row = pane.rows().get(position)?;
@@ -162,15 +161,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
             theme,
         ))
     });
-    let widths = [
-        Constraint::Length(TIME_W),
-        Constraint::Length(KIND_W),
-        Constraint::Length(WHAT_W),
-        Constraint::Length(ID_W),
-        Constraint::Length(STATUS_W),
-        Constraint::Length(verdict_w),
-    ];
-    table::draw(frame, area, &header, rows, widths, spacing, theme);
+    table::draw(frame, area, &header, rows, widths, theme);
 }
 
 /// `14:03:07` from the RFC 3339 receive time.

@@ -159,9 +159,10 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
     let selected = pane.selected_index();
     let window = pane.table.window(area, pane.rows().len());
 
-    let spacing = 1u16;
-    let fixed = ID_W + STATUS_W + 3 * TIME_W + HOOK_W + 6 * spacing;
-    let error_w = area.width.saturating_sub(fixed);
+    let (widths, error_w) = table::fixed_then_rest(
+        area.width,
+        &[ID_W, STATUS_W, TIME_W, TIME_W, TIME_W, HOOK_W],
+    );
     let header = ["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"];
     let now = pane.now_tick();
     let rows = window.filter_map(|position| {
@@ -174,16 +175,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
             theme,
         ))
     });
-    let widths = [
-        Constraint::Length(ID_W),
-        Constraint::Length(STATUS_W),
-        Constraint::Length(TIME_W),
-        Constraint::Length(TIME_W),
-        Constraint::Length(TIME_W),
-        Constraint::Length(HOOK_W),
-        Constraint::Length(error_w),
-    ];
-    table::draw(frame, area, &header, rows, widths, spacing, theme);
+    table::draw(frame, area, &header, rows, widths, theme);
 }
 
 /// `12s`, `3m04s`, `1h02m`.

@@ -129,13 +129,15 @@ fn draw_table(
     let selected = pane.selected_index();
     let window = pane.table.window(area, pane.visible_len());
 
-    let spacing = 1u16;
-    let fixed = ID_W + AGENT_W + STATE_W + SECRET_W + 5 * spacing;
-    let rest = area.width.saturating_sub(fixed);
+    let header = ["ID", "URL", "EVENTS", "AGENT", "STATE", "SECRET"];
+    let rest = table::rest_width(
+        area.width,
+        &[ID_W, AGENT_W, STATE_W, SECRET_W],
+        header.len(),
+    );
     let url_w = rest * 11 / 20;
     let events_w = rest - url_w;
 
-    let header = ["ID", "URL", "EVENTS", "AGENT", "STATE", "SECRET"];
     let rows = window.filter_map(|position| {
         let row = pane.visible_row(position)?;
         Some(table_row(
@@ -154,7 +156,7 @@ fn draw_table(
         Constraint::Length(STATE_W),
         Constraint::Length(SECRET_W),
     ];
-    table::draw(frame, area, &header, rows, widths, spacing, theme);
+    table::draw(frame, area, &header, rows, widths, theme);
 }
 
 /// Width of the detail view's label column.
