@@ -85,6 +85,18 @@ impl Client {
     }
 }
 
+/// Header names a pre-recorded webhook's auth header may not take: the
+/// webhook call sets them itself (the emulator refuses them; `earshot
+/// check-receiver` does too).
+pub const RESERVED_AUTH_HEADERS: [&str; 6] = [
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+    "user-agent",
+];
+
 impl NewTranscript {
     /// `audio_url` and `webhook_url` are http(s) URLs (query kept as given);
     /// the webhook auth header name and value come both or neither.

@@ -35,6 +35,7 @@ use url::Url;
 
 use super::problem::Problem;
 use super::{EmulatorConfig, SharedState, limits, wav};
+use crate::api::prerecorded::RESERVED_AUTH_HEADERS;
 use crate::api::types::prerecorded::{
     NewTranscript, Transcript, TranscriptStatus, TranscriptWebhook,
 };
@@ -64,15 +65,6 @@ const WEBHOOK_ATTEMPTS: u32 = 10;
 const WEBHOOK_INTERVAL: Duration = Duration::from_secs(10);
 /// The `User-Agent` of webhook calls (the platform's delivery agent).
 const WEBHOOK_USER_AGENT: &str = super::delivery::DELIVERY_USER_AGENT;
-/// Header names a webhook auth header may not take: the call sets them.
-const RESERVED_HEADERS: [&str; 6] = [
-    "host",
-    "content-length",
-    "content-type",
-    "transfer-encoding",
-    "connection",
-    "user-agent",
-];
 
 /// The emulated account's settings (`/_emulator/account`).
 #[derive(Clone, Copy, Debug)]
@@ -362,7 +354,7 @@ fn parse_create(body: &[u8]) -> Result<NewJob, Problem> {
                 ))
             };
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid_name())?;
-            if RESERVED_HEADERS.contains(&name.as_str()) {
+            if RESERVED_AUTH_HEADERS.contains(&name.as_str()) {
                 return Err(Problem::bad_request(format!(
                     "`webhook_auth_header_name`: {name} is set by the webhook call itself; \
                      choose another name"

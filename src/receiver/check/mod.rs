@@ -14,6 +14,7 @@ use reqwest::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use url::Url;
 
+use crate::api::prerecorded::RESERVED_AUTH_HEADERS;
 use crate::api::validate::{self, UrlPolicy};
 use crate::redact::SecretString;
 
@@ -47,16 +48,6 @@ pub const PRERECORDED_CASES: [&str; 5] = [
     "missing-auth-header",
     "wrong-auth-header",
     "duplicate",
-];
-
-/// Header names a pre-recorded auth header may not take: the call sets them.
-const RESERVED_HEADERS: [&str; 6] = [
-    "host",
-    "content-length",
-    "content-type",
-    "transfer-encoding",
-    "connection",
-    "user-agent",
 ];
 
 /// Which deliveries the receiver takes.
@@ -101,7 +92,7 @@ impl AuthHeader {
         }
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| invalid("the name is not a valid HTTP header name"))?;
-        if RESERVED_HEADERS.contains(&name.as_str()) {
+        if RESERVED_AUTH_HEADERS.contains(&name.as_str()) {
             return Err(CheckError::AuthHeader(format!(
                 "{name} is set by the webhook call itself; the platform refuses it as an auth \
                  header"
