@@ -17,13 +17,13 @@ use super::keymap::{
     self, Command, CommandInfo, CommandSection, command_line_commands, confirm_commands,
     global_commands, help_commands, interrupt_command, permitted,
 };
-use super::panes::PaneId;
 use super::panes::deliveries::DeliveriesPane;
 use super::panes::inbox::{self, InboxPane};
 use super::panes::jobs::JobsPane;
 use super::panes::probe::ProbePane;
 use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::SubscriptionsPane;
+use super::panes::{Pane, PaneId};
 use super::widgets::input as text;
 use crate::api::types::prerecorded::TranscriptStatus;
 use crate::api::validate::UrlPolicy;
@@ -339,17 +339,9 @@ impl App {
                 list
             }
             None => {
-                let (mut list, global) = match self.pane {
-                    PaneId::Subscriptions => (self.subs.commands(), self.subs.allows_global()),
-                    PaneId::Deliveries => {
-                        (self.deliveries.commands(), self.deliveries.allows_global())
-                    }
-                    PaneId::Jobs => (self.jobs.commands(), self.jobs.allows_global()),
-                    PaneId::Signatures => (self.sigs.commands(), self.sigs.allows_global()),
-                    PaneId::Probe => (self.probe.commands(), self.probe.allows_global()),
-                    PaneId::Inbox => (self.inbox.commands(), self.inbox.allows_global()),
-                };
-                if global {
+                let pane = self.on_screen();
+                let mut list = pane.commands();
+                if pane.allows_global() {
                     list.extend(global_commands());
                 } else {
                     list.push(interrupt_command());
@@ -388,6 +380,29 @@ impl App {
             .collect()
     }
 
+    /// The pane on screen.
+    fn on_screen(&self) -> &dyn Pane {
+        match self.pane {
+            PaneId::Subscriptions => &self.subs,
+            PaneId::Deliveries => &self.deliveries,
+            PaneId::Jobs => &self.jobs,
+            PaneId::Signatures => &self.sigs,
+            PaneId::Probe => &self.probe,
+            PaneId::Inbox => &self.inbox,
+        }
+    }
+
+    fn on_screen_mut(&mut self) -> &mut dyn Pane {
+        match self.pane {
+            PaneId::Subscriptions => &mut self.subs,
+            PaneId::Deliveries => &mut self.deliveries,
+            PaneId::Jobs => &mut self.jobs,
+            PaneId::Signatures => &mut self.sigs,
+            PaneId::Probe => &mut self.probe,
+            PaneId::Inbox => &mut self.inbox,
+        }
+    }
+
     fn on_key(&mut self, key: &KeyEvent) -> Vec<Effect> {
         if key.kind == KeyEventKind::Release {
             return Vec::new();
@@ -402,18 +417,9 @@ impl App {
             }
             Some(_) => {}
             None => {
-                if self.pane == PaneId::Subscriptions && self.subs.captures_text() {
-                    self.subs.type_key(key);
-                } else if self.pane == PaneId::Deliveries && self.deliveries.captures_text() {
-                    self.deliveries.type_key(key);
-                } else if self.pane == PaneId::Jobs && self.jobs.captures_text() {
-                    self.jobs.type_key(key);
-                } else if self.pane == PaneId::Signatures && self.sigs.captures_text() {
-                    self.sigs.type_key(key);
-                } else if self.pane == PaneId::Probe && self.probe.captures_text() {
-                    self.probe.type_key(key);
-                } else if self.pane == PaneId::Inbox && self.inbox.captures_text() {
-                    self.inbox.type_key(key);
+                let pane = self.on_screen_mut();
+                if pane.captures_text() {
+                    pane.type_key(key);
                 }
             }
         }
@@ -427,18 +433,9 @@ impl App {
             }
             Some(_) => {}
             None => {
-                if self.pane == PaneId::Subscriptions && self.subs.captures_text() {
-                    self.subs.paste(pasted);
-                } else if self.pane == PaneId::Deliveries && self.deliveries.captures_text() {
-                    self.deliveries.paste(pasted);
-                } else if self.pane == PaneId::Jobs && self.jobs.captures_text() {
-                    self.jobs.paste(pasted);
-                } else if self.pane == PaneId::Signatures && self.sigs.captures_text() {
-                    self.sigs.paste(pasted);
-                } else if self.pane == PaneId::Probe && self.probe.captures_text() {
-                    self.probe.paste(pasted);
-                } else if self.pane == PaneId::Inbox && self.inbox.captures_text() {
-                    self.inbox.paste(pasted);
+                let pane = self.on_screen_mut();
+                if pane.captures_text() {
+                    pane.paste(pasted);
                 }
             }
         }

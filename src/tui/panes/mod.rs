@@ -1,4 +1,5 @@
-//! The six panes: which exist ([`PaneId`]), their tab order and names.
+//! The six panes: which exist ([`PaneId`]), their tab order and names, and
+//! what every pane answers ([`Pane`]) so keys reach the one on screen.
 //!
 //! Each pane owns its state, its commands (see `keymap.rs`), its `update`
 //! and its view; `app.rs` routes to the pane on screen.
@@ -10,7 +11,25 @@ pub mod probe;
 pub mod signatures;
 pub mod subscriptions;
 
+use ratatui::crossterm::event::KeyEvent;
+
+use super::keymap::CommandInfo;
 use super::widgets::input::cycle;
+
+/// What `app.rs` asks of the pane on screen, whichever it is.
+pub trait Pane {
+    /// The commands that exist now: keys match these, the footer shows
+    /// the quick ones.
+    fn commands(&self) -> Vec<CommandInfo>;
+    /// The global keys (tab, 1–6, `q`, …) work: no text field holds them.
+    fn allows_global(&self) -> bool;
+    /// A text field has the keyboard: keys no command claims are typed.
+    fn captures_text(&self) -> bool;
+    /// A key no command claimed, for the field with the keyboard.
+    fn type_key(&mut self, key: &KeyEvent);
+    /// Pasted text, for the field with the keyboard.
+    fn paste(&mut self, pasted: &str);
+}
 
 /// A pane, in tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

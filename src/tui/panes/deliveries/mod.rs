@@ -23,6 +23,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
+use super::Pane;
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::panes::subscriptions::short_id;
 
@@ -188,29 +189,9 @@ impl DeliveriesPane {
         }
     }
 
-    pub fn captures_text(&self) -> bool {
-        self.mode() == Mode::Prompt
-    }
-
-    pub fn allows_global(&self) -> bool {
-        self.mode() != Mode::Prompt
-    }
-
     /// The selected attempt is a 401 the Signatures pane can explain.
     pub fn selected_is_signature_rejection(&self) -> bool {
         self.selected().is_some_and(is_signature_rejection)
-    }
-
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        match self.mode() {
-            Mode::Prompt => prompt_commands(),
-            Mode::Table => table_commands(
-                self.selected().is_some(),
-                self.id.is_some(),
-                self.selected_is_signature_rejection(),
-            ),
-            Mode::Detail => detail_commands(self.selected_is_signature_rejection()),
-        }
     }
 
     pub fn help_sections() -> Vec<CommandSection> {
@@ -327,19 +308,6 @@ impl DeliveriesPane {
         }
     }
 
-    /// A key no command claimed, typed into the prompt.
-    pub fn type_key(&mut self, key: &KeyEvent) {
-        if self.prompting && text::type_key(&mut self.prompt, key) {
-            self.recent_selected = None;
-        }
-    }
-
-    pub fn paste(&mut self, pasted: &str) {
-        if self.prompting && text::paste(&mut self.prompt, pasted) {
-            self.recent_selected = None;
-        }
-    }
-
     /// A load finished.
     pub fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
         match result {
@@ -408,6 +376,41 @@ impl DeliveriesPane {
         };
         self.recent_selected = Some(next);
         self.prompt = Input::new(self.recent[next].clone());
+    }
+}
+
+impl Pane for DeliveriesPane {
+    fn commands(&self) -> Vec<CommandInfo> {
+        match self.mode() {
+            Mode::Prompt => prompt_commands(),
+            Mode::Table => table_commands(
+                self.selected().is_some(),
+                self.id.is_some(),
+                self.selected_is_signature_rejection(),
+            ),
+            Mode::Detail => detail_commands(self.selected_is_signature_rejection()),
+        }
+    }
+
+    fn allows_global(&self) -> bool {
+        self.mode() != Mode::Prompt
+    }
+
+    fn captures_text(&self) -> bool {
+        self.mode() == Mode::Prompt
+    }
+
+    /// A key no command claimed, typed into the prompt.
+    fn type_key(&mut self, key: &KeyEvent) {
+        if self.prompting && text::type_key(&mut self.prompt, key) {
+            self.recent_selected = None;
+        }
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        if self.prompting && text::paste(&mut self.prompt, pasted) {
+            self.recent_selected = None;
+        }
     }
 }
 

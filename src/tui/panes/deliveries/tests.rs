@@ -13,7 +13,7 @@ use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::keymap::Command;
-use crate::tui::panes::PaneId;
+use crate::tui::panes::{Pane, PaneId};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
 

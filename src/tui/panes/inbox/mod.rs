@@ -24,6 +24,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input::{self as text, cycle};
 use super::super::widgets::table::TableState;
+use super::Pane;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::Received;
 use crate::redact::SecretString;
@@ -200,25 +201,6 @@ impl InboxPane {
         matches!(self.listening, Listening::Starting(_))
     }
 
-    pub fn captures_text(&self) -> bool {
-        self.form.is_some()
-    }
-
-    pub fn allows_global(&self) -> bool {
-        self.form.is_none()
-    }
-
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        if self.form.is_some() {
-            return form_commands();
-        }
-        let signed = self.selected().is_some_and(is_signed);
-        match self.view {
-            View::Detail if self.selected().is_some() => detail_commands(signed),
-            _ => table_commands(self.selected().is_some(), signed),
-        }
-    }
-
     pub fn help_sections() -> Vec<CommandSection> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
@@ -278,22 +260,6 @@ impl InboxPane {
         }
     }
 
-    pub fn type_key(&mut self, key: &KeyEvent) {
-        if let Some(form) = &mut self.form
-            && text::type_key(form.focused(), key)
-        {
-            form.error = None;
-        }
-    }
-
-    pub fn paste(&mut self, pasted: &str) {
-        if let Some(form) = &mut self.form
-            && text::paste(form.focused(), pasted)
-        {
-            form.error = None;
-        }
-    }
-
     pub fn on_result(&mut self, result: InboxResult, out: &mut Outcome) {
         match result {
             InboxResult::Started { seq, result } => {
@@ -334,6 +300,43 @@ impl InboxPane {
             VerdictCode::Ok => self.counts.accepted += 1,
             VerdictCode::Duplicate => self.counts.duplicates += 1,
             _ => self.counts.rejected += 1,
+        }
+    }
+}
+
+impl Pane for InboxPane {
+    fn commands(&self) -> Vec<CommandInfo> {
+        if self.form.is_some() {
+            return form_commands();
+        }
+        let signed = self.selected().is_some_and(is_signed);
+        match self.view {
+            View::Detail if self.selected().is_some() => detail_commands(signed),
+            _ => table_commands(self.selected().is_some(), signed),
+        }
+    }
+
+    fn allows_global(&self) -> bool {
+        self.form.is_none()
+    }
+
+    fn captures_text(&self) -> bool {
+        self.form.is_some()
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        if let Some(form) = &mut self.form
+            && text::type_key(form.focused(), key)
+        {
+            form.error = None;
+        }
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        if let Some(form) = &mut self.form
+            && text::paste(form.focused(), pasted)
+        {
+            form.error = None;
         }
     }
 }

@@ -23,6 +23,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
+use super::Pane;
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::poll::Tick;
 use crate::poll::schedule::JobView;
@@ -176,21 +177,6 @@ impl JobsPane {
         self.upload.is_some()
     }
 
-    pub fn captures_text(&self) -> bool {
-        self.prompting.is_some()
-    }
-
-    pub fn allows_global(&self) -> bool {
-        self.prompting.is_none()
-    }
-
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        match self.prompting {
-            Some(prompt) => prompt_commands(prompt),
-            None => table_commands(self.selected().is_some()),
-        }
-    }
-
     pub fn help_sections() -> Vec<CommandSection> {
         vec![
             CommandSection {
@@ -278,18 +264,6 @@ impl JobsPane {
             }
         }
         self.focus_changed(out);
-    }
-
-    pub fn type_key(&mut self, key: &KeyEvent) {
-        if self.prompting.is_some() {
-            text::type_key(&mut self.prompt, key);
-        }
-    }
-
-    pub fn paste(&mut self, pasted: &str) {
-        if self.prompting.is_some() {
-            text::paste(&mut self.prompt, pasted);
-        }
     }
 
     /// A report from the watcher or a submission.
@@ -413,6 +387,35 @@ impl JobsPane {
     fn open_prompt(&mut self, prompt: Prompt) {
         self.prompting = Some(prompt);
         self.prompt.reset();
+    }
+}
+
+impl Pane for JobsPane {
+    fn commands(&self) -> Vec<CommandInfo> {
+        match self.prompting {
+            Some(prompt) => prompt_commands(prompt),
+            None => table_commands(self.selected().is_some()),
+        }
+    }
+
+    fn allows_global(&self) -> bool {
+        self.prompting.is_none()
+    }
+
+    fn captures_text(&self) -> bool {
+        self.prompting.is_some()
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        if self.prompting.is_some() {
+            text::type_key(&mut self.prompt, key);
+        }
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        if self.prompting.is_some() {
+            text::paste(&mut self.prompt, pasted);
+        }
     }
 }
 

@@ -13,8 +13,8 @@ use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, JobsResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::keymap::Command;
-use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::JobsCommand;
+use crate::tui::panes::{Pane, PaneId};
 
 fn key(code: KeyCode) -> Action {
     Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))

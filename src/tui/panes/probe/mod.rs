@@ -23,6 +23,7 @@ use super::super::action::{Effect, Failure, ProbeResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
+use super::Pane;
 use crate::api::Region;
 use crate::api::probe::{Answer, ProbeOptions, REGIONS};
 use crate::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
@@ -212,25 +213,9 @@ impl ProbePane {
         *self.input_mut(field) = Input::new(value.to_owned());
     }
 
-    pub fn captures_text(&self) -> bool {
-        self.editing
-    }
-
-    pub fn allows_global(&self) -> bool {
-        !self.editing
-    }
-
     /// A run is waiting for answers.
     pub fn busy(&self) -> bool {
         self.run.as_ref().is_some_and(Run::running)
-    }
-
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        if self.editing {
-            edit_commands()
-        } else {
-            browse_commands()
-        }
     }
 
     pub fn help_sections() -> Vec<CommandSection> {
@@ -342,20 +327,6 @@ impl ProbePane {
         });
     }
 
-    /// A key no command claimed, typed into the focused field.
-    pub fn type_key(&mut self, key: &KeyEvent) {
-        if self.editing {
-            text::type_key(self.input_mut(self.focus), key);
-        }
-    }
-
-    /// Pasted text, without line breaks, into the focused field.
-    pub fn paste(&mut self, pasted: &str) {
-        if self.editing {
-            text::paste(self.input_mut(self.focus), pasted);
-        }
-    }
-
     /// One call of a run ended; a superseded run's answer is dropped.
     pub fn on_result(&mut self, result: ProbeResult, out: &mut Outcome) {
         let Some(run) = self.run.as_mut() else {
@@ -395,6 +366,38 @@ impl ProbePane {
                 .map(|r| usize::from(r.dictation.is_ok()) + usize::from(r.sync.is_ok()))
                 .sum::<usize>();
             out.toast = Some(format!("probe done: {answered} of {all} calls answered"));
+        }
+    }
+}
+
+impl Pane for ProbePane {
+    fn commands(&self) -> Vec<CommandInfo> {
+        if self.editing {
+            edit_commands()
+        } else {
+            browse_commands()
+        }
+    }
+
+    fn allows_global(&self) -> bool {
+        !self.editing
+    }
+
+    fn captures_text(&self) -> bool {
+        self.editing
+    }
+
+    /// A key no command claimed, typed into the focused field.
+    fn type_key(&mut self, key: &KeyEvent) {
+        if self.editing {
+            text::type_key(self.input_mut(self.focus), key);
+        }
+    }
+
+    /// Pasted text, without line breaks, into the focused field.
+    fn paste(&mut self, pasted: &str) {
+        if self.editing {
+            text::paste(self.input_mut(self.focus), pasted);
         }
     }
 }

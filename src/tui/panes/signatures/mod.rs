@@ -21,6 +21,7 @@ use super::super::action::{Effect, SigsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
+use super::Pane;
 use crate::signature::{
     Candidate, DEFAULT_TOLERANCE_SECS, Diagnosis, HeaderError, Verdict, diagnose, parse_header,
 };
@@ -261,24 +262,8 @@ impl SignaturesPane {
         self.recheck();
     }
 
-    pub fn captures_text(&self) -> bool {
-        self.editing
-    }
-
-    pub fn allows_global(&self) -> bool {
-        !self.editing
-    }
-
     pub fn busy(&self) -> bool {
         self.loading
-    }
-
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        if self.editing {
-            edit_commands()
-        } else {
-            browse_commands()
-        }
     }
 
     pub fn help_sections() -> Vec<CommandSection> {
@@ -362,33 +347,6 @@ impl SignaturesPane {
                 self.recheck();
                 out.toast = Some("form cleared".into());
             }
-        }
-    }
-
-    /// A key no command claimed, typed into the focused field.
-    pub fn type_key(&mut self, key: &KeyEvent) {
-        if self.editing && text::type_key(self.input_mut(self.focus), key) {
-            self.recheck();
-        }
-    }
-
-    /// Pasted text: into the body byte for byte (line breaks kept), into
-    /// every other field without line breaks.
-    pub fn paste(&mut self, pasted: &str) {
-        if !self.editing {
-            return;
-        }
-        let changed = if self.focus == Field::Body {
-            let mut changed = false;
-            for c in pasted.chars() {
-                changed |= self.body.handle(InputRequest::InsertChar(c)).is_some();
-            }
-            changed
-        } else {
-            text::paste(self.input_mut(self.focus), pasted)
-        };
-        if changed {
-            self.recheck();
         }
     }
 
@@ -536,6 +494,51 @@ impl SignaturesPane {
         Report::Checked {
             checks: checklist(header, &diagnosis, &labels, now, body.len()),
             diagnosis,
+        }
+    }
+}
+
+impl Pane for SignaturesPane {
+    fn commands(&self) -> Vec<CommandInfo> {
+        if self.editing {
+            edit_commands()
+        } else {
+            browse_commands()
+        }
+    }
+
+    fn allows_global(&self) -> bool {
+        !self.editing
+    }
+
+    fn captures_text(&self) -> bool {
+        self.editing
+    }
+
+    /// A key no command claimed, typed into the focused field.
+    fn type_key(&mut self, key: &KeyEvent) {
+        if self.editing && text::type_key(self.input_mut(self.focus), key) {
+            self.recheck();
+        }
+    }
+
+    /// Pasted text: into the body byte for byte (line breaks kept), into
+    /// every other field without line breaks.
+    fn paste(&mut self, pasted: &str) {
+        if !self.editing {
+            return;
+        }
+        let changed = if self.focus == Field::Body {
+            let mut changed = false;
+            for c in pasted.chars() {
+                changed |= self.body.handle(InputRequest::InsertChar(c)).is_some();
+            }
+            changed
+        } else {
+            text::paste(self.input_mut(self.focus), pasted)
+        };
+        if changed {
+            self.recheck();
         }
     }
 }

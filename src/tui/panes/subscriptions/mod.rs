@@ -24,6 +24,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
+use super::Pane;
 use crate::api::types::agents::{Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
 use crate::redact::SecretString;
@@ -239,35 +240,6 @@ impl SubscriptionsPane {
         }
     }
 
-    /// Whether keys not bound to a command are typed into a field.
-    pub fn captures_text(&self) -> bool {
-        matches!(
-            self.mode(),
-            Mode::Filter | Mode::Create { text: true } | Mode::Delete | Mode::Rotate
-        )
-    }
-
-    /// Whether the global commands (pane switching, `q`, `:` …) apply.
-    pub fn allows_global(&self) -> bool {
-        matches!(self.mode(), Mode::Table | Mode::Detail)
-    }
-
-    /// The commands of the current mode (before read-only filtering).
-    pub fn commands(&self) -> Vec<CommandInfo> {
-        match self.mode() {
-            Mode::Table => {
-                table_commands(!self.filter.value().is_empty(), self.selected().is_some())
-            }
-            Mode::Detail => detail_commands(),
-            Mode::Filter => filter_commands(),
-            Mode::Create { text } => form_commands(!text),
-            Mode::ConfirmDiscard => discard_commands(),
-            Mode::Delete => delete_commands(),
-            Mode::Rotate => rotate_commands(),
-            Mode::Secret => secret_commands(),
-        }
-    }
-
     /// Every command of the pane, grouped for the help overlay.
     pub fn help_sections() -> Vec<CommandSection> {
         let section = |title, commands| CommandSection { title, commands };
@@ -371,56 +343,6 @@ impl SubscriptionsPane {
                     form.confirm_discard = false;
                 }
             }
-        }
-    }
-
-    /// A key no command claimed, typed into the field that has the keyboard.
-    pub fn type_key(&mut self, key: &KeyEvent) {
-        let policy = self.url_policy;
-        match &mut self.modal {
-            Some(Modal::Create(form)) if !form.submitting => {
-                if let Some(input) = form.focused_input()
-                    && text::type_key(input, key)
-                {
-                    form.changed(policy);
-                }
-            }
-            Some(Modal::Delete(dialog)) if !dialog.submitting => {
-                text::type_key(&mut dialog.input, key);
-                dialog.error = None;
-            }
-            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
-                text::type_key(dialog.focused_input(), key);
-                dialog.error = None;
-            }
-            None if self.filter_editing && text::type_key(&mut self.filter, key) => {
-                self.refilter(self.selected().map(|row| row.id.clone()));
-            }
-            _ => {}
-        }
-    }
-
-    /// Pasted text, into the field that has the keyboard.
-    pub fn paste(&mut self, pasted: &str) {
-        let policy = self.url_policy;
-        match &mut self.modal {
-            Some(Modal::Create(form)) if !form.submitting => {
-                if let Some(input) = form.focused_input()
-                    && text::paste(input, pasted)
-                {
-                    form.changed(policy);
-                }
-            }
-            Some(Modal::Delete(dialog)) if !dialog.submitting => {
-                text::paste(&mut dialog.input, pasted);
-            }
-            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
-                text::paste(dialog.focused_input(), pasted);
-            }
-            None if self.filter_editing && text::paste(&mut self.filter, pasted) => {
-                self.refilter(self.selected().map(|row| row.id.clone()));
-            }
-            _ => {}
         }
     }
 
@@ -534,6 +456,87 @@ impl SubscriptionsPane {
             return;
         }
         self.table.clamp(self.visible.len());
+    }
+}
+
+impl Pane for SubscriptionsPane {
+    /// The commands of the current mode (before read-only filtering).
+    fn commands(&self) -> Vec<CommandInfo> {
+        match self.mode() {
+            Mode::Table => {
+                table_commands(!self.filter.value().is_empty(), self.selected().is_some())
+            }
+            Mode::Detail => detail_commands(),
+            Mode::Filter => filter_commands(),
+            Mode::Create { text } => form_commands(!text),
+            Mode::ConfirmDiscard => discard_commands(),
+            Mode::Delete => delete_commands(),
+            Mode::Rotate => rotate_commands(),
+            Mode::Secret => secret_commands(),
+        }
+    }
+
+    /// Whether the global commands (pane switching, `q`, `:` …) apply.
+    fn allows_global(&self) -> bool {
+        matches!(self.mode(), Mode::Table | Mode::Detail)
+    }
+
+    /// Whether keys not bound to a command are typed into a field.
+    fn captures_text(&self) -> bool {
+        matches!(
+            self.mode(),
+            Mode::Filter | Mode::Create { text: true } | Mode::Delete | Mode::Rotate
+        )
+    }
+
+    /// A key no command claimed, typed into the field that has the keyboard.
+    fn type_key(&mut self, key: &KeyEvent) {
+        let policy = self.url_policy;
+        match &mut self.modal {
+            Some(Modal::Create(form)) if !form.submitting => {
+                if let Some(input) = form.focused_input()
+                    && text::type_key(input, key)
+                {
+                    form.changed(policy);
+                }
+            }
+            Some(Modal::Delete(dialog)) if !dialog.submitting => {
+                text::type_key(&mut dialog.input, key);
+                dialog.error = None;
+            }
+            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
+                text::type_key(dialog.focused_input(), key);
+                dialog.error = None;
+            }
+            None if self.filter_editing && text::type_key(&mut self.filter, key) => {
+                self.refilter(self.selected().map(|row| row.id.clone()));
+            }
+            _ => {}
+        }
+    }
+
+    /// Pasted text, into the field that has the keyboard.
+    fn paste(&mut self, pasted: &str) {
+        let policy = self.url_policy;
+        match &mut self.modal {
+            Some(Modal::Create(form)) if !form.submitting => {
+                if let Some(input) = form.focused_input()
+                    && text::paste(input, pasted)
+                {
+                    form.changed(policy);
+                }
+            }
+            Some(Modal::Delete(dialog)) if !dialog.submitting => {
+                text::paste(&mut dialog.input, pasted);
+            }
+            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
+                text::paste(dialog.focused_input(), pasted);
+            }
+            None if self.filter_editing && text::paste(&mut self.filter, pasted) => {
+                self.refilter(self.selected().map(|row| row.id.clone()));
+            }
+            _ => {}
+        }
     }
 }
 
