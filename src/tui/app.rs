@@ -236,30 +236,12 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::Subs(result) => {
-                self.dirty = true;
-                let mut out = Outcome::default();
-                self.subs.on_result(result, &mut out);
-                self.absorb(out)
-            }
+            Action::Subs(result) => self.apply(|app, out| app.subs.on_result(result, out)),
             Action::Deliveries(result) => {
-                self.dirty = true;
-                let mut out = Outcome::default();
-                self.deliveries.on_result(result, &mut out);
-                self.absorb(out)
+                self.apply(|app, out| app.deliveries.on_result(result, out))
             }
-            Action::Sigs(result) => {
-                self.dirty = true;
-                let mut out = Outcome::default();
-                self.sigs.on_result(result, &mut out);
-                self.absorb(out)
-            }
-            Action::Probe(result) => {
-                self.dirty = true;
-                let mut out = Outcome::default();
-                self.probe.on_result(result, &mut out);
-                self.absorb(out)
-            }
+            Action::Sigs(result) => self.apply(|app, out| app.sigs.on_result(result, out)),
+            Action::Probe(result) => self.apply(|app, out| app.probe.on_result(result, out)),
             Action::Inbox(result) => {
                 self.dirty = true;
                 let job_update = match &result {
@@ -484,36 +466,12 @@ impl App {
                 self.quit_or_ask()
             }
             Command::ConfirmYes => self.quit_now(),
-            Command::Subs(command) => {
-                let mut out = Outcome::default();
-                self.subs.run(command, &mut out);
-                self.absorb(out)
-            }
-            Command::Dlv(command) => {
-                let mut out = Outcome::default();
-                self.deliveries.run(command, &mut out);
-                self.absorb(out)
-            }
-            Command::Jobs(command) => {
-                let mut out = Outcome::default();
-                self.jobs.run(command, &mut out);
-                self.absorb(out)
-            }
-            Command::Sigs(command) => {
-                let mut out = Outcome::default();
-                self.sigs.run(command, &mut out);
-                self.absorb(out)
-            }
-            Command::Inbox(command) => {
-                let mut out = Outcome::default();
-                self.inbox.run(command, &mut out);
-                self.absorb(out)
-            }
-            Command::Probe(command) => {
-                let mut out = Outcome::default();
-                self.probe.run(command, &mut out);
-                self.absorb(out)
-            }
+            Command::Subs(command) => self.apply(|app, out| app.subs.run(command, out)),
+            Command::Dlv(command) => self.apply(|app, out| app.deliveries.run(command, out)),
+            Command::Jobs(command) => self.apply(|app, out| app.jobs.run(command, out)),
+            Command::Sigs(command) => self.apply(|app, out| app.sigs.run(command, out)),
+            Command::Inbox(command) => self.apply(|app, out| app.inbox.run(command, out)),
+            Command::Probe(command) => self.apply(|app, out| app.probe.run(command, out)),
         }
     }
 
@@ -545,21 +503,9 @@ impl App {
 
     fn refresh(&mut self) -> Vec<Effect> {
         match self.pane {
-            PaneId::Subscriptions => {
-                let mut out = Outcome::default();
-                self.subs.refresh(&mut out);
-                self.absorb(out)
-            }
-            PaneId::Deliveries => {
-                let mut out = Outcome::default();
-                self.deliveries.refresh(&mut out);
-                self.absorb(out)
-            }
-            PaneId::Probe => {
-                let mut out = Outcome::default();
-                self.probe.refresh(&mut out);
-                self.absorb(out)
-            }
+            PaneId::Subscriptions => self.apply(|app, out| app.subs.refresh(out)),
+            PaneId::Deliveries => self.apply(|app, out| app.deliveries.refresh(out)),
+            PaneId::Probe => self.apply(|app, out| app.probe.refresh(out)),
             _ => {
                 self.set_toast("nothing to refresh in this pane yet".into());
                 Vec::new()
@@ -585,6 +531,13 @@ impl App {
             text,
             until: Instant::now() + TOAST_FOR,
         });
+    }
+
+    /// Runs pane work that reports in an [`Outcome`], then absorbs it.
+    fn apply(&mut self, work: impl FnOnce(&mut App, &mut Outcome)) -> Vec<Effect> {
+        let mut out = Outcome::default();
+        work(self, &mut out);
+        self.absorb(out)
     }
 
     /// Applies a pane's outcome to the shared state; its effects.
