@@ -91,6 +91,35 @@ pub fn draw_prompt(frame: &mut Frame<'_>, area: Rect, label: &str, input: &Input
     );
 }
 
+/// Row `index` of a form drawn one field per line in `area`: the cells
+/// of its label and of its field, or `None` below the bottom.
+pub fn form_row(area: Rect, index: usize, label_width: u16) -> Option<[Rect; 2]> {
+    let y = area.y.saturating_add(u16::try_from(index).ok()?);
+    if y >= area.bottom() {
+        return None;
+    }
+    let line = Rect {
+        y,
+        height: 1,
+        ..area
+    };
+    Some(Layout::horizontal([Constraint::Length(label_width), Constraint::Min(1)]).areas(line))
+}
+
+/// A form field's label: marked `›` and accented while `active`, muted
+/// otherwise.
+pub fn draw_label(frame: &mut Frame<'_>, area: Rect, label: &str, active: bool, theme: &Theme) {
+    let (marker, role) = if active {
+        ("›", Role::Accent)
+    } else {
+        (" ", Role::Muted)
+    };
+    frame.render_widget(
+        Paragraph::new(Span::styled(format!("{marker} {label}"), theme.style(role))),
+        area,
+    );
+}
+
 /// The field after `current` in `order` (before it unless `forward`),
 /// wrapping round; counted from the first when `current` is not there.
 pub fn cycle<T: Copy + PartialEq>(order: &[T], current: T, forward: bool) -> T {

@@ -68,33 +68,12 @@ fn placeholder(field: Field) -> &'static str {
 
 fn draw_form(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &Theme) {
     for (index, field_id) in Field::ORDER.into_iter().enumerate() {
-        let y = area.y + u16::try_from(index).unwrap_or(0);
-        if y >= area.bottom() {
+        let Some([label_area, input_area]) = field::form_row(area, index, LABEL_W) else {
             break;
-        }
-        let line = Rect {
-            y,
-            height: 1,
-            ..area
         };
-        let [label_area, input_area] =
-            Layout::horizontal([Constraint::Length(LABEL_W), Constraint::Min(1)]).areas(line);
-        let focused = pane.focus == field_id;
-        let marker = if focused && pane.editing { "›" } else { " " };
-        let label_style = if focused && pane.editing {
-            theme.style(Role::Accent)
-        } else {
-            theme.style(Role::Muted)
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                format!("{marker} {}", field_id.label()),
-                label_style,
-            )),
-            label_area,
-        );
+        let typing = pane.editing && pane.focus == field_id;
+        field::draw_label(frame, label_area, field_id.label(), typing, theme);
         let input = pane.input(field_id);
-        let typing = pane.editing && focused;
         if typing {
             let style = theme.style(Role::Fg).patch(theme.selection());
             field::draw(frame, input_area, input, Echo::Plain, style, true);

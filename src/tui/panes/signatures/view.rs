@@ -66,31 +66,11 @@ fn placeholder(field: Field) -> &'static str {
 
 fn draw_form(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
     for (index, field_id) in Field::ORDER.into_iter().enumerate() {
-        let y = area.y + u16::try_from(index).unwrap_or(0);
-        if y >= area.bottom() {
+        let Some([label_area, input_area]) = field::form_row(area, index, LABEL_W) else {
             break;
-        }
-        let line = Rect {
-            y,
-            height: 1,
-            ..area
         };
-        let [label_area, input_area] =
-            Layout::horizontal([Constraint::Length(LABEL_W), Constraint::Min(1)]).areas(line);
         let focused = pane.focus == field_id;
-        let marker = if focused { "›" } else { " " };
-        let label_style = if focused {
-            theme.style(Role::Accent)
-        } else {
-            theme.style(Role::Muted)
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(
-                format!("{marker} {}", field_id.label()),
-                label_style,
-            )),
-            label_area,
-        );
+        field::draw_label(frame, label_area, field_id.label(), focused, theme);
         let input = pane.input(field_id);
         let typing = pane.editing && focused;
         if input.value().is_empty() && !typing {
