@@ -4,6 +4,8 @@
 //! HMAC-SHA256 itself with `hmac`/`sha2`, so the battery's signing is
 //! checked independently of `earshot::signature`.
 
+mod common;
+
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,11 +15,11 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use common::hmac_hex;
 use earshot::receiver::check::{
     self, AGENT_CASES, AuthHeader, CheckConfig, Outcome, PRERECORDED_CASES, Report,
 };
 use earshot::redact::SecretString;
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::Value;
 
 const SECRET: &str = "whsec_check_current_0123456789abcdefghij";
@@ -58,18 +60,6 @@ struct AgentReceiver {
     secrets: Vec<&'static str>,
     event_ids: Arc<Mutex<HashSet<String>>>,
     seen: Arc<Mutex<Vec<Seen>>>,
-}
-
-fn hmac_hex(secret: &str, parts: &[&[u8]]) -> String {
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 /// `t` and every `v1` of the header, parsed by hand.
@@ -115,9 +105,9 @@ impl AgentReceiver {
         let prefix = format!("{t}.");
         self.secrets.iter().any(|secret| {
             let expected = if self.mistake == Mistake::DropsPrefix {
-                hmac_hex(secret, &[hashed])
+                hmac_hex(secret.as_bytes(), &[hashed])
             } else {
-                hmac_hex(secret, &[prefix.as_bytes(), hashed])
+                hmac_hex(secret.as_bytes(), &[prefix.as_bytes(), hashed])
             };
             digests.contains(&expected)
         })

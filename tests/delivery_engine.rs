@@ -8,11 +8,10 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use common::{
-    Captured, Harness, Receiver, Reply, SECRET, eventually, signature_parts, start, start_at,
-    timestamp_of, verifies_with,
+    Captured, Receiver, Reply, SECRET, eventually, signature_parts, start, start_at, timestamp_of,
+    verifies_with,
 };
-use earshot::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
-use earshot::redact::SecretString;
+use earshot::api::types::agents::EventKind;
 use serde_json::Value;
 
 const NEW_SECRET: &str = "whsec_rotated_secret_ZYXWVUTSRQPONMLKJIH9876";
@@ -25,21 +24,6 @@ fn is_uuid(text: &Value) -> bool {
 fn is_rfc3339(text: &Value) -> bool {
     text.as_str()
         .is_some_and(|text| chrono::DateTime::parse_from_rfc3339(text).is_ok())
-}
-
-/// Rotates the subscription's secret to [`NEW_SECRET`].
-async fn rotate_secret(harness: &Harness, id: &str) -> Subscription {
-    harness
-        .client
-        .update_subscription(
-            id,
-            &SubscriptionPatch {
-                secret: Some(SecretString::new(NEW_SECRET)),
-                ..SubscriptionPatch::default()
-            },
-        )
-        .await
-        .unwrap()
 }
 
 fn events_of(requests: &[Captured]) -> Vec<String> {
@@ -556,7 +540,7 @@ async fn a_retry_after_rotation_is_signed_with_the_new_secret() {
     let first = harness.wait_settled(&call_id, &subscription.id).await;
     assert!(is_rfc3339(&first[0]["next_retry_at"]), "{}", first[0]);
 
-    let rotated = rotate_secret(&harness, &subscription.id).await;
+    let rotated = harness.rotate_secret(&subscription.id, NEW_SECRET).await;
     assert_eq!(rotated.secret_version, 2);
     assert_eq!(receiver.count(), 1, "rotated before the retry");
     let (_, raw) = harness
@@ -594,7 +578,7 @@ async fn an_attempt_in_flight_during_rotation_keeps_the_old_secret() {
         (receiver.count() == 1).then_some(())
     })
     .await;
-    let rotated = rotate_secret(&harness, &subscription.id).await;
+    let rotated = harness.rotate_secret(&subscription.id, NEW_SECRET).await;
     assert_eq!(rotated.secret_version, 2);
     let records = harness.wait_settled(&call_id, &subscription.id).await;
     assert_eq!(records.len(), 1);

@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::{API_KEY, Harness, Options, SECRET, eventually, start, start_with, wav};
-use earshot::api::types::agents::{EventKind, SubscriptionPatch};
+use earshot::api::types::agents::EventKind;
 use earshot::receiver::capture::{self, Kind, VerdictCode, encode_base64};
 use earshot::receiver::listen::{self, ListenConfig, Listener, Received};
 use earshot::redact::SecretString;
@@ -160,17 +160,7 @@ async fn across_a_rotation_both_secrets_verify_and_a_stale_receiver_gets_no_retr
     assert_eq!(next(&mut stale_inbox).await.entry.verdict, VerdictCode::Ok);
 
     for id in [&to_rotated.id, &to_stale.id] {
-        harness
-            .client
-            .update_subscription(
-                id,
-                &SubscriptionPatch {
-                    secret: Some(SecretString::new(NEW_SECRET)),
-                    ..SubscriptionPatch::default()
-                },
-            )
-            .await
-            .unwrap();
+        harness.rotate_secret(id, NEW_SECRET).await;
     }
     let call_id = harness.start_call("failed").await;
     let after = next(&mut rotated_inbox).await;

@@ -13,7 +13,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use earshot::api::types::agents::{EventKind, NewSubscription, Subscription};
+use earshot::api::types::agents::{EventKind, NewSubscription, Subscription, SubscriptionPatch};
 use earshot::api::validate::UrlPolicy;
 use earshot::api::{Client, Endpoints};
 use earshot::emulator::{Emulator, EmulatorConfig, TimeScale};
@@ -475,6 +475,20 @@ impl Harness {
             )
             .await;
         answer["call_id"].as_str().unwrap().to_owned()
+    }
+
+    /// Rotates a subscription's secret to `secret` (a PATCH).
+    pub async fn rotate_secret(&self, id: &str, secret: &str) -> Subscription {
+        self.client
+            .update_subscription(
+                id,
+                &SubscriptionPatch {
+                    secret: Some(SecretString::new(secret)),
+                    ..SubscriptionPatch::default()
+                },
+            )
+            .await
+            .expect("secret rotated")
     }
 
     /// A subscription signed with `secret`.
