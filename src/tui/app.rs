@@ -25,7 +25,6 @@ use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::SubscriptionsPane;
 use super::panes::{Pane, PaneId};
 use super::widgets::input as text;
-use crate::api::types::prerecorded::TranscriptStatus;
 use crate::api::validate::UrlPolicy;
 use crate::signature::HEADER_NAME;
 
@@ -253,10 +252,7 @@ impl App {
                 if let Some((id, status)) = job_update
                     && self.jobs.watches(&id)
                 {
-                    out.effects.push(Effect::JobWebhook {
-                        id,
-                        status: TranscriptStatus::parse(&status),
-                    });
+                    out.effects.push(Effect::JobWebhook { id, status });
                 }
                 self.absorb(out)
             }

@@ -25,6 +25,7 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input::{self as text, cycle};
 use super::super::widgets::table::TableState;
 use super::Pane;
+use crate::api::types::prerecorded::TranscriptStatus;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::Received;
 use crate::redact::SecretString;
@@ -343,15 +344,13 @@ impl Pane for InboxPane {
 
 /// A new pre-recorded webhook the job watcher should know about: its
 /// transcript id and status.
-pub fn job_update(received: &Received) -> Option<(String, String)> {
+pub fn job_update(received: &Received) -> Option<(String, TranscriptStatus)> {
     let entry = &received.entry;
     if entry.kind != Kind::Prerecorded || entry.verdict != VerdictCode::Ok {
         return None;
     }
-    Some((
-        entry.transcript_id.clone()?,
-        entry.transcript_status.clone()?,
-    ))
+    let status = TranscriptStatus::parse(entry.transcript_status.as_deref()?);
+    Some((entry.transcript_id.clone()?, status))
 }
 
 /// The request carries a signature header the Signatures pane can check.
