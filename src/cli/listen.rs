@@ -8,9 +8,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use axum::http::{HeaderName, HeaderValue};
 use clap::ArgGroup;
 
+use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::{self, ListenConfig, ListenError, Received};
 use crate::redact::SecretString;
@@ -128,25 +128,15 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
     })
 }
 
-/// `NAME:VALUE` into a lower-case header name and the value, trimmed the
-/// way HTTP trims header values.
+/// `NAME:VALUE`, checked like `check-receiver` checks it: the lower-case
+/// header name and the value.
 fn parse_auth_header(raw: &SecretString) -> Result<(String, SecretString), String> {
-    let Some((name, value)) = raw.expose().split_once(':') else {
-        return Err("--auth-header must be NAME:VALUE, e.g. X-Webhook-Token:s3cret".to_owned());
-    };
-    let name = name.trim();
-    let header = HeaderName::from_bytes(name.as_bytes())
-        .map_err(|_| format!("--auth-header: {name:?} is not a valid header name"))?;
-    let value = value.trim();
-    if value.is_empty() {
-        return Err(format!("--auth-header: the value for {name} is empty"));
-    }
-    if HeaderValue::from_str(value).is_err() {
-        return Err(format!(
-            "--auth-header: the value for {name} has characters a header cannot carry"
-        ));
-    }
-    Ok((header.as_str().to_owned(), SecretString::new(value)))
+    let header = AuthHeader::parse(raw.expose()).map_err(|why| format!("--auth-header: {why}"))?;
+    let value = header
+        .value
+        .to_str()
+        .map_err(|_| "--auth-header: the value must be visible ASCII".to_owned())?;
+    Ok((header.name.as_str().to_owned(), SecretString::new(value)))
 }
 
 fn print_request(out: &mut impl Write, request: &Received, json: bool) -> color_eyre::Result<()> {

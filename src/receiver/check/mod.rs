@@ -7,14 +7,11 @@
 //! printing is the caller's business. The case names are [`AGENT_CASES`]
 //! and [`PRERECORDED_CASES`].
 
-use std::fmt;
 use std::time::Duration;
 
-use reqwest::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use url::Url;
 
-use crate::api::prerecorded::RESERVED_AUTH_HEADERS;
 use crate::api::validate::{self, UrlPolicy};
 use crate::redact::SecretString;
 
@@ -23,6 +20,7 @@ mod judge;
 mod payloads;
 mod send;
 
+pub use super::auth_header::{AuthHeader, AuthHeaderError};
 pub use cases::DELIVERY_USER_AGENT;
 pub use judge::{AGENTS_DEADLINE, PRERECORDED_DEADLINE};
 
@@ -66,52 +64,6 @@ impl Kind {
             Kind::Agents => "agents",
             Kind::Prerecorded => "prerecorded",
         }
-    }
-}
-
-/// The custom header of pre-recorded calls (spec part 5 D). `Debug` masks
-/// the value.
-#[derive(Clone)]
-pub struct AuthHeader {
-    pub name: HeaderName,
-    pub value: HeaderValue,
-}
-
-impl AuthHeader {
-    /// Parses `NAME:VALUE` (spaces around either trimmed).
-    pub fn parse(text: &str) -> Result<AuthHeader, CheckError> {
-        let invalid = |why: &str| CheckError::AuthHeader(why.to_owned());
-        let (name, value) = text
-            .split_once(':')
-            .ok_or_else(|| invalid("expected NAME:VALUE, e.g. `X-Webhook-Token: s3cret`"))?;
-        let (name, value) = (name.trim(), value.trim());
-        if name.is_empty() || value.is_empty() {
-            return Err(invalid(
-                "both the name and the value must be given (NAME:VALUE)",
-            ));
-        }
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| invalid("the name is not a valid HTTP header name"))?;
-        if RESERVED_AUTH_HEADERS.contains(&name.as_str()) {
-            return Err(CheckError::AuthHeader(format!(
-                "{name} is set by the webhook call itself; the platform refuses it as an auth \
-                 header"
-            )));
-        }
-        let mut value = HeaderValue::from_str(value)
-            .map_err(|_| invalid("the value contains characters an HTTP header cannot carry"))?;
-        value.set_sensitive(true);
-        Ok(AuthHeader { name, value })
-    }
-}
-
-impl fmt::Debug for AuthHeader {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let masked = crate::redact::mask(&String::from_utf8_lossy(self.value.as_bytes()));
-        f.debug_struct("AuthHeader")
-            .field("name", &self.name)
-            .field("value", &masked)
-            .finish()
     }
 }
 
@@ -204,7 +156,7 @@ pub enum CheckError {
     #[error("{flag}: the secret {rule} (spec part 8 C)")]
     Secret { flag: &'static str, rule: String },
     #[error("--auth-header: {0}")]
-    AuthHeader(String),
+    AuthHeader(#[from] AuthHeaderError),
     #[error("the timeout must be more than zero")]
     Timeout,
     #[error("could not build the HTTP client: {0}")]
@@ -323,31 +275,6 @@ pub async fn run_battery(config: &CheckConfig) -> Result<Report, CheckError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn auth_header_parses_name_and_value_and_masks_it() {
-        let header = AuthHeader::parse("X-Webhook-Token:  s3cret-value-0123456789 ").unwrap();
-        assert_eq!(header.name.as_str(), "x-webhook-token");
-        assert_eq!(header.value.as_bytes(), b"s3cret-value-0123456789");
-        assert!(header.value.is_sensitive());
-        let shown = format!("{header:?}");
-        assert!(!shown.contains("value-0123"), "{shown}");
-    }
-
-    #[test]
-    fn bad_auth_headers_are_bad_input() {
-        for text in [
-            "no-colon",
-            ":value",
-            "Name:",
-            "bad name:v",
-            "Content-Type: x",
-        ] {
-            let error = AuthHeader::parse(text).unwrap_err();
-            assert!(error.is_bad_input(), "{text}");
-            assert!(matches!(error, CheckError::AuthHeader(_)), "{text}");
-        }
-    }
 
     #[test]
     fn config_validation_applies_the_secret_rule() {
