@@ -1,13 +1,14 @@
 //! The panes' tables: only the rows on screen are built, under a muted
 //! header, with the window moved as little as keeps the selection on
-//! screen.
+//! screen; and what a table with no rows shows instead.
 
 use std::cell::Cell;
 use std::ops::Range;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Row, Table};
+use ratatui::layout::{Constraint, Margin, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Row, Table, Wrap};
 
 use crate::tui::keymap::Move;
 use crate::tui::theme::{Role, Theme};
@@ -80,6 +81,31 @@ pub fn draw<'a>(
         .column_spacing(COLUMN_GAP)
         .style(theme.base());
     frame.render_widget(table, area);
+}
+
+/// In place of a table with no rows: a muted note, inset, under a blank
+/// line.
+pub fn draw_note(frame: &mut Frame<'_>, area: Rect, note: &str, theme: &Theme) {
+    frame.render_widget(
+        Paragraph::new(vec![Line::default(), Line::from(note.to_owned())])
+            .style(theme.style(Role::Muted))
+            .wrap(Wrap { trim: false }),
+        area.inner(Margin::new(2, 0)),
+    );
+}
+
+/// In place of a table that could not load: `what` failed (and how to try
+/// again) in the error colour, then why.
+pub fn draw_load_error(frame: &mut Frame<'_>, area: Rect, what: &str, why: &str, theme: &Theme) {
+    let lines = vec![
+        Line::default(),
+        Line::from(Span::styled(what.to_owned(), theme.style(Role::Error))),
+        Line::from(Span::styled(why.to_owned(), theme.style(Role::Fg))),
+    ];
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }),
+        area.inner(Margin::new(2, 0)),
+    );
 }
 
 /// A table's selection and scroll state: the selected row, the window's

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Row};
 
 use super::verdict::{countdown, likely_causes, verdict};
 use super::{DeliveriesPane, Mode};
@@ -218,17 +218,9 @@ fn table_row(
 }
 
 fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
-    let inset = area.inner(Margin::new(2, 0));
     if let Some(error) = &pane.load_error {
-        let lines = vec![
-            Line::default(),
-            Line::from(Span::styled(
-                "could not load the deliveries (r tries again, i another id):",
-                theme.style(Role::Error),
-            )),
-            Line::from(Span::styled(error.clone(), theme.style(Role::Fg))),
-        ];
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inset);
+        let what = "could not load the deliveries (r tries again, i another id):";
+        table::draw_load_error(frame, area, what, error, theme);
         return;
     }
     let text = match &pane.id {
@@ -236,12 +228,7 @@ fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         Some(_) if !pane.loaded_once => "loading the delivery attempts…".to_owned(),
         Some(id) => format!("no delivery attempts for {id} (yet): r loads again"),
     };
-    frame.render_widget(
-        Paragraph::new(vec![Line::default(), Line::from(text)])
-            .style(theme.style(Role::Muted))
-            .wrap(Wrap { trim: false }),
-        inset,
-    );
+    table::draw_note(frame, area, &text, theme);
 }
 
 fn draw_detail(

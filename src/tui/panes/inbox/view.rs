@@ -4,7 +4,7 @@
 //! scroll offset.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
@@ -131,7 +131,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
         return;
     }
     if pane.rows().is_empty() {
-        let text = match pane.listening {
+        let note = match pane.listening {
             Listening::On { .. } => {
                 "nothing received yet: point a subscription or a job's webhook_url at the address above"
             }
@@ -139,12 +139,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
                 "l starts a local receiver that verifies signatures, deduplicates and captures what it gets"
             }
         };
-        frame.render_widget(
-            Paragraph::new(vec![Line::default(), Line::from(text)])
-                .style(theme.style(Role::Muted))
-                .wrap(Wrap { trim: false }),
-            area.inner(Margin::new(2, 0)),
-        );
+        table::draw_note(frame, area, note, theme);
         return;
     }
     let selected = pane.selected_index();

@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row, Wrap};
+use ratatui::widgets::{Paragraph, Row};
 
 use super::{JobRow, JobsPane, Prompt};
 use crate::api::types::prerecorded::TranscriptStatus;
@@ -147,13 +147,8 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
         return;
     }
     if pane.rows().is_empty() {
-        let text = "no jobs watched yet: a adds job ids, s submits a file";
-        frame.render_widget(
-            Paragraph::new(vec![Line::default(), Line::from(text)])
-                .style(theme.style(Role::Muted))
-                .wrap(Wrap { trim: false }),
-            area.inner(Margin::new(2, 0)),
-        );
+        let note = "no jobs watched yet: a adds job ids, s submits a file";
+        table::draw_note(frame, area, note, theme);
         return;
     }
     let selected = pane.selected_index();

@@ -6,7 +6,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Row};
 use serde_json::Value;
 
 use super::dialogs::{draw_create, draw_delete, draw_rotate, draw_secret};
@@ -247,16 +247,8 @@ fn draw_empty(
     read_only: bool,
 ) {
     if let (false, Some(error)) = (pane.loaded_once, &pane.load_error) {
-        let lines = vec![
-            Line::default(),
-            Line::from(Span::styled(
-                "could not load the subscriptions (r tries again):",
-                theme.style(Role::Error),
-            )),
-            Line::from(Span::styled(error.clone(), theme.style(Role::Fg))),
-        ];
-        let inset = area.inner(ratatui::layout::Margin::new(2, 0));
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inset);
+        let what = "could not load the subscriptions (r tries again):";
+        table::draw_load_error(frame, area, what, error, theme);
         return;
     }
     let text = if !pane.loaded_once {
