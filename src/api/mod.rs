@@ -25,6 +25,16 @@ use url::Url;
 use crate::redact::SecretString;
 use validate::{UrlPolicy, ValidationError};
 
+/// The first eight characters of an id: what tables show, what commands
+/// accept as a prefix, and what the delete and rotate dialogs ask for.
+pub fn short_id(id: &str) -> &str {
+    let end = id
+        .char_indices()
+        .nth(8)
+        .map_or(id.len(), |(index, _)| index);
+    &id[..end]
+}
+
 /// The base URL of every address placeholder in the spec.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Endpoints {
@@ -200,6 +210,12 @@ fn path_segment(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_ids_are_eight_characters() {
+        assert_eq!(short_id("0b7f3f5e-9c1a-4c8e"), "0b7f3f5e");
+        assert_eq!(short_id("abc"), "abc");
+    }
 
     #[test]
     fn url_joins_keep_the_base_path() {

@@ -4,15 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-/// The first eight characters of an id: what tables show and what
-/// commands accept as a prefix.
-pub fn short_id(id: &str) -> &str {
-    let end = id
-        .char_indices()
-        .nth(8)
-        .map_or(id.len(), |(index, _)| index);
-    &id[..end]
-}
+pub use crate::api::short_id;
 
 /// Text on stdout; an error (not a panic) when the reader has gone away.
 pub fn emit(text: &str) -> io::Result<()> {
@@ -99,11 +91,5 @@ mod tests {
             table.render(),
             "ID      URL\na       https://x\nabcdef  -\n"
         );
-    }
-
-    #[test]
-    fn short_ids_are_eight_characters() {
-        assert_eq!(short_id("0b7f3f5e-9c1a-4c8e"), "0b7f3f5e");
-        assert_eq!(short_id("abc"), "abc");
     }
 }

@@ -36,15 +36,7 @@ use commands::{
 use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, RotateForm, SecretOnce};
 
-/// The first eight characters of an id, as tables show it and as the
-/// delete and rotate dialogs ask for it.
-pub fn short_id(id: &str) -> &str {
-    let end = id
-        .char_indices()
-        .nth(8)
-        .map_or(id.len(), |(index, _)| index);
-    &id[..end]
-}
+pub use crate::api::short_id;
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
