@@ -1,6 +1,7 @@
-//! The signature module against vectors it did not compute: the shared
-//! `signatures.json` (made with Python's `hmac`), and Python's `hmac` run
-//! live over random bodies, secrets and timestamps.
+//! The signature module against vectors it did not compute:
+//! `tests/data/signatures.json` (made with Python's `hmac`, copied into the
+//! crate so a fresh clone has it), and Python's `hmac` run live over random
+//! bodies, secrets and timestamps.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,15 +14,14 @@ use earshot::signature::{
 use serde_json::Value;
 
 fn vectors_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors/signatures.json")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/signatures.json")
 }
 
 fn load_vectors() -> Value {
     let path = vectors_path();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|error| {
         panic!(
-            "cannot read the shared signature vectors at {}: {error}\n\
-             The `shared/` directory must sit beside the crate (CI clones it there).",
+            "cannot read the signature vectors at {}: {error}",
             path.display()
         )
     });
