@@ -13,4 +13,5 @@ pub mod poll;
 pub mod receiver;
 pub mod redact;
 pub mod signature;
+pub mod store;
 pub mod tui;

@@ -5,6 +5,7 @@
 //! own module; [`ApiError`] is the one error type they all return.
 
 pub mod agents;
+pub mod delivery_verdict;
 pub mod dictation;
 mod error;
 pub mod prerecorded;

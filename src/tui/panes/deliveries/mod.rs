@@ -9,7 +9,7 @@
 //! Drawing is in `view.rs`, the retry rules in [`verdict`].
 
 mod commands;
-pub mod verdict;
+pub use crate::api::delivery_verdict as verdict;
 pub mod view;
 
 use std::time::{Duration, Instant};

@@ -152,3 +152,27 @@ pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
         Problem::Unknown => Vec::new(),
     }
 }
+
+/// What went wrong, in one short phrase, for grouping failures across many
+/// attempts (the Health board, `earshot health`): the troubleshooting
+/// table's causes, condensed. Empty for a delivered attempt.
+pub fn diagnosis(problem: Problem) -> &'static str {
+    match problem {
+        Problem::None => "",
+        Problem::Status(401) => {
+            "invalid signature: the receiver re-serialises the body, drops the `<t>.` prefix, \
+             has another secret, or its clock is off by more than 300 s"
+        }
+        Problem::Status(code) if (300..400).contains(&code) => {
+            "redirect not followed: use the final URL (failed for good)"
+        }
+        Problem::Status(code) if (500..600).contains(&code) => {
+            "receiver error: it failed on its side (retried)"
+        }
+        Problem::Status(408 | 425 | 429) => "receiver asked to be tried later (retried)",
+        Problem::Status(_) => "rejected by the receiver: see its logs (not retried)",
+        Problem::Timeout => "timeout: slower than 15 s; answer 2xx first, then work (retried)",
+        Problem::Connection => "connection error: receiver down or URL wrong (retried)",
+        Problem::Unknown => "an error this build does not recognise",
+    }
+}

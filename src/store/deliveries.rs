@@ -1,0 +1,163 @@
+//! Delivery records the sweep fetched, and the subscriptions they belong
+//! to. Each record is kept as the platform returned it (unknown fields
+//! too), with the columns the queries need beside it.
+
+use rusqlite::params;
+
+use super::Store;
+
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
+
+/// Stores one sweep of a session: every record upserted, the session marked
+/// swept at `now_ms`, and settled unless an attempt is still pending or has
+/// a retry scheduled. Whether the session is still unsettled.
+pub fn record_sweep(
+    store: &mut Store,
+    session_id: &str,
+    records: &[DeliveryRecord],
+    now_ms: i64,
+) -> rusqlite::Result<bool> {
+    let tx = store.conn.transaction()?;
+    {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO deliveries
+                 (id, subscription_id, session_id, status, attempt_count, http_status_code,
+                  error, created_ms, next_retry_ms, delivered_ms, record)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             ON CONFLICT (id) DO UPDATE SET
+                 status = excluded.status, attempt_count = excluded.attempt_count,
+                 http_status_code = excluded.http_status_code, error = excluded.error,
+                 next_retry_ms = excluded.next_retry_ms, delivered_ms = excluded.delivered_ms,
+                 record = excluded.record
+             WHERE record IS NOT excluded.record",
+        )?;
+        for record in records {
+            let json = serde_json::to_string(record).unwrap_or_default();
+            upsert.execute(params![
+                record.id,
+                record.subscription_id,
+                record.session_id,
+                record.status.as_str(),
+                record.attempt_count,
+                record.http_status_code,
+                record.error,
+                record.created_at.timestamp_millis(),
+                record.next_retry_at.map(|at| at.timestamp_millis()),
+                record.delivered_at.map(|at| at.timestamp_millis()),
+                json,
+            ])?;
+        }
+    }
+    let unsettled = records.iter().any(|record| {
+        record.status == DeliveryStatus::Pending
+            || record
+                .next_retry_at
+                .is_some_and(|at| at.timestamp_millis() > now_ms)
+    });
+    tx.execute(
+        "INSERT INTO sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
+         VALUES (?1, 'added', ?2, ?2, ?3)
+         ON CONFLICT (session_id) DO UPDATE SET
+             last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled",
+        params![session_id, now_ms, unsettled],
+    )?;
+    tx.commit()?;
+    Ok(unsettled)
+}
+
+/// Marks a session the platform does not know (404): swept, settled.
+pub fn record_unknown(store: &Store, session_id: &str, now_ms: i64) -> rusqlite::Result<()> {
+    store.conn.execute(
+        "UPDATE sessions SET last_swept_ms = ?2, unsettled = 0 WHERE session_id = ?1",
+        params![session_id, now_ms],
+    )?;
+    Ok(())
+}
+
+/// Every stored attempt of one session, oldest first.
+pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<DeliveryRecord>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT record FROM deliveries WHERE session_id = ?1 ORDER BY created_ms, attempt_count, id",
+    )?;
+    let rows = statement.query_map([session_id], |row| row.get::<_, String>(0))?;
+    let mut records = Vec::new();
+    for json in rows {
+        // A record this build cannot read (hand-edited) is skipped, not fatal.
+        if let Ok(record) = serde_json::from_str(&json?) {
+            records.push(record);
+        }
+    }
+    Ok(records)
+}
+
+/// Sessions with a failed attempt for `subscription_id` created at or after
+/// `since_ms`, oldest first.
+pub fn sessions_with_failures(
+    store: &Store,
+    subscription_id: &str,
+    since_ms: i64,
+) -> rusqlite::Result<Vec<String>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT session_id FROM deliveries
+         WHERE subscription_id = ?1 AND status = 'failed' AND created_ms >= ?2
+         GROUP BY session_id ORDER BY min(created_ms)",
+    )?;
+    let rows = statement.query_map(params![subscription_id, since_ms], |row| row.get(0))?;
+    rows.collect()
+}
+
+/// How many delivery records are stored.
+pub fn count(store: &Store) -> rusqlite::Result<i64> {
+    store
+        .conn
+        .query_row("SELECT count(*) FROM deliveries", [], |row| row.get(0))
+}
+
+/// Replaces the stored subscriptions with `list` (the platform's whole
+/// list, paused ones included). A subscription no longer listed was deleted
+/// on the platform; its delivery rows stay (history is never dropped by a
+/// sweep) but reports leave it out.
+pub fn replace_subscriptions(
+    store: &mut Store,
+    list: &[Subscription],
+    now_ms: i64,
+) -> rusqlite::Result<()> {
+    let tx = store.conn.transaction()?;
+    {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO subscriptions (id, url, events, enabled, secret_version, seen_ms, record)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (id) DO UPDATE SET url = excluded.url, events = excluded.events,
+                 enabled = excluded.enabled, secret_version = excluded.secret_version,
+                 seen_ms = excluded.seen_ms, record = excluded.record",
+        )?;
+        for subscription in list {
+            upsert.execute(params![
+                subscription.id,
+                subscription.url,
+                serde_json::to_string(&subscription.events).unwrap_or_else(|_| "[]".into()),
+                subscription.enabled,
+                subscription.secret_version,
+                now_ms,
+                serde_json::to_string(subscription).unwrap_or_default(),
+            ])?;
+        }
+    }
+    tx.execute("DELETE FROM subscriptions WHERE seen_ms <> ?1", [now_ms])?;
+    tx.commit()
+}
+
+/// The stored subscriptions, as last listed.
+pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
+    let mut statement = store
+        .conn
+        .prepare_cached("SELECT record FROM subscriptions ORDER BY id")?;
+    let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+    let mut list = Vec::new();
+    for json in rows {
+        if let Ok(subscription) = serde_json::from_str(&json?) {
+            list.push(subscription);
+        }
+    }
+    Ok(list)
+}

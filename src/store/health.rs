@@ -1,0 +1,75 @@
+//! The queries behind the Health board: attempt counts per subscription in
+//! a window, read from `delivery_counts` (kept by triggers, one row per
+//! subscription, minute and outcome), so a refresh costs the same with a
+//! million records as with a hundred; and the retries still to come.
+
+use rusqlite::params;
+
+use super::Store;
+
+/// Attempts of one subscription with one outcome, summed over the window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutcomeCount {
+    pub subscription_id: String,
+    /// `pending`, `delivered`, `failed`.
+    pub status: String,
+    /// The receiver's status code, if it answered.
+    pub http_status_code: Option<u16>,
+    /// `timeout`, `connection error`, or the start of another error with no
+    /// status; empty when the status code says it all.
+    pub error_class: String,
+    pub count: i64,
+    /// The newest attempt counted.
+    pub last_ms: i64,
+    /// A session of that newest attempt, to open.
+    pub example_session_id: String,
+}
+
+/// Every outcome of every subscription since `since_ms` (to the minute).
+pub fn outcomes_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<OutcomeCount>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT subscription_id, status, http_status_code, error_class, sum(count),
+                max(last_ms), example_session_id
+         FROM delivery_counts
+         WHERE minute >= ?1 AND count > 0
+         GROUP BY subscription_id, status, http_status_code, error_class
+         ORDER BY subscription_id, status, http_status_code, error_class",
+    )?;
+    let rows = statement.query_map([since_ms.div_euclid(60_000)], |row| {
+        let code: i64 = row.get(2)?;
+        Ok(OutcomeCount {
+            subscription_id: row.get(0)?,
+            status: row.get(1)?,
+            http_status_code: u16::try_from(code).ok().filter(|code| *code != 0),
+            error_class: row.get(3)?,
+            count: row.get(4)?,
+            last_ms: row.get(5)?,
+            example_session_id: row.get(6)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Retries the platform has scheduled after `now_ms`, per subscription.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetriesDue {
+    pub subscription_id: String,
+    pub count: i64,
+    pub next_ms: i64,
+}
+
+pub fn retries_due(store: &Store, now_ms: i64) -> rusqlite::Result<Vec<RetriesDue>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT subscription_id, count(*), min(next_retry_ms) FROM deliveries
+         WHERE next_retry_ms IS NOT NULL AND next_retry_ms > ?1
+         GROUP BY subscription_id",
+    )?;
+    let rows = statement.query_map(params![now_ms], |row| {
+        Ok(RetriesDue {
+            subscription_id: row.get(0)?,
+            count: row.get(1)?,
+            next_ms: row.get(2)?,
+        })
+    })?;
+    rows.collect()
+}

@@ -1,0 +1,162 @@
+//! The incident-history store (DESIGN §9): one SQLite file, WAL mode, so a
+//! long-running `earshot listen` writes while consoles and commands read.
+//!
+//! No other module touches SQL. Writers: the observer ([`events`]), the
+//! sweep ([`deliveries`], [`sessions`]), recover ([`recoveries`]). Readers:
+//! the console, `health`, `sessions`, `redeliver`. The schema is versioned
+//! with `PRAGMA user_version` and migrated on open ([`schema`]); a file that
+//! is not an earshot store, is damaged, or was written by a newer earshot is
+//! refused with an error that says so, and is never modified. The tables are
+//! documented for `sqlite3` users in `docs/store.md`.
+
+pub mod deliveries;
+pub mod events;
+pub mod health;
+pub mod recoveries;
+mod schema;
+pub mod sessions;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+pub use schema::SCHEMA_VERSION;
+
+/// The file name of the store in the state directory.
+pub const DEFAULT_FILE_NAME: &str = "earshot.db";
+
+/// How long a statement waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The store could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the store {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{} is not an earshot store, or it is damaged ({detail}); it was left untouched: \
+         move it aside or pass --store with another path",
+        path.display()
+    )]
+    NotAStore { path: PathBuf, detail: String },
+    #[error(
+        "{} was written by a newer earshot (schema version {found}; this build knows up to \
+         {supported}); it was left untouched: upgrade earshot or pass --store with another path",
+        path.display()
+    )]
+    NewerVersion {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("store query failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("the store's writer has stopped")]
+    WriterGone,
+    #[error("the store could not commit: {0}")]
+    Commit(String),
+    #[error("cannot start the store's writer thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// An open store: one connection, used from one thread at a time.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// `<state dir>/earshot.db`.
+pub fn default_path(state_dir: &Path) -> PathBuf {
+    state_dir.join(DEFAULT_FILE_NAME)
+}
+
+impl Store {
+    /// Opens (creating it and its directory if needed) and migrates.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|error| StoreError::Open {
+                path: path.to_owned(),
+                source: rusqlite::Error::ToSqlConversionFailure(Box::new(error)),
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+        };
+        store.configure().map_err(|error| store.classify(error))?;
+        schema::migrate(&mut store.conn, &store.path)?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn configure(&self) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Reading the schema first makes a damaged or foreign file fail here,
+        // before anything is written to it.
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(mode, "the store could not switch to WAL mode");
+        }
+        // WAL + NORMAL: a commit survives the process being killed; only a
+        // power loss can take the last transactions.
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(())
+    }
+
+    fn classify(&self, error: rusqlite::Error) -> StoreError {
+        classify(&self.path, error)
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+}
+
+/// A damaged or foreign file reads as "not a store", anything else as is.
+fn classify(path: &Path, error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotAStore {
+            path: path.to_owned(),
+            detail: error.to_string(),
+        },
+        _ => StoreError::Open {
+            path: path.to_owned(),
+            source: error,
+        },
+    }
+}
+
+/// Milliseconds since the Unix epoch, the store's time unit.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,66 @@
+//! Recover's log: one row per event re-sent to a subscription, written
+//! before the POST and completed with its answer, so a rerun skips every
+//! event already delivered and shows what an interrupted run left.
+
+use std::collections::HashSet;
+
+use rusqlite::params;
+
+use super::Store;
+
+/// How one re-sent event ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecoveryResult {
+    pub http_status_code: Option<u16>,
+    pub error: Option<String>,
+    pub latency_ms: i64,
+    pub delivered: bool,
+}
+
+/// Records that `event_id` is being sent to `subscription_id`; the row id.
+pub fn start(
+    store: &Store,
+    subscription_id: &str,
+    event_id: &str,
+    session_id: &str,
+    now_ms: i64,
+) -> rusqlite::Result<i64> {
+    store.conn.execute(
+        "INSERT INTO recoveries (subscription_id, event_id, session_id, started_ms)
+         VALUES (?1, ?2, ?3, ?4)",
+        params![subscription_id, event_id, session_id, now_ms],
+    )?;
+    Ok(store.conn.last_insert_rowid())
+}
+
+/// Completes row `id` with the answer.
+pub fn finish(
+    store: &Store,
+    id: i64,
+    result: &RecoveryResult,
+    now_ms: i64,
+) -> rusqlite::Result<()> {
+    store.conn.execute(
+        "UPDATE recoveries SET finished_ms = ?2, http_status_code = ?3, error = ?4,
+             latency_ms = ?5, delivered = ?6
+         WHERE id = ?1",
+        params![
+            id,
+            now_ms,
+            result.http_status_code,
+            result.error,
+            result.latency_ms,
+            result.delivered
+        ],
+    )?;
+    Ok(())
+}
+
+/// Event ids already recovered (delivered) to `subscription_id`.
+pub fn delivered_events(store: &Store, subscription_id: &str) -> rusqlite::Result<HashSet<String>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT DISTINCT event_id FROM recoveries WHERE subscription_id = ?1 AND delivered = 1",
+    )?;
+    let rows = statement.query_map([subscription_id], |row| row.get(0))?;
+    rows.collect()
+}

@@ -1,0 +1,135 @@
+//! Known sessions and calls: learned by the observer, added by hand
+//! (`earshot sessions add`), or viewed in the console; and which of them
+//! the sweep should fetch next.
+
+use rusqlite::params;
+
+use super::Store;
+
+/// After a session's newest event, how long it stays due for a sweep even
+/// when nothing was pending: other subscriptions' first attempts may be
+/// recorded a moment after the observer's.
+pub const SETTLE_MS: i64 = 30_000;
+
+/// Where an id came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Observer,
+    Added,
+    Console,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Observer => "observer",
+            Source::Added => "added",
+            Source::Console => "console",
+        }
+    }
+}
+
+/// One known session, with what the store holds about it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KnownSession {
+    pub session_id: String,
+    /// `session`, `call`, or `None` when only the id is known.
+    pub kind: Option<String>,
+    pub source: String,
+    pub first_seen_ms: i64,
+    pub last_event_ms: Option<i64>,
+    pub last_swept_ms: Option<i64>,
+    /// New, or had pending attempts at its last sweep.
+    pub unsettled: bool,
+    pub events: i64,
+    pub attempts: i64,
+    pub failed_attempts: i64,
+}
+
+/// Adds ids not yet known; how many were new.
+pub fn add(
+    store: &mut Store,
+    ids: &[String],
+    source: Source,
+    now_ms: i64,
+) -> rusqlite::Result<usize> {
+    let tx = store.conn.transaction()?;
+    let mut added = 0;
+    {
+        let mut statement = tx.prepare_cached(
+            "INSERT OR IGNORE INTO sessions (session_id, kind, source, first_seen_ms)
+             VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for id in ids {
+            let kind = id.starts_with("call_").then_some("call");
+            added += statement.execute(params![id, kind, source.as_str(), now_ms])?;
+        }
+    }
+    tx.commit()?;
+    Ok(added)
+}
+
+/// Known sessions, most recently active first; at most `limit`.
+pub fn list(store: &Store, limit: usize) -> rusqlite::Result<Vec<KnownSession>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT s.session_id, s.kind, s.source, s.first_seen_ms, s.last_event_ms,
+                s.last_swept_ms, s.unsettled,
+                (SELECT count(*) FROM events e WHERE e.session_id = s.session_id),
+                (SELECT count(*) FROM deliveries d WHERE d.session_id = s.session_id),
+                (SELECT count(*) FROM deliveries d
+                  WHERE d.session_id = s.session_id AND d.status = 'failed')
+         FROM sessions s
+         ORDER BY coalesce(s.last_event_ms, s.first_seen_ms) DESC, s.session_id
+         LIMIT ?1",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = statement.query_map([limit], |row| {
+        Ok(KnownSession {
+            session_id: row.get(0)?,
+            kind: row.get(1)?,
+            source: row.get(2)?,
+            first_seen_ms: row.get(3)?,
+            last_event_ms: row.get(4)?,
+            last_swept_ms: row.get(5)?,
+            unsettled: row.get(6)?,
+            events: row.get(7)?,
+            attempts: row.get(8)?,
+            failed_attempts: row.get(9)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// How many sessions are known.
+pub fn count(store: &Store) -> rusqlite::Result<i64> {
+    store
+        .conn
+        .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
+}
+
+/// Sessions the sweep should fetch, most recently active first: never
+/// swept, pending attempts at the last sweep, or an event within
+/// [`SETTLE_MS`] before the last sweep.
+pub fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT session_id FROM sessions
+         WHERE unsettled = 1 OR last_swept_ms IS NULL
+            OR last_swept_ms < coalesce(last_event_ms, 0) + ?1
+         ORDER BY coalesce(last_event_ms, first_seen_ms) DESC, session_id
+         LIMIT ?2",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = statement.query_map(params![SETTLE_MS, limit], |row| row.get(0))?;
+    rows.collect()
+}
+
+/// How many sessions [`due_for_sweep`] would offer with no limit.
+pub fn count_due(store: &Store) -> rusqlite::Result<i64> {
+    store.conn.query_row(
+        "SELECT count(*) FROM sessions
+         WHERE unsettled = 1 OR last_swept_ms IS NULL
+            OR last_swept_ms < coalesce(last_event_ms, 0) + ?1",
+        [SETTLE_MS],
+        |row| row.get(0),
+    )
+}

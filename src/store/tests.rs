@@ -1,0 +1,256 @@
+use chrono::{DateTime, TimeZone, Utc};
+use rusqlite::Connection;
+
+use super::*;
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+
+fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("nested").join("earshot.db")).expect("open");
+    (dir, store)
+}
+
+fn at(ms: i64) -> DateTime<chrono::FixedOffset> {
+    Utc.timestamp_millis_opt(ms).unwrap().fixed_offset()
+}
+
+fn record(
+    id: &str,
+    sub: &str,
+    session: &str,
+    status: DeliveryStatus,
+    code: Option<u16>,
+    created_ms: i64,
+) -> DeliveryRecord {
+    DeliveryRecord {
+        id: id.into(),
+        subscription_id: sub.into(),
+        session_id: session.into(),
+        error: code
+            .filter(|c| *c >= 300)
+            .map(|c| format!("HTTP {c}: nope")),
+        status,
+        attempt_count: 1,
+        http_status_code: code,
+        delivered_at: None,
+        next_retry_at: None,
+        created_at: at(created_ms),
+        extra: Default::default(),
+    }
+}
+
+fn event(id: &str, session: &str, kind: &str, occurred_ms: i64) -> events::ObservedEvent {
+    let body = format!(
+        r#"{{"event_id":"{id}","event":"{kind}","timestamp":"{}","session":{{"session_id":"{session}"}}}}"#,
+        at(occurred_ms).to_rfc3339()
+    );
+    events::ObservedEvent::from_delivery(
+        body.as_bytes(),
+        vec![],
+        Some("d1".into()),
+        occurred_ms + 5,
+    )
+    .expect("a session event")
+}
+
+#[test]
+fn a_new_store_is_created_with_the_current_schema_and_reopens() {
+    let (dir, store) = temp_store();
+    let path = store.path().to_owned();
+    drop(store);
+    let reopened = Store::open(&path).expect("reopen");
+    let version: i64 = reopened
+        .conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let mode: String = reopened
+        .conn
+        .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    drop(dir);
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_untouched() {
+    let (_dir, store) = temp_store();
+    let path = store.path().to_owned();
+    store.conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(store);
+    let before = std::fs::read(&path).unwrap();
+    let error = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(error, StoreError::NewerVersion { found: 99, .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("upgrade earshot"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn another_programs_database_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let other = Connection::open(&path).unwrap();
+    other
+        .execute_batch("CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep me');")
+        .unwrap();
+    drop(other);
+    let error = Store::open(&path).unwrap_err();
+    assert!(matches!(error, StoreError::NotAStore { .. }), "{error}");
+    let other = Connection::open(&path).unwrap();
+    let text: String = other
+        .query_row("SELECT text FROM notes", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(text, "keep me");
+}
+
+#[test]
+fn a_damaged_file_is_refused_with_a_clear_error_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("earshot.db");
+    let garbage =
+        b"this is not sqlite at all, just some text that fills more than a header.".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let error = Store::open(&path).unwrap_err();
+    assert!(matches!(error, StoreError::NotAStore { .. }), "{error}");
+    assert!(error.to_string().contains("left untouched"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), garbage);
+}
+
+#[test]
+fn an_event_is_stored_once_and_makes_its_session_known_and_due() {
+    let (_dir, mut store) = temp_store();
+    let first = event("e1", "ses_1", "session.started", 1_000);
+    assert!(events::insert(&store.conn, &first).unwrap());
+    assert!(
+        !events::insert(&store.conn, &first).unwrap(),
+        "a repeat is ignored"
+    );
+    assert_eq!(events::count(&store).unwrap(), 1);
+    let stored = events::get(&store, "e1").unwrap().unwrap();
+    assert_eq!(stored.body, first.body);
+    assert_eq!(stored.session_id, "ses_1");
+    assert_eq!(
+        sessions::due_for_sweep(&store, 10).unwrap(),
+        vec!["ses_1".to_owned()]
+    );
+    // Swept with nothing pending, long after its last event: settled.
+    deliveries::record_sweep(&mut store, "ses_1", &[], 1_000 + sessions::SETTLE_MS + 10).unwrap();
+    assert!(sessions::due_for_sweep(&store, 10).unwrap().is_empty());
+    // A new event makes it due again.
+    events::insert(
+        &store.conn,
+        &event("e2", "ses_1", "session.completed", 90_000),
+    )
+    .unwrap();
+    assert_eq!(
+        sessions::due_for_sweep(&store, 10).unwrap(),
+        vec!["ses_1".to_owned()]
+    );
+}
+
+#[test]
+fn a_sweep_with_pending_attempts_leaves_the_session_due() {
+    let (_dir, mut store) = temp_store();
+    sessions::add(
+        &mut store,
+        &["ses_a".into(), "ses_b".into()],
+        sessions::Source::Added,
+        0,
+    )
+    .unwrap();
+    let pending = record("r1", "sub", "ses_a", DeliveryStatus::Pending, None, 10);
+    assert!(deliveries::record_sweep(&mut store, "ses_a", &[pending], 100_000).unwrap());
+    assert!(!deliveries::record_sweep(&mut store, "ses_b", &[], 100_000).unwrap());
+    assert_eq!(
+        sessions::due_for_sweep(&store, 10).unwrap(),
+        vec!["ses_a".to_owned()]
+    );
+}
+
+#[test]
+fn counts_follow_records_as_they_are_inserted_and_change() {
+    let (_dir, mut store) = temp_store();
+    let minute = 60_000 * 1_000;
+    let mut first = record("r1", "sub", "ses_1", DeliveryStatus::Pending, None, minute);
+    let second = record(
+        "r2",
+        "sub",
+        "ses_2",
+        DeliveryStatus::Failed,
+        Some(401),
+        minute + 5,
+    );
+    let third = record(
+        "r3",
+        "sub",
+        "ses_3",
+        DeliveryStatus::Failed,
+        Some(401),
+        minute + 9,
+    );
+    deliveries::record_sweep(&mut store, "ses_1", &[first.clone()], minute).unwrap();
+    deliveries::record_sweep(&mut store, "ses_2", &[second], minute).unwrap();
+    deliveries::record_sweep(&mut store, "ses_3", &[third], minute).unwrap();
+    // The pending attempt is later delivered: it moves from one count to the other.
+    first.status = DeliveryStatus::Delivered;
+    first.http_status_code = Some(200);
+    deliveries::record_sweep(&mut store, "ses_1", &[first], minute).unwrap();
+    let counts = health::outcomes_since(&store, minute).unwrap();
+    let summary: Vec<(String, Option<u16>, i64, String)> = counts
+        .iter()
+        .map(|c| {
+            (
+                c.status.clone(),
+                c.http_status_code,
+                c.count,
+                c.example_session_id.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("delivered".into(), Some(200), 1, "ses_1".into()),
+            ("failed".into(), Some(401), 2, "ses_3".into()),
+        ]
+    );
+    assert!(
+        health::outcomes_since(&store, minute + 60_000)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn recoveries_remember_what_was_delivered() {
+    let (_dir, store) = temp_store();
+    let sent = recoveries::start(&store, "sub", "e1", "ses_1", 5).unwrap();
+    let refused = recoveries::start(&store, "sub", "e2", "ses_1", 5).unwrap();
+    let ok = recoveries::RecoveryResult {
+        http_status_code: Some(200),
+        error: None,
+        latency_ms: 3,
+        delivered: true,
+    };
+    let failed = recoveries::RecoveryResult {
+        http_status_code: Some(500),
+        error: Some("HTTP 500: boom".into()),
+        latency_ms: 3,
+        delivered: false,
+    };
+    recoveries::finish(&store, sent, &ok, 9).unwrap();
+    recoveries::finish(&store, refused, &failed, 9).unwrap();
+    let delivered = recoveries::delivered_events(&store, "sub").unwrap();
+    assert_eq!(
+        delivered.into_iter().collect::<Vec<_>>(),
+        vec!["e1".to_owned()]
+    );
+    assert!(
+        recoveries::delivered_events(&store, "other")
+            .unwrap()
+            .is_empty()
+    );
+}
