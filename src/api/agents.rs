@@ -40,23 +40,33 @@ impl Client {
     ) -> Result<Vec<Subscription>, ApiError> {
         let mut all: Vec<Subscription> = Vec::new();
         loop {
-            let mut query = vec![
-                ("include_disabled", include_disabled.to_string()),
-                ("limit", PAGE_SIZE.to_string()),
-            ];
-            if let Some(last) = all.last() {
-                query.push(("starting_after", last.id.clone()));
-            }
-            let request = self
-                .agents_request(Method::GET, "/v1/webhook-subscriptions")
-                .query(&query);
-            let page: SubscriptionList = Self::send_json("list subscriptions", request).await?;
+            let after = all.last().map(|last| last.id.as_str());
+            let page = self.subscriptions_page(include_disabled, after).await?;
             let more = page.has_more && !page.subscriptions.is_empty();
             all.extend(page.subscriptions);
             if !more {
                 return Ok(all);
             }
         }
+    }
+
+    /// One page of subscriptions after the one with id `after`: one request.
+    pub async fn subscriptions_page(
+        &self,
+        include_disabled: bool,
+        after: Option<&str>,
+    ) -> Result<SubscriptionList, ApiError> {
+        let mut query = vec![
+            ("include_disabled", include_disabled.to_string()),
+            ("limit", PAGE_SIZE.to_string()),
+        ];
+        if let Some(after) = after {
+            query.push(("starting_after", after.to_owned()));
+        }
+        let request = self
+            .agents_request(Method::GET, "/v1/webhook-subscriptions")
+            .query(&query);
+        Self::send_json("list subscriptions", request).await
     }
 
     pub async fn get_subscription(&self, id: &str) -> Result<Subscription, ApiError> {
@@ -85,24 +95,35 @@ impl Client {
 
     /// Every delivery attempt for a session or call, across all pages.
     pub async fn list_deliveries(&self, session_id: &str) -> Result<Vec<DeliveryRecord>, ApiError> {
-        let path = format!(
-            "/v1/sessions/{}/webhook-deliveries",
-            path_segment(session_id)
-        );
         let mut all: Vec<DeliveryRecord> = Vec::new();
         loop {
-            let mut query = vec![("limit", PAGE_SIZE.to_string())];
-            if let Some(last) = all.last() {
-                query.push(("starting_after", last.id.clone()));
-            }
-            let request = self.agents_request(Method::GET, &path).query(&query);
-            let page: DeliveryList = Self::send_json("list deliveries", request).await?;
+            let after = all.last().map(|last| last.id.as_str());
+            let page = self.deliveries_page(session_id, after).await?;
             let more = page.has_more && !page.deliveries.is_empty();
             all.extend(page.deliveries);
             if !more {
                 return Ok(all);
             }
         }
+    }
+
+    /// One page of a session's attempts after the one with id `after`: one
+    /// request.
+    pub async fn deliveries_page(
+        &self,
+        session_id: &str,
+        after: Option<&str>,
+    ) -> Result<DeliveryList, ApiError> {
+        let path = format!(
+            "/v1/sessions/{}/webhook-deliveries",
+            path_segment(session_id)
+        );
+        let mut query = vec![("limit", PAGE_SIZE.to_string())];
+        if let Some(after) = after {
+            query.push(("starting_after", after.to_owned()));
+        }
+        let request = self.agents_request(Method::GET, &path).query(&query);
+        Self::send_json("list deliveries", request).await
     }
 
     /// The most recent attempt per subscription for a session or call.

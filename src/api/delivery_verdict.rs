@@ -24,8 +24,16 @@ pub enum Problem {
 
 impl Problem {
     pub fn of(record: &DeliveryRecord) -> Problem {
-        let error = record.error.as_deref().unwrap_or("").trim();
-        let status = record.http_status_code.or_else(|| {
+        Problem::from_parts(
+            record.http_status_code,
+            record.error.as_deref().unwrap_or(""),
+        )
+    }
+
+    /// From a status code and an error text, as records carry them.
+    pub fn from_parts(http_status_code: Option<u16>, error: &str) -> Problem {
+        let error = error.trim();
+        let status = http_status_code.or_else(|| {
             let rest = error.strip_prefix("HTTP ")?;
             rest.split(|c: char| !c.is_ascii_digit())
                 .next()?

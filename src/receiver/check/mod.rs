@@ -18,7 +18,7 @@ use crate::redact::SecretString;
 mod cases;
 mod judge;
 mod payloads;
-mod send;
+pub(crate) mod send;
 
 pub use super::auth_header::{AuthHeader, AuthHeaderError};
 pub use cases::DELIVERY_USER_AGENT;

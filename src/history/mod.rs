@@ -1,0 +1,45 @@
+//! Incident history (DESIGN §9): the account-wide view the platform does
+//! not give, built from the spec's own endpoints and the [`crate::store`].
+//!
+//! - [`sweep`] fetches the delivery records of known sessions within a
+//!   request budget and stores them;
+//! - [`report`] turns the stored records into per-subscription health, with
+//!   failures grouped by diagnosis;
+//! - [`chains`] works out which event each attempt was for;
+//! - [`recover`] re-sends, signed anew, the observer's exact bytes of every
+//!   event a subscription missed for good.
+//!
+//! Front ends (`earshot health|sessions|redeliver`, the console's Health
+//! pane) are thin layers over these.
+
+pub mod chains;
+pub mod recover;
+pub mod report;
+pub mod sweep;
+
+use crate::api::ApiError;
+use crate::store::StoreError;
+
+/// Why a history operation could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error(
+        "no subscription {0} in the store: run `earshot health` first so the sweep lists them, \
+         or check the id with `earshot subs list --include-disabled`"
+    )]
+    UnknownSubscription(String),
+    #[error("cannot start the HTTP client: {0}")]
+    Client(reqwest::Error),
+    #[error("{0} matches several subscriptions: give more of the id")]
+    AmbiguousSubscription(String),
+}
+
+impl From<rusqlite::Error> for HistoryError {
+    fn from(error: rusqlite::Error) -> Self {
+        HistoryError::Store(StoreError::Sql(error))
+    }
+}

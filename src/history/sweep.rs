@@ -1,0 +1,113 @@
+//! The sweep: fetch `/v1/sessions/{id}/webhook-deliveries` for the sessions
+//! the store says are due (new ones, those with attempts pending or retries
+//! scheduled, and those with a recent event), most recently active first,
+//! spending at most a budget of requests, and store every record. The
+//! subscription list is fetched first (paused ones included) so reports can
+//! name URLs and recover knows where to send.
+
+use serde::Serialize;
+
+use crate::api::{ApiError, Client};
+use crate::store::{self, Store, deliveries, sessions};
+
+use super::HistoryError;
+
+/// Requests one sweep may send when the caller does not say. The agents
+/// API's rate limit is not in the spec; this stays far below any sane one
+/// and covers 500 sessions of one page each.
+pub const DEFAULT_BUDGET: usize = 500;
+
+/// What one sweep did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SweepReport {
+    pub sessions_swept: usize,
+    pub requests: usize,
+    /// Sessions the platform answered 404 for (an id it does not know, or
+    /// whose history went with a deleted subscription).
+    pub unknown_sessions: usize,
+    /// Sessions still due when the budget ran out.
+    pub left_for_later: i64,
+    /// Why the sweep stopped early, if it did (the platform unreachable,
+    /// the key refused…): what was fetched before is stored.
+    pub stopped: Option<String>,
+}
+
+/// One sweep within `budget` requests.
+pub async fn sweep(
+    client: &Client,
+    store: &mut Store,
+    budget: usize,
+) -> Result<SweepReport, HistoryError> {
+    let mut report = SweepReport::default();
+    let mut listed = Vec::new();
+    loop {
+        let after = listed
+            .last()
+            .map(|last: &crate::api::types::agents::Subscription| last.id.clone());
+        let page = client.subscriptions_page(true, after.as_deref()).await?;
+        report.requests += 1;
+        let more = page.has_more && !page.subscriptions.is_empty();
+        listed.extend(page.subscriptions);
+        if !more {
+            break;
+        }
+    }
+    deliveries::replace_subscriptions(store, &listed, store::now_ms())?;
+
+    let due = sessions::due_for_sweep(store, budget.saturating_sub(report.requests))?;
+    for session_id in due {
+        match fetch_session(client, &session_id, budget, &mut report.requests).await {
+            Fetched::All(records) => {
+                deliveries::record_sweep(store, &session_id, &records, store::now_ms())?;
+                report.sessions_swept += 1;
+            }
+            Fetched::Unknown => {
+                deliveries::record_unknown(store, &session_id, store::now_ms())?;
+                report.sessions_swept += 1;
+                report.unknown_sessions += 1;
+            }
+            Fetched::BudgetSpent => break,
+            Fetched::Failed(error) => {
+                report.stopped = Some(error.to_string());
+                break;
+            }
+        }
+    }
+    report.left_for_later = sessions::count_due(store)?;
+    Ok(report)
+}
+
+enum Fetched {
+    All(Vec<crate::api::types::agents::DeliveryRecord>),
+    Unknown,
+    BudgetSpent,
+    Failed(ApiError),
+}
+
+/// Every page of one session, unless the budget runs out first.
+async fn fetch_session(
+    client: &Client,
+    session_id: &str,
+    budget: usize,
+    requests: &mut usize,
+) -> Fetched {
+    let mut records: Vec<crate::api::types::agents::DeliveryRecord> = Vec::new();
+    loop {
+        if *requests >= budget {
+            return Fetched::BudgetSpent;
+        }
+        let after = records.last().map(|last| last.id.clone());
+        *requests += 1;
+        match client.deliveries_page(session_id, after.as_deref()).await {
+            Ok(page) => {
+                let more = page.has_more && !page.deliveries.is_empty();
+                records.extend(page.deliveries);
+                if !more {
+                    return Fetched::All(records);
+                }
+            }
+            Err(error) if error.status() == Some(404) => return Fetched::Unknown,
+            Err(error) => return Fetched::Failed(error),
+        }
+    }
+}
