@@ -10,11 +10,14 @@ use std::process::ExitCode;
 
 use clap::ArgGroup;
 
+use super::GlobalOptions;
+use super::history_args::open_store;
 use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::{self, ListenConfig, ListenError, Received};
 use crate::redact::SecretString;
 use crate::signature;
+use crate::store::writer::Writer;
 
 /// Run a local webhook receiver that verifies, deduplicates and captures.
 #[derive(clap::Args, Debug)]
@@ -55,16 +58,32 @@ pub struct ListenArgs {
     /// Print each request as a JSON line (the capture entry) instead of text.
     #[arg(long)]
     pub json: bool,
+
+    /// Be the observer: keep every genuine voice-agent event (exact bytes)
+    /// in the incident-history store before answering 2xx. PATH, else
+    /// EARSHOT_STORE, else earshot.db in the state directory.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    pub store: Option<PathBuf>,
 }
 
-pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
-    let config = match config_from(&args) {
+pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let mut config = match config_from(&args) {
         Ok(config) => config,
         Err(message) => {
             eprintln!("earshot listen: {message}");
             return Ok(ExitCode::from(2));
         }
     };
+    if let Some(path) = &args.store {
+        let path = match path.as_os_str().is_empty() {
+            true => std::env::var_os("EARSHOT_STORE").map(PathBuf::from),
+            false => Some(path.clone()),
+        };
+        let store = open_store(path.as_deref(), global)?;
+        eprintln!("storing events in {}", store.path().display());
+        let (writer, _thread) = Writer::start(store)?;
+        config.store = Some(writer);
+    }
     let (listener, mut received) = match listen::start(args.listen, config).await {
         Ok(started) => started,
         Err(ListenError::Capture(error)) => {
@@ -125,6 +144,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         auth_header,
         trust_any_source: args.trust_any_source,
         capture: args.capture.clone(),
+        store: None,
     })
 }
 
@@ -191,6 +211,7 @@ fn verdict_text(request: &Received) -> String {
         VerdictCode::MethodNotAllowed => "method not allowed".to_owned(),
         VerdictCode::Unrecognized => "unrecognized request".to_owned(),
         VerdictCode::TooLarge => "body too large".to_owned(),
+        VerdictCode::StoreFailed => "not stored: the store failed (503, retried)".to_owned(),
     };
     if entry.untrusted_source {
         text.push_str(&format!(", untrusted source {}", entry.source));

@@ -7,10 +7,14 @@ pub mod deliveries;
 pub mod demo;
 pub mod dictate;
 pub mod emulator;
+pub mod health;
+mod history_args;
 pub mod jobs;
 pub mod listen;
 mod output;
 pub mod probe;
+pub mod redeliver;
+pub mod sessions;
 pub mod sign;
 pub mod subs;
 pub mod transcribe;
@@ -74,6 +78,12 @@ pub enum Command {
     Listen(listen::ListenArgs),
     /// Test your webhook receiver with a battery of deliveries.
     CheckReceiver(check_receiver::CheckReceiverArgs),
+    /// Sessions and calls the incident history knows.
+    Sessions(sessions::SessionsArgs),
+    /// Sweep known sessions, then report delivery health per subscription.
+    Health(health::HealthArgs),
+    /// Re-send every event a subscription missed for good.
+    Redeliver(redeliver::RedeliverArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -153,8 +163,11 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Transcribe(args) => runtime()?.block_on(transcribe::run(args, &global)),
         Command::Probe(args) => runtime()?.block_on(probe::run(args, &global)),
         Command::Jobs(args) => runtime()?.block_on(jobs::run(args, &global)),
-        Command::Listen(args) => runtime()?.block_on(listen::run(args)),
+        Command::Listen(args) => runtime()?.block_on(listen::run(args, &global)),
         Command::CheckReceiver(args) => runtime()?.block_on(check_receiver::run(args)),
+        Command::Sessions(args) => sessions::run(args, &global),
+        Command::Health(args) => runtime()?.block_on(health::run(args, &global)),
+        Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
     }
 }
 

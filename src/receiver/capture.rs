@@ -59,6 +59,9 @@ pub enum VerdictCode {
     Unrecognized,
     /// Body over the listener's size limit: 413.
     TooLarge,
+    /// Genuine and new, but the store could not keep it: 503, so the
+    /// platform retries.
+    StoreFailed,
 }
 
 impl VerdictCode {
@@ -72,6 +75,7 @@ impl VerdictCode {
             Self::MethodNotAllowed => "method_not_allowed",
             Self::Unrecognized => "unrecognized",
             Self::TooLarge => "too_large",
+            Self::StoreFailed => "store_failed",
         }
     }
 

@@ -38,6 +38,8 @@ use tokio::task::JoinHandle;
 use super::capture::{CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict};
+use crate::store::events::ObservedEvent;
+use crate::store::writer::Writer;
 
 /// The addresses every pre-recorded delivery comes from (spec 5 D).
 pub const PLATFORM_SOURCES: [Ipv4Addr; 2] = [
@@ -70,6 +72,9 @@ pub struct ListenConfig {
     pub trust_any_source: bool,
     /// Append every request to this JSON-lines file.
     pub capture: Option<PathBuf>,
+    /// Keep every new voice-agent event in the incident-history store
+    /// before answering 2xx (the observer).
+    pub store: Option<Writer>,
 }
 
 impl Default for ListenConfig {
@@ -80,6 +85,7 @@ impl Default for ListenConfig {
             auth_header: None,
             trust_any_source: false,
             capture: None,
+            store: None,
         }
     }
 }
@@ -242,6 +248,13 @@ impl Seen {
         }
     }
 
+    /// Forgets `key` (its processing failed; a retry is new again).
+    fn forget(&mut self, key: &str) {
+        if self.keys.remove(key) {
+            self.order.retain(|kept| kept != key);
+        }
+    }
+
     /// Records `key`; `true` when it was not already remembered.
     fn insert(&mut self, key: String) -> bool {
         if self.keys.contains(&key) {
@@ -267,6 +280,41 @@ impl Shared {
             .lock()
             .unwrap_or_else(|poison| poison.into_inner());
         seen.insert(key)
+    }
+
+    /// Stores a new, genuine voice-agent event when a store is configured;
+    /// on failure the event is forgotten by the dedupe memory, so the
+    /// platform's retry is processed as new.
+    async fn keep(&self, entry: &CaptureEntry, body: &[u8], now_ms: i64) -> Result<(), String> {
+        let Some(writer) = &self.config.store else {
+            return Ok(());
+        };
+        if entry.verdict != VerdictCode::Ok || entry.kind != Kind::Agents {
+            return Ok(());
+        }
+        let delivery_id = entry
+            .headers
+            .iter()
+            .find(|(name, _)| name == "x-svc-delivery-id")
+            .map(|(_, value)| value.clone());
+        let headers = stored_headers(&entry.headers, self.config.auth_header.as_ref());
+        let Some(event) = ObservedEvent::from_delivery(body, headers, delivery_id, now_ms) else {
+            // Signed and carrying an `event_id`, but not a session or call
+            // event this build can file: kept in the capture only.
+            return Ok(());
+        };
+        let event_id = event.event_id.clone();
+        match writer.write(event).await {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                let mut seen = self
+                    .seen
+                    .lock()
+                    .unwrap_or_else(|poison| poison.into_inner());
+                seen.forget(&format!("event:{event_id}"));
+                Err(error.to_string())
+            }
+        }
     }
 
     fn record(&self, entry: &CaptureEntry) -> Option<String> {
@@ -331,6 +379,10 @@ async fn receive(
             (bytes, judged)
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
+    };
+    let judged = match shared.keep(&entry, &bytes, now.timestamp_millis()).await {
+        Ok(()) => judged,
+        Err(error) => store_failed(&mut entry, &error),
     };
     let capture_error = shared.record(&entry);
     let mut response = (judged.status, axum::Json(judged.answer)).into_response();
@@ -627,6 +679,37 @@ fn too_large(entry: &mut CaptureEntry) -> Judged {
         "body too large",
         "too_large",
     )
+}
+
+/// The headers kept in the store: all but credentials (`authorization`,
+/// cookies, the configured pre-recorded auth header).
+fn stored_headers(
+    headers: &[(String, String)],
+    auth_header: Option<&(String, SecretString)>,
+) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, _)| {
+            !matches!(
+                name.as_str(),
+                "authorization" | "cookie" | "proxy-authorization"
+            ) && auth_header.is_none_or(|(auth, _)| !auth.eq_ignore_ascii_case(name))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The event could not be stored: 503, so the platform tries again.
+fn store_failed(entry: &mut CaptureEntry, error: &str) -> Judged {
+    tracing::error!(error, "event not stored");
+    entry.verdict = VerdictCode::StoreFailed;
+    entry.status = StatusCode::SERVICE_UNAVAILABLE.as_u16();
+    entry.reason = Some("store_failed".to_owned());
+    Judged {
+        status: StatusCode::SERVICE_UNAVAILABLE,
+        answer: json!({ "error": "the event could not be stored; retry", "reason": "store_failed" }),
+        signature: None,
+    }
 }
 
 fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {

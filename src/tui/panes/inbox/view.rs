@@ -198,6 +198,7 @@ pub fn verdict_text(row: &Received) -> String {
         VerdictCode::MethodNotAllowed => "not a POST".to_owned(),
         VerdictCode::Unrecognized => "neither a signed event nor a transcript webhook".to_owned(),
         VerdictCode::TooLarge => "body too large".to_owned(),
+        VerdictCode::StoreFailed => "not stored: the store failed (503, retried)".to_owned(),
     };
     if let Some(reason) = &entry.reason {
         text.push_str(&format!(" ({})", reason.replace('_', " ")));

@@ -1,0 +1,235 @@
+//! `earshot redeliver SUBSCRIPTION_ID`: the platform's missing resend. Every
+//! event the subscription missed for good since a time is re-sent from the
+//! observer's exact bytes, signed anew with the subscription's secret; one
+//! line per event, a summary; exit 0 when every event was delivered, 1
+//! otherwise, 2 on bad input. A second run sends nothing it already
+//! delivered.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::history_args::{StoreArg, parse_since};
+use super::output::{emit, print_json, short_id};
+use super::sessions::clock;
+use super::{Connection, GlobalOptions};
+use crate::history::HistoryError;
+use crate::history::recover::{Plan, Sent, plan, run as recover};
+use crate::history::sweep::{DEFAULT_BUDGET, sweep};
+use crate::redact::SecretString;
+
+/// The environment variable holding the subscription's signing secret.
+pub const SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
+/// A secret is at most 256 characters (spec 2 C); a file may add a newline.
+const SECRET_FILE_LIMIT: u64 = 4096;
+
+#[derive(Args, Debug)]
+pub struct RedeliverArgs {
+    /// The subscription (its id, or the 8-character short id).
+    pub subscription_id: String,
+    /// Events since: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
+    pub since: i64,
+    /// File holding the subscription's signing secret (preferred; or set
+    /// EARSHOT_WEBHOOK_SECRET). Never taken on the command line.
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
+    /// List what would be sent; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Use the store as it is, without sweeping first.
+    #[arg(long)]
+    pub no_sweep: bool,
+    /// Requests the sweep may send at most.
+    #[arg(long, default_value_t = DEFAULT_BUDGET, value_name = "N")]
+    pub budget: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+#[derive(Serialize)]
+struct RedeliverJson<'a> {
+    subscription_id: &'a str,
+    url: &'a str,
+    dry_run: bool,
+    events: Vec<EventJson<'a>>,
+    delivered: usize,
+    failed: usize,
+    already_recovered: usize,
+    not_observed: usize,
+}
+
+#[derive(Serialize)]
+struct EventJson<'a> {
+    event_id: &'a str,
+    event: &'a str,
+    session_id: &'a str,
+    #[serde(flatten)]
+    sent: Option<&'a Sent>,
+}
+
+pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let secret = if args.dry_run {
+        None
+    } else {
+        match read_secret(args.secret_file.as_deref()) {
+            Ok(secret) => Some(secret),
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+    };
+    let mut store = args.store.open(global)?;
+    if !args.no_sweep {
+        let client = args.connection.client(global)?;
+        let swept = sweep(&client, &mut store, args.budget).await?;
+        if let Some(why) = swept.stopped {
+            eprintln!("warning: the sweep stopped early ({why}); using what the store holds");
+        }
+    }
+    let plan = match plan(&store, &args.subscription_id, args.since) {
+        Ok(plan) => plan,
+        Err(
+            error @ (HistoryError::UnknownSubscription(_) | HistoryError::AmbiguousSubscription(_)),
+        ) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(2));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let sent = match &secret {
+        None => Vec::new(),
+        Some(secret) => {
+            let json = args.json;
+            recover(&store, &plan, secret, |sent| {
+                if !json {
+                    let _ = emit(&line(sent));
+                }
+            })
+            .await?
+        }
+    };
+    let delivered = sent.iter().filter(|sent| sent.delivered).count();
+    let failed = sent.len() - delivered;
+    if args.json {
+        print_json(&RedeliverJson {
+            subscription_id: &plan.subscription.id,
+            url: &plan.subscription.url,
+            dry_run: args.dry_run,
+            events: plan
+                .to_send
+                .iter()
+                .map(|event| EventJson {
+                    event_id: &event.event_id,
+                    event: &event.event,
+                    session_id: &event.session_id,
+                    sent: sent.iter().find(|sent| sent.event_id == event.event_id),
+                })
+                .collect(),
+            delivered,
+            failed,
+            already_recovered: plan.already_recovered,
+            not_observed: plan.not_observed,
+        })?;
+    } else {
+        if args.dry_run {
+            print_plan(&plan)?;
+        }
+        emit(&summary(&plan, delivered, failed, args.dry_run))?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn line(sent: &Sent) -> String {
+    let outcome = match (&sent.error, sent.http_status) {
+        (None, Some(code)) => format!("delivered {code}"),
+        (None, None) => "delivered".into(),
+        (Some(error), _) => format!("FAILED {error}"),
+    };
+    format!(
+        "{}  {:<17}  {}  {}  {} ms\n",
+        sent.event_id, sent.event, sent.session_id, outcome, sent.latency_ms
+    )
+}
+
+fn print_plan(plan: &Plan) -> std::io::Result<()> {
+    let mut text = String::new();
+    for event in &plan.to_send {
+        text.push_str(&format!(
+            "would send {}  {:<17}  {}  (fired {})\n",
+            event.event_id,
+            event.event,
+            event.session_id,
+            clock(Some(event.occurred_ms))
+        ));
+    }
+    emit(&text)
+}
+
+fn summary(plan: &Plan, delivered: usize, failed: usize, dry_run: bool) -> String {
+    let target = format!(
+        "{} {}",
+        short_id(&plan.subscription.id),
+        plan.subscription.url
+    );
+    let mut text = if dry_run {
+        format!("{} events would be re-sent to {target}", plan.to_send.len())
+    } else {
+        format!("{delivered} delivered, {failed} failed, re-sent to {target}")
+    };
+    if plan.already_recovered > 0 {
+        text.push_str(&format!(
+            "; {} already recovered earlier",
+            plan.already_recovered
+        ));
+    }
+    if plan.not_observed > 0 {
+        text.push_str(&format!(
+            "; {} missed events were never received by the observer and cannot be re-sent",
+            plan.not_observed
+        ));
+    }
+    text.push('\n');
+    text
+}
+
+/// The secret from `--secret-file`, else from [`SECRET_ENV`].
+fn read_secret(file: Option<&Path>) -> Result<SecretString, String> {
+    let text = match file {
+        Some(path) => {
+            let opened = std::fs::File::open(path).map_err(|error| {
+                format!("cannot read the secret file {}: {error}", path.display())
+            })?;
+            let mut text = String::new();
+            opened
+                .take(SECRET_FILE_LIMIT)
+                .read_to_string(&mut text)
+                .map_err(|error| {
+                    format!("cannot read the secret file {}: {error}", path.display())
+                })?;
+            text
+        }
+        None => std::env::var(SECRET_ENV).map_err(|_| {
+            format!(
+                "give the subscription's signing secret with --secret-file FILE or {SECRET_ENV}"
+            )
+        })?,
+    };
+    let secret = text.trim_end_matches(['\r', '\n']);
+    if secret.is_empty() {
+        return Err("the signing secret is empty".into());
+    }
+    Ok(SecretString::new(secret.to_owned()))
+}

@@ -1,0 +1,170 @@
+//! `earshot sessions add ID…|--ids-file F` and `earshot sessions list`:
+//! the sessions and calls the store knows, which the sweep fetches.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use chrono::{TimeZone, Utc};
+use clap::{Args, Subcommand};
+use color_eyre::eyre::eyre;
+
+use super::GlobalOptions;
+use super::history_args::StoreArg;
+use super::output::{Table, emit, print_json};
+use crate::store::{self, sessions};
+
+/// Largest `--ids-file` read (about 100,000 ids).
+const IDS_FILE_LIMIT: u64 = 8 * 1024 * 1024;
+
+#[derive(Args, Debug)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SessionsCommand {
+    /// Add session or call ids for the sweep to follow.
+    Add {
+        /// Session ids, or call ids (calls are sessions here).
+        #[arg(required_unless_present = "ids_file")]
+        ids: Vec<String>,
+        /// A file with one id per line (blank lines and `#` comments skipped).
+        #[arg(long, value_name = "FILE", conflicts_with = "ids")]
+        ids_file: Option<PathBuf>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+    /// The known sessions, most recently active first.
+    List {
+        /// How many to show at most.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+pub fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    match args.command {
+        SessionsCommand::Add {
+            ids,
+            ids_file,
+            store,
+        } => {
+            let ids = match ids_file {
+                Some(path) => match read_ids(&path) {
+                    Ok(ids) => ids,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        return Ok(ExitCode::from(2));
+                    }
+                },
+                None => ids,
+            };
+            if let Some(bad) = ids.iter().find(|id| !plausible_id(id)) {
+                eprintln!(
+                    "error: `{bad}` is not a session or call id (letters, digits, `_` and `-` only)"
+                );
+                return Ok(ExitCode::from(2));
+            }
+            let mut store = store.open(global)?;
+            let added = sessions::add(&mut store, &ids, sessions::Source::Added, store::now_ms())?;
+            emit(&format!(
+                "{added} added, {} already known; `earshot health` sweeps them\n",
+                ids.len() - added
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionsCommand::List { limit, json, store } => {
+            let store = store.open(global)?;
+            let known = sessions::list(&store, limit)?;
+            if json {
+                print_json(&known)?;
+            } else if known.is_empty() {
+                emit(
+                    "no sessions known yet: run `earshot listen --store` as the observer, or `earshot sessions add ID`\n",
+                )?;
+            } else {
+                print_table(&known)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn plausible_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 200
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn read_ids(path: &Path) -> Result<Vec<String>, String> {
+    let file = std::fs::File::open(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let metadata = file
+        .metadata()
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    if !metadata.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    let mut text = String::new();
+    file.take(IDS_FILE_LIMIT + 1)
+        .read_to_string(&mut text)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    if text.len() as u64 > IDS_FILE_LIMIT {
+        return Err(format!(
+            "{} is larger than {} MiB: split it",
+            path.display(),
+            IDS_FILE_LIMIT / 1024 / 1024
+        ));
+    }
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect())
+}
+
+fn print_table(known: &[sessions::KnownSession]) -> color_eyre::Result<()> {
+    let mut table = Table::new(&[
+        "SESSION",
+        "KIND",
+        "SOURCE",
+        "LAST EVENT",
+        "EVENTS",
+        "ATTEMPTS",
+        "FAILED",
+        "SWEPT",
+    ]);
+    for session in known {
+        table.row(vec![
+            session.session_id.clone(),
+            session.kind.clone().unwrap_or_else(|| "-".into()),
+            session.source.clone(),
+            clock(session.last_event_ms),
+            session.events.to_string(),
+            session.attempts.to_string(),
+            session.failed_attempts.to_string(),
+            match (session.last_swept_ms, session.unsettled) {
+                (None, _) => "not yet".into(),
+                (Some(at), true) => format!("{} (pending)", clock(Some(at))),
+                (Some(at), false) => clock(Some(at)),
+            },
+        ]);
+    }
+    emit(&table.render()).map_err(|error| eyre!(error))
+}
+
+/// `2026-11-23 14:02:11` in UTC, or `-`.
+pub(super) fn clock(ms: Option<i64>) -> String {
+    ms.and_then(|ms| Utc.timestamp_millis_opt(ms).single())
+        .map(|at| at.format("%Y-%m-%d %H:%M:%S").to_string())
+        .unwrap_or_else(|| "-".into())
+}
