@@ -42,11 +42,13 @@ fn observer(db: &std::path::Path) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("earshot listen starts");
-    let stdout = child.stdout.take().expect("stdout piped");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
     let mut first = String::new();
-    BufReader::new(stdout)
+    stdout
         .read_line(&mut first)
         .expect("listen prints its address");
+    // Keep reading: a closed stdout ends `listen` (as `listen | head` should).
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
     let url = first
         .trim()
         .strip_prefix("listening on ")
