@@ -240,17 +240,23 @@ fn the_demo_console_works_end_to_end_in_a_real_terminal() {
         binary.replace('\'', r"'\''")
     ));
 
+    // The console opens on the Health board; the demo's Inbox is the
+    // observer, so the sweep soon finds the re-serialising receiver failing.
     tmux.wait_for(
-        "the DEMO marker and subscription rows",
+        "the DEMO marker and a failing subscription on the Health board",
         START_TIMEOUT,
         |screen| {
             let first = screen.lines().next().unwrap_or_default();
             (first.contains("DEMO")
-                && title(screen).trim_start().starts_with("Subscriptions")
-                && !subscription_rows(screen).is_empty())
+                && title(screen).trim_start().starts_with("Health")
+                && title(screen).contains("failing")
+                && screen.contains("401 invalid signature"))
             .then_some(())
         },
     );
+    tmux.press("2", "the subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
+    });
 
     walk_every_pane(&tmux);
     subscription_lifecycle(&tmux);
@@ -286,6 +292,7 @@ fn shows_pane(screen: &str, name: &str) -> bool {
         "Deliveries" => "ATTEMPT  SUB",
         "Jobs" => "JOB      STATUS",
         "Signatures" => "X-SVC-Signature",
+        "Health" => "WHY (LARGEST GROUP)",
         _ => name,
     };
     heading.starts_with(name) && body(screen).contains(distinctive)
@@ -296,7 +303,14 @@ fn shows_pane(screen: &str, name: &str) -> bool {
 fn walk_every_pane(tmux: &Tmux) {
     let panes = tabs(&tmux.screen());
     let names: Vec<&str> = panes.iter().map(|(_, name)| name.as_str()).collect();
-    for built in ["Subscriptions", "Deliveries", "Jobs", "Signatures", "Probe"] {
+    for built in [
+        "Health",
+        "Subscriptions",
+        "Deliveries",
+        "Jobs",
+        "Signatures",
+        "Probe",
+    ] {
         assert!(
             names.contains(&built),
             "{built} is not in the tab bar {names:?}"
@@ -308,13 +322,13 @@ fn walk_every_pane(tmux: &Tmux) {
     for (key, name) in &panes {
         reach(key, name);
     }
-    reach("1", "Subscriptions");
+    reach("1", "Health");
     for (_, name) in panes.iter().skip(1) {
         reach("Tab", name);
     }
-    reach("Tab", "Subscriptions");
+    reach("Tab", "Health");
     reach("BTab", &panes[panes.len() - 1].1);
-    reach("1", "Subscriptions");
+    reach("2", "Subscriptions");
 }
 
 /// Create through the form, then pause, resume and delete (typing the
@@ -378,7 +392,7 @@ fn subscription_lifecycle(tmux: &Tmux) {
 /// Opens attempt details from the top of the loaded conversation and steps
 /// through them until a failed one, whose detail explains the failure.
 fn failed_delivery_detail(tmux: &Tmux) {
-    tmux.press("2", "a conversation's attempts", |s| {
+    tmux.press("3", "a conversation's attempts", |s| {
         title(s).trim_start().starts_with("Deliveries") && row_position(s).is_some()
     });
     tmux.press("g", "the first attempt selected", |s| {

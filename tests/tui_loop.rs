@@ -180,6 +180,8 @@ async fn with_console_fed<F, Fut>(
         profile_label: "test".into(),
         ..AppConfig::default()
     });
+    // These scripts drive the Subscriptions pane and its neighbours.
+    app.pane = earshot::tui::panes::PaneId::Subscriptions;
     let theme = Theme::fallback();
     let (keys, mut incoming) = unbounded_channel::<Event>();
     let events = Box::pin(futures_util::stream::poll_fn(move |cx| {
@@ -195,6 +197,7 @@ async fn with_console_fed<F, Fut>(
             client: harness.client.clone(),
             clipboard: Box::new(clipboard),
             feeds,
+            store: Err("no incident-history store in this test".into()),
         },
     );
     let script = drive(Script {
@@ -406,7 +409,7 @@ async fn jobs_from_a_feed_are_watched_to_the_end_in_the_jobs_pane() {
         Recorder::default(),
         vec![feed],
         |script| async move {
-            script.press(KeyCode::Char('3'));
+            script.press(KeyCode::Char('4'));
             script.wait_for(&job_short).await;
             script.wait_for("completed").await;
             script.press(KeyCode::Char('q'));
@@ -421,7 +424,7 @@ async fn the_inbox_started_from_the_form_receives_platform_deliveries_with_verdi
     let call = std::sync::OnceLock::new();
     let (platform, started) = (&harness, &call);
     with_console(&harness, Recorder::default(), |script| async move {
-        script.press(KeyCode::Char('6'));
+        script.press(KeyCode::Char('7'));
         script.wait_for("no receiver").await;
         script.press(KeyCode::Char('l'));
         // Listen on any free port rather than the proposed one.

@@ -7,6 +7,7 @@ use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
 use earshot::api::validate::UrlPolicy;
 use earshot::tui::action::{Action, Effect, Failure, SubsResult};
 use earshot::tui::app::{App, AppConfig, Connection};
+use earshot::tui::panes::PaneId;
 use earshot::tui::panes::deliveries::DeliveriesPane;
 use earshot::tui::panes::subscriptions::SubscriptionsPane;
 use earshot::tui::theme::{Role, Theme};
@@ -84,6 +85,8 @@ fn app_with(config: AppConfig) -> App {
     });
     app.subs.set_rows(fixtures());
     app.status.connection = Connection::Ok;
+    // The fixtures are subscriptions: start where they show.
+    app.pane = PaneId::Subscriptions;
     app
 }
 
@@ -278,7 +281,7 @@ fn deliveries_app() -> App {
         "sess_01JQ4D1C9E3B5F".into(),
     ]);
     app.deliveries.set_rows(SESSION, deliveries());
-    keys(&mut app, "2");
+    keys(&mut app, "3");
     app
 }
 
@@ -335,9 +338,14 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
         ..AppConfig::default()
     });
     let seq = match app.init().as_slice() {
-        [Effect::LoadSubscriptions { seq, .. }] => *seq,
-        other => panic!("expected the first load, got {other:?}"),
+        [
+            Effect::LoadHealth { .. },
+            Effect::SweepHistory,
+            Effect::LoadSubscriptions { seq, .. },
+        ] => *seq,
+        other => panic!("expected the board read, the sweep and the first load, got {other:?}"),
     };
+    app.pane = PaneId::Subscriptions;
     let at = chrono::Local
         .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
         .single()
@@ -447,7 +455,7 @@ fn only_the_rows_on_screen_are_drawn_and_the_selection_stays_visible() {
 #[test]
 fn signatures_empty_form() {
     let mut app = app();
-    keys(&mut app, "4");
+    keys(&mut app, "5");
     snapshot("sigs_empty", &app);
 }
 
@@ -456,7 +464,7 @@ fn signatures_failing_diagnosis() {
     use earshot::tui::panes::signatures::Field;
     let secret = "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./0123456789AB";
     let mut app = app();
-    keys(&mut app, "4");
+    keys(&mut app, "5");
     // Shared vector `valid-4`, pasted through a terminal that dropped the
     // CR of its CRLF body, and checked 301 s late.
     app.sigs.set(
@@ -615,7 +623,7 @@ mod jobs {
         );
         app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
         app.toast = None;
-        keys(&mut app, "3");
+        keys(&mut app, "4");
         app
     }
 
@@ -712,7 +720,7 @@ mod probe {
         app.seed_probe_file(std::path::Path::new(
             "/tmp/earshot-demo-x1/probe-sample.wav",
         ));
-        keys(&mut app, "5");
+        keys(&mut app, "6");
         app
     }
 
@@ -772,7 +780,7 @@ mod probe {
     #[test]
     fn probe_empty_form() {
         let mut app = app();
-        keys(&mut app, "5");
+        keys(&mut app, "6");
         snapshot("probe_empty", &app);
     }
 
@@ -901,7 +909,7 @@ mod inbox {
         ] {
             app.update(action);
         }
-        keys(&mut app, "6");
+        keys(&mut app, "7");
         app.toast = None;
         app
     }
@@ -921,7 +929,7 @@ mod inbox {
     #[test]
     fn inbox_start_form_masks_the_secrets() {
         let mut app = app();
-        keys(&mut app, "6l");
+        keys(&mut app, "7l");
         app.update(key(KeyCode::Tab));
         keys(&mut app, "whsec_visible_nowhere_0123456789abcdef");
         snapshot("inbox_form", &app);
@@ -970,7 +978,7 @@ mod inbox {
 #[test]
 fn help_scrolls_to_every_key_of_every_pane() {
     for size in [(80, 24), (120, 40), (200, 70)] {
-        for pane in ["1", "2", "3", "4", "5", "6"] {
+        for pane in ["1", "2", "3", "4", "5", "6", "7"] {
             let mut app = app();
             keys(&mut app, pane);
             let sections = app.help_sections();
@@ -995,5 +1003,99 @@ fn help_scrolls_to_every_key_of_every_pane() {
                 );
             }
         }
+    }
+}
+
+// ---- Health pane ----------------------------------------------------------
+
+mod health {
+    use super::*;
+    use earshot::history::report::{FailureGroup, SubscriptionHealth};
+
+    fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> SubscriptionHealth {
+        SubscriptionHealth {
+            id: id.into(),
+            url: url.into(),
+            enabled: true,
+            delivered,
+            failed,
+            pending,
+            success_rate: (delivered + failed > 0)
+                .then(|| delivered as f64 / (delivered + failed) as f64),
+            last_failure_at: (failed > 0).then(|| "2025-03-14T09:26:53Z".into()),
+            retries_due: 0,
+            next_retry_at: None,
+            failures: Vec::new(),
+        }
+    }
+
+    fn board() -> App {
+        let mut app = app();
+        let mut broken = row(
+            "1a2b3c4d-0000-4000-8000-000000000001",
+            "https://hooks.example.com/voice",
+            120,
+            37,
+            0,
+        );
+        broken.failures = vec![
+            FailureGroup {
+                diagnosis: "401 invalid signature: the receiver re-serialises the body, drops \
+                            the `<t>.` prefix, has another secret, or its clock is off by more \
+                            than 300 s"
+                    .into(),
+                http_status: Some(401),
+                count: 31,
+                last_at: "2025-03-14T09:26:53Z".into(),
+                example_session_id: "call_4f2a9c1e7b".into(),
+            },
+            FailureGroup {
+                diagnosis: "timeout: slower than 15 s; answer 2xx first, then work (retried)"
+                    .into(),
+                http_status: None,
+                count: 6,
+                last_at: "2025-03-14T09:20:00Z".into(),
+                example_session_id: "ses_01JQ4D1C9E3B5F".into(),
+            },
+        ];
+        broken.retries_due = 2;
+        broken.next_retry_at = Some("2025-03-14T09:31:00Z".into());
+        let mut paused = row(
+            "3c4d5e6f-0000-4000-8000-000000000003",
+            "https://legacy.example.net/hook",
+            0,
+            0,
+            0,
+        );
+        paused.enabled = false;
+        app.health.set_rows(vec![
+            broken,
+            row(
+                "2b3c4d5e-0000-4000-8000-000000000002",
+                "https://ops.example.com/alerts/failed-calls",
+                88,
+                0,
+                3,
+            ),
+            paused,
+        ]);
+        keys(&mut app, "1");
+        app
+    }
+
+    #[test]
+    fn health_board_with_a_failing_subscription() {
+        snapshot("health_board", &board());
+    }
+
+    #[test]
+    fn health_recover_form_masks_the_secret() {
+        let mut app = board();
+        keys(&mut app, "R");
+        keys(&mut app, "whsec_visible_nowhere_0123456789abcdef");
+        let terminal = render(&app, (120, 40));
+        let screen = format!("{:?}", terminal.backend());
+        assert!(!screen.contains("visible_nowhere"), "the secret is masked");
+        snapshot("health_recover", &app);
     }
 }

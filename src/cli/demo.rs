@@ -30,7 +30,16 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     let emulator = Emulator::start(loopback, config)
         .await
         .wrap_err("could not start the emulator on 127.0.0.1")?;
-    let (inbox, inbox_secret, received) = start_inbox().await?;
+    // The demo's incident history: its own store, kept (with its
+    // directory) until the console closes; the Inbox is the observer.
+    let history = tempfile::Builder::new()
+        .prefix("earshot-demo-history-")
+        .tempdir()
+        .wrap_err("could not make a directory for the demo's store")?;
+    let store_path = crate::store::default_path(history.path());
+    let store = crate::store::Store::open(&store_path)?;
+    let (writer, _writer_thread) = crate::store::writer::Writer::start(store)?;
+    let (inbox, inbox_secret, received) = start_inbox(writer).await?;
     let traffic = scenario::start(
         &emulator.url(),
         &api_key,
@@ -66,6 +75,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         job_ids: traffic.job_ids(),
         probe_sample: probe_sample.as_ref().map(|(_, path)| path.clone()),
         inbox_url: Some(inbox.url()),
+        store: Some(store_path),
         ..ConsoleOptions::default()
     };
     let job_ids = traffic.job_feed();
@@ -80,17 +90,21 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     traffic.stop();
     inbox.stop().await;
     emulator.shutdown().await;
+    drop(history);
     result.map(|()| ExitCode::SUCCESS)
 }
 
 /// The Inbox's receiver on loopback, with a fresh secret the demo
-/// subscribes it with; source addresses are not checked (all loopback).
-async fn start_inbox() -> color_eyre::Result<(Listener, SecretString, UnboundedReceiver<Received>)>
-{
+/// subscribes it with; source addresses are not checked (all loopback). It
+/// is the observer: every event goes to the demo's store.
+async fn start_inbox(
+    store: crate::store::writer::Writer,
+) -> color_eyre::Result<(Listener, SecretString, UnboundedReceiver<Received>)> {
     let secret = SecretString::new(generate_secret().wrap_err("no randomness for a secret")?);
     let config = ListenConfig {
         secrets: vec![("current".to_owned(), secret.clone())],
         trust_any_source: true,
+        store: Some(store),
         ..ListenConfig::default()
     };
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -109,7 +109,7 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
         None => Vec::new(),
         Some(secret) => {
             let json = args.json;
-            recover(&store, &plan, secret, |sent| {
+            recover(&mut store, &plan, secret, |sent| {
                 if !json {
                     let _ = emit(&line(sent));
                 }

@@ -109,9 +109,10 @@ pub struct Sent {
 }
 
 /// Sends every event of `plan`, one at a time (in order, as the receiver
-/// would have seen them), calling `each` after each send.
+/// would have seen them), calling `each` after each send. (`&mut`: the
+/// store is not shared across threads while a send is awaited.)
 pub async fn run(
-    store: &Store,
+    store: &mut Store,
     plan: &Plan,
     secret: &SecretString,
     mut each: impl FnMut(&Sent),
@@ -123,7 +124,7 @@ pub async fn run(
     let mut results = Vec::with_capacity(plan.to_send.len());
     for event in &plan.to_send {
         let row = recoveries::start(
-            store,
+            &*store,
             &plan.subscription.id,
             &event.event_id,
             &event.session_id,
@@ -136,7 +137,7 @@ pub async fn run(
             latency_ms: sent.latency_ms,
             delivered: sent.delivered,
         };
-        recoveries::finish(store, row, &result, store::now_ms())?;
+        recoveries::finish(&*store, row, &result, store::now_ms())?;
         each(&sent);
         results.push(sent);
     }

@@ -161,3 +161,42 @@ pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
     }
     Ok(list)
 }
+
+/// A session where a subscription's attempts failed, for the Health pane's
+/// drill-down.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FailingSession {
+    pub session_id: String,
+    pub failed_attempts: i64,
+    pub last_failure_ms: i64,
+    /// The newest failure's status code and error.
+    pub http_status_code: Option<u16>,
+    pub error: Option<String>,
+}
+
+/// Sessions with failed attempts of `subscription_id` since `since_ms`,
+/// newest failure first; at most `limit`.
+pub fn failing_sessions(
+    store: &Store,
+    subscription_id: &str,
+    since_ms: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<FailingSession>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT session_id, count(*), max(created_ms), http_status_code, error
+         FROM deliveries
+         WHERE subscription_id = ?1 AND status = 'failed' AND created_ms >= ?2
+         GROUP BY session_id ORDER BY max(created_ms) DESC LIMIT ?3",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = statement.query_map(params![subscription_id, since_ms, limit], |row| {
+        Ok(FailingSession {
+            session_id: row.get(0)?,
+            failed_attempts: row.get(1)?,
+            last_failure_ms: row.get(2)?,
+            http_status_code: row.get(3)?,
+            error: row.get(4)?,
+        })
+    })?;
+    rows.collect()
+}

@@ -39,6 +39,10 @@ pub enum Action {
     Probe(ProbeResult),
     /// The Inbox's receiver started, or received a request.
     Inbox(InboxResult),
+    /// The incident history's store, sweep or recover answered.
+    Health(HealthResult),
+    /// Another pane (Health) opens a session or call in Deliveries.
+    OpenInDeliveries(String),
     /// Another pane hands a delivery to the Signatures pane to check
     /// (`secret_hint` says whose secret signed it; never the secret).
     /// Without a header, the Inbox's capture of `delivery_id` fills it in.
@@ -151,6 +155,28 @@ pub enum InboxResult {
     Received(Box<crate::receiver::listen::Received>),
 }
 
+/// What reaches the Health pane.
+#[derive(Clone, Debug)]
+pub enum HealthResult {
+    /// The board read from the store; `seq` identifies the read.
+    Loaded {
+        seq: u64,
+        result: Result<Vec<crate::history::report::SubscriptionHealth>, Failure>,
+    },
+    /// One subscription's failing sessions, read with the board `seq`.
+    Sessions {
+        seq: u64,
+        subscription_id: String,
+        result: Result<Vec<crate::store::deliveries::FailingSession>, Failure>,
+    },
+    /// A sweep ended.
+    Swept(Result<crate::history::sweep::SweepReport, Failure>),
+    /// Recover sent `done` of `total` events.
+    RecoverProgress { done: usize, total: usize },
+    /// Recover ended: its summary line.
+    Recovered(Result<String, Failure>),
+}
+
 /// A failed call, as the status bar shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
@@ -187,7 +213,8 @@ pub enum Effect {
     },
     CreateSubscription(NewSubscription),
     /// Every attempt of a session or call (`latest`: the newest per
-    /// subscription); supersedes any deliveries load still running.
+    /// subscription); supersedes any deliveries load still running. The
+    /// id also joins the incident history's known sessions.
     LoadDeliveries {
         seq: u64,
         id: String,
@@ -247,6 +274,26 @@ pub enum Effect {
         id: String,
         status: crate::api::types::prerecorded::TranscriptStatus,
     },
+    /// Read the Health board from the store (local).
+    LoadHealth {
+        seq: u64,
+        since_ms: i64,
+    },
+    /// Read one subscription's failing sessions from the store (local).
+    LoadFailingSessions {
+        seq: u64,
+        subscription_id: String,
+        since_ms: i64,
+    },
+    /// Sweep the known sessions' delivery records into the store.
+    SweepHistory,
+    /// Re-send what a subscription missed for good since `since_ms`; the
+    /// secret is masked in `Debug` and never stored.
+    Recover {
+        subscription_id: String,
+        since_ms: i64,
+        secret: SecretString,
+    },
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -265,6 +312,8 @@ impl Effect {
                 | Effect::ReadCapture { .. }
                 | Effect::StartListener { .. }
                 | Effect::JobWebhook { .. }
+                | Effect::LoadHealth { .. }
+                | Effect::LoadFailingSessions { .. }
                 | Effect::Quit
         )
     }

@@ -18,6 +18,7 @@ use super::keymap::{
     global_commands, help_commands, interrupt_command, permitted,
 };
 use super::panes::deliveries::DeliveriesPane;
+use super::panes::health::HealthPane;
 use super::panes::inbox::{self, InboxPane};
 use super::panes::jobs::JobsPane;
 use super::panes::probe::ProbePane;
@@ -109,6 +110,7 @@ pub struct Outcome {
 pub struct App {
     pub config: AppConfig,
     pub pane: PaneId,
+    pub health: HealthPane,
     pub subs: SubscriptionsPane,
     pub deliveries: DeliveriesPane,
     pub jobs: JobsPane,
@@ -128,7 +130,8 @@ impl App {
         let subs = SubscriptionsPane::new(config.url_policy);
         App {
             config,
-            pane: PaneId::Subscriptions,
+            pane: PaneId::Health,
+            health: HealthPane::new(),
             subs,
             deliveries: DeliveriesPane::new(),
             jobs: JobsPane::new(),
@@ -150,6 +153,7 @@ impl App {
     /// The work to start with: the first load.
     pub fn init(&mut self) -> Vec<Effect> {
         let mut out = Outcome::default();
+        self.health.init(&mut out);
         self.subs.init(&mut out);
         self.deliveries.init(&mut out);
         self.jobs.init(&mut out);
@@ -185,6 +189,7 @@ impl App {
     /// Whether the loop should run its tick: something counts down.
     pub fn wants_tick(&self) -> bool {
         self.toast.is_some()
+            || (self.pane == PaneId::Health && self.health.wants_tick())
             || (self.pane == PaneId::Deliveries && self.deliveries.wants_tick())
             || (self.pane == PaneId::Jobs && self.jobs.wants_tick())
     }
@@ -192,6 +197,7 @@ impl App {
     /// A request is in flight.
     pub fn busy(&self) -> bool {
         self.subs.busy()
+            || self.health.busy()
             || self.deliveries.busy()
             || self.sigs.busy()
             || self.jobs.busy()
@@ -226,6 +232,13 @@ impl App {
                     self.jobs.on_tick(now);
                     self.dirty = true;
                 }
+                if self.pane == PaneId::Health && self.health.wants_tick() {
+                    let mut out = Outcome::default();
+                    if self.health.on_tick(now, &mut out) {
+                        self.dirty = true;
+                    }
+                    return self.absorb(out);
+                }
                 if self.pane == PaneId::Deliveries && self.deliveries.wants_tick() {
                     let mut out = Outcome::default();
                     if self.deliveries.on_tick(now, &mut out) {
@@ -241,6 +254,12 @@ impl App {
             }
             Action::Sigs(result) => self.apply(|app, out| app.sigs.on_result(result, out)),
             Action::Probe(result) => self.apply(|app, out| app.probe.on_result(result, out)),
+            Action::Health(result) => self.apply(|app, out| app.health.on_result(result, out)),
+            Action::OpenInDeliveries(id) => {
+                self.overlay = None;
+                self.pane = PaneId::Deliveries;
+                self.apply(|app, out| app.deliveries.open(id, out))
+            }
             Action::Inbox(result) => {
                 self.dirty = true;
                 let job_update = match &result {
@@ -334,6 +353,7 @@ impl App {
     /// through the same read-only filter as the keys.
     pub fn help_sections(&self) -> Vec<CommandSection> {
         let mut sections = match self.pane {
+            PaneId::Health => HealthPane::help_sections(),
             PaneId::Subscriptions => SubscriptionsPane::help_sections(),
             PaneId::Deliveries => DeliveriesPane::help_sections(),
             PaneId::Jobs => JobsPane::help_sections(),
@@ -361,6 +381,7 @@ impl App {
     /// The pane on screen.
     fn on_screen(&self) -> &dyn Pane {
         match self.pane {
+            PaneId::Health => &self.health,
             PaneId::Subscriptions => &self.subs,
             PaneId::Deliveries => &self.deliveries,
             PaneId::Jobs => &self.jobs,
@@ -372,6 +393,7 @@ impl App {
 
     fn on_screen_mut(&mut self) -> &mut dyn Pane {
         match self.pane {
+            PaneId::Health => &mut self.health,
             PaneId::Subscriptions => &mut self.subs,
             PaneId::Deliveries => &mut self.deliveries,
             PaneId::Jobs => &mut self.jobs,
@@ -468,6 +490,7 @@ impl App {
             Command::Sigs(command) => self.apply(|app, out| app.sigs.run(command, out)),
             Command::Inbox(command) => self.apply(|app, out| app.inbox.run(command, out)),
             Command::Probe(command) => self.apply(|app, out| app.probe.run(command, out)),
+            Command::Health(command) => self.apply(|app, out| app.health.run(command, out)),
         }
     }
 
@@ -499,6 +522,7 @@ impl App {
 
     fn refresh(&mut self) -> Vec<Effect> {
         match self.pane {
+            PaneId::Health => self.apply(|app, out| app.health.refresh(out)),
             PaneId::Subscriptions => self.apply(|app, out| app.subs.refresh(out)),
             PaneId::Deliveries => self.apply(|app, out| app.deliveries.refresh(out)),
             PaneId::Probe => self.apply(|app, out| app.probe.refresh(out)),

@@ -25,6 +25,7 @@ fn app(read_only: bool) -> App {
         ..AppConfig::default()
     });
     app.subs.set_rows(rows());
+    app.pane = PaneId::Subscriptions;
     app
 }
 
@@ -121,7 +122,7 @@ fn tab_number_keys_and_the_prompt_switch_panes() {
         KeyModifiers::SHIFT,
     ))));
     assert_eq!(app.pane, PaneId::Subscriptions);
-    app.update(key('5'));
+    app.update(key('6'));
     assert_eq!(app.pane, PaneId::Probe);
     app.update(key(':'));
     for c in "subs".chars() {

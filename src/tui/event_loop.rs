@@ -40,6 +40,8 @@ pub struct Services {
     /// Actions from outside the console (the demo's new jobs, a webhook
     /// listener), handled like results of its own tasks.
     pub feeds: Vec<BoxStream<'static, Action>>,
+    /// The incident-history store (or why there is none).
+    pub store: Result<std::path::PathBuf, String>,
 }
 
 /// Runs `app` until it quits, the input ends or `shutdown` resolves.
@@ -58,7 +60,8 @@ where
     F: Future<Output = ()>,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Action>();
-    let mut worker = Worker::new(services.client, tx, services.clipboard);
+    let mut worker =
+        Worker::new(services.client, tx, services.clipboard).with_store(services.store);
     let mut events = events.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
     let mut tick: Option<Interval> = None;

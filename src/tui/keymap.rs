@@ -14,6 +14,7 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::panes::PaneId;
 use super::panes::deliveries::DlvCommand;
+use super::panes::health::HealthCommand;
 use super::panes::inbox::InboxCommand;
 use super::panes::jobs::JobsCommand;
 use super::panes::probe::ProbeCommand;
@@ -179,6 +180,7 @@ pub enum Command {
     Sigs(SigsCommand),
     Probe(ProbeCommand),
     Inbox(InboxCommand),
+    Health(HealthCommand),
 }
 
 /// One command as help, footer and key handling all see it.
@@ -287,16 +289,17 @@ pub fn global_commands() -> Vec<CommandInfo> {
         CommandInfo::new("tab", "next pane", TAB, NextPane),
         CommandInfo::new("shift-tab", "previous pane", BACKTAB, PrevPane),
         CommandInfo::new(
-            "1–6",
+            "1–7",
             "go to pane",
             keys![Key::char('1')],
-            GoTo(PaneId::Subscriptions),
+            GoTo(PaneId::Health),
         ),
-        CommandInfo::new("2", "", keys![Key::char('2')], GoTo(PaneId::Deliveries)).hidden(),
-        CommandInfo::new("3", "", keys![Key::char('3')], GoTo(PaneId::Jobs)).hidden(),
-        CommandInfo::new("4", "", keys![Key::char('4')], GoTo(PaneId::Signatures)).hidden(),
-        CommandInfo::new("5", "", keys![Key::char('5')], GoTo(PaneId::Probe)).hidden(),
-        CommandInfo::new("6", "", keys![Key::char('6')], GoTo(PaneId::Inbox)).hidden(),
+        CommandInfo::new("2", "", keys![Key::char('2')], GoTo(PaneId::Subscriptions)).hidden(),
+        CommandInfo::new("3", "", keys![Key::char('3')], GoTo(PaneId::Deliveries)).hidden(),
+        CommandInfo::new("4", "", keys![Key::char('4')], GoTo(PaneId::Jobs)).hidden(),
+        CommandInfo::new("5", "", keys![Key::char('5')], GoTo(PaneId::Signatures)).hidden(),
+        CommandInfo::new("6", "", keys![Key::char('6')], GoTo(PaneId::Probe)).hidden(),
+        CommandInfo::new("7", "", keys![Key::char('7')], GoTo(PaneId::Inbox)).hidden(),
         CommandInfo::new(
             ":",
             "command line (:q, :subs, :2 …)",

@@ -21,6 +21,7 @@ pub mod action;
 pub mod app;
 pub mod clipboard;
 pub mod event_loop;
+mod history_tasks;
 pub mod keymap;
 pub mod logging;
 pub mod panes;
@@ -76,6 +77,9 @@ pub struct ConsoleOptions {
     /// A receiver already running for the Inbox (its requests arrive as a
     /// feed): its URL.
     pub inbox_url: Option<String>,
+    /// The incident-history store the Health pane reads; `None`: the
+    /// default one (`EARSHOT_STORE`, else `earshot.db` in the state dir).
+    pub store: Option<PathBuf>,
 }
 
 impl Default for ConsoleOptions {
@@ -92,6 +96,7 @@ impl Default for ConsoleOptions {
             job_ids: Vec::new(),
             probe_sample: None,
             inbox_url: None,
+            store: None,
         }
     }
 }
@@ -136,6 +141,7 @@ pub async fn run_console(
         no_color: theme::no_color(&env),
         depth: Some(ColorDepth::detect(&env)),
     });
+    let options_store = options.store.clone();
     let mut app = App::new(AppConfig {
         demo: options.demo,
         read_only: options.read_only,
@@ -174,12 +180,45 @@ pub async fn run_console(
             client,
             clipboard: Box::new(Osc52::stdout()),
             feeds,
+            store: store_path(options_store, paths.as_ref()),
         },
     )
     .await;
     drop(terminal);
     tracing::info!("console ends");
     result
+}
+
+/// The sessions the incident history knows, most recently active first,
+/// for the Deliveries pane to offer (none when there is no store yet).
+fn known_sessions() -> Vec<String> {
+    let Ok(path) = store_path(None, Paths::compute(None).ok().as_ref()) else {
+        return Vec::new();
+    };
+    if !path.exists() {
+        return Vec::new();
+    }
+    crate::store::Store::open(&path)
+        .ok()
+        .and_then(|store| crate::store::sessions::list(&store, panes::deliveries::RECENT_MAX).ok())
+        .map(|known| {
+            known
+                .into_iter()
+                .map(|session| session.session_id)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The store the Health pane reads: the one given, else `EARSHOT_STORE`,
+/// else `earshot.db` in the state directory.
+fn store_path(given: Option<PathBuf>, paths: Option<&Paths>) -> Result<PathBuf, String> {
+    given
+        .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from))
+        .or_else(|| paths.map(|paths| crate::store::default_path(&paths.state_dir)))
+        .ok_or_else(|| {
+            "no state directory for the incident-history store: set EARSHOT_STORE".into()
+        })
 }
 
 /// What `earshot` with no subcommand was given.
@@ -247,10 +286,11 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         region: region_name(resolved.region).into(),
         url_policy,
         config_dir: resolved.config_file.parent().map(PathBuf::from),
-        recent_ids: Vec::new(),
+        recent_ids: known_sessions(),
         job_ids: Vec::new(),
         probe_sample: None,
         inbox_url: None,
+        store: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -37,6 +37,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
         PaneId::Subscriptions => {
             panes::subscriptions::view::draw(frame, body, &app.subs, theme, app.config.read_only)
         }
+        PaneId::Health => panes::health::view::draw(frame, body, &app.health, theme),
         PaneId::Deliveries => panes::deliveries::view::draw(frame, body, &app.deliveries, theme),
         PaneId::Jobs => panes::jobs::view::draw(frame, body, &app.jobs, theme),
         PaneId::Signatures => panes::signatures::view::draw(frame, body, &app.sigs, theme),

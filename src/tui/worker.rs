@@ -12,6 +12,7 @@ use super::action::{
     Action, DeliveriesResult, Effect, Failure, InboxResult, JobsResult, SigsResult, SubsResult,
 };
 use super::clipboard::Clipboard;
+use super::history_tasks::{self, StorePath};
 use crate::api::Client;
 use crate::api::types::prerecorded::NewTranscript;
 use crate::poll::schedule::{JobHint, SchedulerConfig};
@@ -36,6 +37,10 @@ pub struct Worker {
     tasks: Vec<AbortHandle>,
     /// The job watcher, started by the first Jobs effect.
     jobs: Option<JobsWatch>,
+    /// The incident-history store the Health pane reads.
+    store: StorePath,
+    /// The last id viewed in Deliveries, already added to the store.
+    remembered: Option<String>,
 }
 
 /// The running job watcher and the task forwarding its events.
@@ -64,7 +69,15 @@ impl Worker {
             inbox: None,
             tasks: Vec::new(),
             jobs: None,
+            store: Err("no incident-history store configured".into()),
+            remembered: None,
         }
+    }
+
+    /// The incident-history store to read and sweep into.
+    pub fn with_store(mut self, store: StorePath) -> Self {
+        self.store = store;
+        self
     }
 
     /// Starts every effect; `Quit` if one of them asks to leave.
@@ -130,6 +143,45 @@ impl Worker {
                     ))));
                 }
             }
+            Effect::LoadHealth { seq, since_ms } => {
+                let store = self.store.clone();
+                self.spawn(history_tasks::load_health(store, seq, since_ms, tx));
+            }
+            Effect::LoadFailingSessions {
+                seq,
+                subscription_id,
+                since_ms,
+            } => {
+                let store = self.store.clone();
+                self.spawn(history_tasks::load_failing_sessions(
+                    store,
+                    seq,
+                    subscription_id,
+                    since_ms,
+                    tx,
+                ));
+            }
+            Effect::SweepHistory => {
+                tracing::debug!("sweep the incident history");
+                let store = self.store.clone();
+                self.spawn(history_tasks::sweep(client, store, tx));
+            }
+            Effect::Recover {
+                subscription_id,
+                since_ms,
+                secret,
+            } => {
+                tracing::info!(%subscription_id, "recover missed events");
+                let store = self.store.clone();
+                self.spawn(history_tasks::recover(
+                    client,
+                    store,
+                    subscription_id,
+                    since_ms,
+                    secret,
+                    tx,
+                ));
+            }
             Effect::LoadSubscriptions {
                 seq,
                 include_disabled,
@@ -152,6 +204,11 @@ impl Worker {
                     previous.abort();
                 }
                 tracing::debug!(seq, %id, latest, "list deliveries");
+                if self.remembered.as_deref() != Some(id.as_str()) {
+                    self.remembered = Some(id.clone());
+                    let store = self.store.clone();
+                    self.spawn(history_tasks::remember_session(store, id.clone()));
+                }
                 let task = tokio::spawn(async move {
                     let result = if latest {
                         client.latest_deliveries(&id).await

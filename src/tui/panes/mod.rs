@@ -1,10 +1,11 @@
-//! The six panes: which exist ([`PaneId`]), their tab order and names, and
+//! The seven panes: which exist ([`PaneId`]), their tab order and names, and
 //! what every pane answers ([`Pane`]) so keys reach the one on screen.
 //!
 //! Each pane owns its state, its commands (see `keymap.rs`), its `update`
 //! and its view; `app.rs` routes to the pane on screen.
 
 pub mod deliveries;
+pub mod health;
 pub mod inbox;
 pub mod jobs;
 pub mod probe;
@@ -21,7 +22,7 @@ pub trait Pane {
     /// The commands that exist now: keys match these, the footer shows
     /// the quick ones.
     fn commands(&self) -> Vec<CommandInfo>;
-    /// The global keys (tab, 1–6, `q`, …) work: no text field holds them.
+    /// The global keys (tab, 1–7, `q`, …) work: no text field holds them.
     fn allows_global(&self) -> bool;
     /// A text field has the keyboard: keys no command claims are typed.
     fn captures_text(&self) -> bool;
@@ -34,6 +35,7 @@ pub trait Pane {
 /// A pane, in tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PaneId {
+    Health,
     Subscriptions,
     Deliveries,
     Jobs,
@@ -43,7 +45,8 @@ pub enum PaneId {
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 6] = [
+    pub const ALL: [PaneId; 7] = [
+        PaneId::Health,
         PaneId::Subscriptions,
         PaneId::Deliveries,
         PaneId::Jobs,
@@ -54,6 +57,7 @@ impl PaneId {
 
     pub fn title(self) -> &'static str {
         match self {
+            PaneId::Health => "Health",
             PaneId::Subscriptions => "Subscriptions",
             PaneId::Deliveries => "Deliveries",
             PaneId::Jobs => "Jobs",
@@ -92,12 +96,13 @@ impl PaneId {
     pub fn from_name(name: &str) -> Option<PaneId> {
         let name = name.trim().to_ascii_lowercase();
         let pane = match name.as_str() {
-            "1" | "subs" | "sub" | "subscriptions" => PaneId::Subscriptions,
-            "2" | "deliveries" | "dlv" | "del" => PaneId::Deliveries,
-            "3" | "jobs" | "job" => PaneId::Jobs,
-            "4" | "signatures" | "sigs" | "sig" => PaneId::Signatures,
-            "5" | "probe" => PaneId::Probe,
-            "6" | "inbox" | "listen" => PaneId::Inbox,
+            "1" | "health" | "board" => PaneId::Health,
+            "2" | "subs" | "sub" | "subscriptions" => PaneId::Subscriptions,
+            "3" | "deliveries" | "dlv" | "del" => PaneId::Deliveries,
+            "4" | "jobs" | "job" => PaneId::Jobs,
+            "5" | "signatures" | "sigs" | "sig" => PaneId::Signatures,
+            "6" | "probe" => PaneId::Probe,
+            "7" | "inbox" | "listen" => PaneId::Inbox,
             _ => return None,
         };
         Some(pane)
@@ -111,17 +116,19 @@ mod tests {
     #[test]
     fn panes_cycle_in_tab_order_both_ways() {
         assert_eq!(PaneId::Probe.next(), PaneId::Inbox);
-        assert_eq!(PaneId::Inbox.next(), PaneId::Subscriptions);
-        assert_eq!(PaneId::Subscriptions.prev(), PaneId::Inbox);
+        assert_eq!(PaneId::Inbox.next(), PaneId::Health);
+        assert_eq!(PaneId::Health.prev(), PaneId::Inbox);
+        assert_eq!(PaneId::Health.next(), PaneId::Subscriptions);
         assert_eq!(PaneId::Jobs.next(), PaneId::Signatures);
     }
 
     #[test]
     fn panes_are_found_by_number_title_and_short_name() {
         assert_eq!(PaneId::from_name("subs"), Some(PaneId::Subscriptions));
-        assert_eq!(PaneId::from_name("2"), Some(PaneId::Deliveries));
+        assert_eq!(PaneId::from_name("1"), Some(PaneId::Health));
+        assert_eq!(PaneId::from_name("3"), Some(PaneId::Deliveries));
         assert_eq!(PaneId::from_name("Signatures"), Some(PaneId::Signatures));
-        assert_eq!(PaneId::from_name("6"), Some(PaneId::Inbox));
+        assert_eq!(PaneId::from_name("7"), Some(PaneId::Inbox));
         assert_eq!(PaneId::from_name("listen"), Some(PaneId::Inbox));
         assert_eq!(PaneId::from_name("nope"), None);
     }

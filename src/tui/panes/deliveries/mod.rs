@@ -339,6 +339,11 @@ impl DeliveriesPane {
 
     // ---- helpers ------------------------------------------------------
 
+    /// Shows `id` (from another pane), loading its attempts.
+    pub fn open(&mut self, id: String, out: &mut Outcome) {
+        self.open_id(id, out);
+    }
+
     fn open_id(&mut self, id: String, out: &mut Outcome) {
         if self.id.as_deref() != Some(id.as_str()) {
             self.rows.clear();

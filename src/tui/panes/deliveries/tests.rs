@@ -82,7 +82,7 @@ fn delivered() -> DeliveryRecord {
 fn app() -> App {
     let mut app = App::new(AppConfig::default());
     app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
-    app.update(key('2'));
+    app.update(key('3'));
     assert_eq!(app.pane, PaneId::Deliveries);
     app
 }
@@ -346,7 +346,7 @@ fn the_tick_reloads_only_while_something_is_pending() {
 
     // On another pane the tick does not reload either.
     let mut app = app_loaded(vec![pending_503()]);
-    app.update(key('1'));
+    app.update(key('2'));
     assert!(!app.wants_tick());
     assert!(app.update(Action::Tick(later())).is_empty());
 }

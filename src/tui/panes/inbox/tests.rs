@@ -35,7 +35,7 @@ fn inbox_app(read_only: bool) -> App {
         read_only,
         ..AppConfig::default()
     });
-    app.update(key('6'));
+    app.update(key('7'));
     assert_eq!(app.pane, PaneId::Inbox);
     app
 }

@@ -360,7 +360,7 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
         read_only: true,
         ..AppConfig::default()
     });
-    app.update(key(KeyCode::Char('5')));
+    app.update(key(KeyCode::Char('6')));
     assert_eq!(app.pane, PaneId::Probe);
     app.update(key(KeyCode::Char('e')));
     assert!(app.probe.editing);
@@ -400,7 +400,7 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
 fn a_seeded_file_is_ready_to_probe_with_enter() {
     let mut app = App::new(AppConfig::default());
     app.seed_probe_file(std::path::Path::new("/tmp/demo/sample.wav"));
-    app.update(key(KeyCode::Char('5')));
+    app.update(key(KeyCode::Char('6')));
     let effects = app.update(key(KeyCode::Enter));
     assert!(
         matches!(effects.as_slice(), [Effect::RunProbe { file, .. }]

@@ -185,7 +185,7 @@ fn key(code: KeyCode) -> Action {
 fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
     let mut app = App::new(AppConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
-    app.update(key(KeyCode::Char('4')));
+    app.update(key(KeyCode::Char('5')));
     assert_eq!(app.pane, PaneId::Signatures);
     app.update(key(KeyCode::Enter));
     assert!(app.sigs.editing);

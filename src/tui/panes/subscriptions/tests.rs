@@ -9,6 +9,7 @@ use crate::api::types::agents::{EventKind, Subscription};
 use crate::api::validate::UrlPolicy;
 use crate::tui::action::{Action, Effect, Failure, SubsResult};
 use crate::tui::app::{App, AppConfig, Connection};
+use crate::tui::panes::PaneId;
 
 pub(crate) fn subscription(id: &str, url: &str, events: &[&str], enabled: bool) -> Subscription {
     Subscription {
@@ -55,6 +56,7 @@ fn app_with(config: AppConfig) -> App {
     let mut app = App::new(config);
     app.subs = SubscriptionsPane::new(app.config.url_policy).with_generator(fixed_secret);
     app.subs.set_rows(fixtures());
+    app.pane = PaneId::Subscriptions;
     app
 }
 
@@ -447,9 +449,14 @@ fn copy_id_asks_for_an_osc_52_copy() {
 fn a_failed_first_load_is_explained_and_r_tries_again() {
     let mut app = App::new(AppConfig::default());
     let first = app.init();
+    app.pane = PaneId::Subscriptions;
     let seq = match first.as_slice() {
-        [Effect::LoadSubscriptions { seq, .. }] => *seq,
-        other => panic!("expected the first load, got {other:?}"),
+        [
+            Effect::LoadHealth { .. },
+            Effect::SweepHistory,
+            Effect::LoadSubscriptions { seq, .. },
+        ] => *seq,
+        other => panic!("expected the board read, the sweep and the first load, got {other:?}"),
     };
     app.update(Action::Subs(SubsResult::Loaded {
         seq,

@@ -1,0 +1,164 @@
+//! The incident-history work the worker runs for the Health pane: store
+//! reads on the blocking pool (never on the render path), the sweep, and
+//! recover with progress. Each opens the store at the configured path for
+//! its own work (SQLite connections are cheap; WAL lets them run beside a
+//! `listen` that writes).
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::action::{Action, Failure, HealthResult};
+use crate::api::Client;
+use crate::history::{recover, report, sweep};
+use crate::redact::SecretString;
+use crate::store::{self, Store, deliveries, sessions};
+
+/// Requests one console sweep may send (it runs every 5 s while the
+/// Health pane is on screen: at most 600 a minute, one a sweep when
+/// nothing is due).
+const CONSOLE_SWEEP_BUDGET: usize = 50;
+/// Failing sessions listed at most for one subscription.
+const FAILING_SESSIONS_SHOWN: usize = 500;
+
+/// Where the console's store is, or why there is none.
+pub type StorePath = Result<PathBuf, String>;
+
+fn failure(error: impl std::fmt::Display) -> Failure {
+    Failure::new(error.to_string())
+}
+
+/// Runs `work` on the blocking pool with the store open.
+async fn with_store<T: Send + 'static>(
+    path: StorePath,
+    work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
+) -> Result<T, Failure> {
+    let path = path.map_err(Failure::new)?;
+    tokio::task::spawn_blocking(move || {
+        let mut store = Store::open(&path).map_err(|error| error.to_string())?;
+        work(&mut store)
+    })
+    .await
+    .map_err(failure)?
+    .map_err(Failure::new)
+}
+
+pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: UnboundedSender<Action>) {
+    let result = with_store(path, move |store| {
+        report::health(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
+    })
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Loaded { seq, result }));
+}
+
+pub async fn load_failing_sessions(
+    path: StorePath,
+    seq: u64,
+    subscription_id: String,
+    since_ms: i64,
+    tx: UnboundedSender<Action>,
+) {
+    let id = subscription_id.clone();
+    let result = with_store(path, move |store| {
+        deliveries::failing_sessions(store, &id, since_ms, FAILING_SESSIONS_SHOWN)
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Sessions {
+        seq,
+        subscription_id,
+        result,
+    }));
+}
+
+pub async fn remember_session(path: StorePath, id: String) {
+    let result = with_store(path, move |store| {
+        sessions::add(store, &[id], sessions::Source::Console, store::now_ms())
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    if let Err(error) = result {
+        tracing::debug!(error = %error.message, "viewed id not remembered");
+    }
+}
+
+/// Opens the store on the blocking pool, for work that awaits the network.
+async fn open(path: StorePath) -> Result<Store, Failure> {
+    let path = path.map_err(Failure::new)?;
+    tokio::task::spawn_blocking(move || Store::open(&path))
+        .await
+        .map_err(failure)?
+        .map_err(failure)
+}
+
+pub async fn sweep(client: Client, path: StorePath, tx: UnboundedSender<Action>) {
+    let result = async {
+        let mut store = open(path).await?;
+        sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
+            .await
+            .map_err(failure)
+    }
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Swept(result)));
+}
+
+pub async fn recover(
+    client: Client,
+    path: StorePath,
+    subscription_id: String,
+    since_ms: i64,
+    secret: SecretString,
+    tx: UnboundedSender<Action>,
+) {
+    let result = async {
+        let mut store = open(path).await?;
+        let swept = sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
+            .await
+            .map_err(failure)?;
+        if let Some(why) = swept.stopped {
+            return Err(Failure::new(format!(
+                "the sweep before recover stopped: {why}"
+            )));
+        }
+        let plan = recover::plan(&store, &subscription_id, since_ms).map_err(failure)?;
+        let total = plan.to_send.len();
+        let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
+            done: 0,
+            total,
+        }));
+        let mut done = 0;
+        let sent = recover::run(&mut store, &plan, &secret, |_| {
+            done += 1;
+            let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
+                done,
+                total,
+            }));
+        })
+        .await
+        .map_err(failure)?;
+        let delivered = sent.iter().filter(|sent| sent.delivered).count();
+        let mut summary = format!(
+            "{delivered} of {total} delivered to {}",
+            plan.subscription.url
+        );
+        if delivered < total {
+            let first = sent
+                .iter()
+                .find_map(|sent| sent.error.clone())
+                .unwrap_or_default();
+            summary.push_str(&format!("; {} failed ({first})", total - delivered));
+        }
+        if plan.already_recovered > 0 {
+            summary.push_str(&format!("; {} recovered earlier", plan.already_recovered));
+        }
+        if plan.not_observed > 0 {
+            summary.push_str(&format!(
+                "; {} never reached the observer (cannot re-send)",
+                plan.not_observed
+            ));
+        }
+        Ok(summary)
+    }
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Recovered(result)));
+}

@@ -1,0 +1,512 @@
+//! The Health pane (first tab): the account-wide board of the incident
+//! history (DESIGN §9), live from the store and the sweep.
+//!
+//! Owns the per-subscription board (delivered / failed / pending, success
+//! rate, last failure, the largest failure group), the window (1 h, 24 h,
+//! 7 d), the drill-down to a subscription's failing sessions (enter opens
+//! one in Deliveries), and recover: a form with the subscription's secret
+//! (masked, never kept) and the short id typed as confirmation, then
+//! progress and the result. Store queries and the sweep run in the worker
+//! ([`Effect::LoadHealth`], [`Effect::SweepHistory`], …), never on the
+//! render path. Drawing is in `view.rs`.
+
+mod commands;
+pub mod view;
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::Input;
+
+use super::super::action::{Action, Effect, HealthResult};
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::widgets::input as text;
+use super::super::widgets::table::TableState;
+use super::Pane;
+use crate::history::report::SubscriptionHealth;
+use crate::history::sweep::SweepReport;
+use crate::redact::SecretString;
+use crate::store::deliveries::FailingSession;
+use crate::tui::panes::subscriptions::short_id;
+
+use commands::{board_commands, recover_commands, sessions_commands};
+
+/// How often the board is read again from the store while on screen.
+pub const RELOAD_EVERY: Duration = Duration::from_secs(5);
+/// How often the sweep asks the platform while the pane is on screen (each
+/// sweep spends at most its small budget, one request when nothing is due).
+pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HealthCommand {
+    Move(Move),
+    /// Board → failing sessions; sessions → open one in Deliveries.
+    Open,
+    /// Back to the board.
+    Back,
+    /// 1 h → 24 h → 7 d.
+    CycleWindow,
+    /// Open the recover form for the selected subscription.
+    Recover,
+    /// Between the secret and the confirmation.
+    NextField,
+    RecoverSubmit,
+    RecoverCancel,
+}
+
+/// The board's window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    Hour,
+    Day,
+    Week,
+}
+
+impl Window {
+    pub fn label(self) -> &'static str {
+        match self {
+            Window::Hour => "1 h",
+            Window::Day => "24 h",
+            Window::Week => "7 d",
+        }
+    }
+
+    fn millis(self) -> i64 {
+        match self {
+            Window::Hour => 3_600_000,
+            Window::Day => 86_400_000,
+            Window::Week => 604_800_000,
+        }
+    }
+
+    fn next(self) -> Window {
+        match self {
+            Window::Hour => Window::Day,
+            Window::Day => Window::Week,
+            Window::Week => Window::Hour,
+        }
+    }
+}
+
+/// What has the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Board,
+    Sessions,
+    Recover,
+}
+
+/// The recover form's two fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    Secret,
+    Confirm,
+}
+
+/// The recover form and what it reports.
+#[derive(Debug)]
+pub struct RecoverForm {
+    pub subscription_id: String,
+    pub url: String,
+    pub secret: Input,
+    pub confirm: Input,
+    pub field: Field,
+    /// Sent so far of the total, while running.
+    pub progress: Option<(usize, usize)>,
+    /// The last run's summary line, or why it could not run.
+    pub result: Option<Result<String, String>>,
+}
+
+/// The pane's state.
+#[derive(Debug)]
+pub struct HealthPane {
+    rows: Vec<SubscriptionHealth>,
+    pub(crate) table: TableState,
+    pub window: Window,
+    pub mode: Mode,
+    /// The subscription whose failing sessions are listed.
+    pub sessions_of: Option<String>,
+    sessions: Vec<FailingSession>,
+    pub(crate) sessions_table: TableState,
+    pub recover: Option<RecoverForm>,
+    load_seq: u64,
+    pub loading: bool,
+    pub loaded_once: bool,
+    /// Why the store could not be read, until a read succeeds.
+    pub load_error: Option<String>,
+    pub sweeping: bool,
+    pub last_sweep: Option<Result<SweepReport, String>>,
+    last_load: Option<Instant>,
+    last_sweep_at: Option<Instant>,
+    /// Milliseconds since the epoch, for "since" (a fixed clock in tests).
+    clock: fn() -> i64,
+}
+
+impl Default for HealthPane {
+    fn default() -> Self {
+        HealthPane::new()
+    }
+}
+
+impl HealthPane {
+    pub fn new() -> HealthPane {
+        HealthPane {
+            rows: Vec::new(),
+            table: TableState::default(),
+            window: Window::Day,
+            mode: Mode::Board,
+            sessions_of: None,
+            sessions: Vec::new(),
+            sessions_table: TableState::default(),
+            recover: None,
+            load_seq: 0,
+            loading: false,
+            loaded_once: false,
+            load_error: None,
+            sweeping: false,
+            last_sweep: None,
+            last_load: None,
+            last_sweep_at: None,
+            clock: crate::store::now_ms,
+        }
+    }
+
+    /// Replaces the wall clock (tests use a fixed one).
+    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn rows(&self) -> &[SubscriptionHealth] {
+        &self.rows
+    }
+
+    /// Rows as if just loaded (fixtures for tests and snapshots).
+    pub fn set_rows(&mut self, rows: Vec<SubscriptionHealth>) {
+        self.rows = rows;
+        self.loaded_once = true;
+        self.table.clamp(self.rows.len());
+    }
+
+    pub fn sessions(&self) -> &[FailingSession] {
+        &self.sessions
+    }
+
+    pub fn selected(&self) -> Option<&SubscriptionHealth> {
+        self.rows.get(self.table.position())
+    }
+
+    pub fn selected_index(&self) -> Option<usize> {
+        self.table.selected(self.rows.len())
+    }
+
+    pub fn selected_session(&self) -> Option<&FailingSession> {
+        self.sessions.get(self.sessions_table.position())
+    }
+
+    pub fn busy(&self) -> bool {
+        self.loading || self.sweeping || self.recovering()
+    }
+
+    fn recovering(&self) -> bool {
+        self.recover
+            .as_ref()
+            .is_some_and(|form| form.progress.is_some())
+    }
+
+    pub fn help_sections() -> Vec<CommandSection> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Health board", board_commands(true)),
+            section("Failing sessions", sessions_commands(true)),
+            section("Recover (typing)", recover_commands(false)),
+        ]
+    }
+
+    /// The board reloads and the sweep runs while the pane is on screen.
+    pub fn wants_tick(&self) -> bool {
+        true
+    }
+
+    fn since_ms(&self) -> i64 {
+        (self.clock)() - self.window.millis()
+    }
+
+    // ---- update -------------------------------------------------------
+
+    /// The first read of the store, and a first sweep.
+    pub fn init(&mut self, out: &mut Outcome) {
+        self.reload(out);
+        self.sweep(out);
+    }
+
+    /// `r`: sweep now, then read the board again.
+    pub fn refresh(&mut self, out: &mut Outcome) {
+        self.sweep(out);
+        self.reload(out);
+    }
+
+    fn reload(&mut self, out: &mut Outcome) {
+        self.load_seq += 1;
+        self.loading = true;
+        self.last_load = Some(Instant::now());
+        out.effects.push(Effect::LoadHealth {
+            seq: self.load_seq,
+            since_ms: self.since_ms(),
+        });
+        if let (Mode::Sessions, Some(id)) = (self.mode, self.sessions_of.clone()) {
+            out.effects.push(Effect::LoadFailingSessions {
+                seq: self.load_seq,
+                subscription_id: id,
+                since_ms: self.since_ms(),
+            });
+        }
+    }
+
+    fn sweep(&mut self, out: &mut Outcome) {
+        if self.sweeping {
+            return;
+        }
+        self.sweeping = true;
+        self.last_sweep_at = Some(Instant::now());
+        out.effects.push(Effect::SweepHistory);
+    }
+
+    /// The clock, while the pane is on screen: reload every
+    /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
+    pub fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let due = |last: Option<Instant>, every: Duration| {
+            last.is_none_or(|last| at.saturating_duration_since(last) >= every)
+        };
+        let mut changed = false;
+        if !self.sweeping && due(self.last_sweep_at, SWEEP_EVERY) {
+            self.sweep(out);
+            changed = true;
+        }
+        if !self.loading && due(self.last_load, RELOAD_EVERY) {
+            self.reload(out);
+            changed = true;
+        }
+        changed
+    }
+
+    pub fn run(&mut self, command: HealthCommand, out: &mut Outcome) {
+        use HealthCommand::*;
+        match command {
+            Move(to) => match self.mode {
+                Mode::Sessions => self.sessions_table.apply(to, self.sessions.len()),
+                _ => self.table.apply(to, self.rows.len()),
+            },
+            Open => self.open(out),
+            Back => {
+                self.mode = Mode::Board;
+                self.sessions_of = None;
+            }
+            CycleWindow => {
+                self.window = self.window.next();
+                out.toast = Some(format!("window: the last {}", self.window.label()));
+                self.reload(out);
+            }
+            Recover => self.open_recover(),
+            NextField => {
+                if let Some(form) = &mut self.recover {
+                    form.field = match form.field {
+                        Field::Secret => Field::Confirm,
+                        Field::Confirm => Field::Secret,
+                    };
+                }
+            }
+            RecoverCancel => {
+                if !self.recovering() {
+                    self.recover = None;
+                    self.mode = Mode::Board;
+                }
+            }
+            RecoverSubmit => self.submit_recover(out),
+        }
+    }
+
+    fn open(&mut self, out: &mut Outcome) {
+        match self.mode {
+            Mode::Board => {
+                let Some(row) = self.selected() else { return };
+                if row.failed == 0 {
+                    out.toast = Some("no failures in this window for that subscription".into());
+                    return;
+                }
+                self.sessions_of = Some(row.id.clone());
+                self.sessions.clear();
+                self.sessions_table.reset();
+                self.mode = Mode::Sessions;
+                self.reload(out);
+            }
+            Mode::Sessions => {
+                if let Some(session) = self.selected_session() {
+                    out.then = Some(Action::OpenInDeliveries(session.session_id.clone()));
+                }
+            }
+            Mode::Recover => {}
+        }
+    }
+
+    fn open_recover(&mut self) {
+        let Some(row) = self.selected() else { return };
+        self.recover = Some(RecoverForm {
+            subscription_id: row.id.clone(),
+            url: row.url.clone(),
+            secret: Input::default(),
+            confirm: Input::default(),
+            field: Field::Secret,
+            progress: None,
+            result: None,
+        });
+        self.mode = Mode::Recover;
+    }
+
+    fn submit_recover(&mut self, out: &mut Outcome) {
+        let since_ms = self.since_ms();
+        let Some(form) = &mut self.recover else {
+            return;
+        };
+        if form.progress.is_some() {
+            return;
+        }
+        let secret = form.secret.value().trim().to_owned();
+        if secret.is_empty() {
+            form.field = Field::Secret;
+            out.toast = Some("type the subscription's signing secret first".into());
+            return;
+        }
+        if form.confirm.value().trim() != short_id(&form.subscription_id) {
+            form.field = Field::Confirm;
+            out.toast = Some(format!(
+                "type {} to confirm re-sending its missed events",
+                short_id(&form.subscription_id)
+            ));
+            return;
+        }
+        form.progress = Some((0, 0));
+        form.result = None;
+        out.effects.push(Effect::Recover {
+            subscription_id: form.subscription_id.clone(),
+            since_ms,
+            secret: SecretString::new(secret),
+        });
+        // The secret leaves the form as soon as it is sent.
+        form.secret = Input::default();
+    }
+
+    /// A background result for this pane.
+    pub fn on_result(&mut self, result: HealthResult, out: &mut Outcome) {
+        match result {
+            HealthResult::Loaded { seq, result } => {
+                if seq != self.load_seq {
+                    return;
+                }
+                self.loading = false;
+                match result {
+                    Ok(rows) => {
+                        let keep = self.selected().map(|row| row.id.clone());
+                        self.rows = rows;
+                        self.loaded_once = true;
+                        self.load_error = None;
+                        let position =
+                            keep.and_then(|id| self.rows.iter().position(|row| row.id == id));
+                        self.table.select_or_clamp(position, self.rows.len());
+                    }
+                    Err(failure) => self.load_error = Some(failure.message),
+                }
+            }
+            HealthResult::Sessions {
+                seq,
+                subscription_id,
+                result,
+            } => {
+                if seq != self.load_seq || self.sessions_of.as_deref() != Some(&subscription_id) {
+                    return;
+                }
+                match result {
+                    Ok(sessions) => {
+                        self.sessions = sessions;
+                        self.sessions_table.clamp(self.sessions.len());
+                    }
+                    Err(failure) => self.load_error = Some(failure.message),
+                }
+            }
+            HealthResult::Swept(result) => {
+                self.sweeping = false;
+                match result {
+                    Ok(report) => {
+                        if let Some(why) = &report.stopped {
+                            out.failure = Some(crate::tui::action::Failure::new(format!(
+                                "sweep stopped early: {why}"
+                            )));
+                        } else {
+                            out.succeeded = true;
+                        }
+                        self.last_sweep = Some(Ok(report));
+                    }
+                    Err(failure) => {
+                        self.last_sweep = Some(Err(failure.message.clone()));
+                        out.failure = Some(failure);
+                    }
+                }
+                self.reload(out);
+            }
+            HealthResult::RecoverProgress { done, total } => {
+                if let Some(form) = &mut self.recover {
+                    form.progress = Some((done, total));
+                }
+            }
+            HealthResult::Recovered(result) => {
+                if let Some(form) = &mut self.recover {
+                    form.progress = None;
+                    form.result = Some(result.map_err(|failure| failure.message));
+                    form.confirm = Input::default();
+                }
+                self.reload(out);
+            }
+        }
+    }
+}
+
+impl Pane for HealthPane {
+    fn commands(&self) -> Vec<CommandInfo> {
+        match self.mode {
+            Mode::Board => board_commands(self.selected().is_some()),
+            Mode::Sessions => sessions_commands(self.selected_session().is_some()),
+            Mode::Recover => recover_commands(self.recovering()),
+        }
+    }
+
+    fn allows_global(&self) -> bool {
+        self.mode != Mode::Recover
+    }
+
+    fn captures_text(&self) -> bool {
+        self.mode == Mode::Recover && !self.recovering()
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        if let Some(form) = &mut self.recover {
+            match form.field {
+                Field::Secret => text::type_key(&mut form.secret, key),
+                Field::Confirm => text::type_key(&mut form.confirm, key),
+            };
+        }
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        if let Some(form) = &mut self.recover {
+            match form.field {
+                Field::Secret => text::paste(&mut form.secret, pasted),
+                Field::Confirm => text::paste(&mut form.confirm, pasted),
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,269 @@
+//! `update` tests of the Health pane, driven through the [`App`] with the
+//! keys an operator would press.
+
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+
+use super::{Field, HealthPane, Mode, Window};
+use crate::history::report::{FailureGroup, SubscriptionHealth};
+use crate::history::sweep::SweepReport;
+use crate::store::deliveries::FailingSession;
+use crate::tui::action::{Action, Effect, Failure, HealthResult};
+use crate::tui::app::{App, AppConfig};
+use crate::tui::panes::PaneId;
+
+const BROKEN: &str = "b0000000-0000-4000-8000-00000000000b";
+const FINE: &str = "f0000000-0000-4000-8000-00000000000f";
+const NOW_MS: i64 = 1_800_000_000_000;
+
+fn now() -> i64 {
+    NOW_MS
+}
+
+fn press(code: KeyCode) -> Action {
+    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn key(c: char) -> Action {
+    press(KeyCode::Char(c))
+}
+
+fn row(id: &str, failed: i64) -> SubscriptionHealth {
+    SubscriptionHealth {
+        id: id.into(),
+        url: format!("https://{id}.example/hook"),
+        enabled: true,
+        delivered: 10,
+        failed,
+        pending: 0,
+        success_rate: Some(10.0 / (10.0 + failed as f64)),
+        last_failure_at: (failed > 0).then(|| "2027-01-15T08:00:00Z".into()),
+        retries_due: 0,
+        next_retry_at: None,
+        failures: if failed > 0 {
+            vec![FailureGroup {
+                diagnosis: "401 invalid signature: …".into(),
+                http_status: Some(401),
+                count: failed,
+                last_at: "2027-01-15T08:00:00Z".into(),
+                example_session_id: "ses_example".into(),
+            }]
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn app(read_only: bool) -> App {
+    let mut app = App::new(AppConfig {
+        read_only,
+        ..AppConfig::default()
+    });
+    app.health = HealthPane::new().with_clock(now);
+    app
+}
+
+fn load_seq(effects: &[Effect]) -> u64 {
+    effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::LoadHealth { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("a board read in {effects:?}"))
+}
+
+/// An app on the Health pane with the board loaded: broken first.
+fn loaded() -> App {
+    let mut app = app(false);
+    let effects = app.init();
+    let seq = load_seq(&effects);
+    app.update(Action::Health(HealthResult::Loaded {
+        seq,
+        result: Ok(vec![row(BROKEN, 9), row(FINE, 0)]),
+    }));
+    app
+}
+
+#[test]
+fn the_console_opens_on_the_board_which_reads_the_store_and_sweeps() {
+    let mut app = app(false);
+    assert_eq!(app.pane, PaneId::Health);
+    assert_eq!(PaneId::ALL[0], PaneId::Health, "the first tab");
+    let effects = app.init();
+    let since = effects.iter().find_map(|effect| match effect {
+        Effect::LoadHealth { since_ms, .. } => Some(*since_ms),
+        _ => None,
+    });
+    assert_eq!(since, Some(NOW_MS - 86_400_000), "the last 24 h by default");
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::SweepHistory))
+    );
+}
+
+#[test]
+fn a_stale_read_is_dropped_and_a_sweep_reloads_the_board() {
+    let mut app = loaded();
+    app.update(Action::Health(HealthResult::Loaded {
+        seq: 0,
+        result: Ok(Vec::new()),
+    }));
+    assert_eq!(
+        app.health.rows().len(),
+        2,
+        "an older read does not replace the board"
+    );
+    let effects = app.update(Action::Health(HealthResult::Swept(Ok(SweepReport {
+        sessions_swept: 5,
+        requests: 6,
+        ..SweepReport::default()
+    }))));
+    assert!(!app.health.sweeping);
+    load_seq(&effects);
+}
+
+#[test]
+fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
+    let mut app = loaded();
+    let effects = app.update(press(KeyCode::Enter));
+    assert_eq!(app.health.mode, Mode::Sessions);
+    let (seq, of) = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::LoadFailingSessions {
+                seq,
+                subscription_id,
+                ..
+            } => Some((*seq, subscription_id.clone())),
+            _ => None,
+        })
+        .expect("the failing sessions are read");
+    assert_eq!(of, BROKEN);
+    app.update(Action::Health(HealthResult::Sessions {
+        seq,
+        subscription_id: BROKEN.into(),
+        result: Ok(vec![FailingSession {
+            session_id: "call_1234".into(),
+            failed_attempts: 2,
+            last_failure_ms: NOW_MS - 1_000,
+            http_status_code: Some(401),
+            error: Some("HTTP 401: invalid signature".into()),
+        }]),
+    }));
+    let effects = app.update(press(KeyCode::Enter));
+    assert_eq!(app.pane, PaneId::Deliveries);
+    assert_eq!(app.deliveries.id.as_deref(), Some("call_1234"));
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, .. } if id == "call_1234"))
+    );
+}
+
+#[test]
+fn a_subscription_with_no_failures_has_no_sessions_to_list() {
+    let mut app = loaded();
+    app.update(key('j'));
+    let effects = app.update(press(KeyCode::Enter));
+    assert_eq!(app.health.mode, Mode::Board);
+    assert!(effects.is_empty());
+}
+
+#[test]
+fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
+    let mut app = loaded();
+    app.update(key('R'));
+    assert_eq!(app.health.mode, Mode::Recover);
+    for c in "whsec_the_secret_0123456789abcdefghijk".chars() {
+        app.update(key(c));
+    }
+    let effects = app.update(press(KeyCode::Enter));
+    assert!(effects.is_empty(), "no confirmation yet");
+    assert_eq!(app.health.recover.as_ref().unwrap().field, Field::Confirm);
+    for c in "b0000000".chars() {
+        app.update(key(c));
+    }
+    let effects = app.update(press(KeyCode::Enter));
+    let recover = effects
+        .iter()
+        .find(|effect| matches!(effect, Effect::Recover { .. }))
+        .expect("recover starts");
+    match recover {
+        Effect::Recover {
+            subscription_id,
+            since_ms,
+            secret,
+        } => {
+            assert_eq!(subscription_id, BROKEN);
+            assert_eq!(*since_ms, NOW_MS - 86_400_000);
+            assert_eq!(secret.expose(), "whsec_the_secret_0123456789abcdefghijk");
+        }
+        _ => unreachable!(),
+    }
+    assert!(
+        !format!("{effects:?}").contains("the_secret"),
+        "masked in Debug"
+    );
+    let form = app.health.recover.as_ref().unwrap();
+    assert!(
+        form.secret.value().is_empty(),
+        "the form does not keep the secret"
+    );
+    assert!(app.health.busy());
+    app.update(Action::Health(HealthResult::RecoverProgress {
+        done: 3,
+        total: 9,
+    }));
+    assert_eq!(app.health.recover.as_ref().unwrap().progress, Some((3, 9)));
+    app.update(Action::Health(HealthResult::Recovered(Ok(
+        "9 of 9 delivered".into(),
+    ))));
+    let form = app.health.recover.as_ref().unwrap();
+    assert_eq!(form.result, Some(Ok("9 of 9 delivered".into())));
+    app.update(press(KeyCode::Esc));
+    assert_eq!(app.health.mode, Mode::Board);
+}
+
+#[test]
+fn read_only_hides_recover() {
+    let mut app = app(true);
+    let seq = load_seq(&app.init());
+    app.update(Action::Health(HealthResult::Loaded {
+        seq,
+        result: Ok(vec![row(BROKEN, 9)]),
+    }));
+    app.update(key('R'));
+    assert_eq!(app.health.mode, Mode::Board);
+    let help = format!("{:?}", app.help_sections());
+    assert!(!help.contains("recover"), "{help}");
+}
+
+#[test]
+fn w_cycles_the_window_and_reads_again() {
+    let mut app = loaded();
+    let effects = app.update(key('w'));
+    assert_eq!(app.health.window, Window::Week);
+    let since = effects.iter().find_map(|effect| match effect {
+        Effect::LoadHealth { since_ms, .. } => Some(*since_ms),
+        _ => None,
+    });
+    assert_eq!(since, Some(NOW_MS - 604_800_000));
+    app.update(key('w'));
+    assert_eq!(app.health.window, Window::Hour);
+}
+
+#[test]
+fn a_store_that_cannot_be_read_is_shown_not_fatal() {
+    let mut app = app(false);
+    let seq = load_seq(&app.init());
+    app.update(Action::Health(HealthResult::Loaded {
+        seq,
+        result: Err(Failure::new("earshot.db is not an earshot store")),
+    }));
+    assert_eq!(
+        app.health.load_error.as_deref(),
+        Some("earshot.db is not an earshot store")
+    );
+    assert!(!app.quit);
+}

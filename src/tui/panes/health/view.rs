@@ -1,0 +1,350 @@
+//! Drawing the Health pane: the title with the window and the last sweep,
+//! the per-subscription board (only the rows on screen are built) with the
+//! selected row's failure groups under it, a subscription's failing
+//! sessions, and the recover form. Reads state, changes nothing but the
+//! remembered scroll offsets.
+
+use chrono::{TimeZone, Utc};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Row, Wrap};
+
+use super::{Field, HealthPane, Mode, RecoverForm};
+use crate::history::report::SubscriptionHealth;
+use crate::tui::panes::subscriptions::short_id;
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::fit;
+use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::table;
+
+/// Draws the pane in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    draw_title(frame, title, pane, theme);
+    match pane.mode {
+        Mode::Board => draw_board(frame, body, pane, theme),
+        Mode::Sessions => draw_sessions(frame, body, pane, theme),
+        Mode::Recover => match &pane.recover {
+            Some(form) => draw_recover(frame, body, form, theme),
+            None => draw_board(frame, body, pane, theme),
+        },
+    }
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let failing = pane.rows().iter().filter(|row| row.failed > 0).count();
+    let mut spans = vec![
+        Span::styled(" Health", theme.style(Role::Accent)),
+        Span::styled(
+            format!("  last {}", pane.window.label()),
+            theme.style(Role::Fg),
+        ),
+        Span::styled(format!(" · {} subscriptions", pane.rows().len()), muted),
+    ];
+    if failing > 0 {
+        spans.push(Span::styled(
+            format!(" · {failing} failing"),
+            theme.style(Role::Error),
+        ));
+    }
+    match &pane.last_sweep {
+        _ if pane.sweeping => spans.push(Span::styled(" · sweeping…", theme.style(Role::Warn))),
+        Some(Ok(report)) => spans.push(Span::styled(
+            format!(
+                " · swept {} sessions ({} requests{})",
+                report.sessions_swept,
+                report.requests,
+                if report.left_for_later > 0 {
+                    format!(", {} still due", report.left_for_later)
+                } else {
+                    String::new()
+                }
+            ),
+            muted,
+        )),
+        Some(Err(_)) => spans.push(Span::styled(" · sweep failed", theme.style(Role::Error))),
+        None => {}
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+const SUB_W: u16 = 9;
+const COUNT_W: u16 = 6;
+const RATE_W: u16 = 5;
+const TIME_W: u16 = 8;
+const URL_W: u16 = 28;
+
+fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    if pane.rows().is_empty() {
+        return draw_empty(frame, area, pane, theme);
+    }
+    // The board, then the selected subscription's failures right under it.
+    let details = pane
+        .selected()
+        .map_or(0, |row| row.failures.len().min(4) as u16 + 2);
+    let wanted = u16::try_from(pane.rows().len() + 1).unwrap_or(u16::MAX);
+    let board_height = wanted.min(area.height.saturating_sub(details)).max(2);
+    let [board, below, _] = Layout::vertical([
+        Constraint::Length(board_height),
+        Constraint::Length(details),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    let selected = pane.selected_index();
+    let window = pane.table.window(board, pane.rows().len());
+    // A narrow terminal gives the URL less room, so the diagnosis shows.
+    let url_w = if board.width < 100 { URL_W / 2 } else { URL_W };
+    let (widths, failure_w) = table::fixed_then_rest(
+        board.width,
+        &[SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, RATE_W, TIME_W],
+    );
+    let header = [
+        "SUB",
+        "URL",
+        "OK",
+        "FAILED",
+        "PEND",
+        "RATE",
+        "LAST ✗",
+        "WHY (LARGEST GROUP)",
+    ];
+    let rows = window.filter_map(|position| {
+        let row = pane.rows().get(position)?;
+        Some(board_row(
+            row,
+            selected == Some(position),
+            usize::from(url_w),
+            usize::from(failure_w),
+            theme,
+        ))
+    });
+    table::draw(frame, board, &header, rows, widths, theme);
+    if let Some(row) = pane.selected() {
+        draw_failures(frame, below, row, theme);
+    }
+}
+
+fn board_row(
+    row: &SubscriptionHealth,
+    selected: bool,
+    url_w: usize,
+    failure_w: usize,
+    theme: &Theme,
+) -> Row<'static> {
+    let rate = row
+        .success_rate
+        .map_or("—".to_owned(), |rate| format!("{:.0}%", rate * 100.0));
+    let last = row
+        .last_failure_at
+        .as_deref()
+        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string());
+    let why = row
+        .failures
+        .first()
+        .map(|group| format!("×{} {}", group.count, group.diagnosis))
+        .unwrap_or_default();
+    let mut name = short_id(&row.id).to_owned();
+    if !row.enabled {
+        name.push('⏸');
+    }
+    let cells = vec![
+        Line::from(name),
+        Line::from(fit(&row.url, url_w)),
+        Line::from(row.delivered.to_string()),
+        Line::from(row.failed.to_string()),
+        Line::from(row.pending.to_string()),
+        Line::from(rate),
+        Line::from(last),
+        Line::from(fit(&why, failure_w)),
+    ];
+    let mut style = if row.failed > 0 {
+        theme.style(Role::Error)
+    } else if row.pending > 0 {
+        theme.style(Role::Warn)
+    } else {
+        theme.style(Role::Fg)
+    };
+    if selected {
+        style = style.patch(theme.selection());
+    }
+    Row::new(cells).style(style)
+}
+
+/// The selected subscription's failure groups and retries.
+fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, theme: &Theme) {
+    if area.height == 0 {
+        return;
+    }
+    let muted = theme.style(Role::Muted);
+    let mut lines = vec![
+        Line::default(),
+        Line::from(vec![
+            Span::styled(
+                format!(" {} ", short_id(&row.id)),
+                theme.style(Role::Accent),
+            ),
+            Span::styled(row.url.clone(), theme.style(Role::Fg)),
+            Span::styled(
+                match (&row.next_retry_at, row.retries_due) {
+                    (Some(next), count) => format!("  · {count} retries due, next {next}"),
+                    _ => String::new(),
+                },
+                theme.style(Role::Warn),
+            ),
+        ]),
+    ];
+    for group in row.failures.iter().take(4) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("   ×{:<5} ", group.count), theme.style(Role::Error)),
+            Span::styled(group.diagnosis.clone(), theme.style(Role::Fg)),
+            Span::styled(
+                format!(
+                    "  (last {}, e.g. {})",
+                    group.last_at, group.example_session_id
+                ),
+                muted,
+            ),
+        ]));
+    }
+    frame.render_widget(Paragraph::new(lines).style(theme.base()), area);
+}
+
+fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    if let Some(error) = &pane.load_error {
+        let what = "could not read the incident-history store (r tries again):";
+        table::draw_load_error(frame, area, what, error, theme);
+        return;
+    }
+    let note = if !pane.loaded_once || pane.sweeping {
+        "reading the store and sweeping the known sessions…"
+    } else {
+        "no subscriptions in the store yet. Point one subscription to all five events at \
+         `earshot listen --store` (the observer) so every session is known; the sweep lists \
+         subscriptions and fetches each session's delivery attempts."
+    };
+    table::draw_note(frame, area, note, theme);
+}
+
+const SESSION_W: u16 = 38;
+const HTTP_W: u16 = 4;
+
+fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    let [head, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let of = pane.sessions_of.as_deref().map(short_id).unwrap_or("");
+    let heading = format!(
+        " failing sessions of {of} · {} (enter opens one in Deliveries)",
+        pane.sessions().len()
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(heading, theme.style(Role::Muted))).style(theme.base()),
+        head,
+    );
+    if pane.sessions().is_empty() {
+        table::draw_note(frame, list, "loading the failing sessions…", theme);
+        return;
+    }
+    let selected = pane.sessions_table.selected(pane.sessions().len());
+    let window = pane.sessions_table.window(list, pane.sessions().len());
+    let (widths, error_w) =
+        table::fixed_then_rest(list.width, &[SESSION_W, COUNT_W, TIME_W, HTTP_W]);
+    let header = ["SESSION / CALL", "FAILED", "LAST", "HTTP", "ERROR"];
+    let rows = window.filter_map(|position| {
+        let session = pane.sessions().get(position)?;
+        let last = Utc
+            .timestamp_millis_opt(session.last_failure_ms)
+            .single()
+            .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string());
+        let cells = vec![
+            Line::from(fit(&session.session_id, usize::from(SESSION_W))),
+            Line::from(session.failed_attempts.to_string()),
+            Line::from(last),
+            Line::from(
+                session
+                    .http_status_code
+                    .map_or("—".into(), |code| code.to_string()),
+            ),
+            Line::from(fit(
+                session.error.as_deref().unwrap_or(""),
+                usize::from(error_w),
+            )),
+        ];
+        let mut style = theme.style(Role::Error);
+        if selected == Some(position) {
+            style = style.patch(theme.selection());
+        }
+        Some(Row::new(cells).style(style))
+    });
+    table::draw(frame, list, &header, rows, widths, theme);
+}
+
+fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {
+    let inner = area.inner(Margin::new(2, 1));
+    let [intro, secret, confirm, _, status] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    let text = format!(
+        "Recover {}: re-send every event it missed for good in this window to {}, \
+         signed now with its secret (kept only for this run). Events already recovered \
+         are skipped.",
+        short_id(&form.subscription_id),
+        form.url
+    );
+    frame.render_widget(
+        Paragraph::new(text)
+            .style(theme.style(Role::Fg))
+            .wrap(Wrap { trim: true }),
+        intro,
+    );
+    let running = form.progress.is_some();
+    let label_w = 24;
+    for (area, label, input, echo, which) in [
+        (
+            secret,
+            "signing secret",
+            &form.secret,
+            Echo::Masked,
+            Field::Secret,
+        ),
+        (
+            confirm,
+            "type the short id",
+            &form.confirm,
+            Echo::Plain,
+            Field::Confirm,
+        ),
+    ] {
+        let [label_area, value] =
+            Layout::horizontal([Constraint::Length(label_w), Constraint::Min(1)]).areas(area);
+        let active = form.field == which && !running;
+        field::draw_label(frame, label_area, label, active, theme);
+        field::draw(frame, value, input, echo, theme.style(Role::Fg), active);
+    }
+    let line = match (&form.progress, &form.result) {
+        (Some((done, total)), _) if *total > 0 => Span::styled(
+            format!("sending… {done} of {total}"),
+            theme.style(Role::Warn),
+        ),
+        (Some(_), _) => Span::styled("sweeping and planning…", theme.style(Role::Warn)),
+        (None, Some(Ok(summary))) => Span::styled(summary.clone(), theme.style(Role::Ok)),
+        (None, Some(Err(why))) => Span::styled(why.clone(), theme.style(Role::Error)),
+        (None, None) => Span::styled(
+            format!(
+                "enter sends · type {} to confirm",
+                short_id(&form.subscription_id)
+            ),
+            theme.style(Role::Muted),
+        ),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(line)).wrap(Wrap { trim: true }),
+        status,
+    );
+}
