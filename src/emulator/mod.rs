@@ -179,6 +179,7 @@ fn router(state: SharedState) -> Router {
             state.clone(),
             stats::count,
         ))
+        .layer(axum::middleware::from_fn(problem::in_area_shape))
         .with_state(state)
 }
 

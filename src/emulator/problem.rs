@@ -1,7 +1,19 @@
-//! Error answers in the spec's `{status, title, detail}` shape.
+//! Error answers, each in the documented shape of the area it belongs to.
+//!
+//! Handlers return [`Problem`] (a status and a sentence) without caring
+//! about shapes. [`Problem::into_response`] renders the spec's
+//! `{status, title, detail}` and tags the response with the problem;
+//! [`in_area_shape`], one layer on the whole router, re-renders tagged
+//! answers under `/v2` as the pre-recorded API's `{"error": "<message>"}`
+//! (the shape its official SDKs read). Headers such as `Retry-After` are
+//! kept.
 
 use axum::Json;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::extract::Request;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -9,7 +21,7 @@ use crate::api::validate::ValidationError;
 
 /// An error answer: a status, its canonical title, and a detail sentence.
 /// Handlers return `Result<_, Problem>` and use `?`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Problem {
     status: StatusCode,
     detail: String,
@@ -34,6 +46,17 @@ impl Problem {
     pub fn conflict(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::CONFLICT, detail)
     }
+
+    /// The body of this problem in `area`'s shape.
+    fn body(&self, area: Area) -> serde_json::Value {
+        match area {
+            Area::Prerecorded => json!({ "error": self.detail }),
+            Area::Other => {
+                let title = self.status.canonical_reason().unwrap_or("Error");
+                json!({ "status": self.status.as_u16(), "title": title, "detail": self.detail })
+            }
+        }
+    }
 }
 
 impl From<ValidationError> for Problem {
@@ -44,8 +67,63 @@ impl From<ValidationError> for Problem {
 
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
-        let title = self.status.canonical_reason().unwrap_or("Error");
-        let body = json!({ "status": self.status.as_u16(), "title": title, "detail": self.detail });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(self.body(Area::Other))).into_response();
+        response.extensions_mut().insert(self);
+        response
+    }
+}
+
+/// Which documented error shape a path's answers take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Area {
+    /// `/v2`: the pre-recorded API, `{"error": "<message>"}`.
+    Prerecorded,
+    /// Dictation, sync, agents `/v1` and the emulator's own routes:
+    /// `{status, title, detail}` (dictation's `{error, error_code}` parse
+    /// errors are rendered by its handler and left alone).
+    Other,
+}
+
+impl Area {
+    fn of(path: &str) -> Area {
+        if path == "/v2" || path.starts_with("/v2/") {
+            Area::Prerecorded
+        } else {
+            Area::Other
+        }
+    }
+}
+
+/// Middleware on the whole router: every [`Problem`] answer in the shape
+/// of the area its request's path belongs to.
+pub(crate) async fn in_area_shape(request: Request, next: Next) -> Response {
+    let area = Area::of(request.uri().path());
+    let mut response = next.run(request).await;
+    let Some(problem) = response.extensions_mut().remove::<Problem>() else {
+        return response;
+    };
+    if area == Area::Other {
+        return response;
+    }
+    let (mut parts, _) = response.into_parts();
+    let body = problem.body(area).to_string();
+    parts.headers.remove(CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    Response::from_parts(parts, Body::from(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn areas_are_told_apart_by_path() {
+        assert_eq!(Area::of("/v2/transcript/x"), Area::Prerecorded);
+        assert_eq!(Area::of("/v2"), Area::Prerecorded);
+        assert_eq!(Area::of("/v2x"), Area::Other);
+        assert_eq!(Area::of("/v1/webhook-subscriptions"), Area::Other);
+        assert_eq!(Area::of("/_emulator/stats"), Area::Other);
     }
 }
