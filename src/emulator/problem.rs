@@ -5,14 +5,18 @@
 //! `{status, title, detail}` and tags the response with the problem;
 //! [`in_area_shape`], one layer on the whole router, re-renders tagged
 //! answers under `/v2` as the pre-recorded API's `{"error": "<message>"}`
-//! (the shape its official SDKs read). Headers such as `Retry-After` are
-//! kept.
+//! (the shape its official SDKs read), and turns every other error answer
+//! that is not JSON (axum's own rejections: a body over the limit, a path
+//! that does not decode, a wrong method) into a problem of the same status.
+//! [`no_route`] is the router's fallback; a request target longer than
+//! [`MAX_URI_BYTES`] is refused before routing. Headers such as
+//! `Retry-After` and `Allow` are kept.
 
 use axum::Json;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
@@ -94,17 +98,69 @@ impl Area {
     }
 }
 
-/// Middleware on the whole router: every [`Problem`] answer in the shape
-/// of the area its request's path belongs to.
+/// The longest request target (path and query) the emulator reads; longer
+/// ones get 414 (hyper itself answers 414, without a body, past 64 KiB).
+pub(crate) const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most of a rejection's plain-text body kept as the problem's detail.
+const MAX_REJECTION_BYTES: usize = 4 * 1024;
+
+/// The router's fallback: a path no route serves.
+pub(crate) async fn no_route(method: Method, uri: axum::http::Uri) -> Problem {
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        format!("no such endpoint: {method} {}", uri.path()),
+    )
+}
+
+/// Middleware on the whole router: every error answer in the shape of the
+/// area its request's path belongs to.
 pub(crate) async fn in_area_shape(request: Request, next: Next) -> Response {
     let area = Area::of(request.uri().path());
+    let target_len = request
+        .uri()
+        .path_and_query()
+        .map_or(0, |target| target.as_str().len());
+    if target_len > MAX_URI_BYTES {
+        let problem = Problem::new(
+            StatusCode::URI_TOO_LONG,
+            format!(
+                "the request target is {target_len} bytes long; at most {MAX_URI_BYTES} are read"
+            ),
+        );
+        return render(problem.clone().into_response(), &problem, area);
+    }
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
     let mut response = next.run(request).await;
-    let Some(problem) = response.extensions_mut().remove::<Problem>() else {
-        return response;
-    };
-    if area == Area::Other {
+    if let Some(problem) = response.extensions_mut().remove::<Problem>() {
+        return match area {
+            Area::Other => response,
+            Area::Prerecorded => render(response, &problem, area),
+        };
+    }
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(&response) {
         return response;
     }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, MAX_REJECTION_BYTES)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).trim().to_owned())
+        .unwrap_or_default();
+    let detail = if !text.is_empty() {
+        text
+    } else if status == StatusCode::METHOD_NOT_ALLOWED {
+        // axum adds `Allow` outside this layer, so it is named, not copied.
+        format!("{method} is not allowed on {path}; the Allow header lists the methods that are")
+    } else {
+        status.canonical_reason().unwrap_or("error").to_owned()
+    };
+    let problem = Problem::new(status, detail);
+    render(Response::from_parts(parts, Body::empty()), &problem, area)
+}
+
+/// `response`'s status and headers with `problem` in `area`'s shape.
+fn render(response: Response, problem: &Problem, area: Area) -> Response {
     let (mut parts, _) = response.into_parts();
     let body = problem.body(area).to_string();
     parts.headers.remove(CONTENT_LENGTH);
@@ -112,6 +168,14 @@ pub(crate) async fn in_area_shape(request: Request, next: Next) -> Response {
         .headers
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     Response::from_parts(parts, Body::from(body))
+}
+
+fn is_json(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"))
 }
 
 #[cfg(test)]
