@@ -99,7 +99,7 @@ async fn upload(harness: &Harness, audio: Vec<u8>) -> String {
         .send()
         .await
         .expect("upload answers");
-    assert_eq!(response.status().as_u16(), 201);
+    assert_eq!(response.status().as_u16(), 200);
     let body: Value = response.json().await.expect("upload answer is JSON");
     body["upload_url"]
         .as_str()
@@ -107,10 +107,10 @@ async fn upload(harness: &Harness, audio: Vec<u8>) -> String {
         .to_owned()
 }
 
-/// `POST /v2/transcript`; the record (asserts 201).
+/// `POST /v2/transcript`; the record (asserts 200, as the SDKs expect).
 async fn submit(harness: &Harness, body: Value) -> Value {
     let answer = post(harness, "/v2/transcript", body).await;
-    assert_eq!(answer.status, 201, "{}", answer.text);
+    assert_eq!(answer.status, 200, "{}", answer.text);
     answer.json()
 }
 
@@ -229,15 +229,22 @@ async fn closed_port_url() -> String {
     format!("http://{addr}/audio.wav")
 }
 
-fn assert_problem(answer: &RawAnswer, status: u16) {
+/// A `/v2` error answer: `status`, and the body the platform's SDKs read,
+/// `{"error": "<message>"}` and nothing else. The message.
+fn assert_error(answer: &RawAnswer, status: u16) -> String {
     assert_eq!(answer.status, status, "{}", answer.text);
+    let content_type = answer
+        .headers
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    assert_eq!(content_type, "application/json", "{}", answer.text);
     let body = answer.json();
-    assert_eq!(body["status"], status, "{body}");
-    assert!(body["title"].is_string(), "{body}");
-    assert!(
-        body["detail"].as_str().is_some_and(|d| !d.is_empty()),
-        "{body}"
-    );
+    let object = body.as_object().expect("an object");
+    assert_eq!(object.len(), 1, "{body}");
+    let message = body["error"].as_str().unwrap_or_default().to_owned();
+    assert!(!message.is_empty(), "{body}");
+    message
 }
 
 // ---------------------------------------------------------------------------
@@ -267,7 +274,7 @@ async fn an_uploaded_wav_is_transcribed_with_its_icmt_text() {
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["text"], "hello from the fixture");
     assert!(done["error"].is_null());
-    assert_eq!(done["audio_duration"], 4.0);
+    assert_eq!(done["audio_duration"], 4);
     harness.emulator.shutdown().await;
 }
 
@@ -284,10 +291,57 @@ async fn audio_at_another_url_is_downloaded_and_gets_the_fixed_sentence() {
     let done = wait_done(&harness, created["id"].as_str().unwrap()).await;
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["text"], FIXED_TEXT);
-    assert_eq!(done["audio_duration"], 2.0);
+    assert_eq!(done["audio_duration"], 2);
     let calls = host.calls();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].uri.to_string(), "/files/a.wav?sig=1");
+    harness.emulator.shutdown().await;
+}
+
+/// The record's fields with the JSON types the official SDKs read (the
+/// Python SDK validates them: a fractional `audio_duration` fails it).
+#[tokio::test]
+async fn records_have_the_json_types_the_sdks_read() {
+    let harness = start(0.01).await;
+    let mut done = Vec::new();
+    for (seconds, whole) in [(2.25, 2), (2.5, 3)] {
+        let audio_url = upload(&harness, wav(seconds, Some("one two, three."))).await;
+        // Fields the SDKs send by default, beyond the spec's four.
+        let created = submit(
+            &harness,
+            json!({ "audio_url": audio_url, "language_code": "en_us", "punctuate": true,
+                    "format_text": true, "speech_models": ["universal"], "speaker_labels": false }),
+        )
+        .await;
+        assert!(created["audio_duration"].is_null(), "{created}");
+        assert!(created["words"].is_null(), "{created}");
+        assert_eq!(created["webhook_auth"], false, "{created}");
+        let record = wait_done(&harness, &text_of(&created, "id")).await;
+        assert_eq!(record["status"], "completed", "{record}");
+        assert!(record["audio_duration"].is_u64(), "{record}");
+        assert_eq!(record["audio_duration"], whole, "{seconds} s: {record}");
+        done.push((seconds, record));
+    }
+    for (seconds, record) in done {
+        assert!(record["id"].is_string() && record["audio_url"].is_string());
+        assert!(record["error"].is_null() && record["webhook_status_code"].is_null());
+        assert_eq!(record["webhook_auth"], false);
+        let words = record["words"].as_array().expect("words when completed");
+        let texts: Vec<&str> = words.iter().map(|w| w["text"].as_str().unwrap()).collect();
+        assert_eq!(texts, ["one", "two", "three"]);
+        let mut previous_end = 0;
+        for word in words {
+            let (start, end) = (word["start"].as_u64(), word["end"].as_u64());
+            let (start, end) = (start.expect("start in ms"), end.expect("end in ms"));
+            assert!(previous_end <= start && start < end, "{word}");
+            previous_end = end;
+            let confidence = word["confidence"].as_f64().expect("confidence");
+            assert!((0.0..=1.0).contains(&confidence), "{word}");
+        }
+        assert_eq!(previous_end, (seconds * 1000.0) as u64);
+        let confidence = record["confidence"].as_f64().expect("confidence");
+        assert!((0.0..=1.0).contains(&confidence), "{record}");
+    }
     harness.emulator.shutdown().await;
 }
 
@@ -357,16 +411,16 @@ async fn invalid_requests_get_400_and_unknown_ids_404() {
     ];
     for body in bad_bodies {
         let answer = post(&harness, "/v2/transcript", body.clone()).await;
-        assert_problem(&answer, 400);
+        assert_error(&answer, 400);
     }
     let not_json = harness
         .authed(Method::POST, "/v2/transcript", Some("{not json"))
         .await;
-    assert_problem(&not_json, 400);
+    assert_error(&not_json, 400);
     let unknown = harness
         .authed(Method::GET, "/v2/transcript/no-such-id", None)
         .await;
-    assert_problem(&unknown, 404);
+    assert_error(&unknown, 404);
     harness.emulator.shutdown().await;
 }
 
@@ -473,7 +527,11 @@ async fn the_account_route_reads_and_rejects_bad_changes() {
                 Some(&bad.to_string()),
             )
             .await;
-        assert_problem(&answer, 400);
+        // The emulator's own routes keep the spec's `{status, title, detail}`.
+        assert_eq!(answer.status, 400, "{}", answer.text);
+        let body = answer.json();
+        assert_eq!(body["status"], 400, "{body}");
+        assert!(body["detail"].as_str().is_some_and(|d| !d.is_empty()));
     }
     harness.emulator.shutdown().await;
 }
@@ -543,7 +601,9 @@ async fn webhooks_carry_the_custom_header_exactly_when_it_is_set() {
         let body: Value = serde_json::from_slice(&call.body).unwrap();
         assert_eq!(body, json!({ "transcript_id": id, "status": "completed" }));
     }
+    assert_eq!(transcript(&harness, &without).await["webhook_auth"], false);
     let record = transcript(&harness, &with).await;
+    assert_eq!(record["webhook_auth"], true);
     assert_eq!(record["webhook_status_code"], 200);
     assert_eq!(record["webhook_url"], receiver.url("/with"));
     assert_eq!(record["webhook_auth_header_name"], "x-webhook-token");
@@ -684,7 +744,7 @@ async fn the_poll_limit_refuses_the_next_get_of_one_transcript_with_retry_after(
         assert_eq!(get_status(&harness, &path).await, 200);
     }
     let refused = harness.authed(Method::GET, &path, None).await;
-    assert_problem(&refused, 429);
+    let message = assert_error(&refused, 429);
     let retry_after: u64 = refused
         .headers
         .get("retry-after")
@@ -692,6 +752,11 @@ async fn the_poll_limit_refuses_the_next_get_of_one_transcript_with_retry_after(
         .and_then(|value| value.parse().ok())
         .expect("Retry-After in whole seconds");
     assert!((1..=60).contains(&retry_after), "{retry_after}");
+    // The Node SDK shows only the message: it carries the wait too.
+    assert!(
+        message.contains(&format!("retry after {retry_after} s")),
+        "{message}"
+    );
     // Another transcript has its own allowance.
     let other_path = path_of(&other);
     assert_eq!(get_status(&harness, &other_path).await, 200);
@@ -724,14 +789,14 @@ async fn the_request_over_the_http_limit_gets_403_and_only_keyed_requests_count(
     let invalid = post(&harness, "/v2/transcript", json!({})).await; // 4
     assert_eq!(invalid.status, 400);
     let refused = harness.authed(Method::GET, &path, None).await;
-    assert_problem(&refused, 403);
+    assert_error(&refused, 403);
     let refused = post(
         &harness,
         "/v2/transcript",
         json!({ "audio_url": audio_url }),
     )
     .await;
-    assert_problem(&refused, 403);
+    assert_error(&refused, 403);
     let stats = harness.stats().await;
     assert_route_count(&stats, "GET /v2/transcript/{id}", "403", 1);
     assert_route_count(&stats, "POST /v2/transcript", "403", 1);
@@ -758,7 +823,7 @@ async fn a_poll_refused_with_429_still_counts_toward_the_http_limit() {
     let refused = harness
         .authed(Method::GET, "/v2/transcript/another", None)
         .await;
-    assert_problem(&refused, 403);
+    assert_error(&refused, 403);
     harness.emulator.shutdown().await;
 }
 
@@ -773,8 +838,8 @@ async fn the_api_wants_the_raw_key_in_authorization() {
     for (method, path) in paths {
         for key in [None, Some("wrong-key"), Some(&*format!("Bearer {API_KEY}"))] {
             let answer = harness.raw(method.clone(), path, key, Some("{}")).await;
-            assert_problem(&answer, 401);
-            assert_eq!(answer.json()["title"], "Unauthorized");
+            let message = assert_error(&answer, 401);
+            assert!(message.contains("API key"), "{message}");
         }
     }
     let bearer = harness
@@ -785,8 +850,62 @@ async fn the_api_wants_the_raw_key_in_authorization() {
             None,
         )
         .await;
-    assert!(bearer.json()["detail"].as_str().unwrap().contains("Bearer"));
+    assert!(bearer.json()["error"].as_str().unwrap().contains("Bearer"));
     let raw = harness.authed(Method::GET, "/v2/transcript/x", None).await;
     assert_eq!(raw.status, 404);
+    harness.emulator.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------
+// earshot's own client against these answers
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn the_client_accepts_200_and_reads_the_error_message() {
+    use earshot::api::ErrorBody;
+    use earshot::api::types::prerecorded::NewTranscript;
+
+    let harness = start_with(Options {
+        poll_limit: 1,
+        ..Options::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.wav");
+    std::fs::write(&file, wav(1.0, Some("client words"))).unwrap();
+    let upload = harness.client.upload_file(&file, |_| {}).await.unwrap();
+    let created = harness
+        .client
+        .create_transcript(&NewTranscript {
+            audio_url: upload.upload_url,
+            ..NewTranscript::default()
+        })
+        .await
+        .unwrap();
+    harness.client.get_transcript(&created.id).await.unwrap();
+
+    let limited = harness
+        .client
+        .get_transcript(&created.id)
+        .await
+        .unwrap_err();
+    assert_eq!(limited.status(), Some(429));
+    assert!(limited.retry_after().is_some(), "{limited}");
+    let missing = harness
+        .client
+        .get_transcript("no-such-id")
+        .await
+        .unwrap_err();
+    assert_eq!(missing.status(), Some(404));
+    let earshot::api::ApiError::Status { body, .. } = &missing else {
+        panic!("{missing:?}");
+    };
+    assert!(matches!(body, ErrorBody::Message(_)), "{body:?}");
+    assert_eq!(body.message(), "no transcript with id \"no-such-id\"");
+    let text = missing.to_string();
+    assert!(
+        text.contains("HTTP 404: no transcript with id \"no-such-id\" —"),
+        "{text}"
+    );
     harness.emulator.shutdown().await;
 }

@@ -87,8 +87,10 @@ fn hint_suffix(status: u16) -> &'static str {
 /// The body of an error answer, in whichever documented shape it came.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ErrorBody {
-    /// `{error, error_code}`: a request-parse error.
+    /// `{error, error_code}`: a dictation request-parse error.
     Parse { error: String, error_code: String },
+    /// `{error}` alone: the pre-recorded API's (`/v2`) errors.
+    Message(String),
     /// `{status, title, detail}`: a validation or HTTP error.
     Detail {
         status: u16,
@@ -102,8 +104,12 @@ pub enum ErrorBody {
 #[derive(Deserialize)]
 struct ParseShape {
     error: String,
-    #[serde(default)]
     error_code: String,
+}
+
+#[derive(Deserialize)]
+struct MessageShape {
+    error: String,
 }
 
 #[derive(Deserialize)]
@@ -117,13 +123,16 @@ struct DetailShape {
 }
 
 impl ErrorBody {
-    /// Reads either documented shape, falling back to the raw text.
+    /// Reads any documented shape, falling back to the raw text.
     pub fn parse(status: u16, bytes: &[u8]) -> ErrorBody {
         if let Ok(shape) = serde_json::from_slice::<ParseShape>(bytes) {
             return ErrorBody::Parse {
                 error: shape.error,
                 error_code: shape.error_code,
             };
+        }
+        if let Ok(shape) = serde_json::from_slice::<MessageShape>(bytes) {
+            return ErrorBody::Message(shape.error);
         }
         if let Ok(shape) = serde_json::from_slice::<DetailShape>(bytes)
             && (!shape.title.is_empty() || !shape.detail.is_empty())
@@ -152,7 +161,7 @@ impl ErrorBody {
     /// The human-readable message alone.
     pub fn message(&self) -> &str {
         match self {
-            ErrorBody::Parse { error, .. } => error,
+            ErrorBody::Parse { error, .. } | ErrorBody::Message(error) => error,
             ErrorBody::Detail { detail, title, .. } if detail.is_empty() => title,
             ErrorBody::Detail { detail, .. } => detail,
             ErrorBody::Text(text) => text,
@@ -164,6 +173,7 @@ impl fmt::Display for ErrorBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ErrorBody::Parse { error, error_code } => write!(f, "{error} ({error_code})"),
+            ErrorBody::Message(error) => f.write_str(error),
             ErrorBody::Detail { title, detail, .. } if detail.is_empty() => f.write_str(title),
             ErrorBody::Detail { title, detail, .. } => write!(f, "{title}: {detail}"),
             ErrorBody::Text(text) if text.is_empty() => f.write_str("(empty body)"),
@@ -177,7 +187,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_both_documented_shapes_and_raw_text() {
+    fn parses_every_documented_shape_and_raw_text() {
         assert_eq!(
             ErrorBody::parse(
                 400,
@@ -199,6 +209,12 @@ mod tests {
                 detail: "bad key".into()
             }
         );
+        let message = ErrorBody::parse(404, br#"{"error":"no transcript with id \"x\""}"#);
+        assert_eq!(
+            message,
+            ErrorBody::Message("no transcript with id \"x\"".into())
+        );
+        assert_eq!(message.to_string(), "no transcript with id \"x\"");
         assert_eq!(
             ErrorBody::parse(502, b"<html>bad gateway</html>\n"),
             ErrorBody::Text("<html>bad gateway</html>".into())

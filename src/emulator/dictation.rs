@@ -1007,7 +1007,7 @@ fn round3(value: f64) -> f64 {
 
 /// The transcript's words (punctuation trimmed) with a confidence each:
 /// stable per word, between 0.80 and 0.99.
-fn words(text: &str) -> Vec<(String, f64)> {
+pub(crate) fn words(text: &str) -> Vec<(String, f64)> {
     text.split_whitespace()
         .map(|token| token.trim_matches(|c: char| !c.is_alphanumeric() && c != '\''))
         .filter(|word| !word.is_empty())

@@ -171,6 +171,7 @@ fn router(state: SharedState) -> Router {
         .merge(prerecorded::routes(state.clone()))
         .merge(dictation::routes())
         .merge(control::routes())
+        .fallback(problem::no_route)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             faults::inject,
@@ -179,6 +180,7 @@ fn router(state: SharedState) -> Router {
             state.clone(),
             stats::count,
         ))
+        .layer(axum::middleware::from_fn(problem::in_area_shape))
         .with_state(state)
 }
 

@@ -101,14 +101,23 @@ struct Job {
 }
 
 impl Job {
-    /// The record as `GET /v2/transcript/{id}` shows it.
+    /// The record as `GET /v2/transcript/{id}` shows it, with the JSON
+    /// types the platform's SDKs read: `audio_duration` whole seconds,
+    /// `webhook_auth` a bool, `words` with times in milliseconds.
     fn record(&self) -> Transcript {
-        let seconds = self
-            .audio_duration
-            .map(|duration| duration.as_millis() as f64 / 1000.0);
         let mut extra = Map::new();
         extra.insert("audio_url".into(), json!(self.audio_url));
-        extra.insert("audio_duration".into(), json!(seconds));
+        extra.insert(
+            "audio_duration".into(),
+            json!(self.audio_duration.map(whole_seconds)),
+        );
+        let words = self
+            .text
+            .as_deref()
+            .map(|text| timed_words(text, self.audio_duration.unwrap_or_default()));
+        let confidence = words.as_ref().map(|words| mean_confidence(words));
+        extra.insert("words".into(), json!(words));
+        extra.insert("confidence".into(), json!(confidence));
         extra.insert("webhook_url".into(), json!(self.webhook_url));
         extra.insert("webhook_auth".into(), json!(self.webhook_auth.is_some()));
         extra.insert(
@@ -127,6 +136,51 @@ impl Job {
             extra,
         }
     }
+}
+
+/// `audio_duration` as the platform's SDKs type it: an integer number of
+/// seconds, rounded to the nearest (half up).
+fn whole_seconds(duration: Duration) -> u64 {
+    (duration.as_millis() as u64 + 500) / 1000
+}
+
+/// One entry of a record's `words`.
+#[derive(Debug, PartialEq, serde::Serialize)]
+struct TimedWord {
+    text: String,
+    /// Milliseconds from the start of the audio.
+    start: u64,
+    end: u64,
+    confidence: f64,
+    speaker: Option<String>,
+}
+
+/// The transcript's words (as dictation splits them, with the same stable
+/// confidences) spread evenly over the audio.
+fn timed_words(text: &str, audio: Duration) -> Vec<TimedWord> {
+    let words = super::dictation::words(text);
+    let total = audio.as_millis() as u64;
+    let count = words.len() as u64;
+    words
+        .into_iter()
+        .zip(0u64..)
+        .map(|((text, confidence), index)| TimedWord {
+            text,
+            start: total * index / count,
+            end: total * (index + 1) / count,
+            confidence,
+            speaker: None,
+        })
+        .collect()
+}
+
+/// The transcript's `confidence`: the mean of its words' (0 with none).
+fn mean_confidence(words: &[TimedWord]) -> f64 {
+    if words.is_empty() {
+        return 0.0;
+    }
+    let mean = words.iter().map(|word| word.confidence).sum::<f64>() / words.len() as f64;
+    (mean * 1000.0).round() / 1000.0
 }
 
 #[derive(Default)]
@@ -281,11 +335,7 @@ async fn upload(
         .jobs()
         .uploads
         .insert(token, Bytes::from(audio));
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({ "upload_url": upload_url })),
-    )
-        .into_response())
+    Ok(Json(json!({ "upload_url": upload_url })).into_response())
 }
 
 /// `GET /_emulator/uploads/{token}`: the bytes of an upload (no auth, like
@@ -377,8 +427,8 @@ fn parse_create(body: &[u8]) -> Result<NewJob, Problem> {
     })
 }
 
-/// `POST /v2/transcript`: 201 with the record, `processing` when a slot is
-/// free, `queued` otherwise.
+/// `POST /v2/transcript`: 200 (as the platform, and its SDKs, expect) with
+/// the record, `processing` when a slot is free, `queued` otherwise.
 async fn create(State(state): State<SharedState>, body: Bytes) -> Result<Response, Problem> {
     let new = parse_create(&body)?;
     let id = uuid::Uuid::new_v4().to_string();
@@ -404,7 +454,7 @@ async fn create(State(state): State<SharedState>, body: Bytes) -> Result<Respons
         jobs.transcripts.get(&id).map(Job::record)
     };
     let record = record.ok_or_else(|| Problem::not_found("transcript", &id))?;
-    Ok((StatusCode::CREATED, Json(record)).into_response())
+    Ok(Json(record).into_response())
 }
 
 /// `GET /v2/transcript/{id}`.
