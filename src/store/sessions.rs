@@ -100,6 +100,17 @@ pub fn list(store: &Store, limit: usize) -> rusqlite::Result<Vec<KnownSession>> 
     rows.collect()
 }
 
+/// Known session ids, most recently active first; at most `limit`.
+pub fn ids(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT session_id FROM sessions
+         ORDER BY coalesce(last_event_ms, first_seen_ms) DESC, session_id LIMIT ?1",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = statement.query_map([limit], |row| row.get(0))?;
+    rows.collect()
+}
+
 /// How many sessions are known.
 pub fn count(store: &Store) -> rusqlite::Result<i64> {
     store

@@ -43,6 +43,8 @@ pub enum Action {
     Health(HealthResult),
     /// Another pane (Health) opens a session or call in Deliveries.
     OpenInDeliveries(String),
+    /// The sessions the incident history knows, for the Deliveries prompt.
+    KnownSessions(Vec<String>),
     /// Another pane hands a delivery to the Signatures pane to check
     /// (`secret_hint` says whose secret signed it; never the secret).
     /// Without a header, the Inbox's capture of `delivery_id` fills it in.
@@ -287,6 +289,8 @@ pub enum Effect {
     },
     /// Sweep the known sessions' delivery records into the store.
     SweepHistory,
+    /// Read the known sessions' ids for the Deliveries prompt (local).
+    LoadKnownSessions,
     /// Re-send what a subscription missed for good since `since_ms`; the
     /// secret is masked in `Debug` and never stored.
     Recover {
@@ -314,6 +318,7 @@ impl Effect {
                 | Effect::JobWebhook { .. }
                 | Effect::LoadHealth { .. }
                 | Effect::LoadFailingSessions { .. }
+                | Effect::LoadKnownSessions
                 | Effect::Quit
         )
     }

@@ -255,6 +255,11 @@ impl App {
             Action::Sigs(result) => self.apply(|app, out| app.sigs.on_result(result, out)),
             Action::Probe(result) => self.apply(|app, out| app.probe.on_result(result, out)),
             Action::Health(result) => self.apply(|app, out| app.health.on_result(result, out)),
+            Action::KnownSessions(ids) => {
+                self.dirty = true;
+                self.deliveries.set_known(ids);
+                Vec::new()
+            }
             Action::OpenInDeliveries(id) => {
                 self.overlay = None;
                 self.pane = PaneId::Deliveries;

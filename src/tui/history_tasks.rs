@@ -71,6 +71,20 @@ pub async fn load_failing_sessions(
     }));
 }
 
+/// Known session ids the Deliveries prompt offers at most.
+const KNOWN_SESSIONS_OFFERED: usize = 10_000;
+
+pub async fn load_known_sessions(path: StorePath, tx: UnboundedSender<Action>) {
+    let result = with_store(path, |store| {
+        sessions::ids(store, KNOWN_SESSIONS_OFFERED).map_err(|error| error.to_string())
+    })
+    .await;
+    // No store is no list: the prompt still takes any id.
+    if let Ok(ids) = result {
+        let _ = tx.send(Action::KnownSessions(ids));
+    }
+}
+
 pub async fn remember_session(path: StorePath, id: String) {
     let result = with_store(path, move |store| {
         sessions::add(store, &[id], sessions::Source::Console, store::now_ms())

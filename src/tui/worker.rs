@@ -161,6 +161,10 @@ impl Worker {
                     tx,
                 ));
             }
+            Effect::LoadKnownSessions => {
+                let store = self.store.clone();
+                self.spawn(history_tasks::load_known_sessions(store, tx));
+            }
             Effect::SweepHistory => {
                 tracing::debug!("sweep the incident history");
                 let store = self.store.clone();

@@ -94,7 +94,7 @@ pub(super) fn prompt_commands() -> Vec<CommandInfo> {
             .quick_as("load"),
         CommandInfo::new(
             "↑↓",
-            "pick a recently viewed id",
+            "pick a recent or known id (typing narrows the list)",
             keys![Key::plain(KeyCode::Up)],
             Dlv(D::RecentUp),
         )

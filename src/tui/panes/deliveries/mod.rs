@@ -1,6 +1,7 @@
 //! The Deliveries pane: every delivery attempt of one session or call.
 //!
-//! Owns the id prompt (with the recently viewed ids), the attempts table
+//! Owns the id prompt (the recently viewed ids, then every session the
+//! incident history knows, narrowed by what is typed), the attempts table
 //! (all attempts, or the latest per subscription), the detail view with
 //! its retry verdict and likely causes, and the auto-refresh while a
 //! retry is still to come. Loads are [`Effect::LoadDeliveries`], answered
@@ -31,6 +32,8 @@ use commands::{detail_commands, prompt_commands, table_commands};
 
 /// Most recently viewed ids kept.
 pub const RECENT_MAX: usize = 20;
+/// Most ids the prompt lists at once (type to narrow them).
+const CHOICES_MAX: usize = 1_000;
 /// How often the attempts are loaded again while a retry is to come.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
 /// A `next_retry_at` this far in the past still counts as "about to
@@ -88,6 +91,12 @@ pub struct DeliveriesPane {
     pub prompting: bool,
     /// Recently viewed ids, most recent first.
     recent: Vec<String>,
+    /// Every session the incident history knows, most recently active
+    /// first (offered after the recent ones).
+    known: Vec<String>,
+    /// What was typed in the prompt (not what ↑↓ put there): it narrows
+    /// the ids offered.
+    typed: String,
     /// The recent id picked with ↑↓, if any.
     pub recent_selected: Option<usize>,
     pub view: View,
@@ -120,6 +129,8 @@ impl DeliveriesPane {
             prompt: Input::default(),
             prompting: false,
             recent: Vec::new(),
+            known: Vec::new(),
+            typed: String::new(),
             recent_selected: None,
             view: View::Table,
             load_seq: 0,
@@ -153,6 +164,26 @@ impl DeliveriesPane {
 
     pub fn recent(&self) -> &[String] {
         &self.recent
+    }
+
+    /// The sessions the incident history knows (the worker reads them).
+    pub fn set_known(&mut self, ids: Vec<String>) {
+        self.known = ids;
+    }
+
+    /// The ids the prompt offers: recent ones, then known ones, each once,
+    /// narrowed to those containing what was typed (case-insensitive).
+    pub fn choices(&self) -> Vec<&str> {
+        let needle = self.typed.trim().to_ascii_lowercase();
+        let mut seen = std::collections::HashSet::new();
+        self.recent
+            .iter()
+            .chain(&self.known)
+            .map(String::as_str)
+            .filter(|id| needle.is_empty() || id.to_ascii_lowercase().contains(&needle))
+            .filter(|id| seen.insert(*id))
+            .take(CHOICES_MAX)
+            .collect()
     }
 
     /// Rows as if just loaded for `id` (fixtures for tests and snapshots).
@@ -275,7 +306,9 @@ impl DeliveriesPane {
             Prompt => {
                 self.prompting = true;
                 self.prompt.reset();
+                self.typed.clear();
                 self.recent_selected = None;
+                out.effects.push(Effect::LoadKnownSessions);
             }
             PromptCancel => self.prompting = false,
             RecentUp | RecentDown => self.pick_recent(command == RecentDown),
@@ -370,17 +403,18 @@ impl DeliveriesPane {
     }
 
     fn pick_recent(&mut self, down: bool) {
-        if self.recent.is_empty() {
+        let choices = self.choices();
+        let Some(last) = choices.len().checked_sub(1) else {
             return;
-        }
-        let last = self.recent.len() - 1;
+        };
         let next = match (self.recent_selected, down) {
             (None, _) => 0,
             (Some(at), true) => (at + 1).min(last),
             (Some(at), false) => at.saturating_sub(1),
         };
+        let picked = choices[next].to_owned();
         self.recent_selected = Some(next);
-        self.prompt = Input::new(self.recent[next].clone());
+        self.prompt = Input::new(picked);
     }
 }
 
@@ -408,12 +442,14 @@ impl Pane for DeliveriesPane {
     /// A key no command claimed, typed into the prompt.
     fn type_key(&mut self, key: &KeyEvent) {
         if self.prompting && text::type_key(&mut self.prompt, key) {
+            self.typed = self.prompt.value().to_owned();
             self.recent_selected = None;
         }
     }
 
     fn paste(&mut self, pasted: &str) {
         if self.prompting && text::paste(&mut self.prompt, pasted) {
+            self.typed = self.prompt.value().to_owned();
             self.recent_selected = None;
         }
     }

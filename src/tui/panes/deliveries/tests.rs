@@ -130,7 +130,10 @@ fn app_loaded(rows: Vec<DeliveryRecord>) -> App {
 #[test]
 fn entering_an_id_loads_all_attempts_and_remembers_it() {
     let mut app = app();
-    assert!(app.update(key('i')).is_empty());
+    assert!(
+        matches!(app.update(key('i')).as_slice(), [Effect::LoadKnownSessions]),
+        "opening the prompt reads the known sessions"
+    );
     assert_eq!(app.deliveries.mode(), Mode::Prompt);
     let typed = type_text(&mut app, "q1 sess_x");
     assert!(typed.is_empty(), "q and digits are typed, not run");
@@ -397,4 +400,36 @@ fn s_is_offered_only_on_a_401_failure() {
             .is_some_and(|r| r.http_status_code == Some(401))
     );
     assert!(has_s(&app), "the 401 row is selected");
+}
+
+#[test]
+fn the_prompt_offers_known_sessions_after_recent_ones_narrowed_by_typing() {
+    let mut app = app();
+    app.seed_recent_ids(vec!["call_recent_1".into()]);
+    app.update(key('i'));
+    app.update(Action::KnownSessions(vec![
+        "ses_aaa111".into(),
+        "call_recent_1".into(),
+        "call_bbb222".into(),
+    ]));
+    assert_eq!(
+        app.deliveries.choices(),
+        ["call_recent_1", "ses_aaa111", "call_bbb222"],
+        "recent first, each id once"
+    );
+    type_text(&mut app, "BBB");
+    assert_eq!(
+        app.deliveries.choices(),
+        ["call_bbb222"],
+        "case-insensitive search"
+    );
+    app.update(press(KeyCode::Down));
+    assert_eq!(app.deliveries.prompt.value(), "call_bbb222");
+    assert_eq!(
+        app.deliveries.choices(),
+        ["call_bbb222"],
+        "picking keeps the search"
+    );
+    let effects = app.update(press(KeyCode::Enter));
+    load_seq(&effects, "call_bbb222", false);
 }

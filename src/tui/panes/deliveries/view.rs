@@ -1,4 +1,4 @@
-//! Drawing the Deliveries pane: the id prompt with the recently viewed
+//! Drawing the Deliveries pane: the id prompt with the recent and known
 //! ids, the attempts table (only the rows on screen are built) and the
 //! detail view. Reads state, changes nothing but the remembered scroll
 //! offset.
@@ -79,21 +79,22 @@ fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: 
     let label = "session or call id ";
     field::draw_prompt(frame, line, label, &pane.prompt, theme);
     let mut lines = Vec::new();
-    if pane.recent().is_empty() {
+    let choices = pane.choices();
+    if choices.is_empty() {
         lines.push(Line::from(Span::styled(
-            "no recently viewed ids: type one, enter loads it",
+            "no recent or known ids match: type one, enter loads it",
             theme.style(Role::Muted),
         )));
     } else {
         lines.push(Line::from(Span::styled(
-            "recently viewed (↑↓ picks, enter loads)",
+            "recently viewed, then known sessions (typing narrows, ↑↓ picks, enter loads)",
             theme.style(Role::Muted),
         )));
         let room = usize::from(list.height.saturating_sub(1));
         let selected = pane.recent_selected;
-        let offset = scroll_offset(0, selected.unwrap_or(0), room, pane.recent().len());
-        for (index, id) in pane.recent().iter().enumerate().skip(offset).take(room) {
-            let current = pane.id.as_deref() == Some(id.as_str());
+        let offset = scroll_offset(0, selected.unwrap_or(0), room, choices.len());
+        for (index, id) in choices.iter().enumerate().skip(offset).take(room) {
+            let current = pane.id.as_deref() == Some(*id);
             let mut style = theme.style(Role::Fg);
             if selected == Some(index) {
                 style = style.patch(theme.selection());
