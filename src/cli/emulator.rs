@@ -13,7 +13,8 @@ pub struct EmulatorArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     pub listen: SocketAddr,
-    /// The API key the emulated account accepts (default: generated).
+    /// The API key the emulated account accepts (default: generated). Not
+    /// empty; printable ASCII without whitespace (exit 2 otherwise).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
     /// Accept subscription URLs on private or loopback addresses, over http.
@@ -54,6 +55,10 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     let api_key = args
         .api_key
         .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));
+    if let Err(error) = crate::api::validate::api_key(&api_key) {
+        eprintln!("earshot emulator: --api-key {}", error.rule);
+        return Ok(ExitCode::from(2));
+    }
     let mut config = EmulatorConfig::new(SecretString::new(api_key.clone()));
     // The demo's receivers live on loopback, and its retries should come
     // within seconds.
