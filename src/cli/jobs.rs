@@ -13,6 +13,7 @@ use color_eyre::eyre::{WrapErr, bail};
 use serde_json::json;
 
 use super::output::{emit, print_json};
+use super::secret_arg;
 use super::{Connection, GlobalOptions, report};
 use crate::api::Client;
 use crate::api::prerecorded::UploadProgress;
@@ -42,9 +43,15 @@ pub enum JobsCommand {
         /// Where the platform posts `{transcript_id, status}` when done.
         #[arg(long, value_name = "URL")]
         webhook_url: Option<String>,
-        /// A header the webhook carries, as NAME:VALUE.
-        #[arg(long, value_name = "NAME:VALUE", value_parser = parse_header_pair)]
-        webhook_auth: Option<(String, String)>,
+        /// A header the webhook carries, as NAME:VALUE. Prefer
+        /// --webhook-auth-file or EARSHOT_WEBHOOK_AUTH (used only with
+        /// --webhook-url): a value given here is visible to other users in
+        /// `ps`.
+        #[arg(long, value_name = "NAME:VALUE", conflicts_with = "webhook_auth_file")]
+        webhook_auth: Option<SecretString>,
+        /// Read the webhook's header, NAME:VALUE, from FILE.
+        #[arg(long, value_name = "FILE")]
+        webhook_auth_file: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -73,6 +80,29 @@ pub enum JobsCommand {
     },
 }
 
+/// `--webhook-auth`, `--webhook-auth-file` or the environment (the last
+/// only when there is a webhook to carry it), split into name and value.
+/// The error is the exit-2 message; it never quotes the value.
+fn webhook_auth(
+    value: Option<&SecretString>,
+    file: Option<&std::path::Path>,
+    has_webhook: bool,
+) -> Result<Option<(String, SecretString)>, String> {
+    let given = if value.is_some() || file.is_some() || has_webhook {
+        secret_arg::resolve(value, file, secret_arg::WEBHOOK_AUTH_ENV)
+            .map_err(|error| error.to_string())?
+    } else {
+        None
+    };
+    given
+        .map(|text| {
+            parse_header_pair(text.expose())
+                .map(|(name, value)| (name, SecretString::new(value)))
+                .map_err(|why| format!("--webhook-auth: {why}"))
+        })
+        .transpose()
+}
+
 fn parse_header_pair(text: &str) -> Result<(String, String), String> {
     match text.split_once(':') {
         Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
@@ -90,9 +120,23 @@ pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 file,
                 audio_url,
                 webhook_url,
-                webhook_auth,
+                webhook_auth: auth_flag,
+                webhook_auth_file,
                 json,
-            } => submit(&client, file, audio_url, webhook_url, webhook_auth, json).await,
+            } => {
+                let webhook_auth = match webhook_auth(
+                    auth_flag.as_ref(),
+                    webhook_auth_file.as_deref(),
+                    webhook_url.is_some(),
+                ) {
+                    Ok(auth) => auth,
+                    Err(message) => {
+                        eprintln!("earshot jobs submit: {message}");
+                        return Ok(ExitCode::from(2));
+                    }
+                };
+                submit(&client, file, audio_url, webhook_url, webhook_auth, json).await
+            }
             JobsCommand::Get { id, json } => {
                 let transcript = client.get_transcript(&id).await?;
                 show(&transcript, json)
@@ -114,11 +158,11 @@ async fn submit(
     file: Option<PathBuf>,
     audio_url: Option<String>,
     webhook_url: Option<String>,
-    webhook_auth: Option<(String, String)>,
+    webhook_auth: Option<(String, SecretString)>,
     json: bool,
 ) -> color_eyre::Result<ExitCode> {
     let (auth_name, auth_value) = match webhook_auth {
-        Some((name, value)) => (Some(name), Some(SecretString::new(value))),
+        Some((name, value)) => (Some(name), Some(value)),
         None => (None, None),
     };
     let mut request = NewTranscript {

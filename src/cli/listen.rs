@@ -8,30 +8,43 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::ArgGroup;
-
 use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::{self, ListenConfig, ListenError, Received};
 use crate::redact::SecretString;
 use crate::signature;
 
+use super::secret_arg;
+
 /// Run a local webhook receiver that verifies, deduplicates and captures.
+///
+/// Give each secret by file or environment variable rather than on the
+/// command line, where other users see it in `ps`.
 #[derive(clap::Args, Debug)]
-#[command(group(ArgGroup::new("credentials").args(["secret", "auth_header"]).required(true).multiple(true)))]
 pub struct ListenArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     pub listen: SocketAddr,
 
-    /// The subscription's signing secret (never printed in full).
-    #[arg(long, value_name = "S")]
+    /// The subscription's signing secret (never printed in full). Prefer
+    /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
+    /// visible to other users in `ps`.
+    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
     pub secret: Option<SecretString>,
 
+    /// Read the signing secret from FILE (trailing newline ignored).
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
+
     /// The secret before the last rotation: deliveries still in flight were
-    /// signed with it.
-    #[arg(long, value_name = "S", requires = "secret")]
+    /// signed with it. Prefer --previous-secret-file or
+    /// EARSHOT_PREVIOUS_WEBHOOK_SECRET.
+    #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
     pub previous_secret: Option<SecretString>,
+
+    /// Read the previous secret from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub previous_secret_file: Option<PathBuf>,
 
     /// Append every request (exact body, headers, verdict) to FILE as JSON
     /// lines; replay one with `earshot verify --capture FILE`.
@@ -40,8 +53,14 @@ pub struct ListenArgs {
 
     /// Require this header on pre-recorded webhooks, as set with
     /// `webhook_auth_header_name`/`_value` (the value is never printed).
-    #[arg(long, value_name = "NAME:VALUE")]
+    /// Prefer --auth-header-file or EARSHOT_AUTH_HEADER: a value given here
+    /// is visible to other users in `ps`.
+    #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
     pub auth_header: Option<SecretString>,
+
+    /// Read the auth header, `NAME:VALUE`, from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub auth_header_file: Option<PathBuf>,
 
     /// Do not flag pre-recorded webhooks from outside the platform's fixed
     /// addresses (44.238.19.20, 54.220.25.36).
@@ -102,23 +121,49 @@ pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
 
 /// The receiver's configuration; the error is the message for exit 2.
 fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
+    let resolve = |value: &Option<SecretString>, file: &Option<PathBuf>, env| {
+        secret_arg::resolve(value.as_ref(), file.as_deref(), env).map_err(|e| e.to_string())
+    };
+    let current = resolve(
+        &args.secret,
+        &args.secret_file,
+        secret_arg::WEBHOOK_SECRET_ENV,
+    )?;
+    let previous = resolve(
+        &args.previous_secret,
+        &args.previous_secret_file,
+        secret_arg::PREVIOUS_WEBHOOK_SECRET_ENV,
+    )?;
+    let auth_header = resolve(
+        &args.auth_header,
+        &args.auth_header_file,
+        secret_arg::AUTH_HEADER_ENV,
+    )?;
+    if current.is_none() && auth_header.is_none() {
+        return Err(format!(
+            "nothing to check deliveries with: for voice-agent webhooks {}; for pre-recorded \
+             webhooks give --auth-header-file FILE or set {}",
+            secret_arg::missing("--secret", secret_arg::WEBHOOK_SECRET_ENV),
+            secret_arg::AUTH_HEADER_ENV
+        ));
+    }
+    if current.is_none() && previous.is_some() {
+        return Err(
+            "a previous secret needs the current one too (--secret-file or \
+                    EARSHOT_WEBHOOK_SECRET)"
+                .to_owned(),
+        );
+    }
     let mut secrets = Vec::new();
-    for (label, secret) in [
-        ("current", &args.secret),
-        ("previous", &args.previous_secret),
-    ] {
+    for (label, secret) in [("current", current), ("previous", previous)] {
         if let Some(secret) = secret {
             if secret.expose().trim().is_empty() {
                 return Err(format!("the {label} secret is empty"));
             }
-            secrets.push((label.to_owned(), secret.clone()));
+            secrets.push((label.to_owned(), secret));
         }
     }
-    let auth_header = args
-        .auth_header
-        .as_ref()
-        .map(parse_auth_header)
-        .transpose()?;
+    let auth_header = auth_header.as_ref().map(parse_auth_header).transpose()?;
     Ok(ListenConfig {
         secrets,
         tolerance_secs: args.tolerance,

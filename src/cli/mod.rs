@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod listen;
 mod output;
 pub mod probe;
+pub mod secret_arg;
 pub mod sign;
 pub mod subs;
 pub mod transcribe;
