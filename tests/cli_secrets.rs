@@ -431,3 +431,113 @@ async fn jobs_submit_takes_the_webhook_auth_from_the_environment_or_a_file() {
     assert_eq!(tokens, [AUTH_VALUE, AUTH_VALUE]);
     harness.emulator.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------
+// Item: captures keep secrets off disk and are private to their owner
+// ---------------------------------------------------------------------------
+
+const BEARER: &str = "Bearer sk_live_capture_0123456789abcdefghij";
+
+/// Runs `earshot listen --json --capture FILE [extra]` with its secrets
+/// from the environment, sends a signed delivery carrying an
+/// `Authorization` header and a pre-recorded webhook carrying the auth
+/// header, and returns the two JSON lines it printed.
+async fn capture_two(file: &Path, extra: &[&str]) -> Vec<String> {
+    let mut command = earshot();
+    command
+        .args(["listen", "--json", "--capture"])
+        .arg(file)
+        .args(extra)
+        .env("EARSHOT_WEBHOOK_SECRET", CURRENT)
+        .env("EARSHOT_AUTH_HEADER", AUTH);
+    let (child, url, mut lines) = spawn_listen(&mut command).await;
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let body = r#"{"event_id":"evt-capture-1","event":"call.ended","timestamp":"2026-01-01T00:00:00Z","call":{"call_id":"c"}}"#;
+    let header = earshot::signature::sign(
+        CURRENT.as_bytes(),
+        chrono::Utc::now().timestamp(),
+        body.as_bytes(),
+    );
+    let status = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("X-SVC-Signature", header)
+        .header("authorization", BEARER)
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status.as_u16(), 200);
+    let status = http
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("X-Webhook-Token", AUTH_VALUE)
+        .body(r#"{"transcript_id":"5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f","status":"completed"}"#)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status.as_u16(), 200);
+    let mut printed = Vec::new();
+    for _ in 0..2 {
+        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("a line within 10 s")
+            .unwrap()
+            .expect("stdout open");
+        printed.push(line);
+    }
+    drop(child);
+    printed
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn captures_are_0600_and_hold_fingerprints_not_secret_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("capture.jsonl");
+    let printed = capture_two(&file, &[]).await;
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+    let stored = std::fs::read_to_string(&file).unwrap();
+    for text in [stored.as_str(), &printed.join("\n")] {
+        assert!(!text.contains(AUTH_VALUE), "auth header value kept: {text}");
+        assert!(
+            !text.contains("sk_live_capture"),
+            "bearer token kept: {text}"
+        );
+        assert!(text.contains("cli-…(26 chars)"), "no fingerprint: {text}");
+        assert!(text.contains("Bear…(43 chars)"), "no fingerprint: {text}");
+        assert!(text.contains("x-svc-signature"), "{text}");
+    }
+    // The signature and the exact body are kept: the replay still verifies.
+    let output = finish(
+        earshot()
+            .arg("verify")
+            .arg("--capture")
+            .arg(&file)
+            .env("EARSHOT_WEBHOOK_SECRET", CURRENT),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
+#[tokio::test]
+async fn capture_secrets_keeps_the_values_and_the_file_still_0600() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("capture.jsonl");
+    let printed = capture_two(&file, &["--capture-secrets"]).await;
+    #[cfg(unix)]
+    assert_eq!(mode(&file), 0o600);
+    let stored = std::fs::read_to_string(&file).unwrap();
+    for text in [stored.as_str(), &printed.join("\n")] {
+        assert!(text.contains(AUTH_VALUE), "{text}");
+        assert!(text.contains(BEARER), "{text}");
+    }
+}

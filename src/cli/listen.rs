@@ -71,6 +71,13 @@ pub struct ListenArgs {
     #[arg(long, value_name = "SECS", default_value_t = signature::DEFAULT_TOLERANCE_SECS)]
     pub tolerance: u64,
 
+    /// Keep secret header values (the auth header, `authorization`,
+    /// cookies) verbatim in the capture file and `--json` lines. Without it
+    /// they are replaced by a fingerprint, `Bear…(38 chars)`; the signature
+    /// header and the body are always kept, so `verify --capture` works.
+    #[arg(long)]
+    pub capture_secrets: bool,
+
     /// Print each request as a JSON line (the capture entry) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -170,6 +177,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         auth_header,
         trust_any_source: args.trust_any_source,
         capture: args.capture.clone(),
+        capture_secrets: args.capture_secrets,
     })
 }
 

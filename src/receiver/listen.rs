@@ -35,7 +35,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::capture::{CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
+use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict};
 
@@ -70,6 +70,9 @@ pub struct ListenConfig {
     pub trust_any_source: bool,
     /// Append every request to this JSON-lines file.
     pub capture: Option<PathBuf>,
+    /// Keep secret header values (the auth header, `authorization`, ...)
+    /// verbatim in the entries instead of a fingerprint.
+    pub capture_secrets: bool,
 }
 
 impl Default for ListenConfig {
@@ -80,6 +83,7 @@ impl Default for ListenConfig {
             auth_header: None,
             trust_any_source: false,
             capture: None,
+            capture_secrets: false,
         }
     }
 }
@@ -332,6 +336,14 @@ async fn receive(
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
     };
+    if !shared.config.capture_secrets {
+        let auth_name = shared
+            .config
+            .auth_header
+            .as_ref()
+            .map(|(name, _)| name.as_str());
+        capture::redact_secret_headers(&mut entry.headers, auth_name);
+    }
     let capture_error = shared.record(&entry);
     let mut response = (judged.status, axum::Json(judged.answer)).into_response();
     if judged.status == StatusCode::METHOD_NOT_ALLOWED {
