@@ -12,5 +12,6 @@ pub mod emulator;
 pub mod poll;
 pub mod receiver;
 pub mod redact;
+pub mod shutdown;
 pub mod signature;
 pub mod tui;

@@ -80,7 +80,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     traffic.stop();
     inbox.stop().await;
     emulator.shutdown().await;
-    result.map(|()| ExitCode::SUCCESS)
+    result.map(|stopped_by| stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
 }
 
 /// The Inbox's receiver on loopback, with a fresh secret the demo

@@ -1,4 +1,5 @@
-//! `earshot emulator`: the platform emulator, headless, until SIGINT/SIGTERM.
+//! `earshot emulator`: the platform emulator, headless, until SIGINT,
+//! SIGTERM or SIGHUP (exit 130, 143, 129: [`crate::shutdown`]).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -72,6 +73,8 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     config.http_limit = args.http_limit;
     config.poll_limit = args.poll_limit;
     let time_scale = config.time_scale;
+    // Installed before the first line: a signal right after it is not lost.
+    let stop = crate::shutdown::signals()?;
     let emulator = Emulator::start(args.listen, config)
         .await
         .wrap_err_with(|| format!("could not listen on {}", args.listen))?;
@@ -87,12 +90,13 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     } else {
         None
     };
-    shutdown_signal().await?;
+    let stop = stop.await;
     if let Some(demo) = demo {
         demo.stop();
     }
     emulator.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    eprintln!("earshot emulator: {} received, stopped", stop.name());
+    Ok(stop.exit_code())
 }
 
 /// `--traffic`: the demo scenario, with a line per receiver on stderr.
@@ -115,19 +119,4 @@ async fn start_traffic(
         );
     }
     Ok(demo)
-}
-
-async fn shutdown_signal() -> color_eyre::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result?,
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await?;
-    Ok(())
 }

@@ -2,6 +2,10 @@
 //!
 //! `watch` paces its polls with the rate-aware watcher (`poll/`), so it can
 //! follow thousands of jobs without a 429 or 403, and prints each change.
+//! A 404 is final for a job (an error row, counted as not found). Exit
+//! status of `watch`: 0 every job ended (`completed` or `error`), 1 an id
+//! was not found, 2 bad input, 130 / 143 / 129 stopped by SIGINT / SIGTERM
+//! / SIGHUP (after the summary).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -18,9 +22,10 @@ use super::{Connection, GlobalOptions, report};
 use crate::api::Client;
 use crate::api::prerecorded::UploadProgress;
 use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
-use crate::poll::schedule::{JobHint, JobView, SchedulerConfig};
+use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
 use crate::poll::watcher::{self, Command, WatchEvent};
 use crate::redact::SecretString;
+use crate::shutdown::Stop;
 
 #[derive(Args, Debug)]
 pub struct JobsArgs {
@@ -264,6 +269,8 @@ async fn watch(
         account_budget: budget,
         ..SchedulerConfig::default()
     };
+    // Installed before the first line: a signal right after it is not lost.
+    let mut stop = std::pin::pin!(crate::shutdown::signals()?);
     let mut watcher = watcher::spawn(client, config);
     for id in &ids {
         let _ = watcher.commands.send(Command::Add {
@@ -278,24 +285,58 @@ async fn watch(
         );
     }
     let started = Instant::now();
-    let interrupted = loop {
+    let mut not_found: Vec<JobView> = Vec::new();
+    let stopped_by = loop {
         tokio::select! {
             event = watcher.events.recv() => match event {
-                None => break false,
-                Some(WatchEvent::AllDone) => break false,
+                None | Some(WatchEvent::AllDone) => break None,
+                Some(WatchEvent::PollFailed { id, message }) => {
+                    print_event(&WatchEvent::PollFailed { id, message }, json)?;
+                    drop_not_found(&watcher, &mut not_found, json).await?;
+                }
                 Some(event) => print_event(&event, json)?,
             },
-            _ = tokio::signal::ctrl_c() => break true,
+            signal = &mut stop => break Some(signal),
         }
     };
-    let views = watcher.snapshot().await;
+    let mut views = watcher.snapshot().await;
     let _ = watcher.commands.send(Command::Stop);
-    summary(&views, started, interrupted, json)?;
-    Ok(if interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
+    views.extend(not_found.iter().cloned());
+    summary(&views, not_found.len(), started, stopped_by, json)?;
+    Ok(match stopped_by {
+        Some(signal) => signal.exit_code(),
+        None if !not_found.is_empty() => ExitCode::from(1),
+        None => ExitCode::SUCCESS,
     })
+}
+
+/// A 404 is final for a job: the platform does not know that id, and
+/// asking again will not change that. Every job whose last poll got one
+/// leaves the watch, with an error row, and counts as not found.
+async fn drop_not_found(
+    watcher: &watcher::Watcher,
+    not_found: &mut Vec<JobView>,
+    json: bool,
+) -> color_eyre::Result<()> {
+    for view in watcher.snapshot().await {
+        if view.problem != Some(JobProblem::NotFound) {
+            continue;
+        }
+        let _ = watcher.commands.send(Command::Remove {
+            id: view.id.clone(),
+        });
+        let line = if json {
+            json!({ "id": view.id, "status": null, "error": "not_found" }).to_string()
+        } else {
+            format!(
+                "{}  error: not found (HTTP 404): no transcript with this id; no longer watched",
+                view.id
+            )
+        };
+        emit_line(&line, json)?;
+        not_found.push(view);
+    }
+    Ok(())
 }
 
 fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
@@ -338,6 +379,11 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
         (WatchEvent::Resumed, false) => "polling resumed".to_owned(),
         (WatchEvent::AllDone | WatchEvent::Budget { .. }, _) => return Ok(()),
     };
+    emit_line(&line, json)
+}
+
+/// One row: as is in JSON, after the local time in text.
+fn emit_line(line: &str, json: bool) -> color_eyre::Result<()> {
     if json {
         emit(&format!("{line}\n"))?;
     } else {
@@ -349,10 +395,12 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
 
 fn summary(
     views: &[JobView],
+    not_found: usize,
     started: Instant,
-    interrupted: bool,
+    stopped_by: Option<Stop>,
     json: bool,
 ) -> color_eyre::Result<()> {
+    let interrupted = stopped_by.is_some();
     let count = |wanted: &TranscriptStatus| {
         views
             .iter()
@@ -361,21 +409,25 @@ fn summary(
     };
     let completed = count(&TranscriptStatus::Completed);
     let errored = count(&TranscriptStatus::Error);
-    let pending = views.len() - completed - errored;
+    let pending = views.len() - completed - errored - not_found;
     let requests: u32 = views.iter().map(|view| view.polls).sum();
     let elapsed = started.elapsed().as_secs_f64();
     if json {
         let line = json!({
             "summary": { "jobs": views.len(), "completed": completed, "error": errored,
-                         "pending": pending, "requests": requests, "seconds": elapsed,
-                         "interrupted": interrupted }
+                         "not_found": not_found, "pending": pending, "requests": requests,
+                         "seconds": elapsed, "interrupted": interrupted,
+                         "signal": stopped_by.map(Stop::name) }
         });
         emit(&format!("{line}\n"))?;
     } else {
         eprintln!(
-            "{} job(s): {completed} completed, {errored} error, {pending} still pending; {requests} requests in {elapsed:.1} s{}",
+            "{} job(s): {completed} completed, {errored} error, {not_found} not found, {pending} still pending; {requests} requests in {elapsed:.1} s{}",
             views.len(),
-            if interrupted { " (interrupted)" } else { "" }
+            match stopped_by {
+                Some(signal) => format!(" (interrupted by {})", signal.name()),
+                None => String::new(),
+            }
         );
     }
     Ok(())

@@ -1,7 +1,8 @@
 //! `earshot listen`: a local webhook receiver that verifies, deduplicates
 //! and captures ([`crate::receiver::listen`]). Prints `listening on
 //! http://HOST:PORT` first, then one line (or one JSON line) per request,
-//! and a summary when SIGINT/SIGTERM stops it. Exit 2 on bad input.
+//! and a summary when SIGINT, SIGTERM or SIGHUP stops it (exit 130, 143,
+//! 129: [`crate::shutdown`]). Exit 2 on bad input.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -99,22 +100,22 @@ pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
         }
         Err(error) => return Err(error.into()),
     };
-    let mut shutdown = std::pin::pin!(shutdown_signal()?);
+    let mut shutdown = std::pin::pin!(crate::shutdown::signals()?);
     let mut stdout = std::io::stdout();
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
     stdout.flush()?;
     let mut tally = Tally::default();
-    loop {
+    let stopped_by = loop {
         tokio::select! {
-            () = &mut shutdown => break,
+            stop = &mut shutdown => break Some(stop),
             next = received.recv() => {
-                let Some(request) = next else { break };
+                let Some(request) = next else { break None };
                 tally.count(&request);
                 print_request(&mut stdout, &request, args.json)?;
             }
         }
-    }
+    };
     listener.stop().await;
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
@@ -123,7 +124,7 @@ pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
     }
     writeln!(stdout, "{}", tally.summary())?;
     stdout.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
 }
 
 /// The receiver's configuration; the error is the message for exit 2.
@@ -275,28 +276,5 @@ impl Tally {
             "received {}, accepted {}, rejected {}, duplicates {}",
             self.received, self.accepted, self.rejected, self.duplicates
         )
-    }
-}
-
-/// Resolves on SIGINT or SIGTERM. The handlers are installed before this
-/// returns, so a signal sent right after the first line is not lost.
-fn shutdown_signal() -> color_eyre::Result<impl Future<Output = ()>> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate())?;
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        Ok(async move {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
     }
 }

@@ -53,6 +53,10 @@ pub enum Command {
         id: String,
         status: TranscriptStatus,
     },
+    /// Stop watching this job (e.g. the platform does not know it).
+    Remove {
+        id: String,
+    },
     /// Every job as the scheduler sees it now.
     Snapshot(oneshot::Sender<Vec<JobView>>),
     Stop,
@@ -154,6 +158,7 @@ async fn run(
                     has_jobs = true;
                     announced_done = false;
                 }
+                Some(Command::Remove { id }) => scheduler.remove_job(&id),
                 Some(Command::Focus(ids)) => scheduler.set_focus(&ids),
                 Some(Command::Snapshot(reply)) => {
                     let _ = reply.send(scheduler.jobs_at(now()));

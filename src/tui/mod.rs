@@ -43,6 +43,7 @@ use crate::api::validate::UrlPolicy;
 use crate::api::{Client, Region};
 use crate::config::{ConfigError, Paths, ResolveOptions, resolve};
 use crate::redact::SecretString;
+use crate::shutdown::Stop;
 use action::Action;
 use app::{App, AppConfig};
 use clipboard::Osc52;
@@ -107,12 +108,13 @@ pub fn region_name(region: Region) -> &'static str {
 
 /// Runs the console on the real terminal until the operator quits or a
 /// signal arrives; the terminal is restored in every case. `feeds` bring
-/// actions from outside (e.g. the demo's new jobs).
+/// actions from outside (e.g. the demo's new jobs). Answers the signal
+/// that ended it, if one did (its exit status: [`Stop::exit_code`]).
 pub async fn run_console(
     client: Client,
     options: ConsoleOptions,
     feeds: Vec<BoxStream<'static, Action>>,
-) -> color_eyre::Result<()> {
+) -> color_eyre::Result<Option<Stop>> {
     let paths = Paths::compute(None).ok();
     if let Some(paths) = &paths
         && let Err(why) = logging::init(&paths.state_dir)
@@ -164,12 +166,17 @@ pub async fn run_console(
     let events = EventStream::new()
         .take_while(|event| std::future::ready(event.is_ok()))
         .filter_map(|event| std::future::ready(event.ok()));
+    let caught = std::sync::OnceLock::new();
     let result = event_loop::run(
         &mut terminal,
         &mut app,
         &loaded.theme,
         Box::pin(events),
-        terminal::shutdown_signal(),
+        async {
+            if let Some(stop) = terminal::shutdown_signal().await {
+                let _ = caught.set(stop);
+            }
+        },
         Services {
             client,
             clipboard: Box::new(Osc52::stdout()),
@@ -179,7 +186,7 @@ pub async fn run_console(
     .await;
     drop(terminal);
     tracing::info!("console ends");
-    result
+    result.map(|()| caught.get().copied())
 }
 
 /// What `earshot` with no subcommand was given.
@@ -255,8 +262,8 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run_console(client, console, Vec::new()))?;
-    Ok(ExitCode::SUCCESS)
+    let stopped_by = runtime.block_on(run_console(client, console, Vec::new()))?;
+    Ok(stopped_by.map_or(ExitCode::SUCCESS, Stop::exit_code))
 }
 
 /// Loopback agents endpoint (a local emulator, which then has to allow

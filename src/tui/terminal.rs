@@ -7,6 +7,8 @@
 use std::io::{self, Stdout};
 use std::ops::{Deref, DerefMut};
 
+use crate::shutdown::Stop;
+
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::cursor::Show;
@@ -90,30 +92,18 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// Resolves on SIGTERM, SIGHUP (a dropped SSH link) or SIGINT.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let wait = |kind: SignalKind| async move {
-            match signal(kind) {
-                Ok(mut stream) => {
-                    stream.recv().await;
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "cannot listen for a signal");
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        tokio::select! {
-            () = wait(SignalKind::terminate()) => tracing::info!("SIGTERM: leaving"),
-            () = wait(SignalKind::hangup()) => tracing::info!("SIGHUP: leaving"),
-            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: leaving"),
+/// Resolves on SIGTERM, SIGHUP (a dropped SSH link) or SIGINT, to which
+/// one it was ([`crate::shutdown`] gives the exit status).
+pub async fn shutdown_signal() -> Option<Stop> {
+    match crate::shutdown::signals() {
+        Ok(signals) => {
+            let stop = signals.await;
+            tracing::info!(signal = stop.name(), "leaving");
+            Some(stop)
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for signals");
+            std::future::pending().await
+        }
     }
 }
