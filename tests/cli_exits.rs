@@ -295,3 +295,148 @@ fn the_demo_restores_the_terminal_and_exits_143_on_sigterm_129_on_sighup() {
         assert_eq!(dead, format!("1 {code} 0"), "{signal}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// True messages, and exit 2 for bad input
+// ---------------------------------------------------------------------------
+
+/// `earshot` with HOME and the XDG directories in `home` (no config file).
+fn isolated(home: &std::path::Path) -> Command {
+    let mut command = earshot();
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CACHE_HOME", home.join("cache"));
+    command
+}
+
+#[tokio::test]
+async fn the_console_takes_url_and_api_key_like_every_command() {
+    let home = tempfile::tempdir().unwrap();
+    // Without them and without a config file: there is nothing to connect to.
+    let output = finish(&mut isolated(home.path())).await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(text(&output.stderr).contains("earshot demo"), "{output:?}");
+    // With them, the profile resolves and only the terminal is missing.
+    let output = finish(isolated(home.path()).args([
+        "--url",
+        "http://127.0.0.1:9/",
+        "--api-key",
+        "emu_console_key_0123",
+    ]))
+    .await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("unexpected argument"), "{stderr}");
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+    // And a URL given before a subcommand is that command's URL.
+    let output = finish(isolated(home.path()).args([
+        "--url",
+        "http://127.0.0.1:9/",
+        "subs",
+        "list",
+        "--api-key",
+        "emu_console_key_0123",
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(text(&output.stderr).contains("127.0.0.1:9"), "{output:?}");
+}
+
+#[tokio::test]
+async fn the_demo_without_a_terminal_says_so_and_what_to_run_instead() {
+    let home = tempfile::tempdir().unwrap();
+    let output = finish(isolated(home.path()).arg("demo")).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+    assert!(stderr.contains("earshot emulator --traffic"), "{stderr}");
+    assert!(!stderr.contains("os error"), "{stderr}");
+}
+
+#[tokio::test]
+async fn dictate_from_an_empty_or_unreadable_stdin_says_so_with_exit_2() {
+    let harness = common::start().await;
+    let dictate = || {
+        let mut command = earshot();
+        command
+            .env("EARSHOT_URL", harness.emulator.url().as_str())
+            .env("EARSHOT_API_KEY", common::API_KEY)
+            .args(["dictate", "-"]);
+        command
+    };
+    let output = finish(&mut dictate()).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard input is empty"), "{stderr}");
+    assert!(!stderr.contains("client bug"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let directory = std::fs::File::open(dir.path()).unwrap();
+    let output = finish(dictate().stdin(Stdio::from(directory))).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read the audio from standard input"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("reach the server"), "{stderr}");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_url_that_is_not_http_and_a_key_with_a_newline_exit_2() {
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &[
+            "subs",
+            "list",
+            "--url",
+            "ftp://files.example/",
+            "--api-key",
+            "k",
+        ][..],
+        &["--url", "ftp://files.example/"],
+        &[
+            "jobs",
+            "get",
+            "x",
+            "--url",
+            "file:///etc/passwd",
+            "--api-key",
+            "k",
+        ],
+    ] {
+        let output = finish(isolated(home.path()).args(args)).await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("http:// or https://"), "{args:?}: {stderr}");
+    }
+    let output = finish(
+        isolated(home.path())
+            .args(["subs", "list", "--url", "http://127.0.0.1:9/"])
+            .env("EARSHOT_URL", "ftp://files.example/"),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let key = "emu_secret_part\nsecond_line";
+    for args in [
+        &["subs", "list"][..],
+        &["deliveries", "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f"],
+        &["jobs", "get", "x"],
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            "http://127.0.0.1:9/",
+            "--api-key",
+            key,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("control character"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("secret_part"), "key shown: {stderr}");
+    }
+}

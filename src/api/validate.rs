@@ -225,10 +225,10 @@ pub fn api_key(key: &str) -> Result<(), ValidationError> {
         ));
     }
     if let Some((index, c)) = key.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
-        let what = if c.is_whitespace() {
+        let what = if c.is_control() {
+            "a control character (a newline?)"
+        } else if c.is_whitespace() {
             "whitespace"
-        } else if c.is_control() {
-            "a control character"
         } else {
             "a character that is not printable ASCII"
         };

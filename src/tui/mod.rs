@@ -159,6 +159,9 @@ pub async fn run_console(
     }
     tracing::info!(demo = options.demo, read_only = options.read_only, theme = %loaded.theme.name, "console starts");
 
+    // Installed before the terminal changes: a signal from now on ends
+    // the loop (and restores the terminal) instead of killing the process.
+    let signals = crate::shutdown::signals();
     terminal::install_panic_hook();
     let mut terminal = terminal::TerminalGuard::enter()?;
     // A terminal read error ends input (and so the console) rather than
@@ -173,8 +176,16 @@ pub async fn run_console(
         &loaded.theme,
         Box::pin(events),
         async {
-            if let Some(stop) = terminal::shutdown_signal().await {
-                let _ = caught.set(stop);
+            match signals {
+                Ok(signals) => {
+                    let stop = signals.await;
+                    tracing::info!(signal = stop.name(), "leaving");
+                    let _ = caught.set(stop);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot listen for signals");
+                    std::future::pending::<()>().await;
+                }
             }
         },
         Services {
@@ -196,23 +207,26 @@ pub struct LaunchFlags {
     pub profile: Option<String>,
     pub read_only: bool,
     pub theme: Option<String>,
+    /// `--url` and `--api-key`: win over `EARSHOT_URL` / `EARSHOT_API_KEY`
+    /// and the profile.
+    pub url: Option<Url>,
+    pub api_key: Option<SecretString>,
 }
 
 /// `earshot`: resolves the profile like every other command (with
-/// `EARSHOT_URL` / `EARSHOT_API_KEY` when set) and opens the console.
+/// `--url` / `--api-key`, else `EARSHOT_URL` / `EARSHOT_API_KEY`, when
+/// set) and opens the console.
 /// Without a config file it says how to make one and suggests
 /// `earshot demo`, exiting 2.
 pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    let url = match env(crate::config::ENV_URL) {
-        None => None,
-        Some(text) => match Url::parse(&text) {
+    let url = match (flags.url, env(crate::config::ENV_URL)) {
+        (Some(url), _) => Some(url),
+        (None, None) => None,
+        (None, Some(text)) => match crate::cli::parse_origin(&text) {
             Ok(url) => Some(url),
             Err(error) => {
-                eprintln!(
-                    "error: {} = {text:?} is not a URL ({error})",
-                    crate::config::ENV_URL
-                );
+                eprintln!("error: {} = {text:?}: {error}", crate::config::ENV_URL);
                 return Ok(ExitCode::from(2));
             }
         },
@@ -221,7 +235,9 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         config_path: flags.config.clone(),
         profile: flags.profile.clone(),
         url,
-        api_key: env(crate::config::ENV_API_KEY).map(SecretString::new),
+        api_key: flags
+            .api_key
+            .or_else(|| env(crate::config::ENV_API_KEY).map(SecretString::new)),
     };
     let resolved = match resolve(&options) {
         Ok(resolved) => resolved,

@@ -2,12 +2,10 @@
 //! way in; restored on the way out — on a normal exit and on an error (the
 //! guard's `Drop`), on a panic (a hook that restores before chaining to
 //! color-eyre's), and on SIGTERM / SIGHUP / SIGINT (the loop's shutdown
-//! signal ends it normally).
+//! signal, [`crate::shutdown`], ends it normally).
 
 use std::io::{self, Stdout};
 use std::ops::{Deref, DerefMut};
-
-use crate::shutdown::Stop;
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
@@ -90,20 +88,4 @@ pub fn install_panic_hook() {
         restore();
         previous(info);
     }));
-}
-
-/// Resolves on SIGTERM, SIGHUP (a dropped SSH link) or SIGINT, to which
-/// one it was ([`crate::shutdown`] gives the exit status).
-pub async fn shutdown_signal() -> Option<Stop> {
-    match crate::shutdown::signals() {
-        Ok(signals) => {
-            let stop = signals.await;
-            tracing::info!(signal = stop.name(), "leaving");
-            Some(stop)
-        }
-        Err(error) => {
-            tracing::warn!(%error, "cannot listen for signals");
-            std::future::pending().await
-        }
-    }
 }
