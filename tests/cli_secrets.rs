@@ -541,3 +541,30 @@ async fn capture_secrets_keeps_the_values_and_the_file_still_0600() {
         assert!(text.contains(BEARER), "{text}");
     }
 }
+
+#[tokio::test]
+async fn a_previous_secret_only_in_the_environment_does_not_stop_a_prerecorded_listener() {
+    let mut command = earshot();
+    command
+        .arg("listen")
+        .env("EARSHOT_AUTH_HEADER", AUTH)
+        .env("EARSHOT_PREVIOUS_WEBHOOK_SECRET", PREVIOUS);
+    let (child, url, _lines) = spawn_listen(&mut command).await;
+    assert_eq!(deliver_both(&url, PREVIOUS, AUTH_VALUE).await.1, 200);
+    drop(child);
+    // Given on the command line, it needs the current secret.
+    let dir = tempfile::tempdir().unwrap();
+    let previous_file = write(dir.path(), "previous", PREVIOUS.as_bytes());
+    let output = finish(
+        earshot()
+            .args(["listen", "--previous-secret-file"])
+            .arg(&previous_file)
+            .env("EARSHOT_AUTH_HEADER", AUTH),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(
+        text(&output.stderr).contains("needs the current one"),
+        "{output:?}"
+    );
+}

@@ -11,7 +11,7 @@ use super::output::{emit, print_json};
 use super::{Connection, GlobalOptions, report};
 use crate::api::dictation::{AudioSource, DictationError, DictationPath, DictationRequest};
 use crate::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
-use crate::api::{Client, Region};
+use crate::api::{ApiError, Client, Region};
 use crate::config::resolve;
 
 #[derive(Args, Debug)]
@@ -78,6 +78,11 @@ pub async fn run(args: DictateArgs, global: &GlobalOptions) -> color_eyre::Resul
             ..DictationRequest::default()
         };
         let audio = if args.input == "-" {
+            // The rules first: bad flags are named before waiting for audio.
+            request
+                .config
+                .validate(request.format)
+                .map_err(|invalid| DictationError::Api(ApiError::Invalid(invalid)))?;
             match first_of_stdin().await {
                 Ok(audio) => audio,
                 Err(message) => {

@@ -291,8 +291,8 @@ async fn watch(
             event = watcher.events.recv() => match event {
                 None | Some(WatchEvent::AllDone) => break None,
                 Some(WatchEvent::PollFailed { id, message }) => {
-                    print_event(&WatchEvent::PollFailed { id, message }, json)?;
-                    drop_not_found(&watcher, &mut not_found, json).await?;
+                    print_event(&WatchEvent::PollFailed { id: id.clone(), message }, json)?;
+                    drop_if_not_found(&watcher, &id, &mut not_found, json).await?;
                 }
                 Some(event) => print_event(&event, json)?,
             },
@@ -311,16 +311,17 @@ async fn watch(
 }
 
 /// A 404 is final for a job: the platform does not know that id, and
-/// asking again will not change that. Every job whose last poll got one
-/// leaves the watch, with an error row, and counts as not found.
-async fn drop_not_found(
+/// asking again will not change that. A job whose last poll got one leaves
+/// the watch, with an error row, and counts as not found.
+async fn drop_if_not_found(
     watcher: &watcher::Watcher,
+    id: &str,
     not_found: &mut Vec<JobView>,
     json: bool,
 ) -> color_eyre::Result<()> {
-    for view in watcher.snapshot().await {
+    if let Some(view) = watcher.view(id).await {
         if view.problem != Some(JobProblem::NotFound) {
-            continue;
+            return Ok(());
         }
         let _ = watcher.commands.send(Command::Remove {
             id: view.id.clone(),

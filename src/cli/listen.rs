@@ -155,13 +155,17 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
             secret_arg::AUTH_HEADER_ENV
         ));
     }
-    if current.is_none() && previous.is_some() {
+    // A previous secret given here needs the current one; one that only
+    // comes from the environment is unused without it.
+    let previous_given = args.previous_secret.is_some() || args.previous_secret_file.is_some();
+    if current.is_none() && previous_given {
         return Err(
             "a previous secret needs the current one too (--secret-file or \
-                    EARSHOT_WEBHOOK_SECRET)"
+             EARSHOT_WEBHOOK_SECRET)"
                 .to_owned(),
         );
     }
+    let previous = previous.filter(|_| current.is_some());
     let mut secrets = Vec::new();
     for (label, secret) in [("current", current), ("previous", previous)] {
         if let Some(secret) = secret {
