@@ -13,6 +13,7 @@ pub mod history;
 pub mod poll;
 pub mod receiver;
 pub mod redact;
+pub mod shutdown;
 pub mod signature;
 pub mod store;
 pub mod tui;

@@ -109,6 +109,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Client {
     pub fn new(endpoints: Endpoints, api_key: SecretString) -> Result<Client, ApiError> {
+        validate::api_key(api_key.expose())?;
         let mut api_key = HeaderValue::from_str(api_key.expose()).map_err(|_| {
             ValidationError::new(
                 "api_key",

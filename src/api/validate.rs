@@ -1,5 +1,6 @@
-//! The subscription rules of spec part 2 C, shared by the client (checked
-//! before sending) and the emulator (checked on arrival).
+//! The subscription rules of spec part 2 C, and what an API key may hold,
+//! shared by the client (checked before sending) and the emulator (checked
+//! on arrival, and on its own `--api-key`).
 //!
 //! Each rule broken gives one [`ValidationError`] naming the field and the
 //! rule, in words an operator can act on.
@@ -213,6 +214,36 @@ pub fn secret(secret: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// An API key: not empty, printable ASCII with no whitespace or control
+/// characters (it travels as the `Authorization` header value). The rule
+/// never quotes the key.
+pub fn api_key(key: &str) -> Result<(), ValidationError> {
+    if key.is_empty() {
+        return Err(ValidationError::new(
+            "api_key",
+            "is empty; give the key itself (an empty key would authenticate nothing)",
+        ));
+    }
+    if let Some((index, c)) = key.char_indices().find(|(_, c)| !c.is_ascii_graphic()) {
+        let what = if c.is_control() {
+            "a control character (a newline?)"
+        } else if c.is_whitespace() {
+            "whitespace"
+        } else {
+            "a character that is not printable ASCII"
+        };
+        return Err(ValidationError::new(
+            "api_key",
+            format!(
+                "must be printable ASCII with no whitespace or control characters; found {what} \
+                 at position {} (check how the key was copied)",
+                key[..index].chars().count() + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A UUID, as the spec types `agent_id`; answers its canonical spelling
 /// (lower-case, hyphenated), so every spelling of one agent compares equal.
 pub fn agent_id(agent_id: &str) -> Result<String, ValidationError> {
@@ -314,6 +345,26 @@ mod tests {
                 .rule
                 .contains("not printable ASCII")
         );
+    }
+
+    #[test]
+    fn api_key_rules_refuse_empty_whitespace_and_control_characters() {
+        assert!(api_key("emu_0123456789abcdef").is_ok());
+        for bad in [
+            "",
+            " ",
+            "key with space",
+            "key\n",
+            "\tkey",
+            "ke\u{7f}y",
+            "kéy",
+        ] {
+            let error = api_key(bad).unwrap_err();
+            assert_eq!(error.field, "api_key");
+        }
+        assert!(api_key("").unwrap_err().rule.contains("empty"));
+        assert!(api_key("ab\ncd").unwrap_err().rule.contains("position 3"));
+        assert!(!api_key("secret key").unwrap_err().rule.contains("secret"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Exit status: 0 every case passed, 1 a case failed, 2 bad input.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use crate::receiver::check::{self, AuthHeader, CheckConfig, CheckError, Kind, Ou
 use crate::redact::SecretString;
 
 use super::output::{self, Table};
+use super::secret_arg::{self, SecretArgError};
 
 /// Send a battery of deliveries to your receiver and report how it answers.
 #[derive(clap::Args, Debug)]
@@ -21,31 +23,40 @@ pub struct CheckReceiverArgs {
     pub url: String,
 
     /// The subscription's secret, to sign voice-agent deliveries (required
-    /// with --kind agents). Never printed.
-    #[arg(
-        long,
-        value_name = "S",
-        env = "EARSHOT_WEBHOOK_SECRET",
-        hide_env_values = true,
-        required_unless_present("kind"),
-        required_if_eq("kind", "agents")
-    )]
+    /// with --kind agents). Never printed. Prefer --secret-file or
+    /// EARSHOT_WEBHOOK_SECRET: a value given here is visible to other users
+    /// in `ps`.
+    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
     pub secret: Option<SecretString>,
 
+    /// Read the secret from FILE (trailing newline ignored).
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
+
     /// The secret before the last rotation: checks the receiver still
-    /// accepts it. Without it that case is skipped.
-    #[arg(long, value_name = "S")]
+    /// accepts it. Without it that case is skipped. Prefer
+    /// --previous-secret-file or EARSHOT_PREVIOUS_WEBHOOK_SECRET.
+    #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
     pub previous_secret: Option<SecretString>,
 
+    /// Read the previous secret from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub previous_secret_file: Option<PathBuf>,
+
     /// Which deliveries the receiver takes [default: agents].
-    // No clap default: `--secret` is then required exactly for agents.
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
 
     /// The pre-recorded auth header, `NAME:VALUE`. Without it the
-    /// authentication cases are skipped.
-    #[arg(long, value_name = "NAME:VALUE")]
+    /// authentication cases are skipped. Prefer --auth-header-file or
+    /// EARSHOT_AUTH_HEADER: a value given here is visible to other users in
+    /// `ps`.
+    #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
     pub auth_header: Option<SecretString>,
+
+    /// Read the auth header, `NAME:VALUE`, from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub auth_header_file: Option<PathBuf>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -74,7 +85,14 @@ pub enum KindArg {
 }
 
 pub async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
-    let report = match config_from(&args) {
+    let secrets = match Secrets::resolve(&args) {
+        Ok(secrets) => secrets,
+        Err(error) => {
+            eprintln!("earshot check-receiver: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let report = match config_from(&args, secrets) {
         Ok(config) => {
             if !args.json {
                 note_unsubscribable(&config);
@@ -103,7 +121,37 @@ pub async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
     })
 }
 
-fn config_from(args: &CheckReceiverArgs) -> Result<CheckConfig, CheckError> {
+/// The three secrets, each from its flag, its file or the environment.
+#[derive(Default)]
+struct Secrets {
+    current: Option<SecretString>,
+    previous: Option<SecretString>,
+    auth_header: Option<SecretString>,
+}
+
+impl Secrets {
+    fn resolve(args: &CheckReceiverArgs) -> Result<Secrets, SecretArgError> {
+        Ok(Secrets {
+            current: secret_arg::resolve(
+                args.secret.as_ref(),
+                args.secret_file.as_deref(),
+                secret_arg::WEBHOOK_SECRET_ENV,
+            )?,
+            previous: secret_arg::resolve(
+                args.previous_secret.as_ref(),
+                args.previous_secret_file.as_deref(),
+                secret_arg::PREVIOUS_WEBHOOK_SECRET_ENV,
+            )?,
+            auth_header: secret_arg::resolve(
+                args.auth_header.as_ref(),
+                args.auth_header_file.as_deref(),
+                secret_arg::AUTH_HEADER_ENV,
+            )?,
+        })
+    }
+}
+
+fn config_from(args: &CheckReceiverArgs, secrets: Secrets) -> Result<CheckConfig, CheckError> {
     let url = check::check_url(&args.url)?;
     let timeout = Duration::try_from_secs_f64(args.timeout)
         .ok()
@@ -111,15 +159,15 @@ fn config_from(args: &CheckReceiverArgs) -> Result<CheckConfig, CheckError> {
         .ok_or(CheckError::Timeout)?;
     let mut config = match args.kind() {
         KindArg::Agents => {
-            let secret = args.secret.clone().ok_or(CheckError::MissingSecret)?;
+            let secret = secrets.current.ok_or(CheckError::MissingSecret)?;
             let mut config = CheckConfig::agents(url, secret);
-            config.previous_secret = args.previous_secret.clone();
+            config.previous_secret = secrets.previous;
             config
         }
         KindArg::Prerecorded => CheckConfig::prerecorded(url),
     };
     config.timeout = timeout;
-    config.auth_header = args
+    config.auth_header = secrets
         .auth_header
         .as_ref()
         .map(|text| AuthHeader::parse(text.expose()))
@@ -250,18 +298,35 @@ mod tests {
         Wrapper::try_parse_from(argv).map(|wrapper| wrapper.args)
     }
 
+    /// The secrets given on the command line only (the tests must not
+    /// depend on the environment they run in).
+    fn from_argv(args: &CheckReceiverArgs) -> Secrets {
+        Secrets {
+            current: args.secret.clone(),
+            previous: args.previous_secret.clone(),
+            auth_header: args.auth_header.clone(),
+        }
+    }
+
+    fn config(args: &CheckReceiverArgs) -> Result<CheckConfig, CheckError> {
+        config_from(args, from_argv(args))
+    }
+
     #[test]
     fn secret_is_required_for_agents_only() {
-        let secret_env = std::env::var_os("EARSHOT_WEBHOOK_SECRET");
-        if secret_env.is_some() {
-            return;
+        for argv in [
+            &["http://127.0.0.1:1/"][..],
+            &["http://127.0.0.1:1/", "--kind", "agents"],
+        ] {
+            let args = parse(argv).unwrap();
+            assert!(matches!(config(&args), Err(CheckError::MissingSecret)));
         }
-        assert!(parse(&["http://127.0.0.1:1/"]).is_err());
-        assert!(parse(&["http://127.0.0.1:1/", "--kind", "agents"]).is_err());
-        assert!(parse(&["http://127.0.0.1:1/", "--kind", "prerecorded"]).is_ok());
+        let args = parse(&["http://127.0.0.1:1/", "--kind", "prerecorded"]).unwrap();
+        assert!(config(&args).is_ok());
         let args = parse(&["http://127.0.0.1:1/", "--secret", &"s".repeat(32)]).unwrap();
         assert_eq!(args.kind(), KindArg::Agents);
         assert_eq!(args.timeout, 15.0);
+        assert!(config(&args).is_ok());
     }
 
     #[test]
@@ -280,7 +345,7 @@ mod tests {
             ],
         ] {
             let args = parse(&argv).unwrap();
-            let error = config_from(&args).unwrap_err();
+            let error = config(&args).unwrap_err();
             assert!(error.is_bad_input(), "{argv:?}: {error}");
             assert!(!error.to_string().contains("too-short"), "{error}");
         }

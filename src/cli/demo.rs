@@ -1,6 +1,7 @@
 //! `earshot demo`: the emulator in-process on loopback, the demo traffic
 //! scenario against it, and the console opened on both. No account needed.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use color_eyre::eyre::WrapErr;
@@ -20,6 +21,14 @@ use crate::tui::action::{Action, InboxResult, JobsResult};
 use crate::tui::{ConsoleOptions, run_console};
 
 pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<ExitCode> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "earshot demo: the demo is the console and needs a terminal (standard input and \
+             output); without one, run `earshot emulator --traffic` for the same emulator and \
+             live traffic, headless"
+        );
+        return Ok(ExitCode::from(2));
+    }
     let time_scale = TimeScale::new(DEMO_TIME_SCALE).unwrap_or(TimeScale::REAL_TIME);
     let api_key = SecretString::new(format!("demo_{}", uuid::Uuid::new_v4().simple()));
     let mut config = EmulatorConfig::new(api_key.clone());
@@ -91,7 +100,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     inbox.stop().await;
     emulator.shutdown().await;
     drop(history);
-    result.map(|()| ExitCode::SUCCESS)
+    result.map(|stopped_by| stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
 }
 
 /// The Inbox's receiver on loopback, with a fresh secret the demo

@@ -11,7 +11,7 @@ use super::output::{emit, print_json};
 use super::{Connection, GlobalOptions, report};
 use crate::api::dictation::{AudioSource, DictationError, DictationPath, DictationRequest};
 use crate::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
-use crate::api::{Client, Region};
+use crate::api::{ApiError, Client, Region};
 use crate::config::resolve;
 
 #[derive(Args, Debug)]
@@ -78,7 +78,18 @@ pub async fn run(args: DictateArgs, global: &GlobalOptions) -> color_eyre::Resul
             ..DictationRequest::default()
         };
         let audio = if args.input == "-" {
-            AudioSource::reader(tokio::io::stdin())
+            // The rules first: bad flags are named before waiting for audio.
+            request
+                .config
+                .validate(request.format)
+                .map_err(|invalid| DictationError::Api(ApiError::Invalid(invalid)))?;
+            match first_of_stdin().await {
+                Ok(audio) => audio,
+                Err(message) => {
+                    eprintln!("earshot dictate: {message}");
+                    return Ok(ExitCode::from(2));
+                }
+            }
         } else {
             AudioSource::file(PathBuf::from(&args.input))
         };
@@ -93,6 +104,34 @@ pub async fn run(args: DictateArgs, global: &GlobalOptions) -> color_eyre::Resul
     .await;
     result.or_else(report_dictation)
 }
+
+/// Standard input as the audio, once its first bytes have arrived: an
+/// empty input or one that cannot be read (a directory, a closed
+/// descriptor) is bad input, said as such, rather than a server's refusal
+/// or an unreachable server.
+async fn first_of_stdin() -> Result<AudioSource, String> {
+    use tokio::io::AsyncReadExt;
+    let mut stdin = tokio::io::stdin();
+    let mut first = vec![0; STDIN_FIRST_READ];
+    let read = stdin
+        .read(&mut first)
+        .await
+        .map_err(|error| format!("cannot read the audio from standard input: {error}"))?;
+    if read == 0 {
+        return Err(
+            "standard input is empty: pipe the audio in, e.g. `arecord -f S16_LE -r 16000 -t wav \
+             | earshot dictate -`, or give a file"
+                .to_owned(),
+        );
+    }
+    first.truncate(read);
+    Ok(AudioSource::reader(
+        std::io::Cursor::new(first).chain(stdin),
+    ))
+}
+
+/// The largest first read of standard input (the rest streams after it).
+const STDIN_FIRST_READ: usize = 64 * 1024;
 
 /// A client for the resolved profile and the profile's region.
 pub(super) fn connect(

@@ -1,4 +1,5 @@
-//! `earshot emulator`: the platform emulator, headless, until SIGINT/SIGTERM.
+//! `earshot emulator`: the platform emulator, headless, until SIGINT,
+//! SIGTERM or SIGHUP (exit 130, 143, 129: [`crate::shutdown`]).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -13,7 +14,8 @@ pub struct EmulatorArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     pub listen: SocketAddr,
-    /// The API key the emulated account accepts (default: generated).
+    /// The API key the emulated account accepts (default: generated). Not
+    /// empty; printable ASCII without whitespace (exit 2 otherwise).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
     /// Accept subscription URLs on private or loopback addresses, over http.
@@ -54,6 +56,10 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     let api_key = args
         .api_key
         .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));
+    if let Err(error) = crate::api::validate::api_key(&api_key) {
+        eprintln!("earshot emulator: --api-key {}", error.rule);
+        return Ok(ExitCode::from(2));
+    }
     let mut config = EmulatorConfig::new(SecretString::new(api_key.clone()));
     // The demo's receivers live on loopback, and its retries should come
     // within seconds.
@@ -67,6 +73,8 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     config.http_limit = args.http_limit;
     config.poll_limit = args.poll_limit;
     let time_scale = config.time_scale;
+    // Installed before the first line: a signal right after it is not lost.
+    let stop = crate::shutdown::signals()?;
     let emulator = Emulator::start(args.listen, config)
         .await
         .wrap_err_with(|| format!("could not listen on {}", args.listen))?;
@@ -82,12 +90,13 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     } else {
         None
     };
-    shutdown_signal().await?;
+    let stop = stop.await;
     if let Some(demo) = demo {
         demo.stop();
     }
     emulator.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    eprintln!("earshot emulator: {} received, stopped", stop.name());
+    Ok(stop.exit_code())
 }
 
 /// `--traffic`: the demo scenario, with a line per receiver on stderr.
@@ -110,19 +119,4 @@ async fn start_traffic(
         );
     }
     Ok(demo)
-}
-
-async fn shutdown_signal() -> color_eyre::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::select! {
-            result = tokio::signal::ctrl_c() => result?,
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await?;
-    Ok(())
 }

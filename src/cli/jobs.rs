@@ -2,6 +2,10 @@
 //!
 //! `watch` paces its polls with the rate-aware watcher (`poll/`), so it can
 //! follow thousands of jobs without a 429 or 403, and prints each change.
+//! A 404 is final for a job (an error row, counted as not found). Exit
+//! status of `watch`: 0 every job ended (`completed` or `error`), 1 an id
+//! was not found, 2 bad input, 130 / 143 / 129 stopped by SIGINT / SIGTERM
+//! / SIGHUP (after the summary).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -13,13 +17,15 @@ use color_eyre::eyre::{WrapErr, bail};
 use serde_json::json;
 
 use super::output::{emit, print_json};
+use super::secret_arg;
 use super::{Connection, GlobalOptions, report};
 use crate::api::Client;
 use crate::api::prerecorded::UploadProgress;
 use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
-use crate::poll::schedule::{JobHint, JobView, SchedulerConfig};
+use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
 use crate::poll::watcher::{self, Command, WatchEvent};
 use crate::redact::SecretString;
+use crate::shutdown::Stop;
 
 #[derive(Args, Debug)]
 pub struct JobsArgs {
@@ -42,9 +48,15 @@ pub enum JobsCommand {
         /// Where the platform posts `{transcript_id, status}` when done.
         #[arg(long, value_name = "URL")]
         webhook_url: Option<String>,
-        /// A header the webhook carries, as NAME:VALUE.
-        #[arg(long, value_name = "NAME:VALUE", value_parser = parse_header_pair)]
-        webhook_auth: Option<(String, String)>,
+        /// A header the webhook carries, as NAME:VALUE. Prefer
+        /// --webhook-auth-file or EARSHOT_WEBHOOK_AUTH (used only with
+        /// --webhook-url): a value given here is visible to other users in
+        /// `ps`.
+        #[arg(long, value_name = "NAME:VALUE", conflicts_with = "webhook_auth_file")]
+        webhook_auth: Option<SecretString>,
+        /// Read the webhook's header, NAME:VALUE, from FILE.
+        #[arg(long, value_name = "FILE")]
+        webhook_auth_file: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -73,6 +85,29 @@ pub enum JobsCommand {
     },
 }
 
+/// `--webhook-auth`, `--webhook-auth-file` or the environment (the last
+/// only when there is a webhook to carry it), split into name and value.
+/// The error is the exit-2 message; it never quotes the value.
+fn webhook_auth(
+    value: Option<&SecretString>,
+    file: Option<&std::path::Path>,
+    has_webhook: bool,
+) -> Result<Option<(String, SecretString)>, String> {
+    let given = if value.is_some() || file.is_some() || has_webhook {
+        secret_arg::resolve(value, file, secret_arg::WEBHOOK_AUTH_ENV)
+            .map_err(|error| error.to_string())?
+    } else {
+        None
+    };
+    given
+        .map(|text| {
+            parse_header_pair(text.expose())
+                .map(|(name, value)| (name, SecretString::new(value)))
+                .map_err(|why| format!("--webhook-auth: {why}"))
+        })
+        .transpose()
+}
+
 fn parse_header_pair(text: &str) -> Result<(String, String), String> {
     match text.split_once(':') {
         Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
@@ -90,9 +125,23 @@ pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 file,
                 audio_url,
                 webhook_url,
-                webhook_auth,
+                webhook_auth: auth_flag,
+                webhook_auth_file,
                 json,
-            } => submit(&client, file, audio_url, webhook_url, webhook_auth, json).await,
+            } => {
+                let webhook_auth = match webhook_auth(
+                    auth_flag.as_ref(),
+                    webhook_auth_file.as_deref(),
+                    webhook_url.is_some(),
+                ) {
+                    Ok(auth) => auth,
+                    Err(message) => {
+                        eprintln!("earshot jobs submit: {message}");
+                        return Ok(ExitCode::from(2));
+                    }
+                };
+                submit(&client, file, audio_url, webhook_url, webhook_auth, json).await
+            }
             JobsCommand::Get { id, json } => {
                 let transcript = client.get_transcript(&id).await?;
                 show(&transcript, json)
@@ -114,11 +163,11 @@ async fn submit(
     file: Option<PathBuf>,
     audio_url: Option<String>,
     webhook_url: Option<String>,
-    webhook_auth: Option<(String, String)>,
+    webhook_auth: Option<(String, SecretString)>,
     json: bool,
 ) -> color_eyre::Result<ExitCode> {
     let (auth_name, auth_value) = match webhook_auth {
-        Some((name, value)) => (Some(name), Some(SecretString::new(value))),
+        Some((name, value)) => (Some(name), Some(value)),
         None => (None, None),
     };
     let mut request = NewTranscript {
@@ -220,6 +269,8 @@ async fn watch(
         account_budget: budget,
         ..SchedulerConfig::default()
     };
+    // Installed before the first line: a signal right after it is not lost.
+    let mut stop = std::pin::pin!(crate::shutdown::signals()?);
     let mut watcher = watcher::spawn(client, config);
     for id in &ids {
         let _ = watcher.commands.send(Command::Add {
@@ -234,24 +285,59 @@ async fn watch(
         );
     }
     let started = Instant::now();
-    let interrupted = loop {
+    let mut not_found: Vec<JobView> = Vec::new();
+    let stopped_by = loop {
         tokio::select! {
             event = watcher.events.recv() => match event {
-                None => break false,
-                Some(WatchEvent::AllDone) => break false,
+                None | Some(WatchEvent::AllDone) => break None,
+                Some(WatchEvent::PollFailed { id, message }) => {
+                    print_event(&WatchEvent::PollFailed { id: id.clone(), message }, json)?;
+                    drop_if_not_found(&watcher, &id, &mut not_found, json).await?;
+                }
                 Some(event) => print_event(&event, json)?,
             },
-            _ = tokio::signal::ctrl_c() => break true,
+            signal = &mut stop => break Some(signal),
         }
     };
-    let views = watcher.snapshot().await;
+    let mut views = watcher.snapshot().await;
     let _ = watcher.commands.send(Command::Stop);
-    summary(&views, started, interrupted, json)?;
-    Ok(if interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
+    views.extend(not_found.iter().cloned());
+    summary(&views, not_found.len(), started, stopped_by, json)?;
+    Ok(match stopped_by {
+        Some(signal) => signal.exit_code(),
+        None if !not_found.is_empty() => ExitCode::from(1),
+        None => ExitCode::SUCCESS,
     })
+}
+
+/// A 404 is final for a job: the platform does not know that id, and
+/// asking again will not change that. A job whose last poll got one leaves
+/// the watch, with an error row, and counts as not found.
+async fn drop_if_not_found(
+    watcher: &watcher::Watcher,
+    id: &str,
+    not_found: &mut Vec<JobView>,
+    json: bool,
+) -> color_eyre::Result<()> {
+    if let Some(view) = watcher.view(id).await {
+        if view.problem != Some(JobProblem::NotFound) {
+            return Ok(());
+        }
+        let _ = watcher.commands.send(Command::Remove {
+            id: view.id.clone(),
+        });
+        let line = if json {
+            json!({ "id": view.id, "status": null, "error": "not_found" }).to_string()
+        } else {
+            format!(
+                "{}  error: not found (HTTP 404): no transcript with this id; no longer watched",
+                view.id
+            )
+        };
+        emit_line(&line, json)?;
+        not_found.push(view);
+    }
+    Ok(())
 }
 
 fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
@@ -294,6 +380,11 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
         (WatchEvent::Resumed, false) => "polling resumed".to_owned(),
         (WatchEvent::AllDone | WatchEvent::Budget { .. }, _) => return Ok(()),
     };
+    emit_line(&line, json)
+}
+
+/// One row: as is in JSON, after the local time in text.
+fn emit_line(line: &str, json: bool) -> color_eyre::Result<()> {
     if json {
         emit(&format!("{line}\n"))?;
     } else {
@@ -305,10 +396,12 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
 
 fn summary(
     views: &[JobView],
+    not_found: usize,
     started: Instant,
-    interrupted: bool,
+    stopped_by: Option<Stop>,
     json: bool,
 ) -> color_eyre::Result<()> {
+    let interrupted = stopped_by.is_some();
     let count = |wanted: &TranscriptStatus| {
         views
             .iter()
@@ -317,21 +410,25 @@ fn summary(
     };
     let completed = count(&TranscriptStatus::Completed);
     let errored = count(&TranscriptStatus::Error);
-    let pending = views.len() - completed - errored;
+    let pending = views.len() - completed - errored - not_found;
     let requests: u32 = views.iter().map(|view| view.polls).sum();
     let elapsed = started.elapsed().as_secs_f64();
     if json {
         let line = json!({
             "summary": { "jobs": views.len(), "completed": completed, "error": errored,
-                         "pending": pending, "requests": requests, "seconds": elapsed,
-                         "interrupted": interrupted }
+                         "not_found": not_found, "pending": pending, "requests": requests,
+                         "seconds": elapsed, "interrupted": interrupted,
+                         "signal": stopped_by.map(Stop::name) }
         });
         emit(&format!("{line}\n"))?;
     } else {
         eprintln!(
-            "{} job(s): {completed} completed, {errored} error, {pending} still pending; {requests} requests in {elapsed:.1} s{}",
+            "{} job(s): {completed} completed, {errored} error, {not_found} not found, {pending} still pending; {requests} requests in {elapsed:.1} s{}",
             views.len(),
-            if interrupted { " (interrupted)" } else { "" }
+            match stopped_by {
+                Some(signal) => format!(" (interrupted by {})", signal.name()),
+                None => String::new(),
+            }
         );
     }
     Ok(())

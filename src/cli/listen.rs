@@ -1,14 +1,13 @@
 //! `earshot listen`: a local webhook receiver that verifies, deduplicates
 //! and captures ([`crate::receiver::listen`]). Prints `listening on
 //! http://HOST:PORT` first, then one line (or one JSON line) per request,
-//! and a summary when SIGINT/SIGTERM stops it. Exit 2 on bad input.
+//! and a summary when SIGINT, SIGTERM or SIGHUP stops it (exit 130, 143,
+//! 129: [`crate::shutdown`]). Exit 2 on bad input.
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-use clap::ArgGroup;
 
 use super::GlobalOptions;
 use super::history_args::open_store;
@@ -19,22 +18,37 @@ use crate::redact::SecretString;
 use crate::signature;
 use crate::store::writer::Writer;
 
+use super::secret_arg;
+
 /// Run a local webhook receiver that verifies, deduplicates and captures.
+///
+/// Give each secret by file or environment variable rather than on the
+/// command line, where other users see it in `ps`.
 #[derive(clap::Args, Debug)]
-#[command(group(ArgGroup::new("credentials").args(["secret", "auth_header"]).required(true).multiple(true)))]
 pub struct ListenArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     pub listen: SocketAddr,
 
-    /// The subscription's signing secret (never printed in full).
-    #[arg(long, value_name = "S")]
+    /// The subscription's signing secret (never printed in full). Prefer
+    /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
+    /// visible to other users in `ps`.
+    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
     pub secret: Option<SecretString>,
 
+    /// Read the signing secret from FILE (trailing newline ignored).
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
+
     /// The secret before the last rotation: deliveries still in flight were
-    /// signed with it.
-    #[arg(long, value_name = "S", requires = "secret")]
+    /// signed with it. Prefer --previous-secret-file or
+    /// EARSHOT_PREVIOUS_WEBHOOK_SECRET.
+    #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
     pub previous_secret: Option<SecretString>,
+
+    /// Read the previous secret from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub previous_secret_file: Option<PathBuf>,
 
     /// Append every request (exact body, headers, verdict) to FILE as JSON
     /// lines; replay one with `earshot verify --capture FILE`.
@@ -43,8 +57,14 @@ pub struct ListenArgs {
 
     /// Require this header on pre-recorded webhooks, as set with
     /// `webhook_auth_header_name`/`_value` (the value is never printed).
-    #[arg(long, value_name = "NAME:VALUE")]
+    /// Prefer --auth-header-file or EARSHOT_AUTH_HEADER: a value given here
+    /// is visible to other users in `ps`.
+    #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
     pub auth_header: Option<SecretString>,
+
+    /// Read the auth header, `NAME:VALUE`, from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub auth_header_file: Option<PathBuf>,
 
     /// Do not flag pre-recorded webhooks from outside the platform's fixed
     /// addresses (44.238.19.20, 54.220.25.36).
@@ -54,6 +74,13 @@ pub struct ListenArgs {
     /// Allowed difference between a signature's `t` and now, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = signature::DEFAULT_TOLERANCE_SECS)]
     pub tolerance: u64,
+
+    /// Keep secret header values (the auth header, `authorization`,
+    /// cookies) verbatim in the capture file and `--json` lines. Without it
+    /// they are replaced by a fingerprint, `Bear…(38 chars)`; the signature
+    /// header and the body are always kept, so `verify --capture` works.
+    #[arg(long)]
+    pub capture_secrets: bool,
 
     /// Print each request as a JSON line (the capture entry) instead of text.
     #[arg(long)]
@@ -92,22 +119,22 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         }
         Err(error) => return Err(error.into()),
     };
-    let mut shutdown = std::pin::pin!(shutdown_signal()?);
+    let mut shutdown = std::pin::pin!(crate::shutdown::signals()?);
     let mut stdout = std::io::stdout();
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
     stdout.flush()?;
     let mut tally = Tally::default();
-    loop {
+    let stopped_by = loop {
         tokio::select! {
-            () = &mut shutdown => break,
+            stop = &mut shutdown => break Some(stop),
             next = received.recv() => {
-                let Some(request) = next else { break };
+                let Some(request) = next else { break None };
                 tally.count(&request);
                 print_request(&mut stdout, &request, args.json)?;
             }
         }
-    }
+    };
     listener.stop().await;
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
@@ -116,28 +143,58 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
     }
     writeln!(stdout, "{}", tally.summary())?;
     stdout.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
 }
 
 /// The receiver's configuration; the error is the message for exit 2.
 fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
+    let resolve = |value: &Option<SecretString>, file: &Option<PathBuf>, env| {
+        secret_arg::resolve(value.as_ref(), file.as_deref(), env).map_err(|e| e.to_string())
+    };
+    let current = resolve(
+        &args.secret,
+        &args.secret_file,
+        secret_arg::WEBHOOK_SECRET_ENV,
+    )?;
+    let previous = resolve(
+        &args.previous_secret,
+        &args.previous_secret_file,
+        secret_arg::PREVIOUS_WEBHOOK_SECRET_ENV,
+    )?;
+    let auth_header = resolve(
+        &args.auth_header,
+        &args.auth_header_file,
+        secret_arg::AUTH_HEADER_ENV,
+    )?;
+    if current.is_none() && auth_header.is_none() {
+        return Err(format!(
+            "nothing to check deliveries with: for voice-agent webhooks {}; for pre-recorded \
+             webhooks give --auth-header-file FILE or set {}",
+            secret_arg::missing("--secret", secret_arg::WEBHOOK_SECRET_ENV),
+            secret_arg::AUTH_HEADER_ENV
+        ));
+    }
+    // A previous secret given here needs the current one; one that only
+    // comes from the environment is unused without it.
+    let previous_given = args.previous_secret.is_some() || args.previous_secret_file.is_some();
+    if current.is_none() && previous_given {
+        return Err(
+            "a previous secret needs the current one too (--secret-file or \
+             EARSHOT_WEBHOOK_SECRET)"
+                .to_owned(),
+        );
+    }
+    let previous = previous.filter(|_| current.is_some());
     let mut secrets = Vec::new();
-    for (label, secret) in [
-        ("current", &args.secret),
-        ("previous", &args.previous_secret),
-    ] {
+    for (label, secret) in [("current", current), ("previous", previous)] {
         if let Some(secret) = secret {
             if secret.expose().trim().is_empty() {
                 return Err(format!("the {label} secret is empty"));
             }
-            secrets.push((label.to_owned(), secret.clone()));
+            secrets.push((label.to_owned(), secret));
         }
     }
-    let auth_header = args
-        .auth_header
-        .as_ref()
-        .map(parse_auth_header)
-        .transpose()?;
+    let auth_header = auth_header.as_ref().map(parse_auth_header).transpose()?;
     Ok(ListenConfig {
         secrets,
         tolerance_secs: args.tolerance,
@@ -145,6 +202,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         trust_any_source: args.trust_any_source,
         capture: args.capture.clone(),
         store: None,
+        capture_secrets: args.capture_secrets,
     })
 }
 
@@ -243,28 +301,5 @@ impl Tally {
             "received {}, accepted {}, rejected {}, duplicates {}",
             self.received, self.accepted, self.rejected, self.duplicates
         )
-    }
-}
-
-/// Resolves on SIGINT or SIGTERM. The handlers are installed before this
-/// returns, so a signal sent right after the first line is not lost.
-fn shutdown_signal() -> color_eyre::Result<impl Future<Output = ()>> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut terminate = signal(SignalKind::terminate())?;
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        Ok(async move {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
     }
 }

@@ -14,6 +14,7 @@ pub mod listen;
 mod output;
 pub mod probe;
 pub mod redeliver;
+pub mod secret_arg;
 pub mod sessions;
 pub mod sign;
 pub mod subs;
@@ -48,6 +49,15 @@ pub struct Cli {
     /// `<config dir>/themes/NAME.toml`.
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
+    /// Console: every endpoint at this origin (as `--url` of every command;
+    /// `EARSHOT_URL`).
+    #[arg(long = "url", id = "console_url", value_name = "URL", value_parser = parse_origin)]
+    pub url: Option<Url>,
+    /// Console: the API key to send (as `--api-key` of every command;
+    /// prefer `EARSHOT_API_KEY` or the profile's `api_key_file`: a value
+    /// given here is visible to other users in `ps`).
+    #[arg(long = "api-key", id = "console_api_key", value_name = "KEY")]
+    pub api_key: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -97,9 +107,17 @@ pub enum Command {
 #[derive(Args, Debug, Clone, Default)]
 pub struct Connection {
     /// Every endpoint at this origin (e.g. an emulator's URL).
-    #[arg(long, global = true, env = "EARSHOT_URL", value_name = "URL")]
+    #[arg(
+        long,
+        global = true,
+        env = "EARSHOT_URL",
+        value_name = "URL",
+        value_parser = parse_origin
+    )]
     pub url: Option<Url>,
-    /// API key to send, instead of the profile's.
+    /// API key to send, instead of the profile's. Prefer EARSHOT_API_KEY or
+    /// the profile's `api_key_file`: a value given here is visible to other
+    /// users in `ps`.
     #[arg(
         long,
         global = true,
@@ -110,13 +128,35 @@ pub struct Connection {
     pub api_key: Option<String>,
 }
 
+/// `--url`: an `http://` or `https://` origin; anything else is bad input
+/// (exit 2), not a connection failure later.
+pub(crate) fn parse_origin(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|error| format!("not a URL ({error})"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "the platform is reached over http:// or https://, not {}://",
+            url.scheme()
+        ));
+    }
+    if url.host().is_none() {
+        return Err("the URL names no host".to_owned());
+    }
+    Ok(url)
+}
+
 impl Connection {
+    /// The command's own `--url` / `--api-key` (or their variables), else
+    /// the ones given before the subcommand.
     fn resolve_options(&self, cli: &GlobalOptions) -> ResolveOptions {
         ResolveOptions {
             config_path: cli.config.clone(),
             profile: cli.profile.clone(),
-            url: self.url.clone(),
-            api_key: self.api_key.clone().map(SecretString::new),
+            url: self.url.clone().or_else(|| cli.url.clone()),
+            api_key: self
+                .api_key
+                .clone()
+                .or_else(|| cli.api_key.clone())
+                .map(SecretString::new),
         }
     }
 
@@ -133,12 +173,17 @@ impl Connection {
 pub struct GlobalOptions {
     pub config: Option<PathBuf>,
     pub profile: Option<String>,
+    /// `--url` and `--api-key` given before the subcommand.
+    pub url: Option<Url>,
+    pub api_key: Option<String>,
 }
 
 pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     let global = GlobalOptions {
         config: cli.config,
         profile: cli.profile,
+        url: cli.url,
+        api_key: cli.api_key,
     };
     let Some(command) = cli.command else {
         return crate::tui::launch(crate::tui::LaunchFlags {
@@ -146,6 +191,8 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             profile: global.profile.clone(),
             read_only: cli.read_only,
             theme: cli.theme,
+            url: global.url.clone(),
+            api_key: global.api_key.clone().map(SecretString::new),
         });
     };
     match command {
@@ -189,9 +236,19 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
+    // A rule broken before anything was sent (a key no header can carry,
+    // a malformed field) is bad input, whichever command found it.
+    let bad_input = report
+        .chain()
+        .any(|cause| matches!(cause.downcast_ref::<ApiError>(), Some(ApiError::Invalid(_))));
+    let failure = if bad_input {
+        ExitCode::from(2)
+    } else {
+        ExitCode::FAILURE
+    };
     if std::env::var_os("EARSHOT_DEBUG").is_some() {
         eprintln!("{report:?}");
-        return ExitCode::FAILURE;
+        return failure;
     }
     let mut message = String::new();
     for cause in report.chain() {
@@ -204,7 +261,7 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
         }
     }
     eprintln!("error: {message}");
-    ExitCode::FAILURE
+    failure
 }
 
 /// Bad input found before sending exits 2 with the rule broken; every

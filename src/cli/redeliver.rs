@@ -5,8 +5,7 @@
 //! otherwise, 2 on bad input. A second run sends nothing it already
 //! delivered.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
@@ -14,17 +13,12 @@ use serde::Serialize;
 
 use super::history_args::{StoreArg, parse_since};
 use super::output::{emit, print_json, short_id};
+use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use crate::history::HistoryError;
 use crate::history::recover::{Plan, Sent, plan, run as recover};
 use crate::history::sweep::{DEFAULT_BUDGET, sweep};
-use crate::redact::SecretString;
-
-/// The environment variable holding the subscription's signing secret.
-pub const SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
-/// A secret is at most 256 characters (spec 2 C); a file may add a newline.
-const SECRET_FILE_LIMIT: u64 = 4096;
 
 #[derive(Args, Debug)]
 pub struct RedeliverArgs {
@@ -79,10 +73,18 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
     let secret = if args.dry_run {
         None
     } else {
-        match read_secret(args.secret_file.as_deref()) {
-            Ok(secret) => Some(secret),
-            Err(message) => {
-                eprintln!("error: {message}");
+        // Never from argv: the file, else the environment.
+        match secret_arg::resolve(None, args.secret_file.as_deref(), WEBHOOK_SECRET_ENV) {
+            Ok(Some(secret)) => Some(secret),
+            Ok(None) => {
+                eprintln!(
+                    "error: give the subscription's signing secret with --secret-file FILE or \
+                     {WEBHOOK_SECRET_ENV}"
+                );
+                return Ok(ExitCode::from(2));
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
                 return Ok(ExitCode::from(2));
             }
         }
@@ -203,33 +205,4 @@ fn summary(plan: &Plan, delivered: usize, failed: usize, dry_run: bool) -> Strin
     }
     text.push('\n');
     text
-}
-
-/// The secret from `--secret-file`, else from [`SECRET_ENV`].
-fn read_secret(file: Option<&Path>) -> Result<SecretString, String> {
-    let text = match file {
-        Some(path) => {
-            let opened = std::fs::File::open(path).map_err(|error| {
-                format!("cannot read the secret file {}: {error}", path.display())
-            })?;
-            let mut text = String::new();
-            opened
-                .take(SECRET_FILE_LIMIT)
-                .read_to_string(&mut text)
-                .map_err(|error| {
-                    format!("cannot read the secret file {}: {error}", path.display())
-                })?;
-            text
-        }
-        None => std::env::var(SECRET_ENV).map_err(|_| {
-            format!(
-                "give the subscription's signing secret with --secret-file FILE or {SECRET_ENV}"
-            )
-        })?,
-    };
-    let secret = text.trim_end_matches(['\r', '\n']);
-    if secret.is_empty() {
-        return Err("the signing secret is empty".into());
-    }
-    Ok(SecretString::new(secret.to_owned()))
 }

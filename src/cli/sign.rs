@@ -10,12 +10,20 @@ use std::process::ExitCode;
 use crate::redact::SecretString;
 use crate::signature;
 
+use super::secret_arg;
+
 /// Sign a webhook body the way the platform does.
 #[derive(clap::Args, Debug)]
 pub struct SignArgs {
-    /// The subscription secret (any length; it is never printed).
-    #[arg(long, value_name = "S")]
-    pub secret: SecretString,
+    /// The subscription secret (any length; it is never printed). Prefer
+    /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
+    /// visible to other users in `ps`.
+    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
+    pub secret: Option<SecretString>,
+
+    /// Read the secret from FILE (trailing newline ignored).
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
 
     /// The raw body to sign; `-` reads standard input.
     #[arg(long, value_name = "F")]
@@ -26,9 +34,27 @@ pub struct SignArgs {
     pub timestamp: Option<i64>,
 }
 
-/// Prints `t=<T>,v1=<hex>` on standard output. Exit 2 when the body cannot
-/// be read.
+/// Prints `t=<T>,v1=<hex>` on standard output. Exit 2 when the secret or
+/// the body cannot be read.
 pub fn run(args: SignArgs) -> color_eyre::Result<ExitCode> {
+    let secret = match secret_arg::resolve(
+        args.secret.as_ref(),
+        args.secret_file.as_deref(),
+        secret_arg::WEBHOOK_SECRET_ENV,
+    ) {
+        Ok(Some(secret)) => secret,
+        Ok(None) => {
+            eprintln!(
+                "earshot sign: {}",
+                secret_arg::missing("--secret", secret_arg::WEBHOOK_SECRET_ENV)
+            );
+            return Ok(ExitCode::from(2));
+        }
+        Err(error) => {
+            eprintln!("earshot sign: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let body = match read_body(&args.body_file) {
         Ok(body) => body,
         Err(message) => {
@@ -39,7 +65,7 @@ pub fn run(args: SignArgs) -> color_eyre::Result<ExitCode> {
     let timestamp = args.timestamp.unwrap_or_else(unix_now);
     println!(
         "{}",
-        signature::sign(args.secret.expose().as_bytes(), timestamp, &body)
+        signature::sign(secret.expose().as_bytes(), timestamp, &body)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -14,6 +14,7 @@ use crate::receiver::capture::{self, Numbered, Selector};
 use crate::redact::{SecretString, mask};
 use crate::signature::{self, Candidate, Diagnosis, Finding, InvalidReason, Severity, Verdict};
 
+use super::secret_arg;
 use super::sign::{read_body, unix_now};
 
 /// Labels of the secrets, in the order `--secret` is given.
@@ -61,9 +62,20 @@ pub struct VerifyArgs {
     pub event_id: Option<String>,
 
     /// The current secret; give `--secret` again for the previous one
-    /// during a rotation. Never printed in full.
-    #[arg(long = "secret", value_name = "S", required = true)]
+    /// during a rotation. Never printed in full. Prefer --secret-file or
+    /// EARSHOT_WEBHOOK_SECRET (and --previous-secret-file or
+    /// EARSHOT_PREVIOUS_WEBHOOK_SECRET): a value given here is visible to
+    /// other users in `ps`.
+    #[arg(long = "secret", value_name = "S")]
     pub secrets: Vec<SecretString>,
+
+    /// Read the current secret from FILE (trailing newline ignored).
+    #[arg(long, value_name = "FILE", conflicts_with = "secrets")]
+    pub secret_file: Option<PathBuf>,
+
+    /// Read the secret before the last rotation from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub previous_secret_file: Option<PathBuf>,
 
     /// The receiver's clock, Unix seconds (default: now). Use the receive
     /// time to check an old capture.
@@ -94,7 +106,7 @@ pub fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
-    let candidates: Vec<Candidate> = args
+    let candidates: Vec<Candidate> = input
         .secrets
         .iter()
         .zip(LABELS)
@@ -130,6 +142,8 @@ struct Input {
     body: Vec<u8>,
     now: i64,
     receiver_digest: Option<String>,
+    /// The current secret, then the previous one when given.
+    secrets: Vec<SecretString>,
     /// The capture entry replayed, when `--capture` was given.
     captured: Option<Captured>,
 }
@@ -142,12 +156,7 @@ struct Captured {
 
 impl Input {
     fn from_args(args: &VerifyArgs) -> Result<Self, String> {
-        if args.secrets.len() > LABELS.len() {
-            return Err(format!(
-                "give at most two --secret values (the current one, then the previous one); got {}",
-                args.secrets.len()
-            ));
-        }
+        let secrets = secrets(args)?;
         let receiver_digest = match &args.receiver_digest {
             None => None,
             Some(raw) => {
@@ -169,7 +178,7 @@ impl Input {
             }
         };
         if let Some(file) = &args.capture {
-            return Self::from_capture(args, file, receiver_digest);
+            return Self::from_capture(args, file, receiver_digest, secrets);
         }
         let (Some(header), Some(body_file)) = (&args.header, &args.body_file) else {
             return Err("give --header and --body-file, or --capture FILE".to_owned());
@@ -180,6 +189,7 @@ impl Input {
             body,
             now: args.now.unwrap_or_else(unix_now),
             receiver_digest,
+            secrets,
             captured: None,
         })
     }
@@ -188,6 +198,7 @@ impl Input {
         args: &VerifyArgs,
         file: &std::path::Path,
         receiver_digest: Option<String>,
+        secrets: Vec<SecretString>,
     ) -> Result<Self, String> {
         let entries = capture::read_file(file).map_err(|error| error.to_string())?;
         let selector = match (args.index, &args.event_id) {
@@ -216,12 +227,44 @@ impl Input {
             body,
             now: args.now.unwrap_or(entry.received_unix),
             receiver_digest,
+            secrets,
             captured: Some(Captured {
                 file: file.to_owned(),
                 numbered,
             }),
         })
     }
+}
+
+/// The secrets to try: the current one (first `--secret`, else
+/// `--secret-file`, else the environment), then the previous one (second
+/// `--secret`, else `--previous-secret-file`, else the environment).
+fn secrets(args: &VerifyArgs) -> Result<Vec<SecretString>, String> {
+    if args.secrets.len() > LABELS.len() {
+        return Err(format!(
+            "give at most two --secret values (the current one, then the previous one); got {}",
+            args.secrets.len()
+        ));
+    }
+    if args.secrets.len() == 2 && args.previous_secret_file.is_some() {
+        return Err(
+            "give the previous secret once: a second --secret or --previous-secret-file".to_owned(),
+        );
+    }
+    let current = secret_arg::resolve(
+        args.secrets.first(),
+        args.secret_file.as_deref(),
+        secret_arg::WEBHOOK_SECRET_ENV,
+    )
+    .map_err(|error| error.to_string())?
+    .ok_or_else(|| secret_arg::missing("--secret", secret_arg::WEBHOOK_SECRET_ENV))?;
+    let previous = secret_arg::resolve(
+        args.secrets.get(1),
+        args.previous_secret_file.as_deref(),
+        secret_arg::PREVIOUS_WEBHOOK_SECRET_ENV,
+    )
+    .map_err(|error| error.to_string())?;
+    Ok(std::iter::once(current).chain(previous).collect())
 }
 
 /// One line naming the replayed request.
@@ -249,11 +292,11 @@ fn mark(severity: Severity) -> &'static str {
 }
 
 /// The secret behind a label, masked.
-fn masked_secret(args: &VerifyArgs, label: &str) -> String {
+fn masked_secret(input: &Input, label: &str) -> String {
     LABELS
         .iter()
         .position(|l| *l == label)
-        .and_then(|i| args.secrets.get(i))
+        .and_then(|i| input.secrets.get(i))
         .map(|secret| mask(secret.expose()))
         .unwrap_or_default()
 }
@@ -267,7 +310,7 @@ fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Strin
     match &diagnosis.verdict {
         Verdict::Valid { matched, .. } => out.push_str(&format!(
             "✓ signature valid (the {matched} secret, {})\n",
-            masked_secret(args, matched)
+            masked_secret(input, matched)
         )),
         Verdict::Invalid(reason) => out.push_str(&format!("✗ signature invalid: {reason}\n")),
     }
@@ -328,7 +371,7 @@ fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Vec<Str
         s if s > 0 => format!("signed {s} s ago"),
         s => format!("signed {} s in the future", s.unsigned_abs()),
     };
-    let tried: Vec<&str> = LABELS.iter().take(args.secrets.len()).copied().collect();
+    let tried: Vec<&str> = LABELS.iter().take(input.secrets.len()).copied().collect();
     vec![
         format!(
             "✓ header well-formed: t={timestamp}, {v1_count} v1 value{}",
@@ -338,7 +381,7 @@ fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Vec<Str
         match matched {
             Some(label) => format!(
                 "✓ {digest}: the {label} one ({})",
-                masked_secret(args, label)
+                masked_secret(input, label)
             ),
             None => format!("✗ {digest}: none does (tried {})", tried.join(", ")),
         },

@@ -37,7 +37,6 @@ use axum::{Json, Router};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
 use tokio::sync::mpsc;
 
 use super::SharedState;
@@ -245,11 +244,11 @@ fn check_key(headers: &HeaderMap, expected: &str) -> Result<(), Problem> {
     let expected = expected.as_bytes();
     let detail = match headers.get(AUTHORIZATION).map(|value| value.as_bytes()) {
         None => "missing Authorization header; send the API key as is",
-        Some(key) if bool::from(key.ct_eq(expected)) => return Ok(()),
+        Some(key) if super::auth::key_matches(key, expected) => return Ok(()),
         Some(key)
             if key
                 .strip_prefix(b"Bearer ")
-                .is_some_and(|rest| bool::from(rest.ct_eq(expected))) =>
+                .is_some_and(|rest| super::auth::key_matches(rest, expected)) =>
         {
             "send the API key as is in Authorization, without the `Bearer ` prefix"
         }

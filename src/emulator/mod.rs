@@ -97,7 +97,12 @@ pub struct Emulator {
 
 impl Emulator {
     /// Binds `listen` (port 0 picks a free one) and starts serving.
+    /// Refuses a key that is empty or could not travel in a header
+    /// (`InvalidInput`): such a key would let anyone in, or no one.
     pub async fn start(listen: SocketAddr, config: EmulatorConfig) -> std::io::Result<Emulator> {
+        crate::api::validate::api_key(config.api_key.expose()).map_err(|error| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, error.to_string())
+        })?;
         let listener = TcpListener::bind(listen).await?;
         let addr = listener.local_addr()?;
         let base_url = Url::parse(&format!("http://{addr}/"))

@@ -30,7 +30,6 @@ use chrono::{DateTime, Utc};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use subtle::ConstantTimeEq;
 use url::Url;
 
 use super::problem::Problem;
@@ -272,11 +271,11 @@ async fn api_key(State(state): State<SharedState>, request: Request, next: Next)
         .map(HeaderValue::as_bytes);
     let detail = match presented {
         None => "missing authorization header; send the API key",
-        Some(key) if bool::from(key.ct_eq(expected)) => return next.run(request).await,
+        Some(key) if super::auth::key_matches(key, expected) => return next.run(request).await,
         Some(key)
             if key
                 .strip_prefix(b"Bearer ")
-                .is_some_and(|rest| bool::from(rest.ct_eq(expected))) =>
+                .is_some_and(|rest| super::auth::key_matches(rest, expected)) =>
         {
             "send the API key as is in the authorization header, without the `Bearer ` prefix"
         }

@@ -53,6 +53,15 @@ pub enum Command {
         id: String,
         status: TranscriptStatus,
     },
+    /// Stop watching this job (e.g. the platform does not know it).
+    Remove {
+        id: String,
+    },
+    /// One job as the scheduler sees it now (`None` when not watched).
+    View {
+        id: String,
+        reply: oneshot::Sender<Option<JobView>>,
+    },
     /// Every job as the scheduler sees it now.
     Snapshot(oneshot::Sender<Vec<JobView>>),
     Stop,
@@ -66,6 +75,15 @@ pub struct Watcher {
 }
 
 impl Watcher {
+    /// One job as the scheduler sees it (`None` when it is not watched or
+    /// the watcher has stopped).
+    pub async fn view(&self, id: &str) -> Option<JobView> {
+        let (reply, answer) = oneshot::channel();
+        let id = id.to_owned();
+        self.commands.send(Command::View { id, reply }).ok()?;
+        answer.await.ok().flatten()
+    }
+
     /// Every job as the scheduler sees it (empty if the watcher has stopped).
     pub async fn snapshot(&self) -> Vec<JobView> {
         let (reply, answer) = oneshot::channel();
@@ -153,6 +171,10 @@ async fn run(
                     scheduler.add_job(&id, hint, now());
                     has_jobs = true;
                     announced_done = false;
+                }
+                Some(Command::Remove { id }) => scheduler.remove_job(&id),
+                Some(Command::View { id, reply }) => {
+                    let _ = reply.send(scheduler.job_at(&id, now()));
                 }
                 Some(Command::Focus(ids)) => scheduler.set_focus(&ids),
                 Some(Command::Snapshot(reply)) => {

@@ -7,6 +7,11 @@
 //! when it is valid UTF-8. The verdict fields say what the listener decided
 //! and answered; a secret never appears, only the label of the one that
 //! matched ("current", "previous").
+//!
+//! Secret header values (`authorization`, cookies, API-key headers and the
+//! configured pre-recorded auth header) are replaced by a fingerprint
+//! ([`redact_secret_headers`]) unless the operator asks for them, and a
+//! capture file is created readable by its owner only (0600).
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -163,6 +168,38 @@ impl CaptureEntry {
     }
 }
 
+/// Headers whose value is a credential wherever they appear.
+pub const SECRET_HEADERS: [&str; 7] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "api-key",
+    "x-auth-token",
+];
+
+/// Replaces the value of every secret header (the [`SECRET_HEADERS`] and
+/// `also`, e.g. the configured auth header's name) with a fingerprint: its
+/// first four characters and its length, `Bear…(38 chars)`. The signature
+/// and every other header stay as received, so `verify --capture` works.
+pub fn redact_secret_headers(headers: &mut [(String, String)], also: Option<&str>) {
+    for (name, value) in headers.iter_mut() {
+        if is_secret_header(name, also) {
+            *value = crate::redact::mask(value);
+        }
+    }
+}
+
+/// Whether `name` is one of the [`SECRET_HEADERS`] or `also`.
+pub fn is_secret_header(name: &str, also: Option<&str>) -> bool {
+    SECRET_HEADERS
+        .iter()
+        .copied()
+        .chain(also)
+        .any(|secret| name.eq_ignore_ascii_case(secret))
+}
+
 /// A capture file could not be written or read.
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
@@ -193,16 +230,17 @@ pub struct CaptureWriter {
 }
 
 impl CaptureWriter {
-    /// Opens `path` for appending, creating it when missing.
+    /// Opens `path` for appending, creating it when missing, readable and
+    /// writable by its owner only (an existing file keeps its mode).
     pub fn open(path: &Path) -> Result<Self, CaptureError> {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map_err(|source| CaptureError::Open {
-                path: path.to_owned(),
-                source,
-            })?;
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(path).map_err(|source| CaptureError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
         Ok(Self {
             path: path.to_owned(),
             file,

@@ -35,7 +35,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::capture::{CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
+use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict};
 use crate::store::events::ObservedEvent;
@@ -75,6 +75,9 @@ pub struct ListenConfig {
     /// Keep every new voice-agent event in the incident-history store
     /// before answering 2xx (the observer).
     pub store: Option<Writer>,
+    /// Keep secret header values (the auth header, `authorization`, ...)
+    /// verbatim in the entries instead of a fingerprint.
+    pub capture_secrets: bool,
 }
 
 impl Default for ListenConfig {
@@ -86,6 +89,7 @@ impl Default for ListenConfig {
             trust_any_source: false,
             capture: None,
             store: None,
+            capture_secrets: false,
         }
     }
 }
@@ -384,6 +388,14 @@ async fn receive(
         Ok(()) => judged,
         Err(error) => store_failed(&mut entry, &error),
     };
+    if !shared.config.capture_secrets {
+        let auth_name = shared
+            .config
+            .auth_header
+            .as_ref()
+            .map(|(name, _)| name.as_str());
+        capture::redact_secret_headers(&mut entry.headers, auth_name);
+    }
     let capture_error = shared.record(&entry);
     let mut response = (judged.status, axum::Json(judged.answer)).into_response();
     if judged.status == StatusCode::METHOD_NOT_ALLOWED {
@@ -681,20 +693,16 @@ fn too_large(entry: &mut CaptureEntry) -> Judged {
     )
 }
 
-/// The headers kept in the store: all but credentials (`authorization`,
-/// cookies, the configured pre-recorded auth header).
+/// The headers kept in the store: all but secrets (the capture's
+/// [`capture::SECRET_HEADERS`] and the configured pre-recorded auth header).
 fn stored_headers(
     headers: &[(String, String)],
     auth_header: Option<&(String, SecretString)>,
 ) -> Vec<(String, String)> {
+    let auth_name = auth_header.map(|(name, _)| name.as_str());
     headers
         .iter()
-        .filter(|(name, _)| {
-            !matches!(
-                name.as_str(),
-                "authorization" | "cookie" | "proxy-authorization"
-            ) && auth_header.is_none_or(|(auth, _)| !auth.eq_ignore_ascii_case(name))
-        })
+        .filter(|(name, _)| !capture::is_secret_header(name, auth_name))
         .cloned()
         .collect()
 }

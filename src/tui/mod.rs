@@ -44,6 +44,7 @@ use crate::api::validate::UrlPolicy;
 use crate::api::{Client, Region};
 use crate::config::{ConfigError, Paths, ResolveOptions, resolve};
 use crate::redact::SecretString;
+use crate::shutdown::Stop;
 use action::Action;
 use app::{App, AppConfig};
 use clipboard::Osc52;
@@ -112,12 +113,13 @@ pub fn region_name(region: Region) -> &'static str {
 
 /// Runs the console on the real terminal until the operator quits or a
 /// signal arrives; the terminal is restored in every case. `feeds` bring
-/// actions from outside (e.g. the demo's new jobs).
+/// actions from outside (e.g. the demo's new jobs). Answers the signal
+/// that ended it, if one did (its exit status: [`Stop::exit_code`]).
 pub async fn run_console(
     client: Client,
     options: ConsoleOptions,
     feeds: Vec<BoxStream<'static, Action>>,
-) -> color_eyre::Result<()> {
+) -> color_eyre::Result<Option<Stop>> {
     let paths = Paths::compute(None).ok();
     if let Some(paths) = &paths
         && let Err(why) = logging::init(&paths.state_dir)
@@ -163,6 +165,9 @@ pub async fn run_console(
     }
     tracing::info!(demo = options.demo, read_only = options.read_only, theme = %loaded.theme.name, "console starts");
 
+    // Installed before the terminal changes: a signal from now on ends
+    // the loop (and restores the terminal) instead of killing the process.
+    let signals = crate::shutdown::signals();
     terminal::install_panic_hook();
     let mut terminal = terminal::TerminalGuard::enter()?;
     // A terminal read error ends input (and so the console) rather than
@@ -170,12 +175,25 @@ pub async fn run_console(
     let events = EventStream::new()
         .take_while(|event| std::future::ready(event.is_ok()))
         .filter_map(|event| std::future::ready(event.ok()));
+    let caught = std::sync::OnceLock::new();
     let result = event_loop::run(
         &mut terminal,
         &mut app,
         &loaded.theme,
         Box::pin(events),
-        terminal::shutdown_signal(),
+        async {
+            match signals {
+                Ok(signals) => {
+                    let stop = signals.await;
+                    tracing::info!(signal = stop.name(), "leaving");
+                    let _ = caught.set(stop);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot listen for signals");
+                    std::future::pending::<()>().await;
+                }
+            }
+        },
         Services {
             client,
             clipboard: Box::new(Osc52::stdout()),
@@ -186,7 +204,7 @@ pub async fn run_console(
     .await;
     drop(terminal);
     tracing::info!("console ends");
-    result
+    result.map(|()| caught.get().copied())
 }
 
 /// The sessions the incident history knows, most recently active first,
@@ -228,23 +246,26 @@ pub struct LaunchFlags {
     pub profile: Option<String>,
     pub read_only: bool,
     pub theme: Option<String>,
+    /// `--url` and `--api-key`: win over `EARSHOT_URL` / `EARSHOT_API_KEY`
+    /// and the profile.
+    pub url: Option<Url>,
+    pub api_key: Option<SecretString>,
 }
 
 /// `earshot`: resolves the profile like every other command (with
-/// `EARSHOT_URL` / `EARSHOT_API_KEY` when set) and opens the console.
+/// `--url` / `--api-key`, else `EARSHOT_URL` / `EARSHOT_API_KEY`, when
+/// set) and opens the console.
 /// Without a config file it says how to make one and suggests
 /// `earshot demo`, exiting 2.
 pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    let url = match env(crate::config::ENV_URL) {
-        None => None,
-        Some(text) => match Url::parse(&text) {
+    let url = match (flags.url, env(crate::config::ENV_URL)) {
+        (Some(url), _) => Some(url),
+        (None, None) => None,
+        (None, Some(text)) => match crate::cli::parse_origin(&text) {
             Ok(url) => Some(url),
             Err(error) => {
-                eprintln!(
-                    "error: {} = {text:?} is not a URL ({error})",
-                    crate::config::ENV_URL
-                );
+                eprintln!("error: {} = {text:?}: {error}", crate::config::ENV_URL);
                 return Ok(ExitCode::from(2));
             }
         },
@@ -253,7 +274,9 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         config_path: flags.config.clone(),
         profile: flags.profile.clone(),
         url,
-        api_key: env(crate::config::ENV_API_KEY).map(SecretString::new),
+        api_key: flags
+            .api_key
+            .or_else(|| env(crate::config::ENV_API_KEY).map(SecretString::new)),
     };
     let resolved = match resolve(&options) {
         Ok(resolved) => resolved,
@@ -295,8 +318,8 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(run_console(client, console, Vec::new()))?;
-    Ok(ExitCode::SUCCESS)
+    let stopped_by = runtime.block_on(run_console(client, console, Vec::new()))?;
+    Ok(stopped_by.map_or(ExitCode::SUCCESS, Stop::exit_code))
 }
 
 /// Loopback agents endpoint (a local emulator, which then has to allow

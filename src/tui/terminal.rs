@@ -2,7 +2,7 @@
 //! way in; restored on the way out — on a normal exit and on an error (the
 //! guard's `Drop`), on a panic (a hook that restores before chaining to
 //! color-eyre's), and on SIGTERM / SIGHUP / SIGINT (the loop's shutdown
-//! signal ends it normally).
+//! signal, [`crate::shutdown`], ends it normally).
 
 use std::io::{self, Stdout};
 use std::ops::{Deref, DerefMut};
@@ -88,32 +88,4 @@ pub fn install_panic_hook() {
         restore();
         previous(info);
     }));
-}
-
-/// Resolves on SIGTERM, SIGHUP (a dropped SSH link) or SIGINT.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let wait = |kind: SignalKind| async move {
-            match signal(kind) {
-                Ok(mut stream) => {
-                    stream.recv().await;
-                }
-                Err(error) => {
-                    tracing::warn!(%error, "cannot listen for a signal");
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        tokio::select! {
-            () = wait(SignalKind::terminate()) => tracing::info!("SIGTERM: leaving"),
-            () = wait(SignalKind::hangup()) => tracing::info!("SIGHUP: leaving"),
-            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: leaving"),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }

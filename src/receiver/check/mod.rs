@@ -151,7 +151,10 @@ fn check_secret(flag: &'static str, secret: &SecretString) -> Result<(), CheckEr
 pub enum CheckError {
     #[error("the receiver URL {0}")]
     Url(String),
-    #[error("a secret is required to sign voice-agent deliveries (--secret)")]
+    #[error(
+        "a secret is required to sign voice-agent deliveries: give --secret-file FILE or set \
+         EARSHOT_WEBHOOK_SECRET (--secret S also works, but other users see it in `ps`)"
+    )]
     MissingSecret,
     #[error("{flag}: the secret {rule} (spec part 8 C)")]
     Secret { flag: &'static str, rule: String },

@@ -1,0 +1,169 @@
+//! Secrets given to a command: one resolution for every secret flag.
+//!
+//! Each secret can come from its flag (`--secret S`: simple, but visible to
+//! every user of the machine in `ps`), from a file (`--secret-file F`), or
+//! from an environment variable (`EARSHOT_WEBHOOK_SECRET`). The flag wins,
+//! then the file, then the variable; an empty variable counts as unset.
+//! Files are read with a small bound, and must be regular files.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::redact::SecretString;
+
+/// The largest secret file read: a secret is a line, not a document.
+pub const SECRET_FILE_LIMIT: u64 = 16 * 1024;
+
+/// The current webhook signing secret.
+pub const WEBHOOK_SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
+/// The webhook signing secret before the last rotation.
+pub const PREVIOUS_WEBHOOK_SECRET_ENV: &str = "EARSHOT_PREVIOUS_WEBHOOK_SECRET";
+/// The pre-recorded auth header a receiver requires or checks, `NAME:VALUE`.
+pub const AUTH_HEADER_ENV: &str = "EARSHOT_AUTH_HEADER";
+/// The pre-recorded auth header a submitted job's webhook carries.
+pub const WEBHOOK_AUTH_ENV: &str = "EARSHOT_WEBHOOK_AUTH";
+
+/// Why a secret could not be had. Never quotes the secret.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretArgError {
+    #[error("cannot read the secret file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the secret file {path} is not a regular file")]
+    NotRegular { path: String },
+    #[error(
+        "the secret file {path} is larger than {SECRET_FILE_LIMIT} bytes; it should hold only \
+         the secret"
+    )]
+    TooLarge { path: String },
+    #[error("the secret file {path} is not UTF-8 text")]
+    NotText { path: String },
+    #[error("the secret file {path} is empty")]
+    Empty { path: String },
+    #[error("the environment variable {name} is not valid Unicode")]
+    EnvNotUnicode { name: &'static str },
+}
+
+/// The secret from `value` (the flag), else the file, else the variable
+/// `env`; `None` when none of the three is given.
+pub fn resolve(
+    value: Option<&SecretString>,
+    file: Option<&Path>,
+    env: &'static str,
+) -> Result<Option<SecretString>, SecretArgError> {
+    if let Some(value) = value {
+        return Ok(Some(value.clone()));
+    }
+    if let Some(path) = file {
+        return read_secret_file(path).map(Some);
+    }
+    match std::env::var(env) {
+        Ok(value) if value.is_empty() => Ok(None),
+        Ok(value) => Ok(Some(SecretString::new(value))),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(SecretArgError::EnvNotUnicode { name: env }),
+    }
+}
+
+/// The exit-2 message for a secret that was not given: the preferred
+/// forms first.
+pub fn missing(flag: &str, env: &str) -> String {
+    format!(
+        "give {flag}-file FILE or set {env} ({flag} VALUE also works, but other users see it in \
+         `ps`)"
+    )
+}
+
+/// A secret file's text without its trailing newline (`\n` or `\r\n`).
+/// Refuses anything but a regular file of at most [`SECRET_FILE_LIMIT`]
+/// bytes of UTF-8.
+pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
+    let shown = || path.display().to_string();
+    let read_error = |source| SecretArgError::Read {
+        path: shown(),
+        source,
+    };
+    // Checked before opening too: opening a FIFO would wait for a writer.
+    if !std::fs::metadata(path).map_err(read_error)?.is_file() {
+        return Err(SecretArgError::NotRegular { path: shown() });
+    }
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    if !file.metadata().map_err(read_error)?.is_file() {
+        return Err(SecretArgError::NotRegular { path: shown() });
+    }
+    let mut bytes = Vec::new();
+    file.take(SECRET_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > SECRET_FILE_LIMIT {
+        return Err(SecretArgError::TooLarge { path: shown() });
+    }
+    let text = String::from_utf8(bytes).map_err(|_| SecretArgError::NotText { path: shown() })?;
+    let secret = text.strip_suffix('\n').unwrap_or(&text);
+    let secret = secret.strip_suffix('\r').unwrap_or(secret);
+    if secret.is_empty() {
+        return Err(SecretArgError::Empty { path: shown() });
+    }
+    Ok(SecretString::new(secret))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_loses_its_trailing_newline_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, " two words \r\n").unwrap();
+        assert_eq!(read_secret_file(&path).unwrap().expose(), " two words ");
+        std::fs::write(&path, "plain").unwrap();
+        assert_eq!(read_secret_file(&path).unwrap().expose(), "plain");
+    }
+
+    #[test]
+    fn empty_large_binary_and_special_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, "\n").unwrap();
+        assert!(matches!(
+            read_secret_file(&path),
+            Err(SecretArgError::Empty { .. })
+        ));
+        std::fs::write(&path, vec![b'a'; SECRET_FILE_LIMIT as usize + 1]).unwrap();
+        assert!(matches!(
+            read_secret_file(&path),
+            Err(SecretArgError::TooLarge { .. })
+        ));
+        std::fs::write(&path, [0xff, 0xfe]).unwrap();
+        assert!(matches!(
+            read_secret_file(&path),
+            Err(SecretArgError::NotText { .. })
+        ));
+        assert!(matches!(
+            read_secret_file(dir.path()),
+            Err(SecretArgError::NotRegular { .. })
+        ));
+        let missing = read_secret_file(&dir.path().join("missing")).unwrap_err();
+        assert!(missing.to_string().contains("missing"), "{missing}");
+    }
+
+    #[test]
+    fn the_flag_wins_over_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        std::fs::write(&path, "from-file\n").unwrap();
+        let flag = SecretString::new("from-flag");
+        let got = resolve(Some(&flag), Some(&path), "EARSHOT_TEST_UNSET_VARIABLE").unwrap();
+        assert_eq!(got.unwrap().expose(), "from-flag");
+        let got = resolve(None, Some(&path), "EARSHOT_TEST_UNSET_VARIABLE").unwrap();
+        assert_eq!(got.unwrap().expose(), "from-file");
+        assert!(
+            resolve(None, None, "EARSHOT_TEST_UNSET_VARIABLE")
+                .unwrap()
+                .is_none()
+        );
+    }
+}
