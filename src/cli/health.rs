@@ -8,24 +8,17 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Serialize;
 
-use super::history_args::{StoreArg, parse_since};
+use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::{Connection, GlobalOptions};
 use crate::history::report::{SubscriptionHealth, health};
-use crate::history::sweep::{DEFAULT_BUDGET, SweepReport, sweep};
+use crate::history::sweep::{SweepReport, sweep};
 use crate::store;
 
 #[derive(Args, Debug)]
 pub struct HealthArgs {
-    /// The window: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
-    #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
-    pub since: i64,
-    /// Requests the sweep may send at most.
-    #[arg(long, default_value_t = DEFAULT_BUDGET, value_name = "N")]
-    pub budget: usize,
-    /// Report from the store as it is, without asking the platform.
-    #[arg(long)]
-    pub no_sweep: bool,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -46,16 +39,16 @@ struct HealthJson<'a> {
 
 pub async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let mut store = args.store.open(global)?;
-    let swept = if args.no_sweep {
+    let swept = if args.sweep.no_sweep {
         SweepReport::default()
     } else {
         let client = args.connection.client(global)?;
-        sweep(&client, &mut store, args.budget).await?
+        sweep(&client, &mut store, args.sweep.budget).await?
     };
     if let Some(why) = &swept.stopped {
         eprintln!("warning: the sweep stopped early ({why}); reporting what the store holds");
     }
-    let board = health(&store, args.since, store::now_ms())?;
+    let board = health(&store, args.sweep.since, store::now_ms())?;
     if args.json {
         print_json(&HealthJson {
             sessions_swept: swept.sessions_swept,
@@ -65,7 +58,7 @@ pub async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result
             subscriptions: &board,
         })?;
     } else {
-        print_board(&board, &swept, args.no_sweep)?;
+        print_board(&board, &swept, args.sweep.no_sweep)?;
     }
     let failing = board.iter().any(|row| row.failed > 0);
     Ok(if failing {

@@ -33,6 +33,21 @@ pub fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Re
     Ok(Store::open(&path)?)
 }
 
+/// `--since`, `--budget`, `--no-sweep`: the window, and the sweep a
+/// history command runs first.
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// The window: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
+    pub since: i64,
+    /// Requests the sweep may send at most.
+    #[arg(long, default_value_t = crate::history::sweep::DEFAULT_BUDGET, value_name = "N")]
+    pub budget: usize,
+    /// Use the store as it is, without asking the platform first.
+    #[arg(long)]
+    pub no_sweep: bool,
+}
+
 /// `--since`: a duration back from now (`90s`, `30m`, `2h`, `7d`) or an
 /// RFC 3339 time; the start of the window in Unix milliseconds.
 pub fn parse_since(text: &str) -> Result<i64, String> {

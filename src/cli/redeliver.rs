@@ -11,22 +11,21 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Serialize;
 
-use super::history_args::{StoreArg, parse_since};
+use super::history_args::{StoreArg, SweepArgs};
 use super::output::{emit, print_json, short_id};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use crate::history::HistoryError;
 use crate::history::recover::{Plan, Sent, plan, run as recover};
-use crate::history::sweep::{DEFAULT_BUDGET, sweep};
+use crate::history::sweep::sweep;
 
 #[derive(Args, Debug)]
 pub struct RedeliverArgs {
     /// The subscription (its id, or the 8-character short id).
     pub subscription_id: String,
-    /// Events since: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
-    #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
-    pub since: i64,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     /// File holding the subscription's signing secret (preferred; or set
     /// EARSHOT_WEBHOOK_SECRET). Never taken on the command line.
     #[arg(long, value_name = "FILE")]
@@ -34,12 +33,6 @@ pub struct RedeliverArgs {
     /// List what would be sent; send nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Use the store as it is, without sweeping first.
-    #[arg(long)]
-    pub no_sweep: bool,
-    /// Requests the sweep may send at most.
-    #[arg(long, default_value_t = DEFAULT_BUDGET, value_name = "N")]
-    pub budget: usize,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -90,14 +83,14 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
         }
     };
     let mut store = args.store.open(global)?;
-    if !args.no_sweep {
+    if !args.sweep.no_sweep {
         let client = args.connection.client(global)?;
-        let swept = sweep(&client, &mut store, args.budget).await?;
+        let swept = sweep(&client, &mut store, args.sweep.budget).await?;
         if let Some(why) = swept.stopped {
             eprintln!("warning: the sweep stopped early ({why}); using what the store holds");
         }
     }
-    let plan = match plan(&store, &args.subscription_id, args.since) {
+    let plan = match plan(&store, &args.subscription_id, args.sweep.since) {
         Ok(plan) => plan,
         Err(
             error @ (HistoryError::UnknownSubscription(_) | HistoryError::AmbiguousSubscription(_)),

@@ -158,6 +158,20 @@ impl TableState {
         }
     }
 
+    /// Replaces `rows` with `fresh`, keeping the selected row selected when
+    /// `key` finds it again, else keeping the selection inside the table.
+    pub fn replace<T, K: PartialEq>(
+        &mut self,
+        rows: &mut Vec<T>,
+        fresh: Vec<T>,
+        key: impl Fn(&T) -> K,
+    ) {
+        let kept = rows.get(self.position()).map(&key);
+        *rows = fresh;
+        let position = kept.and_then(|kept| rows.iter().position(|row| key(row) == kept));
+        self.select_or_clamp(position, rows.len());
+    }
+
     pub fn apply(&mut self, to: Move, len: usize) {
         self.selected = to.apply(self.selected, len, self.page.get());
     }

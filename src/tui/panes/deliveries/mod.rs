@@ -352,13 +352,10 @@ impl DeliveriesPane {
                 self.now = (self.clock)();
                 match result {
                     Ok(rows) => {
-                        let keep = self.selected().map(|row| row.id.clone());
-                        self.rows = rows;
+                        self.table
+                            .replace(&mut self.rows, rows, |row| row.id.clone());
                         self.loaded_once = true;
                         self.load_error = None;
-                        let position =
-                            keep.and_then(|id| self.rows.iter().position(|row| row.id == id));
-                        self.table.select_or_clamp(position, self.rows.len());
                         out.succeeded = true;
                     }
                     Err(failure) => {

@@ -30,15 +30,7 @@ pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo> {
             .mutating(),
         );
     }
-    commands.push(
-        CommandInfo::new(
-            "w",
-            "window: 1 h / 24 h / 7 d",
-            keys![Key::char('w')],
-            Health(H::CycleWindow),
-        )
-        .quick_as("window"),
-    );
+    commands.push(window_command());
     commands
 }
 
@@ -60,16 +52,19 @@ pub(super) fn sessions_commands(selection: bool) -> Vec<CommandInfo> {
                 .quick_as("open"),
         );
     }
-    commands.push(
-        CommandInfo::new(
-            "w",
-            "window: 1 h / 24 h / 7 d",
-            keys![Key::char('w')],
-            Health(H::CycleWindow),
-        )
-        .quick_as("window"),
-    );
+    commands.push(window_command());
     commands
+}
+
+/// `w`: the board's window, on the board and in the drill-down.
+fn window_command() -> CommandInfo {
+    CommandInfo::new(
+        "w",
+        "window: 1 h / 24 h / 7 d",
+        keys![Key::char('w')],
+        Health(H::CycleWindow),
+    )
+    .quick_as("window")
 }
 
 /// The recover form (everything else is typed into it).
