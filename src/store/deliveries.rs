@@ -17,7 +17,20 @@ pub fn record_sweep(
     records: &[DeliveryRecord],
     now_ms: i64,
 ) -> rusqlite::Result<bool> {
+    let unsettled = record_sweeps(store, &[(session_id, records)], now_ms)?;
+    Ok(unsettled.first().copied().unwrap_or(false))
+}
+
+/// [`record_sweep`] for many sessions in one transaction (one commit, not
+/// one per session): all stored, or none. Whether each session, in order,
+/// is still unsettled.
+pub fn record_sweeps(
+    store: &mut Store,
+    swept: &[(&str, &[DeliveryRecord])],
+    now_ms: i64,
+) -> rusqlite::Result<Vec<bool>> {
     let tx = store.conn.transaction()?;
+    let mut unsettled = Vec::with_capacity(swept.len());
     {
         let mut upsert = tx.prepare_cached(
             "INSERT INTO deliveries
@@ -31,36 +44,39 @@ pub fn record_sweep(
                  record = excluded.record
              WHERE record IS NOT excluded.record",
         )?;
-        for record in records {
-            let json = serde_json::to_string(record).unwrap_or_default();
-            upsert.execute(params![
-                record.id,
-                record.subscription_id,
-                record.session_id,
-                record.status.as_str(),
-                record.attempt_count,
-                record.http_status_code,
-                record.error,
-                record.created_at.timestamp_millis(),
-                record.next_retry_at.map(|at| at.timestamp_millis()),
-                record.delivered_at.map(|at| at.timestamp_millis()),
-                json,
-            ])?;
+        let mut mark = tx.prepare_cached(
+            "INSERT INTO sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
+             VALUES (?1, 'added', ?2, ?2, ?3)
+             ON CONFLICT (session_id) DO UPDATE SET
+                 last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled",
+        )?;
+        for (session_id, records) in swept {
+            for record in *records {
+                let json = serde_json::to_string(record).unwrap_or_default();
+                upsert.execute(params![
+                    record.id,
+                    record.subscription_id,
+                    record.session_id,
+                    record.status.as_str(),
+                    record.attempt_count,
+                    record.http_status_code,
+                    record.error,
+                    record.created_at.timestamp_millis(),
+                    record.next_retry_at.map(|at| at.timestamp_millis()),
+                    record.delivered_at.map(|at| at.timestamp_millis()),
+                    json,
+                ])?;
+            }
+            let pending = records.iter().any(|record| {
+                record.status == DeliveryStatus::Pending
+                    || record
+                        .next_retry_at
+                        .is_some_and(|at| at.timestamp_millis() > now_ms)
+            });
+            mark.execute(params![session_id, now_ms, pending])?;
+            unsettled.push(pending);
         }
     }
-    let unsettled = records.iter().any(|record| {
-        record.status == DeliveryStatus::Pending
-            || record
-                .next_retry_at
-                .is_some_and(|at| at.timestamp_millis() > now_ms)
-    });
-    tx.execute(
-        "INSERT INTO sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
-         VALUES (?1, 'added', ?2, ?2, ?3)
-         ON CONFLICT (session_id) DO UPDATE SET
-             last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled",
-        params![session_id, now_ms, unsettled],
-    )?;
     tx.commit()?;
     Ok(unsettled)
 }

@@ -171,6 +171,54 @@ fn a_sweep_with_pending_attempts_leaves_the_session_due() {
 }
 
 #[test]
+fn a_batch_of_sweeps_stores_every_session_in_one_go() {
+    let (_dir, mut store) = temp_store();
+    let minute = 60_000 * 2_000;
+    let pending = record("r1", "sub", "ses_a", DeliveryStatus::Pending, None, minute);
+    let failed = record(
+        "r2",
+        "sub",
+        "ses_b",
+        DeliveryStatus::Failed,
+        Some(401),
+        minute,
+    );
+    let delivered = record(
+        "r3",
+        "sub",
+        "ses_b",
+        DeliveryStatus::Delivered,
+        Some(200),
+        minute,
+    );
+    let b = [failed, delivered];
+    let unsettled = deliveries::record_sweeps(
+        &mut store,
+        &[
+            ("ses_a", &[pending][..]),
+            ("ses_b", &b[..]),
+            ("ses_c", &[][..]),
+        ],
+        minute + 1,
+    )
+    .unwrap();
+    assert_eq!(unsettled, vec![true, false, false]);
+    assert_eq!(deliveries::count(&store).unwrap(), 3);
+    assert_eq!(sessions::count(&store).unwrap(), 3);
+    assert_eq!(
+        sessions::due_for_sweep(&store, 10).unwrap(),
+        vec!["ses_a".to_owned()]
+    );
+    let counted: i64 = store
+        .conn
+        .query_row("SELECT sum(count) FROM delivery_counts", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(counted, 3, "the triggers counted every batched record");
+}
+
+#[test]
 fn counts_follow_records_as_they_are_inserted_and_change() {
     let (_dir, mut store) = temp_store();
     let minute = 60_000 * 1_000;
