@@ -33,17 +33,18 @@ fn error_class(row: &str) -> String {
     )
 }
 
-/// Adds one to the bucket of `row` (`NEW` or `OLD`), or `delta` generally.
-fn count_into_bucket(row: &str, delta: i64) -> String {
+/// Adds `delta` to the bucket of `row` (`NEW` or `OLD`) in `table`, whose
+/// time column `unit` holds `created_ms / per_ms`.
+fn count_into_bucket(row: &str, delta: i64, table: &str, unit: &str, per_ms: i64) -> String {
     let class = error_class(row);
     format!(
-        "INSERT INTO delivery_counts
-             (subscription_id, minute, status, http_status_code, error_class, count, last_ms,
+        "INSERT INTO {table}
+             ({unit}, subscription_id, status, http_status_code, error_class, count, last_ms,
               example_session_id)
-         VALUES ({row}.subscription_id, {row}.created_ms / 60000, {row}.status,
+         VALUES ({row}.created_ms / {per_ms}, {row}.subscription_id, {row}.status,
                  coalesce({row}.http_status_code, 0), {class}, {delta}, {row}.created_ms,
                  {row}.session_id)
-         ON CONFLICT (subscription_id, minute, status, http_status_code, error_class)
+         ON CONFLICT ({unit}, subscription_id, status, http_status_code, error_class)
          DO UPDATE SET count = count + {delta},
              example_session_id = CASE WHEN excluded.last_ms >= last_ms
                  THEN excluded.example_session_id ELSE example_session_id END,
@@ -51,9 +52,38 @@ fn count_into_bucket(row: &str, delta: i64) -> String {
     )
 }
 
+/// The same change to the minute and the hour counts.
+fn count_into_buckets(row: &str, delta: i64) -> String {
+    [
+        count_into_bucket(row, delta, "delivery_counts", "minute", 60_000),
+        count_into_bucket(row, delta, "delivery_counts_hourly", "hour", 3_600_000),
+    ]
+    .join("\n    ")
+}
+
+/// A counts table: one row per time unit and outcome, time first so a
+/// window is one range of the key.
+fn counts_table(table: &str, unit: &str) -> String {
+    format!(
+        "CREATE TABLE {table} (
+    {unit}              INTEGER NOT NULL,
+    subscription_id     TEXT NOT NULL,
+    status              TEXT NOT NULL,
+    http_status_code    INTEGER NOT NULL,
+    error_class         TEXT NOT NULL,
+    count               INTEGER NOT NULL,
+    last_ms             INTEGER NOT NULL,
+    example_session_id  TEXT NOT NULL,
+    PRIMARY KEY ({unit}, subscription_id, status, http_status_code, error_class)
+) WITHOUT ROWID;"
+    )
+}
+
 fn version_1() -> String {
-    let insert_new = count_into_bucket("NEW", 1);
-    let remove_old = count_into_bucket("OLD", -1);
+    let insert_new = count_into_buckets("NEW", 1);
+    let remove_old = count_into_buckets("OLD", -1);
+    let minute_counts = counts_table("delivery_counts", "minute");
+    let hourly_counts = counts_table("delivery_counts_hourly", "hour");
     format!(
         "
 CREATE TABLE events (
@@ -109,18 +139,8 @@ CREATE INDEX deliveries_failed ON deliveries (subscription_id, created_ms)
 CREATE INDEX deliveries_retrying ON deliveries (next_retry_ms)
     WHERE next_retry_ms IS NOT NULL;
 
-CREATE TABLE delivery_counts (
-    subscription_id     TEXT NOT NULL,
-    minute              INTEGER NOT NULL,
-    status              TEXT NOT NULL,
-    http_status_code    INTEGER NOT NULL,
-    error_class         TEXT NOT NULL,
-    count               INTEGER NOT NULL,
-    last_ms             INTEGER NOT NULL,
-    example_session_id  TEXT NOT NULL,
-    PRIMARY KEY (subscription_id, minute, status, http_status_code, error_class)
-) WITHOUT ROWID;
-CREATE INDEX delivery_counts_by_minute ON delivery_counts (minute);
+{minute_counts}
+{hourly_counts}
 
 CREATE TRIGGER deliveries_counted AFTER INSERT ON deliveries BEGIN
     {insert_new}

@@ -302,3 +302,52 @@ fn recoveries_remember_what_was_delivered() {
             .is_empty()
     );
 }
+
+#[test]
+fn window_counts_from_minutes_and_hours_equal_a_plain_count() {
+    let (_dir, mut store) = temp_store();
+    // 600 attempts over five hours, 31 s apart, three outcomes.
+    let start = 1_700_000_000_000_i64;
+    let records: Vec<(String, Vec<DeliveryRecord>)> = (0..600)
+        .map(|n| {
+            let (status, code) = match n % 3 {
+                0 => (DeliveryStatus::Delivered, Some(200)),
+                1 => (DeliveryStatus::Failed, Some(401)),
+                _ => (DeliveryStatus::Pending, None),
+            };
+            let session = format!("ses_{n}");
+            let record = record(
+                &format!("r{n}"),
+                "sub",
+                &session,
+                status,
+                code,
+                start + n * 31_000,
+            );
+            (session, vec![record])
+        })
+        .collect();
+    let batch: Vec<(&str, &[DeliveryRecord])> = records
+        .iter()
+        .map(|(session, records)| (session.as_str(), records.as_slice()))
+        .collect();
+    deliveries::record_sweeps(&mut store, &batch, start).unwrap();
+    for since in [
+        start - 1,
+        start + 61_000,
+        start + 3_599_999,
+        start + 7_000_000,
+        start + 18_000_000,
+    ] {
+        let counted: i64 = health::outcomes_since(&store, since)
+            .unwrap()
+            .iter()
+            .map(|outcome| outcome.count)
+            .sum();
+        let first_minute_ms = since.div_euclid(60_000) * 60_000;
+        let expected = (0..600)
+            .filter(|n| start + n * 31_000 >= first_minute_ms)
+            .count() as i64;
+        assert_eq!(counted, expected, "since {since}");
+    }
+}
