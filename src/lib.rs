@@ -9,6 +9,7 @@ pub mod api;
 pub mod cli;
 pub mod config;
 pub mod emulator;
+pub mod http_answer;
 pub mod poll;
 pub mod receiver;
 pub mod redact;
