@@ -94,14 +94,22 @@ pub async fn read(
 }
 
 impl Answer {
-    /// What an operator is shown of this answer: the first non-empty line
-    /// of the body (at most [`MESSAGE_LIMIT`] characters), or the status's
-    /// reason phrase when the body says nothing.
+    /// What an operator is shown of this answer: the `<title>` of an HTML
+    /// page, otherwise the first non-empty line of the body (at most
+    /// [`MESSAGE_LIMIT`] characters), or the status's reason phrase when
+    /// neither says anything.
     pub fn message(&self) -> String {
         let text = String::from_utf8_lossy(&self.body);
-        let line = text.lines().map(str::trim).find(|line| !line.is_empty());
-        match line {
-            Some(line) => line.chars().take(MESSAGE_LIMIT).collect(),
+        let found = if is_html(self.content_type.as_deref(), &text) {
+            html_title(&text).map(|title| strip_status(&title, self.status).to_owned())
+        } else {
+            text.lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty())
+                .map(str::to_owned)
+        };
+        match found.filter(|message| !message.is_empty()) {
+            Some(message) => message.chars().take(MESSAGE_LIMIT).collect(),
             None => reason_phrase(self.status).to_owned(),
         }
     }
@@ -113,6 +121,94 @@ pub fn reason_phrase(status: u16) -> &'static str {
         .ok()
         .and_then(|status| status.canonical_reason())
         .unwrap_or("no message")
+}
+
+/// An HTML page: said so by the content type, or looking like one.
+fn is_html(content_type: Option<&str>, text: &str) -> bool {
+    let declared = content_type.is_some_and(|value| {
+        let value = value.to_ascii_lowercase();
+        value.contains("text/html") || value.contains("application/xhtml")
+    });
+    let start: String = text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .chars()
+        .take(14)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    declared || start.starts_with("<!doctype html") || start.starts_with("<html")
+}
+
+/// The text of the first `<title>` element, entities decoded and
+/// whitespace collapsed; `None` when there is none (or it is not closed
+/// within what was read).
+fn html_title(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let open = lower.find("<title")?;
+    let content_start = open + lower[open..].find('>')? + 1;
+    let content_end = content_start + lower[content_start..].find("</title")?;
+    let raw = text.get(content_start..content_end)?;
+    let decoded = decode_entities(raw);
+    Some(decoded.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// `401 Unauthorized` under status 401 reads `Unauthorized`: the status is
+/// already in the message's `HTTP 401:` prefix. A title that is only the
+/// status reads empty (the reason phrase is used).
+fn strip_status(title: &str, status: u16) -> &str {
+    let code = status.to_string();
+    match title.strip_prefix(code.as_str()) {
+        Some(rest) if rest.is_empty() || rest.starts_with([' ', ':', '-']) => {
+            rest.trim_start_matches([' ', ':', '-'])
+        }
+        _ => title,
+    }
+}
+
+/// The common character references of a title: named (`&amp;` `&lt;`
+/// `&gt;` `&quot;` `&apos;` `&nbsp;`) and numeric; others are kept as text.
+fn decode_entities(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let decoded = rest
+            .find(';')
+            .filter(|end| *end <= 10)
+            .and_then(|end| entity(&rest[1..end]).map(|ch| (ch, end)));
+        match decoded {
+            Some((ch, end)) => {
+                out.push(ch);
+                rest = &rest[end + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn entity(name: &str) -> Option<char> {
+    match name {
+        "amp" => Some('&'),
+        "lt" => Some('<'),
+        "gt" => Some('>'),
+        "quot" => Some('"'),
+        "apos" => Some('\''),
+        "nbsp" => Some(' '),
+        _ => {
+            let number = name.strip_prefix('#')?;
+            let code = match number.strip_prefix(['x', 'X']) {
+                Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                None => number.parse().ok()?,
+            };
+            char::from_u32(code)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -141,5 +237,40 @@ mod tests {
     fn empty_body_gives_the_reason_phrase() {
         assert_eq!(answer(401, None, "").message(), "Unauthorized");
         assert_eq!(answer(599, None, " \n").message(), "no message");
+    }
+
+    #[test]
+    fn html_gives_its_title_or_the_reason_phrase() {
+        let page = "<!DOCTYPE html>\n<html><head><meta charset=utf-8>\n<TITLE>\n  Access &amp; \
+                    denied</TITLE></head><body><h1>no</h1></body></html>";
+        assert_eq!(answer(403, None, page).message(), "Access & denied");
+        let nginx = "<html>\r\n<head><title>401 Authorization Required</title></head>";
+        assert_eq!(
+            answer(401, Some("text/html"), nginx).message(),
+            "Authorization Required"
+        );
+        let bare = "<title>401</title>";
+        assert_eq!(
+            answer(401, Some("text/html; charset=utf-8"), bare).message(),
+            "Unauthorized"
+        );
+        let untitled = "<!doctype html><html><body>Unauthorized!</body></html>";
+        assert_eq!(answer(401, None, untitled).message(), "Unauthorized");
+        let unclosed = "<!doctype html><title>cut off";
+        assert_eq!(answer(502, None, unclosed).message(), "Bad Gateway");
+        let declared = "<p>oops</p>\n<title>Oops &#8212; &#x41;&bogus;</title>";
+        assert_eq!(
+            answer(500, Some("TEXT/HTML"), declared).message(),
+            "Oops \u{2014} A&bogus;"
+        );
+    }
+
+    #[test]
+    fn json_mentioning_html_is_not_html() {
+        let body = r#"{"error":"<title>x</title>"}"#;
+        assert_eq!(
+            answer(400, Some("application/json"), body).message(),
+            body.to_owned()
+        );
     }
 }
