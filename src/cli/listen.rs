@@ -7,14 +7,20 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::ArgGroup;
+
+use super::bounded_stdout::BoundedStdout;
 
 use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::{self, ListenConfig, ListenError, Received};
 use crate::redact::SecretString;
 use crate::signature;
+
+/// How long the closing summary waits for a slow stdout.
+const FINISH_GRACE: Duration = Duration::from_secs(2);
 
 /// Run a local webhook receiver that verifies, deduplicates and captures.
 #[derive(clap::Args, Debug)]
@@ -78,6 +84,9 @@ pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
     stdout.flush()?;
+    // From here on printing never holds up receiving: a slow stdout loses
+    // lines (counted on stderr), never answers or capture entries.
+    let mut out = BoundedStdout::start(stdout)?;
     let mut tally = Tally::default();
     loop {
         tokio::select! {
@@ -85,7 +94,7 @@ pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
             next = received.recv() => {
                 let Some(request) = next else { break };
                 tally.count(&request);
-                print_request(&mut stdout, &request, args.json)?;
+                print_request(&mut out, &request, args.json)?;
             }
         }
     }
@@ -93,10 +102,9 @@ pub async fn run(args: ListenArgs) -> color_eyre::Result<ExitCode> {
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
         tally.count(&request);
-        print_request(&mut stdout, &request, args.json)?;
+        print_request(&mut out, &request, args.json)?;
     }
-    writeln!(stdout, "{}", tally.summary())?;
-    stdout.flush()?;
+    out.finish(tally.summary(), FINISH_GRACE);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -139,13 +147,22 @@ fn parse_auth_header(raw: &SecretString) -> Result<(String, SecretString), Strin
     Ok((header.name.as_str().to_owned(), SecretString::new(value)))
 }
 
-fn print_request(out: &mut impl Write, request: &Received, json: bool) -> color_eyre::Result<()> {
-    if json {
-        writeln!(out, "{}", serde_json::to_string(&request.entry)?)?;
-    } else {
-        writeln!(out, "{}", request_line(request))?;
+/// Queues the request's line (built only when there is room for it).
+fn print_request(
+    out: &mut BoundedStdout,
+    request: &Received,
+    json: bool,
+) -> color_eyre::Result<()> {
+    if out.is_closed() {
+        return Err(color_eyre::eyre::eyre!("stdout was closed"));
     }
-    out.flush()?;
+    if !out.has_room() {
+        out.skip();
+    } else if json {
+        out.print(serde_json::to_string(&request.entry)?);
+    } else {
+        out.print(request_line(request));
+    }
     if let Some(error) = &request.capture_error {
         eprintln!("earshot listen: {error}");
     }
