@@ -10,6 +10,8 @@ pub mod cli;
 pub mod config;
 pub mod emulator;
 pub mod history;
+pub mod http_answer;
+pub mod http_server;
 pub mod poll;
 pub mod receiver;
 pub mod redact;

@@ -209,6 +209,37 @@ async fn only_timeouts_408_425_429_and_5xx_are_retried() {
 }
 
 #[tokio::test]
+async fn html_error_pages_are_recorded_by_their_title_or_reason_phrase() {
+    let harness = start().await;
+    let pages = [
+        (
+            401,
+            "<!doctype html>\n<html lang=en><head><meta charset=utf-8>\n\
+             <title>401 Unauthorized</title></head><body><h1>401</h1></body></html>",
+            "HTTP 401: Unauthorized",
+        ),
+        (
+            403,
+            "<!DOCTYPE html><html><head><title>Access denied | example.com \
+             used Cloudflare to restrict access</title></head></html>",
+            "HTTP 403: Access denied | example.com used Cloudflare to restrict access",
+        ),
+        (
+            404,
+            "<html><body><h1>Not here</h1></body></html>",
+            "HTTP 404: Not Found",
+        ),
+    ];
+    for (status, page, expected) in pages {
+        let receiver = Receiver::failing_first(1, status, page).await;
+        let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
+        let records = harness.wait_settled(&call_id, &subscription.id).await;
+        assert_eq!(records[0]["error"], expected, "{}", records[0]);
+    }
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
 async fn deliveries_carry_the_documented_headers_and_a_valid_signature() {
     let harness = start().await;
     let receiver = Receiver::healthy().await;

@@ -8,8 +8,10 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use super::GlobalOptions;
+use super::bounded_stdout::BoundedStdout;
 use super::history_args::open_store;
 use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::capture::{Kind, VerdictCode};
@@ -19,6 +21,9 @@ use crate::signature;
 use crate::store::writer::Writer;
 
 use super::secret_arg;
+
+/// How long the closing summary waits for a slow stdout.
+const FINISH_GRACE: Duration = Duration::from_secs(2);
 
 /// Run a local webhook receiver that verifies, deduplicates and captures.
 ///
@@ -124,6 +129,9 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
     stdout.flush()?;
+    // From here on printing never holds up receiving: a slow stdout loses
+    // lines (counted on stderr), never answers or capture entries.
+    let mut out = BoundedStdout::start(stdout)?;
     let mut tally = Tally::default();
     let stopped_by = loop {
         tokio::select! {
@@ -131,7 +139,7 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
             next = received.recv() => {
                 let Some(request) = next else { break None };
                 tally.count(&request);
-                print_request(&mut stdout, &request, args.json)?;
+                print_request(&mut out, &request, args.json)?;
             }
         }
     };
@@ -139,10 +147,9 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
         tally.count(&request);
-        print_request(&mut stdout, &request, args.json)?;
+        print_request(&mut out, &request, args.json)?;
     }
-    writeln!(stdout, "{}", tally.summary())?;
-    stdout.flush()?;
+    out.finish(tally.summary(), FINISH_GRACE);
     Ok(stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
 }
 
@@ -217,13 +224,22 @@ fn parse_auth_header(raw: &SecretString) -> Result<(String, SecretString), Strin
     Ok((header.name.as_str().to_owned(), SecretString::new(value)))
 }
 
-fn print_request(out: &mut impl Write, request: &Received, json: bool) -> color_eyre::Result<()> {
-    if json {
-        writeln!(out, "{}", serde_json::to_string(&request.entry)?)?;
-    } else {
-        writeln!(out, "{}", request_line(request))?;
+/// Queues the request's line (built only when there is room for it).
+fn print_request(
+    out: &mut BoundedStdout,
+    request: &Received,
+    json: bool,
+) -> color_eyre::Result<()> {
+    if out.is_closed() {
+        return Err(color_eyre::eyre::eyre!("stdout was closed"));
     }
-    out.flush()?;
+    if !out.has_room() {
+        out.skip();
+    } else if json {
+        out.print(serde_json::to_string(&request.entry)?);
+    } else {
+        out.print(request_line(request));
+    }
     if let Some(error) = &request.capture_error {
         eprintln!("earshot listen: {error}");
     }

@@ -1,6 +1,7 @@
 //! The command line (DESIGN.md §6): the clap tree and one thin file per
 //! subcommand that parses arguments, calls [`crate::api`] and prints.
 
+mod bounded_stdout;
 pub mod check_receiver;
 pub mod config;
 pub mod deliveries;

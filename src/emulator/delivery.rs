@@ -11,10 +11,11 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use chrono::{DateTime, Utc};
-use reqwest::header::{CONTENT_TYPE, LOCATION, USER_AGENT};
+use reqwest::header::{CONTENT_TYPE, USER_AGENT};
 
 use super::{SharedState, TimeScale};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
+use crate::http_answer::{self, ANSWER_LIMIT, AnswerError};
 use crate::signature;
 
 /// The receiver's deadline (spec part 6 C rule 5), before scaling.
@@ -23,8 +24,6 @@ pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
 pub(crate) const MAX_ATTEMPTS: u32 = 6;
 /// The `User-Agent` of deliveries: a delivery agent with version 1.0.
 pub(crate) const DELIVERY_USER_AGENT: &str = "SVC-Webhooks/1.0";
-/// The most of a receiver's answer kept as the error message.
-const MESSAGE_LIMIT: usize = 200;
 
 /// Wait before attempt `attempt + 1`, or `None` after the last attempt:
 /// 5 s, 30 s, 2 min, 10 min, 30 min (DESIGN.md §5), before scaling.
@@ -223,7 +222,8 @@ fn retry_time(from: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
         .unwrap_or(from)
 }
 
-/// The HTTP call, bounded by the (scaled) 15 s deadline.
+/// The HTTP call, bounded by the (scaled) 15 s deadline; at most
+/// [`ANSWER_LIMIT`] bytes of the answer are read.
 async fn post(
     engine: &Engine,
     url: &str,
@@ -231,7 +231,7 @@ async fn post(
     delivery_id: &str,
     signature: &str,
 ) -> Outcome {
-    let deadline = engine.scale.scale(DEADLINE);
+    let deadline = tokio::time::Instant::now() + engine.scale.scale(DEADLINE);
     let call = async {
         let response = engine
             .http
@@ -244,46 +244,25 @@ async fn post(
             .body(event.body.clone())
             .send()
             .await?;
-        let status = response.status().as_u16();
-        let location = response
-            .headers()
-            .get(LOCATION)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        let body = response.bytes().await?;
-        Ok::<_, reqwest::Error>((status, location, body))
+        http_answer::read(response, ANSWER_LIMIT, deadline).await
     };
-    match tokio::time::timeout(deadline, call).await {
-        Err(_) => Outcome::Retryable {
+    match tokio::time::timeout_at(deadline, call).await {
+        Err(_) | Ok(Err(AnswerError::TimedOut)) => Outcome::Retryable {
             status: None,
             message: format!("timeout: no answer within {} s", DEADLINE.as_secs()),
         },
-        Ok(Err(error)) => Outcome::Retryable {
+        Ok(Err(AnswerError::Read(error))) => Outcome::Retryable {
             status: None,
             message: format!("connection error: {}", super::root_cause(&error)),
         },
-        Ok(Ok((status, location, body))) => {
-            let message = match (status, location) {
+        Ok(Ok(answer)) => {
+            let message = match (answer.status, &answer.location) {
                 (300..=399, Some(location)) => format!("redirect to {location} not followed"),
                 (300..=399, None) => "redirect not followed".to_owned(),
-                _ => receiver_message(status, &body),
+                _ => answer.message(),
             };
-            classify(status, message)
+            classify(answer.status, message)
         }
-    }
-}
-
-/// The first line of the receiver's answer, or the status's reason phrase.
-fn receiver_message(status: u16, body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let line = text.lines().map(str::trim).find(|line| !line.is_empty());
-    match line {
-        Some(line) => line.chars().take(MESSAGE_LIMIT).collect(),
-        None => reqwest::StatusCode::from_u16(status)
-            .ok()
-            .and_then(|status| status.canonical_reason())
-            .unwrap_or("no message")
-            .to_owned(),
     }
 }
 

@@ -861,12 +861,25 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
     let finish_wait = transcriber.finish().await;
 
     let text = comment.unwrap_or_else(|| FIXED_TEXT.to_owned());
-    let words = words(&text);
-    let confidence = if words.is_empty() {
-        0.0
-    } else {
-        round3(words.iter().map(|(_, c)| c).sum::<f64>() / words.len() as f64)
-    };
+    // CPU work (up to [`wav::COMMENT_MAX`] of text) runs off the request
+    // workers, so other requests are not held up.
+    let (text, words, confidence) = off_workers({
+        let text = text.clone();
+        move || {
+            let words = words(&text);
+            let confidence = if words.is_empty() {
+                0.0
+            } else {
+                round3(words.iter().map(|(_, c)| c).sum::<f64>() / words.len() as f64)
+            };
+            let words: Vec<Value> = words
+                .into_iter()
+                .map(|(text, confidence)| json!({ "text": text, "confidence": confidence }))
+                .collect();
+            (text, words, confidence)
+        }
+    })
+    .await?;
     let rewrite_started = Instant::now();
     let failure = state.dictation.failures().pop_front();
     let (llm_response, llm_error) = match failure {
@@ -877,10 +890,9 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
         Some(LlmFailure::Error) => (None, Some("error")),
         None => {
             tokio::time::sleep(state.config.time_scale.scale(REWRITE_TIME)).await;
-            (
-                Some(rewrite(&text, config.llm_instruction.as_deref())),
-                None,
-            )
+            let (text, instruction) = (text.clone(), config.llm_instruction.clone());
+            let rewritten = off_workers(move || rewrite(&text, instruction.as_deref())).await?;
+            (Some(rewritten), None)
         }
     };
     let rewrite_time = rewrite_started.elapsed();
@@ -893,10 +905,6 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
     let request_time = auth_time + transcriber.work + rewrite_time + other;
     state.dictation.completed.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(format = format_label, ?duration, "dictation answered");
-    let words: Vec<Value> = words
-        .into_iter()
-        .map(|(text, confidence)| json!({ "text": text, "confidence": confidence }))
-        .collect();
     Ok(Json(json!({
         "text": text,
         "words": words,
@@ -1004,6 +1012,19 @@ fn round3(value: f64) -> f64 {
     (value * 1000.0).round() / 1000.0
 }
 
+/// Runs `work` on the blocking pool; a panic in it is a 500.
+async fn off_workers<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Refuse> {
+    tokio::task::spawn_blocking(work).await.map_err(|error| {
+        tracing::error!(%error, "dictation work failed");
+        Refuse::from(Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the emulator failed to build the transcript",
+        ))
+    })
+}
+
 /// The transcript's words (punctuation trimmed) with a confidence each:
 /// stable per word, between 0.80 and 0.99.
 pub(crate) fn words(text: &str) -> Vec<(String, f64)> {
@@ -1065,20 +1086,27 @@ fn normalise(token: &str) -> String {
 /// word said shortly before ("at three, no, at four"), everything from
 /// that word on.
 fn resolve_corrections(tokens: &mut Vec<String>) {
-    loop {
-        let found = (1..tokens.len().saturating_sub(1)).find(|&index| {
-            tokens[index - 1].ends_with(',') && tokens[index].eq_ignore_ascii_case("no,")
-        });
-        let Some(index) = found else { return };
-        let corrected = index - 1;
-        let first = normalise(&tokens[index + 1]);
-        let window = corrected.saturating_sub(3)..=corrected;
-        let start = window
+    // One pass: `kept` is what survives so far, so each correction only
+    // cuts the end of it (the earlier scan-and-drain loop was quadratic).
+    let mut kept: Vec<String> = Vec::with_capacity(tokens.len());
+    let mut rest = std::mem::take(tokens).into_iter().peekable();
+    while let Some(token) = rest.next() {
+        let correction = token.eq_ignore_ascii_case("no,")
+            && kept.last().is_some_and(|last| last.ends_with(','))
+            && rest.peek().is_some();
+        if !correction {
+            kept.push(token);
+            continue;
+        }
+        let corrected = kept.len() - 1;
+        let first = rest.peek().map(|next| normalise(next)).unwrap_or_default();
+        let start = (corrected.saturating_sub(3)..=corrected)
             .rev()
-            .find(|&at| normalise(&tokens[at]) == first)
+            .find(|&at| normalise(&kept[at]) == first)
             .unwrap_or(corrected);
-        tokens.drain(start..=index);
+        kept.truncate(start);
     }
+    *tokens = kept;
 }
 
 /// Capital after each sentence end, `i` as `I`, a final full stop.

@@ -30,6 +30,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use url::Url;
 
+use crate::http_server::{self, ServerLimits};
 use crate::redact::SecretString;
 
 pub use clock::TimeScale;
@@ -51,6 +52,8 @@ pub struct EmulatorConfig {
     pub poll_limit: u32,
     /// Largest dictation or sync request body, in bytes (413 past it).
     pub dictation_audio_cap: u64,
+    /// Connections, header, idle and body timeouts of the listener.
+    pub server_limits: ServerLimits,
 }
 
 impl EmulatorConfig {
@@ -64,6 +67,7 @@ impl EmulatorConfig {
             http_limit: limits::DEFAULT_HTTP_LIMIT,
             poll_limit: limits::DEFAULT_POLL_LIMIT,
             dictation_audio_cap: dictation::DEFAULT_AUDIO_CAP,
+            server_limits: ServerLimits::default(),
         }
     }
 }
@@ -108,6 +112,7 @@ impl Emulator {
         let base_url = Url::parse(&format!("http://{addr}/"))
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         let api_key = config.api_key.clone();
+        let server_limits = config.server_limits;
         let deliveries = delivery::Engine::new(config.time_scale)
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         let prerecorded = prerecorded::Prerecorded::new(&config)
@@ -126,13 +131,14 @@ impl Emulator {
         });
         let router = router(state);
         let (stop, mut stopped) = watch::channel(false);
-        let server = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
-                })
-                .await
-        });
+        let server = tokio::spawn(http_server::serve(
+            listener,
+            router,
+            server_limits,
+            async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            },
+        ));
         Ok(Emulator {
             addr,
             url: base_url,

@@ -708,14 +708,17 @@ async fn deliver_webhook(
         if let Some((name, value)) = &auth {
             request = request.header(name.clone(), value.clone());
         }
+        let deadline = tokio::time::Instant::now() + scale.scale(WEBHOOK_DEADLINE);
         let call = async {
             let response = request.send().await?;
             let status = response.status().as_u16();
-            // Read the answer so the connection can be reused.
-            let _ = response.bytes().await;
+            // Read (a bounded start of) the answer: a short one lets the
+            // connection be reused, an endless one costs a few KiB.
+            let _ = crate::http_answer::read(response, crate::http_answer::ANSWER_LIMIT, deadline)
+                .await;
             Ok::<u16, reqwest::Error>(status)
         };
-        let outcome = match tokio::time::timeout(scale.scale(WEBHOOK_DEADLINE), call).await {
+        let outcome = match tokio::time::timeout_at(deadline, call).await {
             Ok(Ok(code)) => {
                 if let Some(job) = state.prerecorded.jobs().transcripts.get_mut(id) {
                     job.webhook_status_code = Some(code);

@@ -159,7 +159,13 @@ fn parse_format(body: &[u8]) -> Result<Format, WavError> {
     })
 }
 
-/// The `ICMT` entry of a `LIST` chunk body of form `INFO`, if any.
+/// The most of an `ICMT` comment taken as the transcript, in bytes: a
+/// fixture's sentence fits many times over; a megabyte comment costs no
+/// more than this (the rest is ignored).
+pub(crate) const COMMENT_MAX: usize = 64 * 1024;
+
+/// The `ICMT` entry of a `LIST` chunk body of form `INFO`, if any (at most
+/// [`COMMENT_MAX`] bytes of it).
 fn info_comment(body: &[u8]) -> Option<String> {
     if body.get(0..4)? != b"INFO" {
         return None;
@@ -175,8 +181,12 @@ fn info_comment(body: &[u8]) -> Option<String> {
         let end = start.saturating_add(len).min(body.len());
         if id == b"ICMT" {
             let raw = body.get(start..end)?;
+            let raw = &raw[..raw.len().min(COMMENT_MAX)];
             let text = String::from_utf8_lossy(raw);
-            let text = text.trim_matches(|c: char| c == '\0' || c.is_whitespace());
+            // A cut through a character leaves a replacement mark: drop it.
+            let text = text.trim_matches(|c: char| {
+                c == '\0' || c.is_whitespace() || (raw.len() == COMMENT_MAX && c == '\u{fffd}')
+            });
             return (!text.is_empty()).then(|| text.to_owned());
         }
         at = start.saturating_add(len).saturating_add(len % 2);

@@ -36,6 +36,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
+use crate::http_server::{self, ServerLimits};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict};
 use crate::store::events::ObservedEvent;
@@ -186,6 +187,15 @@ pub async fn start(
     bind: SocketAddr,
     config: ListenConfig,
 ) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
+    start_with_limits(bind, config, ServerLimits::default()).await
+}
+
+/// [`start`] with other connection limits and timeouts than the defaults.
+pub async fn start_with_limits(
+    bind: SocketAddr,
+    config: ListenConfig,
+    limits: ServerLimits,
+) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
     let writer = match &config.capture {
         Some(path) => Some(Mutex::new(CaptureWriter::open(path)?)),
         None => None,
@@ -205,16 +215,9 @@ pub async fn start(
     });
     let app = Router::new().fallback(receive).with_state(shared);
     let (stop, mut stopped) = watch::channel(false);
-    let server = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        })
-        .await
-    });
+    let server = tokio::spawn(http_server::serve(listener, app, limits, async move {
+        let _ = stopped.wait_for(|stop| *stop).await;
+    }));
     Ok((
         Listener {
             addr,

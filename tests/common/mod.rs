@@ -3,6 +3,8 @@
 //! request they get, byte for byte.
 #![allow(dead_code)]
 
+pub mod rss;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

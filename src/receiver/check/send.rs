@@ -5,7 +5,7 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use reqwest::header::LOCATION;
+use crate::http_answer::{self, ANSWER_LIMIT, AnswerError};
 
 /// What came back for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,27 +36,26 @@ impl Attempt {
     }
 }
 
-/// Sends `request` and waits at most `timeout` for the whole answer.
+/// Sends `request` and waits at most `timeout` for the answer: its status
+/// and at most [`ANSWER_LIMIT`] bytes of its body (a receiver is done when
+/// its body is, or when it has sent more than anyone reads).
 pub(crate) async fn send(request: reqwest::RequestBuilder, timeout: Duration) -> Attempt {
     let started = Instant::now();
+    let deadline = tokio::time::Instant::now() + timeout;
     let call = async {
         let response = request.send().await?;
-        let code = response.status().as_u16();
-        let location = response
-            .headers()
-            .get(LOCATION)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned);
-        // Read the answer: a receiver is done when its body is.
-        response.bytes().await?;
-        Ok::<_, reqwest::Error>(Answer::Status { code, location })
+        let answer = http_answer::read(response, ANSWER_LIMIT, deadline).await?;
+        Ok::<_, AnswerError>(Answer::Status {
+            code: answer.status,
+            location: answer.location,
+        })
     };
-    let answer = match tokio::time::timeout(timeout, call).await {
-        Err(_) => Answer::Timeout,
+    let answer = match tokio::time::timeout_at(deadline, call).await {
+        Err(_) | Ok(Err(AnswerError::TimedOut)) => Answer::Timeout,
         Ok(Ok(answer)) => answer,
-        Ok(Err(error)) if error.is_timeout() => Answer::Timeout,
-        Ok(Err(error)) if is_refused(&error) => Answer::Refused,
-        Ok(Err(error)) => Answer::ConnectionError(root_cause(&error)),
+        Ok(Err(AnswerError::Read(error))) if error.is_timeout() => Answer::Timeout,
+        Ok(Err(AnswerError::Read(error))) if is_refused(&error) => Answer::Refused,
+        Ok(Err(AnswerError::Read(error))) => Answer::ConnectionError(root_cause(&error)),
     };
     Attempt {
         answer,
