@@ -297,3 +297,108 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
     assert!(stderr.contains("left untouched"), "{stderr}");
     assert_eq!(std::fs::read(&db).unwrap(), junk);
 }
+
+/// A recover stopped mid-way (SIGKILL while the receiver holds one event)
+/// and run again sends every event exactly once; the one in flight is held
+/// back until asked for with `--resend-interrupted`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    let harness = common::start().await;
+    let (mut listen, observer_url) = observer(&db);
+    let fixed = Arc::new(AtomicBool::new(false));
+    let receiver = {
+        let fixed = fixed.clone();
+        Receiver::start(move |_, _| {
+            if fixed.load(Ordering::SeqCst) {
+                Reply {
+                    delay: Duration::from_millis(300),
+                    ..Reply::ok()
+                }
+            } else {
+                Reply::status(401, "invalid signature")
+            }
+        })
+        .await
+    };
+    harness
+        .subscribe_secret(&observer_url, &EventKind::ALL, OBSERVER_SECRET)
+        .await;
+    let broken = harness.subscribe(&receiver.url(), &EventKind::ALL).await;
+    for _ in 0..3 {
+        let call = harness.start_call("connected").await;
+        harness.end_call(&call).await;
+    }
+    const EVENTS: usize = 6;
+    eventually(
+        Duration::from_secs(10),
+        "six rejected deliveries",
+        || async { (receiver.count() == EVENTS).then_some(()) },
+    )
+    .await;
+    let secret_file = dir.path().join("secret");
+    std::fs::write(&secret_file, SECRET).unwrap();
+    fixed.store(true, Ordering::SeqCst);
+
+    // Killed while the receiver holds the third event.
+    let mut first = earshot();
+    first
+        .args(["redeliver", &broken.id, "--secret-file"])
+        .arg(&secret_file);
+    platform(&mut first, &harness.base, &db);
+    let mut first = first
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually(
+        Duration::from_secs(20),
+        "the third re-sent event",
+        || async { (receiver.count() == EVENTS + 3).then_some(()) },
+    )
+    .await;
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    let mut again = earshot();
+    again
+        .args(["redeliver", &broken.id, "--secret-file"])
+        .arg(&secret_file);
+    platform(&mut again, &harness.base, &db);
+    let output = run(&mut again).await;
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(printed.contains("3 delivered, 0 failed"), "{printed}");
+    assert!(printed.contains("2 already recovered"), "{printed}");
+    assert!(printed.contains("1 held back"), "{printed}");
+    let event_ids = |requests: &[common::Captured]| -> Vec<String> {
+        let mut ids: Vec<String> = requests
+            .iter()
+            .map(|request| request.json()["event_id"].as_str().unwrap().to_owned())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let originals = event_ids(&receiver.captured()[..EVENTS]);
+    let resent = event_ids(&receiver.captured()[EVENTS..]);
+    assert_eq!(
+        resent, originals,
+        "every event re-sent exactly once across both runs"
+    );
+
+    let mut held = earshot();
+    held.args([
+        "redeliver",
+        &broken.id,
+        "--resend-interrupted",
+        "--secret-file",
+    ])
+    .arg(&secret_file);
+    platform(&mut held, &harness.base, &db);
+    let output = run(&mut held).await;
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(printed.contains("1 delivered, 0 failed"), "{printed}");
+    assert_eq!(receiver.count(), 2 * EVENTS + 1);
+    listen.kill().ok();
+    listen.wait().ok();
+}

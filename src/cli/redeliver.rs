@@ -33,6 +33,10 @@ pub struct RedeliverArgs {
     /// List what would be sent; send nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Also send the events an earlier run was stopped while sending (the
+    /// receiver may already have them; it should deduplicate by event_id).
+    #[arg(long)]
+    pub resend_interrupted: bool,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -50,6 +54,7 @@ struct RedeliverJson<'a> {
     delivered: usize,
     failed: usize,
     already_recovered: usize,
+    interrupted: usize,
     not_observed: usize,
 }
 
@@ -91,6 +96,7 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
         }
     }
     let plan = match plan(&store, &args.subscription_id, args.sweep.since) {
+        Ok(plan) if args.resend_interrupted => plan.with_interrupted(),
         Ok(plan) => plan,
         Err(
             error @ (HistoryError::UnknownSubscription(_) | HistoryError::AmbiguousSubscription(_)),
@@ -132,6 +138,7 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
             delivered,
             failed,
             already_recovered: plan.already_recovered,
+            interrupted: plan.interrupted.len(),
             not_observed: plan.not_observed,
         })?;
     } else {
@@ -188,6 +195,13 @@ fn summary(plan: &Plan, delivered: usize, failed: usize, dry_run: bool) -> Strin
         text.push_str(&format!(
             "; {} already recovered earlier",
             plan.already_recovered
+        ));
+    }
+    if !plan.interrupted.is_empty() {
+        text.push_str(&format!(
+            "; {} held back: an earlier run was stopped while sending them (the receiver may \
+             have them; --resend-interrupted sends them again)",
+            plan.interrupted.len()
         ));
     }
     if plan.not_observed > 0 {

@@ -4,7 +4,9 @@
 //! observer's exact bytes, signed anew with the subscription's secret
 //! (supplied by the operator, never stored) at the current time, with the
 //! headers the platform sends. Each send is logged in the store before the
-//! POST and completed with its answer, so a rerun skips what was delivered.
+//! POST and completed with its answer, so a rerun skips what was delivered,
+//! and holds back (unless asked) what a stopped run was sending: the
+//! receiver may have that one already.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -35,6 +37,9 @@ pub struct Plan {
     pub to_send: Vec<StoredEvent>,
     /// Failed for good, but already recovered by an earlier run.
     pub already_recovered: usize,
+    /// An earlier run was stopped while sending these: the receiver may
+    /// have them. Left out unless asked for, so a rerun sends nothing twice.
+    pub interrupted: Vec<StoredEvent>,
     /// Failed for good, but the observer never received the event, so its
     /// bytes are not held.
     pub not_observed: usize,
@@ -61,8 +66,10 @@ pub fn plan(store: &Store, subscription_id: &str, since_ms: i64) -> Result<Plan,
         subscription,
         to_send: Vec::new(),
         already_recovered: 0,
+        interrupted: Vec::new(),
         not_observed: 0,
     };
+    let interrupted = recoveries::interrupted_events(store, &plan.subscription.id)?;
     let mut seen: HashSet<String> = HashSet::new();
     for session_id in deliveries::sessions_with_failures(store, &plan.subscription.id, since_ms)? {
         let records: Vec<_> = deliveries::for_session(store, &session_id)?
@@ -86,6 +93,8 @@ pub fn plan(store: &Store, subscription_id: &str, since_ms: i64) -> Result<Plan,
             }
             if recovered.contains(&event.event_id) {
                 plan.already_recovered += 1;
+            } else if interrupted.contains(&event.event_id) {
+                plan.interrupted.push(event.clone());
             } else {
                 plan.to_send.push(event.clone());
             }
@@ -93,6 +102,15 @@ pub fn plan(store: &Store, subscription_id: &str, since_ms: i64) -> Result<Plan,
     }
     plan.to_send.sort_by_key(|event| event.occurred_ms);
     Ok(plan)
+}
+
+impl Plan {
+    /// Also sends the events an earlier run was stopped while sending.
+    pub fn with_interrupted(mut self) -> Plan {
+        self.to_send.append(&mut self.interrupted);
+        self.to_send.sort_by_key(|event| event.occurred_ms);
+        self
+    }
 }
 
 /// One re-sent event and its answer.

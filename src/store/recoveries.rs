@@ -64,3 +64,20 @@ pub fn delivered_events(store: &Store, subscription_id: &str) -> rusqlite::Resul
     let rows = statement.query_map([subscription_id], |row| row.get(0))?;
     rows.collect()
 }
+
+/// Event ids whose last send to `subscription_id` was interrupted: logged
+/// as started, never completed, and never delivered by another run. The
+/// receiver may or may not have processed them.
+pub fn interrupted_events(
+    store: &Store,
+    subscription_id: &str,
+) -> rusqlite::Result<HashSet<String>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT event_id FROM recoveries WHERE subscription_id = ?1
+         GROUP BY event_id
+         HAVING max(delivered) = 0 AND max(id) IN
+             (SELECT id FROM recoveries WHERE subscription_id = ?1 AND finished_ms IS NULL)",
+    )?;
+    let rows = statement.query_map([subscription_id], |row| row.get(0))?;
+    rows.collect()
+}
