@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
-use super::super::action::{Effect, JobsResult};
+use super::super::action::{Effect, Failure, JobsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
@@ -214,6 +214,11 @@ impl JobsPane {
             let ids = self.rows.iter().map(|row| row.id.clone()).collect();
             self.watch(ids, out);
         }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
         self.focus_changed(out);
     }
 
@@ -263,6 +268,11 @@ impl JobsPane {
                 }
             }
         }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
         self.focus_changed(out);
     }
 
@@ -294,6 +304,11 @@ impl JobsPane {
                 }
             }
         }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
         self.focus_changed(out);
     }
 
@@ -309,6 +324,11 @@ impl JobsPane {
                 row.view = Some(view);
             }
             WatchEvent::PollFailed { id, message } => {
+                // The status bar says so too, until every row recovers.
+                out.failure = Some(Failure::new(format!(
+                    "job {}: {message}",
+                    crate::api::short_id(&id)
+                )));
                 let row = self.insert(&id);
                 row.poll_error = Some(message);
                 if let Some(view) = &mut row.view {
@@ -431,4 +451,4 @@ pub fn parse_ids(text: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

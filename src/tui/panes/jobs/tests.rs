@@ -58,7 +58,7 @@ pub(crate) fn view(id: &str, status: Option<TranscriptStatus>) -> JobView {
     }
 }
 
-fn transcript(id: &str, status: TranscriptStatus, error: Option<&str>) -> Transcript {
+pub(crate) fn transcript(id: &str, status: TranscriptStatus, error: Option<&str>) -> Transcript {
     Transcript {
         id: id.into(),
         status,
