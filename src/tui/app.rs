@@ -337,10 +337,14 @@ impl App {
                     .filter(|_| header.is_none())
                     .and_then(|id| self.inbox.by_delivery_id(id));
                 let (header, body) = match captured {
-                    Some(received) => (
+                    Some(received) if received.body_whole() => (
                         received.entry.header(HEADER_NAME).map(str::to_owned),
                         Some(received.body.to_vec()),
                     ),
+                    Some(received) => {
+                        self.status.notice(Failure::new(received.too_large()));
+                        (header, body)
+                    }
                     None => (header, body),
                 };
                 self.overlay = None;
