@@ -191,7 +191,22 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
         }
     }
     eprintln!("error: {message}");
+    if report.chain().any(is_refused_file) {
+        // A file refused before reading (not regular, too large): bad
+        // input, like a usage error.
+        return ExitCode::from(2);
+    }
     ExitCode::FAILURE
+}
+
+fn is_refused_file(cause: &(dyn std::error::Error + 'static)) -> bool {
+    use crate::bounded_file::FileError;
+    let refused = |error: &FileError| !matches!(error, FileError::Io { .. });
+    cause.downcast_ref::<FileError>().is_some_and(refused)
+        || matches!(
+            cause.downcast_ref::<crate::config::ConfigError>(),
+            Some(crate::config::ConfigError::File(error)) if refused(error)
+        )
 }
 
 /// Bad input found before sending exits 2 with the rule broken; every

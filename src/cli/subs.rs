@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use color_eyre::eyre::{WrapErr, eyre};
+use color_eyre::eyre::eyre;
 use serde_json::json;
 
 use super::output::{Table, emit, print_json, short_id};
@@ -120,8 +120,7 @@ impl SecretSource {
     /// The secret, and whether it was generated (and so must be shown).
     fn load(&self) -> color_eyre::Result<(SecretString, bool)> {
         if let Some(path) = &self.secret_file {
-            let text = std::fs::read_to_string(path)
-                .wrap_err_with(|| format!("could not read the secret file {}", path.display()))?;
+            let text = crate::bounded_file::read_to_string(path, crate::bounded_file::SECRET_FILE)?;
             let secret = text.strip_suffix('\n').unwrap_or(&text);
             let secret = secret.strip_suffix('\r').unwrap_or(secret);
             return Ok((SecretString::new(secret), false));

@@ -189,13 +189,12 @@ impl Input {
         file: &std::path::Path,
         receiver_digest: Option<String>,
     ) -> Result<Self, String> {
-        let entries = capture::read_file(file).map_err(|error| error.to_string())?;
         let selector = match (args.index, &args.event_id) {
             (Some(line), _) => Selector::Line(line),
             (None, Some(id)) => Selector::EventId(id.clone()),
             (None, None) => Selector::LastSigned,
         };
-        let numbered = capture::select(entries, &selector)?;
+        let numbered = capture::find(file, &selector)?;
         let line = numbered.line;
         let entry = &numbered.entry;
         let Some(header) = entry.header(signature::HEADER_NAME) else {
