@@ -51,7 +51,15 @@ pub struct EmulatorConfig {
     pub poll_limit: u32,
     /// Largest dictation or sync request body, in bytes (413 past it).
     pub dictation_audio_cap: u64,
+    /// Sessions and calls remembered (with their delivery attempts and
+    /// artifacts); older ones are forgotten. `None`: all (the default);
+    /// `earshot demo` sets [`DEMO_KEEP_CONVERSATIONS`].
+    pub keep_conversations: Option<usize>,
 }
+
+/// What `earshot demo` remembers of its endless traffic: the newest 500
+/// sessions and calls.
+pub const DEMO_KEEP_CONVERSATIONS: usize = 500;
 
 impl EmulatorConfig {
     /// A config with a freshly generated API key and real-time durations.
@@ -64,6 +72,7 @@ impl EmulatorConfig {
             http_limit: limits::DEFAULT_HTTP_LIMIT,
             poll_limit: limits::DEFAULT_POLL_LIMIT,
             dictation_audio_cap: dictation::DEFAULT_AUDIO_CAP,
+            keep_conversations: None,
         }
     }
 }

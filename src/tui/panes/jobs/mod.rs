@@ -54,6 +54,9 @@ pub enum Prompt {
     SubmitFile,
 }
 
+/// Rows the pane holds; older finished jobs make room for new ones.
+pub const ROWS_MAX: usize = 1_000;
+
 /// One watched job.
 #[derive(Clone, Debug)]
 pub struct JobRow {
@@ -380,11 +383,28 @@ impl JobsPane {
         let index = match self.rows.iter().position(|row| row.id == id) {
             Some(index) => index,
             None => {
+                if self.rows.len() >= ROWS_MAX {
+                    self.forget_oldest();
+                }
                 self.rows.push(JobRow::new(id.to_owned()));
                 self.rows.len() - 1
             }
         };
         &mut self.rows[index]
+    }
+
+    /// Makes room for a row: the oldest finished job goes (else the
+    /// oldest), so the pane holds at most [`ROWS_MAX`] rows however long
+    /// jobs keep coming (the demo's traffic never stops).
+    fn forget_oldest(&mut self) {
+        let finished = self.rows.iter().position(|row| {
+            matches!(
+                row.status(),
+                Some(TranscriptStatus::Completed | TranscriptStatus::Error)
+            )
+        });
+        self.rows.remove(finished.unwrap_or(0));
+        self.table.clamp(self.rows.len());
     }
 
     /// The ids the table shows (as the view will lay it out).
