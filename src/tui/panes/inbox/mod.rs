@@ -35,7 +35,7 @@ use crate::signature::HEADER_NAME;
 use commands::{detail_commands, form_commands, table_commands};
 
 /// Requests kept on screen; older ones stay in the capture file only.
-pub const ROWS_MAX: usize = 10_000;
+pub const ROWS_MAX: usize = 2_000;
 /// Bodies up to this size are kept exactly (the Signatures pane can check
 /// them); webhook payloads are a few KiB.
 pub const BODY_KEEP_MAX: usize = 256 * 1024;
