@@ -6,6 +6,7 @@
 //! ends over the client: the command line ([`cli`]) and the console ([`tui`]).
 
 pub mod api;
+pub mod bounded_file;
 pub mod cli;
 pub mod config;
 pub mod emulator;

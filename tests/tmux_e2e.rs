@@ -231,14 +231,20 @@ fn shell_quote(path: &Path) -> String {
     format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
 }
 
-#[test]
-fn the_demo_console_works_end_to_end_in_a_real_terminal() {
-    let mut tmux = Tmux::new();
+/// Starts `earshot demo` in the session; the shell then prints its exit
+/// status (`EXIT:n`) and stays a minute so the test can read it.
+fn start_demo(tmux: &mut Tmux) {
     let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
     tmux.start(&format!(
         "sh -c '{} demo; echo \"EXIT:$?\"; sleep 60'",
         binary.replace('\'', r"'\''")
     ));
+}
+
+#[test]
+fn the_demo_console_works_end_to_end_in_a_real_terminal() {
+    let mut tmux = Tmux::new();
+    start_demo(&mut tmux);
 
     // The console opens on the Health board; the demo's Inbox is the
     // observer, so the sweep soon finds the re-serialising receiver failing.
@@ -261,6 +267,32 @@ fn the_demo_console_works_end_to_end_in_a_real_terminal() {
     walk_every_pane(&tmux);
     subscription_lifecycle(&tmux);
     failed_delivery_detail(&tmux);
+    quit_and_restore(&tmux);
+}
+
+/// Issue 11, item 8: 5,000 characters typed at once (a paste in a terminal
+/// without bracketed paste) all reach the form field without another key
+/// being pressed, and `esc` right after them is handled.
+#[test]
+fn a_five_thousand_character_paste_arrives_whole_in_a_real_terminal() {
+    let mut tmux = Tmux::new();
+    start_demo(&mut tmux);
+    tmux.wait_for("subscription rows", START_TIMEOUT, |screen| {
+        (!subscription_rows(screen).is_empty()).then_some(())
+    });
+    tmux.press("n", "the new-subscription form", |s| {
+        s.contains("New subscription")
+    });
+    let text = format!("{}ZEND", "0123456789".repeat(500));
+    assert_eq!(text.len(), 5_004);
+    tmux.type_text(&text);
+    // The field scrolls to its cursor: the end shows once every character
+    // before it arrived.
+    tmux.wait_text("789ZEND");
+    tmux.press("Escape", "the discard question", |s| {
+        s.contains("discard this form?")
+    });
+    tmux.press("y", "the form gone", |s| !s.contains("New subscription"));
     quit_and_restore(&tmux);
 }
 

@@ -379,6 +379,35 @@ async fn an_idle_console_draws_nothing_and_a_burst_of_keys_costs_few_frames() {
     .await;
 }
 
+/// Issue 11, item 8: a long paste without bracketed paste arrives as
+/// thousands of key events at once; all of them are handled before the
+/// next frame (not 256 per frame), and a key typed after them is not stuck
+/// behind them.
+#[tokio::test]
+async fn five_thousand_queued_keys_land_in_one_or_two_frames() {
+    let harness = start().await;
+
+    with_console(&harness, Recorder::default(), |script| async move {
+        script.wait_for("no subscriptions yet").await;
+        script.wait_for("● ok").await;
+        script.press(KeyCode::Char('n'));
+        script.wait_for("New subscription").await;
+        let settled = script.frames();
+        let text: String = "0123456789".repeat(500);
+        script.type_text(&text);
+        script.type_text("ZEND");
+        script.wait_for("9ZEND").await;
+        let drawn = script.frames() - settled;
+        assert!(drawn <= 3, "5,004 queued keys drew {drawn} frames");
+        script.press(KeyCode::Esc);
+        script.wait_for("discard this form?").await;
+        script.press(KeyCode::Char('y'));
+        script.wait_until_gone("New subscription").await;
+        script.press(KeyCode::Char('q'));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn jobs_from_a_feed_are_watched_to_the_end_in_the_jobs_pane() {
     let harness = start().await;

@@ -486,6 +486,8 @@ fn signatures_failing_diagnosis() {
 mod jobs {
     use std::time::Duration;
 
+    use chrono::TimeZone;
+
     use earshot::api::types::prerecorded::{Transcript, TranscriptStatus};
     use earshot::poll::schedule::{JobProblem, JobView};
     use earshot::poll::watcher::WatchEvent;
@@ -622,6 +624,14 @@ mod jobs {
             },
         );
         app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
+        // The stale row's failed poll is in the status bar too, at a
+        // fixed time.
+        if let Some(error) = &mut app.status.last_error {
+            error.at = chrono::Local
+                .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
+                .single()
+                .expect("a valid local time");
+        }
         app.toast = None;
         keys(&mut app, "4");
         app

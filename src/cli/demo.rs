@@ -34,6 +34,8 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     let mut config = EmulatorConfig::new(api_key.clone());
     config.allow_private_urls = true;
     config.time_scale = time_scale;
+    // The traffic never stops: remember only the newest conversations.
+    config.keep_conversations = Some(crate::emulator::DEMO_KEEP_CONVERSATIONS);
     eprintln!("earshot demo: starting the emulator and its traffic…");
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let emulator = Emulator::start(loopback, config)

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
-use color_eyre::eyre::{WrapErr, bail};
+use color_eyre::eyre::bail;
 use serde_json::json;
 
 use super::output::{emit, print_json};
@@ -240,8 +240,7 @@ fn show(transcript: &Transcript, json: bool) -> color_eyre::Result<ExitCode> {
 fn collect_ids(ids: Vec<String>, ids_file: Option<PathBuf>) -> color_eyre::Result<Vec<String>> {
     let mut all = ids;
     if let Some(path) = ids_file {
-        let text = std::fs::read_to_string(&path)
-            .wrap_err_with(|| format!("could not read the ids file {}", path.display()))?;
+        let text = crate::bounded_file::read_to_string(&path, crate::bounded_file::IDS_FILE)?;
         all.extend(
             text.lines()
                 .map(str::trim)

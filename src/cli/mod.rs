@@ -239,9 +239,11 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
     }
     // A rule broken before anything was sent (a key no header can carry,
     // a malformed field) is bad input, whichever command found it.
-    let bad_input = report
-        .chain()
-        .any(|cause| matches!(cause.downcast_ref::<ApiError>(), Some(ApiError::Invalid(_))));
+    // So is a file refused before reading (not regular, too large).
+    let bad_input = report.chain().any(|cause| {
+        matches!(cause.downcast_ref::<ApiError>(), Some(ApiError::Invalid(_)))
+            || is_refused_file(cause)
+    });
     let failure = if bad_input {
         ExitCode::from(2)
     } else {
@@ -263,6 +265,16 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
     }
     eprintln!("error: {message}");
     failure
+}
+
+fn is_refused_file(cause: &(dyn std::error::Error + 'static)) -> bool {
+    use crate::bounded_file::FileError;
+    let refused = |error: &FileError| !matches!(error, FileError::Io { .. });
+    cause.downcast_ref::<FileError>().is_some_and(refused)
+        || matches!(
+            cause.downcast_ref::<crate::config::ConfigError>(),
+            Some(crate::config::ConfigError::File(error)) if refused(error)
+        )
 }
 
 /// Bad input found before sending exits 2 with the rule broken; every

@@ -6,13 +6,9 @@
 //! then the file, then the variable; an empty variable counts as unset.
 //! Files are read with a small bound, and must be regular files.
 
-use std::io::Read;
 use std::path::Path;
 
 use crate::redact::SecretString;
-
-/// The largest secret file read: a secret is a line, not a document.
-pub const SECRET_FILE_LIMIT: u64 = 16 * 1024;
 
 /// The current webhook signing secret.
 pub const WEBHOOK_SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
@@ -26,20 +22,10 @@ pub const WEBHOOK_AUTH_ENV: &str = "EARSHOT_WEBHOOK_AUTH";
 /// Why a secret could not be had. Never quotes the secret.
 #[derive(Debug, thiserror::Error)]
 pub enum SecretArgError {
-    #[error("cannot read the secret file {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("the secret file {path} is not a regular file")]
-    NotRegular { path: String },
-    #[error(
-        "the secret file {path} is larger than {SECRET_FILE_LIMIT} bytes; it should hold only \
-         the secret"
-    )]
-    TooLarge { path: String },
-    #[error("the secret file {path} is not UTF-8 text")]
-    NotText { path: String },
+    /// Not a regular file, too large, unreadable or not text: the shared
+    /// bounded reader's words.
+    #[error(transparent)]
+    File(#[from] crate::bounded_file::FileError),
     #[error("the secret file {path} is empty")]
     Empty { path: String },
     #[error("the environment variable {name} is not valid Unicode")]
@@ -77,34 +63,16 @@ pub fn missing(flag: &str, env: &str) -> String {
 }
 
 /// A secret file's text without its trailing newline (`\n` or `\r\n`).
-/// Refuses anything but a regular file of at most [`SECRET_FILE_LIMIT`]
-/// bytes of UTF-8.
+/// Refuses anything but a regular file of at most
+/// [`crate::bounded_file::SECRET_FILE`] bytes of UTF-8.
 pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
-    let shown = || path.display().to_string();
-    let read_error = |source| SecretArgError::Read {
-        path: shown(),
-        source,
-    };
-    // Checked before opening too: opening a FIFO would wait for a writer.
-    if !std::fs::metadata(path).map_err(read_error)?.is_file() {
-        return Err(SecretArgError::NotRegular { path: shown() });
-    }
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    if !file.metadata().map_err(read_error)?.is_file() {
-        return Err(SecretArgError::NotRegular { path: shown() });
-    }
-    let mut bytes = Vec::new();
-    file.take(SECRET_FILE_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_error)?;
-    if bytes.len() as u64 > SECRET_FILE_LIMIT {
-        return Err(SecretArgError::TooLarge { path: shown() });
-    }
-    let text = String::from_utf8(bytes).map_err(|_| SecretArgError::NotText { path: shown() })?;
+    let text = crate::bounded_file::read_to_string(path, crate::bounded_file::SECRET_FILE)?;
     let secret = text.strip_suffix('\n').unwrap_or(&text);
     let secret = secret.strip_suffix('\r').unwrap_or(secret);
     if secret.is_empty() {
-        return Err(SecretArgError::Empty { path: shown() });
+        return Err(SecretArgError::Empty {
+            path: path.display().to_string(),
+        });
     }
     Ok(SecretString::new(secret))
 }
@@ -112,6 +80,7 @@ pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounded_file::FileError;
 
     #[test]
     fn a_file_loses_its_trailing_newline_and_nothing_else() {
@@ -132,19 +101,23 @@ mod tests {
             read_secret_file(&path),
             Err(SecretArgError::Empty { .. })
         ));
-        std::fs::write(&path, vec![b'a'; SECRET_FILE_LIMIT as usize + 1]).unwrap();
+        std::fs::write(
+            &path,
+            vec![b'a'; crate::bounded_file::SECRET_FILE.max as usize + 1],
+        )
+        .unwrap();
         assert!(matches!(
             read_secret_file(&path),
-            Err(SecretArgError::TooLarge { .. })
+            Err(SecretArgError::File(FileError::TooLarge { .. }))
         ));
         std::fs::write(&path, [0xff, 0xfe]).unwrap();
         assert!(matches!(
             read_secret_file(&path),
-            Err(SecretArgError::NotText { .. })
+            Err(SecretArgError::File(FileError::Io { .. }))
         ));
         assert!(matches!(
             read_secret_file(dir.path()),
-            Err(SecretArgError::NotRegular { .. })
+            Err(SecretArgError::File(FileError::NotRegular { .. }))
         ));
         let missing = read_secret_file(&dir.path().join("missing")).unwrap_err();
         assert!(missing.to_string().contains("missing"), "{missing}");

@@ -1,7 +1,6 @@
 //! `earshot sessions add ID…|--ids-file F` and `earshot sessions list`:
 //! the sessions and calls the store knows, which the sweep fetches.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,9 +12,6 @@ use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::{Table, emit, print_json};
 use crate::store::{self, sessions};
-
-/// Largest `--ids-file` read (about 100,000 ids).
-const IDS_FILE_LIMIT: u64 = 8 * 1024 * 1024;
 
 #[derive(Args, Debug)]
 pub struct SessionsArgs {
@@ -105,25 +101,8 @@ fn plausible_id(id: &str) -> bool {
 }
 
 fn read_ids(path: &Path) -> Result<Vec<String>, String> {
-    let file = std::fs::File::open(path)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    if !metadata.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
-    }
-    let mut text = String::new();
-    file.take(IDS_FILE_LIMIT + 1)
-        .read_to_string(&mut text)
-        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    if text.len() as u64 > IDS_FILE_LIMIT {
-        return Err(format!(
-            "{} is larger than {} MiB: split it",
-            path.display(),
-            IDS_FILE_LIMIT / 1024 / 1024
-        ));
-    }
+    let text = crate::bounded_file::read_to_string(path, crate::bounded_file::IDS_FILE)
+        .map_err(|error| error.to_string())?;
     Ok(text
         .lines()
         .map(str::trim)

@@ -3,10 +3,10 @@
 //! The signing itself is [`crate::signature::sign`]; this file only reads the
 //! arguments and the body.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::bounded_file;
 use crate::redact::SecretString;
 use crate::signature;
 
@@ -74,17 +74,15 @@ pub fn run(args: SignArgs) -> color_eyre::Result<ExitCode> {
 /// which file and why, ready to show.
 pub(crate) fn read_body(path: &Path) -> Result<Vec<u8>, String> {
     if path == Path::new("-") {
-        let mut body = Vec::new();
-        return std::io::stdin()
-            .read_to_end(&mut body)
-            .map(|_| body)
-            .map_err(|error| format!("cannot read the body from standard input: {error}"));
-    }
-    std::fs::read(path).map_err(|error| {
-        format!(
-            "cannot read the body file {}: {error} (pass the raw request body as a file, or - for standard input)",
-            path.display()
+        return bounded_file::read_from(
+            std::io::stdin().lock(),
+            Path::new("standard input"),
+            bounded_file::BODY_FILE,
         )
+        .map_err(|error| error.to_string());
+    }
+    bounded_file::read(path, bounded_file::BODY_FILE).map_err(|error| {
+        format!("{error} (pass the raw request body as a file, or - for standard input)")
     })
 }
 

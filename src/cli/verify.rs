@@ -200,13 +200,12 @@ impl Input {
         receiver_digest: Option<String>,
         secrets: Vec<SecretString>,
     ) -> Result<Self, String> {
-        let entries = capture::read_file(file).map_err(|error| error.to_string())?;
         let selector = match (args.index, &args.event_id) {
             (Some(line), _) => Selector::Line(line),
             (None, Some(id)) => Selector::EventId(id.clone()),
             (None, None) => Selector::LastSigned,
         };
-        let numbered = capture::select(entries, &selector)?;
+        let numbered = capture::find(file, &selector)?;
         let line = numbered.line;
         let entry = &numbered.entry;
         let Some(header) = entry.header(signature::HEADER_NAME) else {

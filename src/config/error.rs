@@ -19,6 +19,10 @@ pub enum ConfigError {
     )]
     NoConfigFile { path: PathBuf },
 
+    /// A file refused before reading: not a regular file, or too large.
+    #[error(transparent)]
+    File(#[from] crate::bounded_file::FileError),
+
     #[error("cannot read config file {}: {source}", path.display())]
     Read {
         path: PathBuf,

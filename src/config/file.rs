@@ -267,13 +267,18 @@ pub(super) fn load_key(
         }
         KeySource::File(file) => {
             let path = key_file_path(doc.path, file.get_ref().trim());
-            let value = std::fs::read_to_string(&path).map_err(|source| {
-                ConfigError::KeyFileUnreadable {
-                    profile: profile.to_owned(),
-                    path: path.clone(),
-                    source,
-                }
-            })?;
+            let value =
+                crate::bounded_file::read_to_string(&path, crate::bounded_file::API_KEY_FILE)
+                    .map_err(|error| match error {
+                        crate::bounded_file::FileError::Io { source, .. } => {
+                            ConfigError::KeyFileUnreadable {
+                                profile: profile.to_owned(),
+                                path: path.clone(),
+                                source,
+                            }
+                        }
+                        refused => ConfigError::File(refused),
+                    })?;
             check_private(&path)?;
             (value, format!("file {}", path.display()))
         }

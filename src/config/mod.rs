@@ -210,16 +210,18 @@ pub fn resolve_with_env(
     let config_file = paths.config_file;
 
     // File.
-    let source = match std::fs::read_to_string(&config_file) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: config_file,
-                source,
-            });
-        }
-    };
+    let source =
+        match crate::bounded_file::read_to_string(&config_file, crate::bounded_file::CONFIG_FILE) {
+            Ok(text) => Some(text),
+            Err(error) if error.is_not_found() => None,
+            Err(crate::bounded_file::FileError::Io { source, .. }) => {
+                return Err(ConfigError::Read {
+                    path: config_file,
+                    source,
+                });
+            }
+            Err(refused) => return Err(refused.into()),
+        };
     let config_exists = source.is_some();
 
     let Some(text) = source else {

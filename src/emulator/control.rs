@@ -117,13 +117,14 @@ async fn start_session(State(state): State<SharedState>, body: Bytes) -> Result<
         ended_at: None,
         extra: Map::new(),
     };
-    state.lock().conversations.insert(
+    state.lock().add_conversation(
         session_id.clone(),
         Conversation {
             object: ConversationObject::Session(session.clone()),
             artifacts_ready_at: None,
             artifacts: Vec::new(),
         },
+        state.config.keep_conversations,
     );
     emit(
         &state,
@@ -205,14 +206,15 @@ fn presign_artifacts(
 ) -> Vec<(String, Value)> {
     let lifetime = expires.saturating_duration_since(Instant::now());
     let expires_at = now + chrono::Duration::from_std(lifetime).unwrap_or_default();
-    let files: [(&str, &'static str, Vec<u8>); 2] = [
+    let files: [(&str, &'static str, Bytes); 2] = [
         ("recording", "audio/wav", silent_wav()),
         (
             "transcript",
             "application/json",
-            json!({ "session_id": conversation_id, "text": "Thanks for calling. How can I help you today?" })
-                .to_string()
-                .into_bytes(),
+            Bytes::from(
+                json!({ "session_id": conversation_id, "text": "Thanks for calling. How can I help you today?" })
+                    .to_string(),
+            ),
         ),
     ];
     files
@@ -222,6 +224,7 @@ fn presign_artifacts(
             store.artifacts.insert(
                 token.clone(),
                 ArtifactFile {
+                    conversation: conversation_id.to_owned(),
                     expires,
                     content_type,
                     body,
@@ -239,8 +242,11 @@ fn presign_artifacts(
 }
 
 /// One second of 8 kHz mono 16-bit silence.
-fn silent_wav() -> Vec<u8> {
-    super::wav::encode_pcm16(8000, 1, &[0; 16_000], None)
+/// One second of silence, encoded once and shared by every recording.
+fn silent_wav() -> Bytes {
+    static WAV: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    WAV.get_or_init(|| Bytes::from(super::wav::encode_pcm16(8000, 1, &[0; 16_000], None)))
+        .clone()
 }
 
 #[derive(Deserialize)]
@@ -286,13 +292,14 @@ async fn start_call(State(state): State<SharedState>, body: Bytes) -> Result<Res
         transcript_url: None,
         extra: Map::new(),
     };
-    state.lock().conversations.insert(
+    state.lock().add_conversation(
         call_id.clone(),
         Conversation {
             object: ConversationObject::Call(call.clone()),
             artifacts_ready_at: None,
             artifacts: Vec::new(),
         },
+        state.config.keep_conversations,
     );
     emit(&state, kind, EventObject::Call(call));
     Ok((StatusCode::CREATED, Json(json!({ "call_id": call_id }))).into_response())

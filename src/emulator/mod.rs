@@ -54,7 +54,15 @@ pub struct EmulatorConfig {
     pub dictation_audio_cap: u64,
     /// Connections, header, idle and body timeouts of the listener.
     pub server_limits: ServerLimits,
+    /// Sessions and calls remembered (with their delivery attempts and
+    /// artifacts); older ones are forgotten. `None`: all (the default);
+    /// `earshot demo` sets [`DEMO_KEEP_CONVERSATIONS`].
+    pub keep_conversations: Option<usize>,
 }
+
+/// What `earshot demo` remembers of its endless traffic: the newest 500
+/// sessions and calls.
+pub const DEMO_KEEP_CONVERSATIONS: usize = 500;
 
 impl EmulatorConfig {
     /// A config with a freshly generated API key and real-time durations.
@@ -68,6 +76,7 @@ impl EmulatorConfig {
             poll_limit: limits::DEFAULT_POLL_LIMIT,
             dictation_audio_cap: dictation::DEFAULT_AUDIO_CAP,
             server_limits: ServerLimits::default(),
+            keep_conversations: None,
         }
     }
 }

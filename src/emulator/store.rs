@@ -3,7 +3,7 @@
 //!
 //! Held behind one mutex in [`super::State`]; nothing here awaits.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -24,6 +24,9 @@ pub(crate) struct Store {
     pub deliveries: HashMap<String, Vec<DeliveryRecord>>,
     pub conversations: HashMap<String, Conversation>,
     pub artifacts: HashMap<String, ArtifactFile>,
+    /// Conversation ids, oldest first (for [`Store::add_conversation`]'s
+    /// pruning).
+    order: VecDeque<String>,
 }
 
 pub(crate) struct StoredSubscription {
@@ -48,12 +51,43 @@ pub(crate) enum ConversationObject {
 
 /// A recording or transcript served at a presigned URL until it expires.
 pub(crate) struct ArtifactFile {
+    /// The session or call it belongs to.
+    pub conversation: String,
     pub expires: Instant,
     pub content_type: &'static str,
-    pub body: Vec<u8>,
+    /// Shared, not copied: every recording is the same silent WAV.
+    pub body: axum::body::Bytes,
 }
 
 impl Store {
+    /// Records a new session or call. With `keep` (the demo's traffic), the
+    /// oldest conversations beyond `keep` are forgotten with their delivery
+    /// attempts and artifacts, and so are expired artifacts.
+    pub fn add_conversation(
+        &mut self,
+        id: String,
+        conversation: Conversation,
+        keep: Option<usize>,
+    ) {
+        self.conversations.insert(id.clone(), conversation);
+        self.order.push_back(id);
+        let Some(keep) = keep else {
+            return;
+        };
+        let mut forgotten = Vec::new();
+        while self.order.len() > keep {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            self.conversations.remove(&oldest);
+            self.deliveries.remove(&oldest);
+            forgotten.push(oldest);
+        }
+        let now = Instant::now();
+        self.artifacts
+            .retain(|_, file| file.expires > now && !forgotten.contains(&file.conversation));
+    }
+
     pub fn subscription(&self, id: &str) -> Option<&StoredSubscription> {
         self.subscriptions
             .iter()

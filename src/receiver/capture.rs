@@ -17,6 +17,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
+use crate::bounded_file;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
@@ -215,6 +217,9 @@ pub enum CaptureError {
     },
     #[error("cannot read line {line} of the capture file: {source}")]
     Read { line: usize, source: std::io::Error },
+    /// Not a regular file, or a line over the per-line limit.
+    #[error(transparent)]
+    File(#[from] crate::bounded_file::FileError),
     #[error("line {line} of the capture file is not a capture entry: {source}")]
     Parse {
         line: usize,
@@ -275,19 +280,23 @@ pub struct Numbered {
     pub entry: CaptureEntry,
 }
 
-/// Reads capture entries one line at a time. Blank lines carry nothing and
-/// are passed over; any other line that is not an entry is an error naming
-/// its line number.
+/// Reads capture entries one line at a time, each line at most
+/// [`bounded_file::CAPTURE_LINE`]. Blank lines carry nothing and are passed
+/// over; any other line that is not an entry is an error naming its line
+/// number.
 pub struct CaptureReader<R> {
-    lines: std::io::Lines<R>,
-    line: usize,
+    lines: bounded_file::Lines<R>,
 }
 
 impl<R: BufRead> CaptureReader<R> {
     pub fn new(reader: R) -> Self {
+        Self::named(reader, Path::new("(stream)"))
+    }
+
+    /// Entries of `reader`, named `path` in messages.
+    pub fn named(reader: R, path: &Path) -> Self {
         Self {
-            lines: reader.lines(),
-            line: 0,
+            lines: bounded_file::Lines::new(reader, path, bounded_file::CAPTURE_LINE),
         }
     }
 }
@@ -297,12 +306,9 @@ impl<R: BufRead> Iterator for CaptureReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let text = self.lines.next()?;
-            self.line += 1;
-            let line = self.line;
-            let text = match text {
-                Ok(text) => text,
-                Err(source) => return Some(Err(CaptureError::Read { line, source })),
+            let (line, text) = match self.lines.next()? {
+                Ok(numbered) => numbered,
+                Err(error) => return Some(Err(error.into())),
             };
             if text.trim().is_empty() {
                 continue;
@@ -331,8 +337,7 @@ pub struct Replay {
 
 /// Reads the capture file and picks the signed request `selector` names.
 pub fn replay(path: &Path, selector: &Selector) -> Result<Replay, String> {
-    let entries = read_file(path).map_err(|error| error.to_string())?;
-    let Numbered { line, entry } = select(entries, selector)?;
+    let Numbered { line, entry } = find(path, selector)?;
     let header = entry
         .header(crate::signature::HEADER_NAME)
         .ok_or_else(|| format!("line {line} carries no {}", crate::signature::HEADER_NAME))?
@@ -366,39 +371,75 @@ pub fn select(entries: Vec<Numbered>, selector: &Selector) -> Result<Numbered, S
         (Some(first), Some(last)) => format!("lines {} to {}", first.line, last.line),
         _ => return Err("the capture file has no entries".to_owned()),
     };
-    let mut newest_first = entries.into_iter().rev();
+    entries
+        .into_iter()
+        .rev()
+        .find(|numbered| selector.matches(numbered))
+        .ok_or_else(|| not_found(selector, &lines))
+}
+
+impl Selector {
+    /// Whether `numbered` is an entry this selector names.
+    fn matches(&self, numbered: &Numbered) -> bool {
+        match self {
+            Selector::Line(line) => numbered.line == *line,
+            Selector::EventId(id) => numbered.entry.event_id.as_deref() == Some(id.as_str()),
+            Selector::LastSigned => numbered
+                .entry
+                .header(crate::signature::HEADER_NAME)
+                .is_some(),
+        }
+    }
+}
+
+/// Why no entry matched (`lines`: "lines A to B", the file's range).
+fn not_found(selector: &Selector, lines: &str) -> String {
     match selector {
-        Selector::Line(line) => newest_first
-            .find(|numbered| numbered.line == *line)
-            .ok_or_else(|| {
-                format!("no entry on line {line} of the capture file (entries are on {lines})")
-            }),
-        Selector::EventId(id) => newest_first
-            .find(|numbered| numbered.entry.event_id.as_deref() == Some(id.as_str()))
-            .ok_or_else(|| format!("no captured request has event_id {id}")),
-        Selector::LastSigned => newest_first
-            .find(|numbered| {
-                numbered
-                    .entry
-                    .header(crate::signature::HEADER_NAME)
-                    .is_some()
-            })
-            .ok_or_else(|| {
-                format!(
-                    "no captured request carries {}",
-                    crate::signature::HEADER_NAME
-                )
-            }),
+        Selector::Line(line) => {
+            format!("no entry on line {line} of the capture file (entries are on {lines})")
+        }
+        Selector::EventId(id) => format!("no captured request has event_id {id}"),
+        Selector::LastSigned => format!(
+            "no captured request carries {}",
+            crate::signature::HEADER_NAME
+        ),
     }
 }
 
 /// Every entry of the capture file at `path`; the first bad line is an error.
 pub fn read_file(path: &Path) -> Result<Vec<Numbered>, CaptureError> {
-    let file = File::open(path).map_err(|source| CaptureError::Open {
-        path: path.to_owned(),
-        source,
-    })?;
-    CaptureReader::new(BufReader::new(file)).collect()
+    let file = bounded_file::open(path, bounded_file::CAPTURE_LINE)?;
+    CaptureReader::named(BufReader::new(file), path).collect()
+}
+
+/// The entry `selector` names in the capture file at `path`, read line by
+/// line and keeping only the best candidate so far (a capture file may be
+/// far larger than memory); the messages are [`select`]'s.
+pub fn find(path: &Path, selector: &Selector) -> Result<Numbered, String> {
+    let file =
+        bounded_file::open(path, bounded_file::CAPTURE_LINE).map_err(|error| error.to_string())?;
+    let mut first = None;
+    let mut last = None;
+    let mut found = None;
+    for numbered in CaptureReader::named(BufReader::new(file), path) {
+        let numbered = numbered.map_err(|error| error.to_string())?;
+        first.get_or_insert(numbered.line);
+        last = Some(numbered.line);
+        if selector.matches(&numbered) {
+            let exact = matches!(selector, Selector::Line(_));
+            found = Some(numbered);
+            if exact {
+                break;
+            }
+        }
+    }
+    match (found, first, last) {
+        (Some(numbered), _, _) => Ok(numbered),
+        (None, Some(first), Some(last)) => {
+            Err(not_found(selector, &format!("lines {first} to {last}")))
+        }
+        _ => Err("the capture file has no entries".to_owned()),
+    }
 }
 
 /// `body_base64` is not valid base64.

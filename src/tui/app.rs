@@ -78,12 +78,76 @@ pub enum Connection {
 }
 
 /// The status bar's facts.
+///
+/// The connection state is the latest answer of *every* area (pane) that
+/// calls the platform, not of whichever answered last: `error` while any
+/// area's latest call failed, `ok` once each has recovered. A platform
+/// error leaves the error slot when its area recovers; a local notice (a
+/// theme, an unknown command, the clipboard) stays until replaced.
 #[derive(Clone, Debug)]
 pub struct Status {
     pub connection: Connection,
     /// Requests used of the account budget; the Jobs pane fills it.
     pub budget: Option<String>,
+    /// What the error slot shows.
     pub last_error: Option<Failure>,
+    /// Areas whose latest platform call failed, oldest failure first (at
+    /// most one entry per pane).
+    failing: Vec<(PaneId, Failure)>,
+    /// The area `last_error` came from; `None` for a local notice.
+    error_from: Option<PaneId>,
+}
+
+impl Status {
+    fn new() -> Status {
+        Status {
+            connection: Connection::Unknown,
+            budget: None,
+            last_error: None,
+            failing: Vec::new(),
+            error_from: None,
+        }
+    }
+
+    /// The latest platform call of `area` failed.
+    pub fn failed(&mut self, area: PaneId, failure: Failure) {
+        self.failing.retain(|(failing, _)| *failing != area);
+        self.failing.push((area, failure.clone()));
+        self.connection = Connection::Error;
+        self.last_error = Some(failure);
+        self.error_from = Some(area);
+    }
+
+    /// The latest platform call of `area` succeeded.
+    pub fn succeeded(&mut self, area: PaneId) {
+        self.failing.retain(|(failing, _)| *failing != area);
+        match self.failing.last() {
+            Some((other, failure)) => {
+                self.connection = Connection::Error;
+                if self.error_from == Some(area) {
+                    self.last_error = Some(failure.clone());
+                    self.error_from = Some(*other);
+                }
+            }
+            None => {
+                self.connection = Connection::Ok;
+                if self.error_from.take().is_some() {
+                    self.last_error = None;
+                }
+            }
+        }
+    }
+
+    /// A message that is not about the platform, shown in the error slot.
+    pub fn notice(&mut self, failure: Failure) {
+        self.last_error = Some(failure);
+        self.error_from = None;
+    }
+
+    /// The areas whose latest platform call failed.
+    pub fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
+        self.failing.iter().map(|(area, _)| *area)
+    }
 }
 
 /// A short message that goes away by itself.
@@ -139,11 +203,7 @@ impl App {
             probe: ProbePane::new(),
             inbox: InboxPane::new(),
             overlay: None,
-            status: Status {
-                connection: Connection::Unknown,
-                budget: None,
-                last_error: None,
-            },
+            status: Status::new(),
             toast: None,
             dirty: true,
             quit: false,
@@ -157,7 +217,7 @@ impl App {
         self.subs.init(&mut out);
         self.deliveries.init(&mut out);
         self.jobs.init(&mut out);
-        self.absorb(out)
+        self.absorb(None, out)
     }
 
     /// Remembers session and call ids for the Deliveries pane (most recent
@@ -182,7 +242,7 @@ impl App {
     /// Shows a message in the status bar's error slot (e.g. a theme that
     /// could not be loaded).
     pub fn notice(&mut self, message: impl Into<String>) {
-        self.status.last_error = Some(Failure::new(message));
+        self.status.notice(Failure::new(message));
         self.dirty = true;
     }
 
@@ -237,7 +297,7 @@ impl App {
                     if self.health.on_tick(now, &mut out) {
                         self.dirty = true;
                     }
-                    return self.absorb(out);
+                    return self.absorb(None, out);
                 }
                 if self.pane == PaneId::Deliveries && self.deliveries.wants_tick() {
                     let mut out = Outcome::default();
@@ -248,13 +308,20 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::Subs(result) => self.apply(|app, out| app.subs.on_result(result, out)),
-            Action::Deliveries(result) => {
-                self.apply(|app, out| app.deliveries.on_result(result, out))
-            }
+            Action::Subs(result) => self.apply_from(Some(PaneId::Subscriptions), |app, out| {
+                app.subs.on_result(result, out);
+            }),
+            Action::Deliveries(result) => self.apply_from(Some(PaneId::Deliveries), |app, out| {
+                app.deliveries.on_result(result, out);
+            }),
+            // Local file reads, not the platform.
             Action::Sigs(result) => self.apply(|app, out| app.sigs.on_result(result, out)),
-            Action::Probe(result) => self.apply(|app, out| app.probe.on_result(result, out)),
-            Action::Health(result) => self.apply(|app, out| app.health.on_result(result, out)),
+            Action::Probe(result) => self.apply_from(Some(PaneId::Probe), |app, out| {
+                app.probe.on_result(result, out);
+            }),
+            Action::Health(result) => self.apply_from(Some(PaneId::Health), |app, out| {
+                app.health.on_result(result, out);
+            }),
             Action::KnownSessions(ids) => {
                 self.dirty = true;
                 self.deliveries.set_known(ids);
@@ -278,7 +345,8 @@ impl App {
                 {
                     out.effects.push(Effect::JobWebhook { id, status });
                 }
-                self.absorb(out)
+                // The local receiver, not the platform.
+                self.absorb(None, out)
             }
             Action::OpenInSignatures {
                 header,
@@ -293,10 +361,14 @@ impl App {
                     .filter(|_| header.is_none())
                     .and_then(|id| self.inbox.by_delivery_id(id));
                 let (header, body) = match captured {
-                    Some(received) => (
+                    Some(received) if received.body_whole() => (
                         received.entry.header(HEADER_NAME).map(str::to_owned),
                         Some(received.body.to_vec()),
                     ),
+                    Some(received) => {
+                        self.status.notice(Failure::new(received.too_large()));
+                        (header, body)
+                    }
                     None => (header, body),
                 };
                 self.overlay = None;
@@ -311,11 +383,11 @@ impl App {
                 if let Some((used, budget)) = self.jobs.budget {
                     self.status.budget = Some(format!("{used}/{budget}"));
                 }
-                self.absorb(out)
+                self.absorb(Some(PaneId::Jobs), out)
             }
             Action::Failed(failure) => {
                 self.dirty = true;
-                self.status.last_error = Some(failure);
+                self.status.notice(failure);
                 Vec::new()
             }
             Action::Shutdown => {
@@ -511,7 +583,7 @@ impl App {
             other => match PaneId::from_name(other) {
                 Some(pane) => self.go_to(pane),
                 None => {
-                    self.status.last_error = Some(Failure::new(format!(
+                    self.status.notice(Failure::new(format!(
                         "unknown command :{other}: try :q, :1…:6, :subs, :deliveries, :jobs, :sigs, :probe, :inbox, :help"
                     )));
                     Vec::new()
@@ -558,24 +630,39 @@ impl App {
         });
     }
 
-    /// Runs pane work that reports in an [`Outcome`], then absorbs it.
+    /// Runs pane work that reports in an [`Outcome`] (a key, a command:
+    /// not a platform answer), then absorbs it.
     fn apply(&mut self, work: impl FnOnce(&mut App, &mut Outcome)) -> Vec<Effect> {
-        let mut out = Outcome::default();
-        work(self, &mut out);
-        self.absorb(out)
+        self.apply_from(None, work)
     }
 
-    /// Applies a pane's outcome to the shared state; its effects.
-    fn absorb(&mut self, out: Outcome) -> Vec<Effect> {
+    /// [`App::apply`] for the answer of `area`'s platform call (`None`:
+    /// local work).
+    fn apply_from(
+        &mut self,
+        area: Option<PaneId>,
+        work: impl FnOnce(&mut App, &mut Outcome),
+    ) -> Vec<Effect> {
+        let mut out = Outcome::default();
+        work(self, &mut out);
+        self.absorb(area, out)
+    }
+
+    /// Applies a pane's outcome to the shared state; its effects. `area`
+    /// names the pane whose platform call answered (`None`: local work,
+    /// whose failure is a notice and says nothing of the platform).
+    fn absorb(&mut self, area: Option<PaneId>, out: Outcome) -> Vec<Effect> {
         if let Some(text) = out.toast {
             self.set_toast(text);
         }
-        if let Some(failure) = out.failure {
-            tracing::warn!(error = %failure.message, "platform call failed");
-            self.status.connection = Connection::Error;
-            self.status.last_error = Some(failure);
-        } else if out.succeeded {
-            self.status.connection = Connection::Ok;
+        match (area, out.failure) {
+            (Some(area), Some(failure)) => {
+                tracing::warn!(error = %failure.message, "platform call failed");
+                self.status.failed(area, failure);
+            }
+            (None, Some(failure)) => self.status.notice(failure),
+            (Some(area), None) if out.succeeded => self.status.succeeded(area),
+            _ => {}
         }
         self.dirty = true;
         let mut effects = out.effects;

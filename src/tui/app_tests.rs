@@ -5,9 +5,12 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use crate::tui::action::{Action, Effect};
-use crate::tui::app::{App, AppConfig, Overlay};
+use crate::api::types::prerecorded::TranscriptStatus;
+use crate::poll::watcher::WatchEvent;
+use crate::tui::action::{Action, Effect, Failure, JobsResult, SubsResult};
+use crate::tui::app::{App, AppConfig, Connection, Overlay};
 use crate::tui::panes::PaneId;
+use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
 use crate::tui::panes::subscriptions::tests::fixtures as rows;
 
@@ -211,4 +214,114 @@ fn a_signal_quits_even_with_a_dirty_form() {
         app.update(Action::Shutdown).as_slice(),
         [Effect::Quit]
     ));
+}
+
+/// A subscriptions load answered with these rows.
+fn subs_loaded(app: &mut App) {
+    let seq = match app.update(key('r')).as_slice() {
+        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        other => panic!("expected one load, got {other:?}"),
+    };
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq,
+        result: Ok(rows()),
+    }));
+}
+
+fn job_event(app: &mut App, event: WatchEvent) {
+    app.update(Action::Jobs(JobsResult::Watch(event)));
+}
+
+fn job_polled(app: &mut App, id: &str) {
+    job_event(
+        app,
+        WatchEvent::Changed {
+            view: jobs_tests::view(id, Some(TranscriptStatus::Processing)),
+            transcript: Some(Box::new(jobs_tests::transcript(
+                id,
+                TranscriptStatus::Processing,
+                None,
+            ))),
+        },
+    );
+}
+
+/// Issue 11, item 16: the status bar's state is every area's latest
+/// answer, not the latest answer of any area; and the error text goes
+/// when its area recovers.
+#[test]
+fn the_status_bar_says_error_while_any_pane_fails_and_clears_on_recovery() {
+    let mut app = app(false);
+    subs_loaded(&mut app);
+    job_polled(&mut app, "job-1");
+    assert_eq!(app.status.connection, Connection::Ok);
+
+    let unreachable = "cannot reach http://127.0.0.1:9: connection refused";
+    job_event(
+        &mut app,
+        WatchEvent::PollFailed {
+            id: "job-1".into(),
+            message: unreachable.into(),
+        },
+    );
+    assert_eq!(app.status.connection, Connection::Error);
+    let shown = app.status.last_error.clone().expect("the error is shown");
+    assert!(shown.message.contains(unreachable), "{}", shown.message);
+
+    // Another pane's success does not hide the Jobs pane's failure.
+    subs_loaded(&mut app);
+    assert_eq!(app.status.connection, Connection::Error);
+    assert!(app.status.last_error.is_some());
+    assert_eq!(
+        app.status.failing_areas().collect::<Vec<_>>(),
+        [PaneId::Jobs]
+    );
+
+    // The Jobs pane recovers: ok, and the old error text is gone.
+    job_polled(&mut app, "job-1");
+    assert_eq!(app.status.connection, Connection::Ok);
+    assert_eq!(app.status.last_error, None);
+}
+
+#[test]
+fn with_two_panes_failing_the_other_error_shows_when_one_recovers() {
+    let mut app = app(false);
+    job_event(
+        &mut app,
+        WatchEvent::PollFailed {
+            id: "job-1".into(),
+            message: "HTTP 503".into(),
+        },
+    );
+    let seq = match app.update(key('r')).as_slice() {
+        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        other => panic!("expected one load, got {other:?}"),
+    };
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq,
+        result: Err(Failure::new("list subscriptions failed: HTTP 500")),
+    }));
+    assert!(
+        app.status
+            .last_error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("HTTP 500")
+    );
+
+    subs_loaded(&mut app);
+    assert_eq!(app.status.connection, Connection::Error);
+    let shown = app.status.last_error.clone().expect("the jobs error");
+    assert!(shown.message.contains("HTTP 503"), "{}", shown.message);
+}
+
+#[test]
+fn a_local_notice_is_not_a_platform_error_and_stays_after_a_success() {
+    let mut app = app(false);
+    app.notice("theme \"nope\" not found: using the default");
+    subs_loaded(&mut app);
+    assert_eq!(app.status.connection, Connection::Ok);
+    let shown = app.status.last_error.clone().expect("the notice stays");
+    assert!(shown.message.contains("theme"), "{}", shown.message);
 }

@@ -29,9 +29,10 @@ use crate::api::Client;
 /// How often the tick fires while it runs.
 pub const TICK: Duration = Duration::from_millis(500);
 
-/// Most actions handled between two frames, so a flood of input still
-/// shows progress.
-const MAX_BATCH: usize = 256;
+/// Most actions handled between two frames: all that is waiting, up to
+/// a whole paste (the input queue's size), and still a bound so a flood of
+/// results shows progress.
+pub const MAX_BATCH: usize = super::input::QUEUE;
 
 /// What the loop talks to besides the terminal.
 pub struct Services {
@@ -113,9 +114,11 @@ where
             let next = match rx.try_recv() {
                 Ok(action) => Some(action),
                 // Polled with this task's own waker (not `now_or_never`'s
-                // no-op one): crossterm's EventStream keeps the first waker
-                // it is given and would never wake the loop again.
-                Err(_) => match poll_immediate(events.next()).await {
+                // no-op one): a stream may keep the first waker it is given
+                // and never wake the loop again. Unconstrained: tokio's
+                // co-operative budget would otherwise report a channel
+                // empty after 128 events and split a paste into frames.
+                Err(_) => match poll_immediate(tokio::task::unconstrained(events.next())).await {
                     Some(Some(event)) => Some(Action::Input(event)),
                     Some(None) => Some(Action::Shutdown),
                     None => None,

@@ -10,6 +10,7 @@
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
 //! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
+//! - [`input`]: the terminal's events, read on a thread;
 //! - [`terminal`]: raw mode, restore on exit / panic / signal;
 //! - [`clipboard`]: OSC 52; [`logging`]: the log file.
 //!
@@ -22,6 +23,7 @@ pub mod app;
 pub mod clipboard;
 pub mod event_loop;
 mod history_tasks;
+pub mod input;
 pub mod keymap;
 pub mod logging;
 pub mod panes;
@@ -35,9 +37,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use ratatui::crossterm::event::EventStream;
 use url::{Host, Url};
 
 use crate::api::validate::UrlPolicy;
@@ -170,17 +170,13 @@ pub async fn run_console(
     let signals = crate::shutdown::signals();
     terminal::install_panic_hook();
     let mut terminal = terminal::TerminalGuard::enter()?;
-    // A terminal read error ends input (and so the console) rather than
-    // spinning on a broken terminal.
-    let events = EventStream::new()
-        .take_while(|event| std::future::ready(event.is_ok()))
-        .filter_map(|event| std::future::ready(event.ok()));
+    let events = input::TerminalInput::start()?;
     let caught = std::sync::OnceLock::new();
     let result = event_loop::run(
         &mut terminal,
         &mut app,
         &loaded.theme,
-        Box::pin(events),
+        events,
         async {
             match signals {
                 Ok(signals) => {

@@ -101,9 +101,13 @@ impl Worker {
                 // The path only: the body may carry anything.
                 tracing::debug!(seq, %path, "read body file");
                 self.spawn(async move {
-                    let result = tokio::fs::read(&path)
-                        .await
-                        .map_err(|error| error.to_string());
+                    let file = std::path::PathBuf::from(&path);
+                    let result = tokio::task::spawn_blocking(move || {
+                        crate::bounded_file::read(&file, crate::bounded_file::BODY_FILE)
+                            .map_err(|error| error.to_string())
+                    })
+                    .await
+                    .unwrap_or_else(|error| Err(error.to_string()));
                     let _ = tx.send(Action::Sigs(SigsResult::BodyLoaded { seq, path, result }));
                 });
             }

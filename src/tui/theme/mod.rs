@@ -323,7 +323,7 @@ pub fn load(request: &ThemeRequest<'_>) -> LoadedTheme {
     }
     if let Some(dir) = request.user_dir {
         let path = dir.join(format!("{name}.toml"));
-        match std::fs::read_to_string(&path) {
+        match crate::bounded_file::read_to_string(&path, crate::bounded_file::THEME_FILE) {
             Ok(text) => match ThemeFile::parse(&text) {
                 Ok(user) => {
                     file = file.merge(user);
@@ -336,13 +336,8 @@ pub fn load(request: &ThemeRequest<'_>) -> LoadedTheme {
                     ));
                 }
             },
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => {
-                notice = Some(format!(
-                    "cannot read theme file {}: {error}",
-                    path.display()
-                ));
-            }
+            Err(error) if error.is_not_found() => {}
+            Err(error) => notice = Some(error.to_string()),
         }
     }
     if !found && notice.is_none() {

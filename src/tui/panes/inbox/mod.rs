@@ -3,8 +3,9 @@
 //! verdict.
 //!
 //! Owns the start form (address, current and previous secret), the rows
-//! (newest first, at most [`ROWS_MAX`]), the counts, and the table and
-//! detail views. Starting is [`Effect::StartListener`], answered by
+//! (newest first, at most [`ROWS_MAX`] and [`HELD_MAX`] bytes: a body over
+//! [`BODY_KEEP_MAX`] keeps only a [`PREVIEW_BYTES`] preview), the counts,
+//! and the table and detail views. Starting is [`Effect::StartListener`], answered by
 //! [`InboxResult::Started`]; requests arrive as [`InboxResult::Received`].
 //! `s` on a signed request opens it in the Signatures pane with its header
 //! and exact body; `app.rs` hands a pre-recorded webhook to the job watcher
@@ -19,7 +20,7 @@ use std::net::SocketAddr;
 use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, InboxResult};
+use super::super::action::{Action, Effect, Failure, InboxResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input::{self as text, cycle};
@@ -34,7 +35,15 @@ use crate::signature::HEADER_NAME;
 use commands::{detail_commands, form_commands, table_commands};
 
 /// Requests kept on screen; older ones stay in the capture file only.
-pub const ROWS_MAX: usize = 10_000;
+pub const ROWS_MAX: usize = 2_000;
+/// Bodies up to this size are kept exactly (the Signatures pane can check
+/// them); webhook payloads are a few KiB.
+pub const BODY_KEEP_MAX: usize = 256 * 1024;
+/// What a larger body keeps: its first bytes, to look at.
+pub const PREVIEW_BYTES: usize = 4 * 1024;
+/// Most bytes the rows hold together (bodies, headers, fields); the oldest
+/// rows go first.
+pub const HELD_MAX: usize = 32 * 1024 * 1024;
 /// Where the form proposes to listen.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8787";
 
@@ -142,11 +151,86 @@ pub enum View {
     Detail,
 }
 
+/// One request as the Inbox holds it: the receiver's record without the
+/// capture file's copies of the body (`body_base64`, `body`), and `body`
+/// itself whole up to [`BODY_KEEP_MAX`], else its first [`PREVIEW_BYTES`].
+#[derive(Clone, Debug)]
+pub struct InboxRow {
+    request: Received,
+    /// The body's real size.
+    pub body_len: usize,
+    /// Bytes this row holds (its share of [`HELD_MAX`]).
+    held: usize,
+}
+
+impl InboxRow {
+    pub fn new(mut request: Received) -> InboxRow {
+        let body_len = request.body.len();
+        let kept = if body_len > BODY_KEEP_MAX {
+            PREVIEW_BYTES
+        } else {
+            body_len
+        };
+        // A copy: a slice would keep the whole received buffer alive.
+        request.body = axum::body::Bytes::copy_from_slice(&request.body[..kept]);
+        request.entry.body_base64 = String::new();
+        request.entry.body = None;
+        let entry = &request.entry;
+        let fields = [
+            &entry.received_at,
+            &entry.source,
+            &entry.method,
+            &entry.path,
+        ]
+        .iter()
+        .map(|field| field.len())
+        .sum::<usize>();
+        let headers: usize = entry
+            .headers
+            .iter()
+            .map(|(name, value)| name.len() + value.len())
+            .sum();
+        let held = request.body.len() + headers + fields;
+        InboxRow {
+            request,
+            body_len,
+            held,
+        }
+    }
+
+    /// The exact body is held (not only a preview).
+    pub fn body_whole(&self) -> bool {
+        self.request.body.len() == self.body_len
+    }
+
+    /// Why the Signatures pane cannot have this body.
+    pub fn too_large(&self) -> String {
+        format!(
+            "the body ({} bytes) is larger than the Inbox keeps ({} KiB; the first {} KiB \
+             are shown): to check its signature, capture it with `earshot listen --capture FILE` \
+             and run `earshot verify --capture FILE`",
+            self.body_len,
+            BODY_KEEP_MAX / 1024,
+            PREVIEW_BYTES / 1024
+        )
+    }
+}
+
+impl std::ops::Deref for InboxRow {
+    type Target = Received;
+
+    fn deref(&self) -> &Received {
+        &self.request
+    }
+}
+
 /// The pane's state.
 #[derive(Debug)]
 pub struct InboxPane {
     /// Newest first.
-    rows: VecDeque<Received>,
+    rows: VecDeque<InboxRow>,
+    /// Bytes the rows hold together, at most [`HELD_MAX`].
+    held: usize,
     pub(crate) table: TableState,
     pub view: View,
     pub form: Option<ListenForm>,
@@ -165,6 +249,7 @@ impl InboxPane {
     pub fn new() -> InboxPane {
         InboxPane {
             rows: VecDeque::new(),
+            held: 0,
             table: TableState::default(),
             view: View::Table,
             form: None,
@@ -179,20 +264,25 @@ impl InboxPane {
         self.listening = Listening::On { url };
     }
 
-    pub fn rows(&self) -> &VecDeque<Received> {
+    pub fn rows(&self) -> &VecDeque<InboxRow> {
         &self.rows
+    }
+
+    /// Bytes the rows hold together (at most [`HELD_MAX`]).
+    pub fn held_bytes(&self) -> usize {
+        self.held
     }
 
     pub fn selected_index(&self) -> Option<usize> {
         self.table.selected(self.rows.len())
     }
 
-    pub fn selected(&self) -> Option<&Received> {
+    pub fn selected(&self) -> Option<&InboxRow> {
         self.selected_index().and_then(|index| self.rows.get(index))
     }
 
     /// The newest captured attempt with this `X-SVC-Delivery-Id`.
-    pub fn by_delivery_id(&self, delivery_id: &str) -> Option<&Received> {
+    pub fn by_delivery_id(&self, delivery_id: &str) -> Option<&InboxRow> {
         self.rows
             .iter()
             .find(|row| row.entry.delivery_id() == Some(delivery_id))
@@ -223,7 +313,11 @@ impl InboxPane {
             Back => self.view = View::Table,
             CheckSignature => {
                 if let Some(row) = self.selected().filter(|row| is_signed(row)) {
-                    out.then = Some(signature_handover(row));
+                    if row.body_whole() {
+                        out.then = Some(signature_handover(row));
+                    } else {
+                        out.failure = Some(Failure::new(row.too_large()));
+                    }
                 }
             }
             Listen => self.form = Some(ListenForm::new()),
@@ -236,6 +330,7 @@ impl InboxPane {
             FormSubmit => self.submit(out),
             Clear => {
                 self.rows.clear();
+                self.held = 0;
                 self.table.reset();
                 self.view = View::Table;
             }
@@ -283,12 +378,20 @@ impl InboxPane {
         }
     }
 
-    /// A new request goes on top; the selected row stays selected.
+    /// A new request goes on top (cut to what a row holds); the oldest go
+    /// past [`ROWS_MAX`] rows or [`HELD_MAX`] bytes; the selected row stays
+    /// selected.
     fn push(&mut self, received: Received) {
         self.count(&received);
         let keep_selection = self.view == View::Detail || self.table.position() > 0;
-        self.rows.push_front(received);
-        self.rows.truncate(ROWS_MAX);
+        let row = InboxRow::new(received);
+        self.held += row.held;
+        self.rows.push_front(row);
+        while self.rows.len() > ROWS_MAX || (self.held > HELD_MAX && self.rows.len() > 1) {
+            if let Some(oldest) = self.rows.pop_back() {
+                self.held -= oldest.held;
+            }
+        }
         if keep_selection {
             self.table.select(self.table.position() + 1);
         }
@@ -310,7 +413,7 @@ impl Pane for InboxPane {
         if self.form.is_some() {
             return form_commands();
         }
-        let signed = self.selected().is_some_and(is_signed);
+        let signed = self.selected().is_some_and(|row| is_signed(row));
         match self.view {
             View::Detail if self.selected().is_some() => detail_commands(signed),
             _ => table_commands(self.selected().is_some(), signed),

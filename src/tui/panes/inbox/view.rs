@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
 
-use super::{Field, InboxPane, ListenForm, Listening, View};
+use super::{Field, InboxPane, InboxRow, ListenForm, Listening, View};
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::Received;
 use crate::tui::panes::deliveries::view::wrap_words;
@@ -236,7 +236,7 @@ fn table_row(row: &Received, selected: bool, verdict_w: usize, theme: &Theme) ->
 
 const LABEL_W: usize = 14;
 
-fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &Received, theme: &Theme) {
+fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &InboxRow, theme: &Theme) {
     let entry = &row.entry;
     let block = Block::default()
         .borders(Borders::TOP)
@@ -276,12 +276,20 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &Received, theme: &Theme)
     for (name, value) in &entry.headers {
         lines.extend(field("", &format!("{name}: {value}"), fg));
     }
-    lines.push(Line::from(Span::styled(
-        format!("  body ({} bytes, exact bytes kept)", row.body.len()),
-        muted,
-    )));
+    let kept = if row.body_whole() {
+        format!("  body ({} bytes, exact bytes kept)", row.body_len)
+    } else {
+        format!(
+            "  body ({} bytes; only the first {} shown: too large to keep)",
+            row.body_len,
+            row.body.len()
+        )
+    };
+    lines.push(Line::from(Span::styled(kept, muted)));
     let body = match std::str::from_utf8(&row.body) {
         Ok(text) => text.to_owned(),
+        // A preview may end inside a character.
+        Err(_) if !row.body_whole() => String::from_utf8_lossy(&row.body).into_owned(),
         Err(_) => "<not UTF-8: see the capture file's body_base64>".to_owned(),
     };
     for line in body.lines() {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
-use super::super::action::{Effect, JobsResult};
+use super::super::action::{Effect, Failure, JobsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
@@ -53,6 +53,9 @@ pub enum Prompt {
     /// A path to an audio file.
     SubmitFile,
 }
+
+/// Rows the pane holds; older finished jobs make room for new ones.
+pub const ROWS_MAX: usize = 1_000;
 
 /// One watched job.
 #[derive(Clone, Debug)]
@@ -214,6 +217,11 @@ impl JobsPane {
             let ids = self.rows.iter().map(|row| row.id.clone()).collect();
             self.watch(ids, out);
         }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
         self.focus_changed(out);
     }
 
@@ -263,6 +271,11 @@ impl JobsPane {
                 }
             }
         }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
         self.focus_changed(out);
     }
 
@@ -294,6 +307,11 @@ impl JobsPane {
                 }
             }
         }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
         self.focus_changed(out);
     }
 
@@ -309,6 +327,11 @@ impl JobsPane {
                 row.view = Some(view);
             }
             WatchEvent::PollFailed { id, message } => {
+                // The status bar says so too, until every row recovers.
+                out.failure = Some(Failure::new(format!(
+                    "job {}: {message}",
+                    crate::api::short_id(&id)
+                )));
                 let row = self.insert(&id);
                 row.poll_error = Some(message);
                 if let Some(view) = &mut row.view {
@@ -360,11 +383,28 @@ impl JobsPane {
         let index = match self.rows.iter().position(|row| row.id == id) {
             Some(index) => index,
             None => {
+                if self.rows.len() >= ROWS_MAX {
+                    self.forget_oldest();
+                }
                 self.rows.push(JobRow::new(id.to_owned()));
                 self.rows.len() - 1
             }
         };
         &mut self.rows[index]
+    }
+
+    /// Makes room for a row: the oldest finished job goes (else the
+    /// oldest), so the pane holds at most [`ROWS_MAX`] rows however long
+    /// jobs keep coming (the demo's traffic never stops).
+    fn forget_oldest(&mut self) {
+        let finished = self.rows.iter().position(|row| {
+            matches!(
+                row.status(),
+                Some(TranscriptStatus::Completed | TranscriptStatus::Error)
+            )
+        });
+        self.rows.remove(finished.unwrap_or(0));
+        self.table.clamp(self.rows.len());
     }
 
     /// The ids the table shows (as the view will lay it out).
@@ -431,4 +471,4 @@ pub fn parse_ids(text: &str) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

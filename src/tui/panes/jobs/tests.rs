@@ -58,7 +58,7 @@ pub(crate) fn view(id: &str, status: Option<TranscriptStatus>) -> JobView {
     }
 }
 
-fn transcript(id: &str, status: TranscriptStatus, error: Option<&str>) -> Transcript {
+pub(crate) fn transcript(id: &str, status: TranscriptStatus, error: Option<&str>) -> Transcript {
     Transcript {
         id: id.into(),
         status,
@@ -318,4 +318,31 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
         "{again:?}"
     );
     assert!(app.toast.is_none());
+}
+
+/// Issue 11, item 7: the demo discovers jobs forever; the pane holds at
+/// most `ROWS_MAX` rows, finished jobs making room first.
+#[test]
+fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
+    let mut app = jobs_app(false);
+    let max = super::ROWS_MAX;
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["running".into()])));
+    for n in 0..max + 200 {
+        let id = format!("job-{n}");
+        app.update(Action::Jobs(JobsResult::Discovered(vec![id.clone()])));
+        watch(
+            &mut app,
+            WatchEvent::Changed {
+                view: view(&id, Some(TranscriptStatus::Completed)),
+                transcript: None,
+            },
+        );
+    }
+    let rows = app.jobs.rows();
+    assert_eq!(rows.len(), max);
+    assert!(
+        rows.iter().any(|row| row.id == "running"),
+        "the unfinished job stays"
+    );
+    assert_eq!(rows.last().map(|row| row.id.as_str()), Some("job-1199"));
 }

@@ -1,0 +1,147 @@
+//! Issue 11, item 6: files the operator names are read bounded. A device
+//! (`/dev/zero`), or a file over its stated limit, is refused with exit 2
+//! and a message naming the file and the limit, without reading it whole.
+//! Each run is under a 2 GiB address-space limit and a timeout, so a
+//! regression fails (an allocation failure, not exit 2) instead of eating
+//! the machine's memory.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SECRET: &str = "whsec-bounded-test-0123456789abcdefghijkl";
+
+/// Runs the binary in `home` with no `EARSHOT_*` from the caller, limited
+/// to 2 GiB of address space and 60 s.
+fn earshot(home: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec timeout 60 \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_earshot"))
+        .args(args)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("EARSHOT_CONFIG", home.join("config.toml"))
+        .env_remove("EARSHOT_URL")
+        .env_remove("EARSHOT_API_KEY")
+        .env_remove("EARSHOT_PROFILE")
+        .env_remove("RUST_BACKTRACE");
+    command.output().expect("run the earshot binary")
+}
+
+/// Exit 2, and standard error names the file and says why.
+fn assert_refused(output: &Output, file: &str, why: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.contains(file) && stderr.contains(why),
+        "expected {file} and {why:?} in: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A sparse file of `len` bytes (no disk used).
+fn sparse(dir: &Path, name: &str, len: u64) -> String {
+    let path = dir.join(name);
+    std::fs::File::create(&path).unwrap().set_len(len).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn sign_and_verify_refuse_a_device_and_an_oversize_body_file() {
+    let home = tempfile::tempdir().unwrap();
+    let big = sparse(home.path(), "big.body", 10 * 1024 * 1024 + 1);
+    for body in ["/dev/zero", big.as_str()] {
+        let why = if body == "/dev/zero" {
+            "not a regular file"
+        } else {
+            "larger than 10 MiB"
+        };
+        let out = earshot(
+            home.path(),
+            &["sign", "--secret", SECRET, "--body-file", body],
+        );
+        assert_refused(&out, body, why);
+        let out = earshot(
+            home.path(),
+            &[
+                "verify",
+                "--secret",
+                SECRET,
+                "--header",
+                "t=1795300000,v1=00",
+                "--body-file",
+                body,
+            ],
+        );
+        assert_refused(&out, body, why);
+    }
+}
+
+#[test]
+fn verify_capture_refuses_a_device_and_an_endless_line() {
+    let home = tempfile::tempdir().unwrap();
+    let out = earshot(
+        home.path(),
+        &["verify", "--secret", SECRET, "--capture", "/dev/zero"],
+    );
+    assert_refused(&out, "/dev/zero", "not a regular file");
+    // One line of 64 MiB + 1 with no newline.
+    let long = sparse(home.path(), "long.jsonl", 64 * 1024 * 1024 + 1);
+    let out = earshot(
+        home.path(),
+        &["verify", "--secret", SECRET, "--capture", &long],
+    );
+    assert_refused(&out, &long, "line 1");
+}
+
+#[test]
+fn an_api_key_file_that_is_a_device_or_too_large_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let big = sparse(home.path(), "big.key", 64 * 1024 + 1);
+    for key_file in ["/dev/zero", big.as_str()] {
+        let config = home.path().join("config.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "default_profile = \"p\"\n[profiles.p]\nurl = \"http://127.0.0.1:9\"\n\
+                 api_key_file = \"{key_file}\"\n"
+            ),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            for path in [config.as_path(), Path::new(&big)] {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            }
+        }
+        let out = earshot(home.path(), &["subs", "list"]);
+        let why = if key_file == "/dev/zero" {
+            "not a regular file"
+        } else {
+            "larger than 64 KiB"
+        };
+        assert_refused(&out, key_file, why);
+    }
+}
+
+#[test]
+fn an_ids_file_that_is_a_device_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let out = earshot(
+        home.path(),
+        &[
+            "jobs",
+            "watch",
+            "--url",
+            "http://127.0.0.1:9",
+            "--api-key",
+            "k",
+            "--ids-file",
+            "/dev/zero",
+        ],
+    );
+    assert_refused(&out, "/dev/zero", "not a regular file");
+}
