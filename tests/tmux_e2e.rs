@@ -277,8 +277,16 @@ fn the_demo_console_works_end_to_end_in_a_real_terminal() {
 fn a_five_thousand_character_paste_arrives_whole_in_a_real_terminal() {
     let mut tmux = Tmux::new();
     start_demo(&mut tmux);
-    tmux.wait_for("subscription rows", START_TIMEOUT, |screen| {
-        (!subscription_rows(screen).is_empty()).then_some(())
+    tmux.wait_for("the console", START_TIMEOUT, |screen| {
+        screen
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("DEMO")
+            .then_some(())
+    });
+    tmux.press("2", "subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
     });
     tmux.press("n", "the new-subscription form", |s| {
         s.contains("New subscription")

@@ -182,6 +182,8 @@ async fn with_console_fed<F, Fut>(
     });
     // These scripts drive the Subscriptions pane and its neighbours.
     app.pane = earshot::tui::panes::PaneId::Subscriptions;
+    // The Health pane sweeps this emulator into a store of the test's own.
+    let store_dir = tempfile::tempdir().expect("a temp dir for the store");
     let theme = Theme::fallback();
     let (keys, mut incoming) = unbounded_channel::<Event>();
     let events = Box::pin(futures_util::stream::poll_fn(move |cx| {
@@ -197,7 +199,7 @@ async fn with_console_fed<F, Fut>(
             client: harness.client.clone(),
             clipboard: Box::new(clipboard),
             feeds,
-            store: Err("no incident-history store in this test".into()),
+            store: Ok(store_dir.path().join("earshot.db")),
         },
     );
     let script = drive(Script {

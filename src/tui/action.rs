@@ -171,8 +171,10 @@ pub enum HealthResult {
         subscription_id: String,
         result: Result<Vec<crate::store::deliveries::FailingSession>, Failure>,
     },
-    /// A sweep ended.
+    /// A sweep ended (an `Err` is the platform's or the network's).
     Swept(Result<crate::history::sweep::SweepReport, Failure>),
+    /// The store could not be opened for a sweep: local, not the platform.
+    NoStore(String),
     /// Recover sent `done` of `total` events.
     RecoverProgress { done: usize, total: usize },
     /// Recover ended: its summary line.

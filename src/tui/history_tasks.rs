@@ -106,13 +106,16 @@ async fn open(path: StorePath) -> Result<Store, Failure> {
 }
 
 pub async fn sweep(client: Client, path: StorePath, tx: UnboundedSender<Action>) {
-    let result = async {
-        let mut store = open(path).await?;
-        sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
-            .await
-            .map_err(failure)
-    }
-    .await;
+    let mut store = match open(path).await {
+        Ok(store) => store,
+        Err(failure) => {
+            let _ = tx.send(Action::Health(HealthResult::NoStore(failure.message)));
+            return;
+        }
+    };
+    let result = sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
+        .await
+        .map_err(failure);
     let _ = tx.send(Action::Health(HealthResult::Swept(result)));
 }
 

@@ -452,6 +452,11 @@ impl HealthPane {
                 }
                 self.reload(out);
             }
+            HealthResult::NoStore(why) => {
+                self.sweeping = false;
+                self.last_sweep = Some(Err(why.clone()));
+                self.load_error = Some(why);
+            }
             HealthResult::RecoverProgress { done, total } => {
                 if let Some(form) = &mut self.recover {
                     form.progress = Some((done, total));

@@ -267,3 +267,21 @@ fn a_store_that_cannot_be_read_is_shown_not_fatal() {
     );
     assert!(!app.quit);
 }
+
+#[test]
+fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
+    let mut app = app(false);
+    app.init();
+    app.update(Action::Health(HealthResult::NoStore(
+        "no state directory for the incident-history store: set EARSHOT_STORE".into(),
+    )));
+    assert!(!app.health.sweeping);
+    assert!(
+        app.health
+            .load_error
+            .as_deref()
+            .unwrap()
+            .contains("EARSHOT_STORE")
+    );
+    assert_ne!(app.status.connection, crate::tui::app::Connection::Error);
+}
