@@ -15,12 +15,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use axum::Router;
-use axum::routing::post;
 use earshot::api::types::agents::{DeliveryStatus, EventKind, NewSubscription};
-use earshot::api::validate::UrlPolicy;
-use earshot::api::{Client, Endpoints};
-use earshot::emulator::{Emulator, EmulatorConfig};
 use earshot::redact::SecretString;
 
 const KEY: &str = "bench_key_0123456789";
@@ -29,32 +24,13 @@ const SECRET: &str = "whsec_bench_secret_0123456789abcdefghij";
 const CONCURRENCY: usize = 32;
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut args = std::env::args().skip(1);
     let events: usize = args.next().map_or(Ok(2000), |a| a.parse())?;
     let subscriptions: usize = args.next().map_or(Ok(5), |a| a.parse())?;
 
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let app = Router::new().route(
-        "/hook",
-        post(move || {
-            let counter = counter.clone();
-            async move {
-                counter.fetch_add(1, Ordering::Relaxed);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let receiver_url = format!("http://{}/hook", listener.local_addr()?);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-
-    let mut config = EmulatorConfig::new(SecretString::new(KEY));
-    config.allow_private_urls = true;
-    let emulator = Emulator::start("127.0.0.1:0".parse()?, config).await?;
-    let client = Client::new(Endpoints::all_at(&emulator.url()), SecretString::new(KEY))?
-        .with_url_policy(UrlPolicy::AnyHttp);
+    let (receiver_url, received) = support::counting_receiver().await?;
+    let (emulator, client) = support::emulator_with_client(KEY).await?;
     for _ in 0..subscriptions {
         client
             .create_subscription(&NewSubscription {

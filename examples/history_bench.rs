@@ -33,16 +33,11 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use axum::Router;
-use axum::routing::post;
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 use earshot::api::types::agents::{
     CallObject, DeliveryRecord, DeliveryStatus, EventKind, EventObject, NewSubscription,
     SessionObject, Subscription, WebhookEvent,
 };
-use earshot::api::validate::UrlPolicy;
-use earshot::api::{Client, Endpoints};
-use earshot::emulator::{Emulator, EmulatorConfig};
 use earshot::history::{self, report::SubscriptionHealth};
 use earshot::redact::SecretString;
 use earshot::signature;
@@ -882,27 +877,8 @@ async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
         "== 4. Sweep: {} sessions, one subscription, budget {BUDGET} ==",
         options.sweep
     );
-    let received = Arc::new(AtomicUsize::new(0));
-    let counter = received.clone();
-    let app = Router::new().route(
-        "/hook",
-        post(move || {
-            let counter = counter.clone();
-            async move {
-                counter.fetch_add(1, Ordering::Relaxed);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let receiver_url = format!("http://{}/hook", listener.local_addr()?);
-    tokio::spawn(async move { axum::serve(listener, app).await });
-
-    let mut config = EmulatorConfig::new(SecretString::new(KEY));
-    config.allow_private_urls = true;
-    let emulator = Emulator::start("127.0.0.1:0".parse()?, config).await?;
-    let client = Client::new(Endpoints::all_at(&emulator.url()), SecretString::new(KEY))?
-        .with_url_policy(UrlPolicy::AnyHttp);
+    let (receiver_url, received) = support::counting_receiver().await?;
+    let (emulator, client) = support::emulator_with_client(KEY).await?;
     client
         .create_subscription(&NewSubscription {
             url: receiver_url,

@@ -44,3 +44,47 @@ fn proc_status_kb(process: &str, field: &str) -> Option<u64> {
         .parse()
         .ok()
 }
+
+/// A receiver on 127.0.0.1 that answers 200 to every POST to `/hook` and
+/// counts them: its URL and the count.
+pub async fn counting_receiver()
+-> std::io::Result<(String, std::sync::Arc<std::sync::atomic::AtomicUsize>)> {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let received = Arc::new(AtomicUsize::new(0));
+    let counter = received.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::Relaxed);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/hook", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok((url, received))
+}
+
+/// An in-process emulator on 127.0.0.1 that accepts loopback receivers,
+/// and a client for it, both with `key`.
+pub async fn emulator_with_client(
+    key: &str,
+) -> Result<
+    (earshot::emulator::Emulator, earshot::api::Client),
+    Box<dyn std::error::Error + Send + Sync>,
+> {
+    use earshot::redact::SecretString;
+    let mut config = earshot::emulator::EmulatorConfig::new(SecretString::new(key));
+    config.allow_private_urls = true;
+    let emulator = earshot::emulator::Emulator::start("127.0.0.1:0".parse()?, config).await?;
+    let client = earshot::api::Client::new(
+        earshot::api::Endpoints::all_at(&emulator.url()),
+        SecretString::new(key),
+    )?
+    .with_url_policy(earshot::api::validate::UrlPolicy::AnyHttp);
+    Ok((emulator, client))
+}
