@@ -12,7 +12,7 @@ use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::{Connection, GlobalOptions};
 use crate::history::report::{SubscriptionHealth, health};
-use crate::history::sweep::{SweepReport, sweep};
+use crate::history::sweep::SweepReport;
 use crate::store;
 
 #[derive(Args, Debug)]
@@ -39,15 +39,10 @@ struct HealthJson<'a> {
 
 pub async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let mut store = args.store.open(global)?;
-    let swept = if args.sweep.no_sweep {
-        SweepReport::default()
-    } else {
-        let client = args.connection.client(global)?;
-        sweep(&client, &mut store, args.sweep.budget).await?
-    };
-    if let Some(why) = &swept.stopped {
-        eprintln!("warning: the sweep stopped early ({why}); reporting what the store holds");
-    }
+    let swept = args
+        .sweep
+        .sweep_first(&args.connection, global, &mut store)
+        .await?;
     let board = health(&store, args.sweep.since, store::now_ms())?;
     if args.json {
         print_json(&HealthJson {

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use clap::Args;
 
-use super::GlobalOptions;
+use super::{Connection, GlobalOptions};
 use crate::config::Paths;
+use crate::history::sweep::{SweepReport, sweep};
 use crate::store::{self, Store};
 
 /// `--store PATH` (`EARSHOT_STORE`), default `earshot.db` in the state dir.
@@ -46,6 +47,27 @@ pub struct SweepArgs {
     /// Use the store as it is, without asking the platform first.
     #[arg(long)]
     pub no_sweep: bool,
+}
+
+impl SweepArgs {
+    /// Sweeps into `store` unless `--no-sweep` (then an empty report); a
+    /// sweep that stopped early is said on stderr and what it fetched kept.
+    pub async fn sweep_first(
+        &self,
+        connection: &Connection,
+        global: &GlobalOptions,
+        store: &mut Store,
+    ) -> color_eyre::Result<SweepReport> {
+        if self.no_sweep {
+            return Ok(SweepReport::default());
+        }
+        let client = connection.client(global)?;
+        let report = sweep(&client, store, self.budget).await?;
+        if let Some(why) = &report.stopped {
+            eprintln!("warning: the sweep stopped early ({why}); using what the store holds");
+        }
+        Ok(report)
+    }
 }
 
 /// `--since`: a duration back from now (`90s`, `30m`, `2h`, `7d`) or an

@@ -18,7 +18,6 @@ use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use crate::history::HistoryError;
 use crate::history::recover::{Plan, Sent, plan, run as recover};
-use crate::history::sweep::sweep;
 
 #[derive(Args, Debug)]
 pub struct RedeliverArgs {
@@ -88,13 +87,9 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
         }
     };
     let mut store = args.store.open(global)?;
-    if !args.sweep.no_sweep {
-        let client = args.connection.client(global)?;
-        let swept = sweep(&client, &mut store, args.sweep.budget).await?;
-        if let Some(why) = swept.stopped {
-            eprintln!("warning: the sweep stopped early ({why}); using what the store holds");
-        }
-    }
+    args.sweep
+        .sweep_first(&args.connection, global, &mut store)
+        .await?;
     let plan = match plan(&store, &args.subscription_id, args.sweep.since) {
         Ok(plan) if args.resend_interrupted => plan.with_interrupted(),
         Ok(plan) => plan,
