@@ -66,6 +66,22 @@ async fn run(command: &mut Command) -> Output {
         .expect("the command runs")
 }
 
+/// A receiver that rejects every signature (401) until the flag is set,
+/// then answers `fixed_reply`.
+async fn rejecting_until_fixed(fixed_reply: Reply) -> (Receiver, Arc<AtomicBool>) {
+    let fixed = Arc::new(AtomicBool::new(false));
+    let flag = fixed.clone();
+    let receiver = Receiver::start(move |_, _| {
+        if flag.load(Ordering::SeqCst) {
+            fixed_reply.clone()
+        } else {
+            Reply::status(401, "invalid signature")
+        }
+    })
+    .await;
+    (receiver, fixed)
+}
+
 fn platform(command: &mut Command, base: &str, db: &std::path::Path) {
     command
         .args(["--url", base, "--api-key", API_KEY, "--store"])
@@ -79,18 +95,7 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
     let harness = common::start().await;
     let (mut listen, observer_url) = observer(&db);
 
-    let fixed = Arc::new(AtomicBool::new(false));
-    let failing = {
-        let fixed = fixed.clone();
-        Receiver::start(move |_, _| {
-            if fixed.load(Ordering::SeqCst) {
-                Reply::ok()
-            } else {
-                Reply::status(401, "invalid signature")
-            }
-        })
-        .await
-    };
+    let (failing, fixed) = rejecting_until_fixed(Reply::ok()).await;
     let healthy = Receiver::healthy().await;
     let everything = EventKind::ALL;
     harness
@@ -307,21 +312,11 @@ async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
     let db = dir.path().join("earshot.db");
     let harness = common::start().await;
     let (mut listen, observer_url) = observer(&db);
-    let fixed = Arc::new(AtomicBool::new(false));
-    let receiver = {
-        let fixed = fixed.clone();
-        Receiver::start(move |_, _| {
-            if fixed.load(Ordering::SeqCst) {
-                Reply {
-                    delay: Duration::from_millis(300),
-                    ..Reply::ok()
-                }
-            } else {
-                Reply::status(401, "invalid signature")
-            }
-        })
-        .await
-    };
+    let (receiver, fixed) = rejecting_until_fixed(Reply {
+        delay: Duration::from_millis(300),
+        ..Reply::ok()
+    })
+    .await;
     harness
         .subscribe_secret(&observer_url, &EventKind::ALL, OBSERVER_SECRET)
         .await;
