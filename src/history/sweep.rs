@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::api::types::agents::{DeliveryRecord, Subscription};
 use crate::api::{ApiError, Client};
 use crate::store::{self, Store, deliveries, sessions};
 
@@ -25,7 +26,8 @@ pub struct SweepReport {
     /// Sessions the platform answered 404 for (an id it does not know, or
     /// whose history went with a deleted subscription).
     pub unknown_sessions: usize,
-    /// Sessions still due when the budget ran out.
+    /// Sessions still due after this sweep: the budget ran out before them,
+    /// or their attempts are still pending (they are fetched again).
     pub left_for_later: i64,
     /// Why the sweep stopped early, if it did (the platform unreachable,
     /// the key refused…): what was fetched before is stored.
@@ -41,9 +43,7 @@ pub async fn sweep(
     let mut report = SweepReport::default();
     let mut listed = Vec::new();
     loop {
-        let after = listed
-            .last()
-            .map(|last: &crate::api::types::agents::Subscription| last.id.clone());
+        let after = listed.last().map(|last: &Subscription| last.id.clone());
         let page = client.subscriptions_page(true, after.as_deref()).await?;
         report.requests += 1;
         let more = page.has_more && !page.subscriptions.is_empty();
@@ -78,7 +78,7 @@ pub async fn sweep(
 }
 
 enum Fetched {
-    All(Vec<crate::api::types::agents::DeliveryRecord>),
+    All(Vec<DeliveryRecord>),
     Unknown,
     BudgetSpent,
     Failed(ApiError),
@@ -91,7 +91,7 @@ async fn fetch_session(
     budget: usize,
     requests: &mut usize,
 ) -> Fetched {
-    let mut records: Vec<crate::api::types::agents::DeliveryRecord> = Vec::new();
+    let mut records: Vec<DeliveryRecord> = Vec::new();
     loop {
         if *requests >= budget {
             return Fetched::BudgetSpent;
