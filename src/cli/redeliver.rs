@@ -186,25 +186,7 @@ fn summary(plan: &Plan, delivered: usize, failed: usize, dry_run: bool) -> Strin
     } else {
         format!("{delivered} delivered, {failed} failed, re-sent to {target}")
     };
-    if plan.already_recovered > 0 {
-        text.push_str(&format!(
-            "; {} already recovered earlier",
-            plan.already_recovered
-        ));
-    }
-    if !plan.interrupted.is_empty() {
-        text.push_str(&format!(
-            "; {} held back: an earlier run was stopped while sending them (the receiver may \
-             have them; --resend-interrupted sends them again)",
-            plan.interrupted.len()
-        ));
-    }
-    if plan.not_observed > 0 {
-        text.push_str(&format!(
-            "; {} missed events were never received by the observer and cannot be re-sent",
-            plan.not_observed
-        ));
-    }
+    text.push_str(&plan.left_out());
     text.push('\n');
     text
 }

@@ -105,6 +105,32 @@ pub fn plan(store: &Store, subscription_id: &str, since_ms: i64) -> Result<Plan,
 }
 
 impl Plan {
+    /// What the plan leaves out, as `; …` clauses to append to a summary
+    /// (empty when nothing is left out).
+    pub fn left_out(&self) -> String {
+        let mut text = String::new();
+        if self.already_recovered > 0 {
+            text.push_str(&format!(
+                "; {} already recovered earlier",
+                self.already_recovered
+            ));
+        }
+        if !self.interrupted.is_empty() {
+            text.push_str(&format!(
+                "; {} held back: an earlier run was stopped while sending them (the receiver \
+                 may have them; `earshot redeliver --resend-interrupted` sends them again)",
+                self.interrupted.len()
+            ));
+        }
+        if self.not_observed > 0 {
+            text.push_str(&format!(
+                "; {} missed events were never received by the observer and cannot be re-sent",
+                self.not_observed
+            ));
+        }
+        text
+    }
+
     /// Also sends the events an earlier run was stopped while sending.
     pub fn with_interrupted(mut self) -> Plan {
         self.to_send.append(&mut self.interrupted);

@@ -165,22 +165,7 @@ pub async fn recover(
                 .unwrap_or_default();
             summary.push_str(&format!("; {} failed ({first})", total - delivered));
         }
-        if plan.already_recovered > 0 {
-            summary.push_str(&format!("; {} recovered earlier", plan.already_recovered));
-        }
-        if !plan.interrupted.is_empty() {
-            summary.push_str(&format!(
-                "; {} held back (an earlier run stopped while sending them: \
-                 `earshot redeliver --resend-interrupted` sends them)",
-                plan.interrupted.len()
-            ));
-        }
-        if plan.not_observed > 0 {
-            summary.push_str(&format!(
-                "; {} never reached the observer (cannot re-send)",
-                plan.not_observed
-            ));
-        }
+        summary.push_str(&plan.left_out());
         Ok(summary)
     }
     .await;
