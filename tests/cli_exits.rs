@@ -5,9 +5,11 @@
 
 mod common;
 
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
+use common::tmux::{Tmux, shell_quote};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 use tokio::process::{Child, Command};
@@ -201,95 +203,25 @@ async fn the_emulator_stops_and_exits_143_on_sigterm_129_on_sighup() {
     }
 }
 
-/// `earshot demo` in a private tmux server (own socket, no user config,
-/// HOME in a temp dir), so it has a real terminal; killed on drop.
-struct Tmux {
-    socket: String,
-    home: tempfile::TempDir,
-}
-
-impl Tmux {
-    fn new() -> Tmux {
-        Tmux {
-            socket: format!("earshot-exits-{}", std::process::id()),
-            home: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn run(&self, args: &[&str]) -> String {
-        let home = self.home.path();
-        let output = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .env("XDG_CACHE_HOME", home.join("cache"))
-            .env_remove("TMUX")
-            .env_remove("EARSHOT_URL")
-            .env_remove("EARSHOT_API_KEY")
-            .output()
-            .expect("tmux runs (install tmux to run this test)");
-        assert!(output.status.success(), "tmux {args:?}: {output:?}");
-        text(&output.stdout).trim().to_owned()
-    }
-
-    /// Polls `format` until `done` accepts it, for at most `within`.
-    fn wait(&self, format: &str, within: Duration, done: impl Fn(&str) -> bool) -> String {
-        let deadline = std::time::Instant::now() + within;
-        loop {
-            let value = self.run(&["display-message", "-p", "-t", "s", format]);
-            if done(&value) {
-                return value;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "timed out waiting on {format}: {value}; screen:\n{}",
-                self.run(&["capture-pane", "-p", "-t", "s"])
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
 #[test]
 fn the_demo_restores_the_terminal_and_exits_143_on_sigterm_129_on_sighup() {
     for (signal, code) in [("TERM", "143"), ("HUP", "129")] {
-        let tmux = Tmux::new();
+        let mut tmux = Tmux::new();
         // A shell records the demo's exit status in a file: tmux itself
         // does not always report the status of a pane whose program was
         // signalled (its pane may read as dead before it reaps the child).
-        let status_file = tmux.home.path().join("status");
-        let script = format!(
-            "'{}' demo; echo $? > '{}'; sleep 30",
-            env!("CARGO_BIN_EXE_earshot"),
-            status_file.display()
-        );
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "s",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            "sh",
-            "-c",
-            &script,
-        ]);
+        let status_file = tmux.home().join("status");
+        tmux.start(&format!(
+            "sh -c {}",
+            shell_quote(Path::new(&format!(
+                "{} demo; echo $? > {}; sleep 30",
+                shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot"))),
+                shell_quote(&status_file)
+            )))
+        ));
         // The console is up when the alternate screen is on.
-        tmux.wait("#{alternate_on}", Duration::from_secs(30), |on| on == "1");
-        let shell = tmux.run(&["display-message", "-p", "-t", "s", "#{pane_pid}"]);
+        tmux.wait_format("#{alternate_on}", Duration::from_secs(30), |on| on == "1");
+        let shell = tmux.format("#{pane_pid}");
         let demo = std::process::Command::new("pgrep")
             .args(["-P", &shell])
             .output()
@@ -316,10 +248,7 @@ fn the_demo_restores_the_terminal_and_exits_143_on_sigterm_129_on_sighup() {
         };
         // 128 + the signal, back on the main screen.
         assert_eq!(status, code, "{signal}");
-        assert_eq!(
-            tmux.run(&["display-message", "-p", "-t", "s", "#{alternate_on}"]),
-            "0"
-        );
+        assert_eq!(tmux.format("#{alternate_on}"), "0");
     }
 }
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod rss;
+pub mod tmux;
 
 use std::future::Future;
 use std::net::SocketAddr;
