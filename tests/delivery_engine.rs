@@ -144,12 +144,17 @@ async fn pausing_during_a_pending_retry_cancels_it() {
     let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
     let first = harness.wait_settled(&call_id, &subscription.id).await;
     assert!(is_rfc3339(&first[0]["next_retry_at"]), "{}", first[0]);
+    assert_eq!(
+        harness.stats().await["deliveries_in_progress"],
+        1,
+        "the waiting retry counts as in progress"
+    );
     let (status, paused) = harness
         .raw_patch(&subscription.id, r#"{"enabled": false}"#)
         .await;
     assert_eq!(status, 200, "{paused}");
 
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(receiver.count(), 1, "no delivery while paused");
     let records = harness.records_of(&call_id, &subscription.id).await;
     assert_eq!(records.len(), 1, "{records:?}");
@@ -190,7 +195,7 @@ async fn only_timeouts_408_425_429_and_5xx_are_retried() {
         assert!(error.starts_with(&format!("HTTP {status}: ")), "{error}");
         assert_eq!(records[1]["status"], "delivered");
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    harness.wait_deliveries_idle().await;
     for (status, receiver, subscription) in &receivers[retried.len()..] {
         assert_eq!(receiver.count(), 1, "{status} is not retried");
         let records = harness.records_of(&call_id, &subscription.id).await;
@@ -672,7 +677,7 @@ async fn deleting_a_subscription_removes_its_history_and_pending_retries() {
     assert_eq!(latest.len(), 1, "{latest:?}");
     assert_eq!(latest[0]["subscription_id"], kept.id.as_str());
 
-    tokio::time::sleep(Duration::from_millis(900)).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(failing.count(), 1, "the pending retry never arrives");
     assert!(harness.records_of(&call_id, &doomed.id).await.is_empty());
     harness.emulator.shutdown().await;

@@ -14,10 +14,6 @@ use earshot::api::types::agents::{EventKind, SubscriptionPatch};
 use earshot::signature::{Candidate, DEFAULT_TOLERANCE_SECS, diagnose, verify};
 use serde_json::Value;
 
-/// Longer than the first retry delay at the default scale (5 s × 0.01 =
-/// 50 ms) with a wide margin: a retry, if any, would have arrived by then.
-const PAST_FIRST_RETRY: Duration = Duration::from_millis(300);
-
 /// A delivery rejected with 401 by the receiver: the record says so in the
 /// documented shape and the platform does not try again (part 5 C rule 4).
 async fn assert_rejected_once(
@@ -28,7 +24,7 @@ async fn assert_rejected_once(
     error: &str,
 ) {
     let records = harness.wait_settled(session_id, subscription_id).await;
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(receiver.count(), 1, "a 401 is not retried");
     let after = harness.records_of(session_id, subscription_id).await;
     assert_eq!(after, records, "no further attempt was recorded");
@@ -277,7 +273,7 @@ async fn session_only_subscription_receives_nothing_for_calls() {
             )
             .await;
     }
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(sessions.count(), 0, "phone calls never emit session.*");
     for call_id in [&answered, &failed] {
         assert!(
@@ -332,7 +328,7 @@ async fn paused_subscription_receives_nothing_until_resumed() {
 
     let while_paused = harness.start_call("failed").await;
     harness.wait_settled(&while_paused, &witness.id).await;
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(paused.count(), 0, "a paused subscription gets nothing");
     assert!(
         harness
@@ -349,7 +345,7 @@ async fn paused_subscription_receives_nothing_until_resumed() {
     let after_resume = harness.start_call("failed").await;
     let records = harness.wait_settled(&after_resume, &subscription.id).await;
     assert_eq!(records[0]["status"], "delivered", "{}", records[0]);
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(
         paused.count(),
         1,
@@ -384,7 +380,7 @@ async fn subscription_scoped_to_another_agent_receives_nothing() {
     assert_eq!(records[0]["status"], "delivered", "{}", records[0]);
     assert_eq!(here.count(), 1);
     assert_eq!(here.captured()[0].json()["call"]["agent_id"], DEFAULT_AGENT);
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(elsewhere.count(), 0, "scoped to another agent");
     assert!(harness.records_of(&call_id, &other.id).await.is_empty());
 
@@ -392,7 +388,7 @@ async fn subscription_scoped_to_another_agent_receives_nothing() {
     let other_call = harness.start_call_for(OTHER_AGENT, "failed").await;
     harness.wait_settled(&other_call, &other.id).await;
     assert_eq!(elsewhere.count(), 1);
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(here.count(), 1);
     harness.emulator.shutdown().await;
 }
@@ -410,7 +406,7 @@ async fn redirecting_receiver_fails_once_and_is_not_followed() {
     let (subscription, call_id) = harness.failed_call_to(&redirecting.url()).await;
 
     let records = harness.wait_settled(&call_id, &subscription.id).await;
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     assert_eq!(
         harness.records_of(&call_id, &subscription.id).await,
         records,
@@ -507,7 +503,7 @@ async fn subscription_scoped_with_another_spelling_of_the_agent_uuid_receives_it
 
     let call_id = harness.start_call_for(DEFAULT_AGENT, "failed").await;
     harness.wait_settled(&call_id, &witness.id).await;
-    tokio::time::sleep(PAST_FIRST_RETRY).await;
+    harness.wait_deliveries_idle().await;
     let missed: Vec<&str> = scoped
         .iter()
         .filter(|(_, receiver, _)| receiver.count() == 0)

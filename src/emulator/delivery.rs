@@ -13,6 +13,7 @@ use axum::body::Bytes;
 use chrono::{DateTime, Utc};
 use reqwest::header::{CONTENT_TYPE, USER_AGENT};
 
+use super::stats::DeliveryInProgress;
 use super::{SharedState, TimeScale};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
 use crate::http_answer::{self, ANSWER_LIMIT, AnswerError};
@@ -78,7 +79,12 @@ pub(crate) fn dispatch(state: &SharedState, event: Event) {
         .map(|stored| stored.record.id.clone())
         .collect();
     for subscription_id in targets {
-        tokio::spawn(deliver(state.clone(), subscription_id, event.clone()));
+        let in_progress = DeliveryInProgress::start(state);
+        let delivery = deliver(state.clone(), subscription_id, event.clone());
+        tokio::spawn(async move {
+            delivery.await;
+            drop(in_progress);
+        });
     }
 }
 

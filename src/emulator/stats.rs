@@ -1,7 +1,9 @@
-//! Request and response counts by route and status, for `/_emulator/stats`.
+//! Request and response counts by route and status, and the number of
+//! webhook deliveries still in progress, for `/_emulator/stats`.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
@@ -13,6 +15,7 @@ use super::SharedState;
 #[derive(Default)]
 pub(crate) struct Stats {
     counts: Mutex<Counts>,
+    deliveries_in_progress: AtomicU64,
 }
 
 /// The `/_emulator/stats` answer. Status keys are strings (`"200"`).
@@ -20,6 +23,33 @@ pub(crate) struct Stats {
 pub(crate) struct Counts {
     by_status: BTreeMap<String, u64>,
     by_route: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Events still being delivered to a subscription: attempting, or
+    /// waiting for a retry. Zero means the delivery engine is idle, so a
+    /// test can tell "nothing more will happen" without sleeping.
+    deliveries_in_progress: u64,
+}
+
+/// Counts one delivery (an event to one subscription) as in progress
+/// from its dispatch until dropped, when its task ends.
+pub(crate) struct DeliveryInProgress(SharedState);
+
+impl DeliveryInProgress {
+    pub fn start(state: &SharedState) -> DeliveryInProgress {
+        state
+            .stats
+            .deliveries_in_progress
+            .fetch_add(1, Ordering::Relaxed);
+        DeliveryInProgress(state.clone())
+    }
+}
+
+impl Drop for DeliveryInProgress {
+    fn drop(&mut self) {
+        self.0
+            .stats
+            .deliveries_in_progress
+            .fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Stats {
@@ -39,10 +69,13 @@ impl Stats {
     }
 
     pub fn snapshot(&self) -> Counts {
-        self.counts
+        let mut counts = self
+            .counts
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
-            .clone()
+            .clone();
+        counts.deliveries_in_progress = self.deliveries_in_progress.load(Ordering::Relaxed);
+        counts
     }
 }
 

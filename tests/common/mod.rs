@@ -447,6 +447,19 @@ impl Harness {
         self.control_get("/_emulator/stats").await
     }
 
+    /// Waits until the emulator has no delivery in progress (no attempt
+    /// running, no retry waiting): from then on nothing more is sent or
+    /// recorded until a new event, so "nothing else happened" can be
+    /// asserted without sleeping.
+    pub async fn wait_deliveries_idle(&self) {
+        eventually(
+            Duration::from_secs(10),
+            "the delivery engine idle",
+            || async { (self.stats().await["deliveries_in_progress"] == 0).then_some(()) },
+        )
+        .await;
+    }
+
     /// GET a control route (no API key); the JSON answer (panics on a
     /// non-2xx).
     pub async fn control_get(&self, path: &str) -> Value {
