@@ -4,6 +4,7 @@
 //! ", no," corrections), memory stays bounded, and a small request sent
 //! meanwhile is served too.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::time::Duration;

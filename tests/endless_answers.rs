@@ -4,6 +4,7 @@
 //! small. The receiver is a raw TCP server on 127.0.0.1 written here,
 //! streaming a chunked body until the reader hangs up.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::net::SocketAddr;

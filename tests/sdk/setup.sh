@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the platform's official SDKs that tests/sdk_compat.rs drives
+# Installs the platform's official SDKs that tests/it/sdk_compat.rs drives
 # against `earshot emulator`, under target/sdk/ (nothing outside the repo):
 #
 #   target/sdk/py-pydantic2/  Python virtualenv: assemblyai 1.8.x, pydantic 2

@@ -1,0 +1,397 @@
+//! Exits that mean something, through the real binary: a 404 is final for
+//! `jobs watch`; SIGTERM and SIGHUP end every long-running command like
+//! ctrl-c (summary printed, exit 128 + the signal); and bad input or a
+//! missing terminal gets a true message and exit 2.
+
+use crate::common;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use crate::common::tmux::{Tmux, shell_quote};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
+use tokio::process::{Child, Command};
+
+const SECRET: &str = "whsec_cli_exits_0123456789abcdefghijklmno";
+
+/// The binary with no connection or secret settings inherited.
+fn earshot() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
+    for name in [
+        "EARSHOT_URL",
+        "EARSHOT_API_KEY",
+        "EARSHOT_WEBHOOK_SECRET",
+        "EARSHOT_PREVIOUS_WEBHOOK_SECRET",
+        "EARSHOT_AUTH_HEADER",
+        "EARSHOT_CONFIG",
+        "EARSHOT_PROFILE",
+    ] {
+        command.env_remove(name);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// Runs to completion within 30 s.
+async fn finish(command: &mut Command) -> Output {
+    tokio::time::timeout(Duration::from_secs(30), command.output())
+        .await
+        .expect("the command ends within 30 s")
+        .expect("run the earshot binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The next line of `lines` within 15 s.
+async fn next_line<R: AsyncRead + Unpin>(lines: &mut Lines<BufReader<R>>) -> String {
+    tokio::time::timeout(Duration::from_secs(15), lines.next_line())
+        .await
+        .expect("a line within 15 s")
+        .expect("readable")
+        .expect("still open")
+}
+
+/// Sends `signal` (TERM, HUP) to `child` with kill(1).
+async fn send(child: &Child, signal: &str) {
+    let pid = child.id().expect("still running").to_string();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// The rest of the output and the exit status, within 15 s.
+async fn wait_out(child: Child) -> Output {
+    tokio::time::timeout(Duration::from_secs(15), child.wait_with_output())
+        .await
+        .expect("exits within 15 s of the signal")
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------
+// jobs watch: a 404 is final
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn jobs_watch_gives_up_on_an_unknown_id_and_counts_it() {
+    let harness = common::start().await;
+    let unknown = "5f2b8c1e-0000-4e6b-9c0f-000000000404";
+    let output = finish(
+        earshot()
+            .env("EARSHOT_URL", harness.emulator.url().as_str())
+            .env("EARSHOT_API_KEY", common::API_KEY)
+            .args(["jobs", "watch", unknown, "--json"]),
+    )
+    .await;
+    let stdout = text(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&output.stderr)
+    );
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line["id"] == unknown && line["error"] == "not_found"),
+        "{stdout}"
+    );
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["not_found"], 1, "{stdout}");
+    assert_eq!(summary["pending"], 0, "{stdout}");
+    assert_eq!(summary["interrupted"], false, "{stdout}");
+
+    // In text: an error row, and the summary counts it.
+    let output = finish(
+        earshot()
+            .env("EARSHOT_URL", harness.emulator.url().as_str())
+            .env("EARSHOT_API_KEY", common::API_KEY)
+            .args(["jobs", "watch", unknown]),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(
+        text(&output.stdout).contains("not found (HTTP 404)"),
+        "{output:?}"
+    );
+    assert!(text(&output.stderr).contains("1 not found"), "{output:?}");
+    harness.emulator.shutdown().await;
+}
+
+// ---------------------------------------------------------------------------
+// SIGTERM and SIGHUP end long-running commands like ctrl-c
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn jobs_watch_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() {
+    for (signal, code, name) in [("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {
+        // Nothing listens on port 9: every poll fails and the job stays
+        // pending until the signal.
+        let mut child = earshot()
+            .env("EARSHOT_URL", "http://127.0.0.1:9/")
+            .env("EARSHOT_API_KEY", "emu_key_for_signals")
+            .args(["jobs", "watch", "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f"])
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = next_line(&mut stderr).await;
+        assert!(first.starts_with("watching 1 job"), "{first}");
+        send(&child, signal).await;
+        let mut rest = String::new();
+        while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(15), stderr.next_line())
+            .await
+            .expect("stderr within 15 s")
+        {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        let output = wait_out(child).await;
+        assert_eq!(output.status.code(), Some(code), "{name}: {rest}");
+        assert!(rest.contains("1 still pending"), "{name}: {rest}");
+        assert!(rest.contains(&format!("interrupted by {name}")), "{rest}");
+    }
+}
+
+#[tokio::test]
+async fn listen_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let mut child = earshot()
+            .args(["listen"])
+            .env("EARSHOT_WEBHOOK_SECRET", SECRET)
+            .spawn()
+            .unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = next_line(&mut stdout).await;
+        assert!(
+            first.starts_with("listening on http://127.0.0.1:"),
+            "{first}"
+        );
+        send(&child, signal).await;
+        let summary = next_line(&mut stdout).await;
+        assert_eq!(summary, "received 0, accepted 0, rejected 0, duplicates 0");
+        let output = wait_out(child).await;
+        assert_eq!(output.status.code(), Some(code), "{signal}: {output:?}");
+    }
+}
+
+#[tokio::test]
+async fn the_emulator_stops_and_exits_143_on_sigterm_129_on_sighup() {
+    for (signal, code, name) in [("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {
+        let mut child = earshot().args(["emulator"]).spawn().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let first = next_line(&mut stdout).await;
+        assert!(first.starts_with("listening on http://"), "{first}");
+        send(&child, signal).await;
+        let output = wait_out(child).await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{signal}: {stderr}");
+        assert!(stderr.contains(&format!("{name} received")), "{stderr}");
+    }
+}
+
+#[test]
+fn the_demo_restores_the_terminal_and_exits_143_on_sigterm_129_on_sighup() {
+    for (signal, code) in [("TERM", "143"), ("HUP", "129")] {
+        let mut tmux = Tmux::new();
+        // A shell records the demo's exit status in a file: tmux itself
+        // does not always report the status of a pane whose program was
+        // signalled (its pane may read as dead before it reaps the child).
+        let status_file = tmux.home().join("status");
+        tmux.start(&format!(
+            "sh -c {}",
+            shell_quote(Path::new(&format!(
+                "{} demo; echo $? > {}; sleep 30",
+                shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot"))),
+                shell_quote(&status_file)
+            )))
+        ));
+        // The console is up when the alternate screen is on.
+        tmux.wait_format("#{alternate_on}", Duration::from_secs(30), |on| on == "1");
+        let shell = tmux.format("#{pane_pid}");
+        let demo = std::process::Command::new("pgrep")
+            .args(["-P", &shell])
+            .output()
+            .unwrap();
+        let demo = text(&demo.stdout).trim().to_owned();
+        assert!(!demo.is_empty(), "the demo runs under the shell");
+        let killed = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &demo])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Ok(status) = std::fs::read_to_string(&status_file)
+                && !status.trim().is_empty()
+            {
+                break status.trim().to_owned();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{signal}: the demo did not end"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        // 128 + the signal, back on the main screen.
+        assert_eq!(status, code, "{signal}");
+        assert_eq!(tmux.format("#{alternate_on}"), "0");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// True messages, and exit 2 for bad input
+// ---------------------------------------------------------------------------
+
+/// `earshot` with HOME and the XDG directories in `home` (no config file).
+fn isolated(home: &std::path::Path) -> Command {
+    let mut command = earshot();
+    command
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CACHE_HOME", home.join("cache"));
+    command
+}
+
+#[tokio::test]
+async fn the_console_takes_url_and_api_key_like_every_command() {
+    let home = tempfile::tempdir().unwrap();
+    // Without them and without a config file: there is nothing to connect to.
+    let output = finish(&mut isolated(home.path())).await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(text(&output.stderr).contains("earshot demo"), "{output:?}");
+    // With them, the profile resolves and only the terminal is missing.
+    let output = finish(isolated(home.path()).args([
+        "--url",
+        "http://127.0.0.1:9/",
+        "--api-key",
+        "emu_console_key_0123",
+    ]))
+    .await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("unexpected argument"), "{stderr}");
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+    // And a URL given before a subcommand is that command's URL.
+    let output = finish(isolated(home.path()).args([
+        "--url",
+        "http://127.0.0.1:9/",
+        "subs",
+        "list",
+        "--api-key",
+        "emu_console_key_0123",
+    ]))
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert!(text(&output.stderr).contains("127.0.0.1:9"), "{output:?}");
+}
+
+#[tokio::test]
+async fn the_demo_without_a_terminal_says_so_and_what_to_run_instead() {
+    let home = tempfile::tempdir().unwrap();
+    let output = finish(isolated(home.path()).arg("demo")).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+    assert!(stderr.contains("earshot emulator --traffic"), "{stderr}");
+    assert!(!stderr.contains("os error"), "{stderr}");
+}
+
+#[tokio::test]
+async fn dictate_from_an_empty_or_unreadable_stdin_says_so_with_exit_2() {
+    let harness = common::start().await;
+    let dictate = || {
+        let mut command = earshot();
+        command
+            .env("EARSHOT_URL", harness.emulator.url().as_str())
+            .env("EARSHOT_API_KEY", common::API_KEY)
+            .args(["dictate", "-"]);
+        command
+    };
+    let output = finish(&mut dictate()).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard input is empty"), "{stderr}");
+    assert!(!stderr.contains("client bug"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let directory = std::fs::File::open(dir.path()).unwrap();
+    let output = finish(dictate().stdin(Stdio::from(directory))).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read the audio from standard input"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("reach the server"), "{stderr}");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_url_that_is_not_http_and_a_key_with_a_newline_exit_2() {
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &[
+            "subs",
+            "list",
+            "--url",
+            "ftp://files.example/",
+            "--api-key",
+            "k",
+        ][..],
+        &["--url", "ftp://files.example/"],
+        &[
+            "jobs",
+            "get",
+            "x",
+            "--url",
+            "file:///etc/passwd",
+            "--api-key",
+            "k",
+        ],
+    ] {
+        let output = finish(isolated(home.path()).args(args)).await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("http:// or https://"), "{args:?}: {stderr}");
+    }
+    let output = finish(
+        isolated(home.path())
+            .args(["subs", "list", "--url", "http://127.0.0.1:9/"])
+            .env("EARSHOT_URL", "ftp://files.example/"),
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let key = "emu_secret_part\nsecond_line";
+    for args in [
+        &["subs", "list"][..],
+        &["deliveries", "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f"],
+        &["jobs", "get", "x"],
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            "http://127.0.0.1:9/",
+            "--api-key",
+            key,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("control character"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("secret_part"), "key shown: {stderr}");
+    }
+}

@@ -1,0 +1,302 @@
+//! The job watcher (`poll/`) against the emulator over real HTTP: it
+//! follows many jobs to the end within low server limits without a single
+//! 429 or 403, obeys `Retry-After`, pauses on a 403, takes webhook updates
+//! without a request; and `earshot jobs` end to end.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::common::{API_KEY, Harness, Options, start_at, start_with, wav};
+use earshot::api::types::prerecorded::{NewTranscript, TranscriptStatus};
+use earshot::poll::schedule::{JobHint, SchedulerConfig};
+use earshot::poll::watcher::{self, Command, WatchEvent, Watcher};
+use serde_json::Value;
+
+async fn upload(harness: &Harness, seconds: f64) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.wav");
+    std::fs::write(&path, wav(seconds, Some("hello from the watcher test"))).unwrap();
+    harness
+        .client
+        .upload_file(&path, |_| {})
+        .await
+        .expect("upload")
+        .upload_url
+}
+
+async fn submit(harness: &Harness, audio_url: &str, count: usize) -> Vec<String> {
+    let mut ids = Vec::with_capacity(count);
+    for _ in 0..count {
+        let request = NewTranscript {
+            audio_url: audio_url.to_owned(),
+            ..NewTranscript::default()
+        };
+        ids.push(
+            harness
+                .client
+                .create_transcript(&request)
+                .await
+                .expect("job")
+                .id,
+        );
+    }
+    ids
+}
+
+fn count(stats: &Value, status: &str) -> u64 {
+    stats["by_status"][status].as_u64().unwrap_or(0)
+}
+
+fn watch(harness: &Harness, config: SchedulerConfig, ids: &[String]) -> Watcher {
+    let watcher = watcher::spawn(harness.client.clone(), config);
+    for id in ids {
+        watcher
+            .commands
+            .send(Command::Add {
+                id: id.clone(),
+                hint: JobHint::default(),
+            })
+            .unwrap();
+    }
+    watcher
+}
+
+/// Events until `AllDone` (or panics after `within`).
+async fn until_done(watcher: &mut Watcher, within: Duration) -> Vec<WatchEvent> {
+    let mut events = Vec::new();
+    tokio::time::timeout(within, async {
+        while let Some(event) = watcher.events.recv().await {
+            if matches!(event, WatchEvent::AllDone) {
+                return;
+            }
+            events.push(event);
+        }
+    })
+    .await
+    .expect("every job finished in time");
+    events
+}
+
+#[tokio::test]
+async fn two_hundred_jobs_finish_under_low_limits_with_no_429_and_no_403() {
+    // Limits a fixed 1 s poller over 200 jobs would break within seconds:
+    // 20 polls per job per minute, 5,000 requests per 5 minutes.
+    let harness = start_with(Options {
+        time_scale: 0.05,
+        concurrency: 25,
+        http_limit: 5_000,
+        poll_limit: 20,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 2.0).await;
+    let ids = submit(&harness, &audio, 200).await;
+    // The watcher's share: at most 150 requests per 10 s (4,500 per 5 min
+    // with the 201 requests above: under 5,000), 15 polls per job-minute.
+    let config = SchedulerConfig {
+        account_budget: 150,
+        account_window: Duration::from_secs(10),
+        per_job_per_minute: 15,
+        ..SchedulerConfig::default()
+    };
+    let mut watcher = watch(&harness, config, &ids);
+    let events = until_done(&mut watcher, Duration::from_secs(60)).await;
+
+    let mut last: HashMap<String, TranscriptStatus> = HashMap::new();
+    for event in &events {
+        if let WatchEvent::Changed { view, .. } = event {
+            last.insert(view.id.clone(), view.status.clone().unwrap());
+        }
+    }
+    assert_eq!(last.len(), 200, "a change was reported for every job");
+    assert!(
+        last.values()
+            .all(|status| *status == TranscriptStatus::Completed)
+    );
+    let stats = harness.stats().await;
+    assert_eq!(count(&stats, "429"), 0, "{stats}");
+    assert_eq!(count(&stats, "403"), 0, "{stats}");
+    let polls = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
+        .as_u64()
+        .unwrap();
+    assert!(polls >= 200, "every job was polled at least once: {polls}");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_429_is_obeyed_for_that_job_until_retry_after() {
+    // The server allows 2 polls per job-minute; the watcher is configured
+    // to believe 50. After the 429 the job waits out Retry-After (whole
+    // seconds, up to 60) instead of hammering.
+    let harness = start_with(Options {
+        time_scale: 1.0,
+        poll_limit: 2,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 40.0).await; // 10 s of processing
+    let ids = submit(&harness, &audio, 1).await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    let mut failures = 0;
+    let _ = tokio::time::timeout(Duration::from_secs(4), async {
+        while let Some(event) = watcher.events.recv().await {
+            if let WatchEvent::PollFailed { message, .. } = event {
+                assert!(message.contains("429"), "{message}");
+                failures += 1;
+            }
+        }
+    })
+    .await;
+    let stats = harness.stats().await;
+    assert_eq!(
+        count(&stats, "429"),
+        1,
+        "one refusal, then silence: {stats}"
+    );
+    assert_eq!(failures, 1);
+    let view = watcher.snapshot().await.pop().unwrap();
+    assert!(view.stale, "the job shows stale while it waits: {view:?}");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_403_pauses_every_poll_and_says_so() {
+    // The account limit is 12 requests; 11 are spent on setup and the
+    // first polls, then the server answers 403 and the watcher must stop.
+    let harness = start_with(Options {
+        time_scale: 1.0,
+        http_limit: 12,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 400.0).await;
+    let ids = submit(&harness, &audio, 5).await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    let paused = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(event) = watcher.events.recv().await {
+            if let WatchEvent::Paused { resume_in } = event {
+                return resume_in;
+            }
+        }
+        panic!("the watcher stopped without pausing");
+    })
+    .await
+    .expect("a pause was reported");
+    assert!(paused >= Duration::from_secs(5), "{paused:?}");
+    let refused = count(&harness.stats().await, "403");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let later = count(&harness.stats().await, "403");
+    assert!(refused >= 1);
+    assert_eq!(later, refused, "nothing was sent while paused");
+    let views = watcher.snapshot().await;
+    assert_eq!(views.len(), 5, "no job was dropped");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_webhook_update_changes_a_job_without_a_request() {
+    let harness = start_at(1.0).await;
+    let audio = upload(&harness, 1200.0).await; // five minutes of processing
+    let ids = submit(&harness, &audio, 1).await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    // Wait for the first observation, then deliver a webhook.
+    loop {
+        match watcher.events.recv().await {
+            Some(WatchEvent::Changed { .. }) => break,
+            Some(_) => {}
+            None => panic!("watcher ended"),
+        }
+    }
+    let polls_before = harness.stats().await["by_route"]["GET /v2/transcript/{id}"]["200"]
+        .as_u64()
+        .unwrap();
+    watcher
+        .commands
+        .send(Command::Webhook {
+            id: ids[0].clone(),
+            status: TranscriptStatus::Completed,
+        })
+        .unwrap();
+    let events = until_done(&mut watcher, Duration::from_secs(2)).await;
+    assert!(events.iter().any(|event| matches!(
+        event,
+        WatchEvent::Changed { view, transcript: None } if view.status == Some(TranscriptStatus::Completed)
+    )));
+    let polls_after = harness.stats().await["by_route"]["GET /v2/transcript/{id}"]["200"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(polls_before, polls_after, "the webhook cost no request");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn earshot_jobs_submit_and_watch_print_each_change_as_json_lines() {
+    let harness = start_at(0.05).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("clip.wav");
+    std::fs::write(&file, wav(4.0, Some("the cli test"))).unwrap();
+    let earshot = env!("CARGO_BIN_EXE_earshot");
+    let base = harness.base.clone();
+    let run = move |args: Vec<String>| {
+        let output = std::process::Command::new(earshot)
+            .args(&args)
+            .env("EARSHOT_URL", &base)
+            .env("EARSHOT_API_KEY", API_KEY)
+            .env_remove("EARSHOT_CONFIG")
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let submit_args = vec!["jobs".into(), "submit".into(), file.display().to_string()];
+    let (code, id, stderr) = tokio::task::spawn_blocking({
+        let run = run.clone();
+        move || run(submit_args)
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, Some(0), "{stderr}");
+    let id = id.trim().to_owned();
+    assert_eq!(id.len(), 36, "prints the transcript id: {id:?}");
+
+    let watch_args = vec!["jobs".into(), "watch".into(), id.clone(), "--json".into()];
+    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || run(watch_args))
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0), "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+        .collect();
+    let changes: Vec<&Value> = lines
+        .iter()
+        .filter(|line| line.get("status").is_some())
+        .collect();
+    assert!(changes.iter().all(|line| line["id"] == id.as_str()));
+    assert_eq!(changes.last().unwrap()["status"], "completed", "{stdout}");
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["completed"], 1, "{stdout}");
+    harness.emulator.shutdown().await;
+}
+
+#[test]
+fn earshot_jobs_refuses_half_a_webhook_auth_header() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_earshot"))
+        .args([
+            "jobs",
+            "submit",
+            "--audio-url",
+            "https://x.example/a.wav",
+            "--webhook-auth",
+            "X-Token",
+        ])
+        .env("EARSHOT_URL", "http://127.0.0.1:9")
+        .env("EARSHOT_API_KEY", "k")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("NAME:VALUE"));
+}

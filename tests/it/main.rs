@@ -1,0 +1,35 @@
+//! The integration tests, one binary (each file a module) so the crate is
+//! linked once, not once per file. The two memory tests that read their
+//! own process's peak RSS stay separate binaries (`tests/*.rs`).
+
+mod bounded_files;
+mod check_receiver;
+mod cli_exits;
+mod cli_secrets;
+mod cli_sign_verify;
+mod common;
+mod config;
+mod delivery_engine;
+mod demo_bounded;
+mod dictation;
+mod emulator_basics;
+mod error_shapes;
+mod incident_history;
+mod jobs_watch;
+mod listen;
+mod listen_backpressure;
+mod prerecorded_emulator;
+mod scenario;
+mod sdk_compat;
+mod server_limits;
+mod signature_props;
+mod signature_vectors;
+mod store_reliability;
+mod subscriptions_api;
+mod tmux_e2e;
+mod troubleshooting;
+mod tui_jobs_worker;
+mod tui_launch;
+mod tui_loop;
+mod tui_probe_worker;
+mod tui_snapshots;

@@ -1,0 +1,332 @@
+//! End to end in a real terminal: the real `earshot demo` binary runs in a
+//! private tmux server (120×40); the test types keys with `send-keys` and
+//! reads the screen with `capture-pane`, as an operator would. It walks
+//! every pane, creates / pauses / resumes / deletes a subscription through
+//! the form and dialogs, opens a failed delivery's detail, quits, and checks
+//! the terminal was restored (main screen, cursor visible).
+//!
+//! Needs `tmux` (CI installs it); without it the test fails and says so.
+//! Every step waits for text on the screen (polling every 100 ms, with a
+//! generous timeout) instead of sleeping: the demo runs live traffic.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::common::tmux::{STEP_TIMEOUT, Tmux, shell_quote};
+
+/// The first frame waits for the emulator and its traffic to start.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The screen without the tab bar (whose text names every pane).
+fn body(screen: &str) -> String {
+    screen.lines().skip(1).collect::<Vec<_>>().join("\n")
+}
+
+/// The pane's title line (just under the tab bar).
+fn title(screen: &str) -> &str {
+    screen.lines().nth(1).unwrap_or_default()
+}
+
+/// `row I/N` in a title line.
+fn row_position(screen: &str) -> Option<(usize, usize)> {
+    let rest = title(screen).split("row ").nth(1)?;
+    let (index, rest) = rest.split_once('/')?;
+    let total: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    Some((index.parse().ok()?, total.parse().ok()?))
+}
+
+/// Subscriptions table rows: an 8-hex-digit short id, then a URL.
+fn subscription_rows(screen: &str) -> Vec<&str> {
+    screen
+        .lines()
+        .filter(|line| {
+            let mut words = line.split_whitespace();
+            let id = words.next().unwrap_or_default();
+            let url = words.next().unwrap_or_default();
+            id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()) && url.starts_with("http")
+        })
+        .collect()
+}
+
+/// The STATE column of the row whose URL is `url`.
+fn state_of(screen: &str, url: &str) -> Option<String> {
+    let row = subscription_rows(screen)
+        .into_iter()
+        .find(|row| row.split_whitespace().nth(1) == Some(url))?;
+    ["enabled", "paused"]
+        .into_iter()
+        .find(|state| row.split_whitespace().any(|word| word == *state))
+        .map(str::to_owned)
+}
+
+/// A detail line `label   value`, e.g. `status          failed`.
+fn detail_value<'a>(screen: &'a str, label: &str) -> Option<&'a str> {
+    screen.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix(label)?;
+        rest.starts_with("  ").then(|| rest.trim())
+    })
+}
+
+/// Starts `earshot demo` in the session; the shell then prints its exit
+/// status (`EXIT:n`) and stays a minute so the test can read it.
+fn start_demo(tmux: &mut Tmux) {
+    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
+    tmux.start(&format!(
+        "sh -c '{} demo; echo \"EXIT:$?\"; sleep 60'",
+        binary.replace('\'', r"'\''")
+    ));
+}
+
+#[test]
+fn the_demo_console_works_end_to_end_in_a_real_terminal() {
+    let mut tmux = Tmux::new();
+    start_demo(&mut tmux);
+
+    // The console opens on the Health board; the demo's Inbox is the
+    // observer, so the sweep soon finds the re-serialising receiver failing.
+    tmux.wait_for(
+        "the DEMO marker and a failing subscription on the Health board",
+        START_TIMEOUT,
+        |screen| {
+            let first = screen.lines().next().unwrap_or_default();
+            (first.contains("DEMO")
+                && title(screen).trim_start().starts_with("Health")
+                && title(screen).contains("failing")
+                && screen.contains("401 invalid signature"))
+            .then_some(())
+        },
+    );
+    tmux.press("2", "the subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
+    });
+
+    walk_every_pane(&tmux);
+    subscription_lifecycle(&tmux);
+    failed_delivery_detail(&tmux);
+    quit_and_restore(&tmux);
+}
+
+/// Issue 11, item 8: 5,000 characters typed at once (a paste in a terminal
+/// without bracketed paste) all reach the form field without another key
+/// being pressed, and `esc` right after them is handled.
+#[test]
+fn a_five_thousand_character_paste_arrives_whole_in_a_real_terminal() {
+    let mut tmux = Tmux::new();
+    start_demo(&mut tmux);
+    tmux.wait_for("the console", START_TIMEOUT, |screen| {
+        screen
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("DEMO")
+            .then_some(())
+    });
+    tmux.press("2", "subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
+    });
+    tmux.press("n", "the new-subscription form", |s| {
+        s.contains("New subscription")
+    });
+    let text = format!("{}ZEND", "0123456789".repeat(500));
+    assert_eq!(text.len(), 5_004);
+    tmux.type_text(&text);
+    // The field scrolls to its cursor: the end shows once every character
+    // before it arrived.
+    tmux.wait_text("789ZEND");
+    tmux.press("Escape", "the discard question", |s| {
+        s.contains("discard this form?")
+    });
+    tmux.press("y", "the form gone", |s| !s.contains("New subscription"));
+    quit_and_restore(&tmux);
+}
+
+/// The panes the tab bar lists, as (number key, name).
+fn tabs(screen: &str) -> Vec<(String, String)> {
+    let bar = screen.lines().next().unwrap_or_default();
+    bar.split('│')
+        .filter_map(|tab| {
+            let mut words = tab.split_whitespace();
+            let key = words.next()?;
+            let name = words.next()?;
+            let numbered = key.len() == 1 && key.chars().all(|c| c.is_ascii_digit());
+            numbered.then(|| (key.to_owned(), name.to_owned()))
+        })
+        .collect()
+}
+
+/// Whether the pane on screen is `name`: the first line under the tab bar
+/// starts with it, and a pane known here shows its distinctive text.
+fn shows_pane(screen: &str, name: &str) -> bool {
+    let heading = screen
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .unwrap_or_default();
+    let distinctive = match name {
+        "Subscriptions" => "ID       URL",
+        "Deliveries" => "ATTEMPT  SUB",
+        "Jobs" => "JOB      STATUS",
+        "Signatures" => "X-SVC-Signature",
+        "Health" => "WHY (LARGEST GROUP)",
+        _ => name,
+    };
+    heading.starts_with(name) && body(screen).contains(distinctive)
+}
+
+/// Number keys, tab and shift-tab each reach the pane they should: every
+/// pane the tab bar lists, which must include the five built ones.
+fn walk_every_pane(tmux: &Tmux) {
+    let panes = tabs(&tmux.screen());
+    let names: Vec<&str> = panes.iter().map(|(_, name)| name.as_str()).collect();
+    for built in [
+        "Health",
+        "Subscriptions",
+        "Deliveries",
+        "Jobs",
+        "Signatures",
+        "Probe",
+    ] {
+        assert!(
+            names.contains(&built),
+            "{built} is not in the tab bar {names:?}"
+        );
+    }
+    let reach = |key: &str, name: &str| {
+        tmux.press(key, &format!("the {name} pane"), |s| shows_pane(s, name));
+    };
+    for (key, name) in &panes {
+        reach(key, name);
+    }
+    reach("1", "Health");
+    for (_, name) in panes.iter().skip(1) {
+        reach("Tab", name);
+    }
+    reach("Tab", "Health");
+    reach("BTab", &panes[panes.len() - 1].1);
+    reach("2", "Subscriptions");
+}
+
+/// Create through the form, then pause, resume and delete (typing the
+/// short id), reading the row's state from the table each time.
+fn subscription_lifecycle(tmux: &Tmux) {
+    let token = format!("e2e-{}-{}", std::process::id(), unique_suffix());
+    let url = format!("http://127.0.0.1:9/{token}");
+
+    tmux.press("n", "the new-subscription form", |s| {
+        s.contains("New subscription")
+    });
+    tmux.type_text(&url);
+    tmux.wait_text(&url);
+    tmux.press("Tab", "focus on the first event", |s| s.contains("›Events"));
+    tmux.press("Space", "the first event ticked", |s| {
+        s.contains("[x] session.started")
+    });
+    let screen = tmux.press("Enter", "the created subscription's secret", |s| {
+        s.contains("shown once") && s.contains("was created")
+    });
+    let short_id = screen
+        .lines()
+        .find_map(|line| {
+            let rest = line.split("Subscription ").nth(1)?;
+            rest.split_whitespace().next().map(str::to_owned)
+        })
+        .unwrap();
+    assert_eq!(short_id.len(), 8, "short id {short_id:?} in:\n{screen}");
+    tmux.press("Escape", "the secret dialog closed", |s| {
+        !s.contains("shown once")
+    });
+    tmux.wait_until("the new row, enabled", |s| {
+        state_of(s, &url).as_deref() == Some("enabled")
+    });
+
+    tmux.key("/");
+    tmux.type_text(&token);
+    tmux.press("Enter", "the table filtered to the new row", |s| {
+        title(s).contains(&format!("filter: {token}"))
+            && subscription_rows(s).len() == 1
+            && state_of(s, &url).is_some()
+    });
+    tmux.press("p", "the row paused", |s| {
+        state_of(s, &url).as_deref() == Some("paused")
+    });
+    tmux.press("p", "the row enabled again", |s| {
+        state_of(s, &url).as_deref() == Some("enabled")
+    });
+    tmux.press("D", "the delete dialog", |s| {
+        s.contains("Delete subscription") && s.contains(&format!("type {short_id} to confirm"))
+    });
+    tmux.type_text(&short_id);
+    tmux.press("Enter", "the row gone", |s| {
+        s.contains(&format!("deleted {short_id}")) && state_of(s, &url).is_none()
+    });
+    tmux.press("Escape", "the filter cleared, other rows back", |s| {
+        !title(s).contains("filter:") && !subscription_rows(s).is_empty()
+    });
+}
+
+/// Opens attempt details from the top of the loaded conversation and steps
+/// through them until a failed one, whose detail explains the failure.
+fn failed_delivery_detail(tmux: &Tmux) {
+    tmux.press("3", "a conversation's attempts", |s| {
+        title(s).trim_start().starts_with("Deliveries") && row_position(s).is_some()
+    });
+    tmux.press("g", "the first attempt selected", |s| {
+        row_position(s).is_some_and(|(index, _)| index == 1)
+    });
+    tmux.key("Enter");
+    loop {
+        let (((index, total), status), _) =
+            tmux.wait_for("an attempt's detail", STEP_TIMEOUT, |s| {
+                Some((row_position(s)?, detail_value(s, "status")?.to_owned()))
+            });
+        if status == "failed" {
+            break;
+        }
+        assert!(
+            index < total,
+            "no failed attempt in the conversation the demo opened:\n{}",
+            tmux.screen()
+        );
+        tmux.press("j", "the next attempt", |s| {
+            row_position(s) == Some((index + 1, total))
+        });
+    }
+    tmux.wait_until(
+        "a failed attempt's error, whether it retries, and likely causes",
+        |s| {
+            let error = detail_value(s, "error").unwrap_or("—");
+            detail_value(s, "status") == Some("failed")
+                && !error.is_empty()
+                && error != "—"
+                && detail_value(s, "retry?").is_some()
+                && s.contains("likely causes")
+        },
+    );
+    tmux.press("Escape", "back to the attempts table", |s| {
+        s.contains("ATTEMPT") && detail_value(s, "status").is_none()
+    });
+}
+
+/// `q` ends the process with 0 and leaves the terminal as it found it.
+fn quit_and_restore(tmux: &Tmux) {
+    tmux.key("q");
+    let screen = tmux.wait_text("EXIT:0");
+    assert!(
+        !screen.contains("1 Subscriptions │"),
+        "the console's screen is gone after quitting:\n{screen}"
+    );
+    assert_eq!(
+        tmux.format("#{alternate_on}"),
+        "0",
+        "back on the main screen"
+    );
+    assert_eq!(tmux.format("#{cursor_flag}"), "1", "cursor visible again");
+}
+
+fn unique_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.as_nanos() % 1_000_000_000)
+        .unwrap_or_default()
+}

@@ -1,0 +1,62 @@
+//! The Jobs pane's background side against the emulator over real HTTP:
+//! the worker uploads a file, creates the job, and its watcher (started on
+//! first use) reports the job to the end, with the request budget.
+
+use std::time::Duration;
+
+use crate::common::{start, wav};
+use earshot::api::types::prerecorded::TranscriptStatus;
+use earshot::poll::watcher::WatchEvent;
+use earshot::tui::action::{Action, Effect, JobsResult};
+use earshot::tui::clipboard::Clipboard;
+use earshot::tui::worker::Worker;
+use tokio::sync::mpsc;
+
+struct NoClipboard;
+
+impl Clipboard for NoClipboard {
+    fn copy(&mut self, _text: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_submitted_file_is_uploaded_created_and_watched_to_the_end() {
+    let harness = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("call.wav");
+    std::fs::write(&path, wav(1.0, Some("hello from the jobs pane"))).unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
+    worker.start(Effect::SubmitFile { path });
+
+    let (mut uploading, mut budget, mut completed) = (false, false, false);
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(action) = rx.recv().await {
+            match action {
+                Action::Jobs(JobsResult::Uploading { .. }) => uploading = true,
+                Action::Jobs(JobsResult::Submitted { result }) => {
+                    let id = result.expect("submitted");
+                    worker.start(Effect::WatchJobs(vec![id.clone()]));
+                    worker.start(Effect::FocusJobs(vec![id]));
+                }
+                Action::Jobs(JobsResult::Watch(WatchEvent::Budget { used, budget: of })) => {
+                    assert!(used >= 1 && of == 2_000, "{used}/{of}");
+                    budget = true;
+                }
+                Action::Jobs(JobsResult::Watch(WatchEvent::Changed { view, .. }))
+                    if view.status == Some(TranscriptStatus::Completed) =>
+                {
+                    completed = true;
+                }
+                Action::Jobs(JobsResult::Watch(WatchEvent::AllDone)) => break,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the job finishes within 30 s");
+    assert!(uploading, "upload progress was reported");
+    assert!(budget, "the budget was reported");
+    assert!(completed, "the job completed");
+}

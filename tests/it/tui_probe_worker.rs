@@ -1,0 +1,210 @@
+//! The Probe pane's background side against the emulator over real HTTP:
+//! the worker runs dictation and sync in every region at once and reports
+//! each call; fed to the [`App`], the pane draws the text, the rewrite,
+//! the server's timings and the round trip. A failing call shows its
+//! error, and a rewrite failure its `llm_error`.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crate::common::{start, wav};
+use earshot::api::Region;
+use earshot::tui::action::{Action, Effect, ProbeResult};
+use earshot::tui::app::{App, AppConfig};
+use earshot::tui::clipboard::Clipboard;
+use earshot::tui::keymap::Command;
+use earshot::tui::panes::PaneId;
+use earshot::tui::panes::probe::{Call, ProbeCommand};
+use earshot::tui::theme::Theme;
+use earshot::tui::view;
+use earshot::tui::worker::Worker;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+const SENTENCE: &str = "um send the report to Dana, no, to Alex by Friday";
+
+struct NoClipboard;
+
+impl Clipboard for NoClipboard {
+    fn copy(&mut self, _text: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Receives the probe's answers (`calls` of them) into `app`.
+async fn collect(app: &mut App, rx: &mut mpsc::UnboundedReceiver<Action>, calls: usize) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let mut seen = 0;
+        while seen < calls {
+            let action = rx.recv().await.expect("the worker is alive");
+            if matches!(action, Action::Probe(_)) {
+                seen += 1;
+            }
+            app.update(action);
+        }
+    })
+    .await
+    .expect("every call answers within 30 s");
+}
+
+fn screen(app: &App, size: (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    let theme = Theme::fallback();
+    terminal
+        .draw(|frame| view::draw(frame, app, &theme))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+#[tokio::test]
+async fn a_probe_runs_dictation_and_sync_in_every_region_and_the_pane_shows_them() {
+    let harness = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.wav");
+    std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
+    let mut app = App::new(AppConfig::default());
+    app.seed_probe_file(&path);
+    app.pane = PaneId::Probe;
+    let effects = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
+    assert_eq!(effects.len(), 1, "{effects:?}");
+    worker.start_all(effects);
+    collect(&mut app, &mut rx, 6).await;
+
+    let run = app.probe.run.as_ref().expect("a run");
+    assert!(!run.running());
+    let regions: HashSet<Region> = run.regions.iter().map(|r| r.region).collect();
+    assert_eq!(regions.len(), 3);
+    for region in &run.regions {
+        let Call::Done {
+            latency_ms,
+            result: Ok(answer),
+        } = &region.dictation
+        else {
+            panic!("{:?} dictation: {:?}", region.region, region.dictation);
+        };
+        assert_eq!(answer.text, SENTENCE);
+        let rewrite = answer.llm_response.as_deref().expect("a rewrite");
+        assert!(
+            rewrite.contains("Alex") && !rewrite.contains("Dana"),
+            "{rewrite}"
+        );
+        assert!(answer.request_time_ms.is_some_and(|ms| ms > 0.0));
+        assert!(*latency_ms > 0.0);
+        let Call::Done {
+            result: Ok(sync), ..
+        } = &region.sync
+        else {
+            panic!("{:?} sync: {:?}", region.region, region.sync);
+        };
+        assert!(!sync.text.is_empty());
+    }
+    let text = screen(&app, (120, 40));
+    assert!(text.contains("Send the report to Alex by"), "{text}");
+    assert!(text.contains("200 ok"), "{text}");
+    assert!(text.contains("ms round trip"), "{text}");
+    assert!(!text.contains("running…"), "{text}");
+}
+
+#[tokio::test]
+async fn a_failing_call_shows_its_error_and_a_failed_rewrite_its_llm_error() {
+    let harness = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.wav");
+    std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
+    harness
+        .control("/_emulator/dictation", json!({"llm": "error"}))
+        .await;
+    harness
+        .arm_fault(json!({"path_prefix": "/transcribe", "status": 503}))
+        .await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
+    let mut app = App::new(AppConfig::default());
+    app.pane = PaneId::Probe;
+    app.probe
+        .regions
+        .retain(|choice| choice.region == Region::Eu);
+    app.probe.region_cursor = 0;
+    app.seed_probe_file(&path);
+    let effects = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
+    worker.start_all(effects);
+    collect(&mut app, &mut rx, 2).await;
+
+    let region = &app.probe.run.as_ref().expect("a run").regions[0];
+    let Call::Done {
+        result: Ok(answer), ..
+    } = &region.dictation
+    else {
+        panic!("dictation: {:?}", region.dictation);
+    };
+    assert_eq!(answer.llm_error.as_deref(), Some("error"));
+    assert_eq!(answer.llm_response, None);
+    let Call::Done {
+        result: Err(failure),
+        ..
+    } = &region.sync
+    else {
+        panic!("sync: {:?}", region.sync);
+    };
+    assert_eq!(failure.status, Some(503));
+    assert!(!app.busy());
+    let text = screen(&app, (80, 24));
+    assert!(text.contains("llm_error error"), "{text}");
+    assert!(text.contains("HTTP 503"), "{text}");
+    assert!(text.contains("HTTP 503: Service Unavailable"), "{text}");
+}
+
+#[tokio::test]
+async fn a_new_run_supersedes_the_one_in_flight() {
+    let harness = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probe.wav");
+    std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
+    // The first run's two calls wait 1 s; the second run's answer at once.
+    harness
+        .arm_fault(json!({"path_prefix": "/", "latency_ms": 1000, "count": 2}))
+        .await;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
+    let mut app = App::new(AppConfig::default());
+    app.pane = PaneId::Probe;
+    app.probe
+        .regions
+        .retain(|choice| choice.region == Region::Global);
+    app.seed_probe_file(&path);
+    let first = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
+    worker.start_all(first);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
+    let Some(Effect::RunProbe { seq, .. }) = second.first() else {
+        panic!("{second:?}");
+    };
+    let seq = *seq;
+    worker.start_all(second);
+    let mut seqs = Vec::new();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while seqs.len() < 2 {
+            if let Some(Action::Probe(result)) = rx.recv().await {
+                seqs.push(match &result {
+                    ProbeResult::Dictation { seq, .. } | ProbeResult::Sync { seq, .. } => *seq,
+                });
+                app.update(Action::Probe(result));
+            }
+        }
+    })
+    .await
+    .expect("the second run answers");
+    assert_eq!(seqs, vec![seq, seq], "the second run answers first");
+    assert!(!app.busy());
+    // The first run was aborted: nothing of it arrives once its delay is
+    // over.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !matches!(rx.try_recv(), Ok(Action::Probe(_))),
+        "the superseded run was aborted"
+    );
+}
