@@ -169,7 +169,7 @@ async fn the_scenario_fills_every_pane_within_seconds_and_stops() {
     );
 
     // One conversation shows every receiver's behaviour.
-    let deadline = Instant::now() + Duration::from_secs(6);
+    let deadline = Instant::now() + Duration::from_secs(20);
     let mut shown = None;
     let mut last_missing = Vec::new();
     while shown.is_none() && Instant::now() < deadline {
@@ -189,7 +189,7 @@ async fn the_scenario_fills_every_pane_within_seconds_and_stops() {
 
     // The oldest job has completed.
     let oldest = first_jobs.last().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(6);
+    let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let job = harness.client.get_transcript(oldest).await.unwrap();
         if job.status == TranscriptStatus::Completed {
@@ -215,8 +215,18 @@ async fn the_scenario_fills_every_pane_within_seconds_and_stops() {
 
     // Stopping ends the traffic.
     demo.stop();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = traffic_counts(&harness).await;
+    // Answers to requests sent before the stop may still be counted (a
+    // loaded machine can take a while): wait until two reads agree.
+    let mut before = traffic_counts(&harness).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let now = traffic_counts(&harness).await;
+        if now == before || Instant::now() > deadline {
+            break;
+        }
+        before = now;
+    }
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let after = traffic_counts(&harness).await;
     assert_eq!(before, after, "requests kept coming after stop()");
