@@ -13,13 +13,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::SharedState;
 use super::delivery::{self, Event};
 use super::faults::Fault;
-use super::problem::Problem;
+use super::problem::{Problem, parse_body};
 use super::store::{
     ACCOUNT_ID, ArtifactFile, Conversation, ConversationObject, DEFAULT_AGENT_ID, Store,
 };
@@ -44,17 +43,6 @@ pub(crate) fn routes() -> Router<SharedState> {
             get(super::prerecorded::get_account).post(super::prerecorded::set_account),
         )
         .route("/_emulator/artifacts/{token}", get(artifact))
-}
-
-/// A control body: empty means `{}`; anything else must match `T`.
-pub(crate) fn parse_body<T: DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
-    let body = if body.iter().all(u8::is_ascii_whitespace) {
-        b"{}".as_slice()
-    } else {
-        body
-    };
-    serde_json::from_slice(body)
-        .map_err(|error| Problem::bad_request(format!("invalid body: {error}")))
 }
 
 fn agent_or_default(agent_id: Option<String>) -> Result<String, Problem> {

@@ -1271,7 +1271,7 @@ async fn control_arm(
     State(state): State<SharedState>,
     body: Bytes,
 ) -> Result<Json<Value>, Problem> {
-    let arm: ArmLlm = super::control::parse_body(&body)?;
+    let arm: ArmLlm = super::problem::parse_body(&body)?;
     if !(1..=MAX_ARMED).contains(&arm.count) {
         return Err(Problem::bad_request(format!(
             "`count`: must be from 1 to {MAX_ARMED}"

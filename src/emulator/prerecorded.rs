@@ -789,7 +789,7 @@ pub(crate) async fn set_account(
     State(state): State<SharedState>,
     body: Bytes,
 ) -> Result<Json<Value>, Problem> {
-    let change: AccountChange = super::control::parse_body(&body)?;
+    let change: AccountChange = super::problem::parse_body(&body)?;
     if change.concurrency == Some(0) {
         return Err(Problem::bad_request("`concurrency`: must be at least 1"));
     }

@@ -10,7 +10,8 @@
 //! that does not decode, a wrong method) into a problem of the same status.
 //! [`no_route`] is the router's fallback; a request target longer than
 //! [`MAX_URI_BYTES`] is refused before routing. Headers such as
-//! `Retry-After` and `Allow` are kept.
+//! `Retry-After` and `Allow` are kept. [`parse_body`] reads a JSON control
+//! body, answering a 400 problem when it does not fit.
 
 use axum::Json;
 use axum::body::Body;
@@ -176,6 +177,17 @@ fn is_json(response: &Response) -> bool {
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("application/json"))
+}
+
+/// A control body: empty means `{}`; anything else must match `T`.
+pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, Problem> {
+    let body = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}".as_slice()
+    } else {
+        body
+    };
+    serde_json::from_slice(body)
+        .map_err(|error| Problem::bad_request(format!("invalid body: {error}")))
 }
 
 #[cfg(test)]
