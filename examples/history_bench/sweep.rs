@@ -1,0 +1,153 @@
+//! 4. `sweep`: many sessions swept against an in-process emulator.
+
+use super::BoxError;
+use super::KEY;
+use super::Options;
+use super::SECRET;
+use super::support;
+use earshot::api::types::agents::EventKind;
+use earshot::api::types::agents::NewSubscription;
+use earshot::history;
+use earshot::redact::SecretString;
+use earshot::store;
+use earshot::store::Store;
+use earshot::store::deliveries;
+use earshot::store::sessions;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use std::time::Instant;
+
+pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
+    const BUDGET: usize = 20_000;
+    const CONCURRENCY: usize = 32;
+    println!(
+        "== 4. Sweep: {} sessions, one subscription, budget {BUDGET} ==",
+        options.sweep
+    );
+    let (receiver_url, received) = support::counting_receiver().await?;
+    let (emulator, client) = support::emulator_with_client(KEY).await?;
+    client
+        .create_subscription(&NewSubscription {
+            url: receiver_url,
+            events: vec![EventKind::SessionStarted, EventKind::SessionCompleted],
+            secret: SecretString::new(SECRET),
+            agent_id: None,
+            enabled: None,
+        })
+        .await?;
+
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    let base = emulator.url().as_str().trim_end_matches('/').to_owned();
+    let next = Arc::new(AtomicUsize::new(0));
+    let ids = Arc::new(Mutex::new(Vec::with_capacity(options.sweep)));
+    let creating = Instant::now();
+    let mut workers = Vec::new();
+    for _ in 0..CONCURRENCY {
+        let (http, base, next, ids, total) = (
+            http.clone(),
+            base.clone(),
+            next.clone(),
+            ids.clone(),
+            options.sweep,
+        );
+        workers.push(tokio::spawn(async move {
+            while next.fetch_add(1, Ordering::Relaxed) < total {
+                let answer: serde_json::Value = http
+                    .post(format!("{base}/_emulator/sessions"))
+                    .json(&serde_json::json!({}))
+                    .send()
+                    .await?
+                    .error_for_status()?
+                    .json()
+                    .await?;
+                let id = answer["session_id"]
+                    .as_str()
+                    .ok_or("no session_id")?
+                    .to_owned();
+                http.post(format!("{base}/_emulator/sessions/{id}/complete"))
+                    .send()
+                    .await?
+                    .error_for_status()?;
+                ids.lock().map_err(|_| "poisoned")?.push(id);
+            }
+            Ok::<_, BoxError>(())
+        }));
+    }
+    for worker in workers {
+        worker.await??;
+    }
+    let expected = options.sweep * 2;
+    while received.load(Ordering::Relaxed) < expected {
+        if creating.elapsed() > Duration::from_secs(300) {
+            return Err(format!(
+                "only {} of {expected} deliveries after 300 s",
+                received.load(Ordering::Relaxed)
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The receiver has answered every attempt; let the engine record them.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    println!(
+        "setup            {} sessions created and completed, {expected} deliveries answered 200, in {:.1} s",
+        options.sweep,
+        creating.elapsed().as_secs_f64()
+    );
+
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(&dir.path().join("sweep.db"))?;
+    let ids = ids.lock().map_err(|_| "poisoned")?.clone();
+    sessions::add(&mut store, &ids, sessions::Source::Added, store::now_ms())?;
+    println!(
+        "{:<14} {:>9} {:>9} {:>9} {:>9} {:>10} {:>11}",
+        "sweep", "requests", "sessions", "left due", "seconds", "sessions/s", "req/session"
+    );
+    let mut pass = 0;
+    loop {
+        pass += 1;
+        let started = Instant::now();
+        let report = history::sweep::sweep(&client, &mut store, BUDGET).await?;
+        let seconds = started.elapsed().as_secs_f64();
+        let label = if report.sessions_swept == 0 {
+            "settled again".to_owned()
+        } else {
+            format!("pass {pass}")
+        };
+        println!(
+            "{label:<14} {:>9} {:>9} {:>9} {seconds:>9.2} {:>10.0} {:>11}",
+            report.requests,
+            report.sessions_swept,
+            report.left_for_later,
+            report.sessions_swept as f64 / seconds,
+            if report.sessions_swept == 0 {
+                "-".to_owned()
+            } else {
+                format!(
+                    "{:.3}",
+                    report.requests as f64 / report.sessions_swept as f64
+                )
+            },
+        );
+        if let Some(stopped) = report.stopped {
+            return Err(format!("the sweep stopped: {stopped}").into());
+        }
+        if report.sessions_swept == 0 || pass >= 10 {
+            break;
+        }
+    }
+    println!(
+        "stored           {} delivery records for {} sessions",
+        deliveries::count(&store)?,
+        sessions::count(&store)?
+    );
+    emulator.shutdown().await;
+    println!();
+    Ok(())
+}
