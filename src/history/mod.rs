@@ -6,6 +6,8 @@
 //! - [`report`] turns the stored records into per-subscription health, with
 //!   failures grouped by diagnosis;
 //! - [`chains`] works out which event each attempt was for;
+//! - [`session_view`] puts one session's record, events, links and
+//!   deliveries together;
 //! - [`recover`] re-sends, signed anew, the observer's exact bytes of every
 //!   event a subscription missed for good.
 //!
@@ -15,6 +17,7 @@
 pub mod chains;
 pub mod recover;
 pub mod report;
+pub mod session_view;
 pub mod sweep;
 
 use crate::api::ApiError;
