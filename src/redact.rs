@@ -40,6 +40,56 @@ pub fn mask(value: &str) -> String {
     format!("{head}…({len} chars)")
 }
 
+/// A presigned URL fit for a message: scheme, host and the path with its
+/// last segment cut to four characters; the query (the signature and, on
+/// the platform, the caller's data) becomes `?…`. `not a URL` when it does
+/// not parse, so nothing of it leaks either.
+pub fn redact_url(text: &str) -> String {
+    let Ok(url) = url::Url::parse(text) else {
+        return "(not a URL)".to_owned();
+    };
+    let mut shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""));
+    if let Some(port) = url.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    let segments: Vec<&str> = url
+        .path_segments()
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    if let Some((last, leading)) = segments.split_last() {
+        for segment in leading {
+            shown.push('/');
+            shown.push_str(segment);
+        }
+        shown.push('/');
+        let head: String = last.chars().take(4).collect();
+        shown.push_str(&head);
+        if last.chars().count() > 4 {
+            shown.push('…');
+        }
+    }
+    if url.query().is_some() {
+        shown.push_str("?…");
+    }
+    shown
+}
+
+/// A phone number fit for the screen: `+1 •••• ••89` (the first digit after
+/// `+` and the last two); shorter than six digits, nothing of it.
+pub fn mask_phone(number: &str) -> String {
+    let digits: Vec<char> = number.chars().filter(char::is_ascii_digit).collect();
+    if digits.len() < 6 {
+        return "••••".to_owned();
+    }
+    let plus = if number.trim_start().starts_with('+') {
+        "+"
+    } else {
+        ""
+    };
+    let last: String = digits[digits.len() - 2..].iter().collect();
+    format!("{plus}{} •••• ••{last}", digits[0])
+}
+
 impl fmt::Debug for SecretString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SecretString({})", self.masked())
@@ -75,6 +125,28 @@ mod tests {
         assert!(!shown.contains("efghijklmnop"), "{shown}");
         assert!(shown.contains("sk_l"), "{shown}");
         assert!(shown.contains("34 chars"), "{shown}");
+    }
+
+    #[test]
+    fn presigned_urls_lose_their_query_and_most_of_the_last_segment() {
+        let url = "https://bucket.s3.amazonaws.com/accounts/4242/rec_0123456789.wav?X-Amz-Signature=abcdef&from=%2B15555550189";
+        let shown = redact_url(url);
+        assert_eq!(
+            shown,
+            "https://bucket.s3.amazonaws.com/accounts/4242/rec_…?…"
+        );
+        assert_eq!(
+            redact_url("http://127.0.0.1:4000/_emulator/artifacts/0123abcd"),
+            "http://127.0.0.1:4000/_emulator/artifacts/0123…"
+        );
+        assert_eq!(redact_url("not a url 5555550189"), "(not a URL)");
+    }
+
+    #[test]
+    fn phone_numbers_keep_two_digits_at_most() {
+        assert_eq!(mask_phone("+15555550189"), "+1 •••• ••89");
+        assert_eq!(mask_phone("5555550189"), "5 •••• ••89");
+        assert_eq!(mask_phone("+123"), "••••");
     }
 
     #[test]

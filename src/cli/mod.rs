@@ -16,6 +16,7 @@ mod output;
 pub mod probe;
 pub mod redeliver;
 pub mod secret_arg;
+pub mod session_get;
 pub mod sessions;
 pub mod sign;
 pub mod subs;

@@ -1,5 +1,6 @@
 //! `earshot sessions add ID…|--ids-file F` and `earshot sessions list`:
-//! the sessions and calls the store knows, which the sweep fetches.
+//! the sessions and calls the store knows, which the sweep fetches;
+//! `earshot sessions get` is in [`super::session_get`].
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,6 +43,10 @@ pub enum SessionsCommand {
         #[command(flatten)]
         store: StoreArg,
     },
+    /// One session or call: record, event times, artifacts and their
+    /// links' expiry, deliveries; --download fetches the recording and
+    /// transcript.
+    Get(super::session_get::GetArgs),
 }
 
 pub fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -89,10 +94,13 @@ pub fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Result<Exi
             }
             Ok(ExitCode::SUCCESS)
         }
+        SessionsCommand::Get(get) => {
+            super::runtime()?.block_on(super::session_get::run(get, global))
+        }
     }
 }
 
-fn plausible_id(id: &str) -> bool {
+pub(super) fn plausible_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 200
         && id

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -20,14 +20,16 @@ use super::delivery::{self, Event};
 use super::faults::Fault;
 use super::problem::{Problem, parse_body};
 use super::store::{
-    ACCOUNT_ID, ArtifactFile, Conversation, ConversationObject, DEFAULT_AGENT_ID, Store,
+    ACCOUNT_ID, ArtifactBody, ArtifactFile, Conversation, ConversationObject, DEFAULT_AGENT_ID,
+    Store,
 };
 use crate::api::types::agents::{CallObject, EventKind, EventObject, SessionObject, WebhookEvent};
 use crate::api::validate;
 
 /// Recording and transcript appear this long after `session.completed`.
 const ARTIFACT_DELAY: Duration = Duration::from_secs(90);
-/// Presigned artifact URLs work this long after the event.
+/// Presigned artifact URLs work this long after the event
+/// (`session.completed` or `call.ended`).
 const ARTIFACT_LIFETIME: Duration = Duration::from_secs(3600);
 
 pub(crate) fn routes() -> Router<SharedState> {
@@ -155,14 +157,15 @@ async fn complete_session(
         session.public_close_reason = Some("client_disconnected".into());
         session.s3_prefix = None;
         let session = session.clone();
-        let ready_at = Instant::now() + scale.scale(ARTIFACT_DELAY);
-        conversation.artifacts_ready_at = Some(ready_at);
+        let event_at = Instant::now();
+        conversation.artifacts_ready_at = Some(event_at + scale.scale(ARTIFACT_DELAY));
         let artifacts = presign_artifacts(
             &mut store,
             &base,
             &id,
-            ready_at + scale.scale(ARTIFACT_LIFETIME),
+            event_at + scale.scale(ARTIFACT_LIFETIME),
             now,
+            state.config.recording_bytes,
         );
         if let Some(conversation) = store.conversations.get_mut(&id) {
             conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
@@ -191,18 +194,23 @@ fn presign_artifacts(
     conversation_id: &str,
     expires: Instant,
     now: DateTime<Utc>,
+    recording_bytes: Option<u64>,
 ) -> Vec<(String, Value)> {
     let lifetime = expires.saturating_duration_since(Instant::now());
     let expires_at = now + chrono::Duration::from_std(lifetime).unwrap_or_default();
-    let files: [(&str, &'static str, Bytes); 2] = [
-        ("recording", "audio/wav", silent_wav()),
+    let recording = match recording_bytes {
+        Some(len) => ArtifactBody::Silence { len },
+        None => ArtifactBody::Stored(silent_wav()),
+    };
+    let files: [(&str, &'static str, ArtifactBody); 2] = [
+        ("recording", "audio/wav", recording),
         (
             "transcript",
             "application/json",
-            Bytes::from(
+            ArtifactBody::Stored(Bytes::from(
                 json!({ "session_id": conversation_id, "text": "Thanks for calling. How can I help you today?" })
                     .to_string(),
-            ),
+            )),
         ),
     ];
     files
@@ -317,8 +325,16 @@ async fn end_call(
             }
             Some(ConversationObject::Call(_)) => {}
         }
-        let expires = Instant::now() + scale.scale(ARTIFACT_LIFETIME);
-        let artifacts = presign_artifacts(&mut store, &base, &id, expires, now);
+        let event_at = Instant::now();
+        let expires = event_at + scale.scale(ARTIFACT_LIFETIME);
+        let artifacts = presign_artifacts(
+            &mut store,
+            &base,
+            &id,
+            expires,
+            now,
+            state.config.recording_bytes,
+        );
         let Some(conversation) = store.conversations.get_mut(&id) else {
             return Err(Problem::not_found("call", &id));
         };
@@ -330,7 +346,9 @@ async fn end_call(
         call.recording_url = artifacts.first().map(|(url, _)| url.clone());
         call.transcript_url = artifacts.get(1).map(|(url, _)| url.clone());
         let call = call.clone();
-        conversation.artifacts_ready_at = Some(Instant::now());
+        // The links in call.ended work at once; the record lists the
+        // artifacts once they are written, as for sessions.
+        conversation.artifacts_ready_at = Some(event_at + scale.scale(ARTIFACT_DELAY));
         conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
         call
     };
@@ -360,16 +378,62 @@ async fn artifact(
     State(state): State<SharedState>,
     Path(token): Path<String>,
 ) -> Result<Response, Problem> {
-    let store = state.lock();
-    let file = store
-        .artifacts
-        .get(&token)
-        .ok_or_else(|| Problem::not_found("artifact", &token))?;
-    if Instant::now() >= file.expires {
-        return Err(Problem::new(
-            StatusCode::FORBIDDEN,
-            "this presigned URL has expired (artifact URLs work for one hour after the event); fetch the session again",
-        ));
+    let (content_type, body) = {
+        let store = state.lock();
+        let file = store
+            .artifacts
+            .get(&token)
+            .ok_or_else(|| Problem::not_found("artifact", &token))?;
+        if Instant::now() >= file.expires {
+            return Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "this presigned URL has expired (artifact URLs work for one hour after the event); fetch the session again",
+            ));
+        }
+        (file.content_type, file.body.clone())
+    };
+    let (len, body) = match body {
+        ArtifactBody::Stored(bytes) => (bytes.len() as u64, Body::from(bytes)),
+        ArtifactBody::Silence { len } => {
+            let len = len.clamp(44, u64::from(u32::MAX));
+            (len, silence_stream(len))
+        }
+    };
+    Ok((
+        [
+            (CONTENT_TYPE, content_type.to_owned()),
+            (CONTENT_LENGTH, len.to_string()),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// A WAV of `len` bytes (at least its 44-byte header): 8 kHz mono 16-bit
+/// silence, produced 64 KiB at a time as the client reads.
+fn silence_stream(len: u64) -> Body {
+    const CHUNK: usize = 64 * 1024;
+    static ZEROS: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    let zeros = ZEROS.get_or_init(|| Bytes::from(vec![0u8; CHUNK])).clone();
+    let data_len = u32::try_from(len.saturating_sub(44)).unwrap_or(u32::MAX - 36);
+    // An empty PCM WAV is exactly the 44-byte header; its two sizes are
+    // then set for the data that follows.
+    let mut header = super::wav::encode_pcm16(8000, 1, &[], None);
+    if header.len() == 44 {
+        header[4..8].copy_from_slice(&(data_len + 36).to_le_bytes());
+        header[40..44].copy_from_slice(&data_len.to_le_bytes());
     }
-    Ok(([(CONTENT_TYPE, file.content_type)], file.body.clone()).into_response())
+    let header = Bytes::from(header);
+    let mut left = u64::from(data_len);
+    let data = futures_util::stream::iter(std::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        let take = usize::try_from(left.min(CHUNK as u64)).unwrap_or(CHUNK);
+        left -= take as u64;
+        Some(Ok::<_, std::convert::Infallible>(zeros.slice(..take)))
+    }));
+    let stream =
+        futures_util::StreamExt::chain(futures_util::stream::once(async move { Ok(header) }), data);
+    Body::from_stream(stream)
 }

@@ -58,6 +58,10 @@ pub struct EmulatorConfig {
     /// artifacts); older ones are forgotten. `None`: all (the default);
     /// `earshot demo` sets [`DEMO_KEEP_CONVERSATIONS`].
     pub keep_conversations: Option<usize>,
+    /// The size of every recording artifact, in bytes: a WAV of silence
+    /// generated while it is served (never held whole). `None`: one second
+    /// of 8 kHz audio (16 KB). The session download measurement sets 100 MB.
+    pub recording_bytes: Option<u64>,
 }
 
 /// What `earshot demo` remembers of its endless traffic: the newest 500
@@ -77,6 +81,7 @@ impl EmulatorConfig {
             dictation_audio_cap: dictation::DEFAULT_AUDIO_CAP,
             server_limits: ServerLimits::default(),
             keep_conversations: None,
+            recording_bytes: None,
         }
     }
 }

@@ -37,8 +37,8 @@ pub(crate) struct StoredSubscription {
 /// A WebSocket session or a phone call, with what it left behind.
 pub(crate) struct Conversation {
     pub object: ConversationObject,
-    /// When the recording and transcript become listed (sessions: ~90 s
-    /// after completion; calls: at once when they end).
+    /// When the recording and transcript become listed: ~90 s (scaled)
+    /// after `session.completed` or `call.ended`.
     pub artifacts_ready_at: Option<Instant>,
     /// `{kind, url, expires_at}` entries for `GET /v1/sessions/{id}`.
     pub artifacts: Vec<Value>,
@@ -55,8 +55,17 @@ pub(crate) struct ArtifactFile {
     pub conversation: String,
     pub expires: Instant,
     pub content_type: &'static str,
-    /// Shared, not copied: every recording is the same silent WAV.
-    pub body: axum::body::Bytes,
+    pub body: ArtifactBody,
+}
+
+/// What an artifact URL serves.
+#[derive(Clone)]
+pub(crate) enum ArtifactBody {
+    /// Held bytes (a transcript; the default recording, shared, not copied).
+    Stored(axum::body::Bytes),
+    /// A silent 8 kHz mono WAV of exactly this many bytes, generated while
+    /// it is served ([`super::EmulatorConfig::recording_bytes`]).
+    Silence { len: u64 },
 }
 
 impl Store {

@@ -5,16 +5,21 @@
 //!   request budget and stores them;
 //! - [`report`] turns the stored records into per-subscription health, with
 //!   failures grouped by diagnosis;
+//! - [`artifact_download`] streams a recording or transcript to disk;
 //! - [`chains`] works out which event each attempt was for;
+//! - [`session_view`] puts one session's record, events, links and
+//!   deliveries together;
 //! - [`recover`] re-sends, signed anew, the observer's exact bytes of every
 //!   event a subscription missed for good.
 //!
 //! Front ends (`earshot health|sessions|redeliver`, the console's Health
 //! pane) are thin layers over these.
 
+pub mod artifact_download;
 pub mod chains;
 pub mod recover;
 pub mod report;
+pub mod session_view;
 pub mod sweep;
 
 use crate::api::ApiError;

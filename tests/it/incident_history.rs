@@ -9,61 +9,17 @@
 
 use crate::common;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::common::cli::{earshot, observer, run};
 use crate::common::{API_KEY, Receiver, Reply, SECRET, eventually, hmac_hex, signature_parts};
 use earshot::api::types::agents::EventKind;
 use serde_json::Value;
 
 const OBSERVER_SECRET: &str = "whsec_observer_secret_0123456789abcdefgh";
-
-fn earshot() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
-    command
-        .env_remove("EARSHOT_URL")
-        .env_remove("EARSHOT_API_KEY")
-        .env_remove("EARSHOT_STORE")
-        .env_remove("EARSHOT_WEBHOOK_SECRET")
-        .env("EARSHOT_CONFIG", "/nonexistent/earshot-test-config.toml");
-    command
-}
-
-/// `earshot listen --store DB` as the observer; its URL.
-fn observer(db: &std::path::Path) -> (Child, String) {
-    let mut child = earshot()
-        .args(["listen", "--secret", OBSERVER_SECRET, "--store"])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("earshot listen starts");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
-    let mut first = String::new();
-    stdout
-        .read_line(&mut first)
-        .expect("listen prints its address");
-    // Keep reading: a closed stdout ends `listen` (as `listen | head` should).
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("first line names the address")
-        .to_owned();
-    (child, url)
-}
-
-async fn run(command: &mut Command) -> Output {
-    let mut command =
-        tokio::process::Command::from(std::mem::replace(command, Command::new("true")));
-    tokio::time::timeout(Duration::from_secs(60), command.output())
-        .await
-        .expect("the command finishes within a minute")
-        .expect("the command runs")
-}
 
 /// A receiver that rejects every signature (401) until the flag is set,
 /// then answers `fixed_reply`.
@@ -92,7 +48,7 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("earshot.db");
     let harness = common::start().await;
-    let (mut listen, observer_url) = observer(&db);
+    let (mut listen, observer_url) = observer(&db, OBSERVER_SECRET);
 
     let (failing, fixed) = rejecting_until_fixed(Reply::ok()).await;
     let healthy = Receiver::healthy().await;
@@ -310,7 +266,7 @@ async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("earshot.db");
     let harness = common::start().await;
-    let (mut listen, observer_url) = observer(&db);
+    let (mut listen, observer_url) = observer(&db, OBSERVER_SECRET);
     let (receiver, fixed) = rejecting_until_fixed(Reply {
         delay: Duration::from_millis(300),
         ..Reply::ok()

@@ -22,6 +22,8 @@ mod prerecorded_emulator;
 mod scenario;
 mod sdk_compat;
 mod server_limits;
+mod session_artifacts;
+mod sessions_get;
 mod signature_props;
 mod signature_vectors;
 mod store_reliability;

@@ -3,6 +3,7 @@
 //! request they get, byte for byte.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod rss;
 pub mod tmux;
 

@@ -1,0 +1,338 @@
+//! `earshot sessions get ID [--json] [--download DIR]`: one session or call
+//! as [`crate::history::session_view`] puts it together (record, stored
+//! events, links with their expiry, deliveries), and its recording and
+//! transcript streamed to disk with progress on stderr.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use clap::Args;
+use serde_json::Value;
+
+use super::history_args::StoreArg;
+use super::output::{emit, print_json};
+use super::{Connection, GlobalOptions};
+use crate::history::artifact_download::{self, Downloaded};
+use crate::history::session_view::{self, Link, SessionView};
+use crate::redact::{mask_phone, redact_url};
+use crate::store::{self, Store, deliveries, events};
+
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// A session id, or a call id.
+    pub id: String,
+    /// The view as JSON (the record as returned, full link URLs included).
+    #[arg(long)]
+    pub json: bool,
+    /// Download the recording and transcript into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub download: Option<PathBuf>,
+    /// With --download: replace files already there.
+    #[arg(long, requires = "download")]
+    pub force: bool,
+    /// Show the caller's number in full (personal data; masked by default).
+    #[arg(long)]
+    pub show_number: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+pub async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    if !super::sessions::plausible_id(&args.id) {
+        eprintln!(
+            "error: `{}` is not a session or call id (letters, digits, `_` and `-` only)",
+            args.id
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let mut store = args.store.open(global)?;
+    let client = args.connection.client(global)?;
+    let record = match client.get_session(&args.id).await {
+        Ok(record) => Some(record),
+        Err(error) if error.status() == Some(404) => {
+            eprintln!("error: the platform knows no session or call `{}`", args.id);
+            return Ok(ExitCode::from(1));
+        }
+        Err(error) => {
+            eprintln!("warning: {error}; showing what the store holds");
+            None
+        }
+    };
+    if record.is_some() {
+        // The session's own delivery records, so the summary is current.
+        match client.list_deliveries(&args.id).await {
+            Ok(records) => {
+                deliveries::record_sweep(&mut store, &args.id, &records, store::now_ms())?;
+            }
+            Err(error) => eprintln!("warning: {error}; deliveries as last stored"),
+        }
+    }
+    let view = view_of(&store, &args.id, record)?;
+    if args.json {
+        let mut value = serde_json::to_value(&view)?;
+        if !args.show_number {
+            mask_numbers(&mut value);
+        }
+        print_json(&value)?;
+    } else {
+        emit(&render(&view, Utc::now(), args.show_number))?;
+    }
+    let Some(dir) = args.download else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    download_all(&view, &dir, args.force).await
+}
+
+fn view_of(
+    store: &Store,
+    id: &str,
+    record: Option<crate::api::types::agents::SessionRecord>,
+) -> color_eyre::Result<SessionView> {
+    let stored_events = events::for_session(store, id)?;
+    let stored_deliveries = deliveries::for_session(store, id)?;
+    Ok(session_view::build(
+        id,
+        record,
+        &stored_events,
+        &stored_deliveries,
+        Utc::now(),
+    ))
+}
+
+fn mask_numbers(value: &mut Value) {
+    for field in ["from_number", "to_number"] {
+        if let Some(number) = value.get(field).and_then(Value::as_str) {
+            let masked = mask_phone(number);
+            value[field] = Value::String(masked);
+        }
+    }
+}
+
+/// The text view: one fact a line, URLs redacted.
+pub fn render(view: &SessionView, now: chrono::DateTime<Utc>, show_number: bool) -> String {
+    let mut out = String::new();
+    let mut line = |label: &str, text: &str| {
+        out.push_str(&format!("{label:<11} {text}\n"));
+    };
+    line(view.kind.as_deref().unwrap_or("session"), &view.session_id);
+    line("status", view.status.as_deref().unwrap_or("-"));
+    for (index, event) in view.events.iter().enumerate() {
+        let label = if index == 0 { "events" } else { "" };
+        line(
+            label,
+            &format!("{}  {}", event.at.format("%Y-%m-%d %H:%M:%S"), event.event),
+        );
+    }
+    if view.events.is_empty() {
+        line(
+            "events",
+            "none stored (is `earshot listen --store` observing?)",
+        );
+    }
+    if let Some(number) = &view.from_number {
+        let shown = if show_number {
+            number.clone()
+        } else {
+            format!("{} (--show-number to reveal)", mask_phone(number))
+        };
+        line("from", &shown);
+    }
+    if let Some(number) = &view.to_number {
+        line(
+            "to",
+            &if show_number {
+                number.clone()
+            } else {
+                mask_phone(number)
+            },
+        );
+    }
+    match (&view.record, &view.artifacts_note) {
+        (None, _) => line("artifacts", "unknown: the platform could not be asked"),
+        (Some(_), Some(note)) => line("artifacts", &format!("none yet: {note}")),
+        (Some(_), None) => line("artifacts", &format!("{} listed", view.artifacts.len())),
+    }
+    for (index, link) in view.links.iter().enumerate() {
+        let label = if index == 0 { "links" } else { "" };
+        line(
+            label,
+            &format!(
+                "{:<10} {}  {}  (from {})",
+                link.kind,
+                link.shown(),
+                link.expiry(now),
+                link.from
+            ),
+        );
+    }
+    line("deliveries", &view.deliveries.line());
+    for latest in &view.deliveries.latest {
+        let code = latest
+            .http_status_code
+            .map(|code| format!(" HTTP {code}"))
+            .unwrap_or_default();
+        line(
+            "",
+            &format!(
+                "{}  {} after {} attempt(s){code}",
+                latest.subscription_id, latest.status, latest.attempt_count
+            ),
+        );
+    }
+    if let Some(record) = &view.record {
+        let mut first = true;
+        for (name, value) in &record.extra {
+            let text = match value {
+                Value::String(text) if text.starts_with("http") => redact_url(text),
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            line(
+                if first { "record" } else { "" },
+                &format!("{name}: {text}"),
+            );
+            first = false;
+        }
+    }
+    out
+}
+
+/// One link per kind: `call.ended`'s first, else the listing's.
+fn links_to_fetch(view: &SessionView) -> Vec<&Link> {
+    let mut chosen: Vec<&Link> = Vec::new();
+    for link in &view.links {
+        if !chosen.iter().any(|seen| seen.kind == link.kind) {
+            chosen.push(link);
+        }
+    }
+    chosen
+}
+
+async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre::Result<ExitCode> {
+    let links = links_to_fetch(view);
+    if links.is_empty() {
+        let why = view
+            .artifacts_note
+            .clone()
+            .unwrap_or_else(|| "no call.ended stored and no artifacts listed".to_owned());
+        eprintln!("error: nothing to download: {why}");
+        return Ok(ExitCode::from(1));
+    }
+    if !dir.is_dir() {
+        eprintln!("error: {} is not a directory", dir.display());
+        return Ok(ExitCode::from(2));
+    }
+    let http = artifact_download::client()?;
+    let mut failed = false;
+    for link in links {
+        let mut progress = Progress::new(&link.kind);
+        let result = artifact_download::download(
+            &http,
+            link,
+            &view.session_id,
+            dir,
+            force,
+            |done, total| progress.update(done, total),
+        )
+        .await;
+        progress.finish();
+        match result {
+            Ok(Downloaded { kind, path, bytes }) => {
+                eprintln!("{kind}: {bytes} bytes written to {}", path.display());
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                failed = true;
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Progress on stderr: one updating line on a terminal (at most ten
+/// redraws a second), otherwise a line every ten percent or five seconds.
+struct Progress {
+    kind: String,
+    tty: bool,
+    started: Instant,
+    last_shown: Option<Instant>,
+    last_tenth: u64,
+    drawn: bool,
+}
+
+impl Progress {
+    fn new(kind: &str) -> Progress {
+        Progress {
+            kind: kind.to_owned(),
+            tty: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            last_shown: None,
+            last_tenth: 0,
+            drawn: false,
+        }
+    }
+
+    fn update(&mut self, done: u64, total: Option<u64>) {
+        let now = Instant::now();
+        let tenth = total
+            .filter(|total| *total > 0)
+            .map(|total| done.saturating_mul(10) / total)
+            .unwrap_or(0);
+        let due = if self.tty {
+            self.last_shown
+                .is_none_or(|at| now - at >= Duration::from_millis(100))
+        } else {
+            tenth > self.last_tenth
+                || self
+                    .last_shown
+                    .is_none_or(|at| now - at >= Duration::from_secs(5))
+        };
+        if !due {
+            return;
+        }
+        self.last_shown = Some(now);
+        self.last_tenth = tenth;
+        let text = self.text(done, total);
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[2K{text}");
+            self.drawn = true;
+        } else {
+            let _ = writeln!(err, "{text}");
+        }
+        let _ = err.flush();
+    }
+
+    fn text(&self, done: u64, total: Option<u64>) -> String {
+        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+        let seconds = self.started.elapsed().as_secs_f64().max(0.001);
+        let rate = mib(done) / seconds;
+        match total {
+            Some(total) if total > 0 => format!(
+                "{}: {:.1} / {:.1} MiB ({}%), {rate:.1} MiB/s",
+                self.kind,
+                mib(done),
+                mib(total),
+                done.saturating_mul(100) / total
+            ),
+            _ => format!("{}: {:.1} MiB, {rate:.1} MiB/s", self.kind, mib(done)),
+        }
+    }
+
+    fn finish(&mut self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
+}
