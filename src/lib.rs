@@ -20,3 +20,4 @@ pub mod shutdown;
 pub mod signature;
 pub mod store;
 pub mod tui;
+pub(crate) mod wav;

@@ -245,7 +245,7 @@ fn presign_artifacts(
 /// One second of silence, encoded once and shared by every recording.
 fn silent_wav() -> Bytes {
     static WAV: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
-    WAV.get_or_init(|| Bytes::from(super::wav::encode_pcm16(8000, 1, &[0; 16_000], None)))
+    WAV.get_or_init(|| Bytes::from(crate::wav::encode_pcm16(8000, 1, &[0; 16_000], None)))
         .clone()
 }
 
