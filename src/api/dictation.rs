@@ -643,11 +643,7 @@ impl Client {
         audio: AudioSource,
     ) -> Result<Dictation, DictationError> {
         request.config.validate(request.format)?;
-        let label = format!(
-            "dictation ({}, {})",
-            region_name(request.region),
-            request.path.path()
-        );
+        let label = format!("dictation ({}, {})", request.region, request.path.path());
         let url = Self::url(
             self.endpoints.dictation(request.region),
             request.path.path(),
@@ -751,14 +747,6 @@ fn refused(error: ApiError, attempts: u32, not_retried: bool) -> DictationError 
             not_retried,
         },
         other => DictationError::Api(other),
-    }
-}
-
-pub(crate) fn region_name(region: Region) -> &'static str {
-    match region {
-        Region::Global => "global",
-        Region::Us => "us",
-        Region::Eu => "eu",
     }
 }
 
