@@ -18,5 +18,7 @@ pub mod receiver;
 pub mod redact;
 pub mod shutdown;
 pub mod signature;
+pub mod sliding_window;
 pub mod store;
 pub mod tui;
+pub(crate) mod wav;

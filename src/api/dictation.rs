@@ -24,6 +24,7 @@ use super::types::dictation::{
 };
 use super::validate::ValidationError;
 use super::{ApiError, Client, ErrorBody, Region};
+use crate::wav::{self, PrefixError, WavError};
 
 /// A dictation request may take this long in all: the longest capture
 /// (120 s, streamed in real time) plus the server's work.
@@ -582,7 +583,12 @@ pub(crate) async fn wav_file_duration(path: &Path) -> Result<Duration, Validatio
             .map_err(|error| {
                 ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
             })?;
-        outcome = wav_duration(&prefix, len);
+        outcome = wav::duration_of_prefix(&prefix, len).map_err(|error| match error {
+            PrefixError::Wav(WavError::NotWav) => {
+                "no RIFF/WAVE header (for raw PCM, say so: audio/pcm)".to_owned()
+            }
+            other => other.to_string(),
+        });
         if outcome.is_ok() || len <= window {
             break;
         }
@@ -596,72 +602,6 @@ pub(crate) async fn wav_file_duration(path: &Path) -> Result<Duration, Validatio
             ),
         )
     })
-}
-
-/// Duration of a WAV whose first bytes are `prefix` and whose full length
-/// is `file_len`: the `data` chunk's declared size (or what the file holds,
-/// when the size is a streaming placeholder or runs past the end).
-pub fn wav_duration(prefix: &[u8], file_len: u64) -> Result<Duration, String> {
-    let u16_at = |at: usize| {
-        prefix
-            .get(at..at + 2)
-            .map(|b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let u32_at = |at: usize| {
-        prefix
-            .get(at..at + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if prefix.get(0..4) != Some(b"RIFF") || prefix.get(8..12) != Some(b"WAVE") {
-        return Err("no RIFF/WAVE header (for raw PCM, say so: audio/pcm)".into());
-    }
-    // (format, channels, sample rate, byte rate, bits per sample)
-    let mut format: Option<(u16, u16, u32, u32, u16)> = None;
-    let mut at = 12usize;
-    while at < prefix.len()
-        && let (Some(id), Some(size)) = (prefix.get(at..at + 4), u32_at(at + 4))
-    {
-        let body = at + 8;
-        match id {
-            b"fmt " => {
-                let read = || {
-                    Some((
-                        u16_at(body)?,
-                        u16_at(body + 2)?,
-                        u32_at(body + 4)?,
-                        u32_at(body + 8)?,
-                        u16_at(body + 14)?,
-                    ))
-                };
-                format = Some(read().ok_or("the `fmt ` chunk is cut short")?);
-            }
-            b"data" => {
-                let (tag, channels, rate, byte_rate, bits) =
-                    format.ok_or("no `fmt ` chunk before the audio data")?;
-                let present = file_len.saturating_sub(body as u64);
-                let declared = u64::from(size);
-                let data = if declared == 0 || declared >= 0x7FFF_F000 {
-                    present
-                } else {
-                    declared.min(present)
-                };
-                let frame = u64::from(channels) * u64::from(bits.div_ceil(8));
-                // PCM, float, A-law, µ-law (and extensible) have whole frames.
-                let seconds = if matches!(tag, 1 | 3 | 6 | 7 | 0xFFFE) && frame > 0 && rate > 0 {
-                    (data / frame) as f64 / f64::from(rate)
-                } else if byte_rate > 0 {
-                    data as f64 / f64::from(byte_rate)
-                } else {
-                    return Err("the `fmt ` chunk gives no sample rate".into());
-                };
-                return Ok(Duration::from_secs_f64(seconds));
-            }
-            _ => {}
-        }
-        let size = usize::try_from(size).unwrap_or(usize::MAX);
-        at = body.saturating_add(size).saturating_add(size % 2);
-    }
-    Err("no `data` chunk in the first 1 MB".into())
 }
 
 /// Refuses audio longer than the documented 120 s.
@@ -703,11 +643,7 @@ impl Client {
         audio: AudioSource,
     ) -> Result<Dictation, DictationError> {
         request.config.validate(request.format)?;
-        let label = format!(
-            "dictation ({}, {})",
-            region_name(request.region),
-            request.path.path()
-        );
+        let label = format!("dictation ({}, {})", request.region, request.path.path());
         let url = Self::url(
             self.endpoints.dictation(request.region),
             request.path.path(),
@@ -811,14 +747,6 @@ fn refused(error: ApiError, attempts: u32, not_retried: bool) -> DictationError 
             not_retried,
         },
         other => DictationError::Api(other),
-    }
-}
-
-pub(crate) fn region_name(region: Region) -> &'static str {
-    match region {
-        Region::Global => "global",
-        Region::Us => "us",
-        Region::Eu => "eu",
     }
 }
 
@@ -1004,26 +932,5 @@ mod tests {
             envelope.len(10),
             (envelope.head.len() + 10 + envelope.tail.len()) as u64
         );
-    }
-
-    #[test]
-    fn wav_duration_reads_the_header() {
-        let mut wav = b"RIFF\0\0\0\0WAVEfmt ".to_vec();
-        wav.extend_from_slice(&16u32.to_le_bytes());
-        for field in [1u16, 1] {
-            wav.extend_from_slice(&field.to_le_bytes());
-        }
-        wav.extend_from_slice(&8000u32.to_le_bytes());
-        wav.extend_from_slice(&16000u32.to_le_bytes());
-        wav.extend_from_slice(&2u16.to_le_bytes());
-        wav.extend_from_slice(&16u16.to_le_bytes());
-        wav.extend_from_slice(b"data");
-        // Declares 121 s; the file holds what it holds.
-        wav.extend_from_slice(&(121 * 16000u32).to_le_bytes());
-        let header = wav.len() as u64;
-        let seconds = |len: u64| wav_duration(&wav, len).unwrap().as_secs_f64();
-        assert!((seconds(header + 121 * 16000) - 121.0).abs() < 1e-9);
-        assert!((seconds(header + 16000) - 1.0).abs() < 1e-9);
-        assert!(wav_duration(b"not a wav at all", 100).is_err());
     }
 }

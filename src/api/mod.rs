@@ -95,6 +95,24 @@ pub enum Region {
     Eu,
 }
 
+impl Region {
+    /// The region's name on the command line, in config files and on
+    /// screen: `global`, `us`, `eu`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Region::Global => "global",
+            Region::Us => "us",
+            Region::Eu => "eu",
+        }
+    }
+}
+
+impl std::fmt::Display for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The platform client shared by the command line and the console.
 #[derive(Clone, Debug)]
 pub struct Client {
@@ -212,6 +230,18 @@ fn path_segment(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_region_has_one_name_for_serde_clap_and_display() {
+        use clap::ValueEnum;
+        for region in [Region::Global, Region::Us, Region::Eu] {
+            let serde_name = serde_json::to_value(region).unwrap();
+            assert_eq!(serde_name, region.as_str());
+            let clap_name = region.to_possible_value().unwrap();
+            assert_eq!(clap_name.get_name(), region.as_str());
+            assert_eq!(region.to_string(), region.as_str());
+        }
+    }
 
     #[test]
     fn short_ids_are_eight_characters() {

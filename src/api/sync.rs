@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 
-use super::dictation::{Envelope, RetryPolicy, open_audio, region_name, with_retries};
+use super::dictation::{Envelope, RetryPolicy, open_audio, with_retries};
 use super::types::dictation::{DEFAULT_SYNC_MODEL, SyncTranscript};
 use super::validate::ValidationError;
 use super::{ApiError, Client, Region};
@@ -58,7 +58,7 @@ impl Client {
                 )
             })?;
         open_audio(path).await?;
-        let label = format!("sync transcription ({})", region_name(request.region));
+        let label = format!("sync transcription ({})", request.region);
         let url = Self::url(self.endpoints.sync(request.region), "/transcribe");
         let bytes = with_retries(request.retry, true, || {
             let url = url.clone();

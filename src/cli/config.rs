@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use color_eyre::eyre::WrapErr;
 use serde_json::json;
 
-use crate::api::{Endpoints, Region};
+use crate::api::Endpoints;
 use crate::config::{self, Paths, ResolveOptions, Resolved};
 
 #[derive(clap::Subcommand, Debug)]
@@ -92,14 +92,6 @@ fn path(opts: &ResolveOptions) -> color_eyre::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn region_name(region: Region) -> &'static str {
-    match region {
-        Region::Global => "global",
-        Region::Us => "us",
-        Region::Eu => "eu",
-    }
-}
-
 fn endpoint_rows(endpoints: &Endpoints) -> [(&'static str, &url::Url); 8] {
     [
         ("agents", &endpoints.agents),
@@ -129,7 +121,7 @@ fn show_text(r: &Resolved) -> String {
         "config file: {}{exists}\n",
         r.config_file.display()
     ));
-    out.push_str(&format!("region:      {}\n", region_name(r.region)));
+    out.push_str(&format!("region:      {}\n", r.region));
     let key = r
         .api_key
         .as_ref()
@@ -151,7 +143,7 @@ fn show_json(r: &Resolved) -> serde_json::Value {
         "profile": r.profile_name,
         "config_file": r.config_file.display().to_string(),
         "config_exists": r.config_exists,
-        "region": region_name(r.region),
+        "region": r.region.as_str(),
         "api_key": r.api_key.as_ref().map(|k| k.masked()),
         "api_key_source": r.api_key_source,
         "endpoints": endpoints,

@@ -145,7 +145,7 @@ fn probe_sample() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
         .ok()?;
     let path = dir.path().join("probe-sample.wav");
     let silence = vec![0u8; RATE as usize * 2 * 2];
-    let wav = crate::emulator::wav::encode_pcm16(RATE, 1, &silence, Some(PROBE_SENTENCE));
+    let wav = crate::wav::encode_pcm16(RATE, 1, &silence, Some(PROBE_SENTENCE));
     std::fs::write(&path, wav).ok()?;
     Some((dir, path))
 }

@@ -21,7 +21,14 @@ pub fn print_json<T: Serialize>(value: &T) -> color_eyre::Result<()> {
     Ok(())
 }
 
-/// A plain-text table with a header row and columns padded to fit.
+/// Terminal columns `text` takes: wide characters (CJK, most emoji)
+/// count two, combining marks none.
+fn columns(text: &str) -> usize {
+    textwrap::core::display_width(text)
+}
+
+/// A plain-text table with a header row and columns padded to fit, by
+/// display width, so cells with wide characters still line up.
 pub struct Table {
     headers: Vec<&'static str>,
     rows: Vec<Vec<String>>,
@@ -40,10 +47,10 @@ impl Table {
     }
 
     pub fn render(&self) -> String {
-        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| columns(h)).collect();
         for row in &self.rows {
             for (width, cell) in widths.iter_mut().zip(row) {
-                *width = (*width).max(cell.chars().count());
+                *width = (*width).max(columns(cell));
             }
         }
         let mut text = String::new();
@@ -54,7 +61,7 @@ impl Table {
                 if index + 1 == row.len() {
                     line.push_str(cell);
                 } else {
-                    let pad = width - cell.chars().count();
+                    let pad = width.saturating_sub(columns(cell));
                     line.push_str(cell);
                     line.push_str(&" ".repeat(pad + 2));
                 }
@@ -91,5 +98,17 @@ mod tests {
             table.render(),
             "ID      URL\na       https://x\nabcdef  -\n"
         );
+    }
+
+    #[test]
+    fn wide_characters_count_by_display_width() {
+        let mut table = Table::new(&["NAME", "STATE"]);
+        table.row(vec!["会議録".into(), "ok".into()]);
+        table.row(vec!["café".into(), "ok".into()]);
+        // "会議録" takes six columns, "café" four (é may be one char or two).
+        assert_eq!(table.render(), "NAME    STATE\n会議録  ok\ncafé    ok\n");
+        let mut combining = Table::new(&["A", "B"]);
+        combining.row(vec!["cafe\u{301}".into(), "x".into()]);
+        assert_eq!(combining.render(), "A     B\ncafe\u{301}  x\n");
     }
 }

@@ -183,7 +183,7 @@ pub fn render(probes: &[Probe]) -> String {
     for pair in probes.chunks(2) {
         let [dictation, sync] = pair else { continue };
         table.row(vec![
-            region_label(dictation.region).to_owned(),
+            dictation.region.to_string(),
             status(dictation),
             format!("{:.1}", dictation.latency_ms),
             ms(dictation.request_time_ms),
@@ -200,7 +200,7 @@ pub fn render(probes: &[Probe]) -> String {
     for probe in probes {
         out.push_str(&format!(
             "{:<6} {:<9} {}\n",
-            region_label(probe.region),
+            probe.region.as_str(),
             probe.service,
             probe.url
         ));
@@ -214,19 +214,11 @@ pub fn render(probes: &[Probe]) -> String {
         for probe in errors {
             out.push_str(&format!(
                 "{} {}: {}\n",
-                region_label(probe.region),
+                probe.region.as_str(),
                 probe.service,
                 probe.error.as_deref().unwrap_or("")
             ));
         }
     }
     out
-}
-
-fn region_label(region: Region) -> &'static str {
-    match region {
-        Region::Global => "global",
-        Region::Us => "us",
-        Region::Eu => "eu",
-    }
 }

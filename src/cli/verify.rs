@@ -12,7 +12,9 @@ use std::process::ExitCode;
 
 use crate::receiver::capture::{self, Numbered, Selector};
 use crate::redact::{SecretString, mask};
-use crate::signature::{self, Candidate, Diagnosis, Finding, InvalidReason, Severity, Verdict};
+use crate::signature::{
+    self, Candidate, ChecklistInput, Diagnosis, Finding, InvalidReason, TriedSecret, Verdict,
+};
 
 use super::secret_arg;
 use super::sign::{read_body, unix_now};
@@ -282,14 +284,6 @@ fn capture_line(captured: &Captured) -> String {
     )
 }
 
-fn mark(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Problem => "✗",
-        Severity::Warning => "!",
-        Severity::Ok => "✓",
-    }
-}
-
 /// The secret behind a label, masked.
 fn masked_secret(input: &Input, label: &str) -> String {
     LABELS
@@ -322,7 +316,7 @@ fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Strin
     if !diagnosis.findings.is_empty() {
         out.push_str("\nFindings (most likely cause first):\n");
         for finding in &diagnosis.findings {
-            out.push_str(&format!("  {} {finding}\n", mark(finding.severity())));
+            out.push_str(&format!("  {} {finding}\n", finding.severity().mark()));
         }
     }
     if let Some(step) = diagnosis.problems().find_map(Finding::next_step) {
@@ -331,60 +325,28 @@ fn text_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Strin
     out
 }
 
-/// Three lines, one per check: header, clock, digest.
+/// Three lines, one per check: header, clock, digest
+/// ([`signature::checklist`], the wording the Signatures pane shows too).
 fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Vec<String> {
-    let now = input.now;
-    let tolerance = args.tolerance;
-    let clock = format!("timestamp within {tolerance} s of now ({now})");
-    let digest = "signature matches a secret you gave";
-    let (timestamp, skew, matched) = match &diagnosis.verdict {
-        Verdict::Invalid(InvalidReason::MalformedHeader(error)) => {
-            return vec![
-                format!("✗ header well-formed: {error}"),
-                format!("· {clock}: not checked"),
-                format!("· {digest}: not checked"),
-            ];
-        }
-        Verdict::Valid {
-            matched,
-            timestamp,
-            skew_secs,
-        } => (*timestamp, *skew_secs, Some(matched.as_str())),
-        Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
-            timestamp,
-            skew_secs,
-            digest_matched,
-            ..
-        }) => (*timestamp, *skew_secs, digest_matched.as_deref()),
-        Verdict::Invalid(InvalidReason::NoMatchingSignature {
-            timestamp,
-            skew_secs,
-        }) => (*timestamp, *skew_secs, None),
+    let tried: Vec<TriedSecret<'_>> = LABELS
+        .iter()
+        .zip(&input.secrets)
+        .map(|(label, secret)| TriedSecret {
+            label,
+            masked: mask(secret.expose()),
+        })
+        .collect();
+    let checklist_input = ChecklistInput {
+        header: &input.header,
+        body_len: input.body.len(),
+        tried: &tried,
+        now: input.now,
+        tolerance_secs: args.tolerance,
     };
-    let v1_count = signature::parse_header(&input.header)
-        .map(|parsed| parsed.signatures.len())
-        .unwrap_or(0);
-    let clock_ok = skew.unsigned_abs() <= tolerance;
-    let age = match skew {
-        0 => "signed this second".to_owned(),
-        s if s > 0 => format!("signed {s} s ago"),
-        s => format!("signed {} s in the future", s.unsigned_abs()),
-    };
-    let tried: Vec<&str> = LABELS.iter().take(input.secrets.len()).copied().collect();
-    vec![
-        format!(
-            "✓ header well-formed: t={timestamp}, {v1_count} v1 value{}",
-            if v1_count == 1 { "" } else { "s" }
-        ),
-        format!("{} {clock}: {age}", if clock_ok { "✓" } else { "✗" }),
-        match matched {
-            Some(label) => format!(
-                "✓ {digest}: the {label} one ({})",
-                masked_secret(input, label)
-            ),
-            None => format!("✗ {digest}: none does (tried {})", tried.join(", ")),
-        },
-    ]
+    signature::checklist(&checklist_input, diagnosis)
+        .into_iter()
+        .map(|check| format!("{} {}", check.mark(), check.text))
+        .collect()
 }
 
 fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> String {
@@ -394,11 +356,7 @@ fn json_report(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Strin
         .map(|finding| {
             serde_json::json!({
                 "code": finding.code(),
-                "severity": match finding.severity() {
-                    Severity::Problem => "problem",
-                    Severity::Warning => "warning",
-                    Severity::Ok => "ok",
-                },
+                "severity": finding.severity().code(),
                 "mistake": finding.mistake().map(signature::Mistake::code),
                 "message": finding.to_string(),
             })

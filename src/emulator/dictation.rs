@@ -43,9 +43,9 @@ use super::SharedState;
 use super::clock::TimeScale;
 use super::prerecorded::FIXED_TEXT;
 use super::problem::Problem;
-use super::wav::{self, WavInfo};
 use crate::api::dictation as rules;
 use crate::api::types::dictation::{AudioFormat, DictationConfig, MAX_AUDIO, REWRITE_DEADLINE};
+use crate::wav::{self, DataChunk, WavInfo};
 
 /// Largest dictation or sync request body when none is configured.
 pub const DEFAULT_AUDIO_CAP: u64 = 25 * 1024 * 1024;
@@ -62,8 +62,6 @@ const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 const WAV_HEADER_MAX: usize = 1024 * 1024;
 /// Bytes kept after the `data` chunk, to find a trailing `LIST/INFO`.
 const TRAILER_MAX: usize = 64 * 1024;
-/// Declared `data` sizes from here up are streaming placeholders.
-const PLACEHOLDER_SIZE: u64 = 0x7FFF_F000;
 /// Compressed audio's duration is estimated at 128 kbit/s.
 const COMPRESSED_BYTES_PER_SECOND: f64 = 16_000.0;
 /// The config fields part 2 A accepts, aliases included.
@@ -498,39 +496,6 @@ struct WavMeter {
     trailer: Vec<u8>,
 }
 
-/// Where the `data` chunk is in the first bytes of a WAV.
-enum DataChunk {
-    At { header_end: usize, declared: u32 },
-    NeedMore,
-}
-
-fn locate_data(bytes: &[u8]) -> Result<DataChunk, Problem> {
-    if bytes.len() >= 12 && (&bytes[0..4] != b"RIFF" || &bytes[8..12] != b"WAVE") {
-        return Err(not_wav("no RIFF/WAVE header"));
-    }
-    let mut at = 12usize;
-    loop {
-        if at >= bytes.len() {
-            return Ok(DataChunk::NeedMore);
-        }
-        let (Some(id), Some(size)) = (bytes.get(at..at + 4), bytes.get(at + 4..at + 8)) else {
-            return Ok(DataChunk::NeedMore);
-        };
-        let size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]);
-        if id == b"data" {
-            return Ok(DataChunk::At {
-                header_end: at + 8,
-                declared: size,
-            });
-        }
-        let size = usize::try_from(size).unwrap_or(usize::MAX);
-        at = at
-            .saturating_add(8)
-            .saturating_add(size)
-            .saturating_add(size % 2);
-    }
-}
-
 fn not_wav(why: &str) -> Problem {
     Problem::bad_request(format!(
         "`audio`: is not a WAV file this service reads ({why}); raw samples go as audio/pcm"
@@ -614,7 +579,7 @@ impl WavMeter {
         let DataChunk::At {
             header_end,
             declared,
-        } = locate_data(&self.header)?
+        } = wav::locate_data(&self.header).map_err(|_| not_wav("no RIFF/WAVE header"))?
         else {
             if self.header.len() > WAV_HEADER_MAX {
                 return Err(not_wav("no `data` chunk in the first 1 MB"));
@@ -623,11 +588,9 @@ impl WavMeter {
         };
         // Read the format (and a LIST before the data) from the header
         // alone, with a zero-length `data` chunk closing it.
-        let mut probe = self.header[..header_end - 8].to_vec();
-        probe.extend_from_slice(b"data\0\0\0\0");
-        let info = wav::parse(&probe).map_err(|error| not_wav(&error.to_string()))?;
-        let declared = u64::from(declared);
-        self.declared = (declared != 0 && declared < PLACEHOLDER_SIZE).then_some(declared);
+        let info = wav::parse_head(&self.header[..header_end - 8])
+            .map_err(|error| not_wav(&error.to_string()))?;
+        self.declared = wav::declared_data_len(declared);
         let rest = self.header.split_off(header_end);
         self.header.truncate(header_end - 8);
         self.info = Some(info);

@@ -18,7 +18,6 @@ mod problem;
 pub mod scenario;
 mod stats;
 mod store;
-pub(crate) mod wav;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -33,12 +33,13 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use super::problem::Problem;
-use super::{EmulatorConfig, SharedState, limits, wav};
+use super::{EmulatorConfig, SharedState, limits};
 use crate::api::prerecorded::RESERVED_AUTH_HEADERS;
 use crate::api::types::prerecorded::{
     NewTranscript, Transcript, TranscriptStatus, TranscriptWebhook,
 };
 use crate::redact::SecretString;
+use crate::wav;
 
 /// Parallel jobs when no `--concurrency` is given (spec: not shown).
 pub const DEFAULT_CONCURRENCY: u32 = 5;

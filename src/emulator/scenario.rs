@@ -630,7 +630,7 @@ fn demo_wav(length: Duration, sentence: &str) -> Vec<u8> {
         let sample = (phase.sin() * 2000.0) as i16;
         data.extend_from_slice(&sample.to_le_bytes());
     }
-    super::wav::encode_pcm16(RATE, 1, &data, Some(sentence))
+    crate::wav::encode_pcm16(RATE, 1, &data, Some(sentence))
 }
 
 /// Uploads the demo WAV once (through a temporary file, as `upload_file`
@@ -893,25 +893,17 @@ async fn run_jobs(traffic: Arc<Traffic>, mut pacer: JobPacer) {
 // Randomness
 // ---------------------------------------------------------------------------
 
-/// SplitMix64: tiny, seedable, and plenty for jitter.
-struct Rng(u64);
+/// Seedable randomness for the traffic's pace and choices.
+struct Rng(fastrand::Rng);
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        Rng(fastrand::Rng::with_seed(seed))
     }
 
     /// Uniform in [0, 1).
     fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.f64()
     }
 
     fn between(&mut self, low: f64, high: f64) -> f64 {
@@ -919,7 +911,7 @@ impl Rng {
     }
 
     fn index(&mut self, len: usize) -> usize {
-        (self.unit() * len as f64) as usize % len.max(1)
+        self.0.usize(..len.max(1))
     }
 }
 
@@ -930,7 +922,7 @@ mod tests {
     #[test]
     fn the_demo_wav_parses_with_its_sentence_and_length() {
         let wav = demo_wav(Duration::from_secs(3), AUDIO_SENTENCE);
-        let info = super::super::wav::parse(&wav).unwrap();
+        let info = crate::wav::parse(&wav).unwrap();
         assert_eq!(info.sample_rate, 8000);
         assert_eq!(info.channels, 1);
         assert_eq!(info.bits_per_sample, 16);

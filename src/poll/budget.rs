@@ -1,5 +1,6 @@
 //! Request budgets: a token bucket (pacing) and a sliding-window log (the
-//! hard limit).
+//! hard limit; [`SlidingWindow`], shared with the emulator's limits and
+//! re-exported here).
 //!
 //! The platform counts requests in windows: at most 60 GETs of one
 //! transcript in a minute, at most 20,000 requests per account in five
@@ -15,10 +16,10 @@
 //! Time is a [`Tick`] (a `Duration` since the scheduler's epoch); nothing
 //! here reads a clock.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::Tick;
+pub use crate::sliding_window::SlidingWindow;
 
 /// Tokens within this of a whole one count as a whole one (float rounding).
 const EPSILON: f64 = 1e-9;
@@ -115,112 +116,14 @@ impl TokenBucket {
     }
 }
 
-/// At most `limit` requests in any window of length `window`: the log of
-/// the last `limit` request times. A request at `t` is allowed when fewer
-/// than `limit` were sent in `(t - window, t]`, that is, when the `limit`-th
-/// most recent one was sent at least `window` before `t`.
-#[derive(Clone, Debug)]
-pub struct SlidingWindow {
-    limit: u32,
-    window: Duration,
-    /// Send times, oldest first; never more than `limit` of them.
-    log: VecDeque<Tick>,
-}
-
-impl SlidingWindow {
-    /// `limit` is at least 1.
-    pub fn new(limit: u32, window: Duration) -> Self {
-        SlidingWindow {
-            limit: limit.max(1),
-            window,
-            log: VecDeque::new(),
-        }
-    }
-
-    pub fn limit(&self) -> u32 {
-        self.limit
-    }
-
-    pub fn window(&self) -> Duration {
-        self.window
-    }
-
-    /// Requests sent in `(now - window, now]`.
-    pub fn count(&self, now: Tick) -> u32 {
-        let first_inside = self.log.partition_point(|&sent| sent + self.window <= now);
-        let inside = self.log.len() - first_inside;
-        u32::try_from(inside).unwrap_or(u32::MAX)
-    }
-
-    /// Whether one more request at `now` stays within the limit.
-    pub fn allows(&self, now: Tick) -> bool {
-        self.ready_at(now) <= now
-    }
-
-    /// The earliest time (not before `now`) at which one more request stays
-    /// within the limit.
-    pub fn ready_at(&self, now: Tick) -> Tick {
-        if self.log.len() < self.limit as usize {
-            return now;
-        }
-        match self.log.front() {
-            Some(&oldest) => now.max(oldest + self.window),
-            None => now,
-        }
-    }
-
-    /// Records a request sent at `now`, whether or not it was allowed (so the
-    /// log also reflects requests made for other reasons).
-    pub fn record(&mut self, now: Tick) {
-        // Keep the log sorted even if a caller's clock steps back.
-        let at = self.log.back().map_or(now, |&last| last.max(now));
-        self.log.push_back(at);
-        while self.log.len() > self.limit as usize {
-            self.log.pop_front();
-        }
-    }
-
-    /// Records a request at `now` if it is allowed.
-    pub fn try_take(&mut self, now: Tick) -> bool {
-        if self.allows(now) {
-            self.record(now);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// The most recent request time, if any.
-    pub fn last(&self) -> Option<Tick> {
-        self.log.back().copied()
-    }
-
-    /// Frees the log (for a job that will not be polled again).
-    pub fn clear(&mut self) {
-        self.log = VecDeque::new();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sliding_window::tests::max_in_any_window;
     use proptest::prelude::*;
 
     fn secs(s: f64) -> Tick {
         Duration::from_secs_f64(s)
-    }
-
-    /// Largest number of `times` in any half-open window `(t - w, t]`.
-    fn max_in_any_window(times: &[Tick], window: Duration) -> usize {
-        let mut best = 0;
-        let mut start = 0;
-        for (end, &t) in times.iter().enumerate() {
-            while times[start] + window <= t {
-                start += 1;
-            }
-            best = best.max(end + 1 - start);
-        }
-        best
     }
 
     #[test]
@@ -263,38 +166,7 @@ mod tests {
         }
     }
 
-    #[test]
-    fn window_refuses_the_request_that_would_exceed_the_limit() {
-        let mut window = SlidingWindow::new(3, Duration::from_secs(60));
-        assert!(window.try_take(secs(0.0)));
-        assert!(window.try_take(secs(1.0)));
-        assert!(window.try_take(secs(2.0)));
-        assert!(!window.try_take(secs(59.9)));
-        assert_eq!(window.ready_at(secs(30.0)), secs(60.0));
-        assert!(window.try_take(secs(60.0)));
-        assert_eq!(window.count(secs(60.0)), 3);
-        assert_eq!(window.count(secs(200.0)), 0);
-    }
-
     proptest! {
-        #[test]
-        fn window_never_lets_more_than_limit_into_any_window(
-            limit in 1u32..60,
-            gaps in proptest::collection::vec(0u64..3_000, 1..600),
-        ) {
-            let window = Duration::from_secs(60);
-            let mut limiter = SlidingWindow::new(limit, window);
-            let mut now = Tick::ZERO;
-            let mut sent = Vec::new();
-            for gap in gaps {
-                now += Duration::from_millis(gap);
-                if limiter.try_take(now) {
-                    sent.push(now);
-                }
-            }
-            prop_assert!(max_in_any_window(&sent, window) <= limit as usize);
-        }
-
         #[test]
         fn bucket_stays_within_capacity_plus_rate_times_window(
             capacity in 1u32..20,

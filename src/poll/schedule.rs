@@ -13,8 +13,8 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
 use std::time::Duration;
 
+use super::Tick;
 use super::budget::{SlidingWindow, TokenBucket};
-use super::{SplitMix64, Tick};
 use crate::api::types::prerecorded::TranscriptStatus;
 
 /// The server's per-transcript window.
@@ -594,7 +594,8 @@ pub struct Scheduler {
     pause_backoff: Option<Duration>,
     pauses: u32,
     requests: u64,
-    rng: SplitMix64,
+    /// Jitter, seeded from the config so a run can be replayed.
+    rng: fastrand::Rng,
     model: DurationModel,
     processing: Estimate,
 }
@@ -617,7 +618,7 @@ impl Scheduler {
         let model = DurationModel::new(config.prior_ratio, config.prior_spread);
         let processing = Estimate::new(secs(config.prior_processing).ln(), 1.0);
         Scheduler {
-            rng: SplitMix64::new(config.seed),
+            rng: fastrand::Rng::with_seed(config.seed),
             config,
             now,
             jobs: Vec::new(),
@@ -1450,7 +1451,7 @@ impl Scheduler {
     fn back_off(&mut self, slot: usize, problem: JobProblem, now: Tick) {
         let base = secs(self.config.error_backoff);
         let max = secs(self.config.error_backoff_max);
-        let jitter = 0.5 + 0.5 * self.rng.next_f64();
+        let jitter = 0.5 + 0.5 * self.rng.f64();
         let Some(job) = self.jobs[slot].as_mut() else {
             return;
         };
@@ -1472,7 +1473,7 @@ impl Scheduler {
             Some(previous) => (previous * 2).min(self.config.pause_backoff_max),
             None => self.config.pause_backoff,
         };
-        let jitter = duration(secs(backoff) * 0.25 * self.rng.next_f64());
+        let jitter = duration(secs(backoff) * 0.25 * self.rng.f64());
         self.pause_backoff = Some(backoff);
         self.pause_started = Some(now);
         self.pause_until = Some(now + backoff + jitter);

@@ -14,12 +14,14 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::{Choice, ConstantTimeEq};
 
+mod checklist;
 mod diagnose;
 mod header;
 mod json_forms;
 mod mistakes;
 mod secret;
 
+pub use checklist::{Check, ChecklistInput, TriedSecret, age, checklist};
 pub use diagnose::{Diagnosis, Finding, Severity, diagnose};
 pub use header::{HeaderError, ParsedHeader, V1Signature, parse_header};
 pub use mistakes::Mistake;

@@ -51,7 +51,7 @@ impl Default for AppConfig {
             demo: false,
             read_only: false,
             profile_label: "-".into(),
-            region: "global".into(),
+            region: crate::api::Region::default().as_str().into(),
             url_policy: UrlPolicy::PublicHttps,
         }
     }

@@ -90,7 +90,7 @@ impl Default for ConsoleOptions {
             read_only: false,
             theme: None,
             profile_label: "-".into(),
-            region: region_name(Region::default()).into(),
+            region: Region::default().as_str().into(),
             url_policy: UrlPolicy::PublicHttps,
             config_dir: None,
             recent_ids: Vec::new(),
@@ -99,15 +99,6 @@ impl Default for ConsoleOptions {
             inbox_url: None,
             store: None,
         }
-    }
-}
-
-/// A region as the status bar shows it.
-pub fn region_name(region: Region) -> &'static str {
-    match region {
-        Region::Global => "global",
-        Region::Us => "us",
-        Region::Eu => "eu",
     }
 }
 
@@ -302,7 +293,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
             .profile_name
             .clone()
             .unwrap_or_else(|| "(EARSHOT_URL)".into()),
-        region: region_name(resolved.region).into(),
+        region: resolved.region.as_str().into(),
         url_policy,
         config_dir: resolved.config_file.parent().map(PathBuf::from),
         recent_ids: known_sessions(),

@@ -1,5 +1,6 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
-//! its result back as an [`Action`]. A new load aborts the one still
+//! its result back as an [`Action`]. Loads are "latest request wins": each
+//! kind has one [`Latest`] slot, and a new load aborts the one still
 //! running (its answer would be stale anyway; `update` also drops it by
 //! sequence number). Dropping the worker aborts everything in flight.
 //!
@@ -25,14 +26,14 @@ pub struct Worker {
     tx: UnboundedSender<Action>,
     clipboard: Box<dyn Clipboard>,
     /// The subscriptions load in flight, if any.
-    load: Option<AbortHandle>,
+    load: Latest,
     /// The deliveries load in flight, if any.
-    deliveries_load: Option<AbortHandle>,
+    deliveries_load: Latest,
     /// The probe run in flight, if any.
-    probe_run: Option<AbortHandle>,
+    probe_run: Latest,
     /// The Inbox's receiver: the task that owns it and forwards what it
     /// receives (aborting it stops the receiver).
-    inbox: Option<AbortHandle>,
+    inbox: Latest,
     /// Every other task in flight (finished ones are pruned as we go).
     tasks: Vec<AbortHandle>,
     /// The job watcher, started by the first Jobs effect.
@@ -41,6 +42,31 @@ pub struct Worker {
     store: StorePath,
     /// The last id viewed in Deliveries, already added to the store.
     remembered: Option<String>,
+}
+
+/// "Latest request wins": the one task of a kind in flight. Starting
+/// another aborts it; so does dropping the slot.
+#[derive(Default)]
+struct Latest(Option<AbortHandle>);
+
+impl Latest {
+    /// Aborts the task in flight, if any, and runs `work` in its place.
+    fn replace(&mut self, work: impl Future<Output = ()> + Send + 'static) {
+        self.abort();
+        self.0 = Some(tokio::spawn(work).abort_handle());
+    }
+
+    fn abort(&mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Latest {
+    fn drop(&mut self) {
+        self.abort();
+    }
 }
 
 /// The running job watcher and the task forwarding its events.
@@ -63,10 +89,10 @@ impl Worker {
             client,
             tx,
             clipboard,
-            load: None,
-            deliveries_load: None,
-            probe_run: None,
-            inbox: None,
+            load: Latest::default(),
+            deliveries_load: Latest::default(),
+            probe_run: Latest::default(),
+            inbox: Latest::default(),
             tasks: Vec::new(),
             jobs: None,
             store: Err("no incident-history store configured".into()),
@@ -125,14 +151,11 @@ impl Worker {
             }
             Effect::StartListener { seq, bind, secrets } => {
                 tracing::info!(%bind, "start the inbox receiver");
-                if let Some(previous) = self.inbox.take() {
-                    previous.abort();
-                }
                 let config = ListenConfig {
                     secrets,
                     ..ListenConfig::default()
                 };
-                self.inbox = Some(tokio::spawn(run_inbox(tx, seq, bind, config)).abort_handle());
+                self.inbox.replace(run_inbox(tx, seq, bind, config));
             }
             Effect::JobWebhook { id, status } => {
                 if let Some(jobs) = &self.jobs {
@@ -194,30 +217,23 @@ impl Worker {
                 seq,
                 include_disabled,
             } => {
-                if let Some(previous) = self.load.take() {
-                    previous.abort();
-                }
                 tracing::debug!(seq, include_disabled, "list subscriptions");
-                let task = tokio::spawn(async move {
+                self.load.replace(async move {
                     let result = client
                         .list_subscriptions(include_disabled)
                         .await
                         .map_err(|error| Failure::from_api(&error));
                     let _ = tx.send(Action::Subs(SubsResult::Loaded { seq, result }));
                 });
-                self.load = Some(task.abort_handle());
             }
             Effect::LoadDeliveries { seq, id, latest } => {
-                if let Some(previous) = self.deliveries_load.take() {
-                    previous.abort();
-                }
                 tracing::debug!(seq, %id, latest, "list deliveries");
                 if self.remembered.as_deref() != Some(id.as_str()) {
                     self.remembered = Some(id.clone());
                     let store = self.store.clone();
                     self.spawn(history_tasks::remember_session(store, id.clone()));
                 }
-                let task = tokio::spawn(async move {
+                self.deliveries_load.replace(async move {
                     let result = if latest {
                         client.latest_deliveries(&id).await
                     } else {
@@ -231,7 +247,6 @@ impl Worker {
                         result,
                     }));
                 });
-                self.deliveries_load = Some(task.abort_handle());
             }
             Effect::RunProbe {
                 seq,
@@ -239,18 +254,14 @@ impl Worker {
                 regions,
                 options,
             } => {
-                if let Some(previous) = self.probe_run.take() {
-                    previous.abort();
-                }
                 tracing::info!(seq, regions = regions.len(), "probe dictation and sync");
-                let task = tokio::spawn(async move {
+                self.probe_run.replace(async move {
                     crate::api::probe::all_at_once(&client, &file, &regions, &options, |answer| {
                         let result = super::panes::probe::result_of(seq, answer);
                         let _ = tx.send(Action::Probe(result));
                     })
                     .await;
                 });
-                self.probe_run = Some(task.abort_handle());
             }
             Effect::WatchJobs(ids) => {
                 tracing::debug!(count = ids.len(), "watch jobs");
@@ -418,18 +429,7 @@ async fn run_inbox(
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        if let Some(inbox) = self.inbox.take() {
-            inbox.abort();
-        }
-        if let Some(load) = self.load.take() {
-            load.abort();
-        }
-        if let Some(load) = self.deliveries_load.take() {
-            load.abort();
-        }
-        if let Some(run) = self.probe_run.take() {
-            run.abort();
-        }
+        // The `Latest` slots abort their own tasks when dropped.
         for task in self.tasks.drain(..) {
             task.abort();
         }
@@ -438,5 +438,46 @@ impl Drop for Worker {
             jobs.forward.abort();
             jobs.watcher.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task that runs until aborted; its receiver errs once it is.
+    fn pending_task() -> (
+        impl Future<Output = ()> + Send + 'static,
+        tokio::sync::oneshot::Receiver<()>,
+    ) {
+        let (alive, gone) = tokio::sync::oneshot::channel::<()>();
+        let work = async move {
+            let _alive = alive;
+            std::future::pending::<()>().await;
+        };
+        (work, gone)
+    }
+
+    #[tokio::test]
+    async fn a_new_request_aborts_the_one_in_flight_and_drop_aborts_the_last() {
+        let within = std::time::Duration::from_secs(10);
+        let mut slot = Latest::default();
+        let (first, first_gone) = pending_task();
+        slot.replace(first);
+        let (second, mut second_gone) = pending_task();
+        slot.replace(second);
+        let aborted = tokio::time::timeout(within, first_gone).await;
+        assert!(matches!(aborted, Ok(Err(_))), "the first task still runs");
+        assert!(
+            second_gone
+                .try_recv()
+                .is_err_and(|e| e == tokio::sync::oneshot::error::TryRecvError::Empty)
+        );
+        drop(slot);
+        let aborted = tokio::time::timeout(within, second_gone).await;
+        assert!(
+            matches!(aborted, Ok(Err(_))),
+            "the last task outlived its slot"
+        );
     }
 }

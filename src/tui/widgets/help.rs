@@ -1,5 +1,6 @@
 //! The `?` overlay: every command of the current pane and the global ones,
-//! grouped, from the same lists keys are matched against.
+//! grouped, from the same lists keys are matched against. A long
+//! description wraps within its own column, under its first line.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,8 +11,15 @@ use super::popup;
 use crate::tui::keymap::CommandSection;
 use crate::tui::theme::{Role, Theme};
 
-/// The help text as lines (also what tests read).
-pub fn lines(sections: &[CommandSection], theme: &Theme) -> Vec<Line<'static>> {
+/// Width of the keys column, indent included.
+const KEYS_WIDTH: usize = 16;
+/// A description gets at least this many columns, however narrow the box.
+const MIN_DESCRIPTION: usize = 12;
+
+/// The help text as lines at most `room` columns wide where it can be
+/// (also what tests read): a description that does not fit wraps onto
+/// lines indented to the description column.
+pub fn lines(sections: &[CommandSection], theme: &Theme, room: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for section in sections {
         if !lines.is_empty() {
@@ -22,10 +30,19 @@ pub fn lines(sections: &[CommandSection], theme: &Theme) -> Vec<Line<'static>> {
             theme.style(Role::Accent),
         )));
         for command in &section.commands {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<14}", command.keys), theme.style(Role::Accent)),
-                Span::styled(command.description, theme.style(Role::Fg)),
-            ]));
+            let keys = format!("  {:<width$}", command.keys, width = KEYS_WIDTH - 2);
+            let indent = super::width(&keys);
+            let fit = room.saturating_sub(indent).max(MIN_DESCRIPTION);
+            let mut first = Some(Span::styled(keys, theme.style(Role::Accent)));
+            for part in super::wrap_words(command.description, fit) {
+                let lead = first
+                    .take()
+                    .unwrap_or_else(|| Span::raw(" ".repeat(indent)));
+                lines.push(Line::from(vec![
+                    lead,
+                    Span::styled(part, theme.style(Role::Fg)),
+                ]));
+            }
         }
     }
     lines
@@ -48,19 +65,23 @@ pub fn draw(
     } else {
         "Keys · esc closes · ↑↓ scroll"
     };
-    let columns: Vec<Vec<Line<'static>>> = if area.width >= TWO_COLUMNS_FROM {
+    let two = area.width >= TWO_COLUMNS_FROM;
+    let width = if two { 104 } else { 64 };
+    let column_count: u16 = if two { 2 } else { 1 };
+    let column_width = width.min(area.width).saturating_sub(2) / column_count;
+    let room = usize::from(column_width);
+    let columns: Vec<Vec<Line<'static>>> = if two {
         let split = balanced_split(sections);
         vec![
-            lines(&sections[..split], theme),
-            lines(&sections[split..], theme),
+            lines(&sections[..split], theme, room),
+            lines(&sections[split..], theme, room),
         ]
     } else {
-        vec![lines(sections, theme)]
+        vec![lines(sections, theme, room)]
     };
-    let width = if columns.len() == 2 { 104 } else { 64 };
-    // Long descriptions wrap: count the rows they take, so the box is tall
+    // Descriptions are wrapped already; a line still too wide (a very
+    // narrow screen) wraps again: count the rows, so the box is tall
     // enough and scrolling reaches the last line.
-    let column_width = width.min(area.width).saturating_sub(2) / columns.len().max(1) as u16;
     let tallest = columns
         .iter()
         .map(|column| rows(column, column_width))

@@ -45,9 +45,16 @@ pub fn fit(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` cut into lines of at most `width` display columns at spaces (a
+/// word longer than a line is cut where it must be; wide characters count
+/// two). Always at least one line.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    wrap_with(textwrap::Options::new(width.max(1)), text)
+}
+
 /// `text` word-wrapped to `room` columns: the first line after `first`,
-/// the others after `rest` (a word longer than a line is cut). Always at
-/// least one line.
+/// the others after `rest` (a word longer than a line is cut; every line
+/// leaves at least 8 columns for the text). Always at least one line.
 pub fn wrapped(
     first: &str,
     rest: &str,
@@ -58,53 +65,56 @@ pub fn wrapped(
     if text.trim().is_empty() {
         return vec![Line::from(Span::styled(format!("{first}{text}"), style))];
     }
-    let mut lines = Vec::new();
-    let mut indent = first.to_owned();
-    let mut line = String::new();
-    let mut push = |indent: &mut String, line: &mut String| {
-        lines.push(Line::from(vec![
-            Span::styled(std::mem::replace(indent, rest.to_owned()), style),
-            Span::styled(std::mem::take(line), style),
-        ]));
-    };
-    for word in text.split(' ') {
-        let mut word = word.to_owned();
-        loop {
-            let avail = room.saturating_sub(width(&indent)).max(8);
-            let needed = if line.is_empty() {
-                width(&word)
-            } else {
-                width(&line) + 1 + width(&word)
-            };
-            if needed <= avail {
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                break;
-            }
-            if !line.is_empty() {
-                push(&mut indent, &mut line);
-                continue;
-            }
-            let head: String = word.chars().take(avail).collect();
-            word = word.chars().skip(avail).collect();
-            line = head;
-            push(&mut indent, &mut line);
-            if word.is_empty() {
-                break;
-            }
-        }
+    let room = room.max(width(first).max(width(rest)) + 8);
+    let options = textwrap::Options::new(room)
+        .initial_indent(first)
+        .subsequent_indent(rest);
+    wrap_with(options, text)
+        .into_iter()
+        .map(|line| Line::from(Span::styled(line, style)))
+        .collect()
+}
+
+/// Greedy wrapping at ASCII spaces by display width, long words broken.
+fn wrap_with(options: textwrap::Options<'_>, text: &str) -> Vec<String> {
+    let options = options
+        .break_words(true)
+        .word_separator(textwrap::WordSeparator::AsciiSpace)
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
+    let lines: Vec<String> = textwrap::wrap(text, options)
+        .into_iter()
+        .map(std::borrow::Cow::into_owned)
+        .collect();
+    if lines.is_empty() {
+        vec![String::new()]
+    } else {
+        lines
     }
-    if !line.is_empty() {
-        push(&mut indent, &mut line);
-    }
-    lines
 }
 
 #[cfg(test)]
 mod tests {
-    use super::fit;
+    use super::{Style, fit, width, wrap_words, wrapped};
+
+    #[test]
+    fn words_wrap_at_spaces_and_long_words_are_cut() {
+        assert_eq!(wrap_words("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(wrap_words("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_words("", 4), [""]);
+    }
+
+    #[test]
+    fn wrapping_counts_display_columns_not_characters() {
+        // Each of these characters takes two columns.
+        assert_eq!(wrap_words("漢字漢字", 4), ["漢字", "漢字"]);
+        assert_eq!(wrap_words("日本 語です", 6), ["日本", "語です"]);
+        let lines = wrapped("- ", "  ", "漢字漢字漢字漢字漢字漢字", 12, Style::default());
+        for line in &lines {
+            assert!(line.width() <= 12, "{line:?} is wider than 12");
+        }
+        let text: String = lines.iter().map(|line| line.to_string()).collect();
+        assert_eq!(width(&text), 2 + 2 * (lines.len() - 1) + 24);
+    }
 
     #[test]
     fn fit_cuts_with_an_ellipsis_only_when_needed() {

@@ -15,9 +15,9 @@ use super::{DeliveriesPane, Mode};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::fit;
 use crate::tui::widgets::input as field;
 use crate::tui::widgets::table::{self, scroll_offset};
+use crate::tui::widgets::{fit, wrap_words};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
@@ -331,55 +331,3 @@ fn draw_detail(
 
 /// Width of the detail view's label column.
 const LABEL_COLUMN: u16 = 18;
-
-/// `text` cut into lines of at most `width` columns at spaces (a word
-/// longer than a line is cut where it must be).
-pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        let mut word = word.to_owned();
-        loop {
-            let needed = if line.is_empty() {
-                crate::tui::widgets::width(&word)
-            } else {
-                crate::tui::widgets::width(&line) + 1 + crate::tui::widgets::width(&word)
-            };
-            if needed <= width {
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(&word);
-                break;
-            }
-            if !line.is_empty() {
-                lines.push(std::mem::take(&mut line));
-                continue;
-            }
-            // A word longer than a whole line.
-            let head: String = word.chars().take(width).collect();
-            word = word.chars().skip(width).collect();
-            lines.push(head);
-            if word.is_empty() {
-                break;
-            }
-        }
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap_words;
-
-    #[test]
-    fn words_wrap_at_spaces_and_long_words_are_cut() {
-        assert_eq!(wrap_words("a bb ccc", 4), ["a bb", "ccc"]);
-        assert_eq!(wrap_words("abcdefghij", 4), ["abcd", "efgh", "ij"]);
-        assert_eq!(wrap_words("", 4), [""]);
-    }
-}

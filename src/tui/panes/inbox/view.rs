@@ -12,12 +12,12 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
 use super::{Field, InboxPane, InboxRow, ListenForm, Listening, View};
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::Received;
-use crate::tui::panes::deliveries::view::wrap_words;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
+use crate::tui::widgets::wrap_words;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {

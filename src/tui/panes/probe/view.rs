@@ -108,10 +108,7 @@ fn draw_regions(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &The
         if index == pane.region_cursor && !pane.editing {
             style = style.patch(theme.selection());
         }
-        spans.push(Span::styled(
-            format!("{mark} {}", region_name(choice.region)),
-            style,
-        ));
+        spans.push(Span::styled(format!("{mark} {}", choice.region), style));
         spans.push(Span::raw("  "));
     }
     spans.push(Span::styled("←→ pick · space check", muted));
@@ -163,7 +160,7 @@ fn draw_waiting(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &The
     let regions: Vec<&str> = pane
         .checked_regions()
         .into_iter()
-        .map(region_name)
+        .map(Region::as_str)
         .collect();
     let text = if pane.file.value().trim().is_empty() {
         "type a WAV file's path (e), then press enter: dictation and sync run in every checked \
@@ -228,7 +225,7 @@ fn layout_results(area: Rect, run: &Run, theme: &Theme) -> Vec<(Rect, Vec<Line<'
 /// A region's results in `room` columns.
 pub fn region_lines(run: &RegionRun, room: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(Span::styled(
-        fit(region_name(run.region), room),
+        fit(run.region.as_str(), room),
         theme.style(Role::Accent).add_modifier(Modifier::BOLD),
     ))];
     lines.extend(call_lines(
@@ -394,9 +391,4 @@ fn labelled(
         lines.append(&mut part);
     }
     lines
-}
-
-/// A region as the pane names it.
-pub fn region_name(region: Region) -> &'static str {
-    crate::tui::region_name(region)
 }

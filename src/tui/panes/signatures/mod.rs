@@ -22,8 +22,10 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
 use super::Pane;
+use crate::redact::mask;
 use crate::signature::{
-    Candidate, DEFAULT_TOLERANCE_SECS, Diagnosis, HeaderError, Verdict, diagnose, parse_header,
+    Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
+    checklist, diagnose,
 };
 
 use commands::{browse_commands, edit_commands};
@@ -119,13 +121,6 @@ impl Field {
 pub struct LoadedBody {
     pub source: String,
     pub result: Result<Vec<u8>, String>,
-}
-
-/// One checklist line: passed (`Some(true)`), failed, or not checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Check {
-    pub passed: Option<bool>,
-    pub text: String,
 }
 
 /// What the form adds up to.
@@ -490,9 +485,22 @@ impl SignaturesPane {
             DEFAULT_TOLERANCE_SECS,
             receiver,
         );
-        let labels: Vec<&str> = candidates.iter().map(|c| c.label).collect();
+        let tried: Vec<TriedSecret<'_>> = candidates
+            .iter()
+            .map(|c| TriedSecret {
+                label: c.label,
+                masked: mask(&String::from_utf8_lossy(c.secret)),
+            })
+            .collect();
+        let input = ChecklistInput {
+            header,
+            body_len: body.len(),
+            tried: &tried,
+            now,
+            tolerance_secs: DEFAULT_TOLERANCE_SECS,
+        };
         Report::Checked {
-            checks: checklist(header, &diagnosis, &labels, now, body.len()),
+            checks: checklist(&input, &diagnosis),
             diagnosis,
         }
     }
@@ -544,76 +552,6 @@ impl Pane for SignaturesPane {
 }
 
 const WAITING: &str = "paste an X-SVC-Signature header (press enter or i to edit the form)";
-
-/// "signed 12 s ago", "signed 3 s in the future", "signed just now".
-pub fn age(skew_secs: i64) -> String {
-    match skew_secs {
-        0 => "signed just now".into(),
-        s if s > 0 => format!("signed {s} s ago"),
-        s => format!("signed {} s in the future", s.unsigned_abs()),
-    }
-}
-
-/// The ✓/✗ lines: header, clock, secret (the CLI's checklist, in words).
-fn checklist(
-    header: &str,
-    diagnosis: &Diagnosis,
-    tried: &[&str],
-    now: i64,
-    body_len: usize,
-) -> Vec<Check> {
-    let tolerance = DEFAULT_TOLERANCE_SECS;
-    let clock = format!("timestamp within {tolerance} s of now ({now})");
-    let secret = "signature matches a secret";
-    let check = |passed: Option<bool>, text: String| Check { passed, text };
-    let parsed = match parse_header(header) {
-        Ok(parsed) => parsed,
-        Err(error) => {
-            return vec![
-                check(
-                    Some(false),
-                    format!("header well-formed: {}", header_error(&error)),
-                ),
-                check(None, format!("{clock}: not checked")),
-                check(None, format!("{secret}: not checked")),
-            ];
-        }
-    };
-    let skew = now.saturating_sub(parsed.timestamp);
-    let count = parsed.signatures.len();
-    let mut checks = vec![
-        check(
-            Some(true),
-            format!(
-                "header well-formed: t={}, {count} v1 value{}; body {body_len} bytes",
-                parsed.timestamp,
-                if count == 1 { "" } else { "s" }
-            ),
-        ),
-        check(
-            Some(skew.unsigned_abs() <= tolerance),
-            format!("{clock}: {}", age(skew)),
-        ),
-    ];
-    let matched = diagnosis.verdict.matched();
-    checks.push(match (matched, tried) {
-        (_, []) => check(Some(false), format!("{secret}: no secret given")),
-        (Some(label), _) if tried.first() != Some(&label) => check(
-            Some(true),
-            format!("{secret}: the {label} one (a rotation is draining)"),
-        ),
-        (Some(label), _) => check(Some(true), format!("{secret}: the {label} one")),
-        (None, _) => check(
-            Some(false),
-            format!("{secret}: none does (tried {})", tried.join(", ")),
-        ),
-    });
-    checks
-}
-
-fn header_error(error: &HeaderError) -> String {
-    error.to_string()
-}
 
 /// The verdict line over the checklist.
 pub fn verdict_line(verdict: &Verdict) -> String {

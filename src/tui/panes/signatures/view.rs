@@ -145,27 +145,11 @@ fn draw_hint(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &T
     );
 }
 
-fn mark(passed: Option<bool>) -> &'static str {
-    match passed {
-        Some(true) => "✓",
-        Some(false) => "✗",
-        None => "·",
-    }
-}
-
 fn severity_style(severity: Severity, theme: &Theme) -> Style {
     match severity {
         Severity::Problem => theme.style(Role::Error),
         Severity::Warning => theme.style(Role::Warn),
         Severity::Ok => theme.style(Role::Ok),
-    }
-}
-
-fn severity_mark(severity: Severity) -> &'static str {
-    match severity {
-        Severity::Problem => "✗",
-        Severity::Warning => "!",
-        Severity::Ok => "✓",
     }
 }
 
@@ -202,7 +186,7 @@ fn draw_report(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: 
                     None => muted,
                 };
                 lines.extend(wrapped(
-                    &format!("    {} ", mark(check.passed)),
+                    &format!("    {} ", check.mark()),
                     "      ",
                     &check.text,
                     room,
@@ -215,7 +199,7 @@ fn draw_report(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: 
             for finding in &diagnosis.findings {
                 let style = severity_style(finding.severity(), theme);
                 lines.extend(wrapped(
-                    &format!("    {} ", severity_mark(finding.severity())),
+                    &format!("    {} ", finding.severity().mark()),
                     "      ",
                     &finding.what(),
                     room,

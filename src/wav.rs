@@ -1,15 +1,18 @@
-//! A tolerant RIFF/WAVE header reader: format, channels, sample rate, bit
-//! depth, how much audio is present (hence its duration) and the
-//! `LIST/INFO` `ICMT` comment, which a fixture may use to carry its own
-//! transcript (DESIGN.md §5).
+//! The one RIFF/WAVE reader: format, channels, sample rate, bit depth, how
+//! much audio is present (hence its duration) and the `LIST/INFO` `ICMT`
+//! comment, which a fixture may use to carry its own transcript (DESIGN.md
+//! §5). Also finds the `data` chunk in the first bytes of a stream
+//! ([`locate_data`]) and measures a file from its first bytes and its
+//! length ([`duration_of_prefix`]), and writes 16-bit PCM fixtures.
 //!
-//! Shared by the emulated services that take audio (pre-recorded, and
-//! dictation later). It never panics on odd input: a file that cannot be
-//! read gives a [`WavError`] saying why. Chunks are walked by their
-//! declared sizes, padded to even lengths; a `data` chunk whose declared
-//! size runs past the end of the file (a truncated or still-streaming
-//! recording, or the `0xFFFFFFFF` placeholder) counts the bytes actually
-//! present.
+//! Pure and shared: the client checks a dictation file before sending
+//! (`api::dictation`), the emulated services read what they receive
+//! (`emulator::prerecorded`, `emulator::dictation`). It never panics on odd
+//! input: a file that cannot be read gives a [`WavError`] saying why.
+//! Chunks are walked by their declared sizes, padded to even lengths; a
+//! `data` chunk whose declared size runs past the end of the file (a
+//! truncated or still-streaming recording, or the `0xFFFFFFFF`
+//! placeholder) counts the bytes actually present.
 
 use std::time::Duration;
 
@@ -259,6 +262,89 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<WavInfo, WavError> {
     })
 }
 
+/// Declared `data` sizes of 0, or from here up, are streaming
+/// placeholders: the audio runs to the end of the stream.
+pub(crate) const PLACEHOLDER_SIZE: u64 = 0x7FFF_F000;
+
+/// The `data` chunk's declared size, unless it is a streaming placeholder.
+pub(crate) fn declared_data_len(declared: u32) -> Option<u64> {
+    let declared = u64::from(declared);
+    (declared != 0 && declared < PLACEHOLDER_SIZE).then_some(declared)
+}
+
+/// Where the `data` chunk is in the first bytes of a WAV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DataChunk {
+    /// Its header ends at `header_end` (the audio starts there).
+    At { header_end: usize, declared: u32 },
+    /// Not among the bytes so far.
+    NeedMore,
+}
+
+/// Finds the `data` chunk's header by walking the chunks before it.
+/// Fewer than 12 bytes are not judged yet ([`DataChunk::NeedMore`]).
+pub(crate) fn locate_data(bytes: &[u8]) -> Result<DataChunk, WavError> {
+    if bytes.len() >= 12 && (&bytes[0..4] != b"RIFF" || &bytes[8..12] != b"WAVE") {
+        return Err(WavError::NotWav);
+    }
+    let mut at = 12usize;
+    loop {
+        let (Some(id), Some(size)) = (bytes.get(at..at.saturating_add(4)), u32_at(bytes, at + 4))
+        else {
+            return Ok(DataChunk::NeedMore);
+        };
+        if id == b"data" {
+            return Ok(DataChunk::At {
+                header_end: at + 8,
+                declared: size,
+            });
+        }
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        at = at
+            .saturating_add(8)
+            .saturating_add(size)
+            .saturating_add(size % 2);
+    }
+}
+
+/// Reads the header from the bytes before the `data` chunk's header
+/// (format, and a `LIST` placed before the audio), with no audio.
+pub(crate) fn parse_head(before_data: &[u8]) -> Result<WavInfo, WavError> {
+    let mut probe = before_data.to_vec();
+    probe.extend_from_slice(b"data\0\0\0\0");
+    parse(&probe)
+}
+
+/// Why [`duration_of_prefix`] cannot measure a file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PrefixError {
+    #[error(transparent)]
+    Wav(#[from] WavError),
+    /// The `data` chunk starts after the bytes read.
+    #[error("no `data` chunk in the first {0} bytes")]
+    NoDataYet(usize),
+}
+
+/// How long a WAV file of `file_len` bytes lasts, from its first bytes:
+/// the `data` chunk's declared size, or what the file holds when that
+/// size is a placeholder or runs past the end.
+pub(crate) fn duration_of_prefix(prefix: &[u8], file_len: u64) -> Result<Duration, PrefixError> {
+    if prefix.get(0..4) != Some(b"RIFF") || prefix.get(8..12) != Some(b"WAVE") {
+        return Err(WavError::NotWav.into());
+    }
+    let DataChunk::At {
+        header_end,
+        declared,
+    } = locate_data(prefix)?
+    else {
+        return Err(PrefixError::NoDataYet(prefix.len()));
+    };
+    let info = parse_head(&prefix[..header_end - 8])?;
+    let present = file_len.saturating_sub(header_end as u64);
+    let data_len = declared_data_len(declared).map_or(present, |declared| declared.min(present));
+    Ok(WavInfo { data_len, ..info }.duration())
+}
+
 /// A 16-bit PCM WAV of `samples` (little-endian, `channels` interleaved),
 /// with `comment` in a `LIST/INFO/ICMT` chunk: the emulator's convention for
 /// a fixture's transcript.
@@ -434,6 +520,58 @@ pub(crate) mod tests {
         body[12..14].copy_from_slice(&256u16.to_le_bytes());
         let wav = riff(&[chunk(b"fmt ", &body), chunk(b"data", &[0u8; 8110])]);
         assert_eq!(parse(&wav).unwrap().duration(), Duration::from_secs(2));
+    }
+
+    #[test]
+    fn locate_data_walks_the_chunks_before_the_audio() {
+        let wav = pcm_wav(8000, 1, 1.0, Some("hi"));
+        let DataChunk::At {
+            header_end,
+            declared,
+        } = locate_data(&wav).unwrap()
+        else {
+            panic!("no data chunk");
+        };
+        assert_eq!(declared, 16_000);
+        assert_eq!(wav.len() - header_end, 16_000);
+        assert_eq!(locate_data(&wav[..header_end - 1]), Ok(DataChunk::NeedMore));
+        assert_eq!(locate_data(&wav[..5]), Ok(DataChunk::NeedMore));
+        assert_eq!(
+            locate_data(b"hello world, not audio"),
+            Err(WavError::NotWav)
+        );
+        let head = parse_head(&wav[..header_end - 8]).unwrap();
+        assert_eq!((head.data_len, head.comment.as_deref()), (0, Some("hi")));
+    }
+
+    #[test]
+    fn duration_of_prefix_reads_the_declared_size_or_what_is_there() {
+        // Declares 121 s of 8 kHz mono 16-bit; the file holds what it holds.
+        let mut wav = riff(&[chunk(b"fmt ", &fmt_body(FORMAT_PCM, 1, 8000, 16))]);
+        wav.extend_from_slice(b"data");
+        wav.extend_from_slice(&(121 * 16000u32).to_le_bytes());
+        let header = wav.len() as u64;
+        let seconds = |len: u64| duration_of_prefix(&wav, len).unwrap().as_secs_f64();
+        assert!((seconds(header + 121 * 16000) - 121.0).abs() < 1e-9);
+        assert!((seconds(header + 16000) - 1.0).abs() < 1e-9);
+        assert_eq!(
+            duration_of_prefix(b"not a wav at all", 100),
+            Err(PrefixError::Wav(WavError::NotWav))
+        );
+        let cut = &wav[..20];
+        assert_eq!(
+            duration_of_prefix(cut, 1000),
+            Err(PrefixError::NoDataYet(20))
+        );
+        // A placeholder size: the audio runs to the end of the file.
+        let mut streaming = riff(&[chunk(b"fmt ", &fmt_body(FORMAT_PCM, 1, 8000, 16))]);
+        streaming.extend_from_slice(b"data");
+        streaming.extend_from_slice(&u32::MAX.to_le_bytes());
+        let header = streaming.len() as u64;
+        assert_eq!(
+            duration_of_prefix(&streaming, header + 8000),
+            Ok(Duration::from_millis(500))
+        );
     }
 
     #[test]
