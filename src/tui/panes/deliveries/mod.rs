@@ -321,17 +321,32 @@ impl DeliveriesPane {
 
     /// The clock: moves countdowns on and reloads every [`REFRESH_EVERY`]
     /// while something is live. Whether the pane needs a redraw.
+    /// With only links counting down, it redraws when their words change
+    /// (once a minute, once a second in the last minute), not every tick.
     pub fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let before = self.countdown_words();
         self.now = (self.clock)();
-        if self.id.is_some()
-            && self.live()
+        let live = self.id.is_some() && self.live();
+        if live
             && self
                 .last_load
                 .is_none_or(|last| at.saturating_duration_since(last) >= REFRESH_EVERY)
         {
             self.refresh(out);
         }
-        true
+        live || self.countdown_words() != before
+    }
+
+    /// What the session block says of each link's expiry now.
+    fn countdown_words(&self) -> Vec<String> {
+        self.session()
+            .map(|view| {
+                view.links
+                    .iter()
+                    .map(|link| link.expiry(self.now))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
