@@ -21,10 +21,11 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Debug, thiserror::Error)]
 pub enum DownloadError {
     #[error(
-        "the {kind} link {when}: the host answered 403 ({shown}); presigned links work for one hour after their event"
+        "the {kind} link {when}: the host answered {status} ({shown}); presigned links work for one hour after their event"
     )]
     Expired {
         kind: String,
+        status: u16,
         /// "expired 12 min ago (at 2026-11-23 13:05:00 UTC)".
         when: String,
         shown: String,
@@ -106,9 +107,12 @@ pub async fn download(
     };
     let mut response = http.get(&link.url).send().await.map_err(network)?;
     let status = response.status().as_u16();
-    if status == 403 && link.expired(Utc::now()) {
+    // S3 answers 403 to an expired link; a host that forgot the file
+    // (404, 410) past the expiry is the same story for the operator.
+    if (400..500).contains(&status) && link.expired(Utc::now()) {
         return Err(DownloadError::Expired {
             kind,
+            status,
             when: when(link, Utc::now()),
             shown,
         });

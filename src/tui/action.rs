@@ -96,6 +96,13 @@ pub enum DeliveriesResult {
         latest: bool,
         result: Result<Vec<DeliveryRecord>, Failure>,
     },
+    /// The session record with the stored events, put together; sent after
+    /// each load's attempts, under the same `seq`.
+    Session {
+        seq: u64,
+        id: String,
+        result: Result<Box<crate::history::session_view::SessionView>, Failure>,
+    },
 }
 
 /// What reaches the Jobs pane from the background.

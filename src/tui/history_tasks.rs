@@ -1,6 +1,6 @@
-//! The incident-history work the worker runs for the Health pane: store
-//! reads on the blocking pool (never on the render path), the sweep, and
-//! recover with progress. Each opens the store at the configured path for
+//! The incident-history work the worker runs for the Health and Deliveries
+//! panes: store reads on the blocking pool (never on the render path), the
+//! sweep, recover with progress, and the Deliveries pane's session view. Each opens the store at the configured path for
 //! its own work (SQLite connections are cheap; WAL lets them run beside a
 //! `listen` that writes).
 
@@ -10,9 +10,10 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::action::{Action, Failure, HealthResult};
 use crate::api::Client;
+use crate::history::session_view::{self, SessionView};
 use crate::history::{recover, report, sweep};
 use crate::redact::SecretString;
-use crate::store::{self, Store, deliveries, sessions};
+use crate::store::{self, Store, deliveries, events, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
@@ -94,6 +95,34 @@ pub async fn remember_session(path: StorePath, id: String) {
     if let Err(error) = result {
         tracing::debug!(error = %error.message, "viewed id not remembered");
     }
+}
+
+/// The Deliveries pane's session block: the record from the platform,
+/// the events and attempts from the store (none when there is no store).
+pub async fn session_view(
+    client: &Client,
+    path: StorePath,
+    id: String,
+) -> Result<Box<SessionView>, Failure> {
+    let record = client
+        .get_session(&id)
+        .await
+        .map_err(|error| Failure::from_api(&error))?;
+    let key = id.clone();
+    let (stored_events, stored_deliveries) = with_store(path, move |store| {
+        let found = events::for_session(store, &key).map_err(|error| error.to_string())?;
+        let attempts = deliveries::for_session(store, &key).map_err(|error| error.to_string())?;
+        Ok((found, attempts))
+    })
+    .await
+    .unwrap_or_default();
+    Ok(Box::new(session_view::build(
+        &id,
+        Some(record),
+        &stored_events,
+        &stored_deliveries,
+        chrono::Utc::now(),
+    )))
 }
 
 /// Opens the store on the blocking pool, for work that awaits the network.

@@ -233,6 +233,7 @@ impl Worker {
                     let store = self.store.clone();
                     self.spawn(history_tasks::remember_session(store, id.clone()));
                 }
+                let store = self.store.clone();
                 self.deliveries_load.replace(async move {
                     let result = if latest {
                         client.latest_deliveries(&id).await
@@ -242,8 +243,14 @@ impl Worker {
                     .map_err(|error| Failure::from_api(&error));
                     let _ = tx.send(Action::Deliveries(DeliveriesResult::Loaded {
                         seq,
-                        id,
+                        id: id.clone(),
                         latest,
+                        result,
+                    }));
+                    let result = history_tasks::session_view(&client, store, id.clone()).await;
+                    let _ = tx.send(Action::Deliveries(DeliveriesResult::Session {
+                        seq,
+                        id,
                         result,
                     }));
                 });

@@ -34,4 +34,5 @@ mod tui_jobs_worker;
 mod tui_launch;
 mod tui_loop;
 mod tui_probe_worker;
+mod tui_session_worker;
 mod tui_snapshots;

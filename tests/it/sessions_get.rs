@@ -3,12 +3,14 @@
 //! call's events: before the artifacts are written it says so; after, it
 //! lists them; the recording and transcript download; after the scaled
 //! hour the download fails naming when the link expired. No message shows
-//! a presigned URL in full.
+//! a presigned URL in full. An 80 MiB recording downloads with the process
+//! far below 80 MiB resident.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::common;
 use crate::common::cli::{earshot, observer, run};
 use crate::common::{API_KEY, Harness, SECRET, eventually, start_at};
 use earshot::api::types::agents::EventKind;
@@ -183,5 +185,70 @@ async fn after_the_scaled_hour_the_download_fails_naming_when_the_link_expired()
 
     listen.kill().ok();
     listen.wait().ok();
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_recording_downloads_without_being_held_in_memory() {
+    // An 80 MiB recording; the process's peak resident memory stays well
+    // under it (held whole, it could not).
+    const SIZE: u64 = 80 * 1024 * 1024;
+    let mut config =
+        earshot::emulator::EmulatorConfig::new(earshot::redact::SecretString::new(API_KEY));
+    config.time_scale = earshot::emulator::TimeScale::new(0.01).unwrap();
+    config.recording_bytes = Some(SIZE);
+    let harness = common::launch(config, None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    let call_id = harness.start_call("connected").await;
+    harness.end_call(&call_id).await;
+    // No observer: the links come from the record's list (about 0.9 s).
+    eventually(Duration::from_secs(10), "artifacts listed", || async {
+        let (_, body) = harness.get(&format!("/v1/sessions/{call_id}")).await;
+        body["artifacts"]
+            .as_array()
+            .is_some_and(|list| !list.is_empty())
+            .then_some(())
+    })
+    .await;
+
+    let mut child = get(&harness, &db, &call_id)
+        .arg("--download")
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut peak_mib = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(kib) = common::rss::status_kib(&pid.to_string(), "VmHWM") {
+            peak_mib = peak_mib.max(kib / 1024);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the download ends within a minute"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains("recording: "),
+        "progress on stderr: {stderr}"
+    );
+    let written = std::fs::metadata(dir.path().join(format!("{call_id}-recording.wav")))
+        .unwrap()
+        .len();
+    assert_eq!(written, SIZE);
+    assert!(
+        peak_mib < 56,
+        "peak RSS {peak_mib} MiB for an 80 MiB download"
+    );
     harness.emulator.shutdown().await;
 }

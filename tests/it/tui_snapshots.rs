@@ -5,6 +5,8 @@
 use chrono::TimeZone;
 use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
 use earshot::api::validate::UrlPolicy;
+use earshot::history::session_view::{self, SessionView};
+use earshot::store::events::StoredEvent;
 use earshot::tui::action::{Action, Effect, Failure, SubsResult};
 use earshot::tui::app::{App, AppConfig, Connection};
 use earshot::tui::panes::PaneId;
@@ -325,6 +327,150 @@ fn deliveries_app() -> App {
     app.deliveries.set_rows(SESSION, deliveries());
     keys(&mut app, "3");
     app
+}
+
+const CALL: &str = "call_01JQ4E8B2D6F0A";
+const RECORDING: &str =
+    "https://files.example.com/acct/4242/call_01JQ4E8B2D6F0A/recording.wav?X-Amz-Signature=0f1e2d";
+
+/// A call that ended 19 minutes before the fixed clock: its links expire
+/// in 41 minutes; the record lists both artifacts.
+fn ended_call_view() -> SessionView {
+    let event = |name: &str, seconds: i64, call: serde_json::Value| StoredEvent {
+        event_id: format!("ev_{name}"),
+        event: name.into(),
+        session_id: CALL.into(),
+        occurred_ms: at(seconds).timestamp_millis(),
+        body: serde_json::to_vec(&json!({
+            "event_id": format!("ev_{name}"), "event": name,
+            "timestamp": at(seconds).to_rfc3339(), "call": call,
+        }))
+        .unwrap(),
+    };
+    let events = [
+        event(
+            "call.connected",
+            -1_500,
+            json!({"status": "connected", "from_number": "+15555550189", "recording_url": null}),
+        ),
+        event(
+            "call.ended",
+            -19 * 60,
+            json!({"status": "ended", "from_number": "+15555550189",
+                "recording_url": RECORDING,
+                "transcript_url": "https://files.example.com/acct/4242/call_01JQ4E8B2D6F0A/transcript.json?X-Amz-Signature=9a8b"}),
+        ),
+    ];
+    let record: earshot::api::types::agents::SessionRecord = serde_json::from_value(json!({
+        "session_id": CALL, "status": "ended",
+        "artifacts": [
+            {"kind": "recording", "url": RECORDING},
+            {"kind": "transcript", "url": "https://files.example.com/acct/4242/call_01JQ4E8B2D6F0A/transcript.json?X-Amz-Signature=9a8b"},
+        ],
+    }))
+    .unwrap();
+    session_view::build(CALL, Some(record), &events, &[], fixed_now())
+}
+
+fn deliveries_with_session() -> App {
+    let mut app = deliveries_app();
+    app.deliveries.set_rows(CALL, deliveries());
+    app.deliveries.set_session(ended_call_view());
+    app
+}
+
+#[test]
+fn deliveries_session_block_counts_down_the_links() {
+    let app = deliveries_with_session();
+    snapshot("deliveries_session", &app);
+    let text = screen_text(&render(&app, (120, 40)));
+    assert!(text.contains("expires in 41 min"), "{text}");
+    assert!(
+        !text.contains("X-Amz-Signature"),
+        "URLs are redacted: {text}"
+    );
+}
+
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    (0..area.height)
+        .map(|y| {
+            (0..area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect()
+}
+
+/// Where `needle` starts on screen: (x, y) of its first cell.
+fn find(terminal: &Terminal<TestBackend>, needle: &str) -> Option<(u16, u16)> {
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    for y in 0..area.height {
+        let cells: Vec<&str> = (0..area.width).map(|x| buffer[(x, y)].symbol()).collect();
+        let line: String = cells.concat();
+        if let Some(byte) = line.find(needle) {
+            let column = line[..byte].chars().count();
+            return Some((u16::try_from(column).ok()?, y));
+        }
+    }
+    None
+}
+
+#[test]
+fn the_callers_number_is_masked_and_muted_until_revealed() {
+    let mut app = deliveries_with_session();
+    let theme = Theme::fallback();
+    let terminal = render(&app, (120, 40));
+    let text = screen_text(&terminal);
+    assert!(!text.contains("5555550189"), "{text}");
+    let (x, y) = find(&terminal, "+1 •••• ••89").expect("the masked number is shown");
+    let buffer = terminal.backend().buffer();
+    assert_eq!(buffer[(x, y)].fg, theme.style(Role::Muted).fg.unwrap());
+    assert_eq!(buffer[(x + 11, y)].fg, theme.style(Role::Muted).fg.unwrap());
+
+    keys(&mut app, "n");
+    let terminal = render(&app, (120, 40));
+    let (x, y) = find(&terminal, "+15555550189").expect("revealed on n");
+    let buffer = terminal.backend().buffer();
+    assert_eq!(buffer[(x, y)].fg, theme.style(Role::Warn).fg.unwrap());
+
+    keys(&mut app, "n");
+    let text = screen_text(&render(&app, (120, 40)));
+    assert!(!text.contains("5555550189"), "masked again: {text}");
+}
+
+#[test]
+fn c_copies_the_recording_link_with_osc_52_and_says_so() {
+    let mut app = deliveries_with_session();
+    let effects = app.update(key(KeyCode::Char('c')));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Copy { what: "link", text }] if text.expose() == RECORDING),
+        "{effects:?}"
+    );
+    let text = screen_text(&render(&app, (120, 40)));
+    assert!(text.contains("copied the recording link"), "{text}");
+    assert!(!text.contains("X-Amz-Signature"), "{text}");
+}
+
+#[test]
+fn the_countdown_ticks_only_while_the_pane_is_on_screen() {
+    let mut app = deliveries_with_session();
+    // Nothing pending: only the links' countdown keeps the tick.
+    app.deliveries.set_rows(CALL, Vec::new());
+    app.deliveries.set_session(ended_call_view());
+    assert!(app.wants_tick(), "counting down on screen");
+    keys(&mut app, "2");
+    // Let any toast run out: then nothing on the Subscriptions pane ticks.
+    app.update(Action::Tick(
+        std::time::Instant::now() + std::time::Duration::from_secs(3_600),
+    ));
+    assert!(app.toast.is_none());
+    assert!(!app.wants_tick(), "no tick while the pane is hidden");
+    keys(&mut app, "3");
+    assert!(app.wants_tick(), "counting down again once back on screen");
 }
 
 #[test]

@@ -12,8 +12,15 @@ use DlvCommand as D;
 
 /// The table's commands: moving and opening exist only with a selected
 /// row, the latest toggle only once an id is loaded, the signature check
-/// only on a 401 failure; with no row, `enter` opens the id prompt too.
-pub(super) fn table_commands(selection: bool, loaded: bool, rejected: bool) -> Vec<CommandInfo> {
+/// only on a 401 failure, copying only with a link and revealing only with
+/// a caller's number; with no row, `enter` opens the id prompt too.
+pub(super) fn table_commands(
+    selection: bool,
+    loaded: bool,
+    rejected: bool,
+    links: bool,
+    number: bool,
+) -> Vec<CommandInfo> {
     let mut commands = if selection {
         movement(|m| Dlv(D::Move(m)))
     } else {
@@ -49,6 +56,25 @@ pub(super) fn table_commands(selection: bool, loaded: bool, rejected: bool) -> V
             )
             .quick_as("latest"),
         );
+    }
+    if links {
+        commands.push(
+            CommandInfo::new(
+                "c",
+                "copy the session's next link (recording, transcript) with OSC 52",
+                keys![Key::char('c')],
+                Dlv(D::CopyLink),
+            )
+            .quick_as("copy link"),
+        );
+    }
+    if number {
+        commands.push(CommandInfo::new(
+            "n",
+            "show / mask the caller's number (personal data)",
+            keys![Key::char('n')],
+            Dlv(D::RevealNumber),
+        ));
     }
     commands
 }

@@ -6,7 +6,11 @@
 //! its retry verdict and likely causes, and the auto-refresh while a
 //! retry is still to come. Loads are [`Effect::LoadDeliveries`], answered
 //! by [`DeliveriesResult`]; a newer load supersedes an older one by
-//! sequence number. Read-only: nothing here changes the platform.
+//! sequence number. Above the attempts, the session record
+//! ([`SessionView`]): status, event times, artifacts and their links'
+//! expiry (counting down only while the pane is on screen), a key to copy
+//! a link with OSC 52 and one to reveal the caller's number, masked
+//! otherwise. Read-only: nothing here changes the platform.
 //! Drawing is in `view.rs`, the retry rules in [`verdict`].
 
 mod commands;
@@ -26,6 +30,8 @@ use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
 use super::Pane;
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use crate::history::session_view::SessionView;
+use crate::redact::SecretString;
 use crate::tui::panes::subscriptions::short_id;
 
 use commands::{detail_commands, prompt_commands, table_commands};
@@ -60,6 +66,11 @@ pub enum DlvCommand {
     ToggleLatest,
     /// Hand the selected 401 failure to the Signatures pane.
     CheckSignature,
+    /// Copy the session's next link (recording, then transcript) with
+    /// OSC 52.
+    CopyLink,
+    /// Show or mask the caller's number.
+    RevealNumber,
 }
 
 /// Table or detail.
@@ -111,6 +122,14 @@ pub struct DeliveriesPane {
     /// Wall-clock time countdowns are drawn from; moved on by the tick.
     pub now: DateTime<Utc>,
     clock: fn() -> DateTime<Utc>,
+    /// The session record of the id on screen, once loaded.
+    session: Option<Box<SessionView>>,
+    /// Why the session record could not be loaded.
+    pub session_error: Option<String>,
+    /// The caller's number shown in full (the operator asked).
+    pub reveal_number: bool,
+    /// The link `c` copies next (cycles through the session's links).
+    next_link: usize,
 }
 
 impl Default for DeliveriesPane {
@@ -140,6 +159,10 @@ impl DeliveriesPane {
             last_load: None,
             now: Utc::now(),
             clock: Utc::now,
+            session: None,
+            session_error: None,
+            reveal_number: false,
+            next_link: 0,
         }
     }
 
@@ -194,6 +217,24 @@ impl DeliveriesPane {
         self.table.clamp(self.rows.len());
     }
 
+    /// The session record as if just loaded (fixtures for tests and
+    /// snapshots).
+    pub fn set_session(&mut self, view: SessionView) {
+        self.session = Some(Box::new(view));
+        self.session_error = None;
+    }
+
+    pub fn session(&self) -> Option<&SessionView> {
+        self.session.as_deref()
+    }
+
+    /// A link of the session still works: its expiry counts down.
+    pub fn counting_down(&self) -> bool {
+        self.session
+            .as_ref()
+            .is_some_and(|view| view.links.iter().any(|link| !link.expired(self.now)))
+    }
+
     pub fn rows(&self) -> &[DeliveryRecord] {
         &self.rows
     }
@@ -228,7 +269,7 @@ impl DeliveriesPane {
     pub fn help_sections() -> Vec<CommandSection> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
-            section("Deliveries", table_commands(true, true, true)),
+            section("Deliveries", table_commands(true, true, true, true, true)),
             section("Attempt detail", detail_commands(true)),
             section("Id prompt (typing)", prompt_commands()),
         ]
@@ -246,9 +287,10 @@ impl DeliveriesPane {
         })
     }
 
-    /// Whether the tick should run for this pane.
+    /// Whether the tick should run for this pane (the app asks only while
+    /// the pane is on screen): retries to come, or links counting down.
     pub fn wants_tick(&self) -> bool {
-        self.id.is_some() && self.live()
+        self.id.is_some() && (self.live() || self.counting_down())
     }
 
     // ---- update -------------------------------------------------------
@@ -279,17 +321,32 @@ impl DeliveriesPane {
 
     /// The clock: moves countdowns on and reloads every [`REFRESH_EVERY`]
     /// while something is live. Whether the pane needs a redraw.
+    /// With only links counting down, it redraws when their words change
+    /// (once a minute, once a second in the last minute), not every tick.
     pub fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let before = self.countdown_words();
         self.now = (self.clock)();
-        if self.id.is_some()
-            && self.live()
+        let live = self.id.is_some() && self.live();
+        if live
             && self
                 .last_load
                 .is_none_or(|last| at.saturating_duration_since(last) >= REFRESH_EVERY)
         {
             self.refresh(out);
         }
-        true
+        live || self.countdown_words() != before
+    }
+
+    /// What the session block says of each link's expiry now.
+    fn countdown_words(&self) -> Vec<String> {
+        self.session()
+            .map(|view| {
+                view.links
+                    .iter()
+                    .map(|link| link.expiry(self.now))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
@@ -324,6 +381,20 @@ impl DeliveriesPane {
             CheckSignature => {
                 if let Some(record) = self.selected().filter(|r| is_signature_rejection(r)) {
                     out.then = Some(signature_handover(record));
+                }
+            }
+            CopyLink => self.copy_link(out),
+            RevealNumber => {
+                if self
+                    .session()
+                    .is_some_and(|view| view.from_number.is_some())
+                {
+                    self.reveal_number = !self.reveal_number;
+                    out.toast = Some(if self.reveal_number {
+                        "showing the caller's number (personal data): n masks it".into()
+                    } else {
+                        "caller's number masked".into()
+                    });
                 }
             }
             ToggleLatest => {
@@ -364,7 +435,48 @@ impl DeliveriesPane {
                     }
                 }
             }
+            DeliveriesResult::Session { seq, id, result } => {
+                if seq != self.load_seq || self.id.as_deref() != Some(id.as_str()) {
+                    return;
+                }
+                self.now = (self.clock)();
+                match result {
+                    Ok(view) => {
+                        self.session = Some(view);
+                        self.session_error = None;
+                    }
+                    // The attempts still show; the block says why it is empty.
+                    Err(failure) => self.session_error = Some(failure.message),
+                }
+            }
         }
+    }
+
+    /// Copies the next link of the session (recording, then transcript,
+    /// then around again) to the clipboard with OSC 52.
+    fn copy_link(&mut self, out: &mut Outcome) {
+        let Some(view) = self.session.as_deref() else {
+            return;
+        };
+        if view.links.is_empty() {
+            out.toast = Some("no link to copy: the session has none yet".into());
+            return;
+        }
+        let link = &view.links[self.next_link % view.links.len()];
+        self.next_link = (self.next_link + 1) % view.links.len();
+        out.effects.push(Effect::Copy {
+            what: "link",
+            text: SecretString::new(link.url.clone()),
+        });
+        let warning = if link.expired(self.now) {
+            " (it has expired)"
+        } else {
+            ""
+        };
+        out.toast = Some(format!(
+            "copied the {} link{warning} to the clipboard",
+            link.kind
+        ));
     }
 
     // ---- helpers ------------------------------------------------------
@@ -376,6 +488,10 @@ impl DeliveriesPane {
 
     fn open_id(&mut self, id: String, out: &mut Outcome) {
         if self.id.as_deref() != Some(id.as_str()) {
+            self.session = None;
+            self.session_error = None;
+            self.reveal_number = false;
+            self.next_link = 0;
             self.rows.clear();
             self.table.reset();
             self.loaded_once = false;
@@ -423,6 +539,9 @@ impl Pane for DeliveriesPane {
                 self.selected().is_some(),
                 self.id.is_some(),
                 self.selected_is_signature_rejection(),
+                self.session().is_some_and(|view| !view.links.is_empty()),
+                self.session()
+                    .is_some_and(|view| view.from_number.is_some()),
             ),
             Mode::Detail => detail_commands(self.selected_is_signature_rejection()),
         }

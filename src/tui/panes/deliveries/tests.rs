@@ -433,3 +433,45 @@ fn the_prompt_offers_known_sessions_after_recent_ones_narrowed_by_typing() {
     let effects = app.update(press(KeyCode::Enter));
     load_seq(&effects, "call_bbb222", false);
 }
+
+/// A clock the test moves: seconds after [`fixed_now`].
+static MOVED_BY: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+fn moving_now() -> DateTime<Utc> {
+    fixed_now() + chrono::Duration::seconds(MOVED_BY.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+#[test]
+fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
+    use crate::history::session_view;
+    use crate::store::events::StoredEvent;
+    let body = serde_json::json!({
+        "event_id": "ev_1", "event": "call.ended", "timestamp": at(-19 * 60 + 30).to_rfc3339(),
+        "call": {"status": "ended", "recording_url": "https://files.example/rec.wav?sig=1"},
+    });
+    let ended = StoredEvent {
+        event_id: "ev_1".into(),
+        event: "call.ended".into(),
+        session_id: SESSION.into(),
+        occurred_ms: at(-19 * 60 + 30).timestamp_millis(),
+        body: serde_json::to_vec(&body).unwrap(),
+    };
+    let view = session_view::build(SESSION, None, &[ended], &[], fixed_now());
+    let mut pane = DeliveriesPane::new().with_clock(moving_now);
+    pane.set_rows(SESSION, vec![delivered()]);
+    pane.set_session(view);
+    assert!(pane.wants_tick(), "a link counts down");
+    assert!(!pane.live(), "nothing to reload");
+    let mut out = crate::tui::app::Outcome::default();
+    MOVED_BY.store(10, std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        !pane.on_tick(Instant::now(), &mut out),
+        "41 min 30 s, then 41 min 20 s: no redraw"
+    );
+    MOVED_BY.store(70, std::sync::atomic::Ordering::SeqCst);
+    assert!(pane.on_tick(Instant::now(), &mut out), "40 min now: redraw");
+    assert!(out.effects.is_empty(), "no reload for a countdown");
+    MOVED_BY.store(3_600, std::sync::atomic::Ordering::SeqCst);
+    assert!(pane.on_tick(Instant::now(), &mut out), "expired: redraw");
+    assert!(!pane.wants_tick(), "an expired link no longer ticks");
+}

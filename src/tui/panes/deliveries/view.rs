@@ -13,6 +13,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row};
 use super::verdict::{countdown, likely_causes, verdict};
 use super::{DeliveriesPane, Mode};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use crate::redact::mask_phone;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
@@ -29,8 +30,100 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Th
             Some(row) => draw_detail(frame, body, row, pane, theme),
             None => draw_table(frame, body, pane, theme),
         },
-        Mode::Table => draw_table(frame, body, pane, theme),
+        Mode::Table => {
+            let lines = session_lines(pane, theme);
+            if lines.is_empty() || body.height < 8 {
+                draw_table(frame, body, pane, theme);
+            } else {
+                let height = u16::try_from(lines.len() + 1).unwrap_or(u16::MAX);
+                let [block, table] =
+                    Layout::vertical([Constraint::Length(height), Constraint::Min(0)]).areas(body);
+                let block = block.inner(Margin::new(1, 0));
+                frame.render_widget(Paragraph::new(lines).style(theme.base()), block);
+                draw_table(frame, table, pane, theme);
+            }
+        }
     }
+}
+
+/// Links shown at most in the session block.
+const LINKS_SHOWN: usize = 4;
+
+/// The session block above the attempts: kind and status with the
+/// caller's number (masked unless revealed), event times, the artifacts or
+/// why there are none, and each link with its expiry. Empty before the
+/// record has loaded.
+pub fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'static>> {
+    let muted = theme.style(Role::Muted);
+    let fg = theme.style(Role::Fg);
+    let Some(view) = pane.session() else {
+        return match &pane.session_error {
+            Some(error) => vec![Line::from(vec![
+                Span::styled("session record ", muted),
+                Span::styled(
+                    format!("could not be loaded: {error}"),
+                    theme.style(Role::Warn),
+                ),
+            ])],
+            None => Vec::new(),
+        };
+    };
+    let mut lines = Vec::new();
+    let mut head = vec![
+        Span::styled(view.kind.clone().unwrap_or_else(|| "session".into()), muted),
+        Span::styled(" ", muted),
+        Span::styled(
+            view.status.clone().unwrap_or_else(|| "—".into()),
+            theme.style(Role::Accent),
+        ),
+    ];
+    if let Some(number) = &view.from_number {
+        head.push(Span::styled(" · from ", muted));
+        if pane.reveal_number {
+            head.push(Span::styled(number.clone(), theme.style(Role::Warn)));
+            head.push(Span::styled(" (n masks)", muted));
+        } else {
+            head.push(Span::styled(mask_phone(number), muted));
+            head.push(Span::styled(" (n shows)", muted));
+        }
+    }
+    lines.push(Line::from(head));
+    let mut events = vec![Span::styled("events     ", muted)];
+    if view.events.is_empty() {
+        events.push(Span::styled("none stored (the observer saw none)", muted));
+    }
+    for (index, event) in view.events.iter().enumerate() {
+        if index > 0 {
+            events.push(Span::styled(" · ", muted));
+        }
+        events.push(Span::styled(
+            event.at.format("%H:%M:%S ").to_string(),
+            muted,
+        ));
+        events.push(Span::styled(event.event.clone(), fg));
+    }
+    lines.push(Line::from(events));
+    let artifacts = match &view.artifacts_note {
+        Some(note) => Span::styled(format!("none yet: {note}"), theme.style(Role::Warn)),
+        None => Span::styled(format!("{} listed", view.artifacts.len()), fg),
+    };
+    lines.push(Line::from(vec![
+        Span::styled("artifacts  ", muted),
+        artifacts,
+    ]));
+    for link in view.links.iter().take(LINKS_SHOWN) {
+        let expiry_style = if link.expired(pane.now) {
+            theme.style(Role::Error)
+        } else {
+            theme.style(Role::Ok)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<11}", link.kind), muted),
+            Span::styled(link.expiry(pane.now), expiry_style),
+            Span::styled(format!("  {}", link.shown()), muted),
+        ]));
+    }
+    lines
 }
 
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
