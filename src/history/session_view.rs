@@ -21,7 +21,9 @@ pub const ARTIFACT_DELAY_SECS: i64 = 90;
 pub const LINK_LIFETIME_SECS: i64 = 3_600;
 
 /// What `earshot sessions get` and the console show of one session or call.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// Its `Debug` shows no personal data: links redacted, numbers masked, the
+/// record and artifacts (which carry the presigned URLs) only counted.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct SessionView {
     pub session_id: String,
     /// `session` or `call`, when the events or the record say.
@@ -66,8 +68,8 @@ pub enum ExpirySource {
     EventPlusHour,
 }
 
-/// A presigned recording or transcript link.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A presigned recording or transcript link; its `Debug` redacts the URL.
+#[derive(Clone, PartialEq, Serialize)]
 pub struct Link {
     /// `recording` or `transcript` (or the listing's own `kind`).
     pub kind: String,
@@ -77,6 +79,37 @@ pub struct Link {
     pub expiry_source: Option<ExpirySource>,
     /// `call.ended` or `artifacts`.
     pub from: &'static str,
+}
+
+impl std::fmt::Debug for SessionView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let masked = |number: &Option<String>| number.as_deref().map(crate::redact::mask_phone);
+        f.debug_struct("SessionView")
+            .field("session_id", &self.session_id)
+            .field("kind", &self.kind)
+            .field("status", &self.status)
+            .field("record", &self.record.as_ref().map(|_| "(fetched)"))
+            .field("events", &self.events)
+            .field("artifacts", &self.artifacts.len())
+            .field("artifacts_note", &self.artifacts_note)
+            .field("links", &self.links)
+            .field("from_number", &masked(&self.from_number))
+            .field("to_number", &masked(&self.to_number))
+            .field("deliveries", &self.deliveries)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("kind", &self.kind)
+            .field("url", &self.shown())
+            .field("expires_at", &self.expires_at)
+            .field("expiry_source", &self.expiry_source)
+            .field("from", &self.from)
+            .finish()
+    }
 }
 
 impl Link {
@@ -513,6 +546,24 @@ mod tests {
         // Unknown fields of the record are kept.
         let record = view.record.unwrap();
         assert_eq!(record.extra["vendor_field"], json!(7));
+    }
+
+    #[test]
+    fn debug_shows_no_presigned_url_and_no_number() {
+        let view = build(
+            "call_1",
+            Some(record(json!({"artifacts": [
+                {"kind": "recording", "url": "https://files.example/r/rec.wav?sig=abc"}
+            ]}))),
+            &ended_call(),
+            &[],
+            at("2026-11-23T12:24:00Z"),
+        );
+        let debug = format!("{view:?}");
+        for private in ["sig=abc", "sig=def", "+15555550189", "5555550189"] {
+            assert!(!debug.contains(private), "{private} in {debug}");
+        }
+        assert!(debug.contains("files.example"), "{debug}");
     }
 
     #[test]
