@@ -1,6 +1,6 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
 //! its result back as an [`Action`]. Loads are "latest request wins": each
-//! kind has one [`Latest`] slot, and a new load aborts the one still
+//! kind has one `Latest` slot, and a new load aborts the one still
 //! running (its answer would be stale anyway; `update` also drops it by
 //! sequence number). Dropping the worker aborts everything in flight.
 //!
