@@ -16,19 +16,19 @@
 //!   sliding-window log ([`sliding_window`]) and the WAV reader (`wav`).
 
 pub mod api;
-pub mod bounded_file;
+pub(crate) mod bounded_file;
 pub mod cli;
 pub mod config;
 pub mod emulator;
 pub mod history;
-pub mod http_answer;
+pub(crate) mod http_answer;
 pub mod http_server;
 pub mod poll;
 pub mod receiver;
 pub mod redact;
-pub mod shutdown;
+pub(crate) mod shutdown;
 pub mod signature;
-pub mod sliding_window;
+pub(crate) mod sliding_window;
 pub mod store;
 pub mod tui;
 pub(crate) mod wav;

@@ -12,8 +12,8 @@
 //! Front ends (`earshot health|sessions|redeliver`, the console's Health
 //! pane) are thin layers over these.
 
-pub mod chains;
-pub mod recover;
+pub(crate) mod chains;
+pub(crate) mod recover;
 pub mod report;
 pub mod sweep;
 
