@@ -13,7 +13,7 @@
 //!   ([`redact`]), bounded file reads ([`bounded_file`]), answers from
 //!   servers earshot does not control ([`http_answer`]), HTTP serving with
 //!   limits ([`http_server`]), the stop signals ([`shutdown`]), the
-//!   sliding-window log ([`sliding_window`]) and the WAV reader (`wav`).
+//!   sliding-window log ([`sliding_window`]) and the WAV reader ([`wav`]).
 
 pub mod api;
 pub(crate) mod bounded_file;
@@ -31,7 +31,7 @@ pub mod signature;
 pub(crate) mod sliding_window;
 pub mod store;
 pub mod tui;
-pub(crate) mod wav;
+pub mod wav;
 
 #[cfg(test)]
 mod layering_tests;
