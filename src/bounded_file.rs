@@ -8,7 +8,7 @@
 //! files, the config file, id files, themes and capture files.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// What is read and how much of it may be.
@@ -217,12 +217,6 @@ pub struct Lines<R> {
     done: bool,
 }
 
-/// Opens `path` (a regular file) to read it line by line.
-pub fn lines(path: &Path, limit: Limit) -> Result<Lines<BufReader<File>>, FileError> {
-    let file = open(path, limit)?;
-    Ok(Lines::new(BufReader::new(file), path, limit))
-}
-
 impl<R: BufRead> Lines<R> {
     /// Lines of `reader`, named `path` in messages.
     pub fn new(reader: R, path: &Path, limit: Limit) -> Lines<R> {
@@ -310,10 +304,6 @@ mod tests {
         let message = error.to_string();
         assert!(matches!(error, FileError::NotRegular { .. }), "{message}");
         assert!(message.contains("/dev/zero") && message.contains("character device"));
-        assert!(matches!(
-            lines(Path::new("/dev/zero"), CAPTURE_LINE),
-            Err(FileError::NotRegular { .. })
-        ));
     }
 
     #[test]

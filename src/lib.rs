@@ -1,24 +1,37 @@
 //! earshot: a terminal operations console for a speech-to-text platform.
 //!
-//! The library holds everything but argument parsing: the internal client
-//! ([`api`]), webhook signatures ([`signature`]), configuration
-//! ([`config`]), the platform emulator ([`emulator`]) and the two front
-//! ends over the client: the command line ([`cli`]) and the console ([`tui`]).
+//! The library holds everything but argument parsing, in layers (see
+//! `docs/architecture.md`; `layering_tests` enforces the arrows):
+//!
+//! - Front ends: the command line ([`cli`]) and the console ([`tui`]).
+//! - Services under them: the internal client ([`api`]), rate-aware job
+//!   polling ([`poll`]), webhook signatures ([`signature`]), the receiver
+//!   toolkit ([`receiver`]), the incident history ([`history`]) over its
+//!   SQLite store ([`store`]), configuration ([`config`]) and the platform
+//!   emulator ([`emulator`]).
+//! - Shared helpers with one job each: secrets that never print
+//!   ([`redact`]), bounded file reads ([`bounded_file`]), answers from
+//!   servers earshot does not control ([`http_answer`]), HTTP serving with
+//!   limits ([`http_server`]), the stop signals ([`shutdown`]), the
+//!   sliding-window log ([`sliding_window`]) and the WAV reader ([`wav`]).
 
 pub mod api;
-pub mod bounded_file;
+pub(crate) mod bounded_file;
 pub mod cli;
 pub mod config;
 pub mod emulator;
 pub mod history;
-pub mod http_answer;
+pub(crate) mod http_answer;
 pub mod http_server;
 pub mod poll;
 pub mod receiver;
 pub mod redact;
-pub mod shutdown;
+pub(crate) mod shutdown;
 pub mod signature;
-pub mod sliding_window;
+pub(crate) mod sliding_window;
 pub mod store;
 pub mod tui;
-pub(crate) mod wav;
+pub mod wav;
+
+#[cfg(test)]
+mod layering_tests;

@@ -2,31 +2,34 @@
 //!
 //! [`SecretString`] masks itself in `Debug` and `Display`; the only way to the
 //! real value is [`SecretString::expose`], which call sites use exactly where
-//! the value goes on the wire or into an HMAC.
+//! the value goes on the wire or into an HMAC. The value is held by
+//! [`secrecy::SecretString`], which zeroes its memory when dropped.
 
 use std::fmt;
 
+use secrecy::ExposeSecret;
+
 /// A string that must never appear in logs, panics or on screen in full.
-#[derive(Clone, PartialEq, Eq, Default)]
-pub struct SecretString(String);
+#[derive(Clone, Default)]
+pub struct SecretString(secrecy::SecretString);
 
 impl SecretString {
     pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
+        Self(secrecy::SecretString::from(value.into()))
     }
 
     /// The real value, for the wire or an HMAC key. Never format it.
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose_secret()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.expose().is_empty()
     }
 
     /// A masked form safe to show: the first four characters and the length.
     pub fn masked(&self) -> String {
-        mask(&self.0)
+        mask(self.expose())
     }
 }
 
@@ -90,6 +93,14 @@ pub fn mask_phone(number: &str) -> String {
     format!("{plus}{} •••• ••{last}", digits[0])
 }
 
+impl PartialEq for SecretString {
+    fn eq(&self, other: &Self) -> bool {
+        self.expose() == other.expose()
+    }
+}
+
+impl Eq for SecretString {}
+
 impl fmt::Debug for SecretString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "SecretString({})", self.masked())
@@ -104,13 +115,13 @@ impl fmt::Display for SecretString {
 
 impl From<String> for SecretString {
     fn from(value: String) -> Self {
-        Self(value)
+        Self::new(value)
     }
 }
 
 impl From<&str> for SecretString {
     fn from(value: &str) -> Self {
-        Self(value.to_owned())
+        Self::new(value)
     }
 }
 
@@ -147,6 +158,17 @@ mod tests {
         assert_eq!(mask_phone("+15555550189"), "+1 •••• ••89");
         assert_eq!(mask_phone("5555550189"), "5 •••• ••89");
         assert_eq!(mask_phone("+123"), "••••");
+    }
+
+    #[test]
+    fn clones_compare_by_value_and_keep_it() {
+        let secret = SecretString::new("whsec-0123456789abcdef");
+        let copy = secret.clone();
+        drop(secret);
+        assert_eq!(copy.expose(), "whsec-0123456789abcdef");
+        assert_eq!(copy, SecretString::from("whsec-0123456789abcdef"));
+        assert_ne!(copy, SecretString::default());
+        assert!(SecretString::default().is_empty());
     }
 
     #[test]

@@ -348,12 +348,7 @@ pub(crate) fn duration_of_prefix(prefix: &[u8], file_len: u64) -> Result<Duratio
 /// A 16-bit PCM WAV of `samples` (little-endian, `channels` interleaved),
 /// with `comment` in a `LIST/INFO/ICMT` chunk: the emulator's convention for
 /// a fixture's transcript.
-pub(crate) fn encode_pcm16(
-    rate: u32,
-    channels: u16,
-    samples: &[u8],
-    comment: Option<&str>,
-) -> Vec<u8> {
+pub fn encode_pcm16(rate: u32, channels: u16, samples: &[u8], comment: Option<&str>) -> Vec<u8> {
     let mut chunks = vec![chunk(b"fmt ", &fmt_body(FORMAT_PCM, channels, rate, 16))];
     if let Some(text) = comment {
         let mut text = text.as_bytes().to_vec();

@@ -4,12 +4,12 @@
 //! [`Endpoints`] of every spec placeholder. Each area adds its calls in its
 //! own module; [`ApiError`] is the one error type they all return.
 
-pub mod agents;
+pub(crate) mod agents;
 pub mod delivery_verdict;
 pub mod dictation;
 mod error;
-pub mod prerecorded;
-pub mod probe;
+pub(crate) mod prerecorded;
+pub(crate) mod probe;
 pub mod sync;
 pub mod types;
 pub mod validate;

@@ -2,26 +2,26 @@
 //! subcommand that parses arguments, calls [`crate::api`] and prints.
 
 mod bounded_stdout;
-pub mod check_receiver;
-pub mod config;
-pub mod deliveries;
-pub mod demo;
-pub mod dictate;
-pub mod emulator;
-pub mod health;
+pub(crate) mod check_receiver;
+pub(crate) mod config;
+pub(crate) mod deliveries;
+pub(crate) mod demo;
+pub(crate) mod dictate;
+pub(crate) mod emulator;
+pub(crate) mod health;
 mod history_args;
-pub mod jobs;
-pub mod listen;
+pub(crate) mod jobs;
+pub(crate) mod listen;
 mod output;
-pub mod probe;
-pub mod redeliver;
-pub mod secret_arg;
-pub mod session_get;
-pub mod sessions;
-pub mod sign;
-pub mod subs;
-pub mod transcribe;
-pub mod verify;
+pub(crate) mod probe;
+pub(crate) mod redeliver;
+pub(crate) mod secret_arg;
+pub(crate) mod session_get;
+pub(crate) mod sessions;
+pub(crate) mod sign;
+pub(crate) mod subs;
+pub(crate) mod transcribe;
+pub(crate) mod verify;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

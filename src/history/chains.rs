@@ -41,13 +41,6 @@ pub struct EventAttempts<'a> {
     pub fate: Fate,
 }
 
-impl EventAttempts<'_> {
-    /// The last attempt, the one that decided the fate.
-    pub fn last(&self) -> Option<&DeliveryRecord> {
-        self.attempts.last().copied()
-    }
-}
-
 /// Strings `records` (one subscription, one session, any order) into
 /// chains, and matches each to one of `events` (the session's observed
 /// events, filtered by the caller to those the subscription asked for).

@@ -16,8 +16,8 @@
 //! pane) are thin layers over these.
 
 pub mod artifact_download;
-pub mod chains;
-pub mod recover;
+pub(crate) mod chains;
+pub(crate) mod recover;
 pub mod report;
 pub mod session_view;
 pub mod sweep;

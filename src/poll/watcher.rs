@@ -64,6 +64,9 @@ pub enum Command {
     },
     /// Every job as the scheduler sees it now.
     Snapshot(oneshot::Sender<Vec<JobView>>),
+    /// The front end sent a pre-recorded request of its own (an upload, a
+    /// job creation): it counts against the account share too.
+    OtherRequest,
     Stop,
 }
 
@@ -179,6 +182,11 @@ async fn run(
                 Some(Command::Focus(ids)) => scheduler.set_focus(&ids),
                 Some(Command::Snapshot(reply)) => {
                     let _ = reply.send(scheduler.jobs_at(now()));
+                }
+                Some(Command::OtherRequest) => {
+                    scheduler.record_other_request(now());
+                    let (used, budget) = scheduler.budget_used(now());
+                    let _ = events.send(WatchEvent::Budget { used, budget });
                 }
                 Some(Command::Webhook { id, status }) => {
                     if let Some(view) = scheduler.on_webhook(&id, status, now()) {

@@ -2,7 +2,7 @@
 //! ([`listen`]), the raw capture of what it received ([`capture`]), and the
 //! conformance battery run against an operator's own receiver ([`check`]).
 
-pub mod auth_header;
+pub(crate) mod auth_header;
 pub mod capture;
 pub mod check;
 pub mod listen;

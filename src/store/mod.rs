@@ -12,7 +12,7 @@
 pub mod deliveries;
 pub mod events;
 pub mod health;
-pub mod recoveries;
+pub(crate) mod recoveries;
 mod schema;
 pub mod sessions;
 pub mod writer;

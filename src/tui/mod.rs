@@ -23,14 +23,14 @@ pub mod app;
 pub mod clipboard;
 pub mod event_loop;
 mod history_tasks;
-pub mod input;
+pub(crate) mod input;
 pub mod keymap;
-pub mod logging;
+pub(crate) mod logging;
 pub mod panes;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod theme;
 pub mod view;
-pub mod widgets;
+pub(crate) mod widgets;
 pub mod worker;
 
 use std::io::IsTerminal;

@@ -1,6 +1,6 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
 //! its result back as an [`Action`]. Loads are "latest request wins": each
-//! kind has one [`Latest`] slot, and a new load aborts the one still
+//! kind has one `Latest` slot, and a new load aborts the one still
 //! running (its answer would be stale anyway; `update` also drops it by
 //! sequence number). Dropping the worker aborts everything in flight.
 //!
@@ -287,7 +287,8 @@ impl Worker {
             }
             Effect::SubmitFile { path } => {
                 tracing::info!("submit a file for transcription");
-                self.spawn(submit_file(client, tx, path));
+                let watcher = self.job_watcher();
+                self.spawn(submit_file(client, tx, path, watcher));
             }
             Effect::CreateSubscription(request) => {
                 tracing::info!("create subscription");
@@ -369,11 +370,21 @@ impl Worker {
 }
 
 /// Uploads `path`, reporting progress (at most once per percent), creates
-/// a transcript job from it and reports its id.
-async fn submit_file(client: Client, tx: UnboundedSender<Action>, path: std::path::PathBuf) {
+/// a transcript job from it and reports its id. Both requests are counted
+/// in the watcher's account budget (the status bar's).
+async fn submit_file(
+    client: Client,
+    tx: UnboundedSender<Action>,
+    path: std::path::PathBuf,
+    watcher: UnboundedSender<WatchCommand>,
+) {
+    let count_request = || {
+        let _ = watcher.send(WatchCommand::OtherRequest);
+    };
     let progress_tx = tx.clone();
     let last_percent = std::sync::atomic::AtomicU64::new(u64::MAX);
     let result = async {
+        count_request();
         let upload = client
             .upload_file(&path, move |progress| {
                 let percent = (progress.sent * 100)
@@ -392,6 +403,7 @@ async fn submit_file(client: Client, tx: UnboundedSender<Action>, path: std::pat
             audio_url: upload.upload_url,
             ..NewTranscript::default()
         };
+        count_request();
         client.create_transcript(&request).await
     }
     .await

@@ -60,3 +60,38 @@ async fn a_submitted_file_is_uploaded_created_and_watched_to_the_end() {
     assert!(budget, "the budget was reported");
     assert!(completed, "the job completed");
 }
+
+/// The console's own submissions count against the account budget its
+/// status bar shows: upload and create are two requests, before any poll.
+#[tokio::test]
+async fn a_submission_counts_its_two_requests_in_the_budget() {
+    let harness = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("call.wav");
+    std::fs::write(&path, wav(1.0, None)).unwrap();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
+    worker.start(Effect::SubmitFile { path });
+
+    let (mut submitted, mut used) = (false, 0);
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(action) = rx.recv().await {
+            match action {
+                Action::Jobs(JobsResult::Submitted { result }) => {
+                    result.expect("submitted");
+                    submitted = true;
+                }
+                Action::Jobs(JobsResult::Watch(WatchEvent::Budget { used: now, .. })) => {
+                    used = now;
+                }
+                _ => {}
+            }
+            if submitted && used == 2 {
+                break;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no budget of 2 after the submission (last: {used})"));
+    assert_eq!(used, 2, "no job is watched: only the submission counts");
+}

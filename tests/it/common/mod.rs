@@ -626,40 +626,9 @@ pub fn timestamp_of(record: &Value, field: &str) -> chrono::DateTime<chrono::Fix
     chrono::DateTime::parse_from_rfc3339(text).unwrap_or_else(|error| panic!("{field}: {error}"))
 }
 
-/// A RIFF chunk: id, little-endian size, body, pad byte to even size.
-fn chunk(id: &[u8; 4], body: &[u8]) -> Vec<u8> {
-    let mut out = id.to_vec();
-    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
-    out.extend_from_slice(body);
-    if body.len() % 2 == 1 {
-        out.push(0);
-    }
-    out
-}
-
 /// `seconds` of 8 kHz mono 16-bit silence, with `comment` as `ICMT`.
 pub fn wav(seconds: f64, comment: Option<&str>) -> Vec<u8> {
     let rate = 8000u32;
-    let mut fmt = Vec::new();
-    fmt.extend_from_slice(&1u16.to_le_bytes()); // PCM
-    fmt.extend_from_slice(&1u16.to_le_bytes()); // mono
-    fmt.extend_from_slice(&rate.to_le_bytes());
-    fmt.extend_from_slice(&(rate * 2).to_le_bytes());
-    fmt.extend_from_slice(&2u16.to_le_bytes());
-    fmt.extend_from_slice(&16u16.to_le_bytes());
-    let mut chunks = chunk(b"fmt ", &fmt);
-    if let Some(text) = comment {
-        let mut info = b"INFO".to_vec();
-        let mut text = text.as_bytes().to_vec();
-        text.push(0);
-        info.extend_from_slice(&chunk(b"ICMT", &text));
-        chunks.extend_from_slice(&chunk(b"LIST", &info));
-    }
     let samples = (f64::from(rate) * seconds) as usize;
-    chunks.extend_from_slice(&chunk(b"data", &vec![0u8; samples * 2]));
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(4 + chunks.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"WAVE");
-    out.extend_from_slice(&chunks);
-    out
+    earshot::wav::encode_pcm16(rate, 1, &vec![0u8; samples * 2], comment)
 }
