@@ -49,12 +49,44 @@ use crate::api::types::dictation::{AudioFormat, DictationConfig, MAX_AUDIO, REWR
 
 /// Largest dictation or sync request body when none is configured.
 pub const DEFAULT_AUDIO_CAP: u64 = 25 * 1024 * 1024;
-/// Emulated transcription works this many times faster than real time.
-const TRANSCRIBE_SPEED_UP: u32 = 100;
-/// Emulated work left once the last audio byte is in.
-const FINALIZE: Duration = Duration::from_millis(50);
-/// Emulated rewrite time (well inside the 5 s deadline).
-const REWRITE_TIME: Duration = Duration::from_millis(100);
+/// Emulated transcription works this many times faster than real time
+/// unless configured ([`DictationTiming`]).
+pub const DEFAULT_TRANSCRIBE_SPEED_UP: u32 = 100;
+/// Emulated work left once the last audio byte is in, by default.
+pub const DEFAULT_FINALIZE: Duration = Duration::from_millis(50);
+/// Emulated rewrite time by default (well inside the 5 s deadline).
+pub const DEFAULT_REWRITE_TIME: Duration = Duration::from_millis(100);
+
+/// How long the emulated server takes over a dictation or sync request
+/// (`earshot emulator --dictation-speed-up N --dictation-finalize-ms MS
+/// --dictation-rewrite-ms MS`), before the time scale: transcription at
+/// `speed_up` × real time while the audio arrives, `finalize` once it is
+/// all in, then `rewrite`. What streaming saves is the transcription that
+/// overlaps the upload, so benchmarks report it against these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DictationTiming {
+    /// Transcription speed, × real time (at least 1).
+    pub speed_up: u32,
+    pub finalize: Duration,
+    pub rewrite: Duration,
+}
+
+impl Default for DictationTiming {
+    fn default() -> Self {
+        DictationTiming {
+            speed_up: DEFAULT_TRANSCRIBE_SPEED_UP,
+            finalize: DEFAULT_FINALIZE,
+            rewrite: DEFAULT_REWRITE_TIME,
+        }
+    }
+}
+
+impl DictationTiming {
+    /// The transcription work for `audio` (before the time scale).
+    fn transcription(&self, audio: Duration) -> Duration {
+        audio / self.speed_up.max(1)
+    }
+}
 /// After an early answer, the rest of the body is read (and dropped) for
 /// at most this long, so the client sees the answer, not a reset.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -679,33 +711,35 @@ impl WavMeter {
     }
 }
 
-/// Emulated transcription: work of 1/[`TRANSCRIBE_SPEED_UP`] of the
+/// Emulated transcription: work of 1/[`DictationTiming::speed_up`] of the
 /// audio's length (× time scale), done as the audio arrives, plus
-/// [`FINALIZE`] once it is all in.
+/// [`DictationTiming::finalize`] once it is all in.
 struct Transcriber {
     scale: TimeScale,
+    timing: DictationTiming,
     busy_until: tokio::time::Instant,
     work: Duration,
 }
 
 impl Transcriber {
-    fn new(scale: TimeScale) -> Self {
+    fn new(scale: TimeScale, timing: DictationTiming) -> Self {
         Transcriber {
             scale,
+            timing,
             busy_until: tokio::time::Instant::now(),
             work: Duration::ZERO,
         }
     }
 
     fn feed(&mut self, audio: Duration) {
-        let cost = self.scale.scale(audio / TRANSCRIBE_SPEED_UP);
+        let cost = self.scale.scale(self.timing.transcription(audio));
         self.busy_until = self.busy_until.max(tokio::time::Instant::now()) + cost;
         self.work += cost;
     }
 
     /// Waits for the work still queued; how long that was.
     async fn finish(&mut self) -> Duration {
-        let cost = self.scale.scale(FINALIZE);
+        let cost = self.scale.scale(self.timing.finalize);
         let start = tokio::time::Instant::now();
         self.busy_until = self.busy_until.max(start) + cost;
         self.work += cost;
@@ -812,7 +846,7 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
         .fetch_add(1, Ordering::Relaxed);
 
     // Part 2: audio, read as it arrives.
-    let mut transcriber = Transcriber::new(state.config.time_scale);
+    let mut transcriber = Transcriber::new(state.config.time_scale, state.config.dictation_timing);
     let (format_label, meter, received) = {
         let field = waiting
             .on(multipart.next_field())
@@ -889,7 +923,8 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
         }
         Some(LlmFailure::Error) => (None, Some("error")),
         None => {
-            tokio::time::sleep(state.config.time_scale.scale(REWRITE_TIME)).await;
+            let rewrite_time = state.config.dictation_timing.rewrite;
+            tokio::time::sleep(state.config.time_scale.scale(rewrite_time)).await;
             let (text, instruction) = (text.clone(), config.llm_instruction.clone());
             let rewritten = off_workers(move || rewrite(&text, instruction.as_deref())).await?;
             (Some(rewritten), None)
@@ -1220,10 +1255,11 @@ async fn sync_inner(state: SharedState, request: Request) -> Result<Response, Re
         )
     })?;
     let duration = info.duration();
+    let timing = state.config.dictation_timing;
     let work = state
         .config
         .time_scale
-        .scale(duration / TRANSCRIBE_SPEED_UP + FINALIZE);
+        .scale(timing.transcription(duration) + timing.finalize);
     tokio::time::sleep(work).await;
     let processing = started.elapsed().saturating_sub(waiting.0);
     Ok(Json(json!({
