@@ -349,7 +349,7 @@ fn checklist(diagnosis: &Diagnosis, args: &VerifyArgs, input: &Input) -> Vec<Str
             matched,
             timestamp,
             skew_secs,
-        } => (*timestamp, *skew_secs, Some(matched.as_str())),
+        } => (*timestamp, *skew_secs, Some(&**matched)),
         Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
             timestamp,
             skew_secs,

@@ -3,6 +3,7 @@
 //! candidates a receiver checks every delivery against).
 
 use std::fmt;
+use std::sync::Arc;
 
 use hmac::{KeyInit, Mac};
 
@@ -46,7 +47,8 @@ impl fmt::Debug for KeyedSecret {
 /// message. Same verdicts as [`super::verify`] with the same candidates.
 #[derive(Clone)]
 pub struct Verifier {
-    keys: Vec<(String, KeyedSecret)>,
+    /// Labels are shared with the verdicts, so a verdict does not allocate.
+    keys: Vec<(Arc<str>, KeyedSecret)>,
 }
 
 impl Verifier {
@@ -54,7 +56,7 @@ impl Verifier {
         Self {
             keys: candidates
                 .iter()
-                .map(|c| (c.label.to_owned(), KeyedSecret::new(c.secret)))
+                .map(|c| (Arc::from(c.label), KeyedSecret::new(c.secret)))
                 .collect(),
         }
     }
@@ -70,7 +72,7 @@ impl Verifier {
             now,
             tolerance_secs,
             self.keys.len(),
-            |i| &self.keys[i].0,
+            |i| Arc::clone(&self.keys[i].0),
             |i, timestamp| self.keys[i].1.digest(timestamp, body),
         )
     }

@@ -9,6 +9,7 @@
 //! [`generate_secret`]. It knows nothing of HTTP, the emulator or the TUI.
 
 use std::fmt;
+use std::sync::Arc;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -149,7 +150,7 @@ pub enum InvalidReason {
         timestamp: i64,
         skew_secs: i64,
         tolerance_secs: u64,
-        digest_matched: Option<String>,
+        digest_matched: Option<Arc<str>>,
     },
     /// The timestamp is fine but no candidate reproduces any `v1`.
     NoMatchingSignature {
@@ -195,7 +196,7 @@ pub enum Verdict {
     /// `matched` is the label of the candidate whose digest matched;
     /// `skew_secs` is `now - t`.
     Valid {
-        matched: String,
+        matched: Arc<str>,
         timestamp: i64,
         skew_secs: i64,
     },
@@ -271,7 +272,7 @@ pub fn verify(
         now,
         tolerance_secs,
         candidates.len(),
-        |i| candidates[i].label,
+        |i| Arc::from(candidates[i].label),
         |i, timestamp| digest(candidates[i].secret, timestamp, body),
     )
 }
@@ -280,12 +281,12 @@ pub fn verify(
 /// body at a timestamp is `digest`. A well-formed header is read without
 /// allocating ([`header::scan`]); anything else goes through
 /// [`parse_header`], which names what is wrong.
-fn verify_with<'l>(
+fn verify_with(
     header: &str,
     now: i64,
     tolerance_secs: u64,
     count: usize,
-    label: impl Fn(usize) -> &'l str,
+    label: impl Fn(usize) -> Arc<str>,
     digest: impl Fn(usize, i64) -> [u8; 32],
 ) -> Verdict {
     let (timestamp, matched) = match header::scan(header) {
@@ -326,7 +327,7 @@ fn verify_parsed(
     });
     judge(
         parsed.timestamp,
-        matched.map(|i| candidates[i].label),
+        matched.map(|i| Arc::from(candidates[i].label)),
         now,
         tolerance_secs,
     )
@@ -334,19 +335,19 @@ fn verify_parsed(
 
 /// The verdict once the digest has been checked: `matched` names the
 /// candidate that reproduced a `v1`, if any.
-fn judge(timestamp: i64, matched: Option<&str>, now: i64, tolerance_secs: u64) -> Verdict {
+fn judge(timestamp: i64, matched: Option<Arc<str>>, now: i64, tolerance_secs: u64) -> Verdict {
     let skew_secs = now.saturating_sub(timestamp);
     if skew_secs.unsigned_abs() > tolerance_secs {
         return Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
             timestamp,
             skew_secs,
             tolerance_secs,
-            digest_matched: matched.map(str::to_owned),
+            digest_matched: matched,
         });
     }
     match matched {
-        Some(label) => Verdict::Valid {
-            matched: label.to_owned(),
+        Some(matched) => Verdict::Valid {
+            matched,
             timestamp,
             skew_secs,
         },
