@@ -274,7 +274,11 @@ fn main() {
     let mut by_mix = Vec::new();
     for count in MIX_SIZES {
         for mix in [Mix::AllDelivered, Mix::LastPending] {
-            let mut app = App::new(AppConfig::default());
+            let mut app = App::new(AppConfig {
+                profile_label: "prod".into(),
+                region: "eu".into(),
+                ..AppConfig::default()
+            });
             app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
             load(&mut app, mix.rows(count));
             let live = matches!(mix, Mix::LastPending);
