@@ -13,7 +13,7 @@
 //!   is read), then stream `audio` through a [`Meter`] (WAV header or PCM
 //!   byte count: duration, the 120 s limit, the fixture's `ICMT` text) and
 //!   an emulated [`Transcriber`] that works while bytes arrive;
-//! - [`rewrite`]: the emulated rewrite (fillers dropped, "X, no, Y"
+//! - [`rewrite`] (in `dictation/rewrite.rs`): the emulated rewrite (fillers dropped, "X, no, Y"
 //!   resolved, `llm_instruction` applied visibly);
 //! - [`sync`]: the sync endpoint.
 //!
@@ -46,6 +46,9 @@ use super::problem::Problem;
 use super::wav::{self, WavInfo};
 use crate::api::dictation as rules;
 use crate::api::types::dictation::{AudioFormat, DictationConfig, MAX_AUDIO, REWRITE_DEADLINE};
+
+mod rewrite;
+pub(crate) use rewrite::rewrite;
 
 /// Largest dictation or sync request body when none is configured.
 pub const DEFAULT_AUDIO_CAP: u64 = 25 * 1024 * 1024;
@@ -124,10 +127,6 @@ const COMPRESSED_TYPES: [&str; 12] = [
     "audio/x-m4a",
     "audio/aac",
     "audio/x-wav",
-];
-/// Words the default rewrite drops.
-const FILLERS: [&str; 10] = [
-    "um", "umm", "uh", "uhm", "er", "erm", "ah", "hmm", "mm", "mhm",
 ];
 
 /// How the next rewrites fail (`POST /_emulator/dictation`).
@@ -1077,106 +1076,7 @@ pub(crate) fn words(text: &str) -> Vec<(String, f64)> {
 
 // ---------------------------------------------------------------------------
 // The emulated rewrite
-// ---------------------------------------------------------------------------
-
-/// The default cleanup (self-corrections resolved, fillers dropped,
-/// sentence case, a final full stop), then the instruction: one that
-/// mentions a list or bullets puts each sentence on a `- ` line; one that
-/// mentions upper case or capitals upper-cases the text. Any other
-/// instruction leaves the cleanup as it is.
-pub(crate) fn rewrite(text: &str, instruction: Option<&str>) -> String {
-    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-    resolve_corrections(&mut tokens);
-    tokens.retain(|token| !FILLERS.contains(&normalise(token).as_str()));
-    let cleaned = sentence_case(&tokens.join(" "));
-    let instruction = instruction.unwrap_or("").to_ascii_lowercase();
-    let mut out = cleaned;
-    if instruction.contains("list") || instruction.contains("bullet") {
-        out = out
-            .split_inclusive(['.', '!', '?'])
-            .map(|sentence| sentence.trim().trim_end_matches(['.', '!', '?']).trim())
-            .filter(|sentence| !sentence.is_empty())
-            .map(|sentence| format!("- {sentence}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    if instruction.contains("uppercase")
-        || instruction.contains("upper case")
-        || instruction.contains("capital")
-    {
-        out = out.to_uppercase();
-    }
-    out
-}
-
-/// A token without surrounding punctuation, lower-cased.
-fn normalise(token: &str) -> String {
-    token
-        .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-        .to_lowercase()
-}
-
-/// "… on Tuesday, no, Wednesday …" → "… on Wednesday …": the correction
-/// replaces the word before ", no," or, when the correction starts with a
-/// word said shortly before ("at three, no, at four"), everything from
-/// that word on.
-fn resolve_corrections(tokens: &mut Vec<String>) {
-    // One pass: `kept` is what survives so far, so each correction only
-    // cuts the end of it (the earlier scan-and-drain loop was quadratic).
-    let mut kept: Vec<String> = Vec::with_capacity(tokens.len());
-    let mut rest = std::mem::take(tokens).into_iter().peekable();
-    while let Some(token) = rest.next() {
-        let correction = token.eq_ignore_ascii_case("no,")
-            && kept.last().is_some_and(|last| last.ends_with(','))
-            && rest.peek().is_some();
-        if !correction {
-            kept.push(token);
-            continue;
-        }
-        let corrected = kept.len() - 1;
-        let first = rest.peek().map(|next| normalise(next)).unwrap_or_default();
-        let start = (corrected.saturating_sub(3)..=corrected)
-            .rev()
-            .find(|&at| normalise(&kept[at]) == first)
-            .unwrap_or(corrected);
-        kept.truncate(start);
-    }
-    *tokens = kept;
-}
-
-/// Capital after each sentence end, `i` as `I`, a final full stop.
-fn sentence_case(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 1);
-    let mut capital = true;
-    for word in text.split(' ').filter(|word| !word.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        let word = if word == "i" || word.starts_with("i'") {
-            format!("I{}", &word[1..])
-        } else {
-            word.to_owned()
-        };
-        let mut chars = word.chars();
-        if capital && let Some(first) = chars.next() {
-            out.extend(first.to_uppercase());
-            out.push_str(chars.as_str());
-        } else {
-            out.push_str(&word);
-        }
-        capital = word.ends_with(['.', '!', '?']);
-    }
-    let trimmed = out.trim_end_matches([',', ';', ':']).len();
-    out.truncate(trimmed);
-    if !out.is_empty() && !out.ends_with(['.', '!', '?']) {
-        out.push('.');
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------
-// Sync (spec areas B)
-// ---------------------------------------------------------------------------
+// --------------------------------------------------------------------------
 
 /// `POST /transcribe`: one `audio` part (WAV), the raw key, `X-SVC-Model`.
 async fn sync(State(state): State<SharedState>, request: Request) -> Response {
