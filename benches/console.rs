@@ -13,7 +13,12 @@
 //!    `TestBackend` (no real terminal, no emulator, no process start); and,
 //!    as the floor for process start, the wall time of spawning the release
 //!    binary `earshot --version` until it exits (median of 20).
-//! 4. Idle CPU: not measured (needs a real tty for `earshot demo`).
+//! 4. Frame time against the data: the same frame with every row
+//!    delivered (nothing live: a scan for a live row never stops early) and
+//!    with only the last row pending (a scan stops on the last row), at
+//!    100,000 and 1,000,000 rows. The frame must not depend on the row
+//!    count or the mix (target < 1 ms at 1,000,000).
+//! 5. Idle CPU: not measured here (needs a real tty for `earshot demo`).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,6 +41,9 @@ const WARMUP: usize = 20;
 const SIZE: (u16, u16) = (120, 40);
 const SESSION: &str = "sess_01JQ4F2A9C1E7B";
 const FRAME_TARGET_MS: f64 = 2.0;
+/// The frame budget whatever the row count and mix (issue 13 item 7).
+const MIX_FRAME_TARGET_MS: f64 = 1.0;
+const MIX_SIZES: [usize; 2] = [100_000, 1_000_000];
 const RSS_TARGET_MB: f64 = 100.0;
 const START_TARGET_MS: f64 = 150.0;
 
@@ -84,6 +92,55 @@ fn record(n: usize) -> DeliveryRecord {
     }
 }
 
+/// The mixes that make a scan for a live row as long as it can be.
+#[derive(Clone, Copy)]
+enum Mix {
+    /// Every row delivered: nothing is live.
+    AllDelivered,
+    /// Every row delivered but the last, which is pending.
+    LastPending,
+}
+
+impl Mix {
+    fn name(self) -> &'static str {
+        match self {
+            Mix::AllDelivered => "every row delivered",
+            Mix::LastPending => "only the last row pending",
+        }
+    }
+
+    fn rows(self, count: usize) -> Vec<DeliveryRecord> {
+        (0..count)
+            .map(|n| {
+                let mut row = record(n);
+                let pending = matches!(self, Mix::LastPending) && n == count - 1;
+                row.status = if pending {
+                    DeliveryStatus::Pending
+                } else {
+                    DeliveryStatus::Delivered
+                };
+                row.next_retry_at = pending.then(|| at(12));
+                row.delivered_at = (!pending).then(|| at(-(n as i64) - 9));
+                row.http_status_code = Some(if pending { 503 } else { 200 });
+                row.error = None;
+                row
+            })
+            .collect()
+    }
+}
+
+/// What `DeliveriesPane::live()` computed on every call before it kept a
+/// summary: a scan of every row for a pending one or a retry still to come.
+fn scan_live(rows: &[DeliveryRecord]) -> bool {
+    let grace = chrono::Duration::seconds(10);
+    rows.iter().any(|row| {
+        row.status == DeliveryStatus::Pending
+            || row
+                .next_retry_at
+                .is_some_and(|at| at.with_timezone(&Utc) + grace > fixed_now())
+    })
+}
+
 fn key(code: KeyCode) -> Action {
     Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
@@ -92,7 +149,8 @@ fn key(code: KeyCode) -> Action {
 /// answers the load with `rows`, as tests/tui_snapshots.rs and the pane's
 /// unit tests do.
 fn load(app: &mut App, rows: Vec<DeliveryRecord>) {
-    app.update(key(KeyCode::Char('2')));
+    let count = rows.len();
+    app.update(key(KeyCode::Char('3')));
     app.update(key(KeyCode::Char('i')));
     for c in SESSION.chars() {
         app.update(key(KeyCode::Char(c)));
@@ -111,7 +169,7 @@ fn load(app: &mut App, rows: Vec<DeliveryRecord>) {
         latest: false,
         result: Ok(rows),
     }));
-    assert_eq!(app.deliveries.rows().len(), ATTEMPTS, "the rows loaded");
+    assert_eq!(app.deliveries.rows().len(), count, "the rows loaded");
 }
 
 fn draw_once(app: &App, theme: &Theme) -> Duration {
@@ -210,6 +268,41 @@ fn main() {
     shows(&app, &theme, &format!("{:08x}", ATTEMPTS - 1));
     let end = frames(&app, &theme);
 
+    drop(app);
+
+    // 4: the frame against the row count and the mix.
+    let mut by_mix = Vec::new();
+    for count in MIX_SIZES {
+        for mix in [Mix::AllDelivered, Mix::LastPending] {
+            let mut app = App::new(AppConfig {
+                profile_label: "prod".into(),
+                region: "eu".into(),
+                ..AppConfig::default()
+            });
+            app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+            load(&mut app, mix.rows(count));
+            let live = matches!(mix, Mix::LastPending);
+            assert_eq!(app.deliveries.live(), live, "{}", mix.name());
+            let stats = frames(&app, &theme);
+            let passes = Instant::now();
+            for _ in 0..1_000 {
+                std::hint::black_box(app.deliveries.wants_tick());
+            }
+            let per_pass = passes.elapsed() / 1_000;
+            // The reference, same run: the scan `live()` did on every frame
+            // and loop pass before it kept its summary (median of 21).
+            let mut scans: Vec<Duration> = (0..21)
+                .map(|_| {
+                    let started = Instant::now();
+                    std::hint::black_box(scan_live(app.deliveries.rows()));
+                    started.elapsed()
+                })
+                .collect();
+            scans.sort();
+            by_mix.push((count, mix, stats, per_pass, scans[scans.len() / 2]));
+        }
+    }
+
     // 3b: process start floor.
     let binary = env!("CARGO_BIN_EXE_earshot");
     let mut spawns: Vec<Duration> = Vec::new();
@@ -273,7 +366,22 @@ fn main() {
         &spawn,
         START_TARGET_MS,
     );
+    for (count, mix, stats, _, _) in &by_mix {
+        row(
+            &format!("frame, {count} rows, {}", mix.name()),
+            stats,
+            MIX_FRAME_TARGET_MS,
+        );
+    }
     println!("{}", "-".repeat(101));
+    for (count, mix, _, per_pass, scan) in &by_mix {
+        println!(
+            "{count} rows, {}: loop pass `wants_tick()` {:.0} ns; reference, the full scan it replaced: {:.3}ms",
+            mix.name(),
+            per_pass.as_secs_f64() * 1e9,
+            ms(*scan)
+        );
+    }
     match (rss_before, rss_after) {
         (Some(before), Some(after)) => {
             let mb = |kib: u64| kib as f64 / 1024.0;
@@ -299,5 +407,5 @@ fn main() {
         ms(first_frame),
         ms(spawn.median + first_frame),
     );
-    println!("idle CPU: not measured (`earshot demo` needs a tty)");
+    println!("idle CPU: `benches/idle_cpu.sh target/release/earshot` (needs tmux)");
 }

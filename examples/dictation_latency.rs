@@ -7,17 +7,21 @@
 //!      arrives;
 //!    - buffered: the whole capture is kept first, then sent.
 //!
-//!    The emulator runs in-process at real time (`--time-scale 1`): it
-//!    transcribes at 100× real time as bytes arrive, then finalises (50 ms)
-//!    and rewrites (100 ms). Its own `request_time_ms` / `sync_time_ms` are
-//!    shown for reference.
+//!    Both against the same in-process emulator at real time
+//!    (`--time-scale 1`), for several server timings
+//!    (`EmulatorConfig::dictation_timing`, the flags `--dictation-speed-up`,
+//!    `--dictation-finalize-ms`, `--dictation-rewrite-ms` of
+//!    `earshot emulator`): the figure is what streaming saves against what
+//!    the server spends, not one set of emulator constants. The expected
+//!    saving is the transcription that overlaps the capture (audio ÷ speed);
+//!    finalising and rewriting come after the last byte either way.
 //! 2. Peak RSS (`VmHWM`) of the release `earshot dictate FILE` process for
 //!    a short and a 120 s WAV, and for the 120 s WAV streamed on stdin: the
 //!    audio is streamed from disk, so the peak must not grow with it.
 //!
 //! Run: `cargo build --release && cargo run --release --example
-//! dictation_latency [CAPTURE_SECONDS]` (default 60: the run takes a
-//! little over a minute, as the capture is real time).
+//! dictation_latency [CAPTURE_SECONDS]` (default 10: each timing takes two
+//! real-time captures, so the run takes about two minutes).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -27,7 +31,7 @@ mod support;
 use earshot::api::dictation::{AudioSource, DictationRequest};
 use earshot::api::types::dictation::{AudioFormat, Dictation, DictationConfig};
 use earshot::api::{Client, Endpoints};
-use earshot::emulator::{Emulator, EmulatorConfig};
+use earshot::emulator::{DictationTiming, Emulator, EmulatorConfig};
 use earshot::redact::SecretString;
 use tokio::io::AsyncWriteExt;
 
@@ -36,15 +40,25 @@ const RATE: u32 = 16_000;
 /// One 20 ms frame of 16 kHz mono 16-bit audio.
 const FRAME: usize = (RATE as usize / 50) * 2;
 
+/// The server timings compared: transcription speed (× real time),
+/// finalising and rewriting (ms). The second is the emulator's default.
+const TIMINGS: [(u32, u64, u64); 5] = [
+    (1000, 50, 100),
+    (100, 50, 100),
+    (20, 50, 100),
+    (5, 50, 100),
+    (100, 500, 1000),
+];
+
+async fn start(timing: DictationTiming) -> Result<Emulator, Box<dyn std::error::Error>> {
+    let mut config = EmulatorConfig::new(SecretString::new(KEY));
+    config.dictation_timing = timing;
+    Ok(Emulator::start("127.0.0.1:0".parse()?, config).await?)
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let seconds: u32 = std::env::args().nth(1).map_or(Ok(60), |a| a.parse())?;
-    let emulator = Emulator::start(
-        "127.0.0.1:0".parse()?,
-        EmulatorConfig::new(SecretString::new(KEY)),
-    )
-    .await?;
-    let client = Client::new(Endpoints::all_at(&emulator.url()), SecretString::new(KEY))?;
+    let seconds: u32 = std::env::args().nth(1).map_or(Ok(10), |a| a.parse())?;
     let request = DictationRequest {
         config: DictationConfig {
             sample_rate: Some(RATE),
@@ -58,30 +72,64 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "Latency from the end of a {seconds} s real-time PCM capture (16 kHz mono 16-bit) to the answer"
     );
-    let (stream_latency, stream_answer) = streaming(&client, &request, seconds).await?;
-    let (buffer_latency, buffer_answer) = buffered(&client, &request, seconds).await?;
+    let mut table = Vec::new();
+    for (speed_up, finalize_ms, rewrite_ms) in TIMINGS {
+        let timing = DictationTiming {
+            speed_up,
+            finalize: Duration::from_millis(finalize_ms),
+            rewrite: Duration::from_millis(rewrite_ms),
+        };
+        let emulator = start(timing).await?;
+        let client = Client::new(Endpoints::all_at(&emulator.url()), SecretString::new(KEY))?;
+        let (stream_latency, stream_answer) = streaming(&client, &request, seconds).await?;
+        let (buffer_latency, buffer_answer) = buffered(&client, &request, seconds).await?;
+        emulator.shutdown().await;
+        println!("  {speed_up}× / {finalize_ms} ms / {rewrite_ms} ms: done");
+        table.push((
+            timing,
+            [
+                ("streaming", stream_latency, stream_answer),
+                ("buffered", buffer_latency, buffer_answer),
+            ],
+        ));
+    }
     println!();
     println!(
-        "| mode      | end of capture → answer | server request_time_ms | server sync_time_ms |"
+        "| server: speed, finalise, rewrite | mode      | end of capture → answer | saved by streaming | expected (audio ÷ speed) | server request_time_ms |"
     );
     println!(
-        "|-----------|-------------------------|------------------------|---------------------|"
+        "|----------------------------------|-----------|-------------------------|--------------------|--------------------------|------------------------|"
     );
-    for (mode, latency, answer) in [
-        ("streaming", stream_latency, &stream_answer),
-        ("buffered", buffer_latency, &buffer_answer),
-    ] {
-        println!(
-            "| {mode:<9} | {:>20.1} ms | {:>22.1} | {:>19.1} |",
-            latency.as_secs_f64() * 1000.0,
-            answer.request_time_ms.unwrap_or(f64::NAN),
-            answer.sync_time_ms.unwrap_or(f64::NAN),
-        );
+    for (timing, rows) in &table {
+        let saved = rows[1].1.as_secs_f64() - rows[0].1.as_secs_f64();
+        let expected = f64::from(seconds) / f64::from(timing.speed_up);
+        for (i, (mode, latency, answer)) in rows.iter().enumerate() {
+            let server = format!(
+                "{}×, {} ms, {} ms",
+                timing.speed_up,
+                timing.finalize.as_millis(),
+                timing.rewrite.as_millis()
+            );
+            let (saved, expected) = if i == 0 {
+                (
+                    format!("{:.1} ms", saved * 1000.0),
+                    format!("{:.1} ms", expected * 1000.0),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            println!(
+                "| {server:<32} | {mode:<9} | {:>20.1} ms | {saved:>18} | {expected:>24} | {:>22.1} |",
+                latency.as_secs_f64() * 1000.0,
+                answer.request_time_ms.unwrap_or(f64::NAN),
+            );
+        }
     }
     println!(
         "(server times include the transcription work that, when streaming, overlapped the capture)"
     );
 
+    let emulator = start(DictationTiming::default()).await?;
     println!();
     println!("Peak RSS of `earshot dictate` (release binary)");
     let binary = support::release_binary()?;
@@ -129,7 +177,6 @@ async fn streaming(
     let answer = client.dictate(request, AudioSource::reader(reader)).await?;
     let answered = Instant::now();
     let capture_end = capture.await??;
-    println!("  streaming: done");
     Ok((answered.duration_since(capture_end), answer))
 }
 
@@ -145,7 +192,6 @@ async fn buffered(
     let answer = client
         .dictate(request, AudioSource::reader(std::io::Cursor::new(capture)))
         .await?;
-    println!("  buffered: done");
     Ok((capture_end.elapsed(), answer))
 }
 

@@ -2,21 +2,20 @@
 //!
 //! This module owns the dictation side of the client: the `config` rules
 //! (spec parts 2 A, 7 A and 8 A, checked before sending and shared with the
-//! emulator), the hand-built `multipart/form-data` body (`config` first,
-//! then `audio` streamed from any [`AsyncRead`] with chunked transfer, so
-//! the upload starts before capture ends), the error table of part 7 A
-//! ([`Refusal`], with what to do next) and the one retry policy of areas A
-//! and B ([`RetryPolicy`]). Sync (area B) lives in [`super::sync`] and
-//! reuses the policy.
+//! emulator), the request itself, and the error table of part 7 A
+//! ([`Refusal`], with what to do next). Two jobs live beside it: the
+//! hand-built `multipart/form-data` body in `dictation/body.rs` (`config`
+//! first, then `audio` streamed from any [`AsyncRead`] with chunked
+//! transfer, so the upload starts before capture ends) and the one retry
+//! policy of areas A and B in `dictation/retry.rs` ([`RetryPolicy`]). Sync
+//! (area B) lives in [`super::sync`] and reuses both.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio_util::bytes::Bytes;
 
 use super::types::dictation::{
     AudioFormat, Dictation, DictationConfig, KEYTERMS_MAX_CHARS, KEYTERMS_MAX_ITEMS,
@@ -26,11 +25,15 @@ use super::validate::ValidationError;
 use super::{ApiError, Client, ErrorBody, Region};
 use crate::wav::{self, PrefixError, WavError};
 
+mod body;
+mod retry;
+pub(crate) use body::Envelope;
+pub(crate) use retry::with_retries;
+pub use retry::{RetryCount, RetryPolicy};
+
 /// A dictation request may take this long in all: the longest capture
 /// (120 s, streamed in real time) plus the server's work.
 const DICTATION_TIMEOUT: Duration = Duration::from_secs(200);
-/// Bytes read from the audio source per chunk of the body, at most.
-const AUDIO_CHUNK: usize = 16 * 1024;
 /// How much of a WAV file is read to find its `data` chunk: a little
 /// first, more only when large chunks (a `LIST`, cover art) come before it.
 const WAV_HEADER_WINDOWS: [u64; 2] = [64 * 1024, 1024 * 1024];
@@ -370,190 +373,6 @@ impl DictationError {
 impl From<ValidationError> for DictationError {
     fn from(error: ValidationError) -> Self {
         DictationError::Api(ApiError::Invalid(error))
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Retries: the one policy of areas A and B
-// ---------------------------------------------------------------------------
-
-/// When to send a refused request again (spec part 7 A): 429 and 503 back
-/// off and retry (honouring `Retry-After`); 502 and 504 retry once, then
-/// surface. Callers retry only audio that can be read again (a file).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetryPolicy {
-    /// Retries of 429 and 503 answers, together.
-    pub backoff_retries: u32,
-    /// Retries of 502 and 504 answers, together.
-    pub upstream_retries: u32,
-    /// The first back-off; it doubles with each retry.
-    pub base_delay: Duration,
-    /// No wait is longer; a `Retry-After` past it is surfaced instead.
-    pub max_delay: Duration,
-}
-
-impl Default for RetryPolicy {
-    fn default() -> Self {
-        RetryPolicy {
-            backoff_retries: 3,
-            upstream_retries: 1,
-            base_delay: Duration::from_millis(500),
-            max_delay: Duration::from_secs(20),
-        }
-    }
-}
-
-/// Retries used so far in one call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RetryCount {
-    backoff: u32,
-    upstream: u32,
-}
-
-impl RetryPolicy {
-    /// Never retry: for probes, which report the first answer as it is.
-    pub const NEVER: RetryPolicy = RetryPolicy {
-        backoff_retries: 0,
-        upstream_retries: 0,
-        base_delay: Duration::ZERO,
-        max_delay: Duration::ZERO,
-    };
-
-    /// Whether `status` is one the policy may retry at all.
-    pub fn retryable(status: u16) -> bool {
-        matches!(status, 429 | 502 | 503 | 504)
-    }
-
-    /// How long to wait before retrying an answer of `status`, or `None`
-    /// to surface it. Counts the retry in `count`.
-    pub fn next_delay(
-        &self,
-        status: u16,
-        retry_after: Option<Duration>,
-        count: &mut RetryCount,
-    ) -> Option<Duration> {
-        match status {
-            429 | 503 => {
-                if count.backoff >= self.backoff_retries {
-                    return None;
-                }
-                let backoff = self
-                    .base_delay
-                    .saturating_mul(1 << count.backoff.min(16))
-                    .min(self.max_delay);
-                let wait = retry_after.unwrap_or(backoff);
-                if wait > self.max_delay {
-                    return None;
-                }
-                count.backoff += 1;
-                Some(wait)
-            }
-            502 | 504 => {
-                if count.upstream >= self.upstream_retries {
-                    return None;
-                }
-                count.upstream += 1;
-                Some(retry_after.unwrap_or(Duration::ZERO).min(self.max_delay))
-            }
-            _ => None,
-        }
-    }
-}
-
-/// Sends `attempt` (a fresh request each time) under `policy`; the final
-/// answer's bytes, or the last refusal with the number of attempts.
-/// `replayable` is false for audio that cannot be read again: then nothing
-/// is retried.
-pub(crate) async fn with_retries<F, Fut>(
-    policy: RetryPolicy,
-    replayable: bool,
-    mut attempt: F,
-) -> Result<Vec<u8>, (ApiError, u32, bool)>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<u8>, ApiError>>,
-{
-    let mut count = RetryCount::default();
-    let mut attempts = 0u32;
-    loop {
-        attempts += 1;
-        let error = match attempt().await {
-            Ok(bytes) => return Ok(bytes),
-            Err(error) => error,
-        };
-        let Some(status) = error.status() else {
-            return Err((error, attempts, false));
-        };
-        if !replayable {
-            return Err((error, attempts, RetryPolicy::retryable(status)));
-        }
-        match policy.next_delay(status, error.retry_after(), &mut count) {
-            Some(wait) => tokio::time::sleep(wait).await,
-            None => return Err((error, attempts, false)),
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The multipart body
-// ---------------------------------------------------------------------------
-
-/// The fixed bytes around the audio: part headers, the config, the close.
-pub(crate) struct Envelope {
-    pub boundary: String,
-    pub head: Bytes,
-    pub tail: Bytes,
-}
-
-impl Envelope {
-    /// `config` first (when given), then the `audio` part's headers.
-    pub fn new(config: Option<&[u8]>, audio_type: &str, filename: &str) -> Envelope {
-        let boundary = format!("earshot-{}", uuid::Uuid::new_v4().simple());
-        let mut head = Vec::new();
-        if let Some(config) = config {
-            head.extend_from_slice(
-                format!(
-                    "--{boundary}\r\nContent-Disposition: form-data; name=\"config\"\r\n\
-                     Content-Type: application/json\r\n\r\n"
-                )
-                .as_bytes(),
-            );
-            head.extend_from_slice(config);
-            head.extend_from_slice(b"\r\n");
-        }
-        head.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"audio\"; filename=\"{filename}\"\r\n\
-                 Content-Type: {audio_type}\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        let tail = Bytes::from(format!("\r\n--{boundary}--\r\n"));
-        Envelope {
-            boundary,
-            head: Bytes::from(head),
-            tail,
-        }
-    }
-
-    pub fn content_type(&self) -> String {
-        format!("multipart/form-data; boundary={}", self.boundary)
-    }
-
-    /// The whole body as a stream: head, the audio as it is read, tail.
-    /// Each read of the source goes out as soon as it returns.
-    pub fn body(&self, audio: impl AsyncRead + Send + 'static) -> reqwest::Body {
-        let head = futures_util::stream::once(std::future::ready(Ok::<_, std::io::Error>(
-            self.head.clone(),
-        )));
-        let tail = futures_util::stream::once(std::future::ready(Ok(self.tail.clone())));
-        let audio = tokio_util::io::ReaderStream::with_capacity(audio, AUDIO_CHUNK);
-        reqwest::Body::wrap_stream(head.chain(audio).chain(tail))
-    }
-
-    /// Body length for audio of `audio_len` bytes.
-    pub fn len(&self, audio_len: u64) -> u64 {
-        self.head.len() as u64 + audio_len + self.tail.len() as u64
     }
 }
 

@@ -3,10 +3,11 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use color_eyre::eyre::WrapErr;
 
-use crate::emulator::{Emulator, EmulatorConfig, TimeScale, scenario};
+use crate::emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale, scenario};
 use crate::redact::SecretString;
 
 #[derive(clap::Args, Debug)]
@@ -37,6 +38,20 @@ pub struct EmulatorArgs {
     #[arg(long, default_value = "60", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub poll_limit: u32,
+    /// Emulated dictation: transcription speed, × real time, while the
+    /// audio arrives (what streaming overlaps with the upload).
+    #[arg(long, default_value = "100", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub dictation_speed_up: u32,
+    /// Emulated dictation: work left once the last audio byte is in, in ms.
+    #[arg(long, default_value = "50", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub dictation_finalize_ms: u64,
+    /// Emulated dictation: rewrite time, in ms (past the 5 s rewrite
+    /// deadline it simply arrives late).
+    #[arg(long, default_value = "100", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub dictation_rewrite_ms: u64,
     /// Run the demo scenario against this emulator: receivers on loopback,
     /// five subscriptions, sessions, calls and jobs (implies
     /// --allow-private-urls).
@@ -72,6 +87,11 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     config.concurrency = args.concurrency;
     config.http_limit = args.http_limit;
     config.poll_limit = args.poll_limit;
+    config.dictation_timing = DictationTiming {
+        speed_up: args.dictation_speed_up,
+        finalize: Duration::from_millis(args.dictation_finalize_ms),
+        rewrite: Duration::from_millis(args.dictation_rewrite_ms),
+    };
     let time_scale = config.time_scale;
     // Installed before the first line: a signal right after it is not lost.
     let stop = crate::shutdown::signals()?;

@@ -13,7 +13,7 @@
 //!   is read), then stream `audio` through a [`Meter`] (WAV header or PCM
 //!   byte count: duration, the 120 s limit, the fixture's `ICMT` text) and
 //!   an emulated [`Transcriber`] that works while bytes arrive;
-//! - [`rewrite`]: the emulated rewrite (fillers dropped, "X, no, Y"
+//! - [`rewrite`] (in `dictation/rewrite.rs`): the emulated rewrite (fillers dropped, "X, no, Y"
 //!   resolved, `llm_instruction` applied visibly);
 //! - [`sync`]: the sync endpoint.
 //!
@@ -47,14 +47,49 @@ use crate::api::dictation as rules;
 use crate::api::types::dictation::{AudioFormat, DictationConfig, MAX_AUDIO, REWRITE_DEADLINE};
 use crate::wav::{self, DataChunk, WavInfo};
 
+mod rewrite;
+pub(crate) use rewrite::rewrite;
+
 /// Largest dictation or sync request body when none is configured.
 pub const DEFAULT_AUDIO_CAP: u64 = 25 * 1024 * 1024;
-/// Emulated transcription works this many times faster than real time.
-const TRANSCRIBE_SPEED_UP: u32 = 100;
-/// Emulated work left once the last audio byte is in.
-const FINALIZE: Duration = Duration::from_millis(50);
-/// Emulated rewrite time (well inside the 5 s deadline).
-const REWRITE_TIME: Duration = Duration::from_millis(100);
+/// Emulated transcription works this many times faster than real time
+/// unless configured ([`DictationTiming`]).
+pub const DEFAULT_TRANSCRIBE_SPEED_UP: u32 = 100;
+/// Emulated work left once the last audio byte is in, by default.
+pub const DEFAULT_FINALIZE: Duration = Duration::from_millis(50);
+/// Emulated rewrite time by default (well inside the 5 s deadline).
+pub const DEFAULT_REWRITE_TIME: Duration = Duration::from_millis(100);
+
+/// How long the emulated server takes over a dictation or sync request
+/// (`earshot emulator --dictation-speed-up N --dictation-finalize-ms MS
+/// --dictation-rewrite-ms MS`), before the time scale: transcription at
+/// `speed_up` × real time while the audio arrives, `finalize` once it is
+/// all in, then `rewrite`. What streaming saves is the transcription that
+/// overlaps the upload, so benchmarks report it against these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DictationTiming {
+    /// Transcription speed, × real time (at least 1).
+    pub speed_up: u32,
+    pub finalize: Duration,
+    pub rewrite: Duration,
+}
+
+impl Default for DictationTiming {
+    fn default() -> Self {
+        DictationTiming {
+            speed_up: DEFAULT_TRANSCRIBE_SPEED_UP,
+            finalize: DEFAULT_FINALIZE,
+            rewrite: DEFAULT_REWRITE_TIME,
+        }
+    }
+}
+
+impl DictationTiming {
+    /// The transcription work for `audio` (before the time scale).
+    fn transcription(&self, audio: Duration) -> Duration {
+        audio / self.speed_up.max(1)
+    }
+}
 /// After an early answer, the rest of the body is read (and dropped) for
 /// at most this long, so the client sees the answer, not a reset.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -90,10 +125,6 @@ const COMPRESSED_TYPES: [&str; 12] = [
     "audio/x-m4a",
     "audio/aac",
     "audio/x-wav",
-];
-/// Words the default rewrite drops.
-const FILLERS: [&str; 10] = [
-    "um", "umm", "uh", "uhm", "er", "erm", "ah", "hmm", "mm", "mhm",
 ];
 
 /// How the next rewrites fail (`POST /_emulator/dictation`).
@@ -642,33 +673,35 @@ impl WavMeter {
     }
 }
 
-/// Emulated transcription: work of 1/[`TRANSCRIBE_SPEED_UP`] of the
+/// Emulated transcription: work of 1/[`DictationTiming::speed_up`] of the
 /// audio's length (× time scale), done as the audio arrives, plus
-/// [`FINALIZE`] once it is all in.
+/// [`DictationTiming::finalize`] once it is all in.
 struct Transcriber {
     scale: TimeScale,
+    timing: DictationTiming,
     busy_until: tokio::time::Instant,
     work: Duration,
 }
 
 impl Transcriber {
-    fn new(scale: TimeScale) -> Self {
+    fn new(scale: TimeScale, timing: DictationTiming) -> Self {
         Transcriber {
             scale,
+            timing,
             busy_until: tokio::time::Instant::now(),
             work: Duration::ZERO,
         }
     }
 
     fn feed(&mut self, audio: Duration) {
-        let cost = self.scale.scale(audio / TRANSCRIBE_SPEED_UP);
+        let cost = self.scale.scale(self.timing.transcription(audio));
         self.busy_until = self.busy_until.max(tokio::time::Instant::now()) + cost;
         self.work += cost;
     }
 
     /// Waits for the work still queued; how long that was.
     async fn finish(&mut self) -> Duration {
-        let cost = self.scale.scale(FINALIZE);
+        let cost = self.scale.scale(self.timing.finalize);
         let start = tokio::time::Instant::now();
         self.busy_until = self.busy_until.max(start) + cost;
         self.work += cost;
@@ -775,7 +808,7 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
         .fetch_add(1, Ordering::Relaxed);
 
     // Part 2: audio, read as it arrives.
-    let mut transcriber = Transcriber::new(state.config.time_scale);
+    let mut transcriber = Transcriber::new(state.config.time_scale, state.config.dictation_timing);
     let (format_label, meter, received) = {
         let field = waiting
             .on(multipart.next_field())
@@ -852,7 +885,8 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
         }
         Some(LlmFailure::Error) => (None, Some("error")),
         None => {
-            tokio::time::sleep(state.config.time_scale.scale(REWRITE_TIME)).await;
+            let rewrite_time = state.config.dictation_timing.rewrite;
+            tokio::time::sleep(state.config.time_scale.scale(rewrite_time)).await;
             let (text, instruction) = (text.clone(), config.llm_instruction.clone());
             let rewritten = off_workers(move || rewrite(&text, instruction.as_deref())).await?;
             (Some(rewritten), None)
@@ -1005,106 +1039,7 @@ pub(crate) fn words(text: &str) -> Vec<(String, f64)> {
 
 // ---------------------------------------------------------------------------
 // The emulated rewrite
-// ---------------------------------------------------------------------------
-
-/// The default cleanup (self-corrections resolved, fillers dropped,
-/// sentence case, a final full stop), then the instruction: one that
-/// mentions a list or bullets puts each sentence on a `- ` line; one that
-/// mentions upper case or capitals upper-cases the text. Any other
-/// instruction leaves the cleanup as it is.
-pub(crate) fn rewrite(text: &str, instruction: Option<&str>) -> String {
-    let mut tokens: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-    resolve_corrections(&mut tokens);
-    tokens.retain(|token| !FILLERS.contains(&normalise(token).as_str()));
-    let cleaned = sentence_case(&tokens.join(" "));
-    let instruction = instruction.unwrap_or("").to_ascii_lowercase();
-    let mut out = cleaned;
-    if instruction.contains("list") || instruction.contains("bullet") {
-        out = out
-            .split_inclusive(['.', '!', '?'])
-            .map(|sentence| sentence.trim().trim_end_matches(['.', '!', '?']).trim())
-            .filter(|sentence| !sentence.is_empty())
-            .map(|sentence| format!("- {sentence}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-    }
-    if instruction.contains("uppercase")
-        || instruction.contains("upper case")
-        || instruction.contains("capital")
-    {
-        out = out.to_uppercase();
-    }
-    out
-}
-
-/// A token without surrounding punctuation, lower-cased.
-fn normalise(token: &str) -> String {
-    token
-        .trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-        .to_lowercase()
-}
-
-/// "… on Tuesday, no, Wednesday …" → "… on Wednesday …": the correction
-/// replaces the word before ", no," or, when the correction starts with a
-/// word said shortly before ("at three, no, at four"), everything from
-/// that word on.
-fn resolve_corrections(tokens: &mut Vec<String>) {
-    // One pass: `kept` is what survives so far, so each correction only
-    // cuts the end of it (the earlier scan-and-drain loop was quadratic).
-    let mut kept: Vec<String> = Vec::with_capacity(tokens.len());
-    let mut rest = std::mem::take(tokens).into_iter().peekable();
-    while let Some(token) = rest.next() {
-        let correction = token.eq_ignore_ascii_case("no,")
-            && kept.last().is_some_and(|last| last.ends_with(','))
-            && rest.peek().is_some();
-        if !correction {
-            kept.push(token);
-            continue;
-        }
-        let corrected = kept.len() - 1;
-        let first = rest.peek().map(|next| normalise(next)).unwrap_or_default();
-        let start = (corrected.saturating_sub(3)..=corrected)
-            .rev()
-            .find(|&at| normalise(&kept[at]) == first)
-            .unwrap_or(corrected);
-        kept.truncate(start);
-    }
-    *tokens = kept;
-}
-
-/// Capital after each sentence end, `i` as `I`, a final full stop.
-fn sentence_case(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 1);
-    let mut capital = true;
-    for word in text.split(' ').filter(|word| !word.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        let word = if word == "i" || word.starts_with("i'") {
-            format!("I{}", &word[1..])
-        } else {
-            word.to_owned()
-        };
-        let mut chars = word.chars();
-        if capital && let Some(first) = chars.next() {
-            out.extend(first.to_uppercase());
-            out.push_str(chars.as_str());
-        } else {
-            out.push_str(&word);
-        }
-        capital = word.ends_with(['.', '!', '?']);
-    }
-    let trimmed = out.trim_end_matches([',', ';', ':']).len();
-    out.truncate(trimmed);
-    if !out.is_empty() && !out.ends_with(['.', '!', '?']) {
-        out.push('.');
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------
-// Sync (spec areas B)
-// ---------------------------------------------------------------------------
+// --------------------------------------------------------------------------
 
 /// `POST /transcribe`: one `audio` part (WAV), the raw key, `X-SVC-Model`.
 async fn sync(State(state): State<SharedState>, request: Request) -> Response {
@@ -1183,10 +1118,11 @@ async fn sync_inner(state: SharedState, request: Request) -> Result<Response, Re
         )
     })?;
     let duration = info.duration();
+    let timing = state.config.dictation_timing;
     let work = state
         .config
         .time_scale
-        .scale(duration / TRANSCRIBE_SPEED_UP + FINALIZE);
+        .scale(timing.transcription(duration) + timing.finalize);
     tokio::time::sleep(work).await;
     let processing = started.elapsed().saturating_sub(waiting.0);
     Ok(Json(json!({

@@ -33,6 +33,7 @@ use crate::http_server::{self, ServerLimits};
 use crate::redact::SecretString;
 
 pub use clock::TimeScale;
+pub use dictation::DictationTiming;
 
 /// How an emulator behaves; the flags of `earshot emulator`.
 #[derive(Clone, Debug)]
@@ -51,6 +52,8 @@ pub struct EmulatorConfig {
     pub poll_limit: u32,
     /// Largest dictation or sync request body, in bytes (413 past it).
     pub dictation_audio_cap: u64,
+    /// How long emulated transcription, finalising and rewriting take.
+    pub dictation_timing: DictationTiming,
     /// Connections, header, idle and body timeouts of the listener.
     pub server_limits: ServerLimits,
     /// Sessions and calls remembered (with their delivery attempts and
@@ -78,6 +81,7 @@ impl EmulatorConfig {
             http_limit: limits::DEFAULT_HTTP_LIMIT,
             poll_limit: limits::DEFAULT_POLL_LIMIT,
             dictation_audio_cap: dictation::DEFAULT_AUDIO_CAP,
+            dictation_timing: DictationTiming::default(),
             server_limits: ServerLimits::default(),
             keep_conversations: None,
             recording_bytes: None,

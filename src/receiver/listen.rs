@@ -38,7 +38,7 @@ use tokio::task::JoinHandle;
 use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
 use crate::http_server::{self, ServerLimits};
 use crate::redact::SecretString;
-use crate::signature::{self, Candidate, InvalidReason, Verdict};
+use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
 use crate::store::events::ObservedEvent;
 use crate::store::writer::Writer;
 
@@ -207,7 +207,18 @@ pub async fn start_with_limits(
         .local_addr()
         .map_err(|source| ListenError::Bind { addr: bind, source })?;
     let (sender, received) = mpsc::unbounded_channel();
+    // Key every secret once: each delivery then hashes only its own bytes.
+    let candidates: Vec<Candidate> = config
+        .secrets
+        .iter()
+        .map(|(label, secret)| Candidate {
+            label,
+            secret: secret.expose().as_bytes(),
+        })
+        .collect();
+    let verifier = Verifier::new(&candidates);
     let shared = Arc::new(Shared {
+        verifier,
         config,
         seen: Mutex::new(Seen::new(DEDUPE_CAPACITY)),
         writer,
@@ -233,6 +244,8 @@ pub async fn start_with_limits(
 // ---------------------------------------------------------------------------
 
 struct Shared {
+    /// `config.secrets`, keyed once at start.
+    verifier: Verifier,
     config: ListenConfig,
     seen: Mutex<Seen>,
     writer: Option<Mutex<CaptureWriter>>,
@@ -484,8 +497,7 @@ fn judge_agents(
 ) -> Judged {
     entry.kind = Kind::Agents;
     note_event(entry, request.headers, json);
-    let secrets = &shared.config.secrets;
-    if secrets.is_empty() {
+    if shared.verifier.is_empty() {
         return reject(
             entry,
             Kind::Agents,
@@ -495,19 +507,11 @@ fn judge_agents(
             "no_secret_configured",
         );
     }
-    let candidates: Vec<Candidate> = secrets
-        .iter()
-        .map(|(label, secret)| Candidate {
-            label,
-            secret: secret.expose().as_bytes(),
-        })
-        .collect();
     // A header that is not even text cannot parse; let `verify` say so.
     let header = String::from_utf8_lossy(header);
-    let verdict = signature::verify(
+    let verdict = shared.verifier.verify(
         &header,
         request.body,
-        &candidates,
         request.now,
         shared.config.tolerance_secs,
     );

@@ -406,7 +406,10 @@ fn explain_header(
             let Some(digest) = variant.digest(candidate.secret, parsed.timestamp) else {
                 continue;
             };
-            if bool::from(any_equal(&digest, &parsed.signatures)) {
+            if bool::from(any_equal(
+                &digest,
+                parsed.signatures.iter().map(|s| &s.bytes),
+            )) {
                 found.push(Finding::HeaderComputedOver {
                     mistake: variant.mistake,
                     same_as: variant.same_as.clone(),

@@ -109,6 +109,55 @@ pub fn parse_header(header: &str) -> Result<ParsedHeader, HeaderError> {
     })
 }
 
+/// Most `v1` values [`scan`] keeps; a header with more takes the
+/// [`parse_header`] path.
+const SCAN_MAX_V1: usize = 4;
+
+/// A well-formed header read without allocating: what [`verify`] needs.
+///
+/// [`verify`]: super::verify
+pub(super) struct Scanned {
+    pub(super) timestamp: i64,
+    signatures: [[u8; 32]; SCAN_MAX_V1],
+    count: usize,
+}
+
+impl Scanned {
+    pub(super) fn signatures(&self) -> &[[u8; 32]] {
+        &self.signatures[..self.count]
+    }
+}
+
+/// The fast path of [`parse_header`]: `Some` only for a header that
+/// [`parse_header`] accepts, with the same timestamp and `v1` bytes, and
+/// without touching the heap. `None` for anything else (malformed, or more
+/// than [`SCAN_MAX_V1`] `v1` values): the caller then asks [`parse_header`].
+pub(super) fn scan(header: &str) -> Option<Scanned> {
+    let value = strip_header_name(header.trim()).trim();
+    let mut timestamp = None;
+    let mut scanned = Scanned {
+        timestamp: 0,
+        signatures: [[0; 32]; SCAN_MAX_V1],
+        count: 0,
+    };
+    for part in value.split(',') {
+        let (key, val) = part.split_once('=')?;
+        let (key, val) = (key.trim(), val.trim());
+        match key {
+            "t" if timestamp.is_none() => timestamp = Some(timestamp_value(val)?),
+            "t" => return None,
+            "v1" => {
+                let slot = scanned.signatures.get_mut(scanned.count)?;
+                *slot = parse_digest_hex(val)?;
+                scanned.count += 1;
+            }
+            _ => {}
+        }
+    }
+    scanned.timestamp = timestamp?;
+    (scanned.count > 0).then_some(scanned)
+}
+
 fn strip_header_name(value: &str) -> &str {
     let name_len = HEADER_NAME.len();
     match value.get(..name_len) {
@@ -121,14 +170,18 @@ fn strip_header_name(value: &str) -> &str {
 }
 
 fn parse_timestamp(value: &str) -> Result<i64, HeaderError> {
-    let digits = value.strip_prefix('-').unwrap_or(value);
-    let not_integer = || HeaderError::TimestampNotInteger {
+    timestamp_value(value).ok_or_else(|| HeaderError::TimestampNotInteger {
         value: value.to_owned(),
-    };
+    })
+}
+
+/// An optional `-` and decimal digits that fit an `i64`; nothing else.
+fn timestamp_value(value: &str) -> Option<i64> {
+    let digits = value.strip_prefix('-').unwrap_or(value);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(not_integer());
+        return None;
     }
-    value.parse::<i64>().map_err(|_| not_integer())
+    value.parse::<i64>().ok()
 }
 
 fn parse_v1(value: &str, index: usize) -> Result<V1Signature, HeaderError> {
@@ -282,6 +335,79 @@ mod tests {
                 found: 'x'
             })
         );
+    }
+
+    /// `scan` must accept exactly what `parse_header` accepts (up to its
+    /// `v1` limit) and read the same timestamp and digests.
+    fn assert_scan_agrees(header: &str) {
+        let parsed = parse_header(header);
+        match scan(header) {
+            Some(scanned) => {
+                let parsed =
+                    parsed.unwrap_or_else(|e| panic!("{header:?}: scan took it, parse: {e}"));
+                assert_eq!(scanned.timestamp, parsed.timestamp, "{header:?}");
+                let bytes: Vec<[u8; 32]> = parsed.signatures.iter().map(|s| s.bytes).collect();
+                assert_eq!(scanned.signatures(), &bytes[..], "{header:?}");
+            }
+            None => {
+                if let Ok(parsed) = parsed {
+                    assert!(
+                        parsed.signatures.len() > SCAN_MAX_V1,
+                        "{header:?}: scan refused it"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn scan_agrees_with_parse_on_edge_cases() {
+        let d = digest_hex(SECRET, T, b"");
+        let a = "a".repeat(64);
+        for header in [
+            String::new(),
+            " ".into(),
+            sign(SECRET, T, b"{}"),
+            format!("X-SVC-Signature: {}", sign(SECRET, -5, b"")),
+            format!("x-svc-signature:t={T},v1={d}"),
+            format!(" t = {T} ,\tv1= {d} "),
+            format!("v0=abc==,t={T},v1={a},v2=zzz,v1={d}"),
+            format!("t={T},v1={d},"),
+            format!("t={T},,v1={d}"),
+            format!("t={T}, ,v1={d}"),
+            format!("t={T},=x,v1={d}"),
+            format!("t={T}, = ,v1={d}"),
+            format!("t={T},deadbeef,v1={d}"),
+            format!("t=1,t=2,v1={d}"),
+            format!("t=+5,v1={d}"),
+            format!("t=-,v1={d}"),
+            format!("t=99999999999999999999,v1={d}"),
+            format!("t={T},v1={}", &d[..63]),
+            format!("t={T},v1={}g", &d[..63]),
+            format!("t={T},v1={d}=="),
+            format!("t={T},v0={d}"),
+            format!("t={T},v1={d},v1={d},v1={d},v1={d}"),
+            format!("t={T},v1={d},v1={d},v1={d},v1={d},v1={d}"),
+        ] {
+            assert_scan_agrees(&header);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scan_agrees_with_parse_on_generated_headers(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(format!("t={T}")),
+                    proptest::strategy::Just(format!("v1={}", "Ab".repeat(32))),
+                    "[ tv10-9a-fA-F=,:x-]{0,12}",
+                    "[ ]?(t|v1|v0|X-SVC-Signature:)[ ]?=[ ]?-?[0-9a-fA-F]{0,66}[ ]?",
+                ],
+                0..7,
+            ),
+        ) {
+            assert_scan_agrees(&parts.join(","));
+        }
     }
 
     #[test]

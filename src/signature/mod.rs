@@ -9,6 +9,7 @@
 //! [`generate_secret`]. It knows nothing of HTTP, the emulator or the TUI.
 
 use std::fmt;
+use std::sync::Arc;
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -18,12 +19,14 @@ mod checklist;
 mod diagnose;
 mod header;
 mod json_forms;
+mod keyed;
 mod mistakes;
 mod secret;
 
 pub use checklist::{Check, ChecklistInput, TriedSecret, age, checklist};
 pub use diagnose::{Diagnosis, Finding, Severity, diagnose};
 pub use header::{HeaderError, ParsedHeader, V1Signature, parse_header};
+pub use keyed::{KeyedSecret, Verifier};
 pub use mistakes::Mistake;
 pub use secret::generate_secret;
 
@@ -55,8 +58,7 @@ fn hmac_parts(secret: &[u8], parts: &[&[u8]]) -> [u8; 32] {
 
 /// The raw 32-byte `v1` digest: HMAC-SHA256(secret, `"<t>."` + body).
 pub fn digest(secret: &[u8], timestamp: i64, body: &[u8]) -> [u8; 32] {
-    let prefix = format!("{timestamp}.");
-    hmac_parts(secret, &[prefix.as_bytes(), body])
+    KeyedSecret::new(secret).digest(timestamp, body)
 }
 
 /// The `v1` value as the platform sends it: lowercase hex of [`digest`].
@@ -79,14 +81,22 @@ fn to_hex(bytes: &[u8]) -> String {
     out
 }
 
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+/// Hex digit values by byte; `0xff` for a byte that is not a hex digit.
+const HEX_VALUES: [u8; 256] = {
+    let mut table = [0xff_u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 /// Decodes a 64-character hex digest (either case) to its 32 bytes; `None`
 /// when the text is not exactly that. Front ends use it to check a
@@ -97,10 +107,17 @@ pub fn parse_digest_hex(text: &str) -> Option<[u8; 32]> {
         return None;
     }
     let mut out = [0u8; 32];
+    // OR the digits together and check once at the end: no branch per digit.
+    let mut bad = 0u8;
     for (slot, pair) in out.iter_mut().zip(raw.chunks_exact(2)) {
-        *slot = (hex_value(pair[0])? << 4) | hex_value(pair[1])?;
+        let (high, low) = (
+            HEX_VALUES[usize::from(pair[0])],
+            HEX_VALUES[usize::from(pair[1])],
+        );
+        bad |= high | low;
+        *slot = (high << 4) | (low & 0x0f);
     }
-    Some(out)
+    (bad & 0xf0 == 0).then_some(out)
 }
 
 // ---------------------------------------------------------------------------
@@ -135,7 +152,7 @@ pub enum InvalidReason {
         timestamp: i64,
         skew_secs: i64,
         tolerance_secs: u64,
-        digest_matched: Option<String>,
+        digest_matched: Option<Arc<str>>,
     },
     /// The timestamp is fine but no candidate reproduces any `v1`.
     NoMatchingSignature {
@@ -181,7 +198,7 @@ pub enum Verdict {
     /// `matched` is the label of the candidate whose digest matched;
     /// `skew_secs` is `now - t`.
     Valid {
-        matched: String,
+        matched: Arc<str>,
         timestamp: i64,
         skew_secs: i64,
     },
@@ -252,10 +269,49 @@ pub fn verify(
     now: i64,
     tolerance_secs: u64,
 ) -> Verdict {
-    match parse_header(header) {
-        Ok(parsed) => verify_parsed(&parsed, body, candidates, now, tolerance_secs),
-        Err(error) => Verdict::Invalid(InvalidReason::MalformedHeader(error)),
-    }
+    verify_with(
+        header,
+        now,
+        tolerance_secs,
+        candidates.len(),
+        |i| Arc::from(candidates[i].label),
+        |i, timestamp| digest(candidates[i].secret, timestamp, body),
+    )
+}
+
+/// [`verify`] over `count` candidates named by `label` whose digest of the
+/// body at a timestamp is `digest`. A well-formed header is read without
+/// allocating ([`header::scan`]); anything else goes through
+/// [`parse_header`], which names what is wrong.
+fn verify_with(
+    header: &str,
+    now: i64,
+    tolerance_secs: u64,
+    count: usize,
+    label: impl Fn(usize) -> Arc<str>,
+    digest: impl Fn(usize, i64) -> [u8; 32],
+) -> Verdict {
+    let (timestamp, matched) = match header::scan(header) {
+        Some(scanned) => (
+            scanned.timestamp,
+            first_match(count, |i| {
+                any_equal(&digest(i, scanned.timestamp), scanned.signatures())
+            }),
+        ),
+        None => match parse_header(header) {
+            Ok(parsed) => (
+                parsed.timestamp,
+                first_match(count, |i| {
+                    any_equal(
+                        &digest(i, parsed.timestamp),
+                        parsed.signatures.iter().map(|s| &s.bytes),
+                    )
+                }),
+            ),
+            Err(error) => return Verdict::Invalid(InvalidReason::MalformedHeader(error)),
+        },
+    };
+    judge(timestamp, matched.map(label), now, tolerance_secs)
 }
 
 fn verify_parsed(
@@ -265,20 +321,35 @@ fn verify_parsed(
     now: i64,
     tolerance_secs: u64,
 ) -> Verdict {
-    let matched = matching_candidate(parsed, body, candidates).map(|i| candidates[i].label);
-    let timestamp = parsed.timestamp;
+    let matched = first_match(candidates.len(), |i| {
+        any_equal(
+            &digest(candidates[i].secret, parsed.timestamp, body),
+            parsed.signatures.iter().map(|s| &s.bytes),
+        )
+    });
+    judge(
+        parsed.timestamp,
+        matched.map(|i| Arc::from(candidates[i].label)),
+        now,
+        tolerance_secs,
+    )
+}
+
+/// The verdict once the digest has been checked: `matched` names the
+/// candidate that reproduced a `v1`, if any.
+fn judge(timestamp: i64, matched: Option<Arc<str>>, now: i64, tolerance_secs: u64) -> Verdict {
     let skew_secs = now.saturating_sub(timestamp);
     if skew_secs.unsigned_abs() > tolerance_secs {
         return Verdict::Invalid(InvalidReason::TimestampOutsideTolerance {
             timestamp,
             skew_secs,
             tolerance_secs,
-            digest_matched: matched.map(str::to_owned),
+            digest_matched: matched,
         });
     }
     match matched {
-        Some(label) => Verdict::Valid {
-            matched: label.to_owned(),
+        Some(matched) => Verdict::Valid {
+            matched,
             timestamp,
             skew_secs,
         },
@@ -289,18 +360,13 @@ fn verify_parsed(
     }
 }
 
-/// Index of the first candidate whose digest equals some `v1`. Every
-/// candidate is tried against every `v1` and each comparison is constant
-/// time, so timing reveals neither which byte nor which value differed.
-fn matching_candidate(
-    parsed: &ParsedHeader,
-    body: &[u8],
-    candidates: &[Candidate],
-) -> Option<usize> {
+/// Index of the first of `count` candidates for which `hit` holds. Every
+/// candidate is tried and each comparison is constant time, so timing
+/// reveals neither which byte nor which value differed.
+fn first_match(count: usize, hit: impl Fn(usize) -> Choice) -> Option<usize> {
     let mut found = None;
-    for (i, candidate) in candidates.iter().enumerate() {
-        let expected = digest(candidate.secret, parsed.timestamp, body);
-        let hit = any_equal(&expected, &parsed.signatures);
+    for i in 0..count {
+        let hit = hit(i);
         if found.is_none() && bool::from(hit) {
             found = Some(i);
         }
@@ -308,10 +374,21 @@ fn matching_candidate(
     found
 }
 
-fn any_equal(expected: &[u8; 32], signatures: &[V1Signature]) -> Choice {
-    signatures
-        .iter()
-        .fold(Choice::from(0), |acc, sig| acc | expected.ct_eq(&sig.bytes))
+fn any_equal<'s>(
+    expected: &[u8; 32],
+    signatures: impl IntoIterator<Item = &'s [u8; 32]>,
+) -> Choice {
+    signatures.into_iter().fold(Choice::from(0), |acc, sig| {
+        acc | digests_equal(expected, sig)
+    })
+}
+
+/// Constant-time equality of two digests: the differences are ORed
+/// together without a branch and only the total is turned into a
+/// [`Choice`] (one step instead of `subtle`'s one per byte).
+fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> Choice {
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(difference).ct_eq(&0)
 }
 
 fn describe_skew(skew_secs: i64) -> String {

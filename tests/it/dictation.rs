@@ -22,7 +22,7 @@ use earshot::api::dictation::{
 use earshot::api::sync::SyncRequest;
 use earshot::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
 use earshot::api::{Client, Endpoints, ErrorBody, Region};
-use earshot::emulator::{EmulatorConfig, TimeScale};
+use earshot::emulator::{DictationTiming, EmulatorConfig, TimeScale};
 use earshot::redact::SecretString;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -569,6 +569,39 @@ async fn the_answer_is_typed_with_honest_timings() {
     ] {
         assert!(body.get(field).is_some(), "{field} missing: {body}");
     }
+}
+
+#[tokio::test]
+async fn the_server_timing_is_configurable_and_reported() {
+    // Transcription at real time and 10 s of finalising, × 0.01: the
+    // answer's sync_time_ms is the emulated work, (2 s + 10 s) × 0.01.
+    let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
+    config.time_scale = TimeScale::new(0.01).unwrap();
+    config.dictation_timing = DictationTiming {
+        speed_up: 1,
+        finalize: Duration::from_secs(10),
+        rewrite: Duration::from_secs(3),
+    };
+    let h = common::launch(config, None).await;
+    let (_dir, file) = wav_file(2.0, Some(UTTERANCE));
+    let answer = tokio::time::timeout(
+        Duration::from_secs(30),
+        dictate_wav(&h, AudioSource::file(&file)),
+    )
+    .await
+    .expect("answered in time")
+    .unwrap();
+    assert_eq!(answer.sync_time_ms, Some(120.0), "{answer:?}");
+    assert_eq!(answer.rewrite(), Rewrite::Done(CLEANED));
+    // The defaults stay what they were: 100× real time, 50 ms, 100 ms.
+    assert_eq!(
+        DictationTiming::default(),
+        DictationTiming {
+            speed_up: 100,
+            finalize: Duration::from_millis(50),
+            rewrite: Duration::from_millis(100),
+        }
+    );
 }
 
 #[tokio::test]

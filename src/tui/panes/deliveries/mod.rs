@@ -14,6 +14,7 @@
 //! Drawing is in `view.rs`, the retry rules in [`verdict`].
 
 mod commands;
+mod live;
 pub use crate::api::delivery_verdict as verdict;
 pub mod view;
 
@@ -35,6 +36,7 @@ use crate::redact::SecretString;
 use crate::tui::panes::subscriptions::short_id;
 
 use commands::{detail_commands, prompt_commands, table_commands};
+use live::Liveness;
 
 /// Most recently viewed ids kept.
 pub const RECENT_MAX: usize = 20;
@@ -42,9 +44,6 @@ pub const RECENT_MAX: usize = 20;
 const CHOICES_MAX: usize = 1_000;
 /// How often the attempts are loaded again while a retry is to come.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
-/// A `next_retry_at` this far in the past still counts as "about to
-/// happen" (the new attempt may not be recorded yet).
-const RETRY_GRACE_SECS: i64 = 10;
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +93,8 @@ pub struct DeliveriesPane {
     /// The session or call id on screen.
     pub id: Option<String>,
     rows: Vec<DeliveryRecord>,
+    /// What makes `rows` live, kept with them (see [`Self::live`]).
+    liveness: Liveness,
     /// The selected row and the scroll (kept by the view).
     pub(crate) table: TableState,
     /// Showing `/latest` rather than every attempt.
@@ -143,6 +144,7 @@ impl DeliveriesPane {
         DeliveriesPane {
             id: None,
             rows: Vec::new(),
+            liveness: Liveness::default(),
             table: TableState::default(),
             latest: false,
             prompt: Input::default(),
@@ -212,6 +214,7 @@ impl DeliveriesPane {
     /// Rows as if just loaded for `id` (fixtures for tests and snapshots).
     pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
         self.id = Some(id.to_owned());
+        self.liveness = Liveness::of(&rows);
         self.rows = rows;
         self.loaded_once = true;
         self.table.clamp(self.rows.len());
@@ -276,15 +279,11 @@ impl DeliveriesPane {
     }
 
     /// An attempt is pending or a retry is (about to be) due: the
-    /// attempts are loaded again and countdowns move.
+    /// attempts are loaded again and countdowns move. Asked on every frame
+    /// and loop pass, so it reads the summary kept when the rows change
+    /// rather than scanning them: constant time at any row count.
     pub fn live(&self) -> bool {
-        let grace = chrono::Duration::seconds(RETRY_GRACE_SECS);
-        self.rows.iter().any(|row| {
-            row.status == DeliveryStatus::Pending
-                || row
-                    .next_retry_at
-                    .is_some_and(|at| at.with_timezone(&Utc) + grace > self.now)
-        })
+        self.liveness.live_at(self.now)
     }
 
     /// Whether the tick should run for this pane (the app asks only while
@@ -423,6 +422,7 @@ impl DeliveriesPane {
                 self.now = (self.clock)();
                 match result {
                     Ok(rows) => {
+                        self.liveness = Liveness::of(&rows);
                         self.table
                             .replace(&mut self.rows, rows, |row| row.id.clone());
                         self.loaded_once = true;
@@ -493,6 +493,7 @@ impl DeliveriesPane {
             self.reveal_number = false;
             self.next_link = 0;
             self.rows.clear();
+            self.liveness = Liveness::default();
             self.table.reset();
             self.loaded_once = false;
             self.load_error = None;

@@ -475,3 +475,115 @@ fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
     assert!(pane.on_tick(Instant::now(), &mut out), "expired: redraw");
     assert!(!pane.wants_tick(), "an expired link no longer ticks");
 }
+
+// ---- liveness kept with the rows --------------------------------------
+
+/// The scan `live()` did on every call before it kept a summary: the
+/// reference the summary must always equal.
+fn scan_live(rows: &[DeliveryRecord], now: DateTime<Utc>) -> bool {
+    let grace = chrono::Duration::seconds(10);
+    rows.iter().any(|row| {
+        row.status == DeliveryStatus::Pending
+            || row
+                .next_retry_at
+                .is_some_and(|at| at.with_timezone(&Utc) + grace > now)
+    })
+}
+
+/// One change to the rows on screen.
+#[derive(Clone, Debug)]
+enum RowChange {
+    /// Fixture rows (as `set_rows`).
+    Set(Vec<DeliveryRecord>),
+    /// A load answered (as the worker does).
+    Load(Vec<DeliveryRecord>),
+    /// A load answered, then superseded by a newer one: ignored.
+    StaleLoad(Vec<DeliveryRecord>),
+    /// Another id opened: the rows are cleared until its load.
+    OpenOther,
+}
+
+fn arb_row() -> impl proptest::strategy::Strategy<Value = DeliveryRecord> {
+    use proptest::prelude::*;
+    (0u8..3, proptest::option::of(-40i64..40), any::<u32>()).prop_map(|(status, retry, n)| {
+        let status = match status {
+            0 => DeliveryStatus::Pending,
+            1 => DeliveryStatus::Failed,
+            _ => DeliveryStatus::Delivered,
+        };
+        let mut row = record(&format!("{n:08x}"), status, 1, Some(200), None);
+        row.next_retry_at = retry.map(at);
+        row
+    })
+}
+
+fn arb_change() -> impl proptest::strategy::Strategy<Value = RowChange> {
+    use proptest::prelude::*;
+    let rows = || proptest::collection::vec(arb_row(), 0..12);
+    prop_oneof![
+        rows().prop_map(RowChange::Set),
+        rows().prop_map(RowChange::Load),
+        rows().prop_map(RowChange::StaleLoad),
+        Just(RowChange::OpenOther),
+    ]
+}
+
+fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
+    let mut out = crate::tui::app::Outcome::default();
+    pane.on_result(
+        DeliveriesResult::Loaded {
+            seq,
+            id: SESSION.into(),
+            latest: false,
+            result: Ok(rows),
+        },
+        &mut out,
+    );
+}
+
+fn issued_seq(out: &crate::tui::app::Outcome) -> u64 {
+    out.effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::LoadDeliveries { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .expect("a load was issued")
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_kept_liveness_equals_a_full_scan_after_any_changes(
+        changes in proptest::collection::vec(arb_change(), 1..16),
+        nows in proptest::collection::vec(-60i64..60, 1..6),
+    ) {
+        let mut pane = DeliveriesPane::new().with_clock(fixed_now);
+        pane.id = Some(SESSION.into());
+        for change in changes {
+            match change {
+                RowChange::Set(rows) => pane.set_rows(SESSION, rows),
+                RowChange::Load(rows) => {
+                    let mut out = crate::tui::app::Outcome::default();
+                    pane.refresh(&mut out);
+                    let seq = issued_seq(&out);
+                    answer(&mut pane, seq, rows);
+                }
+                RowChange::StaleLoad(rows) => {
+                    let mut out = crate::tui::app::Outcome::default();
+                    pane.refresh(&mut out);
+                    let stale = issued_seq(&out);
+                    pane.refresh(&mut out);
+                    answer(&mut pane, stale, rows);
+                }
+                RowChange::OpenOther => {
+                    let other = format!("{}-other", pane.id.clone().unwrap_or_default());
+                    pane.open(other, &mut crate::tui::app::Outcome::default());
+                }
+            }
+            for offset in &nows {
+                pane.now = fixed_now() + chrono::Duration::seconds(*offset);
+                proptest::prop_assert_eq!(pane.live(), scan_live(pane.rows(), pane.now));
+            }
+        }
+    }
+}
