@@ -107,6 +107,31 @@ fn the_lower_layers_never_import_the_front_ends() {
     );
 }
 
+/// Inside the console, the key machinery and the widgets know no pane:
+/// panes declare their commands in their own types (`PaneCommands`) and
+/// `tui/command.rs` wraps them.
+#[test]
+fn the_key_machinery_and_widgets_never_import_a_pane() {
+    let tui = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui");
+    let mut files = vec![tui.join("keymap.rs")];
+    rust_files(&tui.join("widgets"), &mut files);
+    let mut violations = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).expect("a source file is UTF-8");
+        for (index, line) in source.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("panes::") || code.contains("command::") {
+                violations.push(format!("{}:{}: {}", file.display(), index + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "the key machinery or a widget names a pane:\n{}",
+        violations.join("\n")
+    );
+}
+
 #[test]
 fn the_scanner_sees_every_way_of_naming_a_front_end() {
     let bad = [

@@ -13,7 +13,7 @@ use std::time::Instant;
 use chrono::{DateTime, Local};
 use ratatui::crossterm::event::Event;
 
-use super::keymap::Command;
+use super::command::Command;
 use crate::api::ApiError;
 use crate::api::types::agents::{DeliveryRecord, NewSubscription, Subscription, SubscriptionPatch};
 use crate::redact::SecretString;

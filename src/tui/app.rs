@@ -13,10 +13,11 @@ use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind};
 use tui_input::Input;
 
 use super::action::{Action, Effect, Failure, InboxResult};
-use super::keymap::{
-    self, Command, CommandInfo, CommandSection, command_line_commands, confirm_commands,
-    global_commands, help_commands, interrupt_command, permitted,
+use super::command::{
+    Command, command_line_commands, confirm_commands, global_commands, help_commands,
+    interrupt_command,
 };
+use super::keymap::{self, CommandInfo, CommandSection, permitted};
 use super::panes::deliveries::DeliveriesPane;
 use super::panes::health::HealthPane;
 use super::panes::inbox::{self, InboxPane};
@@ -24,7 +25,7 @@ use super::panes::jobs::JobsPane;
 use super::panes::probe::ProbePane;
 use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::SubscriptionsPane;
-use super::panes::{Pane, PaneId};
+use super::panes::{Pane, PaneCommands, PaneId};
 use super::widgets::input as text;
 use crate::api::validate::UrlPolicy;
 use crate::signature::HEADER_NAME;
@@ -399,7 +400,7 @@ impl App {
 
     /// The commands that exist right now: keys match these, the footer
     /// shows their quick ones. Read-only filtering happens here, once.
-    pub fn commands(&self) -> Vec<CommandInfo> {
+    pub fn commands(&self) -> Vec<CommandInfo<Command>> {
         let list = match &self.overlay {
             Some(Overlay::Help { .. }) => help_commands(),
             Some(Overlay::CommandLine(_)) => {
@@ -414,7 +415,7 @@ impl App {
             }
             None => {
                 let pane = self.on_screen();
-                let mut list = pane.commands();
+                let mut list = self.pane_commands();
                 if pane.allows_global() {
                     list.extend(global_commands());
                 } else {
@@ -428,15 +429,24 @@ impl App {
 
     /// What `?` shows: the current pane's commands, then the global ones,
     /// through the same read-only filter as the keys.
-    pub fn help_sections(&self) -> Vec<CommandSection> {
+    pub fn help_sections(&self) -> Vec<CommandSection<Command>> {
+        fn wrap<C: Copy>(
+            sections: Vec<CommandSection<C>>,
+            into: fn(C) -> Command,
+        ) -> Vec<CommandSection<Command>> {
+            sections
+                .into_iter()
+                .map(|section| section.map(into))
+                .collect()
+        }
         let mut sections = match self.pane {
-            PaneId::Health => HealthPane::help_sections(),
-            PaneId::Subscriptions => SubscriptionsPane::help_sections(),
-            PaneId::Deliveries => DeliveriesPane::help_sections(),
-            PaneId::Jobs => JobsPane::help_sections(),
-            PaneId::Signatures => SignaturesPane::help_sections(),
-            PaneId::Probe => ProbePane::help_sections(),
-            PaneId::Inbox => InboxPane::help_sections(),
+            PaneId::Health => wrap(HealthPane::help_sections(), Command::Health),
+            PaneId::Subscriptions => wrap(SubscriptionsPane::help_sections(), Command::Subs),
+            PaneId::Deliveries => wrap(DeliveriesPane::help_sections(), Command::Dlv),
+            PaneId::Jobs => wrap(JobsPane::help_sections(), Command::Jobs),
+            PaneId::Signatures => wrap(SignaturesPane::help_sections(), Command::Sigs),
+            PaneId::Probe => wrap(ProbePane::help_sections(), Command::Probe),
+            PaneId::Inbox => wrap(InboxPane::help_sections(), Command::Inbox),
         };
         sections.push(CommandSection {
             title: "Global",
@@ -453,6 +463,28 @@ impl App {
             })
             .filter(|section| !section.commands.is_empty())
             .collect()
+    }
+
+    /// The commands of the pane on screen, as the console's.
+    fn pane_commands(&self) -> Vec<CommandInfo<Command>> {
+        fn wrap<P: PaneCommands>(
+            pane: &P,
+            into: fn(P::Command) -> Command,
+        ) -> Vec<CommandInfo<Command>> {
+            pane.commands()
+                .into_iter()
+                .map(|info| info.map(into))
+                .collect()
+        }
+        match self.pane {
+            PaneId::Health => wrap(&self.health, Command::Health),
+            PaneId::Subscriptions => wrap(&self.subs, Command::Subs),
+            PaneId::Deliveries => wrap(&self.deliveries, Command::Dlv),
+            PaneId::Jobs => wrap(&self.jobs, Command::Jobs),
+            PaneId::Signatures => wrap(&self.sigs, Command::Sigs),
+            PaneId::Probe => wrap(&self.probe, Command::Probe),
+            PaneId::Inbox => wrap(&self.inbox, Command::Inbox),
+        }
     }
 
     /// The pane on screen.

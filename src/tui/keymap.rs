@@ -2,24 +2,17 @@
 //!
 //! Owns: [`Key`] (a binding), [`CommandInfo`] (a binding + what it does +
 //! its help text + whether the footer shows it + whether it changes
-//! anything on the platform), the global commands, and [`permitted`], the
-//! one place `--read-only` removes mutating commands. Every key the console
-//! answers is found by [`find`] in the same list the help overlay and the
-//! footer are drawn from, so a key cannot exist without its help line.
+//! anything on the platform), and [`permitted`], the one place
+//! `--read-only` removes mutating commands. Every key the console answers
+//! is found by [`find`] in the same list the help overlay and the footer
+//! are drawn from, so a key cannot exist without its help line.
 //!
-//! It does not own what a command does (that is `update` in `app.rs` and
-//! the panes).
+//! Generic over the command type: each pane declares its commands in its
+//! own type, and `command.rs` holds the console's global ones, so this
+//! module knows no pane. It does not own what a command does (that is
+//! `update` in `app.rs` and the panes).
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-
-use super::panes::PaneId;
-use super::panes::deliveries::DlvCommand;
-use super::panes::health::HealthCommand;
-use super::panes::inbox::InboxCommand;
-use super::panes::jobs::JobsCommand;
-use super::panes::probe::ProbeCommand;
-use super::panes::signatures::SigsCommand;
-use super::panes::subscriptions::SubsCommand;
 
 /// A `&'static [Key]` from key expressions (const-evaluated).
 macro_rules! keys {
@@ -111,7 +104,7 @@ impl Move {
 
 /// The table-movement commands (↑↓ / j k, pgup pgdn, g / G), each pane's
 /// command built from the movement by `command`.
-pub fn movement(command: fn(Move) -> Command) -> Vec<CommandInfo> {
+pub fn movement<C: Copy>(command: fn(Move) -> C) -> Vec<CommandInfo<C>> {
     vec![
         CommandInfo::new("↑↓ / j k", "move", UP, command(Move::Up)),
         CommandInfo::new("", "", DOWN, command(Move::Down)).hidden(),
@@ -150,42 +143,9 @@ pub const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
 pub const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
 pub const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
 
-/// Everything the console can be asked to do by a key or the `:` prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Open the help overlay.
-    Help,
-    /// Close the top overlay (help, prompt).
-    Close,
-    NextPane,
-    PrevPane,
-    GoTo(PaneId),
-    /// Open the `:` prompt.
-    CommandLine,
-    /// Run what was typed at the `:` prompt.
-    RunCommandLine,
-    Refresh,
-    /// `q`: quit, asking first when a form holds unsaved input.
-    Quit,
-    /// Ctrl-C: like `q`, from anywhere (also while typing).
-    Interrupt,
-    /// Answer the quit / discard question.
-    ConfirmYes,
-    ConfirmNo,
-    ScrollUp,
-    ScrollDown,
-    Subs(SubsCommand),
-    Dlv(DlvCommand),
-    Jobs(JobsCommand),
-    Sigs(SigsCommand),
-    Probe(ProbeCommand),
-    Inbox(InboxCommand),
-    Health(HealthCommand),
-}
-
 /// One command as help, footer and key handling all see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CommandInfo {
+pub struct CommandInfo<C> {
     /// The keys as help shows them, e.g. `"shift-tab"`, `"1–5"`.
     pub keys: &'static str,
     pub description: &'static str,
@@ -198,16 +158,16 @@ pub struct CommandInfo {
     /// Listed in help (false for the extra bindings of a grouped entry).
     pub in_help: bool,
     pub bindings: &'static [Key],
-    pub command: Command,
+    pub command: C,
 }
 
-impl CommandInfo {
+impl<C: Copy> CommandInfo<C> {
     pub const fn new(
         keys: &'static str,
         description: &'static str,
         bindings: &'static [Key],
-        command: Command,
-    ) -> CommandInfo {
+        command: C,
+    ) -> CommandInfo<C> {
         CommandInfo {
             keys,
             description,
@@ -221,18 +181,32 @@ impl CommandInfo {
     }
 
     /// Also shown in the footer.
-    pub const fn quick(mut self) -> CommandInfo {
+    pub const fn quick(mut self) -> CommandInfo<C> {
         self.quick = true;
         self
     }
 
     /// Shown in the footer as `label`.
-    pub const fn quick_as(mut self, label: &'static str) -> CommandInfo {
+    pub const fn quick_as(mut self, label: &'static str) -> CommandInfo<C> {
         self.quick = true;
         self.footer = Some(label);
         self
     }
 
+    /// Changes the platform: gone in `--read-only`.
+    pub const fn mutating(mut self) -> CommandInfo<C> {
+        self.mutating = true;
+        self
+    }
+
+    /// A binding of a group whose first entry carries the help line.
+    pub const fn hidden(mut self) -> CommandInfo<C> {
+        self.in_help = false;
+        self
+    }
+}
+
+impl<C> CommandInfo<C> {
     /// The footer's label.
     pub fn footer_label(&self) -> &'static str {
         match self.footer {
@@ -241,29 +215,46 @@ impl CommandInfo {
         }
     }
 
-    /// Changes the platform: gone in `--read-only`.
-    pub const fn mutating(mut self) -> CommandInfo {
-        self.mutating = true;
-        self
-    }
-
-    /// A binding of a group whose first entry carries the help line.
-    pub const fn hidden(mut self) -> CommandInfo {
-        self.in_help = false;
-        self
+    /// The same entry running `into(command)`: how a pane's own command
+    /// becomes one of the console's.
+    pub fn map<D>(self, into: impl FnOnce(C) -> D) -> CommandInfo<D> {
+        CommandInfo {
+            keys: self.keys,
+            description: self.description,
+            quick: self.quick,
+            footer: self.footer,
+            mutating: self.mutating,
+            in_help: self.in_help,
+            bindings: self.bindings,
+            command: into(self.command),
+        }
     }
 }
 
 /// A titled group of commands for the help overlay.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommandSection {
+pub struct CommandSection<C> {
     pub title: &'static str,
-    pub commands: Vec<CommandInfo>,
+    pub commands: Vec<CommandInfo<C>>,
+}
+
+impl<C: Copy> CommandSection<C> {
+    /// The same section with every command mapped by `into`.
+    pub fn map<D>(self, into: fn(C) -> D) -> CommandSection<D> {
+        CommandSection {
+            title: self.title,
+            commands: self
+                .commands
+                .into_iter()
+                .map(|info| info.map(into))
+                .collect(),
+        }
+    }
 }
 
 /// The one place read-only mode acts: mutating commands are dropped, so
 /// their keys do nothing and their help lines disappear together.
-pub fn permitted(commands: Vec<CommandInfo>, read_only: bool) -> Vec<CommandInfo> {
+pub fn permitted<C>(commands: Vec<CommandInfo<C>>, read_only: bool) -> Vec<CommandInfo<C>> {
     commands
         .into_iter()
         .filter(|command| !(read_only && command.mutating))
@@ -271,128 +262,22 @@ pub fn permitted(commands: Vec<CommandInfo>, read_only: bool) -> Vec<CommandInfo
 }
 
 /// The command a key press runs, from a list of commands.
-pub fn find(commands: &[CommandInfo], event: &KeyEvent) -> Option<Command> {
+pub fn find<C: Copy>(commands: &[CommandInfo<C>], event: &KeyEvent) -> Option<C> {
     commands
         .iter()
         .find(|info| info.bindings.iter().any(|key| key.matches(event)))
         .map(|info| info.command)
 }
 
-const TAB: &[Key] = &[Key::plain(KeyCode::Tab)];
-const BACKTAB: &[Key] = &[Key::plain(KeyCode::BackTab)];
-
-/// Commands available wherever no text field has the keyboard.
-pub fn global_commands() -> Vec<CommandInfo> {
-    use Command::*;
-    vec![
-        CommandInfo::new("?", "help: every key", keys![Key::char('?')], Help).quick_as("help"),
-        CommandInfo::new("tab", "next pane", TAB, NextPane),
-        CommandInfo::new("shift-tab", "previous pane", BACKTAB, PrevPane),
-        CommandInfo::new(
-            "1–7",
-            "go to pane",
-            keys![Key::char('1')],
-            GoTo(PaneId::Health),
-        ),
-        CommandInfo::new("2", "", keys![Key::char('2')], GoTo(PaneId::Subscriptions)).hidden(),
-        CommandInfo::new("3", "", keys![Key::char('3')], GoTo(PaneId::Deliveries)).hidden(),
-        CommandInfo::new("4", "", keys![Key::char('4')], GoTo(PaneId::Jobs)).hidden(),
-        CommandInfo::new("5", "", keys![Key::char('5')], GoTo(PaneId::Signatures)).hidden(),
-        CommandInfo::new("6", "", keys![Key::char('6')], GoTo(PaneId::Probe)).hidden(),
-        CommandInfo::new("7", "", keys![Key::char('7')], GoTo(PaneId::Inbox)).hidden(),
-        CommandInfo::new(
-            ":",
-            "command line (:q, :subs, :2 …)",
-            keys![Key::char(':')],
-            CommandLine,
-        ),
-        CommandInfo::new("r", "refresh", keys![Key::char('r')], Refresh),
-        CommandInfo::new("q", "quit", keys![Key::char('q')], Quit).quick(),
-        CommandInfo::new(
-            "ctrl-c",
-            "quit from anywhere",
-            keys![Key::ctrl('c')],
-            Interrupt,
-        ),
-    ]
-}
-
-/// Ctrl-C, which works even while a text field has the keyboard.
-pub fn interrupt_command() -> CommandInfo {
-    CommandInfo::new(
-        "ctrl-c",
-        "quit from anywhere",
-        keys![Key::ctrl('c')],
-        Command::Interrupt,
-    )
-}
-
-/// The help overlay's own keys.
-pub fn help_commands() -> Vec<CommandInfo> {
-    use Command::*;
-    vec![
-        CommandInfo::new(
-            "esc / ?",
-            "close help",
-            keys![Key::plain(KeyCode::Esc), Key::char('?'), Key::char('q')],
-            Close,
-        )
-        .quick_as("close"),
-        CommandInfo::new(
-            "↑↓ / j k",
-            "scroll",
-            keys![Key::plain(KeyCode::Up), Key::char('k')],
-            ScrollUp,
-        ),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::plain(KeyCode::Down), Key::char('j')],
-            ScrollDown,
-        )
-        .hidden(),
-    ]
-}
-
-/// The `:` prompt's keys (everything else is typed into it).
-pub fn command_line_commands() -> Vec<CommandInfo> {
-    vec![
-        CommandInfo::new(
-            "enter",
-            "run",
-            keys![Key::plain(KeyCode::Enter)],
-            Command::RunCommandLine,
-        ),
-        CommandInfo::new(
-            "esc",
-            "cancel",
-            keys![Key::plain(KeyCode::Esc)],
-            Command::Close,
-        ),
-    ]
-}
-
-/// The keys of a yes/no question.
-pub fn confirm_commands() -> Vec<CommandInfo> {
-    vec![
-        CommandInfo::new(
-            "y",
-            "yes",
-            keys![Key::char('y'), Key::plain(KeyCode::Enter)],
-            Command::ConfirmYes,
-        ),
-        CommandInfo::new(
-            "n / esc",
-            "no",
-            keys![Key::char('n'), Key::plain(KeyCode::Esc)],
-            Command::ConfirmNo,
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Test {
+        Change,
+        Help,
+    }
 
     fn press(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, modifiers)
@@ -414,8 +299,8 @@ mod tests {
     #[test]
     fn read_only_drops_mutating_commands_from_keys_and_help() {
         let list = vec![
-            CommandInfo::new("x", "change", keys![Key::char('x')], Command::Refresh).mutating(),
-            CommandInfo::new("?", "help", keys![Key::char('?')], Command::Help),
+            CommandInfo::new("x", "change", keys![Key::char('x')], Test::Change).mutating(),
+            CommandInfo::new("?", "help", keys![Key::char('?')], Test::Help),
         ];
         let kept = permitted(list.clone(), true);
         assert_eq!(kept.len(), 1);
@@ -424,22 +309,5 @@ mod tests {
             None
         );
         assert_eq!(permitted(list, false).len(), 2);
-    }
-
-    #[test]
-    fn every_global_key_is_distinct() {
-        let commands = global_commands();
-        for (i, a) in commands.iter().enumerate() {
-            for b in &commands[i + 1..] {
-                for key in a.bindings {
-                    assert!(
-                        !b.bindings.contains(key),
-                        "{} and {} share a key",
-                        a.keys,
-                        b.keys
-                    );
-                }
-            }
-        }
     }
 }

@@ -21,6 +21,7 @@
 pub mod action;
 pub mod app;
 pub mod clipboard;
+pub mod command;
 pub mod event_loop;
 mod history_tasks;
 pub(crate) mod input;

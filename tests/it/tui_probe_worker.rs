@@ -12,7 +12,7 @@ use earshot::api::Region;
 use earshot::tui::action::{Action, Effect, ProbeResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::clipboard::Clipboard;
-use earshot::tui::keymap::Command;
+use earshot::tui::command::Command;
 use earshot::tui::panes::PaneId;
 use earshot::tui::panes::probe::{Call, ProbeCommand};
 use earshot::tui::theme::Theme;

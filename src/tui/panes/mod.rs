@@ -1,8 +1,9 @@
 //! The seven panes: which exist ([`PaneId`]), their tab order and names, and
 //! what every pane answers ([`Pane`]) so keys reach the one on screen.
 //!
-//! Each pane owns its state, its commands (see `keymap.rs`), its `update`
-//! and its view; `app.rs` routes to the pane on screen.
+//! Each pane owns its state, its commands (declared in its own type, see
+//! [`PaneCommands`]), its `update` and its view; `app.rs` routes to the
+//! pane on screen.
 
 pub mod deliveries;
 pub mod health;
@@ -17,11 +18,17 @@ use ratatui::crossterm::event::KeyEvent;
 use super::keymap::CommandInfo;
 use super::widgets::input::cycle;
 
-/// What `app.rs` asks of the pane on screen, whichever it is.
-pub trait Pane {
+/// A pane's own commands, in its own type: `app.rs` wraps them into the
+/// console's `Command`, so the key machinery (`keymap.rs`) knows no pane.
+pub trait PaneCommands {
+    type Command: Copy;
     /// The commands that exist now: keys match these, the footer shows
     /// the quick ones.
-    fn commands(&self) -> Vec<CommandInfo>;
+    fn commands(&self) -> Vec<CommandInfo<Self::Command>>;
+}
+
+/// What `app.rs` asks of the pane on screen, whichever it is.
+pub trait Pane {
     /// The global keys (tab, 1–7, `q`, …) work: no text field holds them.
     fn allows_global(&self) -> bool;
     /// A text field has the keyboard: keys no command claims are typed.

@@ -12,21 +12,21 @@ use crate::tui::theme::{Role, Theme};
 
 /// Draws `commands`' quick entries, dropping the middle ones when the line
 /// is too narrow (the last two, help and quit, stay), and `toast`.
-pub fn draw(
+pub fn draw<C>(
     frame: &mut Frame<'_>,
     area: Rect,
-    commands: &[CommandInfo],
+    commands: &[CommandInfo<C>],
     toast: Option<&str>,
     theme: &Theme,
 ) {
     let toast_text = toast.map(|text| format!(" {text} "));
     let toast_width = toast_text.as_deref().map_or(0, width);
     let available = usize::from(area.width).saturating_sub(toast_width);
-    let mut items: Vec<&CommandInfo> = commands
+    let mut items: Vec<&CommandInfo<C>> = commands
         .iter()
         .filter(|command| command.quick && command.in_help)
         .collect();
-    let item_width = |item: &CommandInfo| width(item.keys) + width(item.footer_label()) + 3;
+    let item_width = |item: &CommandInfo<C>| width(item.keys) + width(item.footer_label()) + 3;
     while items.len() > 2
         && items.iter().map(|item| item_width(item)).sum::<usize>() + 1 > available
     {

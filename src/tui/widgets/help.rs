@@ -19,7 +19,7 @@ const MIN_DESCRIPTION: usize = 12;
 /// The help text as lines at most `room` columns wide where it can be
 /// (also what tests read): a description that does not fit wraps onto
 /// lines indented to the description column.
-pub fn lines(sections: &[CommandSection], theme: &Theme, room: usize) -> Vec<Line<'static>> {
+pub fn lines<C>(sections: &[CommandSection<C>], theme: &Theme, room: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for section in sections {
         if !lines.is_empty() {
@@ -52,10 +52,10 @@ pub fn lines(sections: &[CommandSection], theme: &Theme, room: usize) -> Vec<Lin
 const TWO_COLUMNS_FROM: u16 = 110;
 
 /// Draws the overlay; `scroll` is clamped so the last line stays in view.
-pub fn draw(
+pub fn draw<C>(
     frame: &mut Frame<'_>,
     area: Rect,
-    sections: &[CommandSection],
+    sections: &[CommandSection<C>],
     scroll: u16,
     read_only: bool,
     theme: &Theme,
@@ -116,7 +116,7 @@ fn rows(lines: &[Line<'_>], width: u16) -> usize {
 }
 
 /// Where to cut the sections so both columns are about as tall.
-fn balanced_split(sections: &[CommandSection]) -> usize {
+fn balanced_split<C>(sections: &[CommandSection<C>]) -> usize {
     let heights: Vec<usize> = sections
         .iter()
         .map(|section| section.commands.len() + 2)

@@ -5,9 +5,8 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::DlvCommand;
-use crate::tui::keymap::{Command, CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
+use crate::tui::keymap::{CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
 
-use Command::Dlv;
 use DlvCommand as D;
 
 /// The table's commands: moving and opening exist only with a selected
@@ -20,28 +19,27 @@ pub(super) fn table_commands(
     rejected: bool,
     links: bool,
     number: bool,
-) -> Vec<CommandInfo> {
+) -> Vec<CommandInfo<DlvCommand>> {
     let mut commands = if selection {
-        movement(|m| Dlv(D::Move(m)))
+        movement(D::Move)
     } else {
         Vec::new()
     };
     if selection {
-        commands.push(
-            CommandInfo::new("enter", "attempt details", ENTER, Dlv(D::Open)).quick_as("details"),
-        );
+        commands
+            .push(CommandInfo::new("enter", "attempt details", ENTER, D::Open).quick_as("details"));
     }
     commands.push(
         CommandInfo::new(
             "i",
             "enter a session or call id (also /; ↑↓ there picks a recent one)",
             keys![Key::char('i'), Key::char('/')],
-            Dlv(D::Prompt),
+            D::Prompt,
         )
         .quick_as("id"),
     );
     if !selection {
-        commands.push(CommandInfo::new("enter", "", ENTER, Dlv(D::Prompt)).hidden());
+        commands.push(CommandInfo::new("enter", "", ENTER, D::Prompt).hidden());
     }
     if rejected {
         commands.push(check_signature_command());
@@ -52,7 +50,7 @@ pub(super) fn table_commands(
                 "l",
                 "all attempts / latest per subscription",
                 keys![Key::char('l')],
-                Dlv(D::ToggleLatest),
+                D::ToggleLatest,
             )
             .quick_as("latest"),
         );
@@ -63,7 +61,7 @@ pub(super) fn table_commands(
                 "c",
                 "copy the session's next link (recording, transcript) with OSC 52",
                 keys![Key::char('c')],
-                Dlv(D::CopyLink),
+                D::CopyLink,
             )
             .quick_as("copy link"),
         );
@@ -73,39 +71,34 @@ pub(super) fn table_commands(
             "n",
             "show / mask the caller's number (personal data)",
             keys![Key::char('n')],
-            Dlv(D::RevealNumber),
+            D::RevealNumber,
         ));
     }
     commands
 }
 
 /// `s` on a 401 failure: open it in the Signatures pane.
-fn check_signature_command() -> CommandInfo {
+fn check_signature_command() -> CommandInfo<DlvCommand> {
     CommandInfo::new(
         "s",
         "check this 401's signature in the Signatures pane",
         keys![Key::char('s')],
-        Dlv(D::CheckSignature),
+        D::CheckSignature,
     )
     .quick_as("check signature")
 }
 
-pub(super) fn detail_commands(rejected: bool) -> Vec<CommandInfo> {
+pub(super) fn detail_commands(rejected: bool) -> Vec<CommandInfo<DlvCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "esc",
             "back to the table",
             keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
-            Dlv(D::Back),
+            D::Back,
         )
         .quick_as("back"),
-        CommandInfo::new(
-            "↑↓ / j k",
-            "previous / next attempt",
-            UP,
-            Dlv(D::Move(Move::Up)),
-        ),
-        CommandInfo::new("", "", DOWN, Dlv(D::Move(Move::Down))).hidden(),
+        CommandInfo::new("↑↓ / j k", "previous / next attempt", UP, D::Move(Move::Up)),
+        CommandInfo::new("", "", DOWN, D::Move(Move::Down)).hidden(),
     ];
     if rejected {
         commands.push(check_signature_command());
@@ -114,18 +107,17 @@ pub(super) fn detail_commands(rejected: bool) -> Vec<CommandInfo> {
 }
 
 /// The id prompt's keys (everything else is typed into it).
-pub(super) fn prompt_commands() -> Vec<CommandInfo> {
+pub(super) fn prompt_commands() -> Vec<CommandInfo<DlvCommand>> {
     vec![
-        CommandInfo::new("enter", "load all attempts", ENTER, Dlv(D::PromptSubmit))
-            .quick_as("load"),
+        CommandInfo::new("enter", "load all attempts", ENTER, D::PromptSubmit).quick_as("load"),
         CommandInfo::new(
             "↑↓",
             "pick a recent or known id (typing narrows the list)",
             keys![Key::plain(KeyCode::Up)],
-            Dlv(D::RecentUp),
+            D::RecentUp,
         )
         .quick_as("recent"),
-        CommandInfo::new("", "", keys![Key::plain(KeyCode::Down)], Dlv(D::RecentDown)).hidden(),
-        CommandInfo::new("esc", "cancel", ESC, Dlv(D::PromptCancel)).quick(),
+        CommandInfo::new("", "", keys![Key::plain(KeyCode::Down)], D::RecentDown).hidden(),
+        CommandInfo::new("esc", "cancel", ESC, D::PromptCancel).quick(),
     ]
 }

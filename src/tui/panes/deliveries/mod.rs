@@ -29,7 +29,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::history::session_view::SessionView;
 use crate::redact::SecretString;
@@ -269,7 +269,7 @@ impl DeliveriesPane {
         self.selected().is_some_and(is_signature_rejection)
     }
 
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<DlvCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
             section("Deliveries", table_commands(true, true, true, true, true)),
@@ -532,8 +532,10 @@ impl DeliveriesPane {
     }
 }
 
-impl Pane for DeliveriesPane {
-    fn commands(&self) -> Vec<CommandInfo> {
+impl PaneCommands for DeliveriesPane {
+    type Command = DlvCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<DlvCommand>> {
         match self.mode() {
             Mode::Prompt => prompt_commands(),
             Mode::Table => table_commands(
@@ -547,7 +549,9 @@ impl Pane for DeliveriesPane {
             Mode::Detail => detail_commands(self.selected_is_signature_rejection()),
         }
     }
+}
 
+impl Pane for DeliveriesPane {
     fn allows_global(&self) -> bool {
         self.mode() != Mode::Prompt
     }

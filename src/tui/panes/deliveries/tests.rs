@@ -12,8 +12,8 @@ use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
-use crate::tui::keymap::Command;
-use crate::tui::panes::{Pane, PaneId};
+use crate::tui::command::Command;
+use crate::tui::panes::{PaneCommands, PaneId};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
 

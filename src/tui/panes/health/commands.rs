@@ -5,18 +5,17 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::HealthCommand;
-use crate::tui::keymap::{Command, CommandInfo, ENTER, ESC, Key, keys, movement};
+use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
 
-use Command::Health;
 use HealthCommand as H;
 
 /// The board: movement and the drill-down with a selected row.
-pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo> {
+pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
     let mut commands = Vec::new();
     if selection {
-        commands.extend(movement(|m| Health(H::Move(m))));
+        commands.extend(movement(H::Move));
         commands.push(
-            CommandInfo::new("enter", "its failing sessions", ENTER, Health(H::Open))
+            CommandInfo::new("enter", "its failing sessions", ENTER, H::Open)
                 .quick_as("failing sessions"),
         );
         commands.push(
@@ -24,7 +23,7 @@ pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo> {
                 "R",
                 "recover: re-send the events it missed for good (asks for its secret)",
                 keys![Key::char('R')],
-                Health(H::Recover),
+                H::Recover,
             )
             .quick_as("recover")
             .mutating(),
@@ -35,40 +34,38 @@ pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo> {
 }
 
 /// A subscription's failing sessions: enter opens one in Deliveries.
-pub(super) fn sessions_commands(selection: bool) -> Vec<CommandInfo> {
+pub(super) fn sessions_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "esc",
             "back to the board",
             keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
-            Health(H::Back),
+            H::Back,
         )
         .quick_as("back"),
     ];
     if selection {
-        commands.extend(movement(|m| Health(H::Move(m))));
-        commands.push(
-            CommandInfo::new("enter", "open in Deliveries", ENTER, Health(H::Open))
-                .quick_as("open"),
-        );
+        commands.extend(movement(H::Move));
+        commands
+            .push(CommandInfo::new("enter", "open in Deliveries", ENTER, H::Open).quick_as("open"));
     }
     commands.push(window_command());
     commands
 }
 
 /// `w`: the board's window, on the board and in the drill-down.
-fn window_command() -> CommandInfo {
+fn window_command() -> CommandInfo<HealthCommand> {
     CommandInfo::new(
         "w",
         "window: 1 h / 24 h / 7 d",
         keys![Key::char('w')],
-        Health(H::CycleWindow),
+        H::CycleWindow,
     )
     .quick_as("window")
 }
 
 /// The recover form (everything else is typed into it).
-pub(super) fn recover_commands(running: bool) -> Vec<CommandInfo> {
+pub(super) fn recover_commands(running: bool) -> Vec<CommandInfo<HealthCommand>> {
     if running {
         return Vec::new();
     }
@@ -77,7 +74,7 @@ pub(super) fn recover_commands(running: bool) -> Vec<CommandInfo> {
             "enter",
             "re-send the missed events",
             ENTER,
-            Health(H::RecoverSubmit),
+            H::RecoverSubmit,
         )
         .quick_as("send")
         .mutating(),
@@ -85,9 +82,9 @@ pub(super) fn recover_commands(running: bool) -> Vec<CommandInfo> {
             "tab",
             "secret / confirmation",
             keys![Key::plain(KeyCode::Tab), Key::plain(KeyCode::BackTab)],
-            Health(H::NextField),
+            H::NextField,
         )
         .quick_as("next field"),
-        CommandInfo::new("esc", "close", ESC, Health(H::RecoverCancel)).quick(),
+        CommandInfo::new("esc", "close", ESC, H::RecoverCancel).quick(),
     ]
 }

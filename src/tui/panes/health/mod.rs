@@ -23,7 +23,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::history::report::SubscriptionHealth;
 use crate::history::sweep::SweepReport;
 use crate::redact::SecretString;
@@ -216,7 +216,7 @@ impl HealthPane {
             .is_some_and(|form| form.progress.is_some())
     }
 
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<HealthCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
             section("Health board", board_commands(true)),
@@ -474,15 +474,19 @@ impl HealthPane {
     }
 }
 
-impl Pane for HealthPane {
-    fn commands(&self) -> Vec<CommandInfo> {
+impl PaneCommands for HealthPane {
+    type Command = HealthCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<HealthCommand>> {
         match self.mode {
             Mode::Board => board_commands(self.selected().is_some()),
             Mode::Sessions => sessions_commands(self.selected_session().is_some()),
             Mode::Recover => recover_commands(self.recovering()),
         }
     }
+}
 
+impl Pane for HealthPane {
     fn allows_global(&self) -> bool {
         self.mode != Mode::Recover
     }

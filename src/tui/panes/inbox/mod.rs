@@ -25,7 +25,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input::{self as text, cycle};
 use super::super::widgets::table::TableState;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::api::types::prerecorded::TranscriptStatus;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::Received;
@@ -292,7 +292,7 @@ impl InboxPane {
         matches!(self.listening, Listening::Starting(_))
     }
 
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<InboxCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
             section("Inbox", table_commands(true, true)),
@@ -408,8 +408,10 @@ impl InboxPane {
     }
 }
 
-impl Pane for InboxPane {
-    fn commands(&self) -> Vec<CommandInfo> {
+impl PaneCommands for InboxPane {
+    type Command = InboxCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<InboxCommand>> {
         if self.form.is_some() {
             return form_commands();
         }
@@ -419,7 +421,9 @@ impl Pane for InboxPane {
             _ => table_commands(self.selected().is_some(), signed),
         }
     }
+}
 
+impl Pane for InboxPane {
     fn allows_global(&self) -> bool {
         self.form.is_none()
     }

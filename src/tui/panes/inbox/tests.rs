@@ -10,7 +10,7 @@ use crate::receiver::capture::CaptureEntry;
 use crate::receiver::listen::Received;
 use crate::tui::action::{Action, Effect, Failure, InboxResult};
 use crate::tui::app::{App, AppConfig};
-use crate::tui::keymap::Command;
+use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
 
 const HEADER: &str = "t=1700000000,v1=5f0c2d";

@@ -3,15 +3,14 @@
 //! the platform, so `--read-only` hides it; watching ids only reads.
 
 use super::{JobsCommand, Prompt};
-use crate::tui::keymap::{Command, CommandInfo, ENTER, ESC, Key, keys, movement};
+use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
 
-use Command::Jobs;
 use JobsCommand as J;
 
 /// The table's commands: moving exists only with a selected row.
-pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo> {
+pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo<JobsCommand>> {
     let mut commands = if selection {
-        movement(|m| Jobs(J::Move(m)))
+        movement(J::Move)
     } else {
         Vec::new()
     };
@@ -20,7 +19,7 @@ pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo> {
             "a",
             "watch job ids (comma or space separated)",
             keys![Key::char('a')],
-            Jobs(J::Add),
+            J::Add,
         )
         .quick_as("add ids"),
     );
@@ -29,7 +28,7 @@ pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo> {
             "s",
             "submit a file: upload it, create a job, watch it",
             keys![Key::char('s')],
-            Jobs(J::Submit),
+            J::Submit,
         )
         .quick_as("submit file")
         .mutating(),
@@ -38,13 +37,13 @@ pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo> {
 }
 
 /// The prompt's keys (everything else is typed into it).
-pub(super) fn prompt_commands(prompt: Prompt) -> Vec<CommandInfo> {
+pub(super) fn prompt_commands(prompt: Prompt) -> Vec<CommandInfo<JobsCommand>> {
     let run = match prompt {
         Prompt::AddIds => "watch these ids",
         Prompt::SubmitFile => "upload and submit",
     };
     vec![
-        CommandInfo::new("enter", run, ENTER, Jobs(J::PromptSubmit)).quick_as("ok"),
-        CommandInfo::new("esc", "cancel", ESC, Jobs(J::PromptCancel)).quick(),
+        CommandInfo::new("enter", run, ENTER, J::PromptSubmit).quick_as("ok"),
+        CommandInfo::new("esc", "cancel", ESC, J::PromptCancel).quick(),
     ]
 }

@@ -23,7 +23,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::poll::Tick;
 use crate::poll::schedule::JobView;
@@ -180,7 +180,7 @@ impl JobsPane {
         self.upload.is_some()
     }
 
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<JobsCommand>> {
         vec![
             CommandSection {
                 title: "Jobs",
@@ -430,14 +430,18 @@ impl JobsPane {
     }
 }
 
-impl Pane for JobsPane {
-    fn commands(&self) -> Vec<CommandInfo> {
+impl PaneCommands for JobsPane {
+    type Command = JobsCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<JobsCommand>> {
         match self.prompting {
             Some(prompt) => prompt_commands(prompt),
             None => table_commands(self.selected().is_some()),
         }
     }
+}
 
+impl Pane for JobsPane {
     fn allows_global(&self) -> bool {
         self.prompting.is_none()
     }

@@ -12,7 +12,7 @@ use crate::poll::schedule::{JobProblem, JobView};
 use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, JobsResult};
 use crate::tui::app::{App, AppConfig};
-use crate::tui::keymap::Command;
+use crate::tui::command::Command;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::{Pane, PaneId};
 

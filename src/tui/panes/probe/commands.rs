@@ -6,104 +6,97 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::ProbeCommand;
-use crate::tui::keymap::{Command, CommandInfo, Key, keys};
+use crate::tui::keymap::{CommandInfo, Key, keys};
 
-use Command::Probe;
 use ProbeCommand as P;
 
-pub(super) fn browse_commands() -> Vec<CommandInfo> {
+pub(super) fn browse_commands() -> Vec<CommandInfo<ProbeCommand>> {
     vec![
         CommandInfo::new(
             "enter / p",
             "probe: dictation and sync in every checked region",
             keys![Key::plain(KeyCode::Enter), Key::char('p')],
-            Probe(P::Run),
+            P::Run,
         )
         .quick_as("probe"),
         CommandInfo::new(
             "e / i",
             "edit the file and instruction",
             keys![Key::char('e'), Key::char('i')],
-            Probe(P::Edit),
+            P::Edit,
         )
         .quick_as("edit"),
         CommandInfo::new(
             "← → / h l",
             "pick a region",
             keys![Key::plain(KeyCode::Left), Key::char('h')],
-            Probe(P::PrevRegion),
+            P::PrevRegion,
         ),
         CommandInfo::new(
             "",
             "",
             keys![Key::plain(KeyCode::Right), Key::char('l')],
-            Probe(P::NextRegion),
+            P::NextRegion,
         )
         .hidden(),
         CommandInfo::new(
             "space",
             "check / uncheck the region (one stays checked)",
             keys![Key::char(' ')],
-            Probe(P::ToggleRegion),
+            P::ToggleRegion,
         )
         .quick_as("region"),
         CommandInfo::new(
             "a",
             "check every region",
             keys![Key::char('a')],
-            Probe(P::AllRegions),
+            P::AllRegions,
         ),
         CommandInfo::new(
             "↑↓ / j k",
             "scroll the results",
             keys![Key::plain(KeyCode::Up), Key::char('k')],
-            Probe(P::ScrollUp),
+            P::ScrollUp,
         ),
         CommandInfo::new(
             "",
             "",
             keys![Key::plain(KeyCode::Down), Key::char('j')],
-            Probe(P::ScrollDown),
+            P::ScrollDown,
         )
         .hidden(),
-        CommandInfo::new("", "", keys![Key::plain(KeyCode::PageUp)], Probe(P::PageUp)).hidden(),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::plain(KeyCode::PageDown)],
-            Probe(P::PageDown),
-        )
-        .hidden(),
+        CommandInfo::new("", "", keys![Key::plain(KeyCode::PageUp)], P::PageUp).hidden(),
+        CommandInfo::new("", "", keys![Key::plain(KeyCode::PageDown)], P::PageDown).hidden(),
     ]
 }
 
-pub(super) fn edit_commands() -> Vec<CommandInfo> {
+pub(super) fn edit_commands() -> Vec<CommandInfo<ProbeCommand>> {
     vec![
         CommandInfo::new(
             "enter",
             "probe with what is typed",
             keys![Key::plain(KeyCode::Enter)],
-            Probe(P::Run),
+            P::Run,
         )
         .quick_as("probe"),
         CommandInfo::new(
             "tab / ↓",
             "next field",
             keys![Key::plain(KeyCode::Tab), Key::plain(KeyCode::Down)],
-            Probe(P::NextField),
+            P::NextField,
         )
         .quick_as("next"),
         CommandInfo::new(
             "shift-tab / ↑",
             "previous field",
             keys![Key::plain(KeyCode::BackTab), Key::plain(KeyCode::Up)],
-            Probe(P::NextField),
+            P::NextField,
         ),
         CommandInfo::new(
             "esc",
             "stop editing (the pane keys work again)",
             keys![Key::plain(KeyCode::Esc)],
-            Probe(P::Done),
+            P::Done,
         )
         .quick_as("done"),
     ]

@@ -23,7 +23,7 @@ use super::super::action::{Effect, Failure, ProbeResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::api::Region;
 use crate::api::probe::{Answer, ProbeOptions, REGIONS};
 use crate::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
@@ -218,7 +218,7 @@ impl ProbePane {
         self.run.as_ref().is_some_and(Run::running)
     }
 
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<ProbeCommand>> {
         vec![
             CommandSection {
                 title: "Probe",
@@ -370,15 +370,19 @@ impl ProbePane {
     }
 }
 
-impl Pane for ProbePane {
-    fn commands(&self) -> Vec<CommandInfo> {
+impl PaneCommands for ProbePane {
+    type Command = ProbeCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<ProbeCommand>> {
         if self.editing {
             edit_commands()
         } else {
             browse_commands()
         }
     }
+}
 
+impl Pane for ProbePane {
     fn allows_global(&self) -> bool {
         !self.editing
     }

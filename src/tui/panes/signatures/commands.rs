@@ -5,51 +5,43 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::SigsCommand;
-use crate::tui::keymap::{Command, CommandInfo, Key, keys};
+use crate::tui::keymap::{CommandInfo, Key, keys};
 
-use Command::Sigs;
 use SigsCommand as S;
 
-fn scrolling() -> Vec<CommandInfo> {
+fn scrolling() -> Vec<CommandInfo<SigsCommand>> {
     vec![
         CommandInfo::new(
             "pgup pgdn",
             "scroll the check",
             keys![Key::plain(KeyCode::PageUp)],
-            Sigs(S::ScrollUp),
+            S::ScrollUp,
         ),
-        CommandInfo::new(
-            "",
-            "",
-            keys![Key::plain(KeyCode::PageDown)],
-            Sigs(S::ScrollDown),
-        )
-        .hidden(),
+        CommandInfo::new("", "", keys![Key::plain(KeyCode::PageDown)], S::ScrollDown).hidden(),
     ]
 }
 
-pub(super) fn browse_commands() -> Vec<CommandInfo> {
+pub(super) fn browse_commands() -> Vec<CommandInfo<SigsCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "enter / i",
             "edit the form",
             keys![Key::plain(KeyCode::Enter), Key::char('i'), Key::char('e')],
-            Sigs(S::Edit),
+            S::Edit,
         )
         .quick_as("edit"),
-        CommandInfo::new("x", "clear the form", keys![Key::char('x')], Sigs(S::Clear))
-            .quick_as("clear"),
+        CommandInfo::new("x", "clear the form", keys![Key::char('x')], S::Clear).quick_as("clear"),
         CommandInfo::new(
             "↑↓ / j k",
             "scroll the check",
             keys![Key::plain(KeyCode::Up), Key::char('k')],
-            Sigs(S::ScrollUp),
+            S::ScrollUp,
         ),
         CommandInfo::new(
             "",
             "",
             keys![Key::plain(KeyCode::Down), Key::char('j')],
-            Sigs(S::ScrollDown),
+            S::ScrollDown,
         )
         .hidden(),
     ];
@@ -57,33 +49,33 @@ pub(super) fn browse_commands() -> Vec<CommandInfo> {
     commands
 }
 
-pub(super) fn edit_commands() -> Vec<CommandInfo> {
+pub(super) fn edit_commands() -> Vec<CommandInfo<SigsCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "enter",
             "check (reads a file:PATH body)",
             keys![Key::plain(KeyCode::Enter)],
-            Sigs(S::Check),
+            S::Check,
         )
         .quick_as("check"),
         CommandInfo::new(
             "tab / ↓",
             "next field",
             keys![Key::plain(KeyCode::Tab), Key::plain(KeyCode::Down)],
-            Sigs(S::NextField),
+            S::NextField,
         )
         .quick_as("next"),
         CommandInfo::new(
             "shift-tab / ↑",
             "previous field",
             keys![Key::plain(KeyCode::BackTab), Key::plain(KeyCode::Up)],
-            Sigs(S::PrevField),
+            S::PrevField,
         ),
         CommandInfo::new(
             "esc",
             "stop editing (the pane keys work again)",
             keys![Key::plain(KeyCode::Esc)],
-            Sigs(S::Done),
+            S::Done,
         )
         .quick_as("done"),
     ];

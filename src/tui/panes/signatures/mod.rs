@@ -21,7 +21,7 @@ use super::super::action::{Effect, SigsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::redact::mask;
 use crate::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
@@ -261,7 +261,7 @@ impl SignaturesPane {
         self.loading
     }
 
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<SigsCommand>> {
         vec![
             CommandSection {
                 title: "Signatures",
@@ -506,15 +506,19 @@ impl SignaturesPane {
     }
 }
 
-impl Pane for SignaturesPane {
-    fn commands(&self) -> Vec<CommandInfo> {
+impl PaneCommands for SignaturesPane {
+    type Command = SigsCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<SigsCommand>> {
         if self.editing {
             edit_commands()
         } else {
             browse_commands()
         }
     }
+}
 
+impl Pane for SignaturesPane {
     fn allows_global(&self) -> bool {
         !self.editing
     }

@@ -6,56 +6,45 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::SubsCommand;
-use crate::tui::keymap::{Command, CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
+use crate::tui::keymap::{CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
 
-use Command::Subs;
 use SubsCommand as S;
 
-fn changes() -> Vec<CommandInfo> {
+fn changes() -> Vec<CommandInfo<SubsCommand>> {
     vec![
-        CommandInfo::new(
-            "p",
-            "pause / resume",
-            keys![Key::char('p')],
-            Subs(S::PauseResume),
-        )
-        .quick_as("pause/resume")
-        .mutating(),
-        CommandInfo::new("R", "rotate secret", keys![Key::char('R')], Subs(S::Rotate))
+        CommandInfo::new("p", "pause / resume", keys![Key::char('p')], S::PauseResume)
+            .quick_as("pause/resume")
+            .mutating(),
+        CommandInfo::new("R", "rotate secret", keys![Key::char('R')], S::Rotate)
             .quick_as("rotate")
             .mutating(),
-        CommandInfo::new("D", "delete", keys![Key::char('D')], Subs(S::Delete))
+        CommandInfo::new("D", "delete", keys![Key::char('D')], S::Delete)
             .quick()
             .mutating(),
-        CommandInfo::new(
-            "c",
-            "copy id (OSC 52)",
-            keys![Key::char('c')],
-            Subs(S::CopyId),
-        ),
+        CommandInfo::new("c", "copy id (OSC 52)", keys![Key::char('c')], S::CopyId),
     ]
 }
 
 /// The table's commands; those acting on the selected row exist only when
 /// a row is selected, and `esc` clears the filter only when there is one.
-pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo> {
+pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo<SubsCommand>> {
     let mut commands = if selection {
-        movement(|m| Subs(S::Move(m)))
+        movement(S::Move)
     } else {
         Vec::new()
     };
     if selection {
-        commands.push(CommandInfo::new("enter", "details", ENTER, Subs(S::Open)));
+        commands.push(CommandInfo::new("enter", "details", ENTER, S::Open));
     }
     commands.extend([
-        CommandInfo::new("/", "filter", keys![Key::char('/')], Subs(S::Filter)).quick(),
+        CommandInfo::new("/", "filter", keys![Key::char('/')], S::Filter).quick(),
         CommandInfo::new(
             "a",
             "show / hide paused",
             keys![Key::char('a')],
-            Subs(S::ToggleDisabled),
+            S::ToggleDisabled,
         ),
-        CommandInfo::new("n", "new subscription", keys![Key::char('n')], Subs(S::New))
+        CommandInfo::new("n", "new subscription", keys![Key::char('n')], S::New)
             .quick_as("new")
             .mutating(),
     ]);
@@ -63,46 +52,41 @@ pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo
         commands.extend(changes());
     }
     if filtered {
-        commands.push(CommandInfo::new(
-            "esc",
-            "clear filter",
-            ESC,
-            Subs(S::FilterClear),
-        ));
+        commands.push(CommandInfo::new("esc", "clear filter", ESC, S::FilterClear));
     }
     commands
 }
 
-pub(super) fn detail_commands() -> Vec<CommandInfo> {
+pub(super) fn detail_commands() -> Vec<CommandInfo<SubsCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "esc",
             "back to the table",
             keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
-            Subs(S::Back),
+            S::Back,
         )
         .quick_as("back"),
-        CommandInfo::new("↑↓ / j k", "previous / next", UP, Subs(S::Move(Move::Up))),
-        CommandInfo::new("", "", DOWN, Subs(S::Move(Move::Down))).hidden(),
+        CommandInfo::new("↑↓ / j k", "previous / next", UP, S::Move(Move::Up)),
+        CommandInfo::new("", "", DOWN, S::Move(Move::Down)).hidden(),
     ];
     commands.extend(changes());
     commands
 }
 
-pub(super) fn filter_commands() -> Vec<CommandInfo> {
+pub(super) fn filter_commands() -> Vec<CommandInfo<SubsCommand>> {
     vec![
-        CommandInfo::new("enter", "keep filter", ENTER, Subs(S::FilterDone)).quick(),
-        CommandInfo::new("esc", "clear filter", ESC, Subs(S::FilterClear)).quick(),
+        CommandInfo::new("enter", "keep filter", ENTER, S::FilterDone).quick(),
+        CommandInfo::new("esc", "clear filter", ESC, S::FilterClear).quick(),
     ]
 }
 
-pub(super) fn form_commands(on_toggle: bool) -> Vec<CommandInfo> {
+pub(super) fn form_commands(on_toggle: bool) -> Vec<CommandInfo<SubsCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "tab / ↓",
             "next field",
             keys![Key::plain(KeyCode::Tab), Key::plain(KeyCode::Down)],
-            Subs(S::NextField),
+            S::NextField,
         )
         .quick()
         .mutating(),
@@ -110,7 +94,7 @@ pub(super) fn form_commands(on_toggle: bool) -> Vec<CommandInfo> {
             "shift-tab / ↑",
             "previous field",
             keys![Key::plain(KeyCode::BackTab), Key::plain(KeyCode::Up)],
-            Subs(S::PrevField),
+            S::PrevField,
         )
         .mutating(),
     ];
@@ -120,30 +104,30 @@ pub(super) fn form_commands(on_toggle: bool) -> Vec<CommandInfo> {
                 "space",
                 "toggle event",
                 keys![Key::char(' ')],
-                Subs(S::ToggleEvent),
+                S::ToggleEvent,
             )
             .quick()
             .mutating(),
         );
     }
     commands.extend([
-        CommandInfo::new("enter", "create", ENTER, Subs(S::Submit))
+        CommandInfo::new("enter", "create", ENTER, S::Submit)
             .quick()
             .mutating(),
-        CommandInfo::new("esc", "cancel", ESC, Subs(S::Cancel))
+        CommandInfo::new("esc", "cancel", ESC, S::Cancel)
             .quick()
             .mutating(),
     ]);
     commands
 }
 
-pub(super) fn discard_commands() -> Vec<CommandInfo> {
+pub(super) fn discard_commands() -> Vec<CommandInfo<SubsCommand>> {
     vec![
         CommandInfo::new(
             "y",
             "discard the form",
             keys![Key::char('y')],
-            Subs(S::DiscardYes),
+            S::DiscardYes,
         )
         .quick()
         .mutating(),
@@ -151,30 +135,30 @@ pub(super) fn discard_commands() -> Vec<CommandInfo> {
             "n / esc",
             "keep editing",
             keys![Key::char('n'), Key::plain(KeyCode::Esc)],
-            Subs(S::DiscardNo),
+            S::DiscardNo,
         )
         .quick()
         .mutating(),
     ]
 }
 
-pub(super) fn delete_commands() -> Vec<CommandInfo> {
+pub(super) fn delete_commands() -> Vec<CommandInfo<SubsCommand>> {
     vec![
         CommandInfo::new(
             "enter",
             "delete (after typing the short id)",
             ENTER,
-            Subs(S::Submit),
+            S::Submit,
         )
         .quick_as("delete")
         .mutating(),
-        CommandInfo::new("esc", "cancel", ESC, Subs(S::Cancel))
+        CommandInfo::new("esc", "cancel", ESC, S::Cancel)
             .quick()
             .mutating(),
     ]
 }
 
-pub(super) fn rotate_commands() -> Vec<CommandInfo> {
+pub(super) fn rotate_commands() -> Vec<CommandInfo<SubsCommand>> {
     vec![
         CommandInfo::new(
             "tab",
@@ -185,7 +169,7 @@ pub(super) fn rotate_commands() -> Vec<CommandInfo> {
                 Key::plain(KeyCode::Down),
                 Key::plain(KeyCode::Up),
             ],
-            Subs(S::NextField),
+            S::NextField,
         )
         .quick()
         .mutating(),
@@ -193,23 +177,23 @@ pub(super) fn rotate_commands() -> Vec<CommandInfo> {
             "enter",
             "rotate (after typing the short id)",
             ENTER,
-            Subs(S::Submit),
+            S::Submit,
         )
         .quick_as("rotate")
         .mutating(),
-        CommandInfo::new("esc", "cancel", ESC, Subs(S::Cancel))
+        CommandInfo::new("esc", "cancel", ESC, S::Cancel)
             .quick()
             .mutating(),
     ]
 }
 
-pub(super) fn secret_commands() -> Vec<CommandInfo> {
+pub(super) fn secret_commands() -> Vec<CommandInfo<SubsCommand>> {
     vec![
         CommandInfo::new(
             "c",
             "copy the secret (OSC 52)",
             keys![Key::char('c')],
-            Subs(S::CopySecret),
+            S::CopySecret,
         )
         .quick_as("copy")
         .mutating(),
@@ -217,7 +201,7 @@ pub(super) fn secret_commands() -> Vec<CommandInfo> {
             "esc / enter",
             "close (the secret is gone for good)",
             keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Enter)],
-            Subs(S::Cancel),
+            S::Cancel,
         )
         .quick_as("close")
         .mutating(),

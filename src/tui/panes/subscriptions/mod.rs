@@ -24,7 +24,7 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
-use super::Pane;
+use super::{Pane, PaneCommands};
 use crate::api::types::agents::{Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
 use crate::redact::SecretString;
@@ -233,7 +233,7 @@ impl SubscriptionsPane {
     }
 
     /// Every command of the pane, grouped for the help overlay.
-    pub fn help_sections() -> Vec<CommandSection> {
+    pub fn help_sections() -> Vec<CommandSection<SubsCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
             section("Subscriptions", table_commands(true, true)),
@@ -451,9 +451,11 @@ impl SubscriptionsPane {
     }
 }
 
-impl Pane for SubscriptionsPane {
+impl PaneCommands for SubscriptionsPane {
+    type Command = SubsCommand;
+
     /// The commands of the current mode (before read-only filtering).
-    fn commands(&self) -> Vec<CommandInfo> {
+    fn commands(&self) -> Vec<CommandInfo<SubsCommand>> {
         match self.mode() {
             Mode::Table => {
                 table_commands(!self.filter.value().is_empty(), self.selected().is_some())
@@ -467,7 +469,9 @@ impl Pane for SubscriptionsPane {
             Mode::Secret => secret_commands(),
         }
     }
+}
 
+impl Pane for SubscriptionsPane {
     /// Whether the global commands (pane switching, `q`, `:` …) apply.
     fn allows_global(&self) -> bool {
         matches!(self.mode(), Mode::Table | Mode::Detail)
