@@ -302,3 +302,47 @@ fn earshot_jobs_refuses_half_a_webhook_auth_header() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("NAME:VALUE"));
 }
+
+#[tokio::test]
+async fn a_hint_less_watch_learns_processing_time_from_the_records_audio_duration() {
+    // `jobs watch` knows nothing about the jobs it is given; the records'
+    // `audio_duration` is all it has. At time scale 0.05 the emulator takes
+    // 0.0125 s per second of audio, far from the prior of 0.25.
+    let harness = start_with(Options {
+        time_scale: 0.05,
+        concurrency: 5,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 40.0).await; // 0.5 s of processing
+    let ids = submit(&harness, &audio, 10).await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    until_done(&mut watcher, Duration::from_secs(60)).await;
+    let ratio = watcher.learned_ratio().await.expect("the watcher runs");
+    assert!(ratio < 0.15, "learned {ratio} per second of audio");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_job_added_with_known_submit_time_and_audio_is_watched_to_the_end() {
+    let harness = start_at(0.05).await;
+    let audio = upload(&harness, 4.0).await;
+    let submitted = std::time::Instant::now();
+    let ids = submit(&harness, &audio, 1).await;
+    let mut watcher = watcher::spawn(harness.client.clone(), SchedulerConfig::default());
+    let known = earshot::poll::hints::Known {
+        submitted: Some(submitted),
+        audio_duration: Some(Duration::from_secs(4)),
+    };
+    watcher
+        .commands
+        .send(Command::AddKnown {
+            id: ids[0].clone(),
+            known,
+        })
+        .unwrap();
+    until_done(&mut watcher, Duration::from_secs(30)).await;
+    let view = watcher.view(&ids[0]).await.expect("watched");
+    assert_eq!(view.status, Some(TranscriptStatus::Completed));
+    harness.emulator.shutdown().await;
+}

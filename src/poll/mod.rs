@@ -15,6 +15,8 @@
 //!   share: 2,000 per five minutes by default); a small token bucket spreads
 //!   the account share evenly.
 //! - [`schedule`]: the cadence and priority of polls.
+//! - [`hints`]: what front ends know about a job (WAV duration, submit
+//!   time, a record's `audio_duration`) as a [`JobHint`].
 //!
 //! # Cadence and priority
 //!
@@ -61,6 +63,7 @@
 use std::time::Duration;
 
 pub mod budget;
+pub mod hints;
 pub mod schedule;
 pub mod watcher;
 

@@ -698,6 +698,21 @@ impl Scheduler {
         self.reschedule(slot, now, now);
     }
 
+    /// Fills in what `hint` knows and the job's hint does not (a record's
+    /// audio duration, read before its outcome is reported, so a finished
+    /// job teaches the duration model). Does nothing for an unknown id.
+    pub fn fill_hint(&mut self, id: &str, hint: JobHint) {
+        let Some(job) = self
+            .index
+            .get(id)
+            .and_then(|&slot| self.jobs[slot].as_mut())
+        else {
+            return;
+        };
+        job.hint.submitted_at = job.hint.submitted_at.or(hint.submitted_at);
+        job.hint.audio_duration = job.hint.audio_duration.or(hint.audio_duration);
+    }
+
     /// Stops watching a job.
     pub fn remove_job(&mut self, id: &str) {
         let Some(slot) = self.index.remove(id) else {

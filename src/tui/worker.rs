@@ -15,6 +15,7 @@ use super::clipboard::Clipboard;
 use super::history_tasks::{self, StorePath};
 use crate::api::Client;
 use crate::api::types::prerecorded::NewTranscript;
+use crate::poll::hints::Known;
 use crate::poll::schedule::{JobHint, SchedulerConfig};
 use crate::poll::watcher::{self, Command as WatchCommand};
 use crate::receiver::capture::{self, Selector};
@@ -269,7 +270,10 @@ impl Worker {
             }
             Effect::SubmitFile { path } => {
                 tracing::info!("submit a file for transcription");
-                self.spawn(submit_file(client, tx, path));
+                // The watcher learns the job's submit time and audio
+                // duration from the submission itself.
+                let watcher = self.job_watcher();
+                self.spawn(submit_file(client, tx, watcher, path));
             }
             Effect::CreateSubscription(request) => {
                 tracing::info!("create subscription");
@@ -352,7 +356,12 @@ impl Worker {
 
 /// Uploads `path`, reporting progress (at most once per percent), creates
 /// a transcript job from it and reports its id.
-async fn submit_file(client: Client, tx: UnboundedSender<Action>, path: std::path::PathBuf) {
+async fn submit_file(
+    client: Client,
+    tx: UnboundedSender<Action>,
+    watcher: UnboundedSender<WatchCommand>,
+    path: std::path::PathBuf,
+) {
     let progress_tx = tx.clone();
     let last_percent = std::sync::atomic::AtomicU64::new(u64::MAX);
     let result = async {
@@ -374,7 +383,14 @@ async fn submit_file(client: Client, tx: UnboundedSender<Action>, path: std::pat
             audio_url: upload.upload_url,
             ..NewTranscript::default()
         };
-        client.create_transcript(&request).await
+        let submitted = std::time::Instant::now();
+        let transcript = client.create_transcript(&request).await?;
+        let known = Known::submitted_from_file(&path, submitted).await;
+        let _ = watcher.send(WatchCommand::AddKnown {
+            id: transcript.id.clone(),
+            known,
+        });
+        Ok(transcript)
     }
     .await
     .map(|transcript| transcript.id)
