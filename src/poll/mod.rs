@@ -33,14 +33,17 @@
 //!   never-polled jobs submitted after it be taken as queued without a
 //!   request.
 //! - **Processing**: polled densely around its expected completion, `start +
-//!   overhead + ratio × audio duration` (or the typical processing time when
-//!   the audio duration is unknown), with a learned spread `s`: at distance
+//!   overhead + ratio × audio duration`, with a learned spread `s`: at distance
 //!   `d` from the expectation the gap is `g·√(1 + (d/s)²)`, at least a tenth
 //!   of `d − s`, with `g` as small as the spread deserves and the per-job
 //!   window sustains (250 ms to 1.2 s). Polls close in geometrically, land on
 //!   the expected time, then thin out if the job runs late. The model is
 //!   learned from the jobs earshot saw start and finish; the prior (a ratio
-//!   of 0.25) is only a starting point.
+//!   of 0.25) is only a starting point. With no audio duration (a job
+//!   `jobs watch` was given by id, until a record shows one), processing
+//!   times span decades and no expectation is worth landing on: the gap is
+//!   a tenth of the time it has been running (250 ms to 20 s), so the lag
+//!   stays a small fraction of the processing time.
 //! - **Completed / error**: never polled again.
 //!
 //! These desired rates are the demand. When it exceeds the account share,

@@ -30,6 +30,9 @@ const MIN_SPREAD_SECS: f64 = 0.5;
 /// Each gap while closing in on an expected change is at least this
 /// fraction of the distance left.
 const APPROACH: f64 = 0.1;
+/// Gap between polls of a running job of unknown audio duration, as a
+/// fraction of the time it has been running.
+const UNKNOWN_AUDIO_GAP: f64 = 0.1;
 /// Shortest gap between polls of a queued job away from the head, seconds.
 const QUEUED_MIN_GAP_SECS: f64 = 2.0;
 
@@ -1173,6 +1176,22 @@ impl Scheduler {
             }
             _ => {
                 let per_job_gap = 60.0 / f64::from(self.config.per_job_per_minute);
+                if job.hint.audio_duration.is_none()
+                    && let Some((lo, hi)) = job.start_window
+                {
+                    // No audio duration: processing times span decades, so
+                    // no expectation is worth landing on. The chance that it
+                    // ends in the next second falls as 1/(time running), so
+                    // the gap grows with it: the lag stays a small fraction
+                    // of the processing time.
+                    let running = secs(now.saturating_sub(lo + hi.saturating_sub(lo) / 2));
+                    return Some(Plan::Recurring {
+                        natural: (UNKNOWN_AUDIO_GAP * running)
+                            .clamp(secs(self.config.min_gap), secs(self.config.max_interval)),
+                        floor: 0.0,
+                        land: None,
+                    });
+                }
                 let Some((expected, spread)) = self.completion(job) else {
                     // Running with no known start (cannot happen): back off.
                     return Some(Plan::Recurring {
@@ -2063,6 +2082,25 @@ mod tests {
         // Still polled now and then early on, and never more than the window.
         assert!(early >= 4, "{early}");
         assert!(near <= 100);
+    }
+
+    #[test]
+    fn a_job_of_unknown_audio_is_polled_in_step_with_its_running_time() {
+        // No audio duration: a short job is seen finishing within a tenth
+        // of its processing time, not at the cadence of the typical one.
+        for (end, within) in [(5.3, 0.8), (40.0, 4.5)] {
+            let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+            scheduler.add_job("a", JobHint::default(), Tick::ZERO);
+            let polls = drive(&mut scheduler, Tick::ZERO, t(end + 60.0), |_, at| {
+                if at >= t(end) {
+                    status(TranscriptStatus::Completed)
+                } else {
+                    processing()
+                }
+            });
+            let seen = polls.last().unwrap().0.as_secs_f64();
+            assert!(seen - end <= within, "ended at {end}, seen at {seen}");
+        }
     }
 
     #[test]
