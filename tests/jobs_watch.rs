@@ -346,3 +346,42 @@ async fn a_job_added_with_known_submit_time_and_audio_is_watched_to_the_end() {
     assert_eq!(view.status, Some(TranscriptStatus::Completed));
     harness.emulator.shutdown().await;
 }
+
+#[tokio::test]
+async fn jobs_watch_with_a_per_job_limit_gets_no_429_from_a_lower_poll_limit() {
+    // The account allows 5 polls per job-minute; `--per-job-limit 5` keeps
+    // `jobs watch` under it from the first poll (without it, the dense
+    // polls of a job that just started hit the limit within 2 s).
+    let harness = start_with(Options {
+        time_scale: 0.25,
+        poll_limit: 5,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 40.0).await; // 2.5 s of processing
+    let ids = submit(&harness, &audio, 3).await;
+    let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
+    args.extend(["--per-job-limit".into(), "5".into()]);
+    args.extend(ids.iter().cloned());
+    let earshot = env!("CARGO_BIN_EXE_earshot");
+    let base = harness.base.clone();
+    let watch = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(earshot)
+            .args(&args)
+            .env("EARSHOT_URL", &base)
+            .env("EARSHOT_API_KEY", API_KEY)
+            .env_remove("EARSHOT_CONFIG")
+            .output()
+            .unwrap()
+    });
+    let output = tokio::time::timeout(Duration::from_secs(90), watch)
+        .await
+        .expect("jobs watch ends")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("\"completed\":3"), "{stdout}");
+    let stats = harness.stats().await;
+    assert_eq!(count(&stats, "429"), 0, "{stats}");
+    harness.emulator.shutdown().await;
+}

@@ -79,6 +79,12 @@ pub enum JobsCommand {
         #[arg(long, default_value_t = 2000, value_name = "N",
               value_parser = clap::value_parser!(u32).range(1..=20_000))]
         budget: u32,
+        /// Polls of one job in any 60 s window (the platform allows 60; by
+        /// default 50). After a 429 every job drops below what was refused
+        /// anyway; set this to the account's lower limit to avoid even one.
+        #[arg(long, default_value_t = 50, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..=59))]
+        per_job_limit: u32,
         /// One JSON object per line per change.
         #[arg(long)]
         json: bool,
@@ -150,8 +156,16 @@ pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 ids,
                 ids_file,
                 budget,
+                per_job_limit,
                 json,
-            } => watch(client, ids, ids_file, budget, json).await,
+            } => {
+                let config = SchedulerConfig {
+                    account_budget: budget,
+                    per_job_per_minute: per_job_limit,
+                    ..SchedulerConfig::default()
+                };
+                watch(client, ids, ids_file, config, json).await
+            }
         }
     }
     .await;
@@ -260,14 +274,11 @@ async fn watch(
     client: Client,
     ids: Vec<String>,
     ids_file: Option<PathBuf>,
-    budget: u32,
+    config: SchedulerConfig,
     json: bool,
 ) -> color_eyre::Result<ExitCode> {
     let ids = collect_ids(ids, ids_file)?;
-    let config = SchedulerConfig {
-        account_budget: budget,
-        ..SchedulerConfig::default()
-    };
+    let budget = config.account_budget;
     // Installed before the first line: a signal right after it is not lost.
     let mut stop = std::pin::pin!(crate::shutdown::signals()?);
     let mut watcher = watcher::spawn(client, config);

@@ -57,7 +57,10 @@
 //! the account window, the job's `Retry-After` and any account pause all
 //! allow it.
 //!
-//! Failures never drop a job: a 429 waits out `Retry-After` for that job, a
+//! Failures never drop a job: a 429 waits out `Retry-After` for that job and
+//! lowers the per-job limit below the count that was refused (for every job
+//! when that count was 5 or more: the platform's limit is lower than
+//! configured), a
 //! 403 pauses every poll (30 s doubling to 5 min, with jitter), a network
 //! error, a 404 or a poll never answered backs the job off (1 s doubling to
 //! 60 s, with jitter); such a job, like any job whose last good observation is

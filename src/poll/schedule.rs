@@ -21,6 +21,9 @@ use crate::api::types::prerecorded::TranscriptStatus;
 const PER_JOB_WINDOW: Duration = Duration::from_secs(60);
 /// The server's per-transcript limit; the configured one stays below it.
 pub const SERVER_PER_JOB_LIMIT: u32 = 60;
+/// A per-job limit learned from a 429 applies to every job only from this
+/// value up.
+const MIN_SHARED_PER_JOB_LIMIT: u32 = 3;
 /// Waited on top of a `Retry-After`, so the retry lands after it.
 const RETRY_MARGIN: Duration = Duration::from_millis(100);
 /// Earlier queued jobs given a poll at once when a later one is seen started.
@@ -716,6 +719,25 @@ impl Scheduler {
         job.hint.audio_duration = job.hint.audio_duration.or(hint.audio_duration);
     }
 
+    /// The per-job limit in force (polls of one job in any 60 s window):
+    /// the configured one, or lower after a 429.
+    pub fn per_job_limit(&self) -> u32 {
+        self.config.per_job_per_minute
+    }
+
+    /// Lowers the per-job limit of every job to `limit` (at least 1; never
+    /// raises it).
+    fn lower_per_job_limit(&mut self, limit: u32) {
+        let limit = limit.max(1);
+        if limit >= self.config.per_job_per_minute {
+            return;
+        }
+        self.config.per_job_per_minute = limit;
+        for job in self.jobs.iter_mut().flatten() {
+            job.limiter.set_limit(limit);
+        }
+    }
+
     /// Stops watching a job.
     pub fn remove_job(&mut self, id: &str) {
         let Some(slot) = self.index.remove(id) else {
@@ -889,8 +911,21 @@ impl Scheduler {
                 self.observe(slot, status, now)
             }
             PollOutcome::RateLimited { retry_after } => {
+                // The platform allows fewer polls per job than were sent in
+                // this window (the refused one included): every job drops
+                // below that, so no job is refused again for this cause.
+                let refused_at = job.limiter.count(now);
                 job.not_before = job.not_before.max(now + retry_after + RETRY_MARGIN);
                 job.problem = Some(JobProblem::RateLimited);
+                let below = refused_at.saturating_sub(2).max(1);
+                if below < job.limiter.limit() {
+                    job.limiter.set_limit(below);
+                }
+                if below >= MIN_SHARED_PER_JOB_LIMIT {
+                    // (A refusal after a poll or two says someone else polls
+                    // that job, not what the platform allows.)
+                    self.lower_per_job_limit(below);
+                }
                 self.reschedule(slot, now, now);
                 None
             }
@@ -1734,6 +1769,50 @@ mod tests {
         assert!(a[1] >= t(17.0), "polled again at {:?}", a[1]);
         // The other job is not held back.
         assert!(polls_of(&polls, "b").filter(|&at| at < t(17.0)).count() > 1);
+    }
+
+    #[test]
+    fn after_a_429_no_job_is_refused_again_for_the_same_cause() {
+        // The platform allows 20 polls per job-minute (`--poll-limit 20`),
+        // counting only the polls it lets through; earshot believes 50.
+        let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+        let ids = ids(5);
+        for id in &ids {
+            scheduler.add_job(id, JobHint::default(), Tick::ZERO);
+        }
+        let mut admitted: HashMap<String, Vec<Tick>> = HashMap::new();
+        let mut refused = 0;
+        drive(&mut scheduler, Tick::ZERO, t(600.0), |id, at| {
+            let log = admitted.entry(id.to_owned()).or_default();
+            log.retain(|&sent| sent + Duration::from_secs(60) > at);
+            if log.len() >= 20 {
+                refused += 1;
+                let wait = log[0] + Duration::from_secs(60) - at;
+                return PollOutcome::RateLimited {
+                    retry_after: Duration::from_secs(wait.as_secs_f64().ceil() as u64),
+                };
+            }
+            log.push(at);
+            processing()
+        });
+        assert_eq!(refused, 1, "one 429 for the whole watch");
+        assert!(
+            scheduler.per_job_limit() < 20,
+            "{}",
+            scheduler.per_job_limit()
+        );
+    }
+
+    #[test]
+    fn a_429_after_one_poll_slows_that_job_only() {
+        let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+        scheduler.add_job("a", JobHint::default(), Tick::ZERO);
+        assert!(matches!(scheduler.next(Tick::ZERO), Decision::Poll(_)));
+        let limited = PollOutcome::RateLimited {
+            retry_after: Duration::from_secs(1),
+        };
+        scheduler.on_outcome("a", limited, Tick::ZERO);
+        assert_eq!(scheduler.per_job_limit(), 50);
     }
 
     #[test]
