@@ -35,6 +35,15 @@ impl SlidingWindow {
         self.limit
     }
 
+    /// Lowers or raises the limit (at least 1), keeping the most recent
+    /// request times: from now on, at most `limit` in any window.
+    pub fn set_limit(&mut self, limit: u32) {
+        self.limit = limit.max(1);
+        while self.log.len() > self.limit as usize {
+            self.log.pop_front();
+        }
+    }
+
     pub fn window(&self) -> Duration {
         self.window
     }

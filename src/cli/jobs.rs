@@ -24,6 +24,7 @@ use crate::api::prerecorded::UploadProgress;
 use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
 use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
 use crate::poll::watcher::{self, Command, WatchEvent};
+use crate::receiver::listen::{self, ListenConfig, Received};
 use crate::redact::SecretString;
 use crate::shutdown::Stop;
 
@@ -79,6 +80,21 @@ pub enum JobsCommand {
         #[arg(long, default_value_t = 2000, value_name = "N",
               value_parser = clap::value_parser!(u32).range(1..=20_000))]
         budget: u32,
+        /// Polls of one job in any 60 s window (the platform allows 60; by
+        /// default 50). After a 429 every job drops below what was refused
+        /// anyway; set this to the account's lower limit to avoid even one.
+        #[arg(long, default_value_t = 50, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..=59))]
+        per_job_limit: u32,
+        /// Receive the jobs' webhooks here (e.g. 0.0.0.0:8080; submit them
+        /// with this as `--webhook-url`): a pushed job is reported at once
+        /// and never polled again. Needs the auth header they carry.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+        /// With --listen: the header every webhook must carry, NAME:VALUE,
+        /// read from FILE (or EARSHOT_AUTH_HEADER).
+        #[arg(long, value_name = "FILE", requires = "listen")]
+        auth_header_file: Option<PathBuf>,
         /// One JSON object per line per change.
         #[arg(long)]
         json: bool,
@@ -150,8 +166,28 @@ pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 ids,
                 ids_file,
                 budget,
+                per_job_limit,
+                listen,
+                auth_header_file,
                 json,
-            } => watch(client, ids, ids_file, budget, json).await,
+            } => {
+                let config = SchedulerConfig {
+                    account_budget: budget,
+                    per_job_per_minute: per_job_limit,
+                    ..SchedulerConfig::default()
+                };
+                let pushes = match listen {
+                    None => None,
+                    Some(bind) => match push_receiver(bind, auth_header_file.as_deref()) {
+                        Ok(config) => Some((bind, config)),
+                        Err(message) => {
+                            eprintln!("earshot jobs watch: {message}");
+                            return Ok(ExitCode::from(2));
+                        }
+                    },
+                };
+                watch(client, ids, ids_file, config, pushes, json).await
+            }
         }
     }
     .await;
@@ -256,17 +292,57 @@ fn collect_ids(ids: Vec<String>, ids_file: Option<PathBuf>) -> color_eyre::Resul
     Ok(all)
 }
 
+/// The receiver `--listen` starts: only webhooks with the auth header
+/// count. The error is the exit-2 message; it never quotes the value.
+fn push_receiver(
+    bind: std::net::SocketAddr,
+    auth_header_file: Option<&std::path::Path>,
+) -> Result<ListenConfig, String> {
+    let raw = secret_arg::resolve(None, auth_header_file, secret_arg::AUTH_HEADER_ENV)
+        .map_err(|error| error.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "--listen {bind} needs the header the webhooks carry: --auth-header-file FILE \
+                 or {}",
+                secret_arg::AUTH_HEADER_ENV
+            )
+        })?;
+    Ok(ListenConfig {
+        auth_header: Some(super::listen::parse_auth_header(&raw)?),
+        ..ListenConfig::default()
+    })
+}
+
+/// A push the watcher can use: a new, accepted pre-recorded webhook.
+fn pushed(request: &Received) -> Option<(String, TranscriptStatus)> {
+    if !request.is_accepted_new() {
+        return None;
+    }
+    let id = request.entry.transcript_id.clone()?;
+    let status = request.entry.transcript_status.as_deref()?;
+    Some((id, TranscriptStatus::parse(status)))
+}
+
 async fn watch(
     client: Client,
     ids: Vec<String>,
     ids_file: Option<PathBuf>,
-    budget: u32,
+    config: SchedulerConfig,
+    pushes: Option<(std::net::SocketAddr, ListenConfig)>,
     json: bool,
 ) -> color_eyre::Result<ExitCode> {
     let ids = collect_ids(ids, ids_file)?;
-    let config = SchedulerConfig {
-        account_budget: budget,
-        ..SchedulerConfig::default()
+    let budget = config.account_budget;
+    // Started before the first poll: a push that comes early is not lost.
+    let (_receiver, mut received) = match pushes {
+        Some((bind, listen_config)) => {
+            let (receiver, received) = listen::start(bind, listen_config).await?;
+            if !json {
+                eprintln!("receiving webhooks at {}", receiver.url());
+            }
+            (Some(receiver), Some(received))
+        }
+        None => (None, None),
     };
     // Installed before the first line: a signal right after it is not lost.
     let mut stop = std::pin::pin!(crate::shutdown::signals()?);
@@ -295,6 +371,16 @@ async fn watch(
                 }
                 Some(event) => print_event(&event, json)?,
             },
+            Some(request) = async {
+                match received.as_mut() {
+                    Some(received) => received.recv().await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                if let Some((id, status)) = pushed(&request) {
+                    let _ = watcher.commands.send(Command::Webhook { id, status });
+                }
+            }
             signal = &mut stop => break Some(signal),
         }
     };

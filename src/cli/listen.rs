@@ -215,7 +215,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
 
 /// `NAME:VALUE`, checked like `check-receiver` checks it: the lower-case
 /// header name and the value.
-fn parse_auth_header(raw: &SecretString) -> Result<(String, SecretString), String> {
+pub(super) fn parse_auth_header(raw: &SecretString) -> Result<(String, SecretString), String> {
     let header = AuthHeader::parse(raw.expose()).map_err(|why| format!("--auth-header: {why}"))?;
     let value = header
         .value

@@ -15,6 +15,8 @@
 //!   share: 2,000 per five minutes by default); a small token bucket spreads
 //!   the account share evenly.
 //! - [`schedule`]: the cadence and priority of polls.
+//! - [`hints`]: what front ends know about a job (WAV duration, submit
+//!   time, a record's `audio_duration`) as a [`JobHint`].
 //!
 //! # Cadence and priority
 //!
@@ -31,14 +33,17 @@
 //!   never-polled jobs submitted after it be taken as queued without a
 //!   request.
 //! - **Processing**: polled densely around its expected completion, `start +
-//!   overhead + ratio × audio duration` (or the typical processing time when
-//!   the audio duration is unknown), with a learned spread `s`: at distance
+//!   overhead + ratio × audio duration`, with a learned spread `s`: at distance
 //!   `d` from the expectation the gap is `g·√(1 + (d/s)²)`, at least a tenth
 //!   of `d − s`, with `g` as small as the spread deserves and the per-job
 //!   window sustains (250 ms to 1.2 s). Polls close in geometrically, land on
 //!   the expected time, then thin out if the job runs late. The model is
 //!   learned from the jobs earshot saw start and finish; the prior (a ratio
-//!   of 0.25) is only a starting point.
+//!   of 0.25) is only a starting point. With no audio duration (a job
+//!   `jobs watch` was given by id, until a record shows one), processing
+//!   times span decades and no expectation is worth landing on: the gap is
+//!   a tenth of the time it has been running (250 ms to 20 s), so the lag
+//!   stays a small fraction of the processing time.
 //! - **Completed / error**: never polled again.
 //!
 //! These desired rates are the demand. When it exceeds the account share,
@@ -52,7 +57,10 @@
 //! the account window, the job's `Retry-After` and any account pause all
 //! allow it.
 //!
-//! Failures never drop a job: a 429 waits out `Retry-After` for that job, a
+//! Failures never drop a job: a 429 waits out `Retry-After` for that job and
+//! lowers the per-job limit below the count that was refused (for every job
+//! when that count was 5 or more: the platform's limit is lower than
+//! configured), a
 //! 403 pauses every poll (30 s doubling to 5 min, with jitter), a network
 //! error, a 404 or a poll never answered backs the job off (1 s doubling to
 //! 60 s, with jitter); such a job, like any job whose last good observation is
@@ -61,6 +69,7 @@
 use std::time::Duration;
 
 pub mod budget;
+pub mod hints;
 pub mod schedule;
 pub mod watcher;
 

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::Tick;
+use super::hints::{self, Known};
 use super::schedule::{Decision, JobHint, JobView, Pause, PollOutcome, Scheduler, SchedulerConfig};
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::api::{ApiError, Client};
@@ -46,6 +47,12 @@ pub enum Command {
         id: String,
         hint: JobHint,
     },
+    /// Add a job with what the front end knows in wall-clock time (a job
+    /// earshot submitted: its submit time and audio duration).
+    AddKnown {
+        id: String,
+        known: Known,
+    },
     /// The jobs on screen: polled first when the budget is short.
     Focus(Vec<String>),
     /// A webhook said this job changed: no request needed.
@@ -67,6 +74,8 @@ pub enum Command {
     /// The front end sent a pre-recorded request of its own (an upload, a
     /// job creation): it counts against the account share too.
     OtherRequest,
+    /// The processing time per second of audio learned so far.
+    LearnedRatio(oneshot::Sender<f64>),
     Stop,
 }
 
@@ -85,6 +94,14 @@ impl Watcher {
         let id = id.to_owned();
         self.commands.send(Command::View { id, reply }).ok()?;
         answer.await.ok().flatten()
+    }
+
+    /// The processing time per second of audio learned from the records
+    /// seen so far (`None` if the watcher has stopped).
+    pub async fn learned_ratio(&self) -> Option<f64> {
+        let (reply, answer) = oneshot::channel();
+        self.commands.send(Command::LearnedRatio(reply)).ok()?;
+        answer.await.ok()
     }
 
     /// Every job as the scheduler sees it (empty if the watcher has stopped).
@@ -175,11 +192,19 @@ async fn run(
                     has_jobs = true;
                     announced_done = false;
                 }
+                Some(Command::AddKnown { id, known }) => {
+                    scheduler.add_job(&id, known.hint(epoch), now());
+                    has_jobs = true;
+                    announced_done = false;
+                }
                 Some(Command::Remove { id }) => scheduler.remove_job(&id),
                 Some(Command::View { id, reply }) => {
                     let _ = reply.send(scheduler.job_at(&id, now()));
                 }
                 Some(Command::Focus(ids)) => scheduler.set_focus(&ids),
+                Some(Command::LearnedRatio(reply)) => {
+                    let _ = reply.send(scheduler.learned_ratio());
+                }
                 Some(Command::Snapshot(reply)) => {
                     let _ = reply.send(scheduler.jobs_at(now()));
                 }
@@ -196,6 +221,12 @@ async fn run(
             },
             Some(answer) = answers.recv() => {
                 in_flight.remove(&answer.id);
+                if let Ok(record) = &answer.result {
+                    // Learned per account: every record's audio duration,
+                    // before its outcome (a finished job teaches the model).
+                    let audio_duration = hints::audio_of_record(record);
+                    scheduler.fill_hint(&answer.id, JobHint { submitted_at: None, audio_duration });
+                }
                 let (outcome, transcript, failure) = classify(answer.result);
                 if let Some(message) = failure {
                     let _ = events.send(WatchEvent::PollFailed { id: answer.id.clone(), message });

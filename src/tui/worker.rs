@@ -16,6 +16,7 @@ use super::clipboard::Clipboard;
 use super::history_tasks::{self, StorePath};
 use crate::api::Client;
 use crate::api::types::prerecorded::NewTranscript;
+use crate::poll::hints::Known;
 use crate::poll::schedule::{JobHint, SchedulerConfig};
 use crate::poll::watcher::{self, Command as WatchCommand};
 use crate::receiver::capture::{self, Selector};
@@ -287,6 +288,8 @@ impl Worker {
             }
             Effect::SubmitFile { path } => {
                 tracing::info!("submit a file for transcription");
+                // The watcher learns the job's submit time and audio
+                // duration from the submission itself.
                 let watcher = self.job_watcher();
                 self.spawn(submit_file(client, tx, path, watcher));
             }
@@ -371,7 +374,8 @@ impl Worker {
 
 /// Uploads `path`, reporting progress (at most once per percent), creates
 /// a transcript job from it and reports its id. Both requests are counted
-/// in the watcher's account budget (the status bar's).
+/// in the watcher's account budget (the status bar's), and the watcher
+/// learns the job's submit time and audio duration.
 async fn submit_file(
     client: Client,
     tx: UnboundedSender<Action>,
@@ -404,7 +408,14 @@ async fn submit_file(
             ..NewTranscript::default()
         };
         count_request();
-        client.create_transcript(&request).await
+        let submitted = std::time::Instant::now();
+        let transcript = client.create_transcript(&request).await?;
+        let known = Known::submitted_from_file(&path, submitted).await;
+        let _ = watcher.send(WatchCommand::AddKnown {
+            id: transcript.id.clone(),
+            known,
+        });
+        Ok(transcript)
     }
     .await
     .map(|transcript| transcript.id)

@@ -300,3 +300,149 @@ fn earshot_jobs_refuses_half_a_webhook_auth_header() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("NAME:VALUE"));
 }
+
+#[tokio::test]
+async fn a_hint_less_watch_learns_processing_time_from_the_records_audio_duration() {
+    // `jobs watch` knows nothing about the jobs it is given; the records'
+    // `audio_duration` is all it has. At time scale 0.05 the emulator takes
+    // 0.0125 s per second of audio, far from the prior of 0.25.
+    let harness = start_with(Options {
+        time_scale: 0.05,
+        concurrency: 5,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 40.0).await; // 0.5 s of processing
+    let ids = submit(&harness, &audio, 10).await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    until_done(&mut watcher, Duration::from_secs(60)).await;
+    let ratio = watcher.learned_ratio().await.expect("the watcher runs");
+    assert!(ratio < 0.15, "learned {ratio} per second of audio");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_job_added_with_known_submit_time_and_audio_is_watched_to_the_end() {
+    let harness = start_at(0.05).await;
+    let audio = upload(&harness, 4.0).await;
+    let submitted = std::time::Instant::now();
+    let ids = submit(&harness, &audio, 1).await;
+    let mut watcher = watcher::spawn(harness.client.clone(), SchedulerConfig::default());
+    let known = earshot::poll::hints::Known {
+        submitted: Some(submitted),
+        audio_duration: Some(Duration::from_secs(4)),
+    };
+    watcher
+        .commands
+        .send(Command::AddKnown {
+            id: ids[0].clone(),
+            known,
+        })
+        .unwrap();
+    until_done(&mut watcher, Duration::from_secs(30)).await;
+    let view = watcher.view(&ids[0]).await.expect("watched");
+    assert_eq!(view.status, Some(TranscriptStatus::Completed));
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn jobs_watch_with_a_per_job_limit_gets_no_429_from_a_lower_poll_limit() {
+    // The account allows 5 polls per job-minute; `--per-job-limit 5` keeps
+    // `jobs watch` under it from the first poll (without it, the dense
+    // polls of a job that just started hit the limit within 2 s).
+    let harness = start_with(Options {
+        time_scale: 0.25,
+        poll_limit: 5,
+        ..Options::default()
+    })
+    .await;
+    let audio = upload(&harness, 40.0).await; // 2.5 s of processing
+    let ids = submit(&harness, &audio, 3).await;
+    let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
+    args.extend(["--per-job-limit".into(), "5".into()]);
+    args.extend(ids.iter().cloned());
+    let earshot = env!("CARGO_BIN_EXE_earshot");
+    let base = harness.base.clone();
+    let watch = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(earshot)
+            .args(&args)
+            .env("EARSHOT_URL", &base)
+            .env("EARSHOT_API_KEY", API_KEY)
+            .env_remove("EARSHOT_CONFIG")
+            .output()
+            .unwrap()
+    });
+    let output = tokio::time::timeout(Duration::from_secs(90), watch)
+        .await
+        .expect("jobs watch ends")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("\"completed\":3"), "{stdout}");
+    let stats = harness.stats().await;
+    assert_eq!(count(&stats, "429"), 0, "{stats}");
+    harness.emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn jobs_watch_listen_takes_pushes_and_polls_a_pushed_job_no_more() {
+    // One poll per job-minute: without pushes the watch could not end
+    // before a minute; with them each job costs its first poll and at most
+    // one more (in flight when the push came).
+    let harness = start_at(0.05).await;
+    let audio = upload(&harness, 240.0).await; // 3 s of processing
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("auth");
+    std::fs::write(&auth, "X-Watch-Token: push-token-0123456789").unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        let request = NewTranscript {
+            audio_url: audio.clone(),
+            webhook_url: Some(format!("http://127.0.0.1:{port}/hook")),
+            webhook_auth_header_name: Some("X-Watch-Token".into()),
+            webhook_auth_header_value: Some(earshot::redact::SecretString::new(
+                "push-token-0123456789",
+            )),
+        };
+        ids.push(harness.client.create_transcript(&request).await.unwrap().id);
+    }
+    let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
+    args.extend(["--per-job-limit".into(), "1".into()]);
+    args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
+    args.extend(["--auth-header-file".into(), auth.display().to_string()]);
+    args.extend(ids.iter().cloned());
+    let earshot = env!("CARGO_BIN_EXE_earshot");
+    let base = harness.base.clone();
+    let watch = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(earshot)
+            .args(&args)
+            .env("EARSHOT_URL", &base)
+            .env("EARSHOT_API_KEY", API_KEY)
+            .env_remove("EARSHOT_CONFIG")
+            .env_remove("EARSHOT_AUTH_HEADER")
+            .output()
+            .unwrap()
+    });
+    let output = tokio::time::timeout(Duration::from_secs(45), watch)
+        .await
+        .expect("jobs watch ends without waiting out the poll limit")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("\"completed\":5"), "{stdout}");
+    let stats = harness.stats().await;
+    let gets = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        gets <= 2 * 5,
+        "at most one GET per job after its push: {stats}"
+    );
+    assert_eq!(count(&stats, "429"), 0, "{stats}");
+    harness.emulator.shutdown().await;
+}
