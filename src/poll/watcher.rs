@@ -55,7 +55,9 @@ pub enum Command {
     },
     /// The jobs on screen: polled first when the budget is short.
     Focus(Vec<String>),
-    /// A webhook said this job changed: no request needed.
+    /// A webhook said this job changed: no poll needed. A pushed `error`
+    /// costs one GET, for the record's error message; any other status
+    /// none.
     Webhook {
         id: String,
         status: TranscriptStatus,
@@ -142,6 +144,8 @@ async fn run(
     let now = || epoch.elapsed();
     let mut scheduler = Scheduler::new(config, now());
     let (answer_tx, mut answers) = mpsc::unbounded_channel::<Answer>();
+    // Records of jobs a webhook said failed, fetched for their message.
+    let (pushed_tx, mut pushed_records) = mpsc::unbounded_channel::<Answer>();
     let mut in_flight: HashSet<String> = HashSet::new();
     let mut paused = false;
     let mut announced_done = false;
@@ -213,10 +217,27 @@ async fn run(
                     let (used, budget) = scheduler.budget_used(now());
                     let _ = events.send(WatchEvent::Budget { used, budget });
                 }
+                Some(Command::Webhook { id, status: TranscriptStatus::Error }) => {
+                    // The push says it failed, not why: one GET for the
+                    // message, counted in the budget; reported when back.
+                    scheduler.record_other_request(now());
+                    let (client, pushed_tx) = (client.clone(), pushed_tx.clone());
+                    tokio::spawn(async move {
+                        let result = client.get_transcript(&id).await;
+                        let _ = pushed_tx.send(Answer { id, result });
+                    });
+                }
                 Some(Command::Webhook { id, status }) => {
                     if let Some(view) = scheduler.on_webhook(&id, status, now()) {
                         let _ = events.send(WatchEvent::Changed { view, transcript: None });
                     }
+                }
+            },
+            Some(Answer { id, result }) = pushed_records.recv() => {
+                // Whatever the GET gave, the job failed: the push said so.
+                let transcript = result.ok().filter(|record| record.status == TranscriptStatus::Error);
+                if let Some(view) = scheduler.on_webhook(&id, TranscriptStatus::Error, now()) {
+                    let _ = events.send(WatchEvent::Changed { view, transcript: transcript.map(Box::new) });
                 }
             },
             Some(answer) = answers.recv() => {

@@ -411,6 +411,31 @@ async fn jobs_watch_listen_takes_pushes_and_polls_a_pushed_job_no_more() {
         };
         ids.push(harness.client.create_transcript(&request).await.unwrap().id);
     }
+    let output = watch_with_pushes(&harness, port, &auth, &ids).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("\"completed\":5"), "{stdout}");
+    let stats = harness.stats().await;
+    let gets = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        gets <= 2 * 5,
+        "at most one GET per job after its push: {stats}"
+    );
+    assert_eq!(count(&stats, "429"), 0, "{stats}");
+    harness.emulator.shutdown().await;
+}
+
+/// `earshot jobs watch --json --per-job-limit 1 --listen 127.0.0.1:PORT`
+/// with the auth header in `auth`, over `ids`; its output once it ends
+/// (which, at one poll per job-minute, only pushes make quick).
+async fn watch_with_pushes(
+    harness: &Harness,
+    port: u16,
+    auth: &std::path::Path,
+    ids: &[String],
+) -> std::process::Output {
     let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
     args.extend(["--per-job-limit".into(), "1".into()]);
     args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
@@ -428,21 +453,53 @@ async fn jobs_watch_listen_takes_pushes_and_polls_a_pushed_job_no_more() {
             .output()
             .unwrap()
     });
-    let output = tokio::time::timeout(Duration::from_secs(45), watch)
+    tokio::time::timeout(Duration::from_secs(45), watch)
         .await
         .expect("jobs watch ends without waiting out the poll limit")
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn jobs_watch_listen_reports_a_pushed_failure_with_its_message_for_one_get() {
+    let harness = start_at(0.05).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("auth");
+    std::fs::write(&auth, "X-Watch-Token: push-token-0123456789").unwrap();
+    // Nothing listens on port 9 of loopback: the download fails.
+    let request = NewTranscript {
+        audio_url: "http://127.0.0.1:9/missing.wav".into(),
+        webhook_url: Some(format!("http://127.0.0.1:{port}/hook")),
+        webhook_auth_header_name: Some("X-Watch-Token".into()),
+        webhook_auth_header_value: Some(earshot::redact::SecretString::new(
+            "push-token-0123456789",
+        )),
+    };
+    let id = harness.client.create_transcript(&request).await.unwrap().id;
+    let output = watch_with_pushes(&harness, port, &auth, std::slice::from_ref(&id)).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("\"completed\":5"), "{stdout}");
+    let failed = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|line| line["id"] == id.as_str() && line["status"] == "error")
+        .unwrap_or_else(|| panic!("no error line for {id}: {stdout}"));
+    assert!(
+        failed["error"]
+            .as_str()
+            .is_some_and(|error| !error.is_empty()),
+        "the record's message is shown: {failed}"
+    );
     let stats = harness.stats().await;
     let gets = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
         .as_u64()
         .unwrap_or(0);
     assert!(
-        gets <= 2 * 5,
-        "at most one GET per job after its push: {stats}"
+        gets <= 2,
+        "the first poll and one GET for the message: {stats}"
     );
-    assert_eq!(count(&stats, "429"), 0, "{stats}");
     harness.emulator.shutdown().await;
 }
