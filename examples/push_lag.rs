@@ -43,7 +43,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("auth"), format!("X-Push-Token: {TOKEN}"))?;
     let audio = dir.join("clip.wav");
-    std::fs::write(&audio, wav(20))?;
+    std::fs::write(&audio, support::silent_wav(20))?;
     let upload = client.upload_file(&audio, |_| {}).await?;
 
     println!("earshot jobs watch, {jobs} jobs of 5 s processing, emulator in real time");
@@ -156,25 +156,4 @@ async fn gets(http: &reqwest::Client, emulator: &Emulator) -> Result<u64, reqwes
     Ok(route
         .as_object()
         .map_or(0, |codes| codes.values().filter_map(|n| n.as_u64()).sum()))
-}
-
-/// `seconds` of 1 kHz mono 8-bit silence.
-fn wav(seconds: u32) -> Vec<u8> {
-    let rate = 1000u32;
-    let data_len = rate * seconds;
-    let mut wav = Vec::with_capacity(44 + data_len as usize);
-    wav.extend_from_slice(b"RIFF");
-    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&8u16.to_le_bytes());
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&data_len.to_le_bytes());
-    wav.resize(44 + data_len as usize, 128);
-    wav
 }

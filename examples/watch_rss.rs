@@ -38,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join(format!("earshot-watch-rss-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let audio = dir.join("long.wav");
-    std::fs::write(&audio, long_wav(3600))?;
+    std::fs::write(&audio, support::silent_wav(3600))?;
     let upload = client.upload_file(&audio, |_| {}).await?;
     let started = Instant::now();
     let mut ids = std::fs::File::create(dir.join("ids"))?;
@@ -99,26 +99,4 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     emulator.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// `seconds` of 1 kHz mono 8-bit silence: an hour is 3.6 MB, and the
-/// emulator processes it for a quarter of an hour, so jobs stay active.
-fn long_wav(seconds: u32) -> Vec<u8> {
-    let rate = 1000u32;
-    let data_len = rate * seconds;
-    let mut wav = Vec::with_capacity(44 + data_len as usize);
-    wav.extend_from_slice(b"RIFF");
-    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&8u16.to_le_bytes());
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&data_len.to_le_bytes());
-    wav.resize(44 + data_len as usize, 128);
-    wav
 }
