@@ -36,6 +36,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     config.time_scale = time_scale;
     // The traffic never stops: remember only the newest conversations.
     config.keep_conversations = Some(crate::emulator::DEMO_KEEP_CONVERSATIONS);
+    config.keep_jobs = Some(crate::emulator::DEMO_KEEP_JOBS);
     eprintln!("earshot demo: starting the emulator and its traffic…");
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let emulator = Emulator::start(loopback, config)

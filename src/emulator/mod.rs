@@ -60,6 +60,10 @@ pub struct EmulatorConfig {
     /// artifacts); older ones are forgotten. `None`: all (the default);
     /// `earshot demo` sets [`DEMO_KEEP_CONVERSATIONS`].
     pub keep_conversations: Option<usize>,
+    /// Finished pre-recorded jobs remembered; older finished ones are
+    /// forgotten (their GET answers 404). `None`: all (the default);
+    /// `earshot demo` sets [`DEMO_KEEP_JOBS`].
+    pub keep_jobs: Option<usize>,
     /// The size of every recording artifact, in bytes: a WAV of silence
     /// generated while it is served (never held whole). `None`: one second
     /// of 8 kHz audio (16 KB). The session download measurement sets 100 MB.
@@ -69,6 +73,10 @@ pub struct EmulatorConfig {
 /// What `earshot demo` remembers of its endless traffic: the newest 500
 /// sessions and calls.
 pub const DEMO_KEEP_CONVERSATIONS: usize = 500;
+
+/// What `earshot demo` remembers of its endless jobs: the newest 1,000
+/// finished ones (the Jobs pane holds at most as many rows).
+pub const DEMO_KEEP_JOBS: usize = 1_000;
 
 impl EmulatorConfig {
     /// A config with a freshly generated API key and real-time durations.
@@ -84,6 +92,7 @@ impl EmulatorConfig {
             dictation_timing: DictationTiming::default(),
             server_limits: ServerLimits::default(),
             keep_conversations: None,
+            keep_jobs: None,
             recording_bytes: None,
         }
     }

@@ -190,6 +190,21 @@ struct Jobs {
     queue: VecDeque<String>,
     processing: u32,
     uploads: HashMap<String, Bytes>,
+    /// Finished job ids, oldest first, for `EmulatorConfig::keep_jobs`.
+    finished: VecDeque<String>,
+}
+
+impl Jobs {
+    /// Records `id` as finished; beyond `keep`, forgets the oldest finished.
+    fn finished(&mut self, id: &str, keep: Option<usize>) {
+        let Some(keep) = keep else { return };
+        self.finished.push_back(id.to_owned());
+        while self.finished.len() > keep {
+            if let Some(oldest) = self.finished.pop_front() {
+                self.transcripts.remove(&oldest);
+            }
+        }
+    }
 }
 
 /// Area D's share of the emulator state.
@@ -536,6 +551,7 @@ async fn run_job(state: SharedState, id: String) {
             let url = job.webhook_url.clone()?;
             Some((url, job.webhook_auth.clone(), job.status.clone()))
         });
+        jobs.finished(&id, state.config.keep_jobs);
         pump(&state, &mut jobs);
         webhook
     };

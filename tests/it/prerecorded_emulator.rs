@@ -9,13 +9,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{API_KEY, Harness, Options, RawAnswer, eventually, start_with, wav};
+use crate::common::{API_KEY, Harness, Options, RawAnswer, eventually, launch, start_with, wav};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, FixedOffset};
+use earshot::emulator::{EmulatorConfig, TimeScale};
+use earshot::redact::SecretString;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -273,6 +275,37 @@ async fn an_uploaded_wav_is_transcribed_with_its_icmt_text() {
     assert_eq!(done["text"], "hello from the fixture");
     assert!(done["error"].is_null());
     assert_eq!(done["audio_duration"], 4);
+    harness.emulator.shutdown().await;
+}
+
+/// `earshot demo` runs forever: with `keep_jobs` the emulator forgets the
+/// oldest finished jobs (their GET is a 404) and keeps the newest.
+#[tokio::test]
+async fn with_keep_jobs_the_oldest_finished_jobs_are_forgotten() {
+    let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
+    config.time_scale = TimeScale::new(0.01).unwrap();
+    config.allow_private_urls = true;
+    config.keep_jobs = Some(2);
+    let harness = launch(config, None).await;
+    let upload_url = upload(&harness, wav(1.0, None)).await;
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let id = text_of(&submit_url(&harness, &upload_url).await, "id");
+        // One at a time, so they finish in submission order.
+        wait_done(&harness, &id).await;
+        ids.push(id);
+    }
+    let paths: Vec<String> = ids
+        .iter()
+        .map(|id| format!("/v2/transcript/{id}"))
+        .collect();
+    assert_eq!(
+        get_status(&harness, &paths[0]).await,
+        404,
+        "the oldest finished job is forgotten"
+    );
+    assert_eq!(get_status(&harness, &paths[1]).await, 200);
+    assert_eq!(get_status(&harness, &paths[2]).await, 200);
     harness.emulator.shutdown().await;
 }
 
