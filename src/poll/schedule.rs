@@ -86,9 +86,37 @@ pub enum JobProblem {
     AccountLimited,
 }
 
-/// Order of the ready set: focused first, then never seen, then the oldest
-/// information, then add order.
-type ReadyKey = (bool, bool, Tick, u64, usize);
+/// A job's place in the ready set, ordered field by field: focused first,
+/// then never seen, then the oldest information, then add order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct ReadyKey {
+    unfocused: bool,
+    seen: bool,
+    info_time: Tick,
+    seq: u64,
+    slot: usize,
+}
+
+/// How far a job has got, in order: what the scheduler compares when an
+/// answer arrives (an older answer never moves a job back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Progress {
+    Unknown,
+    Queued,
+    /// Processing, or a status this client does not know.
+    Running,
+    Finished,
+}
+
+impl Progress {
+    fn of(status: &TranscriptStatus) -> Progress {
+        match status {
+            TranscriptStatus::Queued => Progress::Queued,
+            TranscriptStatus::Processing | TranscriptStatus::Other(_) => Progress::Running,
+            TranscriptStatus::Completed | TranscriptStatus::Error => Progress::Finished,
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 struct Job {
@@ -148,31 +176,29 @@ impl Job {
     }
 
     fn ready_key(&self, slot: usize) -> ReadyKey {
-        (
-            !self.focused,
-            self.last_seen.is_some(),
-            self.info_time(),
-            self.seq,
+        ReadyKey {
+            unfocused: !self.focused,
+            seen: self.last_seen.is_some(),
+            info_time: self.info_time(),
+            seq: self.seq,
             slot,
-        )
+        }
     }
 
-    /// 0 unknown, 1 queued, 2 running (or an unlisted status), 3 terminal.
-    fn progress(&self) -> u8 {
+    /// Its status, or queued when inferred so from another job.
+    fn progress(&self) -> Progress {
         match &self.status {
-            Some(status) => progress(status),
-            None if self.inferred_queued.is_some() => 1,
-            None => 0,
+            Some(status) => Progress::of(status),
+            None if self.inferred_queued.is_some() => Progress::Queued,
+            None => Progress::Unknown,
         }
     }
 }
 
-fn progress(status: &TranscriptStatus) -> u8 {
-    match status {
-        TranscriptStatus::Queued => 1,
-        TranscriptStatus::Processing | TranscriptStatus::Other(_) => 2,
-        TranscriptStatus::Completed | TranscriptStatus::Error => 3,
-    }
+/// The job in `slot`, when one is there. A function of the slots alone, so
+/// callers keep using the scheduler's other fields while they hold it.
+fn slot_job(jobs: &mut [Option<Job>], slot: usize) -> Option<&mut Job> {
+    jobs.get_mut(slot)?.as_mut()
 }
 
 fn secs(duration: Duration) -> f64 {
@@ -278,7 +304,7 @@ impl Scheduler {
     pub fn add_job(&mut self, id: &str, hint: JobHint, now: Tick) {
         self.advance(now);
         if let Some(&slot) = self.index.get(id) {
-            if let Some(job) = self.jobs[slot].as_mut() {
+            if let Some(job) = slot_job(&mut self.jobs, slot) {
                 job.hint.submitted_at = job.hint.submitted_at.or(hint.submitted_at);
                 job.hint.audio_duration = job.hint.audio_duration.or(hint.audio_duration);
             }
@@ -329,7 +355,7 @@ impl Scheduler {
         let Some(job) = self
             .index
             .get(id)
-            .and_then(|&slot| self.jobs[slot].as_mut())
+            .and_then(|&slot| slot_job(&mut self.jobs, slot))
         else {
             return;
         };
@@ -387,7 +413,7 @@ impl Scheduler {
 
     fn set_focused(&mut self, slot: usize, focused: bool) {
         let now = self.now;
-        let Some(job) = self.jobs[slot].as_mut() else {
+        let Some(job) = slot_job(&mut self.jobs, slot) else {
             return;
         };
         if job.focused == focused {
@@ -433,8 +459,8 @@ impl Scheduler {
                     None => Decision::Idle,
                 };
             };
-            let slot = key.4;
-            let Some(job) = self.jobs[slot].as_mut() else {
+            let slot = key.slot;
+            let Some(job) = slot_job(&mut self.jobs, slot) else {
                 self.ready.remove(&key);
                 continue;
             };
@@ -442,7 +468,7 @@ impl Scheduler {
                 // Its outcome never came: count it as a network error.
                 job.in_flight = false;
                 self.ready.remove(&key);
-                if let Some(job) = self.jobs[slot].as_mut() {
+                if let Some(job) = slot_job(&mut self.jobs, slot) {
                     job.ready = None;
                 }
                 self.back_off(slot, JobProblem::NoAnswer, now);
@@ -450,13 +476,13 @@ impl Scheduler {
             }
             if job.status.is_none() && job.inferred_queued.is_none() && self.infer_queued(slot) {
                 self.ready.remove(&key);
-                if let Some(job) = self.jobs[slot].as_mut() {
+                if let Some(job) = slot_job(&mut self.jobs, slot) {
                     job.ready = None;
                 }
                 self.reschedule(slot, now, now);
                 continue;
             }
-            let Some(job) = self.jobs[slot].as_mut() else {
+            let Some(job) = slot_job(&mut self.jobs, slot) else {
                 continue;
             };
             let job_ready = job.limiter.ready_at(now).max(job.not_before);
@@ -480,7 +506,7 @@ impl Scheduler {
             self.account_log.record(now);
             self.requests += 1;
             self.ready.remove(&key);
-            let Some(job) = self.jobs[slot].as_mut() else {
+            let Some(job) = slot_job(&mut self.jobs, slot) else {
                 continue;
             };
             job.ready = None;

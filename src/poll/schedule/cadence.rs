@@ -2,7 +2,7 @@
 //! poll, queued, running near or far from its expected completion), fitted
 //! to the account budget and the per-job window.
 
-use super::{Job, PER_JOB_WINDOW, Scheduler, Tick, duration, secs};
+use super::{Job, PER_JOB_WINDOW, Progress, Scheduler, Tick, duration, secs, slot_job};
 
 /// Smallest spread around an expected completion, in seconds.
 const MIN_SPREAD_SECS: f64 = 0.5;
@@ -56,8 +56,8 @@ impl Scheduler {
             return Some(Plan::Once(now));
         }
         match job.progress() {
-            0 => Some(Plan::Once(job.added_at.max(job.submitted()))),
-            1 => {
+            Progress::Unknown => Some(Plan::Once(job.added_at.max(job.submitted()))),
+            Progress::Queued => {
                 let since = job.queued_since.or(job.inferred_queued).unwrap_or(now);
                 let age = secs(now.saturating_sub(since));
                 let head = self.pending.first().map_or(job.seq, |&(seq, _)| seq);
@@ -120,7 +120,7 @@ impl Scheduler {
         let per_job_rate = f64::from(self.config.per_job_per_minute) / 60.0;
         let core = (1.0 / natural.max(1e-3)).min(per_job_rate);
         let fresh = (1.0 / secs(self.config.max_interval) - core).max(0.0);
-        let Some(job) = self.jobs[slot].as_mut() else {
+        let Some(job) = slot_job(&mut self.jobs, slot) else {
             return natural;
         };
         self.core_sum += core - job.core_rate;

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use super::model::Took;
-use super::{JobProblem, JobView, PollOutcome, Scheduler, Tick, duration, progress, secs};
+use super::{
+    JobProblem, JobView, PollOutcome, Progress, Scheduler, Tick, duration, secs, slot_job,
+};
 use crate::api::types::prerecorded::TranscriptStatus;
 
 /// A per-job limit learned from a 429 applies to every job only from this
@@ -19,7 +21,7 @@ impl Scheduler {
     pub fn on_outcome(&mut self, id: &str, outcome: PollOutcome, now: Tick) -> Option<JobView> {
         self.advance(now);
         let slot = *self.index.get(id)?;
-        let job = self.jobs[slot].as_mut()?;
+        let job = slot_job(&mut self.jobs, slot)?;
         job.in_flight = false;
         if job.is_terminal() {
             return None;
@@ -95,12 +97,12 @@ impl Scheduler {
 
     /// Applies a good observation. Returns the job when its status changed.
     fn observe(&mut self, slot: usize, status: TranscriptStatus, now: Tick) -> Option<JobView> {
-        let job = self.jobs[slot].as_mut()?;
+        let job = slot_job(&mut self.jobs, slot)?;
         if job.is_terminal() {
             return None;
         }
         let before = job.progress();
-        let after = progress(&status);
+        let after = Progress::of(&status);
         if after < before {
             // An answer older than what is known (out of order): ignore it.
             self.reschedule(slot, now, now);
@@ -114,7 +116,7 @@ impl Scheduler {
         }
         let seq = job.seq;
         match after {
-            1 => {
+            Progress::Queued => {
                 if job.status != Some(TranscriptStatus::Queued) {
                     job.queued_since = Some(now);
                 }
@@ -123,15 +125,15 @@ impl Scheduler {
                 self.observed_queued.insert((seq, slot));
                 self.enter_pending(slot);
                 // A boost that found it still queued: a later slot may be its.
-                if let Some(job) = self.jobs[slot].as_mut()
+                if let Some(job) = slot_job(&mut self.jobs, slot)
                     && job.boosted
                 {
                     job.boosted = false;
                     self.unboosted.insert((seq, slot));
                 }
             }
-            2 => {
-                if before < 2 {
+            Progress::Running => {
+                if before < Progress::Running {
                     let earliest = job
                         .last_queued
                         .or(job.inferred_queued)
@@ -144,7 +146,7 @@ impl Scheduler {
                 job.status = Some(status);
                 self.observed_queued.remove(&(seq, slot));
                 self.leave_pending(slot);
-                if before < 2 {
+                if before < Progress::Running {
                     self.fifo_boost(seq, now);
                 }
             }
@@ -155,16 +157,16 @@ impl Scheduler {
                 self.observed_queued.remove(&(seq, slot));
                 self.leave_pending(slot);
                 self.finish(slot);
-                if before >= 1 {
+                if before >= Progress::Queued {
                     // A slot has freed: the oldest queued job starts now.
                     self.credit(now);
                 }
-                if before < 2 {
+                if before < Progress::Running {
                     self.fifo_boost(seq, now);
                 }
             }
         }
-        if after < 3 {
+        if after < Progress::Finished {
             self.reschedule(slot, now, now);
         }
         if changed { self.view(slot, now) } else { None }
@@ -196,7 +198,7 @@ impl Scheduler {
 
     /// A job reached `completed` or `error`: it leaves every schedule.
     fn finish(&mut self, slot: usize) {
-        let Some(job) = self.jobs[slot].as_mut() else {
+        let Some(job) = slot_job(&mut self.jobs, slot) else {
             return;
         };
         self.active = self.active.saturating_sub(1);
@@ -218,7 +220,7 @@ impl Scheduler {
         let base = secs(self.config.error_backoff);
         let max = secs(self.config.error_backoff_max);
         let jitter = 0.5 + 0.5 * self.rng.f64();
-        let Some(job) = self.jobs[slot].as_mut() else {
+        let Some(job) = slot_job(&mut self.jobs, slot) else {
             return;
         };
         job.error_streak = job.error_streak.saturating_add(1);

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 
-use super::{Job, Scheduler, Tick};
+use super::{Job, Scheduler, Tick, slot_job};
 
 /// Whether a heap entry is the job's current one (entries are never removed
 /// from the heap when a job is rescheduled, only outdated).
@@ -18,7 +18,7 @@ fn is_live(jobs: &[Option<Job>], due: Tick, generation: u64, slot: usize) -> boo
 
 impl Scheduler {
     pub(super) fn set_due(&mut self, slot: usize, due: Tick) {
-        let Some(job) = self.jobs[slot].as_mut() else {
+        let Some(job) = slot_job(&mut self.jobs, slot) else {
             return;
         };
         if let Some(key) = job.ready.take() {
@@ -53,7 +53,7 @@ impl Scheduler {
             if !self.is_live(due, generation, slot) {
                 continue;
             }
-            if let Some(job) = self.jobs[slot].as_mut() {
+            if let Some(job) = slot_job(&mut self.jobs, slot) {
                 let key = job.ready_key(slot);
                 job.ready = Some(key);
                 self.ready.insert(key);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{JobProblem, Scheduler, Tick, duration, secs};
+use super::{JobProblem, Progress, Scheduler, Tick, duration, secs};
 use crate::api::types::prerecorded::TranscriptStatus;
 
 /// A job as the scheduler sees it.
@@ -130,7 +130,7 @@ impl Scheduler {
         let age = now.saturating_sub(job.info_time());
         let stale = !terminal && (backing_off || age > self.config.stale_after);
         let eta = match job.progress() {
-            2 => self.completion(job).map(|(expected, _)| expected),
+            Progress::Running => self.completion(job).map(|(expected, _)| expected),
             _ => None,
         };
         Some(JobView {
