@@ -51,7 +51,7 @@ pub(super) async fn start_receivers(
         .route("/webhooks", post(reserialising_webhook))
         .with_state(Arc::new(secrets.reserialiser.clone()));
     let reserialiser = serve("reserialises-body", reserialiser, tasks).await?;
-    let deadline = scale.scale(super::super::delivery::DEADLINE);
+    let deadline = scale.scale(crate::emulator::delivery::DEADLINE);
     let slow = Router::new()
         .route("/webhooks", post(slow_webhook))
         .with_state(Arc::new(Slow {

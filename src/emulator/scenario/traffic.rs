@@ -56,7 +56,7 @@ impl Traffic {
                 tracing::warn!(
                     path,
                     "demo: {method} failed: {}",
-                    super::super::root_cause(&error)
+                    crate::emulator::root_cause(&error)
                 );
                 return None;
             }
