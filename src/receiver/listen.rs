@@ -208,14 +208,7 @@ pub async fn start_with_limits(
         .map_err(|source| ListenError::Bind { addr: bind, source })?;
     let (sender, received) = mpsc::unbounded_channel();
     // Key every secret once: each delivery then hashes only its own bytes.
-    let candidates: Vec<Candidate> = config
-        .secrets
-        .iter()
-        .map(|(label, secret)| Candidate {
-            label,
-            secret: secret.expose().as_bytes(),
-        })
-        .collect();
+    let candidates = Candidate::all(&config.secrets);
     let verifier = Verifier::new(&candidates);
     let shared = Arc::new(Shared {
         verifier,

@@ -132,6 +132,21 @@ pub struct Candidate<'a> {
     pub secret: &'a [u8],
 }
 
+impl<'a> Candidate<'a> {
+    /// One candidate per labelled secret, in order (current first).
+    pub fn all<L: AsRef<str>>(
+        secrets: &'a [(L, crate::redact::SecretString)],
+    ) -> Vec<Candidate<'a>> {
+        secrets
+            .iter()
+            .map(|(label, secret)| Candidate {
+                label: label.as_ref(),
+                secret: secret.expose().as_bytes(),
+            })
+            .collect()
+    }
+}
+
 impl fmt::Debug for Candidate<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Candidate")

@@ -117,14 +117,7 @@ async fn healthy_webhook(
     let Some(header) = signature_header(&headers) else {
         return (StatusCode::BAD_REQUEST, "missing X-SVC-Signature").into_response();
     };
-    let candidates: Vec<Candidate> = receiver
-        .secrets
-        .iter()
-        .map(|(label, secret)| Candidate {
-            label,
-            secret: secret.expose().as_bytes(),
-        })
-        .collect();
+    let candidates = Candidate::all(&receiver.secrets);
     let verdict = signature::verify(
         header,
         &body,
