@@ -12,8 +12,9 @@ use axum::extract::multipart::{Field, MultipartRejection};
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::answers::{DictationAnswer, Word};
 use super::body::{Inflow, declared_len};
 use super::config::parse_config;
 use super::meter::Meter;
@@ -184,9 +185,9 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
             } else {
                 round3(words.iter().map(|(_, c)| c).sum::<f64>() / words.len() as f64)
             };
-            let words: Vec<Value> = words
+            let words: Vec<Word> = words
                 .into_iter()
-                .map(|(text, confidence)| json!({ "text": text, "confidence": confidence }))
+                .map(|(text, confidence)| Word { text, confidence })
                 .collect();
             (text, words, confidence)
         }
@@ -218,18 +219,18 @@ async fn dictate(state: SharedState, request: Request, mode: Mode) -> Result<Res
     let request_time = auth_time + transcriber.work + rewrite_time + other;
     state.dictation.completed.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(format = format_label, ?duration, "dictation answered");
-    Ok(Json(json!({
-        "text": text,
-        "words": words,
-        "confidence": confidence,
-        "llm_response": llm_response,
-        "llm_error": llm_error,
-        "audio_duration_ms": (duration.as_secs_f64() * 1000.0).round() as u64,
-        "session_id": uuid::Uuid::new_v4().to_string(),
-        "request_time_ms": millis(request_time),
-        "auth_time_ms": millis(auth_time),
-        "sync_time_ms": millis(transcriber.work),
-    }))
+    Ok(Json(DictationAnswer {
+        text,
+        words,
+        confidence,
+        llm_response,
+        llm_error,
+        audio_duration_ms: (duration.as_secs_f64() * 1000.0).round() as u64,
+        session_id: uuid::Uuid::new_v4().to_string(),
+        request_time_ms: millis(request_time),
+        auth_time_ms: millis(auth_time),
+        sync_time_ms: millis(transcriber.work),
+    })
     .into_response())
 }
 

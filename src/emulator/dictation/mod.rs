@@ -44,6 +44,7 @@ use super::SharedState;
 use super::problem::Problem;
 use crate::api::types::dictation::MAX_AUDIO;
 
+mod answers;
 mod body;
 mod config;
 mod control;

@@ -8,8 +8,8 @@ use axum::Json;
 use axum::extract::{FromRequest, Multipart, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
+use super::answers::SyncAnswer;
 use super::body::{Inflow, declared_len};
 use super::{InFlight, Refuse, Waiting, check_key, millis, too_large};
 use crate::emulator::SharedState;
@@ -101,12 +101,12 @@ async fn sync_inner(state: SharedState, request: Request) -> Result<Response, Re
         .scale(timing.transcription(duration) + timing.finalize);
     tokio::time::sleep(work).await;
     let processing = started.elapsed().saturating_sub(waiting.0);
-    Ok(Json(json!({
-        "text": info.comment.unwrap_or_else(|| FIXED_TEXT.to_owned()),
-        "model": model,
-        "audio_duration_ms": (duration.as_secs_f64() * 1000.0).round() as u64,
-        "request_time_ms": millis(processing),
-    }))
+    Ok(Json(SyncAnswer {
+        text: info.comment.unwrap_or_else(|| FIXED_TEXT.to_owned()),
+        model,
+        audio_duration_ms: (duration.as_secs_f64() * 1000.0).round() as u64,
+        request_time_ms: millis(processing),
+    })
     .into_response())
 }
 
