@@ -46,22 +46,28 @@ fn sign_file(secret: &str, file: &str) -> String {
     header
 }
 
+/// `earshot verify --header HEADER --body-file FILE --secret SECRET`, then
+/// `extra`.
+fn verify(header: &str, body_file: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "verify",
+        "--header",
+        header,
+        "--body-file",
+        body_file,
+        "--secret",
+        SECRET,
+    ];
+    args.extend_from_slice(extra);
+    earshot(&args)
+}
+
 #[test]
 fn a_signed_body_verifies_and_exits_0() {
     let dir = tempfile::tempdir().unwrap();
     let file = write_body(dir.path(), "body.json", b"{\"event\":\"call.ended\"}");
     let header = sign_file(SECRET, &file);
-    let out = earshot(&[
-        "verify",
-        "--header",
-        &header,
-        "--body-file",
-        &file,
-        "--secret",
-        SECRET,
-        "--now",
-        T,
-    ]);
+    let out = verify(&header, &file, &["--now", T]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert!(text.contains("valid"), "{text}");
@@ -86,17 +92,7 @@ fn a_tampered_body_exits_1_and_names_the_cause() {
     let file = write_body(dir.path(), "body.json", b"{\"amount\":1}");
     let header = sign_file(SECRET, &file);
     let tampered = write_body(dir.path(), "tampered.json", b"{\"amount\":9}");
-    let out = earshot(&[
-        "verify",
-        "--header",
-        &header,
-        "--body-file",
-        &tampered,
-        "--secret",
-        SECRET,
-        "--now",
-        T,
-    ]);
+    let out = verify(&header, &tampered, &["--now", T]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
     assert!(text.contains("✗"), "{text}");
@@ -115,17 +111,7 @@ fn a_pretty_printed_copy_of_the_body_is_named_as_such() {
         "pretty.json",
         b"{\n  \"b\": 1,\n  \"a\": 2\n}\n",
     );
-    let out = earshot(&[
-        "verify",
-        "--header",
-        &header,
-        "--body-file",
-        &pretty,
-        "--secret",
-        SECRET,
-        "--now",
-        T,
-    ]);
+    let out = verify(&header, &pretty, &["--now", T]);
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("pretty-printed"), "{text}");
@@ -136,20 +122,11 @@ fn json_output_carries_the_verdict_and_coded_findings() {
     let dir = tempfile::tempdir().unwrap();
     let file = write_body(dir.path(), "body.json", b"{}");
     let header = sign_file(OLD_SECRET, &file);
-    let out = earshot(&[
-        "verify",
-        "--header",
+    let out = verify(
         &header,
-        "--body-file",
         &file,
-        "--secret",
-        SECRET,
-        "--secret",
-        OLD_SECRET,
-        "--now",
-        "1795300412",
-        "--json",
-    ]);
+        &["--secret", OLD_SECRET, "--now", "1795300412", "--json"],
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let value: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(value["valid"], false);
@@ -187,19 +164,11 @@ fn a_receiver_digest_without_the_prefix_is_named() {
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
     };
-    let out = earshot(&[
-        "verify",
-        "--header",
+    let out = verify(
         &header,
-        "--body-file",
         &file,
-        "--secret",
-        SECRET,
-        "--now",
-        T,
-        "--receiver-digest",
-        &forgot_prefix,
-    ]);
+        &["--now", T, "--receiver-digest", &forgot_prefix],
+    );
     let text = stdout(&out);
     assert_eq!(
         out.status.code(),
@@ -239,17 +208,7 @@ fn a_malformed_receiver_digest_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let file = write_body(dir.path(), "body.json", b"{}");
     let header = sign_file(SECRET, &file);
-    let out = earshot(&[
-        "verify",
-        "--header",
-        &header,
-        "--body-file",
-        &file,
-        "--secret",
-        SECRET,
-        "--receiver-digest",
-        "xyz",
-    ]);
+    let out = verify(&header, &file, &["--receiver-digest", "xyz"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--receiver-digest"),
