@@ -4,6 +4,7 @@
 //! missing terminal gets a true message and exit 2.
 
 use crate::common;
+use crate::common::cli::earshot_async as earshot;
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -14,28 +15,6 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 use tokio::process::{Child, Command};
 
 const SECRET: &str = "whsec_cli_exits_0123456789abcdefghijklmno";
-
-/// The binary with no connection or secret settings inherited.
-fn earshot() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
-    for name in [
-        "EARSHOT_URL",
-        "EARSHOT_API_KEY",
-        "EARSHOT_WEBHOOK_SECRET",
-        "EARSHOT_PREVIOUS_WEBHOOK_SECRET",
-        "EARSHOT_AUTH_HEADER",
-        "EARSHOT_CONFIG",
-        "EARSHOT_PROFILE",
-    ] {
-        command.env_remove(name);
-    }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command
-}
 
 /// Runs to completion within 30 s.
 async fn finish(command: &mut Command) -> Output {

@@ -3,8 +3,9 @@
 //! and capture files that keep secrets off disk.
 
 use crate::common;
+use crate::common::cli::earshot_async as earshot;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use earshot::emulator::{Emulator, EmulatorConfig};
@@ -12,28 +13,6 @@ use earshot::receiver::listen::{self, ListenConfig};
 use earshot::redact::SecretString;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStdout;
-
-/// The binary with no connection or secret settings inherited from the
-/// environment of whoever runs the tests.
-fn earshot() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_earshot"));
-    for name in [
-        "EARSHOT_URL",
-        "EARSHOT_API_KEY",
-        "EARSHOT_WEBHOOK_SECRET",
-        "EARSHOT_PREVIOUS_WEBHOOK_SECRET",
-        "EARSHOT_AUTH_HEADER",
-        "EARSHOT_WEBHOOK_AUTH",
-    ] {
-        command.env_remove(name);
-    }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    command
-}
 
 /// Runs to completion within 20 s (a command that should have refused its
 /// input and instead serves forever fails here, not hangs).

@@ -7,15 +7,41 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+/// The settings a caller's environment could pass to `earshot`.
+const INHERITED: [&str; 9] = [
+    "EARSHOT_URL",
+    "EARSHOT_API_KEY",
+    "EARSHOT_STORE",
+    "EARSHOT_WEBHOOK_SECRET",
+    "EARSHOT_PREVIOUS_WEBHOOK_SECRET",
+    "EARSHOT_AUTH_HEADER",
+    "EARSHOT_WEBHOOK_AUTH",
+    "EARSHOT_CONFIG",
+    "EARSHOT_PROFILE",
+];
+
 /// `earshot` with no profile, URL, key, store or secret from the caller.
 pub fn earshot() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
+    for name in INHERITED {
+        command.env_remove(name);
+    }
+    command.env("EARSHOT_CONFIG", "/nonexistent/earshot-test-config.toml");
     command
-        .env_remove("EARSHOT_URL")
-        .env_remove("EARSHOT_API_KEY")
-        .env_remove("EARSHOT_STORE")
-        .env_remove("EARSHOT_WEBHOOK_SECRET")
-        .env("EARSHOT_CONFIG", "/nonexistent/earshot-test-config.toml");
+}
+
+/// [`earshot`] for async tests: nothing inherited, no stdin, output piped,
+/// killed when dropped.
+pub fn earshot_async() -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_earshot"));
+    for name in INHERITED {
+        command.env_remove(name);
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     command
 }
 
