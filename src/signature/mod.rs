@@ -314,15 +314,7 @@ fn verify_with(
             }),
         ),
         None => match parse_header(header) {
-            Ok(parsed) => (
-                parsed.timestamp,
-                first_match(count, |i| {
-                    any_equal(
-                        &digest(i, parsed.timestamp),
-                        parsed.signatures.iter().map(|s| &s.bytes),
-                    )
-                }),
-            ),
+            Ok(parsed) => (parsed.timestamp, parsed_match(&parsed, count, digest)),
             Err(error) => return Verdict::Invalid(InvalidReason::MalformedHeader(error)),
         },
     };
@@ -336,11 +328,8 @@ fn verify_parsed(
     now: i64,
     tolerance_secs: u64,
 ) -> Verdict {
-    let matched = first_match(candidates.len(), |i| {
-        any_equal(
-            &digest(candidates[i].secret, parsed.timestamp, body),
-            parsed.signatures.iter().map(|s| &s.bytes),
-        )
+    let matched = parsed_match(parsed, candidates.len(), |i, timestamp| {
+        digest(candidates[i].secret, timestamp, body)
     });
     judge(
         parsed.timestamp,
@@ -348,6 +337,21 @@ fn verify_parsed(
         now,
         tolerance_secs,
     )
+}
+
+/// The first of `count` candidates whose digest at the header's timestamp
+/// is one of its `v1` values.
+fn parsed_match(
+    parsed: &ParsedHeader,
+    count: usize,
+    digest: impl Fn(usize, i64) -> [u8; 32],
+) -> Option<usize> {
+    first_match(count, |i| {
+        any_equal(
+            &digest(i, parsed.timestamp),
+            parsed.signatures.iter().map(|s| &s.bytes),
+        )
+    })
 }
 
 /// The verdict once the digest has been checked: `matched` names the
