@@ -18,7 +18,7 @@ use super::{Connection, GlobalOptions};
 use crate::history::artifact_download::{self, Downloaded};
 use crate::history::session_view::{self, Link, SessionView};
 use crate::redact::{mask_phone, redact_url};
-use crate::store::{self, Store, deliveries, events};
+use crate::store::{self, Store, deliveries};
 
 #[derive(Args, Debug)]
 pub struct GetArgs {
@@ -93,8 +93,7 @@ fn view_of(
     id: &str,
     record: Option<crate::api::types::agents::SessionRecord>,
 ) -> color_eyre::Result<SessionView> {
-    let stored_events = events::for_session(store, id)?;
-    let stored_deliveries = deliveries::for_session(store, id)?;
+    let (stored_events, stored_deliveries) = session_view::stored(store, id)?;
     Ok(session_view::build(
         id,
         record,

@@ -3,8 +3,9 @@
 //! presigned links of `call.ended` or of the artifacts list with their
 //! expiry, why the artifacts list is empty, and the session's deliveries.
 //!
-//! Everything here is a pure function of its inputs and `now`, so the CLI
-//! (`earshot sessions get`) and the console render the same facts.
+//! [`build`] is a pure function of its inputs and `now`, and [`stored`]
+//! reads those inputs from the store, so the CLI (`earshot sessions get`)
+//! and the console render the same facts.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, SessionRecord};
-use crate::store::events::StoredEvent;
+use crate::store::events::{self, StoredEvent};
+use crate::store::{Store, StoreError, deliveries};
 
 /// Spec part 8 C: artifacts appear typically about 90 s after completion.
 pub const ARTIFACT_DELAY_SECS: i64 = 90;
@@ -208,6 +210,18 @@ impl DeliverySummary {
         let plural = if self.attempts == 1 { "" } else { "s" };
         format!("{} attempt{plural}: {}", self.attempts, parts.join(", "))
     }
+}
+
+/// What the store holds of `session_id`: its observed events and its
+/// delivery attempts, the inputs of [`build`] besides the record.
+pub fn stored(
+    store: &Store,
+    session_id: &str,
+) -> Result<(Vec<StoredEvent>, Vec<DeliveryRecord>), StoreError> {
+    Ok((
+        events::for_session(store, session_id)?,
+        deliveries::for_session(store, session_id)?,
+    ))
 }
 
 /// Puts the pieces together. `record` is `None` when the platform could

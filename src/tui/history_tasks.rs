@@ -13,7 +13,7 @@ use crate::api::Client;
 use crate::history::session_view::{self, SessionView};
 use crate::history::{recover, report, sweep};
 use crate::redact::SecretString;
-use crate::store::{self, Store, deliveries, events, sessions};
+use crate::store::{self, Store, deliveries, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
@@ -110,9 +110,7 @@ pub async fn session_view(
         .map_err(|error| Failure::from_api(&error))?;
     let key = id.clone();
     let (stored_events, stored_deliveries) = with_store(path, move |store| {
-        let found = events::for_session(store, &key).map_err(|error| error.to_string())?;
-        let attempts = deliveries::for_session(store, &key).map_err(|error| error.to_string())?;
-        Ok((found, attempts))
+        session_view::stored(store, &key).map_err(|error| error.to_string())
     })
     .await
     .unwrap_or_default();
