@@ -17,6 +17,7 @@ use super::Tick;
 use super::budget::{SlidingWindow, TokenBucket};
 use crate::api::types::prerecorded::TranscriptStatus;
 use model::{DurationModel, Estimate};
+use probe::LimitProbe;
 
 pub use config::SchedulerConfig;
 pub use view::{JobView, Pause};
@@ -26,6 +27,7 @@ mod config;
 mod fifo;
 mod model;
 mod outcome;
+mod probe;
 mod timetable;
 mod view;
 
@@ -142,6 +144,8 @@ struct Job {
     problem: Option<JobProblem>,
     not_before: Tick,
     in_flight: bool,
+    /// The count in its window of the poll in flight (or the last one).
+    sent_count: u32,
     limiter: SlidingWindow,
     /// Heap entries of an older generation are stale.
     generation: u64,
@@ -232,6 +236,8 @@ pub struct Scheduler {
     observed_queued: BTreeSet<(u64, usize)>,
     focused: Vec<usize>,
     active: usize,
+    /// Jobs last seen processing (not finished).
+    running: usize,
     core_sum: f64,
     fresh_sum: f64,
     reschedules: u64,
@@ -247,6 +253,7 @@ pub struct Scheduler {
     rng: fastrand::Rng,
     model: DurationModel,
     processing: Estimate,
+    probe: LimitProbe,
 }
 
 impl Scheduler {
@@ -280,6 +287,7 @@ impl Scheduler {
             observed_queued: BTreeSet::new(),
             focused: Vec::new(),
             active: 0,
+            running: 0,
             core_sum: 0.0,
             fresh_sum: 0.0,
             reschedules: 0,
@@ -292,6 +300,7 @@ impl Scheduler {
             requests: 0,
             model,
             processing,
+            probe: LimitProbe::new(),
         }
     }
 
@@ -334,6 +343,7 @@ impl Scheduler {
             problem: None,
             not_before: now,
             in_flight: false,
+            sent_count: 0,
             limiter: SlidingWindow::new(self.config.per_job_per_minute, PER_JOB_WINDOW),
             generation: 0,
             due: None,
@@ -377,6 +387,9 @@ impl Scheduler {
         let Some(job) = self.jobs[slot].take() else {
             return;
         };
+        if job.progress() == Progress::Running {
+            self.running = self.running.saturating_sub(1);
+        }
         if !job.is_terminal() {
             self.active = self.active.saturating_sub(1);
             self.core_sum -= job.core_rate;
@@ -389,6 +402,8 @@ impl Scheduler {
         self.unboosted.remove(&(job.seq, slot));
         self.observed_queued.remove(&(job.seq, slot));
         self.focused.retain(|&focused| focused != slot);
+        let woken = self.probe.forget(slot);
+        self.wake(woken);
     }
 
     /// The jobs on screen: they go first when the budget is short, and are
@@ -468,6 +483,8 @@ impl Scheduler {
                 // Its outcome never came: count it as a network error.
                 job.in_flight = false;
                 self.ready.remove(&key);
+                let woken = self.probe.answered(slot, None);
+                self.wake(woken);
                 if let Some(job) = slot_job(&mut self.jobs, slot) {
                     job.ready = None;
                 }
@@ -493,6 +510,16 @@ impl Scheduler {
                 self.set_due(slot, job_ready);
                 continue;
             }
+            let count = job.limiter.count(now).saturating_add(1);
+            if self.probe.hold(slot, count) {
+                // Another job is finding out whether the platform allows
+                // this many polls per job: wait for its answer.
+                self.ready.remove(&key);
+                job.ready = None;
+                job.due = None;
+                job.generation += 1;
+                continue;
+            }
             let account_ready = self
                 .account_bucket
                 .ready_at(now)
@@ -511,10 +538,12 @@ impl Scheduler {
             };
             job.ready = None;
             job.limiter.record(now);
+            job.sent_count = count;
             job.in_flight = true;
             job.polls = job.polls.saturating_add(1);
             job.last_poll = Some(now);
             let id = job.id.clone();
+            self.probe.sent(slot, count);
             let timeout = now + self.config.request_timeout;
             self.set_due(slot, timeout);
             return Decision::Poll(id);
@@ -527,6 +556,19 @@ impl Scheduler {
         self.advance(now);
         self.account_bucket.try_take(now);
         self.account_log.record(now);
+    }
+
+    /// Puts jobs held for a probe's answer back in line.
+    fn wake(&mut self, slots: Vec<usize>) {
+        let now = self.now;
+        for slot in slots {
+            if self.jobs[slot]
+                .as_ref()
+                .is_some_and(|job| !job.in_flight && !job.is_terminal() && job.due.is_none())
+            {
+                self.set_due(slot, now);
+            }
+        }
     }
 
     fn advance(&mut self, now: Tick) {

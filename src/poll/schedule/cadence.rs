@@ -128,6 +128,7 @@ impl Scheduler {
         job.core_rate = core;
         job.fresh_rate = fresh;
         let focused = job.focused;
+        let running = job.progress() == Progress::Running;
         self.reschedules += 1;
         if self.reschedules.is_multiple_of(1 << 16) {
             self.resum();
@@ -145,9 +146,19 @@ impl Scheduler {
             };
             let planned = core + share * fresh;
             if share >= 1.0 {
-                // Spare: everyone a little more often.
+                // Spare: everyone a little more often, and a running job
+                // never less often than an even split of the supply among
+                // the running jobs would poll it (spare budget goes where
+                // the changes an operator waits for happen; a queued job
+                // keeps backing off, and a completion boosts the head of
+                // the queue).
                 let scale = ((core_sum + self.fresh_sum) / supply).max(self.config.spare_scale);
-                planned / scale
+                let even = if running {
+                    (supply / self.running.max(1) as f64).min(per_job_rate)
+                } else {
+                    0.0
+                };
+                (planned / scale).max(even)
             } else {
                 planned
             }

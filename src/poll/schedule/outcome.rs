@@ -23,6 +23,10 @@ impl Scheduler {
         let slot = *self.index.get(id)?;
         let job = slot_job(&mut self.jobs, slot)?;
         job.in_flight = false;
+        let allowed = matches!(outcome, PollOutcome::Status { .. }).then_some(job.sent_count);
+        let woken = self.probe.answered(slot, allowed);
+        self.wake(woken);
+        let job = slot_job(&mut self.jobs, slot)?;
         if job.is_terminal() {
             return None;
         }
@@ -109,6 +113,14 @@ impl Scheduler {
             return None;
         }
         let changed = job.status.as_ref() != Some(&status);
+        if (before == Progress::Running) != (after == Progress::Running) {
+            if after == Progress::Running {
+                self.running += 1;
+            } else {
+                self.running = self.running.saturating_sub(1);
+            }
+        }
+        let job = slot_job(&mut self.jobs, slot)?;
         job.last_seen = Some(now);
         job.error_streak = 0;
         if job.problem != Some(JobProblem::RateLimited) || job.not_before <= now {
@@ -167,7 +179,14 @@ impl Scheduler {
             }
         }
         if after < Progress::Finished {
-            self.reschedule(slot, now, now);
+            // A running job's cadence counts from the poll's sending, not
+            // its answer, so the round trip does not stretch every gap.
+            let sent = self.jobs[slot]
+                .as_ref()
+                .filter(|_| after == Progress::Running)
+                .and_then(|job| job.last_poll)
+                .map_or(now, |sent| sent.min(now));
+            self.reschedule(slot, now, sent);
         }
         if changed { self.view(slot, now) } else { None }
     }
@@ -213,6 +232,8 @@ impl Scheduler {
         if let Some(key) = job.ready.take() {
             self.ready.remove(&key);
         }
+        let woken = self.probe.forget(slot);
+        self.wake(woken);
     }
 
     /// A failed poll: back off this job, 1 s doubling, with jitter.

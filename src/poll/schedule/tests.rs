@@ -253,6 +253,111 @@ fn after_a_429_no_job_is_refused_again_for_the_same_cause() {
     );
 }
 
+/// Like [`drive`], but every answer comes back `round_trip` after its poll,
+/// so many polls can be in flight at once (as in the watcher).
+fn drive_with_round_trip(
+    scheduler: &mut Scheduler,
+    end: Tick,
+    round_trip: Duration,
+    mut answer: impl FnMut(&str, Tick) -> PollOutcome,
+) -> Vec<(Tick, String)> {
+    let mut now = Tick::ZERO;
+    let mut polls = Vec::new();
+    let mut in_flight: Vec<(Tick, String, PollOutcome)> = Vec::new();
+    while now <= end {
+        let mut wait = None;
+        while wait.is_none() {
+            match scheduler.next(now) {
+                Decision::Poll(id) => {
+                    // The platform answers from the middle of the round trip.
+                    let outcome = answer(&id, now + round_trip / 2);
+                    polls.push((now, id.clone()));
+                    in_flight.push((now + round_trip, id, outcome));
+                }
+                Decision::WaitUntil(at) => wait = Some(at),
+                Decision::Idle if in_flight.is_empty() => return polls,
+                Decision::Idle => wait = Some(end),
+            }
+        }
+        let arrival = in_flight.iter().map(|(at, _, _)| *at).min();
+        now = arrival.map_or(wait.unwrap_or(end), |arrival| {
+            arrival.min(wait.unwrap_or(end))
+        });
+        let (due, later) = in_flight.into_iter().partition(|(at, _, _)| *at <= now);
+        in_flight = later;
+        for (_, id, outcome) in due {
+            scheduler.on_outcome(&id, outcome, now);
+        }
+        if arrival.is_none() && wait.is_none_or(|at| at > end) {
+            return polls;
+        }
+    }
+    polls
+}
+
+#[test]
+fn spare_budget_polls_running_jobs_at_an_even_share_counted_from_sending() {
+    // Five jobs of unknown length run for minutes; the budget (6 requests a
+    // second) could poll each more often than the per-job limit allows, so
+    // each is polled at that limit (50 a minute: every 1.2 s), the gap
+    // counted from one sending to the next whatever the round trip.
+    let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+    for id in ids(5) {
+        scheduler.add_job(&id, JobHint::default(), Tick::ZERO);
+    }
+    let polls = drive_with_round_trip(
+        &mut scheduler,
+        t(300.0),
+        Duration::from_millis(300),
+        |_, _| processing(),
+    );
+    for id in ids(5) {
+        let times: Vec<f64> = polls
+            .iter()
+            .filter(|(at, polled)| *polled == id && *at > t(120.0))
+            .map(|(at, _)| at.as_secs_f64())
+            .collect();
+        let mut gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        gaps.sort_by(f64::total_cmp);
+        let median = gaps[gaps.len() / 2];
+        assert!((1.15..1.3).contains(&median), "{id}: median gap {median}");
+    }
+}
+
+#[test]
+fn a_lower_platform_limit_costs_one_429_even_with_every_job_in_step() {
+    // Five jobs submitted together are polled in step, so their 21st polls
+    // would all be in flight before the first 429 comes back: one job at a
+    // time finds out whether the platform allows that many.
+    let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+    for id in ids(5) {
+        scheduler.add_job(&id, JobHint::default(), Tick::ZERO);
+    }
+    let mut admitted: HashMap<String, Vec<Tick>> = HashMap::new();
+    let mut refused = 0;
+    let mut polls = 0;
+    drive_with_round_trip(
+        &mut scheduler,
+        t(300.0),
+        Duration::from_millis(100),
+        |id, at| {
+            polls += 1;
+            let log = admitted.entry(id.to_owned()).or_default();
+            log.retain(|&sent| sent + Duration::from_secs(60) > at);
+            if log.len() >= 20 {
+                refused += 1;
+                return PollOutcome::RateLimited {
+                    retry_after: Duration::from_secs(10),
+                };
+            }
+            log.push(at);
+            processing()
+        },
+    );
+    assert!(polls > 5 * 20, "{polls} polls: the limit was never reached");
+    assert_eq!(refused, 1, "one 429 for the account");
+}
+
 #[test]
 fn a_429_after_one_poll_slows_that_job_only() {
     let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
