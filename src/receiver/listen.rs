@@ -462,14 +462,7 @@ fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judge
             .is_some_and(|value| value.get("event_id").is_some());
     if looks_like_agents {
         note_event(entry, request.headers, json.as_ref());
-        return reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::InvalidSignature,
-            StatusCode::UNAUTHORIZED,
-            "invalid signature",
-            "missing_header",
-        );
+        return invalid_signature(entry, "missing_header");
     }
     reject(
         entry,
@@ -491,14 +484,7 @@ fn judge_agents(
     entry.kind = Kind::Agents;
     note_event(entry, request.headers, json);
     if shared.verifier.is_empty() {
-        return reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::InvalidSignature,
-            StatusCode::UNAUTHORIZED,
-            "invalid signature",
-            "no_secret_configured",
-        );
+        return invalid_signature(entry, "no_secret_configured");
     }
     // A header that is not even text cannot parse; let `verify` say so.
     let header = String::from_utf8_lossy(header);
@@ -510,14 +496,7 @@ fn judge_agents(
     );
     entry.matched = verdict.matched().map(str::to_owned);
     let mut judged = match verdict.reason() {
-        Some(reason) => reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::InvalidSignature,
-            StatusCode::UNAUTHORIZED,
-            "invalid signature",
-            signature_reason(reason),
-        ),
+        Some(reason) => invalid_signature(entry, signature_reason(reason)),
         None => accept_event(shared, json, entry),
     };
     judged.signature = Some(verdict);
@@ -680,6 +659,18 @@ fn reject(
         answer: json!({ "error": error, "reason": reason }),
         signature: None,
     }
+}
+
+/// A voice-agent delivery whose signature does not hold, and why.
+fn invalid_signature(entry: &mut CaptureEntry, reason: &str) -> Judged {
+    reject(
+        entry,
+        Kind::Agents,
+        VerdictCode::InvalidSignature,
+        StatusCode::UNAUTHORIZED,
+        "invalid signature",
+        reason,
+    )
 }
 
 fn too_large(entry: &mut CaptureEntry) -> Judged {
