@@ -29,6 +29,8 @@ pub mod keymap;
 pub(crate) mod logging;
 pub mod panes;
 pub(crate) mod terminal;
+#[cfg(test)]
+pub(crate) mod test_keys;
 pub mod theme;
 pub mod view;
 pub(crate) mod widgets;
