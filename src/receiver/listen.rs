@@ -144,7 +144,7 @@ impl Received {
     }
 
     /// Answered 2xx and not a repeat.
-    pub fn is_accepted_new(&self) -> bool {
+    pub(crate) fn is_accepted_new(&self) -> bool {
         self.entry.verdict == VerdictCode::Ok
     }
 }

@@ -53,7 +53,7 @@ const LINKS_SHOWN: usize = 4;
 /// caller's number (masked unless revealed), event times, the artifacts or
 /// why there are none, and each link with its expiry. Empty before the
 /// record has loaded.
-pub fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'static>> {
     let muted = theme.style(Role::Muted);
     let fg = theme.style(Role::Fg);
     let Some(view) = pane.session() else {

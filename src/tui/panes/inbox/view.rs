@@ -179,7 +179,7 @@ fn id_of(row: &Received) -> String {
 }
 
 /// The verdict as an operator reads it.
-pub fn verdict_text(row: &Received) -> String {
+pub(crate) fn verdict_text(row: &Received) -> String {
     let entry = &row.entry;
     let mut text = match entry.verdict {
         VerdictCode::Ok => match &entry.matched {

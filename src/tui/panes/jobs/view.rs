@@ -171,7 +171,7 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
 }
 
 /// `12s`, `3m04s`, `1h02m`.
-pub fn short_duration(duration: Duration) -> String {
+pub(crate) fn short_duration(duration: Duration) -> String {
     let secs = duration.as_secs();
     match secs {
         0..60 => format!("{secs}s"),
@@ -189,7 +189,7 @@ fn span(start: Option<Tick>, end: Option<Tick>, now: Tick) -> String {
 }
 
 /// What a backing-off job is waiting for.
-pub fn problem_text(problem: JobProblem) -> &'static str {
+pub(crate) fn problem_text(problem: JobProblem) -> &'static str {
     match problem {
         JobProblem::RateLimited => "rate limited (429): waiting out Retry-After",
         JobProblem::NetworkError => "network error: backing off",
