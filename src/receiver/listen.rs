@@ -505,28 +505,27 @@ fn judge_agents(
 
 /// A correctly signed body: it must be a JSON event with an `event_id`.
 fn accept_event(shared: &Shared, json: Option<&Value>, entry: &mut CaptureEntry) -> Judged {
-    let Some(json) = json else {
-        return reject(
+    let event_id = match json {
+        None => Err("not_json"),
+        Some(json) => json
+            .get("event_id")
+            .and_then(Value::as_str)
+            .ok_or("no_event_id"),
+    };
+    match event_id {
+        Ok(event_id) => {
+            let fresh = shared.first_time(format!("event:{event_id}"));
+            accept(entry, Kind::Agents, !fresh)
+        }
+        Err(reason) => reject(
             entry,
             Kind::Agents,
             VerdictCode::MalformedPayload,
             StatusCode::BAD_REQUEST,
             "malformed payload",
-            "not_json",
-        );
-    };
-    let Some(event_id) = json.get("event_id").and_then(Value::as_str) else {
-        return reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::MalformedPayload,
-            StatusCode::BAD_REQUEST,
-            "malformed payload",
-            "no_event_id",
-        );
-    };
-    let fresh = shared.first_time(format!("event:{event_id}"));
-    accept(entry, Kind::Agents, !fresh)
+            reason,
+        ),
+    }
 }
 
 fn judge_prerecorded(
