@@ -195,23 +195,10 @@ async fn buffered(
     Ok((capture_end.elapsed(), answer))
 }
 
-/// 16 kHz mono 16-bit silence with a spoken-looking `ICMT`.
+/// 16 kHz mono 16-bit silence.
 fn wav(seconds: u32) -> Vec<u8> {
     let data = vec![0u8; RATE as usize * 2 * seconds as usize];
-    let mut out = b"RIFF".to_vec();
-    out.extend_from_slice(&(36 + data.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"WAVEfmt ");
-    out.extend_from_slice(&16u32.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&1u16.to_le_bytes());
-    out.extend_from_slice(&RATE.to_le_bytes());
-    out.extend_from_slice(&(RATE * 2).to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&16u16.to_le_bytes());
-    out.extend_from_slice(b"data");
-    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-    out.extend_from_slice(&data);
-    out
+    earshot::wav::encode_pcm16(RATE, 1, &data, None)
 }
 
 /// Runs `earshot dictate` and samples its `VmHWM` until it exits.

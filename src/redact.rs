@@ -79,7 +79,7 @@ pub fn redact_url(text: &str) -> String {
 
 /// A phone number fit for the screen: `+1 •••• ••89` (the first digit after
 /// `+` and the last two); shorter than six digits, nothing of it.
-pub fn mask_phone(number: &str) -> String {
+pub(crate) fn mask_phone(number: &str) -> String {
     let digits: Vec<char> = number.chars().filter(char::is_ascii_digit).collect();
     if digits.len() < 6 {
         return "••••".to_owned();

@@ -75,7 +75,7 @@ impl WavInfo {
 
     /// Bytes per frame: computed for uncompressed formats (headers written
     /// by hand often get `block_align` wrong), declared otherwise.
-    pub fn frame_len(&self) -> u64 {
+    pub(crate) fn frame_len(&self) -> u64 {
         if self.is_uncompressed() {
             u64::from(self.channels) * u64::from(self.bits_per_sample.div_ceil(8))
         } else {

@@ -90,24 +90,10 @@ pub async fn emulator_with_client(
     Ok((emulator, client))
 }
 
-/// `seconds` of 1 kHz mono 8-bit silence (an hour is 3.6 MB): the
-/// emulator processes it for a quarter of its length.
+/// `seconds` of 500 Hz mono 16-bit silence (1,000 bytes a second: an hour
+/// is 3.6 MB): the emulator processes it for a quarter of its length.
 pub fn silent_wav(seconds: u32) -> Vec<u8> {
-    let rate = 1000u32;
-    let data_len = rate * seconds;
-    let mut wav = Vec::with_capacity(44 + data_len as usize);
-    wav.extend_from_slice(b"RIFF");
-    wav.extend_from_slice(&(36 + data_len).to_le_bytes());
-    wav.extend_from_slice(b"WAVEfmt ");
-    wav.extend_from_slice(&16u32.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&rate.to_le_bytes());
-    wav.extend_from_slice(&1u16.to_le_bytes());
-    wav.extend_from_slice(&8u16.to_le_bytes());
-    wav.extend_from_slice(b"data");
-    wav.extend_from_slice(&data_len.to_le_bytes());
-    wav.resize(44 + data_len as usize, 128);
-    wav
+    const RATE: u32 = 500;
+    let samples = vec![0u8; 2 * RATE as usize * seconds as usize];
+    earshot::wav::encode_pcm16(RATE, 1, &samples, None)
 }

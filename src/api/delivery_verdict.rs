@@ -31,7 +31,7 @@ impl Problem {
     }
 
     /// From a status code and an error text, as records carry them.
-    pub fn from_parts(http_status_code: Option<u16>, error: &str) -> Problem {
+    pub(crate) fn from_parts(http_status_code: Option<u16>, error: &str) -> Problem {
         let error = error.trim();
         let status = http_status_code.or_else(|| {
             let rest = error.strip_prefix("HTTP ")?;
@@ -51,7 +51,7 @@ impl Problem {
     }
 
     /// Rules 5–6: whether the platform tries again after this.
-    pub fn retryable(self) -> bool {
+    pub(crate) fn retryable(self) -> bool {
         match self {
             Problem::Status(code) => matches!(code, 408 | 425 | 429) || (500..600).contains(&code),
             Problem::Timeout | Problem::Connection => true,
@@ -102,7 +102,7 @@ pub fn verdict(record: &DeliveryRecord) -> Verdict {
 
 impl Verdict {
     /// One line for the detail view, with the countdown from `now`.
-    pub fn describe(&self, now: DateTime<Utc>) -> String {
+    pub(crate) fn describe(&self, now: DateTime<Utc>) -> String {
         match self {
             Verdict::Delivered => "delivered: the receiver answered 2xx, no retry".into(),
             Verdict::InFlight => "pending: the attempt is in flight".into(),
@@ -115,7 +115,7 @@ impl Verdict {
         }
     }
 
-    pub fn is_bad(&self) -> bool {
+    pub(crate) fn is_bad(&self) -> bool {
         matches!(self, Verdict::RetriesOver | Verdict::FailedForGood(_))
     }
 }
@@ -134,7 +134,7 @@ pub fn countdown(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
 }
 
 /// The part 7 C troubleshooting table's causes for this attempt's error.
-pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
+pub(crate) fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
     match Problem::of(record) {
         Problem::None => Vec::new(),
         Problem::Status(401) => vec![

@@ -77,7 +77,7 @@ impl AudioSource {
     }
 
     /// Whether a retry could send the same audio again.
-    pub fn replayable(&self) -> bool {
+    pub(crate) fn replayable(&self) -> bool {
         matches!(self, AudioSource::File(_))
     }
 }
@@ -114,7 +114,7 @@ impl DictationConfig {
 
     /// The rules that do not depend on the audio: languages from the listed
     /// set, and the length limits.
-    pub fn validate_fields(&self) -> Result<(), ValidationError> {
+    pub(crate) fn validate_fields(&self) -> Result<(), ValidationError> {
         if let Some(rate) = self.sample_rate {
             positive("sample_rate", u64::from(rate))?;
         }
@@ -138,7 +138,7 @@ impl DictationConfig {
 
     /// `audio/pcm` has no header: `sample_rate` and `channels` must say
     /// what the bytes are.
-    pub fn validate_for(&self, format: AudioFormat) -> Result<(), ValidationError> {
+    pub(crate) fn validate_for(&self, format: AudioFormat) -> Result<(), ValidationError> {
         if format == AudioFormat::Pcm {
             for (field, given) in [
                 ("sample_rate", self.sample_rate.is_some()),
@@ -258,7 +258,7 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    pub fn classify(status: u16, body: &ErrorBody) -> Refusal {
+    pub(crate) fn classify(status: u16, body: &ErrorBody) -> Refusal {
         match status {
             400 if matches!(body, ErrorBody::Parse { .. }) => Refusal::MalformedBody,
             400 => Refusal::InvalidRequest,
@@ -274,7 +274,7 @@ impl Refusal {
     }
 
     /// What an operator does next.
-    pub fn advice(self) -> &'static str {
+    pub(crate) fn advice(self) -> &'static str {
         match self {
             Refusal::MalformedBody => {
                 "the server could not read the multipart body (config first, then non-empty audio); this is a client bug, report it with the message above"

@@ -44,7 +44,7 @@ pub enum UrlPolicy {
 }
 
 /// Checks a URL under `policy`.
-pub fn url_under(raw: &str, policy: UrlPolicy) -> Result<Url, ValidationError> {
+pub(crate) fn url_under(raw: &str, policy: UrlPolicy) -> Result<Url, ValidationError> {
     match policy {
         UrlPolicy::PublicHttps => url(raw),
         UrlPolicy::AnyHttp => {

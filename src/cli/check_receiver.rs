@@ -4,15 +4,13 @@
 //! Exit status: 0 every case passed, 1 a case failed, 2 bad input.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::receiver::check::{self, AuthHeader, CheckConfig, CheckError, Kind, Outcome, Report};
-use crate::redact::SecretString;
 
 use super::output::{self, Table};
-use super::secret_arg::{self, SecretArgError};
+use super::secret_arg::{ReceiverSecretArgs, ReceiverSecrets};
 
 /// Send a battery of deliveries to your receiver and report how it answers.
 #[derive(clap::Args, Debug)]
@@ -22,41 +20,14 @@ pub struct CheckReceiverArgs {
     #[arg(value_name = "URL")]
     pub url: String,
 
-    /// The subscription's secret, to sign voice-agent deliveries (required
-    /// with --kind agents). Never printed. Prefer --secret-file or
-    /// EARSHOT_WEBHOOK_SECRET: a value given here is visible to other users
-    /// in `ps`.
-    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
-    pub secret: Option<SecretString>,
+    #[command(flatten)]
+    pub secrets: ReceiverSecretArgs,
 
-    /// Read the secret from FILE (trailing newline ignored).
-    #[arg(long, value_name = "FILE")]
-    pub secret_file: Option<PathBuf>,
-
-    /// The secret before the last rotation: checks the receiver still
-    /// accepts it. Without it that case is skipped. Prefer
-    /// --previous-secret-file or EARSHOT_PREVIOUS_WEBHOOK_SECRET.
-    #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
-    pub previous_secret: Option<SecretString>,
-
-    /// Read the previous secret from FILE.
-    #[arg(long, value_name = "FILE")]
-    pub previous_secret_file: Option<PathBuf>,
-
-    /// Which deliveries the receiver takes [default: agents].
+    /// Which deliveries the receiver takes [default: agents]; agents needs
+    /// the secret. Without --previous-secret the rotation case is skipped,
+    /// without --auth-header the authentication cases.
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
-
-    /// The pre-recorded auth header, `NAME:VALUE`. Without it the
-    /// authentication cases are skipped. Prefer --auth-header-file or
-    /// EARSHOT_AUTH_HEADER: a value given here is visible to other users in
-    /// `ps`.
-    #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
-    pub auth_header: Option<SecretString>,
-
-    /// Read the auth header, `NAME:VALUE`, from FILE.
-    #[arg(long, value_name = "FILE")]
-    pub auth_header_file: Option<PathBuf>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -85,7 +56,7 @@ pub enum KindArg {
 }
 
 pub async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
-    let secrets = match Secrets::resolve(&args) {
+    let secrets = match args.secrets.resolve() {
         Ok(secrets) => secrets,
         Err(error) => {
             eprintln!("earshot check-receiver: {error}");
@@ -121,37 +92,10 @@ pub async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
     })
 }
 
-/// The three secrets, each from its flag, its file or the environment.
-#[derive(Default)]
-struct Secrets {
-    current: Option<SecretString>,
-    previous: Option<SecretString>,
-    auth_header: Option<SecretString>,
-}
-
-impl Secrets {
-    fn resolve(args: &CheckReceiverArgs) -> Result<Secrets, SecretArgError> {
-        Ok(Secrets {
-            current: secret_arg::resolve(
-                args.secret.as_ref(),
-                args.secret_file.as_deref(),
-                secret_arg::WEBHOOK_SECRET_ENV,
-            )?,
-            previous: secret_arg::resolve(
-                args.previous_secret.as_ref(),
-                args.previous_secret_file.as_deref(),
-                secret_arg::PREVIOUS_WEBHOOK_SECRET_ENV,
-            )?,
-            auth_header: secret_arg::resolve(
-                args.auth_header.as_ref(),
-                args.auth_header_file.as_deref(),
-                secret_arg::AUTH_HEADER_ENV,
-            )?,
-        })
-    }
-}
-
-fn config_from(args: &CheckReceiverArgs, secrets: Secrets) -> Result<CheckConfig, CheckError> {
+fn config_from(
+    args: &CheckReceiverArgs,
+    secrets: ReceiverSecrets,
+) -> Result<CheckConfig, CheckError> {
     let url = check::check_url(&args.url)?;
     let timeout = Duration::try_from_secs_f64(args.timeout)
         .ok()
@@ -300,11 +244,12 @@ mod tests {
 
     /// The secrets given on the command line only (the tests must not
     /// depend on the environment they run in).
-    fn from_argv(args: &CheckReceiverArgs) -> Secrets {
-        Secrets {
-            current: args.secret.clone(),
-            previous: args.previous_secret.clone(),
-            auth_header: args.auth_header.clone(),
+    fn from_argv(args: &CheckReceiverArgs) -> ReceiverSecrets {
+        let flags = &args.secrets;
+        ReceiverSecrets {
+            current: flags.secret.clone(),
+            previous: flags.previous_secret.clone(),
+            auth_header: flags.auth_header.clone(),
         }
     }
 

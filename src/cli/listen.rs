@@ -20,7 +20,7 @@ use crate::redact::SecretString;
 use crate::signature;
 use crate::store::writer::Writer;
 
-use super::secret_arg;
+use super::secret_arg::{self, ReceiverSecretArgs, ReceiverSecrets};
 
 /// How long the closing summary waits for a slow stdout.
 const FINISH_GRACE: Duration = Duration::from_secs(2);
@@ -35,41 +35,13 @@ pub struct ListenArgs {
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
     pub listen: SocketAddr,
 
-    /// The subscription's signing secret (never printed in full). Prefer
-    /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
-    /// visible to other users in `ps`.
-    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
-    pub secret: Option<SecretString>,
-
-    /// Read the signing secret from FILE (trailing newline ignored).
-    #[arg(long, value_name = "FILE")]
-    pub secret_file: Option<PathBuf>,
-
-    /// The secret before the last rotation: deliveries still in flight were
-    /// signed with it. Prefer --previous-secret-file or
-    /// EARSHOT_PREVIOUS_WEBHOOK_SECRET.
-    #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
-    pub previous_secret: Option<SecretString>,
-
-    /// Read the previous secret from FILE.
-    #[arg(long, value_name = "FILE")]
-    pub previous_secret_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub secrets: ReceiverSecretArgs,
 
     /// Append every request (exact body, headers, verdict) to FILE as JSON
     /// lines; replay one with `earshot verify --capture FILE`.
     #[arg(long, value_name = "FILE")]
     pub capture: Option<PathBuf>,
-
-    /// Require this header on pre-recorded webhooks, as set with
-    /// `webhook_auth_header_name`/`_value` (the value is never printed).
-    /// Prefer --auth-header-file or EARSHOT_AUTH_HEADER: a value given here
-    /// is visible to other users in `ps`.
-    #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
-    pub auth_header: Option<SecretString>,
-
-    /// Read the auth header, `NAME:VALUE`, from FILE.
-    #[arg(long, value_name = "FILE")]
-    pub auth_header_file: Option<PathBuf>,
 
     /// Do not flag pre-recorded webhooks from outside the platform's fixed
     /// addresses (44.238.19.20, 54.220.25.36).
@@ -155,24 +127,11 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
 
 /// The receiver's configuration; the error is the message for exit 2.
 fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
-    let resolve = |value: &Option<SecretString>, file: &Option<PathBuf>, env| {
-        secret_arg::resolve(value.as_ref(), file.as_deref(), env).map_err(|e| e.to_string())
-    };
-    let current = resolve(
-        &args.secret,
-        &args.secret_file,
-        secret_arg::WEBHOOK_SECRET_ENV,
-    )?;
-    let previous = resolve(
-        &args.previous_secret,
-        &args.previous_secret_file,
-        secret_arg::PREVIOUS_WEBHOOK_SECRET_ENV,
-    )?;
-    let auth_header = resolve(
-        &args.auth_header,
-        &args.auth_header_file,
-        secret_arg::AUTH_HEADER_ENV,
-    )?;
+    let ReceiverSecrets {
+        current,
+        previous,
+        auth_header,
+    } = args.secrets.resolve().map_err(|e| e.to_string())?;
     if current.is_none() && auth_header.is_none() {
         return Err(format!(
             "nothing to check deliveries with: for voice-agent webhooks {}; for pre-recorded \
@@ -183,8 +142,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
     }
     // A previous secret given here needs the current one; one that only
     // comes from the environment is unused without it.
-    let previous_given = args.previous_secret.is_some() || args.previous_secret_file.is_some();
-    if current.is_none() && previous_given {
+    if current.is_none() && args.secrets.previous_given() {
         return Err(
             "a previous secret needs the current one too (--secret-file or \
              EARSHOT_WEBHOOK_SECRET)"

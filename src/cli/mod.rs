@@ -14,6 +14,7 @@ pub(crate) mod jobs;
 pub(crate) mod listen;
 mod output;
 pub(crate) mod probe;
+mod progress;
 pub(crate) mod redeliver;
 pub(crate) mod secret_arg;
 pub(crate) mod session_get;

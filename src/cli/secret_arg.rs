@@ -6,7 +6,7 @@
 //! then the file, then the variable; an empty variable counts as unset.
 //! Files are read with a small bound, and must be regular files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::redact::SecretString;
 
@@ -50,6 +50,80 @@ pub fn resolve(
         Ok(value) => Ok(Some(SecretString::new(value))),
         Err(std::env::VarError::NotPresent) => Ok(None),
         Err(std::env::VarError::NotUnicode(_)) => Err(SecretArgError::EnvNotUnicode { name: env }),
+    }
+}
+
+/// The three secret flags of a command that checks deliveries against a
+/// receiver (`listen`, `check-receiver`), each with its file form.
+#[derive(clap::Args, Debug, Default)]
+pub struct ReceiverSecretArgs {
+    /// The subscription's signing secret (never printed in full). Prefer
+    /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
+    /// visible to other users in `ps`.
+    #[arg(long, value_name = "S", conflicts_with = "secret_file")]
+    pub secret: Option<SecretString>,
+
+    /// Read the signing secret from FILE (trailing newline ignored).
+    #[arg(long, value_name = "FILE")]
+    pub secret_file: Option<PathBuf>,
+
+    /// The secret before the last rotation: deliveries still in flight were
+    /// signed with it. Prefer --previous-secret-file or
+    /// EARSHOT_PREVIOUS_WEBHOOK_SECRET.
+    #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
+    pub previous_secret: Option<SecretString>,
+
+    /// Read the previous secret from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub previous_secret_file: Option<PathBuf>,
+
+    /// The pre-recorded auth header, `NAME:VALUE`, as set with
+    /// `webhook_auth_header_name`/`_value` (the value is never printed).
+    /// Prefer --auth-header-file or EARSHOT_AUTH_HEADER: a value given here
+    /// is visible to other users in `ps`.
+    #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
+    pub auth_header: Option<SecretString>,
+
+    /// Read the auth header, `NAME:VALUE`, from FILE.
+    #[arg(long, value_name = "FILE")]
+    pub auth_header_file: Option<PathBuf>,
+}
+
+/// [`ReceiverSecretArgs`] resolved: each from its flag, its file or the
+/// environment.
+#[derive(Debug, Default)]
+pub struct ReceiverSecrets {
+    pub current: Option<SecretString>,
+    pub previous: Option<SecretString>,
+    pub auth_header: Option<SecretString>,
+}
+
+impl ReceiverSecretArgs {
+    /// Whether a previous secret was given by flag or file (not only by
+    /// the environment).
+    pub fn previous_given(&self) -> bool {
+        self.previous_secret.is_some() || self.previous_secret_file.is_some()
+    }
+
+    /// Each secret from its flag, else its file, else its variable.
+    pub fn resolve(&self) -> Result<ReceiverSecrets, SecretArgError> {
+        Ok(ReceiverSecrets {
+            current: resolve(
+                self.secret.as_ref(),
+                self.secret_file.as_deref(),
+                WEBHOOK_SECRET_ENV,
+            )?,
+            previous: resolve(
+                self.previous_secret.as_ref(),
+                self.previous_secret_file.as_deref(),
+                PREVIOUS_WEBHOOK_SECRET_ENV,
+            )?,
+            auth_header: resolve(
+                self.auth_header.as_ref(),
+                self.auth_header_file.as_deref(),
+                AUTH_HEADER_ENV,
+            )?,
+        })
     }
 }
 
@@ -121,6 +195,34 @@ mod tests {
         ));
         let missing = read_secret_file(&dir.path().join("missing")).unwrap_err();
         assert!(missing.to_string().contains("missing"), "{missing}");
+    }
+
+    #[test]
+    fn receiver_secrets_come_each_from_its_own_flag_or_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            Some(path)
+        };
+        let args = ReceiverSecretArgs {
+            secret_file: write("current", "current-secret\n"),
+            previous_secret: Some(SecretString::new("previous-secret")),
+            previous_secret_file: write("previous", "ignored\n"),
+            auth_header_file: write("auth", "x-auth:value\n"),
+            ..ReceiverSecretArgs::default()
+        };
+        assert!(args.previous_given());
+        let secrets = args.resolve().unwrap();
+        assert_eq!(secrets.current.unwrap().expose(), "current-secret");
+        assert_eq!(secrets.previous.unwrap().expose(), "previous-secret");
+        assert_eq!(secrets.auth_header.unwrap().expose(), "x-auth:value");
+        let empty = ReceiverSecretArgs {
+            auth_header_file: write("empty", "\n"),
+            ..ReceiverSecretArgs::default()
+        };
+        assert!(!empty.previous_given());
+        assert!(matches!(empty.resolve(), Err(SecretArgError::Empty { .. })));
     }
 
     #[test]

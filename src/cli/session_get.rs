@@ -3,10 +3,8 @@
 //! events, links with their expiry, deliveries), and its recording and
 //! transcript streamed to disk with progress on stderr.
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use clap::Args;
@@ -14,6 +12,7 @@ use serde_json::Value;
 
 use super::history_args::StoreArg;
 use super::output::{emit, print_json};
+use super::progress::Progress;
 use super::{Connection, GlobalOptions};
 use crate::history::artifact_download::{self, Downloaded};
 use crate::history::session_view::{self, Link, SessionView};
@@ -229,7 +228,7 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
     let http = artifact_download::client()?;
     let mut failed = false;
     for link in links {
-        let mut progress = Progress::new(&link.kind);
+        let progress = Progress::new(&link.kind);
         let result = artifact_download::download(
             &http,
             link,
@@ -255,83 +254,4 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Progress on stderr: one updating line on a terminal (at most ten
-/// redraws a second), otherwise a line every ten percent or five seconds.
-struct Progress {
-    kind: String,
-    tty: bool,
-    started: Instant,
-    last_shown: Option<Instant>,
-    last_tenth: u64,
-    drawn: bool,
-}
-
-impl Progress {
-    fn new(kind: &str) -> Progress {
-        Progress {
-            kind: kind.to_owned(),
-            tty: std::io::stderr().is_terminal(),
-            started: Instant::now(),
-            last_shown: None,
-            last_tenth: 0,
-            drawn: false,
-        }
-    }
-
-    fn update(&mut self, done: u64, total: Option<u64>) {
-        let now = Instant::now();
-        let tenth = total
-            .filter(|total| *total > 0)
-            .map(|total| done.saturating_mul(10) / total)
-            .unwrap_or(0);
-        let due = if self.tty {
-            self.last_shown
-                .is_none_or(|at| now - at >= Duration::from_millis(100))
-        } else {
-            tenth > self.last_tenth
-                || self
-                    .last_shown
-                    .is_none_or(|at| now - at >= Duration::from_secs(5))
-        };
-        if !due {
-            return;
-        }
-        self.last_shown = Some(now);
-        self.last_tenth = tenth;
-        let text = self.text(done, total);
-        let mut err = std::io::stderr().lock();
-        if self.tty {
-            let _ = write!(err, "\r\x1b[2K{text}");
-            self.drawn = true;
-        } else {
-            let _ = writeln!(err, "{text}");
-        }
-        let _ = err.flush();
-    }
-
-    fn text(&self, done: u64, total: Option<u64>) -> String {
-        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
-        let seconds = self.started.elapsed().as_secs_f64().max(0.001);
-        let rate = mib(done) / seconds;
-        match total {
-            Some(total) if total > 0 => format!(
-                "{}: {:.1} / {:.1} MiB ({}%), {rate:.1} MiB/s",
-                self.kind,
-                mib(done),
-                mib(total),
-                done.saturating_mul(100) / total
-            ),
-            _ => format!("{}: {:.1} MiB, {rate:.1} MiB/s", self.kind, mib(done)),
-        }
-    }
-
-    fn finish(&mut self) {
-        if self.drawn {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        }
-    }
 }

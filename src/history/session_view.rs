@@ -121,7 +121,7 @@ impl Link {
     }
 
     /// "expires in 41 min", "expired 12 min ago", or "expiry unknown".
-    pub fn expiry(&self, now: DateTime<Utc>) -> String {
+    pub(crate) fn expiry(&self, now: DateTime<Utc>) -> String {
         match self.expires_at {
             Some(at) => expiry_phrase(at, now),
             None => "expiry unknown".to_owned(),
@@ -431,7 +431,7 @@ fn empty_artifacts_note(
 }
 
 /// "expires in 41 min" when `at` is after `now`, else "expired 12 min ago".
-pub fn expiry_phrase(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+pub(crate) fn expiry_phrase(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     let seconds = (at - now).num_seconds();
     if seconds > 0 {
         format!("expires in {}", span(seconds))
@@ -442,7 +442,7 @@ pub fn expiry_phrase(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
 
 /// A duration in words at the precision an operator needs: `35 s`,
 /// `41 min`, `2 h 05 min`, `3 d 4 h`.
-pub fn span(seconds: i64) -> String {
+pub(crate) fn span(seconds: i64) -> String {
     let seconds = seconds.max(0);
     match seconds {
         0..60 => format!("{seconds} s"),
@@ -468,7 +468,7 @@ fn listing_expiry(artifacts: &[Value], url: &str) -> Option<DateTime<Utc>> {
 
 /// The expiry a presigned URL carries itself: S3's `X-Amz-Date` plus
 /// `X-Amz-Expires`, or an `Expires`/`expires` Unix time.
-pub fn url_expiry(text: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn url_expiry(text: &str) -> Option<DateTime<Utc>> {
     let url = url::Url::parse(text).ok()?;
     let mut amz_date = None;
     let mut amz_expires = None;

@@ -164,7 +164,7 @@ impl CaptureEntry {
     }
 
     /// Stores `bytes` as `body_base64`, and as `body` when they are UTF-8.
-    pub fn set_body(&mut self, bytes: &[u8]) {
+    pub(crate) fn set_body(&mut self, bytes: &[u8]) {
         self.body_base64 = encode_base64(bytes);
         self.body = std::str::from_utf8(bytes).ok().map(str::to_owned);
     }
@@ -194,7 +194,7 @@ pub fn redact_secret_headers(headers: &mut [(String, String)], also: Option<&str
 }
 
 /// Whether `name` is one of the [`SECRET_HEADERS`] or `also`.
-pub fn is_secret_header(name: &str, also: Option<&str>) -> bool {
+pub(crate) fn is_secret_header(name: &str, also: Option<&str>) -> bool {
     SECRET_HEADERS
         .iter()
         .copied()
@@ -451,7 +451,7 @@ pub fn encode_base64(bytes: &[u8]) -> String {
 }
 
 /// The bytes of standard, padded base64 (surrounding whitespace ignored).
-pub fn decode_base64(text: &str) -> Result<Vec<u8>, Base64Error> {
+pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, Base64Error> {
     STANDARD.decode(text.trim())
 }
 

@@ -144,7 +144,7 @@ impl Received {
     }
 
     /// Answered 2xx and not a repeat.
-    pub fn is_accepted_new(&self) -> bool {
+    pub(crate) fn is_accepted_new(&self) -> bool {
         self.entry.verdict == VerdictCode::Ok
     }
 }
@@ -462,14 +462,7 @@ fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judge
             .is_some_and(|value| value.get("event_id").is_some());
     if looks_like_agents {
         note_event(entry, request.headers, json.as_ref());
-        return reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::InvalidSignature,
-            StatusCode::UNAUTHORIZED,
-            "invalid signature",
-            "missing_header",
-        );
+        return invalid_signature(entry, "missing_header");
     }
     reject(
         entry,
@@ -491,14 +484,7 @@ fn judge_agents(
     entry.kind = Kind::Agents;
     note_event(entry, request.headers, json);
     if shared.verifier.is_empty() {
-        return reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::InvalidSignature,
-            StatusCode::UNAUTHORIZED,
-            "invalid signature",
-            "no_secret_configured",
-        );
+        return invalid_signature(entry, "no_secret_configured");
     }
     // A header that is not even text cannot parse; let `verify` say so.
     let header = String::from_utf8_lossy(header);
@@ -510,14 +496,7 @@ fn judge_agents(
     );
     entry.matched = verdict.matched().map(str::to_owned);
     let mut judged = match verdict.reason() {
-        Some(reason) => reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::InvalidSignature,
-            StatusCode::UNAUTHORIZED,
-            "invalid signature",
-            signature_reason(reason),
-        ),
+        Some(reason) => invalid_signature(entry, signature_reason(reason)),
         None => accept_event(shared, json, entry),
     };
     judged.signature = Some(verdict);
@@ -526,28 +505,27 @@ fn judge_agents(
 
 /// A correctly signed body: it must be a JSON event with an `event_id`.
 fn accept_event(shared: &Shared, json: Option<&Value>, entry: &mut CaptureEntry) -> Judged {
-    let Some(json) = json else {
-        return reject(
+    let event_id = match json {
+        None => Err("not_json"),
+        Some(json) => json
+            .get("event_id")
+            .and_then(Value::as_str)
+            .ok_or("no_event_id"),
+    };
+    match event_id {
+        Ok(event_id) => {
+            let fresh = shared.first_time(format!("event:{event_id}"));
+            accept(entry, Kind::Agents, !fresh)
+        }
+        Err(reason) => reject(
             entry,
             Kind::Agents,
             VerdictCode::MalformedPayload,
             StatusCode::BAD_REQUEST,
             "malformed payload",
-            "not_json",
-        );
-    };
-    let Some(event_id) = json.get("event_id").and_then(Value::as_str) else {
-        return reject(
-            entry,
-            Kind::Agents,
-            VerdictCode::MalformedPayload,
-            StatusCode::BAD_REQUEST,
-            "malformed payload",
-            "no_event_id",
-        );
-    };
-    let fresh = shared.first_time(format!("event:{event_id}"));
-    accept(entry, Kind::Agents, !fresh)
+            reason,
+        ),
+    }
 }
 
 fn judge_prerecorded(
@@ -680,6 +658,18 @@ fn reject(
         answer: json!({ "error": error, "reason": reason }),
         signature: None,
     }
+}
+
+/// A voice-agent delivery whose signature does not hold, and why.
+fn invalid_signature(entry: &mut CaptureEntry, reason: &str) -> Judged {
+    reject(
+        entry,
+        Kind::Agents,
+        VerdictCode::InvalidSignature,
+        StatusCode::UNAUTHORIZED,
+        "invalid signature",
+        reason,
+    )
 }
 
 fn too_large(entry: &mut CaptureEntry) -> Judged {

@@ -82,7 +82,7 @@ pub fn record_sweeps(
 }
 
 /// Marks a session the platform does not know (404): swept, settled.
-pub fn record_unknown(store: &Store, session_id: &str, now_ms: i64) -> rusqlite::Result<()> {
+pub(crate) fn record_unknown(store: &Store, session_id: &str, now_ms: i64) -> rusqlite::Result<()> {
     store.conn.execute(
         "UPDATE sessions SET last_swept_ms = ?2, unsettled = 0 WHERE session_id = ?1",
         params![session_id, now_ms],
@@ -108,7 +108,7 @@ pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<Deli
 
 /// Sessions with a failed attempt for `subscription_id` created at or after
 /// `since_ms`, oldest first.
-pub fn sessions_with_failures(
+pub(crate) fn sessions_with_failures(
     store: &Store,
     subscription_id: &str,
     since_ms: i64,
@@ -192,7 +192,7 @@ pub struct FailingSession {
 
 /// Sessions with failed attempts of `subscription_id` since `since_ms`,
 /// newest failure first; at most `limit`.
-pub fn failing_sessions(
+pub(crate) fn failing_sessions(
     store: &Store,
     subscription_id: &str,
     since_ms: i64,

@@ -77,7 +77,7 @@ impl std::fmt::Debug for Store {
 }
 
 /// `<state dir>/earshot.db`.
-pub fn default_path(state_dir: &Path) -> PathBuf {
+pub(crate) fn default_path(state_dir: &Path) -> PathBuf {
     state_dir.join(DEFAULT_FILE_NAME)
 }
 

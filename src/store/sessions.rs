@@ -121,7 +121,7 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
 /// Sessions the sweep should fetch, most recently active first: never
 /// swept, pending attempts at the last sweep, or an event within
 /// [`SETTLE_MS`] before the last sweep.
-pub fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
+pub(crate) fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
     let mut statement = store.conn.prepare_cached(
         "SELECT session_id FROM sessions
          WHERE unsettled = 1 OR last_swept_ms IS NULL
@@ -135,7 +135,7 @@ pub fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String
 }
 
 /// How many sessions [`due_for_sweep`] would offer with no limit.
-pub fn count_due(store: &Store) -> rusqlite::Result<i64> {
+pub(crate) fn count_due(store: &Store) -> rusqlite::Result<i64> {
     store.conn.query_row(
         "SELECT count(*) FROM sessions
          WHERE unsettled = 1 OR last_swept_ms IS NULL

@@ -205,7 +205,7 @@ impl Failure {
         }
     }
 
-    pub fn from_api(error: &ApiError) -> Failure {
+    pub(crate) fn from_api(error: &ApiError) -> Failure {
         Failure {
             message: error.to_string(),
             status: error.status(),

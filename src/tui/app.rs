@@ -140,7 +140,7 @@ impl Status {
     }
 
     /// A message that is not about the platform, shown in the error slot.
-    pub fn notice(&mut self, failure: Failure) {
+    pub(crate) fn notice(&mut self, failure: Failure) {
         self.last_error = Some(failure);
         self.error_from = None;
     }
@@ -242,7 +242,7 @@ impl App {
 
     /// Shows a message in the status bar's error slot (e.g. a theme that
     /// could not be loaded).
-    pub fn notice(&mut self, message: impl Into<String>) {
+    pub(crate) fn notice(&mut self, message: impl Into<String>) {
         self.status.notice(Failure::new(message));
         self.dirty = true;
     }

@@ -13,14 +13,7 @@ use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
 use crate::tui::panes::subscriptions::tests::fixtures as rows;
-
-fn press(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn key(c: char) -> Action {
-    press(KeyCode::Char(c))
-}
+use crate::tui::test_keys::{key, press};
 
 fn app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {

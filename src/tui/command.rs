@@ -56,7 +56,7 @@ const TAB: &[Key] = &[Key::plain(KeyCode::Tab)];
 const BACKTAB: &[Key] = &[Key::plain(KeyCode::BackTab)];
 
 /// Commands available wherever no text field has the keyboard.
-pub fn global_commands() -> Vec<CommandInfo<Command>> {
+pub(crate) fn global_commands() -> Vec<CommandInfo<Command>> {
     use Command::*;
     vec![
         CommandInfo::new("?", "help: every key", keys![Key::char('?')], Help).quick_as("help"),
@@ -92,7 +92,7 @@ pub fn global_commands() -> Vec<CommandInfo<Command>> {
 }
 
 /// Ctrl-C, which works even while a text field has the keyboard.
-pub fn interrupt_command() -> CommandInfo<Command> {
+pub(crate) fn interrupt_command() -> CommandInfo<Command> {
     CommandInfo::new(
         "ctrl-c",
         "quit from anywhere",
@@ -102,7 +102,7 @@ pub fn interrupt_command() -> CommandInfo<Command> {
 }
 
 /// The help overlay's own keys.
-pub fn help_commands() -> Vec<CommandInfo<Command>> {
+pub(crate) fn help_commands() -> Vec<CommandInfo<Command>> {
     use Command::*;
     vec![
         CommandInfo::new(
@@ -129,7 +129,7 @@ pub fn help_commands() -> Vec<CommandInfo<Command>> {
 }
 
 /// The `:` prompt's keys (everything else is typed into it).
-pub fn command_line_commands() -> Vec<CommandInfo<Command>> {
+pub(crate) fn command_line_commands() -> Vec<CommandInfo<Command>> {
     vec![
         CommandInfo::new(
             "enter",
@@ -147,7 +147,7 @@ pub fn command_line_commands() -> Vec<CommandInfo<Command>> {
 }
 
 /// The keys of a yes/no question.
-pub fn confirm_commands() -> Vec<CommandInfo<Command>> {
+pub(crate) fn confirm_commands() -> Vec<CommandInfo<Command>> {
     vec![
         CommandInfo::new(
             "y",

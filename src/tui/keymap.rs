@@ -104,7 +104,7 @@ impl Move {
 
 /// The table-movement commands (↑↓ / j k, pgup pgdn, g / G), each pane's
 /// command built from the movement by `command`.
-pub fn movement<C: Copy>(command: fn(Move) -> C) -> Vec<CommandInfo<C>> {
+pub(crate) fn movement<C: Copy>(command: fn(Move) -> C) -> Vec<CommandInfo<C>> {
     vec![
         CommandInfo::new("↑↓ / j k", "move", UP, command(Move::Up)),
         CommandInfo::new("", "", DOWN, command(Move::Down)).hidden(),
@@ -187,14 +187,14 @@ impl<C: Copy> CommandInfo<C> {
     }
 
     /// Shown in the footer as `label`.
-    pub const fn quick_as(mut self, label: &'static str) -> CommandInfo<C> {
+    pub(crate) const fn quick_as(mut self, label: &'static str) -> CommandInfo<C> {
         self.quick = true;
         self.footer = Some(label);
         self
     }
 
     /// Changes the platform: gone in `--read-only`.
-    pub const fn mutating(mut self) -> CommandInfo<C> {
+    pub(crate) const fn mutating(mut self) -> CommandInfo<C> {
         self.mutating = true;
         self
     }
@@ -208,7 +208,7 @@ impl<C: Copy> CommandInfo<C> {
 
 impl<C> CommandInfo<C> {
     /// The footer's label.
-    pub fn footer_label(&self) -> &'static str {
+    pub(crate) fn footer_label(&self) -> &'static str {
         match self.footer {
             Some(label) => label,
             None => self.description,

@@ -29,6 +29,8 @@ pub mod keymap;
 pub(crate) mod logging;
 pub mod panes;
 pub(crate) mod terminal;
+#[cfg(test)]
+pub(crate) mod test_keys;
 pub mod theme;
 pub mod view;
 pub(crate) mod widgets;
@@ -313,7 +315,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
 /// Loopback agents endpoint (a local emulator, which then has to allow
 /// private receivers) → any http(s) receiver; otherwise the platform's
 /// rule. The server checks again either way.
-pub fn policy_for(agents: &Url) -> UrlPolicy {
+pub(crate) fn policy_for(agents: &Url) -> UrlPolicy {
     let loopback = match agents.host() {
         Some(Host::Domain(name)) => name == "localhost",
         Some(Host::Ipv4(ip)) => ip.is_loopback(),

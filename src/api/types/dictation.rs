@@ -75,7 +75,7 @@ impl AudioFormat {
     }
 
     /// Reads a part's content type (parameters and case ignored).
-    pub fn from_content_type(value: &str) -> Option<AudioFormat> {
+    pub(crate) fn from_content_type(value: &str) -> Option<AudioFormat> {
         let essence = value.split(';').next().unwrap_or("").trim();
         if essence.eq_ignore_ascii_case("audio/wav") {
             Some(AudioFormat::Wav)

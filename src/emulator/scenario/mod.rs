@@ -181,7 +181,7 @@ impl Scenario {
 
     /// Ids of the jobs submitted from now on, as they are submitted (one
     /// listener: a second call replaces the first's channel).
-    pub fn job_feed(&self) -> tokio::sync::mpsc::UnboundedReceiver<String> {
+    pub(crate) fn job_feed(&self) -> tokio::sync::mpsc::UnboundedReceiver<String> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         lock(&self.recent).job_feed = Some(tx);
         rx

@@ -134,7 +134,7 @@ pub fn check_url(raw: &str) -> Result<Url, CheckError> {
 }
 
 /// Why the platform would refuse `url` for a subscription, if it would.
-pub fn subscription_url_problem(url: &Url) -> Option<String> {
+pub(crate) fn subscription_url_problem(url: &Url) -> Option<String> {
     validate::url(url.as_str()).err().map(|error| error.rule)
 }
 
@@ -171,7 +171,7 @@ pub enum CheckError {
 impl CheckError {
     /// Whether the caller gave bad input (exit 2) rather than the battery
     /// failing to start.
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         !matches!(self, CheckError::Client(_) | CheckError::Payload(_))
     }
 }

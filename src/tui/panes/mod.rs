@@ -75,7 +75,7 @@ impl PaneId {
     }
 
     /// The title when the tab bar is short of room.
-    pub fn short_title(self) -> &'static str {
+    pub(crate) fn short_title(self) -> &'static str {
         match self {
             PaneId::Subscriptions => "Subs",
             PaneId::Signatures => "Sigs",
@@ -94,13 +94,13 @@ impl PaneId {
         cycle(&PaneId::ALL, self, true)
     }
 
-    pub fn prev(self) -> PaneId {
+    pub(crate) fn prev(self) -> PaneId {
         cycle(&PaneId::ALL, self, false)
     }
 
     /// A pane by `:` name: its number, its title, or a short form
     /// (`subs`, `dlv`, `sigs`, …), case-insensitive.
-    pub fn from_name(name: &str) -> Option<PaneId> {
+    pub(crate) fn from_name(name: &str) -> Option<PaneId> {
         let name = name.trim().to_ascii_lowercase();
         let pane = match name.as_str() {
             "1" | "health" | "board" => PaneId::Health,

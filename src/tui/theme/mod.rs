@@ -134,7 +134,7 @@ impl ThemeFile {
 }
 
 /// A colour string: `#rrggbb`, a name, an xterm index, or `reset`.
-pub fn parse_colour(text: &str) -> Result<Color, String> {
+pub(crate) fn parse_colour(text: &str) -> Result<Color, String> {
     Color::from_str(text.trim()).map_err(|_| {
         format!("{text:?} is not a colour; use \"#rrggbb\", a name like \"lightblue\", an index 0-255 or \"reset\"")
     })
@@ -174,7 +174,11 @@ pub struct Theme {
 
 impl Theme {
     /// A merged theme file resolved for a colour depth.
-    pub fn from_file(name: &str, file: &ThemeFile, depth: ColorDepth) -> Result<Theme, String> {
+    pub(crate) fn from_file(
+        name: &str,
+        file: &ThemeFile,
+        depth: ColorDepth,
+    ) -> Result<Theme, String> {
         let colour = |key: &str, value: Option<&String>| -> Result<Color, String> {
             match value {
                 None => Ok(Color::Reset),
@@ -295,7 +299,7 @@ pub struct LoadedTheme {
 }
 
 /// `NO_COLOR` set to anything but the empty string.
-pub fn no_color(env: &dyn Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn no_color(env: &dyn Fn(&str) -> Option<String>) -> bool {
     env("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 

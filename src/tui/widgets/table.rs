@@ -66,6 +66,13 @@ pub fn fixed_then_rest(width: u16, fixed: &[u16]) -> (Vec<Constraint>, u16) {
     (widths, rest)
 }
 
+/// A table's header and the widths of all its columns but the last, which
+/// takes what they leave ([`TableState::draw_window`]).
+pub struct Columns<'c> {
+    pub header: &'c [&'static str],
+    pub fixed: &'c [u16],
+}
+
 /// Draws `rows` under a muted `header`, [`COLUMN_GAP`] apart.
 pub fn draw<'a>(
     frame: &mut Frame<'_>,
@@ -188,6 +195,28 @@ impl TableState {
         visible_window(area, &self.page, &self.offset, self.selected(len), len)
     }
 
+    /// Draws the rows of a table of `len` rows that are on screen in
+    /// `area` under `columns.header`: `columns.fixed` widths, then one
+    /// column that takes the rest. `row(position, selected, rest_width)`
+    /// builds each row on screen; `None` leaves it out.
+    pub fn draw_window<'a>(
+        &self,
+        frame: &mut Frame<'_>,
+        area: Rect,
+        len: usize,
+        columns: Columns<'_>,
+        theme: &Theme,
+        mut row: impl FnMut(usize, bool, usize) -> Option<Row<'a>>,
+    ) {
+        debug_assert_eq!(columns.header.len(), columns.fixed.len() + 1);
+        let selected = self.selected(len);
+        let window = self.window(area, len);
+        let (widths, rest) = fixed_then_rest(area.width, columns.fixed);
+        let rows = window
+            .filter_map(|position| row(position, selected == Some(position), usize::from(rest)));
+        draw(frame, area, columns.header, rows, widths, theme);
+    }
+
     /// The rows the view will show on the next frame, from the page height
     /// it showed last (without moving the remembered offset).
     pub fn next_window(&self, len: usize) -> Range<usize> {
@@ -222,5 +251,44 @@ mod tests {
         assert_eq!(fixed_then_rest(10, &[8, 10]).1, 0, "never negative");
         // Two flexible columns among six share what is left.
         assert_eq!(rest_width(100, &[8, 8, 8, 8], 6), 100 - 32 - 5);
+    }
+
+    #[test]
+    fn draw_window_builds_only_the_rows_on_screen_and_marks_the_selected_one() {
+        use ratatui::Terminal;
+        use ratatui::backend::TestBackend;
+
+        let items = ["a", "b", "c", "d", "e"];
+        let mut state = TableState::default();
+        state.select(3);
+        let theme = Theme::fallback();
+        let mut built = Vec::new();
+        let mut terminal = Terminal::new(TestBackend::new(12, 3)).unwrap();
+        terminal
+            .draw(|frame| {
+                let columns = Columns {
+                    header: &["ID", "REST"],
+                    fixed: &[4],
+                };
+                state.draw_window(
+                    frame,
+                    frame.area(),
+                    items.len(),
+                    columns,
+                    &theme,
+                    |at, selected, rest| {
+                        built.push((at, selected, rest));
+                        Some(Row::new([items[at].to_owned(), format!("w{rest}")]))
+                    },
+                );
+            })
+            .unwrap();
+        // A header and two rows: the window scrolls to keep row 3 on screen;
+        // the last column gets 12 - 4 - one gap.
+        assert_eq!(built, [(2, false, 7), (3, true, 7)]);
+        let screen = terminal.backend().to_string();
+        assert!(screen.contains("ID   REST"), "{screen}");
+        assert!(screen.contains("d    w7"), "{screen}");
+        assert_eq!(state.page.get(), 2);
     }
 }

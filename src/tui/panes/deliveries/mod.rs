@@ -178,7 +178,7 @@ impl DeliveriesPane {
     /// Remembers ids viewed elsewhere (the demo's latest conversations),
     /// most recent first; with no id on screen yet, the first becomes it
     /// and the first load (`init`) fetches it.
-    pub fn seed_recent(&mut self, ids: Vec<String>) {
+    pub(crate) fn seed_recent(&mut self, ids: Vec<String>) {
         for id in ids.into_iter().rev() {
             self.remember(&id);
         }
@@ -192,13 +192,13 @@ impl DeliveriesPane {
     }
 
     /// The sessions the incident history knows (the worker reads them).
-    pub fn set_known(&mut self, ids: Vec<String>) {
+    pub(crate) fn set_known(&mut self, ids: Vec<String>) {
         self.known = ids;
     }
 
     /// The ids the prompt offers: recent ones, then known ones, each once,
     /// narrowed to those containing what was typed (case-insensitive).
-    pub fn choices(&self) -> Vec<&str> {
+    pub(crate) fn choices(&self) -> Vec<&str> {
         let needle = self.typed.trim().to_ascii_lowercase();
         let mut seen = std::collections::HashSet::new();
         self.recent
@@ -232,7 +232,7 @@ impl DeliveriesPane {
     }
 
     /// A link of the session still works: its expiry counts down.
-    pub fn counting_down(&self) -> bool {
+    pub(crate) fn counting_down(&self) -> bool {
         self.session
             .as_ref()
             .is_some_and(|view| view.links.iter().any(|link| !link.expired(self.now)))
@@ -265,7 +265,7 @@ impl DeliveriesPane {
     }
 
     /// The selected attempt is a 401 the Signatures pane can explain.
-    pub fn selected_is_signature_rejection(&self) -> bool {
+    pub(crate) fn selected_is_signature_rejection(&self) -> bool {
         self.selected().is_some_and(is_signature_rejection)
     }
 
@@ -322,7 +322,7 @@ impl DeliveriesPane {
     /// while something is live. Whether the pane needs a redraw.
     /// With only links counting down, it redraws when their words change
     /// (once a minute, once a second in the last minute), not every tick.
-    pub fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+    pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         let before = self.countdown_words();
         self.now = (self.clock)();
         let live = self.id.is_some() && self.live();
@@ -412,7 +412,7 @@ impl DeliveriesPane {
     }
 
     /// A load finished.
-    pub fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
+    pub(crate) fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
         match result {
             DeliveriesResult::Loaded { seq, result, .. } => {
                 if seq != self.load_seq {

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 use super::verdict::{Verdict, countdown, likely_causes, verdict};
@@ -14,6 +14,7 @@ use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::{PaneCommands, PaneId};
+use crate::tui::test_keys::{key, press, type_text};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
 
@@ -85,18 +86,6 @@ fn app() -> App {
     app.update(key('3'));
     assert_eq!(app.pane, PaneId::Deliveries);
     app
-}
-
-fn press(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn key(c: char) -> Action {
-    press(KeyCode::Char(c))
-}
-
-fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
-    text.chars().flat_map(|c| app.update(key(c))).collect()
 }
 
 fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {

@@ -17,7 +17,7 @@ use crate::redact::mask_phone;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
-use crate::tui::widgets::table::{self, scroll_offset};
+use crate::tui::widgets::table::{self, Columns, scroll_offset};
 use crate::tui::widgets::{fit, wrap_words};
 
 /// Draws the pane in `area`.
@@ -53,7 +53,7 @@ const LINKS_SHOWN: usize = 4;
 /// caller's number (masked unless revealed), event times, the artifacts or
 /// why there are none, and each link with its expiry. Empty before the
 /// record has loaded.
-pub fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'static>> {
     let muted = theme.style(Role::Muted);
     let fg = theme.style(Role::Fg);
     let Some(view) = pane.session() else {
@@ -224,34 +224,31 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         draw_empty(frame, area, pane, theme);
         return;
     }
-    let selected = pane.selected_index();
-    let window = pane.table.window(area, pane.rows().len());
-
-    let (widths, error_w) = table::fixed_then_rest(
-        area.width,
-        &[ID_W, SUB_W, NUM_W, STATUS_W, HTTP_W, TIME_W, NEXT_W],
-    );
-    let header = [
-        "ATTEMPT",
-        "SUB",
-        "#",
-        "STATUS",
-        "HTTP",
-        "CREATED",
-        "NEXT/DONE",
-        "ERROR",
-    ];
-    let rows = window.filter_map(|position| {
-        let row = pane.rows().get(position)?;
+    let columns = Columns {
+        header: &[
+            "ATTEMPT",
+            "SUB",
+            "#",
+            "STATUS",
+            "HTTP",
+            "CREATED",
+            "NEXT/DONE",
+            "ERROR",
+        ],
+        fixed: &[ID_W, SUB_W, NUM_W, STATUS_W, HTTP_W, TIME_W, NEXT_W],
+    };
+    let rows = pane.rows();
+    let row = |position, selected, error_w| {
         Some(table_row(
-            row,
-            selected == Some(position),
-            usize::from(error_w),
+            rows.get(position)?,
+            selected,
+            error_w,
             pane.now,
             theme,
         ))
-    });
-    table::draw(frame, area, &header, rows, widths, theme);
+    };
+    pane.table
+        .draw_window(frame, area, rows.len(), columns, theme, row);
 }
 
 /// The style a status stands out in: failed in the error role, pending in

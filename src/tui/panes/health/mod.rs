@@ -202,7 +202,7 @@ impl HealthPane {
         self.table.selected(self.rows.len())
     }
 
-    pub fn selected_session(&self) -> Option<&FailingSession> {
+    pub(crate) fn selected_session(&self) -> Option<&FailingSession> {
         self.sessions.get(self.sessions_table.position())
     }
 
@@ -276,7 +276,7 @@ impl HealthPane {
 
     /// The clock, while the pane is on screen: reload every
     /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
-    pub fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+    pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         let due = |last: Option<Instant>, every: Duration| {
             last.is_none_or(|last| at.saturating_duration_since(last) >= every)
         };
@@ -399,7 +399,7 @@ impl HealthPane {
     }
 
     /// A background result for this pane.
-    pub fn on_result(&mut self, result: HealthResult, out: &mut Outcome) {
+    pub(crate) fn on_result(&mut self, result: HealthResult, out: &mut Outcome) {
         match result {
             HealthResult::Loaded { seq, result } => {
                 if seq != self.load_seq {

@@ -1,7 +1,7 @@
 //! `update` tests of the Health pane, driven through the [`App`] with the
 //! keys an operator would press.
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
 use crate::history::report::{FailureGroup, SubscriptionHealth};
@@ -10,6 +10,7 @@ use crate::store::deliveries::FailingSession;
 use crate::tui::action::{Action, Effect, Failure, HealthResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::PaneId;
+use crate::tui::test_keys::{key, press};
 
 const BROKEN: &str = "b0000000-0000-4000-8000-00000000000b";
 const FINE: &str = "f0000000-0000-4000-8000-00000000000f";
@@ -17,14 +18,6 @@ const NOW_MS: i64 = 1_800_000_000_000;
 
 fn now() -> i64 {
     NOW_MS
-}
-
-fn press(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn key(c: char) -> Action {
-    press(KeyCode::Char(c))
 }
 
 fn row(id: &str, failed: i64) -> SubscriptionHealth {

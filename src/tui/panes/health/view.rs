@@ -16,7 +16,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::table;
+use crate::tui::widgets::table::{self, Columns};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -92,35 +92,34 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         Constraint::Min(0),
     ])
     .areas(area);
-    let selected = pane.selected_index();
-    let window = pane.table.window(board, pane.rows().len());
     // A narrow terminal gives the URL less room, so the diagnosis shows.
     let url_w = if board.width < 100 { URL_W / 2 } else { URL_W };
-    let (widths, failure_w) = table::fixed_then_rest(
-        board.width,
-        &[SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, RATE_W, TIME_W],
-    );
-    let header = [
-        "SUB",
-        "URL",
-        "OK",
-        "FAILED",
-        "PEND",
-        "RATE",
-        "LAST ✗",
-        "WHY (LARGEST GROUP)",
-    ];
-    let rows = window.filter_map(|position| {
-        let row = pane.rows().get(position)?;
+    let columns = Columns {
+        header: &[
+            "SUB",
+            "URL",
+            "OK",
+            "FAILED",
+            "PEND",
+            "RATE",
+            "LAST ✗",
+            "WHY (LARGEST GROUP)",
+        ],
+        fixed: &[SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, RATE_W, TIME_W],
+    };
+    let rows = pane.rows();
+    let url_cells = usize::from(url_w);
+    let row = |position, selected, failure_w| {
         Some(board_row(
-            row,
-            selected == Some(position),
-            usize::from(url_w),
-            usize::from(failure_w),
+            rows.get(position)?,
+            selected,
+            url_cells,
+            failure_w,
             theme,
         ))
-    });
-    table::draw(frame, board, &header, rows, widths, theme);
+    };
+    pane.table
+        .draw_window(frame, board, rows.len(), columns, theme, row);
     if let Some(row) = pane.selected() {
         draw_failures(frame, below, row, theme);
     }
@@ -246,13 +245,13 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
         table::draw_note(frame, list, "loading the failing sessions…", theme);
         return;
     }
-    let selected = pane.sessions_table.selected(pane.sessions().len());
-    let window = pane.sessions_table.window(list, pane.sessions().len());
-    let (widths, error_w) =
-        table::fixed_then_rest(list.width, &[SESSION_W, COUNT_W, TIME_W, HTTP_W]);
-    let header = ["SESSION / CALL", "FAILED", "LAST", "HTTP", "ERROR"];
-    let rows = window.filter_map(|position| {
-        let session = pane.sessions().get(position)?;
+    let columns = Columns {
+        header: &["SESSION / CALL", "FAILED", "LAST", "HTTP", "ERROR"],
+        fixed: &[SESSION_W, COUNT_W, TIME_W, HTTP_W],
+    };
+    let sessions = pane.sessions();
+    let draw_row = |position: usize, selected: bool, error_w: usize| {
+        let session = sessions.get(position)?;
         let last = Utc
             .timestamp_millis_opt(session.last_failure_ms)
             .single()
@@ -266,18 +265,16 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
                     .http_status_code
                     .map_or("—".into(), |code| code.to_string()),
             ),
-            Line::from(fit(
-                session.error.as_deref().unwrap_or(""),
-                usize::from(error_w),
-            )),
+            Line::from(fit(session.error.as_deref().unwrap_or(""), error_w)),
         ];
         let mut style = theme.style(Role::Error);
-        if selected == Some(position) {
+        if selected {
             style = style.patch(theme.selection());
         }
         Some(Row::new(cells).style(style))
-    });
-    table::draw(frame, list, &header, rows, widths, theme);
+    };
+    pane.sessions_table
+        .draw_window(frame, list, sessions.len(), columns, theme, draw_row);
 }
 
 fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {

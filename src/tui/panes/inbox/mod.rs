@@ -199,12 +199,12 @@ impl InboxRow {
     }
 
     /// The exact body is held (not only a preview).
-    pub fn body_whole(&self) -> bool {
+    pub(crate) fn body_whole(&self) -> bool {
         self.request.body.len() == self.body_len
     }
 
     /// Why the Signatures pane cannot have this body.
-    pub fn too_large(&self) -> String {
+    pub(crate) fn too_large(&self) -> String {
         format!(
             "the body ({} bytes) is larger than the Inbox keeps ({} KiB; the first {} KiB \
              are shown): to check its signature, capture it with `earshot listen --capture FILE` \
@@ -282,7 +282,7 @@ impl InboxPane {
     }
 
     /// The newest captured attempt with this `X-SVC-Delivery-Id`.
-    pub fn by_delivery_id(&self, delivery_id: &str) -> Option<&InboxRow> {
+    pub(crate) fn by_delivery_id(&self, delivery_id: &str) -> Option<&InboxRow> {
         self.rows
             .iter()
             .find(|row| row.entry.delivery_id() == Some(delivery_id))
@@ -356,7 +356,7 @@ impl InboxPane {
         }
     }
 
-    pub fn on_result(&mut self, result: InboxResult, out: &mut Outcome) {
+    pub(crate) fn on_result(&mut self, result: InboxResult, out: &mut Outcome) {
         match result {
             InboxResult::Started { seq, result } => {
                 if seq != self.start_seq {
@@ -451,7 +451,7 @@ impl Pane for InboxPane {
 
 /// A new pre-recorded webhook the job watcher should know about: its
 /// transcript id and status.
-pub fn job_update(received: &Received) -> Option<(String, TranscriptStatus)> {
+pub(crate) fn job_update(received: &Received) -> Option<(String, TranscriptStatus)> {
     let entry = &received.entry;
     if entry.kind != Kind::Prerecorded || entry.verdict != VerdictCode::Ok {
         return None;
@@ -467,7 +467,7 @@ fn is_signed(received: &Received) -> bool {
 
 /// The header and exact body of a captured request, for the Signatures
 /// pane (the secret stays with the operator).
-pub fn signature_handover(received: &Received) -> Action {
+pub(crate) fn signature_handover(received: &Received) -> Action {
     Action::OpenInSignatures {
         header: received.entry.header(HEADER_NAME).map(str::to_owned),
         body: Some(received.body.to_vec()),

@@ -2,7 +2,7 @@
 //! keys an operator would press.
 
 use axum::body::Bytes;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::{InboxCommand, Listening, View};
@@ -12,23 +12,10 @@ use crate::tui::action::{Action, Effect, Failure, InboxResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
+use crate::tui::test_keys::{key, press, type_text};
 
 const HEADER: &str = "t=1700000000,v1=5f0c2d";
 const BODY: &str = "{\"event\":\"call.ended\",  \"event_id\":\"e1\"}";
-
-fn press(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn key(c: char) -> Action {
-    press(KeyCode::Char(c))
-}
-
-fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.update(key(c));
-    }
-}
 
 fn inbox_app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {

@@ -16,7 +16,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::table;
+use crate::tui::widgets::table::{self, Columns};
 use crate::tui::widgets::wrap_words;
 
 /// Draws the pane in `area`.
@@ -142,21 +142,16 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
         table::draw_note(frame, area, note, theme);
         return;
     }
-    let selected = pane.selected_index();
-    let window = pane.table.window(area, pane.rows().len());
-    let (widths, verdict_w) =
-        table::fixed_then_rest(area.width, &[TIME_W, KIND_W, WHAT_W, ID_W, STATUS_W]);
-    let header = ["TIME", "KIND", "EVENT", "ID", "ANS", "VERDICT"];
-    let rows = window.filter_map(|position| {
-        let row = pane.rows().get(position)?;
-        Some(table_row(
-            row,
-            selected == Some(position),
-            usize::from(verdict_w),
-            theme,
-        ))
-    });
-    table::draw(frame, area, &header, rows, widths, theme);
+    let columns = Columns {
+        header: &["TIME", "KIND", "EVENT", "ID", "ANS", "VERDICT"],
+        fixed: &[TIME_W, KIND_W, WHAT_W, ID_W, STATUS_W],
+    };
+    let rows = pane.rows();
+    let row = |position, selected, verdict_w| {
+        Some(table_row(rows.get(position)?, selected, verdict_w, theme))
+    };
+    pane.table
+        .draw_window(frame, area, rows.len(), columns, theme, row);
 }
 
 /// `14:03:07` from the RFC 3339 receive time.
@@ -184,7 +179,7 @@ fn id_of(row: &Received) -> String {
 }
 
 /// The verdict as an operator reads it.
-pub fn verdict_text(row: &Received) -> String {
+pub(crate) fn verdict_text(row: &Received) -> String {
     let entry = &row.entry;
     let mut text = match entry.verdict {
         VerdictCode::Ok => match &entry.matched {

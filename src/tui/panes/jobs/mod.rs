@@ -87,7 +87,7 @@ impl JobRow {
         self.view.as_ref().is_some_and(|view| view.stale)
     }
 
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.status() == Some(&TranscriptStatus::Error)
     }
 
@@ -153,7 +153,7 @@ impl JobsPane {
     }
 
     /// The watcher's clock now.
-    pub fn now_tick(&self) -> Tick {
+    pub(crate) fn now_tick(&self) -> Tick {
         self.now.saturating_duration_since(self.epoch)
     }
 
@@ -199,12 +199,12 @@ impl JobsPane {
     }
 
     /// Whether the job `id` is watched.
-    pub fn watches(&self, id: &str) -> bool {
+    pub(crate) fn watches(&self, id: &str) -> bool {
         self.rows.iter().any(|row| row.id == id)
     }
 
     /// How long polling stays paused, as of the pane's clock.
-    pub fn paused_for(&self) -> Option<Duration> {
+    pub(crate) fn paused_for(&self) -> Option<Duration> {
         self.paused_until
             .map(|until| until.saturating_duration_since(self.now))
     }
@@ -225,7 +225,7 @@ impl JobsPane {
         self.focus_changed(out);
     }
 
-    pub fn on_tick(&mut self, at: Instant) {
+    pub(crate) fn on_tick(&mut self, at: Instant) {
         self.now = at.max(self.now);
     }
 
@@ -280,7 +280,7 @@ impl JobsPane {
     }
 
     /// A report from the watcher or a submission.
-    pub fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
+    pub(crate) fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
         match result {
             JobsResult::Watch(event) => self.on_watch(event, out),
             JobsResult::Discovered(ids) => {
@@ -408,7 +408,7 @@ impl JobsPane {
     }
 
     /// The ids the table shows (as the view will lay it out).
-    pub fn visible_ids(&self) -> Vec<String> {
+    pub(crate) fn visible_ids(&self) -> Vec<String> {
         self.rows[self.table.next_window(self.rows.len())]
             .iter()
             .map(|row| row.id.clone())
@@ -416,7 +416,7 @@ impl JobsPane {
     }
 
     /// Sends the focus when the rows on screen changed.
-    pub fn focus_changed(&mut self, out: &mut Outcome) {
+    pub(crate) fn focus_changed(&mut self, out: &mut Outcome) {
         let visible = self.visible_ids();
         if visible != self.focus && !visible.is_empty() {
             self.focus.clone_from(&visible);
@@ -464,7 +464,7 @@ impl Pane for JobsPane {
 }
 
 /// Ids typed at the prompt: comma or whitespace separated, no duplicates.
-pub fn parse_ids(text: &str) -> Vec<String> {
+pub(crate) fn parse_ids(text: &str) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for id in text.split(|c: char| c == ',' || c.is_whitespace()) {
         if !id.is_empty() && !ids.iter().any(|known| known == id) {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 use super::parse_ids;
@@ -15,18 +15,7 @@ use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::{Pane, PaneId};
-
-fn key(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
-    let mut effects = Vec::new();
-    for c in text.chars() {
-        effects.extend(app.update(key(KeyCode::Char(c))));
-    }
-    effects
-}
+use crate::tui::test_keys::{press, type_text};
 
 fn jobs_app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {
@@ -85,7 +74,7 @@ fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
     type_text(&mut app, "a");
     assert!(app.jobs.captures_text());
     type_text(&mut app, "job1, job2 job3");
-    let effects = app.update(key(KeyCode::Enter));
+    let effects = app.update(press(KeyCode::Enter));
     assert!(!app.jobs.captures_text());
     let added = effects.iter().find_map(|effect| match effect {
         Effect::WatchJobs(ids) => Some(ids.clone()),
@@ -104,7 +93,7 @@ fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     app.jobs.table.page.set(2);
     type_text(&mut app, "a");
     type_text(&mut app, "j1 j2 j3 j4");
-    let effects = app.update(key(KeyCode::Enter));
+    let effects = app.update(press(KeyCode::Enter));
     let focus = |effects: &[Effect]| {
         effects.iter().find_map(|effect| match effect {
             Effect::FocusJobs(ids) => Some(ids.clone()),
@@ -113,10 +102,10 @@ fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     };
     assert_eq!(focus(&effects), Some(vec!["j1".into(), "j2".into()]));
     // Moving within the page changes nothing on screen: no new focus.
-    let effects = app.update(key(KeyCode::Down));
+    let effects = app.update(press(KeyCode::Down));
     assert_eq!(focus(&effects), None);
     // Past the page: the rows on screen scroll.
-    let effects = app.update(key(KeyCode::Down));
+    let effects = app.update(press(KeyCode::Down));
     assert_eq!(focus(&effects), Some(vec!["j2".into(), "j3".into()]));
 }
 
@@ -253,7 +242,7 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
     let mut app = jobs_app(false);
     type_text(&mut app, "s");
     type_text(&mut app, "/tmp/call.wav");
-    let effects = app.update(key(KeyCode::Enter));
+    let effects = app.update(press(KeyCode::Enter));
     assert!(
         effects
             .iter()

@@ -19,7 +19,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input as field;
-use crate::tui::widgets::table;
+use crate::tui::widgets::table::{self, Columns};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
@@ -151,30 +151,27 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
         table::draw_note(frame, area, note, theme);
         return;
     }
-    let selected = pane.selected_index();
-    let window = pane.table.window(area, pane.rows().len());
-
-    let (widths, error_w) = table::fixed_then_rest(
-        area.width,
-        &[ID_W, STATUS_W, TIME_W, TIME_W, TIME_W, HOOK_W],
-    );
-    let header = ["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"];
+    let columns = Columns {
+        header: &["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"],
+        fixed: &[ID_W, STATUS_W, TIME_W, TIME_W, TIME_W, HOOK_W],
+    };
     let now = pane.now_tick();
-    let rows = window.filter_map(|position| {
-        let row = pane.rows().get(position)?;
+    let rows = pane.rows();
+    let row = |position, selected, error_w| {
         Some(table_row(
-            row,
-            selected == Some(position),
-            usize::from(error_w),
+            rows.get(position)?,
+            selected,
+            error_w,
             now,
             theme,
         ))
-    });
-    table::draw(frame, area, &header, rows, widths, theme);
+    };
+    pane.table
+        .draw_window(frame, area, rows.len(), columns, theme, row);
 }
 
 /// `12s`, `3m04s`, `1h02m`.
-pub fn short_duration(duration: Duration) -> String {
+pub(crate) fn short_duration(duration: Duration) -> String {
     let secs = duration.as_secs();
     match secs {
         0..60 => format!("{secs}s"),
@@ -192,7 +189,7 @@ fn span(start: Option<Tick>, end: Option<Tick>, now: Tick) -> String {
 }
 
 /// What a backing-off job is waiting for.
-pub fn problem_text(problem: JobProblem) -> &'static str {
+pub(crate) fn problem_text(problem: JobProblem) -> &'static str {
     match problem {
         JobProblem::RateLimited => "rate limited (429): waiting out Retry-After",
         JobProblem::NetworkError => "network error: backing off",

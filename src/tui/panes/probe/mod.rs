@@ -92,7 +92,7 @@ pub enum Call<T> {
 }
 
 impl<T> Call<T> {
-    pub fn is_running(&self) -> bool {
+    pub(crate) fn is_running(&self) -> bool {
         matches!(self, Call::Running)
     }
 
@@ -190,7 +190,7 @@ impl ProbePane {
     }
 
     /// Pre-fills the file field (the demo's sample WAV).
-    pub fn seed_file(&mut self, path: &Path) {
+    pub(crate) fn seed_file(&mut self, path: &Path) {
         self.file = Input::new(path.display().to_string());
     }
 
@@ -232,7 +232,7 @@ impl ProbePane {
     }
 
     /// The regions the next run probes, in order.
-    pub fn checked_regions(&self) -> Vec<Region> {
+    pub(crate) fn checked_regions(&self) -> Vec<Region> {
         self.regions
             .iter()
             .filter(|choice| choice.checked)
@@ -328,7 +328,7 @@ impl ProbePane {
     }
 
     /// One call of a run ended; a superseded run's answer is dropped.
-    pub fn on_result(&mut self, result: ProbeResult, out: &mut Outcome) {
+    pub(crate) fn on_result(&mut self, result: ProbeResult, out: &mut Outcome) {
         let Some(run) = self.run.as_mut() else {
             return;
         };
@@ -407,7 +407,7 @@ impl Pane for ProbePane {
 }
 
 /// `~/…` under `home`; anything else as typed.
-pub fn expand_home(typed: &str, home: Option<&Path>) -> PathBuf {
+pub(crate) fn expand_home(typed: &str, home: Option<&Path>) -> PathBuf {
     match (typed.strip_prefix("~/"), home) {
         (Some(rest), Some(home)) => home.join(rest),
         _ if typed == "~" => home.map_or_else(|| PathBuf::from(typed), Path::to_path_buf),
@@ -416,7 +416,7 @@ pub fn expand_home(typed: &str, home: Option<&Path>) -> PathBuf {
 }
 
 /// A finished call as the pane's action: the error worded for an operator.
-pub fn result_of(seq: u64, answer: Answer) -> ProbeResult {
+pub(crate) fn result_of(seq: u64, answer: Answer) -> ProbeResult {
     let failure = |message: String, status: Option<u16>| Failure {
         message,
         status,

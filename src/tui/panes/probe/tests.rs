@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::{Map, json};
 
 use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view};
@@ -15,6 +15,7 @@ use crate::api::types::dictation::{Dictation, SyncTranscript};
 use crate::tui::action::{Action, Effect, Failure, ProbeResult};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::PaneId;
+use crate::tui::test_keys::{press, type_text};
 use crate::tui::theme::Theme;
 
 fn run(pane: &mut ProbePane, command: ProbeCommand) -> Outcome {
@@ -344,49 +345,39 @@ fn narrow_and_tiny_areas_stack_the_regions_and_never_panic() {
 
 // ---- through the App -------------------------------------------------------
 
-fn key(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn type_text(app: &mut App, text: &str) {
-    for c in text.chars() {
-        app.update(key(KeyCode::Char(c)));
-    }
-}
-
 #[test]
 fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
     let mut app = App::new(AppConfig {
         read_only: true,
         ..AppConfig::default()
     });
-    app.update(key(KeyCode::Char('6')));
+    app.update(press(KeyCode::Char('6')));
     assert_eq!(app.pane, PaneId::Probe);
-    app.update(key(KeyCode::Char('e')));
+    app.update(press(KeyCode::Char('e')));
     assert!(app.probe.editing);
     // `q` and `5` are typed, not global keys, while editing.
     type_text(&mut app, "/tmp/q5.wav");
     assert!(!app.quit);
     assert_eq!(app.probe.file.value(), "/tmp/q5.wav");
-    app.update(key(KeyCode::Tab));
+    app.update(press(KeyCode::Tab));
     app.update(Action::Input(Event::Paste("make it\nformal".into())));
     assert_eq!(app.probe.instruction.value(), "make itformal");
-    app.update(key(KeyCode::Esc));
+    app.update(press(KeyCode::Esc));
     assert!(!app.probe.editing);
-    app.update(key(KeyCode::Right));
-    app.update(key(KeyCode::Char(' ')));
+    app.update(press(KeyCode::Right));
+    app.update(press(KeyCode::Char(' ')));
     assert_eq!(
         app.probe.checked_regions(),
         vec![Region::Global, Region::Eu]
     );
-    let effects = app.update(key(KeyCode::Char('p')));
+    let effects = app.update(press(KeyCode::Char('p')));
     assert!(
         matches!(effects.as_slice(), [Effect::RunProbe { regions, .. }] if regions.len() == 2),
         "{effects:?}"
     );
     assert!(app.busy());
     // `r` runs the same probe again, with a new seq.
-    let effects = app.update(key(KeyCode::Char('r')));
+    let effects = app.update(press(KeyCode::Char('r')));
     assert!(matches!(
         effects.as_slice(),
         [Effect::RunProbe { seq: 2, .. }]
@@ -400,8 +391,8 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
 fn a_seeded_file_is_ready_to_probe_with_enter() {
     let mut app = App::new(AppConfig::default());
     app.seed_probe_file(std::path::Path::new("/tmp/demo/sample.wav"));
-    app.update(key(KeyCode::Char('6')));
-    let effects = app.update(key(KeyCode::Enter));
+    app.update(press(KeyCode::Char('6')));
+    let effects = app.update(press(KeyCode::Enter));
     assert!(
         matches!(effects.as_slice(), [Effect::RunProbe { file, .. }]
             if file == &PathBuf::from("/tmp/demo/sample.wav")),

@@ -223,7 +223,7 @@ fn layout_results(area: Rect, run: &Run, theme: &Theme) -> Vec<(Rect, Vec<Line<'
 }
 
 /// A region's results in `room` columns.
-pub fn region_lines(run: &RegionRun, room: usize, theme: &Theme) -> Vec<Line<'static>> {
+pub(crate) fn region_lines(run: &RegionRun, room: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(Span::styled(
         fit(run.region.as_str(), room),
         theme.style(Role::Accent).add_modifier(Modifier::BOLD),

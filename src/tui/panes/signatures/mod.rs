@@ -95,7 +95,7 @@ impl Field {
         text::cycle(&Field::ORDER, self, true)
     }
 
-    pub fn prev(self) -> Field {
+    pub(crate) fn prev(self) -> Field {
         text::cycle(&Field::ORDER, self, false)
     }
 
@@ -110,7 +110,7 @@ impl Field {
         }
     }
 
-    pub fn is_secret(self) -> bool {
+    pub(crate) fn is_secret(self) -> bool {
         matches!(self, Field::Current | Field::Previous)
     }
 }
@@ -275,7 +275,7 @@ impl SignaturesPane {
     }
 
     /// Whether the body field names a file or a capture.
-    pub fn body_source(&self) -> BodySource {
+    pub(crate) fn body_source(&self) -> BodySource {
         let value = self.body.value();
         let named = |prefix: &str| {
             value
@@ -346,7 +346,7 @@ impl SignaturesPane {
     }
 
     /// A body file was read.
-    pub fn on_result(&mut self, result: SigsResult, out: &mut Outcome) {
+    pub(crate) fn on_result(&mut self, result: SigsResult, out: &mut Outcome) {
         match result {
             SigsResult::BodyLoaded { seq, path, result } => {
                 if seq != self.load_seq {
@@ -395,7 +395,7 @@ impl SignaturesPane {
     }
 
     /// Another pane hands a delivery over to be checked.
-    pub fn open_with(
+    pub(crate) fn open_with(
         &mut self,
         header: Option<String>,
         body: Option<Vec<u8>>,
@@ -419,7 +419,7 @@ impl SignaturesPane {
     }
 
     /// Computes the report again from the form (pure and fast).
-    pub fn recheck(&mut self) {
+    pub(crate) fn recheck(&mut self) {
         self.scroll = 0;
         self.report = self.compute();
     }
@@ -558,7 +558,7 @@ impl Pane for SignaturesPane {
 const WAITING: &str = "paste an X-SVC-Signature header (press enter or i to edit the form)";
 
 /// The verdict line over the checklist.
-pub fn verdict_line(verdict: &Verdict) -> String {
+pub(crate) fn verdict_line(verdict: &Verdict) -> String {
     match verdict {
         Verdict::Valid { matched, .. } => format!("valid: signed with the {matched} secret"),
         Verdict::Invalid(reason) => format!("invalid: {reason}"),

@@ -3,13 +3,14 @@
 //! an operator presses through the [`App`], and secrets kept out of
 //! `Debug`.
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode};
 
 use super::{Field, Report, SignaturesPane, SigsCommand};
 use crate::signature::{Finding, Mistake, Severity, sign};
 use crate::tui::action::{Action, Effect, SigsResult};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::PaneId;
+use crate::tui::test_keys::press;
 
 /// Vector `valid-4`: a CRLF body and a secret full of punctuation.
 const V4_SECRET: &str = "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./0123456789AB";
@@ -177,35 +178,31 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
     assert!(checked(&pane).1.is_valid());
 }
 
-fn key(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
 #[test]
 fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
     let mut app = App::new(AppConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
-    app.update(key(KeyCode::Char('5')));
+    app.update(press(KeyCode::Char('5')));
     assert_eq!(app.pane, PaneId::Signatures);
-    app.update(key(KeyCode::Enter));
+    app.update(press(KeyCode::Enter));
     assert!(app.sigs.editing);
     for c in V4_HEADER.chars() {
-        app.update(key(KeyCode::Char(c)));
+        app.update(press(KeyCode::Char(c)));
     }
-    app.update(key(KeyCode::Tab));
+    app.update(press(KeyCode::Tab));
     assert_eq!(app.sigs.focus, Field::Body);
     app.update(Action::Input(Event::Paste(V4_BODY.into())));
     assert_eq!(app.sigs.body.value(), V4_BODY);
-    app.update(key(KeyCode::Down));
+    app.update(press(KeyCode::Down));
     app.update(Action::Input(Event::Paste(format!("{V4_SECRET}\n"))));
     assert_eq!(app.sigs.current.value(), V4_SECRET);
     assert!(checked(&app.sigs).1.is_valid());
     // `q` is typed, not quit, while editing; esc gives the keys back.
-    app.update(key(KeyCode::Char('q')));
+    app.update(press(KeyCode::Char('q')));
     assert!(!app.quit);
-    app.update(key(KeyCode::Esc));
+    app.update(press(KeyCode::Esc));
     assert!(!app.sigs.editing);
-    app.update(key(KeyCode::Tab));
+    app.update(press(KeyCode::Tab));
     assert_eq!(app.pane, PaneId::Probe);
 }
 
@@ -223,7 +220,7 @@ fn another_pane_can_hand_a_delivery_over() {
     assert!(app.sigs.editing);
     assert_eq!(app.sigs.focus, Field::Current);
     for c in V4_SECRET.chars() {
-        app.update(key(KeyCode::Char(c)));
+        app.update(press(KeyCode::Char(c)));
     }
     assert!(checked(&app.sigs).1.is_valid());
 }

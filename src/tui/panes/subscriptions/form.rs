@@ -39,11 +39,11 @@ impl Field {
         cycle(&Field::ORDER, self, true)
     }
 
-    pub fn prev(self) -> Field {
+    pub(crate) fn prev(self) -> Field {
         cycle(&Field::ORDER, self, false)
     }
 
-    pub fn is_text(self) -> bool {
+    pub(crate) fn is_text(self) -> bool {
         !matches!(self, Field::Event(_))
     }
 }
@@ -112,14 +112,14 @@ impl Default for CreateForm {
 
 impl CreateForm {
     /// Something was typed or toggled (quitting or closing asks first).
-    pub fn is_dirty(&self) -> bool {
+    pub(crate) fn is_dirty(&self) -> bool {
         !self.url.value().is_empty()
             || self.events.iter().any(|on| *on)
             || !self.agent.value().is_empty()
             || !self.secret.value().is_empty()
     }
 
-    pub fn focused_input(&mut self) -> Option<&mut Input> {
+    pub(crate) fn focused_input(&mut self) -> Option<&mut Input> {
         match self.focus {
             Field::Url => Some(&mut self.url),
             Field::Agent => Some(&mut self.agent),
@@ -128,7 +128,7 @@ impl CreateForm {
         }
     }
 
-    pub fn toggle_focused_event(&mut self) {
+    pub(crate) fn toggle_focused_event(&mut self) {
         if let Field::Event(index) = self.focus
             && let Some(on) = self.events.get_mut(index)
         {
@@ -136,7 +136,7 @@ impl CreateForm {
         }
     }
 
-    pub fn selected_events(&self) -> Vec<EventKind> {
+    pub(crate) fn selected_events(&self) -> Vec<EventKind> {
         EventKind::ALL
             .into_iter()
             .zip(self.events)
@@ -229,7 +229,7 @@ impl CreateForm {
 }
 
 /// [`generate_secret`] with its error as text.
-pub fn fresh_secret() -> Result<String, String> {
+pub(crate) fn fresh_secret() -> Result<String, String> {
     generate_secret().map_err(|error| error.to_string())
 }
 

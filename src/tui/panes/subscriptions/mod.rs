@@ -170,12 +170,12 @@ impl SubscriptionsPane {
             .filter_map(|index| self.rows.get(*index))
     }
 
-    pub fn visible_len(&self) -> usize {
+    pub(crate) fn visible_len(&self) -> usize {
         self.visible.len()
     }
 
     /// The visible row at `position`.
-    pub fn visible_row(&self, position: usize) -> Option<&Subscription> {
+    pub(crate) fn visible_row(&self, position: usize) -> Option<&Subscription> {
         self.visible
             .get(position)
             .and_then(|index| self.rows.get(*index))
@@ -189,7 +189,7 @@ impl SubscriptionsPane {
         self.visible_row(self.table.position())
     }
 
-    pub fn is_pending(&self, id: &str) -> bool {
+    pub(crate) fn is_pending(&self, id: &str) -> bool {
         self.pending.contains(id)
     }
 
@@ -206,7 +206,7 @@ impl SubscriptionsPane {
     }
 
     /// A form holds input that quitting would lose.
-    pub fn is_dirty(&self) -> bool {
+    pub(crate) fn is_dirty(&self) -> bool {
         match &self.modal {
             Some(Modal::Create(form)) => form.is_dirty(),
             Some(Modal::Rotate(dialog)) => !dialog.secret.value().is_empty(),

@@ -37,7 +37,7 @@ impl DeleteConfirm {
     }
 
     /// The typed text is exactly the short id.
-    pub fn confirmed(&self) -> bool {
+    pub(crate) fn confirmed(&self) -> bool {
         self.input.value() == self.short
     }
 }
@@ -81,18 +81,18 @@ impl RotateForm {
         }
     }
 
-    pub fn confirmed(&self) -> bool {
+    pub(crate) fn confirmed(&self) -> bool {
         self.confirm.value() == self.short
     }
 
-    pub fn focused_input(&mut self) -> &mut Input {
+    pub(crate) fn focused_input(&mut self) -> &mut Input {
         match self.focus {
             RotateField::Secret => &mut self.secret,
             RotateField::Confirm => &mut self.confirm,
         }
     }
 
-    pub fn switch_focus(&mut self) {
+    pub(crate) fn switch_focus(&mut self) {
         self.focus = match self.focus {
             RotateField::Secret => RotateField::Confirm,
             RotateField::Confirm => RotateField::Secret,

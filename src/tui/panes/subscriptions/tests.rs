@@ -1,7 +1,7 @@
 //! `update` tests of the Subscriptions pane, driven through the [`App`]
 //! with the keys an operator would press.
 
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
 use super::{Modal, SubscriptionsPane, View};
@@ -10,6 +10,7 @@ use crate::api::validate::UrlPolicy;
 use crate::tui::action::{Action, Effect, Failure, SubsResult};
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
+use crate::tui::test_keys::{key, press, type_text};
 
 pub(crate) fn subscription(id: &str, url: &str, events: &[&str], enabled: bool) -> Subscription {
     Subscription {
@@ -62,18 +63,6 @@ fn app_with(config: AppConfig) -> App {
 
 fn app() -> App {
     app_with(AppConfig::default())
-}
-
-fn press(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
-fn key(c: char) -> Action {
-    press(KeyCode::Char(c))
-}
-
-fn type_text(app: &mut App, text: &str) -> Vec<Effect> {
-    text.chars().flat_map(|c| app.update(key(c))).collect()
 }
 
 fn ids(app: &App) -> Vec<String> {
