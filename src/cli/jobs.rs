@@ -7,9 +7,9 @@
 //! was not found, 2 bad input, 130 / 143 / 129 stopped by SIGINT / SIGTERM
 //! / SIGHUP (after the summary).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::{Args, Subcommand};
@@ -17,10 +17,10 @@ use color_eyre::eyre::bail;
 use serde_json::json;
 
 use super::output::{emit, print_json};
+use super::progress::Progress;
 use super::secret_arg;
 use super::{Connection, GlobalOptions, report};
 use crate::api::Client;
-use crate::api::prerecorded::UploadProgress;
 use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
 use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
 use crate::poll::watcher::{self, Command, WatchEvent};
@@ -216,18 +216,15 @@ async fn submit(
         // Check everything but the audio URL before spending an upload.
         request.audio_url = "https://upload.pending/".to_owned();
         request.validate()?;
-        let show_progress = std::io::stderr().is_terminal();
+        let progress = Arc::new(Progress::new("uploading"));
+        let reporter = Arc::clone(&progress);
         let upload = client
-            .upload_file(&path, move |progress| {
-                if show_progress {
-                    print_progress(progress);
-                }
+            .upload_file(&path, move |sent| {
+                reporter.update(sent.sent, Some(sent.total))
             })
-            .await?;
-        if show_progress {
-            eprintln!();
-        }
-        request.audio_url = upload.upload_url;
+            .await;
+        progress.finish();
+        request.audio_url = upload?.upload_url;
     }
     let transcript = client.create_transcript(&request).await?;
     if json {
@@ -236,17 +233,6 @@ async fn submit(
         emit(&format!("{}\n", transcript.id))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn print_progress(progress: UploadProgress) {
-    let percent = (progress.sent * 100)
-        .checked_div(progress.total)
-        .unwrap_or(100);
-    eprint!(
-        "\ruploading: {percent:>3}% ({} of {} KiB)",
-        progress.sent / 1024,
-        progress.total / 1024
-    );
 }
 
 fn show(transcript: &Transcript, json: bool) -> color_eyre::Result<ExitCode> {

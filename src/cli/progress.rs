@@ -1,6 +1,5 @@
 //! Progress of a transfer on stderr, one reporter for every command that
-//! moves bytes (`sessions get --download`; `jobs submit`'s upload can use
-//! it too): on a terminal one line redrawn in place (at most ten times a
+//! moves bytes (`sessions get --download`, `jobs submit --file`): on a terminal one line redrawn in place (at most ten times a
 //! second) and cleared at the end; otherwise a line every tenth of the
 //! total, or every five seconds when the total is unknown or slow to come.
 
