@@ -104,6 +104,15 @@ impl SlidingWindow {
         }
     }
 
+    /// The earliest time (not before `now`) at which `count(now)` drops: the
+    /// oldest request inside the window leaves it. `None` when it is empty.
+    pub fn frees_at(&self, now: Duration) -> Option<Duration> {
+        let first_inside = self.log.partition_point(|&sent| sent + self.window <= now);
+        self.log
+            .get(first_inside)
+            .map(|&oldest| oldest + self.window)
+    }
+
     /// The most recent request time, if any.
     pub fn last(&self) -> Option<Duration> {
         self.log.back().copied()
@@ -135,6 +144,18 @@ pub(crate) mod tests {
             best = best.max(end + 1 - start);
         }
         best
+    }
+
+    #[test]
+    fn frees_at_is_when_the_oldest_request_inside_leaves() {
+        let mut log = SlidingWindow::new(3, secs(60.0));
+        assert_eq!(log.frees_at(secs(0.0)), None);
+        log.record(secs(1.0));
+        log.record(secs(5.0));
+        assert_eq!(log.frees_at(secs(10.0)), Some(secs(61.0)));
+        // The first has left: the next to leave is the second.
+        assert_eq!(log.frees_at(secs(61.0)), Some(secs(65.0)));
+        assert_eq!(log.frees_at(secs(65.0)), None);
     }
 
     #[test]

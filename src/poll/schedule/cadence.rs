@@ -2,7 +2,7 @@
 //! poll, queued, running near or far from its expected completion), fitted
 //! to the account budget and the per-job window.
 
-use super::{Job, PER_JOB_WINDOW, Progress, Scheduler, Tick, duration, secs, slot_job};
+use super::{Job, Progress, Scheduler, Tick, duration, secs, slot_job};
 
 /// Smallest spread around an expected completion, in seconds.
 const MIN_SPREAD_SECS: f64 = 0.5;
@@ -128,7 +128,9 @@ impl Scheduler {
         job.core_rate = core;
         job.fresh_rate = fresh;
         let focused = job.focused;
-        let running = job.progress() == Progress::Running;
+        // (A job of known audio has an expected completion to save its
+        // per-job window for.)
+        let running = job.progress() == Progress::Running && job.hint.audio_duration.is_none();
         self.reschedules += 1;
         if self.reschedules.is_multiple_of(1 << 16) {
             self.resum();
@@ -146,8 +148,8 @@ impl Scheduler {
             };
             let planned = core + share * fresh;
             if share >= 1.0 {
-                // Spare: everyone a little more often, and a running job
-                // never less often than an even split of the supply among
+                // Spare: everyone a little more often, and a running job of
+                // unknown length never less often than an even split of the supply among
                 // the running jobs would poll it (spare budget goes where
                 // the changes an operator waits for happen; a queued job
                 // keeps backing off, and a completion boosts the head of
@@ -203,14 +205,20 @@ impl Scheduler {
                     let floor = now + self.config.min_gap;
                     due = expected.max(floor).min(due);
                 }
-                // Past half of the job's window, slow down gradually to the
-                // rate the window sustains, so a burst never locks it out.
+                // Spread the polls the job's window has left over the time
+                // until its oldest poll leaves it, fully from half the
+                // window on (less before, so a job's first seconds can be
+                // polled closely), so that burst never locks the job out
+                // for the rest of the window.
                 let job = self.jobs[slot].as_ref()?;
-                let limit = f64::from(job.limiter.limit());
-                let used = f64::from(job.limiter.count(now));
-                if let Some(last) = job.limiter.last() {
-                    let pressure = ((used - limit / 2.0) / (limit / 2.0)).clamp(0.0, 1.0);
-                    due = due.max(last + duration(pressure * secs(PER_JOB_WINDOW) / limit));
+                let (limit, used) = (job.limiter.limit(), job.limiter.count(now));
+                let left = limit.saturating_sub(used);
+                if let Some(frees_at) = job.limiter.frees_at(now)
+                    && left > 0
+                {
+                    let spread = secs(frees_at.saturating_sub(now)) / f64::from(left);
+                    let weight = (2.0 * f64::from(used) / f64::from(limit)).min(1.0);
+                    due = due.max(now + duration(spread * weight));
                 }
                 due
             }

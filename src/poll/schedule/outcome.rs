@@ -179,11 +179,12 @@ impl Scheduler {
             }
         }
         if after < Progress::Finished {
-            // A running job's cadence counts from the poll's sending, not
-            // its answer, so the round trip does not stretch every gap.
+            // A running job of unknown length (polled at an even share)
+            // counts its cadence from the poll's sending, not its answer,
+            // so the round trip does not stretch every gap.
             let sent = self.jobs[slot]
                 .as_ref()
-                .filter(|_| after == Progress::Running)
+                .filter(|job| after == Progress::Running && job.hint.audio_duration.is_none())
                 .and_then(|job| job.last_poll)
                 .map_or(now, |sent| sent.min(now));
             self.reschedule(slot, now, sent);

@@ -325,6 +325,26 @@ fn spare_budget_polls_running_jobs_at_an_even_share_counted_from_sending() {
 }
 
 #[test]
+fn a_job_polled_closely_at_first_is_never_locked_out_of_its_window() {
+    // A job's first seconds are polled every 250 ms; at the even share it
+    // then runs at the per-job limit. Without spreading what is left, the
+    // window fills before the first minute ends and the job goes unpolled
+    // until its first polls leave the window.
+    let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+    scheduler.add_job("a", JobHint::default(), Tick::ZERO);
+    let polls = drive_with_round_trip(
+        &mut scheduler,
+        t(300.0),
+        Duration::from_millis(100),
+        |_, _| processing(),
+    );
+    let times: Vec<f64> = polls.iter().map(|(at, _)| at.as_secs_f64()).collect();
+    let longest = times.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max);
+    assert!(times.len() > 200, "{} polls", times.len());
+    assert!(longest < 2.5, "longest gap {longest} s");
+}
+
+#[test]
 fn a_lower_platform_limit_costs_one_429_even_with_every_job_in_step() {
     // Five jobs submitted together are polled in step, so their 21st polls
     // would all be in flight before the first 429 comes back: one job at a
