@@ -2,7 +2,7 @@
 //! writes, and the `earshot config` subcommands run as a real binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use earshot::api::Region;
 use earshot::config::{
@@ -10,6 +10,8 @@ use earshot::config::{
 };
 use earshot::redact::SecretString;
 use url::Url;
+
+use crate::common;
 
 const ENDPOINTS: &str = r#"
 agents = "https://agents.test"
@@ -617,29 +619,16 @@ fn write_atomic_failure_leaves_the_old_file_and_names_the_path() {
 // ---------------------------------------------------------------------------
 // The binary: `earshot config init|show|path`.
 
-/// Runs the binary with a clean environment: no `EARSHOT_*` from the caller,
-/// home and XDG dirs inside `home`, and `EARSHOT_CONFIG` set to `config`.
+/// Runs the binary [isolated](common::cli::isolate) in `home`, with
+/// `EARSHOT_CONFIG` set to `config`, no colour, and `env` on top.
 fn earshot(home: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_earshot"));
-    for var in [
-        "EARSHOT_CONFIG",
-        "EARSHOT_PROFILE",
-        "EARSHOT_URL",
-        "EARSHOT_API_KEY",
-        "RUST_BACKTRACE",
-        "RUST_LIB_BACKTRACE",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("xdg-config"))
-        .env("XDG_STATE_HOME", home.join("xdg-state"))
-        .env("XDG_DATA_HOME", home.join("xdg-data"))
+    common::cli::isolated(home)
         .env("NO_COLOR", "1")
         .env("EARSHOT_CONFIG", config)
         .args(args)
-        .envs(env.iter().copied());
-    cmd.output().unwrap()
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 fn text(out: &Output) -> String {
