@@ -65,13 +65,19 @@ pub async fn start() -> Harness {
     start_with(Options::default()).await
 }
 
+impl Options {
+    /// The default options but `time_scale`.
+    pub fn at(time_scale: f64) -> Options {
+        Options {
+            time_scale,
+            ..Options::default()
+        }
+    }
+}
+
 /// An emulator with the default options but `time_scale`.
 pub async fn start_at(time_scale: f64) -> Harness {
-    start_with(Options {
-        time_scale,
-        ..Options::default()
-    })
-    .await
+    start_with(Options::at(time_scale)).await
 }
 
 pub async fn start_with(options: Options) -> Harness {
