@@ -49,6 +49,11 @@ async fn submit_url(harness: &Harness, audio_url: &str) -> Value {
     submit(harness, json!({ "audio_url": audio_url })).await
 }
 
+/// Uploads a second of silence: its URL.
+async fn upload_silence(harness: &Harness) -> String {
+    upload(harness, wav(1.0, None)).await
+}
+
 /// A record's string field (panics when absent).
 fn text_of(record: &Value, field: &str) -> String {
     record[field].as_str().unwrap().to_owned()
@@ -287,7 +292,7 @@ async fn with_keep_jobs_the_oldest_finished_jobs_are_forgotten() {
     config.allow_private_urls = true;
     config.keep_jobs = Some(2);
     let harness = launch(config, None).await;
-    let upload_url = upload(&harness, wav(1.0, None)).await;
+    let upload_url = upload_silence(&harness).await;
     let mut ids = Vec::new();
     for _ in 0..3 {
         let id = text_of(&submit_url(&harness, &upload_url).await, "id");
@@ -583,6 +588,12 @@ async fn run_job(harness: &Harness, audio_url: &str, extra: Value) -> String {
     id
 }
 
+/// Submits a job for `audio_url` that calls `webhook_url`; waits for its
+/// end.
+async fn job_with_webhook(harness: &Harness, audio_url: &str, webhook_url: &str) -> String {
+    run_job(harness, audio_url, json!({ "webhook_url": webhook_url })).await
+}
+
 /// Waits until `hook` has `count` calls, then a while longer, and returns
 /// them all (so a call that should not come has had time to).
 async fn calls_settled(hook: &Hook, count: usize, quiet: Duration) -> Vec<Call> {
@@ -598,7 +609,7 @@ async fn calls_settled(hook: &Hook, count: usize, quiet: Duration) -> Vec<Call> 
 async fn webhooks_carry_the_custom_header_exactly_when_it_is_set() {
     let harness = start(0.01).await;
     let receiver = Hook::answering(200).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
+    let audio_url = upload_silence(&harness).await;
     let with = run_job(
         &harness,
         &audio_url,
@@ -609,12 +620,7 @@ async fn webhooks_carry_the_custom_header_exactly_when_it_is_set() {
         }),
     )
     .await;
-    let without = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": receiver.url("/without") }),
-    )
-    .await;
+    let without = job_with_webhook(&harness, &audio_url, &receiver.url("/without")).await;
     let calls = calls_settled(&receiver, 2, Duration::from_millis(200)).await;
     assert_eq!(calls.len(), 2);
     let call = |path: &str| {
@@ -647,12 +653,7 @@ async fn webhook_urls_keep_their_query_parameters_and_errors_are_announced() {
     let harness = start(0.01).await;
     let receiver = Hook::answering(204).await;
     let url = receiver.url("/hooks/transcripts?customer=42&trace=a%2Fb");
-    let id = run_job(
-        &harness,
-        &closed_port_url().await,
-        json!({ "webhook_url": url }),
-    )
-    .await;
+    let id = job_with_webhook(&harness, &closed_port_url().await, &url).await;
     let calls = calls_settled(&receiver, 1, Duration::from_millis(100)).await;
     assert_eq!(calls.len(), 1);
     assert_eq!(
@@ -668,15 +669,10 @@ async fn webhook_urls_keep_their_query_parameters_and_errors_are_announced() {
 #[tokio::test]
 async fn a_4xx_answer_fails_the_webhook_without_retry() {
     let harness = start(0.01).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
+    let audio_url = upload_silence(&harness).await;
     for status in [401, 429] {
         let receiver = Hook::answering(status).await;
-        let id = run_job(
-            &harness,
-            &audio_url,
-            json!({ "webhook_url": receiver.url("/hook") }),
-        )
-        .await;
+        let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
         // A retry would come 100 ms (10 s scaled) after the answer.
         let calls = calls_settled(&receiver, 1, Duration::from_millis(400)).await;
         assert_eq!(calls.len(), 1, "{status}");
@@ -692,13 +688,8 @@ async fn a_4xx_answer_fails_the_webhook_without_retry() {
 async fn a_failing_webhook_is_tried_ten_times_ten_seconds_apart() {
     let harness = start(0.01).await;
     let receiver = Hook::answering(503).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
-    let id = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": receiver.url("/hook") }),
-    )
-    .await;
+    let audio_url = upload_silence(&harness).await;
+    let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
     let calls = calls_settled(&receiver, 10, Duration::from_millis(400)).await;
     assert_eq!(calls.len(), 10, "ten attempts in all, then given up");
     for pair in calls.windows(2) {
@@ -724,13 +715,8 @@ async fn timeouts_and_redirects_are_retried_until_a_2xx() {
         _ => (202, Duration::ZERO, Vec::new()),
     })
     .await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
-    let id = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": receiver.url("/hook") }),
-    )
-    .await;
+    let audio_url = upload_silence(&harness).await;
+    let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
     let calls = calls_settled(&receiver, 4, Duration::from_millis(400)).await;
     assert_eq!(calls.len(), 4);
     assert!(calls.iter().all(|call| call.uri.path() == "/hook"));
@@ -741,13 +727,8 @@ async fn timeouts_and_redirects_are_retried_until_a_2xx() {
 #[tokio::test]
 async fn a_webhook_that_never_answers_leaves_the_status_code_null() {
     let harness = start(0.001).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
-    let id = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": closed_port_url().await }),
-    )
-    .await;
+    let audio_url = upload_silence(&harness).await;
+    let id = job_with_webhook(&harness, &audio_url, &closed_port_url().await).await;
     // Ten attempts 10 ms apart are over well within this.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let record = transcript(&harness, &id).await;
@@ -767,7 +748,7 @@ async fn the_poll_limit_refuses_the_next_get_of_one_transcript_with_retry_after(
         ..Options::default()
     })
     .await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
+    let audio_url = upload_silence(&harness).await;
     let first = submit_url(&harness, &audio_url).await;
     let other = submit_url(&harness, &audio_url).await;
     let path = path_of(&first);
@@ -813,7 +794,7 @@ async fn the_request_over_the_http_limit_gets_403_and_only_keyed_requests_count(
     }
     // Control routes are not part of the API.
     harness.stats().await;
-    let audio_url = upload(&harness, wav(1.0, None)).await; // 1
+    let audio_url = upload_silence(&harness).await; // 1
     let created = submit_url(&harness, &audio_url).await; // 2
     let path = path_of(&created);
     assert_eq!(get_status(&harness, &path).await, 200); // 3
