@@ -204,6 +204,20 @@ async fn dictate_wav(h: &Harness, audio: AudioSource) -> Result<Dictation, Dicta
     h.client.dictate(&wav_request(), audio).await
 }
 
+/// Dictates `file` with `request`.
+async fn dictate_file(
+    h: &Harness,
+    request: &DictationRequest,
+    file: &std::path::Path,
+) -> Result<Dictation, DictationError> {
+    h.client.dictate(request, AudioSource::file(file)).await
+}
+
+/// The field the client refused to send, if it refused one.
+fn refused_field(error: &DictationError) -> Option<&'static str> {
+    error.invalid().map(|invalid| invalid.field)
+}
+
 fn pcm_request(sample_rate: Option<u32>, channels: Option<u16>) -> DictationRequest {
     DictationRequest {
         config: DictationConfig {
@@ -492,11 +506,7 @@ async fn both_paths_serve_dictation_and_there_is_no_unversioned_alias() {
             path,
             ..wav_request()
         };
-        let answer = h
-            .client
-            .dictate(&request, AudioSource::file(&file))
-            .await
-            .unwrap();
+        let answer = dictate_file(&h, &request, &file).await.unwrap();
         assert_eq!(answer.text, UTTERANCE);
     }
     assert_eq!(count(&h, LIVE, 200).await, 1);
@@ -615,12 +625,7 @@ async fn the_instruction_changes_the_rewrite_and_never_the_text() {
         },
         ..wav_request()
     };
-    let list = h
-        .client
-        .dictate(
-            &request("Turn this into a bulleted list"),
-            AudioSource::file(&file),
-        )
+    let list = dictate_file(&h, &request("Turn this into a bulleted list"), &file)
         .await
         .unwrap();
     assert_eq!(list.text, "um buy milk. then call Ana, no, Bea. uh done");
@@ -628,9 +633,7 @@ async fn the_instruction_changes_the_rewrite_and_never_the_text() {
         list.llm_response.as_deref(),
         Some("- Buy milk\n- Then call Bea\n- Done")
     );
-    let loud = h
-        .client
-        .dictate(&request("all in uppercase"), AudioSource::file(&file))
+    let loud = dictate_file(&h, &request("all in uppercase"), &file)
         .await
         .unwrap();
     assert_eq!(
@@ -689,10 +692,7 @@ async fn the_client_refuses_bad_requests_before_sending() {
         .dictate(&pcm_request(None, Some(1)), AudioSource::reader(reader))
         .await
         .unwrap_err();
-    assert_eq!(
-        error.invalid().map(|invalid| invalid.field),
-        Some("sample_rate")
-    );
+    assert_eq!(refused_field(&error), Some("sample_rate"));
 
     let (_dir, file) = wav_file(1.0, None);
     let bad_language = DictationRequest {
@@ -702,15 +702,8 @@ async fn the_client_refuses_bad_requests_before_sending() {
         },
         ..wav_request()
     };
-    let error = h
-        .client
-        .dictate(&bad_language, AudioSource::file(&file))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        error.invalid().map(|invalid| invalid.field),
-        Some("language_codes")
-    );
+    let error = dictate_file(&h, &bad_language, &file).await.unwrap_err();
+    assert_eq!(refused_field(&error), Some("language_codes"));
 
     // A WAV over 120 s, read from its header.
     let (_long_dir, long) = wav_file(121.0, None);
@@ -941,11 +934,7 @@ async fn a_503_or_429_backs_off_and_retries() {
         retry: RetryPolicy::NEVER,
         ..wav_request()
     };
-    let error = h
-        .client
-        .dictate(&never, AudioSource::file(&file))
-        .await
-        .unwrap_err();
+    let error = dictate_file(&h, &never, &file).await.unwrap_err();
     assert_eq!((error.status(), error.attempts()), (Some(503), 1));
 }
 
