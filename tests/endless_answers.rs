@@ -24,6 +24,16 @@ const PEAK_LIMIT_MIB: u64 = 400;
 /// Every test ends within this.
 const TEST_BOUND: Duration = Duration::from_secs(60);
 
+/// Runs `test` within [`TEST_BOUND`], then checks the process's peak RSS
+/// stayed far below what reading an endless answer would cost.
+async fn bounded_and_cheap(test: impl Future<Output = ()>) {
+    tokio::time::timeout(TEST_BOUND, test)
+        .await
+        .expect("the test ends in time");
+    let peak = peak_mib_of_self();
+    assert!(peak < PEAK_LIMIT_MIB, "peak RSS {peak} MiB");
+}
+
 /// A receiver answering every request `status` and then `line`, repeated
 /// without end (chunked), until the client goes away.
 async fn endless_receiver(status: u16, line: &'static str) -> SocketAddr {
@@ -90,7 +100,7 @@ async fn read_request(stream: &mut TcpStream) -> Option<()> {
 
 #[tokio::test]
 async fn agent_deliveries_to_endless_answers_are_recorded_and_cheap() {
-    tokio::time::timeout(TEST_BOUND, async {
+    bounded_and_cheap(async {
         // Deadline 1.5 s: long enough to read gigabytes if nothing stops.
         let harness = start_at(0.1).await;
         let ok = endless_receiver(200, "fine ").await;
@@ -107,17 +117,14 @@ async fn agent_deliveries_to_endless_answers_are_recorded_and_cheap() {
         assert_eq!(failed["status"], "failed", "{failed}");
         assert_eq!(failed["http_status_code"], 500, "{failed}");
         assert_eq!(failed["error"], "HTTP 500: overloaded", "{failed}");
-        let peak = peak_mib_of_self();
-        assert!(peak < PEAK_LIMIT_MIB, "peak RSS {peak} MiB");
         harness.emulator.shutdown().await;
     })
-    .await
-    .expect("the test ends in time");
+    .await;
 }
 
 #[tokio::test]
 async fn transcript_webhooks_to_endless_answers_are_recorded_and_cheap() {
-    tokio::time::timeout(TEST_BOUND, async {
+    bounded_and_cheap(async {
         // Webhook deadline 10 s × 0.1 = 1 s.
         let harness = start_at(0.1).await;
         let receiver = endless_receiver(200, "fine ").await;
@@ -153,17 +160,14 @@ async fn transcript_webhooks_to_endless_answers_are_recorded_and_cheap() {
         })
         .await;
         assert_eq!(record["webhook_status_code"], 200, "{record}");
-        let peak = peak_mib_of_self();
-        assert!(peak < PEAK_LIMIT_MIB, "peak RSS {peak} MiB");
         harness.emulator.shutdown().await;
     })
-    .await
-    .expect("the test ends in time");
+    .await;
 }
 
 #[tokio::test]
 async fn check_receiver_reads_endless_answers_as_answers() {
-    tokio::time::timeout(TEST_BOUND, async {
+    bounded_and_cheap(async {
         let receiver = endless_receiver(200, "fine ").await;
         let url = format!("http://{receiver}/hook").parse().unwrap();
         let mut config = CheckConfig::agents(url, SecretString::new(SECRET));
@@ -176,9 +180,6 @@ async fn check_receiver_reads_endless_answers_as_answers() {
         // as a timeout.
         let forged = report.case("bad-signature").expect("the case ran");
         assert_eq!(forged.answer, "200", "{forged:?}");
-        let peak = peak_mib_of_self();
-        assert!(peak < PEAK_LIMIT_MIB, "peak RSS {peak} MiB");
     })
-    .await
-    .expect("the test ends in time");
+    .await;
 }
