@@ -11,10 +11,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use common::rss::peak_mib_of_self;
-use common::{API_KEY, SECRET, eventually, start_at, wav};
+use common::{SECRET, eventually, start_at, wav};
+use earshot::api::types::prerecorded::NewTranscript;
 use earshot::receiver::check::{self, CheckConfig};
 use earshot::redact::SecretString;
-use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -128,32 +128,16 @@ async fn transcript_webhooks_to_endless_answers_are_recorded_and_cheap() {
         // Webhook deadline 10 s × 0.1 = 1 s.
         let harness = start_at(0.1).await;
         let receiver = endless_receiver(200, "fine ").await;
-        let upload: Value = harness
-            .http
-            .post(format!("{}/v2/upload", harness.base))
-            .header("authorization", API_KEY)
-            .body(wav(1.0, Some("hello")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let created: Value = harness
-            .http
-            .post(format!("{}/v2/transcript", harness.base))
-            .header("authorization", API_KEY)
-            .json(&json!({
-                "audio_url": upload["upload_url"],
-                "webhook_url": format!("http://{receiver}/hook"),
-            }))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let id = created["id"].as_str().expect("a transcript id").to_owned();
+        let dir = tempfile::tempdir().unwrap();
+        let audio = dir.path().join("hello.wav");
+        std::fs::write(&audio, wav(1.0, Some("hello"))).unwrap();
+        let upload = harness.client.upload_file(&audio, |_| {}).await.unwrap();
+        let request = NewTranscript {
+            audio_url: upload.upload_url,
+            webhook_url: Some(format!("http://{receiver}/hook")),
+            ..NewTranscript::default()
+        };
+        let id = harness.client.create_transcript(&request).await.unwrap().id;
         let record = eventually(Duration::from_secs(20), "the webhook's status", || async {
             let (_, record) = harness.get(&format!("/v2/transcript/{id}")).await;
             (!record["webhook_status_code"].is_null()).then_some(record)
