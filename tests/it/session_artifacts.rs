@@ -17,15 +17,6 @@ fn time_of(value: &Value) -> chrono::DateTime<chrono::FixedOffset> {
     chrono::DateTime::parse_from_rfc3339(value.as_str().expect("a timestamp")).expect("RFC 3339")
 }
 
-/// A receiver subscribed to `call.ended`.
-async fn call_ended_receiver(harness: &Harness) -> Receiver {
-    let receiver = Receiver::healthy().await;
-    harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
-    receiver
-}
-
 /// The `call` object of the first `call.ended` the receiver gets.
 async fn first_ended_call(receiver: &Receiver) -> Value {
     eventually(Duration::from_secs(5), "call.ended", || async {
@@ -55,7 +46,7 @@ fn artifacts_of(record: &Value) -> Vec<Value> {
 async fn call_artifacts_are_listed_about_90_s_after_call_ended_while_its_links_work_at_once() {
     // Scale 0.01: 90 s is 900 ms, one hour 36 s.
     let harness = start_at(0.01).await;
-    let receiver = call_ended_receiver(&harness).await;
+    let (receiver, _) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let call_id = harness.start_call("connected").await;
     let ended = Instant::now();
     harness.end_call(&call_id).await;
@@ -128,7 +119,7 @@ async fn a_large_recording_is_served_whole_with_its_length() {
     config.time_scale = TimeScale::new(0.01).unwrap();
     config.recording_bytes = Some(SIZE);
     let harness = launch(config, Some(UrlPolicy::AnyHttp)).await;
-    let receiver = call_ended_receiver(&harness).await;
+    let (receiver, _) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let call_id = harness.start_call("connected").await;
     harness.end_call(&call_id).await;
     let call = first_ended_call(&receiver).await;

@@ -222,10 +222,7 @@ fn short(id: &str) -> &str {
 #[tokio::test]
 async fn pressing_p_pauses_the_selected_subscription_on_the_platform() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let keep = harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (receiver, keep) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let target = harness
         .subscribe(&receiver.url(), &[EventKind::SessionStarted])
         .await;
@@ -294,10 +291,7 @@ async fn a_subscription_created_in_the_form_exists_and_its_secret_is_shown_once(
 #[tokio::test]
 async fn delete_after_typing_the_short_id_removes_it_from_the_platform() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let doomed = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
+    let (_receiver, doomed) = harness.healthy_subscriber(&[EventKind::CallFailed]).await;
 
     let doomed_short = short(&doomed.id).to_owned();
     with_console(&harness, Recorder::default(), |script| async move {
@@ -323,10 +317,7 @@ async fn delete_after_typing_the_short_id_removes_it_from_the_platform() {
 #[tokio::test]
 async fn a_server_error_shows_in_the_status_bar_and_the_console_keeps_working() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let sub = harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (_receiver, sub) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let sub_short = short(&sub.id).to_owned();
     let faults = harness.base.clone();
     let http = harness.http.clone();

@@ -168,6 +168,23 @@ impl Harness {
         self.subscribe_with(url, events, None).await
     }
 
+    /// A healthy receiver subscribed to `events`, and its subscription.
+    pub async fn healthy_subscriber(&self, events: &[EventKind]) -> (Receiver, Subscription) {
+        self.healthy_subscriber_for(events, None).await
+    }
+
+    /// [`Harness::healthy_subscriber`] scoped to `agent_id` (every agent
+    /// when `None`).
+    pub async fn healthy_subscriber_for(
+        &self,
+        events: &[EventKind],
+        agent_id: Option<&str>,
+    ) -> (Receiver, Subscription) {
+        let receiver = Receiver::healthy().await;
+        let subscription = self.subscribe_with(&receiver.url(), events, agent_id).await;
+        (receiver, subscription)
+    }
+
     /// Subscribes `url` to `call.failed`, then starts a call that fails: the
     /// subscription and the call's session id.
     pub async fn failed_call_to(&self, url: &str) -> (Subscription, String) {
@@ -330,6 +347,16 @@ impl Receiver {
 
     pub fn captured(&self) -> Vec<Captured> {
         self.requests.lock().unwrap().clone()
+    }
+
+    /// Waits (up to 5 s) until exactly `count` requests have come, named
+    /// `what` in the failure; they all.
+    pub async fn wait_count(&self, count: usize, what: &str) -> Vec<Captured> {
+        eventually(Duration::from_secs(5), what, || async {
+            let requests = self.captured();
+            (requests.len() == count).then_some(requests)
+        })
+        .await
     }
 }
 
