@@ -4,7 +4,7 @@
 //! missing terminal gets a true message and exit 2.
 
 use crate::common;
-use crate::common::cli::{earshot_async as earshot, isolated_async as isolated};
+use crate::common::cli::{earshot_async as earshot, finish, isolated_async as isolated, text};
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -15,18 +15,6 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 use tokio::process::{Child, Command};
 
 const SECRET: &str = "whsec_cli_exits_0123456789abcdefghijklmno";
-
-/// Runs to completion within 30 s.
-async fn finish(command: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(30), command.output())
-        .await
-        .expect("the command ends within 30 s")
-        .expect("run the earshot binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The next line of `lines` within 15 s.
 async fn next_line<R: AsyncRead + Unpin>(lines: &mut Lines<BufReader<R>>) -> String {

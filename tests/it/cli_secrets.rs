@@ -3,9 +3,8 @@
 //! and capture files that keep secrets off disk.
 
 use crate::common;
-use crate::common::cli::earshot_async as earshot;
+use crate::common::cli::{earshot_async as earshot, finish, text};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::Duration;
 
 use earshot::emulator::{Emulator, EmulatorConfig};
@@ -13,19 +12,6 @@ use earshot::receiver::listen::{self, ListenConfig};
 use earshot::redact::SecretString;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStdout;
-
-/// Runs to completion within 20 s (a command that should have refused its
-/// input and instead serves forever fails here, not hangs).
-async fn finish(command: &mut tokio::process::Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(20), command.output())
-        .await
-        .expect("the command ends within 20 s")
-        .expect("run the earshot binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 // ---------------------------------------------------------------------------
 // Item: the emulator refuses an empty or unprintable API key

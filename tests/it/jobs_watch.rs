@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Output;
 use std::time::Duration;
 
-use crate::common::cli::{earshot, earshot_async};
+use crate::common::cli::{earshot, earshot_async, finish_within, text};
 use crate::common::{API_KEY, Harness, Options, eventually, start_at, start_with, wav};
 use earshot::api::types::prerecorded::{NewTranscript, TranscriptStatus};
 use earshot::poll::schedule::{JobHint, JobView, SchedulerConfig};
@@ -83,14 +83,7 @@ async fn earshot_at(harness: &Harness, args: &[String], within: Duration) -> Out
         .args(args)
         .env("EARSHOT_URL", &harness.base)
         .env("EARSHOT_API_KEY", API_KEY);
-    tokio::time::timeout(within, command.output())
-        .await
-        .unwrap_or_else(|_| panic!("earshot {args:?} ends within {within:?}"))
-        .expect("run the earshot binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    finish_within(&mut command, within).await
 }
 
 fn watch(harness: &Harness, config: SchedulerConfig, ids: &[String]) -> Watcher {

@@ -110,6 +110,25 @@ pub fn observer(db: &Path, secret: &str) -> (Child, String) {
     (child, url)
 }
 
+/// Runs an async `command` to the end within 30 s (one that should have
+/// stopped and serves forever fails here instead of hanging); its output.
+pub async fn finish(command: &mut tokio::process::Command) -> Output {
+    finish_within(command, Duration::from_secs(30)).await
+}
+
+/// [`finish`] within `within`.
+pub async fn finish_within(command: &mut tokio::process::Command, within: Duration) -> Output {
+    tokio::time::timeout(within, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("the command ends within {within:?}"))
+        .expect("run the earshot binary")
+}
+
+/// A command's output bytes as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// Runs `command` to the end (at most a minute) and collects its output.
 pub async fn run(command: &mut Command) -> Output {
     let mut command =
