@@ -238,11 +238,7 @@ async fn closed_port_url() -> String {
 /// `{"error": "<message>"}` and nothing else. The message.
 fn assert_error(answer: &RawAnswer, status: u16) -> String {
     assert_eq!(answer.status, status, "{}", answer.text);
-    let content_type = answer
-        .headers
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
+    let content_type = answer.content_type();
     assert_eq!(content_type, "application/json", "{}", answer.text);
     let body = answer.json();
     let object = body.as_object().expect("an object");

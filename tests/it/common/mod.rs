@@ -418,6 +418,14 @@ pub struct RawAnswer {
 }
 
 impl RawAnswer {
+    /// The `Content-Type` header ("" when absent or not text).
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .get("content-type")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+    }
+
     /// The body as JSON (`Null` when it is not JSON).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.text).unwrap_or(Value::Null)
