@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::common::cli::{earshot, observer, run};
+use crate::common::cli::{Observed, earshot, run};
 use crate::common::{API_KEY, Receiver, Reply, SECRET, eventually, hmac_hex, signature_parts};
 use earshot::api::types::agents::EventKind;
 use serde_json::Value;
@@ -63,17 +63,13 @@ fn stdout(output: &Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
     let harness = common::start().await;
-    let (mut listen, observer_url) = observer(&db, OBSERVER_SECRET);
+    let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
+    let (dir, db) = (&observed.dir, observed.db.clone());
 
     let (failing, fixed) = rejecting_until_fixed(Reply::ok()).await;
     let healthy = Receiver::healthy().await;
     let everything = EventKind::ALL;
-    harness
-        .subscribe_secret(&observer_url, &everything, OBSERVER_SECRET)
-        .await;
     let broken = harness.subscribe(&failing.url(), &everything).await;
     let fine = harness.subscribe(&healthy.url(), &everything).await;
 
@@ -222,9 +218,6 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
     assert!(printed.contains("0 delivered, 0 failed"), "{printed}");
     assert!(printed.contains("9 already recovered"), "{printed}");
     assert_eq!(failing.count(), 2 * EVENTS);
-
-    listen.kill().ok();
-    listen.wait().ok();
 }
 
 #[tokio::test]
@@ -269,18 +262,14 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
 /// back until asked for with `--resend-interrupted`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
     let harness = common::start().await;
-    let (mut listen, observer_url) = observer(&db, OBSERVER_SECRET);
+    let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
+    let (dir, db) = (&observed.dir, observed.db.clone());
     let (receiver, fixed) = rejecting_until_fixed(Reply {
         delay: Duration::from_millis(300),
         ..Reply::ok()
     })
     .await;
-    harness
-        .subscribe_secret(&observer_url, &EventKind::ALL, OBSERVER_SECRET)
-        .await;
     let broken = harness.subscribe(&receiver.url(), &EventKind::ALL).await;
     for _ in 0..3 {
         let call = harness.start_call("connected").await;
@@ -339,6 +328,4 @@ async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
     let printed = stdout(&output);
     assert!(printed.contains("1 delivered, 0 failed"), "{printed}");
     assert_eq!(receiver.count(), 2 * EVENTS + 1);
-    listen.kill().ok();
-    listen.wait().ok();
 }

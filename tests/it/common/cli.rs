@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use earshot::api::types::agents::EventKind;
+
+use super::Harness;
+
 /// The settings a caller's environment could pass to `earshot`.
 const INHERITED: [&str; 9] = [
     "EARSHOT_URL",
@@ -108,6 +112,31 @@ pub fn observer(db: &Path, secret: &str) -> (Child, String) {
         .expect("first line names the address")
         .to_owned();
     (child, url)
+}
+
+/// The observer (`earshot listen --store`) with its store in a temp dir,
+/// subscribed on the emulator to `events` with `secret`; stopped on drop.
+pub struct Observed {
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+    child: Child,
+}
+
+impl Observed {
+    pub async fn start(harness: &Harness, events: &[EventKind], secret: &str) -> Observed {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let db = dir.path().join("earshot.db");
+        let (child, url) = observer(&db, secret);
+        harness.subscribe_secret(&url, events, secret).await;
+        Observed { dir, db, child }
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Runs an async `command` to the end within 30 s (one that should have
