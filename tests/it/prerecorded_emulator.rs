@@ -590,14 +590,15 @@ async fn job_with_webhook(harness: &Harness, audio_url: &str, webhook_url: &str)
     run_job(harness, audio_url, json!({ "webhook_url": webhook_url })).await
 }
 
-/// Waits until `hook` has `count` calls, then a while longer, and returns
-/// them all (so a call that should not come has had time to).
-async fn calls_settled(hook: &Hook, count: usize, quiet: Duration) -> Vec<Call> {
+/// Waits until `hook` has `count` calls and the emulator has no webhook
+/// left to send (no attempt running, no retry waiting), and returns every
+/// call: one that should not come would have come by then.
+async fn calls_settled(harness: &Harness, hook: &Hook, count: usize) -> Vec<Call> {
     eventually(Duration::from_secs(10), "webhook calls", || async {
         (hook.calls().len() >= count).then_some(())
     })
     .await;
-    tokio::time::sleep(quiet).await;
+    harness.wait_deliveries_idle().await;
     hook.calls()
 }
 
@@ -617,7 +618,7 @@ async fn webhooks_carry_the_custom_header_exactly_when_it_is_set() {
     )
     .await;
     let without = job_with_webhook(&harness, &audio_url, &receiver.url("/without")).await;
-    let calls = calls_settled(&receiver, 2, Duration::from_millis(200)).await;
+    let calls = calls_settled(&harness, &receiver, 2).await;
     assert_eq!(calls.len(), 2);
     let call = |path: &str| {
         calls
@@ -650,7 +651,7 @@ async fn webhook_urls_keep_their_query_parameters_and_errors_are_announced() {
     let receiver = Hook::answering(204).await;
     let url = receiver.url("/hooks/transcripts?customer=42&trace=a%2Fb");
     let id = job_with_webhook(&harness, &closed_port_url().await, &url).await;
-    let calls = calls_settled(&receiver, 1, Duration::from_millis(100)).await;
+    let calls = calls_settled(&harness, &receiver, 1).await;
     assert_eq!(calls.len(), 1);
     assert_eq!(
         calls[0].uri.to_string(),
@@ -670,7 +671,7 @@ async fn a_4xx_answer_fails_the_webhook_without_retry() {
         let receiver = Hook::answering(status).await;
         let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
         // A retry would come 100 ms (10 s scaled) after the answer.
-        let calls = calls_settled(&receiver, 1, Duration::from_millis(400)).await;
+        let calls = calls_settled(&harness, &receiver, 1).await;
         assert_eq!(calls.len(), 1, "{status}");
         assert_eq!(
             transcript(&harness, &id).await["webhook_status_code"],
@@ -686,7 +687,7 @@ async fn a_failing_webhook_is_tried_ten_times_ten_seconds_apart() {
     let receiver = Hook::answering(503).await;
     let audio_url = upload_silence(&harness).await;
     let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
-    let calls = calls_settled(&receiver, 10, Duration::from_millis(400)).await;
+    let calls = calls_settled(&harness, &receiver, 10).await;
     assert_eq!(calls.len(), 10, "ten attempts in all, then given up");
     for pair in calls.windows(2) {
         let gap = pair[1].at - pair[0].at;
@@ -713,7 +714,7 @@ async fn timeouts_and_redirects_are_retried_until_a_2xx() {
     .await;
     let audio_url = upload_silence(&harness).await;
     let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
-    let calls = calls_settled(&receiver, 4, Duration::from_millis(400)).await;
+    let calls = calls_settled(&harness, &receiver, 4).await;
     assert_eq!(calls.len(), 4);
     assert!(calls.iter().all(|call| call.uri.path() == "/hook"));
     assert_eq!(transcript(&harness, &id).await["webhook_status_code"], 202);
@@ -725,8 +726,8 @@ async fn a_webhook_that_never_answers_leaves_the_status_code_null() {
     let harness = start(0.001).await;
     let audio_url = upload_silence(&harness).await;
     let id = job_with_webhook(&harness, &audio_url, &closed_port_url().await).await;
-    // Ten attempts 10 ms apart are over well within this.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every attempt is over once nothing is left to send.
+    harness.wait_deliveries_idle().await;
     let record = transcript(&harness, &id).await;
     assert_eq!(record["status"], "completed");
     assert!(record["webhook_status_code"].is_null(), "{record}");
