@@ -449,13 +449,7 @@ async fn call_artifact_urls_expire_one_hour_after_the_event() {
     let before = Instant::now();
     harness.end_call(&call_id).await;
     let after = Instant::now();
-    let call = eventually(Duration::from_secs(2), "call.ended", || async {
-        receiver
-            .captured()
-            .first()
-            .map(|c| c.json()["call"].clone())
-    })
-    .await;
+    let call = receiver.first_call().await;
     let urls: Vec<String> = ["recording_url", "transcript_url"]
         .iter()
         .map(|field| call[field].as_str().unwrap().to_owned())

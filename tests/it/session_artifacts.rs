@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{API_KEY, Harness, Receiver, eventually, launch, start_at};
+use crate::common::{API_KEY, Harness, eventually, launch, start_at};
 use earshot::api::types::agents::EventKind;
 use earshot::api::validate::UrlPolicy;
 use earshot::emulator::{EmulatorConfig, TimeScale};
@@ -15,17 +15,6 @@ use serde_json::Value;
 
 fn time_of(value: &Value) -> chrono::DateTime<chrono::FixedOffset> {
     chrono::DateTime::parse_from_rfc3339(value.as_str().expect("a timestamp")).expect("RFC 3339")
-}
-
-/// The `call` object of the first `call.ended` the receiver gets.
-async fn first_ended_call(receiver: &Receiver) -> Value {
-    eventually(Duration::from_secs(5), "call.ended", || async {
-        receiver
-            .captured()
-            .first()
-            .map(|captured| captured.json()["call"].clone())
-    })
-    .await
 }
 
 /// The session's record once it lists artifacts (waits up to `within`).
@@ -57,7 +46,7 @@ async fn call_artifacts_are_listed_about_90_s_after_call_ended_while_its_links_w
         serde_json::json!([]),
         "not listed right after call.ended: {body}"
     );
-    let call = first_ended_call(&receiver).await;
+    let call = receiver.first_call().await;
     let recording = call["recording_url"].as_str().unwrap().to_owned();
     let response = harness.http.get(&recording).send().await.unwrap();
     assert_eq!(response.status(), 200, "call.ended links work at once");
@@ -122,7 +111,7 @@ async fn a_large_recording_is_served_whole_with_its_length() {
     let (receiver, _) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let call_id = harness.start_call("connected").await;
     harness.end_call(&call_id).await;
-    let call = first_ended_call(&receiver).await;
+    let call = receiver.first_call().await;
     let url = call["recording_url"].as_str().unwrap();
     let response = harness.http.get(url).send().await.unwrap();
     assert_eq!(response.status(), 200);

@@ -349,6 +349,17 @@ impl Receiver {
         self.requests.lock().unwrap().clone()
     }
 
+    /// The `call` object of the first request (a `call.ended` for a
+    /// receiver subscribed to it), once it has come (up to 5 s).
+    pub async fn first_call(&self) -> Value {
+        eventually(Duration::from_secs(5), "a call event", || async {
+            self.captured()
+                .first()
+                .map(|captured| captured.json()["call"].clone())
+        })
+        .await
+    }
+
     /// Waits (up to 5 s) until exactly `count` requests have come, named
     /// `what` in the failure; they all.
     pub async fn wait_count(&self, count: usize, what: &str) -> Vec<Captured> {
