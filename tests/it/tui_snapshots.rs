@@ -283,6 +283,14 @@ fn fixed_now() -> chrono::DateTime<chrono::Utc> {
         .expect("a valid time")
 }
 
+/// The status bar's fixed time of a failure (local time: the bar's own).
+fn fixed_local_time() -> chrono::DateTime<chrono::Local> {
+    chrono::Local
+        .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
+        .single()
+        .expect("a valid local time")
+}
+
 fn at(seconds_after_now: i64) -> chrono::DateTime<chrono::FixedOffset> {
     (fixed_now() + chrono::Duration::seconds(seconds_after_now)).fixed_offset()
 }
@@ -550,10 +558,7 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
         other => panic!("expected the board read, the sweep and the first load, got {other:?}"),
     };
     app.pane = PaneId::Subscriptions;
-    let at = chrono::Local
-        .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
-        .single()
-        .expect("a valid local time");
+    let at = fixed_local_time();
     let message = "list subscriptions failed: HTTP 401: Unauthorized: invalid API key — \
                    check the API key (`earshot config show`)";
     app.update(Action::Subs(SubsResult::Loaded {
@@ -685,8 +690,6 @@ fn signatures_failing_diagnosis() {
 mod jobs {
     use std::time::Duration;
 
-    use chrono::TimeZone;
-
     use earshot::api::types::prerecorded::{Transcript, TranscriptStatus};
     use earshot::poll::schedule::{JobProblem, JobView};
     use earshot::poll::watcher::WatchEvent;
@@ -808,10 +811,7 @@ mod jobs {
         // The stale row's failed poll is in the status bar too, at a
         // fixed time.
         if let Some(error) = &mut app.status.last_error {
-            error.at = chrono::Local
-                .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
-                .single()
-                .expect("a valid local time");
+            error.at = super::fixed_local_time();
         }
         app.toast = None;
         keys(&mut app, "4");
