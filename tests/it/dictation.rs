@@ -213,6 +213,21 @@ async fn dictate_file(
     h.client.dictate(request, AudioSource::file(file)).await
 }
 
+/// A refusal as (status, kind, requests sent, whether a retryable status
+/// went unretried); panics on any other error.
+fn refused(error: &DictationError) -> (u16, Refusal, u32, bool) {
+    match error {
+        DictationError::Refused {
+            status,
+            kind,
+            attempts,
+            not_retried,
+            ..
+        } => (*status, *kind, *attempts, *not_retried),
+        other => panic!("not a refusal: {other}"),
+    }
+}
+
 /// The field the client refused to send, if it refused one.
 fn refused_field(error: &DictationError) -> Option<&'static str> {
     error.invalid().map(|invalid| invalid.field)
@@ -368,17 +383,8 @@ async fn a_missing_or_wrong_key_or_a_bearer_prefix_is_401() {
         .dictate(&wav_request(), AudioSource::file(&file))
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            DictationError::Refused {
-                kind: Refusal::Unauthorized,
-                attempts: 1,
-                ..
-            }
-        ),
-        "{error}"
-    );
+    let expected = (401, Refusal::Unauthorized, 1, false);
+    assert_eq!(refused(&error), expected, "{error}");
     assert!(error.to_string().contains("no `Bearer ` prefix"), "{error}");
 }
 
@@ -420,17 +426,10 @@ async fn over_the_size_cap_is_413_even_mid_upload() {
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3), "answered late");
     assert!(!done.load(Ordering::SeqCst), "the capture had ended");
-    let DictationError::Refused {
-        status,
-        kind,
-        body,
-        attempts,
-        ..
-    } = &error
-    else {
-        panic!("not a refusal: {error}");
+    assert_eq!(refused(&error), (413, Refusal::TooLarge, 1, false));
+    let DictationError::Refused { body, .. } = &error else {
+        unreachable!("a refusal");
     };
-    assert_eq!((*status, *kind, *attempts), (413, Refusal::TooLarge, 1));
     assert!(
         matches!(body, ErrorBody::Detail { status: 413, detail, .. } if detail.contains("cap")),
         "{body:?}"
@@ -880,18 +879,8 @@ async fn a_502_on_a_file_is_retried_once_then_surfaced() {
     h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 502, "count": 2}))
         .await;
     let error = dictate_wav(&h, AudioSource::file(&file)).await.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            DictationError::Refused {
-                status: 502,
-                kind: Refusal::UpstreamUnavailable,
-                attempts: 2,
-                ..
-            }
-        ),
-        "{error}"
-    );
+    let expected = (502, Refusal::UpstreamUnavailable, 2, false);
+    assert_eq!(refused(&error), expected, "{error}");
     assert!(error.to_string().contains("after 2 attempts"), "{error}");
     assert_eq!(count(&h, LIVE, 502).await, 3, "exactly two more requests");
 
@@ -946,18 +935,8 @@ async fn a_consumed_stream_is_never_retried() {
     let error = dictate_wav(&h, AudioSource::reader(Cursor::new(clip)))
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            DictationError::Refused {
-                status: 502,
-                attempts: 1,
-                not_retried: true,
-                ..
-            }
-        ),
-        "{error}"
-    );
+    let expected = (502, Refusal::UpstreamUnavailable, 1, true);
+    assert_eq!(refused(&error), expected, "{error}");
     assert!(
         error.to_string().contains("cannot be read again"),
         "{error}"
