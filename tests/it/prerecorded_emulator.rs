@@ -384,14 +384,8 @@ async fn uploads_larger_than_two_megabytes_are_accepted() {
     let upload_url = upload(&harness, audio.clone()).await;
     let served = harness.http.get(&upload_url).send().await.unwrap();
     assert_eq!(served.bytes().await.unwrap().len(), audio.len());
-    let empty = harness
-        .http
-        .post(format!("{}/v2/upload", harness.base))
-        .header("authorization", API_KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(empty.status().as_u16(), 400);
+    let empty = harness.authed(Method::POST, "/v2/upload", None).await;
+    assert_eq!(empty.status, 400, "{}", empty.text);
     harness.emulator.shutdown().await;
 }
 
