@@ -23,14 +23,16 @@ pub(crate) struct Stats {
 pub(crate) struct Counts {
     by_status: BTreeMap<String, u64>,
     by_route: BTreeMap<String, BTreeMap<String, u64>>,
-    /// Events still being delivered to a subscription: attempting, or
-    /// waiting for a retry. Zero means the delivery engine is idle, so a
-    /// test can tell "nothing more will happen" without sleeping.
+    /// Events still being delivered to a subscription, and pre-recorded
+    /// jobs' webhooks still being sent: attempting, or waiting for a retry.
+    /// Zero means no webhook will be sent until something new happens, so
+    /// a test can tell "nothing more will happen" without sleeping.
     deliveries_in_progress: u64,
 }
 
-/// Counts one delivery (an event to one subscription) as in progress
-/// from its dispatch until dropped, when its task ends.
+/// Counts one delivery (an event to one subscription, or a pre-recorded
+/// job's webhook) as in progress from its dispatch until dropped, when its
+/// task ends.
 pub(crate) struct DeliveryInProgress(SharedState);
 
 impl DeliveryInProgress {

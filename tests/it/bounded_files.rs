@@ -8,6 +8,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::cli::isolate;
+
 const SECRET: &str = "whsec-bounded-test-0123456789abcdefghijkl";
 
 /// Runs the binary in `home` with no `EARSHOT_*` from the caller, limited
@@ -18,15 +20,8 @@ fn earshot(home: &Path, args: &[&str]) -> Output {
         .arg("-c")
         .arg("ulimit -v 2097152 && exec timeout 60 \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_earshot"))
-        .args(args)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("EARSHOT_CONFIG", home.join("config.toml"))
-        .env_remove("EARSHOT_URL")
-        .env_remove("EARSHOT_API_KEY")
-        .env_remove("EARSHOT_PROFILE")
-        .env_remove("RUST_BACKTRACE");
+        .args(args);
+    isolate(&mut command, home).env("EARSHOT_CONFIG", home.join("config.toml"));
     command.output().expect("run the earshot binary")
 }
 

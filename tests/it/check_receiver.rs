@@ -182,11 +182,17 @@ fn agents_config(url: &str, previous: bool) -> CheckConfig {
     config
 }
 
+/// The agents battery against `url` (with the previous secret when
+/// `previous`).
+async fn agents_battery(url: &str, previous: bool) -> Report {
+    check::run_battery(&agents_config(url, previous))
+        .await
+        .expect("the battery runs")
+}
+
 async fn battery_against(mistake: Mistake) -> Report {
     let (url, _) = agent_receiver(mistake).await;
-    check::run_battery(&agents_config(&url, true))
-        .await
-        .unwrap()
+    agents_battery(&url, true).await
 }
 
 fn names(report: &Report, outcome: Outcome) -> Vec<&'static str> {
@@ -211,9 +217,7 @@ const VALID_AND_ORDER_SENSITIVE: [&str; 8] = [
 #[tokio::test]
 async fn a_correct_receiver_passes_every_case() {
     let (url, seen) = agent_receiver(Mistake::None).await;
-    let report = check::run_battery(&agents_config(&url, true))
-        .await
-        .unwrap();
+    let report = agents_battery(&url, true).await;
     let listed: Vec<&str> = report.cases.iter().map(|case| case.name).collect();
     assert_eq!(listed, AGENT_CASES);
     assert!(report.all_passed(), "{report:#?}");
@@ -239,9 +243,7 @@ async fn a_correct_receiver_passes_every_case() {
 #[tokio::test]
 async fn deliveries_carry_the_platform_headers_and_documented_payloads() {
     let (url, seen) = agent_receiver(Mistake::None).await;
-    check::run_battery(&agents_config(&url, true))
-        .await
-        .unwrap();
+    agents_battery(&url, true).await;
     let seen = seen.lock().unwrap().clone();
     let mut delivery_ids = HashSet::new();
     let mut by_event_id: std::collections::HashMap<String, Vec<Seen>> = Default::default();
@@ -298,9 +300,7 @@ async fn deliveries_carry_the_platform_headers_and_documented_payloads() {
 #[tokio::test]
 async fn without_a_previous_secret_the_rotation_case_is_skipped() {
     let (url, _) = agent_receiver(Mistake::None).await;
-    let report = check::run_battery(&agents_config(&url, false))
-        .await
-        .unwrap();
+    let report = agents_battery(&url, false).await;
     assert!(report.all_passed());
     assert_eq!(names(&report, Outcome::Skipped), ["previous-secret"]);
     assert_eq!((report.passed, report.skipped), (10, 1));
@@ -385,9 +385,7 @@ async fn a_slow_receiver_times_out_everywhere_without_taking_n_times_the_timeout
 #[tokio::test]
 async fn a_redirecting_receiver_fails_every_case_as_a_redirect() {
     let (url, seen) = agent_receiver(Mistake::Redirects).await;
-    let report = check::run_battery(&agents_config(&url, true))
-        .await
-        .unwrap();
+    let report = agents_battery(&url, true).await;
     assert_eq!(report.failures(), AGENT_CASES);
     for case in &report.cases {
         assert_eq!(case.status, Some(301));
@@ -404,9 +402,7 @@ async fn nothing_listening_is_a_report_of_refused_connections() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/webhooks", listener.local_addr().unwrap());
     drop(listener);
-    let report = check::run_battery(&agents_config(&url, false))
-        .await
-        .unwrap();
+    let report = agents_battery(&url, false).await;
     assert_eq!(report.failed, 10);
     for case in report.cases.iter().filter(|c| c.outcome == Outcome::Fail) {
         assert_eq!(case.answer, "refused");
@@ -605,9 +601,7 @@ async fn the_listen_receiver_passes_the_whole_battery() {
     let (listener, _received) = listen::start(([127, 0, 0, 1], 0).into(), config)
         .await
         .unwrap();
-    let report = check::run_battery(&agents_config(&format!("{}/hook", listener.url()), true))
-        .await
-        .unwrap();
+    let report = agents_battery(&format!("{}/hook", listener.url()), true).await;
     assert!(report.all_passed(), "{:?}", report.failures());
     assert_eq!((report.passed, report.skipped), (11, 0));
 }

@@ -4,7 +4,7 @@
 //! missing terminal gets a true message and exit 2.
 
 use crate::common;
-use crate::common::cli::earshot_async as earshot;
+use crate::common::cli::{earshot_async as earshot, finish, isolated_async as isolated, text};
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
@@ -15,18 +15,6 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 use tokio::process::{Child, Command};
 
 const SECRET: &str = "whsec_cli_exits_0123456789abcdefghijklmno";
-
-/// Runs to completion within 30 s.
-async fn finish(command: &mut Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(30), command.output())
-        .await
-        .expect("the command ends within 30 s")
-        .expect("run the earshot binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// The next line of `lines` within 15 s.
 async fn next_line<R: AsyncRead + Unpin>(lines: &mut Lines<BufReader<R>>) -> String {
@@ -233,18 +221,6 @@ fn the_demo_restores_the_terminal_and_exits_143_on_sigterm_129_on_sighup() {
 // ---------------------------------------------------------------------------
 // True messages, and exit 2 for bad input
 // ---------------------------------------------------------------------------
-
-/// `earshot` with HOME and the XDG directories in `home` (no config file).
-fn isolated(home: &std::path::Path) -> Command {
-    let mut command = earshot();
-    command
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CACHE_HOME", home.join("cache"));
-    command
-}
 
 #[tokio::test]
 async fn the_console_takes_url_and_api_key_like_every_command() {

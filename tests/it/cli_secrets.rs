@@ -3,9 +3,8 @@
 //! and capture files that keep secrets off disk.
 
 use crate::common;
-use crate::common::cli::earshot_async as earshot;
+use crate::common::cli::{earshot_async as earshot, finish, text};
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::Duration;
 
 use earshot::emulator::{Emulator, EmulatorConfig};
@@ -13,19 +12,6 @@ use earshot::receiver::listen::{self, ListenConfig};
 use earshot::redact::SecretString;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStdout;
-
-/// Runs to completion within 20 s (a command that should have refused its
-/// input and instead serves forever fails here, not hangs).
-async fn finish(command: &mut tokio::process::Command) -> Output {
-    tokio::time::timeout(Duration::from_secs(20), command.output())
-        .await
-        .expect("the command ends within 20 s")
-        .expect("run the earshot binary")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 // ---------------------------------------------------------------------------
 // Item: the emulator refuses an empty or unprintable API key
@@ -98,6 +84,40 @@ fn write(dir: &Path, name: &str, text: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
+}
+
+/// The current and previous webhook secrets and the auth header, as files
+/// in `dir` (the first and last with a newline when `newlines`: a file
+/// written by `echo`).
+fn secret_files(dir: &Path, newlines: bool) -> [PathBuf; 3] {
+    let end = if newlines { "\n" } else { "" };
+    [
+        write(dir, "current", format!("{CURRENT}{end}").as_bytes()),
+        write(dir, "previous", PREVIOUS.as_bytes()),
+        write(dir, "auth", format!("{AUTH}{end}").as_bytes()),
+    ]
+}
+
+/// Names the three [`secret_files`] with their flags.
+fn secrets_from_files(
+    command: &mut tokio::process::Command,
+    [current, previous, auth]: &[PathBuf; 3],
+) {
+    command
+        .arg("--secret-file")
+        .arg(current)
+        .arg("--previous-secret-file")
+        .arg(previous)
+        .arg("--auth-header-file")
+        .arg(auth);
+}
+
+/// The same three secrets in their environment variables.
+fn secrets_from_env(command: &mut tokio::process::Command) {
+    command
+        .env("EARSHOT_WEBHOOK_SECRET", CURRENT)
+        .env("EARSHOT_PREVIOUS_WEBHOOK_SECRET", PREVIOUS)
+        .env("EARSHOT_AUTH_HEADER", AUTH);
 }
 
 /// No argument of a run carries a secret (what `ps` would show).
@@ -271,25 +291,11 @@ async fn deliver_both(url: &str, secret: &str, token: &str) -> (u16, u16) {
 #[tokio::test]
 async fn listen_takes_its_secrets_from_the_environment_or_files() {
     let dir = tempfile::tempdir().unwrap();
-    let current_file = write(dir.path(), "current", format!("{CURRENT}\n").as_bytes());
-    let previous_file = write(dir.path(), "previous", PREVIOUS.as_bytes());
-    let auth_file = write(dir.path(), "auth", format!("{AUTH}\n").as_bytes());
-
+    let files = secret_files(dir.path(), true);
     let mut by_env = earshot();
-    by_env
-        .arg("listen")
-        .env("EARSHOT_WEBHOOK_SECRET", CURRENT)
-        .env("EARSHOT_PREVIOUS_WEBHOOK_SECRET", PREVIOUS)
-        .env("EARSHOT_AUTH_HEADER", AUTH);
+    secrets_from_env(by_env.arg("listen"));
     let mut by_file = earshot();
-    by_file
-        .arg("listen")
-        .arg("--secret-file")
-        .arg(&current_file)
-        .arg("--previous-secret-file")
-        .arg(&previous_file)
-        .arg("--auth-header-file")
-        .arg(&auth_file);
+    secrets_from_files(by_file.arg("listen"), &files);
     for command in [&mut by_env, &mut by_file] {
         let (child, url, _lines) = spawn_listen(command).await;
         assert_eq!(deliver_both(&url, CURRENT, AUTH_VALUE).await, (200, 200));
@@ -308,9 +314,7 @@ async fn listen_takes_its_secrets_from_the_environment_or_files() {
 #[tokio::test]
 async fn check_receiver_takes_its_secrets_from_the_environment_or_files() {
     let dir = tempfile::tempdir().unwrap();
-    let current_file = write(dir.path(), "current", CURRENT.as_bytes());
-    let previous_file = write(dir.path(), "previous", PREVIOUS.as_bytes());
-    let auth_file = write(dir.path(), "auth", AUTH.as_bytes());
+    let files = secret_files(dir.path(), false);
     let config = ListenConfig {
         auth_header: Some(("x-webhook-token".to_owned(), SecretString::new(AUTH_VALUE))),
         ..ListenConfig::with_secrets(
@@ -340,21 +344,9 @@ async fn check_receiver_takes_its_secrets_from_the_environment_or_files() {
             .unwrap_or_else(|_| panic!("a JSON report: {output:?}"));
         (output, report)
     };
-    let env: &dyn Fn(&mut tokio::process::Command) = &|command| {
-        command
-            .env("EARSHOT_WEBHOOK_SECRET", CURRENT)
-            .env("EARSHOT_PREVIOUS_WEBHOOK_SECRET", PREVIOUS)
-            .env("EARSHOT_AUTH_HEADER", AUTH);
-    };
-    let files: &dyn Fn(&mut tokio::process::Command) = &|command| {
-        command
-            .arg("--secret-file")
-            .arg(&current_file)
-            .arg("--previous-secret-file")
-            .arg(&previous_file)
-            .arg("--auth-header-file")
-            .arg(&auth_file);
-    };
+    let env: &dyn Fn(&mut tokio::process::Command) = &secrets_from_env;
+    let files: &dyn Fn(&mut tokio::process::Command) =
+        &|command| secrets_from_files(command, &files);
     for setup in [env, files] {
         let (output, report) = run("agents", setup).await;
         let previous = case(&report, "previous-secret");

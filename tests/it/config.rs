@@ -2,7 +2,7 @@
 //! writes, and the `earshot config` subcommands run as a real binary.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use earshot::api::Region;
 use earshot::config::{
@@ -10,6 +10,8 @@ use earshot::config::{
 };
 use earshot::redact::SecretString;
 use url::Url;
+
+use crate::common;
 
 const ENDPOINTS: &str = r#"
 agents = "https://agents.test"
@@ -33,6 +35,28 @@ fn write_config(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("config.toml");
     std::fs::write(&path, text).unwrap();
     set_mode(&path, 0o600);
+    path
+}
+
+/// `config.toml` with `text` (mode 0600) in a new temp dir: the dir (the
+/// guard that keeps it) and the file.
+fn config_file(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(dir.path(), text);
+    (dir, path)
+}
+
+/// The error a config file with `text` resolves to (no environment).
+fn error_of(text: &str) -> ConfigError {
+    let (_dir, path) = config_file(text);
+    resolve_err(&opts(&path), &no_env)
+}
+
+/// A key file `name` in `dir` holding `text`, with `mode`.
+fn key_file(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    set_mode(&path, mode);
     path
 }
 
@@ -87,8 +111,7 @@ fn resolve_err(opts: &ResolveOptions, env: &dyn Fn(&str) -> Option<String>) -> C
 
 #[test]
 fn default_profile_from_the_file_is_used_when_no_profile_is_asked_for() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles(""));
+    let (_dir, path) = config_file(&two_profiles(""));
     let r = resolve_ok(&opts(&path), &no_env);
     assert_eq!(r.profile_name.as_deref(), Some("prod"));
     assert_eq!(r.region, Region::Eu);
@@ -101,8 +124,7 @@ fn default_profile_from_the_file_is_used_when_no_profile_is_asked_for() {
 
 #[test]
 fn profile_option_beats_default_profile() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles(""));
+    let (_dir, path) = config_file(&two_profiles(""));
     let o = ResolveOptions {
         profile: Some("staging".into()),
         ..opts(&path)
@@ -115,8 +137,7 @@ fn profile_option_beats_default_profile() {
 
 #[test]
 fn url_option_puts_every_endpoint_at_one_origin_but_keeps_the_profile_region() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles(""));
+    let (_dir, path) = config_file(&two_profiles(""));
     let origin = Url::parse("http://127.0.0.1:4567").unwrap();
     let o = ResolveOptions {
         url: Some(origin.clone()),
@@ -130,9 +151,8 @@ fn url_option_puts_every_endpoint_at_one_origin_but_keeps_the_profile_region() {
 
 #[test]
 fn api_key_option_beats_the_profile_source_which_is_then_not_consulted() {
-    let dir = tempfile::tempdir().unwrap();
     // The profile's variable is unset: consulting it would be an error.
-    let path = write_config(dir.path(), &two_profiles("api_key_env = \"UNSET_VAR\""));
+    let (_dir, path) = config_file(&two_profiles("api_key_env = \"UNSET_VAR\""));
     let o = ResolveOptions {
         api_key: Some(SecretString::new("from-the-flag")),
         ..opts(&path)
@@ -196,8 +216,7 @@ fn no_config_file_says_how_to_create_one_and_how_to_run_without_an_account() {
 
 #[test]
 fn api_key_env_reads_the_named_variable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key_env = \"MY_KEY\""));
+    let (_dir, path) = config_file(&two_profiles("api_key_env = \"MY_KEY\""));
     let env = |name: &str| (name == "MY_KEY").then(|| "env-key\n".to_owned());
     let r = resolve_ok(&opts(&path), &env);
     assert_eq!(r.api_key.as_ref().map(|k| k.expose()), Some("env-key"));
@@ -206,9 +225,7 @@ fn api_key_env_reads_the_named_variable() {
 
 #[test]
 fn api_key_env_that_is_unset_names_the_variable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key_env = \"MY_KEY\""));
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&two_profiles("api_key_env = \"MY_KEY\""));
     assert!(matches!(e, ConfigError::KeyEnvUnset { .. }), "{e:?}");
     let msg = e.to_string();
     assert!(msg.contains("MY_KEY") && msg.contains("not set"), "{msg}");
@@ -216,8 +233,7 @@ fn api_key_env_that_is_unset_names_the_variable() {
 
 #[test]
 fn api_key_env_that_is_empty_is_an_error_not_an_empty_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key_env = \"MY_KEY\""));
+    let (_dir, path) = config_file(&two_profiles("api_key_env = \"MY_KEY\""));
     let env = |_: &str| Some(String::new());
     let msg = resolve_err(&opts(&path), &env).to_string();
     assert!(msg.contains("MY_KEY") && msg.contains("empty"), "{msg}");
@@ -225,11 +241,8 @@ fn api_key_env_that_is_empty_is_an_error_not_an_empty_key() {
 
 #[test]
 fn api_key_file_is_relative_to_the_config_file_and_its_newline_is_trimmed() {
-    let dir = tempfile::tempdir().unwrap();
-    let key_file = dir.path().join("prod.key");
-    std::fs::write(&key_file, "file-key\n").unwrap();
-    set_mode(&key_file, 0o600);
-    let path = write_config(dir.path(), &two_profiles("api_key_file = \"prod.key\""));
+    let (dir, path) = config_file(&two_profiles("api_key_file = \"prod.key\""));
+    let key_file = key_file(dir.path(), "prod.key", "file-key\n", 0o600);
     let r = resolve_ok(&opts(&path), &no_env);
     assert_eq!(r.api_key.as_ref().map(|k| k.expose()), Some("file-key"));
     assert_eq!(r.api_key_source, format!("file {}", key_file.display()));
@@ -237,8 +250,7 @@ fn api_key_file_is_relative_to_the_config_file_and_its_newline_is_trimmed() {
 
 #[test]
 fn api_key_file_that_cannot_be_read_names_the_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key_file = \"absent.key\""));
+    let (dir, path) = config_file(&two_profiles("api_key_file = \"absent.key\""));
     let e = resolve_err(&opts(&path), &no_env);
     assert!(matches!(e, ConfigError::KeyFileUnreadable { .. }), "{e:?}");
     let msg = e.to_string();
@@ -250,11 +262,8 @@ fn api_key_file_that_cannot_be_read_names_the_path() {
 
 #[test]
 fn empty_api_key_file_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let key_file = dir.path().join("prod.key");
-    std::fs::write(&key_file, "\n").unwrap();
-    set_mode(&key_file, 0o600);
-    let path = write_config(dir.path(), &two_profiles("api_key_file = \"prod.key\""));
+    let (dir, path) = config_file(&two_profiles("api_key_file = \"prod.key\""));
+    key_file(dir.path(), "prod.key", "\n", 0o600);
     let e = resolve_err(&opts(&path), &no_env);
     assert!(matches!(e, ConfigError::EmptyKey { .. }), "{e:?}");
 }
@@ -262,11 +271,8 @@ fn empty_api_key_file_is_an_error() {
 #[cfg(unix)]
 #[test]
 fn api_key_file_readable_by_others_is_refused_with_the_fix() {
-    let dir = tempfile::tempdir().unwrap();
-    let key_file = dir.path().join("prod.key");
-    std::fs::write(&key_file, "file-key").unwrap();
-    set_mode(&key_file, 0o644);
-    let path = write_config(dir.path(), &two_profiles("api_key_file = \"prod.key\""));
+    let (dir, path) = config_file(&two_profiles("api_key_file = \"prod.key\""));
+    let key_file = key_file(dir.path(), "prod.key", "file-key", 0o644);
     let e = resolve_err(&opts(&path), &no_env);
     assert!(matches!(e, ConfigError::KeyFileTooOpen { .. }), "{e:?}");
     let msg = e.to_string();
@@ -277,8 +283,7 @@ fn api_key_file_readable_by_others_is_refused_with_the_fix() {
 
 #[test]
 fn inline_api_key_is_used_and_its_source_names_the_config_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key = \"inline-key\""));
+    let (_dir, path) = config_file(&two_profiles("api_key = \"inline-key\""));
     let r = resolve_ok(&opts(&path), &no_env);
     assert_eq!(r.api_key.as_ref().map(|k| k.expose()), Some("inline-key"));
     assert_eq!(r.api_key_source, format!("inline in {}", path.display()));
@@ -287,8 +292,7 @@ fn inline_api_key_is_used_and_its_source_names_the_config_file() {
 #[cfg(unix)]
 #[test]
 fn inline_api_key_in_a_world_readable_config_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key = \"inline-key\""));
+    let (_dir, path) = config_file(&two_profiles("api_key = \"inline-key\""));
     set_mode(&path, 0o644);
     let e = resolve_err(&opts(&path), &no_env);
     assert!(matches!(e, ConfigError::KeyFileTooOpen { .. }), "{e:?}");
@@ -296,9 +300,7 @@ fn inline_api_key_in_a_world_readable_config_is_refused() {
 
 #[test]
 fn an_empty_api_key_env_name_is_an_error_pointing_at_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles("api_key_env = \"\""));
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&two_profiles("api_key_env = \"\""));
     let (_, line, _, field, _) = invalid_parts(&e);
     assert_eq!(line, 5);
     assert_eq!(field.as_deref(), Some("profiles.prod.api_key_env"));
@@ -306,12 +308,7 @@ fn an_empty_api_key_env_name_is_an_error_pointing_at_it() {
 
 #[test]
 fn two_api_key_sources_in_one_profile_are_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(
-        dir.path(),
-        &two_profiles("api_key_env = \"A\"\napi_key = \"inline\""),
-    );
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&two_profiles("api_key_env = \"A\"\napi_key = \"inline\""));
     let msg = e.to_string();
     assert!(matches!(e, ConfigError::Invalid { .. }), "{e:?}");
     assert!(
@@ -323,8 +320,7 @@ fn two_api_key_sources_in_one_profile_are_an_error() {
 
 #[test]
 fn a_profile_without_key_source_resolves_but_require_api_key_explains() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles(""));
+    let (_dir, path) = config_file(&two_profiles(""));
     let r = resolve_ok(&opts(&path), &no_env);
     assert!(r.api_key.is_none());
     assert_eq!(r.api_key_source, "none");
@@ -337,8 +333,7 @@ fn a_profile_without_key_source_resolves_but_require_api_key_explains() {
 
 #[test]
 fn an_empty_api_key_option_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles(""));
+    let (_dir, path) = config_file(&two_profiles(""));
     let o = ResolveOptions {
         api_key: Some(SecretString::new("  ")),
         ..opts(&path)
@@ -400,10 +395,8 @@ fn unknown_endpoint_name_is_an_error() {
 
 #[test]
 fn bad_url_names_the_field_and_its_line() {
-    let dir = tempfile::tempdir().unwrap();
     let text = two_profiles("").replace("https://dict-us.test", "not a url");
-    let path = write_config(dir.path(), &text);
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&text);
     let (_, line, _, field, message) = invalid_parts(&e);
     let expected_line = text
         .lines()
@@ -420,10 +413,8 @@ fn bad_url_names_the_field_and_its_line() {
 
 #[test]
 fn a_url_that_is_not_http_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
     let text = two_profiles("").replace("https://sync.test", "ftp://sync.test");
-    let path = write_config(dir.path(), &text);
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&text);
     let (_, _, _, field, message) = invalid_parts(&e);
     assert_eq!(field.as_deref(), Some("profiles.prod.endpoints.sync"));
     assert!(message.contains("ftp"), "{message}");
@@ -431,10 +422,8 @@ fn a_url_that_is_not_http_is_refused() {
 
 #[test]
 fn unknown_region_names_the_field_and_the_choices() {
-    let dir = tempfile::tempdir().unwrap();
     let text = two_profiles("").replace("region = \"eu\"", "region = \"mars\"");
-    let path = write_config(dir.path(), &text);
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&text);
     let (_, line, _, field, message) = invalid_parts(&e);
     assert_eq!(line, 4);
     assert_eq!(field.as_deref(), Some("profiles.prod.region"));
@@ -487,8 +476,7 @@ fn profile_url_fills_every_endpoint_and_the_table_overrides_single_ones() {
 
 #[test]
 fn missing_profile_is_named_and_the_existing_ones_listed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &two_profiles(""));
+    let (_dir, path) = config_file(&two_profiles(""));
     let o = ResolveOptions {
         profile: Some("prdo".into()),
         ..opts(&path)
@@ -503,9 +491,8 @@ fn missing_profile_is_named_and_the_existing_ones_listed() {
 
 #[test]
 fn default_profile_naming_a_missing_profile_points_at_its_line() {
-    let dir = tempfile::tempdir().unwrap();
     let text = two_profiles("").replace("default_profile = \"prod\"", "default_profile = \"gone\"");
-    let path = write_config(dir.path(), &text);
+    let (_dir, path) = config_file(&text);
     let msg = resolve_err(&opts(&path), &no_env).to_string();
     assert!(msg.contains("`gone`"), "{msg}");
     assert!(msg.contains("`default_profile` at line 1"), "{msg}");
@@ -513,10 +500,8 @@ fn default_profile_naming_a_missing_profile_points_at_its_line() {
 
 #[test]
 fn no_profile_selected_is_an_error_listing_the_profiles() {
-    let dir = tempfile::tempdir().unwrap();
     let text = two_profiles("").replace("default_profile = \"prod\"", "");
-    let path = write_config(dir.path(), &text);
-    let e = resolve_err(&opts(&path), &no_env);
+    let e = error_of(&text);
     assert!(matches!(e, ConfigError::NoProfileSelected { .. }), "{e:?}");
     let msg = e.to_string();
     assert!(msg.contains("`prod`") && msg.contains("`staging`"), "{msg}");
@@ -527,8 +512,7 @@ fn no_profile_selected_is_an_error_listing_the_profiles() {
 
 #[test]
 fn template_parses_and_resolves_with_its_default_key_variable() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_config(dir.path(), &config::template());
+    let (_dir, path) = config_file(&config::template());
     let env = |name: &str| (name == "EARSHOT_API_KEY").then(|| KNOWN_KEY.to_owned());
     let r = resolve_ok(&opts(&path), &env);
     assert_eq!(r.profile_name.as_deref(), Some("prod"));
@@ -617,29 +601,16 @@ fn write_atomic_failure_leaves_the_old_file_and_names_the_path() {
 // ---------------------------------------------------------------------------
 // The binary: `earshot config init|show|path`.
 
-/// Runs the binary with a clean environment: no `EARSHOT_*` from the caller,
-/// home and XDG dirs inside `home`, and `EARSHOT_CONFIG` set to `config`.
+/// Runs the binary [isolated](common::cli::isolate) in `home`, with
+/// `EARSHOT_CONFIG` set to `config`, no colour, and `env` on top.
 fn earshot(home: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_earshot"));
-    for var in [
-        "EARSHOT_CONFIG",
-        "EARSHOT_PROFILE",
-        "EARSHOT_URL",
-        "EARSHOT_API_KEY",
-        "RUST_BACKTRACE",
-        "RUST_LIB_BACKTRACE",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("xdg-config"))
-        .env("XDG_STATE_HOME", home.join("xdg-state"))
-        .env("XDG_DATA_HOME", home.join("xdg-data"))
+    common::cli::isolated(home)
         .env("NO_COLOR", "1")
         .env("EARSHOT_CONFIG", config)
         .args(args)
-        .envs(env.iter().copied());
-    cmd.output().unwrap()
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 fn text(out: &Output) -> String {

@@ -246,19 +246,14 @@ async fn html_error_pages_are_recorded_by_their_title_or_reason_phrase() {
 #[tokio::test]
 async fn deliveries_carry_the_documented_headers_and_a_valid_signature() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    harness.subscribe(&receiver.url(), &EventKind::ALL).await;
+    let (receiver, _) = harness.healthy_subscriber(&EventKind::ALL).await;
     let session_id = harness.start_session(None).await;
     harness.complete_session(&session_id).await;
     let call_id = harness.start_call("connected").await;
     harness.end_call(&call_id).await;
     harness.start_call("failed").await;
 
-    let requests = eventually(Duration::from_secs(5), "five deliveries", || async {
-        let requests = receiver.captured();
-        (requests.len() == 5).then_some(requests)
-    })
-    .await;
+    let requests = receiver.wait_count(5, "five deliveries").await;
     let mut events = events_of(&requests);
     events.sort();
     assert_eq!(
@@ -377,35 +372,18 @@ fn assert_envelope(body: &Value, event: &str) {
 #[tokio::test]
 async fn payloads_have_the_documented_shapes() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    harness.subscribe(&receiver.url(), &EventKind::ALL).await;
+    let (receiver, _) = harness.healthy_subscriber(&EventKind::ALL).await;
 
     let session_id = harness.start_session(None).await;
-    eventually(Duration::from_secs(5), "session.started", || async {
-        (receiver.count() == 1).then_some(())
-    })
-    .await;
+    receiver.wait_count(1, "session.started").await;
     harness.complete_session(&session_id).await;
-    eventually(Duration::from_secs(5), "session.completed", || async {
-        (receiver.count() == 2).then_some(())
-    })
-    .await;
+    receiver.wait_count(2, "session.completed").await;
     let call_id = harness.start_call("connected").await;
-    eventually(Duration::from_secs(5), "call.connected", || async {
-        (receiver.count() == 3).then_some(())
-    })
-    .await;
+    receiver.wait_count(3, "call.connected").await;
     harness.end_call(&call_id).await;
-    eventually(Duration::from_secs(5), "call.ended", || async {
-        (receiver.count() == 4).then_some(())
-    })
-    .await;
+    receiver.wait_count(4, "call.ended").await;
     let failed_id = harness.start_call("failed").await;
-    let requests = eventually(Duration::from_secs(5), "call.failed", || async {
-        let requests = receiver.captured();
-        (requests.len() == 5).then_some(requests)
-    })
-    .await;
+    let requests = receiver.wait_count(5, "call.failed").await;
     let bodies: Vec<Value> = requests.iter().map(Captured::json).collect();
 
     let started = &bodies[0];
@@ -466,21 +444,12 @@ async fn call_artifact_urls_expire_one_hour_after_the_event() {
     // Scale 0.0005: one hour is 1.8 s. The 7.5 ms deadline does not matter:
     // the receiver records the body whether or not it answers in time.
     let harness = start_at(0.0005).await;
-    let receiver = Receiver::healthy().await;
-    harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (receiver, _) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let call_id = harness.start_call("connected").await;
     let before = Instant::now();
     harness.end_call(&call_id).await;
     let after = Instant::now();
-    let call = eventually(Duration::from_secs(2), "call.ended", || async {
-        receiver
-            .captured()
-            .first()
-            .map(|c| c.json()["call"].clone())
-    })
-    .await;
+    let call = receiver.first_call().await;
     let urls: Vec<String> = ["recording_url", "transcript_url"]
         .iter()
         .map(|field| call[field].as_str().unwrap().to_owned())
@@ -532,11 +501,7 @@ async fn connected_arriving_after_ended_still_delivers_both() {
     harness.wait_settled(&call_id, &subscription.id).await;
     harness.end_call(&call_id).await;
 
-    let requests = eventually(Duration::from_secs(5), "three requests", || async {
-        let requests = receiver.captured();
-        (requests.len() == 3).then_some(requests)
-    })
-    .await;
+    let requests = receiver.wait_count(3, "three requests").await;
     assert_eq!(
         events_of(&requests),
         ["call.connected", "call.ended", "call.connected"],
@@ -609,10 +574,7 @@ async fn an_attempt_in_flight_during_rotation_keeps_the_old_secret() {
     let harness = start_at(0.1).await;
     let receiver = Receiver::slow_first(Duration::from_millis(400)).await;
     let (subscription, call_id) = harness.failed_call_to(&receiver.url()).await;
-    eventually(Duration::from_secs(5), "attempt 1 in flight", || async {
-        (receiver.count() == 1).then_some(())
-    })
-    .await;
+    receiver.wait_count(1, "attempt 1 in flight").await;
     let rotated = harness.rotate_secret(&subscription.id, NEW_SECRET).await;
     assert_eq!(rotated.secret_version, 2);
     let records = harness.wait_settled(&call_id, &subscription.id).await;
@@ -640,13 +602,10 @@ async fn deleting_a_subscription_removes_its_history_and_pending_retries() {
     // Scale 0.1: the pending retry would come 500 ms after the failure.
     let harness = start_at(0.1).await;
     let failing = Receiver::start(|_, _| Reply::status(503, "down")).await;
-    let healthy = Receiver::healthy().await;
     let doomed = harness
         .subscribe(&failing.url(), &[EventKind::CallFailed])
         .await;
-    let kept = harness
-        .subscribe(&healthy.url(), &[EventKind::CallFailed])
-        .await;
+    let (_healthy, kept) = harness.healthy_subscriber(&[EventKind::CallFailed]).await;
     let call_id = harness.start_call("failed").await;
     let failed = harness.wait_settled(&call_id, &doomed.id).await;
     assert!(

@@ -204,6 +204,35 @@ async fn dictate_wav(h: &Harness, audio: AudioSource) -> Result<Dictation, Dicta
     h.client.dictate(&wav_request(), audio).await
 }
 
+/// Dictates `file` with `request`.
+async fn dictate_file(
+    h: &Harness,
+    request: &DictationRequest,
+    file: &std::path::Path,
+) -> Result<Dictation, DictationError> {
+    h.client.dictate(request, AudioSource::file(file)).await
+}
+
+/// A refusal as (status, kind, requests sent, whether a retryable status
+/// went unretried); panics on any other error.
+fn refused(error: &DictationError) -> (u16, Refusal, u32, bool) {
+    match error {
+        DictationError::Refused {
+            status,
+            kind,
+            attempts,
+            not_retried,
+            ..
+        } => (*status, *kind, *attempts, *not_retried),
+        other => panic!("not a refusal: {other}"),
+    }
+}
+
+/// The field the client refused to send, if it refused one.
+fn refused_field(error: &DictationError) -> Option<&'static str> {
+    error.invalid().map(|invalid| invalid.field)
+}
+
 fn pcm_request(sample_rate: Option<u32>, channels: Option<u16>) -> DictationRequest {
     DictationRequest {
         config: DictationConfig {
@@ -354,17 +383,8 @@ async fn a_missing_or_wrong_key_or_a_bearer_prefix_is_401() {
         .dictate(&wav_request(), AudioSource::file(&file))
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            DictationError::Refused {
-                kind: Refusal::Unauthorized,
-                attempts: 1,
-                ..
-            }
-        ),
-        "{error}"
-    );
+    let expected = (401, Refusal::Unauthorized, 1, false);
+    assert_eq!(refused(&error), expected, "{error}");
     assert!(error.to_string().contains("no `Bearer ` prefix"), "{error}");
 }
 
@@ -406,17 +426,10 @@ async fn over_the_size_cap_is_413_even_mid_upload() {
         .unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(3), "answered late");
     assert!(!done.load(Ordering::SeqCst), "the capture had ended");
-    let DictationError::Refused {
-        status,
-        kind,
-        body,
-        attempts,
-        ..
-    } = &error
-    else {
-        panic!("not a refusal: {error}");
+    assert_eq!(refused(&error), (413, Refusal::TooLarge, 1, false));
+    let DictationError::Refused { body, .. } = &error else {
+        unreachable!("a refusal");
     };
-    assert_eq!((*status, *kind, *attempts), (413, Refusal::TooLarge, 1));
     assert!(
         matches!(body, ErrorBody::Detail { status: 413, detail, .. } if detail.contains("cap")),
         "{body:?}"
@@ -492,11 +505,7 @@ async fn both_paths_serve_dictation_and_there_is_no_unversioned_alias() {
             path,
             ..wav_request()
         };
-        let answer = h
-            .client
-            .dictate(&request, AudioSource::file(&file))
-            .await
-            .unwrap();
+        let answer = dictate_file(&h, &request, &file).await.unwrap();
         assert_eq!(answer.text, UTTERANCE);
     }
     assert_eq!(count(&h, LIVE, 200).await, 1);
@@ -615,12 +624,7 @@ async fn the_instruction_changes_the_rewrite_and_never_the_text() {
         },
         ..wav_request()
     };
-    let list = h
-        .client
-        .dictate(
-            &request("Turn this into a bulleted list"),
-            AudioSource::file(&file),
-        )
+    let list = dictate_file(&h, &request("Turn this into a bulleted list"), &file)
         .await
         .unwrap();
     assert_eq!(list.text, "um buy milk. then call Ana, no, Bea. uh done");
@@ -628,9 +632,7 @@ async fn the_instruction_changes_the_rewrite_and_never_the_text() {
         list.llm_response.as_deref(),
         Some("- Buy milk\n- Then call Bea\n- Done")
     );
-    let loud = h
-        .client
-        .dictate(&request("all in uppercase"), AudioSource::file(&file))
+    let loud = dictate_file(&h, &request("all in uppercase"), &file)
         .await
         .unwrap();
     assert_eq!(
@@ -689,10 +691,7 @@ async fn the_client_refuses_bad_requests_before_sending() {
         .dictate(&pcm_request(None, Some(1)), AudioSource::reader(reader))
         .await
         .unwrap_err();
-    assert_eq!(
-        error.invalid().map(|invalid| invalid.field),
-        Some("sample_rate")
-    );
+    assert_eq!(refused_field(&error), Some("sample_rate"));
 
     let (_dir, file) = wav_file(1.0, None);
     let bad_language = DictationRequest {
@@ -702,15 +701,8 @@ async fn the_client_refuses_bad_requests_before_sending() {
         },
         ..wav_request()
     };
-    let error = h
-        .client
-        .dictate(&bad_language, AudioSource::file(&file))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        error.invalid().map(|invalid| invalid.field),
-        Some("language_codes")
-    );
+    let error = dictate_file(&h, &bad_language, &file).await.unwrap_err();
+    assert_eq!(refused_field(&error), Some("language_codes"));
 
     // A WAV over 120 s, read from its header.
     let (_long_dir, long) = wav_file(121.0, None);
@@ -887,18 +879,8 @@ async fn a_502_on_a_file_is_retried_once_then_surfaced() {
     h.arm_fault(json!({"path_prefix": "/v1/transcribe/live", "status": 502, "count": 2}))
         .await;
     let error = dictate_wav(&h, AudioSource::file(&file)).await.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            DictationError::Refused {
-                status: 502,
-                kind: Refusal::UpstreamUnavailable,
-                attempts: 2,
-                ..
-            }
-        ),
-        "{error}"
-    );
+    let expected = (502, Refusal::UpstreamUnavailable, 2, false);
+    assert_eq!(refused(&error), expected, "{error}");
     assert!(error.to_string().contains("after 2 attempts"), "{error}");
     assert_eq!(count(&h, LIVE, 502).await, 3, "exactly two more requests");
 
@@ -941,11 +923,7 @@ async fn a_503_or_429_backs_off_and_retries() {
         retry: RetryPolicy::NEVER,
         ..wav_request()
     };
-    let error = h
-        .client
-        .dictate(&never, AudioSource::file(&file))
-        .await
-        .unwrap_err();
+    let error = dictate_file(&h, &never, &file).await.unwrap_err();
     assert_eq!((error.status(), error.attempts()), (Some(503), 1));
 }
 
@@ -957,18 +935,8 @@ async fn a_consumed_stream_is_never_retried() {
     let error = dictate_wav(&h, AudioSource::reader(Cursor::new(clip)))
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            DictationError::Refused {
-                status: 502,
-                attempts: 1,
-                not_retried: true,
-                ..
-            }
-        ),
-        "{error}"
-    );
+    let expected = (502, Refusal::UpstreamUnavailable, 1, true);
+    assert_eq!(refused(&error), expected, "{error}");
     assert!(
         error.to_string().contains("cannot be read again"),
         "{error}"

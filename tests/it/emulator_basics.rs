@@ -3,16 +3,15 @@
 
 use std::time::Duration;
 
-use crate::common::{Receiver, SECRET, eventually, start};
+use crate::common::{SECRET, eventually, start};
 use earshot::api::types::agents::{DeliveryStatus, EventKind};
 use earshot::signature::{Candidate, verify};
 
 #[tokio::test]
 async fn a_session_start_is_delivered_signed_and_recorded() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let subscription = harness
-        .subscribe(&receiver.url(), &[EventKind::SessionStarted])
+    let (receiver, subscription) = harness
+        .healthy_subscriber(&[EventKind::SessionStarted])
         .await;
     let session_id = harness.start_session(None).await;
 

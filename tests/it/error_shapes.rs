@@ -39,11 +39,7 @@ fn assert_problem(answer: &RawAnswer, status: u16, what: &str) -> String {
 }
 
 fn assert_json(answer: &RawAnswer, what: &str) {
-    let content_type = answer
-        .headers
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
+    let content_type = answer.content_type();
     assert_eq!(content_type, "application/json", "{what}: {}", answer.text);
 }
 

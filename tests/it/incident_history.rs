@@ -9,12 +9,13 @@
 
 use crate::common;
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::common::cli::{earshot, observer, run};
+use crate::common::cli::{Observed, earshot, run};
 use crate::common::{API_KEY, Receiver, Reply, SECRET, eventually, hmac_hex, signature_parts};
 use earshot::api::types::agents::EventKind;
 use serde_json::Value;
@@ -37,25 +38,38 @@ async fn rejecting_until_fixed(fixed_reply: Reply) -> (Receiver, Arc<AtomicBool>
     (receiver, fixed)
 }
 
-fn platform(command: &mut Command, base: &str, db: &std::path::Path) {
+/// `earshot ARGS` against the emulator at `base` with the observer's
+/// store `db`.
+fn against(base: &str, db: &Path, args: &[&str]) -> Command {
+    let mut command = earshot();
     command
+        .args(args)
         .args(["--url", base, "--api-key", API_KEY, "--store"])
         .arg(db);
+    command
+}
+
+/// `earshot redeliver SUBSCRIPTION [FLAGS] --secret-file FILE`, against the
+/// emulator and store.
+fn redeliver(base: &str, db: &Path, subscription: &str, flags: &[&str], secret: &Path) -> Command {
+    let mut command = against(base, db, &["redeliver", subscription]);
+    command.args(flags).arg("--secret-file").arg(secret);
+    command
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
     let harness = common::start().await;
-    let (mut listen, observer_url) = observer(&db, OBSERVER_SECRET);
+    let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
+    let (dir, db) = (&observed.dir, observed.db.clone());
 
     let (failing, fixed) = rejecting_until_fixed(Reply::ok()).await;
     let healthy = Receiver::healthy().await;
     let everything = EventKind::ALL;
-    harness
-        .subscribe_secret(&observer_url, &everything, OBSERVER_SECRET)
-        .await;
     let broken = harness.subscribe(&failing.url(), &everything).await;
     let fine = harness.subscribe(&healthy.url(), &everything).await;
 
@@ -95,10 +109,8 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
     assert_eq!(stored_events, EVENTS as i64);
 
     // Health: the broken subscription failed nine times with 401.
-    let mut health = earshot();
-    health.args(["health", "--json", "--since", "1h"]);
-    platform(&mut health, &harness.base, &db);
-    let output = run(&mut health).await;
+    let health = ["health", "--json", "--since", "1h"];
+    let output = run(&mut against(&harness.base, &db, &health)).await;
     assert_eq!(output.status.code(), Some(1), "something failed: exit 1");
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["sessions_swept"], 5);
@@ -138,10 +150,8 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
     // A dry run lists the nine missed events and sends nothing.
     let secret_file = dir.path().join("secret");
     std::fs::write(&secret_file, format!("{SECRET}\n")).unwrap();
-    let mut dry = earshot();
-    dry.args(["redeliver", &broken.id, "--dry-run", "--json"]);
-    platform(&mut dry, &harness.base, &db);
-    let output = run(&mut dry).await;
+    let dry = ["redeliver", &broken.id, "--dry-run", "--json"];
+    let output = run(&mut against(&harness.base, &db, &dry)).await;
     assert!(
         output.status.success(),
         "{}",
@@ -153,13 +163,9 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
 
     // Fixed: redeliver sends exactly the missed events, as they were.
     fixed.store(true, Ordering::SeqCst);
-    let mut redeliver = earshot();
-    redeliver
-        .args(["redeliver", &broken.id[..8], "--secret-file"])
-        .arg(&secret_file);
-    platform(&mut redeliver, &harness.base, &db);
-    let output = run(&mut redeliver).await;
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut by_prefix = redeliver(&harness.base, &db, &broken.id[..8], &[], &secret_file);
+    let output = run(&mut by_prefix).await;
+    let printed = stdout(&output);
     assert_eq!(
         output.status.code(),
         Some(0),
@@ -205,20 +211,13 @@ async fn health_names_the_failing_subscription_and_redeliver_recovers_its_events
     );
 
     // A second run finds nothing left to send.
-    let mut again = earshot();
-    again
-        .args(["redeliver", &broken.id, "--secret-file"])
-        .arg(&secret_file);
-    platform(&mut again, &harness.base, &db);
+    let mut again = redeliver(&harness.base, &db, &broken.id, &[], &secret_file);
     let output = run(&mut again).await;
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let printed = stdout(&output);
     assert_eq!(output.status.code(), Some(0), "{printed}");
     assert!(printed.contains("0 delivered, 0 failed"), "{printed}");
     assert!(printed.contains("9 already recovered"), "{printed}");
     assert_eq!(failing.count(), 2 * EVENTS);
-
-    listen.kill().ok();
-    listen.wait().ok();
 }
 
 #[tokio::test]
@@ -263,18 +262,14 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
 /// back until asked for with `--resend-interrupted`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
     let harness = common::start().await;
-    let (mut listen, observer_url) = observer(&db, OBSERVER_SECRET);
+    let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
+    let (dir, db) = (&observed.dir, observed.db.clone());
     let (receiver, fixed) = rejecting_until_fixed(Reply {
         delay: Duration::from_millis(300),
         ..Reply::ok()
     })
     .await;
-    harness
-        .subscribe_secret(&observer_url, &EventKind::ALL, OBSERVER_SECRET)
-        .await;
     let broken = harness.subscribe(&receiver.url(), &EventKind::ALL).await;
     for _ in 0..3 {
         let call = harness.start_call("connected").await;
@@ -292,12 +287,7 @@ async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
     fixed.store(true, Ordering::SeqCst);
 
     // Killed while the receiver holds the third event.
-    let mut first = earshot();
-    first
-        .args(["redeliver", &broken.id, "--secret-file"])
-        .arg(&secret_file);
-    platform(&mut first, &harness.base, &db);
-    let mut first = first
+    let mut first = redeliver(&harness.base, &db, &broken.id, &[], &secret_file)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -311,13 +301,9 @@ async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
     first.kill().unwrap();
     first.wait().unwrap();
 
-    let mut again = earshot();
-    again
-        .args(["redeliver", &broken.id, "--secret-file"])
-        .arg(&secret_file);
-    platform(&mut again, &harness.base, &db);
+    let mut again = redeliver(&harness.base, &db, &broken.id, &[], &secret_file);
     let output = run(&mut again).await;
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let printed = stdout(&output);
     assert!(printed.contains("3 delivered, 0 failed"), "{printed}");
     assert!(printed.contains("2 already recovered"), "{printed}");
     assert!(printed.contains("1 held back"), "{printed}");
@@ -336,19 +322,10 @@ async fn an_interrupted_redeliver_rerun_sends_each_event_once() {
         "every event re-sent exactly once across both runs"
     );
 
-    let mut held = earshot();
-    held.args([
-        "redeliver",
-        &broken.id,
-        "--resend-interrupted",
-        "--secret-file",
-    ])
-    .arg(&secret_file);
-    platform(&mut held, &harness.base, &db);
+    let resend = ["--resend-interrupted"];
+    let mut held = redeliver(&harness.base, &db, &broken.id, &resend, &secret_file);
     let output = run(&mut held).await;
-    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let printed = stdout(&output);
     assert!(printed.contains("1 delivered, 0 failed"), "{printed}");
     assert_eq!(receiver.count(), 2 * EVENTS + 1);
-    listen.kill().ok();
-    listen.wait().ok();
 }

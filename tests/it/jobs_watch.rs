@@ -4,11 +4,14 @@
 //! without a request; and `earshot jobs` end to end.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Output;
 use std::time::Duration;
 
-use crate::common::{API_KEY, Harness, Options, start_at, start_with, wav};
+use crate::common::cli::{earshot, earshot_async, finish_within, text};
+use crate::common::{API_KEY, Harness, Options, eventually, start_at, start_with, wav};
 use earshot::api::types::prerecorded::{NewTranscript, TranscriptStatus};
-use earshot::poll::schedule::{JobHint, SchedulerConfig};
+use earshot::poll::schedule::{JobHint, JobView, SchedulerConfig};
 use earshot::poll::watcher::{self, Command, WatchEvent, Watcher};
 use serde_json::Value;
 
@@ -43,8 +46,44 @@ async fn submit(harness: &Harness, audio_url: &str, count: usize) -> Vec<String>
     ids
 }
 
+/// An emulator with `options`, and `jobs` jobs of `seconds` of audio each
+/// submitted to it.
+async fn with_jobs(options: Options, seconds: f64, jobs: usize) -> (Harness, Vec<String>) {
+    let harness = start_with(options).await;
+    let audio = upload(&harness, seconds).await;
+    let ids = submit(&harness, &audio, jobs).await;
+    (harness, ids)
+}
+
 fn count(stats: &Value, status: &str) -> u64 {
     stats["by_status"][status].as_u64().unwrap_or(0)
+}
+
+/// Transcript GETs the emulator answered with `status`.
+fn polls(stats: &Value, status: &str) -> u64 {
+    stats["by_route"]["GET /v2/transcript/{id}"][status]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// Transcript GETs the emulator answered, whatever the status.
+fn all_polls(stats: &Value) -> u64 {
+    stats["by_route"]["GET /v2/transcript/{id}"]
+        .as_object()
+        .map_or(0, |by_status| {
+            by_status.values().filter_map(Value::as_u64).sum()
+        })
+}
+
+/// `earshot ARGS` against the harness (URL and key in the environment);
+/// its output once it ends, within `within`.
+async fn earshot_at(harness: &Harness, args: &[String], within: Duration) -> Output {
+    let mut command = earshot_async();
+    command
+        .args(args)
+        .env("EARSHOT_URL", &harness.base)
+        .env("EARSHOT_API_KEY", API_KEY);
+    finish_within(&mut command, within).await
 }
 
 fn watch(harness: &Harness, config: SchedulerConfig, ids: &[String]) -> Watcher {
@@ -59,6 +98,36 @@ fn watch(harness: &Harness, config: SchedulerConfig, ids: &[String]) -> Watcher 
             .unwrap();
     }
     watcher
+}
+
+/// The first event `pick` takes (or panics after `within`, or when the
+/// watcher ends).
+async fn first_event<T>(
+    watcher: &mut Watcher,
+    within: Duration,
+    what: &str,
+    mut pick: impl FnMut(WatchEvent) -> Option<T>,
+) -> T {
+    tokio::time::timeout(within, async {
+        while let Some(event) = watcher.events.recv().await {
+            if let Some(picked) = pick(event) {
+                return picked;
+            }
+        }
+        panic!("the watcher ended before {what}");
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {what} within {within:?}"))
+}
+
+/// Waits until no poll of the watcher is in flight (every request it sent
+/// is answered, so the emulator's counts include it); every job's view.
+async fn settled(watcher: &Watcher) -> Vec<JobView> {
+    eventually(Duration::from_secs(10), "no poll in flight", || async {
+        let views = watcher.snapshot().await;
+        views.iter().all(|view| !view.in_flight).then_some(views)
+    })
+    .await
 }
 
 /// Events until `AllDone` (or panics after `within`).
@@ -81,16 +150,18 @@ async fn until_done(watcher: &mut Watcher, within: Duration) -> Vec<WatchEvent> 
 async fn two_hundred_jobs_finish_under_low_limits_with_no_429_and_no_403() {
     // Limits a fixed 1 s poller over 200 jobs would break within seconds:
     // 20 polls per job per minute, 5,000 requests per 5 minutes.
-    let harness = start_with(Options {
-        time_scale: 0.05,
-        concurrency: 25,
-        http_limit: 5_000,
-        poll_limit: 20,
-        ..Options::default()
-    })
+    let (harness, ids) = with_jobs(
+        Options {
+            time_scale: 0.05,
+            concurrency: 25,
+            http_limit: 5_000,
+            poll_limit: 20,
+            ..Options::default()
+        },
+        2.0,
+        200,
+    )
     .await;
-    let audio = upload(&harness, 2.0).await;
-    let ids = submit(&harness, &audio, 200).await;
     // The watcher's share: at most 150 requests per 10 s (4,500 per 5 min
     // with the 201 requests above: under 5,000), 15 polls per job-minute.
     let config = SchedulerConfig {
@@ -116,9 +187,7 @@ async fn two_hundred_jobs_finish_under_low_limits_with_no_429_and_no_403() {
     let stats = harness.stats().await;
     assert_eq!(count(&stats, "429"), 0, "{stats}");
     assert_eq!(count(&stats, "403"), 0, "{stats}");
-    let polls = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
-        .as_u64()
-        .unwrap();
+    let polls = polls(&stats, "200");
     assert!(polls >= 200, "every job was polled at least once: {polls}");
     harness.emulator.shutdown().await;
 }
@@ -128,34 +197,41 @@ async fn a_429_is_obeyed_for_that_job_until_retry_after() {
     // The server allows 2 polls per job-minute; the watcher is configured
     // to believe 50. After the 429 the job waits out Retry-After (whole
     // seconds, up to 60) instead of hammering.
-    let harness = start_with(Options {
-        time_scale: 1.0,
-        poll_limit: 2,
-        ..Options::default()
-    })
-    .await;
-    let audio = upload(&harness, 40.0).await; // 10 s of processing
-    let ids = submit(&harness, &audio, 1).await;
-    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
-    let mut failures = 0;
-    let _ = tokio::time::timeout(Duration::from_secs(4), async {
-        while let Some(event) = watcher.events.recv().await {
-            if let WatchEvent::PollFailed { message, .. } = event {
-                assert!(message.contains("429"), "{message}");
-                failures += 1;
-            }
-        }
-    })
-    .await;
-    let stats = harness.stats().await;
-    assert_eq!(
-        count(&stats, "429"),
+    let (harness, ids) = with_jobs(
+        Options {
+            time_scale: 1.0,
+            poll_limit: 2,
+            ..Options::default()
+        },
+        40.0, // 10 s of processing
         1,
-        "one refusal, then silence: {stats}"
+    )
+    .await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    let message = first_event(
+        &mut watcher,
+        Duration::from_secs(10),
+        "a failed poll",
+        |event| match event {
+            WatchEvent::PollFailed { message, .. } => Some(message),
+            _ => None,
+        },
+    )
+    .await;
+    assert!(message.contains("429"), "{message}");
+    // The answer is in: had the watcher ignored Retry-After, the job's
+    // next poll would be out already (the watcher sends what is due before
+    // it reads a command) or planned before the retry time.
+    let view = settled(&watcher).await.pop().expect("the job is watched");
+    let retry_at = view.retry_at.expect("the job waits for Retry-After");
+    assert!(
+        view.next_poll.is_none_or(|next| next >= retry_at),
+        "no poll before Retry-After: {view:?}"
     );
-    assert_eq!(failures, 1);
-    let view = watcher.snapshot().await.pop().unwrap();
     assert!(view.stale, "the job shows stale while it waits: {view:?}");
+    let stats = harness.stats().await;
+    assert_eq!(count(&stats, "429"), 1, "one refusal: {stats}");
+    assert_eq!(all_polls(&stats), u64::from(view.polls), "{stats}");
     harness.emulator.shutdown().await;
 }
 
@@ -163,53 +239,72 @@ async fn a_429_is_obeyed_for_that_job_until_retry_after() {
 async fn a_403_pauses_every_poll_and_says_so() {
     // The account limit is 12 requests; 11 are spent on setup and the
     // first polls, then the server answers 403 and the watcher must stop.
-    let harness = start_with(Options {
-        time_scale: 1.0,
-        http_limit: 12,
-        ..Options::default()
-    })
+    let (harness, ids) = with_jobs(
+        Options {
+            time_scale: 1.0,
+            http_limit: 12,
+            ..Options::default()
+        },
+        400.0,
+        5,
+    )
     .await;
-    let audio = upload(&harness, 400.0).await;
-    let ids = submit(&harness, &audio, 5).await;
     let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
-    let paused = tokio::time::timeout(Duration::from_secs(10), async {
-        while let Some(event) = watcher.events.recv().await {
-            if let WatchEvent::Paused { resume_in } = event {
-                return resume_in;
-            }
-        }
-        panic!("the watcher stopped without pausing");
-    })
-    .await
-    .expect("a pause was reported");
+    let paused = first_event(
+        &mut watcher,
+        Duration::from_secs(10),
+        "a pause",
+        |event| match event {
+            WatchEvent::Paused { resume_in } => Some(resume_in),
+            _ => None,
+        },
+    )
+    .await;
     assert!(paused >= Duration::from_secs(5), "{paused:?}");
-    let refused = count(&harness.stats().await, "403");
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let later = count(&harness.stats().await, "403");
-    assert!(refused >= 1);
-    assert_eq!(later, refused, "nothing was sent while paused");
-    let views = watcher.snapshot().await;
+    // Once the polls sent before the pause are answered, everything the
+    // watcher sent is counted.
+    let views = settled(&watcher).await;
     assert_eq!(views.len(), 5, "no job was dropped");
+    let sent: u64 = views.iter().map(|view| u64::from(view.polls)).sum();
+    let stats = harness.stats().await;
+    assert!(count(&stats, "403") >= 1, "{stats}");
+    assert_eq!(all_polls(&stats), sent, "{stats}");
+    // A new job is due at once: outside a pause the watcher sends its
+    // first poll before it reads the next command. During the pause it
+    // stays unsent, and so does every other due poll.
+    let new = "00000000-0000-4000-8000-00000000f403".to_owned();
+    let hint = JobHint::default();
+    watcher
+        .commands
+        .send(Command::Add {
+            id: new.clone(),
+            hint,
+        })
+        .unwrap();
+    let view = watcher.view(&new).await.expect("the new job is watched");
+    assert!(
+        !view.in_flight && view.polls == 0,
+        "polled while paused: {view:?}"
+    );
+    let views = settled(&watcher).await;
+    let later: u64 = views.iter().map(|view| u64::from(view.polls)).sum();
+    assert_eq!(later, sent, "nothing was sent while paused: {views:?}");
+    assert_eq!(all_polls(&harness.stats().await), sent);
     harness.emulator.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_webhook_update_changes_a_job_without_a_request() {
-    let harness = start_at(1.0).await;
-    let audio = upload(&harness, 1200.0).await; // five minutes of processing
-    let ids = submit(&harness, &audio, 1).await;
+    // Five minutes of processing.
+    let (harness, ids) = with_jobs(Options::at(1.0), 1200.0, 1).await;
     let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
     // Wait for the first observation, then deliver a webhook.
-    loop {
-        match watcher.events.recv().await {
-            Some(WatchEvent::Changed { .. }) => break,
-            Some(_) => {}
-            None => panic!("watcher ended"),
-        }
-    }
-    let polls_before = harness.stats().await["by_route"]["GET /v2/transcript/{id}"]["200"]
-        .as_u64()
-        .unwrap();
+    let within = Duration::from_secs(10);
+    first_event(&mut watcher, within, "a first observation", |event| {
+        matches!(event, WatchEvent::Changed { .. }).then_some(())
+    })
+    .await;
+    let polls_before = polls(&harness.stats().await, "200");
     watcher
         .commands
         .send(Command::Webhook {
@@ -222,9 +317,7 @@ async fn a_webhook_update_changes_a_job_without_a_request() {
         event,
         WatchEvent::Changed { view, transcript: None } if view.status == Some(TranscriptStatus::Completed)
     )));
-    let polls_after = harness.stats().await["by_route"]["GET /v2/transcript/{id}"]["200"]
-        .as_u64()
-        .unwrap();
+    let polls_after = polls(&harness.stats().await, "200");
     assert_eq!(polls_before, polls_after, "the webhook cost no request");
     harness.emulator.shutdown().await;
 }
@@ -235,38 +328,17 @@ async fn earshot_jobs_submit_and_watch_print_each_change_as_json_lines() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("clip.wav");
     std::fs::write(&file, wav(4.0, Some("the cli test"))).unwrap();
-    let earshot = env!("CARGO_BIN_EXE_earshot");
-    let base = harness.base.clone();
-    let run = move |args: Vec<String>| {
-        let output = std::process::Command::new(earshot)
-            .args(&args)
-            .env("EARSHOT_URL", &base)
-            .env("EARSHOT_API_KEY", API_KEY)
-            .env_remove("EARSHOT_CONFIG")
-            .output()
-            .unwrap();
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
-    };
-    let submit_args = vec!["jobs".into(), "submit".into(), file.display().to_string()];
-    let (code, id, stderr) = tokio::task::spawn_blocking({
-        let run = run.clone();
-        move || run(submit_args)
-    })
-    .await
-    .unwrap();
-    assert_eq!(code, Some(0), "{stderr}");
-    let id = id.trim().to_owned();
+    let within = Duration::from_secs(60);
+    let submit_args = ["jobs".into(), "submit".into(), file.display().to_string()];
+    let output = earshot_at(&harness, &submit_args, within).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let id = text(&output.stdout).trim().to_owned();
     assert_eq!(id.len(), 36, "prints the transcript id: {id:?}");
 
-    let watch_args = vec!["jobs".into(), "watch".into(), id.clone(), "--json".into()];
-    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || run(watch_args))
-        .await
-        .unwrap();
-    assert_eq!(code, Some(0), "{stderr}");
+    let watch_args = ["jobs".into(), "watch".into(), id.clone(), "--json".into()];
+    let output = earshot_at(&harness, &watch_args, within).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
     let lines: Vec<Value> = stdout
         .lines()
         .map(|line| serde_json::from_str(line).expect("each line is JSON"))
@@ -284,7 +356,7 @@ async fn earshot_jobs_submit_and_watch_print_each_change_as_json_lines() {
 
 #[test]
 fn earshot_jobs_refuses_half_a_webhook_auth_header() {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_earshot"))
+    let output = earshot()
         .args([
             "jobs",
             "submit",
@@ -306,14 +378,16 @@ async fn a_hint_less_watch_learns_processing_time_from_the_records_audio_duratio
     // `jobs watch` knows nothing about the jobs it is given; the records'
     // `audio_duration` is all it has. At time scale 0.05 the emulator takes
     // 0.0125 s per second of audio, far from the prior of 0.25.
-    let harness = start_with(Options {
-        time_scale: 0.05,
-        concurrency: 5,
-        ..Options::default()
-    })
+    let (harness, ids) = with_jobs(
+        Options {
+            time_scale: 0.05,
+            concurrency: 5,
+            ..Options::default()
+        },
+        40.0, // 0.5 s of processing
+        10,
+    )
     .await;
-    let audio = upload(&harness, 40.0).await; // 0.5 s of processing
-    let ids = submit(&harness, &audio, 10).await;
     let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
     until_done(&mut watcher, Duration::from_secs(60)).await;
     let ratio = watcher.learned_ratio().await.expect("the watcher runs");
@@ -350,32 +424,20 @@ async fn jobs_watch_with_a_per_job_limit_gets_no_429_from_a_lower_poll_limit() {
     // The account allows 5 polls per job-minute; `--per-job-limit 5` keeps
     // `jobs watch` under it from the first poll (without it, the dense
     // polls of a job that just started hit the limit within 2 s).
-    let harness = start_with(Options {
-        time_scale: 0.25,
-        poll_limit: 5,
-        ..Options::default()
-    })
+    let (harness, ids) = with_jobs(
+        Options {
+            time_scale: 0.25,
+            poll_limit: 5,
+            ..Options::default()
+        },
+        40.0, // 2.5 s of processing
+        3,
+    )
     .await;
-    let audio = upload(&harness, 40.0).await; // 2.5 s of processing
-    let ids = submit(&harness, &audio, 3).await;
     let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
     args.extend(["--per-job-limit".into(), "5".into()]);
     args.extend(ids.iter().cloned());
-    let earshot = env!("CARGO_BIN_EXE_earshot");
-    let base = harness.base.clone();
-    let watch = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(earshot)
-            .args(&args)
-            .env("EARSHOT_URL", &base)
-            .env("EARSHOT_API_KEY", API_KEY)
-            .env_remove("EARSHOT_CONFIG")
-            .output()
-            .unwrap()
-    });
-    let output = tokio::time::timeout(Duration::from_secs(90), watch)
-        .await
-        .expect("jobs watch ends")
-        .unwrap();
+    let output = earshot_at(&harness, &args, Duration::from_secs(90)).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("\"completed\":3"), "{stdout}");
@@ -391,34 +453,18 @@ async fn jobs_watch_listen_takes_pushes_and_polls_a_pushed_job_no_more() {
     // one more (in flight when the push came).
     let harness = start_at(0.05).await;
     let audio = upload(&harness, 240.0).await; // 3 s of processing
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dir = tempfile::tempdir().unwrap();
-    let auth = dir.path().join("auth");
-    std::fs::write(&auth, "X-Watch-Token: push-token-0123456789").unwrap();
+    let pushes = Pushes::new();
     let mut ids = Vec::new();
     for _ in 0..5 {
-        let request = NewTranscript {
-            audio_url: audio.clone(),
-            webhook_url: Some(format!("http://127.0.0.1:{port}/hook")),
-            webhook_auth_header_name: Some("X-Watch-Token".into()),
-            webhook_auth_header_value: Some(earshot::redact::SecretString::new(
-                "push-token-0123456789",
-            )),
-        };
+        let request = pushes.job(&audio);
         ids.push(harness.client.create_transcript(&request).await.unwrap().id);
     }
-    let output = watch_with_pushes(&harness, port, &auth, &ids).await;
+    let output = pushes.watch(&harness, &ids).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("\"completed\":5"), "{stdout}");
     let stats = harness.stats().await;
-    let gets = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
-        .as_u64()
-        .unwrap_or(0);
+    let gets = polls(&stats, "200");
     assert!(
         gets <= 2 * 5,
         "at most one GET per job after its push: {stats}"
@@ -427,60 +473,66 @@ async fn jobs_watch_listen_takes_pushes_and_polls_a_pushed_job_no_more() {
     harness.emulator.shutdown().await;
 }
 
-/// `earshot jobs watch --json --per-job-limit 1 --listen 127.0.0.1:PORT`
-/// with the auth header in `auth`, over `ids`; its output once it ends
-/// (which, at one poll per job-minute, only pushes make quick).
-async fn watch_with_pushes(
-    harness: &Harness,
+const PUSH_HEADER: &str = "X-Watch-Token";
+const PUSH_TOKEN: &str = "push-token-0123456789";
+
+/// Where `earshot jobs watch --listen` takes the jobs' pushes: a free
+/// loopback port, and a file with the auth header the jobs send.
+struct Pushes {
     port: u16,
-    auth: &std::path::Path,
-    ids: &[String],
-) -> std::process::Output {
-    let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
-    args.extend(["--per-job-limit".into(), "1".into()]);
-    args.extend(["--listen".into(), format!("127.0.0.1:{port}")]);
-    args.extend(["--auth-header-file".into(), auth.display().to_string()]);
-    args.extend(ids.iter().cloned());
-    let earshot = env!("CARGO_BIN_EXE_earshot");
-    let base = harness.base.clone();
-    let watch = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(earshot)
-            .args(&args)
-            .env("EARSHOT_URL", &base)
-            .env("EARSHOT_API_KEY", API_KEY)
-            .env_remove("EARSHOT_CONFIG")
-            .env_remove("EARSHOT_AUTH_HEADER")
-            .output()
+    auth_file: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Pushes {
+    fn new() -> Pushes {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
-    });
-    tokio::time::timeout(Duration::from_secs(45), watch)
-        .await
-        .expect("jobs watch ends without waiting out the poll limit")
-        .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let auth_file = dir.path().join("auth");
+        std::fs::write(&auth_file, format!("{PUSH_HEADER}: {PUSH_TOKEN}")).unwrap();
+        Pushes {
+            port,
+            auth_file,
+            _dir: dir,
+        }
+    }
+
+    /// A job for `audio_url` that pushes its status here.
+    fn job(&self, audio_url: &str) -> NewTranscript {
+        NewTranscript {
+            audio_url: audio_url.to_owned(),
+            webhook_url: Some(format!("http://127.0.0.1:{}/hook", self.port)),
+            webhook_auth_header_name: Some(PUSH_HEADER.into()),
+            webhook_auth_header_value: Some(earshot::redact::SecretString::new(PUSH_TOKEN)),
+        }
+    }
+
+    /// `earshot jobs watch --json --per-job-limit 1 --listen 127.0.0.1:PORT`
+    /// with the auth header file, over `ids`; its output once it ends
+    /// (which, at one poll per job-minute, only pushes make quick).
+    async fn watch(&self, harness: &Harness, ids: &[String]) -> Output {
+        let mut args = vec!["jobs".to_owned(), "watch".into(), "--json".into()];
+        args.extend(["--per-job-limit".into(), "1".into()]);
+        args.extend(["--listen".into(), format!("127.0.0.1:{}", self.port)]);
+        let auth = self.auth_file.display().to_string();
+        args.extend(["--auth-header-file".into(), auth]);
+        args.extend(ids.iter().cloned());
+        earshot_at(harness, &args, Duration::from_secs(45)).await
+    }
 }
 
 #[tokio::test]
 async fn jobs_watch_listen_reports_a_pushed_failure_with_its_message_for_one_get() {
     let harness = start_at(0.05).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let dir = tempfile::tempdir().unwrap();
-    let auth = dir.path().join("auth");
-    std::fs::write(&auth, "X-Watch-Token: push-token-0123456789").unwrap();
+    let pushes = Pushes::new();
     // Nothing listens on port 9 of loopback: the download fails.
-    let request = NewTranscript {
-        audio_url: "http://127.0.0.1:9/missing.wav".into(),
-        webhook_url: Some(format!("http://127.0.0.1:{port}/hook")),
-        webhook_auth_header_name: Some("X-Watch-Token".into()),
-        webhook_auth_header_value: Some(earshot::redact::SecretString::new(
-            "push-token-0123456789",
-        )),
-    };
+    let request = pushes.job("http://127.0.0.1:9/missing.wav");
     let id = harness.client.create_transcript(&request).await.unwrap().id;
-    let output = watch_with_pushes(&harness, port, &auth, std::slice::from_ref(&id)).await;
+    let output = pushes.watch(&harness, std::slice::from_ref(&id)).await;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let failed = stdout
         .lines()
@@ -494,9 +546,7 @@ async fn jobs_watch_listen_reports_a_pushed_failure_with_its_message_for_one_get
         "the record's message is shown: {failed}"
     );
     let stats = harness.stats().await;
-    let gets = stats["by_route"]["GET /v2/transcript/{id}"]["200"]
-        .as_u64()
-        .unwrap_or(0);
+    let gets = polls(&stats, "200");
     assert!(
         gets <= 2,
         "the first poll and one GET for the message: {stats}"

@@ -179,8 +179,9 @@ async fn across_a_rotation_both_secrets_verify_and_a_stale_receiver_gets_no_retr
     assert!(error.starts_with("HTTP 401"), "{error}");
     assert!(error.contains("invalid signature"), "{error}");
     assert!(records[0]["next_retry_at"].is_null(), "{}", records[0]);
-    // The first retry would come after 50 ms at this time scale.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A retry would keep the delivery in progress: once idle, none is
+    // waiting.
+    harness.wait_deliveries_idle().await;
     assert_eq!(harness.records_of(&call_id, &to_stale.id).await.len(), 1);
     assert!(
         stale_inbox.try_recv().is_err(),

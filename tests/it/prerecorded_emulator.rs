@@ -49,6 +49,11 @@ async fn submit_url(harness: &Harness, audio_url: &str) -> Value {
     submit(harness, json!({ "audio_url": audio_url })).await
 }
 
+/// Uploads a second of silence: its URL.
+async fn upload_silence(harness: &Harness) -> String {
+    upload(harness, wav(1.0, None)).await
+}
+
 /// A record's string field (panics when absent).
 fn text_of(record: &Value, field: &str) -> String {
     record[field].as_str().unwrap().to_owned()
@@ -233,11 +238,7 @@ async fn closed_port_url() -> String {
 /// `{"error": "<message>"}` and nothing else. The message.
 fn assert_error(answer: &RawAnswer, status: u16) -> String {
     assert_eq!(answer.status, status, "{}", answer.text);
-    let content_type = answer
-        .headers
-        .get("content-type")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default();
+    let content_type = answer.content_type();
     assert_eq!(content_type, "application/json", "{}", answer.text);
     let body = answer.json();
     let object = body.as_object().expect("an object");
@@ -287,7 +288,7 @@ async fn with_keep_jobs_the_oldest_finished_jobs_are_forgotten() {
     config.allow_private_urls = true;
     config.keep_jobs = Some(2);
     let harness = launch(config, None).await;
-    let upload_url = upload(&harness, wav(1.0, None)).await;
+    let upload_url = upload_silence(&harness).await;
     let mut ids = Vec::new();
     for _ in 0..3 {
         let id = text_of(&submit_url(&harness, &upload_url).await, "id");
@@ -383,14 +384,8 @@ async fn uploads_larger_than_two_megabytes_are_accepted() {
     let upload_url = upload(&harness, audio.clone()).await;
     let served = harness.http.get(&upload_url).send().await.unwrap();
     assert_eq!(served.bytes().await.unwrap().len(), audio.len());
-    let empty = harness
-        .http
-        .post(format!("{}/v2/upload", harness.base))
-        .header("authorization", API_KEY)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(empty.status().as_u16(), 400);
+    let empty = harness.authed(Method::POST, "/v2/upload", None).await;
+    assert_eq!(empty.status, 400, "{}", empty.text);
     harness.emulator.shutdown().await;
 }
 
@@ -583,14 +578,21 @@ async fn run_job(harness: &Harness, audio_url: &str, extra: Value) -> String {
     id
 }
 
-/// Waits until `hook` has `count` calls, then a while longer, and returns
-/// them all (so a call that should not come has had time to).
-async fn calls_settled(hook: &Hook, count: usize, quiet: Duration) -> Vec<Call> {
+/// Submits a job for `audio_url` that calls `webhook_url`; waits for its
+/// end.
+async fn job_with_webhook(harness: &Harness, audio_url: &str, webhook_url: &str) -> String {
+    run_job(harness, audio_url, json!({ "webhook_url": webhook_url })).await
+}
+
+/// Waits until `hook` has `count` calls and the emulator has no webhook
+/// left to send (no attempt running, no retry waiting), and returns every
+/// call: one that should not come would have come by then.
+async fn calls_settled(harness: &Harness, hook: &Hook, count: usize) -> Vec<Call> {
     eventually(Duration::from_secs(10), "webhook calls", || async {
         (hook.calls().len() >= count).then_some(())
     })
     .await;
-    tokio::time::sleep(quiet).await;
+    harness.wait_deliveries_idle().await;
     hook.calls()
 }
 
@@ -598,7 +600,7 @@ async fn calls_settled(hook: &Hook, count: usize, quiet: Duration) -> Vec<Call> 
 async fn webhooks_carry_the_custom_header_exactly_when_it_is_set() {
     let harness = start(0.01).await;
     let receiver = Hook::answering(200).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
+    let audio_url = upload_silence(&harness).await;
     let with = run_job(
         &harness,
         &audio_url,
@@ -609,13 +611,8 @@ async fn webhooks_carry_the_custom_header_exactly_when_it_is_set() {
         }),
     )
     .await;
-    let without = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": receiver.url("/without") }),
-    )
-    .await;
-    let calls = calls_settled(&receiver, 2, Duration::from_millis(200)).await;
+    let without = job_with_webhook(&harness, &audio_url, &receiver.url("/without")).await;
+    let calls = calls_settled(&harness, &receiver, 2).await;
     assert_eq!(calls.len(), 2);
     let call = |path: &str| {
         calls
@@ -647,13 +644,8 @@ async fn webhook_urls_keep_their_query_parameters_and_errors_are_announced() {
     let harness = start(0.01).await;
     let receiver = Hook::answering(204).await;
     let url = receiver.url("/hooks/transcripts?customer=42&trace=a%2Fb");
-    let id = run_job(
-        &harness,
-        &closed_port_url().await,
-        json!({ "webhook_url": url }),
-    )
-    .await;
-    let calls = calls_settled(&receiver, 1, Duration::from_millis(100)).await;
+    let id = job_with_webhook(&harness, &closed_port_url().await, &url).await;
+    let calls = calls_settled(&harness, &receiver, 1).await;
     assert_eq!(calls.len(), 1);
     assert_eq!(
         calls[0].uri.to_string(),
@@ -668,17 +660,12 @@ async fn webhook_urls_keep_their_query_parameters_and_errors_are_announced() {
 #[tokio::test]
 async fn a_4xx_answer_fails_the_webhook_without_retry() {
     let harness = start(0.01).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
+    let audio_url = upload_silence(&harness).await;
     for status in [401, 429] {
         let receiver = Hook::answering(status).await;
-        let id = run_job(
-            &harness,
-            &audio_url,
-            json!({ "webhook_url": receiver.url("/hook") }),
-        )
-        .await;
+        let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
         // A retry would come 100 ms (10 s scaled) after the answer.
-        let calls = calls_settled(&receiver, 1, Duration::from_millis(400)).await;
+        let calls = calls_settled(&harness, &receiver, 1).await;
         assert_eq!(calls.len(), 1, "{status}");
         assert_eq!(
             transcript(&harness, &id).await["webhook_status_code"],
@@ -692,14 +679,9 @@ async fn a_4xx_answer_fails_the_webhook_without_retry() {
 async fn a_failing_webhook_is_tried_ten_times_ten_seconds_apart() {
     let harness = start(0.01).await;
     let receiver = Hook::answering(503).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
-    let id = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": receiver.url("/hook") }),
-    )
-    .await;
-    let calls = calls_settled(&receiver, 10, Duration::from_millis(400)).await;
+    let audio_url = upload_silence(&harness).await;
+    let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
+    let calls = calls_settled(&harness, &receiver, 10).await;
     assert_eq!(calls.len(), 10, "ten attempts in all, then given up");
     for pair in calls.windows(2) {
         let gap = pair[1].at - pair[0].at;
@@ -724,14 +706,9 @@ async fn timeouts_and_redirects_are_retried_until_a_2xx() {
         _ => (202, Duration::ZERO, Vec::new()),
     })
     .await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
-    let id = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": receiver.url("/hook") }),
-    )
-    .await;
-    let calls = calls_settled(&receiver, 4, Duration::from_millis(400)).await;
+    let audio_url = upload_silence(&harness).await;
+    let id = job_with_webhook(&harness, &audio_url, &receiver.url("/hook")).await;
+    let calls = calls_settled(&harness, &receiver, 4).await;
     assert_eq!(calls.len(), 4);
     assert!(calls.iter().all(|call| call.uri.path() == "/hook"));
     assert_eq!(transcript(&harness, &id).await["webhook_status_code"], 202);
@@ -741,15 +718,10 @@ async fn timeouts_and_redirects_are_retried_until_a_2xx() {
 #[tokio::test]
 async fn a_webhook_that_never_answers_leaves_the_status_code_null() {
     let harness = start(0.001).await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
-    let id = run_job(
-        &harness,
-        &audio_url,
-        json!({ "webhook_url": closed_port_url().await }),
-    )
-    .await;
-    // Ten attempts 10 ms apart are over well within this.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let audio_url = upload_silence(&harness).await;
+    let id = job_with_webhook(&harness, &audio_url, &closed_port_url().await).await;
+    // Every attempt is over once nothing is left to send.
+    harness.wait_deliveries_idle().await;
     let record = transcript(&harness, &id).await;
     assert_eq!(record["status"], "completed");
     assert!(record["webhook_status_code"].is_null(), "{record}");
@@ -767,7 +739,7 @@ async fn the_poll_limit_refuses_the_next_get_of_one_transcript_with_retry_after(
         ..Options::default()
     })
     .await;
-    let audio_url = upload(&harness, wav(1.0, None)).await;
+    let audio_url = upload_silence(&harness).await;
     let first = submit_url(&harness, &audio_url).await;
     let other = submit_url(&harness, &audio_url).await;
     let path = path_of(&first);
@@ -813,7 +785,7 @@ async fn the_request_over_the_http_limit_gets_403_and_only_keyed_requests_count(
     }
     // Control routes are not part of the API.
     harness.stats().await;
-    let audio_url = upload(&harness, wav(1.0, None)).await; // 1
+    let audio_url = upload_silence(&harness).await; // 1
     let created = submit_url(&harness, &audio_url).await; // 2
     let path = path_of(&created);
     assert_eq!(get_status(&harness, &path).await, 200); // 3

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{API_KEY, Receiver, eventually, launch, start_at};
+use crate::common::{API_KEY, Harness, eventually, launch, start_at};
 use earshot::api::types::agents::EventKind;
 use earshot::api::validate::UrlPolicy;
 use earshot::emulator::{EmulatorConfig, TimeScale};
@@ -17,14 +17,25 @@ fn time_of(value: &Value) -> chrono::DateTime<chrono::FixedOffset> {
     chrono::DateTime::parse_from_rfc3339(value.as_str().expect("a timestamp")).expect("RFC 3339")
 }
 
+/// The session's record once it lists artifacts (waits up to `within`).
+async fn record_with_artifacts(harness: &Harness, id: &str, within: Duration) -> Value {
+    eventually(within, "listed artifacts", || async {
+        let (_, body) = harness.get(&format!("/v1/sessions/{id}")).await;
+        let listed = body["artifacts"].as_array().is_some_and(|a| !a.is_empty());
+        listed.then_some(body)
+    })
+    .await
+}
+
+fn artifacts_of(record: &Value) -> Vec<Value> {
+    record["artifacts"].as_array().cloned().unwrap_or_default()
+}
+
 #[tokio::test]
 async fn call_artifacts_are_listed_about_90_s_after_call_ended_while_its_links_work_at_once() {
     // Scale 0.01: 90 s is 900 ms, one hour 36 s.
     let harness = start_at(0.01).await;
-    let receiver = Receiver::healthy().await;
-    harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (receiver, _) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let call_id = harness.start_call("connected").await;
     let ended = Instant::now();
     harness.end_call(&call_id).await;
@@ -35,23 +46,13 @@ async fn call_artifacts_are_listed_about_90_s_after_call_ended_while_its_links_w
         serde_json::json!([]),
         "not listed right after call.ended: {body}"
     );
-    let call = eventually(Duration::from_secs(5), "call.ended", || async {
-        receiver
-            .captured()
-            .first()
-            .map(|captured| captured.json()["call"].clone())
-    })
-    .await;
+    let call = receiver.first_call().await;
     let recording = call["recording_url"].as_str().unwrap().to_owned();
     let response = harness.http.get(&recording).send().await.unwrap();
     assert_eq!(response.status(), 200, "call.ended links work at once");
 
-    let artifacts = eventually(Duration::from_secs(10), "listed artifacts", || async {
-        let (_, body) = harness.get(&format!("/v1/sessions/{call_id}")).await;
-        let artifacts = body["artifacts"].as_array().cloned().unwrap_or_default();
-        (!artifacts.is_empty()).then_some(artifacts)
-    })
-    .await;
+    let record = record_with_artifacts(&harness, &call_id, Duration::from_secs(10)).await;
+    let artifacts = artifacts_of(&record);
     assert!(
         ended.elapsed() >= Duration::from_millis(890),
         "listed before 90 s (scaled): {:?}",
@@ -69,14 +70,9 @@ async fn session_links_expire_one_hour_after_session_completed_then_answer_403()
     let harness = start_at(0.01).await;
     let session_id = harness.start_session(None).await;
     harness.complete_session(&session_id).await;
-    let body = eventually(Duration::from_secs(10), "listed artifacts", || async {
-        let (_, body) = harness.get(&format!("/v1/sessions/{session_id}")).await;
-        let listed = body["artifacts"].as_array().is_some_and(|a| !a.is_empty());
-        listed.then_some(body)
-    })
-    .await;
+    let body = record_with_artifacts(&harness, &session_id, Duration::from_secs(10)).await;
     let ended_at = time_of(&body["ended_at"]);
-    for artifact in body["artifacts"].as_array().unwrap() {
+    for artifact in &artifacts_of(&body) {
         let lifetime = time_of(&artifact["expires_at"]) - ended_at;
         let millis = lifetime.num_milliseconds();
         assert!(
@@ -91,12 +87,8 @@ async fn session_links_expire_one_hour_after_session_completed_then_answer_403()
     let session_id = harness.start_session(None).await;
     let completed = Instant::now();
     harness.complete_session(&session_id).await;
-    let artifacts = eventually(Duration::from_secs(5), "listed artifacts", || async {
-        let (_, body) = harness.get(&format!("/v1/sessions/{session_id}")).await;
-        let artifacts = body["artifacts"].as_array().cloned().unwrap_or_default();
-        (!artifacts.is_empty()).then_some(artifacts)
-    })
-    .await;
+    let record = record_with_artifacts(&harness, &session_id, Duration::from_secs(5)).await;
+    let artifacts = artifacts_of(&record);
     tokio::time::sleep_until((completed + Duration::from_millis(2_000)).into()).await;
     for artifact in &artifacts {
         let url = artifact["url"].as_str().unwrap();
@@ -116,19 +108,10 @@ async fn a_large_recording_is_served_whole_with_its_length() {
     config.time_scale = TimeScale::new(0.01).unwrap();
     config.recording_bytes = Some(SIZE);
     let harness = launch(config, Some(UrlPolicy::AnyHttp)).await;
-    let receiver = Receiver::healthy().await;
-    harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (receiver, _) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let call_id = harness.start_call("connected").await;
     harness.end_call(&call_id).await;
-    let call = eventually(Duration::from_secs(5), "call.ended", || async {
-        receiver
-            .captured()
-            .first()
-            .map(|captured| captured.json()["call"].clone())
-    })
-    .await;
+    let call = receiver.first_call().await;
     let url = call["recording_url"].as_str().unwrap();
     let response = harness.http.get(url).send().await.unwrap();
     assert_eq!(response.status(), 200);

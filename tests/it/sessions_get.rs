@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::common;
-use crate::common::cli::{earshot, observer, run};
+use crate::common::cli::{Observed, earshot, run};
 use crate::common::{API_KEY, Harness, SECRET, eventually, start_at};
 use earshot::api::types::agents::EventKind;
 use earshot::store::{Store, events};
@@ -73,10 +73,8 @@ fn assert_redacted(url: &str, shown: &str) {
 async fn get_says_why_artifacts_are_missing_then_lists_and_downloads_them() {
     // Scale 0.05: 90 s is 4.5 s, one hour 3 min.
     let harness = start_at(0.05).await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
-    let (mut listen, observer_url) = observer(&db, SECRET);
-    harness.subscribe(&observer_url, &CALL_EVENTS).await;
+    let observed = Observed::start(&harness, &CALL_EVENTS, SECRET).await;
+    let (dir, db) = (&observed.dir, observed.db.clone());
     let (call_id, url, ended) = ended_call(&harness, &db).await;
 
     let output = run(&mut get(&harness, &db, &call_id)).await;
@@ -140,8 +138,6 @@ async fn get_says_why_artifacts_are_missing_then_lists_and_downloads_them() {
     .await;
     assert!(output.status.success(), "{}", text(&output).1);
 
-    listen.kill().ok();
-    listen.wait().ok();
     harness.emulator.shutdown().await;
 }
 
@@ -149,10 +145,8 @@ async fn get_says_why_artifacts_are_missing_then_lists_and_downloads_them() {
 async fn after_the_scaled_hour_the_download_fails_naming_when_the_link_expired() {
     // Scale 0.002: one hour is 7.2 s.
     let harness = start_at(0.002).await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
-    let (mut listen, observer_url) = observer(&db, SECRET);
-    harness.subscribe(&observer_url, &CALL_EVENTS).await;
+    let observed = Observed::start(&harness, &CALL_EVENTS, SECRET).await;
+    let (dir, db) = (&observed.dir, observed.db.clone());
     let (call_id, url, ended) = ended_call(&harness, &db).await;
 
     let target = dir.path().join("files");
@@ -183,8 +177,6 @@ async fn after_the_scaled_hour_the_download_fails_naming_when_the_link_expired()
         "nothing written"
     );
 
-    listen.kill().ok();
-    listen.wait().ok();
     harness.emulator.shutdown().await;
 }
 

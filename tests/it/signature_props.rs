@@ -9,22 +9,10 @@ use earshot::signature::{
     Candidate, DEFAULT_TOLERANCE_SECS, Finding, InvalidReason, Mistake, Verdict, diagnose,
     digest_hex, generate_secret, parse_header, sign, verify,
 };
-use hmac::{Hmac, KeyInit, Mac};
 use proptest::prelude::*;
-use sha2::Sha256;
 
-/// HMAC-SHA256 straight from RustCrypto, independent of the module.
-fn hmac_hex(key: &[u8], parts: &[&[u8]]) -> String {
-    let mut mac = Hmac::<Sha256>::new_from_slice(key).unwrap();
-    for part in parts {
-        mac.update(part);
-    }
-    mac.finalize()
-        .into_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+// HMAC-SHA256 straight from RustCrypto, independent of the module.
+use crate::common::hmac_hex;
 
 fn current(secret: &[u8]) -> [Candidate<'_>; 1] {
     [Candidate {

@@ -6,8 +6,8 @@ use crate::common;
 use std::time::Duration;
 
 use crate::common::{
-    DEFAULT_AGENT, Harness, OTHER_AGENT, Receiver, Reply, SECRET, eventually, hmac_hex, start,
-    timestamp_of, verifies_with,
+    DEFAULT_AGENT, Harness, OTHER_AGENT, Receiver, Reply, SECRET, hmac_hex, start, timestamp_of,
+    verifies_with,
 };
 use earshot::api::types::agents::{EventKind, SubscriptionPatch};
 use earshot::signature::{Candidate, DEFAULT_TOLERANCE_SECS, diagnose, verify};
@@ -225,33 +225,22 @@ async fn receiver_clock_off_by_more_than_300_seconds_gets_401_and_no_retry() {
 #[tokio::test]
 async fn session_only_subscription_receives_nothing_for_calls() {
     let harness = start().await;
-    let sessions = Receiver::healthy().await;
-    let calls = Receiver::healthy().await;
-    let session_only = harness
-        .subscribe(
-            &sessions.url(),
-            &[EventKind::SessionStarted, EventKind::SessionCompleted],
-        )
+    let (sessions, session_only) = harness
+        .healthy_subscriber(&[EventKind::SessionStarted, EventKind::SessionCompleted])
         .await;
-    let call_events = harness
-        .subscribe(
-            &calls.url(),
-            &[
-                EventKind::CallConnected,
-                EventKind::CallEnded,
-                EventKind::CallFailed,
-            ],
-        )
+    let (calls, call_events) = harness
+        .healthy_subscriber(&[
+            EventKind::CallConnected,
+            EventKind::CallEnded,
+            EventKind::CallFailed,
+        ])
         .await;
 
     let answered = harness.start_call("connected").await;
     harness.end_call(&answered).await;
     let failed = harness.start_call("failed").await;
 
-    eventually(Duration::from_secs(5), "three call deliveries", || async {
-        (calls.count() == 3).then_some(())
-    })
-    .await;
+    calls.wait_count(3, "three call deliveries").await;
     let mut seen: Vec<String> = calls
         .captured()
         .iter()
@@ -286,10 +275,7 @@ async fn session_only_subscription_receives_nothing_for_calls() {
 
     // The same subscription does get session events.
     let session_id = harness.start_session(None).await;
-    eventually(Duration::from_secs(5), "session.started", || async {
-        (sessions.count() == 1).then_some(())
-    })
-    .await;
+    sessions.wait_count(1, "session.started").await;
     assert_eq!(
         sessions.captured()[0].header("x-svc-event"),
         "session.started"
@@ -304,14 +290,8 @@ async fn session_only_subscription_receives_nothing_for_calls() {
 #[tokio::test]
 async fn paused_subscription_receives_nothing_until_resumed() {
     let harness = start().await;
-    let paused = Receiver::healthy().await;
-    let control = Receiver::healthy().await;
-    let subscription = harness
-        .subscribe(&paused.url(), &[EventKind::CallFailed])
-        .await;
-    let witness = harness
-        .subscribe(&control.url(), &[EventKind::CallFailed])
-        .await;
+    let (paused, subscription) = harness.healthy_subscriber(&[EventKind::CallFailed]).await;
+    let (_control, witness) = harness.healthy_subscriber(&[EventKind::CallFailed]).await;
     let answer = harness
         .client
         .update_subscription(
@@ -360,17 +340,11 @@ async fn paused_subscription_receives_nothing_until_resumed() {
 #[tokio::test]
 async fn subscription_scoped_to_another_agent_receives_nothing() {
     let harness = start().await;
-    let elsewhere = Receiver::healthy().await;
-    let here = Receiver::healthy().await;
-    let other = harness
-        .subscribe_with(
-            &elsewhere.url(),
-            &[EventKind::CallFailed],
-            Some(OTHER_AGENT),
-        )
+    let (elsewhere, other) = harness
+        .healthy_subscriber_for(&[EventKind::CallFailed], Some(OTHER_AGENT))
         .await;
-    let emitting = harness
-        .subscribe_with(&here.url(), &[EventKind::CallFailed], Some(DEFAULT_AGENT))
+    let (here, emitting) = harness
+        .healthy_subscriber_for(&[EventKind::CallFailed], Some(DEFAULT_AGENT))
         .await;
     assert_eq!(other.agent_id.as_deref(), Some(OTHER_AGENT));
 
@@ -491,13 +465,8 @@ async fn subscription_scoped_with_another_spelling_of_the_agent_uuid_receives_it
             .await;
         scoped.push((spelling, receiver, subscription));
     }
-    let canonical = Receiver::healthy().await;
-    let witness = harness
-        .subscribe_with(
-            &canonical.url(),
-            &[EventKind::CallFailed],
-            Some(DEFAULT_AGENT),
-        )
+    let (_canonical, witness) = harness
+        .healthy_subscriber_for(&[EventKind::CallFailed], Some(DEFAULT_AGENT))
         .await;
 
     let call_id = harness.start_call_for(DEFAULT_AGENT, "failed").await;

@@ -1,23 +1,12 @@
 //! `earshot` with no subcommand: without a config file it says how to make
 //! one and suggests `earshot demo`, exiting 2, before touching the terminal.
 
-use std::process::Command;
-
-fn earshot(home: &std::path::Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
-    command
-        .env_clear()
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_STATE_HOME", home.join("state"))
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    command
-}
+use crate::common::cli::isolated;
 
 #[test]
 fn without_a_config_file_the_console_suggests_earshot_demo_and_exits_2() {
     let home = tempfile::tempdir().unwrap();
-    let output = earshot(home.path()).output().unwrap();
+    let output = isolated(home.path()).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no config file"), "{stderr}");
@@ -33,7 +22,7 @@ fn without_a_config_file_the_console_suggests_earshot_demo_and_exits_2() {
 #[test]
 fn read_only_is_a_console_flag_not_a_silent_no_op_on_subcommands() {
     let home = tempfile::tempdir().unwrap();
-    let output = earshot(home.path())
+    let output = isolated(home.path())
         .args(["subs", "list", "--read-only"])
         .output()
         .unwrap();

@@ -222,10 +222,7 @@ fn short(id: &str) -> &str {
 #[tokio::test]
 async fn pressing_p_pauses_the_selected_subscription_on_the_platform() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let keep = harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (receiver, keep) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let target = harness
         .subscribe(&receiver.url(), &[EventKind::SessionStarted])
         .await;
@@ -294,10 +291,7 @@ async fn a_subscription_created_in_the_form_exists_and_its_secret_is_shown_once(
 #[tokio::test]
 async fn delete_after_typing_the_short_id_removes_it_from_the_platform() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let doomed = harness
-        .subscribe(&receiver.url(), &[EventKind::CallFailed])
-        .await;
+    let (_receiver, doomed) = harness.healthy_subscriber(&[EventKind::CallFailed]).await;
 
     let doomed_short = short(&doomed.id).to_owned();
     with_console(&harness, Recorder::default(), |script| async move {
@@ -323,10 +317,7 @@ async fn delete_after_typing_the_short_id_removes_it_from_the_platform() {
 #[tokio::test]
 async fn a_server_error_shows_in_the_status_bar_and_the_console_keeps_working() {
     let harness = start().await;
-    let receiver = Receiver::healthy().await;
-    let sub = harness
-        .subscribe(&receiver.url(), &[EventKind::CallEnded])
-        .await;
+    let (_receiver, sub) = harness.healthy_subscriber(&[EventKind::CallEnded]).await;
     let sub_short = short(&sub.id).to_owned();
     let faults = harness.base.clone();
     let http = harness.http.clone();
@@ -353,7 +344,7 @@ async fn a_server_error_shows_in_the_status_bar_and_the_console_keeps_working() 
 }
 
 #[tokio::test]
-async fn an_idle_console_draws_nothing_and_a_burst_of_keys_costs_few_frames() {
+async fn a_turn_that_changes_nothing_draws_nothing_and_a_burst_of_keys_costs_few_frames() {
     let harness = start().await;
     let receiver = Receiver::healthy().await;
     for _ in 0..30 {
@@ -362,21 +353,46 @@ async fn an_idle_console_draws_nothing_and_a_burst_of_keys_costs_few_frames() {
             .await;
     }
 
-    with_console(&harness, Recorder::default(), |script| async move {
-        script.wait_for("30 of 30").await;
-        script.wait_for("● ok").await;
-        let settled = script.frames();
-        tokio::time::sleep(Duration::from_millis(1200)).await;
-        assert_eq!(script.frames(), settled, "no frame while nothing changes");
-
-        for _ in 0..29 {
-            script.press(KeyCode::Char('j'));
-        }
-        script.wait_for("row 30/30").await;
-        let burst = script.frames() - settled;
-        assert!(burst < 29, "29 queued keys drew {burst} frames");
-        script.press(KeyCode::Char('q'));
+    // Outside actions: the loop takes one per turn (it drains only its own
+    // results and the keys before drawing), so each is a turn of its own.
+    let (feed, fed) = unbounded_channel::<Action>();
+    let fed = futures_util::stream::unfold(fed, |mut fed| async move {
+        fed.recv().await.map(|action| (action, fed))
     })
+    .boxed();
+    let key = |code| Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    with_console_fed(
+        &harness,
+        Recorder::default(),
+        vec![fed],
+        |script| async move {
+            script.wait_for("30 of 30").await;
+            script.wait_for("● ok").await;
+            // Five turns that change nothing, then one that moves the
+            // selection: only the last draws. (A loop that drew on every turn
+            // would have drawn six frames by the time row 2 shows.)
+            let settled = script.frames();
+            for _ in 0..5 {
+                feed.send(Action::Input(Event::FocusGained)).unwrap();
+            }
+            feed.send(key(KeyCode::Char('j'))).unwrap();
+            script.wait_for("row 2/30").await;
+            assert_eq!(
+                script.frames(),
+                settled + 1,
+                "no frame for a turn that changed nothing"
+            );
+
+            let settled = script.frames();
+            for _ in 0..28 {
+                script.press(KeyCode::Char('j'));
+            }
+            script.wait_for("row 30/30").await;
+            let burst = script.frames() - settled;
+            assert!(burst < 28, "28 queued keys drew {burst} frames");
+            script.press(KeyCode::Char('q'));
+        },
+    )
     .await;
 }
 

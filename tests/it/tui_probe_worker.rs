@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use crate::common::{start, wav};
+use crate::common::{Harness, start, wav};
 use earshot::api::Region;
 use earshot::tui::action::{Action, Effect, ProbeResult};
 use earshot::tui::app::{App, AppConfig};
@@ -49,6 +49,53 @@ async fn collect(app: &mut App, rx: &mut mpsc::UnboundedReceiver<Action>, calls:
     .expect("every call answers within 30 s");
 }
 
+/// A console on the Probe pane with a WAV of [`SENTENCE`] to send (in
+/// `region` only, or every region), and a worker calling `harness` that
+/// reports into `rx`.
+struct Probe {
+    app: App,
+    worker: Worker,
+    rx: mpsc::UnboundedReceiver<Action>,
+    _dir: tempfile::TempDir,
+}
+
+impl Probe {
+    fn new(harness: &Harness, region: Option<Region>) -> Probe {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("probe.wav");
+        std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
+        let mut app = App::new(AppConfig::default());
+        app.pane = PaneId::Probe;
+        if let Some(region) = region {
+            app.probe.regions.retain(|choice| choice.region == region);
+            app.probe.region_cursor = 0;
+        }
+        app.seed_probe_file(&path);
+        Probe {
+            app,
+            worker,
+            rx,
+            _dir: dir,
+        }
+    }
+
+    /// Presses Run: the effects, started.
+    fn run(&mut self) -> Vec<Effect> {
+        let effects = self
+            .app
+            .update(Action::Run(Command::Probe(ProbeCommand::Run)));
+        self.worker.start_all(effects.clone());
+        effects
+    }
+
+    /// Receives the run's answers (`calls` of them) into the app.
+    async fn collect(&mut self, calls: usize) {
+        collect(&mut self.app, &mut self.rx, calls).await;
+    }
+}
+
 fn screen(app: &App, size: (u16, u16)) -> String {
     let mut terminal = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
     let theme = Theme::fallback();
@@ -61,18 +108,11 @@ fn screen(app: &App, size: (u16, u16)) -> String {
 #[tokio::test]
 async fn a_probe_runs_dictation_and_sync_in_every_region_and_the_pane_shows_them() {
     let harness = start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probe.wav");
-    std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
-    let mut app = App::new(AppConfig::default());
-    app.seed_probe_file(&path);
-    app.pane = PaneId::Probe;
-    let effects = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
+    let mut probe = Probe::new(&harness, None);
+    let effects = probe.run();
     assert_eq!(effects.len(), 1, "{effects:?}");
-    worker.start_all(effects);
-    collect(&mut app, &mut rx, 6).await;
+    probe.collect(6).await;
+    let app = &probe.app;
 
     let run = app.probe.run.as_ref().expect("a run");
     assert!(!run.running());
@@ -102,7 +142,7 @@ async fn a_probe_runs_dictation_and_sync_in_every_region_and_the_pane_shows_them
         };
         assert!(!sync.text.is_empty());
     }
-    let text = screen(&app, (120, 40));
+    let text = screen(app, (120, 40));
     assert!(text.contains("Send the report to Alex by"), "{text}");
     assert!(text.contains("200 ok"), "{text}");
     assert!(text.contains("ms round trip"), "{text}");
@@ -112,27 +152,16 @@ async fn a_probe_runs_dictation_and_sync_in_every_region_and_the_pane_shows_them
 #[tokio::test]
 async fn a_failing_call_shows_its_error_and_a_failed_rewrite_its_llm_error() {
     let harness = start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probe.wav");
-    std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
     harness
         .control("/_emulator/dictation", json!({"llm": "error"}))
         .await;
     harness
         .arm_fault(json!({"path_prefix": "/transcribe", "status": 503}))
         .await;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
-    let mut app = App::new(AppConfig::default());
-    app.pane = PaneId::Probe;
-    app.probe
-        .regions
-        .retain(|choice| choice.region == Region::Eu);
-    app.probe.region_cursor = 0;
-    app.seed_probe_file(&path);
-    let effects = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
-    worker.start_all(effects);
-    collect(&mut app, &mut rx, 2).await;
+    let mut probe = Probe::new(&harness, Some(Region::Eu));
+    probe.run();
+    probe.collect(2).await;
+    let app = &probe.app;
 
     let region = &app.probe.run.as_ref().expect("a run").regions[0];
     let Call::Done {
@@ -152,7 +181,7 @@ async fn a_failing_call_shows_its_error_and_a_failed_rewrite_its_llm_error() {
     };
     assert_eq!(failure.status, Some(503));
     assert!(!app.busy());
-    let text = screen(&app, (80, 24));
+    let text = screen(app, (80, 24));
     assert!(text.contains("llm_error error"), "{text}");
     assert!(text.contains("HTTP 503"), "{text}");
     assert!(text.contains("HTTP 503: Service Unavailable"), "{text}");
@@ -161,37 +190,30 @@ async fn a_failing_call_shows_its_error_and_a_failed_rewrite_its_llm_error() {
 #[tokio::test]
 async fn a_new_run_supersedes_the_one_in_flight() {
     let harness = start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("probe.wav");
-    std::fs::write(&path, wav(1.0, Some(SENTENCE))).unwrap();
     // The first run's two calls wait 1 s; the second run's answer at once.
     harness
         .arm_fault(json!({"path_prefix": "/", "latency_ms": 1000, "count": 2}))
         .await;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard));
-    let mut app = App::new(AppConfig::default());
-    app.pane = PaneId::Probe;
-    app.probe
-        .regions
-        .retain(|choice| choice.region == Region::Global);
-    app.seed_probe_file(&path);
-    let first = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
-    worker.start_all(first);
+    let mut probe = Probe::new(&harness, Some(Region::Global));
+    probe.run();
+    // Let the first run's calls reach the emulator.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let second = app.update(Action::Run(Command::Probe(ProbeCommand::Run)));
+    let second = probe.run();
     let Some(Effect::RunProbe { seq, .. }) = second.first() else {
         panic!("{second:?}");
     };
     let seq = *seq;
-    worker.start_all(second);
+    let Probe {
+        mut app,
+        worker,
+        mut rx,
+        ..
+    } = probe;
     let mut seqs = Vec::new();
     tokio::time::timeout(Duration::from_secs(30), async {
         while seqs.len() < 2 {
             if let Some(Action::Probe(result)) = rx.recv().await {
-                seqs.push(match &result {
-                    ProbeResult::Dictation { seq, .. } | ProbeResult::Sync { seq, .. } => *seq,
-                });
+                seqs.push(seq_of(&result));
                 app.update(Action::Probe(result));
             }
         }
@@ -200,11 +222,27 @@ async fn a_new_run_supersedes_the_one_in_flight() {
     .expect("the second run answers");
     assert_eq!(seqs, vec![seq, seq], "the second run answers first");
     assert!(!app.busy());
-    // The first run was aborted: nothing of it arrives once its delay is
-    // over.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(
-        !matches!(rx.try_recv(), Ok(Action::Probe(_))),
-        "the superseded run was aborted"
-    );
+    // The first run was aborted: once the worker is dropped too, nothing
+    // holds a sender, so the channel ends without an answer of it. (Had
+    // the first run gone on, its task would hold the channel open and send
+    // its answers when its 1 s is over.)
+    drop(worker);
+    let late = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut late = Vec::new();
+        while let Some(action) = rx.recv().await {
+            if let Action::Probe(result) = action {
+                late.push(seq_of(&result));
+            }
+        }
+        late
+    })
+    .await
+    .expect("every task of the worker ends");
+    assert!(late.is_empty(), "the superseded run answered: {late:?}");
+}
+
+fn seq_of(result: &ProbeResult) -> u64 {
+    match result {
+        ProbeResult::Dictation { seq, .. } | ProbeResult::Sync { seq, .. } => *seq,
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::common::cli::observer;
+use crate::common::cli::Observed;
 use crate::common::{SECRET, eventually, start_at};
 use earshot::api::types::agents::EventKind;
 use earshot::store::{Store, events};
@@ -33,15 +33,9 @@ impl Clipboard for NoClipboard {
 async fn a_failing_session_opened_from_health_shows_its_record_links_and_masked_number() {
     // Scale 0.05: the links work for three minutes.
     let harness = start_at(0.05).await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("earshot.db");
-    let (mut listen, observer_url) = observer(&db, SECRET);
-    harness
-        .subscribe(
-            &observer_url,
-            &[EventKind::CallConnected, EventKind::CallEnded],
-        )
-        .await;
+    let call_events = [EventKind::CallConnected, EventKind::CallEnded];
+    let observed = Observed::start(&harness, &call_events, SECRET).await;
+    let db = observed.db.clone();
     let call_id = harness.start_call("connected").await;
     harness.end_call(&call_id).await;
     eventually(Duration::from_secs(10), "call.ended stored", || async {
@@ -92,7 +86,5 @@ async fn a_failing_session_opened_from_health_shows_its_record_links_and_masked_
     assert!(!screen.contains("expires="), "links redacted: {screen}");
     assert!(app.wants_tick(), "the countdown runs while on screen");
 
-    listen.kill().ok();
-    listen.wait().ok();
     harness.emulator.shutdown().await;
 }

@@ -17,6 +17,7 @@ use earshot::tui::view;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Color;
 use serde_json::{Map, json};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
@@ -79,12 +80,17 @@ fn fixtures() -> Vec<Subscription> {
     ]
 }
 
-fn app_with(config: AppConfig) -> App {
-    let mut app = App::new(AppConfig {
+/// A console for profile `prod` in region `eu`, nothing loaded yet.
+fn bare_app(config: AppConfig) -> App {
+    App::new(AppConfig {
         profile_label: "prod".into(),
         region: "eu".into(),
         ..config
-    });
+    })
+}
+
+fn app_with(config: AppConfig) -> App {
+    let mut app = bare_app(config);
     app.subs.set_rows(fixtures());
     app.status.connection = Connection::Ok;
     // The fixtures are subscriptions: start where they show.
@@ -120,6 +126,31 @@ fn snapshot(name: &str, app: &App) {
         let terminal = render(app, size);
         insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), terminal.backend());
     }
+}
+
+/// The colour the fallback theme gives `role`.
+fn colour(role: Role) -> Color {
+    Theme::fallback()
+        .style(role)
+        .fg
+        .expect("the role has a colour")
+}
+
+/// The foreground colour of the cell at `(x, y)`.
+fn fg_at(terminal: &Terminal<TestBackend>, (x, y): (u16, u16)) -> Color {
+    terminal.backend().buffer()[(x, y)].fg
+}
+
+/// Every cell's symbol, row after row with no line break between rows (so
+/// a secret cut at a row's end still shows).
+fn cells(terminal: &Terminal<TestBackend>) -> String {
+    terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|cell| cell.symbol())
+        .collect()
 }
 
 #[test]
@@ -250,6 +281,14 @@ fn fixed_now() -> chrono::DateTime<chrono::Utc> {
         .with_ymd_and_hms(2025, 3, 14, 9, 30, 0)
         .single()
         .expect("a valid time")
+}
+
+/// The status bar's fixed time of a failure (local time: the bar's own).
+fn fixed_local_time() -> chrono::DateTime<chrono::Local> {
+    chrono::Local
+        .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
+        .single()
+        .expect("a valid local time")
 }
 
 fn at(seconds_after_now: i64) -> chrono::DateTime<chrono::FixedOffset> {
@@ -404,38 +443,35 @@ fn screen_text(terminal: &Terminal<TestBackend>) -> String {
         .collect()
 }
 
-/// Where `needle` starts on screen: (x, y) of its first cell.
-fn find(terminal: &Terminal<TestBackend>, needle: &str) -> Option<(u16, u16)> {
+/// Where `needle` starts on screen: (x, y) of its first cell (panics, with
+/// the screen, when it is not there).
+fn find(terminal: &Terminal<TestBackend>, needle: &str) -> (u16, u16) {
     let buffer = terminal.backend().buffer();
     let area = buffer.area;
     for y in 0..area.height {
-        let cells: Vec<&str> = (0..area.width).map(|x| buffer[(x, y)].symbol()).collect();
-        let line: String = cells.concat();
+        let line: String = (0..area.width).map(|x| buffer[(x, y)].symbol()).collect();
         if let Some(byte) = line.find(needle) {
             let column = line[..byte].chars().count();
-            return Some((u16::try_from(column).ok()?, y));
+            return (u16::try_from(column).expect("a column on screen"), y);
         }
     }
-    None
+    panic!("{needle:?} is not on screen:\n{}", screen_text(terminal))
 }
 
 #[test]
 fn the_callers_number_is_masked_and_muted_until_revealed() {
     let mut app = deliveries_with_session();
-    let theme = Theme::fallback();
     let terminal = render(&app, (120, 40));
     let text = screen_text(&terminal);
     assert!(!text.contains("5555550189"), "{text}");
-    let (x, y) = find(&terminal, "+1 •••• ••89").expect("the masked number is shown");
-    let buffer = terminal.backend().buffer();
-    assert_eq!(buffer[(x, y)].fg, theme.style(Role::Muted).fg.unwrap());
-    assert_eq!(buffer[(x + 11, y)].fg, theme.style(Role::Muted).fg.unwrap());
+    let (x, y) = find(&terminal, "+1 •••• ••89");
+    assert_eq!(fg_at(&terminal, (x, y)), colour(Role::Muted));
+    assert_eq!(fg_at(&terminal, (x + 11, y)), colour(Role::Muted));
 
     keys(&mut app, "n");
     let terminal = render(&app, (120, 40));
-    let (x, y) = find(&terminal, "+15555550189").expect("revealed on n");
-    let buffer = terminal.backend().buffer();
-    assert_eq!(buffer[(x, y)].fg, theme.style(Role::Warn).fg.unwrap());
+    let revealed = find(&terminal, "+15555550189");
+    assert_eq!(fg_at(&terminal, revealed), colour(Role::Warn));
 
     keys(&mut app, "n");
     let text = screen_text(&render(&app, (120, 40)));
@@ -501,30 +537,18 @@ fn failed_attempts_stand_out_and_pending_ones_warn() {
     // Select the delivered row so the failed and pending rows keep their colours.
     app.update(key(KeyCode::End));
     let terminal = render(&app, (120, 40));
-    let buffer = terminal.backend().buffer();
-    let theme = Theme::fallback();
     // Row 0 tabs, 1 title, 2 header, 3 failed, 4 pending, 5 delivered.
     for x in [0, 40, 80] {
-        assert_eq!(
-            buffer[(x, 3)].fg,
-            theme.style(Role::Error).fg.unwrap(),
-            "failed cell ({x}, 3)"
-        );
-        assert_eq!(
-            buffer[(x, 4)].fg,
-            theme.style(Role::Warn).fg.unwrap(),
-            "pending cell ({x}, 4)"
-        );
+        let failed = fg_at(&terminal, (x, 3));
+        assert_eq!(failed, colour(Role::Error), "failed cell ({x}, 3)");
+        let pending = fg_at(&terminal, (x, 4));
+        assert_eq!(pending, colour(Role::Warn), "pending cell ({x}, 4)");
     }
 }
 
 #[test]
 fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
-    let mut app = App::new(AppConfig {
-        profile_label: "prod".into(),
-        region: "eu".into(),
-        ..AppConfig::default()
-    });
+    let mut app = bare_app(AppConfig::default());
     let seq = match app.init().as_slice() {
         [
             Effect::LoadHealth { .. },
@@ -534,10 +558,7 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
         other => panic!("expected the board read, the sweep and the first load, got {other:?}"),
     };
     app.pane = PaneId::Subscriptions;
-    let at = chrono::Local
-        .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
-        .single()
-        .expect("a valid local time");
+    let at = fixed_local_time();
     let message = "list subscriptions failed: HTTP 401: Unauthorized: invalid API key — \
                    check the API key (`earshot config show`)";
     app.update(Action::Subs(SubsResult::Loaded {
@@ -577,32 +598,27 @@ fn the_selected_row_has_the_selection_style() {
 
 #[test]
 fn a_paused_row_is_muted() {
-    let app = app();
-    let terminal = render(&app, (80, 24));
-    let buffer = terminal.backend().buffer();
-    let theme = Theme::fallback();
-    let muted = theme.style(Role::Muted).fg.unwrap();
+    let terminal = render(&app(), (80, 24));
+    let muted = colour(Role::Muted);
     // The third fixture (row y = 5) is paused: id, URL and state are muted.
-    let paused_row: String = (0..80).map(|x| buffer[(x, 5)].symbol()).collect();
+    let screen = screen_text(&terminal);
+    let paused_row = screen.lines().nth(5).unwrap_or_default();
     assert!(paused_row.contains("paused"), "{paused_row}");
     for x in [0, 12, 70] {
-        assert_eq!(buffer[(x, 5)].fg, muted, "paused cell ({x}, 5)");
+        assert_eq!(fg_at(&terminal, (x, 5)), muted, "paused cell ({x}, 5)");
     }
-    assert_ne!(buffer[(0, 3)].fg, muted, "an enabled row is not muted");
+    assert_ne!(
+        fg_at(&terminal, (0, 3)),
+        muted,
+        "an enabled row is not muted"
+    );
 }
 
 #[test]
 fn a_tiny_terminal_says_so_and_does_not_panic() {
     let app = app();
     for size in [(20, 5), (1, 1), (59, 30), (200, 3)] {
-        let terminal = render(&app, size);
-        let text: String = terminal
-            .backend()
-            .buffer()
-            .content()
-            .iter()
-            .map(|cell| cell.symbol())
-            .collect();
+        let text = cells(&render(&app, size));
         assert!(text.contains("too") || size == (1, 1), "{size:?}: {text}");
     }
     let terminal = render(&app, (20, 5));
@@ -674,17 +690,15 @@ fn signatures_failing_diagnosis() {
 mod jobs {
     use std::time::Duration;
 
-    use chrono::TimeZone;
-
     use earshot::api::types::prerecorded::{Transcript, TranscriptStatus};
     use earshot::poll::schedule::{JobProblem, JobView};
     use earshot::poll::watcher::WatchEvent;
     use earshot::tui::action::{Action, JobsResult};
     use earshot::tui::app::App;
-    use earshot::tui::theme::{Role, Theme};
+    use earshot::tui::theme::Role;
     use serde_json::Map;
 
-    use super::{app, keys, render, snapshot};
+    use super::{app, cells, colour, fg_at, find, keys, render, snapshot};
 
     fn secs(n: u64) -> Option<Duration> {
         Some(Duration::from_secs(n))
@@ -735,6 +749,14 @@ mod jobs {
         watch(app, WatchEvent::Changed { view, transcript });
     }
 
+    /// `view` changed, with the job's record as the watcher read it (same
+    /// id and status).
+    fn changed_with_record(app: &mut App, view: JobView, hook: Option<u16>, error: Option<&str>) {
+        let status = view.status.clone().expect("a view with a status");
+        let transcript = record(&view.id, status, hook, error);
+        changed(app, view, Some(transcript));
+    }
+
     pub(super) fn jobs_app() -> App {
         let mut app = app();
         app.seed_job_ids(vec![
@@ -748,45 +770,19 @@ mod jobs {
         let mut queued = view("5d0c7e1a-queued", TranscriptStatus::Queued);
         queued.added_at = Duration::from_secs(30);
         queued.queued_since = secs(31);
-        changed(
-            &mut app,
-            queued,
-            Some(record(
-                "5d0c7e1a-queued",
-                TranscriptStatus::Queued,
-                None,
-                None,
-            )),
-        );
+        changed_with_record(&mut app, queued, None, None);
         let mut processing = view("8b2f4c9e-processing", TranscriptStatus::Processing);
         processing.processing_since = secs(12);
         changed(&mut app, processing, None);
         let mut completed = view("c41a7d03-completed", TranscriptStatus::Completed);
         completed.processing_since = secs(4);
         completed.finished_at = secs(47);
-        changed(
-            &mut app,
-            completed,
-            Some(record(
-                "c41a7d03-completed",
-                TranscriptStatus::Completed,
-                Some(200),
-                None,
-            )),
-        );
+        changed_with_record(&mut app, completed, Some(200), None);
         let mut error = view("e9f2b6d8-error", TranscriptStatus::Error);
         error.processing_since = secs(3);
         error.finished_at = secs(9);
-        changed(
-            &mut app,
-            error,
-            Some(record(
-                "e9f2b6d8-error",
-                TranscriptStatus::Error,
-                Some(500),
-                Some("audio could not be decoded: unsupported codec"),
-            )),
-        );
+        let decode_error = "audio could not be decoded: unsupported codec";
+        changed_with_record(&mut app, error, Some(500), Some(decode_error));
         changed(
             &mut app,
             view("a7c3e5f1-stale", TranscriptStatus::Processing),
@@ -815,10 +811,7 @@ mod jobs {
         // The stale row's failed poll is in the status bar too, at a
         // fixed time.
         if let Some(error) = &mut app.status.last_error {
-            error.at = chrono::Local
-                .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
-                .single()
-                .expect("a valid local time");
+            error.at = super::fixed_local_time();
         }
         app.toast = None;
         keys(&mut app, "4");
@@ -841,37 +834,17 @@ mod jobs {
         );
         snapshot("jobs_paused", &app);
         watch(&mut app, WatchEvent::Resumed);
-        let terminal = render(&app, (80, 24));
-        let screen: String = terminal
-            .backend()
-            .buffer()
-            .content()
-            .iter()
-            .map(|cell| cell.symbol())
-            .collect();
-        assert!(!screen.contains("polling paused"));
+        let screen = cells(&render(&app, (80, 24)));
+        assert!(!screen.contains("polling paused"), "{screen}");
     }
 
     #[test]
     fn error_rows_stand_out_and_stale_rows_are_muted() {
-        let app = jobs_app();
-        let terminal = render(&app, (120, 40));
-        let buffer = terminal.backend().buffer();
-        let theme = Theme::fallback();
-        let row_of = |needle: &str| {
-            (0..40)
-                .find(|&y| {
-                    (0..120)
-                        .map(|x| buffer[(x, y)].symbol())
-                        .collect::<String>()
-                        .contains(needle)
-                })
-                .expect("row on screen")
-        };
-        let error = row_of("e9f2b6d8");
-        assert_eq!(buffer[(0, error)].fg, theme.style(Role::Error).fg.unwrap());
-        let stale = row_of("a7c3e5f1");
-        assert_eq!(buffer[(0, stale)].fg, theme.style(Role::Muted).fg.unwrap());
+        let terminal = render(&jobs_app(), (120, 40));
+        let (_, error) = find(&terminal, "e9f2b6d8");
+        assert_eq!(fg_at(&terminal, (0, error)), colour(Role::Error));
+        let (_, stale) = find(&terminal, "a7c3e5f1");
+        assert_eq!(fg_at(&terminal, (0, stale)), colour(Role::Muted));
     }
 }
 
@@ -882,11 +855,11 @@ mod probe {
     use earshot::api::types::dictation::{Dictation, SyncTranscript};
     use earshot::tui::action::{Action, Effect, Failure, ProbeResult};
     use earshot::tui::app::App;
-    use earshot::tui::theme::{Role, Theme};
+    use earshot::tui::theme::Role;
     use ratatui::crossterm::event::KeyCode;
     use serde_json::{Map, json};
 
-    use super::{app, key, keys, render, snapshot};
+    use super::{app, colour, fg_at, find, key, keys, render, snapshot};
 
     fn dictation(rewrite: Option<&str>, llm_error: Option<&str>) -> Box<Dictation> {
         Box::new(Dictation {
@@ -999,27 +972,11 @@ mod probe {
 
     #[test]
     fn probe_llm_error_warns_and_a_failed_call_is_an_error() {
-        let app = results_app();
-        let terminal = render(&app, (120, 40));
-        let buffer = terminal.backend().buffer();
-        let theme = Theme::fallback();
-        let find = |needle: &str| {
-            (0..40u16)
-                .find_map(|y| {
-                    let row: String = (0..120u16).map(|x| buffer[(x, y)].symbol()).collect();
-                    row.find(needle).map(|at| {
-                        let x = row[..at].chars().count();
-                        (u16::try_from(x).unwrap(), y)
-                    })
-                })
-                .unwrap_or_else(|| panic!("{needle} on screen"))
-        };
-        let (x, y) = find("llm_error timeout");
-        assert_eq!(buffer[(x, y)].fg, theme.style(Role::Warn).fg.unwrap());
-        let (x, y) = find("HTTP 503 ·");
-        assert_eq!(buffer[(x, y)].fg, theme.style(Role::Error).fg.unwrap());
-        let (x, y) = find("200 ok");
-        assert_eq!(buffer[(x, y)].fg, theme.style(Role::Ok).fg.unwrap());
+        let terminal = render(&results_app(), (120, 40));
+        let colour_of = |needle: &str| fg_at(&terminal, find(&terminal, needle));
+        assert_eq!(colour_of("llm_error timeout"), colour(Role::Warn));
+        assert_eq!(colour_of("HTTP 503 ·"), colour(Role::Error));
+        assert_eq!(colour_of("200 ok"), colour(Role::Ok));
     }
 }
 
@@ -1029,11 +986,11 @@ mod inbox {
     use earshot::receiver::listen::Received;
     use earshot::tui::action::{Action, InboxResult};
     use earshot::tui::app::App;
-    use earshot::tui::theme::{Role, Theme};
+    use earshot::tui::theme::Role;
     use ratatui::crossterm::event::KeyCode;
     use serde_json::{Value, json};
 
-    use super::{app, key, keys, render, snapshot};
+    use super::{app, cells, colour, fg_at, find, key, keys, render, snapshot};
 
     const BODY: &str = r#"{"event_id":"7d1c0b8e-4a5f-4c3e-9b2d-1e0f6a7b8c9d","event":"call.ended","timestamp":"2026-11-22T14:03:05Z","call":{"call_id":"call_9f8e7d","status":"completed"}}"#;
 
@@ -1131,43 +1088,24 @@ mod inbox {
         app.update(key(KeyCode::Tab));
         keys(&mut app, "whsec_visible_nowhere_0123456789abcdef");
         snapshot("inbox_form", &app);
-        let screen: String = render(&app, (120, 40))
-            .backend()
-            .buffer()
-            .content()
-            .iter()
-            .map(|cell| cell.symbol())
-            .collect();
+        let screen = cells(&render(&app, (120, 40)));
         assert!(!screen.contains("whsec_"), "the secret is masked");
     }
 
     #[test]
     fn rejected_requests_stand_out_and_duplicates_are_muted() {
-        let app = inbox_app();
+        let mut app = inbox_app();
         let terminal = render(&app, (120, 40));
-        let buffer = terminal.backend().buffer();
-        let theme = Theme::fallback();
-        let row_text = |y: u16| -> String { (0..120).map(|x| buffer[(x, y)].symbol()).collect() };
         // Newest first under the title and header: the 401, the job, the
         // duplicate, the first delivery.
-        let rejected = (0..40).find(|&y| row_text(y).contains("invalid signature"));
-        let rejected = rejected.expect("the 401 row is on screen");
-        let duplicate = (0..40).find(|&y| row_text(y).contains("duplicate: already"));
-        let duplicate = duplicate.expect("the duplicate row is on screen");
-        assert_eq!(
-            buffer[(30, duplicate)].fg,
-            theme.style(Role::Muted).fg.unwrap()
-        );
+        let (_, rejected) = find(&terminal, "invalid signature");
+        let (_, duplicate) = find(&terminal, "duplicate: already");
+        assert_eq!(fg_at(&terminal, (30, duplicate)), colour(Role::Muted));
         // The selected row (the 401 on top) carries the selection style;
         // move off it to see its own colour.
-        let mut app = app;
         app.update(key(KeyCode::Down));
         let terminal = render(&app, (120, 40));
-        let buffer = terminal.backend().buffer();
-        assert_eq!(
-            buffer[(30, rejected)].fg,
-            theme.style(Role::Error).fg.unwrap()
-        );
+        assert_eq!(fg_at(&terminal, (30, rejected)), colour(Role::Error));
     }
 }
 

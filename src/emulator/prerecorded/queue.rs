@@ -13,6 +13,7 @@ use super::webhook::deliver_webhook;
 use super::{AUDIO_CAP, COMPRESSED_BYTES_PER_SECOND, FETCH_TIMEOUT, FIXED_TEXT, SPEED_UP};
 use crate::api::types::prerecorded::TranscriptStatus;
 use crate::emulator::SharedState;
+use crate::emulator::stats::DeliveryInProgress;
 use crate::wav;
 
 /// Starts queued jobs, oldest first, while the account has free slots.
@@ -62,7 +63,10 @@ async fn run_job(state: SharedState, id: String) {
         }
         Err(message) => Err(message),
     };
-    let webhook = {
+    // The webhook counts as a delivery in progress from the moment the job
+    // shows finished (under the same lock), so `/_emulator/stats` never
+    // reads idle between the two.
+    let (webhook, _in_progress) = {
         let mut jobs = state.prerecorded.jobs();
         jobs.processing = jobs.processing.saturating_sub(1);
         let webhook = jobs.transcripts.get_mut(&id).and_then(|job| {
@@ -82,7 +86,8 @@ async fn run_job(state: SharedState, id: String) {
         });
         jobs.finished(&id, state.config.keep_jobs);
         pump(&state, &mut jobs);
-        webhook
+        let in_progress = webhook.as_ref().map(|_| DeliveryInProgress::start(&state));
+        (webhook, in_progress)
     };
     if let Some((url, auth, status)) = webhook {
         deliver_webhook(&state, &id, status, &url, auth).await;

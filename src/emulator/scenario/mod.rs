@@ -199,13 +199,28 @@ impl Scenario {
     pub fn stop(self) {
         drop(self);
     }
+
+    /// [`Scenario::stop`], returning once every task of the scenario has
+    /// ended: from then on it sends nothing (a test hook: "stopping ends
+    /// the traffic" without watching the counts for a while).
+    pub async fn stopped(mut self) {
+        let tasks = std::mem::take(&mut self.tasks);
+        abort_all(&tasks);
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
 }
 
 impl Drop for Scenario {
     fn drop(&mut self) {
-        for task in &self.tasks {
-            task.abort();
-        }
+        abort_all(&self.tasks);
+    }
+}
+
+fn abort_all(tasks: &[JoinHandle<()>]) {
+    for task in tasks {
+        task.abort();
     }
 }
 

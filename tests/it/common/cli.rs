@@ -1,11 +1,16 @@
 //! The real `earshot` binary in tests: a command with the environment
-//! cleared of the user's settings, the observer (`earshot listen --store`),
-//! and running a command with a deadline.
+//! cleared of the user's settings (optionally with HOME and the XDG
+//! directories in a temp dir), the observer (`earshot listen --store`), and
+//! running a command with a deadline.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
+
+use earshot::api::types::agents::EventKind;
+
+use super::Harness;
 
 /// The settings a caller's environment could pass to `earshot`.
 const INHERITED: [&str; 9] = [
@@ -20,6 +25,33 @@ const INHERITED: [&str; 9] = [
     "EARSHOT_PROFILE",
 ];
 
+/// Backtrace settings, which change what an error prints.
+const BACKTRACE: [&str; 2] = ["RUST_BACKTRACE", "RUST_LIB_BACKTRACE"];
+
+/// HOME and the XDG base directories, each inside `home`: where a run
+/// looks for its config file and keeps its state, data and cache. As pairs,
+/// for a command that is not `earshot` itself (a shell, tmux).
+pub fn home_env(home: &Path) -> [(&'static str, PathBuf); 5] {
+    [
+        ("HOME", home.to_path_buf()),
+        ("XDG_CONFIG_HOME", home.join("config")),
+        ("XDG_STATE_HOME", home.join("state")),
+        ("XDG_DATA_HOME", home.join("data")),
+        ("XDG_CACHE_HOME", home.join("cache")),
+    ]
+}
+
+/// Removes every `EARSHOT_*` setting and backtrace setting of the caller
+/// from `command`, and puts HOME and the XDG directories inside `home`: the
+/// run sees only the config file a test writes there (at the per-user path
+/// or one it names).
+pub fn isolate<'c>(command: &'c mut Command, home: &Path) -> &'c mut Command {
+    for name in INHERITED.into_iter().chain(BACKTRACE) {
+        command.env_remove(name);
+    }
+    command.envs(home_env(home))
+}
+
 /// `earshot` with no profile, URL, key, store or secret from the caller.
 pub fn earshot() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
@@ -30,13 +62,26 @@ pub fn earshot() -> Command {
     command
 }
 
+/// `earshot` [isolated](isolate) in `home`.
+pub fn isolated(home: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
+    isolate(&mut command, home);
+    command
+}
+
 /// [`earshot`] for async tests: nothing inherited, no stdin, output piped,
 /// killed when dropped.
 pub fn earshot_async() -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_earshot"));
-    for name in INHERITED {
-        command.env_remove(name);
-    }
+    piped(earshot())
+}
+
+/// [`isolated`] for async tests, like [`earshot_async`].
+pub fn isolated_async(home: &Path) -> tokio::process::Command {
+    piped(isolated(home))
+}
+
+fn piped(command: Command) -> tokio::process::Command {
+    let mut command = tokio::process::Command::from(command);
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -67,6 +112,50 @@ pub fn observer(db: &Path, secret: &str) -> (Child, String) {
         .expect("first line names the address")
         .to_owned();
     (child, url)
+}
+
+/// The observer (`earshot listen --store`) with its store in a temp dir,
+/// subscribed on the emulator to `events` with `secret`; stopped on drop.
+pub struct Observed {
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+    child: Child,
+}
+
+impl Observed {
+    pub async fn start(harness: &Harness, events: &[EventKind], secret: &str) -> Observed {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let db = dir.path().join("earshot.db");
+        let (child, url) = observer(&db, secret);
+        harness.subscribe_secret(&url, events, secret).await;
+        Observed { dir, db, child }
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs an async `command` to the end within 30 s (one that should have
+/// stopped and serves forever fails here instead of hanging); its output.
+pub async fn finish(command: &mut tokio::process::Command) -> Output {
+    finish_within(command, Duration::from_secs(30)).await
+}
+
+/// [`finish`] within `within`.
+pub async fn finish_within(command: &mut tokio::process::Command, within: Duration) -> Output {
+    tokio::time::timeout(within, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("the command ends within {within:?}"))
+        .expect("run the earshot binary")
+}
+
+/// A command's output bytes as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Runs `command` to the end (at most a minute) and collects its output.

@@ -65,13 +65,19 @@ pub async fn start() -> Harness {
     start_with(Options::default()).await
 }
 
+impl Options {
+    /// The default options but `time_scale`.
+    pub fn at(time_scale: f64) -> Options {
+        Options {
+            time_scale,
+            ..Options::default()
+        }
+    }
+}
+
 /// An emulator with the default options but `time_scale`.
 pub async fn start_at(time_scale: f64) -> Harness {
-    start_with(Options {
-        time_scale,
-        ..Options::default()
-    })
-    .await
+    start_with(Options::at(time_scale)).await
 }
 
 pub async fn start_with(options: Options) -> Harness {
@@ -160,6 +166,23 @@ impl Harness {
     /// A subscription to `url` for `events`, signed with [`SECRET`].
     pub async fn subscribe(&self, url: &str, events: &[EventKind]) -> Subscription {
         self.subscribe_with(url, events, None).await
+    }
+
+    /// A healthy receiver subscribed to `events`, and its subscription.
+    pub async fn healthy_subscriber(&self, events: &[EventKind]) -> (Receiver, Subscription) {
+        self.healthy_subscriber_for(events, None).await
+    }
+
+    /// [`Harness::healthy_subscriber`] scoped to `agent_id` (every agent
+    /// when `None`).
+    pub async fn healthy_subscriber_for(
+        &self,
+        events: &[EventKind],
+        agent_id: Option<&str>,
+    ) -> (Receiver, Subscription) {
+        let receiver = Receiver::healthy().await;
+        let subscription = self.subscribe_with(&receiver.url(), events, agent_id).await;
+        (receiver, subscription)
     }
 
     /// Subscribes `url` to `call.failed`, then starts a call that fails: the
@@ -325,6 +348,27 @@ impl Receiver {
     pub fn captured(&self) -> Vec<Captured> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// The `call` object of the first request (a `call.ended` for a
+    /// receiver subscribed to it), once it has come (up to 5 s).
+    pub async fn first_call(&self) -> Value {
+        eventually(Duration::from_secs(5), "a call event", || async {
+            self.captured()
+                .first()
+                .map(|captured| captured.json()["call"].clone())
+        })
+        .await
+    }
+
+    /// Waits (up to 5 s) until exactly `count` requests have come, named
+    /// `what` in the failure; they all.
+    pub async fn wait_count(&self, count: usize, what: &str) -> Vec<Captured> {
+        eventually(Duration::from_secs(5), what, || async {
+            let requests = self.captured();
+            (requests.len() == count).then_some(requests)
+        })
+        .await
+    }
 }
 
 async fn receive(State(state): State<ReceiverState>, headers: HeaderMap, body: Bytes) -> Response {
@@ -385,6 +429,14 @@ pub struct RawAnswer {
 }
 
 impl RawAnswer {
+    /// The `Content-Type` header ("" when absent or not text).
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .get("content-type")
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+    }
+
     /// The body as JSON (`Null` when it is not JSON).
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.text).unwrap_or(Value::Null)

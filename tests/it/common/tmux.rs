@@ -4,6 +4,8 @@
 //! dir. One 120×40 session; killed, and its socket file removed, on drop.
 
 use std::path::Path;
+
+use super::cli::isolate;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -41,19 +43,9 @@ impl Tmux {
     }
 
     fn command(&self) -> Command {
-        let home = self.home.path();
         let mut command = Command::new("tmux");
-        command
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", home.join("config"))
-            .env("XDG_STATE_HOME", home.join("state"))
-            .env("XDG_DATA_HOME", home.join("data"))
-            .env("XDG_CACHE_HOME", home.join("cache"))
-            .env_remove("TMUX")
-            .env_remove("EARSHOT_URL")
-            .env_remove("EARSHOT_API_KEY")
-            .env_remove("EARSHOT_PROFILE");
+        command.args(["-L", &self.socket, "-f", "/dev/null"]);
+        isolate(&mut command, self.home.path()).env_remove("TMUX");
         command
     }
 
