@@ -334,6 +334,14 @@ async fn earshot_jobs_submit_and_watch_print_each_change_as_json_lines() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let id = text(&output.stdout).trim().to_owned();
     assert_eq!(id.len(), 36, "prints the transcript id: {id:?}");
+    // Off a terminal the upload's progress is a line per tenth, ending at 100 %.
+    let progress = text(&output.stderr);
+    assert!(
+        progress
+            .lines()
+            .any(|line| line.starts_with("uploading: ") && line.contains("(100%)")),
+        "{progress}"
+    );
 
     let watch_args = ["jobs".into(), "watch".into(), id.clone(), "--json".into()];
     let output = earshot_at(&harness, &watch_args, within).await;
