@@ -10,7 +10,7 @@
 //! and the queue), so thousands of jobs cost microseconds per request.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use super::Tick;
@@ -201,8 +201,8 @@ impl Job {
 
 /// The job in `slot`, when one is there. A function of the slots alone, so
 /// callers keep using the scheduler's other fields while they hold it.
-fn slot_job(jobs: &mut [Option<Job>], slot: usize) -> Option<&mut Job> {
-    jobs.get_mut(slot)?.as_mut()
+fn slot_job(jobs: &mut [Option<Box<Job>>], slot: usize) -> Option<&mut Job> {
+    jobs.get_mut(slot)?.as_deref_mut()
 }
 
 fn secs(duration: Duration) -> f64 {
@@ -222,12 +222,15 @@ fn duration(seconds: f64) -> Duration {
 pub struct Scheduler {
     config: SchedulerConfig,
     now: Tick,
-    /// By slot; a slot is never reused, so slot order is add order.
-    jobs: Vec<Option<Job>>,
+    /// By slot; a slot is never reused, so slot order is add order (boxed,
+    /// so the slot of a forgotten job costs a pointer).
+    jobs: Vec<Option<Box<Job>>>,
     index: HashMap<String, usize>,
     next_seq: u64,
     due: BinaryHeap<Reverse<(Tick, u64, usize)>>,
     ready: BTreeSet<ReadyKey>,
+    /// Finished jobs' slots, oldest first (for `keep_finished`).
+    finished: VecDeque<usize>,
     /// Watched jobs in the queue, by add order.
     pending: BTreeSet<(u64, usize)>,
     /// The pending jobs not already given an immediate poll.
@@ -282,6 +285,7 @@ impl Scheduler {
             next_seq: 0,
             due: BinaryHeap::new(),
             ready: BTreeSet::new(),
+            finished: VecDeque::new(),
             pending: BTreeSet::new(),
             unboosted: BTreeSet::new(),
             observed_queued: BTreeSet::new(),
@@ -322,7 +326,7 @@ impl Scheduler {
         let slot = self.jobs.len();
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.jobs.push(Some(Job {
+        self.jobs.push(Some(Box::new(Job {
             id: id.to_owned(),
             seq,
             hint,
@@ -352,7 +356,7 @@ impl Scheduler {
             fresh_rate: 0.0,
             boosted: false,
             pending: false,
-        }));
+        })));
         self.index.insert(id.to_owned(), slot);
         self.active += 1;
         self.reschedule(slot, now, now);

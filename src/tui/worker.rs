@@ -351,7 +351,13 @@ impl Worker {
         if let Some(jobs) = &self.jobs {
             return jobs.commands.clone();
         }
-        let watcher = watcher::spawn(self.client.clone(), SchedulerConfig::default());
+        // The Jobs pane shows at most `ROWS_MAX` jobs; the demo's never stop
+        // coming, so the watcher forgets finished ones beyond that too.
+        let config = SchedulerConfig {
+            keep_finished: Some(crate::tui::panes::jobs::ROWS_MAX),
+            ..SchedulerConfig::default()
+        };
+        let watcher = watcher::spawn(self.client.clone(), config);
         let mut events = watcher.events;
         let tx = self.tx.clone();
         let forward = tokio::spawn(async move {

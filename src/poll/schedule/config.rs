@@ -62,6 +62,11 @@ pub struct SchedulerConfig {
     /// The platform starts queued jobs in submission order (spec part 3), so
     /// a job seen queued implies that later ones are queued too (default on).
     pub fifo_inference: bool,
+    /// Finished jobs remembered (for [`Scheduler::jobs`](super::Scheduler::jobs)),
+    /// the oldest forgotten first. `None` (the default) keeps every one:
+    /// `jobs watch` reports them all at the end. The console, which watches
+    /// jobs that never stop coming (the demo), keeps as many as it shows.
+    pub keep_finished: Option<usize>,
 }
 
 impl Default for SchedulerConfig {
@@ -87,6 +92,7 @@ impl Default for SchedulerConfig {
             utilisation: 0.9,
             spare_scale: 0.5,
             fifo_inference: true,
+            keep_finished: None,
         }
     }
 }
@@ -123,6 +129,9 @@ impl SchedulerConfig {
             self.spare_scale = 0.5;
         }
         self.spare_scale = self.spare_scale.clamp(0.05, 1.0);
+        // The job that just finished is always remembered (its change is
+        // reported from its record).
+        self.keep_finished = self.keep_finished.map(|keep| keep.max(1));
         self
     }
 }

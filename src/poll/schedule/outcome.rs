@@ -235,6 +235,28 @@ impl Scheduler {
         }
         let woken = self.probe.forget(slot);
         self.wake(woken);
+        self.forget_finished_beyond_keep(slot);
+    }
+
+    /// Remembers that the job in `slot` finished, and forgets the oldest
+    /// finished jobs beyond `keep_finished`.
+    fn forget_finished_beyond_keep(&mut self, slot: usize) {
+        let Some(keep) = self.config.keep_finished else {
+            return;
+        };
+        self.finished.push_back(slot);
+        while self.finished.len() > keep {
+            let Some(oldest) = self.finished.pop_front() else {
+                break;
+            };
+            if let Some(id) = self.jobs[oldest]
+                .as_ref()
+                .filter(|job| job.is_terminal())
+                .map(|job| job.id.clone())
+            {
+                self.remove_job(&id);
+            }
+        }
     }
 
     /// A failed poll: back off this job, 1 s doubling, with jitter.

@@ -325,6 +325,37 @@ fn spare_budget_polls_running_jobs_at_an_even_share_counted_from_sending() {
 }
 
 #[test]
+fn finished_jobs_beyond_keep_finished_are_forgotten_oldest_first() {
+    // The console watches jobs that never stop coming (the demo submits
+    // three a second): what it remembers of finished ones stays bounded.
+    let config = SchedulerConfig {
+        keep_finished: Some(3),
+        ..SchedulerConfig::default()
+    };
+    let mut scheduler = Scheduler::new(config, Tick::ZERO);
+    for (i, id) in ids(10).iter().enumerate() {
+        scheduler.add_job(id, JobHint::default(), t(i as f64));
+    }
+    let mut changes = 0;
+    for (i, id) in ids(10).iter().enumerate() {
+        let done = scheduler.on_webhook(id, TranscriptStatus::Completed, t(20.0 + i as f64));
+        changes += usize::from(done.is_some());
+    }
+    assert_eq!(changes, 10, "every completion is still reported");
+    let kept: Vec<String> = scheduler.jobs().into_iter().map(|view| view.id).collect();
+    assert_eq!(kept, ids(10)[7..].to_vec());
+    assert!(scheduler.job(&ids(10)[0]).is_none());
+    // Without a bound (`jobs watch`), every finished job stays for the
+    // summary.
+    let mut keep_all = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+    for id in ids(10) {
+        keep_all.add_job(&id, JobHint::default(), Tick::ZERO);
+        keep_all.on_webhook(&id, TranscriptStatus::Completed, t(1.0));
+    }
+    assert_eq!(keep_all.jobs().len(), 10);
+}
+
+#[test]
 fn a_job_polled_closely_at_first_is_never_locked_out_of_its_window() {
     // A job's first seconds are polled every 250 ms; at the even share it
     // then runs at the per-job limit. Without spreading what is left, the
