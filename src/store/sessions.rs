@@ -118,15 +118,27 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
         .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
 }
 
-/// Sessions the sweep should fetch, most recently active first: never
-/// swept, pending attempts at the last sweep, or an event within
-/// [`SETTLE_MS`] before the last sweep.
+/// Sessions the sweep should fetch: never swept, pending attempts at the
+/// last sweep, or an event within [`SETTLE_MS`] before the last sweep.
+///
+/// Order: sessions with something new (never swept, or an event since)
+/// first, most recently active first; then the re-checks of sessions whose
+/// attempts were pending, the one swept longest ago first. A session whose
+/// retries go on for hours is fetched again in its turn rather than on
+/// every sweep ahead of older ones, so none waits for ever while new
+/// traffic keeps coming (the demo's does).
 pub(crate) fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
     let mut statement = store.conn.prepare_cached(
         "SELECT session_id FROM sessions
          WHERE unsettled = 1 OR last_swept_ms IS NULL
             OR last_swept_ms < coalesce(last_event_ms, 0) + ?1
-         ORDER BY coalesce(last_event_ms, first_seen_ms) DESC, session_id
+         ORDER BY
+            (last_swept_ms IS NOT NULL AND last_swept_ms >= coalesce(last_event_ms, 0) + ?1),
+            CASE WHEN last_swept_ms IS NOT NULL
+                      AND last_swept_ms >= coalesce(last_event_ms, 0) + ?1
+                 THEN last_swept_ms
+                 ELSE -coalesce(last_event_ms, first_seen_ms) END,
+            session_id
          LIMIT ?2",
     )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);

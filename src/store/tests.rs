@@ -171,6 +171,45 @@ fn a_sweep_with_pending_attempts_leaves_the_session_due() {
 }
 
 #[test]
+fn sessions_with_something_new_come_first_and_re_checks_take_turns() {
+    let (_dir, mut store) = temp_store();
+    let pending =
+        |id: &str, session: &str| record(id, "sub", session, DeliveryStatus::Pending, None, 10);
+    sessions::add(
+        &mut store,
+        &["old".into(), "older".into()],
+        sessions::Source::Added,
+        0,
+    )
+    .unwrap();
+    // Both swept with attempts still pending: re-checks, "older" longer ago.
+    deliveries::record_sweep(&mut store, "older", &[pending("r1", "older")], 100_000).unwrap();
+    deliveries::record_sweep(&mut store, "old", &[pending("r2", "old")], 200_000).unwrap();
+    // Then two new sessions arrive, "newest" last.
+    events::insert(&store.conn, &event("e1", "new", "session.started", 300_000)).unwrap();
+    events::insert(
+        &store.conn,
+        &event("e2", "newest", "session.started", 400_000),
+    )
+    .unwrap();
+    assert_eq!(
+        sessions::due_for_sweep(&store, 10).unwrap(),
+        ["newest", "new", "older", "old"]
+            .map(str::to_owned)
+            .to_vec()
+    );
+    // A re-check swept again goes to the back of the re-checks.
+    deliveries::record_sweep(&mut store, "older", &[pending("r1", "older")], 500_000).unwrap();
+    assert_eq!(
+        sessions::due_for_sweep(&store, 10).unwrap(),
+        ["newest", "new", "old", "older"]
+            .map(str::to_owned)
+            .to_vec()
+    );
+    assert_eq!(sessions::due_for_sweep(&store, 3).unwrap().len(), 3);
+}
+
+#[test]
 fn a_batch_of_sweeps_stores_every_session_in_one_go() {
     let (_dir, mut store) = temp_store();
     let minute = 60_000 * 2_000;
