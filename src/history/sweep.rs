@@ -1,7 +1,7 @@
 //! The sweep: fetch `/v1/sessions/{id}/webhook-deliveries` for the sessions
 //! the store says are due (new ones, those with attempts pending or retries
 //! scheduled, and those with a recent event), in the store's order
-//! ([`sessions::due_for_sweep`]: something new first, then re-checks),
+//! (`store::sessions::due_for_sweep`: something new first, then re-checks),
 //! spending at most a budget of requests, and store every record. The
 //! subscription list is fetched first (paused ones included) so reports can
 //! name URLs and recover knows where to send.
