@@ -1,0 +1,91 @@
+//! The Health pane: the board with a failing subscription and the
+//! recover form that masks the secret.
+
+use super::*;
+use earshot::history::report::{FailureGroup, SubscriptionHealth};
+
+fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> SubscriptionHealth {
+    SubscriptionHealth {
+        id: id.into(),
+        url: url.into(),
+        enabled: true,
+        delivered,
+        failed,
+        pending,
+        success_rate: (delivered + failed > 0)
+            .then(|| delivered as f64 / (delivered + failed) as f64),
+        last_failure_at: (failed > 0).then(|| "2025-03-14T09:26:53Z".into()),
+        retries_due: 0,
+        next_retry_at: None,
+        failures: Vec::new(),
+    }
+}
+
+fn board() -> App {
+    let mut app = app();
+    let mut broken = row(
+        "1a2b3c4d-0000-4000-8000-000000000001",
+        "https://hooks.example.com/voice",
+        120,
+        37,
+        0,
+    );
+    broken.failures = vec![
+        FailureGroup {
+            diagnosis: "401 invalid signature: the receiver re-serialises the body, drops \
+                        the `<t>.` prefix, has another secret, or its clock is off by more \
+                        than 300 s"
+                .into(),
+            http_status: Some(401),
+            count: 31,
+            last_at: "2025-03-14T09:26:53Z".into(),
+            example_session_id: "call_4f2a9c1e7b".into(),
+        },
+        FailureGroup {
+            diagnosis: "timeout: slower than 15 s; answer 2xx first, then work (retried)".into(),
+            http_status: None,
+            count: 6,
+            last_at: "2025-03-14T09:20:00Z".into(),
+            example_session_id: "ses_01JQ4D1C9E3B5F".into(),
+        },
+    ];
+    broken.retries_due = 2;
+    broken.next_retry_at = Some("2025-03-14T09:31:00Z".into());
+    let mut paused = row(
+        "3c4d5e6f-0000-4000-8000-000000000003",
+        "https://legacy.example.net/hook",
+        0,
+        0,
+        0,
+    );
+    paused.enabled = false;
+    app.health.set_rows(vec![
+        broken,
+        row(
+            "2b3c4d5e-0000-4000-8000-000000000002",
+            "https://ops.example.com/alerts/failed-calls",
+            88,
+            0,
+            3,
+        ),
+        paused,
+    ]);
+    keys(&mut app, "1");
+    app
+}
+
+#[test]
+fn health_board_with_a_failing_subscription() {
+    snapshot("health_board", &board());
+}
+
+#[test]
+fn health_recover_form_masks_the_secret() {
+    let mut app = board();
+    keys(&mut app, "R");
+    keys(&mut app, "whsec_visible_nowhere_0123456789abcdef");
+    let terminal = render(&app, (120, 40));
+    let screen = format!("{:?}", terminal.backend());
+    assert!(!screen.contains("visible_nowhere"), "the secret is masked");
+    snapshot("health_recover", &app);
+}
