@@ -146,7 +146,7 @@ fn key(code: KeyCode) -> Action {
 }
 
 /// Opens the Deliveries pane, asks for `SESSION` through the id prompt, and
-/// answers the load with `rows`, as tests/tui_snapshots.rs and the pane's
+/// answers the load with `rows`, as tests/it/tui_snapshots/ and the pane's
 /// unit tests do.
 fn load(app: &mut App, rows: Vec<DeliveryRecord>) {
     let count = rows.len();
