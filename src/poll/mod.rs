@@ -49,9 +49,13 @@
 //! These desired rates are the demand. When it exceeds the account share,
 //! every job's gap is stretched by the same factor (jobs on screen excepted);
 //! when the budget allows, every job is also polled at least every 20 s, and
-//! spare budget shrinks all gaps up to twice. Past half of its per-job
-//! window, a job slows down to the rate the window sustains, so a burst never
-//! locks it out. Jobs whose time has come wait in a ready set served in
+//! spare budget shrinks all gaps up to twice; a running job of unknown
+//! audio is also polled at least at an even split of the spare supply among
+//! the running jobs (at most the per-job limit), its gaps counted from one
+//! sending to the next. What a job's per-job window has left is spread over
+//! the time until its oldest poll leaves it (fully from half the window
+//! on), so a burst never locks it out. Jobs whose time has come wait in a
+//! ready set served in
 //! order: focused (on screen) first, then never seen, then the oldest
 //! information, then add order. A poll goes out only when the job's window,
 //! the account window, the job's `Retry-After` and any account pause all
@@ -59,8 +63,10 @@
 //!
 //! Failures never drop a job: a 429 waits out `Retry-After` for that job and
 //! lowers the per-job limit below the count that was refused (for every job
-//! when that count was 5 or more: the platform's limit is lower than
-//! configured), a
+//! when that count was 3 or more: the platform's limit is lower than
+//! configured); a poll past the most polls per window the platform has
+//! answered is a probe, and no other job goes past that count until it is
+//! answered, so jobs polled in step pay one 429 between them. A
 //! 403 pauses every poll (30 s doubling to 5 min, with jitter), a network
 //! error, a 404 or a poll never answered backs the job off (1 s doubling to
 //! 60 s, with jitter); such a job, like any job whose last good observation is

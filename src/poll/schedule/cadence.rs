@@ -149,11 +149,11 @@ impl Scheduler {
             let planned = core + share * fresh;
             if share >= 1.0 {
                 // Spare: everyone a little more often, and a running job of
-                // unknown length never less often than an even split of the supply among
-                // the running jobs would poll it (spare budget goes where
-                // the changes an operator waits for happen; a queued job
-                // keeps backing off, and a completion boosts the head of
-                // the queue).
+                // unknown length never less often than an even split of the
+                // supply among the running jobs would poll it (spare budget
+                // goes where the changes an operator waits for happen; a
+                // queued job keeps backing off, and a completion boosts the
+                // head of the queue).
                 let scale = ((core_sum + self.fresh_sum) / supply).max(self.config.spare_scale);
                 let even = if running {
                     (supply / self.running.max(1) as f64).min(per_job_rate)
