@@ -518,10 +518,7 @@ impl Scheduler {
             if self.probe.hold(slot, count) {
                 // Another job is finding out whether the platform allows
                 // this many polls per job: wait for its answer.
-                self.ready.remove(&key);
-                job.ready = None;
-                job.due = None;
-                job.generation += 1;
+                self.unschedule(slot);
                 continue;
             }
             let account_ready = self

@@ -226,13 +226,9 @@ impl Scheduler {
         self.fresh_sum -= job.fresh_rate;
         job.core_rate = 0.0;
         job.fresh_rate = 0.0;
-        job.generation += 1;
-        job.due = None;
         job.problem = None;
         job.limiter.clear();
-        if let Some(key) = job.ready.take() {
-            self.ready.remove(&key);
-        }
+        self.unschedule(slot);
         let woken = self.probe.forget(slot);
         self.wake(woken);
         self.forget_finished_beyond_keep(slot);

@@ -18,6 +18,20 @@ fn is_live(jobs: &[Option<Box<Job>>], due: Tick, generation: u64, slot: usize) -
 
 impl Scheduler {
     pub(super) fn set_due(&mut self, slot: usize, due: Tick) {
+        self.unschedule(slot);
+        let Some(job) = slot_job(&mut self.jobs, slot) else {
+            return;
+        };
+        job.due = Some(due);
+        self.due.push(Reverse((due, job.generation, slot)));
+        if self.due.len() > 2 * (self.active + 32) {
+            self.compact();
+        }
+    }
+
+    /// Takes the job out of the ready set and outdates its heap entry: it
+    /// has no due time until [`Scheduler::set_due`] gives it one.
+    pub(super) fn unschedule(&mut self, slot: usize) {
         let Some(job) = slot_job(&mut self.jobs, slot) else {
             return;
         };
@@ -25,11 +39,7 @@ impl Scheduler {
             self.ready.remove(&key);
         }
         job.generation += 1;
-        job.due = Some(due);
-        self.due.push(Reverse((due, job.generation, slot)));
-        if self.due.len() > 2 * (self.active + 32) {
-            self.compact();
-        }
+        job.due = None;
     }
 
     /// Drops the heap's stale entries.
