@@ -50,9 +50,13 @@ impl SlidingWindow {
 
     /// Requests sent in `(now - window, now]`.
     pub fn count(&self, now: Duration) -> u32 {
-        let first_inside = self.log.partition_point(|&sent| sent + self.window <= now);
-        let inside = self.log.len() - first_inside;
+        let inside = self.log.len() - self.first_inside(now);
         u32::try_from(inside).unwrap_or(u32::MAX)
+    }
+
+    /// Position in the log of the oldest request inside the window at `now`.
+    fn first_inside(&self, now: Duration) -> usize {
+        self.log.partition_point(|&sent| sent + self.window <= now)
     }
 
     /// Whether one more request at `now` stays within the limit.
@@ -107,9 +111,8 @@ impl SlidingWindow {
     /// The earliest time (not before `now`) at which `count(now)` drops: the
     /// oldest request inside the window leaves it. `None` when it is empty.
     pub fn frees_at(&self, now: Duration) -> Option<Duration> {
-        let first_inside = self.log.partition_point(|&sent| sent + self.window <= now);
         self.log
-            .get(first_inside)
+            .get(self.first_inside(now))
             .map(|&oldest| oldest + self.window)
     }
 
