@@ -118,6 +118,15 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
         .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
 }
 
+/// The condition that makes a session due for the sweep (`?1` is
+/// [`SETTLE_MS`]), shared by [`due_for_sweep`] and [`count_due`].
+macro_rules! due_for_sweep_where {
+    () => {
+        "unsettled = 1 OR last_swept_ms IS NULL
+         OR last_swept_ms < coalesce(last_event_ms, 0) + ?1"
+    };
+}
+
 /// Sessions the sweep should fetch: never swept, pending attempts at the
 /// last sweep, or an event within [`SETTLE_MS`] before the last sweep.
 ///
@@ -128,19 +137,20 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
 /// every sweep ahead of older ones, so none waits for ever while new
 /// traffic keeps coming (the demo's does).
 pub(crate) fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT session_id FROM sessions
-         WHERE unsettled = 1 OR last_swept_ms IS NULL
-            OR last_swept_ms < coalesce(last_event_ms, 0) + ?1
-         ORDER BY
-            (last_swept_ms IS NOT NULL AND last_swept_ms >= coalesce(last_event_ms, 0) + ?1),
-            CASE WHEN last_swept_ms IS NOT NULL
-                      AND last_swept_ms >= coalesce(last_event_ms, 0) + ?1
-                 THEN last_swept_ms
+    let mut statement = store.conn.prepare_cached(concat!(
+        "SELECT session_id FROM (
+            SELECT session_id, first_seen_ms, last_event_ms, last_swept_ms,
+                   last_swept_ms IS NOT NULL
+                   AND last_swept_ms >= coalesce(last_event_ms, 0) + ?1 AS recheck
+            FROM sessions WHERE ",
+        due_for_sweep_where!(),
+        ")
+         ORDER BY recheck,
+            CASE WHEN recheck THEN last_swept_ms
                  ELSE -coalesce(last_event_ms, first_seen_ms) END,
             session_id
          LIMIT ?2",
-    )?;
+    ))?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement.query_map(params![SETTLE_MS, limit], |row| row.get(0))?;
     rows.collect()
@@ -149,9 +159,10 @@ pub(crate) fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec
 /// How many sessions [`due_for_sweep`] would offer with no limit.
 pub(crate) fn count_due(store: &Store) -> rusqlite::Result<i64> {
     store.conn.query_row(
-        "SELECT count(*) FROM sessions
-         WHERE unsettled = 1 OR last_swept_ms IS NULL
-            OR last_swept_ms < coalesce(last_event_ms, 0) + ?1",
+        concat!(
+            "SELECT count(*) FROM sessions WHERE ",
+            due_for_sweep_where!()
+        ),
         [SETTLE_MS],
         |row| row.get(0),
     )
