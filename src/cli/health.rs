@@ -1,7 +1,8 @@
 //! `earshot health [--since DURATION]`: sweep the known sessions within a
-//! budget, then report per subscription from the store. Exit 0 when nothing
-//! failed in the window, 1 when something did (for cron and CI), 2 on bad
-//! input.
+//! budget, then report per subscription from the store, in events. Exit 0
+//! when every event was delivered, 1 when something was missed or a
+//! receiver is failing, 3 when the observer saw too little to know ("unknown",
+//! as monitoring plugins use it), 2 on bad input.
 
 use std::process::ExitCode;
 
@@ -11,7 +12,8 @@ use serde::Serialize;
 use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::{Connection, GlobalOptions};
-use crate::history::report::{SubscriptionHealth, health};
+use crate::history::coverage::Coverage;
+use crate::history::report::{SubscriptionHealth, board};
 use crate::history::sweep::SweepReport;
 use crate::store;
 
@@ -34,6 +36,7 @@ struct HealthJson<'a> {
     requests: usize,
     left_for_later: i64,
     sweep_stopped: Option<&'a str>,
+    observer: &'a Coverage,
     subscriptions: &'a [SubscriptionHealth],
 }
 
@@ -43,24 +46,36 @@ pub async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result
         .sweep
         .sweep_first(&args.connection, global, &mut store)
         .await?;
-    let board = health(&store, args.sweep.since, store::now_ms())?;
+    let now = store::now_ms();
+    let report = board(&store, args.sweep.since, now)?;
     if args.json {
         print_json(&HealthJson {
             sessions_swept: swept.sessions_swept,
             requests: swept.requests,
             left_for_later: swept.left_for_later,
             sweep_stopped: swept.stopped.as_deref(),
-            subscriptions: &board,
+            observer: &report.observer,
+            subscriptions: &report.subscriptions,
         })?;
     } else {
-        print_board(&board, &swept, args.sweep.no_sweep)?;
+        let mut text = report.observer.explain(now);
+        text.push('\n');
+        emit(&text)?;
+        print_board(&report.subscriptions, &swept, args.sweep.no_sweep)?;
     }
-    let failing = board.iter().any(|row| row.failed > 0);
-    Ok(if failing {
+    Ok(exit_code(&report.subscriptions, &report.observer))
+}
+
+/// 1 when something is known to be wrong, else 3 when the observer saw
+/// too little to know, else 0.
+fn exit_code(board: &[SubscriptionHealth], observer: &Coverage) -> ExitCode {
+    if board.iter().any(SubscriptionHealth::is_failing) {
         ExitCode::FAILURE
+    } else if !observer.is_known() {
+        ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
-    })
+    }
 }
 
 fn print_board(
@@ -88,15 +103,17 @@ fn print_board(
         text.push_str("no subscriptions in the store yet: run without --no-sweep, with --url/--api-key or a profile\n");
         return Ok(emit(&text)?);
     }
+    text.push_str("events per subscription (attempts: --json, or the console's drill-down)\n");
     let mut table = Table::new(&[
         "SUBSCRIPTION",
         "URL",
         "DELIVERED",
-        "FAILED",
+        "MISSED",
+        "RECOVERED",
         "PENDING",
-        "SUCCESS",
-        "LAST FAILURE",
-        "RETRIES",
+        "UNKNOWN",
+        "FAILING SINCE",
+        "LAST SUCCESS",
     ]);
     for row in board {
         table.row(vec![
@@ -106,25 +123,43 @@ fn print_board(
                 if row.enabled { "" } else { " (paused)" }
             ),
             row.url.clone(),
-            row.delivered.to_string(),
-            row.failed.to_string(),
-            row.pending.to_string(),
-            row.success_rate
-                .map_or_else(|| "-".into(), |rate| format!("{:.0}%", rate * 100.0)),
-            row.last_failure_at.clone().unwrap_or_else(|| "-".into()),
-            match (&row.next_retry_at, row.retries_due) {
-                (Some(next), count) => format!("{count}, next {next}"),
-                (None, _) => "-".into(),
-            },
+            row.events.delivered.to_string(),
+            row.events.missed.to_string(),
+            row.events.recovered.to_string(),
+            row.events.pending.to_string(),
+            row.events.unknown.to_string(),
+            row.failing_since.clone().unwrap_or_else(|| "-".into()),
+            row.last_success_at.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
     text.push_str(&table.render());
     for row in board.iter().filter(|row| !row.failures.is_empty()) {
         text.push_str(&format!("\n{} {}\n", short_id(&row.id), row.url));
+        if !row.missed_by_type.is_empty() {
+            let by_type: Vec<String> = row
+                .missed_by_type
+                .iter()
+                .map(|(kind, count)| {
+                    let kind = if kind.is_empty() {
+                        "type unknown"
+                    } else {
+                        kind
+                    };
+                    format!("{kind} {count}")
+                })
+                .collect();
+            text.push_str(&format!("  missed: {}\n", by_type.join(", ")));
+        }
         for group in &row.failures {
             text.push_str(&format!(
-                "  ×{} {} (last {}, e.g. {})\n",
-                group.count, group.diagnosis, group.last_at, group.example_session_id
+                "  {} events {} ({} missed, {} recovered, {} retrying; last {}, e.g. {})\n",
+                group.count,
+                group.diagnosis,
+                group.missed,
+                group.recovered,
+                group.retrying,
+                group.last_at,
+                group.example_session_id
             ));
         }
     }

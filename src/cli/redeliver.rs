@@ -16,8 +16,21 @@ use super::output::{emit, print_json, short_id};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
+use crate::api::types::agents::EventKind;
 use crate::history::HistoryError;
-use crate::history::recover::{Plan, Sent, plan, run as recover};
+use crate::history::recover::{
+    Brakes, DEFAULT_MAX_FAILURES, Plan, RunReport, Scope, Sent, not_observed_list, plan,
+    run as recover,
+};
+
+fn parse_event_type(text: &str) -> Result<String, String> {
+    EventKind::parse(text)
+        .map(|kind| kind.as_str().to_owned())
+        .ok_or_else(|| {
+            let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
+            format!("unknown event type `{text}`: one of {}", known.join(", "))
+        })
+}
 
 #[derive(Args, Debug)]
 pub struct RedeliverArgs {
@@ -36,6 +49,25 @@ pub struct RedeliverArgs {
     /// receiver may already have them; it should deduplicate by event_id).
     #[arg(long)]
     pub resend_interrupted: bool,
+    /// Only these events (by event_id).
+    #[arg(long = "event-id", value_name = "ID", num_args = 1..)]
+    pub event_ids: Vec<String>,
+    /// Only events of these types (call.ended, session.completed, …).
+    #[arg(long = "type", value_name = "TYPE", num_args = 1.., value_parser = parse_event_type)]
+    pub types: Vec<String>,
+    /// Only events of these sessions or calls.
+    #[arg(long = "session", value_name = "ID", num_args = 1..)]
+    pub sessions: Vec<String>,
+    /// At most N events, oldest first.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Send from the start at full pace instead of sending the first event
+    /// alone and stopping if it fails.
+    #[arg(long)]
+    pub no_canary: bool,
+    /// Stop after N failures in a row (0: never).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FAILURES)]
+    pub max_failures: usize,
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -55,6 +87,19 @@ struct RedeliverJson<'a> {
     already_recovered: usize,
     interrupted: usize,
     not_observed: usize,
+    /// Missed events whose bytes the observer never received.
+    not_observed_events: Vec<NotObservedJson<'a>>,
+    out_of_scope: usize,
+    /// Why the run stopped early (canary, failures in a row), if it did.
+    stopped: Option<String>,
+    not_attempted: usize,
+}
+
+#[derive(Serialize)]
+struct NotObservedJson<'a> {
+    session_id: &'a str,
+    event: Option<&'a str>,
+    occurred_at: String,
 }
 
 #[derive(Serialize)]
@@ -90,7 +135,17 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
     args.sweep
         .sweep_first(&args.connection, global, &mut store)
         .await?;
-    let plan = match plan(&store, &args.subscription_id, args.sweep.since) {
+    let scope = Scope {
+        event_ids: args.event_ids.clone(),
+        types: args.types.clone(),
+        sessions: args.sessions.clone(),
+        limit: args.limit,
+    };
+    let brakes = Brakes {
+        canary: !args.no_canary,
+        max_failures: args.max_failures,
+    };
+    let plan = match plan(&store, &args.subscription_id, args.sweep.since, &scope) {
         Ok(plan) if args.resend_interrupted => plan.with_interrupted(),
         Ok(plan) => plan,
         Err(
@@ -101,20 +156,21 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
         }
         Err(error) => return Err(error.into()),
     };
-    let sent = match &secret {
-        None => Vec::new(),
+    let report = match &secret {
+        None => RunReport::default(),
         Some(secret) => {
             let json = args.json;
-            recover(&mut store, &plan, secret, |sent| {
+            recover(&mut store, &plan, secret, brakes, |sent| {
                 if !json {
                     let _ = emit(&line(sent));
                 }
+                std::ops::ControlFlow::Continue(())
             })
             .await?
         }
     };
-    let delivered = sent.iter().filter(|sent| sent.delivered).count();
-    let failed = sent.len() - delivered;
+    let sent = &report.sent;
+    let (delivered, failed) = (report.delivered(), report.failed());
     if args.json {
         print_json(&RedeliverJson {
             subscription_id: &plan.subscription.id,
@@ -134,15 +190,27 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
             failed,
             already_recovered: plan.already_recovered,
             interrupted: plan.interrupted.len(),
-            not_observed: plan.not_observed,
+            not_observed: plan.not_observed.len(),
+            not_observed_events: plan
+                .not_observed
+                .iter()
+                .map(|outcome| NotObservedJson {
+                    session_id: &outcome.session_id,
+                    event: outcome.event.as_deref(),
+                    occurred_at: crate::history::report::rfc3339(outcome.occurred_ms),
+                })
+                .collect(),
+            out_of_scope: plan.out_of_scope,
+            stopped: report.stop_reason(),
+            not_attempted: report.not_attempted,
         })?;
     } else {
         if args.dry_run {
             print_plan(&plan)?;
         }
-        emit(&summary(&plan, delivered, failed, args.dry_run))?;
+        emit(&summary(&plan, &report, args.dry_run))?;
     }
-    Ok(if failed == 0 {
+    Ok(if failed == 0 && report.stopped.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -172,10 +240,17 @@ fn print_plan(plan: &Plan) -> std::io::Result<()> {
             clock(Some(event.occurred_ms))
         ));
     }
+    if !plan.not_observed.is_empty() {
+        text.push_str(&format!(
+            "cannot send (the observer never received them): {}\n",
+            not_observed_list(&plan.not_observed)
+        ));
+    }
     emit(&text)
 }
 
-fn summary(plan: &Plan, delivered: usize, failed: usize, dry_run: bool) -> String {
+fn summary(plan: &Plan, report: &RunReport, dry_run: bool) -> String {
+    let (delivered, failed) = (report.delivered(), report.failed());
     let target = format!(
         "{} {}",
         short_id(&plan.subscription.id),
@@ -186,6 +261,9 @@ fn summary(plan: &Plan, delivered: usize, failed: usize, dry_run: bool) -> Strin
     } else {
         format!("{delivered} delivered, {failed} failed, re-sent to {target}")
     };
+    if let Some(why) = report.stop_reason() {
+        text.push_str(&format!("; {why}"));
+    }
     text.push_str(&plan.left_out());
     text.push('\n');
     text

@@ -3,10 +3,11 @@
 //!
 //! - [`sweep`] fetches the delivery records of known sessions within a
 //!   request budget and stores them;
-//! - [`report`] turns the stored records into per-subscription health, with
-//!   failures grouped by diagnosis;
+//! - [`report`] turns the stored records into per-subscription health in
+//!   events, with failures grouped by diagnosis;
+//! - [`coverage`] says whether the observer saw enough to know what was
+//!   missed;
 //! - [`artifact_download`] streams a recording or transcript to disk;
-//! - [`chains`] works out which event each attempt was for;
 //! - [`session_view`] puts one session's record, events, links and
 //!   deliveries together;
 //! - [`recover`] re-sends, signed anew, the observer's exact bytes of every
@@ -16,7 +17,7 @@
 //! pane) are thin layers over these.
 
 pub mod artifact_download;
-pub(crate) mod chains;
+pub mod coverage;
 pub(crate) mod recover;
 pub mod report;
 pub mod session_view;

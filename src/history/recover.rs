@@ -1,14 +1,17 @@
-//! Recover: the platform's missing resend. For one subscription, every
-//! event whose attempts all failed for good (none delivered, none pending,
-//! no retry left) since a time is re-sent to the subscription's URL: the
+//! Recover: the platform's missing resend. For one subscription, the
+//! events it missed for good (`missed` in `store::outcomes`: none
+//! delivered, none pending, no retry left, not recovered yet) since a time,
+//! within a [`Scope`], are re-sent to the subscription's URL: the
 //! observer's exact bytes, signed anew with the subscription's secret
 //! (supplied by the operator, never stored) at the current time, with the
 //! headers the platform sends. Each send is logged in the store before the
 //! POST and completed with its answer, so a rerun skips what was delivered,
 //! and holds back (unless asked) what a stopped run was sending: the
-//! receiver may have that one already.
+//! receiver may have that one already. [`Brakes`] spare a receiver that is
+//! still broken: the first event goes alone (a canary), and a run stops
+//! after a few failures in a row.
 
-use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, USER_AGENT};
@@ -20,14 +23,38 @@ use crate::receiver::check::send::{Answer, send};
 use crate::redact::SecretString;
 use crate::signature;
 use crate::store::events::StoredEvent;
+use crate::store::outcomes::{self, EventState, Outcome};
 use crate::store::recoveries::{self, RecoveryResult};
 use crate::store::{self, Store, deliveries, events};
 
 use super::HistoryError;
-use super::chains::{Fate, match_events};
 
 /// The receiver's deadline, as the platform's (spec 6 C rule 5).
 const DEADLINE: Duration = Duration::from_secs(15);
+
+/// Which of the missed events to re-send (all when empty).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scope {
+    /// Only these `event_id`s.
+    pub event_ids: Vec<String>,
+    /// Only events of these types (`call.ended`, …).
+    pub types: Vec<String>,
+    /// Only events of these sessions or calls.
+    pub sessions: Vec<String>,
+    /// At most this many, oldest first.
+    pub limit: Option<usize>,
+}
+
+impl Scope {
+    fn admits(&self, outcome: &Outcome) -> bool {
+        let any_or = |list: &[String], value: Option<&str>| {
+            list.is_empty() || value.is_some_and(|value| list.iter().any(|item| item == value))
+        };
+        any_or(&self.event_ids, outcome.event_id.as_deref())
+            && any_or(&self.types, outcome.event.as_deref())
+            && any_or(&self.sessions, Some(&outcome.session_id))
+    }
+}
 
 /// What a recover would send, and what it leaves out.
 #[derive(Clone, Debug)]
@@ -35,14 +62,16 @@ pub struct Plan {
     pub subscription: Subscription,
     /// Oldest first.
     pub to_send: Vec<StoredEvent>,
-    /// Failed for good, but already recovered by an earlier run.
+    /// Missed, but already recovered by an earlier run.
     pub already_recovered: usize,
     /// An earlier run was stopped while sending these: the receiver may
     /// have them. Left out unless asked for, so a rerun sends nothing twice.
     pub interrupted: Vec<StoredEvent>,
-    /// Failed for good, but the observer never received the event, so its
-    /// bytes are not held.
-    pub not_observed: usize,
+    /// Missed, but the observer never received the event, so its bytes
+    /// are not held: listed by session or call (and type when known).
+    pub not_observed: Vec<Outcome>,
+    /// Missed events in the window the scope left out.
+    pub out_of_scope: usize,
 }
 
 /// Finds the subscription by id or unique prefix among the stored ones.
@@ -58,49 +87,53 @@ pub fn find_subscription(store: &Store, id: &str) -> Result<Subscription, Histor
     }
 }
 
-/// Every event `subscription_id` missed for good since `since_ms`.
-pub fn plan(store: &Store, subscription_id: &str, since_ms: i64) -> Result<Plan, HistoryError> {
+/// Every event `subscription_id` missed for good since `since_ms` within
+/// `scope`: exactly the board's `missed` when the scope is everything.
+pub fn plan(
+    store: &Store,
+    subscription_id: &str,
+    since_ms: i64,
+    scope: &Scope,
+) -> Result<Plan, HistoryError> {
     let subscription = find_subscription(store, subscription_id)?;
-    let recovered = recoveries::delivered_events(store, &subscription.id)?;
+    let interrupted = recoveries::interrupted_events(store, &subscription.id)?;
+    let already_recovered =
+        outcomes::of_subscription(store, &subscription.id, EventState::Recovered, since_ms)?
+            .iter()
+            .filter(|outcome| scope.admits(outcome))
+            .count();
     let mut plan = Plan {
         subscription,
         to_send: Vec::new(),
-        already_recovered: 0,
+        already_recovered,
         interrupted: Vec::new(),
-        not_observed: 0,
+        not_observed: Vec::new(),
+        out_of_scope: 0,
     };
-    let interrupted = recoveries::interrupted_events(store, &plan.subscription.id)?;
-    let mut seen: HashSet<String> = HashSet::new();
-    for session_id in deliveries::sessions_with_failures(store, &plan.subscription.id, since_ms)? {
-        let records: Vec<_> = deliveries::for_session(store, &session_id)?
-            .into_iter()
-            .filter(|record| record.subscription_id == plan.subscription.id)
-            .collect();
-        let observed: Vec<StoredEvent> = events::for_session(store, &session_id)?
-            .into_iter()
-            .filter(|event| plan.subscription.events.contains(&event.event))
-            .collect();
-        for matched in match_events(&records, &observed) {
-            if matched.fate != Fate::FailedForGood {
-                continue;
-            }
-            let Some(event) = matched.event else {
-                plan.not_observed += 1;
-                continue;
-            };
-            if event.occurred_ms < since_ms || !seen.insert(event.event_id.clone()) {
-                continue;
-            }
-            if recovered.contains(&event.event_id) {
-                plan.already_recovered += 1;
-            } else if interrupted.contains(&event.event_id) {
-                plan.interrupted.push(event.clone());
-            } else {
-                plan.to_send.push(event.clone());
-            }
+    let missed =
+        outcomes::of_subscription(store, &plan.subscription.id, EventState::Missed, since_ms)?;
+    for outcome in missed {
+        let within_limit = scope
+            .limit
+            .is_none_or(|limit| plan.to_send.len() + plan.interrupted.len() < limit);
+        if !scope.admits(&outcome) || !within_limit {
+            plan.out_of_scope += 1;
+            continue;
+        }
+        let Some(event_id) = outcome.event_id.as_deref() else {
+            plan.not_observed.push(outcome);
+            continue;
+        };
+        let Some(event) = events::get(store, event_id)? else {
+            plan.not_observed.push(outcome);
+            continue;
+        };
+        if interrupted.contains(event_id) {
+            plan.interrupted.push(event);
+        } else {
+            plan.to_send.push(event);
         }
     }
-    plan.to_send.sort_by_key(|event| event.occurred_ms);
     Ok(plan)
 }
 
@@ -122,10 +155,18 @@ impl Plan {
                 self.interrupted.len()
             ));
         }
-        if self.not_observed > 0 {
+        if !self.not_observed.is_empty() {
             text.push_str(&format!(
-                "; {} missed events were never received by the observer and cannot be re-sent",
-                self.not_observed
+                "; {} missed events were never received by the observer and cannot be re-sent \
+                 ({})",
+                self.not_observed.len(),
+                not_observed_list(&self.not_observed)
+            ));
+        }
+        if self.out_of_scope > 0 {
+            text.push_str(&format!(
+                "; {} missed events outside the scope",
+                self.out_of_scope
             ));
         }
         text
@@ -152,21 +193,117 @@ pub struct Sent {
     pub error: Option<String>,
 }
 
-/// Sends every event of `plan`, one at a time (in order, as the receiver
-/// would have seen them), calling `each` after each send. (`&mut`: the
-/// store is not shared across threads while a send is awaited.)
+/// Missed events a report lists by session or call, since their bytes are
+/// not held: `call_ab12 (call.ended), ses_9f…`.
+pub fn not_observed_list(outcomes: &[Outcome]) -> String {
+    const SHOWN: usize = 10;
+    let mut items: Vec<String> = outcomes
+        .iter()
+        .take(SHOWN)
+        .map(|outcome| match &outcome.event {
+            Some(event) => format!("{} ({event})", outcome.session_id),
+            None => outcome.session_id.clone(),
+        })
+        .collect();
+    if outcomes.len() > SHOWN {
+        items.push(format!("and {} more", outcomes.len() - SHOWN));
+    }
+    items.join(", ")
+}
+
+/// Failures in a row that stop a run when the caller does not say.
+pub const DEFAULT_MAX_FAILURES: usize = 3;
+
+/// How a run protects a receiver that is still broken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Brakes {
+    /// The first event goes alone, and the run stops there if it fails.
+    pub canary: bool,
+    /// Stop after this many failures in a row (0: never).
+    pub max_failures: usize,
+}
+
+impl Default for Brakes {
+    fn default() -> Self {
+        Brakes {
+            canary: true,
+            max_failures: DEFAULT_MAX_FAILURES,
+        }
+    }
+}
+
+/// Why a run stopped before its last event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// The first event failed.
+    Canary,
+    /// This many failed in a row.
+    Failures(usize),
+    /// The caller asked to stop.
+    Cancelled,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunReport {
+    pub sent: Vec<Sent>,
+    pub stopped: Option<Stopped>,
+    /// Events of the plan not sent because the run stopped.
+    pub not_attempted: usize,
+}
+
+impl RunReport {
+    pub fn delivered(&self) -> usize {
+        self.sent.iter().filter(|sent| sent.delivered).count()
+    }
+
+    pub fn failed(&self) -> usize {
+        self.sent.len() - self.delivered()
+    }
+
+    /// Why the run stopped and what is left, or `None` when it ran to the end.
+    pub fn stop_reason(&self) -> Option<String> {
+        let first_error = || {
+            self.sent
+                .iter()
+                .rev()
+                .find_map(|sent| sent.error.clone())
+                .unwrap_or_default()
+        };
+        let why = match self.stopped? {
+            Stopped::Canary => format!(
+                "stopped after the first event (the canary) failed ({}): the receiver still \
+                 refuses; fix it and run again",
+                first_error()
+            ),
+            Stopped::Failures(count) => format!(
+                "stopped after {count} failures in a row ({}): the receiver is failing again",
+                first_error()
+            ),
+            Stopped::Cancelled => "cancelled".to_owned(),
+        };
+        Some(format!("{why}; {} not attempted", self.not_attempted))
+    }
+}
+
+/// Sends the events of `plan`, one at a time (in order, as the receiver
+/// would have seen them), calling `each` after each send (it may stop the
+/// run), and stopping as `brakes` say. (`&mut`: the store is not shared
+/// across threads while a send is awaited.)
 pub async fn run(
     store: &mut Store,
     plan: &Plan,
     secret: &SecretString,
-    mut each: impl FnMut(&Sent),
-) -> Result<Vec<Sent>, HistoryError> {
+    brakes: Brakes,
+    mut each: impl FnMut(&Sent) -> ControlFlow<()>,
+) -> Result<RunReport, HistoryError> {
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(HistoryError::Client)?;
-    let mut results = Vec::with_capacity(plan.to_send.len());
-    for event in &plan.to_send {
+    let mut report = RunReport::default();
+    let mut failures_in_a_row = 0;
+    for (index, event) in plan.to_send.iter().enumerate() {
         let row = recoveries::start(
             &*store,
             &plan.subscription.id,
@@ -182,10 +319,28 @@ pub async fn run(
             delivered: sent.delivered,
         };
         recoveries::finish(&*store, row, &result, store::now_ms())?;
-        each(&sent);
-        results.push(sent);
+        failures_in_a_row = if sent.delivered {
+            0
+        } else {
+            failures_in_a_row + 1
+        };
+        let flow = each(&sent);
+        report.sent.push(sent);
+        report.stopped = if flow.is_break() {
+            Some(Stopped::Cancelled)
+        } else if index == 0 && brakes.canary && failures_in_a_row == 1 {
+            Some(Stopped::Canary)
+        } else if brakes.max_failures > 0 && failures_in_a_row >= brakes.max_failures {
+            Some(Stopped::Failures(failures_in_a_row))
+        } else {
+            None
+        };
+        if report.stopped.is_some() {
+            report.not_attempted = plan.to_send.len() - index - 1;
+            break;
+        }
     }
-    Ok(results)
+    Ok(report)
 }
 
 /// One POST with the platform's headers, signed now.

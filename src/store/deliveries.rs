@@ -4,7 +4,7 @@
 
 use rusqlite::params;
 
-use super::Store;
+use super::{Store, outcomes};
 
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
 
@@ -77,6 +77,8 @@ pub fn record_sweeps(
             unsettled.push(pending);
         }
     }
+    let ids: Vec<&str> = swept.iter().map(|(session_id, _)| *session_id).collect();
+    outcomes::rebuild_sessions(&tx, &ids, now_ms)?;
     tx.commit()?;
     Ok(unsettled)
 }
@@ -87,7 +89,7 @@ pub(crate) fn record_unknown(store: &Store, session_id: &str, now_ms: i64) -> ru
         "UPDATE sessions SET last_swept_ms = ?2, unsettled = 0 WHERE session_id = ?1",
         params![session_id, now_ms],
     )?;
-    Ok(())
+    outcomes::rebuild_sessions(&store.conn, &[session_id], now_ms)
 }
 
 /// Every stored attempt of one session, oldest first.
@@ -104,22 +106,6 @@ pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<Deli
         }
     }
     Ok(records)
-}
-
-/// Sessions with a failed attempt for `subscription_id` created at or after
-/// `since_ms`, oldest first.
-pub(crate) fn sessions_with_failures(
-    store: &Store,
-    subscription_id: &str,
-    since_ms: i64,
-) -> rusqlite::Result<Vec<String>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT session_id FROM deliveries
-         WHERE subscription_id = ?1 AND status = 'failed' AND created_ms >= ?2
-         GROUP BY session_id ORDER BY min(created_ms)",
-    )?;
-    let rows = statement.query_map(params![subscription_id, since_ms], |row| row.get(0))?;
-    rows.collect()
 }
 
 /// How many delivery records are stored.

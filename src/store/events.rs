@@ -5,7 +5,7 @@
 use chrono::DateTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::Store;
+use super::{Store, outcomes};
 use serde_json::Value;
 
 /// One voice-agent event as the observer received it.
@@ -107,6 +107,13 @@ pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Resu
                  unsettled = 1",
             params![event.session_id, event.kind, event.received_ms],
         )?;
+        outcomes::observed(
+            conn,
+            &event.event_id,
+            &event.event,
+            &event.session_id,
+            event.occurred_ms,
+        )?;
     }
     Ok(inserted)
 }
@@ -148,4 +155,18 @@ fn stored_event(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
         occurred_ms: row.get(3)?,
         body: row.get(4)?,
     })
+}
+
+/// How many events the observer received since `since_ms`, and when it
+/// received its newest one (at any time).
+pub fn received_since(store: &Store, since_ms: i64) -> rusqlite::Result<(i64, Option<i64>)> {
+    let in_window = store
+        .conn
+        .prepare_cached("SELECT count(*) FROM events WHERE received_ms >= ?1")?
+        .query_row([since_ms], |row| row.get(0))?;
+    let newest = store
+        .conn
+        .prepare_cached("SELECT max(received_ms) FROM events")?
+        .query_row([], |row| row.get(0))?;
+    Ok((in_window, newest))
 }

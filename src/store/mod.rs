@@ -2,16 +2,20 @@
 //! long-running `earshot listen` writes while consoles and commands read.
 //!
 //! No other module touches SQL. Writers: the observer ([`events`]), the
-//! sweep ([`deliveries`], [`sessions`]), recover ([`recoveries`]). Readers:
+//! sweep ([`deliveries`], [`sessions`]), recover ([`recoveries`]); each
+//! write keeps the event rows ([`outcomes`]) and [`incidents`] current. Readers:
 //! the console, `health`, `sessions`, `redeliver`. The schema is versioned
 //! with `PRAGMA user_version` and migrated on open ([`schema`]); a file that
 //! is not an earshot store, is damaged, or was written by a newer earshot is
 //! refused with an error that says so, and is never modified. The tables are
 //! documented for `sqlite3` users in `docs/store.md`.
 
+pub mod chains;
 pub mod deliveries;
 pub mod events;
 pub mod health;
+pub mod incidents;
+pub mod outcomes;
 pub(crate) mod recoveries;
 mod schema;
 pub mod sessions;
@@ -158,5 +162,7 @@ pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
+#[cfg(test)]
+mod outcome_tests;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use rusqlite::params;
 
-use super::Store;
+use super::{Store, outcomes};
 
 /// How one re-sent event ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,16 +53,15 @@ pub fn finish(
             result.delivered
         ],
     )?;
+    if result.delivered {
+        let (subscription_id, event_id): (String, String) = store.conn.query_row(
+            "SELECT subscription_id, event_id FROM recoveries WHERE id = ?1",
+            [id],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )?;
+        outcomes::recovered(&store.conn, &subscription_id, &event_id, now_ms)?;
+    }
     Ok(())
-}
-
-/// Event ids already recovered (delivered) to `subscription_id`.
-pub fn delivered_events(store: &Store, subscription_id: &str) -> rusqlite::Result<HashSet<String>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT DISTINCT event_id FROM recoveries WHERE subscription_id = ?1 AND delivered = 1",
-    )?;
-    let rows = statement.query_map([subscription_id], |row| row.get(0))?;
-    rows.collect()
 }
 
 /// Event ids whose last send to `subscription_id` was interrupted: logged

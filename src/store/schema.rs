@@ -1,6 +1,7 @@
 //! The store's tables and their migrations, keyed by `PRAGMA user_version`.
 //!
-//! Version 1 is the first schema. A migration runs inside one immediate
+//! Version 1 is the first schema; version 2 adds what an operator counts
+//! in events (`event_outcomes`, its counts, `incidents`). A migration runs inside one immediate
 //! transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
 //! application_id` marks the file as earshot's: a SQLite file of another
@@ -13,10 +14,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
-const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [version_1];
+const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [version_1, version_2];
 
 /// "EARS": marks a SQLite file as an earshot store.
 const APPLICATION_ID: i64 = 0x4541_5253;
@@ -172,6 +173,125 @@ CREATE INDEX recoveries_by_event ON recoveries (subscription_id, event_id);
     )
 }
 
+/// Adds `delta` to the event-count bucket of `row` (`NEW` or `OLD`) of
+/// `event_outcomes` in `table`, whose time column `unit` holds
+/// `occurred_ms / per_ms`.
+fn count_event_into_bucket(row: &str, delta: i64, table: &str, unit: &str, per_ms: i64) -> String {
+    format!(
+        "INSERT INTO {table}
+             ({unit}, subscription_id, state, event, http_status_code, error_class, count,
+              last_ms, example_session_id)
+         VALUES ({row}.occurred_ms / {per_ms}, {row}.subscription_id, {row}.state,
+                 coalesce({row}.event, ''), {row}.http_status_code, {row}.error_class, {delta},
+                 {row}.occurred_ms, {row}.session_id)
+         ON CONFLICT ({unit}, subscription_id, state, event, http_status_code, error_class)
+         DO UPDATE SET count = count + {delta},
+             example_session_id = CASE WHEN excluded.last_ms >= last_ms
+                 THEN excluded.example_session_id ELSE example_session_id END,
+             last_ms = max(last_ms, excluded.last_ms);"
+    )
+}
+
+fn count_event_into_buckets(row: &str, delta: i64) -> String {
+    [
+        count_event_into_bucket(row, delta, "event_counts", "minute", 60_000),
+        count_event_into_bucket(row, delta, "event_counts_hourly", "hour", 3_600_000),
+    ]
+    .join("\n    ")
+}
+
+fn event_counts_table(table: &str, unit: &str) -> String {
+    format!(
+        "CREATE TABLE {table} (
+    {unit}              INTEGER NOT NULL,
+    subscription_id     TEXT NOT NULL,
+    state               TEXT NOT NULL,
+    event               TEXT NOT NULL,
+    http_status_code    INTEGER NOT NULL,
+    error_class         TEXT NOT NULL,
+    count               INTEGER NOT NULL,
+    last_ms             INTEGER NOT NULL,
+    example_session_id  TEXT NOT NULL,
+    PRIMARY KEY ({unit}, subscription_id, state, event, http_status_code, error_class)
+) WITHOUT ROWID;"
+    )
+}
+
+/// Events, not attempts: one row per event a subscription should have
+/// received (its attempt chain, `history::chains`), kept as records and
+/// events arrive, with minute and hour counts kept by triggers; and the
+/// incidents (failure groups) operators acknowledge.
+fn version_2() -> String {
+    let insert_new = count_event_into_buckets("NEW", 1);
+    let remove_old = count_event_into_buckets("OLD", -1);
+    let minute_counts = event_counts_table("event_counts", "minute");
+    let hourly_counts = event_counts_table("event_counts_hourly", "hour");
+    format!(
+        "
+CREATE TABLE event_outcomes (
+    subscription_id   TEXT NOT NULL,
+    event_key         TEXT NOT NULL,
+    event_id          TEXT,
+    event             TEXT,
+    session_id        TEXT NOT NULL,
+    occurred_ms       INTEGER NOT NULL,
+    state             TEXT NOT NULL,
+    attempts          INTEGER NOT NULL,
+    http_status_code  INTEGER NOT NULL,
+    error_class       TEXT NOT NULL,
+    first_failure_ms  INTEGER,
+    last_failure_ms   INTEGER,
+    settled_ms        INTEGER,
+    PRIMARY KEY (subscription_id, event_key)
+) WITHOUT ROWID;
+CREATE INDEX event_outcomes_by_session ON event_outcomes (session_id);
+CREATE INDEX event_outcomes_by_event ON event_outcomes (event_id) WHERE event_id IS NOT NULL;
+CREATE INDEX event_outcomes_by_state ON event_outcomes (subscription_id, state, occurred_ms);
+CREATE INDEX event_outcomes_failed
+    ON event_outcomes (subscription_id, http_status_code, error_class, last_failure_ms)
+    WHERE last_failure_ms IS NOT NULL;
+CREATE INDEX event_outcomes_unobserved ON event_outcomes (occurred_ms)
+    WHERE event_id IS NULL;
+CREATE INDEX events_by_received ON events (received_ms);
+CREATE INDEX deliveries_delivered ON deliveries (subscription_id, created_ms)
+    WHERE status = 'delivered';
+CREATE INDEX recoveries_by_session ON recoveries (session_id);
+
+{minute_counts}
+{hourly_counts}
+
+CREATE TRIGGER event_outcomes_counted AFTER INSERT ON event_outcomes BEGIN
+    {insert_new}
+END;
+CREATE TRIGGER event_outcomes_recounted
+AFTER UPDATE OF subscription_id, state, event, http_status_code, error_class, occurred_ms
+ON event_outcomes
+BEGIN
+    {remove_old}
+    {insert_new}
+END;
+CREATE TRIGGER event_outcomes_uncounted AFTER DELETE ON event_outcomes BEGIN
+    {remove_old}
+END;
+
+CREATE TABLE incidents (
+    id                TEXT PRIMARY KEY,
+    subscription_id   TEXT NOT NULL,
+    http_status_code  INTEGER NOT NULL,
+    error_class       TEXT NOT NULL,
+    first_seen_ms     INTEGER NOT NULL,
+    last_seen_ms      INTEGER NOT NULL,
+    resolved_ms       INTEGER,
+    acknowledged_by   TEXT,
+    acknowledged_ms   INTEGER,
+    note              TEXT
+);
+CREATE INDEX incidents_by_group
+    ON incidents (subscription_id, http_status_code, error_class, first_seen_ms);
+"
+    )
+}
+
 /// Brings the file to [`SCHEMA_VERSION`], or refuses it untouched.
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let refuse = |detail: &str| StoreError::NotAStore {
@@ -200,6 +320,10 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     let applied = usize::try_from(version).unwrap_or(0);
     for migration in MIGRATIONS.iter().skip(applied) {
         tx.execute_batch(&migration())?;
+    }
+    if (1..2).contains(&version) {
+        // A store written before event rows existed: build them once.
+        super::outcomes::rebuild_all(&tx, super::now_ms())?;
     }
     if version < SCHEMA_VERSION {
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;

@@ -4,17 +4,17 @@ use rusqlite::Connection;
 use super::*;
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
-fn temp_store() -> (tempfile::TempDir, Store) {
+pub(super) fn temp_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Store::open(&dir.path().join("nested").join("earshot.db")).expect("open");
     (dir, store)
 }
 
-fn at(ms: i64) -> DateTime<chrono::FixedOffset> {
+pub(super) fn at(ms: i64) -> DateTime<chrono::FixedOffset> {
     Utc.timestamp_millis_opt(ms).unwrap().fixed_offset()
 }
 
-fn record(
+pub(super) fn record(
     id: &str,
     sub: &str,
     session: &str,
@@ -39,7 +39,12 @@ fn record(
     }
 }
 
-fn event(id: &str, session: &str, kind: &str, occurred_ms: i64) -> events::ObservedEvent {
+pub(super) fn event(
+    id: &str,
+    session: &str,
+    kind: &str,
+    occurred_ms: i64,
+) -> events::ObservedEvent {
     let body = format!(
         r#"{{"event_id":"{id}","event":"{kind}","timestamp":"{}","session":{{"session_id":"{session}"}}}}"#,
         at(occurred_ms).to_rfc3339()
@@ -306,37 +311,6 @@ fn counts_follow_records_as_they_are_inserted_and_change() {
     );
     assert!(
         health::outcomes_since(&store, minute + 60_000)
-            .unwrap()
-            .is_empty()
-    );
-}
-
-#[test]
-fn recoveries_remember_what_was_delivered() {
-    let (_dir, store) = temp_store();
-    let sent = recoveries::start(&store, "sub", "e1", "ses_1", 5).unwrap();
-    let refused = recoveries::start(&store, "sub", "e2", "ses_1", 5).unwrap();
-    let ok = recoveries::RecoveryResult {
-        http_status_code: Some(200),
-        error: None,
-        latency_ms: 3,
-        delivered: true,
-    };
-    let failed = recoveries::RecoveryResult {
-        http_status_code: Some(500),
-        error: Some("HTTP 500: boom".into()),
-        latency_ms: 3,
-        delivered: false,
-    };
-    recoveries::finish(&store, sent, &ok, 9).unwrap();
-    recoveries::finish(&store, refused, &failed, 9).unwrap();
-    let delivered = recoveries::delivered_events(&store, "sub").unwrap();
-    assert_eq!(
-        delivered.into_iter().collect::<Vec<_>>(),
-        vec!["e1".to_owned()]
-    );
-    assert!(
-        recoveries::delivered_events(&store, "other")
             .unwrap()
             .is_empty()
     );

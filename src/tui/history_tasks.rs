@@ -164,29 +164,39 @@ pub async fn recover(
                 "the sweep before recover stopped: {why}"
             )));
         }
-        let plan = recover::plan(&store, &subscription_id, since_ms).map_err(failure)?;
+        let plan = recover::plan(
+            &store,
+            &subscription_id,
+            since_ms,
+            &recover::Scope::default(),
+        )
+        .map_err(failure)?;
         let total = plan.to_send.len();
         let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
             done: 0,
             total,
         }));
         let mut done = 0;
-        let sent = recover::run(&mut store, &plan, &secret, |_| {
+        let report = recover::run(&mut store, &plan, &secret, Default::default(), |_| {
             done += 1;
             let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
                 done,
                 total,
             }));
+            std::ops::ControlFlow::Continue(())
         })
         .await
         .map_err(failure)?;
-        let delivered = sent.iter().filter(|sent| sent.delivered).count();
+        let delivered = report.delivered();
         let mut summary = format!(
             "{delivered} of {total} delivered to {}",
             plan.subscription.url
         );
-        if delivered < total {
-            let first = sent
+        if let Some(why) = report.stop_reason() {
+            summary.push_str(&format!("; {why}"));
+        } else if delivered < total {
+            let first = report
+                .sent
                 .iter()
                 .find_map(|sent| sent.error.clone())
                 .unwrap_or_default();

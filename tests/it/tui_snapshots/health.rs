@@ -2,13 +2,22 @@
 //! recover form that masks the secret.
 
 use super::*;
-use earshot::history::report::{FailureGroup, SubscriptionHealth};
+use earshot::history::report::{EventTotals, FailureGroup, SubscriptionHealth};
 
 fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> SubscriptionHealth {
     SubscriptionHealth {
         id: id.into(),
         url: url.into(),
         enabled: true,
+        events: EventTotals {
+            delivered,
+            missed: failed,
+            pending,
+            ..EventTotals::default()
+        },
+        failing_since: (failed > 0).then(|| "2025-03-14T08:00:00Z".into()),
+        last_success_at: (delivered > 0).then(|| "2025-03-14T07:59:00Z".into()),
+        missed_by_type: Default::default(),
         delivered,
         failed,
         pending,
@@ -38,6 +47,9 @@ fn board() -> App {
                 .into(),
             http_status: Some(401),
             count: 31,
+            missed: 31,
+            recovered: 0,
+            retrying: 0,
             last_at: "2025-03-14T09:26:53Z".into(),
             example_session_id: "call_4f2a9c1e7b".into(),
         },
@@ -45,6 +57,9 @@ fn board() -> App {
             diagnosis: "timeout: slower than 15 s; answer 2xx first, then work (retried)".into(),
             http_status: None,
             count: 6,
+            missed: 6,
+            recovered: 0,
+            retrying: 0,
             last_at: "2025-03-14T09:20:00Z".into(),
             example_session_id: "ses_01JQ4D1C9E3B5F".into(),
         },

@@ -4,7 +4,7 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
-use crate::history::report::{FailureGroup, SubscriptionHealth};
+use crate::history::report::{EventTotals, FailureGroup, SubscriptionHealth};
 use crate::history::sweep::SweepReport;
 use crate::store::deliveries::FailingSession;
 use crate::tui::action::{Action, Effect, Failure, HealthResult};
@@ -25,6 +25,14 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
         id: id.into(),
         url: format!("https://{id}.example/hook"),
         enabled: true,
+        events: EventTotals {
+            delivered: 10,
+            missed: failed,
+            ..EventTotals::default()
+        },
+        failing_since: (failed > 0).then(|| "2027-01-15T07:00:00Z".into()),
+        last_success_at: Some("2027-01-15T06:00:00Z".into()),
+        missed_by_type: Default::default(),
         delivered: 10,
         failed,
         pending: 0,
@@ -37,6 +45,9 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
                 diagnosis: "401 invalid signature: …".into(),
                 http_status: Some(401),
                 count: failed,
+                missed: failed,
+                recovered: 0,
+                retrying: 0,
                 last_at: "2027-01-15T08:00:00Z".into(),
                 example_session_id: "ses_example".into(),
             }]

@@ -1,0 +1,229 @@
+//! Incidents: one subscription's failure group (one diagnosis: the status
+//! code and error class of its events' last failed attempts) over one
+//! period. An incident opens with the first such event, grows while
+//! events fail the same way, and is resolved on its own once a later
+//! event to that subscription was delivered and none of its events is
+//! missed or still retrying. A failure after that opens a new incident.
+//! Operators acknowledge one, with a note, so a second console on the
+//! same store sees who is on it.
+//!
+//! Events delivered by a platform retry are not counted: a retry that
+//! worked needs no one.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use super::Store;
+use super::outcomes::{EventState, Outcome};
+
+/// One incident, with its events counted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IncidentRow {
+    /// 8 hex characters, stable for the incident's life.
+    pub id: String,
+    pub subscription_id: String,
+    /// 0 when the failure had no status code.
+    pub http_status_code: u16,
+    pub error_class: String,
+    pub first_seen_ms: i64,
+    pub last_seen_ms: i64,
+    pub resolved_ms: Option<i64>,
+    pub acknowledged_by: Option<String>,
+    pub acknowledged_ms: Option<i64>,
+    pub note: Option<String>,
+    pub missed: i64,
+    pub recovered: i64,
+    /// Failed, with a retry still to come.
+    pub retrying: i64,
+}
+
+/// Whether an event belongs to an incident: it failed, and no platform
+/// retry delivered it.
+pub(crate) fn counts(row: &Outcome) -> bool {
+    row.last_failure_ms.is_some() && row.state != EventState::Delivered
+}
+
+fn incident_id(subscription_id: &str, code: u16, class: &str, first_ms: i64) -> String {
+    let digest = Sha256::digest(format!("{subscription_id}\n{code}\n{class}\n{first_ms}"));
+    digest
+        .iter()
+        .take(4)
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Folds one failed event into its group's current incident, or opens one.
+pub(crate) fn note_failure(conn: &Connection, row: &Outcome) -> rusqlite::Result<()> {
+    let (Some(first), Some(last)) = (row.first_failure_ms, row.last_failure_ms) else {
+        return Ok(());
+    };
+    let newest: Option<(String, i64, Option<i64>)> = conn
+        .prepare_cached(
+            "SELECT id, last_seen_ms, resolved_ms FROM incidents
+             WHERE subscription_id = ?1 AND http_status_code = ?2 AND error_class = ?3
+             ORDER BY first_seen_ms DESC LIMIT 1",
+        )?
+        .query_row(
+            params![row.subscription_id, row.http_status_code, row.error_class],
+            |found| Ok((found.get(0)?, found.get(1)?, found.get(2)?)),
+        )
+        .optional()?;
+    match newest {
+        Some((id, _, None)) => {
+            conn.prepare_cached(
+                "UPDATE incidents SET first_seen_ms = min(first_seen_ms, ?2),
+                     last_seen_ms = max(last_seen_ms, ?3)
+                 WHERE id = ?1",
+            )?
+            .execute(params![id, first, last])?;
+        }
+        // Already part of an incident that has since been resolved.
+        Some((_, last_seen, Some(_))) if last <= last_seen => {}
+        _ => {
+            let id = incident_id(
+                &row.subscription_id,
+                row.http_status_code,
+                &row.error_class,
+                first,
+            );
+            conn.prepare_cached(
+                "INSERT OR IGNORE INTO incidents
+                     (id, subscription_id, http_status_code, error_class, first_seen_ms,
+                      last_seen_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                id,
+                row.subscription_id,
+                row.http_status_code,
+                row.error_class,
+                first,
+                last
+            ])?;
+        }
+    }
+    Ok(())
+}
+
+/// Marks resolved, at `now_ms`, every open incident of `subscription_id`
+/// that a later delivered event ended and that has nothing missed or
+/// retrying left.
+pub(crate) fn settle(
+    conn: &Connection,
+    subscription_id: &str,
+    now_ms: i64,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE incidents SET resolved_ms = ?2
+         WHERE subscription_id = ?1 AND resolved_ms IS NULL
+           AND EXISTS (SELECT 1 FROM event_outcomes o
+                       WHERE o.subscription_id = ?1 AND o.state = 'delivered'
+                         AND o.occurred_ms > incidents.last_seen_ms)
+           AND NOT EXISTS (SELECT 1 FROM event_outcomes o
+                       WHERE o.subscription_id = ?1
+                         AND o.http_status_code = incidents.http_status_code
+                         AND o.error_class = incidents.error_class
+                         AND o.last_failure_ms BETWEEN incidents.first_seen_ms
+                                                   AND incidents.last_seen_ms
+                         AND o.state IN ('missed', 'pending'))",
+    )?
+    .execute(params![subscription_id, now_ms])?;
+    Ok(())
+}
+
+/// Incidents seen since `since_ms`, newest first: the open and
+/// acknowledged ones, and with `all` the resolved ones too.
+pub fn list(store: &Store, since_ms: i64, all: bool) -> rusqlite::Result<Vec<IncidentRow>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT id, subscription_id, http_status_code, error_class, first_seen_ms, last_seen_ms,
+                resolved_ms, acknowledged_by, acknowledged_ms, note
+         FROM incidents
+         WHERE last_seen_ms >= ?1 AND (?2 OR resolved_ms IS NULL)
+         ORDER BY last_seen_ms DESC, id",
+    )?;
+    let rows = statement.query_map(params![since_ms, all], incident_row)?;
+    let mut incidents: Vec<IncidentRow> = rows.collect::<rusqlite::Result<_>>()?;
+    for incident in &mut incidents {
+        count_events(store, incident)?;
+    }
+    Ok(incidents)
+}
+
+/// Incidents whose id starts with `prefix`.
+pub fn find(store: &Store, prefix: &str) -> rusqlite::Result<Vec<IncidentRow>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT id, subscription_id, http_status_code, error_class, first_seen_ms, last_seen_ms,
+                resolved_ms, acknowledged_by, acknowledged_ms, note
+         FROM incidents WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 10",
+    )?;
+    let rows = statement.query_map([prefix], incident_row)?;
+    let mut incidents: Vec<IncidentRow> = rows.collect::<rusqlite::Result<_>>()?;
+    for incident in &mut incidents {
+        count_events(store, incident)?;
+    }
+    Ok(incidents)
+}
+
+/// Records that `by` acknowledged incident `id` at `now_ms`, with a note
+/// (replacing an earlier acknowledgement).
+pub fn acknowledge(
+    store: &Store,
+    id: &str,
+    by: &str,
+    note: Option<&str>,
+    now_ms: i64,
+) -> rusqlite::Result<bool> {
+    let changed = store.conn.execute(
+        "UPDATE incidents SET acknowledged_by = ?2, acknowledged_ms = ?3, note = ?4 WHERE id = ?1",
+        params![id, by, now_ms, note],
+    )?;
+    Ok(changed == 1)
+}
+
+fn incident_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IncidentRow> {
+    Ok(IncidentRow {
+        id: row.get(0)?,
+        subscription_id: row.get(1)?,
+        http_status_code: row.get(2)?,
+        error_class: row.get(3)?,
+        first_seen_ms: row.get(4)?,
+        last_seen_ms: row.get(5)?,
+        resolved_ms: row.get(6)?,
+        acknowledged_by: row.get(7)?,
+        acknowledged_ms: row.get(8)?,
+        note: row.get(9)?,
+        missed: 0,
+        recovered: 0,
+        retrying: 0,
+    })
+}
+
+/// The incident's events by state.
+fn count_events(store: &Store, incident: &mut IncidentRow) -> rusqlite::Result<()> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT state, count(*) FROM event_outcomes
+         WHERE subscription_id = ?1 AND http_status_code = ?2 AND error_class = ?3
+           AND last_failure_ms BETWEEN ?4 AND ?5
+         GROUP BY state",
+    )?;
+    let rows = statement.query_map(
+        params![
+            incident.subscription_id,
+            incident.http_status_code,
+            incident.error_class,
+            incident.first_seen_ms,
+            incident.last_seen_ms
+        ],
+        |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+    )?;
+    for row in rows {
+        let (state, count) = row?;
+        match EventState::parse(&state) {
+            Some(EventState::Missed) => incident.missed = count,
+            Some(EventState::Recovered) => incident.recovered = count,
+            Some(EventState::Pending) => incident.retrying = count,
+            _ => {}
+        }
+    }
+    Ok(())
+}

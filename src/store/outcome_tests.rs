@@ -1,0 +1,256 @@
+//! Event rows and incidents, kept as records, events and recoveries arrive.
+
+use super::incidents;
+use super::outcomes::{self, EventState};
+use super::tests::{event, record, temp_store};
+use super::*;
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
+
+const HOUR: i64 = 3_600_000;
+/// A fixed start, far from the epoch and on a whole hour.
+const T0: i64 = 500_000 * HOUR;
+
+fn subscription(id: &str, events: &[&str], enabled: bool) -> Subscription {
+    Subscription {
+        id: id.into(),
+        url: format!("https://{id}.example.com/hook"),
+        events: events.iter().map(|name| name.to_string()).collect(),
+        agent_id: None,
+        enabled,
+        secret_version: 1,
+        extra: Default::default(),
+    }
+}
+
+const SESSION_EVENTS: [&str; 2] = ["session.started", "session.completed"];
+
+fn failed(id: &str, sub: &str, session: &str, code: u16, at_ms: i64) -> DeliveryRecord {
+    record(id, sub, session, DeliveryStatus::Failed, Some(code), at_ms)
+}
+
+fn delivered(id: &str, sub: &str, session: &str, at_ms: i64) -> DeliveryRecord {
+    record(
+        id,
+        sub,
+        session,
+        DeliveryStatus::Delivered,
+        Some(200),
+        at_ms,
+    )
+}
+
+/// `(state, count)` of one subscription's events since `since`.
+fn totals(store: &Store, sub: &str, since: i64) -> Vec<(EventState, i64)> {
+    let mut totals: Vec<(EventState, i64)> = Vec::new();
+    for count in outcomes::counts_since(store, since).unwrap() {
+        if count.subscription_id != sub {
+            continue;
+        }
+        match totals.iter_mut().find(|(state, _)| *state == count.state) {
+            Some((_, sum)) => *sum += count.count,
+            None => totals.push((count.state, count.count)),
+        }
+    }
+    totals.sort();
+    totals
+}
+
+fn recover(store: &Store, sub: &str, event_id: &str, session: &str, delivered: bool, at: i64) {
+    let row = recoveries::start(store, sub, event_id, session, at).unwrap();
+    let result = recoveries::RecoveryResult {
+        http_status_code: Some(if delivered { 200 } else { 401 }),
+        error: (!delivered).then(|| "HTTP 401".to_owned()),
+        latency_ms: 1,
+        delivered,
+    };
+    recoveries::finish(store, row, &result, at).unwrap();
+}
+
+#[test]
+fn events_are_counted_once_however_many_attempts_and_a_recovery_shows() {
+    let (_dir, mut store) = temp_store();
+    let subs = [
+        subscription("bad", &SESSION_EVENTS, true),
+        subscription("good", &SESSION_EVENTS, true),
+    ];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
+    events::insert(
+        &store.conn,
+        &event("e2", "ses_1", "session.completed", T0 + 10_000),
+    )
+    .unwrap();
+    // "bad": e1 refused once (401, never retried); e2 failed with a 500,
+    // retried, failed again with no retry left. "good": both delivered.
+    let mut first = failed("b2", "bad", "ses_1", 500, T0 + 10_100);
+    first.next_retry_at = Some(super::tests::at(T0 + 15_000));
+    let mut second = failed("b3", "bad", "ses_1", 500, T0 + 15_000);
+    second.attempt_count = 2;
+    let records = vec![
+        failed("b1", "bad", "ses_1", 401, T0 + 100),
+        first,
+        second,
+        delivered("g1", "good", "ses_1", T0 + 100),
+        delivered("g2", "good", "ses_1", T0 + 10_100),
+    ];
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + HOUR).unwrap();
+
+    assert_eq!(totals(&store, "bad", T0), vec![(EventState::Missed, 2)]);
+    assert_eq!(totals(&store, "good", T0), vec![(EventState::Delivered, 2)]);
+    let missed = outcomes::of_subscription(&store, "bad", EventState::Missed, T0).unwrap();
+    let summary: Vec<(Option<&str>, i64, u16)> = missed
+        .iter()
+        .map(|row| (row.event_id.as_deref(), row.attempts, row.http_status_code))
+        .collect();
+    assert_eq!(summary, vec![(Some("e1"), 1, 401), (Some("e2"), 2, 500)]);
+
+    // A failed re-send changes nothing; a delivered one makes it recovered,
+    // and a later sweep of the same records keeps it so.
+    recover(&store, "bad", "e1", "ses_1", false, T0 + 2 * HOUR);
+    assert_eq!(totals(&store, "bad", T0), vec![(EventState::Missed, 2)]);
+    recover(&store, "bad", "e1", "ses_1", true, T0 + 2 * HOUR);
+    let expected = vec![(EventState::Missed, 1), (EventState::Recovered, 1)];
+    assert_eq!(totals(&store, "bad", T0), expected);
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + 3 * HOUR).unwrap();
+    assert_eq!(totals(&store, "bad", T0), expected);
+    assert_eq!(
+        outcomes::last_success_ms(&store, "bad").unwrap(),
+        Some(T0 + 2 * HOUR)
+    );
+}
+
+#[test]
+fn an_observed_event_is_unknown_until_swept_and_only_for_listening_enabled_subscriptions() {
+    let (_dir, mut store) = temp_store();
+    let subs = [
+        subscription("starts", &["session.started"], true),
+        subscription("ends", &["session.completed"], true),
+        subscription("paused", &SESSION_EVENTS, false),
+    ];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
+    let rows = outcomes::of_event(&store, "e1").unwrap();
+    let subs_of: Vec<(&str, EventState)> = rows
+        .iter()
+        .map(|row| (row.subscription_id.as_str(), row.state))
+        .collect();
+    assert_eq!(subs_of, vec![("starts", EventState::Unknown)]);
+
+    // Swept before its first attempt was recorded: still unknown.
+    deliveries::record_sweep(&mut store, "ses_1", &[], T0 + 1_000).unwrap();
+    assert_eq!(totals(&store, "starts", T0), vec![(EventState::Unknown, 1)]);
+    // Swept once settled with still no attempt: it was not sent there.
+    let settled = T0 + sessions::SETTLE_MS + 1_000;
+    deliveries::record_sweep(&mut store, "ses_1", &[], settled).unwrap();
+    assert_eq!(totals(&store, "starts", T0), vec![]);
+    // Its attempt shows up: delivered.
+    let attempt = delivered("a1", "starts", "ses_1", T0 + 50);
+    deliveries::record_sweep(&mut store, "ses_1", &[attempt], settled).unwrap();
+    assert_eq!(
+        totals(&store, "starts", T0),
+        vec![(EventState::Delivered, 1)]
+    );
+}
+
+#[test]
+fn an_event_the_observer_never_received_is_listed_with_the_type_its_session_leaves() {
+    let (_dir, mut store) = temp_store();
+    let subs = [subscription("sub", &SESSION_EVENTS, true)];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
+    let records = vec![
+        delivered("r1", "sub", "ses_1", T0 + 100),
+        // session.completed a minute later: the observer was down.
+        failed("r2", "sub", "ses_1", 401, T0 + 60_000),
+    ];
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + HOUR).unwrap();
+    let missed = outcomes::of_subscription(&store, "sub", EventState::Missed, T0).unwrap();
+    assert_eq!(missed.len(), 1);
+    assert_eq!(missed[0].event_key, "delivery:r2");
+    assert_eq!(missed[0].event_id, None);
+    assert_eq!(missed[0].event.as_deref(), Some("session.completed"));
+    assert_eq!(
+        outcomes::newest_unobserved_ms(&store).unwrap(),
+        Some(T0 + 60_000)
+    );
+}
+
+#[test]
+fn an_incident_opens_resolves_on_its_own_and_a_new_failure_opens_another() {
+    let (_dir, mut store) = temp_store();
+    let subs = [subscription("sub", &SESSION_EVENTS, true)];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    let sweep = |store: &mut Store, session: &str, records: Vec<DeliveryRecord>, at: i64| {
+        deliveries::record_sweep(store, session, &records, at).unwrap();
+    };
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
+    events::insert(
+        &store.conn,
+        &event("e2", "ses_2", "session.started", T0 + 60_000),
+    )
+    .unwrap();
+    sweep(
+        &mut store,
+        "ses_1",
+        vec![failed("r1", "sub", "ses_1", 401, T0 + 100)],
+        T0 + HOUR,
+    );
+    sweep(
+        &mut store,
+        "ses_2",
+        vec![failed("r2", "sub", "ses_2", 401, T0 + 60_100)],
+        T0 + HOUR,
+    );
+    let open = incidents::list(&store, T0, false).unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    let first = &open[0];
+    assert_eq!(
+        (
+            first.http_status_code,
+            first.first_seen_ms,
+            first.last_seen_ms
+        ),
+        (401, T0 + 100, T0 + 60_100)
+    );
+    assert_eq!((first.missed, first.recovered), (2, 0));
+
+    // A later event delivered does not resolve it while two are missed.
+    events::insert(
+        &store.conn,
+        &event("e3", "ses_3", "session.started", T0 + 120_000),
+    )
+    .unwrap();
+    sweep(
+        &mut store,
+        "ses_3",
+        vec![delivered("r3", "sub", "ses_3", T0 + 120_100)],
+        T0 + HOUR,
+    );
+    assert_eq!(incidents::list(&store, T0, false).unwrap().len(), 1);
+    assert!(incidents::acknowledge(&store, &first.id, "alice", Some("deploying fix"), T0).unwrap());
+    recover(&store, "sub", "e1", "ses_1", true, T0 + 2 * HOUR);
+    recover(&store, "sub", "e2", "ses_2", true, T0 + 2 * HOUR);
+    assert!(incidents::list(&store, T0, false).unwrap().is_empty());
+    let all = incidents::list(&store, T0, true).unwrap();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].resolved_ms, Some(T0 + 2 * HOUR));
+    assert_eq!(all[0].acknowledged_by.as_deref(), Some("alice"));
+    assert_eq!((all[0].missed, all[0].recovered), (0, 2));
+
+    // The same failure later is a new incident.
+    events::insert(
+        &store.conn,
+        &event("e4", "ses_4", "session.started", T0 + 3 * HOUR),
+    )
+    .unwrap();
+    sweep(
+        &mut store,
+        "ses_4",
+        vec![failed("r4", "sub", "ses_4", 401, T0 + 3 * HOUR + 100)],
+        T0 + 4 * HOUR,
+    );
+    let open = incidents::list(&store, T0, false).unwrap();
+    assert_eq!(open.len(), 1);
+    assert_ne!(open[0].id, first.id);
+    assert_eq!(open[0].acknowledged_by, None);
+}
