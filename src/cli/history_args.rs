@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use clap::Args;
 
 use super::{Connection, GlobalOptions};
@@ -73,54 +73,5 @@ impl SweepArgs {
 /// `--since`: a duration back from now (`90s`, `30m`, `2h`, `7d`) or an
 /// RFC 3339 time; the start of the window in Unix milliseconds.
 pub fn parse_since(text: &str) -> Result<i64, String> {
-    since_at(text, Utc::now())
-}
-
-fn since_at(text: &str, now: DateTime<Utc>) -> Result<i64, String> {
-    let text = text.trim();
-    if let Ok(at) = DateTime::parse_from_rfc3339(text) {
-        return Ok(at.timestamp_millis());
-    }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let seconds_per = match unit {
-        "s" => 1,
-        "m" | "min" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        _ => {
-            return Err(format!(
-                "`{text}`: give a duration like 90s, 30m, 2h or 7d, or an RFC 3339 time"
-            ));
-        }
-    };
-    let count: i64 = number.parse().map_err(|_| {
-        format!("`{text}`: the duration needs a whole number before its unit (30m)")
-    })?;
-    let back = count
-        .checked_mul(seconds_per * 1_000)
-        .ok_or_else(|| format!("`{text}` is too far back"))?;
-    Ok(now.timestamp_millis().saturating_sub(back))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn since_reads_durations_and_times() {
-        let now = DateTime::parse_from_rfc3339("2026-11-23T12:00:00Z")
-            .unwrap()
-            .to_utc();
-        let ms = now.timestamp_millis();
-        assert_eq!(since_at("90s", now), Ok(ms - 90_000));
-        assert_eq!(since_at("30m", now), Ok(ms - 1_800_000));
-        assert_eq!(since_at("2h", now), Ok(ms - 7_200_000));
-        assert_eq!(since_at("7d", now), Ok(ms - 604_800_000));
-        assert_eq!(since_at("2026-11-23T11:00:00Z", now), Ok(ms - 3_600_000));
-        assert!(since_at("2 hours", now).is_err());
-        assert!(since_at("h", now).is_err());
-    }
+    crate::history::event_query::since(text, Utc::now().timestamp_millis())
 }

@@ -8,8 +8,10 @@ pub(crate) mod deliveries;
 pub(crate) mod demo;
 pub(crate) mod dictate;
 pub(crate) mod emulator;
+pub(crate) mod events;
 pub(crate) mod health;
 mod history_args;
+pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
 mod output;
@@ -95,8 +97,13 @@ pub enum Command {
     Sessions(sessions::SessionsArgs),
     /// Sweep known sessions, then report delivery health per subscription.
     Health(health::HealthArgs),
-    /// Re-send every event a subscription missed for good.
+    /// Re-send the events a subscription missed for good (scoped, with a
+    /// canary and a brake).
     Redeliver(redeliver::RedeliverArgs),
+    /// Every observed event with its outcome per subscription, filtered.
+    Events(events::EventsArgs),
+    /// Failure groups (subscription × diagnosis) and who is on them.
+    Incidents(incidents::IncidentsArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -218,6 +225,8 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Sessions(args) => sessions::run(args, &global),
         Command::Health(args) => runtime()?.block_on(health::run(args, &global)),
         Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
+        Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
+        Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
     }
 }
 

@@ -5,6 +5,9 @@
 //!   request budget and stores them;
 //! - [`report`] turns the stored records into per-subscription health in
 //!   events, with failures grouped by diagnosis;
+//! - [`event_list`] lists observed events with their outcome per
+//!   subscription, filtered with the [`event_query`] language;
+//! - [`incidents`] are failure groups with a state operators acknowledge;
 //! - [`coverage`] says whether the observer saw enough to know what was
 //!   missed;
 //! - [`artifact_download`] streams a recording or transcript to disk;
@@ -18,6 +21,9 @@
 
 pub mod artifact_download;
 pub mod coverage;
+pub mod event_list;
+pub mod event_query;
+pub mod incidents;
 pub(crate) mod recover;
 pub mod report;
 pub mod session_view;

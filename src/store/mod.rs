@@ -12,6 +12,7 @@
 
 pub mod chains;
 pub mod deliveries;
+pub mod event_list;
 pub mod events;
 pub mod health;
 pub mod incidents;

@@ -1,0 +1,86 @@
+//! `earshot events [QUERY…]`: every event the observer received, newest
+//! first, with its outcome per subscription, filtered with the console's
+//! `/` language (`type:call.ended status:missed sub:db318dee
+//! session:call_… since:1h` and free text). Exit 0, or 2 on a bad query.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::history_args::{StoreArg, SweepArgs};
+use super::output::{Table, emit, print_json, short_id};
+use super::sessions::clock;
+use super::{Connection, GlobalOptions};
+use crate::history::event_list::{EventRow, list};
+use crate::history::event_query::EventQuery;
+use crate::store;
+
+#[derive(Args, Debug)]
+pub struct EventsArgs {
+    /// Filter terms: type:T status:S sub:ID session:ID since:D, and free text.
+    pub query: Vec<String>,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+    /// How many events to list at most.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+pub async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let query = match EventQuery::parse(&args.query.join(" "), store::now_ms()) {
+        Ok(query) => query,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut store = args.store.open(global)?;
+    args.sweep
+        .sweep_first(&args.connection, global, &mut store)
+        .await?;
+    let rows = list(&store, &query, args.sweep.since, args.limit)?;
+    if args.json {
+        print_json(&rows)?;
+    } else {
+        emit(&render(&rows, args.limit))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(rows: &[EventRow], limit: usize) -> String {
+    if rows.is_empty() {
+        return "no events match (the observer, `earshot listen --store`, stores them)\n".into();
+    }
+    let mut table = Table::new(&["TIME", "TYPE", "SESSION", "EVENT", "SUBSCRIPTIONS"]);
+    for row in rows {
+        let outcomes: Vec<String> = row
+            .subscriptions
+            .iter()
+            .map(|outcome| format!("{} {}", short_id(&outcome.id), outcome.state.as_str()))
+            .collect();
+        table.row(vec![
+            clock(Some(row.occurred_ms)),
+            row.event.clone(),
+            row.session_id.clone(),
+            row.event_id.clone(),
+            if outcomes.is_empty() {
+                "-".into()
+            } else {
+                outcomes.join(", ")
+            },
+        ]);
+    }
+    let mut text = table.render();
+    if rows.len() == limit {
+        text.push_str(&format!(
+            "(the newest {limit}: raise --limit or narrow the query)\n"
+        ));
+    }
+    text
+}

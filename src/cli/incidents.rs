@@ -1,0 +1,144 @@
+//! `earshot incidents [--since D] [--all] [--json]`: failure groups
+//! (subscription × diagnosis) with first and last seen, events missed and
+//! recovered, and a state (open, acknowledged, resolved); `earshot
+//! incidents ack ID [--note TEXT]` records who is on one, for every console
+//! on the same store. Exit 0, 1 when an incident is open (not acknowledged,
+//! not resolved), 2 on bad input.
+
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+
+use super::history_args::{StoreArg, SweepArgs};
+use super::output::{Table, emit, print_json, short_id};
+use super::sessions::clock;
+use super::{Connection, GlobalOptions};
+use crate::history::incidents::{
+    Acknowledged, Incident, IncidentState, acknowledge, list, operator,
+};
+use crate::store;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct IncidentsArgs {
+    #[command(subcommand)]
+    pub command: Option<IncidentsCommand>,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+    /// Resolved incidents too.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum IncidentsCommand {
+    /// Acknowledge an incident: your login name and the time are stored
+    /// with it, for everyone on this store to see.
+    Ack {
+        /// The incident (its id, or a unique start of it).
+        id: String,
+        /// What you are doing about it.
+        #[arg(long)]
+        note: Option<String>,
+        #[command(flatten)]
+        store: StoreArg,
+    },
+}
+
+pub async fn run(args: IncidentsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    if let Some(IncidentsCommand::Ack { id, note, store }) = args.command {
+        let store = store.open(global)?;
+        return match acknowledge(&store, &id, &operator(), note.as_deref(), store::now_ms())? {
+            Acknowledged::Done(incident) => {
+                emit(&format!(
+                    "acknowledged {} ({} {}) as {}\n",
+                    incident.id,
+                    short_id(&incident.subscription_id),
+                    incident.diagnosis,
+                    incident.acknowledged_by.as_deref().unwrap_or("-")
+                ))?;
+                Ok(ExitCode::SUCCESS)
+            }
+            Acknowledged::NotFound => {
+                eprintln!("error: no incident {id}: `earshot incidents --all` lists them");
+                Ok(ExitCode::FAILURE)
+            }
+            Acknowledged::Ambiguous(count) => {
+                eprintln!("error: {id} matches {count} incidents: give more of the id");
+                Ok(ExitCode::from(2))
+            }
+        };
+    }
+    let mut store = args.store.open(global)?;
+    args.sweep
+        .sweep_first(&args.connection, global, &mut store)
+        .await?;
+    let incidents = list(&store, args.sweep.since, args.all)?;
+    if args.json {
+        print_json(&incidents)?;
+    } else {
+        emit(&render(&incidents, args.all))?;
+    }
+    let open = incidents
+        .iter()
+        .any(|incident| incident.state == IncidentState::Open);
+    Ok(if open {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn render(incidents: &[Incident], all: bool) -> String {
+    if incidents.is_empty() {
+        return if all {
+            "no incidents in the window\n".into()
+        } else {
+            "no open incidents in the window (--all lists resolved ones)\n".into()
+        };
+    }
+    let mut table = Table::new(&[
+        "ID",
+        "STATE",
+        "SUBSCRIPTION",
+        "MISSED",
+        "RECOVERED",
+        "FIRST SEEN",
+        "LAST SEEN",
+        "DIAGNOSIS",
+    ]);
+    for incident in incidents {
+        table.row(vec![
+            incident.id.clone(),
+            incident.state.as_str().to_owned(),
+            short_id(&incident.subscription_id).to_owned(),
+            incident.missed.to_string(),
+            incident.recovered.to_string(),
+            clock(Some(incident.first_seen_ms)),
+            clock(Some(incident.last_seen_ms)),
+            incident.diagnosis.clone(),
+        ]);
+    }
+    let mut text = table.render();
+    for incident in incidents {
+        if let (Some(by), Some(at)) = (&incident.acknowledged_by, incident.acknowledged_ms) {
+            text.push_str(&format!(
+                "{}: acknowledged by {by} {}{}\n",
+                incident.id,
+                clock(Some(at)),
+                incident
+                    .note
+                    .as_deref()
+                    .map(|note| format!(": {note}"))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    text
+}

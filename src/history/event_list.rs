@@ -1,0 +1,219 @@
+//! Every observed event with its outcome per subscription (delivered,
+//! pending, missed, recovered, unknown), newest first, filtered with the
+//! [`EventQuery`] language: what `earshot events` prints and the console's
+//! Events pane shows; and one event in full (headers, exact body, and per
+//! subscription its attempts).
+
+use serde::Serialize;
+
+use super::event_query::EventQuery;
+use super::report::{failure_label, rfc3339};
+use crate::api::delivery_verdict::Problem;
+use crate::api::types::agents::DeliveryRecord;
+use crate::store::chains::match_events;
+use crate::store::event_list::{self, Filter, ListedEvent};
+use crate::store::events::StoredEvent;
+use crate::store::outcomes::{EventState, Outcome};
+use crate::store::{Store, StoreError, deliveries};
+
+/// One subscription's outcome for one event.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SubscriptionOutcome {
+    pub id: String,
+    pub state: EventState,
+    pub attempts: i64,
+}
+
+/// One event of the list.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EventRow {
+    pub event_id: String,
+    #[serde(rename = "type")]
+    pub event: String,
+    pub session_id: String,
+    /// RFC 3339, UTC.
+    pub occurred_at: String,
+    #[serde(skip)]
+    pub occurred_ms: i64,
+    #[serde(skip)]
+    pub received_ms: i64,
+    pub subscriptions: Vec<SubscriptionOutcome>,
+}
+
+impl EventRow {
+    /// The worst state among its subscriptions (missed before pending
+    /// before unknown before recovered before delivered).
+    pub fn worst(&self) -> Option<EventState> {
+        let rank = |state: EventState| match state {
+            EventState::Missed => 0,
+            EventState::Pending => 1,
+            EventState::Unknown => 2,
+            EventState::Recovered => 3,
+            EventState::Delivered => 4,
+        };
+        self.subscriptions
+            .iter()
+            .map(|outcome| outcome.state)
+            .min_by_key(|state| rank(*state))
+    }
+}
+
+/// The newest events passing `query` (its `since:` or else `since_ms`),
+/// at most `limit`, each with its subscriptions' outcomes.
+pub fn list(
+    store: &Store,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+) -> Result<Vec<EventRow>, StoreError> {
+    let filter = Filter {
+        since_ms: query.since_ms.unwrap_or(since_ms),
+        event_type: query.event_type.as_deref(),
+        state: query.state,
+        subscription: query.subscription.as_deref(),
+        session: query.session.as_deref(),
+        words: &query.words,
+    };
+    let listed = event_list::list(store, &filter, limit)?;
+    let ids: Vec<&str> = listed.iter().map(|event| event.event_id.as_str()).collect();
+    let mut outcomes = event_list::outcomes_of(store, &ids)?;
+    outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    Ok(listed
+        .into_iter()
+        .map(|event| {
+            let start = outcomes.partition_point(|o| o.event_id.as_deref() < Some(&event.event_id));
+            let subscriptions = outcomes[start..]
+                .iter()
+                .take_while(|o| o.event_id.as_deref() == Some(event.event_id.as_str()))
+                .map(|o| SubscriptionOutcome {
+                    id: o.subscription_id.clone(),
+                    state: o.state,
+                    attempts: o.attempts,
+                })
+                .collect();
+            row(event, subscriptions)
+        })
+        .collect())
+}
+
+fn row(event: ListedEvent, subscriptions: Vec<SubscriptionOutcome>) -> EventRow {
+    EventRow {
+        occurred_at: rfc3339(event.occurred_ms),
+        event_id: event.event_id,
+        event: event.event,
+        session_id: event.session_id,
+        occurred_ms: event.occurred_ms,
+        received_ms: event.received_ms,
+        subscriptions,
+    }
+}
+
+/// One attempt of an event to one subscription, explained.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttemptLine {
+    pub record: DeliveryRecord,
+    /// `401 invalid signature: …`, or `None` when it was delivered or is
+    /// in flight.
+    pub diagnosis: Option<String>,
+    /// Whether the platform tries again after this attempt.
+    pub will_retry: bool,
+}
+
+/// One subscription's side of an event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubscriptionTimeline {
+    pub outcome: Outcome,
+    /// The subscription's URL when the store still lists it.
+    pub url: Option<String>,
+    /// Oldest first.
+    pub attempts: Vec<AttemptLine>,
+}
+
+/// One event in full.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventDetail {
+    pub row: EventRow,
+    /// As the observer stored them: secret values were never kept.
+    pub headers: Vec<(String, String)>,
+    /// The exact bytes every subscription was sent.
+    pub body: Vec<u8>,
+    pub subscriptions: Vec<SubscriptionTimeline>,
+}
+
+/// Event `event_id` in full, or `None` when the store does not hold it.
+pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, StoreError> {
+    let Some(stored) = crate::store::events::get(store, event_id)? else {
+        return Ok(None);
+    };
+    let (headers, body) =
+        event_list::headers_and_body(store, event_id)?.unwrap_or((Vec::new(), Vec::new()));
+    let outcomes = crate::store::outcomes::of_event(store, event_id)?;
+    let records = deliveries::for_session(store, &stored.session_id)?;
+    let session_events = crate::store::events::for_session(store, &stored.session_id)?;
+    let subscriptions = deliveries::subscriptions(store)?;
+    let mut timelines = Vec::new();
+    for outcome in &outcomes {
+        let listed = subscriptions
+            .iter()
+            .find(|s| s.id == outcome.subscription_id);
+        let own: Vec<DeliveryRecord> = records
+            .iter()
+            .filter(|record| record.subscription_id == outcome.subscription_id)
+            .cloned()
+            .collect();
+        let wanted: Vec<StoredEvent> = session_events
+            .iter()
+            .filter(|event| listed.is_none_or(|s| s.events.contains(&event.event)))
+            .cloned()
+            .collect();
+        let attempts = match_events(&own, &wanted)
+            .into_iter()
+            .find(|chain| chain.event.is_some_and(|event| event.event_id == event_id))
+            .map(|chain| chain.attempts.into_iter().map(explain).collect())
+            .unwrap_or_default();
+        timelines.push(SubscriptionTimeline {
+            outcome: outcome.clone(),
+            url: listed.map(|s| s.url.clone()),
+            attempts,
+        });
+    }
+    let subscriptions_row = outcomes
+        .iter()
+        .map(|o| SubscriptionOutcome {
+            id: o.subscription_id.clone(),
+            state: o.state,
+            attempts: o.attempts,
+        })
+        .collect();
+    let listed = ListedEvent {
+        event_id: stored.event_id,
+        event: stored.event,
+        session_id: stored.session_id,
+        occurred_ms: stored.occurred_ms,
+        received_ms: 0,
+    };
+    Ok(Some(EventDetail {
+        row: row(listed, subscriptions_row),
+        headers,
+        body,
+        subscriptions: timelines,
+    }))
+}
+
+fn explain(record: &DeliveryRecord) -> AttemptLine {
+    let problem = Problem::from_parts(
+        record.http_status_code,
+        record.error.as_deref().unwrap_or(""),
+    );
+    let failed = record.status == crate::api::types::agents::DeliveryStatus::Failed;
+    AttemptLine {
+        diagnosis: failed.then(|| {
+            failure_label(
+                record.http_status_code,
+                record.error.as_deref().unwrap_or(""),
+            )
+        }),
+        will_retry: failed && record.next_retry_at.is_some() && problem.retryable(),
+        record: record.clone(),
+    }
+}

@@ -1,0 +1,152 @@
+//! Incidents as operators read them: each stored failure group
+//! (`store::incidents`) with its diagnosis in words, its events missed and
+//! recovered, and a state: open, acknowledged (by whom, when, with what
+//! note) or resolved (on its own: a later event was delivered and nothing
+//! missed is left unrecovered).
+
+use serde::Serialize;
+
+use super::report::{failure_label, rfc3339};
+use crate::store::incidents::{self, IncidentRow};
+use crate::store::{Store, StoreError};
+
+/// An incident's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IncidentState {
+    Open,
+    Acknowledged,
+    Resolved,
+}
+
+impl IncidentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncidentState::Open => "open",
+            IncidentState::Acknowledged => "acknowledged",
+            IncidentState::Resolved => "resolved",
+        }
+    }
+}
+
+/// One incident (`earshot incidents --json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Incident {
+    pub id: String,
+    pub subscription_id: String,
+    /// "401 invalid signature: …".
+    pub diagnosis: String,
+    pub first_seen_at: String,
+    pub last_seen_at: String,
+    pub missed: i64,
+    pub recovered: i64,
+    /// Failed events whose retries are still to come.
+    pub retrying: i64,
+    pub state: IncidentState,
+    pub acknowledged_by: Option<String>,
+    pub acknowledged_at: Option<String>,
+    pub note: Option<String>,
+    pub resolved_at: Option<String>,
+    #[serde(skip)]
+    pub first_seen_ms: i64,
+    #[serde(skip)]
+    pub last_seen_ms: i64,
+    #[serde(skip)]
+    pub acknowledged_ms: Option<i64>,
+}
+
+impl From<IncidentRow> for Incident {
+    fn from(row: IncidentRow) -> Self {
+        let state = match (row.resolved_ms, &row.acknowledged_by) {
+            (Some(_), _) => IncidentState::Resolved,
+            (None, Some(_)) => IncidentState::Acknowledged,
+            (None, None) => IncidentState::Open,
+        };
+        let code = (row.http_status_code != 0).then_some(row.http_status_code);
+        Incident {
+            diagnosis: failure_label(code, &row.error_class),
+            first_seen_at: rfc3339(row.first_seen_ms),
+            last_seen_at: rfc3339(row.last_seen_ms),
+            acknowledged_at: row.acknowledged_ms.map(rfc3339),
+            resolved_at: row.resolved_ms.map(rfc3339),
+            id: row.id,
+            subscription_id: row.subscription_id,
+            missed: row.missed,
+            recovered: row.recovered,
+            retrying: row.retrying,
+            state,
+            acknowledged_by: row.acknowledged_by,
+            note: row.note,
+            first_seen_ms: row.first_seen_ms,
+            last_seen_ms: row.last_seen_ms,
+            acknowledged_ms: row.acknowledged_ms,
+        }
+    }
+}
+
+/// Incidents seen since `since_ms`, newest first; resolved ones with `all`.
+pub fn list(store: &Store, since_ms: i64, all: bool) -> Result<Vec<Incident>, StoreError> {
+    Ok(incidents::list(store, since_ms, all)?
+        .into_iter()
+        .map(Incident::from)
+        .collect())
+}
+
+/// What an acknowledgement did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Acknowledged {
+    Done(Box<Incident>),
+    NotFound,
+    /// The id prefix matches this many.
+    Ambiguous(usize),
+}
+
+/// Acknowledges the incident whose id starts with `id`, as `by`, with an
+/// optional note (control characters dropped: it is shown to others).
+pub fn acknowledge(
+    store: &Store,
+    id: &str,
+    by: &str,
+    note: Option<&str>,
+    now_ms: i64,
+) -> Result<Acknowledged, StoreError> {
+    let id = id.trim();
+    let found = if id.is_empty() {
+        Vec::new()
+    } else {
+        incidents::find(store, id)?
+    };
+    let target = match found.as_slice() {
+        [] => return Ok(Acknowledged::NotFound),
+        [one] => one.id.clone(),
+        many => {
+            if let Some(exact) = many.iter().find(|row| row.id == id) {
+                exact.id.clone()
+            } else {
+                return Ok(Acknowledged::Ambiguous(many.len()));
+            }
+        }
+    };
+    let clean = |text: &str| -> String { text.chars().filter(|c| !c.is_control()).collect() };
+    let note = note.map(clean).filter(|note| !note.trim().is_empty());
+    incidents::acknowledge(store, &target, &clean(by), note.as_deref(), now_ms)?;
+    let row = incidents::find(store, &target)?
+        .into_iter()
+        .find(|row| row.id == target);
+    Ok(match row {
+        Some(row) => Acknowledged::Done(Box::new(row.into())),
+        None => Acknowledged::NotFound,
+    })
+}
+
+/// The operator's login name, as an acknowledgement records it.
+pub fn operator() -> String {
+    ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|name| {
+            std::env::var(name)
+                .ok()
+                .filter(|value| !value.trim().is_empty())
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}

@@ -1,0 +1,132 @@
+//! Observed events, newest first, filtered (the SQL behind
+//! `history::event_list`): what `earshot events` and the Events pane list.
+
+use rusqlite::types::Value;
+use rusqlite::{OptionalExtension, params_from_iter};
+
+use super::Store;
+use super::outcomes::{EventState, Outcome, outcome_row};
+
+/// What to keep; every field set must hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Filter<'a> {
+    pub since_ms: i64,
+    pub event_type: Option<&'a str>,
+    pub state: Option<EventState>,
+    /// A subscription id prefix.
+    pub subscription: Option<&'a str>,
+    /// A session or call id prefix.
+    pub session: Option<&'a str>,
+    /// Lower-case words each found in the event id, session id or type.
+    pub words: &'a [String],
+}
+
+/// One listed event (its body stays in the store).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListedEvent {
+    pub event_id: String,
+    pub event: String,
+    pub session_id: String,
+    pub occurred_ms: i64,
+    pub received_ms: i64,
+}
+
+/// The newest events that pass `filter`, at most `limit`.
+pub fn list(
+    store: &Store,
+    filter: &Filter<'_>,
+    limit: usize,
+) -> rusqlite::Result<Vec<ListedEvent>> {
+    let mut sql = String::from(
+        "SELECT e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms FROM events e
+         WHERE e.occurred_ms >= ?",
+    );
+    let mut values: Vec<Value> = vec![Value::Integer(filter.since_ms)];
+    if let Some(event_type) = filter.event_type {
+        sql.push_str(" AND e.event = ?");
+        values.push(Value::Text(event_type.to_owned()));
+    }
+    if let Some(session) = filter.session {
+        sql.push_str(" AND substr(e.session_id, 1, length(?)) = ?");
+        values.push(Value::Text(session.to_owned()));
+        values.push(Value::Text(session.to_owned()));
+    }
+    if filter.state.is_some() || filter.subscription.is_some() {
+        sql.push_str(" AND EXISTS (SELECT 1 FROM event_outcomes o WHERE o.event_id = e.event_id");
+        if let Some(state) = filter.state {
+            sql.push_str(" AND o.state = ?");
+            values.push(Value::Text(state.as_str().to_owned()));
+        }
+        if let Some(subscription) = filter.subscription {
+            sql.push_str(" AND substr(o.subscription_id, 1, length(?)) = ?");
+            values.push(Value::Text(subscription.to_owned()));
+            values.push(Value::Text(subscription.to_owned()));
+        }
+        sql.push(')');
+    }
+    for word in filter.words {
+        sql.push_str(
+            " AND (instr(lower(e.event_id), ?) > 0 OR instr(lower(e.session_id), ?) > 0
+                   OR instr(e.event, ?) > 0)",
+        );
+        for _ in 0..3 {
+            values.push(Value::Text(word.clone()));
+        }
+    }
+    sql.push_str(" ORDER BY e.occurred_ms DESC, e.event_id DESC LIMIT ?");
+    values.push(Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+    let mut statement = store.conn.prepare_cached(&sql)?;
+    let rows = statement.query_map(params_from_iter(values), |row| {
+        Ok(ListedEvent {
+            event_id: row.get(0)?,
+            event: row.get(1)?,
+            session_id: row.get(2)?,
+            occurred_ms: row.get(3)?,
+            received_ms: row.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// `[name, value]` pairs in arrival order.
+pub type Headers = Vec<(String, String)>;
+
+/// An event's stored headers (`[name, value]` pairs as the observer kept
+/// them, secret values already left out) and body.
+pub fn headers_and_body(
+    store: &Store,
+    event_id: &str,
+) -> rusqlite::Result<Option<(Headers, Vec<u8>)>> {
+    store
+        .conn
+        .prepare_cached("SELECT headers, body FROM events WHERE event_id = ?1")?
+        .query_row([event_id], |row| {
+            let headers: String = row.get(0)?;
+            Ok((
+                serde_json::from_str(&headers).unwrap_or_default(),
+                row.get(1)?,
+            ))
+        })
+        .optional()
+}
+
+/// Each subscription's row for each of `event_ids`, in one query.
+pub fn outcomes_of(store: &Store, event_ids: &[&str]) -> rusqlite::Result<Vec<Outcome>> {
+    let mut found = Vec::new();
+    // SQLite takes at most 32,766 parameters; pages stay far below.
+    for chunk in event_ids.chunks(500) {
+        let marks = vec!["?"; chunk.len()].join(", ");
+        let sql = format!(
+            "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+                    attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
+                    settled_ms
+             FROM event_outcomes WHERE event_id IN ({marks}) ORDER BY subscription_id"
+        );
+        let mut statement = store.conn.prepare(&sql)?;
+        let rows = statement.query_map(params_from_iter(chunk.iter()), outcome_row)?;
+        for row in rows {
+            found.push(row?);
+        }
+    }
+    Ok(found)
+}
