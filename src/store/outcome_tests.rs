@@ -254,3 +254,23 @@ fn an_incident_opens_resolves_on_its_own_and_a_new_failure_opens_another() {
     assert_ne!(open[0].id, first.id);
     assert_eq!(open[0].acknowledged_by, None);
 }
+
+#[test]
+fn the_observer_is_silent_when_the_sweep_sees_traffic_it_did_not_receive() {
+    use crate::history::coverage::{CoverageState, SILENT_AFTER_MS, coverage};
+    let (_dir, mut store) = temp_store();
+    let none = coverage(&store, T0, T0).unwrap();
+    assert_eq!(none.state, CoverageState::None);
+    let subs = [subscription("sub", &SESSION_EVENTS, true)];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
+    let mut records = vec![delivered("r1", "sub", "ses_1", T0 + 100)];
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + HOUR).unwrap();
+    assert_eq!(coverage(&store, T0, T0).unwrap().state, CoverageState::Ok);
+    // session.completed went out two minutes later; the observer has no copy.
+    records.push(delivered("r2", "sub", "ses_1", T0 + 2 * SILENT_AFTER_MS));
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + HOUR).unwrap();
+    let silent = coverage(&store, T0, T0 + HOUR).unwrap();
+    assert_eq!(silent.state, CoverageState::Silent);
+    assert!(silent.explain(T0 + HOUR).contains("cannot be known"));
+}

@@ -15,6 +15,7 @@ mod dictation;
 mod emulator_basics;
 mod error_shapes;
 mod incident_history;
+mod incidents_by_event;
 mod jobs_watch;
 mod listen;
 mod listen_backpressure;
