@@ -121,10 +121,13 @@ fn seeded_subscriptions(count: usize) -> Vec<Subscription> {
 type Bucket = (String, String, i64, String);
 
 /// What the reference computes: per bucket the count and newest attempt;
-/// per subscription the retries still due.
+/// per subscription the retries still due; and the events by state.
 struct Reference {
     buckets: BTreeMap<Bucket, (i64, i64)>,
     totals: BTreeMap<String, [i64; 4]>,
+    /// Per subscription: delivered, missed, recovered, pending, unknown,
+    /// and the events in failure groups.
+    events: BTreeMap<String, [i64; 6]>,
 }
 
 /// The same board without `delivery_counts`: the subscription list, one
@@ -176,7 +179,40 @@ fn reference_health(conn: &Connection, since: i64, now: i64) -> rusqlite::Result
             total[3] = count;
         }
     }
-    Ok(Reference { buckets, totals })
+    let mut by_state = conn.prepare_cached(
+        "SELECT subscription_id, state,
+                sum(state IN ('missed', 'recovered', 'pending')
+                    AND (http_status_code <> 0 OR error_class <> '')),
+                count(*)
+         FROM event_outcomes WHERE occurred_ms >= ?1 GROUP BY 1, 2",
+    )?;
+    let mut events: BTreeMap<String, [i64; 6]> = BTreeMap::new();
+    let rows = by_state.query_map([since.div_euclid(MINUTE_MS) * MINUTE_MS], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, i64>(2)?,
+            row.get::<_, i64>(3)?,
+        ))
+    })?;
+    for row in rows {
+        let (id, state, failed, count) = row?;
+        let slot = match state.as_str() {
+            "delivered" => 0,
+            "missed" => 1,
+            "recovered" => 2,
+            "pending" => 3,
+            _ => 4,
+        };
+        let totals = events.entry(id).or_default();
+        totals[slot] += count;
+        totals[5] += failed;
+    }
+    Ok(Reference {
+        buckets,
+        totals,
+        events,
+    })
 }
 
 /// Fails unless the board and the reference counted the same attempts.
@@ -206,9 +242,22 @@ fn check_agree(
             .ok_or("a row the reference lacks")?;
         let grouped: i64 = row.failures.iter().map(|group| group.count).sum();
         let board_total = [row.delivered, row.failed, row.pending, row.retries_due];
-        if board_total != *total || grouped != row.failed {
+        if board_total != *total {
+            return Err(format!("{}: board {board_total:?} vs reference {total:?}", row.id).into());
+        }
+        let events = &row.events;
+        let board_events = [
+            events.delivered,
+            events.missed,
+            events.recovered,
+            events.pending,
+            events.unknown,
+            grouped,
+        ];
+        let reference_events = reference.events.get(&row.id).copied().unwrap_or_default();
+        if board_events != reference_events {
             return Err(format!(
-                "{}: board {board_total:?} (grouped failures {grouped}) vs reference {total:?}",
+                "{}: events {board_events:?} vs reference {reference_events:?}",
                 row.id
             )
             .into());
@@ -267,6 +316,9 @@ pub(super) fn bench_health(options: &Options) -> Result<(), BoxError> {
         &path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
+    let outcomes: i64 =
+        reference_conn.query_row("SELECT count(*) FROM event_outcomes", [], |row| row.get(0))?;
+    println!("event rows       {outcomes} (one per subscription and event, kept by the sweep)");
     println!(
         "{:<8} {:>9} {:>11} {:>9} {:>9} {:>9} {:>24}",
         "window", "attempts", "variant", "median", "p90", "max", "runs"

@@ -6,8 +6,9 @@
 //!    `earshot health` and the console run) on RECORDS delivery records over
 //!    SESSIONS sessions and SUBS subscriptions, every outcome, spread over
 //!    24 h; windows of 1 h and 24 h, RUNS runs each, interleaved with a
-//!    reference that does the same work with a plain `GROUP BY` over
-//!    `deliveries` (no trigger-kept `delivery_counts`); both must agree.
+//!    reference that does the same work with plain `GROUP BY`s over
+//!    `deliveries` and `event_outcomes` (no trigger-kept counts); both must
+//!    agree, attempts and events.
 //! 2. `size`: bytes on disk per EVENTS observer events (emulator-shaped
 //!    bodies) written through `store::writer::Writer`, the path of `listen`.
 //! 3. `listen`: the release binary's `earshot listen --store` flooded with
@@ -17,11 +18,12 @@
 //! 4. `sweep`: SWEEP sessions created on an in-process emulator, one
 //!    subscription to a local receiver answering 200, swept with a budget of
 //!    20,000 requests until nothing is due, then swept once more.
+//! 5. `eventlist`: the Events list over LIST events (`event_list.rs`).
 //!
 //! Run: `cargo build --release && cargo run --release --example history_bench [name=value …]`
 //! with names (defaults) records=1000000 sessions=100000 subs=20 runs=20
-//! events=100000 flood=50000 conns=32 rounds=2 sweep=10000 and
-//! only=health,size,listen,sweep.
+//! events=100000 flood=50000 conns=32 rounds=2 sweep=10000 list=1000000 and
+//! only=health,size,listen,sweep,eventlist.
 
 use std::path::Path;
 use std::time::Duration;
@@ -30,6 +32,7 @@ use std::time::Duration;
 mod support;
 
 mod board;
+mod event_list;
 mod event_size;
 mod listen;
 mod sweep;
@@ -55,6 +58,7 @@ struct Options {
     conns: usize,
     rounds: usize,
     sweep: usize,
+    list: usize,
     only: Vec<String>,
 }
 
@@ -70,7 +74,8 @@ impl Options {
             conns: 32,
             rounds: 2,
             sweep: 10_000,
-            only: ["health", "size", "listen", "sweep"]
+            list: 1_000_000,
+            only: ["health", "size", "listen", "sweep", "eventlist"]
                 .map(String::from)
                 .to_vec(),
         };
@@ -89,6 +94,7 @@ impl Options {
                 "conns" => options.conns = number()?,
                 "rounds" => options.rounds = number()?,
                 "sweep" => options.sweep = number()?,
+                "list" => options.list = number()?,
                 "only" => options.only = value.split(',').map(String::from).collect(),
                 _ => return Err(format!("unknown option {name}").into()),
             }
@@ -115,6 +121,9 @@ async fn main() -> Result<(), BoxError> {
     }
     if options.wants("sweep") {
         sweep::bench_sweep(&options).await?;
+    }
+    if options.wants("eventlist") {
+        event_list::bench_event_list(&options)?;
     }
     Ok(())
 }

@@ -32,37 +32,61 @@ pub struct ListedEvent {
 }
 
 /// The newest events that pass `filter`, at most `limit`.
+///
+/// With a state or subscription, the outcomes drive the query (their
+/// `(state, occurred_ms)` index finds the few missed events among many);
+/// else a session prefix does (a range of the session index); else the
+/// events' time index, newest first, stopping at `limit`.
 pub fn list(
     store: &Store,
     filter: &Filter<'_>,
     limit: usize,
 ) -> rusqlite::Result<Vec<ListedEvent>> {
+    let mut values: Vec<Value> = Vec::new();
     let mut sql = String::from(
-        "SELECT e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms FROM events e
-         WHERE e.occurred_ms >= ?",
+        "SELECT e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms FROM ",
     );
-    let mut values: Vec<Value> = vec![Value::Integer(filter.since_ms)];
-    if let Some(event_type) = filter.event_type {
-        sql.push_str(" AND e.event = ?");
-        values.push(Value::Text(event_type.to_owned()));
-    }
-    if let Some(session) = filter.session {
-        sql.push_str(" AND substr(e.session_id, 1, length(?)) = ?");
-        values.push(Value::Text(session.to_owned()));
-        values.push(Value::Text(session.to_owned()));
-    }
     if filter.state.is_some() || filter.subscription.is_some() {
-        sql.push_str(" AND EXISTS (SELECT 1 FROM event_outcomes o WHERE o.event_id = e.event_id");
+        // CROSS JOIN keeps this loop order: outcomes first.
+        sql.push_str(
+            "(SELECT DISTINCT o.event_id FROM event_outcomes o
+              WHERE o.event_id IS NOT NULL AND o.occurred_ms >= ?",
+        );
+        values.push(Value::Integer(filter.since_ms));
         if let Some(state) = filter.state {
             sql.push_str(" AND o.state = ?");
             values.push(Value::Text(state.as_str().to_owned()));
         }
         if let Some(subscription) = filter.subscription {
-            sql.push_str(" AND substr(o.subscription_id, 1, length(?)) = ?");
+            sql.push_str(" AND o.subscription_id >= ? AND o.subscription_id < ?");
             values.push(Value::Text(subscription.to_owned()));
-            values.push(Value::Text(subscription.to_owned()));
+            values.push(Value::Text(past_prefix(subscription)));
         }
-        sql.push(')');
+        sql.push_str(") m CROSS JOIN events e ON e.event_id = m.event_id WHERE 1");
+    } else if let Some(session) = filter.session {
+        sql.push_str(
+            "(SELECT event_id FROM events WHERE session_id >= ? AND session_id < ?) m
+             CROSS JOIN events e ON e.event_id = m.event_id WHERE e.occurred_ms >= ?",
+        );
+        values.push(Value::Text(session.to_owned()));
+        values.push(Value::Text(past_prefix(session)));
+        values.push(Value::Integer(filter.since_ms));
+    } else {
+        sql.push_str("events e WHERE e.occurred_ms >= ?");
+        values.push(Value::Integer(filter.since_ms));
+    }
+    if let Some(event_type) = filter.event_type {
+        sql.push_str(" AND e.event = ?");
+        values.push(Value::Text(event_type.to_owned()));
+    }
+    if let Some(session) = filter.session {
+        sql.push_str(" AND e.session_id >= ? AND e.session_id < ?");
+        values.push(Value::Text(session.to_owned()));
+        values.push(Value::Text(past_prefix(session)));
+    }
+    if filter.state.is_some() || filter.subscription.is_some() {
+        sql.push_str(" AND e.occurred_ms >= ?");
+        values.push(Value::Integer(filter.since_ms));
     }
     for word in filter.words {
         sql.push_str(
@@ -86,6 +110,14 @@ pub fn list(
         })
     })?;
     rows.collect()
+}
+
+/// The smallest text after every text that starts with `prefix`, so a
+/// prefix is the range `[prefix, past_prefix(prefix))` of an index.
+fn past_prefix(prefix: &str) -> String {
+    let mut past = prefix.to_owned();
+    past.push(char::MAX);
+    past
 }
 
 /// `[name, value]` pairs in arrival order.
