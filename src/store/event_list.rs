@@ -33,60 +33,70 @@ pub struct ListedEvent {
 
 /// The newest events that pass `filter`, at most `limit`.
 ///
-/// With a state or subscription, the outcomes drive the query (their
-/// `(state, occurred_ms)` index finds the few missed events among many);
-/// else a session prefix does (a range of the session index); else the
-/// events' time index, newest first, stopping at `limit`.
+/// Each filter picks the index that finds its rows without reading the
+/// others: with a state or subscription, the outcomes' `(state,
+/// occurred_ms)` index, newest first (a capped number of rows when no free
+/// text is left to check: an event has at most one row per subscription);
+/// with a session prefix, a range of the session index; else the events'
+/// time index, newest first, stopping at `limit`. Free text has no index.
 pub fn list(
     store: &Store,
     filter: &Filter<'_>,
     limit: usize,
 ) -> rusqlite::Result<Vec<ListedEvent>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut values: Vec<Value> = Vec::new();
     let mut sql = String::from(
         "SELECT e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms FROM ",
     );
-    if filter.state.is_some() || filter.subscription.is_some() {
-        // CROSS JOIN keeps this loop order: outcomes first.
-        sql.push_str(
-            "(SELECT DISTINCT o.event_id FROM event_outcomes o
-              WHERE o.event_id IS NOT NULL AND o.occurred_ms >= ?",
-        );
+    let by_outcomes = filter.state.is_some() || filter.subscription.is_some();
+    if by_outcomes {
+        let index = if filter.state.is_some() {
+            "INDEXED BY event_outcomes_by_state_time"
+        } else {
+            ""
+        };
+        sql.push_str(&format!(
+            "(SELECT o.event_id FROM event_outcomes o {index}
+              WHERE o.event_id IS NOT NULL AND o.occurred_ms >= ?"
+        ));
         values.push(Value::Integer(filter.since_ms));
         if let Some(state) = filter.state {
             sql.push_str(" AND o.state = ?");
             values.push(Value::Text(state.as_str().to_owned()));
         }
         if let Some(subscription) = filter.subscription {
-            sql.push_str(" AND o.subscription_id >= ? AND o.subscription_id < ?");
-            values.push(Value::Text(subscription.to_owned()));
-            values.push(Value::Text(past_prefix(subscription)));
+            push_prefix(&mut sql, &mut values, "o.subscription_id", subscription);
         }
+        if let Some(event_type) = filter.event_type {
+            sql.push_str(" AND o.event = ?");
+            values.push(Value::Text(event_type.to_owned()));
+        }
+        if let Some(session) = filter.session {
+            push_prefix(&mut sql, &mut values, "o.session_id", session);
+        }
+        sql.push_str(" ORDER BY o.occurred_ms DESC");
+        if filter.words.is_empty() {
+            let subscriptions: i64 = store
+                .conn
+                .prepare_cached("SELECT count(*) FROM subscriptions")?
+                .query_row([], |row| row.get(0))?;
+            sql.push_str(" LIMIT ?");
+            values.push(Value::Integer(limit.saturating_mul(subscriptions + 4)));
+        }
+        // CROSS JOIN keeps this loop order: the outcomes first.
         sql.push_str(") m CROSS JOIN events e ON e.event_id = m.event_id WHERE 1");
     } else if let Some(session) = filter.session {
-        sql.push_str(
-            "(SELECT event_id FROM events WHERE session_id >= ? AND session_id < ?) m
-             CROSS JOIN events e ON e.event_id = m.event_id WHERE e.occurred_ms >= ?",
-        );
-        values.push(Value::Text(session.to_owned()));
-        values.push(Value::Text(past_prefix(session)));
+        sql.push_str("events e INDEXED BY events_by_session WHERE e.occurred_ms >= ?");
         values.push(Value::Integer(filter.since_ms));
+        push_prefix(&mut sql, &mut values, "e.session_id", session);
     } else {
         sql.push_str("events e WHERE e.occurred_ms >= ?");
         values.push(Value::Integer(filter.since_ms));
     }
-    if let Some(event_type) = filter.event_type {
+    if let (Some(event_type), false) = (filter.event_type, by_outcomes) {
         sql.push_str(" AND e.event = ?");
         values.push(Value::Text(event_type.to_owned()));
-    }
-    if let Some(session) = filter.session {
-        sql.push_str(" AND e.session_id >= ? AND e.session_id < ?");
-        values.push(Value::Text(session.to_owned()));
-        values.push(Value::Text(past_prefix(session)));
-    }
-    if filter.state.is_some() || filter.subscription.is_some() {
-        sql.push_str(" AND e.occurred_ms >= ?");
-        values.push(Value::Integer(filter.since_ms));
     }
     for word in filter.words {
         sql.push_str(
@@ -97,8 +107,11 @@ pub fn list(
             values.push(Value::Text(word.clone()));
         }
     }
+    if by_outcomes {
+        sql.push_str(" GROUP BY e.event_id");
+    }
     sql.push_str(" ORDER BY e.occurred_ms DESC, e.event_id DESC LIMIT ?");
-    values.push(Value::Integer(i64::try_from(limit).unwrap_or(i64::MAX)));
+    values.push(Value::Integer(limit));
     let mut statement = store.conn.prepare_cached(&sql)?;
     let rows = statement.query_map(params_from_iter(values), |row| {
         Ok(ListedEvent {
@@ -110,6 +123,13 @@ pub fn list(
         })
     })?;
     rows.collect()
+}
+
+/// `AND column` starts with `prefix`, as a range an index can serve.
+fn push_prefix(sql: &mut String, values: &mut Vec<Value>, column: &str, prefix: &str) {
+    sql.push_str(&format!(" AND {column} >= ? AND {column} < ?"));
+    values.push(Value::Text(prefix.to_owned()));
+    values.push(Value::Text(past_prefix(prefix)));
 }
 
 /// The smallest text after every text that starts with `prefix`, so a

@@ -274,3 +274,63 @@ fn the_observer_is_silent_when_the_sweep_sees_traffic_it_did_not_receive() {
     assert_eq!(silent.state, CoverageState::Silent);
     assert!(silent.explain(T0 + HOUR).contains("cannot be known"));
 }
+
+#[test]
+fn the_event_list_filters_by_state_subscription_type_session_and_text() {
+    use crate::history::event_list::list;
+    use crate::history::event_query::EventQuery;
+    let (_dir, mut store) = temp_store();
+    let subs = [
+        subscription("aaaa1111", &SESSION_EVENTS, true),
+        subscription("bbbb2222", &SESSION_EVENTS, true),
+    ];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    events::insert(&store.conn, &event("e1", "ses_one", "session.started", T0)).unwrap();
+    events::insert(
+        &store.conn,
+        &event("e2", "ses_one", "session.completed", T0 + 10_000),
+    )
+    .unwrap();
+    events::insert(
+        &store.conn,
+        &event("e3", "ses_two", "session.started", T0 + 20_000),
+    )
+    .unwrap();
+    let records = vec![
+        delivered("r1", "aaaa1111", "ses_one", T0 + 100),
+        failed("r2", "aaaa1111", "ses_one", 401, T0 + 10_100),
+        delivered("r3", "bbbb2222", "ses_one", T0 + 100),
+        delivered("r4", "bbbb2222", "ses_one", T0 + 10_100),
+    ];
+    deliveries::record_sweep(&mut store, "ses_one", &records, T0 + HOUR).unwrap();
+    let ids = |query: &str| -> Vec<String> {
+        let query = EventQuery::parse(query, T0 + HOUR).unwrap();
+        list(&store, &query, T0 - 1, 100)
+            .unwrap()
+            .into_iter()
+            .map(|row| row.event_id)
+            .collect()
+    };
+    assert_eq!(ids(""), ["e3", "e2", "e1"], "newest first");
+    assert_eq!(ids("status:missed"), ["e2"]);
+    assert_eq!(ids("status:missed sub:bbbb"), Vec::<String>::new());
+    assert_eq!(ids("status:delivered sub:bbbb"), ["e2", "e1"]);
+    assert_eq!(ids("type:session.started"), ["e3", "e1"]);
+    assert_eq!(ids("session:ses_o"), ["e2", "e1"]);
+    assert_eq!(ids("TWO"), ["e3"], "free text, any case");
+    assert_eq!(ids("status:unknown"), ["e3"], "not swept yet");
+    let query = EventQuery::parse("", T0).unwrap();
+    let rows = list(&store, &query, T0 - 1, 100).unwrap();
+    let e2: Vec<(&str, EventState)> = rows[1]
+        .subscriptions
+        .iter()
+        .map(|outcome| (outcome.id.as_str(), outcome.state))
+        .collect();
+    assert_eq!(
+        e2,
+        [
+            ("aaaa1111", EventState::Missed),
+            ("bbbb2222", EventState::Delivered)
+        ]
+    );
+}
