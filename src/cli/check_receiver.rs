@@ -83,7 +83,7 @@ pub async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
     if args.json {
         output::print_json(&report)?;
     } else {
-        output::emit(&render(&report, use_colour()))?;
+        output::emit_styled(&render(&report, use_colour()))?;
     }
     Ok(if report.all_passed() {
         ExitCode::SUCCESS

@@ -205,7 +205,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             api_key: global.api_key.clone().map(SecretString::new),
         });
     };
-    match command {
+    let result = match command {
         Command::Sign(args) => sign::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Config {
@@ -227,7 +227,15 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
         Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
+    };
+    let skipped = crate::store::skipped_rows();
+    if skipped > 0 {
+        eprintln!(
+            "warning: {skipped} rows of the store could not be read (edited by hand?) and were \
+             skipped"
+        );
     }
+    result
 }
 
 fn runtime() -> color_eyre::Result<tokio::runtime::Runtime> {

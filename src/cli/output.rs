@@ -8,9 +8,37 @@ pub use crate::api::short_id;
 
 /// Text on stdout; an error (not a panic) when the reader has gone away.
 pub fn emit(text: &str) -> io::Result<()> {
+    emit_styled(&plain(text))
+}
+
+/// [`emit`] for text whose escape sequences are earshot's own (colours),
+/// never values from the store or the network.
+pub fn emit_styled(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
+}
+
+/// `text` with every control character but newline and tab shown as an
+/// escape (`\x{1b}`), so a value from the store or the network (a URL with
+/// ESC or BEL in it) cannot drive the operator's terminal.
+pub fn plain(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return text.into();
+    }
+    let mut clean = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            clean.push_str(&format!("\\x{{{:x}}}", u32::from(c)));
+        } else {
+            clean.push(c);
+        }
+    }
+    clean.into()
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
 }
 
 /// Pretty JSON on stdout, one document.

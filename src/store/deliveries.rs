@@ -99,10 +99,11 @@ pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<Deli
     )?;
     let rows = statement.query_map([session_id], |row| row.get::<_, String>(0))?;
     let mut records = Vec::new();
-    for json in rows {
+    for json in super::readable::<String, Vec<_>>(rows)? {
         // A record this build cannot read (hand-edited) is skipped, not fatal.
-        if let Ok(record) = serde_json::from_str(&json?) {
-            records.push(record);
+        match serde_json::from_str(&json) {
+            Ok(record) => records.push(record),
+            Err(_) => super::skip_row("a delivery record that is not JSON"),
         }
     }
     Ok(records)
@@ -156,9 +157,10 @@ pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
         .prepare_cached("SELECT record FROM subscriptions ORDER BY id")?;
     let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
     let mut list = Vec::new();
-    for json in rows {
-        if let Ok(subscription) = serde_json::from_str(&json?) {
-            list.push(subscription);
+    for json in super::readable::<String, Vec<_>>(rows)? {
+        match serde_json::from_str(&json) {
+            Ok(subscription) => list.push(subscription),
+            Err(_) => super::skip_row("a subscription record that is not JSON"),
         }
     }
     Ok(list)
@@ -200,5 +202,5 @@ pub(crate) fn failing_sessions(
             error: row.get(4)?,
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }

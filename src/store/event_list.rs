@@ -122,7 +122,7 @@ pub fn list(
             received_ms: row.get(4)?,
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// `AND column` starts with `prefix`, as a range an index can serve.
@@ -176,9 +176,7 @@ pub fn outcomes_of(store: &Store, event_ids: &[&str]) -> rusqlite::Result<Vec<Ou
         );
         let mut statement = store.conn.prepare(&sql)?;
         let rows = statement.query_map(params_from_iter(chunk.iter()), outcome_row)?;
-        for row in rows {
-            found.push(row?);
-        }
+        found.extend(super::readable::<_, Vec<_>>(rows)?);
     }
     Ok(found)
 }

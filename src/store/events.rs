@@ -125,7 +125,7 @@ pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<Stor
          WHERE session_id = ?1 ORDER BY occurred_ms, event_id",
     )?;
     let rows = statement.query_map([session_id], stored_event)?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// One event by id.

@@ -61,7 +61,7 @@ pub fn outcomes_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<Outc
             example_session_id: row.get(6)?,
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// Retries the platform has scheduled after `now_ms`, per subscription.
@@ -85,5 +85,5 @@ pub fn retries_due(store: &Store, now_ms: i64) -> rusqlite::Result<Vec<RetriesDu
             next_ms: row.get(2)?,
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }

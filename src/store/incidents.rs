@@ -142,7 +142,7 @@ pub fn list(store: &Store, since_ms: i64, all: bool) -> rusqlite::Result<Vec<Inc
          ORDER BY last_seen_ms DESC, id",
     )?;
     let rows = statement.query_map(params![since_ms, all], incident_row)?;
-    let mut incidents: Vec<IncidentRow> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut incidents: Vec<IncidentRow> = super::readable(rows)?;
     for incident in &mut incidents {
         count_events(store, incident)?;
     }
@@ -157,7 +157,7 @@ pub fn find(store: &Store, prefix: &str) -> rusqlite::Result<Vec<IncidentRow>> {
          FROM incidents WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 10",
     )?;
     let rows = statement.query_map([prefix], incident_row)?;
-    let mut incidents: Vec<IncidentRow> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut incidents: Vec<IncidentRow> = super::readable(rows)?;
     for incident in &mut incidents {
         count_events(store, incident)?;
     }
@@ -216,8 +216,7 @@ fn count_events(store: &Store, incident: &mut IncidentRow) -> rusqlite::Result<(
         ],
         |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
     )?;
-    for row in rows {
-        let (state, count) = row?;
+    for (state, count) in super::readable::<_, Vec<(String, i64)>>(rows)? {
         match EventState::parse(&state) {
             Some(EventState::Missed) => incident.missed = count,
             Some(EventState::Recovered) => incident.recovered = count,

@@ -23,6 +23,7 @@ pub mod sessions;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
@@ -156,6 +157,42 @@ fn classify(path: &Path, error: rusqlite::Error) -> StoreError {
             source: error,
         },
     }
+}
+
+/// Rows skipped by [`readable`] in this process.
+static SKIPPED_ROWS: AtomicU64 = AtomicU64::new(0);
+
+/// The rows of a query, less those that cannot be read (a hand-edited
+/// value of the wrong type, a NULL where a key belongs): each is skipped
+/// and counted ([`skipped_rows`]) rather than failing the whole command.
+pub(crate) fn readable<T, C: Default + Extend<T>>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
+) -> rusqlite::Result<C> {
+    let mut kept = C::default();
+    for row in rows {
+        match row {
+            Ok(row) => kept.extend([row]),
+            Err(
+                error @ (rusqlite::Error::FromSqlConversionFailure(..)
+                | rusqlite::Error::InvalidColumnType(..)
+                | rusqlite::Error::IntegralValueOutOfRange(..)
+                | rusqlite::Error::Utf8Error(..)),
+            ) => skip_row(&error.to_string()),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(kept)
+}
+
+/// Counts one row skipped as unreadable, and why.
+pub(crate) fn skip_row(why: &str) {
+    SKIPPED_ROWS.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(why, "skipped a store row that cannot be read");
+}
+
+/// How many store rows this process skipped as unreadable.
+pub fn skipped_rows() -> u64 {
+    SKIPPED_ROWS.load(Ordering::Relaxed)
 }
 
 /// Milliseconds since the Unix epoch, the store's time unit.

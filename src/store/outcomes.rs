@@ -224,7 +224,7 @@ fn listening(conn: &Connection) -> rusqlite::Result<HashMap<String, Listening>> 
             },
         ))
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// One session's rows, computed from what the store holds of it.
@@ -410,7 +410,7 @@ fn stored_attempts(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<
             extra: Default::default(),
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// The session's observed events (without their bodies) and, in the same
@@ -437,8 +437,7 @@ fn stored_events(
             row.get::<_, i64>(3)?,
         ))
     })?;
-    for row in rows {
-        let (event, at) = row?;
+    for (event, at) in super::readable::<_, Vec<_>>(rows)? {
         events.push(event);
         received.push(at);
     }
@@ -459,7 +458,7 @@ fn recoveries_of(
     let rows = statement.query_map([session_id], |row| {
         Ok(((row.get(0)?, row.get(1)?), row.get(2)?))
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// Events of one subscription with one state, summed over a window and
@@ -513,7 +512,7 @@ pub fn counts_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<EventC
             example_session_id: row.get(7)?,
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// When `subscription_id` last had a 2xx: a delivered attempt, or an
@@ -581,7 +580,7 @@ pub fn of_subscription(
         params![subscription_id, state.as_str(), since_ms],
         outcome_row,
     )?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// Every subscription's row for one event.
@@ -593,7 +592,7 @@ pub fn of_event(store: &Store, event_id: &str) -> rusqlite::Result<Vec<Outcome>>
          FROM event_outcomes WHERE event_id = ?1 ORDER BY subscription_id",
     )?;
     let rows = statement.query_map([event_id], outcome_row)?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// One subscription's row for one event, if any.

@@ -78,5 +78,5 @@ pub fn interrupted_events(
              (SELECT id FROM recoveries WHERE subscription_id = ?1 AND finished_ms IS NULL)",
     )?;
     let rows = statement.query_map([subscription_id], |row| row.get(0))?;
-    rows.collect()
+    super::readable(rows)
 }

@@ -97,7 +97,7 @@ pub fn list(store: &Store, limit: usize) -> rusqlite::Result<Vec<KnownSession>> 
             failed_attempts: row.get(9)?,
         })
     })?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// Known session ids, most recently active first; at most `limit`.
@@ -108,7 +108,7 @@ pub fn ids(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
     )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement.query_map([limit], |row| row.get(0))?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// How many sessions are known.
@@ -153,7 +153,7 @@ pub(crate) fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec
     ))?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement.query_map(params![SETTLE_MS, limit], |row| row.get(0))?;
-    rows.collect()
+    super::readable(rows)
 }
 
 /// How many sessions [`due_for_sweep`] would offer with no limit.

@@ -1,0 +1,144 @@
+//! A store edited by hand (with `sqlite3`, as docs/store.md invites) does
+//! not stop whole commands: a text value in a numeric column, a NULL key,
+//! a record that is not JSON are each skipped and counted on stderr, and a
+//! stored value's control characters (ESC, BEL) never reach the terminal.
+
+use chrono::{TimeZone, Utc};
+use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
+use earshot::store::events::ObservedEvent;
+use earshot::store::writer::Writer;
+use earshot::store::{Store, deliveries};
+
+use crate::common::cli::{earshot, run};
+
+const SUB: &str = "5f2b8c00-7d3a-4e6b-9c0f-000000000001";
+
+fn attempt(id: &str, session: &str, code: u16, at_ms: i64) -> DeliveryRecord {
+    DeliveryRecord {
+        id: id.into(),
+        subscription_id: SUB.into(),
+        session_id: session.into(),
+        status: if code == 200 {
+            DeliveryStatus::Delivered
+        } else {
+            DeliveryStatus::Failed
+        },
+        attempt_count: 1,
+        http_status_code: Some(code),
+        error: (code != 200).then(|| format!("HTTP {code}: no")),
+        delivered_at: None,
+        next_retry_at: None,
+        created_at: Utc.timestamp_millis_opt(at_ms).unwrap().fixed_offset(),
+        extra: Default::default(),
+    }
+}
+
+fn event(id: &str, session: &str, at_ms: i64) -> ObservedEvent {
+    let at = Utc.timestamp_millis_opt(at_ms).unwrap().to_rfc3339();
+    let body = format!(
+        r#"{{"event_id":"{id}","event":"session.started","timestamp":"{at}","session":{{"session_id":"{session}"}}}}"#
+    );
+    ObservedEvent::from_delivery(body.as_bytes(), vec![], None, at_ms).unwrap()
+}
+
+/// Three sessions, each with one observed event and one refused attempt.
+async fn seeded(db: &std::path::Path) {
+    let now = Utc::now().timestamp_millis() - 60_000;
+    let mut store = Store::open(db).unwrap();
+    let subscription = Subscription {
+        id: SUB.into(),
+        url: "https://hooks.example.com/voice".into(),
+        events: vec!["session.started".into()],
+        agent_id: None,
+        enabled: true,
+        secret_version: 1,
+        extra: Default::default(),
+    };
+    deliveries::replace_subscriptions(&mut store, &[subscription], now).unwrap();
+    let (writer, thread) = Writer::start(store).unwrap();
+    for n in 0..3 {
+        writer
+            .write(event(&format!("e{n}"), &format!("ses_{n}"), now + n))
+            .await
+            .unwrap();
+    }
+    drop(writer);
+    thread.join().unwrap();
+    let mut store = Store::open(db).unwrap();
+    for n in 0..3 {
+        let session = format!("ses_{n}");
+        let records = [attempt(&format!("r{n}"), &session, 401, now + n + 100)];
+        deliveries::record_sweep(&mut store, &session, &records, now + 3_600_000).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn hand_edited_rows_are_skipped_and_counted_and_control_characters_never_print() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    seeded(&db).await;
+    let edit = rusqlite::Connection::open(&db).unwrap();
+    edit.execute_batch(
+        "UPDATE deliveries SET http_status_code = 'four-oh-one' WHERE id = 'r0';
+         UPDATE events SET event_id = NULL WHERE event_id = 'e1';
+         UPDATE subscriptions
+             SET record = json_set(record, '$.url', 'https://evil.example/' || char(27) || '[2J' || char(7));",
+    )
+    .unwrap();
+    drop(edit);
+
+    let health = run(earshot()
+        .args(["health", "--no-sweep", "--since", "2h", "--store"])
+        .arg(&db))
+    .await;
+    let stdout = String::from_utf8_lossy(&health.stdout);
+    let stderr = String::from_utf8_lossy(&health.stderr);
+    assert_eq!(
+        health.status.code(),
+        Some(1),
+        "missed events: {stdout}{stderr}"
+    );
+    assert!(stdout.contains(&SUB[..8]), "the board is printed: {stdout}");
+    assert!(stderr.contains("could not be read"), "{stderr}");
+    assert!(
+        !stdout.contains('\x1b') && !stdout.contains('\x07'),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("\\x{1b}"),
+        "the escape is shown, not sent: {stdout}"
+    );
+
+    let dry = run(earshot()
+        .args([
+            "redeliver",
+            &SUB[..8],
+            "--no-sweep",
+            "--dry-run",
+            "--since",
+            "2h",
+            "--store",
+        ])
+        .arg(&db))
+    .await;
+    let stdout = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        dry.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(!stdout.contains('\x1b'), "{stdout:?}");
+    assert!(stdout.contains("would send e2"), "{stdout}");
+
+    let events = run(earshot()
+        .args(["events", "--no-sweep", "--since", "2h", "--store"])
+        .arg(&db))
+    .await;
+    let stdout = String::from_utf8_lossy(&events.stdout);
+    assert!(
+        events.status.success(),
+        "{}",
+        String::from_utf8_lossy(&events.stderr)
+    );
+    assert!(stdout.contains("e0") && stdout.contains("e2"), "{stdout}");
+}
