@@ -57,7 +57,7 @@ pub fn list(
             ""
         };
         sql.push_str(&format!(
-            "(SELECT o.event_id FROM event_outcomes o {index}
+            "(SELECT o.event_id FROM (SELECT event_id, occurred_ms FROM event_outcomes o {index}
               WHERE o.event_id IS NOT NULL AND o.occurred_ms >= ?"
         ));
         values.push(Value::Integer(filter.since_ms));
@@ -77,12 +77,20 @@ pub fn list(
         }
         sql.push_str(" ORDER BY o.occurred_ms DESC");
         if filter.words.is_empty() {
+            // Nothing left to check on the events: the newest `limit`
+            // distinct ids are the answer, so only those are joined.
             let subscriptions: i64 = store
                 .conn
                 .prepare_cached("SELECT count(*) FROM subscriptions")?
                 .query_row([], |row| row.get(0))?;
-            sql.push_str(" LIMIT ?");
+            sql.push_str(
+                " LIMIT ?) o GROUP BY o.event_id ORDER BY max(o.occurred_ms) DESC, o.event_id DESC
+                 LIMIT ?",
+            );
             values.push(Value::Integer(limit.saturating_mul(subscriptions + 4)));
+            values.push(Value::Integer(limit));
+        } else {
+            sql.push_str(") o GROUP BY o.event_id");
         }
         // CROSS JOIN keeps this loop order: the outcomes first.
         sql.push_str(") m CROSS JOIN events e ON e.event_id = m.event_id WHERE 1");
@@ -106,9 +114,6 @@ pub fn list(
         for _ in 0..3 {
             values.push(Value::Text(word.clone()));
         }
-    }
-    if by_outcomes {
-        sql.push_str(" GROUP BY e.event_id");
     }
     sql.push_str(" ORDER BY e.occurred_ms DESC, e.event_id DESC LIMIT ?");
     values.push(Value::Integer(limit));
