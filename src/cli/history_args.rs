@@ -75,3 +75,17 @@ impl SweepArgs {
 pub fn parse_since(text: &str) -> Result<i64, String> {
     crate::history::event_query::since(text, Utc::now().timestamp_millis())
 }
+
+/// A duration (`0`, `90s`, `10m`, `2h`): how long to watch.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    if text == "0" {
+        return Ok(std::time::Duration::ZERO);
+    }
+    let now = 0;
+    let back = crate::history::event_query::since(text, now)
+        .ok()
+        .filter(|_| !text.contains('T'))
+        .ok_or_else(|| format!("`{text}`: give a duration like 0, 90s, 10m or 2h"))?;
+    Ok(std::time::Duration::from_millis(back.unsigned_abs()))
+}

@@ -2,6 +2,7 @@
 //! subcommand that parses arguments, calls [`crate::api`] and prints.
 
 mod bounded_stdout;
+pub(crate) mod changes;
 pub(crate) mod check_receiver;
 pub(crate) mod config;
 pub(crate) mod deliveries;
@@ -23,6 +24,7 @@ pub(crate) mod session_get;
 pub(crate) mod sessions;
 pub(crate) mod sign;
 pub(crate) mod subs;
+mod subs_rotate;
 pub(crate) mod transcribe;
 pub(crate) mod verify;
 
@@ -104,6 +106,8 @@ pub enum Command {
     Events(events::EventsArgs),
     /// Failure groups (subscription × diagnosis) and who is on them.
     Incidents(incidents::IncidentsArgs),
+    /// What earshot changed on the platform: when, who, what.
+    Changes(changes::ChangesArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -227,6 +231,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
         Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
+        Command::Changes(args) => changes::run(args, &global),
     };
     let skipped = crate::store::skipped_rows();
     if skipped > 0 {

@@ -171,6 +171,14 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
     };
     let sent = &report.sent;
     let (delivered, failed) = (report.delivered(), report.failed());
+    if !report.sent.is_empty() {
+        super::subs::note_change(
+            &store,
+            &plan.subscription.id,
+            "recover",
+            format!("{} re-sent, {delivered} delivered", report.sent.len()),
+        );
+    }
     if args.json {
         print_json(&RedeliverJson {
             subscription_id: &plan.subscription.id,

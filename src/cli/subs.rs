@@ -1,7 +1,9 @@
-//! `earshot subs list|get|create|pause|resume|rotate|delete`.
+//! `earshot subs list|get|create|update|pause|resume|rotate|delete`.
 //!
 //! Ids may be given whole or as a unique prefix (the eight-character short
 //! id tables show). A new secret is printed once, to stdout, and nowhere else.
+//! Every change is recorded in the store (`earshot changes`); the staged
+//! rotation is in [`super::subs_rotate`].
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -16,13 +18,25 @@ use super::{Connection, GlobalOptions, report};
 use crate::api::types::agents::{EventKind, NewSubscription, Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
 use crate::api::{ApiError, Client};
+use crate::history::incidents::operator;
 use crate::redact::SecretString;
 use crate::signature::generate_secret;
+use crate::store::Store;
+use crate::store::changes::{self, Change};
 
 #[derive(Args, Debug)]
 pub struct SubsArgs {
     #[command(flatten)]
     pub connection: Connection,
+    /// The incident-history store changes are recorded in [default:
+    /// earshot.db in the state directory].
+    #[arg(
+        long = "store",
+        env = "EARSHOT_STORE",
+        global = true,
+        value_name = "PATH"
+    )]
+    pub store: Option<PathBuf>,
     #[command(subcommand)]
     pub command: SubsCommand,
 }
@@ -78,11 +92,27 @@ pub enum SubsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Replace a subscription's signing secret.
-    Rotate {
+    /// Replace a subscription's signing secret in stages: prepare, check the
+    /// receiver accepts both secrets, apply, watch.
+    Rotate(super::subs_rotate::RotateArgs),
+    /// Change a subscription's URL or events, keeping its id, secret and
+    /// delivery history.
+    Update {
         id: String,
-        #[command(flatten)]
-        secret: SecretSource,
+        /// The new receiver URL (`--url` is the platform's origin, as for
+        /// every command).
+        #[arg(long = "receiver-url", value_name = "URL")]
+        receiver_url: Option<String>,
+        /// The new events (all of them); repeat or separate with commas.
+        #[arg(long = "event", value_delimiter = ',', value_parser = parse_event)]
+        events: Vec<EventKind>,
+        /// Allow an http:// or private-address URL (for an emulator started
+        /// with --allow-private-urls).
+        #[arg(long)]
+        allow_private_urls: bool,
+        /// Do not ask to type the short id.
+        #[arg(long)]
+        yes: bool,
         #[arg(long)]
         json: bool,
     },
@@ -130,6 +160,10 @@ impl SecretSource {
 
 pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let client = args.connection.client(global)?;
+    let changes = ChangeLog {
+        store: args.store.clone(),
+        global,
+    };
     let result = match args.command {
         SubsCommand::List {
             include_disabled,
@@ -158,12 +192,35 @@ pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 agent_id,
                 enabled: paused.then_some(false),
             };
-            create(&client, request, &secret, json).await
+            create(&client, request, &secret, json, &changes).await
         }
-        SubsCommand::Pause { id, json } => set_enabled(&client, &id, false, json).await,
-        SubsCommand::Resume { id, json } => set_enabled(&client, &id, true, json).await,
-        SubsCommand::Rotate { id, secret, json } => rotate(&client, &id, &secret, json).await,
-        SubsCommand::Delete { id, yes } => delete(&client, &id, yes).await,
+        SubsCommand::Pause { id, json } => set_enabled(&client, &id, false, json, &changes).await,
+        SubsCommand::Resume { id, json } => set_enabled(&client, &id, true, json, &changes).await,
+        SubsCommand::Rotate(rotate) => {
+            super::subs_rotate::run(rotate, &client, args.store.as_deref(), global).await
+        }
+        SubsCommand::Update {
+            id,
+            receiver_url,
+            events,
+            allow_private_urls,
+            yes,
+            json,
+        } => {
+            let policy = if allow_private_urls {
+                UrlPolicy::AnyHttp
+            } else {
+                UrlPolicy::PublicHttps
+            };
+            let client = client.clone().with_url_policy(policy);
+            let patch = SubscriptionPatch {
+                url: receiver_url,
+                events: (!events.is_empty()).then_some(events),
+                ..SubscriptionPatch::default()
+            };
+            update(&client, &id, patch, yes, json, &changes).await
+        }
+        SubsCommand::Delete { id, yes } => delete(&client, &id, yes, &changes).await,
     };
     result.or_else(report)
 }
@@ -178,10 +235,16 @@ async fn create(
     mut request: NewSubscription,
     source: &SecretSource,
     json: bool,
+    changes: &ChangeLog<'_>,
 ) -> color_eyre::Result<ExitCode> {
     let (secret, generated) = source.load()?;
     request.secret = secret.clone();
     let record = client.create_subscription(&request).await?;
+    changes.note(
+        &record.id,
+        "create",
+        format!("{} for {}", record.url, record.events.join(",")),
+    );
     show(&record, json, generated.then_some(&secret))
 }
 
@@ -258,7 +321,7 @@ fn show(
 }
 
 /// A subscription by full id or unique prefix.
-async fn find(client: &Client, id: &str) -> Result<Subscription, ApiError> {
+pub(super) async fn find(client: &Client, id: &str) -> Result<Subscription, ApiError> {
     if uuid::Uuid::parse_str(id).is_ok() {
         return client.get_subscription(id).await;
     }
@@ -298,6 +361,7 @@ async fn set_enabled(
     id: &str,
     enabled: bool,
     json: bool,
+    changes: &ChangeLog<'_>,
 ) -> color_eyre::Result<ExitCode> {
     let record = find(client, id).await?;
     let patch = SubscriptionPatch {
@@ -305,37 +369,94 @@ async fn set_enabled(
         ..SubscriptionPatch::default()
     };
     let updated = client.update_subscription(&record.id, &patch).await?;
+    let action = if enabled { "resume" } else { "pause" };
+    changes.note(&record.id, action, String::new());
     show(&updated, json, None)
 }
 
-async fn rotate(
+/// `subs update`: the diff, a typed confirmation, the `PATCH`; the id,
+/// secret and history stay.
+async fn update(
     client: &Client,
     id: &str,
-    source: &SecretSource,
+    patch: SubscriptionPatch,
+    yes: bool,
     json: bool,
+    changes: &ChangeLog<'_>,
 ) -> color_eyre::Result<ExitCode> {
-    let (secret, generated) = source.load()?;
-    let record = find(client, id).await?;
-    let patch = SubscriptionPatch {
-        secret: Some(secret.clone()),
-        ..SubscriptionPatch::default()
-    };
-    let updated = client.update_subscription(&record.id, &patch).await?;
-    let code = show(&updated, json, generated.then_some(&secret))?;
-    if !json {
-        println!();
-        println!(
-            "rotated to secret version {}. Deliveries already in flight were signed with the old secret:",
-            updated.secret_version
-        );
-        println!(
-            "keep accepting both secrets in the receiver until they drain, then drop the old one."
-        );
+    if patch.url.is_none() && patch.events.is_none() {
+        eprintln!("error: give --receiver-url and/or --event: nothing to change");
+        return Ok(ExitCode::from(2));
     }
-    Ok(code)
+    let record = find(client, id).await?;
+    let mut diff = Vec::new();
+    if let Some(url) = patch.url.as_ref().filter(|url| **url != record.url) {
+        diff.push(format!("url     {} → {url}", record.url));
+    }
+    if let Some(events) = &patch.events {
+        let new: Vec<&str> = events.iter().map(|event| event.as_str()).collect();
+        if new.join(",") != record.events.join(",") {
+            diff.push(format!(
+                "events  {} → {}",
+                record.events.join(","),
+                new.join(",")
+            ));
+        }
+    }
+    if diff.is_empty() {
+        emit("nothing changes: the subscription already has these values\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let short = short_id(&record.id).to_owned();
+    if !yes {
+        eprintln!("{short} ({}):\n  {}", record.url, diff.join("\n  "));
+        if !confirm_typed(&short, "update") {
+            eprintln!("not updated");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let updated = client.update_subscription(&record.id, &patch).await?;
+    changes.note(&record.id, "update", diff.join("; "));
+    show(&updated, json, None)
 }
 
-async fn delete(client: &Client, id: &str, yes: bool) -> color_eyre::Result<ExitCode> {
+/// Where changes are recorded: the store at `--store` or the default.
+pub(super) struct ChangeLog<'a> {
+    pub store: Option<PathBuf>,
+    pub global: &'a GlobalOptions,
+}
+
+impl ChangeLog<'_> {
+    /// Records a change made on the platform; a store that cannot be
+    /// opened is said on stderr, and the change stands.
+    pub fn note(&self, subscription_id: &str, action: &str, detail: String) {
+        match super::history_args::open_store(self.store.as_deref(), self.global) {
+            Ok(store) => note_change(&store, subscription_id, action, detail),
+            Err(error) => eprintln!("warning: the change was not recorded: {error}"),
+        }
+    }
+}
+
+/// Records a change in `store`, as the operator.
+pub(super) fn note_change(store: &Store, subscription_id: &str, action: &str, detail: String) {
+    let change = Change {
+        at_ms: crate::store::now_ms(),
+        operator: operator(),
+        subscription_id: Some(subscription_id.to_owned()),
+        action: action.to_owned(),
+        detail,
+    };
+    if let Err(error) = changes::record(store, &change) {
+        eprintln!("warning: the change was not recorded: {error}");
+    }
+}
+
+async fn delete(
+    client: &Client,
+    id: &str,
+    yes: bool,
+    changes: &ChangeLog<'_>,
+) -> color_eyre::Result<ExitCode> {
     let record = find(client, id).await?;
     let short = short_id(&record.id);
     if !yes && !confirm(short, &record.url) {
@@ -343,11 +464,28 @@ async fn delete(client: &Client, id: &str, yes: bool) -> color_eyre::Result<Exit
         return Ok(ExitCode::from(1));
     }
     client.delete_subscription(&record.id).await?;
+    changes.note(&record.id, "delete", record.url.clone());
     println!(
         "deleted subscription {} ({}) and its delivery history",
         record.id, record.url
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks the operator to type the short id to `action`; false when stdin
+/// is not a terminal.
+fn confirm_typed(short: &str, action: &str) -> bool {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        eprintln!(
+            "refusing to {action} without confirmation: pass --yes when not running in a terminal"
+        );
+        return false;
+    }
+    eprint!("type {short} to {action}: ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer).is_ok() && answer.trim() == short
 }
 
 /// Asks the operator to type the short id; false when stdin is not a terminal.

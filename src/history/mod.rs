@@ -13,6 +13,8 @@
 //! - [`artifact_download`] streams a recording or transcript to disk;
 //! - [`session_view`] puts one session's record, events, links and
 //!   deliveries together;
+//! - [`rotation`] checks a receiver holds a new secret before a rotation,
+//!   and watches what follows;
 //! - [`recover`] re-sends, signed anew, the observer's exact bytes of every
 //!   event a subscription missed for good.
 //!
@@ -26,6 +28,7 @@ pub mod event_query;
 pub mod incidents;
 pub(crate) mod recover;
 pub mod report;
+pub mod rotation;
 pub mod session_view;
 pub mod sweep;
 

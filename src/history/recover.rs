@@ -297,10 +297,7 @@ pub async fn run(
     brakes: Brakes,
     mut each: impl FnMut(&Sent) -> ControlFlow<()>,
 ) -> Result<RunReport, HistoryError> {
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .map_err(HistoryError::Client)?;
+    let http = sender()?;
     let mut report = RunReport::default();
     let mut failures_in_a_row = 0;
     for (index, event) in plan.to_send.iter().enumerate() {
@@ -343,8 +340,17 @@ pub async fn run(
     Ok(report)
 }
 
+/// The client re-sends go through: no redirects (the platform follows
+/// none), the platform's deadline per send.
+pub(crate) fn sender() -> Result<reqwest::Client, HistoryError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(HistoryError::Client)
+}
+
 /// One POST with the platform's headers, signed now.
-async fn send_event(
+pub(crate) async fn send_event(
     http: &reqwest::Client,
     url: &str,
     secret: &SecretString,

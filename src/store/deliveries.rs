@@ -204,3 +204,45 @@ pub(crate) fn failing_sessions(
     })?;
     super::readable(rows)
 }
+
+/// A subscription's attempts around a time (a rotation).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SinceTime {
+    /// Attempts delivered at or after the time.
+    pub delivered: i64,
+    /// Sessions with an attempt refused with 401 at or after the time.
+    pub refused_sessions: Vec<String>,
+    /// Events from before the time still in flight or with a retry to come
+    /// (signed with what was the secret then).
+    pub old_pending: i64,
+}
+
+/// What `subscription_id`'s attempts did around `at_ms`.
+pub fn since(store: &Store, subscription_id: &str, at_ms: i64) -> rusqlite::Result<SinceTime> {
+    let delivered = store
+        .conn
+        .prepare_cached(
+            "SELECT count(*) FROM deliveries
+             WHERE subscription_id = ?1 AND status = 'delivered' AND created_ms >= ?2",
+        )?
+        .query_row(params![subscription_id, at_ms], |row| row.get(0))?;
+    let mut refused = store.conn.prepare_cached(
+        "SELECT DISTINCT session_id FROM deliveries
+         WHERE subscription_id = ?1 AND status = 'failed' AND http_status_code = 401
+           AND created_ms >= ?2",
+    )?;
+    let rows = refused.query_map(params![subscription_id, at_ms], |row| row.get(0))?;
+    let refused_sessions = super::readable(rows)?;
+    let old_pending = store
+        .conn
+        .prepare_cached(
+            "SELECT count(*) FROM event_outcomes
+             WHERE subscription_id = ?1 AND state = 'pending' AND occurred_ms < ?2",
+        )?
+        .query_row(params![subscription_id, at_ms], |row| row.get(0))?;
+    Ok(SinceTime {
+        delivered,
+        refused_sessions,
+        old_pending,
+    })
+}

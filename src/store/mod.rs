@@ -11,6 +11,7 @@
 //! documented for `sqlite3` users in `docs/store.md`.
 
 pub mod chains;
+pub mod changes;
 pub mod deliveries;
 pub mod event_list;
 pub mod events;

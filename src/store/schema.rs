@@ -220,7 +220,8 @@ fn event_counts_table(table: &str, unit: &str) -> String {
 /// Events, not attempts: one row per event a subscription should have
 /// received (its attempt chain, `history::chains`), kept as records and
 /// events arrive, with minute and hour counts kept by triggers; and the
-/// incidents (failure groups) operators acknowledge.
+/// incidents (failure groups) operators acknowledge; and the changes
+/// earshot made on the platform.
 fn version_2() -> String {
     let insert_new = count_event_into_buckets("NEW", 1);
     let remove_old = count_event_into_buckets("OLD", -1);
@@ -289,6 +290,17 @@ CREATE TABLE incidents (
 );
 CREATE INDEX incidents_by_group
     ON incidents (subscription_id, http_status_code, error_class, first_seen_ms);
+
+CREATE TABLE changes (
+    id               INTEGER PRIMARY KEY,
+    at_ms            INTEGER NOT NULL,
+    operator         TEXT NOT NULL,
+    subscription_id  TEXT,
+    action           TEXT NOT NULL,
+    detail           TEXT NOT NULL
+);
+CREATE INDEX changes_by_time ON changes (at_ms);
+CREATE INDEX changes_by_subscription ON changes (subscription_id, at_ms);
 "
     )
 }

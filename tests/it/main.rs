@@ -27,6 +27,7 @@ mod session_artifacts;
 mod sessions_get;
 mod signature_props;
 mod signature_vectors;
+mod staged_rotation;
 mod store_hand_edits;
 mod store_reliability;
 mod subscriptions_api;

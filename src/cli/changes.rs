@@ -1,0 +1,53 @@
+//! `earshot changes [--since D] [--json]`: what earshot changed on the
+//! platform (create, update, pause, resume, rotate, delete, recover runs),
+//! newest first: when, who, which subscription, what. Never a secret.
+
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::GlobalOptions;
+use super::history_args::{StoreArg, parse_since};
+use super::output::{Table, emit, print_json, short_id};
+use super::sessions::clock;
+use crate::store::changes;
+
+#[derive(Args, Debug)]
+pub struct ChangesArgs {
+    /// The window: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
+    #[arg(long, default_value = "7d", value_parser = parse_since, value_name = "DURATION")]
+    pub since: i64,
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: StoreArg,
+}
+
+pub fn run(args: ChangesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let store = args.store.open(global)?;
+    let listed = changes::since(&store, args.since)?;
+    if args.json {
+        print_json(&listed)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if listed.is_empty() {
+        emit("no changes recorded in the window\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["TIME", "WHO", "SUBSCRIPTION", "ACTION", "WHAT"]);
+    for change in &listed {
+        table.row(vec![
+            clock(Some(change.at_ms)),
+            change.operator.clone(),
+            change
+                .subscription_id
+                .as_deref()
+                .map_or("-", short_id)
+                .to_owned(),
+            change.action.clone(),
+            change.detail.clone(),
+        ]);
+    }
+    emit(&table.render())?;
+    Ok(ExitCode::SUCCESS)
+}
