@@ -170,7 +170,7 @@ pub enum HealthResult {
     /// The board read from the store; `seq` identifies the read.
     Loaded {
         seq: u64,
-        result: Result<Vec<crate::history::report::SubscriptionHealth>, Failure>,
+        result: Result<crate::history::report::Board, Failure>,
     },
     /// One subscription's failing sessions, read with the board `seq`.
     Sessions {

@@ -46,7 +46,7 @@ async fn with_store<T: Send + 'static>(
 
 pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: UnboundedSender<Action>) {
     let result = with_store(path, move |store| {
-        report::health(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
+        report::board(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
     })
     .await;
     let _ = tx.send(Action::Health(HealthResult::Loaded { seq, result }));

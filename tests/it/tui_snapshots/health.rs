@@ -2,6 +2,7 @@
 //! recover form that masks the secret.
 
 use super::*;
+use earshot::history::coverage::{Coverage, CoverageState};
 use earshot::history::report::{EventTotals, FailureGroup, SubscriptionHealth};
 
 fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> SubscriptionHealth {
@@ -66,6 +67,12 @@ fn board() -> App {
     ];
     broken.retries_due = 2;
     broken.next_retry_at = Some("2025-03-14T09:31:00Z".into());
+    broken.missed_by_type = [
+        ("call.ended".to_owned(), 25),
+        ("call.connected".to_owned(), 12),
+    ]
+    .into_iter()
+    .collect();
     let mut paused = row(
         "3c4d5e6f-0000-4000-8000-000000000003",
         "https://legacy.example.net/hook",
@@ -92,6 +99,23 @@ fn board() -> App {
 #[test]
 fn health_board_with_a_failing_subscription() {
     snapshot("health_board", &board());
+}
+
+/// With no observer event in the window, the title says missed events
+/// cannot be known.
+#[test]
+fn health_board_without_an_observer_says_it_cannot_know() {
+    let mut app = board();
+    app.health.coverage = Some(Coverage {
+        state: CoverageState::None,
+        last_event_at: None,
+        events_in_window: 0,
+        newest_unobserved_ms: None,
+        last_event_ms: None,
+    });
+    let terminal = render(&app, (120, 40));
+    let screen = format!("{:?}", terminal.backend());
+    assert!(screen.contains("cannot be known"), "{screen}");
 }
 
 #[test]

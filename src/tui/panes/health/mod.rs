@@ -1,8 +1,9 @@
 //! The Health pane (first tab): the account-wide board of the incident
 //! history (DESIGN §9), live from the store and the sweep.
 //!
-//! Owns the per-subscription board (delivered / failed / pending, success
-//! rate, last failure, the largest failure group), the window (1 h, 24 h,
+//! Owns the per-subscription board counted in events (delivered, missed,
+//! recovered, pending, failing since, the largest failure group) under the
+//! observer's coverage, the window (1 h, 24 h,
 //! 7 d), the drill-down to a subscription's failing sessions (enter opens
 //! one in Deliveries), and recover: a form with the subscription's secret
 //! (masked, never kept) and the short id typed as confirmation, then
@@ -24,6 +25,7 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table::TableState;
 use super::{Pane, PaneCommands};
+use crate::history::coverage::Coverage;
 use crate::history::report::SubscriptionHealth;
 use crate::history::sweep::SweepReport;
 use crate::redact::SecretString;
@@ -123,6 +125,8 @@ pub struct RecoverForm {
 #[derive(Debug)]
 pub struct HealthPane {
     rows: Vec<SubscriptionHealth>,
+    /// What the observer covers, from the last read.
+    pub coverage: Option<Coverage>,
     pub(crate) table: TableState,
     pub window: Window,
     pub mode: Mode,
@@ -154,6 +158,7 @@ impl HealthPane {
     pub fn new() -> HealthPane {
         HealthPane {
             rows: Vec::new(),
+            coverage: None,
             table: TableState::default(),
             window: Window::Day,
             mode: Mode::Board,
@@ -407,9 +412,10 @@ impl HealthPane {
                 }
                 self.loading = false;
                 match result {
-                    Ok(rows) => {
+                    Ok(board) => {
                         self.table
-                            .replace(&mut self.rows, rows, |row| row.id.clone());
+                            .replace(&mut self.rows, board.subscriptions, |row| row.id.clone());
+                        self.coverage = Some(board.observer);
                         self.loaded_once = true;
                         self.load_error = None;
                     }

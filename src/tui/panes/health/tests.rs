@@ -4,7 +4,8 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
-use crate::history::report::{EventTotals, FailureGroup, SubscriptionHealth};
+use crate::history::coverage::{Coverage, CoverageState};
+use crate::history::report::{Board, EventTotals, FailureGroup, SubscriptionHealth};
 use crate::history::sweep::SweepReport;
 use crate::store::deliveries::FailingSession;
 use crate::tui::action::{Action, Effect, Failure, HealthResult};
@@ -57,6 +58,20 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
     }
 }
 
+/// A board with the observer covering the window.
+fn board(subscriptions: Vec<SubscriptionHealth>) -> Board {
+    Board {
+        observer: Coverage {
+            state: CoverageState::Ok,
+            last_event_at: Some("2027-01-15T08:00:00Z".into()),
+            events_in_window: 40,
+            newest_unobserved_ms: None,
+            last_event_ms: Some(NOW_MS - 30_000),
+        },
+        subscriptions,
+    }
+}
+
 fn app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {
         read_only,
@@ -83,7 +98,7 @@ fn loaded() -> App {
     let seq = load_seq(&effects);
     app.update(Action::Health(HealthResult::Loaded {
         seq,
-        result: Ok(vec![row(BROKEN, 9), row(FINE, 0)]),
+        result: Ok(board(vec![row(BROKEN, 9), row(FINE, 0)])),
     }));
     app
 }
@@ -111,7 +126,7 @@ fn a_stale_read_is_dropped_and_a_sweep_reloads_the_board() {
     let mut app = loaded();
     app.update(Action::Health(HealthResult::Loaded {
         seq: 0,
-        result: Ok(Vec::new()),
+        result: Ok(board(Vec::new())),
     }));
     assert_eq!(
         app.health.rows().len(),
@@ -235,7 +250,7 @@ fn read_only_hides_recover() {
     let seq = load_seq(&app.init());
     app.update(Action::Health(HealthResult::Loaded {
         seq,
-        result: Ok(vec![row(BROKEN, 9)]),
+        result: Ok(board(vec![row(BROKEN, 9)])),
     }));
     app.update(key('R'));
     assert_eq!(app.health.mode, Mode::Board);

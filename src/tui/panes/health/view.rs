@@ -1,5 +1,6 @@
-//! Drawing the Health pane: the title with the window and the last sweep,
-//! the per-subscription board (only the rows on screen are built) with the
+//! Drawing the Health pane: the title with the window, the last sweep and
+//! the observer's coverage, the per-subscription board in events (only the
+//! rows on screen are built) with the
 //! selected row's failure groups under it, a subscription's failing
 //! sessions, and the recover form. Reads state, changes nothing but the
 //! remembered scroll offsets.
@@ -11,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::{Field, HealthPane, Mode, RecoverForm};
+use crate::history::coverage::CoverageState;
 use crate::history::report::SubscriptionHealth;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
@@ -34,7 +36,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme)
 
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
     let muted = theme.style(Role::Muted);
-    let failing = pane.rows().iter().filter(|row| row.failed > 0).count();
+    let failing = pane.rows().iter().filter(|row| row.is_failing()).count();
     let mut spans = vec![
         Span::styled(" Health", theme.style(Role::Accent)),
         Span::styled(
@@ -67,12 +69,27 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         Some(Err(_)) => spans.push(Span::styled(" · sweep failed", theme.style(Role::Error))),
         None => {}
     }
+    match &pane.coverage {
+        Some(coverage) if !coverage.is_known() => spans.push(Span::styled(
+            match coverage.state {
+                CoverageState::None => " · observer: no events in the window, missed events \
+                                       cannot be known"
+                    .to_owned(),
+                _ => " · observer SILENT: missed events cannot be known".to_owned(),
+            },
+            theme.style(Role::Error),
+        )),
+        Some(coverage) => spans.push(Span::styled(
+            format!(" · observer {} events", coverage.events_in_window),
+            muted,
+        )),
+        None => {}
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 
 const SUB_W: u16 = 9;
 const COUNT_W: u16 = 6;
-const RATE_W: u16 = 5;
 const TIME_W: u16 = 8;
 const URL_W: u16 = 28;
 
@@ -81,9 +98,9 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         return draw_empty(frame, area, pane, theme);
     }
     // The board, then the selected subscription's failures right under it.
-    let details = pane
-        .selected()
-        .map_or(0, |row| row.failures.len().min(4) as u16 + 2);
+    let details = pane.selected().map_or(0, |row| {
+        row.failures.len().min(4) as u16 + 2 + u16::from(!row.missed_by_type.is_empty())
+    });
     let wanted = u16::try_from(pane.rows().len() + 1).unwrap_or(u16::MAX);
     let board_height = wanted.min(area.height.saturating_sub(details)).max(2);
     let [board, below, _] = Layout::vertical([
@@ -99,13 +116,13 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
             "SUB",
             "URL",
             "OK",
-            "FAILED",
+            "MISSED",
+            "RECOV",
             "PEND",
-            "RATE",
-            "LAST ✗",
+            "FAILING",
             "WHY (LARGEST GROUP)",
         ],
-        fixed: &[SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, RATE_W, TIME_W],
+        fixed: &[SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, COUNT_W, TIME_W],
     };
     let rows = pane.rows();
     let url_cells = usize::from(url_w);
@@ -132,11 +149,9 @@ fn board_row(
     failure_w: usize,
     theme: &Theme,
 ) -> Row<'static> {
-    let rate = row
-        .success_rate
-        .map_or("—".to_owned(), |rate| format!("{:.0}%", rate * 100.0));
-    let last = row
-        .last_failure_at
+    // Since when the current run of failures goes on (UTC clock time).
+    let failing = row
+        .failing_since
         .as_deref()
         .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
         .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string());
@@ -145,6 +160,7 @@ fn board_row(
         .first()
         .map(|group| format!("×{} {}", group.count, group.diagnosis))
         .unwrap_or_default();
+    let events = &row.events;
     let mut name = short_id(&row.id).to_owned();
     if !row.enabled {
         name.push('⏸');
@@ -152,16 +168,16 @@ fn board_row(
     let cells = vec![
         Line::from(name),
         Line::from(fit(&row.url, url_w)),
-        Line::from(row.delivered.to_string()),
-        Line::from(row.failed.to_string()),
-        Line::from(row.pending.to_string()),
-        Line::from(rate),
-        Line::from(last),
+        Line::from(events.delivered.to_string()),
+        Line::from(events.missed.to_string()),
+        Line::from(events.recovered.to_string()),
+        Line::from((events.pending + events.unknown).to_string()),
+        Line::from(failing),
         Line::from(fit(&why, failure_w)),
     ];
-    let mut style = if row.failed > 0 {
+    let mut style = if row.is_failing() {
         theme.style(Role::Error)
-    } else if row.pending > 0 {
+    } else if events.pending + events.unknown > 0 {
         theme.style(Role::Warn)
     } else {
         theme.style(Role::Fg)
@@ -195,14 +211,43 @@ fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, th
             ),
         ]),
     ];
+    if !row.missed_by_type.is_empty() {
+        let by_type: Vec<String> = row
+            .missed_by_type
+            .iter()
+            .map(|(kind, count)| {
+                let kind = if kind.is_empty() {
+                    "type unknown"
+                } else {
+                    kind
+                };
+                format!("{kind} {count}")
+            })
+            .collect();
+        lines.push(Line::from(vec![
+            Span::styled("   missed: ", theme.style(Role::Error)),
+            Span::styled(by_type.join(" · "), theme.style(Role::Fg)),
+            Span::styled(
+                row.last_success_at
+                    .as_deref()
+                    .map(|at| format!("  (last success {at})"))
+                    .unwrap_or_else(|| "  (no success on record)".to_owned()),
+                muted,
+            ),
+        ]));
+    }
     for group in row.failures.iter().take(4) {
         lines.push(Line::from(vec![
             Span::styled(format!("   ×{:<5} ", group.count), theme.style(Role::Error)),
             Span::styled(group.diagnosis.clone(), theme.style(Role::Fg)),
             Span::styled(
                 format!(
-                    "  (last {}, e.g. {})",
-                    group.last_at, group.example_session_id
+                    "  ({} missed, {} recovered, {} retrying; last {}, e.g. {})",
+                    group.missed,
+                    group.recovered,
+                    group.retrying,
+                    group.last_at,
+                    group.example_session_id
                 ),
                 muted,
             ),
