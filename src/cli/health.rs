@@ -136,19 +136,10 @@ fn print_board(
     for row in board.iter().filter(|row| !row.failures.is_empty()) {
         text.push_str(&format!("\n{} {}\n", short_id(&row.id), row.url));
         if !row.missed_by_type.is_empty() {
-            let by_type: Vec<String> = row
-                .missed_by_type
-                .iter()
-                .map(|(kind, count)| {
-                    let kind = if kind.is_empty() {
-                        "type unknown"
-                    } else {
-                        kind
-                    };
-                    format!("{kind} {count}")
-                })
-                .collect();
-            text.push_str(&format!("  missed: {}\n", by_type.join(", ")));
+            text.push_str(&format!(
+                "  missed: {}\n",
+                row.missed_by_type_words().join(", ")
+            ));
         }
         for group in &row.failures {
             text.push_str(&format!(

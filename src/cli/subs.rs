@@ -488,19 +488,9 @@ fn confirm_typed(short: &str, action: &str) -> bool {
     stdin.lock().read_line(&mut answer).is_ok() && answer.trim() == short
 }
 
-/// Asks the operator to type the short id; false when stdin is not a terminal.
+/// Asks the operator to type the short id to delete; false when stdin is
+/// not a terminal.
 fn confirm(short: &str, url: &str) -> bool {
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        eprintln!(
-            "refusing to delete without confirmation: pass --yes when not running in a terminal"
-        );
-        return false;
-    }
-    eprint!(
-        "delete subscription {short} ({url}) and its delivery history? type {short} to confirm: "
-    );
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer).is_ok() && answer.trim() == short
+    eprintln!("delete subscription {short} ({url}) and its delivery history?");
+    confirm_typed(short, "delete")
 }

@@ -72,6 +72,21 @@ pub struct SubscriptionHealth {
 }
 
 impl SubscriptionHealth {
+    /// Missed events by type in words: `call.ended 25`, `type unknown 2`.
+    pub fn missed_by_type_words(&self) -> Vec<String> {
+        self.missed_by_type
+            .iter()
+            .map(|(kind, count)| {
+                let kind = if kind.is_empty() {
+                    "type unknown"
+                } else {
+                    kind
+                };
+                format!("{kind} {count}")
+            })
+            .collect()
+    }
+
     /// Something was missed for good in the window, or the receiver is
     /// failing now.
     pub fn is_failing(&self) -> bool {

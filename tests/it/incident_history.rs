@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::common::cli::{Observed, earshot, run};
-use crate::common::{API_KEY, Receiver, Reply, SECRET, eventually, hmac_hex, signature_parts};
+use crate::common::cli::{Observed, against, earshot, run};
+use crate::common::{Receiver, Reply, SECRET, eventually, hmac_hex, signature_parts};
 use earshot::api::types::agents::EventKind;
 use serde_json::Value;
 
@@ -36,17 +36,6 @@ async fn rejecting_until_fixed(fixed_reply: Reply) -> (Receiver, Arc<AtomicBool>
     })
     .await;
     (receiver, fixed)
-}
-
-/// `earshot ARGS` against the emulator at `base` with the observer's
-/// store `db`.
-fn against(base: &str, db: &Path, args: &[&str]) -> Command {
-    let mut command = earshot();
-    command
-        .args(args)
-        .args(["--url", base, "--api-key", API_KEY, "--store"])
-        .arg(db);
-    command
 }
 
 /// `earshot redeliver SUBSCRIPTION [FLAGS] --secret-file FILE`, against the

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::cli::{Observed, earshot, run};
-use crate::common::{self, API_KEY, Captured, Receiver, Reply, SECRET, eventually};
+use crate::common::cli::{self, Observed, earshot, run};
+use crate::common::{self, Captured, Receiver, Reply, SECRET, eventually};
 use earshot::api::types::agents::EventKind;
 
 const OBSERVER_SECRET: &str = "whsec_observer_secret_0123456789abcdefgh";
@@ -49,12 +49,8 @@ async fn refusing_on_retry() -> (Receiver, Arc<AtomicBool>) {
 }
 
 fn against(base: &str, db: &Path, args: &[&str]) -> Command {
-    let mut command = earshot();
-    command
-        .args(args)
-        .args(["--url", base, "--api-key", API_KEY, "--store"])
-        .arg(db)
-        .env("USER", "alice");
+    let mut command = cli::against(base, db, args);
+    command.env("USER", "alice");
     command
 }
 

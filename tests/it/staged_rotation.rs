@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::cli::{Observed, earshot, run};
-use crate::common::{self, API_KEY, Captured, Receiver, Reply, SECRET, eventually, verifies_with};
+use crate::common::cli::{self, Observed, earshot, run};
+use crate::common::{self, Captured, Receiver, Reply, SECRET, eventually, verifies_with};
 use earshot::api::types::agents::EventKind;
 
 const OBSERVER_SECRET: &str = "whsec_observer_secret_0123456789abcdefgh";
@@ -36,12 +36,8 @@ async fn verifying(holds: Arc<Mutex<Vec<&'static str>>>) -> Receiver {
 }
 
 fn against(base: &str, db: &Path, args: &[&str]) -> Command {
-    let mut command = earshot();
-    command
-        .args(args)
-        .args(["--url", base, "--api-key", API_KEY, "--store"])
-        .arg(db)
-        .env("USER", "bob");
+    let mut command = cli::against(base, db, args);
+    command.env("USER", "bob");
     command
 }
 

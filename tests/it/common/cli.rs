@@ -167,3 +167,13 @@ pub async fn run(command: &mut Command) -> Output {
         .expect("the command finishes within a minute")
         .expect("the command runs")
 }
+
+/// `earshot ARGS` against the emulator at `base` with the store `db`.
+pub fn against(base: &str, db: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = earshot();
+    command
+        .args(args)
+        .args(["--url", base, "--api-key", super::API_KEY, "--store"])
+        .arg(db);
+    command
+}
