@@ -179,12 +179,7 @@ pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<E
             secret,
             json,
         } => {
-            let policy = if allow_private_urls {
-                UrlPolicy::AnyHttp
-            } else {
-                UrlPolicy::PublicHttps
-            };
-            let client = client.clone().with_url_policy(policy);
+            let client = with_policy(&client, allow_private_urls);
             let request = NewSubscription {
                 url: receiver_url,
                 events,
@@ -207,12 +202,7 @@ pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<E
             yes,
             json,
         } => {
-            let policy = if allow_private_urls {
-                UrlPolicy::AnyHttp
-            } else {
-                UrlPolicy::PublicHttps
-            };
-            let client = client.clone().with_url_policy(policy);
+            let client = with_policy(&client, allow_private_urls);
             let patch = SubscriptionPatch {
                 url: receiver_url,
                 events: (!events.is_empty()).then_some(events),
@@ -372,6 +362,16 @@ async fn set_enabled(
     let action = if enabled { "resume" } else { "pause" };
     changes.note(&record.id, action, String::new());
     show(&updated, json, None)
+}
+
+/// The client, taking http:// and private addresses when asked (an
+/// emulator started with --allow-private-urls).
+fn with_policy(client: &Client, allow_private_urls: bool) -> Client {
+    client.clone().with_url_policy(if allow_private_urls {
+        UrlPolicy::AnyHttp
+    } else {
+        UrlPolicy::PublicHttps
+    })
 }
 
 /// `subs update`: the diff, a typed confirmation, the `PATCH`; the id,
