@@ -248,7 +248,8 @@ CREATE TABLE event_outcomes (
 CREATE INDEX event_outcomes_by_session ON event_outcomes (session_id);
 CREATE INDEX event_outcomes_by_event ON event_outcomes (event_id) WHERE event_id IS NOT NULL;
 CREATE INDEX event_outcomes_by_state ON event_outcomes (subscription_id, state, occurred_ms);
-CREATE INDEX event_outcomes_by_state_time ON event_outcomes (state, occurred_ms);
+CREATE INDEX event_outcomes_by_state_time
+    ON event_outcomes (state, occurred_ms, event_id, subscription_id, event, session_id);
 CREATE INDEX event_outcomes_failed
     ON event_outcomes (subscription_id, http_status_code, error_class, last_failure_ms)
     WHERE last_failure_ms IS NOT NULL;
