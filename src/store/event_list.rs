@@ -35,8 +35,8 @@ pub struct ListedEvent {
 ///
 /// Each filter picks the index that finds its rows without reading the
 /// others: with a state or subscription, the outcomes' `(state,
-/// occurred_ms)` index, newest first (a capped number of rows when no free
-/// text is left to check: an event has at most one row per subscription);
+/// occurred_ms)` index, newest first (stopping at `limit` distinct events
+/// when no free text is left to check);
 /// with a session prefix, a range of the session index; else the events'
 /// time index, newest first, stopping at `limit`. Free text has no index.
 pub fn list(
@@ -56,8 +56,11 @@ pub fn list(
         } else {
             ""
         };
+        // An event's rows share its time, so (id, time) pairs are its
+        // distinct ids, read newest first along the index: with nothing
+        // left to check on the events, the scan stops at `limit` of them.
         sql.push_str(&format!(
-            "(SELECT o.event_id FROM (SELECT event_id, occurred_ms FROM event_outcomes o {index}
+            "(SELECT DISTINCT o.event_id, o.occurred_ms FROM event_outcomes o {index}
               WHERE o.event_id IS NOT NULL AND o.occurred_ms >= ?"
         ));
         values.push(Value::Integer(filter.since_ms));
@@ -77,20 +80,8 @@ pub fn list(
         }
         sql.push_str(" ORDER BY o.occurred_ms DESC");
         if filter.words.is_empty() {
-            // Nothing left to check on the events: the newest `limit`
-            // distinct ids are the answer, so only those are joined.
-            let subscriptions: i64 = store
-                .conn
-                .prepare_cached("SELECT count(*) FROM subscriptions")?
-                .query_row([], |row| row.get(0))?;
-            sql.push_str(
-                " LIMIT ?) o GROUP BY o.event_id ORDER BY max(o.occurred_ms) DESC, o.event_id DESC
-                 LIMIT ?",
-            );
-            values.push(Value::Integer(limit.saturating_mul(subscriptions + 4)));
+            sql.push_str(" LIMIT ?");
             values.push(Value::Integer(limit));
-        } else {
-            sql.push_str(") o GROUP BY o.event_id");
         }
         // CROSS JOIN keeps this loop order: the outcomes first.
         sql.push_str(") m CROSS JOIN events e ON e.event_id = m.event_id WHERE 1");
