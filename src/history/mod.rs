@@ -6,7 +6,8 @@
 //! - [`report`] turns the stored records into per-subscription health in
 //!   events, with failures grouped by diagnosis;
 //! - [`event_list`] lists observed events with their outcome per
-//!   subscription, filtered with the [`event_query`] language;
+//!   subscription, filtered with the [`event_query`] language, and
+//!   [`body_view`] shows an event's body with personal data masked;
 //! - [`incidents`] are failure groups with a state operators acknowledge;
 //! - [`coverage`] says whether the observer saw enough to know what was
 //!   missed;
@@ -22,6 +23,7 @@
 //! pane) are thin layers over these.
 
 pub mod artifact_download;
+pub mod body_view;
 pub mod coverage;
 pub mod event_list;
 pub mod event_query;
@@ -51,6 +53,8 @@ pub enum HistoryError {
     Client(reqwest::Error),
     #[error("{0} matches several subscriptions: give more of the id")]
     AmbiguousSubscription(String),
+    #[error("the store holds no event {0}: only events the observer received can be re-sent")]
+    UnknownEvent(String),
 }
 
 impl From<rusqlite::Error> for HistoryError {

@@ -137,6 +137,27 @@ pub fn plan(
     Ok(plan)
 }
 
+/// One event to one subscription, whatever its state there (the Events
+/// pane's re-send): a delivered event may still be wanted by a receiver
+/// that lost it. A 2xx answer marks it `recovered` only if it was missed.
+pub fn plan_event(
+    store: &Store,
+    subscription_id: &str,
+    event_id: &str,
+) -> Result<Plan, HistoryError> {
+    let subscription = find_subscription(store, subscription_id)?;
+    let event =
+        events::get(store, event_id)?.ok_or_else(|| HistoryError::UnknownEvent(event_id.into()))?;
+    Ok(Plan {
+        subscription,
+        to_send: vec![event],
+        already_recovered: 0,
+        interrupted: Vec::new(),
+        not_observed: Vec::new(),
+        out_of_scope: 0,
+    })
+}
+
 impl Plan {
     /// What the plan leaves out, as `; …` clauses to append to a summary
     /// (empty when nothing is left out).

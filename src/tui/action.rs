@@ -41,6 +41,8 @@ pub enum Action {
     Inbox(InboxResult),
     /// The incident history's store, sweep or recover answered.
     Health(HealthResult),
+    /// The Events pane's list, an event in full, or a re-send answered.
+    Events(EventsResult),
     /// Another pane (Health) opens a session or call in Deliveries.
     OpenInDeliveries(String),
     /// The sessions the incident history knows, for the Deliveries prompt.
@@ -188,6 +190,39 @@ pub enum HealthResult {
     Recovered(Result<String, Failure>),
 }
 
+/// What reaches the Events pane.
+#[derive(Clone, Debug)]
+pub enum EventsResult {
+    /// The list read from the store; `seq` identifies the read.
+    Loaded {
+        seq: u64,
+        result: Result<Vec<crate::history::event_list::EventRow>, Failure>,
+    },
+    /// One event in full (`None`: the store no longer holds it).
+    Detail {
+        seq: u64,
+        result: Result<Option<Box<crate::history::event_list::EventDetail>>, Failure>,
+    },
+    /// A re-send ended.
+    Resent(Result<Resent, Failure>),
+}
+
+/// A re-send's answer: whether a 2xx came, and the line saying so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resent {
+    pub delivered: bool,
+    pub summary: String,
+}
+
+/// Where the Events pane re-sends an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ResendTarget {
+    /// A subscription's URL (the send is recorded in the store).
+    Subscription(String),
+    /// Any URL the operator gives, e.g. a receiver under development.
+    Url(String),
+}
+
 /// A failed call, as the status bar shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
@@ -307,6 +342,25 @@ pub enum Effect {
         since_ms: i64,
         secret: SecretString,
     },
+    /// Read the Events list from the store (local).
+    LoadEvents {
+        seq: u64,
+        query: crate::history::event_query::EventQuery,
+        since_ms: i64,
+        limit: usize,
+    },
+    /// Read one event in full from the store (local).
+    LoadEventDetail {
+        seq: u64,
+        event_id: String,
+    },
+    /// Re-send one observed event, signed anew with `secret` (masked in
+    /// `Debug`, never stored).
+    ResendEvent {
+        event_id: String,
+        target: ResendTarget,
+        secret: SecretString,
+    },
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -328,6 +382,8 @@ impl Effect {
                 | Effect::LoadHealth { .. }
                 | Effect::LoadFailingSessions { .. }
                 | Effect::LoadKnownSessions
+                | Effect::LoadEvents { .. }
+                | Effect::LoadEventDetail { .. }
                 | Effect::Quit
         )
     }

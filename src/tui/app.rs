@@ -19,6 +19,7 @@ use super::command::{
 };
 use super::keymap::{self, CommandInfo, CommandSection, permitted};
 use super::panes::deliveries::DeliveriesPane;
+use super::panes::events::EventsPane;
 use super::panes::health::HealthPane;
 use super::panes::inbox::{self, InboxPane};
 use super::panes::jobs::JobsPane;
@@ -182,6 +183,7 @@ pub struct App {
     pub sigs: SignaturesPane,
     pub probe: ProbePane,
     pub inbox: InboxPane,
+    pub events: EventsPane,
     pub overlay: Option<Overlay>,
     pub status: Status,
     pub toast: Option<Toast>,
@@ -203,6 +205,7 @@ impl App {
             sigs: SignaturesPane::new(),
             probe: ProbePane::new(),
             inbox: InboxPane::new(),
+            events: EventsPane::new(),
             overlay: None,
             status: Status::new(),
             toast: None,
@@ -253,6 +256,7 @@ impl App {
             || (self.pane == PaneId::Health && self.health.wants_tick())
             || (self.pane == PaneId::Deliveries && self.deliveries.wants_tick())
             || (self.pane == PaneId::Jobs && self.jobs.wants_tick())
+            || self.pane == PaneId::Events
     }
 
     /// A request is in flight.
@@ -264,6 +268,7 @@ impl App {
             || self.jobs.busy()
             || self.probe.busy()
             || self.inbox.busy()
+            || self.events.busy()
     }
 
     /// The one update.
@@ -300,6 +305,15 @@ impl App {
                     }
                     return self.absorb(None, out);
                 }
+                if self.pane == PaneId::Events {
+                    let mut out = Outcome::default();
+                    // The sweep files the attempts the Events list shows.
+                    let swept = self.health.on_tick(now, &mut out);
+                    if self.events.on_tick(now, &mut out) || swept {
+                        self.dirty = true;
+                    }
+                    return self.absorb(None, out);
+                }
                 if self.pane == PaneId::Deliveries && self.deliveries.wants_tick() {
                     let mut out = Outcome::default();
                     if self.deliveries.on_tick(now, &mut out) {
@@ -323,6 +337,8 @@ impl App {
             Action::Health(result) => self.apply_from(Some(PaneId::Health), |app, out| {
                 app.health.on_result(result, out);
             }),
+            // The store and a receiver of the operator's, not the platform.
+            Action::Events(result) => self.apply(|app, out| app.events.on_result(result, out)),
             Action::KnownSessions(ids) => {
                 self.dirty = true;
                 self.deliveries.set_known(ids);
@@ -447,6 +463,7 @@ impl App {
             PaneId::Signatures => wrap(SignaturesPane::help_sections(), Command::Sigs),
             PaneId::Probe => wrap(ProbePane::help_sections(), Command::Probe),
             PaneId::Inbox => wrap(InboxPane::help_sections(), Command::Inbox),
+            PaneId::Events => wrap(EventsPane::help_sections(), Command::Events),
         };
         sections.push(CommandSection {
             title: "Global",
@@ -484,6 +501,7 @@ impl App {
             PaneId::Signatures => wrap(&self.sigs, Command::Sigs),
             PaneId::Probe => wrap(&self.probe, Command::Probe),
             PaneId::Inbox => wrap(&self.inbox, Command::Inbox),
+            PaneId::Events => wrap(&self.events, Command::Events),
         }
     }
 
@@ -497,6 +515,7 @@ impl App {
             PaneId::Signatures => &self.sigs,
             PaneId::Probe => &self.probe,
             PaneId::Inbox => &self.inbox,
+            PaneId::Events => &self.events,
         }
     }
 
@@ -509,6 +528,7 @@ impl App {
             PaneId::Signatures => &mut self.sigs,
             PaneId::Probe => &mut self.probe,
             PaneId::Inbox => &mut self.inbox,
+            PaneId::Events => &mut self.events,
         }
     }
 
@@ -600,6 +620,7 @@ impl App {
             Command::Inbox(command) => self.apply(|app, out| app.inbox.run(command, out)),
             Command::Probe(command) => self.apply(|app, out| app.probe.run(command, out)),
             Command::Health(command) => self.apply(|app, out| app.health.run(command, out)),
+            Command::Events(command) => self.apply(|app, out| app.events.run(command, out)),
         }
     }
 
@@ -616,7 +637,7 @@ impl App {
                 Some(pane) => self.go_to(pane),
                 None => {
                     self.status.notice(Failure::new(format!(
-                        "unknown command :{other}: try :q, :1…:6, :subs, :deliveries, :jobs, :sigs, :probe, :inbox, :help"
+                        "unknown command :{other}: try :q, :1…:8, :health, :subs, :deliveries, :jobs, :sigs, :probe, :inbox, :events, :help"
                     )));
                     Vec::new()
                 }
@@ -626,6 +647,9 @@ impl App {
 
     fn go_to(&mut self, pane: PaneId) -> Vec<Effect> {
         self.pane = pane;
+        if pane == PaneId::Events && !self.events.loaded_once && !self.events.loading {
+            return self.apply(|app, out| app.events.init(out));
+        }
         Vec::new()
     }
 
@@ -635,6 +659,7 @@ impl App {
             PaneId::Subscriptions => self.apply(|app, out| app.subs.refresh(out)),
             PaneId::Deliveries => self.apply(|app, out| app.deliveries.refresh(out)),
             PaneId::Probe => self.apply(|app, out| app.probe.refresh(out)),
+            PaneId::Events => self.apply(|app, out| app.events.refresh(out)),
             _ => {
                 self.set_toast("nothing to refresh in this pane yet".into());
                 Vec::new()

@@ -12,6 +12,7 @@ use ratatui::crossterm::event::KeyCode;
 use super::keymap::{CommandInfo, Key, keys};
 use super::panes::PaneId;
 use super::panes::deliveries::DlvCommand;
+use super::panes::events::EventsCommand;
 use super::panes::health::HealthCommand;
 use super::panes::inbox::InboxCommand;
 use super::panes::jobs::JobsCommand;
@@ -50,6 +51,7 @@ pub enum Command {
     Probe(ProbeCommand),
     Inbox(InboxCommand),
     Health(HealthCommand),
+    Events(EventsCommand),
 }
 
 const TAB: &[Key] = &[Key::plain(KeyCode::Tab)];
@@ -63,7 +65,7 @@ pub(crate) fn global_commands() -> Vec<CommandInfo<Command>> {
         CommandInfo::new("tab", "next pane", TAB, NextPane),
         CommandInfo::new("shift-tab", "previous pane", BACKTAB, PrevPane),
         CommandInfo::new(
-            "1–7",
+            "1–8",
             "go to pane",
             keys![Key::char('1')],
             GoTo(PaneId::Health),
@@ -74,6 +76,7 @@ pub(crate) fn global_commands() -> Vec<CommandInfo<Command>> {
         CommandInfo::new("5", "", keys![Key::char('5')], GoTo(PaneId::Signatures)).hidden(),
         CommandInfo::new("6", "", keys![Key::char('6')], GoTo(PaneId::Probe)).hidden(),
         CommandInfo::new("7", "", keys![Key::char('7')], GoTo(PaneId::Inbox)).hidden(),
+        CommandInfo::new("8", "", keys![Key::char('8')], GoTo(PaneId::Events)).hidden(),
         CommandInfo::new(
             ":",
             "command line (:q, :subs, :2 …)",

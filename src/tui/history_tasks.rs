@@ -1,6 +1,7 @@
 //! The incident-history work the worker runs for the Health and Deliveries
 //! panes: store reads on the blocking pool (never on the render path), the
-//! sweep, recover with progress, and the Deliveries pane's session view. Each opens the store at the configured path for
+//! sweep, recover with progress, the Events pane's list, detail and
+//! re-send, and the Deliveries pane's session view. Each opens the store at the configured path for
 //! its own work (SQLite connections are cheap; WAL lets them run beside a
 //! `listen` that writes).
 
@@ -8,8 +9,10 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::action::{Action, Failure, HealthResult};
+use super::action::{Action, EventsResult, Failure, HealthResult, ResendTarget, Resent};
 use crate::api::Client;
+use crate::history::event_list;
+use crate::history::event_query::EventQuery;
 use crate::history::session_view::{self, SessionView};
 use crate::history::{recover, report, sweep};
 use crate::redact::SecretString;
@@ -207,4 +210,95 @@ pub async fn recover(
     }
     .await;
     let _ = tx.send(Action::Health(HealthResult::Recovered(result)));
+}
+
+pub async fn load_events(
+    path: StorePath,
+    seq: u64,
+    query: EventQuery,
+    since_ms: i64,
+    limit: usize,
+    tx: UnboundedSender<Action>,
+) {
+    let result = with_store(path, move |store| {
+        event_list::list(store, &query, since_ms, limit).map_err(|error| error.to_string())
+    })
+    .await;
+    let _ = tx.send(Action::Events(EventsResult::Loaded { seq, result }));
+}
+
+pub async fn load_event_detail(
+    path: StorePath,
+    seq: u64,
+    event_id: String,
+    tx: UnboundedSender<Action>,
+) {
+    let result = with_store(path, move |store| {
+        event_list::detail(store, &event_id)
+            .map(|detail| detail.map(Box::new))
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    let _ = tx.send(Action::Events(EventsResult::Detail { seq, result }));
+}
+
+/// One event to a subscription (recorded in the store, so the event shows
+/// `recovered` if it was missed) or to any URL (recorded nowhere).
+pub async fn resend_event(
+    path: StorePath,
+    event_id: String,
+    target: ResendTarget,
+    secret: SecretString,
+    tx: UnboundedSender<Action>,
+) {
+    let result = async {
+        let mut store = open(path).await?;
+        match target {
+            ResendTarget::Subscription(id) => {
+                let plan = recover::plan_event(&store, &id, &event_id).map_err(failure)?;
+                let report = recover::run(
+                    &mut store,
+                    &plan,
+                    &secret,
+                    recover::Brakes::default(),
+                    |_| std::ops::ControlFlow::Continue(()),
+                )
+                .await
+                .map_err(failure)?;
+                let sent = report
+                    .sent
+                    .first()
+                    .ok_or_else(|| Failure::new("nothing was sent"))?;
+                Ok(sent_line(sent, &plan.subscription.url))
+            }
+            ResendTarget::Url(url) => {
+                let event = crate::store::events::get(&store, &event_id)
+                    .map_err(failure)?
+                    .ok_or_else(|| failure(crate::history::HistoryError::UnknownEvent(event_id)))?;
+                let http = recover::sender().map_err(failure)?;
+                let sent = recover::send_event(&http, &url, &secret, &event).await;
+                Ok(sent_line(&sent, &url))
+            }
+        }
+    }
+    .await;
+    let _ = tx.send(Action::Events(EventsResult::Resent(result)));
+}
+
+/// `delivered to https://…: HTTP 200 in 35 ms`, or why not (the URL
+/// without its query, which may hold a token).
+fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
+    let url = url.split('?').next().unwrap_or(url);
+    let summary = match (&sent.error, sent.http_status) {
+        (None, Some(status)) => format!(
+            "delivered to {url}: HTTP {status} in {} ms",
+            sent.latency_ms
+        ),
+        (Some(error), _) => format!("not delivered to {url}: {error}"),
+        (None, None) => format!("not delivered to {url}"),
+    };
+    Resent {
+        delivered: sent.delivered,
+        summary,
+    }
 }

@@ -43,6 +43,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
         PaneId::Signatures => panes::signatures::view::draw(frame, body, &app.sigs, theme),
         PaneId::Probe => panes::probe::view::draw(frame, body, &app.probe, theme),
         PaneId::Inbox => panes::inbox::view::draw(frame, body, &app.inbox, theme),
+        PaneId::Events => panes::events::view::draw(frame, body, &app.events, theme),
     }
     match &app.overlay {
         Some(Overlay::CommandLine(input)) => draw_prompt(frame, foot, input, theme),
@@ -96,32 +97,43 @@ fn draw_tabs(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     let marker_width: usize = markers.iter().map(Span::width).sum();
-    let tabs = |short: bool| -> Vec<Span<'static>> {
+    // Full titles, else short ones, else only the pane on screen titled.
+    let tabs = |level: u8| -> Vec<Span<'static>> {
         let mut spans = Vec::new();
         for (index, pane) in PaneId::ALL.iter().enumerate() {
             if index > 0 {
                 spans.push(Span::styled("│", theme.style(Role::Border)));
             }
-            let title = if short {
-                pane.short_title()
-            } else {
-                pane.title()
+            let title = match level {
+                0 => pane.title(),
+                1 => pane.short_title(),
+                _ if *pane == app.pane => pane.short_title(),
+                _ => "",
             };
             let style = if *pane == app.pane {
                 theme.style(Role::Accent).patch(theme.selection())
             } else {
                 theme.style(Role::Muted)
             };
-            spans.push(Span::styled(format!(" {} {title} ", index + 1), style));
+            let label = if title.is_empty() {
+                format!(" {} ", index + 1)
+            } else {
+                format!(" {} {title} ", index + 1)
+            };
+            spans.push(Span::styled(label, style));
         }
         spans
     };
     let room = usize::from(area.width);
-    let mut spans = tabs(false);
-    if spans.iter().map(Span::width).sum::<usize>() + marker_width > room {
-        spans = tabs(true);
+    let width = |spans: &[Span<'_>]| spans.iter().map(Span::width).sum::<usize>();
+    let mut spans = tabs(0);
+    for level in 1..=2 {
+        if width(&spans) + marker_width <= room {
+            break;
+        }
+        spans = tabs(level);
     }
-    let used: usize = spans.iter().map(Span::width).sum();
+    let used = width(&spans);
     spans.push(Span::raw(
         " ".repeat(room.saturating_sub(used + marker_width)),
     ));

@@ -32,6 +32,10 @@ pub struct Worker {
     deliveries_load: Latest,
     /// The probe run in flight, if any.
     probe_run: Latest,
+    /// The Events list read in flight, if any.
+    events_load: Latest,
+    /// The event detail read in flight, if any.
+    event_detail_load: Latest,
     /// The Inbox's receiver: the task that owns it and forwards what it
     /// receives (aborting it stops the receiver).
     inbox: Latest,
@@ -93,6 +97,8 @@ impl Worker {
             load: Latest::default(),
             deliveries_load: Latest::default(),
             probe_run: Latest::default(),
+            events_load: Latest::default(),
+            event_detail_load: Latest::default(),
             inbox: Latest::default(),
             tasks: Vec::new(),
             jobs: None,
@@ -187,6 +193,33 @@ impl Worker {
                     subscription_id,
                     since_ms,
                     tx,
+                ));
+            }
+            Effect::LoadEvents {
+                seq,
+                query,
+                since_ms,
+                limit,
+            } => {
+                let store = self.store.clone();
+                self.events_load.replace(history_tasks::load_events(
+                    store, seq, query, since_ms, limit, tx,
+                ));
+            }
+            Effect::LoadEventDetail { seq, event_id } => {
+                let store = self.store.clone();
+                self.event_detail_load
+                    .replace(history_tasks::load_event_detail(store, seq, event_id, tx));
+            }
+            Effect::ResendEvent {
+                event_id,
+                target,
+                secret,
+            } => {
+                tracing::info!(%event_id, "re-send one event");
+                let store = self.store.clone();
+                self.spawn(history_tasks::resend_event(
+                    store, event_id, target, secret, tx,
                 ));
             }
             Effect::LoadKnownSessions => {

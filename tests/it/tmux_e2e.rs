@@ -175,7 +175,7 @@ fn shows_pane(screen: &str, name: &str) -> bool {
 }
 
 /// Number keys, tab and shift-tab each reach the pane they should: every
-/// pane the tab bar lists, which must include the five built ones.
+/// pane the tab bar lists, which must include the eight built ones.
 fn walk_every_pane(tmux: &Tmux) {
     let panes = tabs(&tmux.screen());
     let names: Vec<&str> = panes.iter().map(|(_, name)| name.as_str()).collect();
@@ -186,6 +186,8 @@ fn walk_every_pane(tmux: &Tmux) {
         "Jobs",
         "Signatures",
         "Probe",
+        "Inbox",
+        "Events",
     ] {
         assert!(
             names.contains(&built),

@@ -1,4 +1,4 @@
-//! The seven panes: which exist ([`PaneId`]), their tab order and names, and
+//! The eight panes: which exist ([`PaneId`]), their tab order and names, and
 //! what every pane answers ([`Pane`]) so keys reach the one on screen.
 //!
 //! Each pane owns its state, its commands (declared in its own type, see
@@ -6,6 +6,7 @@
 //! pane on screen.
 
 pub mod deliveries;
+pub mod events;
 pub mod health;
 pub mod inbox;
 pub mod jobs;
@@ -29,7 +30,7 @@ pub trait PaneCommands {
 
 /// What `app.rs` asks of the pane on screen, whichever it is.
 pub trait Pane {
-    /// The global keys (tab, 1–7, `q`, …) work: no text field holds them.
+    /// The global keys (tab, 1–8, `q`, …) work: no text field holds them.
     fn allows_global(&self) -> bool;
     /// A text field has the keyboard: keys no command claims are typed.
     fn captures_text(&self) -> bool;
@@ -49,10 +50,11 @@ pub enum PaneId {
     Signatures,
     Probe,
     Inbox,
+    Events,
 }
 
 impl PaneId {
-    pub const ALL: [PaneId; 7] = [
+    pub const ALL: [PaneId; 8] = [
         PaneId::Health,
         PaneId::Subscriptions,
         PaneId::Deliveries,
@@ -60,6 +62,7 @@ impl PaneId {
         PaneId::Signatures,
         PaneId::Probe,
         PaneId::Inbox,
+        PaneId::Events,
     ];
 
     pub fn title(self) -> &'static str {
@@ -71,6 +74,7 @@ impl PaneId {
             PaneId::Signatures => "Signatures",
             PaneId::Probe => "Probe",
             PaneId::Inbox => "Inbox",
+            PaneId::Events => "Events",
         }
     }
 
@@ -78,7 +82,9 @@ impl PaneId {
     pub(crate) fn short_title(self) -> &'static str {
         match self {
             PaneId::Subscriptions => "Subs",
+            PaneId::Deliveries => "Dlv",
             PaneId::Signatures => "Sigs",
+            PaneId::Events => "Evts",
             other => other.title(),
         }
     }
@@ -110,6 +116,7 @@ impl PaneId {
             "5" | "signatures" | "sigs" | "sig" => PaneId::Signatures,
             "6" | "probe" => PaneId::Probe,
             "7" | "inbox" | "listen" => PaneId::Inbox,
+            "8" | "events" | "event" | "evt" => PaneId::Events,
             _ => return None,
         };
         Some(pane)
@@ -123,8 +130,9 @@ mod tests {
     #[test]
     fn panes_cycle_in_tab_order_both_ways() {
         assert_eq!(PaneId::Probe.next(), PaneId::Inbox);
-        assert_eq!(PaneId::Inbox.next(), PaneId::Health);
-        assert_eq!(PaneId::Health.prev(), PaneId::Inbox);
+        assert_eq!(PaneId::Inbox.next(), PaneId::Events);
+        assert_eq!(PaneId::Events.next(), PaneId::Health);
+        assert_eq!(PaneId::Health.prev(), PaneId::Events);
         assert_eq!(PaneId::Health.next(), PaneId::Subscriptions);
         assert_eq!(PaneId::Jobs.next(), PaneId::Signatures);
     }
@@ -137,6 +145,8 @@ mod tests {
         assert_eq!(PaneId::from_name("Signatures"), Some(PaneId::Signatures));
         assert_eq!(PaneId::from_name("7"), Some(PaneId::Inbox));
         assert_eq!(PaneId::from_name("listen"), Some(PaneId::Inbox));
+        assert_eq!(PaneId::from_name("8"), Some(PaneId::Events));
+        assert_eq!(PaneId::from_name("events"), Some(PaneId::Events));
         assert_eq!(PaneId::from_name("nope"), None);
     }
 }

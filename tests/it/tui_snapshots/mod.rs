@@ -5,6 +5,7 @@
 //! rendering and reading the screen); each pane's tests are a submodule.
 
 mod deliveries;
+mod events;
 mod health;
 mod help;
 mod inbox;

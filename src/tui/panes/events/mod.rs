@@ -1,0 +1,645 @@
+//! The Events pane (eighth tab): every event the observer stored, newest
+//! first, with its outcome per subscription (delivered, pending, missed,
+//! recovered, unknown), live from the store.
+//!
+//! Owns the list and its follow mode (at the top the view follows the
+//! newest event, as `less +F` does; moving the cursor pauses following and
+//! the selection stays on its event while rows arrive), the `/` filter in
+//! the [`EventQuery`] language, one event in full (headers, the body with
+//! personal data masked until `n`, per subscription its attempts), and the
+//! re-send of that event to one subscription (its secret, and its short id
+//! typed as confirmation) or to any URL with a secret the operator gives.
+//! Store reads and sends run in the worker ([`Effect::LoadEvents`],
+//! [`Effect::LoadEventDetail`], [`Effect::ResendEvent`]). Drawing is in
+//! `view.rs`.
+
+mod commands;
+pub mod view;
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::KeyEvent;
+use tui_input::Input;
+
+use super::super::action::{Action, Effect, EventsResult, ResendTarget, Resent};
+use super::super::app::Outcome;
+use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::widgets::input as text;
+use super::super::widgets::table::TableState;
+use super::{Pane, PaneCommands};
+use crate::history::event_list::{EventDetail, EventRow};
+use crate::history::event_query::EventQuery;
+use crate::redact::SecretString;
+use crate::signature::HEADER_NAME;
+use crate::tui::panes::subscriptions::short_id;
+
+use commands::{detail_commands, filter_commands, list_commands, resend_commands};
+
+/// How often the list (and an open event) is read again while on screen.
+pub const RELOAD_EVERY: Duration = Duration::from_secs(2);
+/// The newest events the list holds; a filter narrows to older ones.
+pub const LIST_LIMIT: usize = 5_000;
+/// The list's window when the filter gives no `since:`.
+const DEFAULT_SINCE_MS: i64 = 7 * 86_400_000;
+
+/// What the pane can be asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventsCommand {
+    /// In the list: the selection; in an event: scrolling.
+    Move(Move),
+    /// Open the selected event.
+    Open,
+    /// Back to the list.
+    Back,
+    /// `/`: type a filter.
+    Filter,
+    ApplyFilter,
+    CancelFilter,
+    /// Drop the applied filter.
+    ClearFilter,
+    /// The subscription re-send and the timeline's marker point at.
+    NextSubscription,
+    /// Re-send the event to the marked subscription.
+    Resend,
+    /// Send the event to a URL the operator gives.
+    SendToUrl,
+    OpenInSignatures,
+    /// Show or mask personal data in the body.
+    TogglePersonal,
+    NextField,
+    ResendSubmit,
+    ResendCancel,
+}
+
+/// What has the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    List,
+    Filter,
+    Detail,
+    Resend,
+}
+
+/// The re-send form's fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// The URL (sending to any URL).
+    Url,
+    Secret,
+    /// The subscription's short id, typed (sending to a subscription).
+    Confirm,
+}
+
+/// Where the form sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormTarget {
+    Subscription { id: String, url: Option<String> },
+    AnyUrl,
+}
+
+/// The re-send form and what it reports.
+#[derive(Debug)]
+pub struct ResendForm {
+    pub event_id: String,
+    pub target: FormTarget,
+    pub url: Input,
+    pub secret: Input,
+    pub confirm: Input,
+    pub field: Field,
+    pub sending: bool,
+    /// The last send's answer, or why it could not run.
+    pub result: Option<Result<Resent, String>>,
+}
+
+impl ResendForm {
+    /// The fields in tab order.
+    pub fn fields(&self) -> &'static [Field] {
+        match self.target {
+            FormTarget::Subscription { .. } => &[Field::Secret, Field::Confirm],
+            FormTarget::AnyUrl => &[Field::Url, Field::Secret],
+        }
+    }
+
+    fn input_mut(&mut self) -> &mut Input {
+        match self.field {
+            Field::Url => &mut self.url,
+            Field::Secret => &mut self.secret,
+            Field::Confirm => &mut self.confirm,
+        }
+    }
+}
+
+/// The pane's state.
+#[derive(Debug)]
+pub struct EventsPane {
+    rows: Vec<EventRow>,
+    pub(crate) table: TableState,
+    pub mode: Mode,
+    /// The filter being typed.
+    pub filter_input: Input,
+    /// The filter in force, as typed.
+    pub filter: String,
+    query: EventQuery,
+    /// Why the typed filter was refused.
+    pub filter_error: Option<String>,
+    /// While paused: the newest event when following stopped.
+    paused_at: Option<String>,
+    /// While paused: events that arrived above it since.
+    pub new_above: usize,
+    /// The event open in full, and which event it is.
+    pub detail: Option<Box<EventDetail>>,
+    pub detail_of: Option<String>,
+    /// The first line of the event shown; the view clamps it.
+    pub detail_scroll: Cell<usize>,
+    /// The subscription (index in the event's timelines) marked for re-send.
+    pub marked: usize,
+    /// Personal data shown in full in the body.
+    pub reveal: bool,
+    pub resend: Option<ResendForm>,
+    load_seq: u64,
+    detail_seq: u64,
+    pub loading: bool,
+    pub loaded_once: bool,
+    /// Why the store could not be read, until a read succeeds.
+    pub load_error: Option<String>,
+    last_load: Option<Instant>,
+    /// Milliseconds since the epoch, for `since:` (a fixed clock in tests).
+    clock: fn() -> i64,
+}
+
+impl Default for EventsPane {
+    fn default() -> Self {
+        EventsPane::new()
+    }
+}
+
+impl EventsPane {
+    pub fn new() -> EventsPane {
+        EventsPane {
+            rows: Vec::new(),
+            table: TableState::default(),
+            mode: Mode::List,
+            filter_input: Input::default(),
+            filter: String::new(),
+            query: EventQuery::default(),
+            filter_error: None,
+            paused_at: None,
+            new_above: 0,
+            detail: None,
+            detail_of: None,
+            detail_scroll: Cell::new(0),
+            marked: 0,
+            reveal: false,
+            resend: None,
+            load_seq: 0,
+            detail_seq: 0,
+            loading: false,
+            loaded_once: false,
+            load_error: None,
+            last_load: None,
+            clock: crate::store::now_ms,
+        }
+    }
+
+    /// Replaces the wall clock (tests use a fixed one).
+    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn rows(&self) -> &[EventRow] {
+        &self.rows
+    }
+
+    /// Rows as if just loaded (fixtures for tests, snapshots, benches).
+    pub fn set_rows(&mut self, rows: Vec<EventRow>) {
+        self.loaded_once = true;
+        self.take_rows(rows);
+    }
+
+    pub fn selected(&self) -> Option<&EventRow> {
+        self.rows.get(self.table.position())
+    }
+
+    /// The view follows the newest event (the selection is at the top).
+    pub fn following(&self) -> bool {
+        self.paused_at.is_none()
+    }
+
+    pub fn busy(&self) -> bool {
+        self.loading || self.resend.as_ref().is_some_and(|form| form.sending)
+    }
+
+    pub fn help_sections() -> Vec<CommandSection<EventsCommand>> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Events", list_commands(true, true)),
+            section("Filter (typing)", filter_commands()),
+            section("An event", detail_commands(true)),
+            section("Re-send (typing)", resend_commands(false)),
+        ]
+    }
+
+    // ---- update -------------------------------------------------------
+
+    pub fn init(&mut self, out: &mut Outcome) {
+        self.reload(out);
+    }
+
+    /// `r`: read the list (and the event open) again now.
+    pub fn refresh(&mut self, out: &mut Outcome) {
+        self.reload(out);
+    }
+
+    fn reload(&mut self, out: &mut Outcome) {
+        self.load_seq += 1;
+        self.loading = true;
+        self.last_load = Some(Instant::now());
+        out.effects.push(Effect::LoadEvents {
+            seq: self.load_seq,
+            query: self.query.clone(),
+            since_ms: (self.clock)() - DEFAULT_SINCE_MS,
+            limit: LIST_LIMIT,
+        });
+        if let Some(id) = &self.detail_of {
+            self.detail_seq += 1;
+            out.effects.push(Effect::LoadEventDetail {
+                seq: self.detail_seq,
+                event_id: id.clone(),
+            });
+        }
+    }
+
+    /// The clock, while the pane is on screen: reload every
+    /// [`RELOAD_EVERY`]. Whether anything changed.
+    pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let due = self
+            .last_load
+            .is_none_or(|last| at.saturating_duration_since(last) >= RELOAD_EVERY);
+        if self.loading || !due {
+            return false;
+        }
+        self.reload(out);
+        true
+    }
+
+    pub fn run(&mut self, command: EventsCommand, out: &mut Outcome) {
+        use EventsCommand::*;
+        match command {
+            Move(to) => match self.mode {
+                Mode::Detail => self.scroll(to),
+                _ => {
+                    self.table.apply(to, self.rows.len());
+                    self.follow_or_pause();
+                }
+            },
+            Open => self.open(out),
+            Back => {
+                self.mode = Mode::List;
+                self.detail = None;
+                self.detail_of = None;
+                self.follow_or_pause();
+            }
+            Filter => {
+                self.filter_input = Input::new(self.filter.clone());
+                self.filter_error = None;
+                self.mode = Mode::Filter;
+            }
+            ApplyFilter => self.apply_filter(out),
+            CancelFilter => {
+                self.filter_error = None;
+                self.mode = Mode::List;
+            }
+            ClearFilter => {
+                self.filter.clear();
+                self.query = EventQuery::default();
+                self.table.reset();
+                self.paused_at = None;
+                self.reload(out);
+            }
+            NextSubscription => {
+                let count = self.detail.as_ref().map_or(0, |d| d.subscriptions.len());
+                if count > 0 {
+                    self.marked = (self.marked + 1) % count;
+                }
+            }
+            Resend => self.open_resend(true, out),
+            SendToUrl => self.open_resend(false, out),
+            OpenInSignatures => self.open_in_signatures(out),
+            TogglePersonal => {
+                self.reveal = !self.reveal;
+                out.toast = Some(if self.reveal {
+                    "showing personal data in full: n masks it".into()
+                } else {
+                    "personal data masked".into()
+                });
+            }
+            NextField => {
+                if let Some(form) = &mut self.resend {
+                    let fields = form.fields();
+                    let at = fields.iter().position(|f| *f == form.field).unwrap_or(0);
+                    form.field = fields[(at + 1) % fields.len()];
+                }
+            }
+            ResendSubmit => self.submit_resend(out),
+            ResendCancel => {
+                if self.resend.as_ref().is_some_and(|form| !form.sending) {
+                    self.resend = None;
+                    self.mode = Mode::Detail;
+                }
+            }
+        }
+    }
+
+    /// At the top the view follows; anywhere else it pauses, remembering
+    /// the newest event at that moment.
+    fn follow_or_pause(&mut self) {
+        if self.table.position() == 0 {
+            self.paused_at = None;
+            self.new_above = 0;
+        } else if self.paused_at.is_none() {
+            self.paused_at = self.rows.first().map(|row| row.event_id.clone());
+        }
+    }
+
+    fn scroll(&mut self, to: Move) {
+        let at = self.detail_scroll.get();
+        let page = self.table.page.get().max(1);
+        self.detail_scroll.set(match to {
+            Move::Up => at.saturating_sub(1),
+            Move::Down => at + 1,
+            Move::PageUp => at.saturating_sub(page),
+            Move::PageDown => at + page,
+            Move::Top => 0,
+            Move::Bottom => usize::MAX,
+        });
+    }
+
+    fn open(&mut self, out: &mut Outcome) {
+        let Some(row) = self.selected() else { return };
+        let id = row.event_id.clone();
+        // The list keeps its place under the event while it is open.
+        if self.paused_at.is_none() {
+            self.paused_at = self.rows.first().map(|row| row.event_id.clone());
+        }
+        self.detail = None;
+        self.detail_of = Some(id.clone());
+        self.detail_scroll.set(0);
+        self.marked = 0;
+        self.reveal = false;
+        self.mode = Mode::Detail;
+        self.detail_seq += 1;
+        out.effects.push(Effect::LoadEventDetail {
+            seq: self.detail_seq,
+            event_id: id,
+        });
+    }
+
+    fn apply_filter(&mut self, out: &mut Outcome) {
+        let typed = self.filter_input.value().trim().to_owned();
+        match EventQuery::parse(&typed, (self.clock)()) {
+            Ok(query) => {
+                self.query = query;
+                self.filter = typed;
+                self.filter_error = None;
+                self.mode = Mode::List;
+                self.table.reset();
+                self.paused_at = None;
+                self.new_above = 0;
+                self.reload(out);
+            }
+            Err(why) => self.filter_error = Some(why),
+        }
+    }
+
+    fn marked_subscription(&self) -> Option<(String, Option<String>)> {
+        let detail = self.detail.as_ref()?;
+        let timeline = detail.subscriptions.get(self.marked)?;
+        Some((
+            timeline.outcome.subscription_id.clone(),
+            timeline.url.clone(),
+        ))
+    }
+
+    fn open_resend(&mut self, to_subscription: bool, out: &mut Outcome) {
+        let Some(event_id) = self.detail_of.clone() else {
+            return;
+        };
+        let target = if to_subscription {
+            let Some((id, url)) = self.marked_subscription() else {
+                out.toast =
+                    Some("no subscription was sent this event: use u to send it to a URL".into());
+                return;
+            };
+            FormTarget::Subscription { id, url }
+        } else {
+            FormTarget::AnyUrl
+        };
+        let field = match target {
+            FormTarget::Subscription { .. } => Field::Secret,
+            FormTarget::AnyUrl => Field::Url,
+        };
+        self.resend = Some(ResendForm {
+            event_id,
+            target,
+            url: Input::default(),
+            secret: Input::default(),
+            confirm: Input::default(),
+            field,
+            sending: false,
+            result: None,
+        });
+        self.mode = Mode::Resend;
+    }
+
+    fn submit_resend(&mut self, out: &mut Outcome) {
+        let Some(form) = &mut self.resend else { return };
+        if form.sending {
+            return;
+        }
+        // Each field is checked in the order it is filled in.
+        let url = form.url.value().trim().to_owned();
+        let url_ok = url::Url::parse(&url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+        if form.target == FormTarget::AnyUrl && !url_ok {
+            form.field = Field::Url;
+            out.toast = Some("give an http:// or https:// URL to send to".into());
+            return;
+        }
+        let secret = form.secret.value().trim().to_owned();
+        if secret.is_empty() {
+            form.field = Field::Secret;
+            out.toast = Some("type the secret to sign with first".into());
+            return;
+        }
+        let target = match &form.target {
+            FormTarget::Subscription { id, .. } => {
+                if form.confirm.value().trim() != short_id(id) {
+                    form.field = Field::Confirm;
+                    out.toast = Some(format!("type {} to confirm the re-send", short_id(id)));
+                    return;
+                }
+                ResendTarget::Subscription(id.clone())
+            }
+            FormTarget::AnyUrl => ResendTarget::Url(url),
+        };
+        form.sending = true;
+        form.result = None;
+        out.effects.push(Effect::ResendEvent {
+            event_id: form.event_id.clone(),
+            target,
+            secret: SecretString::new(secret),
+        });
+        // The secret leaves the form as soon as it is sent.
+        form.secret = Input::default();
+    }
+
+    fn open_in_signatures(&mut self, out: &mut Outcome) {
+        let Some(detail) = &self.detail else { return };
+        let header = detail
+            .headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(HEADER_NAME))
+            .map(|(_, value)| value.clone());
+        let whose = self
+            .marked_subscription()
+            .map_or("the subscription's".to_owned(), |(id, _)| {
+                format!("subscription {}'s", short_id(&id))
+            });
+        out.then = Some(Action::OpenInSignatures {
+            header,
+            body: Some(detail.body.clone()),
+            secret_hint: Some(format!(
+                "{whose} secret; event {} as the observer received it",
+                detail.row.event_id
+            )),
+            delivery_id: None,
+        });
+    }
+
+    /// A background result for this pane.
+    pub(crate) fn on_result(&mut self, result: EventsResult, out: &mut Outcome) {
+        match result {
+            EventsResult::Loaded { seq, result } => {
+                if seq != self.load_seq {
+                    return;
+                }
+                self.loading = false;
+                match result {
+                    Ok(rows) => {
+                        self.loaded_once = true;
+                        self.load_error = None;
+                        self.take_rows(rows);
+                    }
+                    Err(failure) => self.load_error = Some(failure.message),
+                }
+            }
+            EventsResult::Detail { seq, result } => {
+                if seq != self.detail_seq || self.detail_of.is_none() {
+                    return;
+                }
+                match result {
+                    Ok(Some(detail)) => {
+                        self.marked = self
+                            .marked
+                            .min(detail.subscriptions.len().saturating_sub(1));
+                        self.detail = Some(detail);
+                    }
+                    Ok(None) => {
+                        self.load_error = Some("the store no longer holds this event".into())
+                    }
+                    Err(failure) => self.load_error = Some(failure.message),
+                }
+            }
+            EventsResult::Resent(result) => {
+                if let Some(form) = &mut self.resend {
+                    form.sending = false;
+                    form.confirm = Input::default();
+                    form.result = Some(result.map_err(|failure| failure.message));
+                }
+                // The store records a send to a subscription: show it.
+                self.reload(out);
+            }
+        }
+    }
+
+    /// Fresh rows: following, the newest is selected; paused, the same
+    /// event stays selected and the rows above it are counted.
+    fn take_rows(&mut self, fresh: Vec<EventRow>) {
+        if self.paused_at.is_none() {
+            self.rows = fresh;
+            self.table.select(0);
+            return;
+        }
+        self.table
+            .replace(&mut self.rows, fresh, |row| row.event_id.clone());
+        let paused_at = self.paused_at.as_deref();
+        self.new_above = self
+            .rows
+            .iter()
+            .position(|row| Some(row.event_id.as_str()) == paused_at)
+            .unwrap_or(0);
+        if self.table.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
+            self.paused_at = None;
+            self.new_above = 0;
+        }
+    }
+}
+
+impl PaneCommands for EventsPane {
+    type Command = EventsCommand;
+
+    fn commands(&self) -> Vec<CommandInfo<EventsCommand>> {
+        match self.mode {
+            Mode::List => list_commands(self.selected().is_some(), !self.filter.is_empty()),
+            Mode::Filter => filter_commands(),
+            Mode::Detail => detail_commands(self.detail.is_some()),
+            Mode::Resend => resend_commands(self.resend.as_ref().is_some_and(|f| f.sending)),
+        }
+    }
+}
+
+impl Pane for EventsPane {
+    fn allows_global(&self) -> bool {
+        matches!(self.mode, Mode::List | Mode::Detail)
+    }
+
+    fn captures_text(&self) -> bool {
+        match self.mode {
+            Mode::Filter => true,
+            Mode::Resend => self.resend.as_ref().is_some_and(|form| !form.sending),
+            _ => false,
+        }
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        match self.mode {
+            Mode::Filter => {
+                text::type_key(&mut self.filter_input, key);
+            }
+            Mode::Resend => {
+                if let Some(form) = &mut self.resend {
+                    text::type_key(form.input_mut(), key);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        match self.mode {
+            Mode::Filter => {
+                text::paste(&mut self.filter_input, pasted);
+            }
+            Mode::Resend => {
+                if let Some(form) = &mut self.resend {
+                    text::paste(form.input_mut(), pasted);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

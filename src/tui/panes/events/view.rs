@@ -1,0 +1,434 @@
+//! Drawing the Events pane: the title (filter, follow state, count), the
+//! list (only the rows on screen are built, so a long list costs what a
+//! screen costs), one event in full as a scrolled page, the filter prompt
+//! and the re-send form. Reads state, changes nothing but the remembered
+//! scroll offsets.
+
+use chrono::{TimeZone, Utc};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Row, Wrap};
+
+use super::{EventsPane, Field, FormTarget, LIST_LIMIT, Mode, ResendForm};
+use crate::history::body_view;
+use crate::history::event_list::{AttemptLine, EventDetail, EventRow, SubscriptionTimeline};
+use crate::store::outcomes::EventState;
+use crate::tui::panes::subscriptions::short_id;
+use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::input::{self as field, Echo};
+use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::{fit, wrap_words};
+
+/// Draws the pane in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
+    let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    match pane.mode {
+        Mode::Filter => draw_filter_prompt(frame, title, pane, theme),
+        _ => draw_title(frame, title, pane, theme),
+    }
+    match (pane.mode, &pane.detail, &pane.resend) {
+        (Mode::Resend, Some(detail), Some(form)) => draw_resend(frame, body, detail, form, theme),
+        (Mode::Detail | Mode::Resend, Some(detail), _) => {
+            draw_detail(frame, body, pane, detail, theme);
+        }
+        (Mode::Detail | Mode::Resend, None, _) => match &pane.load_error {
+            Some(why) => {
+                table::draw_load_error(frame, body, "could not read the event:", why, theme)
+            }
+            None => table::draw_note(frame, body, "reading the event…", theme),
+        },
+        _ => draw_list(frame, body, pane, theme),
+    }
+}
+
+fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let count = pane.rows().len();
+    let mut spans = vec![
+        Span::styled(" Events", theme.style(Role::Accent)),
+        Span::styled(
+            if count >= LIST_LIMIT {
+                format!(" · newest {count} (narrow with /)")
+            } else {
+                format!(" · {count}")
+            },
+            muted,
+        ),
+    ];
+    if !pane.filter.is_empty() {
+        spans.push(Span::styled(
+            format!(" · filter: {}", pane.filter),
+            theme.style(Role::Fg),
+        ));
+    }
+    if pane.mode == Mode::List {
+        spans.push(if pane.following() {
+            Span::styled(" · following the newest", muted)
+        } else if pane.new_above > 0 {
+            Span::styled(
+                format!(" · PAUSED, {} new above (g follows)", pane.new_above),
+                theme.style(Role::Warn),
+            )
+        } else {
+            Span::styled(" · PAUSED (g follows)", theme.style(Role::Warn))
+        });
+    }
+    if let Some(row) = &pane.detail.as_ref().map(|detail| &detail.row) {
+        spans.push(Span::styled(
+            format!(" · {} {}", row.event, row.event_id),
+            theme.style(Role::Fg),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+fn draw_filter_prompt(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
+    match &pane.filter_error {
+        Some(why) => {
+            let [prompt, error] =
+                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(area);
+            field::draw_prompt(frame, prompt, " / ", &pane.filter_input, theme);
+            frame.render_widget(
+                Paragraph::new(Span::styled(
+                    fit(why, usize::from(error.width)),
+                    theme.style(Role::Error),
+                )),
+                error,
+            );
+        }
+        None => field::draw_prompt(frame, area, " / ", &pane.filter_input, theme),
+    }
+}
+
+const TIME_W: u16 = 8;
+const TYPE_W: u16 = 18;
+const SESSION_W: u16 = 22;
+
+fn draw_list(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
+    if pane.rows().is_empty() {
+        return draw_empty(frame, area, pane, theme);
+    }
+    let columns = Columns {
+        header: &["TIME UTC", "TYPE", "SESSION / CALL", "PER SUBSCRIPTION"],
+        fixed: &[TIME_W, TYPE_W, SESSION_W],
+    };
+    let rows = pane.rows();
+    let draw_row =
+        |position, selected, rest_w| Some(list_row(rows.get(position)?, selected, rest_w, theme));
+    pane.table
+        .draw_window(frame, area, rows.len(), columns, theme, draw_row);
+}
+
+fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
+    if let Some(error) = &pane.load_error {
+        let what = "could not read the incident-history store (r tries again):";
+        table::draw_load_error(frame, area, what, error, theme);
+        return;
+    }
+    let note = if !pane.loaded_once {
+        "reading the store…"
+    } else if !pane.filter.is_empty() {
+        "no event matches the filter (esc clears it)"
+    } else {
+        "no events stored in the last 7 days. The observer stores every event it receives: \
+         point a subscription at `earshot listen --store` (the demo runs one)."
+    };
+    table::draw_note(frame, area, note, theme);
+}
+
+fn list_row(row: &EventRow, selected: bool, outcome_w: usize, theme: &Theme) -> Row<'static> {
+    let mut style = row
+        .worst()
+        .map_or(theme.style(Role::Muted), |state| state_style(state, theme));
+    let mut outcomes = Vec::new();
+    let mut room = outcome_w;
+    for (index, outcome) in row.subscriptions.iter().enumerate() {
+        let mut text = format!("{} {}", short_id(&outcome.id), outcome.state.as_str());
+        if outcome.attempts > 1 {
+            text.push_str(&format!(" ×{}", outcome.attempts));
+        }
+        if index > 0 {
+            text.insert_str(0, " · ");
+        }
+        let shown = fit(&text, room);
+        room = room.saturating_sub(crate::tui::widgets::width(&shown));
+        let mut span_style = state_style(outcome.state, theme);
+        if selected {
+            span_style = span_style.patch(theme.selection());
+        }
+        outcomes.push(Span::styled(shown, span_style));
+        if room == 0 {
+            break;
+        }
+    }
+    if outcomes.is_empty() {
+        outcomes.push(Span::raw("no subscription listens"));
+    }
+    if selected {
+        style = style.patch(theme.selection());
+    }
+    Row::new(vec![
+        Line::from(clock(row.occurred_ms)),
+        Line::from(fit(&row.event, usize::from(TYPE_W))),
+        Line::from(fit(&row.session_id, usize::from(SESSION_W))),
+        Line::from(outcomes),
+    ])
+    .style(style)
+}
+
+fn state_style(state: EventState, theme: &Theme) -> Style {
+    theme.style(match state {
+        EventState::Missed => Role::Error,
+        EventState::Pending | EventState::Unknown => Role::Warn,
+        EventState::Recovered => Role::Ok,
+        EventState::Delivered => Role::Fg,
+    })
+}
+
+/// `HH:MM:SS` in UTC.
+fn clock(ms: i64) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
+}
+
+/// The event's page: summary, per subscription its attempts, headers,
+/// body.
+fn draw_detail(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    pane: &EventsPane,
+    detail: &EventDetail,
+    theme: &Theme,
+) {
+    let lines = detail_lines(detail, pane.marked, pane.reveal, area.width, theme);
+    let height = usize::from(area.height);
+    let last_start = lines.len().saturating_sub(height);
+    let start = pane.detail_scroll.get().min(last_start);
+    pane.detail_scroll.set(start);
+    let shown: Vec<Line<'static>> = lines.into_iter().skip(start).take(height).collect();
+    frame.render_widget(Paragraph::new(shown).style(theme.base()), area);
+}
+
+/// Every line of the event's page (the view scrolls through them).
+pub(crate) fn detail_lines(
+    detail: &EventDetail,
+    marked: usize,
+    reveal: bool,
+    width: u16,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let fg = theme.style(Role::Fg);
+    let muted = theme.style(Role::Muted);
+    let heading = |text: String| Line::from(Span::styled(text, theme.style(Role::Accent)));
+    let width = usize::from(width).saturating_sub(4).max(16);
+    let row = &detail.row;
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(format!(" {} ", row.event), theme.style(Role::Accent)),
+            Span::styled(format!("{}  session {}", row.event_id, row.session_id), fg),
+        ]),
+        Line::from(Span::styled(
+            format!(" occurred {}", row.occurred_at),
+            muted,
+        )),
+        Line::default(),
+        heading(format!(
+            " per subscription ({}; m marks one for R re-send and s signature)",
+            detail.subscriptions.len()
+        )),
+    ];
+    if detail.subscriptions.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "   no subscription listens to this event type",
+            muted,
+        )));
+    }
+    for (index, timeline) in detail.subscriptions.iter().enumerate() {
+        lines.extend(timeline_lines(timeline, index == marked, width, theme));
+    }
+    lines.push(Line::default());
+    lines.push(heading(" headers (as the observer stored them)".to_owned()));
+    for (name, value) in &detail.headers {
+        for (index, chunk) in wrap_words(&format!("{name}: {value}"), width)
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if index == 0 { "   " } else { "     " };
+            lines.push(Line::from(Span::styled(format!("{indent}{chunk}"), fg)));
+        }
+    }
+    lines.push(Line::default());
+    lines.push(heading(format!(
+        " body ({} bytes, {})",
+        detail.body.len(),
+        if reveal {
+            "personal data shown: n masks it"
+        } else {
+            "personal data masked: n shows it"
+        }
+    )));
+    for line in body_view::lines(&detail.body, reveal) {
+        lines.push(Line::from(Span::styled(format!("   {line}"), fg)));
+    }
+    lines
+}
+
+fn timeline_lines(
+    timeline: &SubscriptionTimeline,
+    marked: bool,
+    width: usize,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
+    let outcome = &timeline.outcome;
+    let marker = if marked { " ▶ " } else { "   " };
+    let mut head = vec![
+        Span::styled(marker.to_owned(), theme.style(Role::Accent)),
+        Span::styled(
+            format!("{} ", short_id(&outcome.subscription_id)),
+            theme.style(Role::Fg),
+        ),
+        Span::styled(
+            outcome.state.as_str().to_uppercase(),
+            state_style(outcome.state, theme),
+        ),
+        Span::styled(
+            format!(
+                "  {} attempt{}  {}",
+                outcome.attempts,
+                if outcome.attempts == 1 { "" } else { "s" },
+                timeline.url.as_deref().unwrap_or("(no longer listed)")
+            ),
+            theme.style(Role::Muted),
+        ),
+    ];
+    if marked {
+        head[1] = head[1].clone().patch_style(theme.selection());
+    }
+    let mut lines = vec![Line::from(head)];
+    if timeline.attempts.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "       no attempt swept yet",
+            theme.style(Role::Muted),
+        )));
+    }
+    for attempt in &timeline.attempts {
+        lines.push(attempt_line(attempt, width, theme));
+    }
+    lines
+}
+
+fn attempt_line(attempt: &AttemptLine, width: usize, theme: &Theme) -> Line<'static> {
+    let record = &attempt.record;
+    let status = record
+        .http_status_code
+        .map_or("—".to_owned(), |code| code.to_string());
+    let mut text = format!(
+        "#{} {}  {}",
+        record.attempt_count,
+        record.created_at.format("%H:%M:%S"),
+        status
+    );
+    if let Some(diagnosis) = &attempt.diagnosis {
+        text.push_str(&format!("  {diagnosis}"));
+    }
+    if attempt.will_retry {
+        text.push_str(&match record.next_retry_at {
+            Some(at) => format!("  · retry at {}", at.format("%H:%M:%S")),
+            None => "  · will retry".to_owned(),
+        });
+    }
+    let style = if record
+        .http_status_code
+        .is_some_and(|code| (200..300).contains(&code))
+    {
+        theme.style(Role::Ok)
+    } else if attempt.will_retry || record.http_status_code.is_none() {
+        theme.style(Role::Warn)
+    } else {
+        theme.style(Role::Error)
+    };
+    Line::from(Span::styled(
+        format!("       {}", fit(&text, width.saturating_sub(4))),
+        style,
+    ))
+}
+
+fn draw_resend(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    detail: &EventDetail,
+    form: &ResendForm,
+    theme: &Theme,
+) {
+    let inner = area.inner(Margin::new(2, 1));
+    let [intro, first, second, _, status] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    let event = format!("{} {}", detail.row.event, detail.row.event_id);
+    let intro_text = match &form.target {
+        FormTarget::Subscription { id, url } => format!(
+            "Re-send {event} to subscription {} at {}: the observer's exact bytes, signed now \
+             with its secret (kept only for this send). A 2xx marks it recovered if it was missed.",
+            short_id(id),
+            url.as_deref().unwrap_or("its URL")
+        ),
+        FormTarget::AnyUrl => format!(
+            "Send {event} to any URL (a receiver under development): the observer's exact \
+             bytes, signed now with the secret you give. Nothing is recorded."
+        ),
+    };
+    frame.render_widget(
+        Paragraph::new(intro_text)
+            .style(theme.style(Role::Fg))
+            .wrap(Wrap { trim: true }),
+        intro,
+    );
+    let label_w = 24;
+    let fields = form.fields();
+    for (area, which) in [(first, fields[0]), (second, fields[1])] {
+        let (label, input, echo) = match which {
+            Field::Url => ("URL", &form.url, Echo::Plain),
+            Field::Secret => ("signing secret", &form.secret, Echo::Masked),
+            Field::Confirm => ("type the short id", &form.confirm, Echo::Plain),
+        };
+        let [label_area, value] =
+            Layout::horizontal([Constraint::Length(label_w), Constraint::Min(1)]).areas(area);
+        let active = form.field == which && !form.sending;
+        field::draw_label(frame, label_area, label, active, theme);
+        field::draw(frame, value, input, echo, theme.style(Role::Fg), active);
+    }
+    let line = match &form.result {
+        _ if form.sending => Span::styled("sending…", theme.style(Role::Warn)),
+        Some(Ok(sent)) => Span::styled(
+            sent.summary.clone(),
+            theme.style(if sent.delivered {
+                Role::Ok
+            } else {
+                Role::Error
+            }),
+        ),
+        Some(Err(why)) => Span::styled(why.clone(), theme.style(Role::Error)),
+        None => Span::styled(
+            match &form.target {
+                FormTarget::Subscription { id, .. } => {
+                    format!("enter sends · type {} to confirm", short_id(id))
+                }
+                FormTarget::AnyUrl => "enter sends".to_owned(),
+            },
+            theme.style(Role::Muted),
+        ),
+    };
+    frame.render_widget(
+        Paragraph::new(Line::from(line)).wrap(Wrap { trim: true }),
+        status,
+    );
+}
