@@ -350,3 +350,56 @@ async fn a_url_that_is_not_http_and_a_key_with_a_newline_exit_2() {
         assert!(!stderr.contains("secret_part"), "key shown: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Ids that URL resolution would rewrite are refused before sending
+// ---------------------------------------------------------------------------
+
+/// A stand-in platform that answers 200 to anything and records every
+/// request: a command that should send nothing leaves it at zero.
+async fn recording_platform() -> (common::Receiver, String) {
+    let platform = common::Receiver::healthy().await;
+    let url = format!("http://{}/", platform.addr);
+    (platform, url)
+}
+
+#[tokio::test]
+async fn dot_dot_and_empty_ids_exit_2_and_send_nothing() {
+    let (platform, url) = recording_platform().await;
+    let home = tempfile::tempdir().unwrap();
+    let dots = r#"not a valid id (empty, "." and ".." are refused)"#;
+    for (args, quoted, why) in [
+        // Today's `GET /v1/webhook-deliveries`, `GET /v2/transcript/`.
+        (&["deliveries", ".."][..], r#""..""#, dots),
+        (&["deliveries", ".", "--latest"], r#"".""#, dots),
+        (&["jobs", "get", "."], r#"".""#, dots),
+        (&["jobs", "get", ""], r#""""#, dots),
+        (&["jobs", "get", "a/b"], r#""a/b""#, "not a valid id"),
+        (
+            &["jobs", "get", "a\u{1b}[2Jb"],
+            r#""a\u{1b}[2Jb""#,
+            "not a valid id",
+        ),
+        // Every id of a watch is checked before the first poll.
+        (&["jobs", "watch", "abc", ".."], r#""..""#, dots),
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            &url,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("error: {quoted}: {why}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains('\u{1b}'),
+            "{args:?}: escape sent: {stderr}"
+        );
+        assert_eq!(platform.count(), 0, "{args:?} sent a request");
+    }
+}
