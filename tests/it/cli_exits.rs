@@ -403,3 +403,82 @@ async fn dot_dot_and_empty_ids_exit_2_and_send_nothing() {
         assert_eq!(platform.count(), 0, "{args:?} sent a request");
     }
 }
+
+// ---------------------------------------------------------------------------
+// subs create / rotate: a bad secret file is bad input, as everywhere else
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn subs_create_and_rotate_refuse_a_bad_secret_file_with_exit_2_and_send_nothing() {
+    let (platform, url) = recording_platform().await;
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("missing-secret");
+    let missing = missing.to_str().unwrap();
+    let good = home.path().join("secret");
+    std::fs::write(&good, format!("{SECRET}\n")).unwrap();
+    let good = good.to_str().unwrap();
+    let sub = "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f";
+    let create = [
+        "subs",
+        "create",
+        "http://127.0.0.1:9/hook",
+        "--event",
+        "session.completed",
+        "--allow-private-urls",
+    ];
+    let unreadable = "cannot read the secret file";
+    let device = "not a regular file";
+    for (args, file, why) in [
+        (
+            [&create[..], &["--secret-file", "/dev/zero"]].concat(),
+            "/dev/zero",
+            device,
+        ),
+        (
+            [&create[..], &["--secret-file", missing]].concat(),
+            missing,
+            unreadable,
+        ),
+        // Read before the subscription is looked up: exit 2 whatever the
+        // platform would have answered.
+        (
+            vec!["subs", "rotate", sub, "--secret-file", missing],
+            missing,
+            unreadable,
+        ),
+        (
+            vec!["subs", "rotate", "5f2b", "--secret-file", "/dev/zero"],
+            "/dev/zero",
+            device,
+        ),
+        (
+            vec![
+                "subs",
+                "rotate",
+                sub,
+                "--secret-file",
+                good,
+                "--current-secret-file",
+                missing,
+            ],
+            missing,
+            unreadable,
+        ),
+    ] {
+        let output = finish(isolated(home.path()).args(&args).args([
+            "--url",
+            &url,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: ") && stderr.contains(file) && stderr.contains(why),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains(SECRET), "{args:?}: secret shown: {stderr}");
+        assert_eq!(platform.count(), 0, "{args:?} sent a request");
+    }
+}
