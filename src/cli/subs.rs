@@ -320,8 +320,11 @@ fn show(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A subscription by full id or unique prefix.
+/// A subscription by full id or unique prefix. An empty id (a prefix of
+/// every id, so the only subscription's) is refused like any id no
+/// request could name.
 pub(super) async fn find(client: &Client, id: &str) -> Result<Subscription, ApiError> {
+    crate::api::validate::path_id(id)?;
     if uuid::Uuid::parse_str(id).is_ok() {
         return client.get_subscription(id).await;
     }

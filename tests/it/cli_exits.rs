@@ -482,3 +482,39 @@ async fn subs_create_and_rotate_refuse_a_bad_secret_file_with_exit_2_and_send_no
         assert_eq!(platform.count(), 0, "{args:?} sent a request");
     }
 }
+
+#[tokio::test]
+async fn an_empty_subscription_id_is_no_prefix_of_the_only_subscription() {
+    let harness = common::start().await;
+    let receiver = common::Receiver::healthy().await;
+    let sub = harness
+        .subscribe(
+            &receiver.url(),
+            &[earshot::api::types::agents::EventKind::SessionCompleted],
+        )
+        .await;
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["subs", "get", ""][..],
+        &["subs", "pause", ""],
+        &["subs", "delete", "", "--yes"],
+        &["subs", "rotate", "", "--generate-secret"],
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            &harness.base,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(r#"error: "": not a valid id"#),
+            "{args:?}: {stderr}"
+        );
+    }
+    let still = harness.client.get_subscription(&sub.id).await.unwrap();
+    assert!(still.enabled, "paused by an empty id");
+    harness.emulator.shutdown().await;
+}
