@@ -70,7 +70,7 @@ impl Client {
     }
 
     pub async fn get_subscription(&self, id: &str) -> Result<Subscription, ApiError> {
-        let request = self.agents_request(Method::GET, &subscription_path(id));
+        let request = self.agents_request(Method::GET, &subscription_path(id)?);
         Self::send_json("get subscription", request).await
     }
 
@@ -82,14 +82,14 @@ impl Client {
     ) -> Result<Subscription, ApiError> {
         patch.validate(self.url_policy)?;
         let request = self
-            .agents_request(Method::PATCH, &subscription_path(id))
+            .agents_request(Method::PATCH, &subscription_path(id)?)
             .json(patch);
         Self::send_json("update subscription", request).await
     }
 
     /// Removes the subscription and its delivery history.
     pub async fn delete_subscription(&self, id: &str) -> Result<(), ApiError> {
-        let request = self.agents_request(Method::DELETE, &subscription_path(id));
+        let request = self.agents_request(Method::DELETE, &subscription_path(id)?);
         Self::send("delete subscription", request).await.map(drop)
     }
 
@@ -116,7 +116,7 @@ impl Client {
     ) -> Result<DeliveryList, ApiError> {
         let path = format!(
             "/v1/sessions/{}/webhook-deliveries",
-            path_segment(session_id)
+            path_segment(session_id)?
         );
         let mut query = vec![("limit", PAGE_SIZE.to_string())];
         if let Some(after) = after {
@@ -133,7 +133,7 @@ impl Client {
     ) -> Result<Vec<DeliveryRecord>, ApiError> {
         let path = format!(
             "/v1/sessions/{}/webhook-deliveries/latest",
-            path_segment(session_id)
+            path_segment(session_id)?
         );
         let request = self.agents_request(Method::GET, &path);
         let list: DeliveryList = Self::send_json("latest deliveries", request).await?;
@@ -141,12 +141,12 @@ impl Client {
     }
 
     pub async fn get_session(&self, session_id: &str) -> Result<SessionRecord, ApiError> {
-        let path = format!("/v1/sessions/{}", path_segment(session_id));
+        let path = format!("/v1/sessions/{}", path_segment(session_id)?);
         let request = self.agents_request(Method::GET, &path);
         Self::send_json("get session", request).await
     }
 }
 
-fn subscription_path(id: &str) -> String {
-    format!("/v1/webhook-subscriptions/{}", path_segment(id))
+fn subscription_path(id: &str) -> Result<String, ApiError> {
+    Ok(format!("/v1/webhook-subscriptions/{}", path_segment(id)?))
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::validate::ValidationError;
+use super::validate::{InvalidId, ValidationError};
 
 /// A failed platform call. Its `Display` is a sentence for an operator.
 #[derive(Debug, thiserror::Error)]
@@ -13,6 +13,9 @@ pub enum ApiError {
     /// Rejected before sending: the request breaks a documented rule.
     #[error("invalid request: {0}")]
     Invalid(#[from] ValidationError),
+    /// Rejected before sending: an id that cannot be a path segment.
+    #[error(transparent)]
+    InvalidId(#[from] InvalidId),
     /// The server answered with a non-success status.
     #[error("{request} failed: HTTP {status}: {body}{}", hint_suffix(*.status))]
     Status {

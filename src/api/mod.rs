@@ -220,11 +220,13 @@ impl Client {
     }
 }
 
-/// Percent-encodes an id for use as one path segment.
-fn path_segment(id: &str) -> String {
-    url::form_urlencoded::byte_serialize(id.as_bytes())
+/// An id as one percent-encoded path segment: the one place ids enter a
+/// request's path, so every call refuses what [`validate::path_id`] does.
+fn path_segment(id: &str) -> Result<String, validate::InvalidId> {
+    let id = validate::path_id(id)?;
+    Ok(url::form_urlencoded::byte_serialize(id.as_bytes())
         .collect::<String>()
-        .replace('+', "%20")
+        .replace('+', "%20"))
 }
 
 #[cfg(test)]
@@ -247,6 +249,24 @@ mod tests {
     fn short_ids_are_eight_characters() {
         assert_eq!(short_id("0b7f3f5e-9c1a-4c8e"), "0b7f3f5e");
         assert_eq!(short_id("abc"), "abc");
+    }
+
+    #[test]
+    fn an_id_stays_one_segment_of_the_path() {
+        let base = Url::parse("https://api.example.com/").unwrap();
+        for (id, path) in [
+            ("abc", "/v2/transcript/abc"),
+            ("%2e%2e", "/v2/transcript/%252e%252e"),
+            ("a b\\c", "/v2/transcript/a%20b%5Cc"),
+            ("...", "/v2/transcript/..."),
+        ] {
+            let segment = path_segment(id).unwrap();
+            let url = Client::url(&base, &format!("/v2/transcript/{segment}"));
+            assert_eq!(url.path(), path, "{id:?}");
+        }
+        for id in ["", ".", "..", "a/b", "a?b", "a#b", "a\tb"] {
+            assert!(path_segment(id).is_err(), "{id:?}");
+        }
     }
 
     #[test]

@@ -79,7 +79,7 @@ impl Client {
     }
 
     pub async fn get_transcript(&self, id: &str) -> Result<Transcript, ApiError> {
-        let path = format!("/v2/transcript/{}", super::path_segment(id));
+        let path = format!("/v2/transcript/{}", super::path_segment(id)?);
         let request = self.prerecorded_request(Method::GET, &path);
         Self::send_json("get transcript", request).await
     }

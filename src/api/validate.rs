@@ -244,6 +244,37 @@ pub fn api_key(key: &str) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// An id refused before it became one segment of a request's path.
+///
+/// `""`, `"."` and `".."` would vanish when the URL is resolved and send
+/// the request to another route (`GET /v2/transcript/` instead of one
+/// transcript); `/`, `?`, `#` and control characters have no place in any
+/// id the platform hands out. The message quotes the id escaped, so a
+/// control character is shown, never sent to the terminal.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{id:?}: not a valid id ({reason})")]
+pub struct InvalidId {
+    pub id: String,
+    reason: &'static str,
+}
+
+/// Checks an id that is to become one path segment (see [`InvalidId`]).
+pub fn path_id(id: &str) -> Result<&str, InvalidId> {
+    let reason = if matches!(id, "" | "." | "..") {
+        r#"empty, "." and ".." are refused"#
+    } else if id.contains(['/', '?', '#']) {
+        r##"ids holding "/", "?" or "#" are refused"##
+    } else if id.chars().any(char::is_control) {
+        "ids holding control characters are refused"
+    } else {
+        return Ok(id);
+    };
+    Err(InvalidId {
+        id: id.to_owned(),
+        reason,
+    })
+}
+
 /// A UUID, as the spec types `agent_id`; answers its canonical spelling
 /// (lower-case, hyphenated), so every spelling of one agent compares equal.
 pub fn agent_id(agent_id: &str) -> Result<String, ValidationError> {
@@ -284,6 +315,38 @@ impl SubscriptionPatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_that_url_resolution_would_rewrite_are_refused() {
+        for bad in [
+            "", ".", "..", "a/b", "../x", "a?b", "a#b", "a\nb", "a\u{7f}b",
+        ] {
+            let error = path_id(bad).unwrap_err();
+            assert_eq!(error.id, bad);
+            assert!(error.to_string().contains("not a valid id"), "{error}");
+        }
+        assert_eq!(
+            path_id("..").unwrap_err().to_string(),
+            r#""..": not a valid id (empty, "." and ".." are refused)"#
+        );
+        assert!(
+            !path_id("a\u{1b}b")
+                .unwrap_err()
+                .to_string()
+                .contains('\u{1b}')
+        );
+        for good in [
+            "0b7f3f5e-9c1a-4c8e",
+            "call_abc",
+            "...",
+            ".a",
+            "a.",
+            "%2e%2e",
+            "a b",
+        ] {
+            assert_eq!(path_id(good), Ok(good));
+        }
+    }
 
     #[test]
     fn url_rules_name_the_problem() {

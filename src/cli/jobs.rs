@@ -318,6 +318,11 @@ async fn watch(
     json: bool,
 ) -> color_eyre::Result<ExitCode> {
     let ids = collect_ids(ids, ids_file)?;
+    // Every id checked before the first poll: bad input exits 2 at once,
+    // not one failed poll after another.
+    for id in &ids {
+        crate::api::validate::path_id(id).map_err(crate::api::ApiError::from)?;
+    }
     let budget = config.account_budget;
     // Started before the first poll: a push that comes early is not lost.
     let (_receiver, mut received) = match pushes {

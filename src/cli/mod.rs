@@ -262,11 +262,14 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     // A rule broken before anything was sent (a key no header can carry,
-    // a malformed field) is bad input, whichever command found it.
-    // So is a file refused before reading (not regular, too large).
+    // a malformed field, an id that cannot be a path segment) is bad
+    // input, whichever command found it. So is a file refused before
+    // reading (not regular, too large).
     let bad_input = report.chain().any(|cause| {
-        matches!(cause.downcast_ref::<ApiError>(), Some(ApiError::Invalid(_)))
-            || is_refused_file(cause)
+        matches!(
+            cause.downcast_ref::<ApiError>(),
+            Some(ApiError::Invalid(_) | ApiError::InvalidId(_))
+        ) || is_refused_file(cause)
     });
     let failure = if bad_input {
         ExitCode::from(2)
@@ -306,6 +309,10 @@ fn is_refused_file(cause: &(dyn std::error::Error + 'static)) -> bool {
 fn report(error: color_eyre::Report) -> color_eyre::Result<ExitCode> {
     match error.downcast_ref::<ApiError>() {
         Some(ApiError::Invalid(invalid)) => {
+            eprintln!("error: {invalid}");
+            Ok(ExitCode::from(2))
+        }
+        Some(ApiError::InvalidId(invalid)) => {
             eprintln!("error: {invalid}");
             Ok(ExitCode::from(2))
         }

@@ -14,6 +14,7 @@ use color_eyre::eyre::eyre;
 use serde_json::json;
 
 use super::output::{Table, emit, print_json, short_id};
+use super::secret_arg::{SecretArgError, read_secret_file};
 use super::{Connection, GlobalOptions, report};
 use crate::api::types::agents::{EventKind, NewSubscription, Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
@@ -148,13 +149,16 @@ fn parse_event(name: &str) -> Result<EventKind, String> {
 
 impl SecretSource {
     /// The secret, and whether it was generated (and so must be shown).
-    fn load(&self) -> color_eyre::Result<(SecretString, bool)> {
+    /// The inner error is a secret file that cannot be had: bad input
+    /// (exit 2), as for every command's secret files; the outer one is a
+    /// secret that could not be generated.
+    fn load(&self) -> color_eyre::Result<Result<(SecretString, bool), SecretArgError>> {
         if let Some(path) = &self.secret_file {
-            return Ok((super::secret_arg::read_secret_file(path)?, false));
+            return Ok(read_secret_file(path).map(|secret| (secret, false)));
         }
         let secret =
             generate_secret().map_err(|error| eyre!("could not generate a secret: {error}"))?;
-        Ok((SecretString::new(secret), true))
+        Ok(Ok((SecretString::new(secret), true)))
     }
 }
 
@@ -227,7 +231,13 @@ async fn create(
     json: bool,
     changes: &ChangeLog<'_>,
 ) -> color_eyre::Result<ExitCode> {
-    let (secret, generated) = source.load()?;
+    let (secret, generated) = match source.load()? {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     request.secret = secret.clone();
     let record = client.create_subscription(&request).await?;
     changes.note(
@@ -310,8 +320,11 @@ fn show(
     Ok(ExitCode::SUCCESS)
 }
 
-/// A subscription by full id or unique prefix.
+/// A subscription by full id or unique prefix. An empty id (a prefix of
+/// every id, so the only subscription's) is refused like any id no
+/// request could name.
 pub(super) async fn find(client: &Client, id: &str) -> Result<Subscription, ApiError> {
+    crate::api::validate::path_id(id)?;
     if uuid::Uuid::parse_str(id).is_ok() {
         return client.get_subscription(id).await;
     }

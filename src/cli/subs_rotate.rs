@@ -93,6 +93,32 @@ pub async fn run(
             let _ = emit(&format!("{text}\n"));
         }
     };
+    // The secret files first: a bad one is bad input (exit 2) whatever the
+    // platform would have answered, and nothing is asked of it before.
+    let given = if args.generate_secret {
+        None
+    } else {
+        let path = args.secret_file.as_deref().unwrap_or(Path::new(""));
+        let new = match secret_arg::read_secret_file(path) {
+            Ok(secret) => secret,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let current = match secret_arg::resolve(
+            None,
+            args.current_secret_file.as_deref(),
+            WEBHOOK_SECRET_ENV,
+        ) {
+            Ok(current) => current,
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        Some((new, current))
+    };
     let record = find(client, &args.id).await?;
     let short = short_id(&record.id).to_owned();
     let mut report = RotateJson {
@@ -103,30 +129,10 @@ pub async fn run(
     };
 
     // 1. Prepare.
-    let new = if args.generate_secret {
+    let Some((new, current)) = given else {
         let secret = generate_secret()
             .map_err(|error| color_eyre::eyre::eyre!("could not generate a secret: {error}"))?;
         return prepared(&args, &short, &SecretString::new(secret));
-    } else {
-        let path = args.secret_file.as_deref().unwrap_or(Path::new(""));
-        match secret_arg::read_secret_file(path) {
-            Ok(secret) => secret,
-            Err(error) => {
-                eprintln!("error: {error}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    };
-    let current = match secret_arg::resolve(
-        None,
-        args.current_secret_file.as_deref(),
-        WEBHOOK_SECRET_ENV,
-    ) {
-        Ok(current) => current,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Ok(ExitCode::from(2));
-        }
     };
     let mut store = history_args::open_store(store_path, global)?;
 

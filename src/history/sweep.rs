@@ -108,6 +108,9 @@ async fn fetch_session(
                 }
             }
             Err(error) if error.status() == Some(404) => return Fetched::Unknown,
+            // An id no request can name (`..`, `a/b`) is no session the
+            // platform knows: one such row must not stop every sweep.
+            Err(ApiError::InvalidId(_)) => return Fetched::Unknown,
             Err(error) => return Fetched::Failed(error),
         }
     }

@@ -350,3 +350,171 @@ async fn a_url_that_is_not_http_and_a_key_with_a_newline_exit_2() {
         assert!(!stderr.contains("secret_part"), "key shown: {stderr}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Ids that URL resolution would rewrite are refused before sending
+// ---------------------------------------------------------------------------
+
+/// A stand-in platform that answers 200 to anything and records every
+/// request: a command that should send nothing leaves it at zero.
+async fn recording_platform() -> (common::Receiver, String) {
+    let platform = common::Receiver::healthy().await;
+    let url = format!("http://{}/", platform.addr);
+    (platform, url)
+}
+
+#[tokio::test]
+async fn dot_dot_and_empty_ids_exit_2_and_send_nothing() {
+    let (platform, url) = recording_platform().await;
+    let home = tempfile::tempdir().unwrap();
+    let dots = r#"not a valid id (empty, "." and ".." are refused)"#;
+    for (args, quoted, why) in [
+        // Today's `GET /v1/webhook-deliveries`, `GET /v2/transcript/`.
+        (&["deliveries", ".."][..], r#""..""#, dots),
+        (&["deliveries", ".", "--latest"], r#"".""#, dots),
+        (&["jobs", "get", "."], r#"".""#, dots),
+        (&["jobs", "get", ""], r#""""#, dots),
+        (&["jobs", "get", "a/b"], r#""a/b""#, "not a valid id"),
+        (
+            &["jobs", "get", "a\u{1b}[2Jb"],
+            r#""a\u{1b}[2Jb""#,
+            "not a valid id",
+        ),
+        // Every id of a watch is checked before the first poll.
+        (&["jobs", "watch", "abc", ".."], r#""..""#, dots),
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            &url,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("error: {quoted}: {why}")),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains('\u{1b}'),
+            "{args:?}: escape sent: {stderr}"
+        );
+        assert_eq!(platform.count(), 0, "{args:?} sent a request");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// subs create / rotate: a bad secret file is bad input, as everywhere else
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn subs_create_and_rotate_refuse_a_bad_secret_file_with_exit_2_and_send_nothing() {
+    let (platform, url) = recording_platform().await;
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("missing-secret");
+    let missing = missing.to_str().unwrap();
+    let good = home.path().join("secret");
+    std::fs::write(&good, format!("{SECRET}\n")).unwrap();
+    let good = good.to_str().unwrap();
+    let sub = "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f";
+    let create = [
+        "subs",
+        "create",
+        "http://127.0.0.1:9/hook",
+        "--event",
+        "session.completed",
+        "--allow-private-urls",
+    ];
+    let unreadable = "cannot read the secret file";
+    let device = "not a regular file";
+    for (args, file, why) in [
+        (
+            [&create[..], &["--secret-file", "/dev/zero"]].concat(),
+            "/dev/zero",
+            device,
+        ),
+        (
+            [&create[..], &["--secret-file", missing]].concat(),
+            missing,
+            unreadable,
+        ),
+        // Read before the subscription is looked up: exit 2 whatever the
+        // platform would have answered.
+        (
+            vec!["subs", "rotate", sub, "--secret-file", missing],
+            missing,
+            unreadable,
+        ),
+        (
+            vec!["subs", "rotate", "5f2b", "--secret-file", "/dev/zero"],
+            "/dev/zero",
+            device,
+        ),
+        (
+            vec![
+                "subs",
+                "rotate",
+                sub,
+                "--secret-file",
+                good,
+                "--current-secret-file",
+                missing,
+            ],
+            missing,
+            unreadable,
+        ),
+    ] {
+        let output = finish(isolated(home.path()).args(&args).args([
+            "--url",
+            &url,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: ") && stderr.contains(file) && stderr.contains(why),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains(SECRET), "{args:?}: secret shown: {stderr}");
+        assert_eq!(platform.count(), 0, "{args:?} sent a request");
+    }
+}
+
+#[tokio::test]
+async fn an_empty_subscription_id_is_no_prefix_of_the_only_subscription() {
+    let harness = common::start().await;
+    let receiver = common::Receiver::healthy().await;
+    let sub = harness
+        .subscribe(
+            &receiver.url(),
+            &[earshot::api::types::agents::EventKind::SessionCompleted],
+        )
+        .await;
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["subs", "get", ""][..],
+        &["subs", "pause", ""],
+        &["subs", "delete", "", "--yes"],
+        &["subs", "rotate", "", "--generate-secret"],
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            &harness.base,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(r#"error: "": not a valid id"#),
+            "{args:?}: {stderr}"
+        );
+    }
+    let still = harness.client.get_subscription(&sub.id).await.unwrap();
+    assert!(still.enabled, "paused by an empty id");
+    harness.emulator.shutdown().await;
+}

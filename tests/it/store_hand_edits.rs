@@ -142,3 +142,24 @@ async fn hand_edited_rows_are_skipped_and_counted_and_control_characters_never_p
     );
     assert!(stdout.contains("e0") && stdout.contains("e2"), "{stdout}");
 }
+
+/// Session ids no request can name (`..`, `a/b`: the client refuses them
+/// before sending) count as unknown to the platform; they do not stop the
+/// sweep before the sessions after them.
+#[tokio::test]
+async fn a_session_id_no_request_can_name_does_not_stop_the_sweep() {
+    use earshot::store::sessions::{self, Source};
+    let harness = crate::common::start().await;
+    let real = harness.start_session(None).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("earshot.db")).unwrap();
+    let ids = ["..".to_owned(), "a/b".to_owned(), real];
+    sessions::add(&mut store, &ids, Source::Added, earshot::store::now_ms()).unwrap();
+    let report = earshot::history::sweep::sweep(&harness.client, &mut store, 50)
+        .await
+        .unwrap();
+    assert_eq!(report.stopped, None, "{report:?}");
+    assert_eq!(report.sessions_swept, 3, "{report:?}");
+    assert_eq!(report.unknown_sessions, 2, "{report:?}");
+    harness.emulator.shutdown().await;
+}
