@@ -176,6 +176,11 @@ pub struct FailingSession {
     /// The newest failure's status code and error.
     pub http_status_code: Option<u16>,
     pub error: Option<String>,
+    /// The types of the session's events that failed there (`call.ended`,
+    /// …; empty when no event is known for the attempts yet).
+    pub event_types: Vec<String>,
+    /// Of those events, how many are missed now (not recovered, no retry).
+    pub missed: i64,
 }
 
 /// Sessions with failed attempts of `subscription_id` since `since_ms`,
@@ -187,19 +192,30 @@ pub(crate) fn failing_sessions(
     limit: usize,
 ) -> rusqlite::Result<Vec<FailingSession>> {
     let mut statement = store.conn.prepare_cached(
-        "SELECT session_id, count(*), max(created_ms), http_status_code, error
-         FROM deliveries
-         WHERE subscription_id = ?1 AND status = 'failed' AND created_ms >= ?2
-         GROUP BY session_id ORDER BY max(created_ms) DESC LIMIT ?3",
+        "SELECT d.session_id, count(*), max(d.created_ms), d.http_status_code, d.error,
+             (SELECT group_concat(DISTINCT o.event) FROM event_outcomes o
+              WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
+                AND o.last_failure_ms IS NOT NULL AND o.event IS NOT NULL),
+             (SELECT count(*) FROM event_outcomes o
+              WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
+                AND o.state = 'missed')
+         FROM deliveries d
+         WHERE d.subscription_id = ?1 AND d.status = 'failed' AND d.created_ms >= ?2
+         GROUP BY d.session_id ORDER BY max(d.created_ms) DESC LIMIT ?3",
     )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement.query_map(params![subscription_id, since_ms, limit], |row| {
+        let types: Option<String> = row.get(5)?;
         Ok(FailingSession {
             session_id: row.get(0)?,
             failed_attempts: row.get(1)?,
             last_failure_ms: row.get(2)?,
             http_status_code: row.get(3)?,
             error: row.get(4)?,
+            event_types: types
+                .map(|types| types.split(',').map(str::to_owned).collect())
+                .unwrap_or_default(),
+            missed: row.get(6)?,
         })
     })?;
     super::readable(rows)

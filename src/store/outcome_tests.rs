@@ -117,6 +117,14 @@ fn events_are_counted_once_however_many_attempts_and_a_recovery_shows() {
         outcomes::last_success_ms(&store, "bad").unwrap(),
         Some(T0 + 2 * HOUR)
     );
+    // The failing-sessions drill-down names the events and what is left.
+    let sessions = deliveries::failing_sessions(&store, "bad", T0, 10).unwrap();
+    assert_eq!(sessions.len(), 1);
+    let mut types = sessions[0].event_types.clone();
+    types.sort();
+    assert_eq!(types, ["session.completed", "session.started"]);
+    assert_eq!(sessions[0].failed_attempts, 3);
+    assert_eq!(sessions[0].missed, 1, "e1 recovered, e2 still missed");
 }
 
 #[test]

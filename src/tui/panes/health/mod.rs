@@ -432,8 +432,10 @@ impl HealthPane {
                 }
                 match result {
                     Ok(sessions) => {
-                        self.sessions = sessions;
-                        self.sessions_table.clamp(self.sessions.len());
+                        self.sessions_table
+                            .replace(&mut self.sessions, sessions, |session| {
+                                session.session_id.clone()
+                            })
                     }
                     Err(failure) => self.load_error = Some(failure.message),
                 }

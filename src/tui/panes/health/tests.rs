@@ -168,6 +168,8 @@ fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
             last_failure_ms: NOW_MS - 1_000,
             http_status_code: Some(401),
             error: Some("HTTP 401: invalid signature".into()),
+            event_types: vec!["call.ended".into()],
+            missed: 1,
         }]),
     }));
     let effects = app.update(press(KeyCode::Enter));
@@ -303,4 +305,53 @@ fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
             .contains("EARSHOT_STORE")
     );
     assert_ne!(app.status.connection, crate::tui::app::Connection::Error);
+}
+
+fn failing(id: &str) -> FailingSession {
+    FailingSession {
+        session_id: id.into(),
+        failed_attempts: 3,
+        last_failure_ms: NOW_MS - 1_000,
+        http_status_code: Some(401),
+        error: Some("HTTP 401: invalid signature".into()),
+        event_types: vec!["call.ended".into()],
+        missed: 1,
+    }
+}
+
+/// Answers the failing-sessions read among `effects` with `ids`.
+fn answer_sessions(app: &mut App, effects: &[Effect], ids: &[&str]) {
+    let seq = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::LoadFailingSessions { seq, .. } => Some(*seq),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the failing sessions are read: {effects:?}"));
+    app.update(Action::Health(HealthResult::Sessions {
+        seq,
+        subscription_id: BROKEN.into(),
+        result: Ok(ids.iter().map(|id| failing(id)).collect()),
+    }));
+}
+
+#[test]
+fn the_selection_stays_on_its_session_while_newer_failures_arrive() {
+    let mut app = loaded();
+    let effects = app.update(press(KeyCode::Enter));
+    answer_sessions(&mut app, &effects, &["call_c", "call_b", "call_a"]);
+    app.update(key('j'));
+    let effects = app.update(key('r'));
+    answer_sessions(
+        &mut app,
+        &effects,
+        &["call_e", "call_d", "call_c", "call_b", "call_a"],
+    );
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.pane, PaneId::Deliveries);
+    assert_eq!(
+        app.deliveries.id.as_deref(),
+        Some("call_b"),
+        "the call aimed at, not the row number"
+    );
 }

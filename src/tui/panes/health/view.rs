@@ -273,6 +273,7 @@ fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
 }
 
 const SESSION_W: u16 = 38;
+const TYPES_W: u16 = 18;
 const HTTP_W: u16 = 4;
 
 fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -291,8 +292,16 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
         return;
     }
     let columns = Columns {
-        header: &["SESSION / CALL", "FAILED", "LAST", "HTTP", "ERROR"],
-        fixed: &[SESSION_W, COUNT_W, TIME_W, HTTP_W],
+        header: &[
+            "SESSION / CALL",
+            "EVENTS",
+            "MISSED",
+            "TRIES",
+            "LAST ✗",
+            "HTTP",
+            "ERROR",
+        ],
+        fixed: &[SESSION_W, TYPES_W, COUNT_W, COUNT_W, TIME_W, HTTP_W],
     };
     let sessions = pane.sessions();
     let draw_row = |position: usize, selected: bool, error_w: usize| {
@@ -301,8 +310,15 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
             .timestamp_millis_opt(session.last_failure_ms)
             .single()
             .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string());
+        let types = if session.event_types.is_empty() {
+            "?".to_owned()
+        } else {
+            session.event_types.join(",")
+        };
         let cells = vec![
             Line::from(fit(&session.session_id, usize::from(SESSION_W))),
+            Line::from(fit(&types, usize::from(TYPES_W))),
+            Line::from(session.missed.to_string()),
             Line::from(session.failed_attempts.to_string()),
             Line::from(last),
             Line::from(
@@ -312,7 +328,12 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
             ),
             Line::from(fit(session.error.as_deref().unwrap_or(""), error_w)),
         ];
-        let mut style = theme.style(Role::Error);
+        // Nothing missed left: recovered, or delivered by a retry.
+        let mut style = theme.style(if session.missed > 0 {
+            Role::Error
+        } else {
+            Role::Muted
+        });
         if selected {
             style = style.patch(theme.selection());
         }

@@ -236,6 +236,9 @@ pub struct InboxPane {
     pub form: Option<ListenForm>,
     pub listening: Listening,
     pub counts: Counts,
+    /// Requests that arrived above the selection since it left the top
+    /// (the view follows the newest only at the top, as `less +F`).
+    pub new_above: usize,
     start_seq: u64,
 }
 
@@ -255,8 +258,15 @@ impl InboxPane {
             form: None,
             listening: Listening::Off,
             counts: Counts::default(),
+            new_above: 0,
             start_seq: 0,
         }
+    }
+
+    /// The selection is on the newest request, and stays there as more
+    /// arrive.
+    pub fn following(&self) -> bool {
+        self.table.position() == 0 && self.view == View::Table
     }
 
     /// A receiver started outside the pane (the demo's) delivers here.
@@ -304,7 +314,12 @@ impl InboxPane {
     pub fn run(&mut self, command: InboxCommand, out: &mut Outcome) {
         use InboxCommand::*;
         match command {
-            Move(to) => self.table.apply(to, self.rows.len()),
+            Move(to) => {
+                self.table.apply(to, self.rows.len());
+                if self.following() {
+                    self.new_above = 0;
+                }
+            }
             Open => {
                 if self.selected().is_some() {
                     self.view = View::Detail;
@@ -394,6 +409,7 @@ impl InboxPane {
         }
         if keep_selection {
             self.table.select(self.table.position() + 1);
+            self.new_above += 1;
         }
         self.table.clamp(self.rows.len());
     }

@@ -207,6 +207,40 @@ fn requests_arrive_newest_first_counted_and_the_open_one_stays_selected() {
 }
 
 #[test]
+fn at_the_top_the_list_follows_and_below_it_counts_what_arrives_above() {
+    let mut app = inbox_app(false);
+    deliver(&mut app, signed("e1", "d1", "ok"));
+    deliver(&mut app, signed("e2", "d2", "ok"));
+    assert!(app.inbox.following());
+    deliver(&mut app, signed("e3", "d3", "ok"));
+    let selected = |app: &App| {
+        app.inbox
+            .selected()
+            .and_then(|row| row.entry.header("x-svc-delivery-id").map(str::to_owned))
+    };
+    assert_eq!(
+        selected(&app).as_deref(),
+        Some("d3"),
+        "following the newest"
+    );
+    app.update(key('j'));
+    assert!(!app.inbox.following());
+    deliver(&mut app, signed("e4", "d4", "ok"));
+    deliver(&mut app, signed("e5", "d5", "ok"));
+    assert_eq!(
+        selected(&app).as_deref(),
+        Some("d2"),
+        "paused on its request"
+    );
+    assert_eq!(app.inbox.new_above, 2);
+    app.update(key('g'));
+    assert!(app.inbox.following());
+    assert_eq!(app.inbox.new_above, 0);
+    deliver(&mut app, signed("e6", "d6", "ok"));
+    assert_eq!(selected(&app).as_deref(), Some("d6"));
+}
+
+#[test]
 fn s_opens_a_signed_request_in_signatures_with_its_exact_bytes() {
     let mut app = inbox_app(false);
     deliver(&mut app, signed("e1", "d1", "invalid_signature"));

@@ -69,6 +69,14 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
             ),
             muted,
         ));
+        spans.push(match pane.new_above {
+            _ if pane.following() => Span::styled(" · following the newest", muted),
+            0 => Span::styled(" · PAUSED (g follows)", theme.style(Role::Warn)),
+            n => Span::styled(
+                format!(" · PAUSED, {n} new above (g follows)"),
+                theme.style(Role::Warn),
+            ),
+        });
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }

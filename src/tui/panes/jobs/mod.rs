@@ -403,7 +403,13 @@ impl JobsPane {
                 Some(TranscriptStatus::Completed | TranscriptStatus::Error)
             )
         });
-        self.rows.remove(finished.unwrap_or(0));
+        let removed = finished.unwrap_or(0);
+        self.rows.remove(removed);
+        // The selection stays on its job, not on its row number.
+        let at = self.table.position();
+        if removed < at {
+            self.table.select(at - 1);
+        }
         self.table.clamp(self.rows.len());
     }
 

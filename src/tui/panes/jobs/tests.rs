@@ -15,7 +15,7 @@ use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{press, type_text};
+use crate::tui::test_keys::{key, press, type_text};
 
 fn jobs_app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {
@@ -316,6 +316,9 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     let mut app = jobs_app(false);
     let max = super::ROWS_MAX;
     app.update(Action::Jobs(JobsResult::Discovered(vec!["running".into()])));
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["watched".into()])));
+    // The operator's cursor is on "watched", the second row.
+    app.update(key('j'));
     for n in 0..max + 200 {
         let id = format!("job-{n}");
         app.update(Action::Jobs(JobsResult::Discovered(vec![id.clone()])));
@@ -334,4 +337,12 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
         "the unfinished job stays"
     );
     assert_eq!(rows.last().map(|row| row.id.as_str()), Some("job-1199"));
+    assert_eq!(
+        app.jobs
+            .selected_index()
+            .and_then(|at| app.jobs.rows().get(at))
+            .map(|row| row.id.as_str()),
+        Some("watched"),
+        "the selection stays on its job as older rows go"
+    );
 }
