@@ -14,7 +14,7 @@ use super::history_args::StoreArg;
 use super::output::{emit, print_json};
 use super::progress::Progress;
 use super::{Connection, GlobalOptions};
-use crate::history::artifact_download::{self, Downloaded};
+use crate::history::artifact_download::{self, Downloaded, Timeouts};
 use crate::history::session_view::{self, Link, SessionView};
 use crate::redact::{mask_phone, redact_url};
 use crate::store::{self, Store, deliveries};
@@ -239,6 +239,7 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
             &view.session_id,
             dir,
             force,
+            Timeouts::default(),
             |done, total| progress.update(done, total),
         );
         let result = tokio::select! {

@@ -1,7 +1,8 @@
 //! `sessions get --download` through the real binary against a stand-in
 //! platform on loopback whose artifact link each test scripts: a signal
 //! mid-download (SIGINT, SIGTERM, SIGHUP) leaves no `.earshot-download-*`
-//! file behind and exits 128 + the signal.
+//! file behind and exits 128 + the signal; a link that redirects is not
+//! followed (a presigned link needs no redirect).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -16,8 +17,8 @@ use axum::routing::get;
 use serde_json::json;
 use tokio::process::{Child, Command};
 
-use crate::common::cli::{earshot_async, text};
-use crate::common::{API_KEY, eventually};
+use crate::common::cli::{earshot_async, finish, text};
+use crate::common::{API_KEY, Receiver, eventually};
 
 /// The one call the stand-in platform knows.
 const CALL: &str = "call_0123456789";
@@ -31,6 +32,8 @@ const ANNOUNCED: u64 = 4 * 1024 * 1024 * 1024;
 enum Artifact {
     /// 64 KiB every 20 ms of [`ANNOUNCED`] bytes: still going when signalled.
     Slow,
+    /// `302 Found` to this URL.
+    Redirect(String),
 }
 
 #[derive(Clone)]
@@ -81,6 +84,11 @@ async fn no_deliveries() -> Response {
 async fn artifact_answer(State(platform): State<Platform>) -> Response {
     match platform.artifact {
         Artifact::Slow => slow_body(),
+        Artifact::Redirect(to) => Response::builder()
+            .status(302)
+            .header("location", to)
+            .body(Body::empty())
+            .unwrap(),
     }
 }
 
@@ -177,4 +185,38 @@ async fn sigterm_mid_download_removes_the_partial_file_and_exits_143() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_mid_download_removes_the_partial_file_and_exits_129() {
     stopped_mid_download("HUP", 129, "SIGHUP").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_that_redirects_is_not_followed_and_the_error_names_the_host() {
+    // Another loopback service, answering 200 to anything.
+    let elsewhere = Receiver::healthy().await;
+    let to = format!(
+        "http://{}/loot/rec.wav?token=elsewhere0secret",
+        elsewhere.addr
+    );
+    let base = platform(Artifact::Redirect(to)).await;
+    let home = tempfile::tempdir().unwrap();
+    let target = home.path().join("files");
+    std::fs::create_dir(&target).unwrap();
+
+    let output = finish(&mut download(&base, home.path(), &target)).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(elsewhere.count(), 0, "the redirect was followed: {stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("redirected"), "{stderr}");
+    assert!(stderr.contains("302"), "{stderr}");
+    assert!(
+        stderr.contains(&elsewhere.addr.to_string()),
+        "names the host: {stderr}"
+    );
+    assert!(
+        !stderr.contains(SIGNATURE),
+        "the link's query shown: {stderr}"
+    );
+    assert!(
+        !stderr.contains("elsewhere0secret"),
+        "the target's query shown: {stderr}"
+    );
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
 }
