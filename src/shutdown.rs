@@ -1,8 +1,9 @@
 //! The signals that end a long-running command (`jobs watch`, `listen`,
-//! `emulator`, `demo`, the console) and the exit status each one gives:
-//! 128 + the signal's number, as shells report it (SIGINT 130, SIGTERM 143,
-//! SIGHUP 129). Every such command stops the same way on each of them:
-//! its summary printed, the terminal restored.
+//! `emulator`, `demo`, the console, `sessions get --download`) and the exit
+//! status each one gives: 128 + the signal's number, as shells report it
+//! (SIGINT 130, SIGTERM 143, SIGHUP 129). Every such command stops the same
+//! way on each of them: its summary printed, the terminal restored, no
+//! partial download left.
 
 use std::future::Future;
 use std::process::ExitCode;

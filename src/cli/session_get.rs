@@ -14,7 +14,7 @@ use super::history_args::StoreArg;
 use super::output::{emit, print_json};
 use super::progress::Progress;
 use super::{Connection, GlobalOptions};
-use crate::history::artifact_download::{self, Downloaded};
+use crate::history::artifact_download::{self, Downloaded, Timeouts};
 use crate::history::session_view::{self, Link, SessionView};
 use crate::redact::{mask_phone, redact_url};
 use crate::store::{self, Store, deliveries};
@@ -211,6 +211,9 @@ fn links_to_fetch(view: &SessionView) -> Vec<&Link> {
     chosen
 }
 
+/// Downloads every link into `dir`. SIGINT, SIGTERM or SIGHUP stops at
+/// once: the download under way is dropped, which removes its temporary
+/// file, and the exit is 128 + the signal.
 async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre::Result<ExitCode> {
     let links = links_to_fetch(view);
     if links.is_empty() {
@@ -226,18 +229,31 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
         return Ok(ExitCode::from(2));
     }
     let http = artifact_download::client()?;
+    let mut stop = std::pin::pin!(crate::shutdown::signals()?);
     let mut failed = false;
     for link in links {
         let progress = Progress::new(&link.kind);
-        let result = artifact_download::download(
+        let download = artifact_download::download(
             &http,
             link,
             &view.session_id,
             dir,
             force,
+            Timeouts::default(),
             |done, total| progress.update(done, total),
-        )
-        .await;
+        );
+        let result = tokio::select! {
+            result = download => result,
+            stopped = &mut stop => {
+                progress.finish();
+                say(&format!(
+                    "{}: stopped by {}; the partial file is removed",
+                    link.kind,
+                    stopped.name()
+                ));
+                return Ok(stopped.exit_code());
+            }
+        };
         progress.finish();
         match result {
             Ok(Downloaded { kind, path, bytes }) => {
@@ -254,4 +270,11 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A line on stderr that cannot panic: after SIGHUP the terminal may be
+/// gone, and the exit status must still be the signal's.
+fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

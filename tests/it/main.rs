@@ -2,6 +2,7 @@
 //! linked once, not once per file. The two memory tests that read their
 //! own process's peak RSS stay separate binaries (`tests/*.rs`).
 
+mod artifact_downloads;
 mod bounded_files;
 mod check_receiver;
 mod cli_exits;
