@@ -69,6 +69,8 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
             ),
             muted,
         ));
+    }
+    if counts.received > 0 && pane.view == View::Table {
         spans.push(match pane.new_above {
             _ if pane.following() => Span::styled(" · following the newest", muted),
             0 => Span::styled(" · PAUSED (g follows)", theme.style(Role::Warn)),
