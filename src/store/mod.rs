@@ -97,12 +97,16 @@ pub(crate) fn default_path(state_dir: &Path) -> PathBuf {
 
 impl Store {
     /// Opens (creating it and its directory if needed) and migrates. A path
-    /// that is not a regular file is refused before SQLite opens it.
+    /// that is not a regular file is refused before SQLite opens it, and an
+    /// existing file is checked read-only ([`check`]) before anything
+    /// writes to it.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|error| io_error(path, error))?;
         }
-        check::regular_or_missing(path)?;
+        if check::regular_or_missing(path)? {
+            check::existing(path)?;
+        }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX

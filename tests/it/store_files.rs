@@ -1,4 +1,5 @@
-//! What `--store PATH` may name, through the real binary: a device, a
+//! What `--store PATH` may name, through the real binary: another
+//! program's SQLite file is refused byte for byte untouched; a device, a
 //! directory or a FIFO is refused with exit 2 before SQLite opens it.
 
 use std::path::{Path, PathBuf};
@@ -25,6 +26,41 @@ fn side_files(db: &Path) -> Vec<PathBuf> {
 /// `earshot health --no-sweep --store DB`.
 async fn health(db: &Path) -> Output {
     run(earshot().args(["health", "--no-sweep", "--store"]).arg(db)).await
+}
+
+#[tokio::test]
+async fn another_programs_sqlite_file_is_refused_and_not_one_byte_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("other.db");
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other
+        .execute_batch(
+            "PRAGMA journal_mode = DELETE; CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+        )
+        .unwrap();
+    drop(other);
+    let before = std::fs::read(&db).unwrap();
+    assert_eq!(
+        before[18..20],
+        [1, 1],
+        "a rollback-journal file to begin with"
+    );
+
+    let out = health(&db).await;
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("left untouched") && stderr.contains("other.db"),
+        "{stderr}"
+    );
+    let after = std::fs::read(&db).unwrap();
+    assert_eq!(
+        (&after[18..20], &after[24..28]),
+        (&before[18..20], &before[24..28]),
+        "the write/read versions and the change counter"
+    );
+    assert!(after == before, "the file changed");
+    assert_eq!(side_files(&db), Vec::<PathBuf>::new());
 }
 
 /// Exit 2, naming the path and what it is.
