@@ -59,6 +59,13 @@ pub enum StoreError {
     )]
     NotAStore { path: PathBuf, detail: String },
     #[error(
+        "{} failed its integrity check (PRAGMA quick_check: {detail}); it was left \
+         untouched: move it aside (earshot then starts a new store there) or pass --store \
+         with another path",
+        path.display()
+    )]
+    Damaged { path: PathBuf, detail: String },
+    #[error(
         "{} was written by a newer earshot (schema version {found}; this build knows up to \
          {supported}); it was left untouched: upgrade earshot or pass --store with another path",
         path.display()

@@ -1,9 +1,16 @@
 //! What `--store PATH` may name, through the real binary: another
 //! program's SQLite file is refused byte for byte untouched; a device, a
-//! directory or a FIFO is refused with exit 2 before SQLite opens it.
+//! directory or a FIFO is refused with exit 2 before SQLite opens it; a
+//! damaged store is refused at open by its integrity check.
 
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::Output;
+
+use chrono::{TimeZone, Utc};
+use earshot::store::Store;
+use earshot::store::events::ObservedEvent;
+use earshot::store::writer::Writer;
 
 use crate::bounded_files::{fifo, within_10s};
 use crate::common::cli::{earshot, run, text};
@@ -96,4 +103,86 @@ async fn a_device_a_directory_or_a_fifo_is_refused_as_a_store_before_sqlite_open
         assert_not_a_file(&out, &pipe, "a FIFO");
     }
     assert_eq!(side_files(Path::new(&pipe)), Vec::<PathBuf>::new());
+}
+
+/// A `session.started` event with `id`, at `at_ms`.
+fn event(id: &str, at_ms: i64) -> ObservedEvent {
+    let at = Utc.timestamp_millis_opt(at_ms).unwrap().to_rfc3339();
+    let body = format!(
+        r#"{{"event_id":"{id}","event":"session.started","timestamp":"{at}","session":{{"session_id":"ses_{id}"}}}}"#
+    );
+    ObservedEvent::from_delivery(body.as_bytes(), vec![], None, at_ms).unwrap()
+}
+
+/// A store at `db` with `count` observed events, checkpointed (no WAL).
+async fn store_with_events(db: &Path, count: usize) {
+    let (writer, thread) = Writer::start(Store::open(db).unwrap()).unwrap();
+    let now = Utc::now().timestamp_millis();
+    for n in 0..count {
+        writer
+            .write(event(&format!("e{n}"), now + n as i64))
+            .await
+            .unwrap();
+    }
+    drop(writer);
+    thread.join().unwrap();
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+}
+
+/// Overwrites the root page of the index nearest the middle of the file
+/// with garbage; its name.
+fn damage_an_index(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let page_size: i64 = conn
+        .query_row("PRAGMA page_size", [], |row| row.get(0))
+        .unwrap();
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |row| row.get(0))
+        .unwrap();
+    let (name, root): (String, i64) = conn
+        .query_row(
+            "SELECT name, rootpage FROM sqlite_master WHERE type = 'index' AND rootpage > 1
+             ORDER BY abs(rootpage - ?1) LIMIT 1",
+            [pages / 2],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    let (root, page_size) = (root as u64, page_size as u64);
+    drop(conn);
+    let mut file = std::fs::OpenOptions::new().write(true).open(db).unwrap();
+    file.seek(SeekFrom::Start((root - 1) * page_size)).unwrap();
+    file.write_all(&vec![0xA5; page_size as usize]).unwrap();
+    name
+}
+
+#[tokio::test]
+async fn a_store_with_a_damaged_index_is_refused_at_open_by_its_integrity_check() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("earshot.db");
+    store_with_events(&db, 200).await;
+    let index = damage_an_index(&db);
+    let before = std::fs::read(&db).unwrap();
+    let path = db.to_str().unwrap();
+    for args in [
+        &["listen", "--secret", SECRET, "--store", path][..],
+        &["health", "--no-sweep", "--store", path],
+    ] {
+        let out = within_10s(home.path(), args);
+        let stderr = text(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?} ({index} damaged): {stderr}"
+        );
+        assert!(
+            stderr.contains(path)
+                && stderr.contains("integrity check")
+                && stderr.contains("quick_check")
+                && stderr.contains("move it aside"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("storing events in"), "{stderr}");
+    }
+    assert!(std::fs::read(&db).unwrap() == before, "the file changed");
 }
