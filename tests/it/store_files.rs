@@ -1,11 +1,13 @@
 //! What `--store PATH` may name, through the real binary: another
 //! program's SQLite file is refused byte for byte untouched; a device, a
 //! directory or a FIFO is refused with exit 2 before SQLite opens it; a
-//! damaged store is refused at open by its integrity check.
+//! damaged store is refused at open by its integrity check; and a write
+//! the store refuses while `listen` runs is said on stderr with SQLite's
+//! reason.
 
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Output, Stdio};
 
 use chrono::{TimeZone, Utc};
 use earshot::store::Store;
@@ -185,4 +187,69 @@ async fn a_store_with_a_damaged_index_is_refused_at_open_by_its_integrity_check(
         assert!(!stderr.contains("storing events in"), "{stderr}");
     }
     assert!(std::fs::read(&db).unwrap() == before, "the file changed");
+}
+
+/// POSTs a signed `session.started` event to `url`: the status.
+async fn post_event(url: &str, id: &str) -> u16 {
+    let body = event(id, Utc::now().timestamp_millis()).body;
+    let header = earshot::signature::sign(SECRET.as_bytes(), Utc::now().timestamp(), &body);
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("x-svc-signature", header)
+        .header("x-svc-event", "session.started")
+        .body(body)
+        .send()
+        .await
+        .expect("listen answers")
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    drop(Store::open(&db).unwrap());
+    // A store that opens and checks fine, but refuses every event.
+    let edit = rusqlite::Connection::open(&db).unwrap();
+    edit.execute_batch(
+        "CREATE TRIGGER refuse BEFORE INSERT ON events
+         BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END;",
+    )
+    .unwrap();
+    drop(edit);
+    let mut child = earshot()
+        .args(["listen", "--secret", SECRET, "--store"])
+        .arg(&db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+
+    let status = post_event(&url, "00000000-0000-4000-8000-000000000001").await;
+    // The line reaches stderr after the answer: give it a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(status, 503, "{stderr}");
+    assert!(
+        stderr.contains("not stored") && stderr.contains("refused by a test trigger"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ses_"), "no body on stderr: {stderr}");
 }
