@@ -209,6 +209,20 @@ async fn post_event(url: &str, id: &str) -> u16 {
         .as_u16()
 }
 
+/// The lines `child` writes on stderr, as they come.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
 #[tokio::test]
 async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -240,12 +254,20 @@ async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
         .unwrap()
         .to_owned();
 
+    let lines = stderr_lines(&mut child);
+
     let status = post_event(&url, "00000000-0000-4000-8000-000000000001").await;
-    // The line reaches stderr after the answer: give it a moment.
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // The line reaches stderr after the answer: wait for it (10 s at most).
+    let mut stderr = String::new();
+    while let Ok(line) = lines.recv_timeout(std::time::Duration::from_secs(10)) {
+        stderr.push_str(&line);
+        stderr.push('\n');
+        if line.contains("not stored") {
+            break;
+        }
+    }
     child.kill().unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = text(&out.stderr);
+    child.wait().unwrap();
     assert_eq!(status, 503, "{stderr}");
     assert!(
         stderr.contains("not stored") && stderr.contains("refused by a test trigger"),
