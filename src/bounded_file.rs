@@ -125,27 +125,50 @@ fn human(bytes: u64) -> String {
     }
 }
 
-/// Opens `path` for reading if it is a regular file (checked on the open
-/// file, so it cannot change in between).
+/// Opens `path` for reading if it is a regular file. The type is checked
+/// before opening (opening a FIFO waits for a writer, opening a device may
+/// act on it), and again on the open file, opened non-blocking so that a
+/// FIFO swapped in between cannot hang it either.
 pub fn open(path: &Path, limit: Limit) -> Result<File, FileError> {
     let io = |source| FileError::Io {
         what: limit.what,
         path: path.to_owned(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
-    let kind = file.metadata().map_err(io)?.file_type();
-    if !kind.is_file() {
-        return Err(FileError::NotRegular {
-            what: limit.what,
-            path: path.to_owned(),
-            kind: kind_name(&kind),
-        });
-    }
+    regular(
+        std::fs::metadata(path).map_err(io)?.file_type(),
+        path,
+        limit,
+    )?;
+    let file = open_nonblocking(path).map_err(io)?;
+    regular(file.metadata().map_err(io)?.file_type(), path, limit)?;
     Ok(file)
 }
 
-fn kind_name(kind: &std::fs::FileType) -> &'static str {
+/// `path` opened for reading without waiting (`O_NONBLOCK`, which changes
+/// nothing for a regular file).
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    options.open(path)
+}
+
+/// Refuses anything but a regular file.
+fn regular(kind: std::fs::FileType, path: &Path, limit: Limit) -> Result<(), FileError> {
+    if kind.is_file() {
+        return Ok(());
+    }
+    Err(FileError::NotRegular {
+        what: limit.what,
+        path: path.to_owned(),
+        kind: kind_name(&kind),
+    })
+}
+
+/// What a file that is not regular is ("a FIFO", "a directory").
+pub(crate) fn kind_name(kind: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

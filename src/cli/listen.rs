@@ -201,6 +201,11 @@ fn print_request(
     if let Some(error) = &request.capture_error {
         eprintln!("earshot listen: {error}");
     }
+    if let Some(error) = &request.store_error {
+        let id = request.entry.event_id.as_deref().unwrap_or("-");
+        let line = format!("event {id} not stored (answered 503): {error}");
+        eprintln!("earshot listen: {}", super::output::plain(&line));
+    }
     Ok(())
 }
 

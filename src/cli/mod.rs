@@ -264,7 +264,7 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
     // A rule broken before anything was sent (a key no header can carry,
     // a malformed field, an id that cannot be a path segment) is bad
     // input, whichever command found it. So is a file refused before
-    // reading (not regular, too large).
+    // reading (not regular, too large), and a store path that is no file.
     let bad_input = report.chain().any(|cause| {
         matches!(
             cause.downcast_ref::<ApiError>(),
@@ -298,6 +298,10 @@ fn is_refused_file(cause: &(dyn std::error::Error + 'static)) -> bool {
     use crate::bounded_file::FileError;
     let refused = |error: &FileError| !matches!(error, FileError::Io { .. });
     cause.downcast_ref::<FileError>().is_some_and(refused)
+        || matches!(
+            cause.downcast_ref::<crate::store::StoreError>(),
+            Some(crate::store::StoreError::NotAFile { .. })
+        )
         || matches!(
             cause.downcast_ref::<crate::config::ConfigError>(),
             Some(crate::config::ConfigError::File(error)) if refused(error)

@@ -132,6 +132,9 @@ pub struct Received {
     pub signature: Option<Verdict>,
     /// Set when the entry could not be appended to the capture file.
     pub capture_error: Option<String>,
+    /// Set when the event could not be stored (answered 503): the store's
+    /// error, never the body.
+    pub store_error: Option<String>,
 }
 
 impl Received {
@@ -393,9 +396,9 @@ async fn receive(
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
     };
-    let judged = match shared.keep(&entry, &bytes, now.timestamp_millis()).await {
-        Ok(()) => judged,
-        Err(error) => store_failed(&mut entry, &error),
+    let (judged, store_error) = match shared.keep(&entry, &bytes, now.timestamp_millis()).await {
+        Ok(()) => (judged, None),
+        Err(error) => (store_failed(&mut entry, &error), Some(error)),
     };
     if !shared.config.capture_secrets {
         let auth_name = shared
@@ -417,6 +420,7 @@ async fn receive(
         body: bytes,
         signature: judged.signature,
         capture_error,
+        store_error,
     });
     response
 }

@@ -12,6 +12,7 @@
 
 pub mod chains;
 pub mod changes;
+mod check;
 pub mod deliveries;
 pub mod event_list;
 pub mod events;
@@ -46,11 +47,24 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     #[error(
+        "the store {} is not a regular file ({kind}): give the path of a store file \
+         (created if missing), not a device, pipe or directory",
+        path.display()
+    )]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error(
         "{} is not an earshot store, or it is damaged ({detail}); it was left untouched: \
          move it aside or pass --store with another path",
         path.display()
     )]
     NotAStore { path: PathBuf, detail: String },
+    #[error(
+        "{} failed its integrity check (PRAGMA quick_check: {detail}); it was left \
+         untouched: move it aside (earshot then starts a new store there) or pass --store \
+         with another path",
+        path.display()
+    )]
+    Damaged { path: PathBuf, detail: String },
     #[error(
         "{} was written by a newer earshot (schema version {found}; this build knows up to \
          {supported}); it was left untouched: upgrade earshot or pass --store with another path",
@@ -89,13 +103,16 @@ pub(crate) fn default_path(state_dir: &Path) -> PathBuf {
 }
 
 impl Store {
-    /// Opens (creating it and its directory if needed) and migrates.
+    /// Opens (creating it and its directory if needed) and migrates. A path
+    /// that is not a regular file is refused before SQLite opens it, and an
+    /// existing file is checked read-only ([`check`]) before anything
+    /// writes to it.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|error| StoreError::Open {
-                path: path.to_owned(),
-                source: rusqlite::Error::ToSqlConversionFailure(Box::new(error)),
-            })?;
+            std::fs::create_dir_all(parent).map_err(|error| io_error(path, error))?;
+        }
+        if check::regular_or_missing(path)? {
+            check::existing(path)?;
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -143,6 +160,14 @@ impl Store {
 
     pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+}
+
+/// A file system error about the store at `path`.
+fn io_error(path: &Path, error: std::io::Error) -> StoreError {
+    StoreError::Open {
+        path: path.to_owned(),
+        source: rusqlite::Error::ToSqlConversionFailure(Box::new(error)),
     }
 }
 

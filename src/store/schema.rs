@@ -306,31 +306,55 @@ CREATE INDEX changes_by_subscription ON changes (subscription_id, at_ms);
     )
 }
 
+/// What a file is judged by before anything is written to it.
+pub(super) struct Header {
+    version: i64,
+    application: i64,
+    /// Entries in `sqlite_master`: 0 for an empty file.
+    pub(super) tables: i64,
+}
+
+impl Header {
+    pub(super) fn read(conn: &Connection) -> rusqlite::Result<Header> {
+        Ok(Header {
+            version: conn.query_row("PRAGMA user_version", [], |row| row.get(0))?,
+            application: conn.query_row("PRAGMA application_id", [], |row| row.get(0))?,
+            tables: conn.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?,
+        })
+    }
+
+    /// Refuses a newer schema, another program's tables, or a file marked
+    /// as earshot's without a version.
+    pub(super) fn judge(&self, path: &Path) -> Result<(), StoreError> {
+        let refuse = |detail: &str| StoreError::NotAStore {
+            path: path.to_owned(),
+            detail: detail.to_owned(),
+        };
+        if self.version > SCHEMA_VERSION {
+            return Err(StoreError::NewerVersion {
+                path: path.to_owned(),
+                found: self.version,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if self.application != APPLICATION_ID && self.tables > 0 {
+            return Err(refuse("it holds another program's tables"));
+        }
+        if self.application == APPLICATION_ID && self.version == 0 {
+            return Err(refuse("marked as earshot's but has no schema version"));
+        }
+        Ok(())
+    }
+}
+
 /// Brings the file to [`SCHEMA_VERSION`], or refuses it untouched.
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let refuse = |detail: &str| StoreError::NotAStore {
-        path: path.to_owned(),
-        detail: detail.to_owned(),
-    };
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|error| super::classify(path, error))?;
-    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
-    let application: i64 = tx.query_row("PRAGMA application_id", [], |row| row.get(0))?;
-    let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::NewerVersion {
-            path: path.to_owned(),
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    if application != APPLICATION_ID && tables > 0 {
-        return Err(refuse("it holds another program's tables"));
-    }
-    if application == APPLICATION_ID && version == 0 {
-        return Err(refuse("marked as earshot's but has no schema version"));
-    }
+    let header = Header::read(&tx)?;
+    header.judge(path)?;
+    let version = header.version;
     let applied = usize::try_from(version).unwrap_or(0);
     for migration in MIGRATIONS.iter().skip(applied) {
         tx.execute_batch(&migration())?;

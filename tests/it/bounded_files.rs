@@ -140,3 +140,57 @@ fn an_ids_file_that_is_a_device_is_refused() {
     );
     assert_refused(&out, "/dev/zero", "not a regular file");
 }
+
+/// A FIFO at `dir/name` (mkfifo(1), mode 0600); its path.
+pub(crate) fn fifo(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let made = Command::new("mkfifo")
+        .args(["-m", "600"])
+        .arg(&path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+    path.to_str().expect("a UTF-8 temp path").to_owned()
+}
+
+/// Runs the binary in `home` and waits at most 10 s; a run still going
+/// then (blocked opening a FIFO, or serving) is killed and fails the test.
+pub(crate) fn within_10s(home: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_earshot"));
+    isolate(&mut command, home)
+        .env("EARSHOT_CONFIG", home.join("config.toml"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().expect("run the earshot binary");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().expect("wait for earshot").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("earshot {args:?} still running after 10 s (blocked?)");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("earshot's output")
+}
+
+#[test]
+fn a_fifo_as_secret_or_body_file_is_refused_at_once_not_waited_on() {
+    let home = tempfile::tempdir().unwrap();
+    let pipe = fifo(home.path(), "secret.fifo");
+    let body = home.path().join("body.json");
+    std::fs::write(&body, b"{}").unwrap();
+    let body = body.to_str().unwrap();
+    let out = within_10s(
+        home.path(),
+        &["sign", "--secret-file", &pipe, "--body-file", body],
+    );
+    assert_refused(&out, &pipe, "not a regular file (a FIFO)");
+    let out = within_10s(
+        home.path(),
+        &["sign", "--secret", SECRET, "--body-file", &pipe],
+    );
+    assert_refused(&out, &pipe, "not a regular file (a FIFO)");
+}

@@ -39,6 +39,7 @@ fn received(at: &str, fields: Value, body: &str) -> Action {
         body: Bytes::from(body.as_bytes().to_vec()),
         signature: None,
         capture_error: None,
+        store_error: None,
     })))
 }
 

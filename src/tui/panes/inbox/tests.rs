@@ -77,6 +77,7 @@ fn received(fields: serde_json::Value, body: &str) -> Received {
         body: Bytes::from(body.as_bytes().to_vec()),
         signature: None,
         capture_error: None,
+        store_error: None,
     }
 }
 

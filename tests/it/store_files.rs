@@ -1,0 +1,277 @@
+//! What `--store PATH` may name, through the real binary: another
+//! program's SQLite file is refused byte for byte untouched; a device, a
+//! directory or a FIFO is refused with exit 2 before SQLite opens it; a
+//! damaged store is refused at open by its integrity check; and a write
+//! the store refuses while `listen` runs is said on stderr with SQLite's
+//! reason.
+
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use chrono::{TimeZone, Utc};
+use earshot::store::Store;
+use earshot::store::events::ObservedEvent;
+use earshot::store::writer::Writer;
+
+use crate::bounded_files::{fifo, within_10s};
+use crate::common::cli::{earshot, run, text};
+
+const SECRET: &str = "whsec-store-files-0123456789abcdefghijkl";
+
+/// The SQLite side files of `db` that exist.
+fn side_files(db: &Path) -> Vec<PathBuf> {
+    ["-wal", "-shm", "-journal"]
+        .into_iter()
+        .map(|suffix| {
+            let mut name = db.as_os_str().to_owned();
+            name.push(suffix);
+            PathBuf::from(name)
+        })
+        .filter(|path| path.exists())
+        .collect()
+}
+
+/// `earshot health --no-sweep --store DB`.
+async fn health(db: &Path) -> Output {
+    run(earshot().args(["health", "--no-sweep", "--store"]).arg(db)).await
+}
+
+#[tokio::test]
+async fn another_programs_sqlite_file_is_refused_and_not_one_byte_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("other.db");
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other
+        .execute_batch(
+            "PRAGMA journal_mode = DELETE; CREATE TABLE t (x); INSERT INTO t VALUES (1);",
+        )
+        .unwrap();
+    drop(other);
+    let before = std::fs::read(&db).unwrap();
+    assert_eq!(
+        before[18..20],
+        [1, 1],
+        "a rollback-journal file to begin with"
+    );
+
+    let out = health(&db).await;
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("left untouched") && stderr.contains("other.db"),
+        "{stderr}"
+    );
+    let after = std::fs::read(&db).unwrap();
+    assert_eq!(
+        (&after[18..20], &after[24..28]),
+        (&before[18..20], &before[24..28]),
+        "the write/read versions and the change counter"
+    );
+    assert!(after == before, "the file changed");
+    assert_eq!(side_files(&db), Vec::<PathBuf>::new());
+}
+
+/// Exit 2, naming the path and what it is.
+fn assert_not_a_file(out: &Output, path: &str, kind: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(path) && stderr.contains(&format!("not a regular file ({kind})")),
+        "expected {path} and {kind} in: {stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_device_a_directory_or_a_fifo_is_refused_as_a_store_before_sqlite_opens_it() {
+    for device in ["/dev/null", "/dev/full"] {
+        let out = health(Path::new(device)).await;
+        assert_not_a_file(&out, device, "a character device");
+        assert_eq!(side_files(Path::new(device)), Vec::<PathBuf>::new());
+    }
+    let home = tempfile::tempdir().unwrap();
+    let directory = home.path().join("a-directory");
+    std::fs::create_dir(&directory).unwrap();
+    let out = health(&directory).await;
+    assert_not_a_file(&out, directory.to_str().unwrap(), "a directory");
+    assert_eq!(side_files(&directory), Vec::<PathBuf>::new());
+
+    let pipe = fifo(home.path(), "store.fifo");
+    for args in [
+        &["health", "--no-sweep", "--store", &pipe][..],
+        &["listen", "--secret", SECRET, "--store", &pipe],
+    ] {
+        let out = within_10s(home.path(), args);
+        assert_not_a_file(&out, &pipe, "a FIFO");
+    }
+    assert_eq!(side_files(Path::new(&pipe)), Vec::<PathBuf>::new());
+}
+
+/// A `session.started` event with `id`, at `at_ms`.
+fn event(id: &str, at_ms: i64) -> ObservedEvent {
+    let at = Utc.timestamp_millis_opt(at_ms).unwrap().to_rfc3339();
+    let body = format!(
+        r#"{{"event_id":"{id}","event":"session.started","timestamp":"{at}","session":{{"session_id":"ses_{id}"}}}}"#
+    );
+    ObservedEvent::from_delivery(body.as_bytes(), vec![], None, at_ms).unwrap()
+}
+
+/// A store at `db` with `count` observed events, checkpointed (no WAL).
+async fn store_with_events(db: &Path, count: usize) {
+    let (writer, thread) = Writer::start(Store::open(db).unwrap()).unwrap();
+    let now = Utc::now().timestamp_millis();
+    for n in 0..count {
+        writer
+            .write(event(&format!("e{n}"), now + n as i64))
+            .await
+            .unwrap();
+    }
+    drop(writer);
+    thread.join().unwrap();
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+}
+
+/// Overwrites the root page of the index nearest the middle of the file
+/// with garbage; its name.
+fn damage_an_index(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let page_size: i64 = conn
+        .query_row("PRAGMA page_size", [], |row| row.get(0))
+        .unwrap();
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", [], |row| row.get(0))
+        .unwrap();
+    let (name, root): (String, i64) = conn
+        .query_row(
+            "SELECT name, rootpage FROM sqlite_master WHERE type = 'index' AND rootpage > 1
+             ORDER BY abs(rootpage - ?1) LIMIT 1",
+            [pages / 2],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    let (root, page_size) = (root as u64, page_size as u64);
+    drop(conn);
+    let mut file = std::fs::OpenOptions::new().write(true).open(db).unwrap();
+    file.seek(SeekFrom::Start((root - 1) * page_size)).unwrap();
+    file.write_all(&vec![0xA5; page_size as usize]).unwrap();
+    name
+}
+
+#[tokio::test]
+async fn a_store_with_a_damaged_index_is_refused_at_open_by_its_integrity_check() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("earshot.db");
+    store_with_events(&db, 200).await;
+    let index = damage_an_index(&db);
+    let before = std::fs::read(&db).unwrap();
+    let path = db.to_str().unwrap();
+    for args in [
+        &["listen", "--secret", SECRET, "--store", path][..],
+        &["health", "--no-sweep", "--store", path],
+    ] {
+        let out = within_10s(home.path(), args);
+        let stderr = text(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "{args:?} ({index} damaged): {stderr}"
+        );
+        assert!(
+            stderr.contains(path)
+                && stderr.contains("integrity check")
+                && stderr.contains("quick_check")
+                && stderr.contains("move it aside"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("storing events in"), "{stderr}");
+    }
+    assert!(std::fs::read(&db).unwrap() == before, "the file changed");
+}
+
+/// POSTs a signed `session.started` event to `url`: the status.
+async fn post_event(url: &str, id: &str) -> u16 {
+    let body = event(id, Utc::now().timestamp_millis()).body;
+    let header = earshot::signature::sign(SECRET.as_bytes(), Utc::now().timestamp(), &body);
+    reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .unwrap()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("x-svc-signature", header)
+        .header("x-svc-event", "session.started")
+        .body(body)
+        .send()
+        .await
+        .expect("listen answers")
+        .status()
+        .as_u16()
+}
+
+/// The lines `child` writes on stderr, as they come.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
+#[tokio::test]
+async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    drop(Store::open(&db).unwrap());
+    // A store that opens and checks fine, but refuses every event.
+    let edit = rusqlite::Connection::open(&db).unwrap();
+    edit.execute_batch(
+        "CREATE TRIGGER refuse BEFORE INSERT ON events
+         BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END;",
+    )
+    .unwrap();
+    drop(edit);
+    let mut child = earshot()
+        .args(["listen", "--secret", SECRET, "--store"])
+        .arg(&db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+
+    let lines = stderr_lines(&mut child);
+
+    let status = post_event(&url, "00000000-0000-4000-8000-000000000001").await;
+    // The line reaches stderr after the answer: wait for it (10 s at most).
+    let mut stderr = String::new();
+    while let Ok(line) = lines.recv_timeout(std::time::Duration::from_secs(10)) {
+        stderr.push_str(&line);
+        stderr.push('\n');
+        if line.contains("not stored") {
+            break;
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(status, 503, "{stderr}");
+    assert!(
+        stderr.contains("not stored") && stderr.contains("refused by a test trigger"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ses_"), "no body on stderr: {stderr}");
+}
