@@ -188,6 +188,13 @@ pub enum HealthResult {
     RecoverProgress { done: usize, total: usize },
     /// Recover ended: its summary line.
     Recovered(Result<String, Failure>),
+    /// The incidents read with `seq`.
+    Incidents {
+        seq: u64,
+        result: Result<Vec<crate::history::incidents::Incident>, Failure>,
+    },
+    /// An acknowledgement was stored (its line) or not.
+    Acknowledged(Result<String, Failure>),
 }
 
 /// What reaches the Events pane.
@@ -331,6 +338,18 @@ pub enum Effect {
         subscription_id: String,
         since_ms: i64,
     },
+    /// Read the incidents seen since `since_ms` (resolved ones with
+    /// `all`) from the store (local).
+    LoadIncidents {
+        seq: u64,
+        since_ms: i64,
+        all: bool,
+    },
+    /// Acknowledge an incident as the operator's login name (local).
+    AckIncident {
+        id: String,
+        note: Option<String>,
+    },
     /// Sweep the known sessions' delivery records into the store.
     SweepHistory,
     /// Read the known sessions' ids for the Deliveries prompt (local).
@@ -383,6 +402,8 @@ impl Effect {
                 | Effect::LoadFailingSessions { .. }
                 | Effect::LoadKnownSessions
                 | Effect::LoadEvents { .. }
+                | Effect::LoadIncidents { .. }
+                | Effect::AckIncident { .. }
                 | Effect::LoadEventDetail { .. }
                 | Effect::Quit
         )

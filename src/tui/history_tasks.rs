@@ -13,6 +13,7 @@ use super::action::{Action, EventsResult, Failure, HealthResult, ResendTarget, R
 use crate::api::Client;
 use crate::history::event_list;
 use crate::history::event_query::EventQuery;
+use crate::history::incidents::{self, Acknowledged};
 use crate::history::session_view::{self, SessionView};
 use crate::history::{recover, report, sweep};
 use crate::redact::SecretString;
@@ -301,4 +302,42 @@ fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
         delivered: sent.delivered,
         summary,
     }
+}
+
+pub async fn load_incidents(
+    path: StorePath,
+    seq: u64,
+    since_ms: i64,
+    all: bool,
+    tx: UnboundedSender<Action>,
+) {
+    let result = with_store(path, move |store| {
+        incidents::list(store, since_ms, all).map_err(|error| error.to_string())
+    })
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Incidents { seq, result }));
+}
+
+/// Stores who is on an incident, for every console on the same store.
+pub async fn acknowledge(
+    path: StorePath,
+    id: String,
+    note: Option<String>,
+    tx: UnboundedSender<Action>,
+) {
+    let result = with_store(path, move |store| {
+        let by = incidents::operator();
+        match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
+            Ok(Acknowledged::Done(incident)) => {
+                Ok(format!("acknowledged incident {} as {by}", incident.id))
+            }
+            Ok(Acknowledged::NotFound) => Err(format!("no incident {id} in the store any more")),
+            Ok(Acknowledged::Ambiguous(count)) => Err(format!(
+                "{id} matches {count} incidents: give more of the id"
+            )),
+            Err(error) => Err(error.to_string()),
+        }
+    })
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Acknowledged(result)));
 }

@@ -222,6 +222,15 @@ impl Worker {
                     store, event_id, target, secret, tx,
                 ));
             }
+            Effect::LoadIncidents { seq, since_ms, all } => {
+                let store = self.store.clone();
+                self.spawn(history_tasks::load_incidents(store, seq, since_ms, all, tx));
+            }
+            Effect::AckIncident { id, note } => {
+                tracing::info!(%id, "acknowledge an incident");
+                let store = self.store.clone();
+                self.spawn(history_tasks::acknowledge(store, id, note, tx));
+            }
             Effect::LoadKnownSessions => {
                 let store = self.store.clone();
                 self.spawn(history_tasks::load_known_sessions(store, tx));

@@ -29,21 +29,70 @@ pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>>
             .mutating(),
         );
     }
+    commands.push(
+        CommandInfo::new(
+            "i",
+            "incidents: open, acknowledged (a), resolved (v)",
+            keys![Key::char('i')],
+            H::Incidents,
+        )
+        .quick_as("incidents"),
+    );
     commands.push(window_command());
     commands
 }
 
+/// The incidents list.
+pub(super) fn incidents_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
+    let mut commands = vec![back_command()];
+    if selection {
+        commands.extend(movement(H::Move));
+        commands.push(
+            CommandInfo::new(
+                "a",
+                "acknowledge: you are on it (a note for the others)",
+                keys![Key::char('a')],
+                H::Ack,
+            )
+            .quick_as("acknowledge"),
+        );
+    }
+    commands.push(
+        CommandInfo::new(
+            "v",
+            "show / hide resolved incidents",
+            keys![Key::char('v')],
+            H::ToggleResolved,
+        )
+        .quick_as("resolved"),
+    );
+    commands.push(window_command());
+    commands
+}
+
+/// Typing the acknowledgement's note.
+pub(super) fn ack_commands() -> Vec<CommandInfo<HealthCommand>> {
+    vec![
+        CommandInfo::new("enter", "acknowledge with this note", ENTER, H::AckSubmit)
+            .quick_as("acknowledge"),
+        CommandInfo::new("esc", "cancel", ESC, H::AckCancel).quick(),
+    ]
+}
+
+/// `esc` / `backspace`: back to the board.
+fn back_command() -> CommandInfo<HealthCommand> {
+    CommandInfo::new(
+        "esc",
+        "back to the board",
+        keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
+        H::Back,
+    )
+    .quick_as("back")
+}
+
 /// A subscription's failing sessions: enter opens one in Deliveries.
 pub(super) fn sessions_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
-    let mut commands = vec![
-        CommandInfo::new(
-            "esc",
-            "back to the board",
-            keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
-            H::Back,
-        )
-        .quick_as("back"),
-    ];
+    let mut commands = vec![back_command()];
     if selection {
         commands.extend(movement(H::Move));
         commands

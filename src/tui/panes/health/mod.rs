@@ -12,6 +12,7 @@
 //! render path. Drawing is in `view.rs`.
 
 mod commands;
+pub mod incidents;
 pub mod view;
 
 use std::time::{Duration, Instant};
@@ -32,7 +33,10 @@ use crate::redact::SecretString;
 use crate::store::deliveries::FailingSession;
 use crate::tui::panes::subscriptions::short_id;
 
-use commands::{board_commands, recover_commands, sessions_commands};
+use commands::{
+    ack_commands, board_commands, incidents_commands, recover_commands, sessions_commands,
+};
+use incidents::Incidents;
 
 /// How often the board is read again from the store while on screen.
 pub const RELOAD_EVERY: Duration = Duration::from_secs(5);
@@ -56,6 +60,14 @@ pub enum HealthCommand {
     NextField,
     RecoverSubmit,
     RecoverCancel,
+    /// Board → incidents.
+    Incidents,
+    /// Resolved incidents shown or not.
+    ToggleResolved,
+    /// Acknowledge the selected incident (a note prompt).
+    Ack,
+    AckSubmit,
+    AckCancel,
 }
 
 /// The board's window.
@@ -98,6 +110,7 @@ pub enum Mode {
     Board,
     Sessions,
     Recover,
+    Incidents,
 }
 
 /// The recover form's two fields.
@@ -135,6 +148,7 @@ pub struct HealthPane {
     sessions: Vec<FailingSession>,
     pub(crate) sessions_table: TableState,
     pub recover: Option<RecoverForm>,
+    pub incidents: Incidents,
     load_seq: u64,
     pub loading: bool,
     pub loaded_once: bool,
@@ -166,6 +180,7 @@ impl HealthPane {
             sessions: Vec::new(),
             sessions_table: TableState::default(),
             recover: None,
+            incidents: Incidents::default(),
             load_seq: 0,
             loading: false,
             loaded_once: false,
@@ -227,6 +242,8 @@ impl HealthPane {
             section("Health board", board_commands(true)),
             section("Failing sessions", sessions_commands(true)),
             section("Recover (typing)", recover_commands(false)),
+            section("Incidents", incidents_commands(true)),
+            section("Acknowledge (typing)", ack_commands()),
         ]
     }
 
@@ -261,6 +278,7 @@ impl HealthPane {
             seq: self.load_seq,
             since_ms: self.since_ms(),
         });
+        self.incidents.reload(self.since_ms(), out);
         if let (Mode::Sessions, Some(id)) = (self.mode, self.sessions_of.clone()) {
             out.effects.push(Effect::LoadFailingSessions {
                 seq: self.load_seq,
@@ -302,6 +320,10 @@ impl HealthPane {
         match command {
             Move(to) => match self.mode {
                 Mode::Sessions => self.sessions_table.apply(to, self.sessions.len()),
+                Mode::Incidents => {
+                    let len = self.incidents.rows().len();
+                    self.incidents.table.apply(to, len);
+                }
                 _ => self.table.apply(to, self.rows.len()),
             },
             Open => self.open(out),
@@ -330,6 +352,24 @@ impl HealthPane {
                 }
             }
             RecoverSubmit => self.submit_recover(out),
+            Incidents => {
+                self.mode = Mode::Incidents;
+                self.incidents.reload(self.since_ms(), out);
+            }
+            ToggleResolved => {
+                self.incidents.all = !self.incidents.all;
+                out.toast = Some(if self.incidents.all {
+                    "resolved incidents shown too".into()
+                } else {
+                    "open and acknowledged incidents only".into()
+                });
+                self.incidents.reload(self.since_ms(), out);
+            }
+            Ack => {
+                self.incidents.start_ack();
+            }
+            AckSubmit => self.incidents.submit_ack(out),
+            AckCancel => self.incidents.note = None,
         }
     }
 
@@ -352,7 +392,7 @@ impl HealthPane {
                     out.then = Some(Action::OpenInDeliveries(session.session_id.clone()));
                 }
             }
-            Mode::Recover => {}
+            Mode::Recover | Mode::Incidents => {}
         }
     }
 
@@ -470,6 +510,18 @@ impl HealthPane {
                     form.progress = Some((done, total));
                 }
             }
+            HealthResult::Incidents { seq, result } => {
+                if let Some(why) = self.incidents.loaded(seq, result) {
+                    self.load_error = Some(why);
+                }
+            }
+            HealthResult::Acknowledged(result) => {
+                match result {
+                    Ok(line) => out.toast = Some(line),
+                    Err(failure) => out.failure = Some(failure),
+                }
+                self.incidents.reload(self.since_ms(), out);
+            }
             HealthResult::Recovered(result) => {
                 if let Some(form) = &mut self.recover {
                     form.progress = None;
@@ -490,20 +542,26 @@ impl PaneCommands for HealthPane {
             Mode::Board => board_commands(self.selected().is_some()),
             Mode::Sessions => sessions_commands(self.selected_session().is_some()),
             Mode::Recover => recover_commands(self.recovering()),
+            Mode::Incidents if self.incidents.note.is_some() => ack_commands(),
+            Mode::Incidents => incidents_commands(self.incidents.selected().is_some()),
         }
     }
 }
 
 impl Pane for HealthPane {
     fn allows_global(&self) -> bool {
-        self.mode != Mode::Recover
+        self.mode != Mode::Recover && self.incidents.note.is_none()
     }
 
     fn captures_text(&self) -> bool {
-        self.mode == Mode::Recover && !self.recovering()
+        (self.mode == Mode::Recover && !self.recovering()) || self.incidents.note.is_some()
     }
 
     fn type_key(&mut self, key: &KeyEvent) {
+        if let Some(note) = &mut self.incidents.note {
+            text::type_key(note, key);
+            return;
+        }
         if let Some(form) = &mut self.recover {
             match form.field {
                 Field::Secret => text::type_key(&mut form.secret, key),
@@ -513,6 +571,10 @@ impl Pane for HealthPane {
     }
 
     fn paste(&mut self, pasted: &str) {
+        if let Some(note) = &mut self.incidents.note {
+            text::paste(note, pasted);
+            return;
+        }
         if let Some(form) = &mut self.recover {
             match form.field {
                 Field::Secret => text::paste(&mut form.secret, pasted),

@@ -5,13 +5,14 @@ use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
 use crate::history::coverage::{Coverage, CoverageState};
+use crate::history::incidents::Incident;
 use crate::history::report::{Board, EventTotals, FailureGroup, SubscriptionHealth};
 use crate::history::sweep::SweepReport;
 use crate::store::deliveries::FailingSession;
 use crate::tui::action::{Action, Effect, Failure, HealthResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::PaneId;
-use crate::tui::test_keys::{key, press};
+use crate::tui::test_keys::{key, press, type_text};
 
 const BROKEN: &str = "b0000000-0000-4000-8000-00000000000b";
 const FINE: &str = "f0000000-0000-4000-8000-00000000000f";
@@ -353,5 +354,81 @@ fn the_selection_stays_on_its_session_while_newer_failures_arrive() {
         app.deliveries.id.as_deref(),
         Some("call_b"),
         "the call aimed at, not the row number"
+    );
+}
+
+fn incident(id: &str, state: crate::history::incidents::IncidentState) -> Incident {
+    Incident {
+        id: id.into(),
+        subscription_id: BROKEN.into(),
+        diagnosis: "401 invalid signature: …".into(),
+        first_seen_at: "2027-01-15T07:00:00Z".into(),
+        last_seen_at: "2027-01-15T08:00:00Z".into(),
+        missed: 9,
+        recovered: 0,
+        retrying: 0,
+        state,
+        acknowledged_by: None,
+        acknowledged_at: None,
+        note: None,
+        resolved_at: None,
+        first_seen_ms: NOW_MS - 3_600_000,
+        last_seen_ms: NOW_MS - 60_000,
+        acknowledged_ms: None,
+    }
+}
+
+#[test]
+fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
+    use crate::history::incidents::IncidentState;
+    let mut app = loaded();
+    let effects = app.update(key('i'));
+    assert_eq!(app.health.mode, Mode::Incidents);
+    let (seq, all) = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::LoadIncidents { seq, all, .. } => Some((*seq, *all)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the incidents are read: {effects:?}"));
+    assert!(!all, "open and acknowledged ones first");
+    app.update(Action::Health(HealthResult::Incidents {
+        seq,
+        result: Ok(vec![
+            incident("0badcafe", IncidentState::Open),
+            incident("1eadbeef", IncidentState::Open),
+        ]),
+    }));
+    assert_eq!(app.health.incidents.open_count(), 2);
+    app.update(key('j'));
+    app.update(key('a'));
+    // The note is typed: `q` is a letter here, not quit.
+    let typed = type_text(&mut app, "deploying fix, q soon");
+    assert!(typed.is_empty() && !app.quit);
+    let effects = app.update(press(KeyCode::Enter));
+    let acked = effects.iter().find_map(|effect| match effect {
+        Effect::AckIncident { id, note } => Some((id.clone(), note.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        acked,
+        Some(("1eadbeef".into(), Some("deploying fix, q soon".into())))
+    );
+    let effects = app.update(Action::Health(HealthResult::Acknowledged(Ok(
+        "acknowledged incident 1eadbeef as alice".into(),
+    ))));
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::LoadIncidents { .. })),
+        "the list shows the acknowledgement"
+    );
+    assert!(app.toast.as_ref().is_some_and(|t| t.text.contains("alice")));
+    // `v` asks for the resolved ones too.
+    let effects = app.update(key('v'));
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::LoadIncidents { all: true, .. }))
     );
 }

@@ -13,6 +13,7 @@ use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::{Field, HealthPane, Mode, RecoverForm};
 use crate::history::coverage::CoverageState;
+use crate::history::incidents::IncidentState;
 use crate::history::report::SubscriptionHealth;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
@@ -27,6 +28,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme)
     match pane.mode {
         Mode::Board => draw_board(frame, body, pane, theme),
         Mode::Sessions => draw_sessions(frame, body, pane, theme),
+        Mode::Incidents => draw_incidents(frame, body, pane, theme),
         Mode::Recover => match &pane.recover {
             Some(form) => draw_recover(frame, body, form, theme),
             None => draw_board(frame, body, pane, theme),
@@ -48,6 +50,16 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     if failing > 0 {
         spans.push(Span::styled(
             format!(" · {failing} failing"),
+            theme.style(Role::Error),
+        ));
+    }
+    let open = pane.incidents.open_count();
+    if open > 0 {
+        spans.push(Span::styled(
+            format!(
+                " · {open} open incident{} (i)",
+                if open == 1 { "" } else { "s" }
+            ),
             theme.style(Role::Error),
         ));
     }
@@ -306,10 +318,7 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
     let sessions = pane.sessions();
     let draw_row = |position: usize, selected: bool, error_w: usize| {
         let session = sessions.get(position)?;
-        let last = Utc
-            .timestamp_millis_opt(session.last_failure_ms)
-            .single()
-            .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string());
+        let last = clock_of(session.last_failure_ms);
         let types = if session.event_types.is_empty() {
             "?".to_owned()
         } else {
@@ -341,6 +350,135 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
     };
     pane.sessions_table
         .draw_window(frame, list, sessions.len(), columns, theme, draw_row);
+}
+
+const ID_W: u16 = 8;
+const STATE_W: u16 = 12;
+
+fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    let incidents = &pane.incidents;
+    let rows = incidents.rows();
+    let [head, list, below] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(2),
+        Constraint::Length(4),
+    ])
+    .areas(area);
+    let heading = format!(
+        " incidents of the last {} · {} listed{} · a acknowledges, v {} resolved",
+        pane.window.label(),
+        rows.len(),
+        if incidents.all { " (resolved too)" } else { "" },
+        if incidents.all { "hides" } else { "shows" }
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(heading, theme.style(Role::Muted))).style(theme.base()),
+        head,
+    );
+    if rows.is_empty() {
+        let note = if incidents.loaded {
+            "no incident in this window: every failure was delivered by a retry, or none happened"
+        } else {
+            "reading the incidents…"
+        };
+        table::draw_note(frame, list, note, theme);
+        return;
+    }
+    let columns = Columns {
+        header: &[
+            "ID",
+            "SUB",
+            "STATE",
+            "MISSED",
+            "RECOV",
+            "FIRST",
+            "LAST",
+            "DIAGNOSIS",
+        ],
+        fixed: &[ID_W, SUB_W, STATE_W, COUNT_W, COUNT_W, TIME_W, TIME_W],
+    };
+    let draw_row = |position: usize, selected: bool, rest: usize| {
+        let incident = rows.get(position)?;
+        let role = match incident.state {
+            IncidentState::Open => Role::Error,
+            IncidentState::Acknowledged => Role::Warn,
+            IncidentState::Resolved => Role::Muted,
+        };
+        let mut style = theme.style(role);
+        if selected {
+            style = style.patch(theme.selection());
+        }
+        let cells = vec![
+            Line::from(fit(&incident.id, usize::from(ID_W))),
+            Line::from(short_id(&incident.subscription_id).to_owned()),
+            Line::from(incident.state.as_str()),
+            Line::from(incident.missed.to_string()),
+            Line::from(incident.recovered.to_string()),
+            Line::from(clock_of(incident.first_seen_ms)),
+            Line::from(clock_of(incident.last_seen_ms)),
+            Line::from(fit(&incident.diagnosis, rest)),
+        ];
+        Some(Row::new(cells).style(style))
+    };
+    incidents
+        .table
+        .draw_window(frame, list, rows.len(), columns, theme, draw_row);
+    draw_incident_detail(frame, below, pane, theme);
+}
+
+/// Under the list: who is on the selected incident, or the note prompt.
+fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+    let Some(incident) = pane.incidents.selected() else {
+        return;
+    };
+    let muted = theme.style(Role::Muted);
+    let mut lines = vec![Line::default()];
+    lines.push(Line::from(Span::styled(
+        format!(
+            " {} · first seen {} · last seen {}",
+            incident.diagnosis, incident.first_seen_at, incident.last_seen_at
+        ),
+        theme.style(Role::Fg),
+    )));
+    match (&incident.acknowledged_by, incident.acknowledged_ms) {
+        (Some(by), Some(at)) => lines.push(Line::from(Span::styled(
+            format!(
+                " acknowledged by {by} {}{}",
+                clock_of(at),
+                incident
+                    .note
+                    .as_deref()
+                    .map(|note| format!(": {note}"))
+                    .unwrap_or_default()
+            ),
+            theme.style(Role::Warn),
+        ))),
+        _ => lines.push(Line::from(Span::styled(
+            " nobody acknowledged it yet",
+            muted,
+        ))),
+    }
+    frame.render_widget(
+        Paragraph::new(lines)
+            .style(theme.base())
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+    if let Some(note) = &pane.incidents.note {
+        let prompt = Rect {
+            y: area.bottom().saturating_sub(1),
+            height: 1,
+            ..area
+        };
+        field::draw_prompt(frame, prompt, " note (enter acknowledges): ", note, theme);
+    }
+}
+
+/// `HH:MM:SS` (UTC) of a time in milliseconds.
+fn clock_of(ms: i64) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
 }
 
 fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {

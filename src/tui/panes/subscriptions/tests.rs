@@ -442,10 +442,13 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
     let seq = match first.as_slice() {
         [
             Effect::LoadHealth { .. },
+            Effect::LoadIncidents { .. },
             Effect::SweepHistory,
             Effect::LoadSubscriptions { seq, .. },
         ] => *seq,
-        other => panic!("expected the board read, the sweep and the first load, got {other:?}"),
+        other => panic!(
+            "expected the board and incidents reads, the sweep and the first load, got {other:?}"
+        ),
     };
     app.update(Action::Subs(SubsResult::Loaded {
         seq,
