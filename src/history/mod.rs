@@ -28,7 +28,7 @@ pub mod coverage;
 pub mod event_list;
 pub mod event_query;
 pub mod incidents;
-pub(crate) mod recover;
+pub mod recover;
 pub mod report;
 pub mod rotation;
 pub mod session_view;

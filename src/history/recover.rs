@@ -201,6 +201,41 @@ impl Plan {
     }
 }
 
+/// What a plan would do, as the console shows it before the operator
+/// confirms.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Preview {
+    pub to_send: usize,
+    /// Events to send by type, most first.
+    pub by_type: Vec<(String, usize)>,
+    /// The oldest and the newest event to send (Unix milliseconds).
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    /// What is left out, as `; …` clauses ([`Plan::left_out`]): already
+    /// recovered, held back, never observed (listed), out of scope.
+    pub left_out: String,
+}
+
+impl Plan {
+    pub fn preview(&self) -> Preview {
+        let mut by_type: Vec<(String, usize)> = Vec::new();
+        for event in &self.to_send {
+            match by_type.iter_mut().find(|(name, _)| *name == event.event) {
+                Some((_, count)) => *count += 1,
+                None => by_type.push((event.event.clone(), 1)),
+            }
+        }
+        by_type.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Preview {
+            to_send: self.to_send.len(),
+            by_type,
+            first_ms: self.to_send.iter().map(|event| event.occurred_ms).min(),
+            last_ms: self.to_send.iter().map(|event| event.occurred_ms).max(),
+            left_out: self.left_out(),
+        }
+    }
+}
+
 /// One re-sent event and its answer.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Sent {
@@ -404,5 +439,106 @@ pub(crate) async fn send_event(
         latency_ms: i64::try_from(attempt.latency.as_millis()).unwrap_or(i64::MAX),
         delivered,
         error,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(id: &str, event: &str, occurred_ms: i64) -> StoredEvent {
+        StoredEvent {
+            event_id: id.into(),
+            event: event.into(),
+            session_id: format!("call_{id}"),
+            occurred_ms,
+            body: Vec::new(),
+        }
+    }
+
+    fn plan(url: &str, to_send: Vec<StoredEvent>) -> Plan {
+        Plan {
+            subscription: Subscription {
+                id: "db318dee".into(),
+                url: url.into(),
+                events: Vec::new(),
+                agent_id: None,
+                enabled: true,
+                secret_version: 1,
+                extra: Default::default(),
+            },
+            to_send,
+            already_recovered: 0,
+            interrupted: Vec::new(),
+            not_observed: Vec::new(),
+            out_of_scope: 0,
+        }
+    }
+
+    /// A receiver answering 200 to every request; how many it answered.
+    fn receiver() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/hook", listener.local_addr().expect("address"));
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&count);
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let mut buffer = [0u8; 4096];
+                let _ = stream.read(&mut buffer);
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                );
+            }
+        });
+        (url, count)
+    }
+
+    #[tokio::test]
+    async fn a_run_asked_to_stop_stops_after_the_event_being_sent() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut store = Store::open(&dir.path().join("earshot.db")).expect("store");
+        let (url, answered) = receiver();
+        let events = (1..=3).map(|n| event(&format!("e{n}"), "call.ended", n * 1_000));
+        let plan = plan(&url, events.collect());
+        let secret = SecretString::new("whsec_test");
+        let report = run(&mut store, &plan, &secret, Brakes::default(), |_| {
+            ControlFlow::Break(())
+        })
+        .await
+        .expect("runs");
+        assert_eq!(report.stopped, Some(Stopped::Cancelled));
+        assert_eq!((report.sent.len(), report.not_attempted), (1, 2));
+        assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let reason = report.stop_reason().unwrap_or_default();
+        assert!(reason.contains("cancelled; 2 not attempted"), "{reason}");
+    }
+
+    #[test]
+    fn a_preview_counts_by_type_and_spans_the_events_to_send() {
+        let mut plan = plan(
+            "https://hooks.example/call",
+            vec![
+                event("a", "call.ended", 3_000),
+                event("b", "call.connected", 1_000),
+                event("c", "call.ended", 2_000),
+            ],
+        );
+        plan.already_recovered = 2;
+        let preview = plan.preview();
+        assert_eq!(preview.to_send, 3);
+        assert_eq!(
+            preview.by_type,
+            [
+                ("call.ended".to_owned(), 2),
+                ("call.connected".to_owned(), 1)
+            ]
+        );
+        assert_eq!(
+            (preview.first_ms, preview.last_ms),
+            (Some(1_000), Some(3_000))
+        );
+        assert_eq!(preview.left_out, "; 2 already recovered earlier");
     }
 }

@@ -184,8 +184,17 @@ pub enum HealthResult {
     Swept(Result<crate::history::sweep::SweepReport, Failure>),
     /// The store could not be opened for a sweep: local, not the platform.
     NoStore(String),
-    /// Recover sent `done` of `total` events.
-    RecoverProgress { done: usize, total: usize },
+    /// What recover would send for `subscription_id` (before it asks).
+    Planned {
+        subscription_id: String,
+        result: Result<crate::history::recover::Preview, Failure>,
+    },
+    /// Recover sent `done` of `total` events; `sent` is the last one.
+    RecoverProgress {
+        done: usize,
+        total: usize,
+        sent: Option<Box<crate::history::recover::Sent>>,
+    },
     /// Recover ended: its summary line.
     Recovered(Result<String, Failure>),
     /// The incidents read with `seq`.
@@ -380,6 +389,13 @@ pub enum Effect {
         target: ResendTarget,
         secret: SecretString,
     },
+    /// What recover would send (local: the store as last swept).
+    PlanRecover {
+        subscription_id: String,
+        since_ms: i64,
+    },
+    /// Stop the recover in flight after the event being sent.
+    CancelRecover,
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -403,6 +419,8 @@ impl Effect {
                 | Effect::LoadKnownSessions
                 | Effect::LoadEvents { .. }
                 | Effect::LoadIncidents { .. }
+                | Effect::PlanRecover { .. }
+                | Effect::CancelRecover
                 | Effect::AckIncident { .. }
                 | Effect::LoadEventDetail { .. }
                 | Effect::Quit

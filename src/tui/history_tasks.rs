@@ -5,7 +5,10 @@
 //! its own work (SQLite connections are cheap; WAL lets them run beside a
 //! `listen` that writes).
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -150,14 +153,46 @@ pub async fn sweep(client: Client, path: StorePath, tx: UnboundedSender<Action>)
     let _ = tx.send(Action::Health(HealthResult::Swept(result)));
 }
 
+/// What recover would send: the store as last swept (recover itself
+/// sweeps first, so it may send a little more).
+pub async fn plan_recover(
+    path: StorePath,
+    subscription_id: String,
+    since_ms: i64,
+    tx: UnboundedSender<Action>,
+) {
+    let id = subscription_id.clone();
+    let result = with_store(path, move |store| {
+        recover::plan(store, &id, since_ms, &recover::Scope::default())
+            .map(|plan| plan.preview())
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    let _ = tx.send(Action::Health(HealthResult::Planned {
+        subscription_id,
+        result,
+    }));
+}
+
+/// Sweeps, plans and re-sends what a subscription missed, with the
+/// brakes (canary, failures in a row); `cancel` stops it after the event
+/// being sent.
 pub async fn recover(
     client: Client,
     path: StorePath,
     subscription_id: String,
     since_ms: i64,
     secret: SecretString,
+    cancel: Arc<AtomicBool>,
     tx: UnboundedSender<Action>,
 ) {
+    let progress = |done, total, sent: Option<&recover::Sent>| {
+        let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
+            done,
+            total,
+            sent: sent.map(|sent| Box::new(sent.clone())),
+        }));
+    };
     let result = async {
         let mut store = open(path).await?;
         let swept = sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
@@ -176,18 +211,16 @@ pub async fn recover(
         )
         .map_err(failure)?;
         let total = plan.to_send.len();
-        let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
-            done: 0,
-            total,
-        }));
+        progress(0, total, None);
         let mut done = 0;
-        let report = recover::run(&mut store, &plan, &secret, Default::default(), |_| {
+        let report = recover::run(&mut store, &plan, &secret, Default::default(), |sent| {
             done += 1;
-            let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
-                done,
-                total,
-            }));
-            std::ops::ControlFlow::Continue(())
+            progress(done, total, Some(sent));
+            if cancel.load(Ordering::Relaxed) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
         })
         .await
         .map_err(failure)?;

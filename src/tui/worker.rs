@@ -6,6 +6,9 @@
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
@@ -47,6 +50,8 @@ pub struct Worker {
     store: StorePath,
     /// The last id viewed in Deliveries, already added to the store.
     remembered: Option<String>,
+    /// Stops the latest recover after the event being sent.
+    recover_cancel: Option<Arc<AtomicBool>>,
 }
 
 /// "Latest request wins": the one task of a kind in flight. Starting
@@ -104,6 +109,7 @@ impl Worker {
             jobs: None,
             store: Err("no incident-history store configured".into()),
             remembered: None,
+            recover_cancel: None,
         }
     }
 
@@ -240,6 +246,18 @@ impl Worker {
                 let store = self.store.clone();
                 self.spawn(history_tasks::sweep(client, store, tx));
             }
+            Effect::PlanRecover {
+                subscription_id,
+                since_ms,
+            } => {
+                let store = self.store.clone();
+                self.spawn(history_tasks::plan_recover(
+                    store,
+                    subscription_id,
+                    since_ms,
+                    tx,
+                ));
+            }
             Effect::Recover {
                 subscription_id,
                 since_ms,
@@ -247,14 +265,22 @@ impl Worker {
             } => {
                 tracing::info!(%subscription_id, "recover missed events");
                 let store = self.store.clone();
+                let cancel = Arc::new(AtomicBool::new(false));
+                self.recover_cancel = Some(Arc::clone(&cancel));
                 self.spawn(history_tasks::recover(
                     client,
                     store,
                     subscription_id,
                     since_ms,
                     secret,
+                    cancel,
                     tx,
                 ));
+            }
+            Effect::CancelRecover => {
+                if let Some(cancel) = &self.recover_cancel {
+                    cancel.store(true, Ordering::Relaxed);
+                }
             }
             Effect::LoadSubscriptions {
                 seq,

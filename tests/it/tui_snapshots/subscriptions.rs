@@ -96,10 +96,13 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
     let seq = match app.init().as_slice() {
         [
             Effect::LoadHealth { .. },
+            Effect::LoadIncidents { .. },
             Effect::SweepHistory,
             Effect::LoadSubscriptions { seq, .. },
         ] => *seq,
-        other => panic!("expected the board read, the sweep and the first load, got {other:?}"),
+        other => panic!(
+            "expected the board and incidents reads, the sweep and the first load, got {other:?}"
+        ),
     };
     app.pane = PaneId::Subscriptions;
     let at = fixed_local_time();

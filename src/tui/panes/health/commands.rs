@@ -116,7 +116,15 @@ fn window_command() -> CommandInfo<HealthCommand> {
 /// The recover form (everything else is typed into it).
 pub(super) fn recover_commands(running: bool) -> Vec<CommandInfo<HealthCommand>> {
     if running {
-        return Vec::new();
+        return vec![
+            CommandInfo::new(
+                "esc",
+                "stop after the event being sent",
+                ESC,
+                H::RecoverCancel,
+            )
+            .quick_as("stop"),
+        ];
     }
     vec![
         CommandInfo::new(

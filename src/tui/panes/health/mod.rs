@@ -13,12 +13,12 @@
 
 mod commands;
 pub mod incidents;
+pub mod recover;
 pub mod view;
 
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::KeyEvent;
-use tui_input::Input;
 
 use super::super::action::{Action, Effect, HealthResult};
 use super::super::app::Outcome;
@@ -29,14 +29,13 @@ use super::{Pane, PaneCommands};
 use crate::history::coverage::Coverage;
 use crate::history::report::SubscriptionHealth;
 use crate::history::sweep::SweepReport;
-use crate::redact::SecretString;
 use crate::store::deliveries::FailingSession;
-use crate::tui::panes::subscriptions::short_id;
 
 use commands::{
     ack_commands, board_commands, incidents_commands, recover_commands, sessions_commands,
 };
 use incidents::Incidents;
+pub use recover::{Field, RecoverForm};
 
 /// How often the board is read again from the store while on screen.
 pub const RELOAD_EVERY: Duration = Duration::from_secs(5);
@@ -111,27 +110,6 @@ pub enum Mode {
     Sessions,
     Recover,
     Incidents,
-}
-
-/// The recover form's two fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
-    Secret,
-    Confirm,
-}
-
-/// The recover form and what it reports.
-#[derive(Debug)]
-pub struct RecoverForm {
-    pub subscription_id: String,
-    pub url: String,
-    pub secret: Input,
-    pub confirm: Input,
-    pub field: Field,
-    /// Sent so far of the total, while running.
-    pub progress: Option<(usize, usize)>,
-    /// The last run's summary line, or why it could not run.
-    pub result: Option<Result<String, String>>,
 }
 
 /// The pane's state.
@@ -231,9 +209,7 @@ impl HealthPane {
     }
 
     fn recovering(&self) -> bool {
-        self.recover
-            .as_ref()
-            .is_some_and(|form| form.progress.is_some())
+        self.recover.as_ref().is_some_and(RecoverForm::running)
     }
 
     pub fn help_sections() -> Vec<CommandSection<HealthCommand>> {
@@ -242,6 +218,7 @@ impl HealthPane {
             section("Health board", board_commands(true)),
             section("Failing sessions", sessions_commands(true)),
             section("Recover (typing)", recover_commands(false)),
+            section("Recover (sending)", recover_commands(true)),
             section("Incidents", incidents_commands(true)),
             section("Acknowledge (typing)", ack_commands()),
         ]
@@ -336,22 +313,25 @@ impl HealthPane {
                 out.toast = Some(format!("window: the last {}", self.window.label()));
                 self.reload(out);
             }
-            Recover => self.open_recover(),
+            Recover => self.open_recover(out),
             NextField => {
                 if let Some(form) = &mut self.recover {
-                    form.field = match form.field {
-                        Field::Secret => Field::Confirm,
-                        Field::Confirm => Field::Secret,
-                    };
+                    form.next_field();
                 }
             }
-            RecoverCancel => {
-                if !self.recovering() {
+            RecoverCancel => match &mut self.recover {
+                Some(form) if form.running() => form.cancel(out),
+                _ => {
                     self.recover = None;
                     self.mode = Mode::Board;
                 }
+            },
+            RecoverSubmit => {
+                let since_ms = self.since_ms();
+                if let Some(form) = &mut self.recover {
+                    form.submit(since_ms, out);
+                }
             }
-            RecoverSubmit => self.submit_recover(out),
             Incidents => {
                 self.mode = Mode::Incidents;
                 self.incidents.reload(self.since_ms(), out);
@@ -396,51 +376,11 @@ impl HealthPane {
         }
     }
 
-    fn open_recover(&mut self) {
-        let Some(row) = self.selected() else { return };
-        self.recover = Some(RecoverForm {
-            subscription_id: row.id.clone(),
-            url: row.url.clone(),
-            secret: Input::default(),
-            confirm: Input::default(),
-            field: Field::Secret,
-            progress: None,
-            result: None,
-        });
-        self.mode = Mode::Recover;
-    }
-
-    fn submit_recover(&mut self, out: &mut Outcome) {
+    fn open_recover(&mut self, out: &mut Outcome) {
         let since_ms = self.since_ms();
-        let Some(form) = &mut self.recover else {
-            return;
-        };
-        if form.progress.is_some() {
-            return;
-        }
-        let secret = form.secret.value().trim().to_owned();
-        if secret.is_empty() {
-            form.field = Field::Secret;
-            out.toast = Some("type the subscription's signing secret first".into());
-            return;
-        }
-        if form.confirm.value().trim() != short_id(&form.subscription_id) {
-            form.field = Field::Confirm;
-            out.toast = Some(format!(
-                "type {} to confirm re-sending its missed events",
-                short_id(&form.subscription_id)
-            ));
-            return;
-        }
-        form.progress = Some((0, 0));
-        form.result = None;
-        out.effects.push(Effect::Recover {
-            subscription_id: form.subscription_id.clone(),
-            since_ms,
-            secret: SecretString::new(secret),
-        });
-        // The secret leaves the form as soon as it is sent.
-        form.secret = Input::default();
+        let Some(row) = self.selected() else { return };
+        self.recover = Some(RecoverForm::open(&row.id, &row.url, since_ms, out));
+        self.mode = Mode::Recover;
     }
 
     /// A background result for this pane.
@@ -505,9 +445,19 @@ impl HealthPane {
                 self.last_sweep = Some(Err(why.clone()));
                 self.load_error = Some(why);
             }
-            HealthResult::RecoverProgress { done, total } => {
+            HealthResult::Planned {
+                subscription_id,
+                result,
+            } => {
+                if let Some(form) = &mut self.recover
+                    && form.subscription_id == subscription_id
+                {
+                    form.preview = Some(result.map_err(|failure| failure.message));
+                }
+            }
+            HealthResult::RecoverProgress { done, total, sent } => {
                 if let Some(form) = &mut self.recover {
-                    form.progress = Some((done, total));
+                    form.on_progress(done, total, sent.map(|sent| *sent));
                 }
             }
             HealthResult::Incidents { seq, result } => {
@@ -524,9 +474,7 @@ impl HealthPane {
             }
             HealthResult::Recovered(result) => {
                 if let Some(form) = &mut self.recover {
-                    form.progress = None;
-                    form.result = Some(result.map_err(|failure| failure.message));
-                    form.confirm = Input::default();
+                    form.on_end(result.map_err(|failure| failure.message));
                 }
                 self.reload(out);
             }
@@ -563,10 +511,7 @@ impl Pane for HealthPane {
             return;
         }
         if let Some(form) = &mut self.recover {
-            match form.field {
-                Field::Secret => text::type_key(&mut form.secret, key),
-                Field::Confirm => text::type_key(&mut form.confirm, key),
-            };
+            text::type_key(form.input_mut(), key);
         }
     }
 
@@ -576,10 +521,7 @@ impl Pane for HealthPane {
             return;
         }
         if let Some(form) = &mut self.recover {
-            match form.field {
-                Field::Secret => text::paste(&mut form.secret, pasted),
-                Field::Confirm => text::paste(&mut form.confirm, pasted),
-            };
+            text::paste(form.input_mut(), pasted);
         }
     }
 }

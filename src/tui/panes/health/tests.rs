@@ -6,6 +6,7 @@ use ratatui::crossterm::event::KeyCode;
 use super::{Field, HealthPane, Mode, Window};
 use crate::history::coverage::{Coverage, CoverageState};
 use crate::history::incidents::Incident;
+use crate::history::recover::{Preview, Sent};
 use crate::history::report::{Board, EventTotals, FailureGroup, SubscriptionHealth};
 use crate::history::sweep::SweepReport;
 use crate::store::deliveries::FailingSession;
@@ -195,8 +196,34 @@ fn a_subscription_with_no_failures_has_no_sessions_to_list() {
 #[test]
 fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     let mut app = loaded();
-    app.update(key('R'));
+    let effects = app.update(key('R'));
     assert_eq!(app.health.mode, Mode::Recover);
+    // The preview is read first, and shown when it comes.
+    assert!(
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::PlanRecover { subscription_id, .. } if subscription_id == BROKEN
+        )),
+        "{effects:?}"
+    );
+    let preview = Preview {
+        to_send: 9,
+        by_type: vec![("call.ended".into(), 9)],
+        first_ms: Some(NOW_MS - 3_600_000),
+        last_ms: Some(NOW_MS - 60_000),
+        left_out: String::new(),
+    };
+    app.update(Action::Health(HealthResult::Planned {
+        subscription_id: BROKEN.into(),
+        result: Ok(preview.clone()),
+    }));
+    assert_eq!(
+        app.health
+            .recover
+            .as_ref()
+            .and_then(|form| form.preview.clone()),
+        Some(Ok(preview))
+    );
     for c in "whsec_the_secret_0123456789abcdefghijk".chars() {
         app.update(key(c));
     }
@@ -233,16 +260,44 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
         "the form does not keep the secret"
     );
     assert!(app.health.busy());
+    let sent = Sent {
+        event_id: "evt-1".into(),
+        event: "call.ended".into(),
+        session_id: "call_1".into(),
+        http_status: Some(200),
+        latency_ms: 12,
+        delivered: true,
+        error: None,
+    };
     app.update(Action::Health(HealthResult::RecoverProgress {
         done: 3,
         total: 9,
+        sent: Some(Box::new(sent.clone())),
     }));
-    assert_eq!(app.health.recover.as_ref().unwrap().progress, Some((3, 9)));
+    let form = app.health.recover.as_ref().unwrap();
+    assert_eq!(form.progress, Some((3, 9)));
+    assert_eq!(form.sent, [sent], "each event's answer is listed");
+    // `esc` while sending stops the run after the event being sent.
+    let effects = app.update(press(KeyCode::Esc));
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::CancelRecover)),
+        "{effects:?}"
+    );
+    assert_eq!(
+        app.health.mode,
+        Mode::Recover,
+        "the form stays for the result"
+    );
     app.update(Action::Health(HealthResult::Recovered(Ok(
-        "9 of 9 delivered".into(),
+        "3 of 9 delivered; cancelled; 6 not attempted".into(),
     ))));
     let form = app.health.recover.as_ref().unwrap();
-    assert_eq!(form.result, Some(Ok("9 of 9 delivered".into())));
+    assert_eq!(
+        form.result,
+        Some(Ok("3 of 9 delivered; cancelled; 6 not attempted".into()))
+    );
     app.update(press(KeyCode::Esc));
     assert_eq!(app.health.mode, Mode::Board);
 }

@@ -483,18 +483,19 @@ fn clock_of(ms: i64) -> String {
 
 fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {
     let inner = area.inner(Margin::new(2, 1));
-    let [intro, secret, confirm, _, status] = Layout::vertical([
+    let [intro, preview, secret, confirm, _, status, sent] = Layout::vertical([
         Constraint::Length(3),
+        Constraint::Length(4),
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Length(1),
+        Constraint::Length(2),
         Constraint::Min(0),
     ])
     .areas(inner);
     let text = format!(
-        "Recover {}: re-send every event it missed for good in this window to {}, \
-         signed now with its secret (kept only for this run). Events already recovered \
-         are skipped.",
+        "Recover {}: re-send every event it missed for good in this window to {}, signed now \
+         with its secret (kept only for this run); the first goes alone, 3 failures in a row stop it.",
         short_id(&form.subscription_id),
         form.url
     );
@@ -504,7 +505,8 @@ fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &T
             .wrap(Wrap { trim: true }),
         intro,
     );
-    let running = form.progress.is_some();
+    draw_preview(frame, preview, form, theme);
+    let running = form.running();
     let label_w = 24;
     for (area, label, input, echo, which) in [
         (
@@ -529,8 +531,12 @@ fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &T
         field::draw(frame, value, input, echo, theme.style(Role::Fg), active);
     }
     let line = match (&form.progress, &form.result) {
+        (Some(_), _) if form.cancelling => Span::styled(
+            "stopping after the event being sent…",
+            theme.style(Role::Warn),
+        ),
         (Some((done, total)), _) if *total > 0 => Span::styled(
-            format!("sending… {done} of {total}"),
+            format!("sending… {done} of {total} (esc stops after this one)"),
             theme.style(Role::Warn),
         ),
         (Some(_), _) => Span::styled("sweeping and planning…", theme.style(Role::Warn)),
@@ -548,4 +554,86 @@ fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &T
         Paragraph::new(Line::from(line)).wrap(Wrap { trim: true }),
         status,
     );
+    draw_sent(frame, sent, form, theme);
+}
+
+/// What the run would send, as read when the form opened.
+fn draw_preview(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let lines = match &form.preview {
+        None => vec![Line::from(Span::styled(
+            "reading what would be sent…",
+            muted,
+        ))],
+        Some(Err(why)) => vec![Line::from(Span::styled(
+            format!("cannot say what would be sent: {why}"),
+            theme.style(Role::Error),
+        ))],
+        Some(Ok(preview)) if preview.to_send == 0 => vec![Line::from(Span::styled(
+            format!(
+                "nothing to send as of the last sweep{}",
+                preview.left_out.replacen(';', ":", 1)
+            ),
+            muted,
+        ))],
+        Some(Ok(preview)) => {
+            let types: Vec<String> = preview
+                .by_type
+                .iter()
+                .map(|(name, count)| format!("{name} {count}"))
+                .collect();
+            let mut lines = vec![Line::from(Span::styled(
+                format!(
+                    "would send {} events ({}), from {} to {}",
+                    preview.to_send,
+                    types.join(", "),
+                    preview.first_ms.map_or("—".into(), clock_of),
+                    preview.last_ms.map_or("—".into(), clock_of),
+                ),
+                theme.style(Role::Fg),
+            ))];
+            if !preview.left_out.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    preview
+                        .left_out
+                        .trim_start_matches("; ")
+                        .replace("; ", " · "),
+                    muted,
+                )));
+            }
+            lines
+        }
+    };
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+}
+
+/// Each event re-sent and its answer, the newest at the bottom.
+fn draw_sent(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {
+    let height = usize::from(area.height);
+    let start = form.sent.len().saturating_sub(height);
+    let width = usize::from(area.width);
+    let lines: Vec<Line<'static>> = form.sent[start..]
+        .iter()
+        .map(|sent| {
+            let answer = match (&sent.error, sent.http_status) {
+                (None, Some(code)) => format!("{code} delivered"),
+                (Some(error), _) => error.clone(),
+                (None, None) => "no answer".to_owned(),
+            };
+            let text = format!(
+                "{} {:<18} {:<24} {answer} ({} ms)",
+                if sent.delivered { "✓" } else { "✗" },
+                sent.event,
+                fit(&sent.session_id, 24),
+                sent.latency_ms
+            );
+            let role = if sent.delivered {
+                Role::Ok
+            } else {
+                Role::Error
+            };
+            Line::from(Span::styled(fit(&text, width), theme.style(role)))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), area);
 }
