@@ -69,6 +69,33 @@ pub struct SubscriptionHealth {
     pub next_retry_at: Option<String>,
     /// Failure groups in events, largest first.
     pub failures: Vec<FailureGroup>,
+    /// The newest change earshot made to it (`earshot changes`), so
+    /// failures starting right after one are seen for what they are.
+    pub latest_change: Option<LatestChange>,
+}
+
+/// A change as the board shows it ("rotate 14:05 by alice").
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LatestChange {
+    pub action: String,
+    /// RFC 3339, UTC.
+    pub at: String,
+    pub operator: String,
+    pub detail: String,
+    #[serde(skip)]
+    pub at_ms: i64,
+}
+
+impl From<crate::store::changes::Change> for LatestChange {
+    fn from(change: crate::store::changes::Change) -> Self {
+        LatestChange {
+            action: change.action,
+            at: rfc3339(change.at_ms),
+            operator: change.operator,
+            detail: change.detail,
+            at_ms: change.at_ms,
+        }
+    }
 }
 
 impl SubscriptionHealth {
@@ -153,6 +180,7 @@ pub fn health(
                 retries_due: 0,
                 next_retry_at: None,
                 failures: Vec::new(),
+                latest_change: None,
             };
             (subscription.id, row)
         })
@@ -202,6 +230,7 @@ pub fn health(
         row.last_failure_at = last_failure.get(&row.id).map(|ms| rfc3339(*ms));
         row.failures
             .sort_by(|a, b| b.count.cmp(&a.count).then(a.diagnosis.cmp(&b.diagnosis)));
+        row.latest_change = crate::store::changes::latest_for(store, &row.id)?.map(Into::into);
     }
     rows.sort_by(|a, b| {
         (b.events.missed, b.is_failing(), b.failed)

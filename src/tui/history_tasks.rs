@@ -193,6 +193,7 @@ pub async fn recover(
             sent: sent.map(|sent| Box::new(sent.clone())),
         }));
     };
+    let log = path.clone();
     let result = async {
         let mut store = open(path).await?;
         let swept = sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
@@ -225,6 +226,10 @@ pub async fn recover(
         .await
         .map_err(failure)?;
         let delivered = report.delivered();
+        if !report.sent.is_empty() {
+            let detail = format!("{} re-sent, {delivered} delivered", report.sent.len());
+            note_change(log, &subscription_id, "recover", detail).await;
+        }
         let mut summary = format!(
             "{delivered} of {total} delivered to {}",
             plan.subscription.url
@@ -285,6 +290,7 @@ pub async fn resend_event(
     secret: SecretString,
     tx: UnboundedSender<Action>,
 ) {
+    let log = path.clone();
     let result = async {
         let mut store = open(path).await?;
         match target {
@@ -303,6 +309,13 @@ pub async fn resend_event(
                     .sent
                     .first()
                     .ok_or_else(|| Failure::new("nothing was sent"))?;
+                let answer = if sent.delivered {
+                    "delivered"
+                } else {
+                    "not delivered"
+                };
+                let detail = format!("event {event_id} re-sent: {answer}");
+                note_change(log, &plan.subscription.id, "recover", detail).await;
                 Ok(sent_line(sent, &plan.subscription.url))
             }
             ResendTarget::Url(url) => {
@@ -373,4 +386,24 @@ pub async fn acknowledge(
     })
     .await;
     let _ = tx.send(Action::Health(HealthResult::Acknowledged(result)));
+}
+
+/// Records a change the console made on the platform (never a secret), so
+/// `earshot changes` and the Health board show it; a store that cannot be
+/// written is logged, and the change stands.
+pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, detail: String) {
+    let change = crate::store::changes::Change {
+        at_ms: store::now_ms(),
+        operator: incidents::operator(),
+        subscription_id: Some(subscription_id.to_owned()),
+        action: action.to_owned(),
+        detail,
+    };
+    let result = with_store(path, move |store| {
+        crate::store::changes::record(store, &change).map_err(|error| error.to_string())
+    })
+    .await;
+    if let Err(failure) = result {
+        tracing::warn!(error = %failure.message, "the change was not recorded");
+    }
 }

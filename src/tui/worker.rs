@@ -363,26 +363,41 @@ impl Worker {
             }
             Effect::CreateSubscription(request) => {
                 tracing::info!("create subscription");
+                let store = self.store.clone();
                 self.spawn(async move {
                     let result = client
                         .create_subscription(&request)
                         .await
                         .map_err(|error| Failure::from_api(&error));
+                    if let Ok(created) = &result {
+                        let detail = format!("{} for {}", created.url, created.events.join(","));
+                        history_tasks::note_change(store, &created.id, "create", detail).await;
+                    }
                     let _ = tx.send(Action::Subs(SubsResult::Created { result }));
                 });
             }
             Effect::PatchSubscription { id, patch } => {
                 tracing::info!(%id, enabled = ?patch.enabled, "update subscription");
+                let store = self.store.clone();
                 self.spawn(async move {
                     let result = client
                         .update_subscription(&id, &patch)
                         .await
                         .map_err(|error| Failure::from_api(&error));
+                    if result.is_ok() {
+                        let action = match patch.enabled {
+                            Some(true) => "resume",
+                            Some(false) => "pause",
+                            None => "update",
+                        };
+                        history_tasks::note_change(store, &id, action, String::new()).await;
+                    }
                     let _ = tx.send(Action::Subs(SubsResult::Patched { id, result }));
                 });
             }
             Effect::RotateSecret { id, secret } => {
                 tracing::info!(%id, "rotate subscription secret");
+                let store = self.store.clone();
                 self.spawn(async move {
                     let patch = crate::api::types::agents::SubscriptionPatch {
                         secret: Some(secret),
@@ -392,16 +407,25 @@ impl Worker {
                         .update_subscription(&id, &patch)
                         .await
                         .map_err(|error| Failure::from_api(&error));
+                    if let Ok(rotated) = &result {
+                        // The version, never the secret.
+                        let detail = format!("secret version {}", rotated.secret_version);
+                        history_tasks::note_change(store, &id, "rotate", detail).await;
+                    }
                     let _ = tx.send(Action::Subs(SubsResult::Rotated { id, result }));
                 });
             }
             Effect::DeleteSubscription { id } => {
                 tracing::info!(%id, "delete subscription");
+                let store = self.store.clone();
                 self.spawn(async move {
                     let result = client
                         .delete_subscription(&id)
                         .await
                         .map_err(|error| Failure::from_api(&error));
+                    if result.is_ok() {
+                        history_tasks::note_change(store, &id, "delete", String::new()).await;
+                    }
                     let _ = tx.send(Action::Subs(SubsResult::Deleted { id, result }));
                 });
             }

@@ -35,6 +35,7 @@ mod store_reliability;
 mod subscriptions_api;
 mod tmux_e2e;
 mod troubleshooting;
+mod tui_changes_worker;
 mod tui_jobs_worker;
 mod tui_launch;
 mod tui_loop;

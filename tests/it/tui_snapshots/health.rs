@@ -28,6 +28,7 @@ fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> Subscr
         retries_due: 0,
         next_retry_at: None,
         failures: Vec::new(),
+        latest_change: None,
     }
 }
 

@@ -43,6 +43,7 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
         last_failure_at: (failed > 0).then(|| "2027-01-15T08:00:00Z".into()),
         retries_due: 0,
         next_retry_at: None,
+        latest_change: None,
         failures: if failed > 0 {
             vec![FailureGroup {
                 diagnosis: "401 invalid signature: …".into(),

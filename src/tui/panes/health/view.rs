@@ -14,7 +14,7 @@ use ratatui::widgets::{Paragraph, Row, Wrap};
 use super::{Field, HealthPane, Mode, RecoverForm};
 use crate::history::coverage::CoverageState;
 use crate::history::incidents::IncidentState;
-use crate::history::report::SubscriptionHealth;
+use crate::history::report::{LatestChange, SubscriptionHealth};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
@@ -111,7 +111,10 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     }
     // The board, then the selected subscription's failures right under it.
     let details = pane.selected().map_or(0, |row| {
-        row.failures.len().min(4) as u16 + 2 + u16::from(!row.missed_by_type.is_empty())
+        row.failures.len().min(4) as u16
+            + 2
+            + u16::from(!row.missed_by_type.is_empty())
+            + u16::from(row.latest_change.is_some())
     });
     let wanted = u16::try_from(pane.rows().len() + 1).unwrap_or(u16::MAX);
     let board_height = wanted.min(area.height.saturating_sub(details)).max(2);
@@ -200,6 +203,34 @@ fn board_row(
     Row::new(cells).style(style)
 }
 
+/// The newest change earshot made to the subscription, in the error
+/// colour when its failures started after it.
+fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -> Line<'static> {
+    let failing_after = row
+        .failing_since
+        .as_deref()
+        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+        .is_some_and(|at| at.timestamp_millis() >= change.at_ms);
+    let mut text = format!(
+        "   last change: {} {} by {}",
+        change.action,
+        clock_of(change.at_ms),
+        change.operator
+    );
+    if !change.detail.is_empty() {
+        text.push_str(&format!(" ({})", change.detail));
+    }
+    if failing_after {
+        text.push_str(": failing since after it");
+    }
+    let role = if failing_after {
+        Role::Error
+    } else {
+        Role::Muted
+    };
+    Line::from(Span::styled(text, theme.style(role)))
+}
+
 /// The selected subscription's failure groups and retries.
 fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, theme: &Theme) {
     if area.height == 0 {
@@ -223,19 +254,11 @@ fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, th
             ),
         ]),
     ];
+    if let Some(change) = &row.latest_change {
+        lines.push(change_line(row, change, theme));
+    }
     if !row.missed_by_type.is_empty() {
-        let by_type: Vec<String> = row
-            .missed_by_type
-            .iter()
-            .map(|(kind, count)| {
-                let kind = if kind.is_empty() {
-                    "type unknown"
-                } else {
-                    kind
-                };
-                format!("{kind} {count}")
-            })
-            .collect();
+        let by_type = row.missed_by_type_words();
         lines.push(Line::from(vec![
             Span::styled("   missed: ", theme.style(Role::Error)),
             Span::styled(by_type.join(" · "), theme.style(Role::Fg)),
@@ -489,7 +512,7 @@ fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &T
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Length(1),
-        Constraint::Length(2),
+        Constraint::Length(3),
         Constraint::Min(0),
     ])
     .areas(inner);
