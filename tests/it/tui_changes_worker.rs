@@ -83,7 +83,7 @@ async fn console_pause_and_rotate_are_recorded_without_the_secret() {
     // The board names the newest change next to the subscription.
     earshot::store::deliveries::replace_subscriptions(
         &mut Store::open(&db).expect("the store"),
-        &[subscription.clone()],
+        std::slice::from_ref(&subscription),
         earshot::store::now_ms(),
     )
     .expect("listed");
