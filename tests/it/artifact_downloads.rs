@@ -6,7 +6,7 @@
 
 use std::convert::Infallible;
 use std::path::Path;
-use std::process::Output;
+
 use std::time::Duration;
 
 use axum::Router;
@@ -15,9 +15,9 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
-use crate::common::cli::{earshot_async, finish, text};
+use crate::common::cli::{earshot_async, finish, send_signal, text, wait_out};
 use crate::common::{API_KEY, Receiver, eventually};
 
 /// The one call the stand-in platform knows.
@@ -127,25 +127,6 @@ fn partials(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// Sends `signal` (INT, TERM, HUP) to `child` with kill(1).
-async fn send(child: &Child, signal: &str) {
-    let pid = child.id().expect("still running").to_string();
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success(), "kill -{signal} {pid}");
-}
-
-/// The rest of the output and the exit status, within 15 s.
-async fn wait_out(child: Child) -> Output {
-    tokio::time::timeout(Duration::from_secs(15), child.wait_with_output())
-        .await
-        .expect("exits within 15 s of the signal")
-        .unwrap()
-}
-
 /// Starts a download of the slow artifact, sends `signal` once its
 /// temporary file exists, and checks the exit and the directory.
 async fn stopped_mid_download(signal: &str, code: i32, name: &str) {
@@ -158,7 +139,7 @@ async fn stopped_mid_download(signal: &str, code: i32, name: &str) {
         (!partials(&target).is_empty()).then_some(())
     })
     .await;
-    send(&child, signal).await;
+    send_signal(&child, signal).await;
     let output = wait_out(child).await;
     let stderr = text(&output.stderr);
     assert!(

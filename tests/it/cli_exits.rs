@@ -4,15 +4,16 @@
 //! missing terminal gets a true message and exit 2.
 
 use crate::common;
-use crate::common::cli::{earshot_async as earshot, finish, isolated_async as isolated, text};
+use crate::common::cli::{
+    earshot_async as earshot, finish, isolated_async as isolated, send_signal, text, wait_out,
+};
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::tmux::{Tmux, shell_quote};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
-use tokio::process::{Child, Command};
 
 const SECRET: &str = "whsec_cli_exits_0123456789abcdefghijklmno";
 
@@ -23,25 +24,6 @@ async fn next_line<R: AsyncRead + Unpin>(lines: &mut Lines<BufReader<R>>) -> Str
         .expect("a line within 15 s")
         .expect("readable")
         .expect("still open")
-}
-
-/// Sends `signal` (TERM, HUP) to `child` with kill(1).
-async fn send(child: &Child, signal: &str) {
-    let pid = child.id().expect("still running").to_string();
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &pid])
-        .status()
-        .await
-        .unwrap();
-    assert!(status.success(), "kill -{signal} {pid}");
-}
-
-/// The rest of the output and the exit status, within 15 s.
-async fn wait_out(child: Child) -> Output {
-    tokio::time::timeout(Duration::from_secs(15), child.wait_with_output())
-        .await
-        .expect("exits within 15 s of the signal")
-        .unwrap()
 }
 
 // ---------------------------------------------------------------------------
@@ -116,7 +98,7 @@ async fn jobs_watch_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() 
         let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
         let first = next_line(&mut stderr).await;
         assert!(first.starts_with("watching 1 job"), "{first}");
-        send(&child, signal).await;
+        send_signal(&child, signal).await;
         let mut rest = String::new();
         while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(15), stderr.next_line())
             .await
@@ -146,7 +128,7 @@ async fn listen_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() {
             first.starts_with("listening on http://127.0.0.1:"),
             "{first}"
         );
-        send(&child, signal).await;
+        send_signal(&child, signal).await;
         let summary = next_line(&mut stdout).await;
         assert_eq!(summary, "received 0, accepted 0, rejected 0, duplicates 0");
         let output = wait_out(child).await;
@@ -161,7 +143,7 @@ async fn the_emulator_stops_and_exits_143_on_sigterm_129_on_sighup() {
         let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         let first = next_line(&mut stdout).await;
         assert!(first.starts_with("listening on http://"), "{first}");
-        send(&child, signal).await;
+        send_signal(&child, signal).await;
         let output = wait_out(child).await;
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(code), "{signal}: {stderr}");

@@ -177,3 +177,22 @@ pub fn against(base: &str, db: &std::path::Path, args: &[&str]) -> Command {
         .arg(db);
     command
 }
+
+/// Sends `signal` (INT, TERM, HUP) to `child` with kill(1).
+pub async fn send_signal(child: &tokio::process::Child, signal: &str) {
+    let pid = child.id().expect("still running").to_string();
+    let status = tokio::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid])
+        .status()
+        .await
+        .expect("kill runs");
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// The rest of the output and the exit status, within 15 s.
+pub async fn wait_out(child: tokio::process::Child) -> Output {
+    tokio::time::timeout(Duration::from_secs(15), child.wait_with_output())
+        .await
+        .expect("exits within 15 s of the signal")
+        .expect("the output")
+}
