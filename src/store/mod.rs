@@ -158,6 +158,13 @@ impl Store {
         classify(&self.path, error)
     }
 
+    /// How long a statement waits for another connection's write lock
+    /// (10 s unless set); a write that waited that long fails.
+    pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(timeout)?;
+        Ok(())
+    }
+
     pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
     }
