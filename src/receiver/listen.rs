@@ -298,14 +298,16 @@ impl Shared {
         seen.insert(key)
     }
 
-    /// Stores a new, genuine voice-agent event when a store is configured;
-    /// on failure the event is forgotten by the dedupe memory, so the
-    /// platform's retry is processed as new.
+    /// Stores a genuine voice-agent event when a store is configured. A
+    /// repeat goes to the writer too: it is answered 2xx only once an
+    /// earlier copy is stored. On failure the event is forgotten by the
+    /// dedupe memory, so the platform's retry is processed as new.
     async fn keep(&self, entry: &CaptureEntry, body: &[u8], now_ms: i64) -> Result<(), String> {
         let Some(writer) = &self.config.store else {
             return Ok(());
         };
-        if entry.verdict != VerdictCode::Ok || entry.kind != Kind::Agents {
+        let accepted = matches!(entry.verdict, VerdictCode::Ok | VerdictCode::Duplicate);
+        if !accepted || entry.kind != Kind::Agents {
             return Ok(());
         }
         let delivery_id = entry

@@ -118,6 +118,12 @@ pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Resu
     Ok(inserted)
 }
 
+/// Whether `event_id` is stored.
+pub(crate) fn is_kept(conn: &Connection, event_id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM events WHERE event_id = ?1)")?
+        .query_row([event_id], |row| row.get(0))
+}
+
 /// The events of one session or call, oldest first.
 pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<StoredEvent>> {
     let mut statement = store.conn.prepare_cached(

@@ -81,6 +81,8 @@ pub enum StoreError {
     WriterGone,
     #[error("the store could not commit: {0}")]
     Commit(String),
+    #[error("an earlier copy of this event was not stored: {0}")]
+    FirstCopyFailed(String),
     #[error("cannot start the store's writer thread: {0}")]
     Thread(std::io::Error),
 }
