@@ -15,7 +15,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::events::{self, ObservedEvent};
+use super::events::{self, Filing};
 use super::{Store, StoreError};
 
 /// Requests waiting for the writer before senders wait for room.
@@ -24,7 +24,7 @@ const QUEUE: usize = 4096;
 const BATCH: usize = 1024;
 
 struct Job {
-    event: ObservedEvent,
+    filing: Filing,
     done: oneshot::Sender<Result<bool, String>>,
 }
 
@@ -96,15 +96,18 @@ impl Writer {
         Ok((Writer { queue, in_flight }, thread))
     }
 
-    /// Stores `event` (a repeat `event_id` is ignored) and waits for the
-    /// commit, or for the outcome of a copy of the same event being
-    /// written. Whether it was new.
-    pub async fn write(&self, event: ObservedEvent) -> Result<bool, StoreError> {
-        let event_id = event.event_id.clone();
+    /// Stores an event, or an unfiled delivery (a repeat `event_id` is
+    /// ignored), and waits for the commit, or for the outcome of a copy of
+    /// the same event being written. Whether it was new.
+    pub async fn write(&self, filing: impl Into<Filing>) -> Result<bool, StoreError> {
+        let filing = filing.into();
+        let Some(event_id) = filing.event_id().map(str::to_owned) else {
+            return self.commit(filing).await;
+        };
         loop {
             match self.claim(&event_id) {
                 Claim::First(claimed) => {
-                    let result = self.commit(event).await;
+                    let result = self.commit(filing).await;
                     claimed.settle(&result);
                     return result;
                 }
@@ -142,10 +145,10 @@ impl Writer {
         })
     }
 
-    async fn commit(&self, event: ObservedEvent) -> Result<bool, StoreError> {
+    async fn commit(&self, filing: Filing) -> Result<bool, StoreError> {
         let (done, answer) = oneshot::channel();
         self.queue
-            .send(Job { event, done })
+            .send(Job { filing, done })
             .await
             .map_err(|_| StoreError::WriterGone)?;
         match answer.await {
@@ -191,7 +194,11 @@ fn answer_repeats(store: &Store, batch: &mut Vec<Job>) {
     let Ok(read) = store.conn.unchecked_transaction() else {
         return;
     };
-    let kept = |job: &Job| events::is_kept(&read, &job.event.event_id).unwrap_or(false);
+    let kept = |job: &Job| {
+        job.filing
+            .event_id()
+            .is_some_and(|id| events::is_kept(&read, id).unwrap_or(false))
+    };
     let mut index = 0;
     while index < batch.len() {
         if kept(&batch[index]) {
@@ -212,7 +219,7 @@ fn commit(store: &mut Store, batch: &[Job]) -> Vec<Result<bool, String>> {
         let tx = store.conn_mut().transaction()?;
         let mut fresh = Vec::with_capacity(batch.len());
         for job in batch {
-            fresh.push(events::insert(&tx, &job.event)?);
+            fresh.push(events::keep(&tx, &job.filing)?);
         }
         tx.commit()?;
         Ok(fresh)

@@ -1,9 +1,13 @@
 //! What the observer acknowledges is in the store: a second copy of an
 //! event is not answered 2xx while the first copy waits for the write lock
 //! (held here by another connection, as a sweep would), and shares the
-//! first copy's failure.
+//! first copy's failure; and every genuine signed delivery answered 2xx,
+//! whatever its timestamp form, type or session id, can be found in the
+//! store afterwards (`events` or `unfiled_events`).
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use earshot::receiver::listen::{self, ListenConfig};
@@ -11,6 +15,8 @@ use earshot::redact::SecretString;
 use earshot::store::Store;
 use earshot::store::writer::Writer;
 use serde_json::{Value, json};
+
+use crate::common::cli::earshot;
 
 const SECRET: &str = "whsec_store_acks_0123456789abcdefghijklm";
 
@@ -52,6 +58,15 @@ fn rows_with_id(db: &Path, table: &str, event_id: &str) -> i64 {
         |row| row.get(0),
     )
     .unwrap()
+}
+
+/// All rows of `table` (0 when it does not exist).
+fn rows(db: &Path, table: &str) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+        row.get(0)
+    })
+    .unwrap_or(0)
 }
 
 /// Holds `db`'s write lock from another connection for `hold`; the
@@ -168,4 +183,162 @@ async fn a_second_copy_is_not_acknowledged_when_the_first_copy_fails() {
     listener.stop().await;
     assert_eq!(retry.0, 200, "{retry:?}");
     assert_eq!(rows_with_id(&db, "events", id), 1);
+}
+
+/// The lines `child` writes on stderr, as they come.
+fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
+/// Genuine deliveries `events` may not be able to file: name, event_id,
+/// body, and whether `events` files it (else `unfiled_events`).
+fn odd_deliveries() -> Vec<(&'static str, String, Value, bool)> {
+    let id = |n: u32| format!("00000000-0000-4000-8000-0000000bd{n:03}");
+    let session = json!({ "session_id": "ses_odd_marker", "status": "created" });
+    let at = |timestamp: &str, n: u32| {
+        json!({ "event_id": id(n), "event": "session.started", "timestamp": timestamp,
+                "session": session })
+    };
+    vec![
+        ("well formed", id(1), at("2026-11-25T01:00:00Z", 1), true),
+        (
+            "offset +0000",
+            id(2),
+            at("2026-11-25T01:00:00+0000", 2),
+            true,
+        ),
+        ("offset +00", id(3), at("2026-11-25T01:00:00+00", 3), true),
+        ("no seconds", id(4), at("2026-11-25T01:00Z", 4), true),
+        ("basic form", id(5), at("20261125T010000Z", 5), true),
+        (
+            "no timestamp",
+            id(6),
+            json!({ "event_id": id(6), "event": "session.started", "session": session }),
+            false,
+        ),
+        ("no zone", id(7), at("2026-11-25T01:00:00", 7), false),
+        (
+            "unknown event type",
+            id(8),
+            json!({ "event_id": id(8), "event": "agent.updated",
+                    "timestamp": "2026-11-25T01:00:00Z", "agent": { "agent_id": "ag_odd_marker" } }),
+            false,
+        ),
+        (
+            "numeric session_id",
+            id(9),
+            json!({ "event_id": id(9), "event": "session.started",
+                    "timestamp": "2026-11-25T01:00:00Z", "session": { "session_id": 42 } }),
+            false,
+        ),
+        (
+            "missing session_id",
+            id(10),
+            json!({ "event_id": id(10), "event": "session.started",
+                    "timestamp": "2026-11-25T01:00:00Z", "session": { "status": "created" } }),
+            false,
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn every_genuine_delivery_answered_2xx_is_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    let mut child = earshot()
+        .args(["listen", "--secret", SECRET, "--store"])
+        .arg(&db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    let lines = stderr_lines(&mut child);
+
+    let deliveries = odd_deliveries();
+    let mut acknowledged = 0;
+    let mut lost = Vec::new();
+    for (name, event_id, body, _) in &deliveries {
+        let (status, answer) = post_signed(&url, body.to_string().as_bytes()).await;
+        assert!(
+            (200..300).contains(&status) || status >= 500,
+            "{name}: a status the platform does not retry: {status} {answer}"
+        );
+        if (200..300).contains(&status) {
+            acknowledged += 1;
+            let kept = rows_with_id(&db, "events", event_id)
+                + rows_with_id(&db, "unfiled_events", event_id);
+            if kept != 1 {
+                lost.push(*name);
+            }
+        }
+    }
+    // Lines reach stderr after the answers: wait for one per unfiled
+    // delivery (10 s at most).
+    let unfiled = deliveries.iter().filter(|d| !d.3).count();
+    let mut stderr = String::new();
+    let mut said = 0;
+    while said < unfiled {
+        let Ok(line) = lines.recv_timeout(Duration::from_secs(10)) else {
+            break;
+        };
+        said += usize::from(line.contains("unfiled"));
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    assert!(lost.is_empty(), "answered 2xx, not in the store: {lost:?}");
+    assert_eq!(
+        rows(&db, "events") + rows(&db, "unfiled_events"),
+        acknowledged,
+        "one row per 2xx"
+    );
+    for (name, event_id, _, filed) in &deliveries {
+        let table = if *filed { "events" } else { "unfiled_events" };
+        assert_eq!(rows_with_id(&db, table, event_id), 1, "{name} in {table}");
+    }
+    // The lenient timestamp forms are all the same instant.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let instants: Vec<i64> = conn
+        .prepare("SELECT DISTINCT occurred_ms FROM events")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(instants, vec![1_795_568_400_000]);
+    assert_eq!(said, unfiled, "one stderr line per unfiled event: {stderr}");
+    for why in [
+        "no timestamp",
+        "not an ISO 8601 time with a zone",
+        "neither a session nor a call",
+        "session_id is not a string",
+        "no session_id or call_id",
+    ] {
+        assert!(stderr.contains(why), "{why}: {stderr}");
+    }
+    assert!(
+        !stderr.contains("odd_marker"),
+        "no body on stderr: {stderr}"
+    );
 }
