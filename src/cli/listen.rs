@@ -206,6 +206,11 @@ fn print_request(
         let line = format!("event {id} not stored (answered 503): {error}");
         eprintln!("earshot listen: {}", super::output::plain(&line));
     }
+    if let Some(why) = &request.unfiled {
+        let id = request.entry.event_id.as_deref().unwrap_or("-");
+        let line = format!("event {id} kept in unfiled_events, not events (answered 200): {why}");
+        eprintln!("earshot listen: {}", super::output::plain(&line));
+    }
     Ok(())
 }
 

@@ -39,7 +39,7 @@ use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, Verd
 use crate::http_server::{self, ServerLimits};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
-use crate::store::events::ObservedEvent;
+use crate::store::events::Filing;
 use crate::store::writer::Writer;
 
 /// The addresses every pre-recorded delivery comes from (spec 5 D).
@@ -135,6 +135,9 @@ pub struct Received {
     /// Set when the event could not be stored (answered 503): the store's
     /// error, never the body.
     pub store_error: Option<String>,
+    /// Set when a new, genuine event was kept in `unfiled_events` because
+    /// `events` cannot file it: why, never the body.
+    pub unfiled: Option<String>,
 }
 
 impl Received {
@@ -298,15 +301,23 @@ impl Shared {
         seen.insert(key)
     }
 
-    /// Stores a new, genuine voice-agent event when a store is configured;
-    /// on failure the event is forgotten by the dedupe memory, so the
-    /// platform's retry is processed as new.
-    async fn keep(&self, entry: &CaptureEntry, body: &[u8], now_ms: i64) -> Result<(), String> {
+    /// Stores a genuine voice-agent event when a store is configured (in
+    /// `unfiled_events` when `events` cannot file it: `Ok(Some(why))`). A
+    /// repeat goes to the writer too: it is answered 2xx only once an
+    /// earlier copy is stored. On failure the event is forgotten by the
+    /// dedupe memory, so the platform's retry is processed as new.
+    async fn keep(
+        &self,
+        entry: &CaptureEntry,
+        body: &[u8],
+        now_ms: i64,
+    ) -> Result<Option<String>, String> {
         let Some(writer) = &self.config.store else {
-            return Ok(());
+            return Ok(None);
         };
-        if entry.verdict != VerdictCode::Ok || entry.kind != Kind::Agents {
-            return Ok(());
+        let accepted = matches!(entry.verdict, VerdictCode::Ok | VerdictCode::Duplicate);
+        if !accepted || entry.kind != Kind::Agents {
+            return Ok(None);
         }
         let delivery_id = entry
             .headers
@@ -314,14 +325,14 @@ impl Shared {
             .find(|(name, _)| name == "x-svc-delivery-id")
             .map(|(_, value)| value.clone());
         let headers = stored_headers(&entry.headers, self.config.auth_header.as_ref());
-        let Some(event) = ObservedEvent::from_delivery(body, headers, delivery_id, now_ms) else {
-            // Signed and carrying an `event_id`, but not a session or call
-            // event this build can file: kept in the capture only.
-            return Ok(());
+        let filing = Filing::read(body, headers, delivery_id, now_ms);
+        let unfiled = match &filing {
+            Filing::Unfiled(unfiled) => Some(unfiled.reason()),
+            Filing::Event(_) => None,
         };
-        let event_id = event.event_id.clone();
-        match writer.write(event).await {
-            Ok(_) => Ok(()),
+        let event_id = filing.event_id().unwrap_or_default().to_owned();
+        match writer.write(filing).await {
+            Ok(new) => Ok(unfiled.filter(|_| new)),
             Err(error) => {
                 let mut seen = self
                     .seen
@@ -396,10 +407,11 @@ async fn receive(
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
     };
-    let (judged, store_error) = match shared.keep(&entry, &bytes, now.timestamp_millis()).await {
-        Ok(()) => (judged, None),
-        Err(error) => (store_failed(&mut entry, &error), Some(error)),
-    };
+    let (judged, store_error, unfiled) =
+        match shared.keep(&entry, &bytes, now.timestamp_millis()).await {
+            Ok(unfiled) => (judged, None, unfiled),
+            Err(error) => (store_failed(&mut entry, &error), Some(error), None),
+        };
     if !shared.config.capture_secrets {
         let auth_name = shared
             .config
@@ -421,6 +433,7 @@ async fn receive(
         signature: judged.signature,
         capture_error,
         store_error,
+        unfiled,
     });
     response
 }

@@ -1,6 +1,8 @@
 //! Events the observer received: each event's exact bytes (the same bytes
 //! every subscription was sent), its redacted headers, and when it came.
-//! Inserting one also records its session as known and due for a sweep.
+//! Inserting one also records its session as known and due for a sweep. A
+//! genuine delivery these rows cannot hold (no readable timestamp, type or
+//! session) is kept in `unfiled_events` instead, with why.
 
 use chrono::DateTime;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -31,41 +33,212 @@ pub struct ObservedEvent {
 
 impl ObservedEvent {
     /// Reads the identifying fields of a delivery body; `None` when the body
-    /// is not a voice-agent event (spec 2 C payloads).
+    /// is not a voice-agent event `events` can file ([`Filing::read`] says
+    /// why).
     pub fn from_delivery(
         body: &[u8],
         headers: Vec<(String, String)>,
         delivery_id: Option<String>,
         received_ms: i64,
     ) -> Option<ObservedEvent> {
-        let payload: Value = serde_json::from_slice(body).ok()?;
-        let event_id = payload.get("event_id")?.as_str()?.to_owned();
-        let event = payload.get("event")?.as_str()?.to_owned();
-        let occurred_ms = DateTime::parse_from_rfc3339(payload.get("timestamp")?.as_str()?)
-            .ok()?
-            .timestamp_millis();
-        let (kind, object) = match (payload.get("session"), payload.get("call")) {
-            (Some(session), _) => ("session", session),
-            (None, Some(call)) => ("call", call),
-            (None, None) => return None,
-        };
-        let session_id = object
-            .get("session_id")
-            .or_else(|| object.get("call_id"))?
-            .as_str()?
-            .to_owned();
-        Some(ObservedEvent {
-            event_id,
-            event,
-            session_id,
-            kind,
-            occurred_ms,
-            received_ms,
-            delivery_id,
-            headers,
-            body: body.to_vec(),
-        })
+        match Filing::read(body, headers, delivery_id, received_ms) {
+            Filing::Event(event) => Some(event),
+            Filing::Unfiled(_) => None,
+        }
     }
+}
+
+/// Why a genuine delivery cannot be filed in `events`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Unreadable {
+    #[error("the body is not a JSON object")]
+    NotAnObject,
+    #[error("no event_id string")]
+    NoEventId,
+    #[error("no event type string")]
+    NoEventType,
+    #[error("no timestamp")]
+    NoTimestamp,
+    #[error("the timestamp is not an ISO 8601 time with a zone")]
+    BadTimestamp,
+    #[error("neither a session nor a call object (an unknown event type?)")]
+    NoSessionOrCall,
+    #[error("no session_id or call_id")]
+    NoSessionId,
+    #[error("the session_id is not a string")]
+    SessionIdNotText,
+}
+
+/// A genuine delivery `events` cannot file: its exact bytes, what could be
+/// read of it (the rest `None`), and why. Kept in `unfiled_events`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnfiledEvent {
+    pub event_id: Option<String>,
+    pub event: Option<String>,
+    pub session_id: Option<String>,
+    pub occurred_ms: Option<i64>,
+    pub received_ms: i64,
+    pub delivery_id: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Never empty.
+    pub reasons: Vec<Unreadable>,
+}
+
+impl UnfiledEvent {
+    /// The reasons, for a person: `no timestamp; no session_id or call_id`.
+    pub fn reason(&self) -> String {
+        let reasons: Vec<String> = self.reasons.iter().map(ToString::to_string).collect();
+        reasons.join("; ")
+    }
+}
+
+/// Where the observer keeps one genuine delivery.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Filing {
+    /// A session or call event: `events`.
+    Event(ObservedEvent),
+    /// Anything else signed: `unfiled_events`.
+    Unfiled(UnfiledEvent),
+}
+
+impl From<ObservedEvent> for Filing {
+    fn from(event: ObservedEvent) -> Self {
+        Filing::Event(event)
+    }
+}
+
+impl Filing {
+    /// Files a delivery body: an [`ObservedEvent`] when every field
+    /// `events` needs can be read, else an [`UnfiledEvent`] with the same
+    /// bytes. Never fails: a genuine delivery is always kept somewhere.
+    pub fn read(
+        body: &[u8],
+        headers: Vec<(String, String)>,
+        delivery_id: Option<String>,
+        received_ms: i64,
+    ) -> Filing {
+        let payload: Option<Value> = serde_json::from_slice(body).ok().filter(Value::is_object);
+        let mut reasons = Vec::new();
+        let Some(payload) = payload else {
+            return Filing::Unfiled(UnfiledEvent {
+                event_id: None,
+                event: None,
+                session_id: None,
+                occurred_ms: None,
+                received_ms,
+                delivery_id,
+                headers,
+                body: body.to_vec(),
+                reasons: vec![Unreadable::NotAnObject],
+            });
+        };
+        let text = |name: &str| payload.get(name).and_then(Value::as_str).map(str::to_owned);
+        let event_id = text("event_id");
+        if event_id.is_none() {
+            reasons.push(Unreadable::NoEventId);
+        }
+        let event = text("event");
+        if event.is_none() {
+            reasons.push(Unreadable::NoEventType);
+        }
+        let occurred_ms = match payload.get("timestamp") {
+            None | Some(Value::Null) => {
+                reasons.push(Unreadable::NoTimestamp);
+                None
+            }
+            Some(value) => {
+                let parsed = value.as_str().and_then(parse_timestamp);
+                if parsed.is_none() {
+                    reasons.push(Unreadable::BadTimestamp);
+                }
+                parsed
+            }
+        };
+        let object = match (payload.get("session"), payload.get("call")) {
+            (Some(session), _) => Some(("session", session)),
+            (None, Some(call)) => Some(("call", call)),
+            (None, None) => {
+                reasons.push(Unreadable::NoSessionOrCall);
+                None
+            }
+        };
+        let session_id = object.and_then(|(_, object)| {
+            match object.get("session_id").or_else(|| object.get("call_id")) {
+                None | Some(Value::Null) => {
+                    reasons.push(Unreadable::NoSessionId);
+                    None
+                }
+                Some(Value::String(id)) => Some(id.clone()),
+                Some(_) => {
+                    reasons.push(Unreadable::SessionIdNotText);
+                    None
+                }
+            }
+        });
+        match (event_id, event, occurred_ms, object, session_id) {
+            (Some(event_id), Some(event), Some(occurred_ms), Some((kind, _)), Some(session_id))
+                if reasons.is_empty() =>
+            {
+                Filing::Event(ObservedEvent {
+                    event_id,
+                    event,
+                    session_id,
+                    kind,
+                    occurred_ms,
+                    received_ms,
+                    delivery_id,
+                    headers,
+                    body: body.to_vec(),
+                })
+            }
+            (event_id, event, occurred_ms, _, session_id) => Filing::Unfiled(UnfiledEvent {
+                event_id,
+                event,
+                session_id,
+                occurred_ms,
+                received_ms,
+                delivery_id,
+                headers,
+                body: body.to_vec(),
+                reasons,
+            }),
+        }
+    }
+
+    /// The payload's `event_id`, when it has one.
+    pub fn event_id(&self) -> Option<&str> {
+        match self {
+            Filing::Event(event) => Some(&event.event_id),
+            Filing::Unfiled(unfiled) => unfiled.event_id.as_deref(),
+        }
+    }
+}
+
+/// Formats [`parse_timestamp`] tries after RFC 3339 (`%#z`: `Z`, `+00`,
+/// `+0000` or `+00:00`).
+const TIMESTAMP_FORMS: [&str; 6] = [
+    "%Y-%m-%dT%H:%M:%S%.f%#z",
+    "%Y-%m-%dT%H:%M%#z",
+    "%Y-%m-%d %H:%M:%S%.f%#z",
+    "%Y%m%dT%H%M%S%.f%#z",
+    "%Y%m%dT%H%M%#z",
+    "%Y%m%dT%H%#z",
+];
+
+/// An event's `timestamp` in Unix milliseconds: RFC 3339, or a common ISO
+/// 8601 variant (offset `+0000` or `+00`, no seconds, the basic form
+/// `20261125T010000Z`). A time without a zone is not guessed at.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let text = text.trim();
+    DateTime::parse_from_rfc3339(text)
+        .ok()
+        .or_else(|| {
+            TIMESTAMP_FORMS
+                .iter()
+                .find_map(|form| DateTime::parse_from_str(text, form).ok())
+        })
+        .map(|time| time.timestamp_millis())
 }
 
 /// A stored event, as recover and the console read it back.
@@ -116,6 +289,59 @@ pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Resu
         )?;
     }
     Ok(inserted)
+}
+
+/// Keeps `filing` in `events` or `unfiled_events` unless its `event_id`
+/// is already kept in either. Whether it was new.
+pub(crate) fn keep(conn: &Connection, filing: &Filing) -> rusqlite::Result<bool> {
+    match filing {
+        Filing::Event(event) => insert(conn, event),
+        Filing::Unfiled(unfiled) => insert_unfiled(conn, unfiled),
+    }
+}
+
+/// Whether `event_id` is kept, in `events` or `unfiled_events`.
+pub(crate) fn is_kept(conn: &Connection, event_id: &str) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM events WHERE event_id = ?1)
+             OR EXISTS (SELECT 1 FROM unfiled_events WHERE event_id = ?1)",
+    )?
+    .query_row([event_id], |row| row.get(0))
+}
+
+fn insert_unfiled(conn: &Connection, unfiled: &UnfiledEvent) -> rusqlite::Result<bool> {
+    if let Some(event_id) = &unfiled.event_id
+        && is_kept(conn, event_id)?
+    {
+        return Ok(false);
+    }
+    let headers = serde_json::to_string(&unfiled.headers).unwrap_or_else(|_| "[]".into());
+    let inserted =
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO unfiled_events
+                 (received_ms, event_id, event, session_id, occurred_ms, delivery_id, headers,
+                  body, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            unfiled.received_ms,
+            unfiled.event_id,
+            unfiled.event,
+            unfiled.session_id,
+            unfiled.occurred_ms,
+            unfiled.delivery_id,
+            headers,
+            unfiled.body,
+            unfiled.reason(),
+        ])? == 1;
+    Ok(inserted)
+}
+
+/// How many deliveries are kept unfiled.
+pub fn count_unfiled(store: &Store) -> rusqlite::Result<i64> {
+    store
+        .conn
+        .query_row("SELECT count(*) FROM unfiled_events", [], |row| row.get(0))
 }
 
 /// The events of one session or call, oldest first.

@@ -81,6 +81,8 @@ pub enum StoreError {
     WriterGone,
     #[error("the store could not commit: {0}")]
     Commit(String),
+    #[error("an earlier copy of this event was not stored: {0}")]
+    FirstCopyFailed(String),
     #[error("cannot start the store's writer thread: {0}")]
     Thread(std::io::Error),
 }
@@ -156,6 +158,13 @@ impl Store {
 
     fn classify(&self, error: rusqlite::Error) -> StoreError {
         classify(&self.path, error)
+    }
+
+    /// How long a statement waits for another connection's write lock
+    /// (10 s unless set); a write that waited that long fails.
+    pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(timeout)?;
+        Ok(())
     }
 
     pub(crate) fn conn_mut(&mut self) -> &mut Connection {

@@ -1,7 +1,8 @@
 //! The store's tables and their migrations, keyed by `PRAGMA user_version`.
 //!
 //! Version 1 is the first schema; version 2 adds what an operator counts
-//! in events (`event_outcomes`, its counts, `incidents`). A migration runs inside one immediate
+//! in events (`event_outcomes`, its counts, `incidents`); version 3 adds
+//! `unfiled_events` (genuine deliveries `events` cannot file). A migration runs inside one immediate
 //! transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
 //! application_id` marks the file as earshot's: a SQLite file of another
@@ -14,10 +15,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
-const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [version_1, version_2];
+const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [version_1, version_2, version_3];
 
 /// "EARS": marks a SQLite file as an earshot store.
 const APPLICATION_ID: i64 = 0x4541_5253;
@@ -304,6 +305,28 @@ CREATE INDEX changes_by_time ON changes (at_ms);
 CREATE INDEX changes_by_subscription ON changes (subscription_id, at_ms);
 "
     )
+}
+
+/// Genuine, signed deliveries the `events` table cannot file (no readable
+/// timestamp, type or session): their exact bytes, what could be read, and
+/// why, so that nothing answered 2xx is lost.
+fn version_3() -> String {
+    "
+CREATE TABLE unfiled_events (
+    id           INTEGER PRIMARY KEY,
+    received_ms  INTEGER NOT NULL,
+    event_id     TEXT UNIQUE,
+    event        TEXT,
+    session_id   TEXT,
+    occurred_ms  INTEGER,
+    delivery_id  TEXT,
+    headers      TEXT NOT NULL,
+    body         BLOB NOT NULL,
+    reason       TEXT NOT NULL
+);
+CREATE INDEX unfiled_events_by_received ON unfiled_events (received_ms);
+"
+    .to_owned()
 }
 
 /// What a file is judged by before anything is written to it.

@@ -364,3 +364,105 @@ fn window_counts_from_minutes_and_hours_equal_a_plain_count() {
         assert_eq!(counted, expected, "since {since}");
     }
 }
+
+#[test]
+fn iso_8601_variants_of_an_event_timestamp_are_read() {
+    let expected = Some(1_795_568_400_000);
+    for text in [
+        "2026-11-25T01:00:00Z",
+        "2026-11-25T01:00:00.000+00:00",
+        "2026-11-25T01:00:00+0000",
+        "2026-11-25T01:00:00+00",
+        "2026-11-25T02:00:00+01",
+        "2026-11-25T01:00Z",
+        "2026-11-25 01:00:00Z",
+        "20261125T010000Z",
+        "20261125T0100Z",
+        " 2026-11-25T01:00:00Z ",
+    ] {
+        assert_eq!(events::parse_timestamp(text), expected, "{text}");
+    }
+    for text in [
+        "2026-11-25T01:00:00",
+        "yesterday",
+        "",
+        "2026-13-25T01:00:00Z",
+    ] {
+        assert_eq!(events::parse_timestamp(text), None, "{text}");
+    }
+}
+
+#[test]
+fn a_delivery_events_cannot_file_is_kept_unfiled_with_why() {
+    use events::{Filing, Unreadable};
+    let file = |body: &str| Filing::read(body.as_bytes(), vec![], Some("d1".into()), 7);
+    let Filing::Unfiled(unfiled) =
+        file(r#"{"event_id":"e1","event":"agent.updated","agent":{"session_id":5}}"#)
+    else {
+        panic!("filed");
+    };
+    assert_eq!(unfiled.event_id.as_deref(), Some("e1"));
+    assert_eq!(unfiled.event.as_deref(), Some("agent.updated"));
+    assert_eq!(
+        unfiled.reasons,
+        [Unreadable::NoTimestamp, Unreadable::NoSessionOrCall]
+    );
+    assert_eq!(
+        unfiled.reason(),
+        "no timestamp; neither a session nor a call object (an unknown event type?)"
+    );
+    let Filing::Unfiled(unfiled) = file(
+        r#"{"event_id":"e2","event":"call.ended","timestamp":"2026-11-25T01:00Z","call":{"call_id":42}}"#,
+    ) else {
+        panic!("filed");
+    };
+    assert_eq!(unfiled.occurred_ms, Some(1_795_568_400_000));
+    assert_eq!(unfiled.reasons, [Unreadable::SessionIdNotText]);
+    assert!(matches!(
+        file(
+            r#"{"event_id":"e3","event":"call.ended","timestamp":"20261125T010000Z","call":{"call_id":"c1"}}"#
+        ),
+        Filing::Event(_)
+    ));
+
+    let (_dir, store) = temp_store();
+    let unfiled = file(r#"{"event_id":"e4","event":"session.started","session":{}}"#);
+    assert!(events::keep(&store.conn, &unfiled).unwrap());
+    assert!(!events::keep(&store.conn, &unfiled).unwrap(), "a repeat");
+    let headless = file("[1, 2]");
+    assert!(events::keep(&store.conn, &headless).unwrap());
+    assert!(events::keep(&store.conn, &headless).unwrap(), "no id: kept");
+    assert_eq!(events::count_unfiled(&store).unwrap(), 3);
+    assert_eq!(events::count(&store).unwrap(), 0);
+    let (body, reason): (Vec<u8>, String) = store
+        .conn
+        .query_row(
+            "SELECT body, reason FROM unfiled_events WHERE event_id = 'e4'",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        body,
+        br#"{"event_id":"e4","event":"session.started","session":{}}"#
+    );
+    assert_eq!(reason, "no timestamp; no session_id or call_id");
+}
+
+#[test]
+fn a_version_2_store_gains_the_unfiled_table() {
+    let (_dir, store) = temp_store();
+    let path = store.path().to_owned();
+    store
+        .conn
+        .execute_batch("DROP TABLE unfiled_events; PRAGMA user_version = 2;")
+        .unwrap();
+    drop(store);
+    let store = Store::open(&path).expect("migrated");
+    let version: i64 = store
+        .conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
+    assert_eq!(events::count_unfiled(&store).unwrap(), 0);
+}

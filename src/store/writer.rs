@@ -3,12 +3,19 @@
 //! transaction (group commit), then answers each request, so `listen` sends
 //! its 2xx only once the event is on disk, and a flood costs one commit per
 //! batch rather than per request.
+//!
+//! A repeat of an event whose first copy is still being written waits for
+//! that copy's outcome and shares it (stored: a repeat; failed: the same
+//! error), so no copy is acknowledged before the event is on disk. A repeat
+//! of an event already kept is answered without waiting for the write lock.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
-use super::events::{self, ObservedEvent};
+use super::events::{self, Filing};
 use super::{Store, StoreError};
 
 /// Requests waiting for the writer before senders wait for room.
@@ -17,20 +24,62 @@ const QUEUE: usize = 4096;
 const BATCH: usize = 1024;
 
 struct Job {
-    event: ObservedEvent,
+    filing: Filing,
     done: oneshot::Sender<Result<bool, String>>,
 }
+
+/// How the first copy of an event ended: stored, or the error.
+type Settled = Result<(), String>;
+
+/// Event ids being written, each with its first copy's outcome once known.
+type InFlight = Arc<Mutex<HashMap<String, watch::Receiver<Option<Settled>>>>>;
 
 /// A handle to the writer thread; cloning it is cheap. The thread stops
 /// when the last handle is dropped.
 #[derive(Clone)]
 pub struct Writer {
     queue: mpsc::Sender<Job>,
+    in_flight: InFlight,
 }
 
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Writer")
+    }
+}
+
+/// Whether a copy writes its event or waits for an earlier copy.
+enum Claim {
+    First(Claimed),
+    Repeat(watch::Receiver<Option<Settled>>),
+}
+
+/// The first copy's hold on its event id. Dropping it, whatever happened
+/// (answered, failed, request cancelled, panic), frees the id; waiters that
+/// got no outcome then write the event themselves.
+struct Claimed {
+    in_flight: InFlight,
+    event_id: String,
+    outcome: watch::Sender<Option<Settled>>,
+}
+
+impl Claimed {
+    fn settle(&self, result: &Result<bool, StoreError>) {
+        let settled = match result {
+            Ok(_) => Ok(()),
+            Err(error) => Err(error.to_string()),
+        };
+        self.outcome.send_replace(Some(settled));
+    }
+}
+
+impl Drop for Claimed {
+    fn drop(&mut self) {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        in_flight.remove(&self.event_id);
     }
 }
 
@@ -43,15 +92,63 @@ impl Writer {
             .name("earshot-store".into())
             .spawn(move || run(store, jobs))
             .map_err(StoreError::Thread)?;
-        Ok((Writer { queue }, thread))
+        let in_flight = Arc::default();
+        Ok((Writer { queue, in_flight }, thread))
     }
 
-    /// Stores `event` (a repeat `event_id` is ignored) and waits for the
-    /// commit. Whether it was new.
-    pub async fn write(&self, event: ObservedEvent) -> Result<bool, StoreError> {
+    /// Stores an event, or an unfiled delivery (a repeat `event_id` is
+    /// ignored), and waits for the commit, or for the outcome of a copy of
+    /// the same event being written. Whether it was new.
+    pub async fn write(&self, filing: impl Into<Filing>) -> Result<bool, StoreError> {
+        let filing = filing.into();
+        let Some(event_id) = filing.event_id().map(str::to_owned) else {
+            return self.commit(filing).await;
+        };
+        loop {
+            match self.claim(&event_id) {
+                Claim::First(claimed) => {
+                    let result = self.commit(filing).await;
+                    claimed.settle(&result);
+                    return result;
+                }
+                Claim::Repeat(mut first) => {
+                    let settled = match first.wait_for(Option::is_some).await {
+                        Ok(settled) => settled.clone(),
+                        Err(_) => None,
+                    };
+                    match settled {
+                        Some(Ok(())) => return Ok(false),
+                        Some(Err(error)) => return Err(StoreError::FirstCopyFailed(error)),
+                        // The first copy's request went away before its
+                        // outcome: write this one.
+                        None => continue,
+                    }
+                }
+            }
+        }
+    }
+
+    fn claim(&self, event_id: &str) -> Claim {
+        let mut in_flight = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(first) = in_flight.get(event_id) {
+            return Claim::Repeat(first.clone());
+        }
+        let (outcome, first) = watch::channel(None);
+        in_flight.insert(event_id.to_owned(), first);
+        Claim::First(Claimed {
+            in_flight: self.in_flight.clone(),
+            event_id: event_id.to_owned(),
+            outcome,
+        })
+    }
+
+    async fn commit(&self, filing: Filing) -> Result<bool, StoreError> {
         let (done, answer) = oneshot::channel();
         self.queue
-            .send(Job { event, done })
+            .send(Job { filing, done })
             .await
             .map_err(|_| StoreError::WriterGone)?;
         match answer.await {
@@ -59,6 +156,15 @@ impl Writer {
             Ok(Err(message)) => Err(StoreError::Commit(message)),
             Err(_) => Err(StoreError::WriterGone),
         }
+    }
+
+    /// How many event ids are being written now (for tests).
+    #[cfg(test)]
+    fn in_flight(&self) -> usize {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 
@@ -72,6 +178,7 @@ fn run(mut store: Store, mut jobs: mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
+        answer_repeats(&store, &mut batch);
         let results = commit(&mut store, &batch);
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.done.send(result);
@@ -79,13 +186,40 @@ fn run(mut store: Store, mut jobs: mpsc::Receiver<Job>) {
     }
 }
 
+/// Answers the jobs whose event is already kept (a read: it does not wait
+/// for another connection's write lock) and takes them out of `batch`.
+fn answer_repeats(store: &Store, batch: &mut Vec<Job>) {
+    // One read snapshot for the batch; rolled back (nothing to undo) when
+    // dropped. Without it every job is simply written.
+    let Ok(read) = store.conn.unchecked_transaction() else {
+        return;
+    };
+    let kept = |job: &Job| {
+        job.filing
+            .event_id()
+            .is_some_and(|id| events::is_kept(&read, id).unwrap_or(false))
+    };
+    let mut index = 0;
+    while index < batch.len() {
+        if kept(&batch[index]) {
+            let job = batch.swap_remove(index);
+            let _ = job.done.send(Ok(false));
+        } else {
+            index += 1;
+        }
+    }
+}
+
 /// One transaction for the whole batch; on failure every job gets the error.
 fn commit(store: &mut Store, batch: &[Job]) -> Vec<Result<bool, String>> {
+    if batch.is_empty() {
+        return Vec::new();
+    }
     let mut attempt = || -> rusqlite::Result<Vec<bool>> {
         let tx = store.conn_mut().transaction()?;
         let mut fresh = Vec::with_capacity(batch.len());
         for job in batch {
-            fresh.push(events::insert(&tx, &job.event)?);
+            fresh.push(events::keep(&tx, &job.filing)?);
         }
         tx.commit()?;
         Ok(fresh)
@@ -96,5 +230,67 @@ fn commit(store: &mut Store, batch: &[Job]) -> Vec<Result<bool, String>> {
             tracing::error!(%error, "the store could not commit received events");
             batch.iter().map(|_| Err(error.to_string())).collect()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::events::ObservedEvent;
+
+    fn event(id: &str) -> ObservedEvent {
+        let body = format!(
+            r#"{{"event_id":"{id}","event":"session.started","timestamp":"2026-11-25T01:00:00Z","session":{{"session_id":"ses_1"}}}}"#
+        );
+        ObservedEvent::from_delivery(body.as_bytes(), vec![], None, 1).expect("a session event")
+    }
+
+    fn writer_with_short_busy_timeout() -> (tempfile::TempDir, Writer, JoinHandle<()>) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("earshot.db")).unwrap();
+        store.set_busy_timeout(Duration::from_millis(300)).unwrap();
+        let (writer, thread) = Writer::start(store).unwrap();
+        (dir, writer, thread)
+    }
+
+    /// Holds the store's write lock from a second connection.
+    fn lock(dir: &tempfile::TempDir) -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open(dir.path().join("earshot.db")).unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+        conn
+    }
+
+    #[tokio::test]
+    async fn a_repeat_shares_the_first_copys_failure_and_frees_the_id() {
+        let (dir, writer, _thread) = writer_with_short_busy_timeout();
+        let held = lock(&dir);
+        let (first, second) = tokio::join!(writer.write(event("e1")), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            writer.write(event("e1")).await
+        });
+        assert!(matches!(first, Err(StoreError::Commit(_))), "{first:?}");
+        assert!(
+            matches!(second, Err(StoreError::FirstCopyFailed(_))),
+            "{second:?}"
+        );
+        assert_eq!(writer.in_flight(), 0);
+        drop(held);
+        assert!(writer.write(event("e1")).await.unwrap(), "stored as new");
+        assert!(!writer.write(event("e1")).await.unwrap(), "then a repeat");
+        assert_eq!(writer.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_first_copy_frees_the_id_for_its_repeat() {
+        let (_dir, writer, _thread) = writer_with_short_busy_timeout();
+        let first = writer.write(event("e2"));
+        // Polled once (claimed and queued), then dropped.
+        let _ = tokio::time::timeout(Duration::ZERO, first).await;
+        assert_eq!(writer.in_flight(), 0);
+        // New or not (the cancelled copy's job may have committed first).
+        writer.write(event("e2")).await.expect("stored");
+        assert_eq!(writer.in_flight(), 0);
     }
 }

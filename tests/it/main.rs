@@ -29,6 +29,7 @@ mod sessions_get;
 mod signature_props;
 mod signature_vectors;
 mod staged_rotation;
+mod store_acks;
 mod store_files;
 mod store_hand_edits;
 mod store_reliability;

@@ -40,6 +40,7 @@ fn received(at: &str, fields: Value, body: &str) -> Action {
         signature: None,
         capture_error: None,
         store_error: None,
+        unfiled: None,
     })))
 }
 

@@ -78,6 +78,7 @@ fn received(fields: serde_json::Value, body: &str) -> Received {
         signature: None,
         capture_error: None,
         store_error: None,
+        unfiled: None,
     }
 }
 
