@@ -82,6 +82,16 @@ pub enum SubsResult {
         id: String,
         result: Result<Subscription, Failure>,
     },
+    /// The staged rotation's check of the receiver answered.
+    Checked {
+        id: String,
+        result: Result<crate::history::rotation::CheckReport, Failure>,
+    },
+    /// What the watch after a rotation saw (each sweep).
+    Watched {
+        id: String,
+        report: crate::history::rotation::WatchReport,
+    },
     Deleted {
         id: String,
         result: Result<(), Failure>,
@@ -291,6 +301,21 @@ pub enum Effect {
         id: String,
         secret: SecretString,
     },
+    /// Check a receiver accepts the new secret (and the current one, when
+    /// given) before a rotation; both are masked in `Debug`.
+    CheckRotation {
+        id: String,
+        url: String,
+        new: SecretString,
+        current: Option<SecretString>,
+    },
+    /// Watch a rotated subscription's deliveries (replacing any watch).
+    WatchRotation {
+        id: String,
+        rotated_ms: i64,
+    },
+    /// Stop the watch (the dialog closed).
+    StopRotationWatch,
     DeleteSubscription {
         id: String,
     },
@@ -423,6 +448,7 @@ impl Effect {
                 | Effect::CancelRecover
                 | Effect::AckIncident { .. }
                 | Effect::LoadEventDetail { .. }
+                | Effect::StopRotationWatch
                 | Effect::Quit
         )
     }

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::action::{Action, EventsResult, Failure, HealthResult, ResendTarget, Resent};
+use super::action::{
+    Action, EventsResult, Failure, HealthResult, ResendTarget, Resent, SubsResult,
+};
 use crate::api::Client;
 use crate::history::event_list;
 use crate::history::event_query::EventQuery;
@@ -405,5 +407,76 @@ pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, d
     .await;
     if let Err(failure) = result {
         tracing::warn!(error = %failure.message, "the change was not recorded");
+    }
+}
+
+/// How long the console watches a rotated subscription.
+const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// The staged rotation's check: the newest event the subscription was
+/// delivered (the observer's bytes), signed with the new, the current and
+/// a wrong secret.
+pub async fn check_rotation(
+    path: StorePath,
+    id: String,
+    url: String,
+    new: SecretString,
+    current: Option<SecretString>,
+    tx: UnboundedSender<Action>,
+) {
+    let key = id.clone();
+    let result = async {
+        let probe = with_store(path, move |store| {
+            crate::history::rotation::probe_event(store, &key, false)
+                .map_err(|error| error.to_string())
+        })
+        .await?
+        .ok_or_else(|| {
+            Failure::new(
+                "the store holds no event this subscription was delivered, so there is \
+                 nothing to probe with: run `earshot subs rotate ID --synthetic-probe` or \
+                 skip the check (S) knowing the risk",
+            )
+        })?;
+        crate::history::rotation::check(&url, &probe, &new, current.as_ref())
+            .await
+            .map_err(failure)
+    }
+    .await;
+    let _ = tx.send(Action::Subs(SubsResult::Checked { id, result }));
+}
+
+/// Sweeps the rotated subscription's sessions every 5 s for
+/// [`ROTATION_WATCH`], reporting each time (stops at a 401).
+pub async fn watch_rotation(
+    client: Client,
+    path: StorePath,
+    id: String,
+    rotated_ms: i64,
+    tx: UnboundedSender<Action>,
+) {
+    let Ok(mut store) = open(path).await else {
+        return;
+    };
+    let report = |report: &crate::history::rotation::WatchReport| {
+        let _ = tx.send(Action::Subs(SubsResult::Watched {
+            id: id.clone(),
+            report: report.clone(),
+        }));
+    };
+    let last = crate::history::rotation::watch(
+        &client,
+        &mut store,
+        &id,
+        rotated_ms,
+        ROTATION_WATCH,
+        report,
+    )
+    .await;
+    match last {
+        Ok(last) => {
+            let _ = tx.send(Action::Subs(SubsResult::Watched { id, report: last }));
+        }
+        Err(error) => tracing::warn!(%error, "the rotation watch stopped"),
     }
 }

@@ -39,6 +39,8 @@ pub struct Worker {
     events_load: Latest,
     /// The event detail read in flight, if any.
     event_detail_load: Latest,
+    /// The watch after a console rotation, if any.
+    rotation_watch: Latest,
     /// The Inbox's receiver: the task that owns it and forwards what it
     /// receives (aborting it stops the receiver).
     inbox: Latest,
@@ -104,6 +106,7 @@ impl Worker {
             probe_run: Latest::default(),
             events_load: Latest::default(),
             event_detail_load: Latest::default(),
+            rotation_watch: Latest::default(),
             inbox: Latest::default(),
             tasks: Vec::new(),
             jobs: None,
@@ -415,6 +418,25 @@ impl Worker {
                     let _ = tx.send(Action::Subs(SubsResult::Rotated { id, result }));
                 });
             }
+            Effect::CheckRotation {
+                id,
+                url,
+                new,
+                current,
+            } => {
+                tracing::info!(%id, "check the receiver before a rotation");
+                let store = self.store.clone();
+                self.spawn(history_tasks::check_rotation(
+                    store, id, url, new, current, tx,
+                ));
+            }
+            Effect::WatchRotation { id, rotated_ms } => {
+                let store = self.store.clone();
+                self.rotation_watch.replace(history_tasks::watch_rotation(
+                    client, store, id, rotated_ms, tx,
+                ));
+            }
+            Effect::StopRotationWatch => self.rotation_watch.abort(),
             Effect::DeleteSubscription { id } => {
                 tracing::info!(%id, "delete subscription");
                 let store = self.store.clone();

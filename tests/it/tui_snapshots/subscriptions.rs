@@ -4,6 +4,7 @@
 
 use earshot::api::types::agents::Subscription;
 use earshot::api::validate::UrlPolicy;
+use earshot::history::rotation::{CheckAnswer, CheckReport, WatchReport};
 use earshot::tui::action::{Action, Effect, Failure, SubsResult};
 use earshot::tui::app::AppConfig;
 use earshot::tui::panes::PaneId;
@@ -63,24 +64,80 @@ fn fixed_secret() -> Result<String, String> {
 }
 
 #[test]
-fn rotate_dialog_then_the_secret_shown_once() {
+fn rotate_dialog_walks_prepare_check_apply_watch() {
     let mut app = app();
     app.subs = SubscriptionsPane::new(UrlPolicy::PublicHttps).with_generator(fixed_secret);
     app.subs.set_rows(fixtures());
     keys(&mut app, "R");
-    app.update(key(KeyCode::Tab));
-    keys(&mut app, "1a2b3c4d");
-    snapshot("subs_rotate_confirm", &app);
+    snapshot("subs_rotate_prepare", &app);
 
+    app.update(key(KeyCode::Enter));
+    let effects = app.update(key(KeyCode::Enter));
+    assert!(matches!(effects.as_slice(), [Effect::CheckRotation { .. }]));
+    let answer = |signed_with, should_accept, status: u16, ok, verdict: &str| CheckAnswer {
+        signed_with,
+        should_accept,
+        http_status: Some(status),
+        error: None,
+        ok,
+        verdict: verdict.into(),
+    };
+    app.update(Action::Subs(SubsResult::Checked {
+        id: fixtures()[0].id.clone(),
+        result: Ok(CheckReport {
+            event_id: "9c1e7b01-5d3a-4c8e-9f10-2b4c6d8e0a1f".into(),
+            synthetic: false,
+            answers: vec![
+                answer(
+                    "new secret",
+                    true,
+                    401,
+                    false,
+                    "refused: the receiver does not accept the new secret yet; add it next to \
+                     the one it has (both must verify until the rotation drains)",
+                ),
+                answer(
+                    "a wrong secret",
+                    false,
+                    401,
+                    true,
+                    "refused, as it should be",
+                ),
+            ],
+            passed: false,
+        }),
+    }));
+    snapshot("subs_rotate_check_failed", &app);
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(
+        screen.contains("whsec_Zm9y"),
+        "the prepared secret shows: {screen}"
+    );
+
+    keys(&mut app, "S");
+    snapshot("subs_rotate_apply_skipped", &app);
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(screen.contains("THE CHECK DID NOT PASS"), "{screen}");
+
+    keys(&mut app, "1a2b3c4d");
     let effects = app.update(key(KeyCode::Enter));
     assert!(matches!(effects.as_slice(), [Effect::RotateSecret { .. }]));
     let mut rotated = fixtures()[0].clone();
-    rotated.secret_version = 2;
+    rotated.secret_version = 4;
     app.update(Action::Subs(SubsResult::Rotated {
         id: rotated.id.clone(),
         result: Ok(rotated),
     }));
-    snapshot("subs_secret_shown_once", &app);
+    app.update(Action::Subs(SubsResult::Watched {
+        id: fixtures()[0].id.clone(),
+        report: WatchReport {
+            delivered_since: 12,
+            refused_sessions: Vec::new(),
+            old_pending: 3,
+            completed: false,
+        },
+    }));
+    snapshot("subs_rotate_watch", &app);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use ratatui::crossterm::event::KeyCode;
 
-use super::SubsCommand;
+use super::{Stage, SubsCommand};
 use crate::tui::keymap::{CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
 
 use SubsCommand as S;
@@ -158,33 +158,79 @@ pub(super) fn delete_commands() -> Vec<CommandInfo<SubsCommand>> {
     ]
 }
 
-pub(super) fn rotate_commands() -> Vec<CommandInfo<SubsCommand>> {
-    vec![
-        CommandInfo::new(
-            "tab",
-            "next field",
-            keys![
-                Key::plain(KeyCode::Tab),
-                Key::plain(KeyCode::BackTab),
-                Key::plain(KeyCode::Down),
-                Key::plain(KeyCode::Up),
-            ],
-            S::NextField,
-        )
-        .quick()
-        .mutating(),
-        CommandInfo::new(
-            "enter",
-            "rotate (after typing the short id)",
-            ENTER,
-            S::Submit,
-        )
-        .quick_as("rotate")
-        .mutating(),
-        CommandInfo::new("esc", "cancel", ESC, S::Cancel)
+/// The staged rotation's keys at `stage` (`text`: a field has the
+/// keyboard, so plain letters are typed).
+pub(super) fn rotate_commands(stage: Stage, text: bool) -> Vec<CommandInfo<SubsCommand>> {
+    let cancel = CommandInfo::new(
+        "esc",
+        if stage == Stage::Watch {
+            "close (stops watching)"
+        } else {
+            "cancel"
+        },
+        ESC,
+        S::Cancel,
+    )
+    .quick()
+    .mutating();
+    let submit = |description, quick| {
+        CommandInfo::new("enter", description, ENTER, S::Submit)
+            .quick_as(quick)
+            .mutating()
+    };
+    match stage {
+        Stage::Prepare => vec![
+            submit(
+                "prepare the new secret (empty: generate one); nothing is sent",
+                "prepare",
+            ),
+            cancel,
+        ],
+        Stage::Check if text => vec![
+            submit("check the receiver with this current secret", "check"),
+            CommandInfo::new(
+                "tab",
+                "done typing",
+                keys![Key::plain(KeyCode::Tab)],
+                S::NextField,
+            )
             .quick()
             .mutating(),
-    ]
+            cancel,
+        ],
+        Stage::Check => vec![
+            submit("check the receiver accepts both secrets", "check"),
+            CommandInfo::new(
+                "tab",
+                "type the current secret (optional)",
+                keys![Key::plain(KeyCode::Tab)],
+                S::NextField,
+            )
+            .quick_as("current secret")
+            .mutating(),
+            CommandInfo::new(
+                "c",
+                "copy the new secret (OSC 52)",
+                keys![Key::char('c')],
+                S::CopySecret,
+            )
+            .quick_as("copy")
+            .mutating(),
+            CommandInfo::new(
+                "S",
+                "skip the check: events may get 401 and are never retried",
+                keys![Key::char('S')],
+                S::SkipCheck,
+            )
+            .mutating(),
+            cancel,
+        ],
+        Stage::Apply => vec![
+            submit("rotate now (after typing the short id)", "rotate"),
+            cancel,
+        ],
+        Stage::Watch => vec![cancel],
+    }
 }
 
 pub(super) fn secret_commands() -> Vec<CommandInfo<SubsCommand>> {

@@ -9,7 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::form::{CreateForm, Field};
-use super::modals::{DeleteConfirm, RotateField, RotateForm, SecretOnce};
+use super::modals::{DeleteConfirm, SecretOnce};
+use super::rotation::{RotateForm, Stage};
 use crate::api::types::agents::EventKind;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
@@ -276,79 +277,216 @@ pub(super) fn draw_delete(
 }
 
 pub(super) fn draw_rotate(frame: &mut Frame<'_>, area: Rect, dialog: &RotateForm, theme: &Theme) {
-    let inner = popup::open(frame, area, 74, 11, "Rotate secret", theme);
+    let title = format!(
+        "Rotate secret · step {} of 4: prepare → check → apply → watch",
+        dialog.stage.number()
+    );
+    let inner = popup::open(frame, area, 86, 18, &title, theme).inner(Margin::new(1, 0));
     let width = usize::from(inner.width);
-    let lines = vec![
+    let muted = theme.style(Role::Muted);
+    let plain = theme.style(Role::Fg);
+    let mut lines = vec![
         Line::from(vec![
-            Span::styled(" Subscription ", theme.style(Role::Fg)),
+            Span::styled("Subscription ", plain),
             Span::styled(dialog.short.clone(), theme.style(Role::Accent)),
             Span::styled(
-                format!(", now on secret version {}.", dialog.current_version),
-                theme.style(Role::Fg),
+                format!(", on secret version {}", dialog.current_version),
+                plain,
             ),
         ]),
-        Line::from(Span::styled(
-            fit(&format!(" {}", dialog.url), width),
-            theme.style(Role::Muted),
-        )),
+        Line::from(Span::styled(fit(&dialog.url, width), muted)),
+        Line::default(),
     ];
-    frame.render_widget(Paragraph::new(lines), inner);
-    text_field(
-        frame,
-        inner,
-        3,
-        "Secret",
-        &dialog.secret,
-        Echo::Masked,
-        "empty = generate one · or paste one",
-        dialog.focus == RotateField::Secret,
-        theme,
-    );
-    text_field(
-        frame,
-        inner,
-        5,
-        "Type id",
-        &dialog.confirm,
-        Echo::Plain,
-        &format!("type {} to confirm", dialog.short),
-        dialog.focus == RotateField::Confirm,
-        theme,
-    );
+    let said: Vec<Line<'static>> = match dialog.stage {
+        Stage::Prepare => vec![Line::from(Span::styled(
+            "The platform keeps no overlap: from the PATCH, deliveries carry only the new \
+             secret and a 401 is never retried. Prepare the secret first (empty: generate), \
+             add it to the receiver next to the current one, then check.",
+            plain,
+        ))],
+        Stage::Check => check_lines(dialog, theme),
+        Stage::Apply => apply_lines(dialog, theme),
+        Stage::Watch => watch_lines(dialog, theme),
+    };
+    lines.extend(said);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    let field_row = inner.height.saturating_sub(3);
+    match dialog.stage {
+        Stage::Prepare => text_field(
+            frame,
+            inner,
+            field_row,
+            "Secret",
+            &dialog.secret,
+            Echo::Masked,
+            "empty = generate one · or paste one",
+            true,
+            theme,
+        ),
+        Stage::Check => text_field(
+            frame,
+            inner,
+            field_row,
+            "Current",
+            &dialog.current,
+            Echo::Masked,
+            "tab: type the current secret (optional, used once)",
+            dialog.editing_current,
+            theme,
+        ),
+        Stage::Apply => text_field(
+            frame,
+            inner,
+            field_row,
+            "Type id",
+            &dialog.confirm,
+            Echo::Plain,
+            &format!("type {} to rotate now", dialog.short),
+            !dialog.submitting,
+            theme,
+        ),
+        Stage::Watch => {}
+    }
     let status = if dialog.submitting {
         Span::styled("rotating…", theme.style(Role::Warn))
+    } else if dialog.checking {
+        Span::styled("checking the receiver…", theme.style(Role::Warn))
     } else if let Some(error) = &dialog.error {
         Span::styled(error.clone(), theme.style(Role::Error))
-    } else if dialog.confirmed() {
-        Span::styled("enter: rotate now · esc: cancel", theme.style(Role::Error))
     } else {
-        Span::styled(
-            "the new secret is shown once · enter is disabled until the id matches",
-            theme.style(Role::Muted),
-        )
+        Span::raw("")
     };
-    draw_status_row(frame, inner, 7, status);
+    draw_status_row(frame, inner, inner.height.saturating_sub(1), status);
+}
+
+/// Step 2: the new secret (shown until the dialog closes) and the check.
+fn check_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(vec![
+        Span::styled("New secret: ", theme.style(Role::Fg)),
+        Span::styled(
+            dialog
+                .new_secret
+                .as_ref()
+                .map(|secret| secret.expose().to_owned())
+                .unwrap_or_default(),
+            theme.style(Role::Accent),
+        ),
+        Span::styled(
+            if dialog.copied {
+                "  copied ✓"
+            } else {
+                "  c copies it"
+            },
+            theme.style(Role::Muted),
+        ),
+    ])];
+    lines.push(Line::from(Span::styled(
+        "Add it to the receiver next to the current one; enter sends it an event it already \
+         has (a duplicate) signed with the new, the current and a wrong secret.",
+        theme.style(Role::Muted),
+    )));
+    match &dialog.check {
+        Some(Ok(report)) => {
+            for answer in &report.answers {
+                let role = if answer.ok { Role::Ok } else { Role::Error };
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "{} {}: {}",
+                        if answer.ok { "✓" } else { "✗" },
+                        answer.signed_with,
+                        answer.verdict
+                    ),
+                    theme.style(role),
+                )));
+            }
+            if !report.passed {
+                lines.push(Line::from(Span::styled(
+                    "The check failed: fix the receiver and press enter again (S skips it, \
+                     and events may be lost).",
+                    theme.style(Role::Error),
+                )));
+            }
+        }
+        Some(Err(why)) => lines.push(Line::from(Span::styled(
+            why.clone(),
+            theme.style(Role::Error),
+        ))),
+        None => {}
+    }
+    lines
+}
+
+/// Step 3: the PATCH, red when the check was skipped.
+fn apply_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
+    if dialog.skipped {
+        return vec![Line::from(Span::styled(
+            "THE CHECK DID NOT PASS. Rotating now: every event until the receiver holds the \
+             new secret gets a 401 and is never retried. Type the short id only if that is \
+             what you want.",
+            theme.style(Role::Error),
+        ))];
+    }
+    vec![Line::from(Span::styled(
+        "✓ The receiver accepts the new secret (and refuses a wrong one). Type the short id: \
+         the PATCH goes now, and the dialog then watches the deliveries.",
+        theme.style(Role::Ok),
+    ))]
+}
+
+/// Step 4: what was delivered since, any 401, and when the old secret
+/// can go.
+fn watch_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(Span::styled(
+        format!(
+            "Rotated to secret version {}. Watching its deliveries (10 minutes; esc stops).",
+            dialog.version_after.unwrap_or_default()
+        ),
+        theme.style(Role::Fg),
+    ))];
+    let Some(watch) = &dialog.watch else {
+        lines.push(Line::from(Span::styled(
+            "sweeping…",
+            theme.style(Role::Muted),
+        )));
+        return lines;
+    };
+    lines.push(Line::from(Span::styled(
+        format!("{} delivered since the rotation", watch.delivered_since),
+        theme.style(Role::Ok),
+    )));
+    if !watch.refused_sessions.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "401 since the rotation in {} sessions (e.g. {}): the receiver refuses the new \
+                 secret; stop and act",
+                watch.refused_sessions.len(),
+                watch.refused_sessions[0]
+            ),
+            theme.style(Role::Error),
+        )));
+    }
+    lines.push(if watch.safe_to_drop_old_secret() {
+        Line::from(Span::styled(
+            "safe to remove the old secret from the receiver: nothing signed with it is pending",
+            theme.style(Role::Ok),
+        ))
+    } else {
+        Line::from(Span::styled(
+            format!(
+                "keep the old secret: {} events from before the rotation may still be retried",
+                watch.old_pending
+            ),
+            theme.style(Role::Warn),
+        ))
+    });
+    lines
 }
 
 pub(super) fn draw_secret(frame: &mut Frame<'_>, area: Rect, shown: &SecretOnce, theme: &Theme) {
-    let inner = popup::open(
-        frame,
-        area,
-        74,
-        if shown.rotated { 14 } else { 11 },
-        "New secret — shown once",
-        theme,
-    )
-    .inner(Margin::new(1, 0));
+    let inner =
+        popup::open(frame, area, 74, 11, "New secret — shown once", theme).inner(Margin::new(1, 0));
     let plain = theme.style(Role::Fg);
-    let heading = if shown.rotated {
-        format!(
-            "Subscription {} now signs with secret version {}:",
-            shown.short, shown.version
-        )
-    } else {
-        format!("Subscription {} was created with this secret:", shown.short)
-    };
+    let heading = format!("Subscription {} was created with this secret:", shown.short);
     let mut lines = vec![
         Line::from(Span::styled(heading, plain)),
         Line::default(),
@@ -362,13 +500,6 @@ pub(super) fn draw_secret(frame: &mut Frame<'_>, area: Rect, shown: &SecretOnce,
             plain,
         )),
     ];
-    if shown.rotated {
-        lines.push(Line::from(Span::styled(
-            "Deliveries already in flight were signed with the old secret: your receiver \
-             must accept both the old and the new secret until they have drained.",
-            theme.style(Role::Warn),
-        )));
-    }
     lines.push(Line::default());
     let copied = if shown.copied {
         Span::styled("copied ✓ · ", theme.style(Role::Ok))

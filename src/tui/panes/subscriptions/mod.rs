@@ -12,6 +12,7 @@ mod dialogs;
 pub mod form;
 pub mod modals;
 mod results;
+pub mod rotation;
 pub mod view;
 
 use std::collections::HashSet;
@@ -34,7 +35,8 @@ use commands::{
     rotate_commands, secret_commands, table_commands,
 };
 use form::{CreateForm, fresh_secret};
-use modals::{DeleteConfirm, RotateForm, SecretOnce};
+use modals::{DeleteConfirm, SecretOnce};
+pub use rotation::{RotateForm, Stage};
 
 pub use crate::api::short_id;
 
@@ -67,6 +69,8 @@ pub enum SubsCommand {
     /// Close the open dialog.
     Cancel,
     CopySecret,
+    /// Rotate: on to Apply without a passed check.
+    SkipCheck,
     DiscardYes,
     DiscardNo,
 }
@@ -83,7 +87,7 @@ pub enum View {
 pub enum Modal {
     Create(Box<CreateForm>),
     Delete(DeleteConfirm),
-    Rotate(RotateForm),
+    Rotate(Box<RotateForm>),
     Secret(SecretOnce),
 }
 
@@ -93,10 +97,16 @@ pub enum Mode {
     Table,
     Detail,
     Filter,
-    Create { text: bool },
+    Create {
+        text: bool,
+    },
     ConfirmDiscard,
     Delete,
-    Rotate,
+    /// The staged rotation at `stage`; `text`: a field has the keyboard.
+    Rotate {
+        stage: Stage,
+        text: bool,
+    },
     Secret,
 }
 
@@ -209,7 +219,7 @@ impl SubscriptionsPane {
     pub(crate) fn is_dirty(&self) -> bool {
         match &self.modal {
             Some(Modal::Create(form)) => form.is_dirty(),
-            Some(Modal::Rotate(dialog)) => !dialog.secret.value().is_empty(),
+            Some(Modal::Rotate(dialog)) => dialog.is_dirty(),
             Some(Modal::Secret(_)) => true,
             _ => false,
         }
@@ -222,7 +232,10 @@ impl SubscriptionsPane {
                 text: form.focus.is_text(),
             },
             Some(Modal::Delete(_)) => Mode::Delete,
-            Some(Modal::Rotate(_)) => Mode::Rotate,
+            Some(Modal::Rotate(dialog)) => Mode::Rotate {
+                stage: dialog.stage,
+                text: dialog.captures_text(),
+            },
             Some(Modal::Secret(_)) => Mode::Secret,
             None if self.filter_editing => Mode::Filter,
             None => match self.view {
@@ -241,7 +254,10 @@ impl SubscriptionsPane {
             section("Filter (typing)", filter_commands()),
             section("New subscription form", form_commands(true)),
             section("Delete dialog", delete_commands()),
-            section("Rotate dialog", rotate_commands()),
+            section("Rotate: 1 prepare", rotate_commands(Stage::Prepare, true)),
+            section("Rotate: 2 check", rotate_commands(Stage::Check, false)),
+            section("Rotate: 3 apply", rotate_commands(Stage::Apply, true)),
+            section("Rotate: 4 watch", rotate_commands(Stage::Watch, false)),
             section("New secret (shown once)", secret_commands()),
         ]
     }
@@ -293,7 +309,7 @@ impl SubscriptionsPane {
             PauseResume => self.pause_resume(out),
             Rotate => {
                 if let Some(row) = self.selected() {
-                    self.modal = Some(Modal::Rotate(RotateForm::new(row)));
+                    self.modal = Some(Modal::Rotate(Box::new(RotateForm::new(row))));
                 }
             }
             Delete => {
@@ -320,13 +336,28 @@ impl SubscriptionsPane {
             Submit => self.submit(out),
             Cancel => self.cancel(out),
             CopySecret => {
-                if let Some(Modal::Secret(shown)) = &mut self.modal {
-                    shown.copied = true;
+                let secret = match &mut self.modal {
+                    Some(Modal::Secret(shown)) => {
+                        shown.copied = true;
+                        Some(shown.secret.clone())
+                    }
+                    Some(Modal::Rotate(dialog)) => {
+                        dialog.copied = dialog.new_secret.is_some();
+                        dialog.new_secret.clone()
+                    }
+                    _ => None,
+                };
+                if let Some(text) = secret {
                     out.effects.push(Effect::Copy {
                         what: "secret",
-                        text: shown.secret.clone(),
+                        text,
                     });
                     out.toast = Some("copied the new secret to the clipboard".into());
+                }
+            }
+            SkipCheck => {
+                if let Some(Modal::Rotate(dialog)) = &mut self.modal {
+                    dialog.skip_check();
                 }
             }
             DiscardYes => self.modal = None,
@@ -349,7 +380,7 @@ impl SubscriptionsPane {
                     form.focus.prev()
                 };
             }
-            Some(Modal::Rotate(dialog)) => dialog.switch_focus(),
+            Some(Modal::Rotate(dialog)) => dialog.toggle_current(),
             _ => {}
         }
     }
@@ -393,18 +424,7 @@ impl SubscriptionsPane {
                     dialog.error = Some(format!("type {} exactly to delete", dialog.short));
                 }
             }
-            Some(Modal::Rotate(dialog)) if !dialog.submitting => match dialog.submit(&generate) {
-                Ok(secret) => {
-                    dialog.submitting = true;
-                    dialog.error = None;
-                    dialog.pending = Some(secret.clone());
-                    out.effects.push(Effect::RotateSecret {
-                        id: dialog.id.clone(),
-                        secret,
-                    });
-                }
-                Err(error) => dialog.error = Some(error),
-            },
+            Some(Modal::Rotate(dialog)) => dialog.submit(&generate, out),
             Some(Modal::Secret(_)) => self.modal = None,
             _ => {}
         }
@@ -421,6 +441,17 @@ impl SubscriptionsPane {
             Some(Modal::Rotate(dialog)) if dialog.submitting => {
                 // The new secret is on its way: closing now would lose it.
                 out.toast = Some("waiting for the platform to answer…".into());
+            }
+            Some(Modal::Rotate(dialog))
+                if dialog.stage == Stage::Check && dialog.editing_current =>
+            {
+                dialog.editing_current = false;
+            }
+            Some(Modal::Rotate(dialog)) => {
+                if dialog.stage == Stage::Watch {
+                    out.effects.push(Effect::StopRotationWatch);
+                }
+                self.modal = None;
             }
             Some(Modal::Create(form)) if form.is_dirty() => form.confirm_discard = true,
             _ => self.modal = None,
@@ -465,7 +496,7 @@ impl PaneCommands for SubscriptionsPane {
             Mode::Create { text } => form_commands(!text),
             Mode::ConfirmDiscard => discard_commands(),
             Mode::Delete => delete_commands(),
-            Mode::Rotate => rotate_commands(),
+            Mode::Rotate { stage, text } => rotate_commands(stage, text),
             Mode::Secret => secret_commands(),
         }
     }
@@ -481,7 +512,10 @@ impl Pane for SubscriptionsPane {
     fn captures_text(&self) -> bool {
         matches!(
             self.mode(),
-            Mode::Filter | Mode::Create { text: true } | Mode::Delete | Mode::Rotate
+            Mode::Filter
+                | Mode::Create { text: true }
+                | Mode::Delete
+                | Mode::Rotate { text: true, .. }
         )
     }
 
@@ -500,9 +534,11 @@ impl Pane for SubscriptionsPane {
                 text::type_key(&mut dialog.input, key);
                 dialog.error = None;
             }
-            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
-                text::type_key(dialog.focused_input(), key);
-                dialog.error = None;
+            Some(Modal::Rotate(dialog)) => {
+                if let Some(input) = dialog.focused_input() {
+                    text::type_key(input, key);
+                    dialog.error = None;
+                }
             }
             None if self.filter_editing && text::type_key(&mut self.filter, key) => {
                 self.refilter(self.selected().map(|row| row.id.clone()));
@@ -525,8 +561,10 @@ impl Pane for SubscriptionsPane {
             Some(Modal::Delete(dialog)) if !dialog.submitting => {
                 text::paste(&mut dialog.input, pasted);
             }
-            Some(Modal::Rotate(dialog)) if !dialog.submitting => {
-                text::paste(dialog.focused_input(), pasted);
+            Some(Modal::Rotate(dialog)) => {
+                if let Some(input) = dialog.focused_input() {
+                    text::paste(input, pasted);
+                }
             }
             None if self.filter_editing && text::paste(&mut self.filter, pasted) => {
                 self.refilter(self.selected().map(|row| row.id.clone()));

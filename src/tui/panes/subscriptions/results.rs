@@ -53,6 +53,20 @@ impl SubscriptionsPane {
             }
             SubsResult::Created { result } => self.on_created(result, out),
             SubsResult::Rotated { id, result } => self.on_rotated(&id, result, out),
+            SubsResult::Checked { id, result } => {
+                if let Some(Modal::Rotate(dialog)) = &mut self.modal
+                    && dialog.id == id
+                {
+                    dialog.on_checked(result.map_err(|failure| failure.message));
+                }
+            }
+            SubsResult::Watched { id, report } => {
+                if let Some(Modal::Rotate(dialog)) = &mut self.modal
+                    && dialog.id == id
+                {
+                    dialog.watch = Some(report);
+                }
+            }
             SubsResult::Deleted { id, result } => self.on_deleted(&id, result, out),
         }
     }
@@ -74,7 +88,6 @@ impl SubscriptionsPane {
                         short: short.clone(),
                         secret,
                         version,
-                        rotated: false,
                         copied: false,
                     })
                 });
@@ -97,14 +110,7 @@ impl SubscriptionsPane {
         };
         match (result, dialog) {
             (Ok(updated), Some(dialog)) => {
-                let shown = dialog.pending.take().map(|secret| SecretOnce {
-                    short: dialog.short.clone(),
-                    secret,
-                    version: updated.secret_version,
-                    rotated: true,
-                    copied: false,
-                });
-                self.modal = shown.map(Modal::Secret);
+                dialog.on_rotated(updated.secret_version, out);
                 out.toast = Some(format!(
                     "rotated {} to secret version {}",
                     short_id(&updated.id),
@@ -119,7 +125,6 @@ impl SubscriptionsPane {
             }
             (Err(failure), Some(dialog)) => {
                 dialog.submitting = false;
-                dialog.pending = None;
                 dialog.error = Some(failure.message.clone());
                 out.failure = Some(failure);
             }

@@ -4,9 +4,10 @@
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
-use super::{Modal, SubscriptionsPane, View};
+use super::{Modal, Stage, SubscriptionsPane, View};
 use crate::api::types::agents::{EventKind, Subscription};
 use crate::api::validate::UrlPolicy;
+use crate::history::rotation::CheckReport;
 use crate::tui::action::{Action, Effect, Failure, SubsResult};
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
@@ -328,7 +329,6 @@ fn a_created_subscription_with_a_generated_secret_shows_it_once() {
     }));
     match &app.subs.modal {
         Some(Modal::Secret(shown)) => {
-            assert!(!shown.rotated);
             assert_eq!(
                 shown.secret.expose(),
                 "whsec_generated_for_tests_0123456789abcdefgh"
@@ -347,51 +347,91 @@ fn a_created_subscription_with_a_generated_secret_shows_it_once() {
     );
 }
 
+/// Issue 20: prepare (nothing sent), check the receiver, apply only after
+/// a passed check or an explicit skip, then watch.
 #[test]
-fn rotate_shows_the_new_secret_once_and_forgets_it_when_closed() {
+fn rotate_walks_prepare_check_apply_watch() {
     let mut app = app();
     app.update(key('R'));
-    assert!(matches!(app.subs.modal, Some(Modal::Rotate(_))));
-    // Enter before confirming does nothing.
+    let stage = |app: &App| match &app.subs.modal {
+        Some(Modal::Rotate(dialog)) => Some(dialog.stage),
+        _ => None,
+    };
+    assert_eq!(stage(&app), Some(Stage::Prepare));
+    // Prepare generates the secret; nothing goes to the platform.
     assert!(app.update(press(KeyCode::Enter)).is_empty());
+    assert_eq!(stage(&app), Some(Stage::Check));
+    let secret = match &app.subs.modal {
+        Some(Modal::Rotate(dialog)) => dialog.new_secret.clone().expect("prepared"),
+        _ => unreachable!(),
+    };
+    let copy = app.update(key('c'));
+    assert!(matches!(copy.as_slice(), [Effect::Copy { what: "secret", text }] if *text == secret));
+    // The current secret is optional; the check carries both.
     app.update(press(KeyCode::Tab));
+    type_text(&mut app, "whsec_current_one_0123456789");
+    let effects = app.update(press(KeyCode::Enter));
+    match effects.as_slice() {
+        [Effect::CheckRotation { new, current, .. }] => {
+            assert_eq!(*new, secret);
+            assert_eq!(
+                current.as_ref().map(|c| c.expose().to_owned()).as_deref(),
+                Some("whsec_current_one_0123456789")
+            );
+        }
+        other => panic!("expected the check, got {other:?}"),
+    }
+    let failed = CheckReport {
+        event_id: "evt-1".into(),
+        synthetic: false,
+        answers: Vec::new(),
+        passed: false,
+    };
+    app.update(Action::Subs(SubsResult::Checked {
+        id: "1a2b3c4d-0000-4000-8000-000000000001".into(),
+        result: Ok(failed),
+    }));
+    assert_eq!(
+        stage(&app),
+        Some(Stage::Check),
+        "a failed check does not lead on"
+    );
+    // Typing the short id here is not a way past the check.
+    type_text(&mut app, "1a2b3c4d");
+    assert_eq!(stage(&app), Some(Stage::Check));
+    app.update(key('S'));
+    assert_eq!(stage(&app), Some(Stage::Apply));
     type_text(&mut app, "1a2b3c4d");
     let effects = app.update(press(KeyCode::Enter));
-    let sent = match effects.as_slice() {
-        [Effect::RotateSecret { id, secret }] => {
+    match effects.as_slice() {
+        [Effect::RotateSecret { id, secret: sent }] => {
             assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");
-            secret.expose().to_owned()
+            assert_eq!(*sent, secret, "the prepared secret, not another");
         }
         other => panic!("expected one rotation, got {other:?}"),
-    };
+    }
     assert!(app.update(press(KeyCode::Esc)).is_empty());
     assert!(
         matches!(app.subs.modal, Some(Modal::Rotate(_))),
         "esc can't lose a secret that is on its way"
     );
-
     let mut rotated = fixtures()[0].clone();
     rotated.secret_version = 2;
-    app.update(Action::Subs(SubsResult::Rotated {
+    let effects = app.update(Action::Subs(SubsResult::Rotated {
         id: rotated.id.clone(),
         result: Ok(rotated),
     }));
-    match &app.subs.modal {
-        Some(Modal::Secret(shown)) => {
-            assert_eq!(shown.secret.expose(), sent);
-            assert_eq!(shown.version, 2);
-            assert!(shown.rotated);
-        }
-        other => panic!("expected the secret, got {other:?}"),
-    }
-    assert_eq!(app.subs.rows()[0].secret_version, 2);
-
-    let copy = app.update(key('c'));
+    assert_eq!(stage(&app), Some(Stage::Watch));
     assert!(
-        matches!(copy.as_slice(), [Effect::Copy { what: "secret", text }] if text.expose() == sent)
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::WatchRotation { .. })),
+        "{effects:?}"
     );
-    app.update(press(KeyCode::Esc));
-    assert!(app.subs.modal.is_none(), "closing drops the only copy");
+    assert_eq!(app.subs.rows()[0].secret_version, 2);
+    let effects = app.update(press(KeyCode::Esc));
+    assert!(matches!(effects.as_slice(), [Effect::StopRotationWatch]));
+    assert!(app.subs.modal.is_none(), "closing drops the secret");
 }
 
 #[test]
@@ -399,8 +439,6 @@ fn a_pasted_rotation_secret_is_checked_with_the_client_rules() {
     let mut app = app();
     app.update(key('R'));
     app.update(Action::Input(Event::Paste("too short\n".into())));
-    app.update(press(KeyCode::Tab));
-    type_text(&mut app, "1a2b3c4d");
     assert!(app.update(press(KeyCode::Enter)).is_empty());
     match &app.subs.modal {
         Some(Modal::Rotate(dialog)) => {
