@@ -111,6 +111,11 @@ pub enum SubsCommand {
         /// with --allow-private-urls).
         #[arg(long)]
         allow_private_urls: bool,
+        /// With a new URL: the subscription's secret, in a file (or
+        /// EARSHOT_WEBHOOK_SECRET), to check the new receiver accepts it
+        /// (a signed duplicate of a delivered event) before the PATCH.
+        #[arg(long, value_name = "FILE")]
+        secret_file: Option<PathBuf>,
         /// Do not ask to type the short id.
         #[arg(long)]
         yes: bool,
@@ -203,16 +208,34 @@ pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<E
             receiver_url,
             events,
             allow_private_urls,
+            secret_file,
             yes,
             json,
         } => {
+            let secret = match super::secret_arg::resolve(
+                None,
+                secret_file.as_deref(),
+                super::secret_arg::WEBHOOK_SECRET_ENV,
+            ) {
+                Ok(secret) => secret,
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
             let client = with_policy(&client, allow_private_urls);
             let patch = SubscriptionPatch {
                 url: receiver_url,
                 events: (!events.is_empty()).then_some(events),
                 ..SubscriptionPatch::default()
             };
-            update(&client, &id, patch, yes, json, &changes).await
+            let update_args = Update {
+                patch,
+                secret,
+                yes,
+                json,
+            };
+            update(&client, &id, update_args, &changes).await
         }
         SubsCommand::Delete { id, yes } => delete(&client, &id, yes, &changes).await,
     };
@@ -387,16 +410,30 @@ fn with_policy(client: &Client, allow_private_urls: bool) -> Client {
     })
 }
 
-/// `subs update`: the diff, a typed confirmation, the `PATCH`; the id,
-/// secret and history stay.
+/// What `subs update` was asked.
+struct Update {
+    patch: SubscriptionPatch,
+    /// The subscription's secret, to check a new URL with.
+    secret: Option<SecretString>,
+    yes: bool,
+    json: bool,
+}
+
+/// `subs update`: the diff, the signed-duplicate check of a new URL when
+/// the secret is given, a typed confirmation, the `PATCH`; the id, secret
+/// and history stay.
 async fn update(
     client: &Client,
     id: &str,
-    patch: SubscriptionPatch,
-    yes: bool,
-    json: bool,
+    args: Update,
     changes: &ChangeLog<'_>,
 ) -> color_eyre::Result<ExitCode> {
+    let Update {
+        patch,
+        secret,
+        yes,
+        json,
+    } = args;
     if patch.url.is_none() && patch.events.is_none() {
         eprintln!("error: give --receiver-url and/or --event: nothing to change");
         return Ok(ExitCode::from(2));
@@ -421,6 +458,13 @@ async fn update(
         return Ok(ExitCode::SUCCESS);
     }
     let short = short_id(&record.id).to_owned();
+    if let (Some(url), Some(secret)) = (patch.url.as_deref(), &secret)
+        && url != record.url
+        && !new_url_accepts(changes, &record, url, secret).await?
+    {
+        eprintln!("not updated: the new receiver does not pass the check; fix it and run again");
+        return Ok(ExitCode::from(1));
+    }
     if !yes {
         eprintln!("{short} ({}):\n  {}", record.url, diff.join("\n  "));
         if !confirm_typed(&short, "update") {
@@ -431,6 +475,41 @@ async fn update(
     let updated = client.update_subscription(&record.id, &patch).await?;
     changes.note(&record.id, "update", diff.join("; "));
     show(&updated, json, None)
+}
+
+/// Whether the receiver at `url` accepts an event the subscription was
+/// already delivered (the observer's bytes) signed with its secret, and
+/// refuses a wrong signature; each answer is said on stderr.
+async fn new_url_accepts(
+    changes: &ChangeLog<'_>,
+    record: &Subscription,
+    url: &str,
+    secret: &SecretString,
+) -> color_eyre::Result<bool> {
+    let store = super::history_args::open_store(changes.store.as_deref(), changes.global)?;
+    let Some(probe) = crate::history::rotation::probe_event(&store, &record.id, false)? else {
+        eprintln!(
+            "no event delivered to {} is in the store to check the new URL with: run the \
+             observer (`earshot listen --store`) and `earshot health`, or update without \
+             --secret-file",
+            short_id(&record.id)
+        );
+        return Ok(false);
+    };
+    eprintln!(
+        "checking {url} with the observer's copy of delivered event {}",
+        probe.event.event_id
+    );
+    let checked = crate::history::rotation::check(url, &probe, secret, None).await?;
+    for answer in &checked.answers {
+        eprintln!(
+            "  {} signed with the {}: {}",
+            if answer.ok { "ok  " } else { "FAIL" },
+            answer.signed_with,
+            answer.verdict
+        );
+    }
+    Ok(checked.passed)
 }
 
 /// Where changes are recorded: the store at `--store` or the default.

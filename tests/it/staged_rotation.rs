@@ -145,6 +145,39 @@ async fn a_rotation_waits_for_a_receiver_that_accepts_both_secrets() {
     );
     assert_eq!(version().await, before + 2);
 
+    // A new URL is checked with the subscription's secret when it is
+    // given: a receiver without it is refused, one with it is taken.
+    let without = verifying(Arc::new(Mutex::new(vec![NEW_SECRET]))).await;
+    let with = verifying(Arc::new(Mutex::new(vec![THIRD_SECRET]))).await;
+    let checked_update = |url: String| {
+        let mut command = against(
+            &harness.base,
+            &db,
+            &["subs", "update", &sub.id, "--receiver-url", &url],
+        );
+        command
+            .args(["--allow-private-urls", "--yes", "--secret-file"])
+            .arg(&third_file);
+        command
+    };
+    let output = run(&mut checked_update(without.url())).await;
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(said.contains("not updated"), "{said}");
+    assert_eq!(without.count(), 2, "the secret's probe and a wrong one");
+    let (_, record) = harness
+        .get(&format!("/v1/webhook-subscriptions/{}", sub.id))
+        .await;
+    assert_eq!(record["url"], receiver.url().as_str(), "no PATCH");
+    let output = run(&mut checked_update(with.url())).await;
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(verifies_with(&with.captured()[0], THIRD_SECRET));
+    let delivered_id = with.captured()[0].json()["event_id"]
+        .as_str()
+        .map(str::to_owned);
+    assert!(delivered_id.is_some_and(|id| delivered.contains(&id)));
+
     // An update keeps the id and the history.
     let moved = Receiver::healthy().await;
     let update = [
@@ -179,7 +212,7 @@ async fn a_rotation_waits_for_a_receiver_that_accepts_both_secrets() {
         .iter()
         .map(|change| change["action"].as_str().unwrap())
         .collect();
-    assert_eq!(actions, ["update", "rotate", "rotate"], "{text}");
+    assert_eq!(actions, ["update", "update", "rotate", "rotate"], "{text}");
     for change in changes.as_array().unwrap() {
         assert_eq!(change["operator"], "bob");
         assert_eq!(change["subscription_id"], sub.id.as_str());
