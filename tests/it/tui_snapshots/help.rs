@@ -58,13 +58,13 @@ fn help_overlay_on_deliveries_wraps_within_each_column() {
 #[test]
 fn help_scrolls_to_every_key_of_every_pane() {
     for size in [(80, 24), (120, 40), (200, 70)] {
-        for pane in ["1", "2", "3", "4", "5", "6", "7"] {
+        for pane in ["1", "2", "3", "4", "5", "6", "7", "8"] {
             let mut app = app();
             keys(&mut app, pane);
             let sections = app.help_sections();
             keys(&mut app, "?");
             let mut seen = String::new();
-            for _ in 0..60 {
+            for _ in 0..80 {
                 let terminal = render(&app, size);
                 let buffer = terminal.backend().buffer();
                 for y in 0..size.1 {

@@ -257,3 +257,25 @@ fn only_the_rows_on_screen_are_drawn_and_the_selection_stays_visible() {
     assert!(!screen.contains("00000000-"), "the first row scrolled away");
     assert!(elapsed.as_millis() < 500, "one frame took {elapsed:?}");
 }
+
+#[test]
+fn edit_dialog_shows_the_change_before_the_short_id() {
+    let mut app = app();
+    keys(&mut app, "e");
+    keys(&mut app, "/v2");
+    app.update(key(KeyCode::Tab));
+    app.update(key(KeyCode::Tab));
+    app.update(key(KeyCode::Tab));
+    keys(&mut app, " ");
+    snapshot("subs_edit", &app);
+    let screen = screen_text(&render(&app, (120, 40)));
+    // The change, old → new, before anything is sent.
+    assert!(
+        screen.contains("url     https://hooks.example.com/earshot/sessions →"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("session.started,session.completed,call.connected"),
+        "{screen}"
+    );
+}

@@ -12,6 +12,14 @@ use SubsCommand as S;
 
 fn changes() -> Vec<CommandInfo<SubsCommand>> {
     vec![
+        CommandInfo::new(
+            "e",
+            "edit URL and events (id, secret and history kept)",
+            keys![Key::char('e')],
+            S::Edit,
+        )
+        .quick_as("edit")
+        .mutating(),
         CommandInfo::new("p", "pause / resume", keys![Key::char('p')], S::PauseResume)
             .quick_as("pause/resume")
             .mutating(),
@@ -78,6 +86,27 @@ pub(super) fn filter_commands() -> Vec<CommandInfo<SubsCommand>> {
         CommandInfo::new("enter", "keep filter", ENTER, S::FilterDone).quick(),
         CommandInfo::new("esc", "clear filter", ESC, S::FilterClear).quick(),
     ]
+}
+
+/// The edit dialog: the create form's keys, `enter` updates.
+pub(super) fn edit_commands(on_toggle: bool) -> Vec<CommandInfo<SubsCommand>> {
+    form_commands(on_toggle)
+        .into_iter()
+        .map(|command| {
+            if command.command == S::Submit {
+                CommandInfo::new(
+                    "enter",
+                    "update (after typing the short id)",
+                    ENTER,
+                    S::Submit,
+                )
+                .quick_as("update")
+                .mutating()
+            } else {
+                command
+            }
+        })
+        .collect()
 }
 
 pub(super) fn form_commands(on_toggle: bool) -> Vec<CommandInfo<SubsCommand>> {

@@ -8,6 +8,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::edit::{EditField, EditForm};
 use super::form::{CreateForm, Field};
 use super::modals::{DeleteConfirm, SecretOnce};
 use super::rotation::{RotateForm, Stage};
@@ -104,6 +105,108 @@ fn note_line(
     }
 }
 
+/// The five event toggles from row `y` (`focused`: the one under the
+/// cursor); the row after them.
+fn event_toggles(
+    frame: &mut Frame<'_>,
+    inner: Rect,
+    mut y: u16,
+    events: &[bool; 5],
+    focused: Option<usize>,
+    theme: &Theme,
+) -> u16 {
+    for (index, kind) in EventKind::ALL.iter().enumerate() {
+        let Some((label_area, rest)) = form_line(inner, y) else {
+            break;
+        };
+        if index == 0 {
+            frame.render_widget(
+                Paragraph::new(label_span("Events", focused.is_some(), theme)),
+                label_area,
+            );
+        }
+        let marker = if events[index] { "[x] " } else { "[ ] " };
+        let style = if focused == Some(index) {
+            theme.style(Role::Accent).patch(theme.selection())
+        } else {
+            theme.style(Role::Fg)
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(format!("{marker}{kind}"), style)),
+            rest,
+        );
+        y += 1;
+    }
+    y
+}
+
+/// The edit dialog: URL, events, the diff and the typed short id.
+pub(super) fn draw_edit(frame: &mut Frame<'_>, area: Rect, form: &EditForm, theme: &Theme) {
+    let title = format!("Edit subscription {}", form.short);
+    let inner = popup::open(frame, area, 86, 18, &title, theme);
+    text_field(
+        frame,
+        inner,
+        0,
+        "URL",
+        &form.url,
+        Echo::Plain,
+        "https://hooks.example.com/earshot",
+        form.focus == EditField::Url,
+        theme,
+    );
+    let focused = match form.focus {
+        EditField::Event(index) => Some(index),
+        _ => None,
+    };
+    let mut y = event_toggles(frame, inner, 2, &form.events, focused, theme) + 1;
+    let diff = form.diff();
+    let lines: Vec<Line<'static>> = if diff.is_empty() {
+        vec![Line::from(Span::styled(
+            "nothing changes yet · the id, secret and delivery history are kept",
+            theme.style(Role::Muted),
+        ))]
+    } else {
+        diff.into_iter()
+            .map(|line| Line::from(Span::styled(line, theme.style(Role::Warn))))
+            .collect()
+    };
+    // The change, wrapped in up to four rows.
+    let height = 4;
+    if inner.height > y + height {
+        let area = Rect {
+            x: inner.x + 1,
+            y: inner.y + y,
+            width: inner.width.saturating_sub(1),
+            height,
+        };
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+    }
+    y += height + 1;
+    text_field(
+        frame,
+        inner,
+        y,
+        "Type id",
+        &form.confirm,
+        Echo::Plain,
+        &format!("type {} to update", form.short),
+        form.focus == EditField::Confirm,
+        theme,
+    );
+    let status = if form.submitting {
+        Span::styled("updating…", theme.style(Role::Warn))
+    } else if let Some(error) = &form.error {
+        Span::styled(error.clone(), theme.style(Role::Error))
+    } else {
+        Span::styled(
+            "tab moves · space toggles an event · enter updates",
+            theme.style(Role::Muted),
+        )
+    };
+    draw_status_row(frame, inner, y + 2, status);
+}
+
 pub(super) fn draw_create(frame: &mut Frame<'_>, area: Rect, form: &CreateForm, theme: &Theme) {
     let inner = popup::open(frame, area, 78, 17, "New subscription", theme);
     let mut y = 0;
@@ -127,34 +230,11 @@ pub(super) fn draw_create(frame: &mut Frame<'_>, area: Rect, form: &CreateForm, 
         theme,
     );
     y += 2;
-    for (index, kind) in EventKind::ALL.iter().enumerate() {
-        let focused = form.focus == Field::Event(index);
-        let Some((label_area, rest)) = form_line(inner, y) else {
-            break;
-        };
-        if index == 0 {
-            frame.render_widget(
-                Paragraph::new(label_span(
-                    "Events",
-                    matches!(form.focus, Field::Event(_)),
-                    theme,
-                )),
-                label_area,
-            );
-        }
-        let on = form.events.get(index).copied().unwrap_or(false);
-        let marker = if on { "[x] " } else { "[ ] " };
-        let style = if focused {
-            theme.style(Role::Accent).patch(theme.selection())
-        } else {
-            theme.style(Role::Fg)
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(format!("{marker}{kind}"), style)),
-            rest,
-        );
-        y += 1;
-    }
+    let focused = match form.focus {
+        Field::Event(index) => Some(index),
+        _ => None,
+    };
+    y = event_toggles(frame, inner, y, &form.events, focused, theme);
     note_line(
         frame,
         inner,

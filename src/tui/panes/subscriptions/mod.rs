@@ -9,6 +9,7 @@
 
 mod commands;
 mod dialogs;
+pub mod edit;
 pub mod form;
 pub mod modals;
 mod results;
@@ -31,9 +32,10 @@ use crate::api::validate::UrlPolicy;
 use crate::redact::SecretString;
 
 use commands::{
-    delete_commands, detail_commands, discard_commands, filter_commands, form_commands,
-    rotate_commands, secret_commands, table_commands,
+    delete_commands, detail_commands, discard_commands, edit_commands, filter_commands,
+    form_commands, rotate_commands, secret_commands, table_commands,
 };
+pub use edit::{EditField, EditForm};
 use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, SecretOnce};
 pub use rotation::{RotateForm, Stage};
@@ -60,6 +62,8 @@ pub enum SubsCommand {
     PauseResume,
     Rotate,
     Delete,
+    /// The edit dialog for the selected row.
+    Edit,
     CopyId,
     NextField,
     PrevField,
@@ -88,6 +92,7 @@ pub enum Modal {
     Create(Box<CreateForm>),
     Delete(DeleteConfirm),
     Rotate(Box<RotateForm>),
+    Edit(Box<EditForm>),
     Secret(SecretOnce),
 }
 
@@ -108,6 +113,10 @@ pub enum Mode {
         text: bool,
     },
     Secret,
+    /// The edit dialog; `text`: a text field has the keyboard.
+    Edit {
+        text: bool,
+    },
 }
 
 /// The pane's state.
@@ -211,6 +220,7 @@ impl SubscriptionsPane {
                 Some(Modal::Create(form)) => form.submitting,
                 Some(Modal::Delete(dialog)) => dialog.submitting,
                 Some(Modal::Rotate(dialog)) => dialog.submitting,
+                Some(Modal::Edit(form)) => form.submitting,
                 _ => false,
             }
     }
@@ -220,6 +230,7 @@ impl SubscriptionsPane {
         match &self.modal {
             Some(Modal::Create(form)) => form.is_dirty(),
             Some(Modal::Rotate(dialog)) => dialog.is_dirty(),
+            Some(Modal::Edit(form)) => form.is_dirty(),
             Some(Modal::Secret(_)) => true,
             _ => false,
         }
@@ -237,6 +248,9 @@ impl SubscriptionsPane {
                 text: dialog.captures_text(),
             },
             Some(Modal::Secret(_)) => Mode::Secret,
+            Some(Modal::Edit(form)) => Mode::Edit {
+                text: form.focus.is_text(),
+            },
             None if self.filter_editing => Mode::Filter,
             None => match self.view {
                 View::Table => Mode::Table,
@@ -254,10 +268,13 @@ impl SubscriptionsPane {
             section("Filter (typing)", filter_commands()),
             section("New subscription form", form_commands(true)),
             section("Delete dialog", delete_commands()),
-            section("Rotate: 1 prepare", rotate_commands(Stage::Prepare, true)),
-            section("Rotate: 2 check", rotate_commands(Stage::Check, false)),
-            section("Rotate: 3 apply", rotate_commands(Stage::Apply, true)),
-            section("Rotate: 4 watch", rotate_commands(Stage::Watch, false)),
+            section("Edit dialog", edit_commands(true)),
+            // The check has every key of the dialog; the other steps are
+            // `enter` and `esc`, as their footers say.
+            section(
+                "Rotate dialog (step 2: check)",
+                rotate_commands(Stage::Check, false),
+            ),
             section("New secret (shown once)", secret_commands()),
         ]
     }
@@ -317,6 +334,11 @@ impl SubscriptionsPane {
                     self.modal = Some(Modal::Delete(DeleteConfirm::new(row)));
                 }
             }
+            Edit => {
+                if let Some(row) = self.selected() {
+                    self.modal = Some(Modal::Edit(Box::new(EditForm::new(row))));
+                }
+            }
             CopyId => {
                 if let Some(row) = self.selected() {
                     out.effects.push(Effect::Copy {
@@ -327,12 +349,14 @@ impl SubscriptionsPane {
                 }
             }
             NextField | PrevField => self.move_focus(command == NextField),
-            ToggleEvent => {
-                if let Some(Modal::Create(form)) = &mut self.modal {
+            ToggleEvent => match &mut self.modal {
+                Some(Modal::Create(form)) => {
                     form.toggle_focused_event();
                     form.changed(self.url_policy);
                 }
-            }
+                Some(Modal::Edit(form)) => form.toggle_focused_event(),
+                _ => {}
+            },
             Submit => self.submit(out),
             Cancel => self.cancel(out),
             CopySecret => {
@@ -381,6 +405,7 @@ impl SubscriptionsPane {
                 };
             }
             Some(Modal::Rotate(dialog)) => dialog.toggle_current(),
+            Some(Modal::Edit(form)) => form.move_focus(forward),
             _ => {}
         }
     }
@@ -425,6 +450,7 @@ impl SubscriptionsPane {
                 }
             }
             Some(Modal::Rotate(dialog)) => dialog.submit(&generate, out),
+            Some(Modal::Edit(form)) => form.submit(policy, out),
             Some(Modal::Secret(_)) => self.modal = None,
             _ => {}
         }
@@ -436,6 +462,9 @@ impl SubscriptionsPane {
                 out.toast = Some("waiting for the platform to answer…".into());
             }
             Some(Modal::Delete(dialog)) if dialog.submitting => {
+                out.toast = Some("waiting for the platform to answer…".into());
+            }
+            Some(Modal::Edit(form)) if form.submitting => {
                 out.toast = Some("waiting for the platform to answer…".into());
             }
             Some(Modal::Rotate(dialog)) if dialog.submitting => {
@@ -498,6 +527,7 @@ impl PaneCommands for SubscriptionsPane {
             Mode::Delete => delete_commands(),
             Mode::Rotate { stage, text } => rotate_commands(stage, text),
             Mode::Secret => secret_commands(),
+            Mode::Edit { text } => edit_commands(!text),
         }
     }
 }
@@ -516,6 +546,7 @@ impl Pane for SubscriptionsPane {
                 | Mode::Create { text: true }
                 | Mode::Delete
                 | Mode::Rotate { text: true, .. }
+                | Mode::Edit { text: true }
         )
     }
 
@@ -538,6 +569,11 @@ impl Pane for SubscriptionsPane {
                 if let Some(input) = dialog.focused_input() {
                     text::type_key(input, key);
                     dialog.error = None;
+                }
+            }
+            Some(Modal::Edit(form)) if !form.submitting => {
+                if let Some(input) = form.focused_input() {
+                    text::type_key(input, key);
                 }
             }
             None if self.filter_editing && text::type_key(&mut self.filter, key) => {
@@ -563,6 +599,11 @@ impl Pane for SubscriptionsPane {
             }
             Some(Modal::Rotate(dialog)) => {
                 if let Some(input) = dialog.focused_input() {
+                    text::paste(input, pasted);
+                }
+            }
+            Some(Modal::Edit(form)) if !form.submitting => {
+                if let Some(input) = form.focused_input() {
                     text::paste(input, pasted);
                 }
             }

@@ -36,6 +36,24 @@ impl SubscriptionsPane {
             }
             SubsResult::Patched { id, result } => {
                 self.pending.remove(&id);
+                if let Some(Modal::Edit(form)) = &mut self.modal
+                    && form.id == id
+                {
+                    match result {
+                        Ok(updated) => {
+                            out.toast = Some(format!("updated {}", short_id(&updated.id)));
+                            self.modal = None;
+                            self.replace(updated);
+                            out.succeeded = true;
+                        }
+                        Err(failure) => {
+                            form.submitting = false;
+                            form.error = Some(failure.message.clone());
+                            out.failure = Some(failure);
+                        }
+                    }
+                    return;
+                }
                 match result {
                     Ok(updated) => {
                         let verb = if updated.enabled { "resumed" } else { "paused" };

@@ -502,3 +502,61 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
         [Effect::LoadSubscriptions { .. }]
     ));
 }
+
+/// Issue 20: `e` edits the URL and events with the id, secret and history
+/// kept, the change shown and the short id typed.
+#[test]
+fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
+    let mut app = app();
+    app.update(key('e'));
+    assert!(matches!(app.subs.modal, Some(Modal::Edit(_))));
+    // The cursor is at the end of the current URL.
+    type_text(&mut app, "/v2");
+    for _ in 0..6 {
+        app.update(press(KeyCode::Tab));
+    }
+    assert!(
+        app.update(press(KeyCode::Enter)).is_empty(),
+        "no short id yet"
+    );
+    type_text(&mut app, "1a2b3c4d");
+    let effects = app.update(press(KeyCode::Enter));
+    let (id, patch) = match effects.as_slice() {
+        [Effect::PatchSubscription { id, patch }] => (id.clone(), patch.clone()),
+        other => panic!("one PATCH, got {other:?}"),
+    };
+    assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");
+    assert_eq!(
+        patch.url.as_deref(),
+        Some("https://hooks.example.com/sessions/v2")
+    );
+    assert!(patch.events.is_none() && patch.secret.is_none() && patch.enabled.is_none());
+    let mut updated = fixtures()[0].clone();
+    updated.url = "https://hooks.example.com/sessions/v2".into();
+    app.update(Action::Subs(SubsResult::Patched {
+        id,
+        result: Ok(updated),
+    }));
+    assert!(app.subs.modal.is_none());
+    assert_eq!(
+        app.subs.rows()[0].url,
+        "https://hooks.example.com/sessions/v2"
+    );
+    assert!(
+        app.toast
+            .as_ref()
+            .is_some_and(|t| t.text.contains("updated"))
+    );
+}
+
+#[test]
+fn read_only_has_no_edit() {
+    let mut app = App::new(AppConfig {
+        read_only: true,
+        ..AppConfig::default()
+    });
+    app.subs.set_rows(fixtures());
+    app.pane = PaneId::Subscriptions;
+    app.update(key('e'));
+    assert!(app.subs.modal.is_none());
+}

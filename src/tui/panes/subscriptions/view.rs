@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row};
 use serde_json::Value;
 
-use super::dialogs::{draw_create, draw_delete, draw_rotate, draw_secret};
+use super::dialogs::{draw_create, draw_delete, draw_edit, draw_rotate, draw_secret};
 use super::{Modal, SubscriptionsPane, View, short_id};
 use crate::api::types::agents::{EventKind, Subscription};
 use crate::tui::theme::{Role, Theme};
@@ -49,6 +49,7 @@ pub fn draw(
         Some(Modal::Delete(dialog)) => draw_delete(frame, area, dialog, theme),
         Some(Modal::Rotate(dialog)) => draw_rotate(frame, area, dialog, theme),
         Some(Modal::Secret(shown)) => draw_secret(frame, area, shown, theme),
+        Some(Modal::Edit(form)) => draw_edit(frame, area, form, theme),
         None => {}
     }
 }
