@@ -35,6 +35,10 @@ pub enum ApiError {
     /// The HTTP client itself could not be built.
     #[error("could not set up the HTTP client: {detail}")]
     Setup { detail: String },
+    /// Nothing the platform lists matches what was asked (a short id no
+    /// subscription starts with): "not found", as a 404 would be.
+    #[error("{0}")]
+    NotFound(String),
 }
 
 impl ApiError {

@@ -69,10 +69,22 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+/// The console flags, also after `demo` (`earshot demo --theme light
+/// --read-only`), as operators type them.
+#[derive(clap::Args, Debug, Default)]
+pub struct DemoArgs {
+    /// Hide every command that changes the platform.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Console theme: default, light, high-contrast, mono, or NAME.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// The console on the built-in emulator with live demo traffic.
-    Demo,
+    Demo(DemoArgs),
     /// Run the platform emulator headless (for tests, demos and scripts).
     Emulator(emulator::EmulatorArgs),
     /// Sign a webhook body the way the platform does.
@@ -217,7 +229,10 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             command,
         } => config::run(command, &connection.resolve_options(&global)),
         Command::Emulator(args) => runtime()?.block_on(emulator::run(args)),
-        Command::Demo => runtime()?.block_on(demo::run(cli.read_only, cli.theme)),
+        Command::Demo(args) => runtime()?.block_on(demo::run(
+            cli.read_only || args.read_only,
+            args.theme.or(cli.theme),
+        )),
         Command::Subs(args) => runtime()?.block_on(subs::run(args, &global)),
         Command::Deliveries(args) => runtime()?.block_on(deliveries::run(args, &global)),
         Command::Dictate(args) => runtime()?.block_on(dictate::run(args, &global)),
@@ -319,6 +334,11 @@ fn report(error: color_eyre::Report) -> color_eyre::Result<ExitCode> {
         Some(ApiError::InvalidId(invalid)) => {
             eprintln!("error: {invalid}");
             Ok(ExitCode::from(2))
+        }
+        // Not found is an answer, not bad input: 1, as a 404 is.
+        Some(not_found @ ApiError::NotFound(_)) => {
+            eprintln!("error: {not_found}");
+            Ok(ExitCode::from(1))
         }
         _ => Err(error),
     }

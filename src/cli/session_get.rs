@@ -224,8 +224,8 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
         eprintln!("error: nothing to download: {why}");
         return Ok(ExitCode::from(1));
     }
-    if !dir.is_dir() {
-        eprintln!("error: {} is not a directory", dir.display());
+    if let Err(why) = ensure_dir(dir) {
+        eprintln!("error: {}: {why}", dir.display());
         return Ok(ExitCode::from(2));
     }
     let http = artifact_download::client()?;
@@ -277,4 +277,24 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
 fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// `dir`, created (0700, with its parents) when it does not exist yet, as
+/// `curl --create-dirs` and `gh run download -D` do; an existing path that
+/// is not a directory is refused.
+fn ensure_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err("is not a directory".to_owned()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder
+                .create(dir)
+                .map_err(|error| format!("could not be created: {error}"))
+        }
+        Err(error) => Err(error.to_string()),
+    }
 }

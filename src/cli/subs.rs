@@ -358,14 +358,9 @@ pub(super) async fn find(client: &Client, id: &str) -> Result<Subscription, ApiE
         .collect();
     match matches.as_slice() {
         [one] => Ok((*one).clone()),
-        [] => Err(ApiError::Invalid(
-            crate::api::validate::ValidationError::new(
-                "id",
-                format!(
-                    "no subscription id starts with {id:?} (see `earshot subs list --include-disabled`)"
-                ),
-            ),
-        )),
+        [] => Err(ApiError::NotFound(format!(
+            "no subscription id starts with {id:?} (see `earshot subs list --include-disabled`)"
+        ))),
         many => Err(ApiError::Invalid(
             crate::api::validate::ValidationError::new(
                 "id",

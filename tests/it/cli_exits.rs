@@ -500,3 +500,34 @@ async fn an_empty_subscription_id_is_no_prefix_of_the_only_subscription() {
     assert!(still.enabled, "paused by an empty id");
     harness.emulator.shutdown().await;
 }
+
+/// Issue 21: a subscription that does not exist is "not found" (exit 1),
+/// as a 404 is, whether asked by a short id or a whole one; bad input
+/// stays 2.
+#[tokio::test]
+async fn an_unknown_subscription_exits_1_not_2() {
+    let harness = common::start().await;
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["subs", "delete", "feedf00d", "--yes"][..],
+        &["subs", "get", "feedf00d"],
+        &[
+            "subs",
+            "delete",
+            "feedf00d-0000-4000-8000-000000000000",
+            "--yes",
+        ],
+    ] {
+        let output = finish(isolated(home.path()).args(args).args([
+            "--url",
+            &harness.base,
+            "--api-key",
+            common::API_KEY,
+        ]))
+        .await;
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("feedf00d"), "{args:?}: {stderr}");
+    }
+    harness.emulator.shutdown().await;
+}

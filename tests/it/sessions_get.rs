@@ -109,9 +109,8 @@ async fn get_says_why_artifacts_are_missing_then_lists_and_downloads_them() {
     let (stdout, _) = text(&output);
     assert!(stdout.contains("2 listed"), "{stdout}");
 
-    // Download both.
-    let target = dir.path().join("files");
-    std::fs::create_dir(&target).unwrap();
+    // Download both, into a directory created for them (0700).
+    let target = dir.path().join("files").join("today");
     let output = run(get(&harness, &db, &call_id).arg("--download").arg(&target)).await;
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "{stdout}{stderr}");
@@ -125,6 +124,11 @@ async fn get_says_why_artifacts_are_missing_then_lists_and_downloads_them() {
     assert_eq!(transcript["session_id"], call_id.as_str());
     let left: Vec<_> = std::fs::read_dir(&target).unwrap().collect();
     assert_eq!(left.len(), 2, "no temporary file left: {left:?}");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "created private");
+    }
 
     // Again: refused without --force, replaced with it.
     let output = run(get(&harness, &db, &call_id).arg("--download").arg(&target)).await;

@@ -30,3 +30,19 @@ fn read_only_is_a_console_flag_not_a_silent_no_op_on_subcommands() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--read-only"), "{stderr}");
 }
+
+/// Issue 21: the console flags work after `demo` too, as operators type
+/// them; without a terminal the demo then says it needs one (not clap's
+/// "unexpected argument").
+#[test]
+fn demo_takes_theme_and_read_only_after_the_subcommand() {
+    let home = tempfile::tempdir().unwrap();
+    let output = isolated(home.path())
+        .args(["demo", "--theme", "light", "--read-only"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("unexpected argument"), "{stderr}");
+    assert!(stderr.contains("needs a terminal"), "{stderr}");
+}
