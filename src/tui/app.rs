@@ -17,6 +17,7 @@ use super::command::{
     Command, command_line_commands, confirm_commands, global_commands, help_commands,
     interrupt_command,
 };
+use super::command_line::{self, Typed};
 use super::keymap::{self, CommandInfo, CommandSection, permitted};
 use super::panes::deliveries::DeliveriesPane;
 use super::panes::events::EventsPane;
@@ -469,6 +470,10 @@ impl App {
             title: "Global",
             commands: global_commands(),
         });
+        sections.push(CommandSection {
+            title: "Command line (:)",
+            commands: command_line::help_entries(Command::CommandLine),
+        });
         sections
             .into_iter()
             .map(|section| CommandSection {
@@ -624,24 +629,41 @@ impl App {
         }
     }
 
-    /// A line typed at the `:` prompt.
+    /// A line typed at the `:` prompt (the commands: `command_line.rs`).
     fn run_typed(&mut self, typed: &str) -> Vec<Effect> {
-        let typed = typed.trim().trim_start_matches(':').trim();
+        let typed = match command_line::parse(typed) {
+            Ok(typed) => typed,
+            Err(hint) => {
+                self.status.notice(Failure::new(hint));
+                return Vec::new();
+            }
+        };
         match typed {
-            "" => Vec::new(),
-            "q" | "quit" | "qa" => self.quit_or_ask(),
-            "q!" | "quit!" => self.quit_now(),
-            "help" | "?" => self.run(Command::Help),
-            "r" | "refresh" => self.refresh(),
-            other => match PaneId::from_name(other) {
-                Some(pane) => self.go_to(pane),
-                None => {
-                    self.status.notice(Failure::new(format!(
-                        "unknown command :{other}: try :q, :1…:8, :health, :subs, :deliveries, :jobs, :sigs, :probe, :inbox, :events, :help"
-                    )));
-                    Vec::new()
+            Typed::Nothing => Vec::new(),
+            Typed::Quit => self.quit_or_ask(),
+            Typed::QuitNow => self.quit_now(),
+            Typed::Help => self.run(Command::Help),
+            Typed::Refresh => self.refresh(),
+            Typed::GoTo(pane) => self.go_to(pane),
+            Typed::Subscription(id) => {
+                self.pane = PaneId::Subscriptions;
+                if !self.subs.show(&id) {
+                    self.set_toast(format!("no subscription matches {id}"));
                 }
-            },
+                Vec::new()
+            }
+            Typed::Session(id) => self.update(Action::OpenInDeliveries(id)),
+            Typed::Event(id) => {
+                let mut effects = self.go_to(PaneId::Events);
+                effects.extend(self.apply(|app, out| app.events.filter_to(&id, out)));
+                effects
+            }
+            Typed::Job(id) => {
+                self.pane = PaneId::Jobs;
+                self.apply(|app, out| {
+                    app.jobs.add_ids(vec![id], out);
+                })
+            }
         }
     }
 

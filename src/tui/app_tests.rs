@@ -13,7 +13,7 @@ use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
 use crate::tui::panes::subscriptions::tests::fixtures as rows;
-use crate::tui::test_keys::{key, press};
+use crate::tui::test_keys::{key, press, type_text};
 
 fn app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {
@@ -317,4 +317,52 @@ fn a_local_notice_is_not_a_platform_error_and_stays_after_a_success() {
     assert_eq!(app.status.connection, Connection::Ok);
     let shown = app.status.last_error.clone().expect("the notice stays");
     assert!(shown.message.contains("theme"), "{}", shown.message);
+}
+
+/// Issue 21: the command line jumps with an argument.
+#[test]
+fn the_prompt_opens_a_subscription_a_session_and_an_event() {
+    let mut app = app(false);
+    app.subs.set_rows(rows());
+    type_text(&mut app, ":sub 1a2b");
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.pane, PaneId::Subscriptions);
+    assert_eq!(
+        app.subs.selected().map(|row| row.id.as_str()),
+        Some("1a2b3c4d-0000-4000-8000-000000000001")
+    );
+    assert_eq!(
+        app.subs.view,
+        crate::tui::panes::subscriptions::View::Detail
+    );
+
+    type_text(&mut app, ":session call_4f2a");
+    let effects = app.update(press(KeyCode::Enter));
+    assert_eq!(app.pane, PaneId::Deliveries);
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, .. } if id == "call_4f2a")),
+        "{effects:?}"
+    );
+
+    type_text(&mut app, ":event 9c1e7b");
+    let effects = app.update(press(KeyCode::Enter));
+    assert_eq!(app.pane, PaneId::Events);
+    assert!(
+        effects.iter().any(
+            |effect| matches!(effect, Effect::LoadEvents { query, .. } if query.words == ["9c1e7b"])
+        ),
+        "{effects:?}"
+    );
+
+    type_text(&mut app, ":session");
+    app.update(press(KeyCode::Enter));
+    let said = app
+        .status
+        .last_error
+        .clone()
+        .map(|e| e.message)
+        .unwrap_or_default();
+    assert!(said.contains("needs ID"), "{said}");
 }

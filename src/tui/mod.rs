@@ -22,6 +22,7 @@ pub mod action;
 pub mod app;
 pub mod clipboard;
 pub mod command;
+pub(crate) mod command_line;
 pub mod event_loop;
 mod history_tasks;
 pub(crate) mod input;

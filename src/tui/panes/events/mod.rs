@@ -396,6 +396,15 @@ impl EventsPane {
         });
     }
 
+    /// `:event ID`: the list filtered to what `text` matches.
+    pub(crate) fn filter_to(&mut self, text: &str, out: &mut Outcome) {
+        self.mode = Mode::List;
+        self.detail = None;
+        self.detail_of = None;
+        self.filter_input = Input::new(text.to_owned());
+        self.apply_filter(out);
+    }
+
     fn apply_filter(&mut self, out: &mut Outcome) {
         let typed = self.filter_input.value().trim().to_owned();
         match EventQuery::parse(&typed, (self.clock)()) {

@@ -351,8 +351,8 @@ impl JobsPane {
     // ---- helpers ------------------------------------------------------
 
     /// Adds ids not watched yet and asks the watcher to watch them;
-    /// whether any was new.
-    fn add_ids(&mut self, ids: Vec<String>, out: &mut Outcome) -> bool {
+    /// whether any was new (`:job ID` and the `a` prompt).
+    pub(crate) fn add_ids(&mut self, ids: Vec<String>, out: &mut Outcome) -> bool {
         let fresh: Vec<String> = ids
             .into_iter()
             .filter(|id| !self.rows.iter().any(|row| &row.id == id))

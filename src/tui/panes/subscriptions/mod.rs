@@ -487,6 +487,22 @@ impl SubscriptionsPane {
         }
     }
 
+    /// `:sub ID`: the table filtered to `id` and, when one row is left,
+    /// its detail open; whether a row matched.
+    pub(crate) fn show(&mut self, id: &str) -> bool {
+        self.modal = None;
+        self.filter_editing = false;
+        self.filter = Input::new(id.to_owned());
+        self.refilter(None);
+        self.table.reset();
+        self.view = if self.visible.len() == 1 {
+            View::Detail
+        } else {
+            View::Table
+        };
+        !self.visible.is_empty()
+    }
+
     /// Recomputes the visible rows; keeps the selection on `keep` if it is
     /// still visible, else clamps it.
     fn refilter(&mut self, keep: Option<String>) {
