@@ -86,7 +86,7 @@ pub enum Connection {
 /// calls the platform, not of whichever answered last: `error` while any
 /// area's latest call failed, `ok` once each has recovered. A platform
 /// error leaves the error slot when its area recovers; a local notice (a
-/// theme, an unknown command, the clipboard) stays until replaced.
+/// theme, an unknown command, the clipboard) leaves at the next key.
 #[derive(Clone, Debug)]
 pub struct Status {
     pub connection: Connection,
@@ -141,10 +141,19 @@ impl Status {
         }
     }
 
-    /// A message that is not about the platform, shown in the error slot.
+    /// A message that is not about the platform, shown in the error slot
+    /// until the next key.
     pub(crate) fn notice(&mut self, failure: Failure) {
         self.last_error = Some(failure);
         self.error_from = None;
+    }
+
+    /// The next key clears a notice (a platform error stays while its
+    /// area is failing).
+    fn key_pressed(&mut self) {
+        if self.error_from.is_none() {
+            self.last_error = None;
+        }
     }
 
     /// The areas whose latest platform call failed.
@@ -542,6 +551,7 @@ impl App {
             return Vec::new();
         }
         self.dirty = true;
+        self.status.key_pressed();
         if let Some(command) = keymap::find(&self.commands(), key) {
             return self.run(command);
         }

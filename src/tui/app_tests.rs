@@ -44,7 +44,13 @@ fn read_only_removes_mutating_commands_from_keys_help_and_footer() {
     let titles: Vec<&str> = help.iter().map(|section| section.title).collect();
     assert_eq!(
         titles,
-        ["Subscriptions", "Detail", "Filter (typing)", "Global"]
+        [
+            "Subscriptions",
+            "Detail",
+            "Filter (typing)",
+            "Global",
+            "Command line (:)"
+        ]
     );
     assert!(
         help.iter()
@@ -142,6 +148,9 @@ fn the_prompt_quits_and_reports_unknown_commands() {
         error.message
     );
     assert!(!app.quit);
+    // A notice goes at the next key.
+    app.update(key('j'));
+    assert!(app.status.last_error.is_none());
 
     app.update(key(':'));
     app.update(key('q'));
@@ -312,8 +321,15 @@ fn with_two_panes_failing_the_other_error_shows_when_one_recovers() {
 #[test]
 fn a_local_notice_is_not_a_platform_error_and_stays_after_a_success() {
     let mut app = app(false);
+    let seq = match app.update(key('r')).as_slice() {
+        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        other => panic!("expected one load, got {other:?}"),
+    };
     app.notice("theme \"nope\" not found: using the default");
-    subs_loaded(&mut app);
+    app.update(Action::Subs(SubsResult::Loaded {
+        seq,
+        result: Ok(rows()),
+    }));
     assert_eq!(app.status.connection, Connection::Ok);
     let shown = app.status.last_error.clone().expect("the notice stays");
     assert!(shown.message.contains("theme"), "{}", shown.message);

@@ -4,7 +4,7 @@
 //! rest take an argument where it helps an operator jump: `:sub ID`,
 //! `:session ID`, `:event ID`, `:job ID`.
 
-use super::keymap::CommandInfo;
+use super::keymap::{CommandInfo, Key, keys};
 use super::panes::PaneId;
 
 /// What a typed line asks for.
@@ -98,11 +98,11 @@ pub const COMMANDS: [LineCommand; 8] = [
 ];
 
 /// The help overlay's section of the line's commands, from the same list
-/// (`command` is what each entry runs if picked: none has a key).
+/// (`command` is what each entry runs if picked: `:` opens the line).
 pub fn help_entries<C: Copy>(command: C) -> Vec<CommandInfo<C>> {
     COMMANDS
         .iter()
-        .map(|line| CommandInfo::new(line.usage, line.description, &[], command))
+        .map(|line| CommandInfo::new(line.usage, line.description, keys![Key::char(':')], command))
         .collect()
 }
 
