@@ -45,6 +45,65 @@ pub fn fit(text: &str, width: usize) -> String {
     out
 }
 
+/// A URL cut to `width` columns the way that keeps receivers apart: the
+/// origin (scheme, host, port) whole as long as it fits, then the end of
+/// the path, with `…` where the middle was cut (`http://127.0.0.1:40591/…
+/// hooks`); narrower, the host without the scheme, then the host alone
+/// with its port kept (`…0.0.1:40591`). Not a URL: [`fit`].
+pub fn fit_url(url: &str, width: usize) -> String {
+    if self::width(url) <= width {
+        return url.to_owned();
+    }
+    let Some(scheme_end) = url.find("://") else {
+        return fit(url, width);
+    };
+    let host_start = scheme_end + 3;
+    let origin_end = url[host_start..]
+        .find('/')
+        .map_or(url.len(), |slash| host_start + slash);
+    let path = &url[origin_end..];
+    // The origin (else the host alone), `/…`, and a few columns of the
+    // path's end; then the host alone; then the host cut at the front when
+    // it has a port (what tells local receivers apart), else at the end.
+    for origin in [&url[..origin_end], &url[host_start..origin_end]] {
+        let origin_w = self::width(origin);
+        if origin_w + self::width(path) <= width {
+            return format!("{origin}{path}");
+        }
+        if !path.is_empty() && origin_w + 2 + 4 <= width {
+            let end = keep_end(path, width - origin_w - 1);
+            return format!("{origin}/{end}");
+        }
+    }
+    let host = &url[host_start..origin_end];
+    if self::width(host) + 2 <= width {
+        return format!("{host}/…");
+    }
+    if host.contains(':') {
+        keep_end(host, width)
+    } else {
+        fit(host, width)
+    }
+}
+
+/// `text` whole if it fits, else `…` and as much of its end as fits.
+fn keep_end(text: &str, width: usize) -> String {
+    if self::width(text) <= width {
+        return text.to_owned();
+    }
+    let mut end = String::new();
+    let mut used = 1;
+    for c in text.chars().rev() {
+        let w = char_width(c);
+        if used + w > width {
+            break;
+        }
+        used += w;
+        end.insert(0, c);
+    }
+    format!("…{end}")
+}
+
 /// `text` cut into lines of at most `width` display columns at spaces (a
 /// word longer than a line is cut where it must be; wide characters count
 /// two). Always at least one line.

@@ -17,9 +17,9 @@ use crate::history::incidents::IncidentState;
 use crate::history::report::{LatestChange, SubscriptionHealth};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::{fit, fit_url};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -182,7 +182,7 @@ fn board_row(
     }
     let cells = vec![
         Line::from(name),
-        Line::from(fit(&row.url, url_w)),
+        Line::from(fit_url(&row.url, url_w)),
         Line::from(events.delivered.to_string()),
         Line::from(events.missed.to_string()),
         Line::from(events.recovered.to_string()),

@@ -13,10 +13,10 @@ use super::dialogs::{draw_create, draw_delete, draw_edit, draw_rotate, draw_secr
 use super::{Modal, SubscriptionsPane, View, short_id};
 use crate::api::types::agents::{EventKind, Subscription};
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 pub use crate::tui::widgets::table::scroll_offset;
+use crate::tui::widgets::{fit, fit_url};
 
 /// Draws the pane in `area`.
 pub fn draw(
@@ -219,7 +219,7 @@ fn table_row(
     };
     let mut cells = vec![
         Line::from(short_id(&row.id).to_owned()),
-        Line::from(fit(&row.url, url_w)),
+        Line::from(fit_url(&row.url, url_w)),
         Line::from(fit(&row.events.join(","), events_w)),
         Line::from(agent),
         Line::from(Span::styled(state, state_style)),
