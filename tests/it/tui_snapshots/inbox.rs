@@ -11,7 +11,7 @@ use earshot::tui::theme::Role;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{Value, json};
 
-use super::{app, cells, colour, fg_at, find, key, keys, render, snapshot};
+use super::{app, cells, colour, fg_at, find, key, keys, render, screen_text, snapshot};
 
 const BODY: &str = r#"{"event_id":"7d1c0b8e-4a5f-4c3e-9b2d-1e0f6a7b8c9d","event":"call.ended","timestamp":"2026-11-22T14:03:05Z","call":{"call_id":"call_9f8e7d","status":"completed"}}"#;
 
@@ -129,4 +129,31 @@ fn rejected_requests_stand_out_and_duplicates_are_muted() {
     app.update(key(KeyCode::Down));
     let terminal = render(&app, (120, 40));
     assert_eq!(fg_at(&terminal, (30, rejected)), colour(Role::Error));
+}
+
+/// Issue 22: the detail masks secret header values (as fingerprints) and
+/// personal data in the body, as every other pane does; `n` shows them.
+#[test]
+fn inbox_detail_masks_secret_headers_and_personal_data_until_n() {
+    let mut app = inbox_app();
+    let body = r#"{"transcript_id":"5d0c","call":{"from_number":"+15555550123"}}"#;
+    app.update(received(
+        "14:03:10",
+        json!({"kind": "prerecorded", "verdict": "ok", "status": 200,
+               "transcript_id": "5d0c", "transcript_status": "completed",
+               "headers": [["x-demo-token", "whsec_R6gDvisible_nowhere_0123456789"],
+                           ["content-type", "application/json"]]}),
+        body,
+    ));
+    app.update(key(KeyCode::Char('g')));
+    app.update(key(KeyCode::Enter));
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(!screen.contains("visible_nowhere"), "{screen}");
+    assert!(screen.contains("whse…"), "a fingerprint: {screen}");
+    assert!(!screen.contains("5555550123"), "{screen}");
+    assert!(screen.contains("+1 •••• ••23"), "{screen}");
+    keys(&mut app, "n");
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(screen.contains("whsec_R6gDvisible_nowhere"), "{screen}");
+    assert!(screen.contains("+15555550123"), "{screen}");
 }

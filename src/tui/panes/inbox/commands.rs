@@ -67,6 +67,12 @@ pub(super) fn detail_commands(signed: bool) -> Vec<CommandInfo<InboxCommand>> {
     if signed {
         commands.push(check_signature());
     }
+    commands.push(CommandInfo::new(
+        "n",
+        "show / mask secret headers and personal data",
+        keys![Key::char('n')],
+        I::Reveal,
+    ));
     commands
 }
 

@@ -65,6 +65,8 @@ pub enum InboxCommand {
     PrevField,
     /// Forget the rows on screen (the counts stay).
     Clear,
+    /// Show or mask secret header values and personal data in the detail.
+    Reveal,
 }
 
 /// A field of the start form.
@@ -239,6 +241,8 @@ pub struct InboxPane {
     /// Requests that arrived above the selection since it left the top
     /// (the view follows the newest only at the top, as `less +F`).
     pub new_above: usize,
+    /// The detail shows secret header values and personal data in full.
+    pub reveal: bool,
     start_seq: u64,
 }
 
@@ -259,6 +263,7 @@ impl InboxPane {
             listening: Listening::Off,
             counts: Counts::default(),
             new_above: 0,
+            reveal: false,
             start_seq: 0,
         }
     }
@@ -343,6 +348,14 @@ impl InboxPane {
                 }
             }
             FormSubmit => self.submit(out),
+            Reveal => {
+                self.reveal = !self.reveal;
+                out.toast = Some(if self.reveal {
+                    "showing secrets and personal data in full: n masks them".into()
+                } else {
+                    "secrets and personal data masked".into()
+                });
+            }
             Clear => {
                 self.rows.clear();
                 self.held = 0;

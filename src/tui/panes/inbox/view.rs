@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
 
 use super::{Field, InboxPane, InboxRow, ListenForm, Listening, View};
+use crate::history::body_view;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::Received;
 use crate::tui::panes::subscriptions::short_id;
@@ -33,7 +34,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) 
         draw_form(frame, form, listen, theme);
     }
     match (pane.view, pane.selected()) {
-        (View::Detail, Some(row)) => draw_detail(frame, body, row, theme),
+        (View::Detail, Some(row)) => draw_detail(frame, body, row, pane.reveal, theme),
         _ => draw_table(frame, body, pane, theme),
     }
 }
@@ -241,7 +242,19 @@ fn table_row(row: &Received, selected: bool, verdict_w: usize, theme: &Theme) ->
 
 const LABEL_W: usize = 14;
 
-fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &InboxRow, theme: &Theme) {
+/// A header whose value may be a credential: the capture's list, and any
+/// name saying token, secret, auth or key (the signature is not one: it
+/// proves, and is needed to check, nothing more).
+fn looks_secret(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower != crate::signature::HEADER_NAME.to_ascii_lowercase()
+        && (crate::receiver::capture::is_secret_header(name, None)
+            || ["token", "secret", "auth", "key"]
+                .iter()
+                .any(|word| lower.contains(word)))
+}
+
+fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &InboxRow, reveal: bool, theme: &Theme) {
     let entry = &row.entry;
     let block = Block::default()
         .borders(Borders::TOP)
@@ -277,27 +290,44 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &InboxRow, theme: &Theme)
     if let Some(id) = entry.event_id.as_deref().or(entry.transcript_id.as_deref()) {
         lines.extend(field("id", id, fg));
     }
-    lines.push(Line::from(Span::styled("  headers", muted)));
+    lines.push(Line::from(Span::styled(
+        if reveal {
+            "  headers (secret values shown: n masks them)"
+        } else {
+            "  headers (secret values as fingerprints: n shows them)"
+        },
+        muted,
+    )));
     for (name, value) in &entry.headers {
+        let value = if reveal || !looks_secret(name) {
+            value.clone()
+        } else {
+            crate::redact::mask(value)
+        };
         lines.extend(field("", &format!("{name}: {value}"), fg));
     }
     let kept = if row.body_whole() {
         format!("  body ({} bytes, exact bytes kept)", row.body_len)
     } else {
         format!(
-            "  body ({} bytes; only the first {} shown: too large to keep)",
+            "  body ({} bytes; only the first {} kept: too large to keep)",
             row.body_len,
             row.body.len()
         )
     };
     lines.push(Line::from(Span::styled(kept, muted)));
-    let body = match std::str::from_utf8(&row.body) {
-        Ok(text) => text.to_owned(),
-        // A preview may end inside a character.
-        Err(_) if !row.body_whole() => String::from_utf8_lossy(&row.body).into_owned(),
-        Err(_) => "<not UTF-8: see the capture file's body_base64>".to_owned(),
+    let body = if row.body_whole() {
+        body_view::lines(&row.body, reveal)
+    } else if reveal {
+        // A cut preview is not JSON: shown as text, only when asked.
+        String::from_utf8_lossy(&row.body)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    } else {
+        vec!["(a cut preview may hold personal data: n shows it)".to_owned()]
     };
-    for line in body.lines() {
+    for line in body {
         lines.push(Line::from(Span::styled(format!("  {line}"), fg)));
     }
     frame.render_widget(
