@@ -13,6 +13,12 @@
 //!   deduplicated by `(transcript_id, status)`;
 //! - anything else gets 405 (not a POST) or 400.
 //!
+//! No body is built into a JSON document: a signature is checked over the
+//! raw bytes before anything reads them as JSON, and what is read is only
+//! the few top-level strings the verdict and the display need
+//! ([`super::fields`]), so a forged or unsigned body costs its bytes and
+//! no more.
+//!
 //! Every request, rejected or not, is captured ([`super::capture`]): sent on
 //! the channel [`start`] returns and appended to the capture file if one is
 //! configured. Dedupe memory is bounded ([`DEDUPE_CAPACITY`] keys, oldest
@@ -36,6 +42,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
+use super::fields::{Fields, Shape};
 use crate::http_server::{self, ServerLimits};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
@@ -438,6 +445,11 @@ struct Judged {
 }
 
 /// Sets `entry`'s verdict fields and says what to answer.
+///
+/// Nothing a client sends is built into a JSON document before it is known
+/// to be authentic: a signed delivery is verified over the raw bytes
+/// first, and every other body is only scanned for the few top-level
+/// strings a verdict and the display need ([`Fields`]).
 fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judged {
     if request.method != Method::POST {
         return reject(
@@ -449,19 +461,17 @@ fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judge
             "post_only",
         );
     }
-    let json: Option<Value> = serde_json::from_slice(request.body).ok();
     if let Some(header) = request.headers.get(signature::HEADER_NAME) {
-        return judge_agents(shared, request, header.as_bytes(), json.as_ref(), entry);
+        return judge_agents(shared, request, header.as_bytes(), entry);
     }
-    if let Some(payload) = json.as_ref().and_then(PrerecordedPayload::from_json) {
+    let fields = Fields::read(request.body);
+    if let Some(payload) = fields.as_ref().and_then(PrerecordedPayload::from_fields) {
         return judge_prerecorded(shared, request, payload, entry);
     }
     let looks_like_agents = request.headers.contains_key("x-svc-event")
-        || json
-            .as_ref()
-            .is_some_and(|value| value.get("event_id").is_some());
+        || fields.as_ref().is_some_and(|fields| fields.has_event_id);
     if looks_like_agents {
-        note_event(entry, request.headers, json.as_ref());
+        note_event(entry, request.headers, fields.as_ref());
         return invalid_signature(entry, "missing_header");
     }
     reject(
@@ -478,12 +488,11 @@ fn judge_agents(
     shared: &Shared,
     request: &Incoming,
     header: &[u8],
-    json: Option<&Value>,
     entry: &mut CaptureEntry,
 ) -> Judged {
     entry.kind = Kind::Agents;
-    note_event(entry, request.headers, json);
     if shared.verifier.is_empty() {
+        note_event(entry, request.headers, Fields::read(request.body).as_ref());
         return invalid_signature(entry, "no_secret_configured");
     }
     // A header that is not even text cannot parse; let `verify` say so.
@@ -495,22 +504,24 @@ fn judge_agents(
         shared.config.tolerance_secs,
     );
     entry.matched = verdict.matched().map(str::to_owned);
+    // Read only now: a forged body is scanned for its ids (to show and
+    // capture them), never built into a document.
+    let shape = Shape::of(request.body);
+    note_event(entry, request.headers, shape.fields());
     let mut judged = match verdict.reason() {
         Some(reason) => invalid_signature(entry, signature_reason(reason)),
-        None => accept_event(shared, json, entry),
+        None => accept_event(shared, &shape, entry),
     };
     judged.signature = Some(verdict);
     judged
 }
 
 /// A correctly signed body: it must be a JSON event with an `event_id`.
-fn accept_event(shared: &Shared, json: Option<&Value>, entry: &mut CaptureEntry) -> Judged {
-    let event_id = match json {
-        None => Err("not_json"),
-        Some(json) => json
-            .get("event_id")
-            .and_then(Value::as_str)
-            .ok_or("no_event_id"),
+fn accept_event(shared: &Shared, shape: &Shape, entry: &mut CaptureEntry) -> Judged {
+    let event_id = match shape {
+        Shape::NotJson => Err("not_json"),
+        Shape::OtherJson => Err("no_event_id"),
+        Shape::Object(fields) => fields.event_id.as_deref().ok_or("no_event_id"),
     };
     match event_id {
         Ok(event_id) => {
@@ -562,10 +573,10 @@ struct PrerecordedPayload {
 }
 
 impl PrerecordedPayload {
-    fn from_json(value: &Value) -> Option<Self> {
+    fn from_fields(fields: &Fields) -> Option<Self> {
         Some(Self {
-            transcript_id: value.get("transcript_id")?.as_str()?.to_owned(),
-            status: value.get("status")?.as_str()?.to_owned(),
+            transcript_id: fields.transcript_id.clone()?,
+            status: fields.status.clone()?,
         })
     }
 }
@@ -593,19 +604,14 @@ fn is_platform_source(ip: IpAddr) -> bool {
 
 /// `event` and `event_id` of a voice-agent payload (the `X-SVC-Event`
 /// header when the body does not say).
-fn note_event(entry: &mut CaptureEntry, headers: &HeaderMap, json: Option<&Value>) {
-    let field = |name: &str| {
-        json.and_then(|value| value.get(name))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    entry.event = field("event").or_else(|| {
+fn note_event(entry: &mut CaptureEntry, headers: &HeaderMap, fields: Option<&Fields>) {
+    entry.event = fields.and_then(|fields| fields.event.clone()).or_else(|| {
         headers
             .get("x-svc-event")
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned)
     });
-    entry.event_id = field("event_id");
+    entry.event_id = fields.and_then(|fields| fields.event_id.clone());
 }
 
 /// The JSON `reason` of a 401 for a signature that does not verify.
