@@ -9,6 +9,9 @@
 //!   opening, or of its first byte on a kept-alive connection;
 //! - a kept-alive connection waits at most `idle` for its next request;
 //! - a request body must arrive within `body` and never pause for `idle`;
+//! - request bodies held at once, across all connections, stay within
+//!   `body_budget` bytes: a request that would take more is answered 503
+//!   with `Retry-After` (the platform retries a 5xx);
 //! - an answer the client does not read for `idle` ends the connection.
 //!
 //! The head and keep-alive rules are enforced on the connection's bytes
@@ -19,14 +22,16 @@ use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, Bytes};
+use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use futures_util::StreamExt;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -34,7 +39,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
 
-/// How much any one client may take; see the module doc.
+/// How much any one client, and all of them together, may take; see the
+/// module doc. [`Default`] is the emulator's; [`ServerLimits::webhooks`]
+/// the webhook receivers'.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerLimits {
     /// Connections open at once.
@@ -47,17 +54,100 @@ pub struct ServerLimits {
     /// Time for a whole request body. Longer than the longest dictation
     /// streamed in real time (120 s).
     pub body: Duration,
+    /// Bytes of request bodies held at once across all connections. A
+    /// body is charged as its bytes arrive and given back when its request
+    /// ends; one that would go past this is answered 503 with
+    /// `Retry-After` ([`RETRY_AFTER_SECS`]), so many clients each holding
+    /// an almost whole body cost this much, not their sum.
+    pub body_budget: usize,
 }
 
 impl Default for ServerLimits {
+    /// The emulator's: 1 GiB of bodies may be held (five 200 MiB uploads).
     fn default() -> Self {
         Self {
             max_connections: 512,
             header_read: Duration::from_secs(10),
             idle: Duration::from_secs(60),
             body: Duration::from_secs(180),
+            body_budget: 1024 * 1024 * 1024,
         }
     }
+}
+
+impl ServerLimits {
+    /// A webhook receiver's (`earshot listen`, the Inbox, `jobs watch
+    /// --listen`): a delivery is at most 10 MiB, and 256 MiB of bodies
+    /// may be held at once.
+    pub const fn webhooks() -> Self {
+        Self {
+            max_connections: 512,
+            header_read: Duration::from_secs(10),
+            idle: Duration::from_secs(60),
+            body: Duration::from_secs(180),
+            body_budget: 256 * 1024 * 1024,
+        }
+    }
+}
+
+/// The `Retry-After` of a 503 for a request over the body budget.
+pub const RETRY_AFTER_SECS: u64 = 5;
+
+/// Why a request body ended early. Handlers find it in the chain of the
+/// body's error ([`BodyError::find`]).
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    /// The body was not whole within `ServerLimits::body`.
+    #[error("the request body did not arrive in time")]
+    Late,
+    /// The body paused for `ServerLimits::idle`.
+    #[error("the request body paused too long")]
+    Stalled,
+    /// Taking the next bytes would go past `ServerLimits::body_budget`.
+    #[error("the server holds as many request bytes as it may ({budget} bytes); retry")]
+    OverBudget { budget: usize },
+}
+
+impl BodyError {
+    /// The `BodyError` that caused `error`, if one did.
+    pub fn find<'e>(error: &'e (dyn std::error::Error + 'static)) -> Option<&'e BodyError> {
+        let mut next = Some(error);
+        while let Some(error) = next {
+            if let Some(found) = error.downcast_ref::<BodyError>() {
+                return Some(found);
+            }
+            next = error.source();
+        }
+        None
+    }
+
+    /// The request was refused for the budget (answer 503, retry).
+    pub fn is_over_budget(&self) -> bool {
+        matches!(self, BodyError::OverBudget { .. })
+    }
+}
+
+/// The answer to a request over the body budget: 503, `Retry-After`, and
+/// the connection closed (its body is not read).
+pub fn over_budget() -> Response {
+    unavailable(
+        "the server holds as many request bytes as it may; retry",
+        "busy",
+    )
+}
+
+/// A 503 `{"error", "reason"}` with `Retry-After: `[`RETRY_AFTER_SECS`]
+/// and `Connection: close`.
+pub fn unavailable(error: &str, reason: &str) -> Response {
+    let mut response = (
+        StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(serde_json::json!({ "error": error, "reason": reason })),
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECS));
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// Serves `app` on `listener` within `limits` until `shutdown` resolves,
@@ -69,7 +159,11 @@ pub async fn serve(
     limits: ServerLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    let app = app.layer(axum::middleware::from_fn_with_state(limits, bound_body));
+    let shared = Arc::new(Shared {
+        limits,
+        held: AtomicUsize::new(0),
+    });
+    let app = app.layer(axum::middleware::from_fn_with_state(shared, bound_body));
     let guarded = Guarded {
         listener,
         permits: Arc::new(Semaphore::new(limits.max_connections.max(1))),
@@ -89,27 +183,120 @@ pub async fn serve(
 // Request bodies
 // ---------------------------------------------------------------------------
 
-/// Replaces the request body with one that fails (and so ends the request
-/// and its connection) when the body is late or pauses too long.
-async fn bound_body(State(limits): State<ServerLimits>, request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
+/// What one server's requests share.
+struct Shared {
+    limits: ServerLimits,
+    /// Request-body bytes held now (at most `limits.body_budget`).
+    held: AtomicUsize,
+}
+
+impl Shared {
+    /// Takes `bytes` of the body budget; `false` (nothing taken) when
+    /// that would go past it.
+    fn take(&self, bytes: usize) -> bool {
+        let budget = self.limits.body_budget;
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(bytes).filter(|total| *total <= budget)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.held.fetch_sub(bytes, Ordering::AcqRel);
+    }
+}
+
+/// One request's share of the body budget: the bytes its body holds
+/// (given back when the last holder, the layer or the body, drops it) and
+/// whether its body was refused for the budget.
+struct Charge {
+    shared: Arc<Shared>,
+    taken: AtomicUsize,
+    refused: AtomicBool,
+}
+
+impl Charge {
+    fn new(shared: Arc<Shared>) -> Charge {
+        Charge {
+            shared,
+            taken: AtomicUsize::new(0),
+            refused: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.shared.give_back(*self.taken.get_mut());
+    }
+}
+
+/// `body`, failing when it is late ([`BodyError::Late`]), pauses too long
+/// ([`BodyError::Stalled`]) or would go past the body budget
+/// ([`BodyError::OverBudget`]); its bytes are charged to `charge`.
+fn bounded(body: Body, charge: Arc<Charge>) -> Body {
+    let limits = charge.shared.limits;
+    let budget = limits.body_budget;
     let deadline = Instant::now() + limits.body;
     let stream = body.into_data_stream();
-    let bounded = futures_util::stream::unfold(Some(stream), move |stream| async move {
-        let mut stream = stream?;
-        let wait = deadline.min(Instant::now() + limits.idle);
-        match tokio::time::timeout_at(wait, stream.next()).await {
-            Ok(Some(Ok(bytes))) => Some((Ok::<Bytes, io::Error>(bytes), Some(stream))),
-            Ok(Some(Err(error))) => Some((Err(io::Error::other(error)), None)),
-            Ok(None) => None,
-            Err(_) => Some((
-                Err(timed_out("the request body did not arrive in time")),
-                None,
-            )),
+    let chunks = futures_util::stream::unfold(Some(stream), move |stream| {
+        let charge = charge.clone();
+        async move {
+            let mut stream = stream?;
+            let pause = Instant::now() + limits.idle;
+            let (wait, late) = if deadline <= pause {
+                (deadline, BodyError::Late)
+            } else {
+                (pause, BodyError::Stalled)
+            };
+            let error = match tokio::time::timeout_at(wait, stream.next()).await {
+                Ok(Some(Ok(bytes))) => {
+                    if charge.shared.take(bytes.len()) {
+                        charge.taken.fetch_add(bytes.len(), Ordering::AcqRel);
+                        return Some((Ok::<Bytes, axum::BoxError>(bytes), Some(stream)));
+                    }
+                    charge.refused.store(true, Ordering::Release);
+                    BodyError::OverBudget { budget }.into()
+                }
+                Ok(Some(Err(error))) => axum::BoxError::from(error),
+                Ok(None) => return None,
+                Err(_) => late.into(),
+            };
+            Some((Err(error), None))
         }
     });
-    next.run(Request::from_parts(parts, Body::from_stream(bounded)))
-        .await
+    Body::from_stream(chunks)
+}
+
+/// Replaces the request body with one that fails (and so ends the request
+/// and its connection) when the body is late, pauses too long, or would go
+/// past the body budget; answers 503 for a request over the budget.
+async fn bound_body(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    // A declared length that fits the budget on its own but not beside
+    // what is held now: refused before a byte is read. (One larger than
+    // the whole budget is the handler's to refuse, as too large.)
+    let budget = shared.limits.body_budget;
+    let declared = body
+        .size_hint()
+        .exact()
+        .and_then(|len| usize::try_from(len).ok());
+    if let Some(len) = declared
+        && len <= budget
+        && shared.held.load(Ordering::Acquire).saturating_add(len) > budget
+    {
+        tracing::debug!(len, "request refused: over the body budget");
+        return over_budget();
+    }
+    let charge = Arc::new(Charge::new(shared));
+    let body = bounded(body, charge.clone());
+    let response = next.run(Request::from_parts(parts, body)).await;
+    if charge.refused.load(Ordering::Acquire) {
+        tracing::debug!("request refused: over the body budget");
+        return over_budget();
+    }
+    response
 }
 
 fn timed_out(what: &'static str) -> io::Error {
@@ -347,5 +534,55 @@ impl AsyncWrite for GuardedIo {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(budget: usize) -> Arc<Shared> {
+        Arc::new(Shared {
+            limits: ServerLimits {
+                body_budget: budget,
+                ..ServerLimits::webhooks()
+            },
+            held: AtomicUsize::new(0),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_body_past_the_budget_fails_and_every_byte_is_given_back() {
+        let shared = shared(2 * 1024 * 1024);
+        let chunk = Bytes::from(vec![0u8; 1024 * 1024]);
+        let chunks = futures_util::stream::iter(
+            [chunk.clone(), chunk.clone(), chunk].map(Ok::<_, io::Error>),
+        );
+        let charge = Arc::new(Charge::new(shared.clone()));
+        let body = bounded(Body::from_stream(chunks), charge.clone());
+        let error = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .expect_err("the third MiB is past the budget");
+        let found = BodyError::find(&error).expect("a body error in the chain");
+        assert!(found.is_over_budget(), "{found}");
+        assert!(charge.refused.load(Ordering::Acquire));
+        assert_eq!(shared.held.load(Ordering::Acquire), 2 * 1024 * 1024);
+        drop(charge);
+        assert_eq!(shared.held.load(Ordering::Acquire), 0);
+    }
+
+    #[tokio::test]
+    async fn a_body_within_the_budget_is_whole() {
+        let shared = shared(2 * 1024 * 1024);
+        let chunks = futures_util::stream::iter(
+            [Bytes::from_static(b"abc"), Bytes::from_static(b"def")].map(Ok::<_, io::Error>),
+        );
+        let charge = Arc::new(Charge::new(shared.clone()));
+        let body = bounded(Body::from_stream(chunks), charge.clone());
+        let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        assert_eq!(&bytes[..], b"abcdef");
+        assert_eq!(shared.held.load(Ordering::Acquire), 6);
+        drop(charge);
+        assert_eq!(shared.held.load(Ordering::Acquire), 0);
     }
 }

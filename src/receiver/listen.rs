@@ -43,7 +43,7 @@ use tokio::task::JoinHandle;
 
 use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
 use super::fields::{Fields, Shape};
-use crate::http_server::{self, ServerLimits};
+use crate::http_server::{self, BodyError, ServerLimits};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
 use crate::store::events::ObservedEvent;
@@ -194,10 +194,11 @@ pub async fn start(
     bind: SocketAddr,
     config: ListenConfig,
 ) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
-    start_with_limits(bind, config, ServerLimits::default()).await
+    start_with_limits(bind, config, ServerLimits::webhooks()).await
 }
 
-/// [`start`] with other connection limits and timeouts than the defaults.
+/// [`start`] with other connection limits and timeouts than a webhook
+/// receiver's ([`ServerLimits::webhooks`]).
 pub async fn start_with_limits(
     bind: SocketAddr,
     config: ListenConfig,
@@ -397,6 +398,12 @@ async fn receive(
             };
             let judged = judge(&shared, &request, &mut entry);
             (bytes, judged)
+        }
+        // Refused for the server's body budget: 503 (the platform retries),
+        // neither captured nor reported, like a request refused before
+        // its body was read.
+        Err(error) if BodyError::find(&error).is_some_and(BodyError::is_over_budget) => {
+            return http_server::over_budget();
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
     };

@@ -23,6 +23,7 @@ const LIMITS: ServerLimits = ServerLimits {
     header_read: Duration::from_millis(300),
     idle: Duration::from_millis(300),
     body: Duration::from_secs(2),
+    body_budget: 64 * 1024 * 1024,
 };
 /// The most any one wait in these tests takes.
 const BOUND: Duration = Duration::from_secs(20);
@@ -180,5 +181,125 @@ async fn listen_closes_slow_clients_and_keeps_answering() {
         "{server_side} server connections open"
     );
     drop(crowd);
+    listener.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// The body budget (issue 11 item 3)
+// ---------------------------------------------------------------------------
+
+const MIB: usize = 1024 * 1024;
+
+/// A 4 MiB budget; bodies may pause long enough for the test to look.
+const BUDGET_LIMITS: ServerLimits = ServerLimits {
+    max_connections: 64,
+    header_read: Duration::from_secs(5),
+    idle: Duration::from_secs(15),
+    body: Duration::from_secs(30),
+    body_budget: 4 * MIB,
+};
+
+/// A head for a `len`-byte JSON POST to `/hook`.
+fn post_head(len: usize) -> String {
+    format!(
+        "POST /hook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {len}\r\n\r\n"
+    )
+}
+
+/// The head of what the server answered on `stream` within `within`
+/// (`None`: nothing, or the connection closed without an answer).
+async fn answer_head(stream: &mut TcpStream, within: Duration) -> Option<String> {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let read = tokio::time::timeout(within, async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(len) => answer.extend_from_slice(&buffer[..len]),
+            }
+            if answer.windows(4).any(|window| window == b"\r\n\r\n") {
+                return;
+            }
+        }
+    });
+    let _ = read.await;
+    (!answer.is_empty()).then(|| String::from_utf8_lossy(&answer).into_owned())
+}
+
+/// Connections each holding 1.5 MiB of a 2 MiB body take 3 MiB of a 4 MiB
+/// budget: a further 2 MiB request is answered 503 with `Retry-After`
+/// before it sends a byte of its body; once they close, the budget is
+/// free again and a signed delivery as large is accepted.
+#[tokio::test]
+async fn listen_answers_503_past_the_body_budget_and_recovers_once_it_is_free() {
+    let _serial = SERIAL.lock().await;
+    let config = ListenConfig::with_secrets(SecretString::new(SECRET), None);
+    let (listener, _received) =
+        listen::start_with_limits("127.0.0.1:0".parse().unwrap(), config, BUDGET_LIMITS)
+            .await
+            .expect("the receiver starts");
+    let addr = listener.addr;
+    let mut holders = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(post_head(2 * MIB).as_bytes())
+            .await
+            .unwrap();
+        stream.write_all(&vec![b' '; 3 * MIB / 2]).await.unwrap();
+        holders.push(stream);
+    }
+
+    // The server charges the held bytes as it reads them: ask until it has.
+    let refused = tokio::time::timeout(BOUND, async {
+        loop {
+            let mut further = TcpStream::connect(addr).await.unwrap();
+            further
+                .write_all(post_head(2 * MIB).as_bytes())
+                .await
+                .unwrap();
+            if let Some(head) = answer_head(&mut further, Duration::from_secs(1)).await
+                && head.starts_with("HTTP/1.1 503")
+            {
+                return head;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("a request past the budget is answered 503");
+    let lower = refused.to_ascii_lowercase();
+    assert!(lower.contains("\r\nretry-after: 5\r\n"), "{refused}");
+    assert!(lower.contains("\r\nconnection: close\r\n"), "{refused}");
+
+    drop(holders);
+    let body = format!(
+        r#"{{"event_id":"evt-budget","event":"call.ended","padding":"{}"}}"#,
+        "p".repeat(3 * MIB)
+    )
+    .into_bytes();
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let accepted = tokio::time::timeout(BOUND, async {
+        loop {
+            let signature =
+                earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+            let answer = http
+                .post(format!("{}/hook", listener.url()))
+                .header("x-svc-signature", signature)
+                .body(body.clone())
+                .send()
+                .await;
+            if let Ok(answer) = answer
+                && answer.status().as_u16() != 503
+            {
+                return answer.status().as_u16();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the budget is given back when the held bodies end");
+    assert_eq!(accepted, 200);
     listener.stop().await;
 }
