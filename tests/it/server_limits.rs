@@ -2,8 +2,10 @@
 //! item 3): the emulator and the `listen` receiver close a connection that
 //! sends nothing, a head trickled in byte by byte (slowloris) and a stalled
 //! body, keep at most `max_connections` open, and still serve a normal
-//! request behind a crowd of half-sent ones. Timeouts are set short here
-//! (`ServerLimits`); every wait is bounded.
+//! request behind a crowd of half-sent ones, or behind body tricklers
+//! holding every slot (the stalest is closed for it); `listen` answers 503
+//! past its body budget and takes bodies again once it is free. Timeouts
+//! are set short here (`ServerLimits`); every wait is bounded.
 
 use crate::common;
 use std::net::SocketAddr;
@@ -23,6 +25,7 @@ const LIMITS: ServerLimits = ServerLimits {
     header_read: Duration::from_millis(300),
     idle: Duration::from_millis(300),
     body: Duration::from_secs(2),
+    body_idle: Duration::from_millis(300),
     body_budget: 64 * 1024 * 1024,
 };
 /// The most any one wait in these tests takes.
@@ -196,6 +199,7 @@ const BUDGET_LIMITS: ServerLimits = ServerLimits {
     header_read: Duration::from_secs(5),
     idle: Duration::from_secs(15),
     body: Duration::from_secs(30),
+    body_idle: Duration::from_secs(15),
     body_budget: 4 * MIB,
 };
 
@@ -302,4 +306,114 @@ async fn listen_answers_503_past_the_body_budget_and_recovers_once_it_is_free() 
     .expect("the budget is given back when the held bodies end");
     assert_eq!(accepted, 200);
     listener.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// Body tricklers filling every slot (issue 11 item 6)
+// ---------------------------------------------------------------------------
+
+/// Eight slots; a body may pause 2 s and take a minute in all, so a
+/// trickler sending a byte every 250 ms keeps its slot for the whole test
+/// unless the server closes it for a new client.
+const TRICKLE_LIMITS: ServerLimits = ServerLimits {
+    max_connections: 8,
+    header_read: Duration::from_secs(5),
+    idle: Duration::from_secs(5),
+    body: Duration::from_secs(60),
+    body_idle: Duration::from_secs(2),
+    body_budget: 64 * MIB,
+};
+/// A normal request behind the tricklers is answered within this (at
+/// once, in fact; without room made for it, only after a minute).
+const ANSWERED_WITHIN: Duration = Duration::from_secs(5);
+
+/// Connections that each send `head` (for a 1,000-byte body) and then one
+/// body byte every 250 ms; they stop when dropped.
+struct Tricklers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Tricklers {
+    async fn start(addr: SocketAddr, head: &str, count: usize) -> Tricklers {
+        let mut tasks = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(head.as_bytes()).await.unwrap();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..1000 {
+                    if stream.write_all(b" ").await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }));
+        }
+        // Let the server take them all in.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Tricklers(tasks)
+    }
+}
+
+impl Drop for Tricklers {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+#[tokio::test]
+async fn listen_serves_a_delivery_while_tricklers_fill_every_slot() {
+    let _serial = SERIAL.lock().await;
+    let config = ListenConfig::with_secrets(SecretString::new(SECRET), None);
+    let (listener, _received) =
+        listen::start_with_limits("127.0.0.1:0".parse().unwrap(), config, TRICKLE_LIMITS)
+            .await
+            .expect("the receiver starts");
+    let tricklers = Tricklers::start(
+        listener.addr,
+        &post_head(1000),
+        TRICKLE_LIMITS.max_connections,
+    )
+    .await;
+    let body = br#"{"event_id":"evt-behind-tricklers","event":"call.ended"}"#.to_vec();
+    let signature =
+        earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let answer = tokio::time::timeout(
+        ANSWERED_WITHIN,
+        http.post(format!("{}/hook", listener.url()))
+            .header("x-svc-signature", signature)
+            .body(body)
+            .send(),
+    )
+    .await
+    .expect("a delivery behind the tricklers is answered in time")
+    .expect("the receiver answers");
+    assert_eq!(answer.status().as_u16(), 200);
+    drop(tricklers);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn emulator_serves_a_request_while_tricklers_fill_every_slot() {
+    let _serial = SERIAL.lock().await;
+    let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
+    config.server_limits = TRICKLE_LIMITS;
+    let harness = launch(config, None).await;
+    let head = format!(
+        "POST /v2/upload HTTP/1.1\r\nHost: x\r\nAuthorization: {API_KEY}\r\n\
+         Content-Length: 1000\r\n\r\n"
+    );
+    let tricklers = Tricklers::start(
+        harness.emulator.addr(),
+        &head,
+        TRICKLE_LIMITS.max_connections,
+    )
+    .await;
+    let (status, _) =
+        tokio::time::timeout(ANSWERED_WITHIN, harness.get("/v1/webhook-subscriptions"))
+            .await
+            .expect("a request behind the tricklers is answered in time");
+    assert_eq!(status, 200);
+    drop(tricklers);
+    harness.emulator.shutdown().await;
 }
