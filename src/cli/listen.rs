@@ -168,6 +168,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         capture: args.capture.clone(),
         store: None,
         capture_secrets: args.capture_secrets,
+        ..ListenConfig::default()
     })
 }
 

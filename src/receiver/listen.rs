@@ -20,14 +20,19 @@
 //! no more.
 //!
 //! Every request, rejected or not, is captured ([`super::capture`]): sent on
-//! the channel [`start`] returns and appended to the capture file if one is
-//! configured. Dedupe memory is bounded ([`DEDUPE_CAPACITY`] keys, oldest
-//! forgotten first).
+//! the stream [`start`] returns ([`Requests`]) and appended to the capture
+//! file if one is configured. Dedupe memory is bounded ([`DEDUPE_CAPACITY`]
+//! keys, oldest forgotten first), and so is what waits on the stream
+//! ([`ListenConfig::queue_bytes`]): while its reader lags that far behind,
+//! new requests are answered 503 (the platform retries), not queued.
 
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -62,6 +67,12 @@ pub const DEDUPE_CAPACITY: usize = 100_000;
 /// Largest body read; a bigger one gets 413 (and is captured without it).
 pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
+/// What may wait on the [`Requests`] stream for its reader, by default:
+/// two of the largest requests (a 10 MiB body costs about 34 MiB there,
+/// with the capture entry's base64 and text copies), or thousands of
+/// ordinary deliveries.
+pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
+
 /// How long [`Listener::stop`] waits for open connections to finish.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -86,6 +97,12 @@ pub struct ListenConfig {
     /// Keep secret header values (the auth header, `authorization`, ...)
     /// verbatim in the entries instead of a fingerprint.
     pub capture_secrets: bool,
+    /// Bytes of requests that may wait on the [`Requests`] stream for its
+    /// reader (each counted as its body, the entry's two copies of it and
+    /// its headers). Past it a request is answered 503 with `Retry-After`,
+    /// neither captured nor queued: a reader that stops (a `jobs watch`
+    /// whose stdout blocks) costs this much, not every request since.
+    pub queue_bytes: usize,
 }
 
 impl Default for ListenConfig {
@@ -98,6 +115,7 @@ impl Default for ListenConfig {
             capture: None,
             store: None,
             capture_secrets: false,
+            queue_bytes: QUEUE_BYTES,
         }
     }
 }
@@ -156,6 +174,101 @@ impl Received {
     }
 }
 
+/// Every request a receiver answered, in order: what [`start`] returns
+/// beside the [`Listener`]. What waits here is bounded
+/// ([`ListenConfig::queue_bytes`]); a request is off the count once taken.
+#[derive(Debug)]
+pub struct Requests {
+    queued: mpsc::UnboundedReceiver<Queued>,
+}
+
+impl Requests {
+    /// The next request; `None` once the receiver has stopped.
+    pub async fn recv(&mut self) -> Option<Received> {
+        self.queued.recv().await.map(Queued::take)
+    }
+
+    /// The next request if one waits.
+    pub fn try_recv(&mut self) -> Result<Received, mpsc::error::TryRecvError> {
+        self.queued.try_recv().map(Queued::take)
+    }
+
+    /// [`recv`](Self::recv) for a poll loop.
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received>> {
+        self.queued.poll_recv(cx).map(|next| next.map(Queued::take))
+    }
+}
+
+impl futures_util::Stream for Requests {
+    type Item = Received;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Received>> {
+        self.get_mut().poll_recv(cx)
+    }
+}
+
+/// A request waiting on [`Requests`], and its share of the queue.
+#[derive(Debug)]
+struct Queued {
+    received: Received,
+    _place: Place,
+}
+
+impl Queued {
+    fn take(self) -> Received {
+        self.received
+    }
+}
+
+/// What waits on a [`Requests`] stream, in bytes, and its limit.
+#[derive(Debug)]
+struct Queue {
+    held: AtomicUsize,
+    limit: usize,
+}
+
+impl Queue {
+    /// A place for a request costing `bytes`; `None` when the queue is too
+    /// full for it (an empty queue always takes one).
+    fn reserve(self: &Arc<Self>, bytes: usize) -> Option<Place> {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                let total = held.saturating_add(bytes);
+                (held == 0 || total <= self.limit).then_some(total)
+            })
+            .ok()?;
+        Some(Place {
+            queue: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// Bytes taken in a [`Queue`], given back when dropped (the request was
+/// taken from the stream, or never sent).
+#[derive(Debug)]
+struct Place {
+    queue: Arc<Queue>,
+    bytes: usize,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.queue.held.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// What a request with a body of `body` bytes and `headers` costs while
+/// it waits: the body, its base64 and text copies in the entry, the
+/// headers, and a little for the rest.
+fn queued_cost(body: usize, headers: &HeaderMap) -> usize {
+    let head: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    body.saturating_mul(10) / 3 + 2 * head + 1024
+}
+
 /// A running receiver; stops when [`stop`](Listener::stop)ped or dropped.
 #[derive(Debug)]
 pub struct Listener {
@@ -193,7 +306,7 @@ impl Drop for Listener {
 pub async fn start(
     bind: SocketAddr,
     config: ListenConfig,
-) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
+) -> Result<(Listener, Requests), ListenError> {
     start_with_limits(bind, config, ServerLimits::webhooks()).await
 }
 
@@ -203,7 +316,7 @@ pub async fn start_with_limits(
     bind: SocketAddr,
     config: ListenConfig,
     limits: ServerLimits,
-) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
+) -> Result<(Listener, Requests), ListenError> {
     let writer = match &config.capture {
         Some(path) => Some(Mutex::new(CaptureWriter::open(path)?)),
         None => None,
@@ -214,7 +327,11 @@ pub async fn start_with_limits(
     let addr = listener
         .local_addr()
         .map_err(|source| ListenError::Bind { addr: bind, source })?;
-    let (sender, received) = mpsc::unbounded_channel();
+    let (sender, queued) = mpsc::unbounded_channel();
+    let queue = Arc::new(Queue {
+        held: AtomicUsize::new(0),
+        limit: config.queue_bytes,
+    });
     // Key every secret once: each delivery then hashes only its own bytes.
     let candidates = Candidate::all(&config.secrets);
     let verifier = Verifier::new(&candidates);
@@ -224,6 +341,7 @@ pub async fn start_with_limits(
         seen: Mutex::new(Seen::new(DEDUPE_CAPACITY)),
         writer,
         sender,
+        queue,
     });
     let app = Router::new().fallback(receive).with_state(shared);
     let (stop, mut stopped) = watch::channel(false);
@@ -236,7 +354,7 @@ pub async fn start_with_limits(
             stop,
             server: Some(server),
         },
-        received,
+        Requests { queued },
     ))
 }
 
@@ -250,7 +368,9 @@ struct Shared {
     config: ListenConfig,
     seen: Mutex<Seen>,
     writer: Option<Mutex<CaptureWriter>>,
-    sender: mpsc::UnboundedSender<Received>,
+    sender: mpsc::UnboundedSender<Queued>,
+    /// What waits on the stream for its reader.
+    queue: Arc<Queue>,
 }
 
 /// The last `capacity` delivery keys, for deduplication.
@@ -386,7 +506,26 @@ async fn receive(
         matched: None,
         untrusted_source: false,
     };
-    let (bytes, judged) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    let read = axum::body::to_bytes(body, MAX_BODY_BYTES).await;
+    // Refused for the server's body budget: 503 (the platform retries),
+    // neither captured nor reported, like a request refused before its
+    // body was read.
+    if let Err(error) = &read
+        && BodyError::find(error).is_some_and(BodyError::is_over_budget)
+    {
+        return http_server::over_budget();
+    }
+    // The reader of the requests is this far behind: 503 too, before the
+    // entry's copies of the body are made.
+    let cost = queued_cost(read.as_ref().map_or(0, Bytes::len), &parts.headers);
+    let Some(place) = shared.queue.reserve(cost) else {
+        tracing::debug!("request refused: the reader of the requests is behind");
+        return http_server::unavailable(
+            "the receiver is not keeping up with its requests; retry",
+            "backlog",
+        );
+    };
+    let (bytes, judged) = match read {
         Ok(bytes) => {
             entry.set_body(&bytes);
             let request = Incoming {
@@ -398,12 +537,6 @@ async fn receive(
             };
             let judged = judge(&shared, &request, &mut entry);
             (bytes, judged)
-        }
-        // Refused for the server's body budget: 503 (the platform retries),
-        // neither captured nor reported, like a request refused before
-        // its body was read.
-        Err(error) if BodyError::find(&error).is_some_and(BodyError::is_over_budget) => {
-            return http_server::over_budget();
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
     };
@@ -426,11 +559,15 @@ async fn receive(
             .headers_mut()
             .insert(header::ALLOW, header::HeaderValue::from_static("POST"));
     }
-    let _ = shared.sender.send(Received {
+    let received = Received {
         entry,
         body: bytes,
         signature: judged.signature,
         capture_error,
+    };
+    let _ = shared.sender.send(Queued {
+        received,
+        _place: place,
     });
     response
 }
@@ -749,6 +886,23 @@ mod tests {
         assert_eq!(seen.keys.len(), 2);
         assert!(seen.insert("a".into()), "a was forgotten");
         assert!(!seen.insert("c".into()));
+    }
+
+    #[test]
+    fn the_queue_takes_one_request_when_empty_and_none_past_its_limit() {
+        let queue = Arc::new(Queue {
+            held: AtomicUsize::new(0),
+            limit: 100,
+        });
+        let large = queue.reserve(150).expect("an empty queue takes one");
+        assert!(queue.reserve(1).is_none());
+        drop(large);
+        let first = queue.reserve(60).expect("room");
+        assert!(queue.reserve(50).is_none());
+        let second = queue.reserve(40).expect("room");
+        assert_eq!(queue.held.load(Ordering::Acquire), 100);
+        drop((first, second));
+        assert_eq!(queue.held.load(Ordering::Acquire), 0);
     }
 
     #[test]

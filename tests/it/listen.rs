@@ -15,12 +15,11 @@ use earshot::redact::SecretString;
 use earshot::signature;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 const NEW_SECRET: &str = "whsec_rotated_secret_ZYXWVUTSRQPONMLKJIH9876";
 const TOKEN: &str = "s3cret token value";
 
-type Inbox = UnboundedReceiver<Received>;
+type Inbox = listen::Requests;
 
 async fn listen_with(config: ListenConfig) -> (Listener, Inbox) {
     listen::start("127.0.0.1:0".parse().unwrap(), config)
