@@ -195,7 +195,7 @@ fn print_request(
     if !out.has_room() {
         out.skip();
     } else if json {
-        out.print(serde_json::to_string(&request.entry)?);
+        out.print(serde_json::to_string(&request.capture_entry())?);
     } else {
         out.print(request_line(request));
     }

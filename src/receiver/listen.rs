@@ -68,9 +68,7 @@ pub const DEDUPE_CAPACITY: usize = 100_000;
 pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
 
 /// What may wait on the [`Requests`] stream for its reader, by default:
-/// two of the largest requests (a 10 MiB body costs about 34 MiB there,
-/// with the capture entry's base64 and text copies), or thousands of
-/// ordinary deliveries.
+/// six of the largest requests, or thousands of ordinary deliveries.
 pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
 
 /// How long [`Listener::stop`] waits for open connections to finish.
@@ -98,8 +96,8 @@ pub struct ListenConfig {
     /// verbatim in the entries instead of a fingerprint.
     pub capture_secrets: bool,
     /// Bytes of requests that may wait on the [`Requests`] stream for its
-    /// reader (each counted as its body, the entry's two copies of it and
-    /// its headers). Past it a request is answered 503 with `Retry-After`,
+    /// reader (each counted as its body and headers, from when its body is
+    /// read). Past it a request is answered 503 with `Retry-After`,
     /// neither captured nor queued: a reader that stops (a `jobs watch`
     /// whose stdout blocks) costs this much, not every request since.
     pub queue_bytes: usize,
@@ -149,7 +147,10 @@ pub enum ListenError {
 /// One request as received, with the verdict and the answer.
 #[derive(Debug, Clone)]
 pub struct Received {
-    /// What the capture file gets: request, body, status answered, verdict.
+    /// What the capture file gets (request, status answered, verdict) but
+    /// its copies of the body: `body_base64` is empty and `body` `None`,
+    /// so a request costs its body once while it waits; see
+    /// [`capture_entry`](Self::capture_entry).
     pub entry: CaptureEntry,
     /// The exact body bytes.
     pub body: Bytes,
@@ -160,6 +161,14 @@ pub struct Received {
 }
 
 impl Received {
+    /// The entry as the capture file has it, with the body (base64, and
+    /// text when UTF-8).
+    pub fn capture_entry(&self) -> CaptureEntry {
+        let mut entry = self.entry.clone();
+        entry.set_body(&self.body);
+        entry
+    }
+
     pub fn verdict(&self) -> VerdictCode {
         self.entry.verdict
     }
@@ -259,14 +268,14 @@ impl Drop for Place {
 }
 
 /// What a request with a body of `body` bytes and `headers` costs while
-/// it waits: the body, its base64 and text copies in the entry, the
-/// headers, and a little for the rest.
+/// it waits: the body, the headers (as received and in the entry), and a
+/// little for the rest.
 fn queued_cost(body: usize, headers: &HeaderMap) -> usize {
     let head: usize = headers
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len())
         .sum();
-    body.saturating_mul(10) / 3 + 2 * head + 1024
+    body.saturating_add(2 * head + 1024)
 }
 
 /// A running receiver; stops when [`stop`](Listener::stop)ped or dropped.
@@ -458,10 +467,13 @@ impl Shared {
         }
     }
 
-    fn record(&self, entry: &CaptureEntry) -> Option<String> {
+    /// Appends `entry` with `body` to the capture file, if there is one.
+    fn record(&self, entry: &CaptureEntry, body: &[u8]) -> Option<String> {
         let writer = self.writer.as_ref()?;
+        let mut whole = entry.clone();
+        whole.set_body(body);
         let mut writer = writer.lock().unwrap_or_else(|poison| poison.into_inner());
-        match writer.append(entry) {
+        match writer.append(&whole) {
             Ok(()) => None,
             Err(error) => {
                 tracing::warn!(%error, "capture entry not written");
@@ -527,7 +539,6 @@ async fn receive(
     };
     let (bytes, judged) = match read {
         Ok(bytes) => {
-            entry.set_body(&bytes);
             let request = Incoming {
                 method: &parts.method,
                 headers: &parts.headers,
@@ -552,7 +563,7 @@ async fn receive(
             .map(|(name, _)| name.as_str());
         capture::redact_secret_headers(&mut entry.headers, auth_name);
     }
-    let capture_error = shared.record(&entry);
+    let capture_error = shared.record(&entry, &bytes);
     let mut response = (judged.status, axum::Json(judged.answer)).into_response();
     if judged.status == StatusCode::METHOD_NOT_ALLOWED {
         response

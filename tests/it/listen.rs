@@ -499,7 +499,13 @@ async fn the_capture_file_keeps_exact_bytes_and_verify_replays_it() {
     )
     .await;
     assert_eq!(status, 200);
-    next(&mut inbox).await;
+    // The stream carries the body once; the capture entry gets its copies.
+    let received = next(&mut inbox).await;
+    assert_eq!(&received.body[..], body.as_bytes());
+    assert!(received.entry.body_base64.is_empty() && received.entry.body.is_none());
+    let whole = received.capture_entry();
+    assert_eq!(whole.body_bytes().unwrap(), body.as_bytes());
+    assert_eq!(whole.body.as_deref(), Some(body));
     let (status, _) = post(&listener.url(), None, b"unsigned").await;
     assert_eq!(status, 400);
     next(&mut inbox).await;
