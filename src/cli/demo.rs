@@ -14,7 +14,7 @@ use crate::api::validate::UrlPolicy;
 use crate::api::{Client, Endpoints};
 use crate::emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
 use crate::emulator::{Emulator, EmulatorConfig, TimeScale};
-use crate::receiver::listen::{self, ListenConfig, Listener, Received};
+use crate::receiver::listen::{self, ListenConfig, Listener, Requests};
 use crate::redact::SecretString;
 use crate::signature::generate_secret;
 use crate::tui::action::{Action, InboxResult, JobsResult};
@@ -95,7 +95,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         .ready_chunks(64)
         .map(|ids| Action::Jobs(JobsResult::Discovered(ids)))
         .boxed();
-    let inbox_feed = receiver_stream(received)
+    let inbox_feed = received
         .map(|request| Action::Inbox(InboxResult::Received(Box::new(request))))
         .boxed();
     let result = run_console(client, options, vec![new_jobs, inbox_feed]).await;
@@ -111,7 +111,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
 /// is the observer: every event goes to the demo's store.
 async fn start_inbox(
     store: crate::store::writer::Writer,
-) -> color_eyre::Result<(Listener, SecretString, UnboundedReceiver<Received>)> {
+) -> color_eyre::Result<(Listener, SecretString, Requests)> {
     let secret = SecretString::new(generate_secret().wrap_err("no randomness for a secret")?);
     let config = ListenConfig {
         secrets: vec![("current".to_owned(), secret.clone())],

@@ -325,6 +325,9 @@ async fn watch(
     }
     let budget = config.account_budget;
     // Started before the first poll: a push that comes early is not lost.
+    // What waits for this loop is bounded (`ListenConfig::queue_bytes`):
+    // while a line waits on a blocked stdout, further pushes are answered
+    // 503 (the platform retries them) instead of piling up.
     let (_receiver, mut received) = match pushes {
         Some((bind, listen_config)) => {
             let (receiver, received) = listen::start(bind, listen_config).await?;

@@ -168,6 +168,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         capture: args.capture.clone(),
         store: None,
         capture_secrets: args.capture_secrets,
+        ..ListenConfig::default()
     })
 }
 
@@ -194,7 +195,7 @@ fn print_request(
     if !out.has_room() {
         out.skip();
     } else if json {
-        out.print(serde_json::to_string(&request.entry)?);
+        out.print(serde_json::to_string(&request.capture_entry())?);
     } else {
         out.print(request_line(request));
     }

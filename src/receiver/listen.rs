@@ -13,15 +13,26 @@
 //!   deduplicated by `(transcript_id, status)`;
 //! - anything else gets 405 (not a POST) or 400.
 //!
+//! No body is built into a JSON document: a signature is checked over the
+//! raw bytes before anything reads them as JSON, and what is read is only
+//! the few top-level strings the verdict and the display need
+//! ([`super::fields`]), so a forged or unsigned body costs its bytes and
+//! no more.
+//!
 //! Every request, rejected or not, is captured ([`super::capture`]): sent on
-//! the channel [`start`] returns and appended to the capture file if one is
-//! configured. Dedupe memory is bounded ([`DEDUPE_CAPACITY`] keys, oldest
-//! forgotten first).
+//! the stream [`start`] returns ([`Requests`]) and appended to the capture
+//! file if one is configured. Dedupe memory is bounded ([`DEDUPE_CAPACITY`]
+//! keys, oldest forgotten first), and so is what waits on the stream
+//! ([`ListenConfig::queue_bytes`]): while its reader lags that far behind,
+//! new requests are answered 503 (the platform retries), not queued.
 
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
@@ -36,7 +47,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
-use crate::http_server::{self, ServerLimits};
+use super::fields::{Fields, Shape};
+use crate::http_server::{self, BodyError, ServerLimits};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
 use crate::store::events::Filing;
@@ -54,6 +66,10 @@ pub const DEDUPE_CAPACITY: usize = 100_000;
 
 /// Largest body read; a bigger one gets 413 (and is captured without it).
 pub const MAX_BODY_BYTES: usize = 10 * 1024 * 1024;
+
+/// What may wait on the [`Requests`] stream for its reader, by default:
+/// six of the largest requests, or thousands of ordinary deliveries.
+pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
 
 /// How long [`Listener::stop`] waits for open connections to finish.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -79,6 +95,12 @@ pub struct ListenConfig {
     /// Keep secret header values (the auth header, `authorization`, ...)
     /// verbatim in the entries instead of a fingerprint.
     pub capture_secrets: bool,
+    /// Bytes of requests that may wait on the [`Requests`] stream for its
+    /// reader (each counted as its body and headers, from when its body is
+    /// read). Past it a request is answered 503 with `Retry-After`,
+    /// neither captured nor queued: a reader that stops (a `jobs watch`
+    /// whose stdout blocks) costs this much, not every request since.
+    pub queue_bytes: usize,
 }
 
 impl Default for ListenConfig {
@@ -91,6 +113,7 @@ impl Default for ListenConfig {
             capture: None,
             store: None,
             capture_secrets: false,
+            queue_bytes: QUEUE_BYTES,
         }
     }
 }
@@ -124,7 +147,10 @@ pub enum ListenError {
 /// One request as received, with the verdict and the answer.
 #[derive(Debug, Clone)]
 pub struct Received {
-    /// What the capture file gets: request, body, status answered, verdict.
+    /// What the capture file gets (request, status answered, verdict) but
+    /// its copies of the body: `body_base64` is empty and `body` `None`,
+    /// so a request costs its body once while it waits; see
+    /// [`capture_entry`](Self::capture_entry).
     pub entry: CaptureEntry,
     /// The exact body bytes.
     pub body: Bytes,
@@ -141,6 +167,14 @@ pub struct Received {
 }
 
 impl Received {
+    /// The entry as the capture file has it, with the body (base64, and
+    /// text when UTF-8).
+    pub fn capture_entry(&self) -> CaptureEntry {
+        let mut entry = self.entry.clone();
+        entry.set_body(&self.body);
+        entry
+    }
+
     pub fn verdict(&self) -> VerdictCode {
         self.entry.verdict
     }
@@ -153,6 +187,101 @@ impl Received {
     pub(crate) fn is_accepted_new(&self) -> bool {
         self.entry.verdict == VerdictCode::Ok
     }
+}
+
+/// Every request a receiver answered, in order: what [`start`] returns
+/// beside the [`Listener`]. What waits here is bounded
+/// ([`ListenConfig::queue_bytes`]); a request is off the count once taken.
+#[derive(Debug)]
+pub struct Requests {
+    queued: mpsc::UnboundedReceiver<Queued>,
+}
+
+impl Requests {
+    /// The next request; `None` once the receiver has stopped.
+    pub async fn recv(&mut self) -> Option<Received> {
+        self.queued.recv().await.map(Queued::take)
+    }
+
+    /// The next request if one waits.
+    pub fn try_recv(&mut self) -> Result<Received, mpsc::error::TryRecvError> {
+        self.queued.try_recv().map(Queued::take)
+    }
+
+    /// [`recv`](Self::recv) for a poll loop.
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Received>> {
+        self.queued.poll_recv(cx).map(|next| next.map(Queued::take))
+    }
+}
+
+impl futures_util::Stream for Requests {
+    type Item = Received;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Received>> {
+        self.get_mut().poll_recv(cx)
+    }
+}
+
+/// A request waiting on [`Requests`], and its share of the queue.
+#[derive(Debug)]
+struct Queued {
+    received: Received,
+    _place: Place,
+}
+
+impl Queued {
+    fn take(self) -> Received {
+        self.received
+    }
+}
+
+/// What waits on a [`Requests`] stream, in bytes, and its limit.
+#[derive(Debug)]
+struct Queue {
+    held: AtomicUsize,
+    limit: usize,
+}
+
+impl Queue {
+    /// A place for a request costing `bytes`; `None` when the queue is too
+    /// full for it (an empty queue always takes one).
+    fn reserve(self: &Arc<Self>, bytes: usize) -> Option<Place> {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                let total = held.saturating_add(bytes);
+                (held == 0 || total <= self.limit).then_some(total)
+            })
+            .ok()?;
+        Some(Place {
+            queue: self.clone(),
+            bytes,
+        })
+    }
+}
+
+/// Bytes taken in a [`Queue`], given back when dropped (the request was
+/// taken from the stream, or never sent).
+#[derive(Debug)]
+struct Place {
+    queue: Arc<Queue>,
+    bytes: usize,
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        self.queue.held.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// What a request with a body of `body` bytes and `headers` costs while
+/// it waits: the body, the headers (as received and in the entry), and a
+/// little for the rest.
+fn queued_cost(body: usize, headers: &HeaderMap) -> usize {
+    let head: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum();
+    body.saturating_add(2 * head + 1024)
 }
 
 /// A running receiver; stops when [`stop`](Listener::stop)ped or dropped.
@@ -192,16 +321,17 @@ impl Drop for Listener {
 pub async fn start(
     bind: SocketAddr,
     config: ListenConfig,
-) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
-    start_with_limits(bind, config, ServerLimits::default()).await
+) -> Result<(Listener, Requests), ListenError> {
+    start_with_limits(bind, config, ServerLimits::webhooks()).await
 }
 
-/// [`start`] with other connection limits and timeouts than the defaults.
+/// [`start`] with other connection limits and timeouts than a webhook
+/// receiver's ([`ServerLimits::webhooks`]).
 pub async fn start_with_limits(
     bind: SocketAddr,
     config: ListenConfig,
     limits: ServerLimits,
-) -> Result<(Listener, mpsc::UnboundedReceiver<Received>), ListenError> {
+) -> Result<(Listener, Requests), ListenError> {
     let writer = match &config.capture {
         Some(path) => Some(Mutex::new(CaptureWriter::open(path)?)),
         None => None,
@@ -212,7 +342,11 @@ pub async fn start_with_limits(
     let addr = listener
         .local_addr()
         .map_err(|source| ListenError::Bind { addr: bind, source })?;
-    let (sender, received) = mpsc::unbounded_channel();
+    let (sender, queued) = mpsc::unbounded_channel();
+    let queue = Arc::new(Queue {
+        held: AtomicUsize::new(0),
+        limit: config.queue_bytes,
+    });
     // Key every secret once: each delivery then hashes only its own bytes.
     let candidates = Candidate::all(&config.secrets);
     let verifier = Verifier::new(&candidates);
@@ -222,6 +356,7 @@ pub async fn start_with_limits(
         seen: Mutex::new(Seen::new(DEDUPE_CAPACITY)),
         writer,
         sender,
+        queue,
     });
     let app = Router::new().fallback(receive).with_state(shared);
     let (stop, mut stopped) = watch::channel(false);
@@ -234,7 +369,7 @@ pub async fn start_with_limits(
             stop,
             server: Some(server),
         },
-        received,
+        Requests { queued },
     ))
 }
 
@@ -248,7 +383,9 @@ struct Shared {
     config: ListenConfig,
     seen: Mutex<Seen>,
     writer: Option<Mutex<CaptureWriter>>,
-    sender: mpsc::UnboundedSender<Received>,
+    sender: mpsc::UnboundedSender<Queued>,
+    /// What waits on the stream for its reader.
+    queue: Arc<Queue>,
 }
 
 /// The last `capacity` delivery keys, for deduplication.
@@ -344,10 +481,13 @@ impl Shared {
         }
     }
 
-    fn record(&self, entry: &CaptureEntry) -> Option<String> {
+    /// Appends `entry` with `body` to the capture file, if there is one.
+    fn record(&self, entry: &CaptureEntry, body: &[u8]) -> Option<String> {
         let writer = self.writer.as_ref()?;
+        let mut whole = entry.clone();
+        whole.set_body(body);
         let mut writer = writer.lock().unwrap_or_else(|poison| poison.into_inner());
-        match writer.append(entry) {
+        match writer.append(&whole) {
             Ok(()) => None,
             Err(error) => {
                 tracing::warn!(%error, "capture entry not written");
@@ -392,9 +532,27 @@ async fn receive(
         matched: None,
         untrusted_source: false,
     };
-    let (bytes, judged) = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+    let read = axum::body::to_bytes(body, MAX_BODY_BYTES).await;
+    // Refused for the server's body budget: 503 (the platform retries),
+    // neither captured nor reported, like a request refused before its
+    // body was read.
+    if let Err(error) = &read
+        && BodyError::find(error).is_some_and(BodyError::is_over_budget)
+    {
+        return http_server::over_budget();
+    }
+    // The reader of the requests is this far behind: 503 too, before the
+    // entry's copies of the body are made.
+    let cost = queued_cost(read.as_ref().map_or(0, Bytes::len), &parts.headers);
+    let Some(place) = shared.queue.reserve(cost) else {
+        tracing::debug!("request refused: the reader of the requests is behind");
+        return http_server::unavailable(
+            "the receiver is not keeping up with its requests; retry",
+            "backlog",
+        );
+    };
+    let (bytes, judged) = match read {
         Ok(bytes) => {
-            entry.set_body(&bytes);
             let request = Incoming {
                 method: &parts.method,
                 headers: &parts.headers,
@@ -420,20 +578,24 @@ async fn receive(
             .map(|(name, _)| name.as_str());
         capture::redact_secret_headers(&mut entry.headers, auth_name);
     }
-    let capture_error = shared.record(&entry);
+    let capture_error = shared.record(&entry, &bytes);
     let mut response = (judged.status, axum::Json(judged.answer)).into_response();
     if judged.status == StatusCode::METHOD_NOT_ALLOWED {
         response
             .headers_mut()
             .insert(header::ALLOW, header::HeaderValue::from_static("POST"));
     }
-    let _ = shared.sender.send(Received {
+    let received = Received {
         entry,
         body: bytes,
         signature: judged.signature,
         capture_error,
         store_error,
         unfiled,
+    };
+    let _ = shared.sender.send(Queued {
+        received,
+        _place: place,
     });
     response
 }
@@ -455,6 +617,11 @@ struct Judged {
 }
 
 /// Sets `entry`'s verdict fields and says what to answer.
+///
+/// Nothing a client sends is built into a JSON document before it is known
+/// to be authentic: a signed delivery is verified over the raw bytes
+/// first, and every other body is only scanned for the few top-level
+/// strings a verdict and the display need ([`Fields`]).
 fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judged {
     if request.method != Method::POST {
         return reject(
@@ -466,19 +633,17 @@ fn judge(shared: &Shared, request: &Incoming, entry: &mut CaptureEntry) -> Judge
             "post_only",
         );
     }
-    let json: Option<Value> = serde_json::from_slice(request.body).ok();
     if let Some(header) = request.headers.get(signature::HEADER_NAME) {
-        return judge_agents(shared, request, header.as_bytes(), json.as_ref(), entry);
+        return judge_agents(shared, request, header.as_bytes(), entry);
     }
-    if let Some(payload) = json.as_ref().and_then(PrerecordedPayload::from_json) {
+    let fields = Fields::read(request.body);
+    if let Some(payload) = fields.as_ref().and_then(PrerecordedPayload::from_fields) {
         return judge_prerecorded(shared, request, payload, entry);
     }
     let looks_like_agents = request.headers.contains_key("x-svc-event")
-        || json
-            .as_ref()
-            .is_some_and(|value| value.get("event_id").is_some());
+        || fields.as_ref().is_some_and(|fields| fields.has_event_id);
     if looks_like_agents {
-        note_event(entry, request.headers, json.as_ref());
+        note_event(entry, request.headers, fields.as_ref());
         return invalid_signature(entry, "missing_header");
     }
     reject(
@@ -495,12 +660,11 @@ fn judge_agents(
     shared: &Shared,
     request: &Incoming,
     header: &[u8],
-    json: Option<&Value>,
     entry: &mut CaptureEntry,
 ) -> Judged {
     entry.kind = Kind::Agents;
-    note_event(entry, request.headers, json);
     if shared.verifier.is_empty() {
+        note_event(entry, request.headers, Fields::read(request.body).as_ref());
         return invalid_signature(entry, "no_secret_configured");
     }
     // A header that is not even text cannot parse; let `verify` say so.
@@ -512,22 +676,24 @@ fn judge_agents(
         shared.config.tolerance_secs,
     );
     entry.matched = verdict.matched().map(str::to_owned);
+    // Read only now: a forged body is scanned for its ids (to show and
+    // capture them), never built into a document.
+    let shape = Shape::of(request.body);
+    note_event(entry, request.headers, shape.fields());
     let mut judged = match verdict.reason() {
         Some(reason) => invalid_signature(entry, signature_reason(reason)),
-        None => accept_event(shared, json, entry),
+        None => accept_event(shared, &shape, entry),
     };
     judged.signature = Some(verdict);
     judged
 }
 
 /// A correctly signed body: it must be a JSON event with an `event_id`.
-fn accept_event(shared: &Shared, json: Option<&Value>, entry: &mut CaptureEntry) -> Judged {
-    let event_id = match json {
-        None => Err("not_json"),
-        Some(json) => json
-            .get("event_id")
-            .and_then(Value::as_str)
-            .ok_or("no_event_id"),
+fn accept_event(shared: &Shared, shape: &Shape, entry: &mut CaptureEntry) -> Judged {
+    let event_id = match shape {
+        Shape::NotJson => Err("not_json"),
+        Shape::OtherJson => Err("no_event_id"),
+        Shape::Object(fields) => fields.event_id.as_deref().ok_or("no_event_id"),
     };
     match event_id {
         Ok(event_id) => {
@@ -579,10 +745,10 @@ struct PrerecordedPayload {
 }
 
 impl PrerecordedPayload {
-    fn from_json(value: &Value) -> Option<Self> {
+    fn from_fields(fields: &Fields) -> Option<Self> {
         Some(Self {
-            transcript_id: value.get("transcript_id")?.as_str()?.to_owned(),
-            status: value.get("status")?.as_str()?.to_owned(),
+            transcript_id: fields.transcript_id.clone()?,
+            status: fields.status.clone()?,
         })
     }
 }
@@ -610,19 +776,14 @@ fn is_platform_source(ip: IpAddr) -> bool {
 
 /// `event` and `event_id` of a voice-agent payload (the `X-SVC-Event`
 /// header when the body does not say).
-fn note_event(entry: &mut CaptureEntry, headers: &HeaderMap, json: Option<&Value>) {
-    let field = |name: &str| {
-        json.and_then(|value| value.get(name))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
-    entry.event = field("event").or_else(|| {
+fn note_event(entry: &mut CaptureEntry, headers: &HeaderMap, fields: Option<&Fields>) {
+    entry.event = fields.and_then(|fields| fields.event.clone()).or_else(|| {
         headers
             .get("x-svc-event")
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned)
     });
-    entry.event_id = field("event_id");
+    entry.event_id = fields.and_then(|fields| fields.event_id.clone());
 }
 
 /// The JSON `reason` of a 401 for a signature that does not verify.
@@ -753,6 +914,23 @@ mod tests {
         assert_eq!(seen.keys.len(), 2);
         assert!(seen.insert("a".into()), "a was forgotten");
         assert!(!seen.insert("c".into()));
+    }
+
+    #[test]
+    fn the_queue_takes_one_request_when_empty_and_none_past_its_limit() {
+        let queue = Arc::new(Queue {
+            held: AtomicUsize::new(0),
+            limit: 100,
+        });
+        let large = queue.reserve(150).expect("an empty queue takes one");
+        assert!(queue.reserve(1).is_none());
+        drop(large);
+        let first = queue.reserve(60).expect("room");
+        assert!(queue.reserve(50).is_none());
+        let second = queue.reserve(40).expect("room");
+        assert_eq!(queue.held.load(Ordering::Acquire), 100);
+        drop((first, second));
+        assert_eq!(queue.held.load(Ordering::Acquire), 0);
     }
 
     #[test]

@@ -5,4 +5,5 @@
 pub(crate) mod auth_header;
 pub mod capture;
 pub mod check;
+mod fields;
 pub mod listen;

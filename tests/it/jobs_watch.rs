@@ -561,3 +561,93 @@ async fn jobs_watch_listen_reports_a_pushed_failure_with_its_message_for_one_get
     );
     harness.emulator.shutdown().await;
 }
+
+/// `earshot jobs watch --listen` whose stdout blocks (issue 11 item 5):
+/// the receiver's requests wait for the watch loop, which waits for stdout,
+/// so what waits is bounded (`ListenConfig::queue_bytes`) and the rest is
+/// answered 503 with `Retry-After` (the platform retries), not queued. The
+/// child's peak memory stays far below what 32 queued 10 MiB requests take.
+#[tokio::test]
+async fn jobs_watch_listen_with_a_blocked_stdout_answers_503_instead_of_queueing() {
+    const REQUESTS: usize = 32;
+    const BODY_BYTES: usize = 10 * 1024 * 1024 - 1;
+    /// The body budget and the queue allow about 100 MiB here, four
+    /// requests at a time; the limit is generous above that.
+    const PEAK_LIMIT_MIB: u64 = 300;
+    tokio::time::timeout(Duration::from_secs(90), async {
+        let harness = start_at(1.0).await;
+        let audio = upload(&harness, 60.0).await;
+        let ids = submit(&harness, &audio, 1).await;
+        let pushes = Pushes::new();
+        // A pipe filled before the child writes: its first line blocks.
+        let (reader, writer) = std::io::pipe().unwrap();
+        let mut filler = writer.try_clone().unwrap();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            while filler.write_all(&[b'.'; 4096]).is_ok() {}
+        });
+        let mut command = earshot_async();
+        command
+            .args(["jobs", "watch", "--json", "--listen"])
+            .arg(format!("127.0.0.1:{}", pushes.port))
+            .arg("--auth-header-file")
+            .arg(&pushes.auth_file)
+            .args(&ids)
+            .env("EARSHOT_URL", &harness.base)
+            .env("EARSHOT_API_KEY", API_KEY)
+            .stdout(std::process::Stdio::from(writer));
+        let mut child = command.spawn().expect("jobs watch starts");
+        let url = format!("http://127.0.0.1:{}/hook", pushes.port);
+        eventually(Duration::from_secs(20), "the watch's receiver", || async {
+            tokio::net::TcpStream::connect(("127.0.0.1", pushes.port))
+                .await
+                .ok()
+        })
+        .await;
+        // Its first poll is answered: the line it prints then blocks.
+        eventually(Duration::from_secs(20), "the first poll", || async {
+            (all_polls(&harness.stats().await) > 0).then_some(())
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+
+        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let body = axum::body::Bytes::from(vec![b'x'; BODY_BYTES]);
+        let mut answers = Vec::new();
+        for batch in 0..REQUESTS / 4 {
+            let sends = (0..4).map(|_| {
+                http.post(&url)
+                    .header("content-type", "application/json")
+                    .body(body.clone())
+                    .send()
+            });
+            for answer in futures_util::future::join_all(sends).await {
+                let answer = answer.unwrap_or_else(|error| panic!("batch {batch}: {error}"));
+                let retry_after = answer.headers().get("retry-after").cloned();
+                answers.push((answer.status().as_u16(), retry_after));
+            }
+        }
+        let pid = child.id().expect("jobs watch is still running");
+        let peak = crate::common::rss::peak_mib_of(pid);
+        let refused = answers.iter().filter(|(status, _)| *status == 503).count();
+        // What the queue holds, and a batch the loop may take before it
+        // blocks.
+        let queued = earshot::receiver::listen::QUEUE_BYTES / BODY_BYTES + 4;
+        assert!(
+            refused >= REQUESTS - queued,
+            "{refused} of {REQUESTS} answered 503: {answers:?}"
+        );
+        assert!(
+            answers
+                .iter()
+                .all(|(status, retry_after)| *status != 503 || retry_after.is_some()),
+            "{answers:?}"
+        );
+        assert!(peak < PEAK_LIMIT_MIB, "jobs watch peaked at {peak} MiB");
+        let _ = child.kill().await;
+        drop(reader);
+        harness.emulator.shutdown().await;
+    })
+    .await
+    .expect("the test ends in time");
+}

@@ -15,12 +15,11 @@ use earshot::redact::SecretString;
 use earshot::signature;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::sync::mpsc::UnboundedReceiver;
 
 const NEW_SECRET: &str = "whsec_rotated_secret_ZYXWVUTSRQPONMLKJIH9876";
 const TOKEN: &str = "s3cret token value";
 
-type Inbox = UnboundedReceiver<Received>;
+type Inbox = listen::Requests;
 
 async fn listen_with(config: ListenConfig) -> (Listener, Inbox) {
     listen::start("127.0.0.1:0".parse().unwrap(), config)
@@ -500,7 +499,13 @@ async fn the_capture_file_keeps_exact_bytes_and_verify_replays_it() {
     )
     .await;
     assert_eq!(status, 200);
-    next(&mut inbox).await;
+    // The stream carries the body once; the capture entry gets its copies.
+    let received = next(&mut inbox).await;
+    assert_eq!(&received.body[..], body.as_bytes());
+    assert!(received.entry.body_base64.is_empty() && received.entry.body.is_none());
+    let whole = received.capture_entry();
+    assert_eq!(whole.body_bytes().unwrap(), body.as_bytes());
+    assert_eq!(whole.body.as_deref(), Some(body));
     let (status, _) = post(&listener.url(), None, b"unsigned").await;
     assert_eq!(status, 400);
     next(&mut inbox).await;

@@ -20,6 +20,7 @@ mod incidents_by_event;
 mod jobs_watch;
 mod listen;
 mod listen_backpressure;
+mod listen_hostile;
 mod prerecorded_emulator;
 mod scenario;
 mod sdk_compat;

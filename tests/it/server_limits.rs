@@ -2,8 +2,10 @@
 //! item 3): the emulator and the `listen` receiver close a connection that
 //! sends nothing, a head trickled in byte by byte (slowloris) and a stalled
 //! body, keep at most `max_connections` open, and still serve a normal
-//! request behind a crowd of half-sent ones. Timeouts are set short here
-//! (`ServerLimits`); every wait is bounded.
+//! request behind a crowd of half-sent ones, or behind body tricklers
+//! holding every slot (the stalest is closed for it); `listen` answers 503
+//! past its body budget and takes bodies again once it is free. Timeouts
+//! are set short here (`ServerLimits`); every wait is bounded.
 
 use crate::common;
 use std::net::SocketAddr;
@@ -23,6 +25,8 @@ const LIMITS: ServerLimits = ServerLimits {
     header_read: Duration::from_millis(300),
     idle: Duration::from_millis(300),
     body: Duration::from_secs(2),
+    body_idle: Duration::from_millis(300),
+    body_budget: 64 * 1024 * 1024,
 };
 /// The most any one wait in these tests takes.
 const BOUND: Duration = Duration::from_secs(20);
@@ -181,4 +185,235 @@ async fn listen_closes_slow_clients_and_keeps_answering() {
     );
     drop(crowd);
     listener.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// The body budget (issue 11 item 3)
+// ---------------------------------------------------------------------------
+
+const MIB: usize = 1024 * 1024;
+
+/// A 4 MiB budget; bodies may pause long enough for the test to look.
+const BUDGET_LIMITS: ServerLimits = ServerLimits {
+    max_connections: 64,
+    header_read: Duration::from_secs(5),
+    idle: Duration::from_secs(15),
+    body: Duration::from_secs(30),
+    body_idle: Duration::from_secs(15),
+    body_budget: 4 * MIB,
+};
+
+/// A head for a `len`-byte JSON POST to `/hook`.
+fn post_head(len: usize) -> String {
+    format!(
+        "POST /hook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {len}\r\n\r\n"
+    )
+}
+
+/// The head of what the server answered on `stream` within `within`
+/// (`None`: nothing, or the connection closed without an answer).
+async fn answer_head(stream: &mut TcpStream, within: Duration) -> Option<String> {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let read = tokio::time::timeout(within, async {
+        loop {
+            match stream.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(len) => answer.extend_from_slice(&buffer[..len]),
+            }
+            if answer.windows(4).any(|window| window == b"\r\n\r\n") {
+                return;
+            }
+        }
+    });
+    let _ = read.await;
+    (!answer.is_empty()).then(|| String::from_utf8_lossy(&answer).into_owned())
+}
+
+/// Connections each holding 1.5 MiB of a 2 MiB body take 3 MiB of a 4 MiB
+/// budget: a further 2 MiB request is answered 503 with `Retry-After`
+/// before it sends a byte of its body; once they close, the budget is
+/// free again and a signed delivery as large is accepted.
+#[tokio::test]
+async fn listen_answers_503_past_the_body_budget_and_recovers_once_it_is_free() {
+    let _serial = SERIAL.lock().await;
+    let config = ListenConfig::with_secrets(SecretString::new(SECRET), None);
+    let (listener, _received) =
+        listen::start_with_limits("127.0.0.1:0".parse().unwrap(), config, BUDGET_LIMITS)
+            .await
+            .expect("the receiver starts");
+    let addr = listener.addr;
+    let mut holders = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(post_head(2 * MIB).as_bytes())
+            .await
+            .unwrap();
+        stream.write_all(&vec![b' '; 3 * MIB / 2]).await.unwrap();
+        holders.push(stream);
+    }
+
+    // The server charges the held bytes as it reads them: ask until it has.
+    let refused = tokio::time::timeout(BOUND, async {
+        loop {
+            let mut further = TcpStream::connect(addr).await.unwrap();
+            further
+                .write_all(post_head(2 * MIB).as_bytes())
+                .await
+                .unwrap();
+            if let Some(head) = answer_head(&mut further, Duration::from_secs(1)).await
+                && head.starts_with("HTTP/1.1 503")
+            {
+                return head;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("a request past the budget is answered 503");
+    let lower = refused.to_ascii_lowercase();
+    assert!(lower.contains("\r\nretry-after: 5\r\n"), "{refused}");
+    assert!(lower.contains("\r\nconnection: close\r\n"), "{refused}");
+
+    drop(holders);
+    let body = format!(
+        r#"{{"event_id":"evt-budget","event":"call.ended","padding":"{}"}}"#,
+        "p".repeat(3 * MIB)
+    )
+    .into_bytes();
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let accepted = tokio::time::timeout(BOUND, async {
+        loop {
+            let signature =
+                earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+            let answer = http
+                .post(format!("{}/hook", listener.url()))
+                .header("x-svc-signature", signature)
+                .body(body.clone())
+                .send()
+                .await;
+            if let Ok(answer) = answer
+                && answer.status().as_u16() != 503
+            {
+                return answer.status().as_u16();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the budget is given back when the held bodies end");
+    assert_eq!(accepted, 200);
+    listener.stop().await;
+}
+
+// ---------------------------------------------------------------------------
+// Body tricklers filling every slot (issue 11 item 6)
+// ---------------------------------------------------------------------------
+
+/// Eight slots; a body may pause 2 s and take a minute in all, so a
+/// trickler sending a byte every 250 ms keeps its slot for the whole test
+/// unless the server closes it for a new client.
+const TRICKLE_LIMITS: ServerLimits = ServerLimits {
+    max_connections: 8,
+    header_read: Duration::from_secs(5),
+    idle: Duration::from_secs(5),
+    body: Duration::from_secs(60),
+    body_idle: Duration::from_secs(2),
+    body_budget: 64 * MIB,
+};
+/// A normal request behind the tricklers is answered within this (at
+/// once, in fact; without room made for it, only after a minute).
+const ANSWERED_WITHIN: Duration = Duration::from_secs(5);
+
+/// Connections that each send `head` (for a 1,000-byte body) and then one
+/// body byte every 250 ms; they stop when dropped.
+struct Tricklers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Tricklers {
+    async fn start(addr: SocketAddr, head: &str, count: usize) -> Tricklers {
+        let mut tasks = Vec::with_capacity(count);
+        for _ in 0..count {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(head.as_bytes()).await.unwrap();
+            tasks.push(tokio::spawn(async move {
+                for _ in 0..1000 {
+                    if stream.write_all(b" ").await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }));
+        }
+        // Let the server take them all in.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        Tricklers(tasks)
+    }
+}
+
+impl Drop for Tricklers {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+#[tokio::test]
+async fn listen_serves_a_delivery_while_tricklers_fill_every_slot() {
+    let _serial = SERIAL.lock().await;
+    let config = ListenConfig::with_secrets(SecretString::new(SECRET), None);
+    let (listener, _received) =
+        listen::start_with_limits("127.0.0.1:0".parse().unwrap(), config, TRICKLE_LIMITS)
+            .await
+            .expect("the receiver starts");
+    let tricklers = Tricklers::start(
+        listener.addr,
+        &post_head(1000),
+        TRICKLE_LIMITS.max_connections,
+    )
+    .await;
+    let body = br#"{"event_id":"evt-behind-tricklers","event":"call.ended"}"#.to_vec();
+    let signature =
+        earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let answer = tokio::time::timeout(
+        ANSWERED_WITHIN,
+        http.post(format!("{}/hook", listener.url()))
+            .header("x-svc-signature", signature)
+            .body(body)
+            .send(),
+    )
+    .await
+    .expect("a delivery behind the tricklers is answered in time")
+    .expect("the receiver answers");
+    assert_eq!(answer.status().as_u16(), 200);
+    drop(tricklers);
+    listener.stop().await;
+}
+
+#[tokio::test]
+async fn emulator_serves_a_request_while_tricklers_fill_every_slot() {
+    let _serial = SERIAL.lock().await;
+    let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
+    config.server_limits = TRICKLE_LIMITS;
+    let harness = launch(config, None).await;
+    let head = format!(
+        "POST /v2/upload HTTP/1.1\r\nHost: x\r\nAuthorization: {API_KEY}\r\n\
+         Content-Length: 1000\r\n\r\n"
+    );
+    let tricklers = Tricklers::start(
+        harness.emulator.addr(),
+        &head,
+        TRICKLE_LIMITS.max_connections,
+    )
+    .await;
+    let (status, _) =
+        tokio::time::timeout(ANSWERED_WITHIN, harness.get("/v1/webhook-subscriptions"))
+            .await
+            .expect("a request behind the tricklers is answered in time");
+    assert_eq!(status, 200);
+    drop(tricklers);
+    harness.emulator.shutdown().await;
 }
