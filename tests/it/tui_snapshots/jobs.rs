@@ -159,3 +159,20 @@ fn error_rows_stand_out_and_stale_rows_are_muted() {
     let (_, stale) = find(&terminal, "a7c3e5f1");
     assert_eq!(fg_at(&terminal, (0, stale)), colour(Role::Muted));
 }
+
+/// Issue 21: enter opens a job's record: its error, the webhook's answer,
+/// what it cost in polls.
+#[test]
+fn jobs_record_of_a_failed_job() {
+    let mut app = jobs_app();
+    keys(&mut app, "jjj");
+    app.update(super::key(ratatui::crossterm::event::KeyCode::Enter));
+    snapshot("jobs_record", &app);
+    let screen = super::screen_text(&render(&app, (120, 40)));
+    assert!(screen.contains("e9f2b6d8-error"), "{screen}");
+    assert!(screen.contains("audio could not be decoded"), "{screen}");
+    assert!(
+        screen.contains("webhook answer") && screen.contains("500"),
+        "{screen}"
+    );
+}

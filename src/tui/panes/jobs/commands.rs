@@ -2,6 +2,8 @@
 //! help overlay all come from these. Submitting a file creates a job on
 //! the platform, so `--read-only` hides it; watching ids only reads.
 
+use ratatui::crossterm::event::KeyCode;
+
 use super::{JobsCommand, Prompt};
 use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
 
@@ -10,7 +12,11 @@ use JobsCommand as J;
 /// The table's commands: moving exists only with a selected row.
 pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo<JobsCommand>> {
     let mut commands = if selection {
-        movement(J::Move)
+        let mut commands = movement(J::Move);
+        commands
+            .push(CommandInfo::new("enter", "the job's record", ENTER, J::Open).quick_as("open"));
+        commands.push(copy_id());
+        commands
     } else {
         Vec::new()
     };
@@ -33,6 +39,33 @@ pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo<JobsCommand>> {
         .quick_as("submit file")
         .mutating(),
     );
+    commands
+}
+
+/// `y`: the selected job's whole id to the clipboard.
+fn copy_id() -> CommandInfo<JobsCommand> {
+    CommandInfo::new(
+        "y",
+        "copy the whole job id (OSC 52)",
+        keys![Key::char('y')],
+        J::CopyId,
+    )
+    .quick_as("copy id")
+}
+
+/// A job's record: back, movement to the next job, copy its id.
+pub(super) fn detail_commands() -> Vec<CommandInfo<JobsCommand>> {
+    let mut commands = vec![
+        CommandInfo::new(
+            "esc",
+            "back to the table",
+            keys![Key::plain(KeyCode::Esc), Key::plain(KeyCode::Backspace)],
+            J::Back,
+        )
+        .quick_as("back"),
+    ];
+    commands.extend(movement(J::Move).into_iter().take(2));
+    commands.push(copy_id());
     commands
 }
 

@@ -29,7 +29,7 @@ use crate::poll::Tick;
 use crate::poll::schedule::JobView;
 use crate::poll::watcher::WatchEvent;
 
-use commands::{prompt_commands, table_commands};
+use commands::{detail_commands, prompt_commands, table_commands};
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +43,12 @@ pub enum JobsCommand {
     /// Run what was typed at the prompt.
     PromptSubmit,
     PromptCancel,
+    /// The selected job's record.
+    Open,
+    /// Back to the table.
+    Back,
+    /// Copy the selected job's whole id (OSC 52).
+    CopyId,
 }
 
 /// Which prompt is open.
@@ -126,6 +132,8 @@ pub struct JobsPane {
     watching: bool,
     /// The time ages are drawn at; moved on by the tick.
     pub now: Instant,
+    /// The selected job's record is open.
+    pub detail: bool,
 }
 
 impl Default for JobsPane {
@@ -146,6 +154,7 @@ impl JobsPane {
             paused_until: None,
             upload: None,
             focus: Vec::new(),
+            detail: false,
             epoch: now,
             now,
             watching: false,
@@ -185,6 +194,10 @@ impl JobsPane {
             CommandSection {
                 title: "Jobs",
                 commands: table_commands(true),
+            },
+            CommandSection {
+                title: "A job's record",
+                commands: detail_commands(),
             },
             CommandSection {
                 title: "Jobs prompt (typing)",
@@ -233,6 +246,17 @@ impl JobsPane {
         use JobsCommand::*;
         match command {
             Move(to) => self.table.apply(to, self.rows.len()),
+            Open => self.detail = self.selected().is_some(),
+            Back => self.detail = false,
+            CopyId => {
+                if let Some(row) = self.selected() {
+                    out.effects.push(Effect::Copy {
+                        what: "job id",
+                        text: crate::redact::SecretString::new(row.id.clone()),
+                    });
+                    out.toast = Some(format!("copied job id {}", row.id));
+                }
+            }
             Add => self.open_prompt(Prompt::AddIds),
             Submit => self.open_prompt(Prompt::SubmitFile),
             PromptCancel => self.prompting = None,
@@ -442,6 +466,7 @@ impl PaneCommands for JobsPane {
     fn commands(&self) -> Vec<CommandInfo<JobsCommand>> {
         match self.prompting {
             Some(prompt) => prompt_commands(prompt),
+            None if self.detail && self.selected().is_some() => detail_commands(),
             None => table_commands(self.selected().is_some()),
         }
     }

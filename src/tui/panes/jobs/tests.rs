@@ -346,3 +346,22 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
         "the selection stays on its job as older rows go"
     );
 }
+
+/// Issue 21: enter opens a job's record, y copies its whole id.
+#[test]
+fn enter_opens_a_job_and_y_copies_its_whole_id() {
+    let mut app = jobs_app(false);
+    app.update(Action::Jobs(JobsResult::Discovered(vec![
+        "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6".into(),
+    ])));
+    app.update(press(KeyCode::Enter));
+    assert!(app.jobs.detail);
+    let effects = app.update(key('y'));
+    assert!(
+        matches!(effects.as_slice(), [Effect::Copy { what: "job id", text }]
+            if text.expose() == "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6"),
+        "{effects:?}"
+    );
+    app.update(press(KeyCode::Esc));
+    assert!(!app.jobs.detail);
+}

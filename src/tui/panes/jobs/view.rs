@@ -41,7 +41,84 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     if let Some(kind) = pane.prompting {
         draw_prompt(frame, prompt_area, pane, kind, theme);
     }
-    draw_table(frame, body, pane, theme);
+    match pane.selected() {
+        Some(row) if pane.detail => draw_detail(frame, body, row, pane.now_tick(), theme),
+        _ => draw_table(frame, body, pane, theme),
+    }
+}
+
+/// One job's record: what the watcher saw and what the platform said.
+fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let fg = theme.style(Role::Fg);
+    let line = |label: &str, value: String, style: Style| {
+        Line::from(vec![
+            Span::styled(format!("  {label:<21}"), muted),
+            Span::styled(value, style),
+        ])
+    };
+    let status = row.status();
+    let view = row.view.as_ref();
+    let transcript = row.transcript.as_ref();
+    let mut lines = vec![
+        Line::default(),
+        line("job", row.id.clone(), theme.style(Role::Accent)),
+        line(
+            "status",
+            status
+                .map_or("not seen yet", TranscriptStatus::as_str)
+                .to_owned(),
+            status_style(status, theme),
+        ),
+        line("watched for", span(view.map(|v| v.added_at), None, now), fg),
+        line(
+            "queued / processing",
+            format!(
+                "{} / {}",
+                span(
+                    view.and_then(|v| v.queued_since),
+                    view.and_then(|v| v.processing_since),
+                    now
+                ),
+                span(
+                    view.and_then(|v| v.processing_since),
+                    view.and_then(|v| v.finished_at),
+                    now
+                )
+            ),
+            fg,
+        ),
+        line(
+            "polls it cost",
+            view.map_or("—".into(), |v| v.polls.to_string()),
+            fg,
+        ),
+        line(
+            "webhook answer",
+            transcript
+                .and_then(|t| t.webhook_status_code)
+                .map_or("—".into(), |code| code.to_string()),
+            fg,
+        ),
+    ];
+    let error = error_text(row);
+    if !error.is_empty() {
+        lines.push(line("error", error, theme.style(Role::Error)));
+    }
+    let text = transcript.and_then(|t| t.text.as_deref()).unwrap_or("");
+    lines.push(line(
+        "text",
+        if text.is_empty() {
+            "—".to_owned()
+        } else {
+            fit(text, usize::from(area.width).saturating_sub(25).max(8) * 3)
+        },
+        fg,
+    ));
+    frame.render_widget(
+        Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
+        area,
+    );
 }
 
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
