@@ -31,12 +31,10 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     }
     let time_scale = TimeScale::new(DEMO_TIME_SCALE).unwrap_or(TimeScale::REAL_TIME);
     let api_key = SecretString::new(format!("demo_{}", uuid::Uuid::new_v4().simple()));
-    let mut config = EmulatorConfig::new(api_key.clone());
+    // The traffic never stops: remember only the newest conversations.
+    let mut config = EmulatorConfig::new(api_key.clone()).for_endless_traffic();
     config.allow_private_urls = true;
     config.time_scale = time_scale;
-    // The traffic never stops: remember only the newest conversations.
-    config.keep_conversations = Some(crate::emulator::DEMO_KEEP_CONVERSATIONS);
-    config.keep_jobs = Some(crate::emulator::DEMO_KEEP_JOBS);
     eprintln!("earshot demo: starting the emulator and its traffic…");
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let emulator = Emulator::start(loopback, config)

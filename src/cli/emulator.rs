@@ -70,28 +70,13 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         .init();
     let api_key = args
         .api_key
+        .clone()
         .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));
     if let Err(error) = crate::api::validate::api_key(&api_key) {
         eprintln!("earshot emulator: --api-key {}", error.rule);
         return Ok(ExitCode::from(2));
     }
-    let mut config = EmulatorConfig::new(SecretString::new(api_key.clone()));
-    // The demo's receivers live on loopback, and its retries should come
-    // within seconds.
-    config.allow_private_urls = args.allow_private_urls || args.traffic;
-    config.time_scale = args.time_scale.unwrap_or(if args.traffic {
-        TimeScale::new(scenario::DEMO_TIME_SCALE).unwrap_or(TimeScale::REAL_TIME)
-    } else {
-        TimeScale::REAL_TIME
-    });
-    config.concurrency = args.concurrency;
-    config.http_limit = args.http_limit;
-    config.poll_limit = args.poll_limit;
-    config.dictation_timing = DictationTiming {
-        speed_up: args.dictation_speed_up,
-        finalize: Duration::from_millis(args.dictation_finalize_ms),
-        rewrite: Duration::from_millis(args.dictation_rewrite_ms),
-    };
+    let config = emulator_config(&args, SecretString::new(api_key.clone()));
     let time_scale = config.time_scale;
     // Installed before the first line: a signal right after it is not lost.
     let stop = crate::shutdown::signals()?;
@@ -119,6 +104,33 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     Ok(stop.exit_code())
 }
 
+/// The emulator the flags ask for.
+fn emulator_config(args: &EmulatorArgs, api_key: SecretString) -> EmulatorConfig {
+    let mut config = EmulatorConfig::new(api_key);
+    if args.traffic {
+        // The traffic never stops: remember only the newest records, as
+        // the demo does (without a bound it grew ~0.6 MB a minute).
+        config = config.for_endless_traffic();
+    }
+    // The demo's receivers live on loopback, and its retries should come
+    // within seconds.
+    config.allow_private_urls = args.allow_private_urls || args.traffic;
+    config.time_scale = args.time_scale.unwrap_or(if args.traffic {
+        TimeScale::new(scenario::DEMO_TIME_SCALE).unwrap_or(TimeScale::REAL_TIME)
+    } else {
+        TimeScale::REAL_TIME
+    });
+    config.concurrency = args.concurrency;
+    config.http_limit = args.http_limit;
+    config.poll_limit = args.poll_limit;
+    config.dictation_timing = DictationTiming {
+        speed_up: args.dictation_speed_up,
+        finalize: Duration::from_millis(args.dictation_finalize_ms),
+        rewrite: Duration::from_millis(args.dictation_rewrite_ms),
+    };
+    config
+}
+
 /// `--traffic`: the demo scenario, with a line per receiver on stderr.
 async fn start_traffic(
     emulator: &Emulator,
@@ -139,4 +151,35 @@ async fn start_traffic(
         );
     }
     Ok(demo)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::emulator::{DEMO_KEEP_CONVERSATIONS, DEMO_KEEP_JOBS};
+
+    #[derive(Parser)]
+    struct Args {
+        #[command(flatten)]
+        emulator: EmulatorArgs,
+    }
+
+    fn config(flags: &[&str]) -> EmulatorConfig {
+        let args = Args::try_parse_from(std::iter::once("emulator").chain(flags.iter().copied()))
+            .expect("valid flags");
+        emulator_config(&args.emulator, SecretString::new("emu_key"))
+    }
+
+    #[test]
+    fn traffic_bounds_what_the_emulator_remembers() {
+        let bounded = config(&["--traffic"]);
+        assert_eq!(bounded.keep_conversations, Some(DEMO_KEEP_CONVERSATIONS));
+        assert_eq!(bounded.keep_jobs, Some(DEMO_KEEP_JOBS));
+        assert!(bounded.allow_private_urls);
+        // Without traffic, everything is kept (tests read it all back).
+        let plain = config(&[]);
+        assert_eq!((plain.keep_conversations, plain.keep_jobs), (None, None));
+    }
 }

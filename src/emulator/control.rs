@@ -91,7 +91,10 @@ struct StartSession {
     agent_id: Option<String>,
 }
 
-async fn start_session(State(state): State<SharedState>, body: Bytes) -> Result<Response, Problem> {
+pub(super) async fn start_session(
+    State(state): State<SharedState>,
+    body: Bytes,
+) -> Result<Response, Problem> {
     let request: StartSession = parse_body(&body)?;
     let agent_id = agent_or_default(request.agent_id)?;
     let session_id = new_id("ses");
@@ -128,7 +131,7 @@ async fn start_session(State(state): State<SharedState>, body: Bytes) -> Result<
         .into_response())
 }
 
-async fn complete_session(
+pub(super) async fn complete_session(
     State(state): State<SharedState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
@@ -264,7 +267,10 @@ enum CallOutcome {
     Failed,
 }
 
-async fn start_call(State(state): State<SharedState>, body: Bytes) -> Result<Response, Problem> {
+pub(super) async fn start_call(
+    State(state): State<SharedState>,
+    body: Bytes,
+) -> Result<Response, Problem> {
     let request: StartCall = parse_body(&body)?;
     let agent_id = agent_or_default(request.agent_id)?;
     let call_id = new_id("call");
@@ -301,7 +307,7 @@ async fn start_call(State(state): State<SharedState>, body: Bytes) -> Result<Res
     Ok((StatusCode::CREATED, Json(json!({ "call_id": call_id }))).into_response())
 }
 
-async fn end_call(
+pub(super) async fn end_call(
     State(state): State<SharedState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, Problem> {

@@ -148,7 +148,7 @@ pub(crate) fn classify(status: u16, message: String) -> Outcome {
 }
 
 /// One attempt: prepare, call, record. The record's id, or `None` when the
-/// subscription no longer exists.
+/// subscription, or the session or call, no longer exists.
 async fn attempt(
     state: &SharedState,
     subscription_id: &str,
@@ -162,7 +162,9 @@ async fn attempt(
         // Read at signing time: a retry after a rotation uses the new
         // secret, an attempt already in flight keeps the old one.
         let prepared = (stored.record.url.clone(), stored.secret.clone());
-        store.add_delivery(DeliveryRecord {
+        // A session forgotten since (`keep_conversations`) gets no more
+        // attempts: none would be listed.
+        let recorded = store.add_delivery(DeliveryRecord {
             id: record_id.clone(),
             subscription_id: subscription_id.to_owned(),
             session_id: event.session_id.clone(),
@@ -175,7 +177,7 @@ async fn attempt(
             created_at: Utc::now().fixed_offset(),
             extra: Default::default(),
         });
-        prepared
+        recorded.then_some(prepared)?
     };
     let timestamp = Utc::now().timestamp();
     let header = signature::sign(secret.expose().as_bytes(), timestamp, &event.body);

@@ -36,7 +36,7 @@ pub const DEFAULT_HTTP_LIMIT: u32 = 20_000;
 /// Default GETs per [`POLL_WINDOW`] per transcript id.
 pub const DEFAULT_POLL_LIMIT: u32 = 60;
 /// Sweep idle per-transcript logs after this many polls.
-const SWEEP_EVERY: u32 = 4096;
+pub(super) const SWEEP_EVERY: u32 = 4096;
 
 struct Logs {
     account: SlidingWindow,
@@ -83,7 +83,13 @@ impl Limits {
         self.lock().account.admit(now)
     }
 
-    fn admit_poll(&self, id: &str, now: Instant) -> Result<(), Duration> {
+    /// Transcripts with a polling log (for the bounds tests).
+    #[cfg(test)]
+    pub(super) fn polled(&self) -> usize {
+        self.lock().polls.len()
+    }
+
+    pub(super) fn admit_poll(&self, id: &str, now: Instant) -> Result<(), Duration> {
         let now = self.since_epoch(now);
         let mut logs = self.lock();
         logs.polls_since_sweep += 1;

@@ -18,6 +18,8 @@ mod problem;
 pub mod scenario;
 mod stats;
 mod store;
+#[cfg(test)]
+mod traffic_bounds;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -70,12 +72,13 @@ pub struct EmulatorConfig {
     pub recording_bytes: Option<u64>,
 }
 
-/// What `earshot demo` remembers of its endless traffic: the newest 500
-/// sessions and calls.
+/// What `earshot demo` and `earshot emulator --traffic` remember of their
+/// endless traffic: the newest 500 sessions and calls.
 pub const DEMO_KEEP_CONVERSATIONS: usize = 500;
 
-/// What `earshot demo` remembers of its endless jobs: the newest 1,000
-/// finished ones (the Jobs pane holds at most as many rows).
+/// What `earshot demo` and `earshot emulator --traffic` remember of their
+/// endless jobs: the newest 1,000 finished ones (the Jobs pane holds at
+/// most as many rows).
 pub const DEMO_KEEP_JOBS: usize = 1_000;
 
 impl EmulatorConfig {
@@ -95,6 +98,15 @@ impl EmulatorConfig {
             keep_jobs: None,
             recording_bytes: None,
         }
+    }
+
+    /// Bounded for traffic that never stops (the demo scenario): keeps
+    /// [`DEMO_KEEP_CONVERSATIONS`] sessions and calls and
+    /// [`DEMO_KEEP_JOBS`] finished jobs, so memory levels off.
+    pub fn for_endless_traffic(mut self) -> Self {
+        self.keep_conversations = Some(DEMO_KEEP_CONVERSATIONS);
+        self.keep_jobs = Some(DEMO_KEEP_JOBS);
+        self
     }
 }
 
@@ -139,22 +151,7 @@ impl Emulator {
             .map_err(|error| std::io::Error::other(error.to_string()))?;
         let api_key = config.api_key.clone();
         let server_limits = config.server_limits;
-        let deliveries = delivery::Engine::new(config.time_scale)
-            .map_err(|error| std::io::Error::other(error.to_string()))?;
-        let prerecorded = prerecorded::Prerecorded::new(&config)
-            .map_err(|error| std::io::Error::other(error.to_string()))?;
-        let limits = limits::Limits::new(config.http_limit, config.poll_limit);
-        let state = Arc::new(State {
-            config,
-            base_url: base_url.clone(),
-            store: Mutex::new(store::Store::default()),
-            stats: stats::Stats::default(),
-            faults: faults::Faults::default(),
-            deliveries,
-            prerecorded,
-            limits,
-            dictation: dictation::Dictation::default(),
-        });
+        let state = Arc::new(State::new(config, base_url.clone())?);
         let router = router(state);
         let (stop, mut stopped) = watch::channel(false);
         let server = tokio::spawn(http_server::serve(
@@ -222,6 +219,25 @@ fn router(state: SharedState) -> Router {
 }
 
 impl State {
+    /// Empty records for an emulator reachable at `base_url`.
+    fn new(config: EmulatorConfig, base_url: Url) -> std::io::Result<State> {
+        let other = |error: reqwest::Error| std::io::Error::other(error.to_string());
+        let deliveries = delivery::Engine::new(config.time_scale).map_err(other)?;
+        let prerecorded = prerecorded::Prerecorded::new(&config).map_err(other)?;
+        let limits = limits::Limits::new(config.http_limit, config.poll_limit);
+        Ok(State {
+            config,
+            base_url,
+            store: Mutex::new(store::Store::default()),
+            stats: stats::Stats::default(),
+            faults: faults::Faults::default(),
+            deliveries,
+            prerecorded,
+            limits,
+            dictation: dictation::Dictation::default(),
+        })
+    }
+
     /// The store, even if a panicking task poisoned the lock (the data is
     /// plain records; a half-finished update is better than no emulator).
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, store::Store> {

@@ -122,11 +122,25 @@ impl Store {
         true
     }
 
-    pub fn add_delivery(&mut self, record: DeliveryRecord) {
+    /// Records an attempt; false (and nothing kept) when its session or
+    /// call was forgotten ([`Store::add_conversation`]'s `keep`): a retry
+    /// late enough would otherwise start a list no pruning ever reaches.
+    pub fn add_delivery(&mut self, record: DeliveryRecord) -> bool {
+        if !self.conversations.contains_key(&record.session_id) {
+            return false;
+        }
         self.deliveries
             .entry(record.session_id.clone())
             .or_default()
             .push(record);
+        true
+    }
+
+    /// Sessions and calls remembered, in the pruning order (for the
+    /// bounds tests).
+    #[cfg(test)]
+    pub fn remembered(&self) -> usize {
+        self.order.len()
     }
 
     pub fn delivery_mut(&mut self, session_id: &str, id: &str) -> Option<&mut DeliveryRecord> {

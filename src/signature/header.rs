@@ -1,13 +1,18 @@
 //! Parsing an `X-SVC-Signature` value: [`parse_header`], the [`HeaderError`]
 //! that names the malformed part, and the parsed [`V1Signature`]s.
 
-use super::{HEADER_NAME, parse_digest_hex};
+use super::{HEADER_NAME, MAX_HEADER_LEN, parse_digest_hex};
 
 /// Which part of an `X-SVC-Signature` value is malformed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HeaderError {
     #[error("the header is empty; expected `t=<unix seconds>,v1=<64 hex characters>`")]
     Empty,
+    #[error(
+        "the header is {len} bytes long, longer than any valid one (at most {max}); \
+         expected `t=<unix seconds>,v1=<64 hex characters>`"
+    )]
+    TooLong { len: usize, max: usize },
     #[error("part {position} is empty (two commas in a row, or a comma at the start or end)")]
     EmptyPart { position: usize },
     #[error("part {position} `{part}` is not of the form `key=value`")]
@@ -60,8 +65,15 @@ pub struct ParsedHeader {
 
 /// Parses an `X-SVC-Signature` value. Whitespace around parts is tolerated,
 /// unknown schemes (`v0=` …) are ignored, and a leading `X-SVC-Signature:`
-/// (as pasted from a log) is accepted.
+/// (as pasted from a log) is accepted. A value over [`MAX_HEADER_LEN`]
+/// bytes is [`HeaderError::TooLong`] without being read.
 pub fn parse_header(header: &str) -> Result<ParsedHeader, HeaderError> {
+    if header.len() > MAX_HEADER_LEN {
+        return Err(HeaderError::TooLong {
+            len: header.len(),
+            max: MAX_HEADER_LEN,
+        });
+    }
     let value = strip_header_name(header.trim()).trim();
     if value.is_empty() {
         return Err(HeaderError::Empty);
@@ -133,6 +145,9 @@ impl Scanned {
 /// without touching the heap. `None` for anything else (malformed, or more
 /// than [`SCAN_MAX_V1`] `v1` values): the caller then asks [`parse_header`].
 pub(super) fn scan(header: &str) -> Option<Scanned> {
+    if header.len() > MAX_HEADER_LEN {
+        return None;
+    }
     let value = strip_header_name(header.trim()).trim();
     let mut timestamp = None;
     let mut scanned = Scanned {
@@ -241,6 +256,24 @@ mod tests {
         assert_eq!(parse_header(""), Err(HeaderError::Empty));
         assert_eq!(parse_header("  \t "), Err(HeaderError::Empty));
         assert_eq!(parse_header("X-SVC-Signature: "), Err(HeaderError::Empty));
+    }
+
+    #[test]
+    fn parse_refuses_a_header_over_the_limit_without_reading_it() {
+        let value = sign(SECRET, T, b"{}");
+        let padded = format!("{value:<width$}", width = MAX_HEADER_LEN);
+        assert_eq!(parse_header(&padded).unwrap().timestamp, T);
+        let long = format!("{padded} ");
+        assert_eq!(
+            parse_header(&long),
+            Err(HeaderError::TooLong {
+                len: MAX_HEADER_LEN + 1,
+                max: MAX_HEADER_LEN
+            })
+        );
+        assert!(scan(&long).is_none());
+        let error = parse_header(&"a".repeat(200_000)).unwrap_err();
+        assert!(error.to_string().contains("200000 bytes"), "{error}");
     }
 
     #[test]
@@ -388,6 +421,12 @@ mod tests {
             format!("t={T},v0={d}"),
             format!("t={T},v1={d},v1={d},v1={d},v1={d}"),
             format!("t={T},v1={d},v1={d},v1={d},v1={d},v1={d}"),
+            format!("{:<width$}", sign(SECRET, T, b""), width = MAX_HEADER_LEN),
+            format!(
+                "{:<width$}",
+                sign(SECRET, T, b""),
+                width = MAX_HEADER_LEN + 1
+            ),
         ] {
             assert_scan_agrees(&header);
         }

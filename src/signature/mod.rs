@@ -39,6 +39,13 @@ pub const HEADER_NAME: &str = "X-SVC-Signature";
 /// Length of a `v1` value: 32 bytes of HMAC-SHA256 as hex.
 pub const DIGEST_HEX_LEN: usize = 64;
 
+/// The longest `X-SVC-Signature` value read, in bytes. The platform sends
+/// `t=<unix seconds>,v1=<64 hex>` (at most 88 bytes); a dozen `v1` values
+/// with the header's name in front still fit. A longer value is
+/// [`HeaderError::TooLong`] without being parsed, so checking a pasted
+/// blob costs the same as checking a header.
+pub const MAX_HEADER_LEN: usize = 1024;
+
 type HmacSha256 = Hmac<Sha256>;
 
 // ---------------------------------------------------------------------------

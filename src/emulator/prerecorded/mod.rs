@@ -40,7 +40,8 @@ use super::{EmulatorConfig, SharedState, limits};
 
 pub(crate) use account::{get_account, set_account};
 use records::{Account, Jobs};
-use transcripts::{create, get_transcript};
+pub(crate) use transcripts::create;
+use transcripts::get_transcript;
 use uploads::{upload, uploaded};
 
 /// Parallel jobs when no `--concurrency` is given (spec: not shown).
@@ -104,6 +105,20 @@ impl Prerecorded {
         self.jobs
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    /// Jobs held, waiting, processing, finished ids held for `keep_jobs`,
+    /// and uploads (for the bounds tests).
+    #[cfg(test)]
+    pub(crate) fn kept(&self) -> [usize; 5] {
+        let jobs = self.jobs();
+        [
+            jobs.transcripts.len(),
+            jobs.queue.len(),
+            jobs.processing as usize,
+            jobs.finished.len(),
+            jobs.uploads.len(),
+        ]
     }
 
     fn account(&self) -> Account {

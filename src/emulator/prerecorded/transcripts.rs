@@ -88,7 +88,7 @@ fn parse_create(body: &[u8]) -> Result<NewJob, Problem> {
 
 /// `POST /v2/transcript`: 200 (as the platform, and its SDKs, expect) with
 /// the record, `processing` when a slot is free, `queued` otherwise.
-pub(super) async fn create(
+pub(crate) async fn create(
     State(state): State<SharedState>,
     body: Bytes,
 ) -> Result<Response, Problem> {

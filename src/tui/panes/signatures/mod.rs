@@ -15,7 +15,7 @@ pub mod view;
 use std::fmt;
 
 use ratatui::crossterm::event::KeyEvent;
-use tui_input::{Input, InputRequest};
+use tui_input::Input;
 
 use super::super::action::{Effect, SigsResult};
 use super::super::app::Outcome;
@@ -418,23 +418,28 @@ impl SignaturesPane {
         self.recheck();
     }
 
-    /// Computes the report again from the form (pure and fast).
+    /// Computes the report again from the form (pure and fast: a header
+    /// over [`MAX_HEADER_LEN`] bytes is reported too long unread, so a key
+    /// typed into a huge paste costs no more than one into a header).
+    ///
+    /// [`MAX_HEADER_LEN`]: crate::signature::MAX_HEADER_LEN
     pub(crate) fn recheck(&mut self) {
         self.scroll = 0;
         self.report = self.compute();
     }
 
-    /// The body bytes to check, or why there are none yet.
-    fn body_bytes(&self) -> Result<Vec<u8>, String> {
+    /// The body bytes to check (borrowed: a check copies no body), or why
+    /// there are none yet.
+    fn body_bytes(&self) -> Result<&[u8], String> {
         let typed = self.body.value();
         if let Some(loaded) = self.loaded.as_ref().filter(|l| l.source == typed) {
             return loaded
                 .result
-                .clone()
+                .as_deref()
                 .map_err(|error| format!("the body file could not be read: {error}"));
         }
         match self.body_source() {
-            BodySource::Typed => Ok(typed.as_bytes().to_vec()),
+            BodySource::Typed => Ok(typed.as_bytes()),
             _ if self.loading => Err("reading the body file…".into()),
             BodySource::File(_) => Err("the body is a file: press enter to read it".into()),
             BodySource::Capture { .. } => {
@@ -479,7 +484,7 @@ impl SignaturesPane {
         let receiver = Some(self.receiver.value().trim()).filter(|text| !text.is_empty());
         let diagnosis = diagnose(
             header,
-            &body,
+            body,
             &candidates,
             now,
             DEFAULT_TOLERANCE_SECS,
@@ -540,12 +545,9 @@ impl Pane for SignaturesPane {
         if !self.editing {
             return;
         }
+        // One insertion and one check per paste, however long it is.
         let changed = if self.focus == Field::Body {
-            let mut changed = false;
-            for c in pasted.chars() {
-                changed |= self.body.handle(InputRequest::InsertChar(c)).is_some();
-            }
-            changed
+            text::insert(&mut self.body, pasted)
         } else {
             text::paste(self.input_mut(self.focus), pasted)
         };

@@ -3,10 +3,12 @@
 //! an operator presses through the [`App`], and secrets kept out of
 //! `Debug`.
 
-use ratatui::crossterm::event::{Event, KeyCode};
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Field, Report, SignaturesPane, SigsCommand};
-use crate::signature::{Finding, Mistake, Severity, sign};
+use crate::signature::{
+    Finding, HeaderError, InvalidReason, MAX_HEADER_LEN, Mistake, Severity, Verdict, sign,
+};
 use crate::tui::action::{Action, Effect, SigsResult};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::PaneId;
@@ -204,6 +206,63 @@ fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
     assert!(!app.sigs.editing);
     app.update(press(KeyCode::Tab));
     assert_eq!(app.pane, PaneId::Probe);
+}
+
+/// A huge paste then thousands of keys into the header field: every
+/// character kept, and the check says "too long" without parsing it (the
+/// time is measured by `examples/signature_typing.rs`, not asserted).
+#[test]
+fn a_huge_header_is_kept_and_reported_too_long() {
+    const PASTED: usize = 200_000;
+    const TYPED: usize = 20_000;
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(press(KeyCode::Char('5')));
+    app.update(press(KeyCode::Enter));
+    assert_eq!(app.sigs.focus, Field::Header);
+    // The signature, then a blob pasted after it (line breaks dropped).
+    app.update(Action::Input(Event::Paste(V4_HEADER.into())));
+    let blob = format!("{}\n", "a".repeat(PASTED));
+    app.update(Action::Input(Event::Paste(blob)));
+    for _ in 0..TYPED {
+        app.update(press(KeyCode::Char('b')));
+    }
+    let value = app.sigs.header.value();
+    let len = V4_HEADER.len() + PASTED + TYPED;
+    assert_eq!(value.len(), len);
+    assert_eq!(app.sigs.header.cursor(), len);
+    assert!(value.starts_with(&format!("{V4_HEADER}aaa")));
+    assert!(value.ends_with(&format!("a{}", "b".repeat(TYPED))));
+    let (checks, diagnosis) = checked(&app.sigs);
+    let too_long = HeaderError::TooLong {
+        len,
+        max: MAX_HEADER_LEN,
+    };
+    assert_eq!(
+        diagnosis.verdict,
+        Verdict::Invalid(InvalidReason::MalformedHeader(too_long.clone()))
+    );
+    assert_eq!(checks[0].passed, Some(false));
+    assert!(
+        checks[0].text.contains(&format!("{len} bytes long")),
+        "{checks:?}"
+    );
+    // The report names the length, not the blob.
+    assert!(
+        checks.iter().all(|check| check.text.len() < 500),
+        "{checks:?}"
+    );
+
+    // Back to a header: ctrl-u empties the field, and a valid one checks.
+    app.update(Action::Input(Event::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    ))));
+    assert!(app.sigs.header.value().is_empty());
+    app.update(Action::Input(Event::Paste(V4_HEADER.into())));
+    app.sigs.set(Field::Body, V4_BODY);
+    app.sigs.set(Field::Current, V4_SECRET);
+    assert!(checked(&app.sigs).1.is_valid());
 }
 
 #[test]

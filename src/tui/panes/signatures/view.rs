@@ -88,36 +88,46 @@ fn draw_form(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &T
         } else {
             Echo::Plain
         };
-        // Line breaks and tabs drawn as one visible cell each, so the
-        // cursor stays where the bytes are.
-        let shown: String = input
-            .value()
-            .chars()
-            .map(|c| match c {
-                '\n' => '⏎',
-                '\r' => '␍',
-                '\t' => '⇥',
-                other => other,
-            })
-            .collect();
+        // Only what can show is copied: a few widths of a long value.
+        let room = usize::from(input_area.width.saturating_sub(1));
         if typing {
-            let shown = Input::new(shown).with_cursor(input.cursor());
+            let near = field::near_cursor(input, room.max(1));
+            let shown = Input::new(visible(near.value())).with_cursor(near.cursor());
             let style = theme.style(Role::Fg).patch(theme.selection());
             field::draw(frame, input_area, &shown, echo, style, true);
         } else {
-            let shown = match echo {
-                Echo::Masked => "•".repeat(shown.chars().count()),
-                Echo::Plain => shown,
+            let value = input.value();
+            let head = value
+                .char_indices()
+                .nth(room.saturating_mul(4).saturating_add(16))
+                .map_or(value.len(), |(i, _)| i);
+            let mut shown = match echo {
+                Echo::Masked => "•".repeat(value[..head].chars().count()),
+                Echo::Plain => visible(&value[..head]),
             };
+            if head < value.len() {
+                // Cut here: `fit` ends it with `…` as it would the whole.
+                shown.push('…');
+            }
             frame.render_widget(
-                Paragraph::new(Span::styled(
-                    fit(&shown, usize::from(input_area.width.saturating_sub(1))),
-                    theme.style(Role::Fg),
-                )),
+                Paragraph::new(Span::styled(fit(&shown, room), theme.style(Role::Fg))),
                 input_area,
             );
         }
     }
+}
+
+/// Line breaks and tabs drawn as one visible cell each, so the cursor
+/// stays where the bytes are.
+fn visible(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '\n' => '⏎',
+            '\r' => '␍',
+            '\t' => '⇥',
+            other => other,
+        })
+        .collect()
 }
 
 fn draw_hint(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
