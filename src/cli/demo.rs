@@ -86,6 +86,7 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         probe_sample: probe_sample.as_ref().map(|(_, path)| path.clone()),
         inbox_url: Some(inbox.url()),
         store: Some(store_path),
+        time_scale: time_scale.factor(),
         ..ConsoleOptions::default()
     };
     let job_ids = traffic.job_feed();

@@ -46,6 +46,8 @@ pub struct AppConfig {
     pub region: String,
     /// Which receiver URLs the create form accepts.
     pub url_policy: UrlPolicy,
+    /// The platform's clock, as a factor of real time (1: real time).
+    pub time_scale: f64,
 }
 
 impl Default for AppConfig {
@@ -56,6 +58,7 @@ impl Default for AppConfig {
             profile_label: "-".into(),
             region: crate::api::Region::default().as_str().into(),
             url_policy: UrlPolicy::PublicHttps,
+            time_scale: 1.0,
         }
     }
 }

@@ -85,6 +85,9 @@ pub struct ConsoleOptions {
     /// The incident-history store the Health pane reads; `None`: the
     /// default one (`EARSHOT_STORE`, else `earshot.db` in the state dir).
     pub store: Option<PathBuf>,
+    /// The platform's clock runs this many times real time (the demo's
+    /// emulator: 0.1); shown in the status bar when not 1.
+    pub time_scale: f64,
 }
 
 impl Default for ConsoleOptions {
@@ -102,6 +105,7 @@ impl Default for ConsoleOptions {
             probe_sample: None,
             inbox_url: None,
             store: None,
+            time_scale: 1.0,
         }
     }
 }
@@ -145,6 +149,7 @@ pub async fn run_console(
         profile_label: options.profile_label,
         region: options.region,
         url_policy: options.url_policy,
+        time_scale: options.time_scale,
     });
     app.seed_recent_ids(options.recent_ids);
     app.seed_job_ids(options.job_ids);
@@ -305,6 +310,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         probe_sample: None,
         inbox_url: None,
         store: None,
+        time_scale: 1.0,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -37,6 +37,14 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
         label("budget "),
         value(app.status.budget.clone().unwrap_or_else(|| "-".into())),
     ];
+    // Seconds on screen are the platform's: say when they are not real.
+    if (app.config.time_scale - 1.0).abs() > f64::EPSILON {
+        spans.push(sep());
+        spans.push(Span::styled(
+            format!("time ×{}", app.config.time_scale),
+            theme.style(Role::Warn).patch(status),
+        ));
+    }
     if let Some(error) = &app.status.last_error {
         spans.push(sep());
         let used: usize = spans.iter().map(|span| span.width()).sum();

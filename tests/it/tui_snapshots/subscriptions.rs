@@ -279,3 +279,18 @@ fn edit_dialog_shows_the_change_before_the_short_id() {
         "{screen}"
     );
 }
+
+/// Issue 21: a platform clock that is not real time says so (the demo's
+/// emulator runs at 0.1: a "15 s" timeout comes 1.5 s apart).
+#[test]
+fn a_scaled_clock_is_named_in_the_status_bar() {
+    let mut app = app_with(AppConfig {
+        time_scale: 0.1,
+        ..AppConfig::default()
+    });
+    app.toast = None;
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(screen.contains("time ×0.1"), "{screen}");
+    let real = screen_text(&render(&super::app(), (120, 40)));
+    assert!(!real.contains("time ×"), "{real}");
+}
