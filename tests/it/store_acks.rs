@@ -5,9 +5,7 @@
 //! whatever its timestamp form, type or session id, can be found in the
 //! store afterwards (`events` or `unfiled_events`).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use earshot::receiver::listen::{self, ListenConfig};
@@ -16,7 +14,7 @@ use earshot::store::Store;
 use earshot::store::writer::Writer;
 use serde_json::{Value, json};
 
-use crate::common::cli::earshot;
+use crate::common::cli::listen_with_store;
 
 const SECRET: &str = "whsec_store_acks_0123456789abcdefghijklm";
 
@@ -185,20 +183,6 @@ async fn a_second_copy_is_not_acknowledged_when_the_first_copy_fails() {
     assert_eq!(rows_with_id(&db, "events", id), 1);
 }
 
-/// The lines `child` writes on stderr, as they come.
-fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
-    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
-    let (sender, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    lines
-}
-
 /// Genuine deliveries `events` may not be able to file: name, event_id,
 /// body, and whether `events` files it (else `unfiled_events`).
 fn odd_deliveries() -> Vec<(&'static str, String, Value, bool)> {
@@ -254,24 +238,7 @@ fn odd_deliveries() -> Vec<(&'static str, String, Value, bool)> {
 async fn every_genuine_delivery_answered_2xx_is_in_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("earshot.db");
-    let mut child = earshot()
-        .args(["listen", "--secret", SECRET, "--store"])
-        .arg(&db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    let lines = stderr_lines(&mut child);
+    let (mut child, url, lines) = listen_with_store(SECRET, &db);
 
     let deliveries = odd_deliveries();
     let mut acknowledged = 0;

@@ -5,9 +5,9 @@
 //! the store refuses while `listen` runs is said on stderr with SQLite's
 //! reason.
 
-use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use chrono::{TimeZone, Utc};
 use earshot::store::Store;
@@ -15,7 +15,7 @@ use earshot::store::events::ObservedEvent;
 use earshot::store::writer::Writer;
 
 use crate::bounded_files::{fifo, within_10s};
-use crate::common::cli::{earshot, run, text};
+use crate::common::cli::{earshot, listen_with_store, run, text};
 
 const SECRET: &str = "whsec-store-files-0123456789abcdefghijkl";
 
@@ -209,20 +209,6 @@ async fn post_event(url: &str, id: &str) -> u16 {
         .as_u16()
 }
 
-/// The lines `child` writes on stderr, as they come.
-fn stderr_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
-    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
-    let (sender, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                return;
-            }
-        }
-    });
-    lines
-}
-
 #[tokio::test]
 async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -236,25 +222,7 @@ async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
     )
     .unwrap();
     drop(edit);
-    let mut child = earshot()
-        .args(["listen", "--secret", SECRET, "--store"])
-        .arg(&db)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-
-    let lines = stderr_lines(&mut child);
+    let (mut child, url, lines) = listen_with_store(SECRET, &db);
 
     let status = post_event(&url, "00000000-0000-4000-8000-000000000001").await;
     // The line reaches stderr after the answer: wait for it (10 s at most).

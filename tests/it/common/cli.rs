@@ -196,3 +196,39 @@ pub async fn wait_out(child: tokio::process::Child) -> Output {
         .expect("exits within 15 s of the signal")
         .expect("the output")
 }
+
+/// `earshot listen --secret SECRET --store DB`: the child, the URL it
+/// prints first (its stdout is drained after that: a closed stdout ends
+/// `listen`), and its stderr, line by line.
+pub fn listen_with_store(
+    secret: &str,
+    db: &Path,
+) -> (Child, String, std::sync::mpsc::Receiver<String>) {
+    let mut child = earshot()
+        .args(["listen", "--secret", secret, "--store"])
+        .arg(db)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("earshot listen starts");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("the first line");
+    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("a URL, not {first:?}"))
+        .to_owned();
+    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, url, lines)
+}
