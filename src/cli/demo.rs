@@ -9,6 +9,7 @@ use futures_util::StreamExt;
 use tokio::sync::mpsc::UnboundedReceiver;
 use url::Url;
 
+use super::demo_history;
 use crate::api::types::agents::{EventKind, NewSubscription};
 use crate::api::validate::UrlPolicy;
 use crate::api::{Client, Endpoints};
@@ -40,12 +41,17 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     let emulator = Emulator::start(loopback, config)
         .await
         .wrap_err("could not start the emulator on 127.0.0.1")?;
-    // The demo's incident history: its own store, kept (with its
-    // directory) until the console closes; the Inbox is the observer.
-    let history = tempfile::Builder::new()
-        .prefix("earshot-demo-history-")
-        .tempdir()
-        .wrap_err("could not make a directory for the demo's store")?;
+    // The demo's incident history: its own store in a private directory,
+    // kept until the console closes; the Inbox is the observer.
+    let temp = std::env::temp_dir();
+    for stale in demo_history::remove_stale(&temp) {
+        eprintln!(
+            "earshot demo: removed {}, left by a demo that was killed",
+            stale.display()
+        );
+    }
+    let history =
+        demo_history::create(&temp).wrap_err("could not make a directory for the demo's store")?;
     let store_path = crate::store::default_path(history.path());
     let store = crate::store::Store::open(&store_path)?;
     let (writer, _writer_thread) = crate::store::writer::Writer::start(store)?;
@@ -101,6 +107,8 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     traffic.stop();
     inbox.stop().await;
     emulator.shutdown().await;
+    // Removed on every way out of the console: quit, SIGINT, SIGTERM,
+    // SIGHUP (an error above drops it too).
     drop(history);
     result.map(|stopped_by| stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
 }

@@ -25,13 +25,23 @@ impl StoreArg {
     }
 }
 
-/// Opens `path`, or the default store of the state directory.
+/// Opens `path`, or the default store of the state directory (earshot's
+/// own, so it is narrowed to 0700 too); each mode narrowed is said on
+/// stderr.
 pub fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
-    let path = match path {
-        Some(path) => path.to_owned(),
-        None => store::default_path(&Paths::compute(global.config.as_deref())?.state_dir),
+    let (path, own_dir) = match path {
+        Some(path) => (path.to_owned(), None),
+        None => {
+            let state_dir = Paths::compute(global.config.as_deref())?.state_dir;
+            (store::default_path(&state_dir), Some(state_dir))
+        }
     };
-    Ok(Store::open(&path)?)
+    let store = Store::open(&path)?;
+    let own_dir = own_dir.and_then(|dir| store::private::tighten_dir(&dir));
+    for tightened in own_dir.iter().chain(store.tightened()) {
+        eprintln!("earshot: {tightened}");
+    }
+    Ok(store)
 }
 
 /// `--since`, `--budget`, `--no-sweep`: the window, and the sweep a

@@ -66,8 +66,10 @@ pub struct ListenArgs {
     /// Be the observer: keep every genuine voice-agent event (exact bytes)
     /// in the incident-history store before answering 2xx. PATH, else
     /// EARSHOT_STORE, else earshot.db in the state directory.
-    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
-    pub store: Option<PathBuf>,
+    // `--store` alone is `Some(None)`: clap refuses an empty path, so no
+    // `default_missing_value` can stand for "no path given".
+    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    pub store: Option<Option<PathBuf>>,
 }
 
 pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -78,11 +80,10 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
             return Ok(ExitCode::from(2));
         }
     };
-    if let Some(path) = &args.store {
-        let path = match path.as_os_str().is_empty() {
-            true => std::env::var_os("EARSHOT_STORE").map(PathBuf::from),
-            false => Some(path.clone()),
-        };
+    if let Some(given) = &args.store {
+        let path = given
+            .clone()
+            .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from));
         let store = open_store(path.as_deref(), global)?;
         eprintln!("storing events in {}", store.path().display());
         let (writer, _thread) = Writer::start(store)?;

@@ -7,6 +7,7 @@ pub(crate) mod check_receiver;
 pub(crate) mod config;
 pub(crate) mod deliveries;
 pub(crate) mod demo;
+mod demo_history;
 pub(crate) mod dictate;
 pub(crate) mod emulator;
 pub(crate) mod events;

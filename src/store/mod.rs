@@ -19,6 +19,7 @@ pub mod events;
 pub mod health;
 pub mod incidents;
 pub mod outcomes;
+pub mod private;
 pub(crate) mod recoveries;
 mod schema;
 pub mod sessions;
@@ -30,6 +31,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+pub use private::Tightened;
 pub use schema::SCHEMA_VERSION;
 
 /// The file name of the store in the state directory.
@@ -75,6 +77,11 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    #[error("cannot create the store {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("store query failed: {0}")]
     Sql(#[from] rusqlite::Error),
     #[error("the store's writer has stopped")]
@@ -91,6 +98,7 @@ pub enum StoreError {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    tightened: Vec<Tightened>,
 }
 
 impl std::fmt::Debug for Store {
@@ -108,14 +116,23 @@ impl Store {
     /// Opens (creating it and its directory if needed) and migrates. A path
     /// that is not a regular file is refused before SQLite opens it, and an
     /// existing file is checked read-only ([`check`]) before anything
-    /// writes to it.
+    /// writes to it. The file, its side files and a directory made for it
+    /// are private ([`private`]); wider modes found are narrowed after the
+    /// check ([`Store::tightened`]).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let create = |source| StoreError::Create {
+            path: path.to_owned(),
+            source,
+        };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|error| io_error(path, error))?;
+            private::create_dir(parent).map_err(create)?;
         }
         if check::regular_or_missing(path)? {
             check::existing(path)?;
+        } else {
+            private::create_file(path).map_err(create)?;
         }
+        let mut tightened = private::tighten_files(path);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -127,10 +144,21 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_owned(),
+            tightened: Vec::new(),
         };
         store.configure().map_err(|error| store.classify(error))?;
         schema::migrate(&mut store.conn, &store.path)?;
+        // SQLite gives a new -wal and -shm the file's mode; one it kept
+        // from before is narrowed here.
+        tightened.extend(private::tighten_files(path));
+        store.tightened = tightened;
         Ok(store)
+    }
+
+    /// The files whose modes this open narrowed (or could not): for the
+    /// caller to say, once each.
+    pub fn tightened(&self) -> &[Tightened] {
+        &self.tightened
     }
 
     pub fn path(&self) -> &Path {

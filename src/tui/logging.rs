@@ -1,7 +1,7 @@
-//! The console's log: a file under the state dir (never the terminal the
-//! console owns), created 0600, filtered by `EARSHOT_LOG` (default: info
-//! for earshot, warnings from libraries). Callers log names and ids, never
-//! request bodies, keys or secrets.
+//! The console's log: a file under the state dir (created 0700; never the
+//! terminal the console owns), created 0600, filtered by `EARSHOT_LOG`
+//! (default: info for earshot, warnings from libraries). Callers log names
+//! and ids, never request bodies, keys or secrets.
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -19,7 +19,7 @@ pub fn init(state_dir: &Path) -> Result<Option<PathBuf>, String> {
     if tracing::dispatcher::has_been_set() {
         return Ok(None);
     }
-    std::fs::create_dir_all(state_dir)
+    crate::store::private::create_dir(state_dir)
         .map_err(|error| format!("cannot create {}: {error}", state_dir.display()))?;
     let path = state_dir.join(LOG_FILE);
     let mut options = OpenOptions::new();

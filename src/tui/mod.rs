@@ -126,6 +126,11 @@ pub async fn run_console(
         // Not fatal, and the terminal is still ours to print on.
         eprintln!("earshot: no log file ({why})");
     }
+    // The state directory is earshot's own and holds the default store.
+    let own_dir = paths.as_ref().map(|paths| paths.state_dir.as_path());
+    if let Some(tightened) = own_dir.and_then(crate::store::private::tighten_dir) {
+        eprintln!("earshot: {tightened}");
+    }
     let env = |name: &str| std::env::var(name).ok();
     let themes_dir = options
         .config_dir

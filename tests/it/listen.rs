@@ -673,3 +673,66 @@ async fn earshot_listen_rejects_bad_input_with_exit_2() {
         "{output:?}"
     );
 }
+
+/// `earshot ARGS` isolated in `home` (with `env`): its first stdout line
+/// and its stderr once SIGTERM stopped it.
+async fn listen_until_listening(
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+) -> (String, String) {
+    let mut child = crate::common::cli::isolated_async(home)
+        .args(args)
+        .envs(env.iter().copied())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("a line within 10 s")
+        .unwrap()
+        .unwrap_or_default();
+    if child.try_wait().unwrap().is_none() {
+        crate::common::cli::send_signal(&child, "TERM").await;
+    }
+    let out = crate::common::cli::wait_out(child).await;
+    (first, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[tokio::test]
+async fn earshot_listen_store_without_a_path_uses_the_default_store() {
+    let home = tempfile::tempdir().unwrap();
+    let default = home.path().join("state/earshot/earshot.db");
+    for args in [
+        &["listen", "--secret", SECRET, "--store"][..],
+        &[
+            "listen",
+            "--store",
+            "--listen",
+            "127.0.0.1:0",
+            "--secret",
+            SECRET,
+        ],
+    ] {
+        let (first, stderr) = listen_until_listening(home.path(), args, &[]).await;
+        assert!(
+            first.starts_with("listening on "),
+            "{args:?}: {first:?} {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("storing events in {}", default.display())),
+            "{args:?}: {stderr}"
+        );
+        assert!(default.is_file(), "{args:?}");
+    }
+
+    let chosen = home.path().join("chosen.db");
+    let args = ["listen", "--store", "--secret", SECRET];
+    let env = [("EARSHOT_STORE", chosen.as_path())];
+    let (first, stderr) = listen_until_listening(home.path(), &args, &env).await;
+    assert!(first.starts_with("listening on "), "{first:?} {stderr}");
+    assert!(
+        stderr.contains(&format!("storing events in {}", chosen.display())),
+        "EARSHOT_STORE beats the default: {stderr}"
+    );
+}

@@ -33,6 +33,7 @@ mod staged_rotation;
 mod store_acks;
 mod store_files;
 mod store_hand_edits;
+mod store_modes;
 mod store_reliability;
 mod subscriptions_api;
 mod tmux_e2e;

@@ -382,3 +382,75 @@ fn unique_suffix() -> u128 {
         .map(|elapsed| elapsed.as_nanos() % 1_000_000_000)
         .unwrap_or_default()
 }
+
+/// The demo history directories (`earshot-demo-history-*`) in `dir`.
+fn demo_history_dirs(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("earshot-demo-history-")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// The permission bits of `path`, in octal (`0700`).
+fn octal_mode(path: &Path) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).unwrap().permissions().mode();
+    format!("{:04o}", mode & 0o777)
+}
+
+/// The demo's store is personal-looking data: it lives in a 0700 temp
+/// directory named after the demo's pid, removed when SIGTERM stops the
+/// demo; one a killed demo left is removed when the next demo starts.
+#[test]
+fn the_demo_keeps_its_store_private_and_removes_it_on_sigterm_and_at_the_next_start() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut reaped = std::process::Command::new("true").spawn().unwrap();
+    let dead = reaped.id();
+    reaped.wait().unwrap();
+    let stale = tmp.path().join(format!("earshot-demo-history-{dead}-left"));
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("earshot.db"), b"a killed demo's store").unwrap();
+
+    let mut tmux = Tmux::new();
+    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
+    let inner = format!(
+        "umask 022; TMPDIR={} {binary} demo; echo \"EXIT:$?\"; sleep 60",
+        shell_quote(tmp.path())
+    );
+    tmux.start(&format!("sh -c '{}'", inner.replace('\'', r"'\''")));
+    tmux.wait_for("the console", START_TIMEOUT, |screen| {
+        let bar = screen.lines().next().unwrap_or_default();
+        bar.contains("DEMO").then_some(())
+    });
+
+    let dirs = demo_history_dirs(tmp.path());
+    assert!(!stale.exists(), "the killed demo's directory is removed");
+    let [ours] = dirs.as_slice() else {
+        panic!("one demo history directory: {dirs:?}");
+    };
+    assert_eq!(octal_mode(ours), "0700", "{}", ours.display());
+    assert_eq!(octal_mode(&ours.join("earshot.db")), "0600");
+    let name = ours.file_name().unwrap().to_string_lossy().into_owned();
+    let pid = name
+        .trim_start_matches("earshot-demo-history-")
+        .split('-')
+        .next()
+        .unwrap()
+        .to_owned();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success(), "kill -TERM {pid}");
+    tmux.wait_text("EXIT:143");
+    assert_eq!(
+        demo_history_dirs(tmp.path()),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
