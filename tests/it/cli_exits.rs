@@ -365,13 +365,7 @@ async fn dot_dot_and_empty_ids_exit_2_and_send_nothing() {
         // Every id of a watch is checked before the first poll.
         (&["jobs", "watch", "abc", ".."], r#""..""#, dots),
     ] {
-        let output = finish(isolated(home.path()).args(args).args([
-            "--url",
-            &url,
-            "--api-key",
-            common::API_KEY,
-        ]))
-        .await;
+        let output = against_platform(home.path(), &url, args).await;
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
@@ -447,13 +441,7 @@ async fn subs_create_and_rotate_refuse_a_bad_secret_file_with_exit_2_and_send_no
             unreadable,
         ),
     ] {
-        let output = finish(isolated(home.path()).args(&args).args([
-            "--url",
-            &url,
-            "--api-key",
-            common::API_KEY,
-        ]))
-        .await;
+        let output = against_platform(home.path(), &url, &args).await;
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
@@ -482,13 +470,7 @@ async fn an_empty_subscription_id_is_no_prefix_of_the_only_subscription() {
         &["subs", "delete", "", "--yes"],
         &["subs", "rotate", "", "--generate-secret"],
     ] {
-        let output = finish(isolated(home.path()).args(args).args([
-            "--url",
-            &harness.base,
-            "--api-key",
-            common::API_KEY,
-        ]))
-        .await;
+        let output = against_platform(home.path(), &harness.base, args).await;
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(
@@ -518,16 +500,25 @@ async fn an_unknown_subscription_exits_1_not_2() {
             "--yes",
         ],
     ] {
-        let output = finish(isolated(home.path()).args(args).args([
-            "--url",
-            &harness.base,
-            "--api-key",
-            common::API_KEY,
-        ]))
-        .await;
+        let output = against_platform(home.path(), &harness.base, args).await;
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains("feedf00d"), "{args:?}: {stderr}");
     }
     harness.emulator.shutdown().await;
+}
+
+/// `earshot ARGS --url URL --api-key KEY` with a home of its own, to its
+/// end.
+async fn against_platform<S: AsRef<std::ffi::OsStr>>(
+    home: &Path,
+    url: &str,
+    args: impl IntoIterator<Item = S>,
+) -> std::process::Output {
+    finish(
+        isolated(home)
+            .args(args)
+            .args(["--url", url, "--api-key", common::API_KEY]),
+    )
+    .await
 }
