@@ -20,6 +20,14 @@ pub struct Limit {
     pub max: u64,
 }
 
+/// An audio file to stream to the platform (dictation, sync, upload):
+/// opened, never read whole here, so `max` only names the role; the
+/// platform's own size limits are checked where it is sent.
+pub const AUDIO_FILE: Limit = Limit {
+    what: "audio file",
+    max: u64::MAX,
+};
+
 /// A request body (`--body-file`, the Signatures pane's `file:`): the
 /// largest body a receiver accepts (`receiver::listen::MAX_BODY_BYTES`).
 pub const BODY_FILE: Limit = Limit {

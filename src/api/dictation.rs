@@ -380,13 +380,19 @@ impl From<ValidationError> for DictationError {
 // Checking a file before sending
 // ---------------------------------------------------------------------------
 
-/// Opens `path` for reading, with an error naming it.
+/// Opens `path` for reading if it is a regular file (a FIFO or a device
+/// is refused at once, never waited on), with an error naming it.
 pub(crate) async fn open_audio(path: &Path) -> Result<(tokio::fs::File, u64), ValidationError> {
-    let unreadable = |error: std::io::Error| {
-        ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
-    };
-    let file = tokio::fs::File::open(path).await.map_err(unreadable)?;
-    let len = file.metadata().await.map_err(unreadable)?.len();
+    let file = crate::bounded_file::open(path, crate::bounded_file::AUDIO_FILE)
+        .map_err(|error| ValidationError::new("audio", error.to_string()))?;
+    let file = tokio::fs::File::from_std(file);
+    let len = file
+        .metadata()
+        .await
+        .map_err(|error| {
+            ValidationError::new("audio", format!("cannot read {}: {error}", path.display()))
+        })?
+        .len();
     Ok((file, len))
 }
 

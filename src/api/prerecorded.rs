@@ -48,7 +48,10 @@ impl Client {
                 format!("cannot read {}: {error}", path.display()),
             ))
         };
-        let file = tokio::fs::File::open(path).await.map_err(unreadable)?;
+        // A FIFO or a device is refused at once, never waited on.
+        let file = crate::bounded_file::open(path, crate::bounded_file::AUDIO_FILE)
+            .map_err(|error| ApiError::Invalid(ValidationError::new("file", error.to_string())))?;
+        let file = tokio::fs::File::from_std(file);
         let total = file.metadata().await.map_err(unreadable)?.len();
         let progress = Arc::new(progress);
         let mut sent = 0u64;

@@ -193,4 +193,16 @@ fn a_fifo_as_secret_or_body_file_is_refused_at_once_not_waited_on() {
         &["sign", "--secret", SECRET, "--body-file", &pipe],
     );
     assert_refused(&out, &pipe, "not a regular file (a FIFO)");
+    // Audio to stream (sync, dictation, an upload) too, before any request.
+    let platform = [
+        "--url",
+        "http://127.0.0.1:9",
+        "--api-key",
+        "k_0123456789abcdef",
+    ];
+    for command in [&["transcribe", &pipe][..], &["jobs", "submit", &pipe]] {
+        let args: Vec<&str> = command.iter().copied().chain(platform).collect();
+        let out = within_10s(home.path(), &args);
+        assert_refused(&out, &pipe, "not a regular file (a FIFO)");
+    }
 }
