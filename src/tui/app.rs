@@ -430,7 +430,12 @@ impl App {
     /// The commands that exist right now: keys match these, the footer
     /// shows their quick ones. Read-only filtering happens here, once.
     pub fn commands(&self) -> Vec<CommandInfo<Command>> {
-        let list = match &self.overlay {
+        permitted(self.all_commands(), self.config.read_only)
+    }
+
+    /// The commands that exist right now, before the read-only filter.
+    fn all_commands(&self) -> Vec<CommandInfo<Command>> {
+        match &self.overlay {
             Some(Overlay::Help { .. }) => help_commands(),
             Some(Overlay::CommandLine(_)) => {
                 let mut list = command_line_commands();
@@ -452,8 +457,19 @@ impl App {
                 }
                 list
             }
-        };
-        permitted(list, self.config.read_only)
+        }
+    }
+
+    /// A key `--read-only` took away: which, so the operator is told
+    /// rather than nothing happening.
+    fn read_only_hidden(&self, key: &KeyEvent) -> Option<&'static str> {
+        if !self.config.read_only {
+            return None;
+        }
+        self.all_commands()
+            .into_iter()
+            .find(|info| info.mutating && info.bindings.iter().any(|k| k.matches(key)))
+            .map(|info| info.description)
     }
 
     /// What `?` shows: the current pane's commands, then the global ones,
@@ -557,6 +573,14 @@ impl App {
         self.status.key_pressed();
         if let Some(command) = keymap::find(&self.commands(), key) {
             return self.run(command);
+        }
+        let typing = matches!(self.overlay, Some(Overlay::CommandLine(_)))
+            || (self.overlay.is_none() && self.on_screen().captures_text());
+        if !typing && let Some(what) = self.read_only_hidden(key) {
+            self.status.notice(Failure::new(format!(
+                "read-only: \"{what}\" is disabled (the console was started with --read-only)"
+            )));
+            return Vec::new();
         }
         match &mut self.overlay {
             Some(Overlay::CommandLine(input)) => {

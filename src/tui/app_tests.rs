@@ -31,6 +31,14 @@ fn read_only_removes_mutating_commands_from_keys_help_and_footer() {
     for c in ['n', 'p', 'R', 'D'] {
         assert!(app.update(key(c)).is_empty(), "{c} does nothing");
         assert!(app.subs.modal.is_none(), "{c} opens nothing");
+        // ...but says why, instead of nothing happening.
+        let said = app
+            .status
+            .last_error
+            .clone()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(said.starts_with("read-only: "), "{c}: {said}");
     }
     assert!(app.subs.rows()[0].enabled);
     let keys: Vec<&str> = app.commands().iter().map(|command| command.keys).collect();
