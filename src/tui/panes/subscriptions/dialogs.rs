@@ -143,7 +143,7 @@ fn event_toggles(
 /// The edit dialog: URL, events, the diff and the typed short id.
 pub(super) fn draw_edit(frame: &mut Frame<'_>, area: Rect, form: &EditForm, theme: &Theme) {
     let title = format!("Edit subscription {}", form.short);
-    let inner = popup::open(frame, area, 86, 18, &title, theme);
+    let inner = popup::open(frame, area, 86, 20, &title, theme);
     text_field(
         frame,
         inner,
@@ -161,7 +161,7 @@ pub(super) fn draw_edit(frame: &mut Frame<'_>, area: Rect, form: &EditForm, them
     };
     let mut y = event_toggles(frame, inner, 2, &form.events, focused, theme) + 1;
     let diff = form.diff();
-    let lines: Vec<Line<'static>> = if diff.is_empty() {
+    let mut lines: Vec<Line<'static>> = if diff.is_empty() {
         vec![Line::from(Span::styled(
             "nothing changes yet · the id, secret and delivery history are kept",
             theme.style(Role::Muted),
@@ -171,7 +171,15 @@ pub(super) fn draw_edit(frame: &mut Frame<'_>, area: Rect, form: &EditForm, them
             .map(|line| Line::from(Span::styled(line, theme.style(Role::Warn))))
             .collect()
     };
-    // The change, wrapped in up to four rows.
+    if let Some((answers, passed)) = &form.check {
+        let role = if *passed { Role::Ok } else { Role::Error };
+        lines.extend(
+            answers
+                .iter()
+                .map(|answer| Line::from(Span::styled(answer.clone(), theme.style(role)))),
+        );
+    }
+    // The change (and the new URL's check), wrapped in up to four rows.
     let height = 4;
     if inner.height > y + height {
         let area = Rect {
@@ -187,6 +195,18 @@ pub(super) fn draw_edit(frame: &mut Frame<'_>, area: Rect, form: &EditForm, them
         frame,
         inner,
         y,
+        "Secret",
+        &form.secret,
+        Echo::Masked,
+        "optional: its secret, to check a new URL first (used once)",
+        form.focus == EditField::Secret,
+        theme,
+    );
+    y += 2;
+    text_field(
+        frame,
+        inner,
+        y,
         "Type id",
         &form.confirm,
         Echo::Plain,
@@ -194,7 +214,9 @@ pub(super) fn draw_edit(frame: &mut Frame<'_>, area: Rect, form: &EditForm, them
         form.focus == EditField::Confirm,
         theme,
     );
-    let status = if form.submitting {
+    let status = if form.checking {
+        Span::styled("checking the new URL…", theme.style(Role::Warn))
+    } else if form.submitting {
         Span::styled("updating…", theme.style(Role::Warn))
     } else if let Some(error) = &form.error {
         Span::styled(error.clone(), theme.style(Role::Error))

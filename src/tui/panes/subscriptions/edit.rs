@@ -1,12 +1,17 @@
 //! The edit dialog (`e`): a subscription's URL and events, changed with the
 //! id, secret and delivery history kept (a `PATCH`, as `earshot subs
 //! update`). The same rules as create (`api::validate`), the change shown
-//! as a diff, the short id typed to confirm.
+//! as a diff, the short id typed to confirm. With the subscription's
+//! secret typed, a new URL first gets the signed-duplicate check of a
+//! rotation (`subs update --secret-file`): no `PATCH` unless the new
+//! receiver accepts the subscription's signature and refuses a wrong one.
 
 use tui_input::Input;
 
 use crate::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
 use crate::api::validate::{self, UrlPolicy};
+use crate::history::rotation::CheckReport;
+use crate::redact::SecretString;
 use crate::tui::action::Effect;
 use crate::tui::app::Outcome;
 use crate::tui::widgets::input::cycle;
@@ -19,17 +24,20 @@ pub enum EditField {
     Url,
     /// One of the five event toggles, by index into `EventKind::ALL`.
     Event(usize),
+    /// The subscription's secret, optional: checks a new URL first.
+    Secret,
     Confirm,
 }
 
 impl EditField {
-    const ORDER: [EditField; 7] = [
+    const ORDER: [EditField; 8] = [
         EditField::Url,
         EditField::Event(0),
         EditField::Event(1),
         EditField::Event(2),
         EditField::Event(3),
         EditField::Event(4),
+        EditField::Secret,
         EditField::Confirm,
     ];
 
@@ -48,7 +56,13 @@ pub struct EditForm {
     pub url: Input,
     pub events: [bool; 5],
     pub focus: EditField,
+    pub secret: Input,
     pub confirm: Input,
+    /// The new URL's check is in flight.
+    pub checking: bool,
+    /// The new URL's check, when one ran: each answer's line, and whether
+    /// it passed.
+    pub check: Option<(Vec<String>, bool)>,
     pub submitting: bool,
     pub error: Option<String>,
 }
@@ -65,7 +79,10 @@ impl EditForm {
             url: Input::new(subscription.url.clone()),
             events,
             focus: EditField::Url,
+            secret: Input::default(),
             confirm: Input::default(),
+            checking: false,
+            check: None,
             submitting: false,
             error: None,
         }
@@ -130,14 +147,16 @@ impl EditForm {
     pub(crate) fn focused_input(&mut self) -> Option<&mut Input> {
         match self.focus {
             EditField::Url => Some(&mut self.url),
+            EditField::Secret => Some(&mut self.secret),
             EditField::Confirm => Some(&mut self.confirm),
             EditField::Event(_) => None,
         }
     }
 
-    /// `enter`: the rules, the typed short id, then the `PATCH`.
+    /// `enter`: the rules, the typed short id, the new URL's check when
+    /// the secret is given, then the `PATCH`.
     pub(crate) fn submit(&mut self, policy: UrlPolicy, out: &mut Outcome) {
-        if self.submitting {
+        if self.submitting || self.checking {
             return;
         }
         self.error = None;
@@ -164,6 +183,24 @@ impl EditForm {
             self.error = Some(format!("type {} exactly to update", self.short));
             return;
         }
+        let secret = self.secret.value().trim().to_owned();
+        if let Some(url) = &url
+            && !secret.is_empty()
+        {
+            self.checking = true;
+            self.check = None;
+            out.effects.push(Effect::CheckRotation {
+                id: self.id.clone(),
+                url: url.clone(),
+                new: SecretString::new(secret),
+                current: None,
+            });
+            return;
+        }
+        self.patch(url, events, out);
+    }
+
+    fn patch(&mut self, url: Option<String>, events: Option<Vec<EventKind>>, out: &mut Outcome) {
         self.submitting = true;
         out.effects.push(Effect::PatchSubscription {
             id: self.id.clone(),
@@ -173,6 +210,36 @@ impl EditForm {
                 ..SubscriptionPatch::default()
             },
         });
+    }
+
+    /// The new URL's check answered: a pass sends the `PATCH` (the short
+    /// id was typed before the check ran); anything else says why.
+    pub(crate) fn on_checked(&mut self, result: Result<CheckReport, String>, out: &mut Outcome) {
+        self.checking = false;
+        // The secret is used once, then forgotten.
+        self.secret = Input::default();
+        match result {
+            Ok(report) => {
+                let lines = report
+                    .answers
+                    .iter()
+                    .map(|answer| {
+                        let mark = if answer.ok { "✓" } else { "✗" };
+                        let with = answer.signed_with.replace("new secret", "its secret");
+                        format!("{mark} signed with {with}: {}", answer.verdict)
+                    })
+                    .collect();
+                self.check = Some((lines, report.passed));
+                if report.passed {
+                    let url = self.new_url().map(str::to_owned);
+                    let events = self.new_events();
+                    self.patch(url, events, out);
+                } else {
+                    self.error = Some("not updated: the new URL does not pass the check".into());
+                }
+            }
+            Err(why) => self.error = Some(format!("the new URL could not be checked: {why}")),
+        }
     }
 }
 
@@ -221,6 +288,46 @@ mod tests {
             }
             other => panic!("one PATCH, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn with_the_secret_a_new_url_is_checked_before_the_patch() {
+        let mut edit = form();
+        edit.url = Input::new("https://hooks.example.com/b".into());
+        edit.secret = Input::new("whsec_the_subscriptions_secret_0123456789".into());
+        edit.confirm = Input::new("db318dee".into());
+        let mut out = Outcome::default();
+        edit.submit(UrlPolicy::PublicHttps, &mut out);
+        match out.effects.as_slice() {
+            [
+                Effect::CheckRotation {
+                    url, new, current, ..
+                },
+            ] => {
+                assert_eq!(url, "https://hooks.example.com/b", "the new URL is probed");
+                assert_eq!(new.expose(), "whsec_the_subscriptions_secret_0123456789");
+                assert!(current.is_none());
+            }
+            other => panic!("the check first, got {other:?}"),
+        }
+        let report = |passed| CheckReport {
+            event_id: "evt-1".into(),
+            synthetic: false,
+            answers: Vec::new(),
+            passed,
+        };
+        let mut out = Outcome::default();
+        edit.on_checked(Ok(report(false)), &mut out);
+        assert!(out.effects.is_empty(), "no PATCH after a failed check");
+        assert!(edit.secret.value().is_empty(), "the secret is used once");
+        edit.secret = Input::new("whsec_the_subscriptions_secret_0123456789".into());
+        edit.submit(UrlPolicy::PublicHttps, &mut Outcome::default());
+        let mut out = Outcome::default();
+        edit.on_checked(Ok(report(true)), &mut out);
+        assert!(matches!(
+            out.effects.as_slice(),
+            [Effect::PatchSubscription { patch, .. }] if patch.url.as_deref() == Some("https://hooks.example.com/b")
+        ));
     }
 
     #[test]

@@ -71,13 +71,15 @@ impl SubscriptionsPane {
             }
             SubsResult::Created { result } => self.on_created(result, out),
             SubsResult::Rotated { id, result } => self.on_rotated(&id, result, out),
-            SubsResult::Checked { id, result } => {
-                if let Some(Modal::Rotate(dialog)) = &mut self.modal
-                    && dialog.id == id
-                {
+            SubsResult::Checked { id, result } => match &mut self.modal {
+                Some(Modal::Rotate(dialog)) if dialog.id == id => {
                     dialog.on_checked(result.map_err(|failure| failure.message));
                 }
-            }
+                Some(Modal::Edit(form)) if form.id == id => {
+                    form.on_checked(result.map_err(|failure| failure.message), out);
+                }
+                _ => {}
+            },
             SubsResult::Watched { id, report } => {
                 if let Some(Modal::Rotate(dialog)) = &mut self.modal
                     && dialog.id == id
