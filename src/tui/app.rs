@@ -349,6 +349,14 @@ impl App {
             }),
             Action::Health(result) => self.apply_from(Some(PaneId::Health), |app, out| {
                 app.health.on_result(result, out);
+                // The Subscriptions detail names the newest change too.
+                let changes = app
+                    .health
+                    .rows()
+                    .iter()
+                    .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
+                    .collect();
+                app.subs.set_changes(changes);
             }),
             // The store and a receiver of the operator's, not the platform.
             Action::Events(result) => self.apply(|app, out| app.events.on_result(result, out)),

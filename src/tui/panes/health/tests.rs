@@ -488,3 +488,27 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
             .any(|effect| matches!(effect, Effect::LoadIncidents { all: true, .. }))
     );
 }
+
+/// Issue 20: the newest change the board reads reaches the Subscriptions
+/// detail too.
+#[test]
+fn the_boards_newest_change_reaches_the_subscriptions_detail() {
+    use crate::history::report::LatestChange;
+    let mut app = app(false);
+    let seq = load_seq(&app.init());
+    let mut broken = row(BROKEN, 9);
+    broken.latest_change = Some(LatestChange {
+        action: "rotate".into(),
+        at: "2027-01-15T07:00:00Z".into(),
+        operator: "alice".into(),
+        detail: "secret version 3".into(),
+        at_ms: NOW_MS - 3_600_000,
+    });
+    app.update(Action::Health(HealthResult::Loaded {
+        seq,
+        result: Ok(board(vec![broken, row(FINE, 0)])),
+    }));
+    let change = app.subs.latest_change(BROKEN).map(|c| c.operator.clone());
+    assert_eq!(change.as_deref(), Some("alice"));
+    assert!(app.subs.latest_change(FINE).is_none());
+}

@@ -29,6 +29,7 @@ use super::super::widgets::table::TableState;
 use super::{Pane, PaneCommands};
 use crate::api::types::agents::{Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
+use crate::history::report::LatestChange;
 use crate::redact::SecretString;
 
 use commands::{
@@ -129,6 +130,8 @@ pub struct SubscriptionsPane {
     /// the view so the selection stays visible).
     pub(crate) table: TableState,
     pub include_disabled: bool,
+    /// The newest change to each subscription (`earshot changes`).
+    changes: Vec<(String, LatestChange)>,
     pub filter: Input,
     pub filter_editing: bool,
     pub view: View,
@@ -152,6 +155,7 @@ impl SubscriptionsPane {
             table: TableState::default(),
             include_disabled: true,
             filter: Input::default(),
+            changes: Vec::new(),
             filter_editing: false,
             view: View::Table,
             modal: None,
@@ -485,6 +489,19 @@ impl SubscriptionsPane {
             Some(Modal::Create(form)) if form.is_dirty() => form.confirm_discard = true,
             _ => self.modal = None,
         }
+    }
+
+    /// The newest change earshot made to each subscription, from the
+    /// incident-history store (the Health board's read hands them over).
+    pub(crate) fn set_changes(&mut self, changes: Vec<(String, LatestChange)>) {
+        self.changes = changes;
+    }
+
+    pub(crate) fn latest_change(&self, id: &str) -> Option<&LatestChange> {
+        self.changes
+            .iter()
+            .find(|(of, _)| of == id)
+            .map(|(_, change)| change)
     }
 
     /// `:sub ID`: the table filtered to `id` and, when one row is left,

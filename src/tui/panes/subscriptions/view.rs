@@ -316,6 +316,18 @@ fn draw_detail(
         fg,
     );
     field("secret version", &row.secret_version.to_string(), fg);
+    if let Some(change) = pane.latest_change(&row.id) {
+        let mut text = format!(
+            "{} {} by {}",
+            change.action,
+            change.at.replace('T', " ").trim_end_matches('Z'),
+            change.operator
+        );
+        if !change.detail.is_empty() {
+            text.push_str(&format!(" ({})", change.detail));
+        }
+        field("last change", &text, theme.style(Role::Warn));
+    }
     for (key, extra) in &row.extra {
         let shown = match extra {
             Value::String(text) => text.clone(),
