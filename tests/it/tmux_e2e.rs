@@ -104,7 +104,69 @@ fn the_demo_console_works_end_to_end_in_a_real_terminal() {
     subscription_lifecycle(&tmux);
     failed_delivery_detail(&tmux);
     events_follow_then_detail(&tmux);
+    rotation_waits_for_the_check(&tmux);
     quit_and_restore(&tmux);
+}
+
+/// Issue 20: the rotate dialog walks prepare → check, and with a receiver
+/// that refuses the new secret (the demo's Inbox holds only its own) it
+/// never offers apply: the short id typed and enter pressed again leave it
+/// at the check.
+fn rotation_waits_for_the_check(tmux: &Tmux) {
+    let screen = tmux.press("2", "the subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
+    });
+    let inbox = subscription_rows(&screen)
+        .into_iter()
+        .find(|row| {
+            row.split_whitespace()
+                .nth(1)
+                .is_some_and(|url| url.ends_with("/inbox"))
+        })
+        .and_then(|row| row.split_whitespace().next())
+        .unwrap_or_else(|| panic!("the Inbox's subscription:\n{screen}"))
+        .to_owned();
+    tmux.press(":", "the command line", |s| {
+        s.lines().any(|l| l.starts_with(":"))
+    });
+    tmux.type_text(&format!("sub {inbox}"));
+    tmux.press("Enter", "its detail", |s| {
+        s.contains(&format!("subscription {inbox}"))
+    });
+    tmux.press("Escape", "the table, its row alone", |s| {
+        subscription_rows(s).len() == 1
+    });
+    tmux.press("R", "step 1: prepare", |s| s.contains("step 1 of 4"));
+    tmux.press("Enter", "step 2 with the new secret shown", |s| {
+        s.contains("step 2 of 4") && s.contains("New secret: whsec_")
+    });
+    tmux.wait_for(
+        "the receiver refusing the new secret",
+        STEP_TIMEOUT * 3,
+        |s| {
+            // The sweep may need a moment to file a delivered event to probe
+            // with: check again until it answers.
+            if !s.contains("refused: the receiver does not accept") {
+                tmux.key("Enter");
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                return None;
+            }
+            Some(())
+        },
+    );
+    tmux.type_text(&inbox);
+    tmux.key("Enter");
+    tmux.wait_for("still at the check", STEP_TIMEOUT, |s| {
+        (s.contains("step 2 of 4") && !s.contains("step 3 of 4")).then_some(())
+    });
+    tmux.press("Escape", "the dialog closed", |s| {
+        !s.contains("Rotate secret")
+    });
+    tmux.press(":", "the command line", |s| {
+        s.lines().any(|l| l.starts_with(":"))
+    });
+    tmux.type_text("subs");
+    tmux.key("Enter");
 }
 
 /// The session column of the Events list's data rows, in order.
