@@ -111,7 +111,7 @@ fn the_demo_console_works_end_to_end_in_a_real_terminal() {
 /// Issue 20: the rotate dialog walks prepare → check, and with a receiver
 /// that refuses the new secret (the demo's Inbox holds only its own) it
 /// never offers apply: the short id typed and enter pressed again leave it
-/// at the check.
+/// at the check; only `S` goes on, to apply (in red) and then watch.
 fn rotation_waits_for_the_check(tmux: &Tmux) {
     let screen = tmux.press("2", "the subscription rows", |s| {
         title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
