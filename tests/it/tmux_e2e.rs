@@ -169,53 +169,60 @@ fn rotation_waits_for_the_check(tmux: &Tmux) {
     tmux.key("Enter");
 }
 
-/// The session column of the Events list's data rows, in order.
-fn event_sessions(screen: &str) -> Vec<String> {
-    screen
-        .lines()
-        .skip_while(|line| !line.starts_with("TIME UTC"))
-        .skip(1)
-        .filter_map(|line| {
-            let session = line.split_whitespace().nth(2)?;
-            (session.starts_with("ses_") || session.starts_with("call_"))
-                .then(|| session.trim_end_matches('…').to_owned())
-        })
-        .collect()
-}
-
 /// Issue 19: the Events list follows the newest event at the top; one row
 /// down it pauses, and as traffic flows the selection stays on its event
-/// (the title counts what arrived above); `enter` opens that event, not
-/// the one now on its row number, with its attempts per subscription.
+/// (the title counts what arrived above): `enter` opens the same event
+/// before and after rows arrived, not the one now on its row number, with
+/// its attempts per subscription.
 fn events_follow_then_detail(tmux: &Tmux) {
     tmux.press("8", "the Events list following the newest", |s| {
         title(s).trim_start().starts_with("Events")
             && title(s).contains("following the newest")
-            && event_sessions(s).len() >= 2
+            && s.lines()
+                .filter(|line| line.contains(" ses_") || line.contains(" call_"))
+                .count()
+                >= 2
     });
-    let screen = tmux.press("j", "the list paused", |s| title(s).contains("PAUSED"));
-    let aimed = event_sessions(&screen)[1].clone();
-    let (_, screen) = tmux.wait_for("new events above the paused row", STEP_TIMEOUT * 3, |s| {
-        title(s).contains("new above").then_some(())
+    tmux.press("j", "the list paused", |s| title(s).contains("PAUSED"));
+    // The event under the cursor, by opening it.
+    let screen = tmux.press("Enter", "an event's detail", |s| {
+        s.contains("per subscription") && opened_session(s).is_some()
     });
-    let arrived: usize = title(&screen)
-        .split("PAUSED, ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|count| count.parse().ok())
-        .unwrap_or(0);
-    assert!(arrived > 0, "{screen}");
-    // Rows arrived above it: the row number aimed at now shows another.
-    assert!(event_sessions(&screen).contains(&aimed), "{screen}");
-    tmux.press("Enter", "the event aimed at, with its attempts", |s| {
-        s.lines()
-            .any(|line| line.contains("session ") && line.contains(&aimed))
+    let aimed = opened_session(&screen).unwrap_or_default();
+    let screen = tmux.press("Escape", "back on the list, paused", |s| {
+        title(s).contains("PAUSED")
+    });
+    let before = new_above(&screen);
+    // Traffic flows: rows arrive above the paused row.
+    tmux.wait_for("new events above the paused row", STEP_TIMEOUT * 3, |s| {
+        (new_above(s) > before).then_some(())
+    });
+    tmux.press("Enter", "the same event, with its attempts", |s| {
+        opened_session(s).as_deref() == Some(aimed.as_str())
             && s.contains("per subscription")
             && s.contains("body (")
     });
     tmux.press("Escape", "back on the list", |s| {
         title(s).contains("PAUSED")
     });
+}
+
+/// The session of the event open in the Events pane.
+fn opened_session(screen: &str) -> Option<String> {
+    screen.lines().nth(2).and_then(|line| {
+        let rest = line.split("  session ").nth(1)?;
+        rest.split_whitespace().next().map(str::to_owned)
+    })
+}
+
+/// `PAUSED, n new above` in the Events title (0 without it).
+fn new_above(screen: &str) -> usize {
+    title(screen)
+        .split("PAUSED, ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Issue 11, item 8: 5,000 characters typed at once (a paste in a terminal
