@@ -156,8 +156,12 @@ fn rotation_waits_for_the_check(tmux: &Tmux) {
     );
     tmux.type_text(&inbox);
     tmux.key("Enter");
-    tmux.wait_for("still at the check", STEP_TIMEOUT, |s| {
-        (s.contains("step 2 of 4") && !s.contains("step 3 of 4")).then_some(())
+    // Enter ran the check again: it refuses again, and apply is not offered.
+    tmux.wait_for("still at the check, refused again", STEP_TIMEOUT, |s| {
+        (s.contains("step 2 of 4")
+            && s.contains("refused: the receiver does not accept")
+            && !s.contains("checking the receiver"))
+        .then_some(())
     });
     tmux.press("Escape", "the dialog closed", |s| {
         !s.contains("Rotate secret")
