@@ -5,8 +5,10 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
-//! - [`panes`]: the six panes (Subscriptions, Deliveries, Jobs,
-//!   Signatures, Probe, Inbox);
+//! - [`panes`]: the eight panes (Health, Subscriptions, Deliveries, Jobs,
+//!   Signatures, Probe, Inbox, Events);
+//! - `command_line`: the `:` commands, their hint and their help, from one
+//!   list;
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
 //! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
