@@ -314,9 +314,7 @@ impl EventsPane {
             ClearFilter => {
                 self.filter.clear();
                 self.query = EventQuery::default();
-                self.table.reset();
-                self.paused_at = None;
-                self.reload(out);
+                self.restart_list(out);
             }
             NextSubscription => {
                 let count = self.detail.as_ref().map_or(0, |d| d.subscriptions.len());
@@ -352,15 +350,33 @@ impl EventsPane {
         }
     }
 
-    /// At the top the view follows; anywhere else it pauses, remembering
-    /// the newest event at that moment.
+    /// At the top the view follows; anywhere else it pauses.
     fn follow_or_pause(&mut self) {
         if self.table.position() == 0 {
-            self.paused_at = None;
-            self.new_above = 0;
-        } else if self.paused_at.is_none() {
+            self.follow();
+        } else {
+            self.pause();
+        }
+    }
+
+    fn follow(&mut self) {
+        self.paused_at = None;
+        self.new_above = 0;
+    }
+
+    /// Stops following, remembering the newest event at that moment (what
+    /// arrives above it is counted).
+    fn pause(&mut self) {
+        if self.paused_at.is_none() {
             self.paused_at = self.rows.first().map(|row| row.event_id.clone());
         }
+    }
+
+    /// A new list (another filter): from the top, following, read now.
+    fn restart_list(&mut self, out: &mut Outcome) {
+        self.table.reset();
+        self.follow();
+        self.reload(out);
     }
 
     fn scroll(&mut self, to: Move) {
@@ -380,9 +396,7 @@ impl EventsPane {
         let Some(row) = self.selected() else { return };
         let id = row.event_id.clone();
         // The list keeps its place under the event while it is open.
-        if self.paused_at.is_none() {
-            self.paused_at = self.rows.first().map(|row| row.event_id.clone());
-        }
+        self.pause();
         self.detail = None;
         self.detail_of = Some(id.clone());
         self.detail_scroll.set(0);
@@ -413,10 +427,7 @@ impl EventsPane {
                 self.filter = typed;
                 self.filter_error = None;
                 self.mode = Mode::List;
-                self.table.reset();
-                self.paused_at = None;
-                self.new_above = 0;
-                self.reload(out);
+                self.restart_list(out);
             }
             Err(why) => self.filter_error = Some(why),
         }
@@ -589,8 +600,7 @@ impl EventsPane {
             .position(|row| Some(row.event_id.as_str()) == paused_at)
             .unwrap_or(0);
         if self.table.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
-            self.paused_at = None;
-            self.new_above = 0;
+            self.follow();
         }
     }
 }
