@@ -23,6 +23,14 @@ fn char_width(c: char) -> usize {
     width(c.encode_utf8(&mut buffer))
 }
 
+/// A time in Unix milliseconds as `HH:MM:SS` UTC (the clock the store's
+/// and the platform's times are shown in), `—` when out of range.
+pub fn utc_clock(ms: i64) -> String {
+    chrono::TimeZone::timestamp_millis_opt(&chrono::Utc, ms)
+        .single()
+        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
+}
+
 /// `text` cut to `width` display columns, ending in `…` when cut.
 pub fn fit(text: &str, width: usize) -> String {
     if self::width(text) <= width {

@@ -4,7 +4,6 @@
 //! and the re-send form. Reads state, changes nothing but the remembered
 //! scroll offsets.
 
-use chrono::{TimeZone, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::style::Style;
@@ -19,7 +18,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table::{self, Columns};
-use crate::tui::widgets::{fit, wrap_words};
+use crate::tui::widgets::{fit, utc_clock, wrap_words};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
@@ -171,7 +170,7 @@ fn list_row(row: &EventRow, selected: bool, outcome_w: usize, theme: &Theme) -> 
         style = style.patch(theme.selection());
     }
     Row::new(vec![
-        Line::from(clock(row.occurred_ms)),
+        Line::from(utc_clock(row.occurred_ms)),
         Line::from(fit(&row.event, usize::from(TYPE_W))),
         Line::from(fit(&row.session_id, usize::from(SESSION_W))),
         Line::from(outcomes),
@@ -186,13 +185,6 @@ fn state_style(state: EventState, theme: &Theme) -> Style {
         EventState::Recovered => Role::Ok,
         EventState::Delivered => Role::Fg,
     })
-}
-
-/// `HH:MM:SS` in UTC.
-fn clock(ms: i64) -> String {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
 }
 
 /// The event's page: summary, per subscription its attempts, headers,

@@ -5,7 +5,6 @@
 //! sessions, and the recover form. Reads state, changes nothing but the
 //! remembered scroll offsets.
 
-use chrono::{TimeZone, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
@@ -19,7 +18,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table::{self, Columns};
-use crate::tui::widgets::{fit, fit_url};
+use crate::tui::widgets::{fit, fit_url, utc_clock};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -214,7 +213,7 @@ fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -
     let mut text = format!(
         "   last change: {} {} by {}",
         change.action,
-        clock_of(change.at_ms),
+        utc_clock(change.at_ms),
         change.operator
     );
     if !change.detail.is_empty() {
@@ -341,7 +340,7 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
     let sessions = pane.sessions();
     let draw_row = |position: usize, selected: bool, error_w: usize| {
         let session = sessions.get(position)?;
-        let last = clock_of(session.last_failure_ms);
+        let last = utc_clock(session.last_failure_ms);
         let types = if session.event_types.is_empty() {
             "?".to_owned()
         } else {
@@ -437,8 +436,8 @@ fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &
             Line::from(incident.state.as_str()),
             Line::from(incident.missed.to_string()),
             Line::from(incident.recovered.to_string()),
-            Line::from(clock_of(incident.first_seen_ms)),
-            Line::from(clock_of(incident.last_seen_ms)),
+            Line::from(utc_clock(incident.first_seen_ms)),
+            Line::from(utc_clock(incident.last_seen_ms)),
             Line::from(fit(&incident.diagnosis, rest)),
         ];
         Some(Row::new(cells).style(style))
@@ -467,7 +466,7 @@ fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, th
         (Some(by), Some(at)) => lines.push(Line::from(Span::styled(
             format!(
                 " acknowledged by {by} {}{}",
-                clock_of(at),
+                utc_clock(at),
                 incident
                     .note
                     .as_deref()
@@ -495,13 +494,6 @@ fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, th
         };
         field::draw_prompt(frame, prompt, " note (enter acknowledges): ", note, theme);
     }
-}
-
-/// `HH:MM:SS` (UTC) of a time in milliseconds.
-fn clock_of(ms: i64) -> String {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
 }
 
 fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {
@@ -610,8 +602,8 @@ fn draw_preview(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &T
                     "would send {} events ({}), from {} to {}",
                     preview.to_send,
                     types.join(", "),
-                    preview.first_ms.map_or("—".into(), clock_of),
-                    preview.last_ms.map_or("—".into(), clock_of),
+                    preview.first_ms.map_or("—".into(), utc_clock),
+                    preview.last_ms.map_or("—".into(), utc_clock),
                 ),
                 theme.style(Role::Fg),
             ))];
