@@ -89,11 +89,7 @@ impl EditForm {
     }
 
     fn selected_events(&self) -> Vec<EventKind> {
-        EventKind::ALL
-            .into_iter()
-            .zip(self.events)
-            .filter_map(|(kind, on)| on.then_some(kind))
-            .collect()
+        super::form::ticked(self.events)
     }
 
     fn new_url(&self) -> Option<&str> {

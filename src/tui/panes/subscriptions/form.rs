@@ -137,11 +137,7 @@ impl CreateForm {
     }
 
     pub(crate) fn selected_events(&self) -> Vec<EventKind> {
-        EventKind::ALL
-            .into_iter()
-            .zip(self.events)
-            .filter_map(|(kind, on)| on.then_some(kind))
-            .collect()
+        ticked(self.events)
     }
 
     /// Re-checks after a change, once a create was attempted.
@@ -231,6 +227,16 @@ impl CreateForm {
 /// [`generate_secret`] with its error as text.
 pub(crate) fn fresh_secret() -> Result<String, String> {
     generate_secret().map_err(|error| error.to_string())
+}
+
+/// The events whose toggles are on, in `EventKind::ALL` order (the create
+/// and edit forms' five toggles).
+pub(super) fn ticked(toggles: [bool; 5]) -> Vec<EventKind> {
+    EventKind::ALL
+        .into_iter()
+        .zip(toggles)
+        .filter_map(|(kind, on)| on.then_some(kind))
+        .collect()
 }
 
 #[cfg(test)]
