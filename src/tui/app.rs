@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind};
 use tui_input::Input;
 
-use super::action::{Action, Effect, Failure, InboxResult};
+use super::action::{Action, Effect, Failure, HealthResult, InboxResult};
 use super::command::{
     Command, command_line_commands, confirm_commands, global_commands, help_commands,
     interrupt_command,
@@ -320,8 +320,10 @@ impl App {
                 }
                 if self.pane == PaneId::Events {
                     let mut out = Outcome::default();
-                    // The sweep files the attempts the Events list shows.
-                    let swept = self.health.on_tick(now, &mut out);
+                    // The sweep files the attempts the Events list shows
+                    // (the board it reads after each sweep is not needed
+                    // on a timer of its own here).
+                    let swept = self.health.sweep_if_due(now, &mut out);
                     if self.events.on_tick(now, &mut out) || swept {
                         self.dirty = true;
                     }
@@ -348,15 +350,18 @@ impl App {
                 app.probe.on_result(result, out);
             }),
             Action::Health(result) => self.apply_from(Some(PaneId::Health), |app, out| {
+                let board = matches!(result, HealthResult::Loaded { .. });
                 app.health.on_result(result, out);
-                // The Subscriptions detail names the newest change too.
-                let changes = app
-                    .health
-                    .rows()
-                    .iter()
-                    .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
-                    .collect();
-                app.subs.set_changes(changes);
+                if board {
+                    // The Subscriptions detail names the newest change too.
+                    let changes = app
+                        .health
+                        .rows()
+                        .iter()
+                        .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
+                        .collect();
+                    app.subs.set_changes(changes);
+                }
             }),
             // The store and a receiver of the operator's, not the platform.
             Action::Events(result) => self.apply(|app, out| app.events.on_result(result, out)),

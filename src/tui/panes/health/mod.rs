@@ -43,6 +43,11 @@ pub const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// sweep spends at most its small budget, one request when nothing is due).
 pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
 
+/// Whether `every` has passed since `last` (or nothing happened yet).
+fn due(last: Option<Instant>, every: Duration, at: Instant) -> bool {
+    last.is_none_or(|last| at.saturating_duration_since(last) >= every)
+}
+
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HealthCommand {
@@ -277,19 +282,22 @@ impl HealthPane {
     /// The clock, while the pane is on screen: reload every
     /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
     pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
-        let due = |last: Option<Instant>, every: Duration| {
-            last.is_none_or(|last| at.saturating_duration_since(last) >= every)
-        };
-        let mut changed = false;
-        if !self.sweeping && due(self.last_sweep_at, SWEEP_EVERY) {
-            self.sweep(out);
-            changed = true;
-        }
-        if !self.loading && due(self.last_load, RELOAD_EVERY) {
+        let swept = self.sweep_if_due(at, out);
+        let reloaded = !self.loading && due(self.last_load, RELOAD_EVERY, at);
+        if reloaded {
             self.reload(out);
-            changed = true;
         }
-        changed
+        swept || reloaded
+    }
+
+    /// Sweeps when [`SWEEP_EVERY`] has passed and none is running (the
+    /// Events pane keeps the sweep going this way); whether it started one.
+    pub(crate) fn sweep_if_due(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        if self.sweeping || !due(self.last_sweep_at, SWEEP_EVERY, at) {
+            return false;
+        }
+        self.sweep(out);
+        true
     }
 
     pub fn run(&mut self, command: HealthCommand, out: &mut Outcome) {
