@@ -146,16 +146,20 @@ pub fn plan_event(
     event_id: &str,
 ) -> Result<Plan, HistoryError> {
     let subscription = find_subscription(store, subscription_id)?;
-    let event =
-        events::get(store, event_id)?.ok_or_else(|| HistoryError::UnknownEvent(event_id.into()))?;
     Ok(Plan {
         subscription,
-        to_send: vec![event],
+        to_send: vec![observed_event(store, event_id)?],
         already_recovered: 0,
         interrupted: Vec::new(),
         not_observed: Vec::new(),
         out_of_scope: 0,
     })
+}
+
+/// The observer's copy of `event_id` (its exact bytes), or why there is
+/// none to send.
+pub fn observed_event(store: &Store, event_id: &str) -> Result<StoredEvent, HistoryError> {
+    events::get(store, event_id)?.ok_or_else(|| HistoryError::UnknownEvent(event_id.into()))
 }
 
 impl Plan {

@@ -321,9 +321,7 @@ pub async fn resend_event(
                 Ok(sent_line(sent, &plan.subscription.url))
             }
             ResendTarget::Url(url) => {
-                let event = crate::store::events::get(&store, &event_id)
-                    .map_err(failure)?
-                    .ok_or_else(|| failure(crate::history::HistoryError::UnknownEvent(event_id)))?;
+                let event = recover::observed_event(&store, &event_id).map_err(failure)?;
                 let http = recover::sender().map_err(failure)?;
                 let sent = recover::send_event(&http, &url, &secret, &event).await;
                 Ok(sent_line(&sent, &url))
@@ -413,9 +411,10 @@ pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, d
 /// How long the console watches a rotated subscription.
 const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// The staged rotation's check: the newest event the subscription was
-/// delivered (the observer's bytes), signed with the new, the current and
-/// a wrong secret.
+/// The signed-duplicate check of a receiver at `url` (the rotate dialog's,
+/// and the edit dialog's for a new URL): the newest event the subscription
+/// was delivered (the observer's bytes), signed with `new`, `current` when
+/// given and a wrong secret.
 pub async fn check_rotation(
     path: StorePath,
     id: String,
@@ -434,8 +433,9 @@ pub async fn check_rotation(
         .ok_or_else(|| {
             Failure::new(
                 "the store holds no event this subscription was delivered, so there is \
-                 nothing to probe with: run `earshot subs rotate ID --synthetic-probe` or \
-                 skip the check (S) knowing the risk",
+                 nothing to check the receiver with: let the observer (`earshot listen \
+                 --store`) and the sweep file one, or use `earshot subs rotate ID \
+                 --synthetic-probe`",
             )
         })?;
         crate::history::rotation::check(&url, &probe, &new, current.as_ref())

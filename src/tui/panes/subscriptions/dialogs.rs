@@ -510,7 +510,7 @@ fn check_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
             }
         }
         Some(Err(why)) => lines.push(Line::from(Span::styled(
-            why.clone(),
+            format!("{why} (S skips the check, knowing the risk)"),
             theme.style(Role::Error),
         ))),
         None => {}
