@@ -526,13 +526,7 @@ impl ChangeLog<'_> {
 
 /// Records a change in `store`, as the operator.
 pub(super) fn note_change(store: &Store, subscription_id: &str, action: &str, detail: String) {
-    let change = Change {
-        at_ms: crate::store::now_ms(),
-        operator: operator(),
-        subscription_id: Some(subscription_id.to_owned()),
-        action: action.to_owned(),
-        detail,
-    };
+    let change = Change::now(operator(), subscription_id, action, detail);
     if let Err(error) = changes::record(store, &change) {
         eprintln!("warning: the change was not recorded: {error}");
     }

@@ -22,6 +22,19 @@ pub struct Change {
     pub detail: String,
 }
 
+impl Change {
+    /// A change to `subscription_id` made now by `operator`.
+    pub fn now(operator: String, subscription_id: &str, action: &str, detail: String) -> Change {
+        Change {
+            at_ms: super::now_ms(),
+            operator,
+            subscription_id: Some(subscription_id.to_owned()),
+            action: action.to_owned(),
+            detail,
+        }
+    }
+}
+
 /// Records `change`.
 pub fn record(store: &Store, change: &Change) -> rusqlite::Result<()> {
     store.conn.execute(

@@ -392,13 +392,8 @@ pub async fn acknowledge(
 /// `earshot changes` and the Health board show it; a store that cannot be
 /// written is logged, and the change stands.
 pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, detail: String) {
-    let change = crate::store::changes::Change {
-        at_ms: store::now_ms(),
-        operator: incidents::operator(),
-        subscription_id: Some(subscription_id.to_owned()),
-        action: action.to_owned(),
-        detail,
-    };
+    let change =
+        crate::store::changes::Change::now(incidents::operator(), subscription_id, action, detail);
     let result = with_store(path, move |store| {
         crate::store::changes::record(store, &change).map_err(|error| error.to_string())
     })
