@@ -14,28 +14,9 @@ use earshot::store::Store;
 use earshot::store::writer::Writer;
 use serde_json::{Value, json};
 
-use crate::common::cli::listen_with_store;
+use crate::common::cli::{listen_with_store, post_signed};
 
 const SECRET: &str = "whsec_store_acks_0123456789abcdefghijklm";
-
-/// `body` signed now with [`SECRET`]: the status and the JSON answer.
-async fn post_signed(url: &str, body: &[u8]) -> (u16, Value) {
-    let header = earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), body);
-    let response = reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .unwrap()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("x-svc-signature", header)
-        .body(body.to_vec())
-        .timeout(Duration::from_secs(30))
-        .send()
-        .await
-        .expect("listen answers");
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
 
 /// Rows in `table` with `event_id` (0 when the table does not exist).
 fn rows_with_id(db: &Path, table: &str, event_id: &str) -> i64 {
@@ -113,12 +94,12 @@ async fn two_copies_under_a_held_lock(
     let body = session_event(event_id);
     let first = tokio::spawn({
         let (url, body) = (url.to_owned(), body.clone());
-        async move { post_signed(&url, &body).await }
+        async move { post_signed(&url, SECRET, &body).await }
     });
     tokio::time::sleep(Duration::from_millis(200)).await;
     let second = tokio::spawn({
         let url = url.to_owned();
-        async move { (post_signed(&url, &body).await, Instant::now()) }
+        async move { (post_signed(&url, SECRET, &body).await, Instant::now()) }
     });
     tokio::time::sleep(Duration::from_millis(600)).await;
     assert!(
@@ -177,7 +158,7 @@ async fn a_second_copy_is_not_acknowledged_when_the_first_copy_fails() {
     );
     assert_eq!(rows_with_id(&db, "events", id), 0);
     // The platform's retry, once the lock is free, is stored.
-    let retry = post_signed(&listener.url(), &session_event(id)).await;
+    let retry = post_signed(&listener.url(), SECRET, &session_event(id)).await;
     listener.stop().await;
     assert_eq!(retry.0, 200, "{retry:?}");
     assert_eq!(rows_with_id(&db, "events", id), 1);
@@ -244,7 +225,7 @@ async fn every_genuine_delivery_answered_2xx_is_in_the_store() {
     let mut acknowledged = 0;
     let mut lost = Vec::new();
     for (name, event_id, body, _) in &deliveries {
-        let (status, answer) = post_signed(&url, body.to_string().as_bytes()).await;
+        let (status, answer) = post_signed(&url, SECRET, body.to_string().as_bytes()).await;
         assert!(
             (200..300).contains(&status) || status >= 500,
             "{name}: a status the platform does not retry: {status} {answer}"

@@ -15,7 +15,7 @@ use earshot::store::events::ObservedEvent;
 use earshot::store::writer::Writer;
 
 use crate::bounded_files::{fifo, within_10s};
-use crate::common::cli::{earshot, listen_with_store, run, text};
+use crate::common::cli::{earshot, listen_with_store, post_signed, run, text};
 
 const SECRET: &str = "whsec-store-files-0123456789abcdefghijkl";
 
@@ -189,26 +189,6 @@ async fn a_store_with_a_damaged_index_is_refused_at_open_by_its_integrity_check(
     assert!(std::fs::read(&db).unwrap() == before, "the file changed");
 }
 
-/// POSTs a signed `session.started` event to `url`: the status.
-async fn post_event(url: &str, id: &str) -> u16 {
-    let body = event(id, Utc::now().timestamp_millis()).body;
-    let header = earshot::signature::sign(SECRET.as_bytes(), Utc::now().timestamp(), &body);
-    reqwest::Client::builder()
-        .no_proxy()
-        .build()
-        .unwrap()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("x-svc-signature", header)
-        .header("x-svc-event", "session.started")
-        .body(body)
-        .send()
-        .await
-        .expect("listen answers")
-        .status()
-        .as_u16()
-}
-
 #[tokio::test]
 async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
     let dir = tempfile::tempdir().unwrap();
@@ -224,7 +204,12 @@ async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
     drop(edit);
     let (mut child, url, lines) = listen_with_store(SECRET, &db);
 
-    let status = post_event(&url, "00000000-0000-4000-8000-000000000001").await;
+    let body = event(
+        "00000000-0000-4000-8000-000000000001",
+        Utc::now().timestamp_millis(),
+    )
+    .body;
+    let (status, _) = post_signed(&url, SECRET, &body).await;
     // The line reaches stderr after the answer: wait for it (10 s at most).
     let mut stderr = String::new();
     while let Ok(line) = lines.recv_timeout(std::time::Duration::from_secs(10)) {

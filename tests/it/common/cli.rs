@@ -232,3 +232,26 @@ pub fn listen_with_store(
     });
     (child, url, lines)
 }
+
+/// `body` POSTed to `url` signed now with `secret`: the status and the JSON
+/// answer (`Null` when it is not JSON).
+pub async fn post_signed(url: &str, secret: &str, body: &[u8]) -> (u16, serde_json::Value) {
+    let header = earshot::signature::sign(secret.as_bytes(), chrono::Utc::now().timestamp(), body);
+    let response = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+        .post(url)
+        .header("content-type", "application/json")
+        .header("x-svc-signature", header)
+        .body(body.to_vec())
+        .timeout(Duration::from_secs(30))
+        .send()
+        .await
+        .expect("listen answers");
+    let status = response.status().as_u16();
+    (
+        status,
+        response.json().await.unwrap_or(serde_json::Value::Null),
+    )
+}
