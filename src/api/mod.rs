@@ -26,12 +26,15 @@ use url::Url;
 use crate::redact::SecretString;
 use validate::{UrlPolicy, ValidationError};
 
+/// How many characters of an id [`short_id`] keeps.
+pub const SHORT_ID_LEN: usize = 8;
+
 /// The first eight characters of an id: what tables show, what commands
 /// accept as a prefix, and what the delete and rotate dialogs ask for.
 pub fn short_id(id: &str) -> &str {
     let end = id
         .char_indices()
-        .nth(8)
+        .nth(SHORT_ID_LEN)
         .map_or(id.len(), |(index, _)| index);
     &id[..end]
 }

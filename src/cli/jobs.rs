@@ -20,8 +20,8 @@ use super::output::{emit, print_json};
 use super::progress::Progress;
 use super::secret_arg;
 use super::{Connection, GlobalOptions, report};
-use crate::api::Client;
 use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
+use crate::api::{ApiError, Client};
 use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
 use crate::poll::watcher::{self, Command, WatchEvent};
 use crate::receiver::listen::{self, ListenConfig, Received};
@@ -159,7 +159,14 @@ pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 submit(&client, file, audio_url, webhook_url, webhook_auth, json).await
             }
             JobsCommand::Get { id, json } => {
-                let transcript = client.get_transcript(&id).await?;
+                let transcript =
+                    client
+                        .get_transcript(&id)
+                        .await
+                        .map_err(|error| match error.status() {
+                            Some(404) => ApiError::NotFound(not_found_message(&id)),
+                            _ => error,
+                        })?;
                 show(&transcript, json)
             }
             JobsCommand::Watch {
@@ -389,6 +396,19 @@ async fn watch(
     })
 }
 
+/// What a 404 for job `id` means: an unknown id, or a short one (the
+/// console's tables show 8 characters; the platform takes whole ids only).
+fn not_found_message(id: &str) -> String {
+    if id.chars().count() <= crate::api::SHORT_ID_LEN {
+        format!(
+            "job {id} not found (HTTP 404): the platform resolves whole ids only, and {id} \
+             looks like a short id from a table; copy the whole id (`y` in the console's Jobs pane)"
+        )
+    } else {
+        format!("job {id} not found (HTTP 404): no transcript with this id")
+    }
+}
+
 /// A 404 is final for a job: the platform does not know that id, and
 /// asking again will not change that. A job whose last poll got one leaves
 /// the watch, with an error row, and counts as not found.
@@ -409,8 +429,9 @@ async fn drop_if_not_found(
             json!({ "id": view.id, "status": null, "error": "not_found" }).to_string()
         } else {
             format!(
-                "{}  error: not found (HTTP 404): no transcript with this id; no longer watched",
-                view.id
+                "{}  error: {}; no longer watched",
+                view.id,
+                not_found_message(&view.id)
             )
         };
         emit_line(&line, json)?;

@@ -323,6 +323,8 @@ pub enum Effect {
     WatchJobs(Vec<String>),
     /// The jobs on screen: polled first.
     FocusJobs(Vec<String>),
+    /// Stop watching these jobs (the pane made room: they left the table).
+    UnwatchJobs(Vec<String>),
     /// Upload a file, create a transcript job from it and watch it.
     SubmitFile {
         path: std::path::PathBuf,
@@ -439,6 +441,7 @@ impl Effect {
                 | Effect::ReadCapture { .. }
                 | Effect::StartListener { .. }
                 | Effect::JobWebhook { .. }
+                | Effect::UnwatchJobs(..)
                 | Effect::LoadHealth { .. }
                 | Effect::LoadFailingSessions { .. }
                 | Effect::LoadKnownSessions

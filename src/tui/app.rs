@@ -378,14 +378,16 @@ impl App {
             Action::Inbox(result) => {
                 self.dirty = true;
                 let job_update = match &result {
-                    InboxResult::Received(received) => inbox::job_update(received),
+                    InboxResult::Received(received) => inbox::job_update(received)
+                        .map(|(id, status)| (id, status, received.status())),
                     InboxResult::Started { .. } => None,
                 };
                 let mut out = Outcome::default();
                 self.inbox.on_result(result, &mut out);
-                if let Some((id, status)) = job_update
+                if let Some((id, status, answered)) = job_update
                     && self.jobs.watches(&id)
                 {
+                    self.jobs.note_webhook(&id, answered);
                     out.effects.push(Effect::JobWebhook { id, status });
                 }
                 // The local receiver, not the platform.
@@ -710,9 +712,7 @@ impl App {
             }
             Typed::Job(id) => {
                 self.pane = PaneId::Jobs;
-                self.apply(|app, out| {
-                    app.jobs.add_ids(vec![id], out);
-                })
+                self.apply(|app, out| app.jobs.open_job(&id, out))
             }
         }
     }

@@ -92,7 +92,7 @@ pub const COMMANDS: [LineCommand; 8] = [
         usage: ":job ID",
         names: &["job"],
         argument: Some("ID"),
-        description: "watch a transcript job",
+        description: "a transcript job (a watched job's 8-character id works)",
         parse: |argument| argument.map(|id| Typed::Job(id.to_owned())),
     },
 ];

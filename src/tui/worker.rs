@@ -352,6 +352,13 @@ impl Worker {
                     });
                 }
             }
+            Effect::UnwatchJobs(ids) => {
+                if let Some(jobs) = &self.jobs {
+                    for id in ids {
+                        let _ = jobs.commands.send(WatchCommand::Remove { id });
+                    }
+                }
+            }
             Effect::FocusJobs(ids) => {
                 if let Some(jobs) = &self.jobs {
                     let _ = jobs.commands.send(WatchCommand::Focus(ids));
@@ -531,16 +538,30 @@ async fn submit_file(
         let submitted = std::time::Instant::now();
         let transcript = client.create_transcript(&request).await?;
         let known = Known::submitted_from_file(&path, submitted).await;
-        let _ = watcher.send(WatchCommand::AddKnown {
-            id: transcript.id.clone(),
-            known,
-        });
-        Ok(transcript)
+        Ok((transcript.id, known))
     }
     .await
-    .map(|transcript| transcript.id)
     .map_err(|error| Failure::from_api(&error));
-    let _ = tx.send(Action::Jobs(JobsResult::Submitted { result }));
+    // The pane holds the row before the watcher can report on it (it
+    // ignores reports on jobs it does not show).
+    let known = match result {
+        Ok((id, known)) => {
+            let _ = tx.send(Action::Jobs(JobsResult::Submitted {
+                result: Ok(id.clone()),
+            }));
+            (id, known)
+        }
+        Err(failure) => {
+            let _ = tx.send(Action::Jobs(JobsResult::Submitted {
+                result: Err(failure),
+            }));
+            return;
+        }
+    };
+    let _ = watcher.send(WatchCommand::AddKnown {
+        id: known.0,
+        known: known.1,
+    });
 }
 
 /// Starts the receiver, reports it, and forwards every request it answers

@@ -508,6 +508,26 @@ async fn an_unknown_subscription_exits_1_not_2() {
     harness.emulator.shutdown().await;
 }
 
+/// Issue 21: a job the platform does not know exits 1; a short id (what
+/// the console's tables show) is named as one, since only whole ids
+/// resolve.
+#[tokio::test]
+async fn an_unknown_job_exits_1_and_a_short_id_is_named_as_one() {
+    let harness = common::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let output = against_platform(home.path(), &harness.base, ["jobs", "get", "efe33b63"]).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("efe33b63 not found (HTTP 404)"), "{stderr}");
+    assert!(stderr.contains("whole ids only"), "{stderr}");
+    let whole = "efe33b63-0000-4000-8000-000000000000";
+    let output = against_platform(home.path(), &harness.base, ["jobs", "get", whole]).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("whole ids only"), "{stderr}");
+    harness.emulator.shutdown().await;
+}
+
 /// `earshot ARGS --url URL --api-key KEY` with a home of its own, to its
 /// end.
 async fn against_platform<S: AsRef<std::ffi::OsStr>>(

@@ -112,6 +112,25 @@ fn keep_end(text: &str, width: usize) -> String {
     format!("…{end}")
 }
 
+/// How a column of ids in 8 characters names each so that no two look
+/// alike: the first eight characters, or, when two distinct ids share
+/// those (agents numbered at the end, say), `…` and the last seven.
+pub fn distinct_short<'a>(ids: impl Iterator<Item = &'a str>) -> impl Fn(&str) -> String {
+    use std::collections::BTreeSet;
+    let distinct: BTreeSet<&str> = ids.collect();
+    let prefixes: BTreeSet<&str> = distinct.iter().map(|id| crate::api::short_id(id)).collect();
+    let by_tail = prefixes.len() < distinct.len();
+    move |id: &str| {
+        let chars = id.chars().count();
+        if by_tail && chars > 8 {
+            let tail: String = id.chars().skip(chars - 7).collect();
+            format!("…{tail}")
+        } else {
+            crate::api::short_id(id).to_owned()
+        }
+    }
+}
+
 /// `text` cut into lines of at most `width` display columns at spaces (a
 /// word longer than a line is cut where it must be; wide characters count
 /// two). Always at least one line.
@@ -161,7 +180,23 @@ fn wrap_with(options: textwrap::Options<'_>, text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Style, fit, width, wrap_words, wrapped};
+    use super::{Style, distinct_short, fit, width, wrap_words, wrapped};
+
+    #[test]
+    fn ids_sharing_their_first_eight_characters_are_named_by_their_end() {
+        let agents = [
+            "0000de30-0000-4000-8000-000000000001",
+            "0000de30-0000-4000-8000-000000000002",
+            "0000de30-0000-4000-8000-000000000002",
+        ];
+        let name = distinct_short(agents.iter().copied());
+        assert_eq!(name(agents[0]), "…0000001");
+        assert_eq!(name(agents[1]), "…0000002");
+        let apart = ["5d0c7e1a-0000", "9f2e0b3c-0000"];
+        let name = distinct_short(apart.iter().copied());
+        assert_eq!(name(apart[0]), "5d0c7e1a");
+        assert_eq!(width(&name(agents[0])), 8, "as wide as a short id");
+    }
 
     #[test]
     fn words_wrap_at_spaces_and_long_words_are_cut() {

@@ -73,6 +73,9 @@ pub struct JobRow {
     pub transcript: Option<Transcript>,
     /// The last poll failure, until a good answer.
     pub poll_error: Option<String>,
+    /// What the Inbox answered the job's pre-recorded webhook (the
+    /// platform's record says so too, once polled).
+    pub hook_received: Option<u16>,
 }
 
 impl JobRow {
@@ -82,7 +85,17 @@ impl JobRow {
             view: None,
             transcript: None,
             poll_error: None,
+            hook_received: None,
         }
+    }
+
+    /// The receiver's answer to the job's webhook: the platform's record,
+    /// else what the Inbox answered.
+    pub fn hook(&self) -> Option<u16> {
+        self.transcript
+            .as_ref()
+            .and_then(|transcript| transcript.webhook_status_code)
+            .or(self.hook_received)
     }
 
     pub fn status(&self) -> Option<&TranscriptStatus> {
@@ -180,8 +193,49 @@ impl JobsPane {
 
     /// Ids to watch from the start (the demo's jobs); `init` sends them.
     pub fn seed(&mut self, ids: Vec<String>) {
-        for id in ids {
-            self.insert(&id);
+        for (at, id) in ids.iter().enumerate() {
+            self.insert(id, at);
+        }
+    }
+
+    /// The Inbox answered `status` to a pre-recorded webhook for `id`.
+    pub(crate) fn note_webhook(&mut self, id: &str, status: u16) {
+        if let Some(row) = self.row_mut(id) {
+            row.hook_received = Some(status);
+        }
+    }
+
+    /// `:job ID`: opens the watched job whose id is `typed` or starts
+    /// with it (the table's 8-character ids work); a full id not watched
+    /// yet is added and opened.
+    pub(crate) fn open_job(&mut self, typed: &str, out: &mut Outcome) {
+        let matches: Vec<usize> = (0..self.rows.len())
+            .filter(|&index| self.rows[index].id.starts_with(typed))
+            .collect();
+        let exact = self.rows.iter().position(|row| row.id == typed);
+        let found = match (exact, matches.as_slice()) {
+            (Some(index), _) | (None, &[index]) => Some(index),
+            (None, []) if typed.len() > crate::api::SHORT_ID_LEN => {
+                self.add_ids(vec![typed.to_owned()], out);
+                self.rows.iter().position(|row| row.id == typed)
+            }
+            (None, []) => {
+                out.toast = Some(format!(
+                    "no watched job starts with {typed}: the platform needs the whole id"
+                ));
+                None
+            }
+            (None, several) => {
+                out.toast = Some(format!(
+                    "{} watched jobs start with {typed}: type more of the id",
+                    several.len()
+                ));
+                None
+            }
+        };
+        if let Some(index) = found {
+            self.table.select(index);
+            self.detail = true;
         }
     }
 
@@ -342,7 +396,10 @@ impl JobsPane {
     fn on_watch(&mut self, event: WatchEvent, out: &mut Outcome) {
         match event {
             WatchEvent::Changed { view, transcript } => {
-                let row = self.insert(&view.id);
+                // A job the pane made room by forgetting stays forgotten.
+                let Some(row) = self.row_mut(&view.id) else {
+                    return;
+                };
                 if let Some(transcript) = transcript {
                     row.poll_error = None;
                     row.transcript = Some(*transcript);
@@ -356,7 +413,9 @@ impl JobsPane {
                     "job {}: {message}",
                     crate::api::short_id(&id)
                 )));
-                let row = self.insert(&id);
+                let Some(row) = self.row_mut(&id) else {
+                    return;
+                };
                 row.poll_error = Some(message);
                 if let Some(view) = &mut row.view {
                     view.stale = true;
@@ -384,8 +443,13 @@ impl JobsPane {
         if fresh.is_empty() {
             return false;
         }
-        for id in &fresh {
-            self.insert(id);
+        let mut forgotten = Vec::new();
+        // Newest first; ids that came together keep their order.
+        for (at, id) in fresh.iter().enumerate() {
+            forgotten.extend(self.insert(id, at));
+        }
+        if !forgotten.is_empty() {
+            out.effects.push(Effect::UnwatchJobs(forgotten));
         }
         self.watch(fresh, out);
         true
@@ -402,39 +466,45 @@ impl JobsPane {
         out.effects.push(Effect::WatchJobs(ids));
     }
 
-    /// The row of `id`, added at the end when new.
-    fn insert(&mut self, id: &str) -> &mut JobRow {
-        let index = match self.rows.iter().position(|row| row.id == id) {
-            Some(index) => index,
-            None => {
-                if self.rows.len() >= ROWS_MAX {
-                    self.forget_oldest();
-                }
-                self.rows.push(JobRow::new(id.to_owned()));
-                self.rows.len() - 1
-            }
-        };
-        &mut self.rows[index]
+    fn row_mut(&mut self, id: &str) -> Option<&mut JobRow> {
+        self.rows.iter_mut().find(|row| row.id == id)
+    }
+
+    /// Adds `id` at row `at` (new jobs go on top) unless it is there; the
+    /// id of the job forgotten to make room, if one was.
+    fn insert(&mut self, id: &str, at: usize) -> Option<String> {
+        if self.rows.iter().any(|row| row.id == id) {
+            return None;
+        }
+        let forgotten = (self.rows.len() >= ROWS_MAX).then(|| self.forget_oldest());
+        let at = at.min(self.rows.len());
+        self.rows.insert(at, JobRow::new(id.to_owned()));
+        // The selection stays on its job, not on its row number.
+        let selected = self.table.position();
+        if self.rows.len() > 1 && at <= selected {
+            self.table.select(selected + 1);
+        }
+        forgotten
     }
 
     /// Makes room for a row: the oldest finished job goes (else the
     /// oldest), so the pane holds at most [`ROWS_MAX`] rows however long
-    /// jobs keep coming (the demo's traffic never stops).
-    fn forget_oldest(&mut self) {
-        let finished = self.rows.iter().position(|row| {
+    /// jobs keep coming (the demo's traffic never stops). Its id.
+    fn forget_oldest(&mut self) -> String {
+        let finished = self.rows.iter().rposition(|row| {
             matches!(
                 row.status(),
                 Some(TranscriptStatus::Completed | TranscriptStatus::Error)
             )
         });
-        let removed = finished.unwrap_or(0);
-        self.rows.remove(removed);
-        // The selection stays on its job, not on its row number.
+        let removed = finished.unwrap_or(self.rows.len() - 1);
+        let row = self.rows.remove(removed);
         let at = self.table.position();
         if removed < at {
             self.table.select(at - 1);
         }
         self.table.clamp(self.rows.len());
+        row.id
     }
 
     /// The ids the table shows (as the view will lay it out).

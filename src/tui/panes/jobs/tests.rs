@@ -144,6 +144,7 @@ fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
 #[test]
 fn a_failed_poll_marks_the_row_stale_with_its_message() {
     let mut app = jobs_app(false);
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["job1".into()])));
     watch(
         &mut app,
         WatchEvent::Changed {
@@ -317,11 +318,19 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     let max = super::ROWS_MAX;
     app.update(Action::Jobs(JobsResult::Discovered(vec!["running".into()])));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["watched".into()])));
-    // The operator's cursor is on "watched", the second row.
-    app.update(key('j'));
+    // Newest first: "watched" is on top, and the cursor stayed on
+    // "running"; the operator moves up to "watched".
+    assert_eq!(app.jobs.rows()[0].id, "watched");
+    app.update(key('k'));
+    let mut unwatched = Vec::new();
     for n in 0..max + 200 {
         let id = format!("job-{n}");
-        app.update(Action::Jobs(JobsResult::Discovered(vec![id.clone()])));
+        let effects = app.update(Action::Jobs(JobsResult::Discovered(vec![id.clone()])));
+        for effect in effects {
+            if let Effect::UnwatchJobs(ids) = effect {
+                unwatched.extend(ids);
+            }
+        }
         watch(
             &mut app,
             WatchEvent::Changed {
@@ -336,7 +345,19 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
         rows.iter().any(|row| row.id == "running"),
         "the unfinished job stays"
     );
-    assert_eq!(rows.last().map(|row| row.id.as_str()), Some("job-1199"));
+    assert_eq!(rows.first().map(|row| row.id.as_str()), Some("job-1199"));
+    assert_eq!(
+        unwatched.len(),
+        202,
+        "every forgotten job leaves the watcher too"
+    );
+    assert!(
+        unwatched
+            .iter()
+            .all(|id| !rows.iter().any(|row| &row.id == id)),
+        "only jobs the table no longer shows are unwatched"
+    );
+    assert_eq!(unwatched[0], "job-0", "the oldest finished job goes first");
     assert_eq!(
         app.jobs
             .selected_index()
@@ -364,4 +385,93 @@ fn enter_opens_a_job_and_y_copies_its_whole_id() {
     );
     app.update(press(KeyCode::Esc));
     assert!(!app.jobs.detail);
+}
+
+/// Issue 21: a job the pane forgot is gone for good; a late report of the
+/// watcher does not bring it back as an empty row.
+#[test]
+fn a_forgotten_job_does_not_come_back_as_an_empty_row() {
+    let mut app = jobs_app(false);
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["kept".into()])));
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: view("gone", Some(TranscriptStatus::Processing)),
+            transcript: None,
+        },
+    );
+    watch(
+        &mut app,
+        WatchEvent::PollFailed {
+            id: "gone-too".into(),
+            message: "HTTP 500".into(),
+        },
+    );
+    let ids: Vec<&str> = app.jobs.rows().iter().map(|row| row.id.as_str()).collect();
+    assert_eq!(ids, ["kept"]);
+}
+
+/// Issue 21: the ids the table shows (8 characters) open their job on the
+/// command line; an ambiguous or unknown short id says what to do.
+#[test]
+fn a_short_id_on_the_command_line_opens_the_watched_job() {
+    let mut app = jobs_app(false);
+    let ids = [
+        "efe33b63-0000-4000-8000-000000000001",
+        "abc00000-0000-4000-8000-000000000001",
+        "abc00000-0000-4000-8000-000000000002",
+    ];
+    app.update(Action::Jobs(JobsResult::Discovered(
+        ids.iter().map(|id| (*id).to_owned()).collect(),
+    )));
+    type_text(&mut app, ":job efe33b63");
+    let effects = app.update(press(KeyCode::Enter));
+    assert!(app.jobs.detail, "the job's record is open");
+    assert_eq!(app.jobs.selected().map(|row| row.id.as_str()), Some(ids[0]));
+    assert!(
+        !effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::WatchJobs(_))),
+        "nothing new to watch: {effects:?}"
+    );
+
+    app.update(press(KeyCode::Esc));
+    type_text(&mut app, ":job abc00000");
+    app.update(press(KeyCode::Enter));
+    assert!(!app.jobs.detail);
+    assert!(
+        app.toast
+            .as_ref()
+            .is_some_and(|toast| toast.text.contains("2 watched jobs")),
+        "{:?}",
+        app.toast
+    );
+
+    type_text(&mut app, ":job 12345678");
+    let effects = app.update(press(KeyCode::Enter));
+    assert!(
+        app.toast
+            .as_ref()
+            .is_some_and(|toast| toast.text.contains("whole id")),
+        "{:?}",
+        app.toast
+    );
+    assert!(
+        !effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::WatchJobs(_)))
+    );
+}
+
+/// Issue 21: a pre-recorded webhook the Inbox answered fills the job's
+/// HOOK before any poll says so.
+#[test]
+fn a_webhook_the_inbox_answered_fills_the_jobs_hook() {
+    let mut app = jobs_app(false);
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
+    assert_eq!(app.jobs.rows()[0].hook(), None);
+    app.jobs.note_webhook("job-1", 200);
+    app.jobs.note_webhook("not-watched", 200);
+    assert_eq!(app.jobs.rows()[0].hook(), Some(200));
+    assert_eq!(app.jobs.rows().len(), 1);
 }

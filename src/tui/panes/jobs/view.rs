@@ -95,9 +95,14 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
         ),
         line(
             "webhook answer",
-            transcript
-                .and_then(|t| t.webhook_status_code)
-                .map_or("—".into(), |code| code.to_string()),
+            match (
+                transcript.and_then(|t| t.webhook_status_code),
+                row.hook_received,
+            ) {
+                (Some(code), _) => code.to_string(),
+                (None, Some(code)) => format!("{code} (answered by the Inbox)"),
+                (None, None) => "—".into(),
+            },
             fg,
         ),
     ];
@@ -306,9 +311,10 @@ fn table_row(
     now: Tick,
     theme: &Theme,
 ) -> Row<'static> {
+    // Added, not polled yet (the budget decides when).
     let status = row
         .status()
-        .map_or("unknown", TranscriptStatus::as_str)
+        .map_or("awaiting poll", TranscriptStatus::as_str)
         .to_owned();
     let status = if row.stale() {
         format!("{status} stale")
@@ -329,11 +335,7 @@ fn table_row(
     let processing = view.map_or("—".into(), |view| {
         span(view.processing_since, view.finished_at, now)
     });
-    let hook = row
-        .transcript
-        .as_ref()
-        .and_then(|transcript| transcript.webhook_status_code)
-        .map_or("—".to_owned(), |code| code.to_string());
+    let hook = row.hook().map_or("—".to_owned(), |code| code.to_string());
     let cells = vec![
         Line::from(short_id(&row.id).to_owned()),
         Line::from(fit(&status, usize::from(STATUS_W))),

@@ -16,7 +16,7 @@ use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 pub use crate::tui::widgets::table::scroll_offset;
-use crate::tui::widgets::{fit, fit_url};
+use crate::tui::widgets::{distinct_short, fit, fit_url};
 
 /// Draws the pane in `area`.
 pub fn draw(
@@ -139,6 +139,8 @@ fn draw_table(
     let url_w = rest * 11 / 20;
     let events_w = rest - url_w;
 
+    // Agents whose ids share a beginning are told apart by their end.
+    let agent_name = distinct_short(pane.rows().iter().filter_map(|row| row.agent_id.as_deref()));
     let rows = window.filter_map(|position| {
         let row = pane.visible_row(position)?;
         Some(table_row(
@@ -146,6 +148,7 @@ fn draw_table(
             pane.is_pending(&row.id),
             selected == Some(position),
             (usize::from(url_w), usize::from(events_w)),
+            &agent_name,
             theme,
         ))
     });
@@ -199,6 +202,7 @@ fn table_row(
     pending: bool,
     selected: bool,
     (url_w, events_w): (usize, usize),
+    agent_name: &dyn Fn(&str) -> String,
     theme: &Theme,
 ) -> Row<'static> {
     let state = if pending {
@@ -208,10 +212,7 @@ fn table_row(
     } else {
         "paused"
     };
-    let agent = row
-        .agent_id
-        .as_deref()
-        .map_or("any".to_owned(), |agent| short_id(agent).to_owned());
+    let agent = row.agent_id.as_deref().map_or("any".to_owned(), agent_name);
     let state_style = if !row.enabled {
         theme.style(Role::Warn)
     } else {
