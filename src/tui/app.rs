@@ -555,7 +555,11 @@ impl App {
 
     /// The pane on screen.
     fn on_screen(&self) -> &dyn Pane {
-        match self.pane {
+        self.pane_ref(self.pane)
+    }
+
+    fn pane_ref(&self, id: PaneId) -> &dyn Pane {
+        match id {
             PaneId::Health => &self.health,
             PaneId::Subscriptions => &self.subs,
             PaneId::Deliveries => &self.deliveries,
@@ -740,7 +744,10 @@ impl App {
     }
 
     fn quit_or_ask(&mut self) -> Vec<Effect> {
-        if self.subs.is_dirty() {
+        if PaneId::ALL
+            .into_iter()
+            .any(|id| self.pane_ref(id).holds_typed_input())
+        {
             self.overlay = Some(Overlay::ConfirmQuit);
             return Vec::new();
         }

@@ -9,6 +9,7 @@ use crate::api::types::prerecorded::TranscriptStatus;
 use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, Failure, JobsResult, SubsResult};
 use crate::tui::app::{App, AppConfig, Connection, Overlay};
+use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
@@ -105,6 +106,29 @@ fn quitting_with_a_dirty_form_asks_first() {
 
     app.update(ctrl_c);
     assert!(matches!(app.update(key('y')).as_slice(), [Effect::Quit]));
+}
+
+/// Issue 21: `q` on a pane whose fields hold what the operator typed
+/// (edit mode left with esc) asks before quitting; an empty pane quits.
+#[test]
+fn q_asks_before_dropping_text_typed_into_another_panes_fields() {
+    let mut empty = app(false);
+    empty.update(Action::Run(Command::GoTo(PaneId::Signatures)));
+    assert!(matches!(empty.update(key('q')).as_slice(), [Effect::Quit]));
+
+    let mut app = app(false);
+    app.update(Action::Run(Command::GoTo(PaneId::Signatures)));
+    app.update(press(KeyCode::Enter));
+    assert!(app.sigs.editing, "enter edits the form");
+    app.update(key('t'));
+    app.update(press(KeyCode::Esc));
+    assert!(!app.sigs.editing);
+    app.update(Action::Run(Command::GoTo(PaneId::Health)));
+    assert!(app.update(key('q')).is_empty(), "asks first");
+    assert!(matches!(app.overlay, Some(Overlay::ConfirmQuit)));
+    app.update(key('n'));
+    assert!(!app.quit);
+    assert_eq!(app.sigs.header.value(), "t", "the typed text survived");
 }
 
 #[test]

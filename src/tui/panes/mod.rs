@@ -38,6 +38,11 @@ pub trait Pane {
     fn type_key(&mut self, key: &KeyEvent);
     /// Pasted text, for the field with the keyboard.
     fn paste(&mut self, pasted: &str);
+    /// Text the operator typed would be lost if the console quit now
+    /// (`q` asks first).
+    fn holds_typed_input(&self) -> bool {
+        false
+    }
 }
 
 /// A pane, in tab order.

@@ -383,6 +383,12 @@ impl PaneCommands for ProbePane {
 }
 
 impl Pane for ProbePane {
+    /// The instruction (the file field may hold the demo's sample, and a
+    /// path is quick to type again).
+    fn holds_typed_input(&self) -> bool {
+        !self.instruction.value().is_empty()
+    }
+
     fn allows_global(&self) -> bool {
         !self.editing
     }

@@ -528,6 +528,18 @@ impl Pane for SignaturesPane {
         !self.editing
     }
 
+    fn holds_typed_input(&self) -> bool {
+        [
+            &self.header,
+            &self.body,
+            &self.current,
+            &self.previous,
+            &self.receiver,
+        ]
+        .iter()
+        .any(|field| !field.value().is_empty())
+    }
+
     fn captures_text(&self) -> bool {
         self.editing
     }

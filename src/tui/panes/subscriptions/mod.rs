@@ -566,6 +566,10 @@ impl PaneCommands for SubscriptionsPane {
 }
 
 impl Pane for SubscriptionsPane {
+    fn holds_typed_input(&self) -> bool {
+        self.is_dirty()
+    }
+
     /// Whether the global commands (pane switching, `q`, `:` …) apply.
     fn allows_global(&self) -> bool {
         matches!(self.mode(), Mode::Table | Mode::Detail)
