@@ -129,3 +129,37 @@ fn health_recover_form_masks_the_secret() {
     assert!(!screen.contains("visible_nowhere"), "the secret is masked");
     snapshot("health_recover", &app);
 }
+
+/// Issue 21, item 5: free width goes to the URL and the diagnosis; a wide
+/// terminal shows the whole URL and more of the diagnosis than a narrow
+/// one, and every cut ends in `…`.
+#[test]
+fn a_wide_terminal_gives_the_url_and_the_diagnosis_the_room() {
+    let app = board();
+    let wide = render(&app, (200, 20));
+    let wide_row = wide
+        .backend()
+        .to_string()
+        .lines()
+        .find(|line| line.contains("1a2b3c4d"))
+        .expect("the broken row")
+        .to_owned();
+    assert!(
+        wide_row.contains("https://hooks.example.com/voice "),
+        "the whole URL: {wide_row}"
+    );
+    assert!(wide_row.contains("has another secret"), "{wide_row}");
+    let narrow = render(&app, (80, 24));
+    let narrow_row = narrow
+        .backend()
+        .to_string()
+        .lines()
+        .find(|line| line.contains("1a2b3c4d"))
+        .expect("the broken row")
+        .to_owned();
+    assert!(
+        narrow_row.trim_end_matches('"').trim_end().ends_with('…'),
+        "a cut says so: {narrow_row}"
+    );
+    assert!(!narrow_row.contains("has another secret"), "{narrow_row}");
+}

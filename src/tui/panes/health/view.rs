@@ -18,7 +18,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table::{self, Columns};
-use crate::tui::widgets::{fit, fit_url, utc_clock};
+use crate::tui::widgets::{fit, fit_url, utc_clock, width};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -102,7 +102,8 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
 const SUB_W: u16 = 9;
 const COUNT_W: u16 = 6;
 const TIME_W: u16 = 8;
-const URL_W: u16 = 28;
+/// Enough for `…0.0.1:38915`: which receiver it is.
+const URL_MIN_W: u16 = 14;
 
 fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
     if pane.rows().is_empty() {
@@ -123,8 +124,7 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         Constraint::Min(0),
     ])
     .areas(area);
-    // A narrow terminal gives the URL less room, so the diagnosis shows.
-    let url_w = if board.width < 100 { URL_W / 2 } else { URL_W };
+    let url_w = url_width(board.width, pane.rows());
     let columns = Columns {
         header: &[
             "SUB",
@@ -154,6 +154,20 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     if let Some(row) = pane.selected() {
         draw_failures(frame, below, row, theme);
     }
+}
+
+/// The URL column: as wide as the longest URL when the diagnosis keeps
+/// three fifths of the free width, else two fifths of it, and never
+/// under [`URL_MIN_W`] (the host's end and the port).
+fn url_width(board_width: u16, rows: &[SubscriptionHealth]) -> u16 {
+    let fixed = SUB_W + 4 * COUNT_W + TIME_W + 8;
+    let free = board_width.saturating_sub(fixed);
+    let longest = rows
+        .iter()
+        .map(|row| u16::try_from(width(&row.url)).unwrap_or(u16::MAX))
+        .max()
+        .unwrap_or(URL_MIN_W);
+    longest.min(free * 2 / 5).max(URL_MIN_W)
 }
 
 fn board_row(
