@@ -532,3 +532,70 @@ fn the_demo_keeps_its_store_private_and_removes_it_on_sigterm_and_at_the_next_st
         Vec::<std::path::PathBuf>::new()
     );
 }
+
+/// Issue 21, done-when: `earshot demo --theme light` starts (a global flag
+/// after the subcommand); at 80×24 a Health row still shows its receiver's
+/// port; `:sub ID` opens that subscription; `enter` on a job shows its
+/// record.
+#[test]
+fn a_light_demo_at_80x24_shows_ports_and_opens_by_id() {
+    let mut tmux = Tmux::new();
+    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
+    tmux.start_sized(
+        &format!(
+            "sh -c '{} demo --theme light; echo \"EXIT:$?\"; sleep 60'",
+            binary.replace('\'', r"'\''")
+        ),
+        (80, 24),
+    );
+    let port = |line: &str| {
+        line.split(':').skip(1).any(|after| {
+            let digits = after.chars().take_while(char::is_ascii_digit).count();
+            (4..=5).contains(&digits)
+        })
+    };
+    tmux.wait_for("Health rows showing ports", START_TIMEOUT, |screen| {
+        let rows: Vec<&str> = screen
+            .lines()
+            .skip_while(|line| !line.starts_with("SUB"))
+            .skip(1)
+            .take_while(|line| !line.trim().is_empty())
+            .collect();
+        (screen.lines().next().unwrap_or_default().contains("DEMO")
+            && !rows.is_empty()
+            && rows.iter().all(|row| port(row)))
+        .then_some(())
+    });
+
+    // At 80 columns the URL column keeps the host and port, not the scheme.
+    let first_id = |s: &str| {
+        s.lines().skip(3).find_map(|line| {
+            let id = line.split_whitespace().next()?;
+            (id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit())).then(|| id.to_owned())
+        })
+    };
+    let screen = tmux.press("2", "subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && first_id(s).is_some()
+    });
+    let id = first_id(&screen).expect("a subscription id");
+    tmux.press("1", "the Health board", |s| {
+        title(s).trim_start().starts_with("Health")
+    });
+    tmux.key(":");
+    tmux.type_text(&format!("sub {id}"));
+    tmux.press("Enter", "that subscription's detail", |s| {
+        title(s).trim_start().starts_with("Subscriptions")
+            && s.contains(&id)
+            && detail_value(s, "secret version").is_some()
+    });
+
+    tmux.press("4", "job rows", |s| {
+        title(s).trim_start().starts_with("Jobs") && s.contains("JOB")
+    });
+    tmux.press("Enter", "the job's record", |s| {
+        detail_value(s, "polls it cost").is_some() && detail_value(s, "job").is_some()
+    });
+    tmux.press("Escape", "back to the table", |s| s.contains("JOB "));
+    tmux.key("q");
+    tmux.wait_text("EXIT:0");
+}

@@ -61,7 +61,12 @@ impl Tmux {
 
     /// Starts `shell_command` in a detached 120×40 session.
     pub fn start(&mut self, shell_command: &str) {
-        let (width, height) = (WIDTH.to_string(), HEIGHT.to_string());
+        self.start_sized(shell_command, (WIDTH, HEIGHT));
+    }
+
+    /// Starts `shell_command` in a detached session of `(width, height)`.
+    pub fn start_sized(&mut self, shell_command: &str, (width, height): (u16, u16)) {
+        let (width, height) = (width.to_string(), height.to_string());
         self.run(&[
             "new-session",
             "-d",
