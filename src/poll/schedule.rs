@@ -20,7 +20,7 @@ use model::{DurationModel, Estimate};
 use probe::LimitProbe;
 
 pub use config::SchedulerConfig;
-pub use view::{JobView, Pause};
+pub use view::{JobView, Pause, Spent};
 
 mod cadence;
 mod config;
@@ -246,6 +246,10 @@ pub struct Scheduler {
     reschedules: u64,
     account_bucket: TokenBucket,
     account_log: SlidingWindow,
+    /// [`view::Spent`]'s logs, over the account window.
+    spent_on_screen: SlidingWindow,
+    spent_off_screen: SlidingWindow,
+    spent_other: SlidingWindow,
     pause_until: Option<Tick>,
     pause_started: Option<Tick>,
     /// The current pause length; `None` after a good answer.
@@ -296,6 +300,9 @@ impl Scheduler {
             fresh_sum: 0.0,
             reschedules: 0,
             account_bucket,
+            spent_on_screen: account_log.clone(),
+            spent_off_screen: account_log.clone(),
+            spent_other: account_log.clone(),
             account_log,
             pause_until: None,
             pause_started: None,
@@ -537,6 +544,11 @@ impl Scheduler {
             let Some(job) = slot_job(&mut self.jobs, slot) else {
                 continue;
             };
+            if job.focused {
+                self.spent_on_screen.record(now);
+            } else {
+                self.spent_off_screen.record(now);
+            }
             job.ready = None;
             job.limiter.record(now);
             job.sent_count = count;
@@ -557,6 +569,7 @@ impl Scheduler {
         self.advance(now);
         self.account_bucket.try_take(now);
         self.account_log.record(now);
+        self.spent_other.record(now);
     }
 
     /// Puts jobs held for a probe's answer back in line.

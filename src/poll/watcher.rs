@@ -11,7 +11,9 @@ use tokio::task::JoinHandle;
 
 use super::Tick;
 use super::hints::{self, Known};
-use super::schedule::{Decision, JobHint, JobView, Pause, PollOutcome, Scheduler, SchedulerConfig};
+use super::schedule::{
+    Decision, JobHint, JobView, Pause, PollOutcome, Scheduler, SchedulerConfig, Spent,
+};
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::api::{ApiError, Client};
 
@@ -36,8 +38,13 @@ pub enum WatchEvent {
     Resumed,
     /// Every watched job is `completed` or `error`.
     AllDone,
-    /// Requests used of the account share in its window, after each answer.
-    Budget { used: u32, budget: u32 },
+    /// Requests used of the account share in its window, after each
+    /// answer, and what spent them.
+    Budget {
+        used: u32,
+        budget: u32,
+        spent: Spent,
+    },
 }
 
 /// What a front end tells the watcher.
@@ -214,8 +221,7 @@ async fn run(
                 }
                 Some(Command::OtherRequest) => {
                     scheduler.record_other_request(now());
-                    let (used, budget) = scheduler.budget_used(now());
-                    let _ = events.send(WatchEvent::Budget { used, budget });
+                    let _ = events.send(budget_event(&scheduler, now()));
                 }
                 Some(Command::Webhook { id, status: TranscriptStatus::Error }) => {
                     // The push says it failed, not why: one GET for the
@@ -264,8 +270,7 @@ async fn run(
                     };
                     let _ = events.send(event);
                 }
-                let (used, budget) = scheduler.budget_used(now());
-                let _ = events.send(WatchEvent::Budget { used, budget });
+                let _ = events.send(budget_event(&scheduler, now()));
             },
             () = sleep => {
                 if paused && matches!(scheduler.pause_at(now()), Pause::None) {
@@ -302,5 +307,15 @@ fn classify(
             };
             (outcome, None, Some(message))
         }
+    }
+}
+
+/// The account share as of `now`.
+fn budget_event(scheduler: &Scheduler, now: Tick) -> WatchEvent {
+    let (used, budget) = scheduler.budget_used(now);
+    WatchEvent::Budget {
+        used,
+        budget,
+        spent: scheduler.spent(now),
     }
 }

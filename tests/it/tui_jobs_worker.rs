@@ -31,6 +31,7 @@ async fn a_submitted_file_is_uploaded_created_and_watched_to_the_end() {
     worker.start(Effect::SubmitFile { path });
 
     let (mut uploading, mut budget, mut completed) = (false, false, false);
+    let mut last_spent = None;
     tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(action) = rx.recv().await {
             match action {
@@ -40,8 +41,18 @@ async fn a_submitted_file_is_uploaded_created_and_watched_to_the_end() {
                     worker.start(Effect::WatchJobs(vec![id.clone()]));
                     worker.start(Effect::FocusJobs(vec![id]));
                 }
-                Action::Jobs(JobsResult::Watch(WatchEvent::Budget { used, budget: of })) => {
+                Action::Jobs(JobsResult::Watch(WatchEvent::Budget {
+                    used,
+                    budget: of,
+                    spent,
+                })) => {
                     assert!(used >= 1 && of == 2_000, "{used}/{of}");
+                    assert_eq!(
+                        spent.on_screen + spent.off_screen + spent.other,
+                        used,
+                        "every request of the share has a spender: {spent:?}"
+                    );
+                    last_spent = Some(spent);
                     budget = true;
                 }
                 Action::Jobs(JobsResult::Watch(WatchEvent::Changed { view, .. }))
@@ -59,6 +70,12 @@ async fn a_submitted_file_is_uploaded_created_and_watched_to_the_end() {
     assert!(uploading, "upload progress was reported");
     assert!(budget, "the budget was reported");
     assert!(completed, "the job completed");
+    let spent = last_spent.expect("a breakdown");
+    assert_eq!(spent.other, 2, "the upload and the creation: {spent:?}");
+    assert!(
+        spent.on_screen + spent.off_screen >= 1,
+        "the job was polled: {spent:?}"
+    );
 }
 
 /// The console's own submissions count against the account budget its

@@ -6,6 +6,18 @@ use std::time::Duration;
 use super::{JobProblem, Progress, Scheduler, Tick, duration, secs};
 use crate::api::types::prerecorded::TranscriptStatus;
 
+/// The account share's requests in its window, by what sent them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Polls of the jobs the front end shows (its focus).
+    pub on_screen: u32,
+    /// Polls of every other watched job.
+    pub off_screen: u32,
+    /// The front end's own requests: uploads, job creations, the record
+    /// fetched after a webhook said `error`.
+    pub other: u32,
+}
+
 /// A job as the scheduler sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobView {
@@ -105,6 +117,15 @@ impl Scheduler {
     /// Requests counted in the last account window, and the share.
     pub fn budget_used(&self, now: Tick) -> (u32, u32) {
         (self.account_log.count(now), self.config.account_budget)
+    }
+
+    /// What spent the account share in its window.
+    pub fn spent(&self, now: Tick) -> Spent {
+        Spent {
+            on_screen: self.spent_on_screen.count(now),
+            off_screen: self.spent_off_screen.count(now),
+            other: self.spent_other.count(now),
+        }
     }
 
     /// Every job is `completed` or `error` (or there is none).

@@ -118,6 +118,11 @@ pub(super) fn jobs_app() -> App {
         WatchEvent::Budget {
             used: 412,
             budget: 2000,
+            spent: earshot::poll::schedule::Spent {
+                on_screen: 380,
+                off_screen: 30,
+                other: 2,
+            },
         },
     );
     app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
@@ -149,6 +154,17 @@ fn jobs_paused_banner() {
     watch(&mut app, WatchEvent::Resumed);
     let screen = cells(&render(&app, (80, 24)));
     assert!(!screen.contains("polling paused"), "{screen}");
+}
+
+/// Issue 21, item 6: `b` shows what spent the request budget.
+#[test]
+fn jobs_budget_breakdown() {
+    let mut app = jobs_app();
+    keys(&mut app, "b");
+    snapshot("jobs_budget", &app);
+    keys(&mut app, "b");
+    let screen = cells(&render(&app, (120, 40)));
+    assert!(!screen.contains("polls on screen"), "{screen}");
 }
 
 #[test]

@@ -22,6 +22,15 @@ pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo<JobsCommand>> {
     };
     commands.push(
         CommandInfo::new(
+            "b",
+            "what spent the request budget (last 5 min)",
+            keys![Key::char('b')],
+            J::Breakdown,
+        )
+        .quick_as("budget"),
+    );
+    commands.push(
+        CommandInfo::new(
             "a",
             "watch job ids (comma or space separated)",
             keys![Key::char('a')],

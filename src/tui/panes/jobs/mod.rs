@@ -26,7 +26,7 @@ use super::super::widgets::table::TableState;
 use super::{Pane, PaneCommands};
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::poll::Tick;
-use crate::poll::schedule::JobView;
+use crate::poll::schedule::{JobView, Spent};
 use crate::poll::watcher::WatchEvent;
 
 use commands::{detail_commands, prompt_commands, table_commands};
@@ -49,6 +49,8 @@ pub enum JobsCommand {
     Back,
     /// Copy the selected job's whole id (OSC 52).
     CopyId,
+    /// Show or hide what spent the request budget.
+    Breakdown,
 }
 
 /// Which prompt is open.
@@ -133,6 +135,10 @@ pub struct JobsPane {
     pub prompting: Option<Prompt>,
     /// Requests used of the account share, and the share.
     pub budget: Option<(u32, u32)>,
+    /// What spent them.
+    pub spent: Spent,
+    /// The breakdown shows under the gauge (`b`).
+    pub breakdown: bool,
     /// Polling paused by a 403: until when (the banner counts down).
     pub paused_until: Option<Instant>,
     pub upload: Option<Upload>,
@@ -164,6 +170,8 @@ impl JobsPane {
             prompt: Input::default(),
             prompting: None,
             budget: None,
+            spent: Spent::default(),
+            breakdown: false,
             paused_until: None,
             upload: None,
             focus: Vec::new(),
@@ -302,6 +310,7 @@ impl JobsPane {
             Move(to) => self.table.apply(to, self.rows.len()),
             Open => self.detail = self.selected().is_some(),
             Back => self.detail = false,
+            Breakdown => self.breakdown = !self.breakdown,
             CopyId => {
                 if let Some(row) = self.selected() {
                     out.effects.push(Effect::Copy {
@@ -427,7 +436,14 @@ impl JobsPane {
             }
             WatchEvent::Resumed => self.paused_until = None,
             WatchEvent::AllDone => {}
-            WatchEvent::Budget { used, budget } => self.budget = Some((used, budget)),
+            WatchEvent::Budget {
+                used,
+                budget,
+                spent,
+            } => {
+                self.budget = Some((used, budget));
+                self.spent = spent;
+            }
         }
     }
 

@@ -212,6 +212,11 @@ fn the_budget_event_fills_the_gauge_and_the_status_bar() {
         WatchEvent::Budget {
             used: 37,
             budget: 2000,
+            spent: crate::poll::schedule::Spent {
+                on_screen: 30,
+                off_screen: 5,
+                other: 2,
+            },
         },
     );
     assert_eq!(app.jobs.budget, Some((37, 2000)));

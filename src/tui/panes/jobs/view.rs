@@ -17,17 +17,19 @@ use crate::poll::Tick;
 use crate::poll::schedule::JobProblem;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::fit;
 use crate::tui::widgets::input as field;
 use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::{fit, width};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     let banner = u16::from(pane.paused_until.is_some());
     let prompt = u16::from(pane.prompting.is_some());
-    let [title, gauge, banner_area, prompt_area, body] = Layout::vertical([
+    let breakdown = u16::from(pane.breakdown);
+    let [title, gauge, breakdown_area, banner_area, prompt_area, body] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(1),
+        Constraint::Length(breakdown),
         Constraint::Length(banner),
         Constraint::Length(prompt),
         Constraint::Min(0),
@@ -35,6 +37,9 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     .areas(area);
     draw_title(frame, title, pane, theme);
     draw_gauge(frame, gauge, pane, theme);
+    if pane.breakdown {
+        draw_breakdown(frame, breakdown_area, pane, theme);
+    }
     if let Some(resume_in) = pane.paused_for() {
         draw_banner(frame, banner_area, resume_in, theme);
     }
@@ -188,6 +193,31 @@ fn draw_gauge(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
             ])
         }
     };
+    frame.render_widget(Paragraph::new(line).style(theme.base()), area);
+}
+
+/// What spent the share: only the job watcher and the pane's own
+/// submissions draw from it; the sweep and the other panes call the agents
+/// API, which this share does not cover.
+fn draw_breakdown(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
+    let muted = theme.style(Role::Muted);
+    let fg = theme.style(Role::Fg);
+    let spent = pane.spent;
+    let mut spans = vec![
+        Span::styled(" spent   ", muted),
+        Span::styled(spent.on_screen.to_string(), fg),
+        Span::styled(" polls on screen · ", muted),
+        Span::styled(spent.off_screen.to_string(), fg),
+        Span::styled(" off screen · ", muted),
+        Span::styled(spent.other.to_string(), fg),
+        Span::styled(" submissions, error records", muted),
+    ];
+    let note = " · sweep, panes: agents API (not counted)";
+    let used: usize = spans.iter().map(|span| width(&span.content)).sum();
+    if used + width(note) <= usize::from(area.width) {
+        spans.push(Span::styled(note, muted));
+    }
+    let line = Line::from(spans);
     frame.render_widget(Paragraph::new(line).style(theme.base()), area);
 }
 
