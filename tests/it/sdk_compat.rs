@@ -8,8 +8,7 @@
 //! a line per case and `N passed, N failed`.
 //!
 //! The SDKs are installed by `bash tests/sdk/setup.sh` under `target/sdk/`
-//! (`.ci/run` calls it). Without them the tests say so and pass, except
-//! under CI (env `CI` set), where they fail with the command to run.
+//! (`.ci/run` calls it). Without them the tests fail with that command.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -43,21 +42,13 @@ fn sdk_dir() -> PathBuf {
     repo().join("target").join("sdk")
 }
 
-/// Whether `what` is installed; when not, fails under CI and otherwise
-/// says the test is skipped.
-fn installed(what: &str, present: bool) -> bool {
-    if present {
-        return true;
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("{what} is not installed: run `{SETUP}` before `cargo test --locked`");
-    }
-    // Straight to stderr, past the test harness's capture: a skip is seen.
-    let _ = writeln!(
-        std::io::stderr(),
-        "skipped: {what} is not installed; run `{SETUP}` to test it"
+/// Fails, naming the command that installs `what`, unless it is installed:
+/// a test that could not run never counts as passed.
+fn require(what: &str, present: bool) {
+    assert!(
+        present,
+        "{what} is not installed: run `{SETUP}` before `cargo test --locked`"
     );
-    false
 }
 
 /// An `earshot emulator` child process, killed when dropped.
@@ -192,9 +183,8 @@ fn run_driver(label: &str, program: &Path, driver: &str, extra_env: &[(&str, &Pa
 fn python_sdk(venv: &str, label: &str) {
     let python = sdk_dir().join(venv).join("bin").join("python");
     let present = python.is_file() && sdk_dir().join(venv).join(".installed").is_file();
-    if installed(&format!("the Python SDK ({venv})"), present) {
-        run_driver(label, &python, "driver.py", &[]);
-    }
+    require(&format!("the Python SDK ({venv})"), present);
+    run_driver(label, &python, "driver.py", &[]);
 }
 
 #[test]
@@ -222,12 +212,11 @@ fn the_node_sdk_runs_unchanged() {
             .join("assemblyai")
             .join("package.json")
             .is_file();
-    if installed("the Node SDK", present) {
-        run_driver(
-            "node sdk",
-            Path::new("node"),
-            "driver.cjs",
-            &[("EARSHOT_SDK_NODE_DIR", &node_dir)],
-        );
-    }
+    require("the Node SDK", present);
+    run_driver(
+        "node sdk",
+        Path::new("node"),
+        "driver.cjs",
+        &[("EARSHOT_SDK_NODE_DIR", &node_dir)],
+    );
 }
