@@ -38,7 +38,10 @@ pub(crate) fn routes() -> Router<SharedState> {
         .route("/_emulator/sessions/{id}/complete", post(complete_session))
         .route("/_emulator/calls", post(start_call))
         .route("/_emulator/calls/{id}/end", post(end_call))
-        .route("/_emulator/faults", post(arm_fault).delete(clear_faults))
+        .route(
+            "/_emulator/faults",
+            get(armed_faults).post(arm_fault).delete(clear_faults),
+        )
         .route("/_emulator/stats", get(stats))
         .route(
             "/_emulator/account",
@@ -369,6 +372,12 @@ async fn arm_fault(State(state): State<SharedState>, body: Bytes) -> Result<Json
     }
     state.faults.arm(fault.clone());
     Ok(Json(fault))
+}
+
+/// The faults still armed, with the uses each has left: a test waits on
+/// this for its requests to have reached the emulator.
+async fn armed_faults(State(state): State<SharedState>) -> Json<Vec<Fault>> {
+    Json(state.faults.armed())
 }
 
 async fn clear_faults(State(state): State<SharedState>) -> StatusCode {

@@ -71,6 +71,11 @@ impl Faults {
         self.lock().clear();
     }
 
+    /// The faults still armed, each with the uses it has left.
+    pub fn armed(&self) -> Vec<Fault> {
+        self.lock().clone()
+    }
+
     /// Takes one use of the first fault armed for `path`.
     fn take(&self, path: &str) -> Option<Fault> {
         let mut armed = self.lock();

@@ -190,14 +190,17 @@ async fn a_failing_call_shows_its_error_and_a_failed_rewrite_its_llm_error() {
 #[tokio::test]
 async fn a_new_run_supersedes_the_one_in_flight() {
     let harness = start().await;
-    // The first run's two calls wait 1 s; the second run's answer at once.
-    harness
-        .arm_fault(json!({"path_prefix": "/", "latency_ms": 1000, "count": 2}))
-        .await;
+    // The first run's two calls (dictation, sync) wait 1 s; the second
+    // run's answer at once.
+    for path in ["/v1/transcribe", "/transcribe"] {
+        harness
+            .arm_fault(json!({"path_prefix": path, "latency_ms": 1000, "count": 1}))
+            .await;
+    }
     let mut probe = Probe::new(&harness, Some(Region::Global));
     probe.run();
-    // Let the first run's calls reach the emulator.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Both of the first run's calls reached the emulator and are held there.
+    harness.wait_fault_uses_left(0).await;
     let second = probe.run();
     let Some(Effect::RunProbe { seq, .. }) = second.first() else {
         panic!("{second:?}");

@@ -535,6 +535,32 @@ impl Harness {
         self.control("/_emulator/faults", fault).await;
     }
 
+    /// Waits until the armed faults have at most `left` uses left in all:
+    /// the requests that took the others reached the emulator.
+    pub async fn wait_fault_uses_left(&self, left: u64) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let armed = self.control_get("/_emulator/faults").await;
+            let uses: u64 = armed
+                .as_array()
+                .map(|faults| {
+                    faults
+                        .iter()
+                        .filter_map(|fault| fault["count"].as_u64())
+                        .sum()
+                })
+                .unwrap_or(u64::MAX);
+            if uses <= left {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "faults still armed after 10 s: {armed}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
+
     /// A call with `outcome` ("connected" or "failed") for `agent_id`.
     pub async fn start_call_for(&self, agent_id: &str, outcome: &str) -> String {
         let answer = self
