@@ -10,7 +10,7 @@
 //! The SDKs are installed by `bash tests/sdk/setup.sh` under `target/sdk/`
 //! (`.ci/run` calls it). Without them the tests fail with that command.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
