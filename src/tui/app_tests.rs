@@ -266,7 +266,9 @@ fn job_event(app: &mut App, event: WatchEvent) {
     app.update(Action::Jobs(JobsResult::Watch(event)));
 }
 
+/// A good poll of `id` (watched from now on, if it was not).
 fn job_polled(app: &mut App, id: &str) {
+    app.update(Action::Jobs(JobsResult::Discovered(vec![id.to_owned()])));
     job_event(
         app,
         WatchEvent::Changed {
