@@ -10,7 +10,8 @@
 //!   SQLite store ([`store`]), configuration ([`config`]) and the platform
 //!   emulator ([`emulator`]).
 //! - Shared helpers with one job each: secrets that never print
-//!   ([`redact`]), bounded file reads ([`bounded_file`]), answers from
+//!   ([`redact`]), bounded file reads ([`bounded_file`]), errors as text
+//!   ([`error_text`]), answers from
 //!   servers earshot does not control ([`http_answer`]), HTTP serving with
 //!   limits ([`http_server`]), the stop signals ([`shutdown`]), the
 //!   sliding-window log ([`sliding_window`]) and the WAV reader ([`wav`]).
@@ -20,6 +21,7 @@ pub(crate) mod bounded_file;
 pub mod cli;
 pub mod config;
 pub mod emulator;
+pub(crate) mod error_text;
 pub mod history;
 pub(crate) mod http_answer;
 pub mod http_server;

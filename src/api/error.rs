@@ -59,22 +59,9 @@ impl ApiError {
     pub(crate) fn transport(request: &str, source: &reqwest::Error) -> ApiError {
         ApiError::Transport {
             request: request.to_owned(),
-            detail: error_chain(source),
+            detail: crate::error_text::chain(source),
         }
     }
-}
-
-/// An error and its causes on one line: reqwest's own message hides the
-/// cause ("connection refused", "timed out") that an operator needs.
-fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    text
 }
 
 /// What to do next, by status; empty when the body says enough.

@@ -24,6 +24,7 @@ use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus
 use crate::api::{ApiError, Client};
 use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
 use crate::poll::watcher::{self, Command, WatchEvent};
+use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::listen::{self, ListenConfig, Received};
 use crate::redact::SecretString;
 use crate::shutdown::Stop;
@@ -117,20 +118,9 @@ fn webhook_auth(
     };
     given
         .map(|text| {
-            parse_header_pair(text.expose())
-                .map(|(name, value)| (name, SecretString::new(value)))
-                .map_err(|why| format!("--webhook-auth: {why}"))
+            AuthHeader::parse_parts(text.expose()).map_err(|why| format!("--webhook-auth: {why}"))
         })
         .transpose()
-}
-
-fn parse_header_pair(text: &str) -> Result<(String, String), String> {
-    match text.split_once(':') {
-        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => {
-            Ok((name.trim().to_owned(), value.trim().to_owned()))
-        }
-        _ => Err("expected NAME:VALUE, e.g. X-Webhook-Token:s3cret".to_owned()),
-    }
 }
 
 pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {

@@ -176,12 +176,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
 /// `NAME:VALUE`, checked like `check-receiver` checks it: the lower-case
 /// header name and the value.
 pub(super) fn parse_auth_header(raw: &SecretString) -> Result<(String, SecretString), String> {
-    let header = AuthHeader::parse(raw.expose()).map_err(|why| format!("--auth-header: {why}"))?;
-    let value = header
-        .value
-        .to_str()
-        .map_err(|_| "--auth-header: the value must be visible ASCII".to_owned())?;
-    Ok((header.name.as_str().to_owned(), SecretString::new(value)))
+    AuthHeader::parse_parts(raw.expose()).map_err(|why| format!("--auth-header: {why}"))
 }
 
 /// Queues the request's line (built only when there is room for it).

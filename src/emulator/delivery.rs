@@ -261,7 +261,10 @@ async fn post(
         },
         Ok(Err(AnswerError::Read(error))) => Outcome::Retryable {
             status: None,
-            message: format!("connection error: {}", super::root_cause(&error)),
+            message: format!(
+                "connection error: {}",
+                crate::error_text::root_cause(&error)
+            ),
         },
         Ok(Ok(answer)) => {
             let message = match (answer.status, &answer.location) {

@@ -246,13 +246,3 @@ impl State {
             .unwrap_or_else(|poison| poison.into_inner())
     }
 }
-
-/// The innermost cause of an error ("Connection refused (os error 111)"):
-/// what an operator acts on, without the HTTP stack's wrapping.
-pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    cause.to_string()
-}

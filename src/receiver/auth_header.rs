@@ -8,6 +8,7 @@ use std::fmt;
 use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::api::prerecorded::RESERVED_AUTH_HEADERS;
+use crate::redact::SecretString;
 
 /// Why a `NAME:VALUE` is not a usable auth header.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -47,6 +48,17 @@ impl AuthHeader {
             .map_err(|_| invalid("the value contains characters an HTTP header cannot carry"))?;
         value.set_sensitive(true);
         Ok(AuthHeader { name, value })
+    }
+
+    /// [`AuthHeader::parse`], as the lower-case name and the value (which
+    /// must then be visible ASCII) for a request body or a config.
+    pub fn parse_parts(text: &str) -> Result<(String, SecretString), AuthHeaderError> {
+        let header = AuthHeader::parse(text)?;
+        let value = header
+            .value
+            .to_str()
+            .map_err(|_| AuthHeaderError("the value must be visible ASCII".to_owned()))?;
+        Ok((header.name.as_str().to_owned(), SecretString::new(value)))
     }
 }
 

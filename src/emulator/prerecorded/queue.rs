@@ -123,7 +123,7 @@ async fn fetch_audio(state: &SharedState, audio_url: &str) -> Result<Bytes, Stri
             .map_err(|error| {
                 format!(
                     "could not download audio_url: {}",
-                    crate::emulator::root_cause(&error)
+                    crate::error_text::root_cause(&error)
                 )
             })?;
         let status = response.status();
@@ -151,7 +151,7 @@ async fn fetch_audio(state: &SharedState, audio_url: &str) -> Result<Bytes, Stri
             let chunk = chunk.map_err(|error| {
                 format!(
                     "could not download audio_url: {}",
-                    crate::emulator::root_cause(&error)
+                    crate::error_text::root_cause(&error)
                 )
             })?;
             if (audio.len() + chunk.len()) as u64 > AUDIO_CAP {

@@ -80,7 +80,7 @@ pub(super) async fn deliver_webhook(
                     transcript = id,
                     attempt,
                     "webhook: {}",
-                    crate::emulator::root_cause(&error)
+                    crate::error_text::root_cause(&error)
                 );
                 Attempt::Retry
             }

@@ -56,7 +56,7 @@ impl Traffic {
                 tracing::warn!(
                     path,
                     "demo: {method} failed: {}",
-                    crate::emulator::root_cause(&error)
+                    crate::error_text::root_cause(&error)
                 );
                 return None;
             }

@@ -55,7 +55,9 @@ pub(crate) async fn send(request: reqwest::RequestBuilder, timeout: Duration) ->
         Ok(Ok(answer)) => answer,
         Ok(Err(AnswerError::Read(error))) if error.is_timeout() => Answer::Timeout,
         Ok(Err(AnswerError::Read(error))) if is_refused(&error) => Answer::Refused,
-        Ok(Err(AnswerError::Read(error))) => Answer::ConnectionError(root_cause(&error)),
+        Ok(Err(AnswerError::Read(error))) => {
+            Answer::ConnectionError(crate::error_text::root_cause(&error))
+        }
     };
     Attempt {
         answer,
@@ -75,12 +77,4 @@ fn is_refused(error: &reqwest::Error) -> bool {
         cause = current.source();
     }
     false
-}
-
-fn root_cause(error: &(dyn Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(inner) = cause.source() {
-        cause = inner;
-    }
-    cause.to_string()
 }
