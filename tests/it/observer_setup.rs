@@ -118,9 +118,19 @@ fn listen_line(stdout: &str) -> String {
     lines[0].to_owned()
 }
 
+/// A child process stopped when the test ends, passed or not.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `line` run by a shell as an operator would paste it, `earshot` found on
 /// PATH, isolated in `home`; the child and the URL it prints first.
-fn run_as_printed(line: &str, home: &Path) -> (Child, String) {
+fn run_as_printed(line: &str, home: &Path) -> (Running, String) {
     let bin = Path::new(EXE).parent().expect("the binary's directory");
     let path = match std::env::var_os("PATH") {
         Some(path) => {
@@ -141,7 +151,9 @@ fn run_as_printed(line: &str, home: &Path) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("sh starts");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
+    let stdout = child.stdout.take().expect("stdout piped");
+    let child = Running(child);
+    let mut stdout = BufReader::new(stdout);
     let mut first = String::new();
     stdout.read_line(&mut first).expect("the first line");
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
@@ -252,7 +264,7 @@ async fn setup_makes_one_subscription_a_private_secret_file_and_a_listen_command
         command.ends_with(" --store"),
         "the default store: {command}"
     );
-    let (mut listen, listening) = run_as_printed(&command, home.path());
+    let (_listen, listening) = run_as_printed(&command, home.path());
     assert_eq!(format!("{listening}/observer"), url);
     let body = json!({
         "event_id": "evt_observer_setup_1",
@@ -291,8 +303,6 @@ async fn setup_makes_one_subscription_a_private_secret_file_and_a_listen_command
         1,
         "the emulator's delivery"
     );
-    let _ = listen.kill();
-    let _ = listen.wait();
 }
 
 #[tokio::test]
