@@ -16,6 +16,10 @@ mod history_args;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
+mod local_trial;
+pub(crate) mod observer;
+mod observer_secret;
+mod observer_service;
 mod output;
 pub(crate) mod probe;
 mod progress;
@@ -106,6 +110,9 @@ pub enum Command {
     Probe(probe::ProbeArgs),
     /// A local webhook receiver that verifies, deduplicates and captures.
     Listen(listen::ListenArgs),
+    /// The observer (`listen --store`): subscribe it to every event and
+    /// print how to run it, in one command.
+    Observer(observer::ObserverArgs),
     /// Test your webhook receiver with a battery of deliveries.
     CheckReceiver(check_receiver::CheckReceiverArgs),
     /// Sessions and calls the incident history knows.
@@ -241,6 +248,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Probe(args) => runtime()?.block_on(probe::run(args, &global)),
         Command::Jobs(args) => runtime()?.block_on(jobs::run(args, &global)),
         Command::Listen(args) => runtime()?.block_on(listen::run(args, &global)),
+        Command::Observer(args) => runtime()?.block_on(observer::run(args, &global)),
         Command::CheckReceiver(args) => runtime()?.block_on(check_receiver::run(args)),
         Command::Sessions(args) => sessions::run(args, &global),
         Command::Health(args) => runtime()?.block_on(health::run(args, &global)),

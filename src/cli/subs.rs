@@ -196,7 +196,12 @@ pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<E
                 agent_id,
                 enabled: paused.then_some(false),
             };
-            create(&client, request, &secret, json, &changes).await
+            let created = Created {
+                secret: &secret,
+                allow_private_urls,
+                json,
+            };
+            create(&client, request, created, &changes).await
         }
         SubsCommand::Pause { id, json } => set_enabled(&client, &id, false, json, &changes).await,
         SubsCommand::Resume { id, json } => set_enabled(&client, &id, true, json, &changes).await,
@@ -232,6 +237,7 @@ pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<E
             let update_args = Update {
                 patch,
                 secret,
+                allow_private_urls,
                 yes,
                 json,
             };
@@ -247,13 +253,24 @@ async fn get(client: &Client, id: &str, json: bool) -> color_eyre::Result<ExitCo
     show(&record, json, None)
 }
 
+/// How `subs create` was asked to make its subscription.
+struct Created<'a> {
+    secret: &'a SecretSource,
+    allow_private_urls: bool,
+    json: bool,
+}
+
 async fn create(
     client: &Client,
     mut request: NewSubscription,
-    source: &SecretSource,
-    json: bool,
+    asked: Created<'_>,
     changes: &ChangeLog<'_>,
 ) -> color_eyre::Result<ExitCode> {
+    let Created {
+        secret: source,
+        allow_private_urls,
+        json,
+    } = asked;
     let (secret, generated) = match source.load()? {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -262,7 +279,10 @@ async fn create(
         }
     };
     request.secret = secret.clone();
-    let record = client.create_subscription(&request).await?;
+    let record = match client.create_subscription(&request).await {
+        Ok(record) => record,
+        Err(error) => return super::local_trial::report(error, allow_private_urls),
+    };
     changes.note(
         &record.id,
         "create",
@@ -410,6 +430,7 @@ struct Update {
     patch: SubscriptionPatch,
     /// The subscription's secret, to check a new URL with.
     secret: Option<SecretString>,
+    allow_private_urls: bool,
     yes: bool,
     json: bool,
 }
@@ -426,6 +447,7 @@ async fn update(
     let Update {
         patch,
         secret,
+        allow_private_urls,
         yes,
         json,
     } = args;
@@ -467,7 +489,10 @@ async fn update(
             return Ok(ExitCode::from(1));
         }
     }
-    let updated = client.update_subscription(&record.id, &patch).await?;
+    let updated = match client.update_subscription(&record.id, &patch).await {
+        Ok(updated) => updated,
+        Err(error) => return super::local_trial::report(error, allow_private_urls),
+    };
     changes.note(&record.id, "update", diff.join("; "));
     show(&updated, json, None)
 }
