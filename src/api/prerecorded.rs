@@ -147,18 +147,9 @@ impl NewTranscript {
 }
 
 fn http_url(field: &'static str, raw: &str) -> Result<(), ValidationError> {
-    let parsed = url::Url::parse(raw)
-        .map_err(|error| ValidationError::new(field, format!("is not a valid URL ({error})")))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(ValidationError::new(
-            field,
-            format!(
-                "must be an http:// or https:// URL (got {}://)",
-                parsed.scheme()
-            ),
-        ));
-    }
-    Ok(())
+    super::validate::http_url(raw)
+        .map(drop)
+        .map_err(|why| ValidationError::new(field, why.to_string()))
 }
 
 #[cfg(test)]

@@ -43,21 +43,39 @@ pub enum UrlPolicy {
     AnyHttp,
 }
 
+/// Why a text is not an `http://` or `https://` URL with a host.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HttpUrlError {
+    #[error("is not a URL ({0})")]
+    Unparsable(String),
+    #[error("must be an http:// or https:// URL (got {0}://)")]
+    Scheme(String),
+    #[error("names no host")]
+    NoHost,
+}
+
+/// The one rule for every URL earshot itself reaches (the platform's
+/// origin, a profile's endpoints, a receiver, an audio or webhook URL of a
+/// job): `http://` or `https://`, with a host. Spaces around it are
+/// ignored.
+pub fn http_url(raw: &str) -> Result<Url, HttpUrlError> {
+    let parsed =
+        Url::parse(raw.trim()).map_err(|error| HttpUrlError::Unparsable(error.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(HttpUrlError::Scheme(parsed.scheme().to_owned()));
+    }
+    if parsed.host().is_none() {
+        return Err(HttpUrlError::NoHost);
+    }
+    Ok(parsed)
+}
+
 /// Checks a URL under `policy`.
 pub(crate) fn url_under(raw: &str, policy: UrlPolicy) -> Result<Url, ValidationError> {
     match policy {
         UrlPolicy::PublicHttps => url(raw),
         UrlPolicy::AnyHttp => {
-            let parsed = Url::parse(raw.trim()).map_err(|error| {
-                ValidationError::new("url", format!("is not a valid URL ({error})"))
-            })?;
-            if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
-                return Err(ValidationError::new(
-                    "url",
-                    "must be an http:// or https:// URL with a host",
-                ));
-            }
-            Ok(parsed)
+            http_url(raw).map_err(|why| ValidationError::new("url", why.to_string()))
         }
     }
 }

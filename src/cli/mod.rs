@@ -165,17 +165,7 @@ pub struct Connection {
 /// `--url`: an `http://` or `https://` origin; anything else is bad input
 /// (exit 2), not a connection failure later.
 pub(crate) fn parse_origin(text: &str) -> Result<Url, String> {
-    let url = Url::parse(text).map_err(|error| format!("not a URL ({error})"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(format!(
-            "the platform is reached over http:// or https://, not {}://",
-            url.scheme()
-        ));
-    }
-    if url.host().is_none() {
-        return Err("the URL names no host".to_owned());
-    }
-    Ok(url)
+    crate::api::validate::http_url(text).map_err(|why| format!("`{text}` {why}"))
 }
 
 impl Connection {

@@ -112,17 +112,7 @@ impl Document<'_> {
                 format!("invalid URL {text:?}: {why}"),
             )
         };
-        let url = Url::parse(text).map_err(|e| bad(e.to_string()))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(bad(format!(
-                "scheme `{}` is not http or https",
-                url.scheme()
-            )));
-        }
-        if url.host().is_none() {
-            return Err(bad("it has no host".to_owned()));
-        }
-        Ok(url)
+        crate::api::validate::http_url(text).map_err(|why| bad(format!("it {why}")))
     }
 }
 
