@@ -581,7 +581,7 @@ impl App {
         self.pane_ref(self.pane)
     }
 
-    fn pane_ref(&self, id: PaneId) -> &dyn Pane {
+    pub(crate) fn pane_ref(&self, id: PaneId) -> &dyn Pane {
         match id {
             PaneId::Health => &self.health,
             PaneId::Subscriptions => &self.subs,

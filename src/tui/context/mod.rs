@@ -289,10 +289,17 @@ impl App {
     /// (empty: nothing, switch at once).
     pub(crate) fn would_lose(&self) -> Vec<String> {
         let typed = |input: &Input| !input.value().trim().is_empty();
-        let mut losing = Vec::new();
-        if self.subs.is_dirty() {
-            losing.push("the subscription form (typed input, or a secret shown once)".into());
-        }
+        // What quitting asks about too: typed text in any pane.
+        let mut losing: Vec<String> = PaneId::ALL
+            .into_iter()
+            .filter(|id| self.pane_ref(*id).holds_typed_input())
+            .map(|id| match id {
+                PaneId::Subscriptions => {
+                    "the subscription form (typed input, or a secret shown once)".to_owned()
+                }
+                other => format!("what is typed in {}", other.title()),
+            })
+            .collect();
         if let Some(Modal::Rotate(dialog)) = &self.subs.modal
             && dialog.stage == Stage::Watch
         {
@@ -314,23 +321,6 @@ impl App {
             } else if typed(&form.url) || typed(&form.secret) || typed(&form.confirm) {
                 losing.push("the re-send form".into());
             }
-        }
-        let sigs = &self.sigs;
-        if [
-            &sigs.header,
-            &sigs.body,
-            &sigs.current,
-            &sigs.previous,
-            &sigs.now,
-            &sigs.receiver,
-        ]
-        .into_iter()
-        .any(typed)
-        {
-            losing.push("the Signatures form".into());
-        }
-        if typed(&self.probe.file) || typed(&self.probe.instruction) {
-            losing.push("the Probe form".into());
         }
         if let Some(form) = &self.inbox.form
             && (typed(&form.current) || typed(&form.previous))

@@ -12,6 +12,7 @@ use crate::api::Region;
 use crate::api::types::prerecorded::TranscriptStatus;
 use crate::api::validate::UrlPolicy;
 use crate::config::ProfileSummary;
+use crate::poll::schedule::Spent;
 use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, JobsResult, SubsResult};
 use crate::tui::app::{App, AppConfig, Overlay};
@@ -54,9 +55,13 @@ fn app_on_prod(read_only_flag: bool) -> App {
         seq,
         result: Ok(fixtures()),
     }));
+    app.update(Action::Jobs(JobsResult::Discovered(vec![
+        "job_of_account_a".into(),
+    ])));
     app.update(Action::Jobs(JobsResult::Watch(job_changed(
         "job_of_account_a",
     ))));
+    assert_eq!(app.jobs.rows().len(), 1, "account A's job is watched");
     app
 }
 
@@ -120,6 +125,7 @@ fn a_switch_empties_every_pane_and_the_status_bar_names_the_new_profile() {
     app.update(Action::Jobs(JobsResult::Watch(WatchEvent::Budget {
         used: 7,
         budget: 2000,
+        spent: Spent::default(),
     })));
     let before = screen(&app);
     assert!(before.contains("1a2b3c4d"), "account A's rows:\n{before}");
@@ -200,9 +206,11 @@ fn an_answer_of_the_old_account_arriving_after_the_switch_is_dropped() {
     };
     assert!(app.update_stamped(late).is_empty());
     assert!(app.subs.rows().is_empty(), "account A's rows were shown");
+    // A job of the old account (a feed of the account the console started
+    // on, the old watcher's forwarder) would become a row.
     let late_job = Stamped {
         generation: old_generation,
-        action: Action::Jobs(JobsResult::Watch(job_changed("job_of_account_a"))),
+        action: Action::Jobs(JobsResult::Discovered(vec!["job_of_account_a".into()])),
     };
     app.update_stamped(late_job);
     assert!(app.jobs.rows().is_empty(), "account A's job was shown");
@@ -271,7 +279,7 @@ fn switching_with_typed_input_asks_first_and_no_keeps_it() {
     match &app.overlay {
         Some(Overlay::ConfirmSwitch { to, losing }) => {
             assert_eq!(to, "staging");
-            assert_eq!(losing, &["the Signatures form".to_owned()]);
+            assert_eq!(losing, &["what is typed in Signatures".to_owned()]);
         }
         other => panic!("no question: {other:?}"),
     }
@@ -280,7 +288,10 @@ fn switching_with_typed_input_asks_first_and_no_keeps_it() {
         question.contains("Switch to profile staging?"),
         "{question}"
     );
-    assert!(question.contains("the Signatures form"), "{question}");
+    assert!(
+        question.contains("what is typed in Signatures"),
+        "{question}"
+    );
 
     assert!(app.update(key('n')).is_empty());
     assert!(app.overlay.is_none());
