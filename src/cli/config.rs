@@ -18,7 +18,8 @@ pub enum ConfigCommand {
         #[arg(long)]
         force: bool,
     },
-    /// Show the resolved profile: endpoints, region, API key (masked) and its source.
+    /// Show the resolved profile: endpoints, region, API key (masked) and
+    /// its source, and its console settings (read-only, store, theme).
     Show {
         /// One JSON object instead of text.
         #[arg(long)]
@@ -127,6 +128,17 @@ fn show_text(r: &Resolved) -> String {
         .as_ref()
         .map_or_else(|| "(none)".to_owned(), |k| k.masked());
     out.push_str(&format!("api key:     {key}  from {}\n", r.api_key_source));
+    if r.read_only {
+        out.push_str(
+            "read-only:   yes (the console hides every command that changes the platform)\n",
+        );
+    }
+    if let Some(store) = &r.store {
+        out.push_str(&format!("store:       {}\n", store.display()));
+    }
+    if let Some(theme) = &r.theme {
+        out.push_str(&format!("theme:       {theme}\n"));
+    }
     out.push_str("endpoints:\n");
     for (name, url) in endpoint_rows(&r.endpoints) {
         out.push_str(&format!("  {name:<13} {url}\n"));
@@ -147,5 +159,8 @@ fn show_json(r: &Resolved) -> serde_json::Value {
         "api_key": r.api_key.as_ref().map(|k| k.masked()),
         "api_key_source": r.api_key_source,
         "endpoints": endpoints,
+        "read_only": r.read_only,
+        "store": r.store.as_ref().map(|store| store.display().to_string()),
+        "theme": r.theme,
     })
 }

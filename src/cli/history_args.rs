@@ -11,10 +11,12 @@ use crate::config::Paths;
 use crate::history::sweep::{SweepReport, sweep};
 use crate::store::{self, Store};
 
-/// `--store PATH` (`EARSHOT_STORE`), default `earshot.db` in the state dir.
+/// `--store PATH` (`EARSHOT_STORE`), else the profile's `store`, else
+/// `earshot.db` in the state dir.
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArg {
-    /// The incident-history store [default: earshot.db in the state directory].
+    /// The incident-history store [default: the profile's `store`, else
+    /// earshot.db in the state directory].
     #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH")]
     pub path: Option<PathBuf>,
 }
@@ -25,12 +27,16 @@ impl StoreArg {
     }
 }
 
-/// Opens `path`, or the default store of the state directory (earshot's
-/// own, so it is narrowed to 0700 too); each mode narrowed is said on
-/// stderr.
+/// Opens `path`, else the profile's `store`, else the default store of
+/// the state directory (earshot's own, so it is narrowed to 0700 too);
+/// each mode narrowed is said on stderr.
 pub fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
-    let (path, own_dir) = match path {
-        Some(path) => (path.to_owned(), None),
+    let given = match path {
+        Some(path) => Some(path.to_owned()),
+        None => crate::config::profile_store(global.config.as_deref(), global.profile.as_deref())?,
+    };
+    let (path, own_dir) = match given {
+        Some(path) => (path, None),
         None => {
             let state_dir = Paths::compute(global.config.as_deref())?.state_dir;
             (store::default_path(&state_dir), Some(state_dir))

@@ -65,7 +65,8 @@ pub struct ListenArgs {
 
     /// Be the observer: keep every genuine voice-agent event (exact bytes)
     /// in the incident-history store before answering 2xx. PATH, else
-    /// EARSHOT_STORE, else earshot.db in the state directory.
+    /// EARSHOT_STORE, else the profile's `store`, else earshot.db in the state
+    /// directory.
     // `--store` alone is `Some(None)`: clap refuses an empty path, so no
     // `default_missing_value` can stand for "no path given".
     #[arg(long, value_name = "PATH", num_args = 0..=1)]

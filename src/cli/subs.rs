@@ -29,8 +29,8 @@ use crate::store::changes::{self, Change};
 pub struct SubsArgs {
     #[command(flatten)]
     pub connection: Connection,
-    /// The incident-history store changes are recorded in [default:
-    /// earshot.db in the state directory].
+    /// The incident-history store changes are recorded in [default: the
+    /// profile's `store`, else earshot.db in the state directory].
     #[arg(
         long = "store",
         env = "EARSHOT_STORE",

@@ -31,6 +31,13 @@ pub(super) struct FileProfile {
     api_key_env: Option<Spanned<String>>,
     api_key_file: Option<Spanned<String>>,
     api_key: Option<Spanned<String>>,
+    /// The console hides every command that changes the platform.
+    #[serde(default)]
+    pub(super) read_only: bool,
+    /// This profile's incident-history store (a path, like `api_key_file`).
+    store: Option<Spanned<String>>,
+    /// The console's theme for this profile.
+    theme: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -47,6 +54,45 @@ pub(super) struct FileEndpoints {
 }
 
 impl FileProfile {
+    /// The profile's `store`, relative to the config file's directory
+    /// (`~/` is the home directory); an empty value is an error.
+    pub(super) fn store_path(
+        &self,
+        doc: &Document<'_>,
+        prefix: &str,
+    ) -> Result<Option<PathBuf>, ConfigError> {
+        let Some(value) = &self.store else {
+            return Ok(None);
+        };
+        let text = non_empty(doc, prefix, "store", value, "a path")?;
+        Ok(Some(config_relative_path(doc.path, text)))
+    }
+
+    /// The profile's `theme`; an empty value is an error.
+    pub(super) fn theme_name(
+        &self,
+        doc: &Document<'_>,
+        prefix: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        let Some(value) = &self.theme else {
+            return Ok(None);
+        };
+        non_empty(doc, prefix, "theme", value, "a theme name").map(|name| Some(name.to_owned()))
+    }
+
+    /// The origin of the agents endpoint, when the profile gives one (no
+    /// path, no credentials): how a list of profiles tells them apart.
+    pub(super) fn agents_origin(&self) -> Option<String> {
+        let value = self
+            .endpoints
+            .as_ref()
+            .and_then(|table| table.get_ref().agents.as_ref())
+            .or(self.url.as_ref())?;
+        let url = Url::parse(value.get_ref().trim()).ok()?;
+        url.host()?;
+        Some(url.origin().ascii_serialization())
+    }
+
     /// The endpoints table's eight entries in [`ENDPOINT_NAMES`] order.
     fn endpoint_entries(&self) -> [(&'static str, Option<&Spanned<String>>); 8] {
         match &self.endpoints {
@@ -256,7 +302,7 @@ pub(super) fn load_key(
             }
         }
         KeySource::File(file) => {
-            let path = key_file_path(doc.path, file.get_ref().trim());
+            let path = config_relative_path(doc.path, file.get_ref().trim());
             let value =
                 crate::bounded_file::read_to_string(&path, crate::bounded_file::API_KEY_FILE)
                     .map_err(|error| match error {
@@ -287,9 +333,28 @@ pub(super) fn load_key(
     Ok((SecretString::new(key), desc))
 }
 
+/// `value` trimmed, or an error pointing at it when it is empty.
+fn non_empty<'v>(
+    doc: &Document<'_>,
+    prefix: &str,
+    name: &str,
+    value: &'v Spanned<String>,
+    what: &str,
+) -> Result<&'v str, ConfigError> {
+    let text = value.get_ref().trim();
+    if text.is_empty() {
+        return Err(doc.invalid(
+            value.span(),
+            Some(format!("{prefix}.{name}")),
+            format!("`{name}` is empty; give {what}, or remove the line"),
+        ));
+    }
+    Ok(text)
+}
+
 /// `~/x` is under the home directory; a relative path is relative to the
 /// config file's directory.
-fn key_file_path(config_file: &Path, value: &str) -> PathBuf {
+fn config_relative_path(config_file: &Path, value: &str) -> PathBuf {
     if let Some(rest) = value.strip_prefix("~/")
         && let Some(base) = directories::BaseDirs::new()
     {
@@ -336,9 +401,12 @@ mod tests {
     fn key_file_paths_are_relative_to_the_config_file() {
         let config = Path::new("/etc/earshot/config.toml");
         assert_eq!(
-            key_file_path(config, "prod.key"),
+            config_relative_path(config, "prod.key"),
             PathBuf::from("/etc/earshot/prod.key")
         );
-        assert_eq!(key_file_path(config, "/run/key"), PathBuf::from("/run/key"));
+        assert_eq!(
+            config_relative_path(config, "/run/key"),
+            PathBuf::from("/run/key")
+        );
     }
 }

@@ -40,6 +40,15 @@
 //!   `~/`; relative paths are relative to the config file's directory;
 //!   surrounding whitespace (a trailing newline) is trimmed; an empty key is
 //!   an error.
+//! - Console settings of a profile: `read_only = true` (the console hides
+//!   every command that changes the platform, as `--read-only` does; the
+//!   flag keeps it on for every profile), `store = "PATH"` (the incident
+//!   history of this account, relative like a key file; `--store` /
+//!   `EARSHOT_STORE` beat it, and without it the store is the shared
+//!   `earshot.db` of the state directory) and `theme = "NAME"` (`--theme`
+//!   and `NO_COLOR` beat it). [`profiles`] lists the profiles for the
+//!   console's `:ctx`; [`profile_store`] is the `store` the history
+//!   commands default to.
 //! - No profile selected (neither `--profile`/`EARSHOT_PROFILE` nor
 //!   `default_profile`) is an error listing the profiles, unless `--url` is
 //!   given, which needs no profile. There is never an implicit "first
@@ -161,6 +170,24 @@ pub struct Resolved {
     pub api_key_source: String,
     pub config_file: PathBuf,
     pub config_exists: bool,
+    /// The profile's `read_only`: the console hides every command that
+    /// changes the platform.
+    pub read_only: bool,
+    /// The profile's `store`, the incident history of its account
+    /// (`--store` / `EARSHOT_STORE` beat it).
+    pub store: Option<PathBuf>,
+    /// The profile's `theme` for the console (`--theme` beats it).
+    pub theme: Option<String>,
+}
+
+/// A profile as a list of them shows it (`:ctx` in the console).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileSummary {
+    pub name: String,
+    pub region: Region,
+    pub read_only: bool,
+    /// Where its agents endpoint is (an origin: no path, no credentials).
+    pub agents: Option<String>,
 }
 
 impl Resolved {
@@ -196,7 +223,85 @@ fn url_only(
         api_key_source,
         config_file,
         config_exists,
+        read_only: false,
+        store: None,
+        theme: None,
     })
+}
+
+/// The config file's text, `None` when there is no file.
+fn read_config(config_file: &Path) -> Result<Option<String>, ConfigError> {
+    match crate::bounded_file::read_to_string(config_file, crate::bounded_file::CONFIG_FILE) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.is_not_found() => Ok(None),
+        Err(crate::bounded_file::FileError::Io { source, .. }) => Err(ConfigError::Read {
+            path: config_file.to_path_buf(),
+            source,
+        }),
+        Err(refused) => Err(refused.into()),
+    }
+}
+
+/// Every profile of the config file at `config_path` (the per-user one
+/// when `None`), by name; none when there is no file.
+pub fn profiles(config_path: Option<&Path>) -> Result<Vec<ProfileSummary>, ConfigError> {
+    let config_file = Paths::compute(config_path)?.config_file;
+    let Some(text) = read_config(&config_file)? else {
+        return Ok(Vec::new());
+    };
+    let doc = Document {
+        path: &config_file,
+        text: &text,
+    };
+    let file: FileConfig = toml::from_str(&text).map_err(|e| doc.toml_error(&e))?;
+    Ok(file
+        .profiles
+        .iter()
+        .map(|(name, profile)| {
+            let profile = profile.get_ref();
+            ProfileSummary {
+                name: name.clone(),
+                region: profile.region.unwrap_or_default(),
+                read_only: profile.read_only,
+                agents: profile.agents_origin(),
+            }
+        })
+        .collect())
+}
+
+/// The `store` of the profile a command would use (`profile`, else
+/// `default_profile`), for the incident-history commands when neither
+/// `--store` nor `EARSHOT_STORE` is given; `None` without a config file, a
+/// chosen profile or a `store` in it.
+pub fn profile_store(
+    config_path: Option<&Path>,
+    profile: Option<&str>,
+) -> Result<Option<PathBuf>, ConfigError> {
+    let config_file = Paths::compute(config_path)?.config_file;
+    let Some(text) = read_config(&config_file)? else {
+        return Ok(None);
+    };
+    let doc = Document {
+        path: &config_file,
+        text: &text,
+    };
+    let file: FileConfig = toml::from_str(&text).map_err(|e| doc.toml_error(&e))?;
+    let (name, chosen_by) = match (profile, &file.default_profile) {
+        (Some(name), _) => (name.to_owned(), format!("--profile / {ENV_PROFILE}")),
+        (None, Some(default)) => (default.get_ref().clone(), "`default_profile`".to_owned()),
+        (None, None) => return Ok(None),
+    };
+    let Some(chosen) = file.profiles.get(&name) else {
+        return Err(ConfigError::ProfileNotFound {
+            name,
+            chosen_by,
+            available: file.profiles.keys().cloned().collect(),
+            path: config_file,
+        });
+    };
+    chosen
+        .get_ref()
+        .store_path(&doc, &format!("profiles.{name}"))
 }
 
 /// [`resolve`] with an injectable environment (used only for a profile's
@@ -210,18 +315,7 @@ pub fn resolve_with_env(
     let config_file = paths.config_file;
 
     // File.
-    let source =
-        match crate::bounded_file::read_to_string(&config_file, crate::bounded_file::CONFIG_FILE) {
-            Ok(text) => Some(text),
-            Err(error) if error.is_not_found() => None,
-            Err(crate::bounded_file::FileError::Io { source, .. }) => {
-                return Err(ConfigError::Read {
-                    path: config_file,
-                    source,
-                });
-            }
-            Err(refused) => return Err(refused.into()),
-        };
+    let source = read_config(&config_file)?;
     let config_exists = source.is_some();
 
     let Some(text) = source else {
@@ -308,6 +402,9 @@ pub fn resolve_with_env(
         },
     };
 
+    let store = profile.store_path(&doc, &prefix)?;
+    let theme = profile.theme_name(&doc, &prefix)?;
+
     Ok(Resolved {
         profile_name: Some(name),
         endpoints,
@@ -316,6 +413,9 @@ pub fn resolve_with_env(
         api_key_source,
         config_file,
         config_exists,
+        read_only: profile.read_only,
+        store,
+        theme,
     })
 }
 

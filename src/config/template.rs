@@ -41,6 +41,18 @@ region = "global"
 # With none, pass --api-key / $EARSHOT_API_KEY.
 api_key_env = "EARSHOT_API_KEY"
 
+# The console (`earshot`) with this profile:
+#   read_only = true      hide every command that changes the platform, as
+#                         `--read-only` does (which keeps it on for every
+#                         profile of the run); `:ctx` switches profiles
+#   store = "prod.db"     this account's incident history (relative to this
+#                         file's directory, `~/` is your home); --store /
+#                         $EARSHOT_STORE beat it; without it every profile
+#                         shares earshot.db in the state directory
+#   theme = "light"       default, light, high-contrast, mono or a file in
+#                         themes/ beside this file; --theme and $NO_COLOR
+#                         beat it
+
 # Shortcut: every endpoint at one origin (an emulator, a proxy); entries in
 # the endpoints table below then override single ones:
 #   url = "http://127.0.0.1:7300"

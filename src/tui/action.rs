@@ -423,6 +423,11 @@ pub enum Effect {
     },
     /// Stop the recover in flight after the event being sent.
     CancelRecover,
+    /// Switch the console to this profile of the config file (`:ctx`):
+    /// the event loop opens it and, once it could, calls `App::switched`.
+    SwitchProfile {
+        name: String,
+    },
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -452,6 +457,7 @@ impl Effect {
                 | Effect::AckIncident { .. }
                 | Effect::LoadEventDetail { .. }
                 | Effect::StopRotationWatch
+                | Effect::SwitchProfile { .. }
                 | Effect::Quit
         )
     }

@@ -18,6 +18,7 @@ use super::command::{
     interrupt_command,
 };
 use super::command_line::{self, Typed};
+use super::context::{Contexts, picker_commands};
 use super::keymap::{self, CommandInfo, CommandSection, permitted};
 use super::panes::deliveries::DeliveriesPane;
 use super::panes::events::EventsPane;
@@ -40,7 +41,8 @@ pub const TOAST_FOR: Duration = Duration::from_secs(4);
 pub struct AppConfig {
     /// Running on the built-in emulator (`earshot demo`): shows DEMO.
     pub demo: bool,
-    /// `--read-only`: no command that changes the platform exists.
+    /// `--read-only`, or the profile's `read_only`: no command that
+    /// changes the platform exists.
     pub read_only: bool,
     pub profile_label: String,
     pub region: String,
@@ -72,6 +74,15 @@ pub enum Overlay {
     CommandLine(Input),
     /// "A form would be lost: quit anyway?"
     ConfirmQuit,
+    /// `:ctx`: the profiles to switch to, `selected` highlighted.
+    Profiles {
+        selected: usize,
+    },
+    /// "Switching to `to` loses or stops `losing`: switch anyway?"
+    ConfirmSwitch {
+        to: String,
+        losing: Vec<String>,
+    },
 }
 
 /// The platform as the status bar reports it.
@@ -105,7 +116,7 @@ pub struct Status {
 }
 
 impl Status {
-    fn new() -> Status {
+    pub(crate) fn new() -> Status {
         Status {
             connection: Connection::Unknown,
             budget: None,
@@ -200,6 +211,8 @@ pub struct App {
     pub overlay: Option<Overlay>,
     pub status: Status,
     pub toast: Option<Toast>,
+    /// The profiles `:ctx` switches between, and the account generation.
+    pub ctx: Contexts,
     /// Something changed since the last frame.
     pub dirty: bool,
     pub quit: bool,
@@ -208,6 +221,10 @@ pub struct App {
 impl App {
     pub fn new(config: AppConfig) -> App {
         let subs = SubscriptionsPane::new(config.url_policy);
+        let ctx = Contexts {
+            forced_read_only: config.read_only,
+            ..Contexts::default()
+        };
         App {
             config,
             pane: PaneId::Health,
@@ -222,6 +239,7 @@ impl App {
             overlay: None,
             status: Status::new(),
             toast: None,
+            ctx,
             dirty: true,
             quit: false,
         }
@@ -457,8 +475,13 @@ impl App {
                 list.push(interrupt_command());
                 list
             }
-            Some(Overlay::ConfirmQuit) => {
+            Some(Overlay::ConfirmQuit | Overlay::ConfirmSwitch { .. }) => {
                 let mut list = confirm_commands();
+                list.push(interrupt_command());
+                list
+            }
+            Some(Overlay::Profiles { .. }) => {
+                let mut list = picker_commands();
                 list.push(interrupt_command());
                 list
             }
@@ -475,7 +498,7 @@ impl App {
         }
     }
 
-    /// A key `--read-only` took away: which, so the operator is told
+    /// A key read-only mode took away: which, so the operator is told
     /// rather than nothing happening.
     fn read_only_hidden(&self, key: &KeyEvent) -> Option<&'static str> {
         if !self.config.read_only {
@@ -558,7 +581,7 @@ impl App {
         self.pane_ref(self.pane)
     }
 
-    fn pane_ref(&self, id: PaneId) -> &dyn Pane {
+    pub(crate) fn pane_ref(&self, id: PaneId) -> &dyn Pane {
         match id {
             PaneId::Health => &self.health,
             PaneId::Subscriptions => &self.subs,
@@ -596,8 +619,9 @@ impl App {
         let typing = matches!(self.overlay, Some(Overlay::CommandLine(_)))
             || (self.overlay.is_none() && self.on_screen().captures_text());
         if !typing && let Some(what) = self.read_only_hidden(key) {
+            let why = self.read_only_reason();
             self.status.notice(Failure::new(format!(
-                "read-only: \"{what}\" is disabled (the console was started with --read-only)"
+                "read-only: \"{what}\" is disabled ({why})"
             )));
             return Vec::new();
         }
@@ -673,7 +697,12 @@ impl App {
                 }
                 self.quit_or_ask()
             }
-            Command::ConfirmYes => self.quit_now(),
+            Command::ConfirmYes => match self.overlay.take() {
+                Some(Overlay::ConfirmSwitch { to, .. }) => self.switch_now(to),
+                _ => self.quit_now(),
+            },
+            Command::Ctx(command) => self.on_picker(command),
+            Command::CompleteCommandLine => self.complete_command_line(),
             Command::Subs(command) => self.apply(|app, out| app.subs.run(command, out)),
             Command::Dlv(command) => self.apply(|app, out| app.deliveries.run(command, out)),
             Command::Jobs(command) => self.apply(|app, out| app.jobs.run(command, out)),
@@ -714,6 +743,8 @@ impl App {
                 effects.extend(self.apply(|app, out| app.events.filter_to(&id, out)));
                 effects
             }
+            Typed::Context(None) => self.open_profiles(),
+            Typed::Context(Some(name)) => self.request_switch(&name),
             Typed::Job(id) => {
                 self.pane = PaneId::Jobs;
                 self.apply(|app, out| app.jobs.open_job(&id, out))
@@ -759,7 +790,7 @@ impl App {
         vec![Effect::Quit]
     }
 
-    fn set_toast(&mut self, text: String) {
+    pub(crate) fn set_toast(&mut self, text: String) {
         self.toast = Some(Toast {
             text,
             until: Instant::now() + TOAST_FOR,

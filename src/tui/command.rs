@@ -9,6 +9,7 @@
 
 use ratatui::crossterm::event::KeyCode;
 
+use super::context::CtxCommand;
 use super::keymap::{CommandInfo, Key, keys};
 use super::panes::PaneId;
 use super::panes::deliveries::DlvCommand;
@@ -34,6 +35,8 @@ pub enum Command {
     CommandLine,
     /// Run what was typed at the `:` prompt.
     RunCommandLine,
+    /// `tab` at the `:` prompt: complete a command or profile name.
+    CompleteCommandLine,
     Refresh,
     /// `q`: quit, asking first when a form holds unsaved input.
     Quit,
@@ -44,6 +47,8 @@ pub enum Command {
     ConfirmNo,
     ScrollUp,
     ScrollDown,
+    /// The `:ctx` picker's keys.
+    Ctx(CtxCommand),
     Subs(SubsCommand),
     Dlv(DlvCommand),
     Jobs(JobsCommand),
@@ -145,6 +150,12 @@ pub(crate) fn command_line_commands() -> Vec<CommandInfo<Command>> {
             "cancel",
             keys![Key::plain(KeyCode::Esc)],
             Command::Close,
+        ),
+        CommandInfo::new(
+            "tab",
+            "complete a command, or a profile after :ctx",
+            TAB,
+            Command::CompleteCommandLine,
         ),
     ]
 }

@@ -2,7 +2,9 @@
 //! after a mistake and the help overlay all read, so they cannot disagree.
 //! Pane names come from [`PaneId`] (`:3`, `:deliveries`, `:dlv`, …); the
 //! rest take an argument where it helps an operator jump: `:sub ID`,
-//! `:session ID`, `:event ID`, `:job ID`.
+//! `:session ID`, `:event ID`, `:job ID`, `:ctx NAME`. `tab`
+//! completes a command's name from the same list ([`complete`]), and a
+//! profile's name after `:ctx`.
 
 use super::keymap::{CommandInfo, Key, keys};
 use super::panes::PaneId;
@@ -24,6 +26,8 @@ pub enum Typed {
     Event(String),
     /// Jobs, this transcript job watched.
     Job(String),
+    /// Switch to this profile; `None`: the picker.
+    Context(Option<String>),
 }
 
 /// One command of the line: its spellings, its argument, what it does.
@@ -38,7 +42,7 @@ pub struct LineCommand {
 }
 
 /// Every command but the pane names, in help order.
-pub const COMMANDS: [LineCommand; 8] = [
+pub const COMMANDS: [LineCommand; 9] = [
     LineCommand {
         usage: ":q",
         names: &["q", "quit", "qa"],
@@ -95,6 +99,13 @@ pub const COMMANDS: [LineCommand; 8] = [
         description: "a transcript job (a watched job's 8-character id works)",
         parse: |argument| argument.map(|id| Typed::Job(id.to_owned())),
     },
+    LineCommand {
+        usage: ":ctx [NAME]",
+        names: &["ctx", "context"],
+        argument: Some("NAME"),
+        description: "switch account: pick a profile of the config, or this one",
+        parse: |argument| Some(Typed::Context(argument.map(str::to_owned))),
+    },
 ];
 
 /// The help overlay's section of the line's commands, from the same list
@@ -132,6 +143,99 @@ pub fn parse(typed: &str) -> Result<Typed, String> {
         }
     }
     Err(format!("unknown command :{typed}: {}", hint()))
+}
+
+/// What `tab` made of the line: the line (longer when something was
+/// completed) and, when several names still fit, those names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub line: String,
+    pub choices: Vec<String>,
+}
+
+/// Completes the command name being typed (from [`COMMANDS`] and the
+/// pane names), or the profile name after `:ctx` (from `profiles`): to
+/// the whole name when one fits, else as far as every fitting name agrees.
+pub fn complete(typed: &str, profiles: &[String]) -> Completion {
+    let unchanged = || Completion {
+        line: typed.to_owned(),
+        choices: Vec::new(),
+    };
+    let line = typed.trim_start().trim_start_matches(':');
+    let (name, rest) = match line.split_once(char::is_whitespace) {
+        Some((name, rest)) => (name, Some(rest.trim_start())),
+        None => (line, None),
+    };
+    let (prefix, candidates): (String, Vec<String>) = match rest {
+        None => {
+            let mut names: Vec<String> = COMMANDS
+                .iter()
+                .flat_map(|command| command.names.iter())
+                .map(|name| (*name).to_owned())
+                .chain(
+                    PaneId::ALL
+                        .iter()
+                        .map(|pane| pane.title().to_ascii_lowercase()),
+                )
+                .collect();
+            names.dedup();
+            (String::new(), names)
+        }
+        Some(argument) if !argument.contains(char::is_whitespace) => {
+            let takes_profile = COMMANDS
+                .iter()
+                .find(|command| command.names.contains(&name.to_ascii_lowercase().as_str()))
+                .is_some_and(|command| {
+                    matches!((command.parse)(Some(argument)), Some(Typed::Context(_)))
+                });
+            if !takes_profile {
+                return unchanged();
+            }
+            (format!("{name} "), profiles.to_vec())
+        }
+        Some(_) => return unchanged(),
+    };
+    let word = rest.unwrap_or(name);
+    let mut fitting: Vec<String> = candidates
+        .into_iter()
+        .filter(|candidate| candidate.starts_with(word))
+        .collect();
+    fitting.sort();
+    fitting.dedup();
+    match fitting.as_slice() {
+        [] => unchanged(),
+        [only] => {
+            // A command that takes an argument gets the space before it.
+            let space = rest.is_none()
+                && COMMANDS.iter().any(|command| {
+                    command.argument.is_some() && command.names.contains(&only.as_str())
+                })
+                && PaneId::from_name(only).is_none();
+            Completion {
+                line: format!("{prefix}{only}{}", if space { " " } else { "" }),
+                choices: Vec::new(),
+            }
+        }
+        [first, others @ ..] => {
+            let agreed = others.iter().fold(first.as_str(), |agreed, other| {
+                let same = agreed
+                    .char_indices()
+                    .zip(other.chars())
+                    .find(|((_, a), b)| a != b)
+                    .map_or(agreed.len().min(other.len()), |((at, _), _)| at);
+                &agreed[..same]
+            });
+            let line = if agreed.len() > word.len() {
+                format!("{prefix}{agreed}")
+            } else {
+                typed.to_owned()
+            };
+            Completion {
+                line,
+                choices: fitting,
+            }
+        }
+    }
 }
 
 /// The commands and panes the line takes, in one line (from the lists).
@@ -190,6 +294,36 @@ mod tests {
                 entry.keys
             );
         }
+    }
+
+    #[test]
+    fn tab_completes_command_names_then_profile_names() {
+        let profiles = [
+            "prod".to_owned(),
+            "prod-eu".to_owned(),
+            "staging".to_owned(),
+        ];
+        let line = |typed: &str| complete(typed, &profiles).line;
+        assert_eq!(line("ct"), "ctx ");
+        assert_eq!(line(":ctx st"), "ctx staging");
+        assert_eq!(line("ctx "), "ctx ");
+        // As far as every fitting name agrees, then the choices.
+        let both = complete("ctx p", &profiles);
+        assert_eq!(both.line, "ctx prod");
+        assert_eq!(both.choices, ["prod", "prod-eu"]);
+        assert_eq!(complete("ctx ", &profiles).choices.len(), 3);
+        assert_eq!(line("ctx nope"), "ctx nope");
+        // A pane name needs no argument, so no space.
+        assert_eq!(line("delive"), "deliveries");
+        assert_eq!(line("sess"), "session ");
+        // Only :ctx takes a profile.
+        assert_eq!(line("sub st"), "sub st");
+        let completed = line("ctx sta");
+        assert_eq!(
+            parse(&completed),
+            Ok(Typed::Context(Some("staging".into())))
+        );
+        assert_eq!(parse(":ctx"), Ok(Typed::Context(None)));
     }
 
     #[test]

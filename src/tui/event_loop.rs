@@ -6,7 +6,12 @@
 //!
 //! Generic over the ratatui backend and the input stream: tests run the
 //! real loop on `TestBackend` with a scripted stream.
+//!
+//! It also carries out a switch of profile (`:ctx`, see
+//! [`super::context`]): it opens the profile, moves the worker to the new
+//! client, store and generation, and takes the profile's theme.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use futures_util::future::poll_immediate;
@@ -18,9 +23,11 @@ use ratatui::crossterm::event::Event;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
-use super::action::Action;
+use super::action::{Action, Effect};
 use super::app::App;
 use super::clipboard::Clipboard;
+use super::context::{ActionTx, ProfileSource, Stamped};
+use super::history_tasks::StorePath;
 use super::theme::Theme;
 use super::view;
 use super::worker::{Next, Worker};
@@ -43,6 +50,26 @@ pub struct Services {
     pub feeds: Vec<BoxStream<'static, Action>>,
     /// The incident-history store (or why there is none).
     pub store: Result<std::path::PathBuf, String>,
+    /// Where `:ctx` opens another profile; `None`: the console stays on
+    /// the account it started on.
+    pub profiles: Option<Box<dyn ProfileSource>>,
+}
+
+/// What the console runs on now: the worker (client and store), the
+/// channel every worker answers on, where profiles open, and the theme.
+struct Engine<'t> {
+    worker: Worker,
+    tx: mpsc::UnboundedSender<Stamped>,
+    profiles: Option<Box<dyn ProfileSource>>,
+    store: StorePath,
+    theme: Cow<'t, Theme>,
+}
+
+/// An action for `App::update`: the operator's (keys, the clock), or a
+/// worker's or feed's, stamped with the account it is about.
+enum Incoming {
+    Local(Action),
+    Stamped(Stamped),
 }
 
 /// Runs `app` until it quits, the input ends or `shutdown` resolves.
@@ -60,22 +87,36 @@ where
     S: Stream<Item = Event> + Unpin,
     F: Future<Output = ()>,
 {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Action>();
-    let mut worker =
-        Worker::new(services.client, tx, services.clipboard).with_store(services.store);
+    let (tx, mut rx) = mpsc::unbounded_channel::<Stamped>();
+    // Feeds bring the account the console started on.
+    let started_on = app.ctx.generation;
+    let worker = Worker::new(
+        services.client,
+        ActionTx::stamped(started_on, tx.clone()),
+        services.clipboard,
+    )
+    .with_store(services.store.clone());
+    let mut engine = Engine {
+        worker,
+        tx,
+        profiles: services.profiles,
+        store: services.store,
+        theme: Cow::Borrowed(theme),
+    };
     let mut events = events.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
     let mut tick: Option<Interval> = None;
     let mut feeds_open = !services.feeds.is_empty();
     let mut feeds = select_all(services.feeds);
 
-    if worker.start_all(app.init()) == Next::Quit {
+    let first = app.init();
+    if engine.start_all(app, first) == Next::Quit {
         return Ok(());
     }
     loop {
         if app.dirty {
             terminal
-                .draw(|frame| view::draw(frame, app, theme))
+                .draw(|frame| view::draw(frame, app, &engine.theme))
                 .map_err(color_eyre::Report::new)?;
             app.dirty = false;
         }
@@ -89,55 +130,123 @@ where
             _ => {}
         }
 
-        let action = tokio::select! {
+        let incoming = tokio::select! {
             biased;
-            () = &mut shutdown => Action::Shutdown,
-            Some(action) = rx.recv() => action,
+            () = &mut shutdown => Incoming::Local(Action::Shutdown),
+            Some(stamped) = rx.recv() => Incoming::Stamped(stamped),
             feed = feeds.next(), if feeds_open => match feed {
-                Some(action) => action,
+                Some(action) => Incoming::Stamped(Stamped { generation: started_on, action }),
                 None => {
                     feeds_open = false;
                     continue;
                 }
             },
             event = events.next() => match event {
-                Some(event) => Action::Input(event),
-                None => Action::Shutdown,
+                Some(event) => Incoming::Local(Action::Input(event)),
+                None => Incoming::Local(Action::Shutdown),
             },
-            now = next_tick(&mut tick), if tick.is_some() => Action::Tick(now.into_std()),
+            now = next_tick(&mut tick), if tick.is_some() => {
+                Incoming::Local(Action::Tick(now.into_std()))
+            }
         };
-        if dispatch(app, &mut worker, action) == Next::Quit {
+        if dispatch(app, &mut engine, incoming) == Next::Quit {
             return Ok(());
         }
         // Drain what is already waiting before drawing.
         for _ in 0..MAX_BATCH {
             let next = match rx.try_recv() {
-                Ok(action) => Some(action),
+                Ok(stamped) => Some(Incoming::Stamped(stamped)),
                 // Polled with this task's own waker (not `now_or_never`'s
                 // no-op one): a stream may keep the first waker it is given
                 // and never wake the loop again. Unconstrained: tokio's
                 // co-operative budget would otherwise report a channel
                 // empty after 128 events and split a paste into frames.
                 Err(_) => match poll_immediate(tokio::task::unconstrained(events.next())).await {
-                    Some(Some(event)) => Some(Action::Input(event)),
-                    Some(None) => Some(Action::Shutdown),
+                    Some(Some(event)) => Some(Incoming::Local(Action::Input(event))),
+                    Some(None) => Some(Incoming::Local(Action::Shutdown)),
                     None => None,
                 },
             };
-            let Some(action) = next else {
+            let Some(incoming) = next else {
                 break;
             };
-            if dispatch(app, &mut worker, action) == Next::Quit {
+            if dispatch(app, &mut engine, incoming) == Next::Quit {
                 return Ok(());
             }
         }
     }
 }
 
-fn dispatch(app: &mut App, worker: &mut Worker, action: Action) -> Next {
-    let effects = app.update(action);
-    let next = worker.start_all(effects);
-    if app.quit { Next::Quit } else { next }
+fn dispatch(app: &mut App, engine: &mut Engine<'_>, incoming: Incoming) -> Next {
+    let effects = match incoming {
+        Incoming::Local(action) => app.update(action),
+        Incoming::Stamped(stamped) => app.update_stamped(stamped),
+    };
+    engine.start_all(app, effects)
+}
+
+impl Engine<'_> {
+    /// Starts `effects` on the worker; a profile switch among them is
+    /// carried out here, after the others.
+    fn start_all(&mut self, app: &mut App, effects: Vec<Effect>) -> Next {
+        let mut switches = Vec::new();
+        let others: Vec<Effect> = effects
+            .into_iter()
+            .filter_map(|effect| match effect {
+                Effect::SwitchProfile { name } => {
+                    switches.push(name);
+                    None
+                }
+                other => Some(other),
+            })
+            .collect();
+        let mut next = self.worker.start_all(others);
+        for name in switches {
+            if self.switch(app, &name) == Next::Quit {
+                next = Next::Quit;
+            }
+        }
+        if app.quit { Next::Quit } else { next }
+    }
+
+    /// Opens profile `name` and moves everything to it, or tells the app
+    /// why it could not (then nothing changes).
+    fn switch(&mut self, app: &mut App, name: &str) -> Next {
+        let opened = match &self.profiles {
+            Some(profiles) => profiles.open(name),
+            None => Err("this console opens no other profile".to_owned()),
+        };
+        let opened = match opened {
+            Ok(opened) => opened,
+            Err(why) => {
+                tracing::warn!(profile = %name, error = %why, "cannot switch profile");
+                app.switch_failed(name, &why);
+                return Next::Continue;
+            }
+        };
+        let shared = match (&self.store, &opened.store) {
+            (Ok(before), Ok(after)) if before == after => Some(format!(
+                "profile {name} shares the store {} with the previous profile: the Health and \
+                 Events panes show both accounts' history; give each profile its own \
+                 `store = \"…\"`",
+                after.display()
+            )),
+            _ => None,
+        };
+        let notice = match (opened.theme.notice, shared) {
+            (Some(theme), Some(shared)) => Some(format!("{shared}; {theme}")),
+            (theme, shared) => theme.or(shared),
+        };
+        let effects = app.switched(opened.account, notice);
+        self.worker.change_account(
+            opened.client,
+            opened.store.clone(),
+            ActionTx::stamped(app.ctx.generation, self.tx.clone()),
+        );
+        self.store = opened.store;
+        self.theme = Cow::Owned(opened.theme.theme);
+        self.worker.start_all(effects)
+    }
 }
 
 async fn next_tick(tick: &mut Option<Interval>) -> Instant {

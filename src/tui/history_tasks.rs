@@ -10,11 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::sync::mpsc::UnboundedSender;
-
 use super::action::{
     Action, EventsResult, Failure, HealthResult, ResendTarget, Resent, SubsResult,
 };
+use super::context::ActionTx;
 use crate::api::Client;
 use crate::history::event_list;
 use crate::history::event_query::EventQuery;
@@ -53,7 +52,7 @@ async fn with_store<T: Send + 'static>(
     .map_err(Failure::new)
 }
 
-pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: UnboundedSender<Action>) {
+pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx) {
     let result = with_store(path, move |store| {
         report::board(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
     })
@@ -66,7 +65,7 @@ pub async fn load_failing_sessions(
     seq: u64,
     subscription_id: String,
     since_ms: i64,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
 ) {
     let id = subscription_id.clone();
     let result = with_store(path, move |store| {
@@ -84,7 +83,7 @@ pub async fn load_failing_sessions(
 /// Known session ids the Deliveries prompt offers at most.
 const KNOWN_SESSIONS_OFFERED: usize = 10_000;
 
-pub async fn load_known_sessions(path: StorePath, tx: UnboundedSender<Action>) {
+pub async fn load_known_sessions(path: StorePath, tx: ActionTx) {
     let result = with_store(path, |store| {
         sessions::ids(store, KNOWN_SESSIONS_OFFERED).map_err(|error| error.to_string())
     })
@@ -141,7 +140,7 @@ async fn open(path: StorePath) -> Result<Store, Failure> {
         .map_err(failure)
 }
 
-pub async fn sweep(client: Client, path: StorePath, tx: UnboundedSender<Action>) {
+pub async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
     let mut store = match open(path).await {
         Ok(store) => store,
         Err(failure) => {
@@ -157,12 +156,7 @@ pub async fn sweep(client: Client, path: StorePath, tx: UnboundedSender<Action>)
 
 /// What recover would send: the store as last swept (recover itself
 /// sweeps first, so it may send a little more).
-pub async fn plan_recover(
-    path: StorePath,
-    subscription_id: String,
-    since_ms: i64,
-    tx: UnboundedSender<Action>,
-) {
+pub async fn plan_recover(path: StorePath, subscription_id: String, since_ms: i64, tx: ActionTx) {
     let id = subscription_id.clone();
     let result = with_store(path, move |store| {
         recover::plan(store, &id, since_ms, &recover::Scope::default())
@@ -186,7 +180,7 @@ pub async fn recover(
     since_ms: i64,
     secret: SecretString,
     cancel: Arc<AtomicBool>,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
 ) {
     let progress = |done, total, sent: Option<&recover::Sent>| {
         let _ = tx.send(Action::Health(HealthResult::RecoverProgress {
@@ -259,7 +253,7 @@ pub async fn load_events(
     query: EventQuery,
     since_ms: i64,
     limit: usize,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
 ) {
     let result = with_store(path, move |store| {
         event_list::list(store, &query, since_ms, limit).map_err(|error| error.to_string())
@@ -268,12 +262,7 @@ pub async fn load_events(
     let _ = tx.send(Action::Events(EventsResult::Loaded { seq, result }));
 }
 
-pub async fn load_event_detail(
-    path: StorePath,
-    seq: u64,
-    event_id: String,
-    tx: UnboundedSender<Action>,
-) {
+pub async fn load_event_detail(path: StorePath, seq: u64, event_id: String, tx: ActionTx) {
     let result = with_store(path, move |store| {
         event_list::detail(store, &event_id)
             .map(|detail| detail.map(Box::new))
@@ -290,7 +279,7 @@ pub async fn resend_event(
     event_id: String,
     target: ResendTarget,
     secret: SecretString,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
 ) {
     let log = path.clone();
     let result = async {
@@ -350,13 +339,7 @@ fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
     }
 }
 
-pub async fn load_incidents(
-    path: StorePath,
-    seq: u64,
-    since_ms: i64,
-    all: bool,
-    tx: UnboundedSender<Action>,
-) {
+pub async fn load_incidents(path: StorePath, seq: u64, since_ms: i64, all: bool, tx: ActionTx) {
     let result = with_store(path, move |store| {
         incidents::list(store, since_ms, all).map_err(|error| error.to_string())
     })
@@ -365,12 +348,7 @@ pub async fn load_incidents(
 }
 
 /// Stores who is on an incident, for every console on the same store.
-pub async fn acknowledge(
-    path: StorePath,
-    id: String,
-    note: Option<String>,
-    tx: UnboundedSender<Action>,
-) {
+pub async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: ActionTx) {
     let result = with_store(path, move |store| {
         let by = incidents::operator();
         match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
@@ -416,7 +394,7 @@ pub async fn check_rotation(
     url: String,
     new: SecretString,
     current: Option<SecretString>,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
 ) {
     let key = id.clone();
     let result = async {
@@ -448,7 +426,7 @@ pub async fn watch_rotation(
     path: StorePath,
     id: String,
     rotated_ms: i64,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
 ) {
     let Ok(mut store) = open(path).await else {
         return;

@@ -9,6 +9,8 @@
 //!   Signatures, Probe, Inbox, Events);
 //! - `command_line`: the `:` commands, their hint and their help, from one
 //!   list;
+//! - [`context`]: `:ctx`, switching to another profile (account) of the
+//!   config file without a restart;
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
 //! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
@@ -25,6 +27,7 @@ pub mod app;
 pub mod clipboard;
 pub mod command;
 pub(crate) mod command_line;
+pub mod context;
 pub mod event_loop;
 mod history_tasks;
 pub(crate) mod input;
@@ -55,17 +58,29 @@ use action::Action;
 use app::{App, AppConfig};
 use clipboard::Osc52;
 use event_loop::Services;
-use theme::{ColorDepth, ThemeRequest};
 
 /// How the console is started.
 #[derive(Clone, Debug)]
 pub struct ConsoleOptions {
     /// On the built-in emulator: shows a DEMO marker.
     pub demo: bool,
-    /// `--read-only`: hide every command that changes the platform.
+    /// `--read-only`: hide every command that changes the platform, on
+    /// every profile of the run.
     pub read_only: bool,
-    /// `--theme NAME`.
+    /// `--theme NAME`: beats every profile's theme.
     pub theme: Option<String>,
+    /// The profile's own console settings: `read_only`, `theme`, `store`
+    /// (`EARSHOT_STORE` beats the store).
+    pub profile_read_only: bool,
+    pub profile_theme: Option<String>,
+    pub profile_store: Option<PathBuf>,
+    /// The config file's profiles `:ctx` switches between (none: no
+    /// switching), the one the console runs on as the file says it (`None`
+    /// with `--url`, which overrides its endpoints), and `--config`, where
+    /// a switch reads the profile again.
+    pub profiles: Vec<crate::config::ProfileSummary>,
+    pub current_profile: Option<String>,
+    pub config: Option<PathBuf>,
     /// Shown in the status bar.
     pub profile_label: String,
     pub region: String,
@@ -98,6 +113,12 @@ impl Default for ConsoleOptions {
             demo: false,
             read_only: false,
             theme: None,
+            profile_read_only: false,
+            profile_theme: None,
+            profile_store: None,
+            profiles: Vec::new(),
+            current_profile: None,
+            config: None,
             profile_label: "-".into(),
             region: Region::default().as_str().into(),
             url_policy: UrlPolicy::PublicHttps,
@@ -133,7 +154,6 @@ pub async fn run_console(
     if let Some(tightened) = own_dir.and_then(crate::store::private::tighten_dir) {
         eprintln!("earshot: {tightened}");
     }
-    let env = |name: &str| std::env::var(name).ok();
     let themes_dir = options
         .config_dir
         .clone()
@@ -143,21 +163,38 @@ pub async fn run_console(
                 .and_then(|paths| paths.config_file.parent().map(PathBuf::from))
         })
         .map(|dir| dir.join("themes"));
-    let loaded = theme::load(&ThemeRequest {
-        name: options.theme.as_deref(),
-        user_dir: themes_dir.as_deref(),
-        no_color: theme::no_color(&env),
-        depth: Some(ColorDepth::detect(&env)),
-    });
-    let options_store = options.store.clone();
+    let loaded = context::load_theme(
+        options.theme.as_deref(),
+        options.profile_theme.as_deref(),
+        themes_dir.as_deref(),
+    );
+    let store = context::store_path(
+        options.store.clone(),
+        options.profile_store.clone(),
+        paths.as_ref(),
+    );
     let mut app = App::new(AppConfig {
         demo: options.demo,
-        read_only: options.read_only,
-        profile_label: options.profile_label,
+        read_only: options.read_only || options.profile_read_only,
+        profile_label: options.profile_label.clone(),
         region: options.region,
         url_policy: options.url_policy,
         time_scale: options.time_scale,
     });
+    // Read-only because of the profile is said so, and ends at a switch.
+    app.ctx.forced_read_only = options.read_only;
+    let profiles: Option<Box<dyn context::ProfileSource>> =
+        if options.demo || options.profiles.is_empty() {
+            None
+        } else {
+            Some(Box::new(context::ConfigProfiles::new(
+                options.config.clone(),
+                options.theme.clone(),
+            )))
+        };
+    if !options.demo {
+        app.set_profiles(options.profiles, options.current_profile);
+    }
     app.seed_recent_ids(options.recent_ids);
     app.seed_job_ids(options.job_ids);
     if let Some(path) = options.probe_sample.as_deref() {
@@ -201,7 +238,8 @@ pub async fn run_console(
             client,
             clipboard: Box::new(Osc52::stdout()),
             feeds,
-            store: store_path(options_store, paths.as_ref()),
+            store,
+            profiles,
         },
     )
     .await;
@@ -210,10 +248,12 @@ pub async fn run_console(
     result.map(|()| caught.get().copied())
 }
 
-/// The sessions the incident history knows, most recently active first,
-/// for the Deliveries pane to offer (none when there is no store yet).
-fn known_sessions() -> Vec<String> {
-    let Ok(path) = store_path(None, Paths::compute(None).ok().as_ref()) else {
+/// The sessions the incident history (the profile's `store`, or the
+/// default one) knows, most recently active first, for the Deliveries pane
+/// to offer (none when there is no store yet).
+fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
+    let Ok(path) = context::store_path(None, profile_store, Paths::compute(None).ok().as_ref())
+    else {
         return Vec::new();
     };
     if !path.exists() {
@@ -229,17 +269,6 @@ fn known_sessions() -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The store the Health pane reads: the one given, else `EARSHOT_STORE`,
-/// else `earshot.db` in the state directory.
-fn store_path(given: Option<PathBuf>, paths: Option<&Paths>) -> Result<PathBuf, String> {
-    given
-        .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from))
-        .or_else(|| paths.map(|paths| crate::store::default_path(&paths.state_dir)))
-        .ok_or_else(|| {
-            "no state directory for the incident-history store: set EARSHOT_STORE".into()
-        })
 }
 
 /// What `earshot` with no subcommand was given.
@@ -301,10 +330,21 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     }
     let url_policy = policy_for(&resolved.endpoints.agents);
     let client = Client::new(resolved.endpoints.clone(), key)?.with_url_policy(url_policy);
+    let profiles = crate::config::profiles(flags.config.as_deref())?;
+    let current_profile = resolved
+        .profile_name
+        .clone()
+        .filter(|_| options.url.is_none());
     let console = ConsoleOptions {
         demo: false,
         read_only: flags.read_only,
         theme: flags.theme,
+        profile_read_only: resolved.read_only,
+        profile_theme: resolved.theme.clone(),
+        profile_store: resolved.store.clone(),
+        profiles,
+        current_profile,
+        config: flags.config.clone(),
         profile_label: resolved
             .profile_name
             .clone()
@@ -312,7 +352,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         region: resolved.region.as_str().into(),
         url_policy,
         config_dir: resolved.config_file.parent().map(PathBuf::from),
-        recent_ids: known_sessions(),
+        recent_ids: known_sessions(resolved.store.clone()),
         job_ids: Vec::new(),
         probe_sample: None,
         inbox_url: None,

@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::app::{App, Overlay};
+use super::context;
 use super::panes::{self, PaneId};
 use super::theme::{Role, Theme};
 use super::widgets::input::{self as field, Echo};
@@ -66,6 +67,12 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
             theme,
         ),
         Some(Overlay::ConfirmQuit) => draw_confirm_quit(frame, body, theme),
+        Some(Overlay::Profiles { selected }) => {
+            context::view::draw_picker(frame, body, app, *selected, theme);
+        }
+        Some(Overlay::ConfirmSwitch { to, losing }) => {
+            context::view::draw_confirm_switch(frame, body, to, losing, theme);
+        }
         _ => {}
     }
 }

@@ -16,6 +16,7 @@ use super::action::{
     Action, DeliveriesResult, Effect, Failure, InboxResult, JobsResult, SigsResult, SubsResult,
 };
 use super::clipboard::Clipboard;
+use super::context::ActionTx;
 use super::history_tasks::{self, StorePath};
 use crate::api::Client;
 use crate::api::types::prerecorded::NewTranscript;
@@ -27,7 +28,7 @@ use crate::receiver::listen::{self, ListenConfig};
 
 pub struct Worker {
     client: Client,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
     clipboard: Box<dyn Clipboard>,
     /// The subscriptions load in flight, if any.
     load: Latest,
@@ -96,10 +97,12 @@ pub enum Next {
 }
 
 impl Worker {
-    pub fn new(client: Client, tx: UnboundedSender<Action>, clipboard: Box<dyn Clipboard>) -> Self {
+    /// A worker for `client`, answering on `tx` (a plain channel, or one
+    /// stamped with the account's generation: [`ActionTx::stamped`]).
+    pub fn new(client: Client, tx: impl Into<ActionTx>, clipboard: Box<dyn Clipboard>) -> Self {
         Worker {
             client,
-            tx,
+            tx: tx.into(),
             clipboard,
             load: Latest::default(),
             deliveries_load: Latest::default(),
@@ -122,6 +125,57 @@ impl Worker {
         self
     }
 
+    /// Moves to another account (`:ctx`): what runs for the old one stops
+    /// or is left to finish, and every task from now on uses `client`,
+    /// `store` and `tx` (stamped with the new account's generation, so
+    /// whatever the old tasks still send is dropped by the console).
+    ///
+    /// Stopped: the loads, the probe, the rotation watch, the Inbox's
+    /// receiver and the job watcher (told to stop, then aborted). A recover
+    /// is asked to stop after the event being sent, so the store records
+    /// what was sent. Every other call (a change the operator confirmed, a
+    /// re-send, a sweep) is left to finish on the old account: aborting it
+    /// mid-request would leave unknown whether the platform applied it and
+    /// the change unrecorded.
+    pub fn change_account(&mut self, client: Client, store: StorePath, tx: impl Into<ActionTx>) {
+        for slot in [
+            &mut self.load,
+            &mut self.deliveries_load,
+            &mut self.probe_run,
+            &mut self.events_load,
+            &mut self.event_detail_load,
+            &mut self.rotation_watch,
+            &mut self.inbox,
+        ] {
+            slot.abort();
+        }
+        if let Some(cancel) = self.recover_cancel.take() {
+            cancel.store(true, Ordering::Relaxed);
+        }
+        self.tasks.retain(|task| !task.is_finished());
+        if !self.tasks.is_empty() {
+            tracing::info!(
+                running = self.tasks.len(),
+                "calls of the previous account finish in the background"
+            );
+        }
+        self.tasks.clear();
+        self.stop_job_watcher();
+        self.client = client;
+        self.store = store;
+        self.tx = tx.into();
+        self.remembered = None;
+    }
+
+    /// Tells the job watcher to stop and aborts it with its forwarder.
+    fn stop_job_watcher(&mut self) {
+        if let Some(jobs) = self.jobs.take() {
+            let _ = jobs.commands.send(WatchCommand::Stop);
+            jobs.forward.abort();
+            jobs.watcher.abort();
+        }
+    }
+
     /// Starts every effect; `Quit` if one of them asks to leave.
     pub fn start_all(&mut self, effects: Vec<Effect>) -> Next {
         let mut next = Next::Continue;
@@ -139,6 +193,11 @@ impl Worker {
         let tx = self.tx.clone();
         match effect {
             Effect::Quit => return Next::Quit,
+            // The event loop switches accounts itself (a new client, store
+            // and channel): it never hands this effect on.
+            Effect::SwitchProfile { name } => {
+                tracing::warn!(%name, "a profile switch reached the worker; ignored");
+            }
             Effect::ReadBodyFile { seq, path } => {
                 // The path only: the body may carry anything.
                 tracing::debug!(seq, %path, "read body file");
@@ -505,7 +564,7 @@ impl Worker {
 /// learns the job's submit time and audio duration.
 async fn submit_file(
     client: Client,
-    tx: UnboundedSender<Action>,
+    tx: ActionTx,
     path: std::path::PathBuf,
     watcher: UnboundedSender<WatchCommand>,
 ) {
@@ -566,12 +625,7 @@ async fn submit_file(
 
 /// Starts the receiver, reports it, and forwards every request it answers
 /// until the task is aborted (which drops, and so stops, the receiver).
-async fn run_inbox(
-    tx: UnboundedSender<Action>,
-    seq: u64,
-    bind: std::net::SocketAddr,
-    config: ListenConfig,
-) {
+async fn run_inbox(tx: ActionTx, seq: u64, bind: std::net::SocketAddr, config: ListenConfig) {
     match listen::start(bind, config).await {
         Err(error) => {
             let failure = Failure::new(format!("the inbox receiver did not start: {error}"));
@@ -604,11 +658,7 @@ impl Drop for Worker {
         for task in self.tasks.drain(..) {
             task.abort();
         }
-        if let Some(jobs) = self.jobs.take() {
-            let _ = jobs.commands.send(WatchCommand::Stop);
-            jobs.forward.abort();
-            jobs.watcher.abort();
-        }
+        self.stop_job_watcher();
     }
 }
 
@@ -627,6 +677,78 @@ mod tests {
             std::future::pending::<()>().await;
         };
         (work, gone)
+    }
+
+    struct NoClipboard;
+
+    impl Clipboard for NoClipboard {
+        fn copy(&mut self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn client_at(origin: &str) -> Client {
+        let url = url::Url::parse(origin).unwrap();
+        Client::new(
+            crate::api::Endpoints::all_at(&url),
+            crate::redact::SecretString::new("key_for_tests"),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn changing_account_stops_reads_lets_changes_finish_and_answers_on_the_new_channel() {
+        let within = std::time::Duration::from_secs(10);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut worker = Worker::new(
+            client_at("http://127.0.0.1:9/"),
+            ActionTx::stamped(0, tx.clone()),
+            Box::new(NoClipboard),
+        );
+        let (load, load_gone) = pending_task();
+        worker.load.replace(load);
+        let (change, mut change_gone) = pending_task();
+        worker.spawn(change);
+        let cancel = Arc::new(AtomicBool::new(false));
+        worker.recover_cancel = Some(Arc::clone(&cancel));
+
+        worker.change_account(
+            client_at("http://127.0.0.1:10/"),
+            Err("no store".into()),
+            ActionTx::stamped(1, tx),
+        );
+        let aborted = tokio::time::timeout(within, load_gone).await;
+        assert!(matches!(aborted, Ok(Err(_))), "the load still runs");
+        assert!(
+            change_gone
+                .try_recv()
+                .is_err_and(|e| e == tokio::sync::oneshot::error::TryRecvError::Empty),
+            "a change in flight is left to finish"
+        );
+        assert!(
+            cancel.load(Ordering::Relaxed),
+            "the recover is asked to stop"
+        );
+        assert_eq!(worker.store, Err("no store".to_owned()));
+        // What the worker sends from now on is the new account's.
+        worker.start(Effect::LoadHealth {
+            seq: 7,
+            since_ms: 0,
+        });
+        let answer = tokio::time::timeout(within, rx.recv()).await;
+        assert!(
+            matches!(
+                &answer,
+                Ok(Some(crate::tui::context::Stamped {
+                    generation: 1,
+                    action: Action::Health(crate::tui::action::HealthResult::Loaded {
+                        seq: 7,
+                        result: Err(failure),
+                    }),
+                })) if failure.message == "no store"
+            ),
+            "{answer:?}"
+        );
     }
 
     #[tokio::test]

@@ -759,3 +759,105 @@ fn config_path_prints_the_config_file_state_dir_and_whether_it_exists() {
     let shown = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(shown.contains("(exists)"), "{shown}");
 }
+
+// ---------------------------------------------------------------------------
+// The console's profile settings: read_only, store, theme (`:ctx`).
+
+#[test]
+fn read_only_store_and_theme_are_read_from_the_profile() {
+    let (dir, path) = config_file(&two_profiles(
+        "read_only = true\nstore = \"history/prod.db\"\ntheme = \"light\"\n",
+    ));
+    let prod = resolve_ok(&opts(&path), &no_env);
+    assert!(prod.read_only);
+    assert_eq!(prod.store, Some(dir.path().join("history/prod.db")));
+    assert_eq!(prod.theme.as_deref(), Some("light"));
+    let staging = resolve_ok(
+        &ResolveOptions {
+            profile: Some("staging".into()),
+            ..opts(&path)
+        },
+        &no_env,
+    );
+    assert!(!staging.read_only);
+    assert_eq!((staging.store, staging.theme), (None, None));
+}
+
+#[test]
+fn a_read_only_that_is_not_a_boolean_is_an_error_at_its_line() {
+    let e = error_of(&two_profiles("read_only = \"yes\"\n"));
+    let shown = e.to_string();
+    assert!(matches!(e, ConfigError::Invalid { line: 5, .. }), "{shown}");
+    assert!(shown.contains("read_only"), "{shown}");
+    assert!(shown.contains("boolean"), "{shown}");
+}
+
+#[test]
+fn an_empty_store_or_theme_is_an_error_naming_the_field() {
+    for (line, field) in [
+        ("store = \"  \"\n", "profiles.prod.store"),
+        ("theme = \"\"\n", "profiles.prod.theme"),
+    ] {
+        let shown = error_of(&two_profiles(line)).to_string();
+        assert!(shown.contains(field), "{shown}");
+        assert!(shown.contains("is empty"), "{shown}");
+    }
+}
+
+#[test]
+fn the_profile_list_names_each_profile_with_its_agents_origin_and_read_only() {
+    let (_dir, path) = config_file(&two_profiles("read_only = true\n"));
+    let listed = config::profiles(Some(&path)).unwrap();
+    let names: Vec<&str> = listed.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["prod", "staging"]);
+    assert!(listed[0].read_only && !listed[1].read_only);
+    assert_eq!(listed[0].agents.as_deref(), Some("https://agents.test"));
+    assert_eq!(listed[1].agents.as_deref(), Some("http://127.0.0.1:9000"));
+    assert_eq!(listed[1].region, Region::Us);
+    let none = config::profiles(Some(&path.with_file_name("absent.toml"))).unwrap();
+    assert!(none.is_empty());
+}
+
+#[test]
+fn config_show_prints_the_console_settings_of_the_profile() {
+    let home = tempfile::tempdir().unwrap();
+    let config = write_config(
+        home.path(),
+        &two_profiles("read_only = true\nstore = \"prod.db\"\ntheme = \"mono\"\n"),
+    );
+    let out = earshot(home.path(), &config, &["config", "show", "--json"], &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["read_only"], true);
+    assert_eq!(
+        v["store"],
+        home.path().join("prod.db").display().to_string()
+    );
+    assert_eq!(v["theme"], "mono");
+    let out = earshot(home.path(), &config, &["config", "show"], &[]);
+    let shown = text(&out);
+    assert!(shown.contains("read-only:   yes"), "{shown}");
+    assert!(shown.contains("theme:       mono"), "{shown}");
+}
+
+/// The history commands use the profile's store, so `earshot listen
+/// --store --profile prod` files events where the console on `prod` reads.
+#[test]
+fn history_commands_use_the_store_of_the_profile_unless_told_otherwise() {
+    let home = tempfile::tempdir().unwrap();
+    let config = write_config(home.path(), &two_profiles("store = \"prod.db\"\n"));
+    let run = |args: &[&str]| {
+        let out = earshot(home.path(), &config, args, &[]);
+        assert!(out.status.success(), "{args:?}: {}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["sessions", "add", "ses_prod_only"]);
+    assert!(home.path().join("prod.db").is_file(), "prod's store");
+    assert!(run(&["sessions", "list"]).contains("ses_prod_only"));
+    // staging has no store of its own: the shared default one.
+    assert!(!run(&["--profile", "staging", "sessions", "list"]).contains("ses_prod_only"));
+    // --store beats the profile's.
+    let elsewhere = home.path().join("elsewhere.db");
+    let elsewhere = elsewhere.to_str().unwrap();
+    assert!(!run(&["sessions", "list", "--store", elsewhere]).contains("ses_prod_only"));
+}

@@ -5,12 +5,18 @@
 //! the form and dialogs, opens a failed delivery's detail, quits, and checks
 //! the terminal was restored (main screen, cursor visible).
 //!
+//! Another test starts the console on a config file with two profiles
+//! (two emulators) and switches between them with `:ctx`.
+//!
 //! Needs `tmux` (CI installs it); without it the test fails and says so.
 //! Every step waits for text on the screen (polling every 100 ms, with a
 //! generous timeout) instead of sleeping: the demo runs live traffic.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
+
+use earshot::api::types::agents::EventKind;
 
 use crate::common::tmux::{STEP_TIMEOUT, Tmux, shell_quote};
 
@@ -232,6 +238,102 @@ fn new_above(screen: &str) -> usize {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|count| count.parse().ok())
         .unwrap_or(0)
+}
+
+/// Issue 21: the real binary started on a config file with two profiles,
+/// each an emulator of its own (with its own key and store), switches
+/// with `:ctx` (the profile name completed by `tab`): the status bar
+/// names the new profile and the Subscriptions table lists only the
+/// second platform's subscriptions; `:ctx` alone lists both profiles
+/// with the one in use marked.
+#[test]
+fn ctx_switches_the_console_between_two_configured_platforms() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let one = runtime.block_on(crate::common::start());
+    let other = runtime.block_on(crate::common::start());
+    let (_receiver_one, on_one) = runtime.block_on(one.healthy_subscriber(&[EventKind::CallEnded]));
+    let (_receiver_other, on_other) =
+        runtime.block_on(other.healthy_subscriber(&[EventKind::SessionStarted]));
+    let (a, b) = (on_one.id[..8].to_owned(), on_other.id[..8].to_owned());
+
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("emulator.key");
+    std::fs::write(&key, crate::common::API_KEY).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "default_profile = \"one\"\n\
+             [profiles.one]\nurl = \"{}\"\napi_key_file = \"emulator.key\"\nstore = \"one.db\"\n\
+             [profiles.other]\nurl = \"{}\"\napi_key_file = \"emulator.key\"\nstore = \"other.db\"\n",
+            one.base, other.base
+        ),
+    )
+    .unwrap();
+
+    let mut tmux = Tmux::new();
+    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
+    let inner = format!(
+        "{binary} --config {}; echo \"EXIT:$?\"; sleep 60",
+        shell_quote(&config)
+    );
+    tmux.start(&format!("sh -c '{}'", inner.replace('\'', r"'\''")));
+    tmux.wait_for("the console on profile one", START_TIMEOUT, |screen| {
+        status_bar(screen).contains("profile one").then_some(())
+    });
+    tmux.press("2", "the first platform's subscription", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && row_ids(s) == [a.as_str()]
+    });
+
+    tmux.press(":", "the command line", |s| {
+        s.lines().any(|l| l.starts_with(":"))
+    });
+    tmux.type_text("ctx oth");
+    tmux.press("Tab", "the profile name completed", |s| {
+        s.lines().any(|l| l.starts_with(":ctx other"))
+    });
+    tmux.press(
+        "Enter",
+        "the second platform's rows under profile other",
+        |s| status_bar(s).contains("profile other") && row_ids(s) == [b.as_str()],
+    );
+    assert!(
+        !tmux.screen().contains(&a),
+        "the first platform's row after the switch:\n{}",
+        tmux.screen()
+    );
+
+    tmux.key(":");
+    tmux.type_text("ctx");
+    tmux.press("Enter", "the profiles, the one in use marked", |s| {
+        s.contains("Switch profile") && s.contains("● other") && s.contains("  one ")
+    });
+    tmux.press("Escape", "the picker closed", |s| {
+        !s.contains("Switch profile") && row_ids(s) == [b.as_str()]
+    });
+    quit_and_restore(&tmux);
+    assert!(
+        dir.path().join("other.db").is_file(),
+        "profile other's store"
+    );
+}
+
+/// The bottom line: the status bar.
+fn status_bar(screen: &str) -> &str {
+    screen
+        .lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default()
+}
+
+/// The short ids of the Subscriptions table's rows.
+fn row_ids(screen: &str) -> Vec<&str> {
+    subscription_rows(screen)
+        .into_iter()
+        .filter_map(|row| row.split_whitespace().next())
+        .collect()
 }
 
 /// Issue 11, item 8: 5,000 characters typed at once (a paste in a terminal

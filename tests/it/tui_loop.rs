@@ -14,6 +14,7 @@ use earshot::api::types::agents::EventKind;
 use earshot::tui::action::{Action, JobsResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::clipboard::{Clipboard, osc52};
+use earshot::tui::context::{ConfigProfiles, ProfileSource};
 use earshot::tui::event_loop::{Services, run};
 use earshot::tui::theme::Theme;
 use futures_util::StreamExt;
@@ -184,6 +185,29 @@ async fn with_console_fed<F, Fut>(
     F: FnOnce(Script) -> Fut,
     Fut: Future<Output = ()>,
 {
+    with_console_on(harness, clipboard, feeds, None, drive).await;
+}
+
+/// The profiles of a config file the console starts on (the first) and
+/// switches between with `:ctx`.
+struct OnProfiles {
+    config: std::path::PathBuf,
+    first: String,
+    store: std::path::PathBuf,
+}
+
+/// [`with_console_fed`], on the first of a config file's profiles when
+/// `profiles` is given (`harness` is then that profile's platform).
+async fn with_console_on<F, Fut>(
+    harness: &Harness,
+    clipboard: Recorder,
+    feeds: Vec<BoxStream<'static, Action>>,
+    profiles: Option<OnProfiles>,
+    drive: F,
+) where
+    F: FnOnce(Script) -> Fut,
+    Fut: Future<Output = ()>,
+{
     let screen = Arc::new(Mutex::new(String::new()));
     let frames = Arc::new(AtomicUsize::new(0));
     let backend = SharedBackend {
@@ -194,13 +218,23 @@ async fn with_console_fed<F, Fut>(
     let mut terminal = Terminal::new(backend).expect("terminal");
     let mut app = App::new(AppConfig {
         url_policy: earshot::api::validate::UrlPolicy::AnyHttp,
-        profile_label: "test".into(),
+        profile_label: profiles
+            .as_ref()
+            .map_or_else(|| "test".to_owned(), |on| on.first.clone()),
         ..AppConfig::default()
     });
     // These scripts drive the Subscriptions pane and its neighbours.
     app.pane = earshot::tui::panes::PaneId::Subscriptions;
     // The Health pane sweeps this emulator into a store of the test's own.
     let store_dir = tempfile::tempdir().expect("a temp dir for the store");
+    let mut store = store_dir.path().join("earshot.db");
+    let mut source: Option<Box<dyn ProfileSource>> = None;
+    if let Some(on) = profiles {
+        let listed = earshot::config::profiles(Some(&on.config)).expect("the test config reads");
+        app.set_profiles(listed, Some(on.first));
+        source = Some(Box::new(ConfigProfiles::new(Some(on.config), None)));
+        store = on.store;
+    }
     let theme = Theme::fallback();
     let (keys, mut incoming) = unbounded_channel::<Event>();
     let events = Box::pin(futures_util::stream::poll_fn(move |cx| {
@@ -216,7 +250,8 @@ async fn with_console_fed<F, Fut>(
             client: harness.client.clone(),
             clipboard: Box::new(clipboard),
             feeds,
-            store: Ok(store_dir.path().join("earshot.db")),
+            store: Ok(store),
+            profiles: source,
         },
     );
     let script = drive(Script {
@@ -570,5 +605,129 @@ async fn the_inbox_started_from_the_form_receives_platform_deliveries_with_verdi
             .filter(|r| r["http_status_code"] == 401)
             .all(|r| r["next_retry_at"].is_null()),
         "a 401 is not retried: {records:?}"
+    );
+}
+
+/// Issue 21: `:ctx other` moves the console to another profile of the
+/// config file, here another emulator with a key of its own: only the
+/// second platform's subscriptions are listed, the status bar names the
+/// profile, and a change still in flight on the first platform when the
+/// switch happens (a pause held back by the emulator) lands there but its
+/// answer is never shown under the second profile.
+#[tokio::test]
+async fn ctx_switches_to_another_profile_and_drops_the_first_accounts_late_answer() {
+    const OTHER_KEY: &str = "emu_other_account_key_9876543210";
+    let one = start().await;
+    let other = common::launch(
+        earshot::emulator::EmulatorConfig {
+            allow_private_urls: true,
+            ..earshot::emulator::EmulatorConfig::new(earshot::redact::SecretString::new(OTHER_KEY))
+        },
+        None,
+    )
+    .await;
+    let other_client = earshot::api::Client::new(
+        earshot::api::Endpoints::all_at(&other.emulator.url()),
+        earshot::redact::SecretString::new(OTHER_KEY),
+    )
+    .expect("a client for the second emulator")
+    .with_url_policy(earshot::api::validate::UrlPolicy::AnyHttp);
+    let (_receiver_a, on_one) = one.healthy_subscriber(&[EventKind::CallEnded]).await;
+    let receiver_b = Receiver::healthy().await;
+    let on_other = other_client
+        .create_subscription(&earshot::api::types::agents::NewSubscription {
+            url: format!("{}/b", receiver_b.url()),
+            events: vec![EventKind::SessionStarted],
+            secret: earshot::redact::SecretString::new(common::SECRET),
+            agent_id: None,
+            enabled: None,
+        })
+        .await
+        .expect("a subscription on the second emulator");
+
+    // Two profiles, each with its own key file (0600) and store.
+    let dir = tempfile::tempdir().expect("a temp dir for the config");
+    for (name, key) in [("one.key", common::API_KEY), ("other.key", OTHER_KEY)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, key).expect("key file written");
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("key file 0600");
+    }
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "default_profile = \"one\"\n\
+             [profiles.one]\nurl = \"{}\"\napi_key_file = \"one.key\"\nstore = \"one.db\"\n\
+             [profiles.other]\nurl = \"{}\"\napi_key_file = \"other.key\"\nstore = \"other.db\"\n",
+            one.base, other.base
+        ),
+    )
+    .expect("config written");
+
+    // The pause of the first account's subscription waits 1.5 s in the
+    // emulator: still in flight when the console switches.
+    one.arm_fault(json!({
+        "path_prefix": format!("/v1/webhook-subscriptions/{}", on_one.id),
+        "latency_ms": 1500
+    }))
+    .await;
+    let (a, b) = (short(&on_one.id).to_owned(), short(&on_other.id).to_owned());
+    let profiles = OnProfiles {
+        config,
+        first: "one".into(),
+        store: dir.path().join("one.db"),
+    };
+    let (platform, paused_id) = (&one, on_one.id.clone());
+    with_console_on(
+        &one,
+        Recorder::default(),
+        Vec::new(),
+        Some(profiles),
+        |script| async move {
+            script.wait_for(&a).await;
+            script.wait_for("profile one").await;
+            script.press(KeyCode::Char('p'));
+            script.press(KeyCode::Char(':'));
+            script.type_text("ctx oth");
+            script.press(KeyCode::Tab);
+            script.wait_for("ctx other").await;
+            script.press(KeyCode::Enter);
+            script.wait_for(&b).await;
+            script.wait_for("profile other").await;
+            script.wait_for("switched to profile other").await;
+            assert!(
+                !script.screen().contains(&a),
+                "the first account's row under the second:\n{}",
+                script.screen()
+            );
+            // The pause landed on the first platform...
+            common::eventually(Duration::from_secs(10), "the pause applied", || async {
+                let now = platform.client.get_subscription(&paused_id).await.ok()?;
+                (!now.enabled).then_some(())
+            })
+            .await;
+            // ...and its answer, which came back to the console since, is
+            // not shown: no toast, no row, nothing drawn for it.
+            script.wait_quiet(Duration::from_millis(500)).await;
+            let screen = script.screen();
+            assert!(!screen.contains(&format!("paused {a}")), "{screen}");
+            assert!(!screen.contains(&a), "{screen}");
+            assert!(
+                screen.contains(&b) && screen.contains("profile other"),
+                "{screen}"
+            );
+            script.press(KeyCode::Char('q'));
+        },
+    )
+    .await;
+    // Each profile's Health pane read its own store.
+    assert!(
+        dir.path().join("one.db").is_file(),
+        "the first profile's store"
+    );
+    assert!(
+        dir.path().join("other.db").is_file(),
+        "the second profile's store"
     );
 }

@@ -1,0 +1,437 @@
+//! Switching accounts from the console (`:ctx`, as in k9s): the config
+//! file's profiles, the picker (`:ctx` alone), the question asked before
+//! typed input or running work would be lost, and what a switch changes
+//! in the [`App`].
+//!
+//! A switch takes two steps. `update` asks for it
+//! ([`Effect::SwitchProfile`]); the event loop opens the profile
+//! ([`ProfileSource::open`]: config file, key, client, store, theme — I/O,
+//! so never in `update`) and, once it could, gives the worker the new
+//! client, store and channel and calls [`App::switched`], which replaces
+//! every pane with an empty one and starts the first loads again. A
+//! profile that cannot be opened changes nothing ([`App::switch_failed`]).
+//!
+//! Late answers: every action a worker sends is [`Stamped`] with the
+//! generation of the account it worked for (its [`ActionTx`]), and
+//! [`App::update_stamped`] drops one of an older generation. An answer of
+//! account A that arrives after the switch (a load in flight, a change
+//! left to finish, the old job watcher's last report, a feed of the
+//! account the console started on) never shows under account B, whatever
+//! its sequence number says.
+
+mod profiles;
+#[cfg(test)]
+mod tests;
+pub mod view;
+
+use ratatui::crossterm::event::KeyCode;
+use tokio::sync::mpsc::UnboundedSender;
+use tui_input::Input;
+
+pub use profiles::{ConfigProfiles, Opened, ProfileSource};
+pub(crate) use profiles::{load_theme, store_path};
+
+use super::action::{Action, Effect, Failure};
+use super::app::{App, Outcome, Overlay, Status};
+use super::command::Command;
+use super::command_line::{self, Completion};
+use super::keymap::{CommandInfo, DOWN, ENTER, Key, UP, keys};
+use super::panes::PaneId;
+use super::panes::deliveries::DeliveriesPane;
+use super::panes::events::EventsPane;
+use super::panes::health::HealthPane;
+use super::panes::inbox::{InboxPane, Listening};
+use super::panes::jobs::JobsPane;
+use super::panes::probe::ProbePane;
+use super::panes::signatures::SignaturesPane;
+use super::panes::subscriptions::{Modal, Stage, SubscriptionsPane};
+use crate::api::validate::UrlPolicy;
+use crate::config::ProfileSummary;
+
+/// The profiles the console knows and which one it runs on.
+#[derive(Clone, Debug, Default)]
+pub struct Contexts {
+    /// The config file's profiles, by name (read when the console starts).
+    pub profiles: Vec<ProfileSummary>,
+    /// The profile in use; `None` on `--url` alone (or in the demo).
+    pub current: Option<String>,
+    /// Switches so far: what a worker of an older generation sends is
+    /// dropped.
+    pub generation: u64,
+    /// `--read-only`: read-only on every profile of the run.
+    pub forced_read_only: bool,
+}
+
+/// What the console runs on after a switch, as the status bar and the
+/// read-only filter need it.
+#[derive(Clone, Debug)]
+pub struct Account {
+    pub profile: String,
+    pub region: String,
+    /// The profile's `read_only`.
+    pub read_only: bool,
+    /// Which receiver URLs the create form accepts.
+    pub url_policy: UrlPolicy,
+}
+
+/// An action and the generation of the account whose worker sent it.
+#[derive(Debug)]
+pub struct Stamped {
+    pub generation: u64,
+    pub action: Action,
+}
+
+/// Where a worker sends its results: the event loop's channel, each
+/// action stamped with the worker's account generation; or, for a worker
+/// tested on its own, a plain channel of actions.
+#[derive(Clone, Debug)]
+pub struct ActionTx {
+    generation: u64,
+    channel: Channel,
+}
+
+#[derive(Clone, Debug)]
+enum Channel {
+    Plain(UnboundedSender<Action>),
+    Stamped(UnboundedSender<Stamped>),
+}
+
+impl ActionTx {
+    /// Sends on `tx`, stamped with `generation`.
+    pub fn stamped(generation: u64, tx: UnboundedSender<Stamped>) -> ActionTx {
+        ActionTx {
+            generation,
+            channel: Channel::Stamped(tx),
+        }
+    }
+
+    /// Sends `action`; an error when the console is gone (the action is
+    /// dropped: nobody is left to show it).
+    pub fn send(&self, action: Action) -> Result<(), ConsoleGone> {
+        match &self.channel {
+            Channel::Plain(tx) => tx.send(action).map_err(|_| ConsoleGone),
+            Channel::Stamped(tx) => tx
+                .send(Stamped {
+                    generation: self.generation,
+                    action,
+                })
+                .map_err(|_| ConsoleGone),
+        }
+    }
+}
+
+/// The console stopped reading results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConsoleGone;
+
+impl From<UnboundedSender<Action>> for ActionTx {
+    fn from(tx: UnboundedSender<Action>) -> ActionTx {
+        ActionTx {
+            generation: 0,
+            channel: Channel::Plain(tx),
+        }
+    }
+}
+
+/// The picker's keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtxCommand {
+    Up,
+    Down,
+    /// Switch to the profile selected.
+    Choose,
+}
+
+/// The keys of the picker `:ctx` opens.
+pub(crate) fn picker_commands() -> Vec<CommandInfo<Command>> {
+    vec![
+        CommandInfo::new("enter", "switch", ENTER, Command::Ctx(CtxCommand::Choose)).quick(),
+        CommandInfo::new("↑↓ / j k", "move", UP, Command::Ctx(CtxCommand::Up)).quick(),
+        CommandInfo::new("", "", DOWN, Command::Ctx(CtxCommand::Down)).hidden(),
+        CommandInfo::new(
+            "esc",
+            "close",
+            keys![Key::plain(KeyCode::Esc), Key::char('q')],
+            Command::Close,
+        )
+        .quick(),
+    ]
+}
+
+impl App {
+    /// The config file's profiles `:ctx` offers, and the one in use.
+    pub fn set_profiles(&mut self, profiles: Vec<ProfileSummary>, current: Option<String>) {
+        self.ctx.profiles = profiles;
+        self.ctx.current = current;
+        self.dirty = true;
+    }
+
+    /// An action a worker (or a feed) sent for account `generation`:
+    /// dropped when the console has switched accounts since.
+    pub fn update_stamped(&mut self, stamped: Stamped) -> Vec<Effect> {
+        if stamped.generation != self.ctx.generation {
+            tracing::debug!(
+                from = stamped.generation,
+                now = self.ctx.generation,
+                "dropped an answer for the account before the switch"
+            );
+            return Vec::new();
+        }
+        self.update(stamped.action)
+    }
+
+    /// Why a mutating key is gone, for the status bar.
+    pub(crate) fn read_only_reason(&self) -> String {
+        if self.ctx.forced_read_only {
+            "the console was started with --read-only".into()
+        } else {
+            format!(
+                "profile {} is read-only (read_only = true in the config)",
+                self.config.profile_label
+            )
+        }
+    }
+
+    /// `:ctx` alone: the picker, on the profile in use.
+    pub(crate) fn open_profiles(&mut self) -> Vec<Effect> {
+        if let Some(why) = self.cannot_switch() {
+            self.notice(why);
+            return Vec::new();
+        }
+        let selected = self
+            .ctx
+            .current
+            .as_ref()
+            .and_then(|current| self.ctx.profiles.iter().position(|p| &p.name == current))
+            .unwrap_or(0);
+        self.overlay = Some(Overlay::Profiles { selected });
+        Vec::new()
+    }
+
+    /// Why `:ctx` cannot switch at all, if it cannot.
+    fn cannot_switch(&self) -> Option<String> {
+        if self.config.demo {
+            return Some(
+                "the demo runs on its one built-in account (demo); quit it and run \
+                 `earshot --profile NAME` to open a profile of your config file"
+                    .into(),
+            );
+        }
+        if self.ctx.profiles.is_empty() {
+            return Some(
+                "no profile to switch to: the config file has none (`earshot config init` \
+                 writes one to edit)"
+                    .into(),
+            );
+        }
+        None
+    }
+
+    /// `:ctx NAME` (or the picker's choice): switch, asking first when
+    /// typed input or running work would be lost.
+    pub(crate) fn request_switch(&mut self, name: &str) -> Vec<Effect> {
+        if let Some(why) = self.cannot_switch() {
+            self.notice(why);
+            return Vec::new();
+        }
+        if !self.ctx.profiles.iter().any(|profile| profile.name == name) {
+            self.notice(format!(
+                "no profile {name:?}: the config file has {} (tab completes a name after :ctx)",
+                self.profile_names().join(", ")
+            ));
+            return Vec::new();
+        }
+        if self.ctx.current.as_deref() == Some(name) {
+            self.overlay = None;
+            self.set_toast(format!("already on profile {name}"));
+            return Vec::new();
+        }
+        let losing = self.would_lose();
+        if !losing.is_empty() {
+            self.overlay = Some(Overlay::ConfirmSwitch {
+                to: name.to_owned(),
+                losing,
+            });
+            return Vec::new();
+        }
+        self.switch_now(name.to_owned())
+    }
+
+    /// Asks the event loop for the switch (nothing changes until it could
+    /// open the profile).
+    pub(crate) fn switch_now(&mut self, name: String) -> Vec<Effect> {
+        self.overlay = None;
+        self.set_toast(format!("opening profile {name}…"));
+        vec![Effect::SwitchProfile { name }]
+    }
+
+    /// The picker's keys.
+    pub(crate) fn on_picker(&mut self, command: CtxCommand) -> Vec<Effect> {
+        let Some(Overlay::Profiles { selected }) = &mut self.overlay else {
+            return Vec::new();
+        };
+        let last = self.ctx.profiles.len().saturating_sub(1);
+        match command {
+            CtxCommand::Up => *selected = selected.saturating_sub(1),
+            CtxCommand::Down => *selected = (*selected + 1).min(last),
+            CtxCommand::Choose => {
+                let chosen = self.ctx.profiles.get(*selected).map(|p| p.name.clone());
+                self.overlay = None;
+                if let Some(name) = chosen {
+                    return self.request_switch(&name);
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// What a switch would throw away or stop, worded for the question
+    /// (empty: nothing, switch at once).
+    pub(crate) fn would_lose(&self) -> Vec<String> {
+        let typed = |input: &Input| !input.value().trim().is_empty();
+        // What quitting asks about too: typed text in any pane.
+        let mut losing: Vec<String> = PaneId::ALL
+            .into_iter()
+            .filter(|id| self.pane_ref(*id).holds_typed_input())
+            .map(|id| match id {
+                PaneId::Subscriptions => {
+                    "the subscription form (typed input, or a secret shown once)".to_owned()
+                }
+                other => format!("what is typed in {}", other.title()),
+            })
+            .collect();
+        if let Some(Modal::Rotate(dialog)) = &self.subs.modal
+            && dialog.stage == Stage::Watch
+        {
+            losing.push("the watch after the rotation (it stops)".into());
+        }
+        if let Some(form) = &self.health.recover {
+            if form.running() {
+                losing.push("the recover in progress (it stops after the event being sent)".into());
+            } else if typed(&form.secret) || typed(&form.confirm) {
+                losing.push("the recover form".into());
+            }
+        }
+        if self.health.incidents.note.as_ref().is_some_and(typed) {
+            losing.push("the incident note".into());
+        }
+        if let Some(form) = &self.events.resend {
+            if form.sending {
+                losing.push("the re-send in progress (it finishes, unseen)".into());
+            } else if typed(&form.url) || typed(&form.secret) || typed(&form.confirm) {
+                losing.push("the re-send form".into());
+            }
+        }
+        if let Some(form) = &self.inbox.form
+            && (typed(&form.current) || typed(&form.previous))
+        {
+            losing.push("the Inbox receiver form".into());
+        }
+        match &self.inbox.listening {
+            Listening::On { url } => losing.push(format!("the Inbox receiver at {url} (it stops)")),
+            Listening::Starting(_) => losing.push("the Inbox receiver (it stops)".into()),
+            Listening::Off | Listening::Failed(_) => {}
+        }
+        if self.jobs.upload.is_some() {
+            losing.push("the upload in progress (it finishes, unwatched)".into());
+        }
+        if self.jobs.prompting.is_some() && typed(&self.jobs.prompt) {
+            losing.push("the Jobs prompt".into());
+        }
+        if self.deliveries.prompting && typed(&self.deliveries.prompt) {
+            losing.push("the Deliveries prompt".into());
+        }
+        losing
+    }
+
+    /// The event loop opened the profile and moved the worker to it: every
+    /// pane starts empty (nothing of the previous account stays on
+    /// screen), the status bar names the profile, and the first loads
+    /// start again. `notice`: something about the switch to say (a theme
+    /// that could not be loaded, a store shared with the previous profile).
+    pub fn switched(&mut self, account: Account, notice: Option<String>) -> Vec<Effect> {
+        self.ctx.generation += 1;
+        self.ctx.current = Some(account.profile.clone());
+        self.config.read_only = self.ctx.forced_read_only || account.read_only;
+        self.config.url_policy = account.url_policy;
+        self.config.region = account.region;
+        self.config.profile_label = account.profile;
+        self.config.time_scale = 1.0;
+        self.health = HealthPane::new();
+        self.subs = SubscriptionsPane::new(account.url_policy);
+        self.deliveries = DeliveriesPane::new();
+        self.jobs = JobsPane::new();
+        self.sigs = SignaturesPane::new();
+        self.probe = ProbePane::new();
+        self.inbox = InboxPane::new();
+        self.events = EventsPane::new();
+        self.overlay = None;
+        self.status = Status::new();
+        if let Some(notice) = notice {
+            self.notice(notice);
+        }
+        let read_only = if self.config.read_only {
+            " (read-only)"
+        } else {
+            ""
+        };
+        self.set_toast(format!(
+            "switched to profile {}{read_only}",
+            self.config.profile_label
+        ));
+        tracing::info!(profile = %self.config.profile_label, generation = self.ctx.generation, "switched profile");
+        let mut effects = self.init();
+        // The Deliveries prompt offers the sessions of this account's store.
+        effects.push(Effect::LoadKnownSessions);
+        if self.pane == PaneId::Events {
+            let mut out = Outcome::default();
+            self.events.init(&mut out);
+            effects.extend(out.effects);
+        }
+        self.dirty = true;
+        effects
+    }
+
+    /// The profile could not be opened: nothing changed.
+    pub fn switch_failed(&mut self, name: &str, why: &str) {
+        let still = self.ctx.current.as_deref().map_or_else(
+            || "where it was".to_owned(),
+            |current| format!("on profile {current}"),
+        );
+        self.status.notice(Failure::new(format!(
+            "cannot switch to profile {name}: {why}; the console stays {still}"
+        )));
+        self.toast = None;
+        self.dirty = true;
+    }
+
+    /// Profile names, for messages and completion.
+    pub(crate) fn profile_names(&self) -> Vec<&str> {
+        self.ctx
+            .profiles
+            .iter()
+            .map(|profile| profile.name.as_str())
+            .collect()
+    }
+
+    /// `tab` at the `:` prompt: completes a command name, or a profile
+    /// name after `:ctx`; several candidates are listed in the toast.
+    pub(crate) fn complete_command_line(&mut self) -> Vec<Effect> {
+        let Some(Overlay::CommandLine(input)) = &self.overlay else {
+            return Vec::new();
+        };
+        let profiles: Vec<String> = self
+            .profile_names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let Completion { line, choices } = command_line::complete(input.value(), &profiles);
+        if line != input.value() {
+            self.overlay = Some(Overlay::CommandLine(Input::new(line)));
+        }
+        if choices.len() > 1 {
+            self.set_toast(choices.join("  "));
+        }
+        Vec::new()
+    }
+}
