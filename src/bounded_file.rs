@@ -5,7 +5,8 @@
 //!
 //! Used for every whole-file read of the command line and the console:
 //! body files (`sign`, `verify`, the Signatures pane), secret and key
-//! files, the config file, id files, themes and capture files.
+//! files, the config file, id files, themes, capture files and TLS
+//! certificate and key files.
 
 use std::fs::File;
 use std::io::{BufRead, Read};
@@ -37,6 +38,17 @@ pub const BODY_FILE: Limit = Limit {
 /// A file holding one secret or API key.
 pub const SECRET_FILE: Limit = Limit {
     what: "secret file",
+    max: 64 * 1024,
+};
+/// A TLS certificate chain in PEM (`listen --tls-cert`): a leaf and a
+/// few intermediates take a few KiB.
+pub const TLS_CERT_FILE: Limit = Limit {
+    what: "TLS certificate file",
+    max: 1024 * 1024,
+};
+/// A TLS private key in PEM (`listen --tls-key`).
+pub const TLS_KEY_FILE: Limit = Limit {
+    what: "TLS key file",
     max: 64 * 1024,
 };
 /// `api_key_file` of a profile.

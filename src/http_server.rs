@@ -20,6 +20,14 @@
 //!
 //! The head and keep-alive rules are enforced on the connection's bytes
 //! ([`GuardedIo`]), the body rules by a layer around every request body.
+//!
+//! Over TLS ([`serve_with_tls`], `earshot listen --tls-cert`) the same
+//! rules hold on the decrypted bytes. The handshake is made by each
+//! connection's own task after accept, never by the accept loop, so a
+//! client that stalls in it delays no one; it holds its connection slot
+//! (and may be closed for a new client like any other), and it counts
+//! against `header_read`: the handshake and the first request head must
+//! both be done within it of the accept.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -45,6 +53,9 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
+
+use crate::tls::ServerTls;
+use crate::tls::transport::Transport;
 
 /// How much any one client, and all of them together, may take; see the
 /// module doc. [`Default`] is the emulator's; [`ServerLimits::webhooks`]
@@ -179,6 +190,18 @@ pub async fn serve(
     limits: ServerLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
+    serve_with_tls(listener, app, limits, None, shutdown).await
+}
+
+/// [`serve`], over TLS when `tls` is given: https, with the certificate
+/// `tls` holds at each handshake.
+pub async fn serve_with_tls(
+    listener: TcpListener,
+    app: Router,
+    limits: ServerLimits,
+    tls: Option<&ServerTls>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
     let shared = Arc::new(Shared {
         limits,
         held: AtomicUsize::new(0),
@@ -192,6 +215,7 @@ pub async fn serve(
     ));
     let guarded = Guarded {
         listener,
+        tls: tls.map(ServerTls::acceptor),
         permits: Arc::new(Semaphore::new(limits.max_connections.max(1))),
         shared,
     };
@@ -426,9 +450,11 @@ async fn bound_body(State(shared): State<Arc<Shared>>, request: Request, next: N
 // ---------------------------------------------------------------------------
 
 /// A TCP listener that keeps at most `max_connections` connections open,
-/// closing the stalest for a new one when all are taken.
+/// closing the stalest for a new one when all are taken; with `tls`, each
+/// connection is TLS (its handshake made by the connection's task).
 struct Guarded {
     listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     permits: Arc<Semaphore>,
     shared: Arc<Shared>,
 }
@@ -477,6 +503,7 @@ impl axum::serve::Listener for Guarded {
         let (stream, peer) = self.accept_tcp().await;
         let slot = self.slot().await;
         let _ = stream.set_nodelay(true);
+        let stream = Transport::new(stream, self.tls.as_ref());
         (GuardedIo::new(stream, slot, self.shared.clone()), peer)
     }
 
@@ -511,11 +538,11 @@ enum Phase {
     KeepAlive,
 }
 
-/// One accepted connection: the stream, its connection slot (freed when
-/// hyper drops it), the head, keep-alive and unread-answer timers, and its
-/// entry among the open connections.
+/// One accepted connection: the stream (plain or TLS), its connection
+/// slot (freed when hyper drops it), the head, keep-alive and
+/// unread-answer timers, and its entry among the open connections.
 pub struct GuardedIo {
-    stream: TcpStream,
+    stream: Transport,
     _slot: OwnedSemaphorePermit,
     shared: Arc<Shared>,
     id: u64,
@@ -532,7 +559,7 @@ pub struct GuardedIo {
 }
 
 impl GuardedIo {
-    fn new(stream: TcpStream, slot: OwnedSemaphorePermit, shared: Arc<Shared>) -> Self {
+    fn new(stream: Transport, slot: OwnedSemaphorePermit, shared: Arc<Shared>) -> Self {
         let limits = shared.limits;
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(ConnState {
@@ -609,6 +636,22 @@ impl GuardedIo {
         self.state.evicted.load(Ordering::Acquire)
     }
 
+    /// A write or flush waits for the client to read: it fails once the
+    /// connection is chosen to make room, or has waited `idle`.
+    fn write_waits<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
+        if self.evicted(cx) {
+            return Poll::Ready(Err(made_room()));
+        }
+        let idle = self.limits.idle;
+        let stall = self
+            .write_stall
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+        if stall.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(timed_out("the client did not read the answer")));
+        }
+        Poll::Pending
+    }
+
     /// Common bookkeeping of a write that made progress or waits;
     /// `first` is the start of what was written.
     fn on_write(
@@ -618,19 +661,7 @@ impl GuardedIo {
         result: Poll<io::Result<usize>>,
     ) -> Poll<io::Result<usize>> {
         match result {
-            Poll::Pending => {
-                if self.evicted(cx) {
-                    return Poll::Ready(Err(made_room()));
-                }
-                let idle = self.limits.idle;
-                let stall = self
-                    .write_stall
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
-                if stall.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Err(timed_out("the client did not read the answer")));
-                }
-                Poll::Pending
-            }
+            Poll::Pending => self.write_waits(cx),
             Poll::Ready(result) => {
                 self.write_stall = None;
                 if matches!(result, Ok(written) if written > 0) {
@@ -747,12 +778,25 @@ impl AsyncWrite for GuardedIo {
         self.stream.is_write_vectored()
     }
 
+    /// Over TLS a flush sends what the TLS layer holds, so it can wait
+    /// on a client that does not read, like a write.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+        let this = self.get_mut();
+        match Pin::new(&mut this.stream).poll_flush(cx) {
+            Poll::Pending => this.write_waits(cx),
+            Poll::Ready(result) => {
+                this.write_stall = None;
+                Poll::Ready(result)
+            }
+        }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+        let this = self.get_mut();
+        match Pin::new(&mut this.stream).poll_shutdown(cx) {
+            Poll::Pending => this.write_waits(cx),
+            Poll::Ready(result) => Poll::Ready(result),
+        }
     }
 }
 

@@ -13,8 +13,9 @@
 //!   ([`redact`]), bounded file reads ([`bounded_file`]), errors as text
 //!   ([`error_text`]), answers from
 //!   servers earshot does not control ([`http_answer`]), HTTP serving with
-//!   limits ([`http_server`]), the stop signals ([`shutdown`]), the
-//!   sliding-window log ([`sliding_window`]) and the WAV reader ([`wav`]).
+//!   limits ([`http_server`]) and its TLS ([`tls`]), the stop signals
+//!   ([`shutdown`]), the sliding-window log ([`sliding_window`]) and the
+//!   WAV reader ([`wav`]).
 
 pub mod api;
 pub(crate) mod bounded_file;
@@ -32,6 +33,7 @@ pub(crate) mod shutdown;
 pub mod signature;
 pub(crate) mod sliding_window;
 pub mod store;
+pub mod tls;
 pub mod tui;
 pub mod wav;
 

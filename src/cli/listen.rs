@@ -1,8 +1,10 @@
 //! `earshot listen`: a local webhook receiver that verifies, deduplicates
 //! and captures ([`crate::receiver::listen`]). Prints `listening on
-//! http://HOST:PORT` first, then one line (or one JSON line) per request,
-//! and a summary when SIGINT, SIGTERM or SIGHUP stops it (exit 130, 143,
-//! 129: [`crate::shutdown`]). Exit 2 on bad input.
+//! http://HOST:PORT` first (`https://` with `--tls-cert`), then one line
+//! (or one JSON line) per request, and a summary when SIGINT, SIGTERM or
+//! SIGHUP stops it (exit 130, 143, 129: [`crate::shutdown`]); with TLS,
+//! SIGHUP reloads the certificate instead ([`super::listen_tls`]). Exit 2
+//! on bad input.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -20,6 +22,7 @@ use crate::redact::SecretString;
 use crate::signature;
 use crate::store::writer::Writer;
 
+use super::listen_tls::{self, TlsArgs};
 use super::secret_arg::{self, ReceiverSecretArgs, ReceiverSecrets};
 
 /// How long the closing summary waits for a slow stdout.
@@ -37,6 +40,9 @@ pub struct ListenArgs {
 
     #[command(flatten)]
     pub secrets: ReceiverSecretArgs,
+
+    #[command(flatten)]
+    pub tls: TlsArgs,
 
     /// Append every request (exact body, headers, verdict) to FILE as JSON
     /// lines; replay one with `earshot verify --capture FILE`.
@@ -90,6 +96,7 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         let (writer, _thread) = Writer::start(store)?;
         config.store = Some(writer);
     }
+    let tls = config.tls.clone();
     let (listener, mut received) = match listen::start(args.listen, config).await {
         Ok(started) => started,
         Err(ListenError::Capture(error)) => {
@@ -98,7 +105,8 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         }
         Err(error) => return Err(error.into()),
     };
-    let mut shutdown = std::pin::pin!(crate::shutdown::signals()?);
+    let on_hangup = listen_tls::on_hangup(tls)?;
+    let mut shutdown = std::pin::pin!(crate::shutdown::signals_with(on_hangup)?);
     let mut stdout = std::io::stdout();
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
@@ -170,6 +178,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         capture: args.capture.clone(),
         store: None,
         capture_secrets: args.capture_secrets,
+        tls: args.tls.load()?,
         ..ListenConfig::default()
     })
 }

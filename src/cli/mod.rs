@@ -16,6 +16,7 @@ mod history_args;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
+mod listen_tls;
 mod local_trial;
 pub(crate) mod observer;
 mod observer_secret;

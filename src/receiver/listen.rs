@@ -25,6 +25,10 @@
 //! keys, oldest forgotten first), and so is what waits on the stream
 //! ([`ListenConfig::queue_bytes`]): while its reader lags that far behind,
 //! new requests are answered 503 (the platform retries), not queued.
+//!
+//! It serves plain HTTP, or https when [`ListenConfig::tls`] is given
+//! (`earshot listen --tls-cert/--tls-key`; the console's Inbox stays
+//! plain, on loopback).
 
 use std::collections::{HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -53,6 +57,7 @@ use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
 use crate::store::events::Filing;
 use crate::store::writer::Writer;
+use crate::tls::ServerTls;
 
 /// The addresses every pre-recorded delivery comes from (spec 5 D).
 pub const PLATFORM_SOURCES: [Ipv4Addr; 2] = [
@@ -87,6 +92,9 @@ pub struct ListenConfig {
     pub auth_header: Option<(String, SecretString)>,
     /// Do not flag pre-recorded webhooks from outside [`PLATFORM_SOURCES`].
     pub trust_any_source: bool,
+    /// Serve https with this certificate (`listen --tls-cert`); plain
+    /// HTTP when `None`.
+    pub tls: Option<ServerTls>,
     /// Append every request to this JSON-lines file.
     pub capture: Option<PathBuf>,
     /// Keep every new voice-agent event in the incident-history store
@@ -110,6 +118,7 @@ impl Default for ListenConfig {
             tolerance_secs: signature::DEFAULT_TOLERANCE_SECS,
             auth_header: None,
             trust_any_source: false,
+            tls: None,
             capture: None,
             store: None,
             capture_secrets: false,
@@ -288,15 +297,18 @@ fn queued_cost(body: usize, headers: &HeaderMap) -> usize {
 #[derive(Debug)]
 pub struct Listener {
     pub addr: SocketAddr,
+    /// Serving https.
+    tls: bool,
     stop: watch::Sender<bool>,
     server: Option<JoinHandle<std::io::Result<()>>>,
 }
 
 impl Listener {
-    /// `http://HOST:PORT`: point subscriptions and webhook URLs here (any
-    /// path is accepted).
+    /// `http://HOST:PORT` (`https://` with TLS): point subscriptions and
+    /// webhook URLs here (any path is accepted).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops accepting, lets open requests finish (briefly), and returns.
@@ -350,6 +362,8 @@ pub async fn start_with_limits(
     // Key every secret once: each delivery then hashes only its own bytes.
     let candidates = Candidate::all(&config.secrets);
     let verifier = Verifier::new(&candidates);
+    let tls = config.tls.clone();
+    let tls_on = tls.is_some();
     let shared = Arc::new(Shared {
         verifier,
         config,
@@ -360,12 +374,16 @@ pub async fn start_with_limits(
     });
     let app = Router::new().fallback(receive).with_state(shared);
     let (stop, mut stopped) = watch::channel(false);
-    let server = tokio::spawn(http_server::serve(listener, app, limits, async move {
+    let stopped = async move {
         let _ = stopped.wait_for(|stop| *stop).await;
-    }));
+    };
+    let server = tokio::spawn(async move {
+        http_server::serve_with_tls(listener, app, limits, tls.as_ref(), stopped).await
+    });
     Ok((
         Listener {
             addr,
+            tls: tls_on,
             stop,
             server: Some(server),
         },

@@ -21,6 +21,7 @@ mod jobs_watch;
 mod listen;
 mod listen_backpressure;
 mod listen_hostile;
+mod listen_tls;
 mod observer_setup;
 mod prerecorded_emulator;
 mod scenario;
