@@ -87,8 +87,8 @@ impl Service<'_> {
              StateDirectory=earshot\n\
              StateDirectoryMode=0700\n\
              ExecStart={executable} listen --listen {listen} --secret-file %d/{CREDENTIAL} --store %S/earshot/earshot.db\n\
-             # For the TLS reload to come; until then SIGHUP stops listen (exit 129) and\n\
-             # Restart= starts it again.\n\
+             # With --tls-cert/--tls-key, SIGHUP reloads them; without TLS it stops listen\n\
+             # (exit 129) and Restart= starts it again.\n\
              ExecReload=/bin/kill -HUP $MAINPID\n\
              Restart=on-failure\n\
              RestartSec=2s\n\
