@@ -42,13 +42,16 @@ pub fn draw_picker(frame: &mut Frame<'_>, area: Rect, app: &App, selected: usize
             line
         })
         .collect();
+    const NOTE: &str = " every pane reloads for the profile chosen";
     let widest = lines.iter().map(|line| width(line)).max().unwrap_or(0);
-    let box_width = u16::try_from(widest + 6).unwrap_or(u16::MAX).max(36);
+    let box_width = u16::try_from(widest.max(width(NOTE)) + 6)
+        .unwrap_or(u16::MAX)
+        .max(36);
     let box_height = u16::try_from(lines.len() + 4).unwrap_or(u16::MAX);
     let inner = popup::open(frame, area, box_width, box_height, "Switch profile", theme);
     let room = usize::from(inner.width.saturating_sub(1));
     let mut shown = vec![Line::from(Span::styled(
-        " the console's account: every pane reloads for the one chosen",
+        fit(NOTE, room + 1),
         theme.style(Role::Muted),
     ))];
     // Keep the selection on screen in a short box.
