@@ -12,7 +12,7 @@
 //!   holds a connection slot and is closed for a new client; the head and
 //!   idle timers apply over TLS; a reload keeps open connections.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -220,30 +220,17 @@ impl TlsListen {
             .stderr(Stdio::piped())
             .spawn()
             .expect("earshot listen starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
-        let mut first = String::new();
-        stdout.read_line(&mut first).expect("the first line");
-        // Keep reading: a closed stdout ends `listen`.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        let addr: SocketAddr = first
-            .trim()
-            .strip_prefix("listening on https://")
-            .unwrap_or_else(|| panic!("`listening on https://HOST:PORT`, not {first:?}"))
+        let url = crate::common::cli::listening_url(&mut child);
+        let addr: SocketAddr = url
+            .strip_prefix("https://")
+            .unwrap_or_else(|| panic!("an https:// URL, not {url:?}"))
             .parse()
             .expect("HOST:PORT");
-        let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let stderr = crate::common::cli::stderr_lines(&mut child);
         TlsListen {
             child,
             port: addr.port(),
-            stderr: lines,
+            stderr,
         }
     }
 

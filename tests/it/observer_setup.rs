@@ -6,7 +6,6 @@
 //! subscription missing events or paused is fixed in place; several at the
 //! URL, or one scoped to an agent, are refused with nothing changed.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -151,18 +150,8 @@ fn run_as_printed(line: &str, home: &Path) -> (Running, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("sh starts");
-    let stdout = child.stdout.take().expect("stdout piped");
-    let child = Running(child);
-    let mut stdout = BufReader::new(stdout);
-    let mut first = String::new();
-    stdout.read_line(&mut first).expect("the first line");
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("`{line}` printed {first:?}, not its address"))
-        .to_owned();
-    (child, url)
+    let url = common::cli::listening_url(&mut child);
+    (Running(child), url)
 }
 
 /// Rows of the store at `db` whose `column` is `value`.

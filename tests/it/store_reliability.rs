@@ -4,7 +4,6 @@
 //! "consoles") query the store while `listen` writes to it.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,16 +23,7 @@ fn listen(db: &std::path::Path) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("earshot listen starts");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut first = String::new();
-    stdout.read_line(&mut first).unwrap();
-    // Keep reading: a closed stdout ends `listen` (as `listen | head` should).
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let url = crate::common::cli::listening_url(&mut child);
     (child, url)
 }
 

@@ -212,15 +212,28 @@ pub fn listen_with_store(
         .stderr(Stdio::piped())
         .spawn()
         .expect("earshot listen starts");
+    let url = listening_url(&mut child);
+    let lines = stderr_lines(&mut child);
+    (child, url, lines)
+}
+
+/// The URL a started `earshot listen` (or a shell running one) prints
+/// first, `listening on URL`; its stdout is drained after that (a closed
+/// stdout ends `listen`).
+pub fn listening_url(child: &mut Child) -> String {
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
     let mut first = String::new();
     stdout.read_line(&mut first).expect("the first line");
     std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
+    first
         .trim()
         .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("a URL, not {first:?}"))
-        .to_owned();
+        .unwrap_or_else(|| panic!("`listening on URL`, not {first:?}"))
+        .to_owned()
+}
+
+/// The child's stderr, line by line, as it comes.
+pub fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
     let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
     let (sender, lines) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -230,7 +243,7 @@ pub fn listen_with_store(
             }
         }
     });
-    (child, url, lines)
+    lines
 }
 
 /// `body` POSTed to `url` signed now with `secret`: the status and the JSON
