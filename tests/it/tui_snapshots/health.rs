@@ -136,27 +136,22 @@ fn health_recover_form_masks_the_secret() {
 #[test]
 fn a_wide_terminal_gives_the_url_and_the_diagnosis_the_room() {
     let app = board();
-    let wide = render(&app, (200, 20));
-    let wide_row = wide
-        .backend()
-        .to_string()
-        .lines()
-        .find(|line| line.contains("1a2b3c4d"))
-        .expect("the broken row")
-        .to_owned();
+    let broken_row = |size| {
+        render(&app, size)
+            .backend()
+            .to_string()
+            .lines()
+            .find(|line| line.contains("1a2b3c4d"))
+            .expect("the broken row")
+            .to_owned()
+    };
+    let wide_row = broken_row((200, 20));
     assert!(
         wide_row.contains("https://hooks.example.com/voice "),
         "the whole URL: {wide_row}"
     );
     assert!(wide_row.contains("has another secret"), "{wide_row}");
-    let narrow = render(&app, (80, 24));
-    let narrow_row = narrow
-        .backend()
-        .to_string()
-        .lines()
-        .find(|line| line.contains("1a2b3c4d"))
-        .expect("the broken row")
-        .to_owned();
+    let narrow_row = broken_row((80, 24));
     assert!(
         narrow_row.trim_end_matches('"').trim_end().ends_with('…'),
         "a cut says so: {narrow_row}"
