@@ -12,7 +12,6 @@
 //! Every step waits for text on the screen (polling every 100 ms, with a
 //! generous timeout) instead of sleeping: the demo runs live traffic.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -257,20 +256,9 @@ fn ctx_switches_the_console_between_two_configured_platforms() {
     let (a, b) = (on_one.id[..8].to_owned(), on_other.id[..8].to_owned());
 
     let dir = tempfile::tempdir().unwrap();
-    let key = dir.path().join("emulator.key");
-    std::fs::write(&key, crate::common::API_KEY).unwrap();
-    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "default_profile = \"one\"\n\
-             [profiles.one]\nurl = \"{}\"\napi_key_file = \"emulator.key\"\nstore = \"one.db\"\n\
-             [profiles.other]\nurl = \"{}\"\napi_key_file = \"emulator.key\"\nstore = \"other.db\"\n",
-            one.base, other.base
-        ),
-    )
-    .unwrap();
+    let key = crate::common::API_KEY;
+    let config =
+        crate::common::two_profile_config(dir.path(), (&one.base, key), (&other.base, key));
 
     let mut tmux = Tmux::new();
     let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));

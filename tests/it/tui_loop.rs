@@ -647,23 +647,11 @@ async fn ctx_switches_to_another_profile_and_drops_the_first_accounts_late_answe
 
     // Two profiles, each with its own key file (0600) and store.
     let dir = tempfile::tempdir().expect("a temp dir for the config");
-    for (name, key) in [("one.key", common::API_KEY), ("other.key", OTHER_KEY)] {
-        let path = dir.path().join(name);
-        std::fs::write(&path, key).expect("key file written");
-        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
-            .expect("key file 0600");
-    }
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "default_profile = \"one\"\n\
-             [profiles.one]\nurl = \"{}\"\napi_key_file = \"one.key\"\nstore = \"one.db\"\n\
-             [profiles.other]\nurl = \"{}\"\napi_key_file = \"other.key\"\nstore = \"other.db\"\n",
-            one.base, other.base
-        ),
-    )
-    .expect("config written");
+    let config = common::two_profile_config(
+        dir.path(),
+        (&one.base, common::API_KEY),
+        (&other.base, OTHER_KEY),
+    );
 
     // The pause of the first account's subscription waits 1.5 s in the
     // emulator: still in flight when the console switches.
