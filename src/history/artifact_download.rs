@@ -388,7 +388,8 @@ fn seconds(duration: Duration) -> String {
     }
 }
 
-/// Letters, digits, `_`, `-` and `.` only: a name that stays in `dir`.
+/// Letters, digits, `_` and `-` only (anything else, `.` and `/`
+/// included, becomes `_`): a name that stays in `dir`.
 fn safe_name(text: &str) -> String {
     let cleaned: String = text
         .chars()

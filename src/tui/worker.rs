@@ -1,8 +1,12 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
-//! its result back as an [`Action`]. Loads are "latest request wins": each
-//! kind has one `Latest` slot, and a new load aborts the one still
-//! running (its answer would be stale anyway; `update` also drops it by
-//! sequence number). Dropping the worker aborts everything in flight.
+//! its result back as an [`Action`]. Loads and the long-running work that
+//! a newer request replaces (the Subscriptions, Deliveries, Events and
+//! event-detail loads, the probe, the rotation watch, the Inbox receiver)
+//! are "latest request wins": each has one `Latest` slot, and a new one
+//! aborts the one still running (its answer would be stale anyway;
+//! `update` also drops it by sequence number). Everything else (changes
+//! to the platform, copies, one-off reads) runs as a task of its own, to
+//! its end. Dropping the worker aborts everything in flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
