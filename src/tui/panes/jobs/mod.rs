@@ -7,9 +7,11 @@
 //! in the worker: ids go to it as [`Effect::WatchJobs`], the rows on
 //! screen as [`Effect::FocusJobs`], and its events come back as
 //! [`JobsResult::Watch`]. Submitting a file (`s`, hidden in read-only) is
-//! [`Effect::SubmitFile`]. Drawing is in `view.rs`.
+//! [`Effect::SubmitFile`]. `/` filters and `S` sorts the table as every
+//! table (`table.rs` its columns). Drawing is in `view.rs`.
 
 mod commands;
+pub mod table;
 pub mod view;
 
 use std::path::PathBuf;
@@ -22,14 +24,14 @@ use super::super::action::{Effect, Failure, JobsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::poll::Tick;
 use crate::poll::schedule::JobView;
 use crate::poll::watcher::WatchEvent;
 
-use commands::{detail_commands, prompt_commands, table_commands};
+use commands::{detail_commands, job_prompt_commands, table_commands};
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +51,8 @@ pub enum JobsCommand {
     Back,
     /// Copy the selected job's whole id (OSC 52).
     CopyId,
+    /// `/`, `S` and the filter prompt.
+    Table(TableCommand),
 }
 
 /// Which prompt is open.
@@ -73,6 +77,8 @@ pub struct JobRow {
     pub transcript: Option<Transcript>,
     /// The last poll failure, until a good answer.
     pub poll_error: Option<String>,
+    /// When the pane started watching it, in Unix milliseconds (`since:`).
+    pub added_ms: i64,
 }
 
 impl JobRow {
@@ -82,6 +88,7 @@ impl JobRow {
             view: None,
             transcript: None,
             poll_error: None,
+            added_ms: crate::store::now_ms(),
         }
     }
 
@@ -114,8 +121,8 @@ pub struct Upload {
 #[derive(Debug)]
 pub struct JobsPane {
     rows: Vec<JobRow>,
-    /// The selected row and the scroll (kept by the view).
-    pub(crate) table: TableState,
+    /// The filter, the sort, the order and the selection in it.
+    pub(crate) table: TableView<JobRow>,
     pub prompt: Input,
     pub prompting: Option<Prompt>,
     /// Requests used of the account share, and the share.
@@ -147,7 +154,7 @@ impl JobsPane {
         let now = Instant::now();
         JobsPane {
             rows: Vec::new(),
-            table: TableState::default(),
+            table: TableView::new(&table::TABLE),
             prompt: Input::default(),
             prompting: None,
             budget: None,
@@ -170,19 +177,22 @@ impl JobsPane {
         &self.rows
     }
 
+    /// The selected row's position in the table (as filtered and sorted).
     pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected(self.rows.len())
+        self.table.selected_position()
     }
 
     pub fn selected(&self) -> Option<&JobRow> {
-        self.rows.get(self.table.position())
+        self.table.selected(&self.rows)
     }
 
     /// Ids to watch from the start (the demo's jobs); `init` sends them.
     pub fn seed(&mut self, ids: Vec<String>) {
+        let kept = self.table.selected_key(&self.rows);
         for id in ids {
             self.insert(&id);
         }
+        self.table.refresh(&self.rows, kept);
     }
 
     pub fn busy(&self) -> bool {
@@ -193,7 +203,7 @@ impl JobsPane {
         vec![
             CommandSection {
                 title: "Jobs",
-                commands: table_commands(true),
+                commands: table_commands(true, true),
             },
             CommandSection {
                 title: "A job's record",
@@ -201,7 +211,11 @@ impl JobsPane {
             },
             CommandSection {
                 title: "Jobs prompt (typing)",
-                commands: prompt_commands(Prompt::AddIds),
+                commands: job_prompt_commands(Prompt::AddIds),
+            },
+            CommandSection {
+                title: "Filter (typing)",
+                commands: wrapped(prompt_commands(), JobsCommand::Table),
             },
         ]
     }
@@ -245,7 +259,8 @@ impl JobsPane {
     pub fn run(&mut self, command: JobsCommand, out: &mut Outcome) {
         use JobsCommand::*;
         match command {
-            Move(to) => self.table.apply(to, self.rows.len()),
+            Move(to) => self.table.apply(to),
+            Table(command) => self.table.run(command, &self.rows),
             Open => self.detail = self.selected().is_some(),
             Back => self.detail = false,
             CopyId => {
@@ -305,6 +320,8 @@ impl JobsPane {
 
     /// A report from the watcher or a submission.
     pub(crate) fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
+        // Rows change in place: the selection stays on its job.
+        let kept = self.table.selected_key(&self.rows);
         match result {
             JobsResult::Watch(event) => self.on_watch(event, out),
             JobsResult::Discovered(ids) => {
@@ -331,6 +348,7 @@ impl JobsPane {
                 }
             }
         }
+        self.table.refresh(&self.rows, kept);
         // The pane's platform calls have recovered only when no row still
         // says its last poll failed.
         if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
@@ -384,9 +402,11 @@ impl JobsPane {
         if fresh.is_empty() {
             return false;
         }
+        let kept = self.table.selected_key(&self.rows);
         for id in &fresh {
             self.insert(id);
         }
+        self.table.refresh(&self.rows, kept);
         self.watch(fresh, out);
         true
     }
@@ -419,7 +439,8 @@ impl JobsPane {
 
     /// Makes room for a row: the oldest finished job goes (else the
     /// oldest), so the pane holds at most [`ROWS_MAX`] rows however long
-    /// jobs keep coming (the demo's traffic never stops).
+    /// jobs keep coming (the demo's traffic never stops). The caller makes
+    /// the table's order again, the selection on its job.
     fn forget_oldest(&mut self) {
         let finished = self.rows.iter().position(|row| {
             matches!(
@@ -427,20 +448,15 @@ impl JobsPane {
                 Some(TranscriptStatus::Completed | TranscriptStatus::Error)
             )
         });
-        let removed = finished.unwrap_or(0);
-        self.rows.remove(removed);
-        // The selection stays on its job, not on its row number.
-        let at = self.table.position();
-        if removed < at {
-            self.table.select(at - 1);
-        }
-        self.table.clamp(self.rows.len());
+        self.rows.remove(finished.unwrap_or(0));
     }
 
     /// The ids the table shows (as the view will lay it out).
     pub(crate) fn visible_ids(&self) -> Vec<String> {
-        self.rows[self.table.next_window(self.rows.len())]
-            .iter()
+        self.table
+            .state
+            .next_window(self.table.len())
+            .filter_map(|position| self.table.row_at(&self.rows, position))
             .map(|row| row.id.clone())
             .collect()
     }
@@ -465,31 +481,36 @@ impl PaneCommands for JobsPane {
 
     fn commands(&self) -> Vec<CommandInfo<JobsCommand>> {
         match self.prompting {
-            Some(prompt) => prompt_commands(prompt),
+            Some(prompt) => job_prompt_commands(prompt),
+            None if self.table.prompting() => wrapped(prompt_commands(), JobsCommand::Table),
             None if self.detail && self.selected().is_some() => detail_commands(),
-            None => table_commands(self.selected().is_some()),
+            None => table_commands(self.selected().is_some(), self.table.filtering()),
         }
     }
 }
 
 impl Pane for JobsPane {
     fn allows_global(&self) -> bool {
-        self.prompting.is_none()
+        self.prompting.is_none() && !self.table.prompting()
     }
 
     fn captures_text(&self) -> bool {
-        self.prompting.is_some()
+        self.prompting.is_some() || self.table.prompting()
     }
 
     fn type_key(&mut self, key: &KeyEvent) {
         if self.prompting.is_some() {
             text::type_key(&mut self.prompt, key);
+        } else {
+            self.table.type_key(key, &self.rows);
         }
     }
 
     fn paste(&mut self, pasted: &str) {
         if self.prompting.is_some() {
             text::paste(&mut self.prompt, pasted);
+        } else {
+            self.table.paste(pasted, &self.rows);
         }
     }
 }
