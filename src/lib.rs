@@ -14,8 +14,9 @@
 //!   ([`error_text`]), answers from
 //!   servers earshot does not control ([`http_answer`]), HTTP serving with
 //!   limits ([`http_server`]) and its TLS ([`tls`]), the stop signals
-//!   ([`shutdown`]), the sliding-window log ([`sliding_window`]) and the
-//!   WAV reader ([`wav`]).
+//!   ([`shutdown`]), the sliding-window log ([`sliding_window`]), the WAV
+//!   reader ([`wav`]) and the filter language every list shares
+//!   ([`query`]).
 
 pub mod api;
 pub(crate) mod bounded_file;
@@ -27,6 +28,7 @@ pub mod history;
 pub(crate) mod http_answer;
 pub mod http_server;
 pub mod poll;
+pub mod query;
 pub mod receiver;
 pub mod redact;
 pub(crate) mod shutdown;

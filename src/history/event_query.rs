@@ -11,7 +11,12 @@
 //! | any other word | whose event id, session id or type contains it (any case) |
 //!
 //! `status:` and `sub:` together mean one subscription in that state.
+//!
+//! The terms are split and told apart by [`crate::query`], the language
+//! every console table filters with too; this module says what each
+//! field means for events (the store applies it).
 
+use crate::query::{self, FieldName, Term};
 use crate::store::outcomes::EventState;
 
 /// A parsed filter.
@@ -30,41 +35,40 @@ pub struct EventQuery {
 /// The field names the language knows, for help and errors.
 pub const FIELDS: [&str; 5] = ["type", "status", "sub", "session", "since"];
 
+/// The fields with the other names they answer to.
+const NAMES: [FieldName; 5] = [
+    FieldName::new("type"),
+    FieldName::new("status").or(&["state"]),
+    FieldName::new("sub"),
+    FieldName::new("session").or(&["call"]),
+    FieldName::new("since"),
+];
+
 impl EventQuery {
     /// Parses `text` at `now_ms`; an error says which term is wrong and
     /// what it should be.
     pub fn parse(text: &str, now_ms: i64) -> Result<EventQuery, String> {
         let mut query = EventQuery::default();
-        for term in text.split_whitespace() {
-            let Some((field, value)) = term.split_once(':').filter(|(field, _)| {
-                FIELDS.contains(field) || field.chars().all(|c| c.is_ascii_alphabetic())
-            }) else {
-                query.words.push(term.to_lowercase());
-                continue;
+        for term in query::terms(text, &NAMES)? {
+            let (name, value, term) = match term {
+                Term::Word(word) => {
+                    query.words.push(word);
+                    continue;
+                }
+                Term::Field { name, value, term } => (name, value, term),
             };
-            if value.is_empty() {
-                return Err(format!("`{term}`: give a value after `{field}:`"));
-            }
-            match field {
+            match name {
                 "type" => query.event_type = Some(value.to_owned()),
-                "status" | "state" => {
+                "status" => {
                     query.state = Some(EventState::parse(value).ok_or_else(|| {
                         let known: Vec<&str> =
                             EventState::ALL.iter().map(|state| state.as_str()).collect();
-                        format!("`{term}`: status is one of {}", known.join(", "))
+                        query::not_one_of(term, "status", &known)
                     })?);
                 }
                 "sub" => query.subscription = Some(value.to_owned()),
-                "session" | "call" => query.session = Some(value.to_owned()),
-                "since" => query.since_ms = Some(since(value, now_ms)?),
-                // `https://…` and other words with a colon are free text.
-                _ if term.contains("//") => query.words.push(term.to_lowercase()),
-                _ => {
-                    return Err(format!(
-                        "unknown filter `{field}:`; use {}, or free text",
-                        FIELDS.map(|field| format!("{field}:")).join(" ")
-                    ));
-                }
+                "session" => query.session = Some(value.to_owned()),
+                _ => query.since_ms = Some(since(value, now_ms)?),
             }
         }
         Ok(query)
@@ -78,32 +82,7 @@ impl EventQuery {
 /// A duration back from `now_ms` (`90s`, `30m`, `2h`, `7d`) or an RFC 3339
 /// time, in Unix milliseconds.
 pub fn since(text: &str, now_ms: i64) -> Result<i64, String> {
-    let text = text.trim();
-    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) {
-        return Ok(at.timestamp_millis());
-    }
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let seconds_per = match unit {
-        "s" => 1,
-        "m" | "min" => 60,
-        "h" => 3_600,
-        "d" => 86_400,
-        _ => {
-            return Err(format!(
-                "`{text}`: give a duration like 90s, 30m, 2h or 7d, or an RFC 3339 time"
-            ));
-        }
-    };
-    let count: i64 = number.parse().map_err(|_| {
-        format!("`{text}`: the duration needs a whole number before its unit (30m)")
-    })?;
-    let back = count
-        .checked_mul(seconds_per * 1_000)
-        .ok_or_else(|| format!("`{text}` is too far back"))?;
-    Ok(now_ms.saturating_sub(back))
+    query::since(text, now_ms)
 }
 
 #[cfg(test)]
@@ -138,7 +117,10 @@ mod tests {
         let error = EventQuery::parse("status:lost", NOW).unwrap_err();
         assert!(error.contains("delivered, pending, missed"), "{error}");
         let error = EventQuery::parse("colour:red", NOW).unwrap_err();
-        assert!(error.contains("type: status:"), "{error}");
+        assert_eq!(
+            error,
+            "unknown field `colour`: try type, status, sub, session, since"
+        );
         assert!(EventQuery::parse("since:yesterday", NOW).is_err());
         assert!(EventQuery::parse("type:", NOW).is_err());
         // A URL is free text, not a field.

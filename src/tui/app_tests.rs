@@ -416,3 +416,42 @@ fn the_prompt_opens_a_subscription_a_session_and_an_event() {
         .unwrap_or_default();
     assert!(said.contains("needs ID"), "{said}");
 }
+
+/// Issue 21 item 4: help lists `/` and `S` on every pane with a table,
+/// from the same lists keys are found in; and in no section (one mode of
+/// a pane, or the global keys) does a key mean two things.
+#[test]
+fn help_lists_filter_and_sort_on_every_table_and_no_key_means_two_things() {
+    use crate::tui::keymap::Key;
+    for pane in PaneId::ALL {
+        let mut app = App::new(AppConfig::default());
+        app.pane = pane;
+        let sections = app.help_sections();
+        let keys: Vec<&str> = sections
+            .iter()
+            .flat_map(|section| &section.commands)
+            .map(|command| command.keys)
+            .collect();
+        let has_table = !matches!(pane, PaneId::Signatures | PaneId::Probe);
+        assert_eq!(keys.contains(&"/"), has_table, "{pane:?}: {keys:?}");
+        assert_eq!(keys.contains(&"S"), has_table, "{pane:?}: {keys:?}");
+        for section in &sections {
+            if section.title == "Command line (:)" {
+                // Lines of the `:` prompt, all reached by `:`.
+                continue;
+            }
+            let mut seen: Vec<Key> = Vec::new();
+            for command in &section.commands {
+                for key in command.bindings {
+                    assert!(
+                        !seen.contains(key),
+                        "{pane:?}, {}: {:?} is bound twice",
+                        section.title,
+                        key
+                    );
+                    seen.push(*key);
+                }
+            }
+        }
+    }
+}

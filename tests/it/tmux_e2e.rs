@@ -1,9 +1,11 @@
 //! End to end in a real terminal: the real `earshot demo` binary runs in a
 //! private tmux server (120×40); the test types keys with `send-keys` and
 //! reads the screen with `capture-pane`, as an operator would. It walks
-//! every pane, creates / pauses / resumes / deletes a subscription through
-//! the form and dialogs, opens a failed delivery's detail, quits, and checks
-//! the terminal was restored (main screen, cursor visible).
+//! every pane, filters the Health board and a subscription's failing
+//! sessions with `/` and sorts them with `S`, creates / pauses / resumes /
+//! deletes a subscription through the form and dialogs, opens a failed
+//! delivery's detail, quits, and checks the terminal was restored (main
+//! screen, cursor visible).
 //!
 //! Another test starts the console on a config file with two profiles
 //! (two emulators) and switches between them with `:ctx`.
@@ -106,11 +108,115 @@ fn the_demo_console_works_end_to_end_in_a_real_terminal() {
     });
 
     walk_every_pane(&tmux);
+    failing_sessions_filtered_and_sorted(&tmux);
     subscription_lifecycle(&tmux);
     failed_delivery_detail(&tmux);
     events_follow_then_detail(&tmux);
     rotation_waits_for_the_check(&tmux);
     quit_and_restore(&tmux);
+}
+
+/// The heading of the failing-sessions list (under the pane's title).
+fn heading(screen: &str) -> &str {
+    screen.lines().nth(2).unwrap_or_default()
+}
+
+/// `filter: TEXT · n of m` in a title or heading: (n, m).
+fn filtered_counts(line: &str, filter: &str) -> Option<(usize, usize)> {
+    let rest = line.split(&format!("filter: {filter} · ")).nth(1)?;
+    let mut words = rest.split_whitespace();
+    let shown = words.next()?.parse().ok()?;
+    (words.next()? == "of").then_some(())?;
+    let total: String = words
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some((shown, total.parse().ok()?))
+}
+
+/// The failing-sessions rows: (session, MISSED), the session first.
+fn session_rows(screen: &str) -> Vec<(String, i64)> {
+    screen
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let session = words.next()?;
+            if !(session.starts_with("ses_") || session.starts_with("call_")) {
+                return None;
+            }
+            let missed = words.nth(1)?.parse().ok()?;
+            Some((session.to_owned(), missed))
+        })
+        .collect()
+}
+
+/// Issue 21 item 1: `/status:failing` narrows the Health board to the
+/// failing subscription; its failing sessions open, and `/status:failed`
+/// keeps the sessions with an event still missed (the heading says how
+/// many of how many); `S` sorts by the first column and the header marks
+/// it; `esc` clears each filter, then goes back. Ends on Subscriptions.
+fn failing_sessions_filtered_and_sorted(tmux: &Tmux) {
+    tmux.press("1", "the Health board", |s| shows_pane(s, "Health"));
+    tmux.key("/");
+    tmux.type_text("status:failing");
+    tmux.press("Enter", "the board filtered to the failing", |s| {
+        filtered_counts(title(s), "status:failing").is_some_and(|(shown, _)| shown >= 1)
+            && s.contains("401 invalid signature")
+    });
+    tmux.press("g", "the first failing row", |s| {
+        filtered_counts(title(s), "status:failing").is_some()
+    });
+    tmux.press("Enter", "its failing sessions", |s| {
+        heading(s).contains("failing sessions of") && !session_rows(s).is_empty()
+    });
+    tmux.key("/");
+    tmux.type_text("status:failed");
+    tmux.key("Enter");
+    // The list is read again every few seconds; the sweep files a missed
+    // event once its retries are over: wait for one.
+    let ((shown, total), screen) = tmux.wait_for(
+        "the sessions still failing, filtered",
+        STEP_TIMEOUT * 3,
+        |s| {
+            let counts = filtered_counts(heading(s), "status:failed")?;
+            let rows = session_rows(s);
+            (counts.0 >= 1 && !rows.is_empty()).then_some(counts)
+        },
+    );
+    assert!(shown <= total, "{screen}");
+    let rows = session_rows(&screen);
+    assert!(
+        rows.iter().all(|(_, missed)| *missed > 0),
+        "every session shown has an event missed:\n{screen}"
+    );
+    // `/` again holds the filter; one more term (free text: the start of
+    // a session id, short enough for the heading) narrows it to that
+    // session.
+    let (one, _) = &rows[0];
+    let start: String = one.chars().take(12).collect();
+    tmux.key("/");
+    tmux.type_text(&format!(" {start}"));
+    let both = format!("status:failed {start}");
+    tmux.press("Enter", "one session left", |s| {
+        filtered_counts(heading(s), &both).is_some_and(|(shown, _)| shown == 1)
+            && session_rows(s).iter().map(|(id, _)| id).eq([one])
+    });
+    tmux.press("S", "sorted by session, the header marked", |s| {
+        s.contains("SESSION / CALL ▲")
+    });
+    tmux.press("Escape", "the sessions' filter cleared", |s| {
+        heading(s).contains("failing sessions of") && !heading(s).contains("filter:")
+    });
+    tmux.press("Escape", "back on the filtered board", |s| {
+        shows_pane(s, "Health") && filtered_counts(title(s), "status:failing").is_some()
+    });
+    tmux.press("Escape", "the board's filter cleared", |s| {
+        shows_pane(s, "Health") && !title(s).contains("filter:")
+    });
+    tmux.press("2", "the subscription rows", |s| {
+        title(s).trim_start().starts_with("Subscriptions") && !subscription_rows(s).is_empty()
+    });
 }
 
 /// Issue 20: the rotate dialog walks prepare → check, and with a receiver

@@ -1,7 +1,8 @@
 //! Drawing pieces shared by the panes: text fields, tables, dialogs, the
 //! help overlay, the footer and the status bar. They draw what they are
 //! given and hold no state of their own, but for a table's selection and
-//! scroll ([`table::TableState`], which the panes own).
+//! scroll ([`table::TableState`]) and its filter, sort and order
+//! ([`table_view::TableView`]), which the panes own.
 
 pub mod footer;
 pub mod help;
@@ -9,6 +10,7 @@ pub mod input;
 pub mod popup;
 pub mod status;
 pub mod table;
+pub mod table_view;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};

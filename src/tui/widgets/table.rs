@@ -67,22 +67,67 @@ pub fn fixed_then_rest(width: u16, fixed: &[u16]) -> (Vec<Constraint>, u16) {
 }
 
 /// A table's header and the widths of all its columns but the last, which
-/// takes what they leave ([`TableState::draw_window`]).
+/// takes what they leave ([`TableState::draw_window`]), and the column
+/// the rows are sorted by.
 pub struct Columns<'c> {
     pub header: &'c [&'static str],
     pub fixed: &'c [u16],
+    pub sorted: Option<SortMark>,
 }
 
-/// Draws `rows` under a muted `header`, [`COLUMN_GAP`] apart.
+/// The column a table is sorted by, and which way: its header ends in
+/// `▲` (ascending) or `▼` (descending).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortMark {
+    pub column: usize,
+    pub descending: bool,
+}
+
+/// `header` with the sort arrow, in `width` columns when given (the
+/// header is cut to make room rather than the arrow).
+pub fn marked_header(header: &str, descending: bool, width: Option<u16>) -> String {
+    let arrow = if descending { '▼' } else { '▲' };
+    let width = width.map_or(usize::MAX, usize::from);
+    if super::width(header) + 2 <= width {
+        return format!("{header} {arrow}");
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for c in header.chars() {
+        let w = super::width(c.encode_utf8(&mut [0u8; 4]));
+        if used + w + 1 > width {
+            break;
+        }
+        used += w;
+        cut.push(c);
+    }
+    cut.push(arrow);
+    cut
+}
+
+/// Draws `rows` under a muted `header` (the `sorted` column marked),
+/// [`COLUMN_GAP`] apart.
 pub fn draw<'a>(
     frame: &mut Frame<'_>,
     area: Rect,
     header: &[&'static str],
+    sorted: Option<SortMark>,
     rows: impl IntoIterator<Item = Row<'a>>,
     widths: impl IntoIterator<Item = Constraint>,
     theme: &Theme,
 ) {
-    let header = Row::new(header.iter().copied()).style(theme.style(Role::Muted));
+    let widths: Vec<Constraint> = widths.into_iter().collect();
+    let cells = header.iter().enumerate().map(|(at, title)| match sorted {
+        Some(mark) if mark.column == at => {
+            let width = match widths.get(at) {
+                Some(Constraint::Length(width)) => Some(*width),
+                _ => None,
+            };
+            marked_header(title, mark.descending, width)
+        }
+        _ => (*title).to_owned(),
+    });
+    let header = Row::new(cells).style(theme.style(Role::Muted));
     let table = Table::new(rows, widths)
         .header(header)
         .column_spacing(COLUMN_GAP)
@@ -165,20 +210,6 @@ impl TableState {
         }
     }
 
-    /// Replaces `rows` with `fresh`, keeping the selected row selected when
-    /// `key` finds it again, else keeping the selection inside the table.
-    pub fn replace<T, K: PartialEq>(
-        &mut self,
-        rows: &mut Vec<T>,
-        fresh: Vec<T>,
-        key: impl Fn(&T) -> K,
-    ) {
-        let kept = rows.get(self.position()).map(&key);
-        *rows = fresh;
-        let position = kept.and_then(|kept| rows.iter().position(|row| key(row) == kept));
-        self.select_or_clamp(position, rows.len());
-    }
-
     pub fn apply(&mut self, to: Move, len: usize) {
         self.selected = to.apply(self.selected, len, self.page.get());
     }
@@ -214,7 +245,15 @@ impl TableState {
         let (widths, rest) = fixed_then_rest(area.width, columns.fixed);
         let rows = window
             .filter_map(|position| row(position, selected == Some(position), usize::from(rest)));
-        draw(frame, area, columns.header, rows, widths, theme);
+        draw(
+            frame,
+            area,
+            columns.header,
+            columns.sorted,
+            rows,
+            widths,
+            theme,
+        );
     }
 
     /// The rows the view will show on the next frame, from the page height
@@ -269,6 +308,7 @@ mod tests {
                 let columns = Columns {
                     header: &["ID", "REST"],
                     fixed: &[4],
+                    sorted: None,
                 };
                 state.draw_window(
                     frame,
@@ -290,5 +330,16 @@ mod tests {
         assert!(screen.contains("ID   REST"), "{screen}");
         assert!(screen.contains("d    w7"), "{screen}");
         assert_eq!(state.page.get(), 2);
+    }
+
+    #[test]
+    fn the_sorted_header_ends_in_its_arrow_cut_to_its_width() {
+        assert_eq!(marked_header("AGE", true, Some(6)), "AGE ▼");
+        assert_eq!(marked_header("AGE", false, None), "AGE ▲");
+        // No room for the space: the arrow follows the name.
+        assert_eq!(marked_header("HTTP", true, Some(5)), "HTTP▼");
+        // No room for the name: it is cut, the arrow stays.
+        assert_eq!(marked_header("MISSED", true, Some(6)), "MISSE▼");
+        assert_eq!(marked_header("#", false, Some(2)), "#▲");
     }
 }

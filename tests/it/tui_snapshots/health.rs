@@ -158,3 +158,57 @@ fn a_wide_terminal_gives_the_url_and_the_diagnosis_the_room() {
     );
     assert!(!narrow_row.contains("has another secret"), "{narrow_row}");
 }
+
+/// Issue 21 item 1: `/url:example.com` keeps two of the three rows (the
+/// title says so), `S` five times sorts by OK ascending (the header marks
+/// it, and the row with fewer delivered events comes first), and the
+/// selected row stays selected through both, on its new position.
+#[test]
+fn health_board_filtered_and_sorted() {
+    let mut app = board();
+    let selected = |app: &App| app.health.selected().map(|row| row.id.clone());
+    let broken = Some("1a2b3c4d-0000-4000-8000-000000000001".to_owned());
+    assert_eq!(selected(&app), broken);
+    keys(&mut app, "/url:example.com");
+    app.update(key(KeyCode::Enter));
+    keys(&mut app, "SSSSS");
+    assert_eq!(selected(&app), broken, "the selection follows its row");
+    assert_eq!(app.health.selected_index(), Some(1));
+    snapshot("health_board_filtered_sorted", &app);
+    let terminal = render(&app, (120, 40));
+    let screen = screen_text(&terminal);
+    assert!(
+        screen.contains("filter: url:example.com · 2 of 3"),
+        "{screen}"
+    );
+    assert!(screen.contains("OK ▲"), "{screen}");
+    assert!(!screen.contains("legacy.example.net"), "{screen}");
+    let (_, ops) = find(&terminal, "2b3c4d5e");
+    let (_, broken_row) = find(&terminal, "1a2b3c4d");
+    assert!(ops < broken_row, "88 delivered before 120:\n{screen}");
+}
+
+/// A filter that matches nothing says so, and how to clear it; a term
+/// that is not this table's names the fields it has.
+#[test]
+fn health_board_filter_errors_and_no_match() {
+    let mut app = board();
+    keys(&mut app, "/colour:red");
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(
+        screen.contains("unknown field `colour`: try status, sub, url, since"),
+        "{screen}"
+    );
+    app.update(key(KeyCode::Esc));
+    keys(&mut app, "/nothing-like-this");
+    app.update(key(KeyCode::Enter));
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(
+        screen.contains("no row matches the filter `nothing-like-this` (esc clears it)"),
+        "{screen}"
+    );
+    app.update(key(KeyCode::Esc));
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(screen.contains("legacy.example.net"), "{screen}");
+    assert!(!screen.contains("filter:"), "{screen}");
+}

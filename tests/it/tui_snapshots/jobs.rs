@@ -192,3 +192,41 @@ fn jobs_record_of_a_failed_job() {
         "{screen}"
     );
 }
+
+/// Issue 21 item 1: `/status:processing` keeps the two processing jobs
+/// (the title says so), `S` six times sorts by AGE descending (the header
+/// marks it), and the selected job stays selected through both.
+#[test]
+fn jobs_filtered_and_sorted_by_age() {
+    let mut app = jobs_app();
+    // The stale one (row 5), processing too.
+    keys(&mut app, "jjjj");
+    assert_eq!(selected_job(&app), "a7c3e5f1-stale");
+    keys(&mut app, "/status:processing");
+    app.update(super::key(ratatui::crossterm::event::KeyCode::Enter));
+    assert_eq!(selected_job(&app), "a7c3e5f1-stale");
+    keys(&mut app, "SSSSSS");
+    assert_eq!(selected_job(&app), "a7c3e5f1-stale");
+    snapshot("jobs_filtered_sorted", &app);
+    let screen = super::screen_text(&render(&app, (120, 40)));
+    assert!(
+        screen.contains("filter: status:processing · 2 of 6"),
+        "{screen}"
+    );
+    assert!(screen.contains("AGE ▼"), "{screen}");
+    // Both were added at the start: equal ages keep the watch order.
+    let (_, processing) = find(&render(&app, (120, 40)), "8b2f4c9e");
+    let (_, stale) = find(&render(&app, (120, 40)), "a7c3e5f1");
+    assert!(processing < stale, "{screen}");
+    assert!(
+        !screen.contains("5d0c7e1a"),
+        "the queued job is filtered out"
+    );
+}
+
+fn selected_job(app: &App) -> String {
+    app.jobs
+        .selected()
+        .map(|row| row.id.clone())
+        .unwrap_or_default()
+}

@@ -5,16 +5,20 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::DlvCommand;
+use super::table::TABLE;
 use crate::tui::keymap::{CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
+use crate::tui::widgets::table_view::{self, wrapped};
 
 use DlvCommand as D;
 
 /// The table's commands: moving and opening exist only with a selected
-/// row, the latest toggle only once an id is loaded, the signature check
-/// only on a 401 failure, copying only with a link and revealing only with
-/// a caller's number; with no row, `enter` opens the id prompt too.
+/// row, `esc` only with a filter in force, the latest toggle only once an
+/// id is loaded, the signature check only on a 401 failure, copying only
+/// with a link and revealing only with a caller's number; with no row,
+/// `enter` opens the id prompt too.
 pub(super) fn table_commands(
     selection: bool,
+    filtered: bool,
     loaded: bool,
     rejected: bool,
     links: bool,
@@ -32,8 +36,8 @@ pub(super) fn table_commands(
     commands.push(
         CommandInfo::new(
             "i",
-            "enter a session or call id (also /; ↑↓ there picks a recent one)",
-            keys![Key::char('i'), Key::char('/')],
+            "enter a session or call id (↑↓ there picks a recent or known one)",
+            keys![Key::char('i')],
             D::Prompt,
         )
         .quick_as("id"),
@@ -74,6 +78,10 @@ pub(super) fn table_commands(
             D::RevealNumber,
         ));
     }
+    commands.extend(wrapped(
+        table_view::table_commands(TABLE.filter_help, filtered),
+        D::Table,
+    ));
     commands
 }
 
@@ -107,9 +115,15 @@ pub(super) fn detail_commands(rejected: bool) -> Vec<CommandInfo<DlvCommand>> {
 }
 
 /// The id prompt's keys (everything else is typed into it).
-pub(super) fn prompt_commands() -> Vec<CommandInfo<DlvCommand>> {
+pub(super) fn id_prompt_commands() -> Vec<CommandInfo<DlvCommand>> {
     vec![
-        CommandInfo::new("enter", "load all attempts", ENTER, D::PromptSubmit).quick_as("load"),
+        CommandInfo::new(
+            "enter",
+            "load the highlighted id (else the one typed)",
+            ENTER,
+            D::PromptSubmit,
+        )
+        .quick_as("load"),
         CommandInfo::new(
             "↑↓",
             "pick a recent or known id (typing narrows the list)",

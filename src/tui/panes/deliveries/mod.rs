@@ -1,8 +1,11 @@
 //! The Deliveries pane: every delivery attempt of one session or call.
 //!
-//! Owns the id prompt (the recently viewed ids, then every session the
-//! incident history knows, narrowed by what is typed), the attempts table
-//! (all attempts, or the latest per subscription), the detail view with
+//! Owns the id prompt (`i`: the ids loaded recently, then every session
+//! the incident history knows, narrowed by what is typed; `enter` loads
+//! the highlighted one, and only an id that loaded is remembered), the
+//! attempts table (all attempts, or the latest per subscription; `/`
+//! filters and `S` sorts it as every table, `table.rs` its columns), the
+//! detail view with
 //! its retry verdict and likely causes, and the auto-refresh while a
 //! retry is still to come. Loads are [`Effect::LoadDeliveries`], answered
 //! by [`DeliveriesResult`]; a newer load supersedes an older one by
@@ -15,6 +18,7 @@
 
 mod commands;
 mod live;
+pub mod table;
 pub use crate::api::delivery_verdict as verdict;
 pub mod view;
 
@@ -28,14 +32,14 @@ use super::super::action::{Action, DeliveriesResult, Effect};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::history::session_view::SessionView;
 use crate::redact::SecretString;
 use crate::tui::panes::subscriptions::short_id;
 
-use commands::{detail_commands, prompt_commands, table_commands};
+use commands::{detail_commands, id_prompt_commands, table_commands};
 use live::Liveness;
 
 /// Most recently viewed ids kept.
@@ -70,6 +74,8 @@ pub enum DlvCommand {
     CopyLink,
     /// Show or mask the caller's number.
     RevealNumber,
+    /// `/`, `S` and the filter prompt.
+    Table(TableCommand),
 }
 
 /// Table or detail.
@@ -82,7 +88,10 @@ pub enum View {
 /// What has the keyboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// The id prompt.
     Prompt,
+    /// The table's `/` prompt.
+    Filter,
     Table,
     Detail,
 }
@@ -95,13 +104,13 @@ pub struct DeliveriesPane {
     rows: Vec<DeliveryRecord>,
     /// What makes `rows` live, kept with them (see [`Self::live`]).
     liveness: Liveness,
-    /// The selected row and the scroll (kept by the view).
-    pub(crate) table: TableState,
+    /// The filter, the sort, the order and the selection in it.
+    pub(crate) table: TableView<DeliveryRecord>,
     /// Showing `/latest` rather than every attempt.
     pub latest: bool,
     pub prompt: Input,
     pub prompting: bool,
-    /// Recently viewed ids, most recent first.
+    /// Ids that loaded recently, most recent first.
     recent: Vec<String>,
     /// Every session the incident history knows, most recently active
     /// first (offered after the recent ones).
@@ -145,7 +154,7 @@ impl DeliveriesPane {
             id: None,
             rows: Vec::new(),
             liveness: Liveness::default(),
-            table: TableState::default(),
+            table: TableView::new(&table::TABLE),
             latest: false,
             prompt: Input::default(),
             prompting: false,
@@ -215,9 +224,8 @@ impl DeliveriesPane {
     pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
         self.id = Some(id.to_owned());
         self.liveness = Liveness::of(&rows);
-        self.rows = rows;
+        self.table.replace(&mut self.rows, rows);
         self.loaded_once = true;
-        self.table.clamp(self.rows.len());
     }
 
     /// The session record as if just loaded (fixtures for tests and
@@ -242,12 +250,13 @@ impl DeliveriesPane {
         &self.rows
     }
 
+    /// The selected row's position in the table (as filtered and sorted).
     pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected(self.rows.len())
+        self.table.selected_position()
     }
 
     pub fn selected(&self) -> Option<&DeliveryRecord> {
-        self.rows.get(self.table.position())
+        self.table.selected(&self.rows)
     }
 
     pub fn busy(&self) -> bool {
@@ -257,6 +266,8 @@ impl DeliveriesPane {
     pub fn mode(&self) -> Mode {
         if self.prompting {
             Mode::Prompt
+        } else if self.table.prompting() {
+            Mode::Filter
         } else if self.view == View::Detail && self.selected().is_some() {
             Mode::Detail
         } else {
@@ -272,9 +283,16 @@ impl DeliveriesPane {
     pub fn help_sections() -> Vec<CommandSection<DlvCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
-            section("Deliveries", table_commands(true, true, true, true, true)),
+            section(
+                "Deliveries",
+                table_commands(true, true, true, true, true, true),
+            ),
             section("Attempt detail", detail_commands(true)),
-            section("Id prompt (typing)", prompt_commands()),
+            section("Id prompt (typing)", id_prompt_commands()),
+            section(
+                "Filter (typing)",
+                wrapped(prompt_commands(), DlvCommand::Table),
+            ),
         ]
     }
 
@@ -351,7 +369,8 @@ impl DeliveriesPane {
     pub fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
         use DlvCommand::*;
         match command {
-            Move(to) => self.table.apply(to, self.rows.len()),
+            Move(to) => self.table.apply(to),
+            Table(command) => self.table.run(command, &self.rows),
             Open => {
                 if self.selected().is_some() {
                     self.now = (self.clock)();
@@ -369,13 +388,19 @@ impl DeliveriesPane {
             PromptCancel => self.prompting = false,
             RecentUp | RecentDown => self.pick_recent(command == RecentDown),
             PromptSubmit => {
-                let typed = self.prompt.value().trim().to_owned();
-                if typed.is_empty() {
+                // What the list below has narrowed to and highlights, else
+                // what was typed.
+                let id = match self.highlighted() {
+                    Some(at) => self.choices().get(at).map(|id| (*id).to_owned()),
+                    None => None,
+                }
+                .unwrap_or_else(|| self.prompt.value().trim().to_owned());
+                if id.is_empty() {
                     out.toast = Some("type a session or call id, or pick one with ↑↓".into());
                     return;
                 }
                 self.prompting = false;
-                self.open_id(typed, out);
+                self.open_id(id, out);
             }
             CheckSignature => {
                 if let Some(record) = self.selected().filter(|r| is_signature_rejection(r)) {
@@ -423,8 +448,11 @@ impl DeliveriesPane {
                 match result {
                     Ok(rows) => {
                         self.liveness = Liveness::of(&rows);
-                        self.table
-                            .replace(&mut self.rows, rows, |row| row.id.clone());
+                        self.table.replace(&mut self.rows, rows);
+                        // Only an id that loaded is offered again.
+                        if let Some(id) = self.id.clone() {
+                            self.remember(&id);
+                        }
                         self.loaded_once = true;
                         self.load_error = None;
                         out.succeeded = true;
@@ -494,11 +522,11 @@ impl DeliveriesPane {
             self.next_link = 0;
             self.rows.clear();
             self.liveness = Liveness::default();
+            self.table.refresh(&self.rows, None);
             self.table.reset();
             self.loaded_once = false;
             self.load_error = None;
         }
-        self.remember(&id);
         self.id = Some(id);
         self.view = View::Table;
         self.refresh(out);
@@ -516,12 +544,35 @@ impl DeliveriesPane {
         self.recent.truncate(RECENT_MAX);
     }
 
+    /// The id `enter` loads from the list: the one picked with ↑↓, else,
+    /// once typing has narrowed the list, the one typed exactly or the
+    /// first; none before anything is typed.
+    pub(crate) fn highlighted(&self) -> Option<usize> {
+        if self.recent_selected.is_some() {
+            return self.recent_selected;
+        }
+        let typed = self.typed.trim();
+        if typed.is_empty() {
+            return None;
+        }
+        let choices = self.choices();
+        if choices.is_empty() {
+            return None;
+        }
+        Some(
+            choices
+                .iter()
+                .position(|id| id.eq_ignore_ascii_case(typed))
+                .unwrap_or(0),
+        )
+    }
+
     fn pick_recent(&mut self, down: bool) {
         let choices = self.choices();
         let Some(last) = choices.len().checked_sub(1) else {
             return;
         };
-        let next = match (self.recent_selected, down) {
+        let next = match (self.highlighted(), down) {
             (None, _) => 0,
             (Some(at), true) => (at + 1).min(last),
             (Some(at), false) => at.saturating_sub(1),
@@ -537,9 +588,11 @@ impl PaneCommands for DeliveriesPane {
 
     fn commands(&self) -> Vec<CommandInfo<DlvCommand>> {
         match self.mode() {
-            Mode::Prompt => prompt_commands(),
+            Mode::Prompt => id_prompt_commands(),
+            Mode::Filter => wrapped(prompt_commands(), DlvCommand::Table),
             Mode::Table => table_commands(
                 self.selected().is_some(),
+                self.table.filtering(),
                 self.id.is_some(),
                 self.selected_is_signature_rejection(),
                 self.session().is_some_and(|view| !view.links.is_empty()),
@@ -553,25 +606,33 @@ impl PaneCommands for DeliveriesPane {
 
 impl Pane for DeliveriesPane {
     fn allows_global(&self) -> bool {
-        self.mode() != Mode::Prompt
+        !matches!(self.mode(), Mode::Prompt | Mode::Filter)
     }
 
     fn captures_text(&self) -> bool {
-        self.mode() == Mode::Prompt
+        matches!(self.mode(), Mode::Prompt | Mode::Filter)
     }
 
     /// A key no command claimed, typed into the prompt.
     fn type_key(&mut self, key: &KeyEvent) {
-        if self.prompting && text::type_key(&mut self.prompt, key) {
-            self.typed = self.prompt.value().to_owned();
-            self.recent_selected = None;
+        if self.prompting {
+            if text::type_key(&mut self.prompt, key) {
+                self.typed = self.prompt.value().to_owned();
+                self.recent_selected = None;
+            }
+        } else {
+            self.table.type_key(key, &self.rows);
         }
     }
 
     fn paste(&mut self, pasted: &str) {
-        if self.prompting && text::paste(&mut self.prompt, pasted) {
-            self.typed = self.prompt.value().to_owned();
-            self.recent_selected = None;
+        if self.prompting {
+            if text::paste(&mut self.prompt, pasted) {
+                self.typed = self.prompt.value().to_owned();
+                self.recent_selected = None;
+            }
+        } else {
+            self.table.paste(pasted, &self.rows);
         }
     }
 }

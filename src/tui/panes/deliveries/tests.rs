@@ -129,10 +129,77 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
     assert!(!app.quit);
     assert_eq!(app.pane, PaneId::Deliveries);
     let effects = app.update(press(KeyCode::Enter));
-    load_seq(&effects, "q1 sess_x", false);
+    let seq = load_seq(&effects, "q1 sess_x", false);
     assert_eq!(app.deliveries.mode(), Mode::Table);
     assert!(app.deliveries.loading);
+    assert!(
+        app.deliveries.recent().is_empty(),
+        "remembered once it loads"
+    );
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: "q1 sess_x".into(),
+        latest: false,
+        result: Ok(vec![delivered()]),
+    }));
     assert_eq!(app.deliveries.recent(), ["q1 sess_x"]);
+}
+
+/// Issue 21 item 6: typing narrows the list, and `enter` loads the match
+/// it highlights, not the fragment typed; a fragment that matches nothing
+/// is loaded as typed, and its 404 is not remembered.
+#[test]
+fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
+    let mut app = app();
+    app.seed_recent_ids(vec!["call_0b7e11".into()]);
+    app.update(key('i'));
+    app.update(Action::KnownSessions(vec![
+        "ses_77aa01".into(),
+        "call_cf06d2e4".into(),
+        "call_cf06".into(),
+    ]));
+    type_text(&mut app, "CF06D");
+    assert_eq!(app.deliveries.choices(), ["call_cf06d2e4"]);
+    assert_eq!(app.deliveries.highlighted(), Some(0));
+    let seq = load_seq(&app.update(press(KeyCode::Enter)), "call_cf06d2e4", false);
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: "call_cf06d2e4".into(),
+        latest: false,
+        result: Ok(vec![delivered()]),
+    }));
+    assert_eq!(app.deliveries.recent(), ["call_cf06d2e4", "call_0b7e11"]);
+
+    // Typed exactly, a known id is highlighted even when others contain it.
+    app.update(key('i'));
+    type_text(&mut app, "call_cf06");
+    assert_eq!(app.deliveries.choices(), ["call_cf06d2e4", "call_cf06"]);
+    assert_eq!(app.deliveries.highlighted(), Some(1));
+    // ↓ moves on from the highlighted one (and stays on the last).
+    app.update(press(KeyCode::Down));
+    assert_eq!(app.deliveries.highlighted(), Some(1));
+    app.update(press(KeyCode::Up));
+    assert_eq!(app.deliveries.prompt.value(), "call_cf06d2e4");
+    app.update(press(KeyCode::Esc));
+
+    // Nothing matches: what was typed is loaded; its 404 is not kept.
+    app.update(key('i'));
+    type_text(&mut app, "call_dead");
+    assert!(app.deliveries.choices().is_empty());
+    assert_eq!(app.deliveries.highlighted(), None);
+    let seq = load_seq(&app.update(press(KeyCode::Enter)), "call_dead", false);
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: "call_dead".into(),
+        latest: false,
+        result: Err(Failure::new("deliveries failed: HTTP 404: not found")),
+    }));
+    assert!(app.deliveries.load_error.is_some());
+    assert_eq!(
+        app.deliveries.recent(),
+        ["call_cf06d2e4", "call_0b7e11"],
+        "a 404 is not offered again"
+    );
 }
 
 #[test]
@@ -211,7 +278,13 @@ fn recent_ids_are_picked_with_the_arrows_most_recent_first() {
     app.update(press(KeyCode::Up));
     assert_eq!(app.deliveries.prompt.value(), "call_new");
     app.update(press(KeyCode::Down));
-    load_seq(&app.update(press(KeyCode::Enter)), "sess_old", false);
+    let seq = load_seq(&app.update(press(KeyCode::Enter)), "sess_old", false);
+    app.update(Action::Deliveries(DeliveriesResult::Loaded {
+        seq,
+        id: "sess_old".into(),
+        latest: false,
+        result: Ok(vec![delivered()]),
+    }));
     assert_eq!(app.deliveries.recent(), ["sess_old", "call_new"]);
 }
 

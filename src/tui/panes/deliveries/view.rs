@@ -1,7 +1,8 @@
 //! Drawing the Deliveries pane: the id prompt with the recent and known
-//! ids, the attempts table (only the rows on screen are built) and the
-//! detail view. Reads state, changes nothing but the remembered scroll
-//! offset.
+//! ids (the one `enter` loads highlighted), the attempts table (only the
+//! rows on screen are built; its filter in the title and its `/` prompt
+//! on the last line) and the detail view. Reads state, changes nothing
+//! but the remembered scroll offset.
 
 use chrono::{DateTime, FixedOffset, Utc};
 use ratatui::Frame;
@@ -17,20 +18,22 @@ use crate::redact::mask_phone;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
-use crate::tui::widgets::table::{self, Columns, scroll_offset};
+use crate::tui::widgets::table::{self, scroll_offset};
 use crate::tui::widgets::{fit, wrap_words};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     draw_title(frame, title, pane, theme);
+    let (body, filter) = pane.table.split_prompt(body);
+    pane.table.draw_prompt(frame, filter, theme);
     match pane.mode() {
         Mode::Prompt => draw_prompt(frame, body, pane, theme),
         Mode::Detail => match pane.selected() {
             Some(row) => draw_detail(frame, body, row, pane, theme),
             None => draw_table(frame, body, pane, theme),
         },
-        Mode::Table => {
+        Mode::Table | Mode::Filter => {
             let lines = session_lines(pane, theme);
             if lines.is_empty() || body.height < 8 {
                 draw_table(frame, body, pane, theme);
@@ -145,10 +148,11 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
     }
     if let Some(position) = pane.selected_index() {
         spans.push(Span::styled(
-            format!(" · row {}/{}", position + 1, pane.rows().len()),
+            format!(" · row {}/{}", position + 1, pane.table.len()),
             muted,
         ));
     }
+    spans.extend(pane.table.title_spans(theme));
     if pane.loading {
         spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
     } else if pane.live() {
@@ -180,11 +184,11 @@ fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: 
         )));
     } else {
         lines.push(Line::from(Span::styled(
-            "recently viewed, then known sessions (typing narrows, ↑↓ picks, enter loads)",
+            "recent, then known ids: typing narrows, ↑↓ picks, enter loads the › one",
             theme.style(Role::Muted),
         )));
         let room = usize::from(list.height.saturating_sub(1));
-        let selected = pane.recent_selected;
+        let selected = pane.highlighted();
         let offset = scroll_offset(0, selected.unwrap_or(0), room, choices.len());
         for (index, id) in choices.iter().enumerate().skip(offset).take(room) {
             let current = pane.id.as_deref() == Some(*id);
@@ -224,31 +228,19 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         draw_empty(frame, area, pane, theme);
         return;
     }
-    let columns = Columns {
-        header: &[
-            "ATTEMPT",
-            "SUB",
-            "#",
-            "STATUS",
-            "HTTP",
-            "CREATED",
-            "NEXT/DONE",
-            "ERROR",
-        ],
-        fixed: &[ID_W, SUB_W, NUM_W, STATUS_W, HTTP_W, TIME_W, NEXT_W],
-    };
-    let rows = pane.rows();
-    let row = |position, selected, error_w| {
-        Some(table_row(
-            rows.get(position)?,
-            selected,
-            error_w,
-            pane.now,
-            theme,
-        ))
-    };
-    pane.table
-        .draw_window(frame, area, rows.len(), columns, theme, row);
+    if pane.table.is_empty() {
+        pane.table.draw_no_match(frame, area, theme);
+        return;
+    }
+    let fixed = [ID_W, SUB_W, NUM_W, STATUS_W, HTTP_W, TIME_W, NEXT_W];
+    pane.table.draw(
+        frame,
+        area,
+        pane.rows(),
+        &fixed,
+        theme,
+        |row, selected, error_w| table_row(row, selected, error_w, pane.now, theme),
+    );
 }
 
 /// The style a status stands out in: failed in the error role, pending in

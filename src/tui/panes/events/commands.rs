@@ -6,40 +6,30 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::EventsCommand;
+use super::table::TABLE;
 use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
+use crate::tui::widgets::table_view::{self, wrapped};
 
 use EventsCommand as E;
 
-/// The list: movement and open with a selected row, `/` always.
+/// The list: movement and open with a selected row, `/` and `S` always,
+/// `esc` with a filter in force.
 pub(super) fn list_commands(selection: bool, filtered: bool) -> Vec<CommandInfo<EventsCommand>> {
     let mut commands = Vec::new();
     if selection {
         commands.extend(movement(E::Move));
         commands.push(CommandInfo::new("enter", "open the event", ENTER, E::Open).quick_as("open"));
     }
-    commands.push(
-        CommandInfo::new(
-            "/",
-            "filter: type:T status:S sub:ID session:ID since:D, free text",
-            keys![Key::char('/')],
-            E::Filter,
-        )
-        .quick_as("filter"),
-    );
-    if filtered {
-        commands.push(
-            CommandInfo::new("esc", "clear the filter", ESC, E::ClearFilter).quick_as("clear"),
-        );
-    }
+    commands.extend(wrapped(
+        table_view::table_commands(TABLE.filter_help, filtered),
+        E::Table,
+    ));
     commands
 }
 
 /// Typing a filter.
 pub(super) fn filter_commands() -> Vec<CommandInfo<EventsCommand>> {
-    vec![
-        CommandInfo::new("enter", "apply the filter", ENTER, E::ApplyFilter).quick_as("apply"),
-        CommandInfo::new("esc", "cancel", ESC, E::CancelFilter).quick(),
-    ]
+    wrapped(table_view::prompt_commands(), E::Table)
 }
 
 /// One event in full.

@@ -5,7 +5,9 @@
 //! Owns the list and its follow mode (at the top the view follows the
 //! newest event, as `less +F` does; moving the cursor pauses following and
 //! the selection stays on its event while rows arrive), the `/` filter in
-//! the [`EventQuery`] language, one event in full (headers, the body with
+//! the [`EventQuery`] language (the store applies it; `S` sorts what it
+//! read as every table, `table.rs` its columns), one event in full
+//! (headers, the body with
 //! personal data masked until `n`, per subscription its attempts), and the
 //! re-send of that event to one subscription (its secret, and its short id
 //! typed as confirmation) or to any URL with a secret the operator gives.
@@ -14,6 +16,7 @@
 //! `view.rs`.
 
 mod commands;
+pub mod table;
 pub mod view;
 
 use std::cell::Cell;
@@ -26,7 +29,7 @@ use super::super::action::{Action, Effect, EventsResult, ResendTarget, Resent};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
 use crate::history::event_list::{EventDetail, EventRow};
 use crate::history::event_query::EventQuery;
@@ -52,12 +55,9 @@ pub enum EventsCommand {
     Open,
     /// Back to the list.
     Back,
-    /// `/`: type a filter.
-    Filter,
-    ApplyFilter,
-    CancelFilter,
-    /// Drop the applied filter.
-    ClearFilter,
+    /// `/` (type a filter), its prompt's keys, `esc` dropping the filter
+    /// in force, and `S`.
+    Table(TableCommand),
     /// The subscription re-send and the timeline's marker point at.
     NextSubscription,
     /// Re-send the event to the marked subscription.
@@ -134,7 +134,8 @@ impl ResendForm {
 #[derive(Debug)]
 pub struct EventsPane {
     rows: Vec<EventRow>,
-    pub(crate) table: TableState,
+    /// The sort, the order and the selection in it.
+    pub(crate) table: TableView<EventRow>,
     pub mode: Mode,
     /// The filter being typed.
     pub filter_input: Input,
@@ -178,7 +179,7 @@ impl EventsPane {
     pub fn new() -> EventsPane {
         EventsPane {
             rows: Vec::new(),
-            table: TableState::default(),
+            table: TableView::new(&table::TABLE),
             mode: Mode::List,
             filter_input: Input::default(),
             filter: String::new(),
@@ -219,7 +220,7 @@ impl EventsPane {
     }
 
     pub fn selected(&self) -> Option<&EventRow> {
-        self.rows.get(self.table.position())
+        self.table.selected(&self.rows)
     }
 
     /// The view follows the newest event (the selection is at the top).
@@ -290,7 +291,7 @@ impl EventsPane {
             Move(to) => match self.mode {
                 Mode::Detail => self.scroll(to),
                 _ => {
-                    self.table.apply(to, self.rows.len());
+                    self.table.apply(to);
                     self.follow_or_pause();
                 }
             },
@@ -301,20 +302,24 @@ impl EventsPane {
                 self.detail_of = None;
                 self.follow_or_pause();
             }
-            Filter => {
+            Table(TableCommand::Filter) => {
                 self.filter_input = Input::new(self.filter.clone());
                 self.filter_error = None;
                 self.mode = Mode::Filter;
             }
-            ApplyFilter => self.apply_filter(out),
-            CancelFilter => {
+            Table(TableCommand::ApplyFilter) => self.apply_filter(out),
+            Table(TableCommand::CancelFilter) => {
                 self.filter_error = None;
                 self.mode = Mode::List;
             }
-            ClearFilter => {
+            Table(TableCommand::ClearFilter) => {
                 self.filter.clear();
                 self.query = EventQuery::default();
                 self.restart_list(out);
+            }
+            Table(TableCommand::Sort) => {
+                self.table.cycle_sort(&self.rows);
+                self.follow_or_pause();
             }
             NextSubscription => {
                 let count = self.detail.as_ref().map_or(0, |d| d.subscriptions.len());
@@ -352,7 +357,7 @@ impl EventsPane {
 
     /// At the top the view follows; anywhere else it pauses.
     fn follow_or_pause(&mut self) {
-        if self.table.position() == 0 {
+        if self.table.state.position() == 0 {
             self.follow();
         } else {
             self.pause();
@@ -381,7 +386,7 @@ impl EventsPane {
 
     fn scroll(&mut self, to: Move) {
         let at = self.detail_scroll.get();
-        let page = self.table.page.get().max(1);
+        let page = self.table.state.page.get().max(1);
         self.detail_scroll.set(match to {
             Move::Up => at.saturating_sub(1),
             Move::Down => at + 1,
@@ -588,18 +593,18 @@ impl EventsPane {
     fn take_rows(&mut self, fresh: Vec<EventRow>) {
         if self.paused_at.is_none() {
             self.rows = fresh;
+            self.table.refresh(&self.rows, None);
             self.table.select(0);
             return;
         }
-        self.table
-            .replace(&mut self.rows, fresh, |row| row.event_id.clone());
+        self.table.replace(&mut self.rows, fresh);
         let paused_at = self.paused_at.as_deref();
         self.new_above = self
             .rows
             .iter()
             .position(|row| Some(row.event_id.as_str()) == paused_at)
             .unwrap_or(0);
-        if self.table.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
+        if self.table.state.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
             self.follow();
         }
     }

@@ -1,8 +1,8 @@
 //! Drawing the Events pane: the title (filter, follow state, count), the
 //! list (only the rows on screen are built, so a long list costs what a
-//! screen costs), one event in full as a scrolled page, the filter prompt
-//! and the re-send form. Reads state, changes nothing but the remembered
-//! scroll offsets.
+//! screen costs; the sorted column marked), one event in full as a
+//! scrolled page, the filter prompt on the last line and the re-send
+//! form. Reads state, changes nothing but the remembered scroll offsets.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
@@ -17,15 +17,23 @@ use crate::store::outcomes::EventState;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::table;
+use crate::tui::widgets::table_view::{draw_prompt, filter_title, prompt_line};
 use crate::tui::widgets::{fit, utc_clock, wrap_words};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    match pane.mode {
-        Mode::Filter => draw_filter_prompt(frame, title, pane, theme),
-        _ => draw_title(frame, title, pane, theme),
+    draw_title(frame, title, pane, theme);
+    let (body, prompt) = prompt_line(body, pane.mode == Mode::Filter);
+    if pane.mode == Mode::Filter {
+        draw_prompt(
+            frame,
+            prompt,
+            &pane.filter_input,
+            pane.filter_error.as_deref(),
+            theme,
+        );
     }
     match (pane.mode, &pane.detail, &pane.resend) {
         (Mode::Resend, Some(detail), Some(form)) => draw_resend(frame, body, detail, form, theme),
@@ -45,24 +53,17 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme)
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
     let muted = theme.style(Role::Muted);
     let count = pane.rows().len();
-    let mut spans = vec![
-        Span::styled(" Events", theme.style(Role::Accent)),
-        Span::styled(
-            if count >= LIST_LIMIT {
-                format!(" · newest {count} (narrow with /)")
-            } else {
-                format!(" · {count}")
-            },
-            muted,
-        ),
-    ];
-    if !pane.filter.is_empty() {
-        spans.push(Span::styled(
-            format!(" · filter: {}", pane.filter),
-            theme.style(Role::Fg),
-        ));
+    let mut spans = vec![Span::styled(" Events", theme.style(Role::Accent))];
+    if pane.filter.is_empty() {
+        spans.push(Span::styled(format!(" · {count}"), muted));
+    } else {
+        // The store filters: how many it holds in all is not read.
+        spans.extend(filter_title(&pane.filter, count, None, theme));
     }
-    if pane.mode == Mode::List {
+    if count >= LIST_LIMIT {
+        spans.push(Span::styled(" (the newest: narrow with /)", muted));
+    }
+    if matches!(pane.mode, Mode::List | Mode::Filter) {
         spans.push(if pane.following() {
             Span::styled(" · following the newest", muted)
         } else if pane.new_above > 0 {
@@ -83,25 +84,6 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Them
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 
-fn draw_filter_prompt(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
-    match &pane.filter_error {
-        Some(why) => {
-            let [prompt, error] =
-                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-                    .areas(area);
-            field::draw_prompt(frame, prompt, " / ", &pane.filter_input, theme);
-            frame.render_widget(
-                Paragraph::new(Span::styled(
-                    fit(why, usize::from(error.width)),
-                    theme.style(Role::Error),
-                )),
-                error,
-            );
-        }
-        None => field::draw_prompt(frame, area, " / ", &pane.filter_input, theme),
-    }
-}
-
 const TIME_W: u16 = 8;
 const TYPE_W: u16 = 18;
 const SESSION_W: u16 = 22;
@@ -110,15 +92,15 @@ fn draw_list(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme
     if pane.rows().is_empty() {
         return draw_empty(frame, area, pane, theme);
     }
-    let columns = Columns {
-        header: &["TIME UTC", "TYPE", "SESSION / CALL", "PER SUBSCRIPTION"],
-        fixed: &[TIME_W, TYPE_W, SESSION_W],
-    };
-    let rows = pane.rows();
-    let draw_row =
-        |position, selected, rest_w| Some(list_row(rows.get(position)?, selected, rest_w, theme));
-    pane.table
-        .draw_window(frame, area, rows.len(), columns, theme, draw_row);
+    let fixed = [TIME_W, TYPE_W, SESSION_W];
+    pane.table.draw(
+        frame,
+        area,
+        pane.rows(),
+        &fixed,
+        theme,
+        |row, selected, rest_w| list_row(row, selected, rest_w, theme),
+    );
 }
 
 fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {

@@ -5,12 +5,21 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::HealthCommand;
+use super::tables::{BOARD, INCIDENTS, SESSIONS};
 use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
+use crate::tui::widgets::table_view::{table_commands, wrapped};
 
 use HealthCommand as H;
 
+/// A table's `/` and `S` (described by `filter_help`), and `esc` clearing
+/// its filter while one is in force (`esc` going back then keeps
+/// `backspace` only).
+fn table(filter_help: &'static str, filtered: bool) -> Vec<CommandInfo<HealthCommand>> {
+    wrapped(table_commands(filter_help, filtered), H::Table)
+}
+
 /// The board: movement and the drill-down with a selected row.
-pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
+pub(super) fn board_commands(selection: bool, filtered: bool) -> Vec<CommandInfo<HealthCommand>> {
     let mut commands = Vec::new();
     if selection {
         commands.extend(movement(H::Move));
@@ -39,12 +48,16 @@ pub(super) fn board_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>>
         .quick_as("incidents"),
     );
     commands.push(window_command());
+    commands.extend(table(BOARD.filter_help, filtered));
     commands
 }
 
 /// The incidents list.
-pub(super) fn incidents_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
-    let mut commands = vec![back_command()];
+pub(super) fn incidents_commands(
+    selection: bool,
+    filtered: bool,
+) -> Vec<CommandInfo<HealthCommand>> {
+    let mut commands = vec![back_command(filtered)];
     if selection {
         commands.extend(movement(H::Move));
         commands.push(
@@ -67,6 +80,7 @@ pub(super) fn incidents_commands(selection: bool) -> Vec<CommandInfo<HealthComma
         .quick_as("resolved"),
     );
     commands.push(window_command());
+    commands.extend(table(INCIDENTS.filter_help, filtered));
     commands
 }
 
@@ -79,8 +93,18 @@ pub(super) fn ack_commands() -> Vec<CommandInfo<HealthCommand>> {
     ]
 }
 
-/// `esc` / `backspace`: back to the board.
-fn back_command() -> CommandInfo<HealthCommand> {
+/// `esc` / `backspace`: back to the board (`backspace` only while `esc`
+/// clears a filter).
+fn back_command(filtered: bool) -> CommandInfo<HealthCommand> {
+    if filtered {
+        return CommandInfo::new(
+            "backspace",
+            "back to the board (esc too, when no filter is in force)",
+            keys![Key::plain(KeyCode::Backspace)],
+            H::Back,
+        )
+        .quick_as("back");
+    }
     CommandInfo::new(
         "esc",
         "back to the board",
@@ -91,14 +115,18 @@ fn back_command() -> CommandInfo<HealthCommand> {
 }
 
 /// A subscription's failing sessions: enter opens one in Deliveries.
-pub(super) fn sessions_commands(selection: bool) -> Vec<CommandInfo<HealthCommand>> {
-    let mut commands = vec![back_command()];
+pub(super) fn sessions_commands(
+    selection: bool,
+    filtered: bool,
+) -> Vec<CommandInfo<HealthCommand>> {
+    let mut commands = vec![back_command(filtered)];
     if selection {
         commands.extend(movement(H::Move));
         commands
             .push(CommandInfo::new("enter", "open in Deliveries", ENTER, H::Open).quick_as("open"));
     }
     commands.push(window_command());
+    commands.extend(table(SESSIONS.filter_help, filtered));
     commands
 }
 

@@ -2,21 +2,24 @@
 //! of the window as an incident, open first, with who acknowledged it; `a`
 //! acknowledges the selected one with a note, stored with the operator's
 //! login name so every console on the same store shows it. `v` shows the
-//! resolved ones too. Reads and the acknowledgement run in the worker
+//! resolved ones too; `/` filters and `S` sorts the list as every table.
+//! Reads and the acknowledgement run in the worker
 //! ([`Effect::LoadIncidents`], [`Effect::AckIncident`]).
 
+use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
+use super::tables::INCIDENTS;
 use crate::history::incidents::{Incident, IncidentState};
 use crate::tui::action::{Effect, Failure};
 use crate::tui::app::Outcome;
-use crate::tui::widgets::table::TableState;
+use crate::tui::widgets::table_view::{TableCommand, TableView};
 
 /// The incidents list and its acknowledgement prompt.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Incidents {
     rows: Vec<Incident>,
-    pub(crate) table: TableState,
+    pub(crate) table: TableView<Incident>,
     /// Resolved incidents listed too.
     pub all: bool,
     /// The note being typed for the selected incident.
@@ -25,13 +28,40 @@ pub struct Incidents {
     seq: u64,
 }
 
+impl Default for Incidents {
+    fn default() -> Self {
+        Incidents {
+            rows: Vec::new(),
+            table: TableView::new(&INCIDENTS),
+            all: false,
+            note: None,
+            loaded: false,
+            seq: 0,
+        }
+    }
+}
+
 impl Incidents {
     pub fn rows(&self) -> &[Incident] {
         &self.rows
     }
 
     pub fn selected(&self) -> Option<&Incident> {
-        self.rows.get(self.table.position())
+        self.table.selected(&self.rows)
+    }
+
+    /// `/`, `S` or the filter prompt's keys.
+    pub(super) fn run_table(&mut self, command: TableCommand) {
+        self.table.run(command, &self.rows);
+    }
+
+    /// A key for the filter prompt.
+    pub(super) fn type_key(&mut self, key: &KeyEvent) {
+        self.table.type_key(key, &self.rows);
+    }
+
+    pub(super) fn paste(&mut self, pasted: &str) {
+        self.table.paste(pasted, &self.rows);
     }
 
     /// Incidents nobody acknowledged yet and not resolved.
@@ -45,8 +75,7 @@ impl Incidents {
     /// Rows as if just loaded (fixtures for tests and snapshots).
     pub fn set_rows(&mut self, rows: Vec<Incident>) {
         self.loaded = true;
-        self.table
-            .replace(&mut self.rows, rows, |row| row.id.clone());
+        self.table.replace(&mut self.rows, rows);
     }
 
     /// Asks for the list.

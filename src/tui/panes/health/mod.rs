@@ -14,6 +14,7 @@
 mod commands;
 pub mod incidents;
 pub mod recover;
+pub mod tables;
 pub mod view;
 
 use std::time::{Duration, Instant};
@@ -24,13 +25,14 @@ use super::super::action::{Action, Effect, HealthResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
 use crate::history::coverage::Coverage;
 use crate::history::report::SubscriptionHealth;
 use crate::history::sweep::SweepReport;
 use crate::store::deliveries::FailingSession;
 
+use crate::tui::widgets::table_view::{prompt_commands, wrapped};
 use commands::{
     ack_commands, board_commands, incidents_commands, recover_commands, sessions_commands,
 };
@@ -72,6 +74,8 @@ pub enum HealthCommand {
     Ack,
     AckSubmit,
     AckCancel,
+    /// `/`, `S` and the filter prompt of the table on screen.
+    Table(TableCommand),
 }
 
 /// The board's window.
@@ -123,13 +127,14 @@ pub struct HealthPane {
     rows: Vec<SubscriptionHealth>,
     /// What the observer covers, from the last read.
     pub coverage: Option<Coverage>,
-    pub(crate) table: TableState,
+    /// The board's filter, sort and selection.
+    pub(crate) table: TableView<SubscriptionHealth>,
     pub window: Window,
     pub mode: Mode,
     /// The subscription whose failing sessions are listed.
     pub sessions_of: Option<String>,
     sessions: Vec<FailingSession>,
-    pub(crate) sessions_table: TableState,
+    pub(crate) sessions_table: TableView<FailingSession>,
     pub recover: Option<RecoverForm>,
     pub incidents: Incidents,
     load_seq: u64,
@@ -156,12 +161,12 @@ impl HealthPane {
         HealthPane {
             rows: Vec::new(),
             coverage: None,
-            table: TableState::default(),
+            table: TableView::new(&tables::BOARD),
             window: Window::Day,
             mode: Mode::Board,
             sessions_of: None,
             sessions: Vec::new(),
-            sessions_table: TableState::default(),
+            sessions_table: TableView::new(&tables::SESSIONS),
             recover: None,
             incidents: Incidents::default(),
             load_seq: 0,
@@ -176,9 +181,13 @@ impl HealthPane {
         }
     }
 
-    /// Replaces the wall clock (tests use a fixed one).
+    /// Replaces the wall clock (tests use a fixed one), also the one the
+    /// tables' `since:` counts back from.
     pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
+        self.table = TableView::new(&tables::BOARD).with_clock(clock);
+        self.sessions_table = TableView::new(&tables::SESSIONS).with_clock(clock);
+        self.incidents.table = TableView::new(&tables::INCIDENTS).with_clock(clock);
         self
     }
 
@@ -188,9 +197,8 @@ impl HealthPane {
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
     pub fn set_rows(&mut self, rows: Vec<SubscriptionHealth>) {
-        self.rows = rows;
+        self.table.replace(&mut self.rows, rows);
         self.loaded_once = true;
-        self.table.clamp(self.rows.len());
     }
 
     pub fn sessions(&self) -> &[FailingSession] {
@@ -198,15 +206,43 @@ impl HealthPane {
     }
 
     pub fn selected(&self) -> Option<&SubscriptionHealth> {
-        self.rows.get(self.table.position())
+        self.table.selected(&self.rows)
     }
 
+    /// The selected row's position on the board (as filtered and sorted).
     pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected(self.rows.len())
+        self.table.selected_position()
     }
 
     pub(crate) fn selected_session(&self) -> Option<&FailingSession> {
-        self.sessions.get(self.sessions_table.position())
+        self.sessions_table.selected(&self.sessions)
+    }
+
+    /// Sessions rows as if just loaded (fixtures for tests and snapshots).
+    pub fn set_sessions(&mut self, subscription_id: &str, sessions: Vec<FailingSession>) {
+        self.sessions_of = Some(subscription_id.to_owned());
+        self.mode = Mode::Sessions;
+        self.sessions_table.replace(&mut self.sessions, sessions);
+    }
+
+    /// The `/` prompt of the table on screen is open.
+    pub(crate) fn prompting(&self) -> bool {
+        match self.mode {
+            Mode::Board => self.table.prompting(),
+            Mode::Sessions => self.sessions_table.prompting(),
+            Mode::Incidents => self.incidents.table.prompting(),
+            Mode::Recover => false,
+        }
+    }
+
+    /// `/`, `S` or the prompt's keys, for the table on screen.
+    fn run_table(&mut self, command: TableCommand) {
+        match self.mode {
+            Mode::Board => self.table.run(command, &self.rows),
+            Mode::Sessions => self.sessions_table.run(command, &self.sessions),
+            Mode::Incidents => self.incidents.run_table(command),
+            Mode::Recover => {}
+        }
     }
 
     pub fn busy(&self) -> bool {
@@ -220,12 +256,16 @@ impl HealthPane {
     pub fn help_sections() -> Vec<CommandSection<HealthCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
-            section("Health board", board_commands(true)),
-            section("Failing sessions", sessions_commands(true)),
+            section("Health board", board_commands(true, true)),
+            section("Failing sessions", sessions_commands(true, true)),
             section("Recover (typing)", recover_commands(false)),
             section("Recover (sending)", recover_commands(true)),
-            section("Incidents", incidents_commands(true)),
+            section("Incidents", incidents_commands(true, true)),
             section("Acknowledge (typing)", ack_commands()),
+            section(
+                "Filter (typing)",
+                wrapped(prompt_commands(), HealthCommand::Table),
+            ),
         ]
     }
 
@@ -304,12 +344,9 @@ impl HealthPane {
         use HealthCommand::*;
         match command {
             Move(to) => match self.mode {
-                Mode::Sessions => self.sessions_table.apply(to, self.sessions.len()),
-                Mode::Incidents => {
-                    let len = self.incidents.rows().len();
-                    self.incidents.table.apply(to, len);
-                }
-                _ => self.table.apply(to, self.rows.len()),
+                Mode::Sessions => self.sessions_table.apply(to),
+                Mode::Incidents => self.incidents.table.apply(to),
+                _ => self.table.apply(to),
             },
             Open => self.open(out),
             Back => {
@@ -358,6 +395,7 @@ impl HealthPane {
             }
             AckSubmit => self.incidents.submit_ack(out),
             AckCancel => self.incidents.note = None,
+            Table(command) => self.run_table(command),
         }
     }
 
@@ -371,6 +409,7 @@ impl HealthPane {
                 }
                 self.sessions_of = Some(row.id.clone());
                 self.sessions.clear();
+                self.sessions_table.refresh(&self.sessions, None);
                 self.sessions_table.reset();
                 self.mode = Mode::Sessions;
                 self.reload(out);
@@ -401,8 +440,7 @@ impl HealthPane {
                 self.loading = false;
                 match result {
                     Ok(board) => {
-                        self.table
-                            .replace(&mut self.rows, board.subscriptions, |row| row.id.clone());
+                        self.table.replace(&mut self.rows, board.subscriptions);
                         self.coverage = Some(board.observer);
                         self.loaded_once = true;
                         self.load_error = None;
@@ -419,12 +457,7 @@ impl HealthPane {
                     return;
                 }
                 match result {
-                    Ok(sessions) => {
-                        self.sessions_table
-                            .replace(&mut self.sessions, sessions, |session| {
-                                session.session_id.clone()
-                            })
-                    }
+                    Ok(sessions) => self.sessions_table.replace(&mut self.sessions, sessions),
                     Err(failure) => self.load_error = Some(failure.message),
                 }
             }
@@ -495,22 +528,31 @@ impl PaneCommands for HealthPane {
 
     fn commands(&self) -> Vec<CommandInfo<HealthCommand>> {
         match self.mode {
-            Mode::Board => board_commands(self.selected().is_some()),
-            Mode::Sessions => sessions_commands(self.selected_session().is_some()),
+            _ if self.prompting() => wrapped(prompt_commands(), HealthCommand::Table),
+            Mode::Board => board_commands(self.selected().is_some(), self.table.filtering()),
+            Mode::Sessions => sessions_commands(
+                self.selected_session().is_some(),
+                self.sessions_table.filtering(),
+            ),
             Mode::Recover => recover_commands(self.recovering()),
             Mode::Incidents if self.incidents.note.is_some() => ack_commands(),
-            Mode::Incidents => incidents_commands(self.incidents.selected().is_some()),
+            Mode::Incidents => incidents_commands(
+                self.incidents.selected().is_some(),
+                self.incidents.table.filtering(),
+            ),
         }
     }
 }
 
 impl Pane for HealthPane {
     fn allows_global(&self) -> bool {
-        self.mode != Mode::Recover && self.incidents.note.is_none()
+        self.mode != Mode::Recover && self.incidents.note.is_none() && !self.prompting()
     }
 
     fn captures_text(&self) -> bool {
-        (self.mode == Mode::Recover && !self.recovering()) || self.incidents.note.is_some()
+        (self.mode == Mode::Recover && !self.recovering())
+            || self.incidents.note.is_some()
+            || self.prompting()
     }
 
     fn type_key(&mut self, key: &KeyEvent) {
@@ -518,8 +560,15 @@ impl Pane for HealthPane {
             text::type_key(note, key);
             return;
         }
-        if let Some(form) = &mut self.recover {
-            text::type_key(form.input_mut(), key);
+        match self.mode {
+            Mode::Board => self.table.type_key(key, &self.rows),
+            Mode::Sessions => self.sessions_table.type_key(key, &self.sessions),
+            Mode::Incidents => self.incidents.type_key(key),
+            Mode::Recover => {
+                if let Some(form) = &mut self.recover {
+                    text::type_key(form.input_mut(), key);
+                }
+            }
         }
     }
 
@@ -528,8 +577,15 @@ impl Pane for HealthPane {
             text::paste(note, pasted);
             return;
         }
-        if let Some(form) = &mut self.recover {
-            text::paste(form.input_mut(), pasted);
+        match self.mode {
+            Mode::Board => self.table.paste(pasted, &self.rows),
+            Mode::Sessions => self.sessions_table.paste(pasted, &self.sessions),
+            Mode::Incidents => self.incidents.paste(pasted),
+            Mode::Recover => {
+                if let Some(form) = &mut self.recover {
+                    text::paste(form.input_mut(), pasted);
+                }
+            }
         }
     }
 }

@@ -314,7 +314,7 @@ fn read_only_hides_recover() {
     app.update(key('R'));
     assert_eq!(app.health.mode, Mode::Board);
     let help = format!("{:?}", app.help_sections());
-    assert!(!help.contains("recover"), "{help}");
+    assert!(!help.contains("recover: re-send"), "{help}");
 }
 
 #[test]

@@ -2,27 +2,38 @@
 //! the observer's coverage, the per-subscription board in events (only the
 //! rows on screen are built) with the
 //! selected row's failure groups under it, a subscription's failing
-//! sessions, and the recover form. Reads state, changes nothing but the
-//! remembered scroll offsets.
+//! sessions, and the recover form; each table's `/` filter (in the title
+//! or its heading) and its prompt line. Reads state, changes nothing but
+//! the remembered scroll offsets.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
+use super::tables::{failing_clock, largest_group, session_types};
 use super::{Field, HealthPane, Mode, RecoverForm};
 use crate::history::coverage::CoverageState;
-use crate::history::incidents::IncidentState;
+use crate::history::incidents::{Incident, IncidentState};
 use crate::history::report::{LatestChange, SubscriptionHealth};
+use crate::store::deliveries::FailingSession;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::table;
+use crate::tui::widgets::table_view::prompt_line;
 use crate::tui::widgets::{fit, fit_url, utc_clock, width};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let (body, prompt) = prompt_line(body, pane.prompting());
+    match pane.mode {
+        Mode::Board => pane.table.draw_prompt(frame, prompt, theme),
+        Mode::Sessions => pane.sessions_table.draw_prompt(frame, prompt, theme),
+        Mode::Incidents => pane.incidents.table.draw_prompt(frame, prompt, theme),
+        Mode::Recover => {}
+    }
     draw_title(frame, title, pane, theme);
     match pane.mode {
         Mode::Board => draw_board(frame, body, pane, theme),
@@ -46,6 +57,9 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         ),
         Span::styled(format!(" · {} subscriptions", pane.rows().len()), muted),
     ];
+    if pane.mode == Mode::Board {
+        spans.extend(pane.table.title_spans(theme));
+    }
     if failing > 0 {
         spans.push(Span::styled(
             format!(" · {failing} failing"),
@@ -109,6 +123,9 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     if pane.rows().is_empty() {
         return draw_empty(frame, area, pane, theme);
     }
+    if pane.table.is_empty() {
+        return pane.table.draw_no_match(frame, area, theme);
+    }
     // The board, then the selected subscription's failures right under it.
     let details = pane.selected().map_or(0, |row| {
         row.failures.len().min(4) as u16
@@ -116,7 +133,7 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
             + u16::from(!row.missed_by_type.is_empty())
             + u16::from(row.latest_change.is_some())
     });
-    let wanted = u16::try_from(pane.rows().len() + 1).unwrap_or(u16::MAX);
+    let wanted = u16::try_from(pane.table.len() + 1).unwrap_or(u16::MAX);
     let board_height = wanted.min(area.height.saturating_sub(details)).max(2);
     let [board, below, _] = Layout::vertical([
         Constraint::Length(board_height),
@@ -125,32 +142,16 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     ])
     .areas(area);
     let url_w = url_width(board.width, pane.rows());
-    let columns = Columns {
-        header: &[
-            "SUB",
-            "URL",
-            "OK",
-            "MISSED",
-            "RECOV",
-            "PEND",
-            "FAILING",
-            "WHY (LARGEST GROUP)",
-        ],
-        fixed: &[SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, COUNT_W, TIME_W],
-    };
-    let rows = pane.rows();
+    let fixed = [SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, COUNT_W, TIME_W];
     let url_cells = usize::from(url_w);
-    let row = |position, selected, failure_w| {
-        Some(board_row(
-            rows.get(position)?,
-            selected,
-            url_cells,
-            failure_w,
-            theme,
-        ))
-    };
-    pane.table
-        .draw_window(frame, board, rows.len(), columns, theme, row);
+    pane.table.draw(
+        frame,
+        board,
+        pane.rows(),
+        &fixed,
+        theme,
+        |row, selected, failure_w| board_row(row, selected, url_cells, failure_w, theme),
+    );
     if let Some(row) = pane.selected() {
         draw_failures(frame, below, row, theme);
     }
@@ -178,16 +179,8 @@ fn board_row(
     theme: &Theme,
 ) -> Row<'static> {
     // Since when the current run of failures goes on (UTC clock time).
-    let failing = row
-        .failing_since
-        .as_deref()
-        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
-        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string());
-    let why = row
-        .failures
-        .first()
-        .map(|group| format!("×{} {}", group.count, group.diagnosis))
-        .unwrap_or_default();
+    let failing = failing_clock(row);
+    let why = largest_group(row);
     let events = &row.events;
     let mut name = short_id(&row.id).to_owned();
     if !row.enabled {
@@ -331,35 +324,20 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
         " failing sessions of {of} · {} (enter opens one in Deliveries)",
         pane.sessions().len()
     );
-    frame.render_widget(
-        Paragraph::new(Span::styled(heading, theme.style(Role::Muted))).style(theme.base()),
-        head,
-    );
+    let mut spans = vec![Span::styled(heading, theme.style(Role::Muted))];
+    spans.extend(pane.sessions_table.title_spans(theme));
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
     if pane.sessions().is_empty() {
         table::draw_note(frame, list, "loading the failing sessions…", theme);
         return;
     }
-    let columns = Columns {
-        header: &[
-            "SESSION / CALL",
-            "EVENTS",
-            "MISSED",
-            "TRIES",
-            "LAST ✗",
-            "HTTP",
-            "ERROR",
-        ],
-        fixed: &[SESSION_W, TYPES_W, COUNT_W, COUNT_W, TIME_W, HTTP_W],
-    };
-    let sessions = pane.sessions();
-    let draw_row = |position: usize, selected: bool, error_w: usize| {
-        let session = sessions.get(position)?;
+    if pane.sessions_table.is_empty() {
+        return pane.sessions_table.draw_no_match(frame, list, theme);
+    }
+    let fixed = [SESSION_W, TYPES_W, COUNT_W, COUNT_W, TIME_W, HTTP_W];
+    let draw_row = |session: &FailingSession, selected: bool, error_w: usize| {
         let last = utc_clock(session.last_failure_ms);
-        let types = if session.event_types.is_empty() {
-            "?".to_owned()
-        } else {
-            session.event_types.join(",")
-        };
+        let types = session_types(session);
         let cells = vec![
             Line::from(fit(&session.session_id, usize::from(SESSION_W))),
             Line::from(fit(&types, usize::from(TYPES_W))),
@@ -382,10 +360,10 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
         if selected {
             style = style.patch(theme.selection());
         }
-        Some(Row::new(cells).style(style))
+        Row::new(cells).style(style)
     };
     pane.sessions_table
-        .draw_window(frame, list, sessions.len(), columns, theme, draw_row);
+        .draw(frame, list, pane.sessions(), &fixed, theme, draw_row);
 }
 
 const ID_W: u16 = 8;
@@ -407,10 +385,9 @@ fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &
         if incidents.all { " (resolved too)" } else { "" },
         if incidents.all { "hides" } else { "shows" }
     );
-    frame.render_widget(
-        Paragraph::new(Span::styled(heading, theme.style(Role::Muted))).style(theme.base()),
-        head,
-    );
+    let mut spans = vec![Span::styled(heading, theme.style(Role::Muted))];
+    spans.extend(incidents.table.title_spans(theme));
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
     if rows.is_empty() {
         let note = if incidents.loaded {
             "no incident in this window: every failure was delivered by a retry, or none happened"
@@ -420,21 +397,12 @@ fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &
         table::draw_note(frame, list, note, theme);
         return;
     }
-    let columns = Columns {
-        header: &[
-            "ID",
-            "SUB",
-            "STATE",
-            "MISSED",
-            "RECOV",
-            "FIRST",
-            "LAST",
-            "DIAGNOSIS",
-        ],
-        fixed: &[ID_W, SUB_W, STATE_W, COUNT_W, COUNT_W, TIME_W, TIME_W],
-    };
-    let draw_row = |position: usize, selected: bool, rest: usize| {
-        let incident = rows.get(position)?;
+    if incidents.table.is_empty() {
+        incidents.table.draw_no_match(frame, list, theme);
+        return;
+    }
+    let fixed = [ID_W, SUB_W, STATE_W, COUNT_W, COUNT_W, TIME_W, TIME_W];
+    let draw_row = |incident: &Incident, selected: bool, rest: usize| {
         let role = match incident.state {
             IncidentState::Open => Role::Error,
             IncidentState::Acknowledged => Role::Warn,
@@ -454,11 +422,11 @@ fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &
             Line::from(utc_clock(incident.last_seen_ms)),
             Line::from(fit(&incident.diagnosis, rest)),
         ];
-        Some(Row::new(cells).style(style))
+        Row::new(cells).style(style)
     };
     incidents
         .table
-        .draw_window(frame, list, rows.len(), columns, theme, draw_row);
+        .draw(frame, list, rows, &fixed, theme, draw_row);
     draw_incident_detail(frame, below, pane, theme);
 }
 

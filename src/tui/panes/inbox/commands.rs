@@ -5,7 +5,9 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::InboxCommand;
+use super::table::TABLE;
 use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
+use crate::tui::widgets::table_view::{self, wrapped};
 
 use InboxCommand as I;
 
@@ -21,8 +23,13 @@ fn check_signature() -> CommandInfo<InboxCommand> {
 }
 
 /// The table's commands: moving and opening only with a selected row,
-/// the signature check only on a signed one.
-pub(super) fn table_commands(selection: bool, signed: bool) -> Vec<CommandInfo<InboxCommand>> {
+/// the signature check only on a signed one, `esc` only with a filter in
+/// force (`/`, `S`: every table's).
+pub(super) fn table_commands(
+    selection: bool,
+    signed: bool,
+    filtered: bool,
+) -> Vec<CommandInfo<InboxCommand>> {
     let mut commands = if selection {
         movement(I::Move)
     } else {
@@ -50,6 +57,10 @@ pub(super) fn table_commands(selection: bool, signed: bool) -> Vec<CommandInfo<I
                 .quick_as("clear"),
         );
     }
+    commands.extend(wrapped(
+        table_view::table_commands(TABLE.filter_help, filtered),
+        I::Table,
+    ));
     commands
 }
 

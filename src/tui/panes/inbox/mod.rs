@@ -9,9 +9,12 @@
 //! [`InboxResult::Started`]; requests arrive as [`InboxResult::Received`].
 //! `s` on a signed request opens it in the Signatures pane with its header
 //! and exact body; `app.rs` hands a pre-recorded webhook to the job watcher
-//! at once. Nothing here changes the platform. Drawing is in `view.rs`.
+//! at once. `/` filters and `S` sorts the table as every table (`table.rs`
+//! its columns). Nothing here changes the platform. Drawing is in
+//! `view.rs`.
 
 mod commands;
+pub mod table;
 pub mod view;
 
 use std::collections::VecDeque;
@@ -24,7 +27,7 @@ use super::super::action::{Action, Effect, Failure, InboxResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input::{self as text, cycle};
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
 use crate::api::types::prerecorded::TranscriptStatus;
 use crate::receiver::capture::{Kind, VerdictCode};
@@ -67,6 +70,8 @@ pub enum InboxCommand {
     Clear,
     /// Show or mask secret header values and personal data in the detail.
     Reveal,
+    /// `/`, `S` and the filter prompt.
+    Table(TableCommand),
 }
 
 /// A field of the start form.
@@ -163,6 +168,8 @@ pub struct InboxRow {
     pub body_len: usize,
     /// Bytes this row holds (its share of [`HELD_MAX`]).
     held: usize,
+    /// What identifies it in the table: the order it arrived in.
+    pub(crate) key: String,
 }
 
 impl InboxRow {
@@ -197,6 +204,7 @@ impl InboxRow {
             request,
             body_len,
             held,
+            key: String::new(),
         }
     }
 
@@ -233,7 +241,10 @@ pub struct InboxPane {
     rows: VecDeque<InboxRow>,
     /// Bytes the rows hold together, at most [`HELD_MAX`].
     held: usize,
-    pub(crate) table: TableState,
+    /// The filter, the sort, the order and the selection in it.
+    pub(crate) table: TableView<InboxRow>,
+    /// Requests pushed so far (each row's key).
+    pushed: u64,
     pub view: View,
     pub form: Option<ListenForm>,
     pub listening: Listening,
@@ -257,7 +268,8 @@ impl InboxPane {
         InboxPane {
             rows: VecDeque::new(),
             held: 0,
-            table: TableState::default(),
+            table: TableView::new(&table::TABLE),
+            pushed: 0,
             view: View::Table,
             form: None,
             listening: Listening::Off,
@@ -271,7 +283,7 @@ impl InboxPane {
     /// The selection is on the newest request, and stays there as more
     /// arrive.
     pub fn following(&self) -> bool {
-        self.table.position() == 0 && self.view == View::Table
+        self.table.state.position() == 0 && self.view == View::Table
     }
 
     /// A receiver started outside the pane (the demo's) delivers here.
@@ -288,12 +300,13 @@ impl InboxPane {
         self.held
     }
 
+    /// The selected row's position in the table (as filtered and sorted).
     pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected(self.rows.len())
+        self.table.selected_position()
     }
 
     pub fn selected(&self) -> Option<&InboxRow> {
-        self.selected_index().and_then(|index| self.rows.get(index))
+        self.table.selected(&self.rows)
     }
 
     /// The newest captured attempt with this `X-SVC-Delivery-Id`.
@@ -310,17 +323,22 @@ impl InboxPane {
     pub fn help_sections() -> Vec<CommandSection<InboxCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
-            section("Inbox", table_commands(true, true)),
+            section("Inbox", table_commands(true, true, true)),
             section("Request detail", detail_commands(true)),
             section("Start a receiver", form_commands()),
+            section(
+                "Filter (typing)",
+                wrapped(prompt_commands(), InboxCommand::Table),
+            ),
         ]
     }
 
     pub fn run(&mut self, command: InboxCommand, out: &mut Outcome) {
         use InboxCommand::*;
         match command {
+            Table(command) => self.table.run(command, &self.rows),
             Move(to) => {
-                self.table.apply(to, self.rows.len());
+                self.table.apply(to);
                 if self.following() {
                     self.new_above = 0;
                 }
@@ -359,6 +377,7 @@ impl InboxPane {
             Clear => {
                 self.rows.clear();
                 self.held = 0;
+                self.table.refresh(&self.rows, None);
                 self.table.reset();
                 self.view = View::Table;
             }
@@ -407,12 +426,19 @@ impl InboxPane {
     }
 
     /// A new request goes on top (cut to what a row holds); the oldest go
-    /// past [`ROWS_MAX`] rows or [`HELD_MAX`] bytes; the selected row stays
-    /// selected.
+    /// past [`ROWS_MAX`] rows or [`HELD_MAX`] bytes. Following, the
+    /// selection stays at the top; else on its request, counting what
+    /// arrived above it.
     fn push(&mut self, received: Received) {
         self.count(&received);
-        let keep_selection = self.view == View::Detail || self.table.position() > 0;
-        let row = InboxRow::new(received);
+        let following = self.following();
+        let kept = (!following)
+            .then(|| self.table.selected_key(&self.rows))
+            .flatten();
+        let before = self.table.selected_position();
+        let mut row = InboxRow::new(received);
+        self.pushed += 1;
+        row.key = self.pushed.to_string();
         self.held += row.held;
         self.rows.push_front(row);
         while self.rows.len() > ROWS_MAX || (self.held > HELD_MAX && self.rows.len() > 1) {
@@ -420,11 +446,12 @@ impl InboxPane {
                 self.held -= oldest.held;
             }
         }
-        if keep_selection {
-            self.table.select(self.table.position() + 1);
-            self.new_above += 1;
+        self.table.refresh(&self.rows, kept);
+        if following {
+            self.table.select(0);
+        } else if let (Some(before), Some(after)) = (before, self.table.selected_position()) {
+            self.new_above += after.saturating_sub(before);
         }
-        self.table.clamp(self.rows.len());
     }
 
     fn count(&mut self, received: &Received) {
@@ -444,36 +471,45 @@ impl PaneCommands for InboxPane {
         if self.form.is_some() {
             return form_commands();
         }
+        if self.table.prompting() {
+            return wrapped(prompt_commands(), InboxCommand::Table);
+        }
         let signed = self.selected().is_some_and(|row| is_signed(row));
         match self.view {
             View::Detail if self.selected().is_some() => detail_commands(signed),
-            _ => table_commands(self.selected().is_some(), signed),
+            _ => table_commands(self.selected().is_some(), signed, self.table.filtering()),
         }
     }
 }
 
 impl Pane for InboxPane {
     fn allows_global(&self) -> bool {
-        self.form.is_none()
+        self.form.is_none() && !self.table.prompting()
     }
 
     fn captures_text(&self) -> bool {
-        self.form.is_some()
+        self.form.is_some() || self.table.prompting()
     }
 
     fn type_key(&mut self, key: &KeyEvent) {
-        if let Some(form) = &mut self.form
-            && text::type_key(form.focused(), key)
-        {
-            form.error = None;
+        match &mut self.form {
+            Some(form) => {
+                if text::type_key(form.focused(), key) {
+                    form.error = None;
+                }
+            }
+            None => self.table.type_key(key, &self.rows),
         }
     }
 
     fn paste(&mut self, pasted: &str) {
-        if let Some(form) = &mut self.form
-            && text::paste(form.focused(), pasted)
-        {
-            form.error = None;
+        match &mut self.form {
+            Some(form) => {
+                if text::paste(form.focused(), pasted) {
+                    form.error = None;
+                }
+            }
+            None => self.table.paste(pasted, &self.rows),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Drawing the Inbox pane: the receiver's state and counts, the start
-//! form, the requests table (only the rows on screen are built) and the
-//! detail of one request. Reads state, changes nothing but the remembered
-//! scroll offset.
+//! form, the requests table (only the rows on screen are built; its
+//! filter in the title, its `/` prompt on the last line) and the detail
+//! of one request. Reads state, changes nothing but the remembered scroll
+//! offset.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -17,7 +18,7 @@ use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::table;
 use crate::tui::widgets::wrap_words;
 
 /// Draws the pane in `area`.
@@ -30,6 +31,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) 
     ])
     .areas(area);
     draw_title(frame, title, pane, theme);
+    let (body, filter) = pane.table.split_prompt(body);
+    pane.table.draw_prompt(frame, filter, theme);
     if let Some(listen) = &pane.form {
         draw_form(frame, form, listen, theme);
     }
@@ -81,6 +84,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
             ),
         });
     }
+    spans.extend(pane.table.title_spans(theme));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 
@@ -153,25 +157,28 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
         table::draw_note(frame, area, note, theme);
         return;
     }
-    let columns = Columns {
-        header: &["TIME", "KIND", "EVENT", "ID", "ANS", "VERDICT"],
-        fixed: &[TIME_W, KIND_W, WHAT_W, ID_W, STATUS_W],
-    };
-    let rows = pane.rows();
-    let row = |position, selected, verdict_w| {
-        Some(table_row(rows.get(position)?, selected, verdict_w, theme))
-    };
-    pane.table
-        .draw_window(frame, area, rows.len(), columns, theme, row);
+    if pane.table.is_empty() {
+        pane.table.draw_no_match(frame, area, theme);
+        return;
+    }
+    let fixed = [TIME_W, KIND_W, WHAT_W, ID_W, STATUS_W];
+    pane.table.draw(
+        frame,
+        area,
+        pane.rows(),
+        &fixed,
+        theme,
+        |row, selected, verdict_w| table_row(row, selected, verdict_w, theme),
+    );
 }
 
 /// `14:03:07` from the RFC 3339 receive time.
-fn clock(received_at: &str) -> String {
+pub(crate) fn clock(received_at: &str) -> String {
     received_at.get(11..19).unwrap_or(received_at).to_owned()
 }
 
 /// The event type, or the transcript's status.
-fn what(row: &Received) -> String {
+pub(crate) fn what(row: &Received) -> String {
     let entry = &row.entry;
     match entry.kind {
         Kind::Agents => entry.event.clone().unwrap_or_else(|| "?".into()),

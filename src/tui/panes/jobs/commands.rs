@@ -4,13 +4,16 @@
 
 use ratatui::crossterm::event::KeyCode;
 
+use super::table::TABLE;
 use super::{JobsCommand, Prompt};
 use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys, movement};
+use crate::tui::widgets::table_view::{self, wrapped};
 
 use JobsCommand as J;
 
-/// The table's commands: moving exists only with a selected row.
-pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo<JobsCommand>> {
+/// The table's commands: moving exists only with a selected row, `esc`
+/// only with a filter in force (`/`, `S`: every table's).
+pub(super) fn table_commands(selection: bool, filtered: bool) -> Vec<CommandInfo<JobsCommand>> {
     let mut commands = if selection {
         let mut commands = movement(J::Move);
         commands
@@ -48,6 +51,10 @@ pub(super) fn table_commands(selection: bool) -> Vec<CommandInfo<JobsCommand>> {
         .quick_as("submit file")
         .mutating(),
     );
+    commands.extend(wrapped(
+        table_view::table_commands(TABLE.filter_help, filtered),
+        J::Table,
+    ));
     commands
 }
 
@@ -79,7 +86,7 @@ pub(super) fn detail_commands() -> Vec<CommandInfo<JobsCommand>> {
 }
 
 /// The prompt's keys (everything else is typed into it).
-pub(super) fn prompt_commands(prompt: Prompt) -> Vec<CommandInfo<JobsCommand>> {
+pub(super) fn job_prompt_commands(prompt: Prompt) -> Vec<CommandInfo<JobsCommand>> {
     let run = match prompt {
         Prompt::AddIds => "watch these ids",
         Prompt::SubmitFile => "upload and submit",

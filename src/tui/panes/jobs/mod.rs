@@ -7,9 +7,11 @@
 //! in the worker: ids go to it as [`Effect::WatchJobs`], the rows on
 //! screen as [`Effect::FocusJobs`], and its events come back as
 //! [`JobsResult::Watch`]. Submitting a file (`s`, hidden in read-only) is
-//! [`Effect::SubmitFile`]. Drawing is in `view.rs`.
+//! [`Effect::SubmitFile`]. `/` filters and `S` sorts the table as every
+//! table (`table.rs` its columns). Drawing is in `view.rs`.
 
 mod commands;
+pub mod table;
 pub mod view;
 
 use std::path::PathBuf;
@@ -22,14 +24,14 @@ use super::super::action::{Effect, Failure, JobsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
 use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
 use crate::poll::Tick;
 use crate::poll::schedule::{JobView, Spent};
 use crate::poll::watcher::WatchEvent;
 
-use commands::{detail_commands, prompt_commands, table_commands};
+use commands::{detail_commands, job_prompt_commands, table_commands};
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +53,8 @@ pub enum JobsCommand {
     CopyId,
     /// Show or hide what spent the request budget.
     Breakdown,
+    /// `/`, `S` and the filter prompt.
+    Table(TableCommand),
 }
 
 /// Which prompt is open.
@@ -78,6 +82,8 @@ pub struct JobRow {
     /// What the Inbox answered the job's pre-recorded webhook (the
     /// platform's record says so too, once polled).
     pub hook_received: Option<u16>,
+    /// When the pane started watching it, in Unix milliseconds (`since:`).
+    pub added_ms: i64,
 }
 
 impl JobRow {
@@ -88,6 +94,7 @@ impl JobRow {
             transcript: None,
             poll_error: None,
             hook_received: None,
+            added_ms: crate::store::now_ms(),
         }
     }
 
@@ -129,8 +136,8 @@ pub struct Upload {
 #[derive(Debug)]
 pub struct JobsPane {
     rows: Vec<JobRow>,
-    /// The selected row and the scroll (kept by the view).
-    pub(crate) table: TableState,
+    /// The filter, the sort, the order and the selection in it.
+    pub(crate) table: TableView<JobRow>,
     pub prompt: Input,
     pub prompting: Option<Prompt>,
     /// Requests used of the account share, and the share.
@@ -166,7 +173,7 @@ impl JobsPane {
         let now = Instant::now();
         JobsPane {
             rows: Vec::new(),
-            table: TableState::default(),
+            table: TableView::new(&table::TABLE),
             prompt: Input::default(),
             prompting: None,
             budget: None,
@@ -191,19 +198,22 @@ impl JobsPane {
         &self.rows
     }
 
+    /// The selected row's position in the table (as filtered and sorted).
     pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected(self.rows.len())
+        self.table.selected_position()
     }
 
     pub fn selected(&self) -> Option<&JobRow> {
-        self.rows.get(self.table.position())
+        self.table.selected(&self.rows)
     }
 
     /// Ids to watch from the start (the demo's jobs); `init` sends them.
     pub fn seed(&mut self, ids: Vec<String>) {
+        let kept = self.table.selected_key(&self.rows);
         for (at, id) in ids.iter().enumerate() {
             self.insert(id, at);
         }
+        self.table.refresh(&self.rows, kept);
     }
 
     /// The Inbox answered `status` to a pre-recorded webhook for `id`.
@@ -217,23 +227,26 @@ impl JobsPane {
     /// with it (the table's 8-character ids work); a full id not watched
     /// yet is added and opened.
     pub(crate) fn open_job(&mut self, typed: &str, out: &mut Outcome) {
-        let matches: Vec<usize> = (0..self.rows.len())
-            .filter(|&index| self.rows[index].id.starts_with(typed))
+        let matches: Vec<&str> = self
+            .rows
+            .iter()
+            .map(|row| row.id.as_str())
+            .filter(|id| id.starts_with(typed))
             .collect();
-        let exact = self.rows.iter().position(|row| row.id == typed);
-        let found = match (exact, matches.as_slice()) {
-            (Some(index), _) | (None, &[index]) => Some(index),
-            (None, []) if typed.len() > crate::api::SHORT_ID_LEN => {
+        let found = match matches.as_slice() {
+            _ if matches.contains(&typed) => Some(typed.to_owned()),
+            [id] => Some((*id).to_owned()),
+            [] if typed.len() > crate::api::SHORT_ID_LEN => {
                 self.add_ids(vec![typed.to_owned()], out);
-                self.rows.iter().position(|row| row.id == typed)
+                Some(typed.to_owned())
             }
-            (None, []) => {
+            [] => {
                 out.toast = Some(format!(
                     "no watched job starts with {typed}: the platform needs the whole id"
                 ));
                 None
             }
-            (None, several) => {
+            several => {
                 out.toast = Some(format!(
                     "{} watched jobs start with {typed}: type more of the id",
                     several.len()
@@ -241,9 +254,18 @@ impl JobsPane {
                 None
             }
         };
-        if let Some(index) = found {
-            self.table.select(index);
-            self.detail = true;
+        let Some(id) = found else { return };
+        match self.table.position_of(&self.rows, &id) {
+            Some(position) => {
+                self.table.select(position);
+                self.detail = true;
+            }
+            None => {
+                out.toast = Some(format!(
+                    "job {} is hidden by the filter (esc on the table clears it)",
+                    crate::api::short_id(&id)
+                ));
+            }
         }
     }
 
@@ -255,7 +277,7 @@ impl JobsPane {
         vec![
             CommandSection {
                 title: "Jobs",
-                commands: table_commands(true),
+                commands: table_commands(true, true),
             },
             CommandSection {
                 title: "A job's record",
@@ -263,7 +285,11 @@ impl JobsPane {
             },
             CommandSection {
                 title: "Jobs prompt (typing)",
-                commands: prompt_commands(Prompt::AddIds),
+                commands: job_prompt_commands(Prompt::AddIds),
+            },
+            CommandSection {
+                title: "Filter (typing)",
+                commands: wrapped(prompt_commands(), JobsCommand::Table),
             },
         ]
     }
@@ -307,7 +333,8 @@ impl JobsPane {
     pub fn run(&mut self, command: JobsCommand, out: &mut Outcome) {
         use JobsCommand::*;
         match command {
-            Move(to) => self.table.apply(to, self.rows.len()),
+            Move(to) => self.table.apply(to),
+            Table(command) => self.table.run(command, &self.rows),
             Open => self.detail = self.selected().is_some(),
             Back => self.detail = false,
             Breakdown => self.breakdown = !self.breakdown,
@@ -368,6 +395,8 @@ impl JobsPane {
 
     /// A report from the watcher or a submission.
     pub(crate) fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
+        // Rows change in place: the selection stays on its job.
+        let kept = self.table.selected_key(&self.rows);
         match result {
             JobsResult::Watch(event) => self.on_watch(event, out),
             JobsResult::Discovered(ids) => {
@@ -394,6 +423,7 @@ impl JobsPane {
                 }
             }
         }
+        self.table.refresh(&self.rows, kept);
         // The pane's platform calls have recovered only when no row still
         // says its last poll failed.
         if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
@@ -459,6 +489,7 @@ impl JobsPane {
         if fresh.is_empty() {
             return false;
         }
+        let kept = self.table.selected_key(&self.rows);
         let mut forgotten = Vec::new();
         // Newest first; ids that came together keep their order.
         for (at, id) in fresh.iter().enumerate() {
@@ -467,6 +498,7 @@ impl JobsPane {
         if !forgotten.is_empty() {
             out.effects.push(Effect::UnwatchJobs(forgotten));
         }
+        self.table.refresh(&self.rows, kept);
         self.watch(fresh, out);
         true
     }
@@ -495,17 +527,13 @@ impl JobsPane {
         let forgotten = (self.rows.len() >= ROWS_MAX).then(|| self.forget_oldest());
         let at = at.min(self.rows.len());
         self.rows.insert(at, JobRow::new(id.to_owned()));
-        // The selection stays on its job, not on its row number.
-        let selected = self.table.position();
-        if self.rows.len() > 1 && at <= selected {
-            self.table.select(selected + 1);
-        }
         forgotten
     }
 
     /// Makes room for a row: the oldest finished job goes (else the
     /// oldest), so the pane holds at most [`ROWS_MAX`] rows however long
-    /// jobs keep coming (the demo's traffic never stops). Its id.
+    /// jobs keep coming (the demo's traffic never stops). Its id; the
+    /// caller makes the table's order again, the selection on its job.
     fn forget_oldest(&mut self) -> String {
         let finished = self.rows.iter().rposition(|row| {
             matches!(
@@ -514,19 +542,15 @@ impl JobsPane {
             )
         });
         let removed = finished.unwrap_or(self.rows.len() - 1);
-        let row = self.rows.remove(removed);
-        let at = self.table.position();
-        if removed < at {
-            self.table.select(at - 1);
-        }
-        self.table.clamp(self.rows.len());
-        row.id
+        self.rows.remove(removed).id
     }
 
     /// The ids the table shows (as the view will lay it out).
     pub(crate) fn visible_ids(&self) -> Vec<String> {
-        self.rows[self.table.next_window(self.rows.len())]
-            .iter()
+        self.table
+            .state
+            .next_window(self.table.len())
+            .filter_map(|position| self.table.row_at(&self.rows, position))
             .map(|row| row.id.clone())
             .collect()
     }
@@ -551,31 +575,36 @@ impl PaneCommands for JobsPane {
 
     fn commands(&self) -> Vec<CommandInfo<JobsCommand>> {
         match self.prompting {
-            Some(prompt) => prompt_commands(prompt),
+            Some(prompt) => job_prompt_commands(prompt),
+            None if self.table.prompting() => wrapped(prompt_commands(), JobsCommand::Table),
             None if self.detail && self.selected().is_some() => detail_commands(),
-            None => table_commands(self.selected().is_some()),
+            None => table_commands(self.selected().is_some(), self.table.filtering()),
         }
     }
 }
 
 impl Pane for JobsPane {
     fn allows_global(&self) -> bool {
-        self.prompting.is_none()
+        self.prompting.is_none() && !self.table.prompting()
     }
 
     fn captures_text(&self) -> bool {
-        self.prompting.is_some()
+        self.prompting.is_some() || self.table.prompting()
     }
 
     fn type_key(&mut self, key: &KeyEvent) {
         if self.prompting.is_some() {
             text::type_key(&mut self.prompt, key);
+        } else {
+            self.table.type_key(key, &self.rows);
         }
     }
 
     fn paste(&mut self, pasted: &str) {
         if self.prompting.is_some() {
             text::paste(&mut self.prompt, pasted);
+        } else {
+            self.table.paste(pasted, &self.rows);
         }
     }
 }

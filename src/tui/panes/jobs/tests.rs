@@ -90,7 +90,7 @@ fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
 #[test]
 fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     let mut app = jobs_app(false);
-    app.jobs.table.page.set(2);
+    app.jobs.table.state.page.set(2);
     type_text(&mut app, "a");
     type_text(&mut app, "j1 j2 j3 j4");
     let effects = app.update(press(KeyCode::Enter));
@@ -479,4 +479,63 @@ fn a_webhook_the_inbox_answered_fills_the_jobs_hook() {
     app.jobs.note_webhook("not-watched", 200);
     assert_eq!(app.jobs.rows()[0].hook(), Some(200));
     assert_eq!(app.jobs.rows().len(), 1);
+}
+
+/// The jobs in the order the table shows them.
+fn shown(app: &App) -> Vec<String> {
+    let rows = app.jobs.rows();
+    (0..app.jobs.table.len())
+        .filter_map(|position| app.jobs.table.row_at(rows, position))
+        .map(|row| row.id.clone())
+        .collect()
+}
+
+fn selected_id(app: &App) -> Option<String> {
+    app.jobs.selected().map(|row| row.id.clone())
+}
+
+/// Issue 21 item 1: sorted by STATUS, the selection stays on its job when
+/// a report moves it to another place in the order; a filter set while
+/// reports arrive keeps only what matches, and the selection stays on
+/// its job while it is shown.
+#[test]
+fn the_selection_follows_its_job_through_reports_while_sorted_and_filtered() {
+    use TranscriptStatus::{Completed, Processing, Queued};
+    let mut app = jobs_app(false);
+    type_text(&mut app, "a");
+    type_text(&mut app, "j1 j2 j3");
+    app.update(press(KeyCode::Enter));
+    for (id, status) in [("j1", Queued), ("j2", Processing), ("j3", Queued)] {
+        let view = view(id, Some(status));
+        watch(
+            &mut app,
+            WatchEvent::Changed {
+                view,
+                transcript: None,
+            },
+        );
+    }
+    // JOB ▲, JOB ▼, STATUS ▲: processing before queued, ties in order.
+    type_text(&mut app, "SSS");
+    assert_eq!(shown(&app), ["j2", "j1", "j3"]);
+    app.update(key('G'));
+    assert_eq!(selected_id(&app).as_deref(), Some("j3"));
+    // j3 completes: it moves to the top, the selection with it.
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: view("j3", Some(Completed)),
+            transcript: None,
+        },
+    );
+    assert_eq!(shown(&app), ["j3", "j2", "j1"]);
+    assert_eq!(selected_id(&app).as_deref(), Some("j3"));
+    assert_eq!(app.jobs.selected_index(), Some(0));
+    // Only the queued ones: j1.
+    type_text(&mut app, "/status:queued");
+    app.update(press(KeyCode::Enter));
+    assert_eq!(shown(&app), ["j1"]);
+    app.update(press(KeyCode::Esc));
+    assert_eq!(shown(&app), ["j3", "j2", "j1"], "esc clears the filter");
+    assert!(!app.jobs.table.filtering());
 }

@@ -18,7 +18,7 @@ use crate::poll::schedule::JobProblem;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
-use crate::tui::widgets::table::{self, Columns};
+use crate::tui::widgets::table;
 use crate::tui::widgets::{fit, width};
 
 /// Draws the pane in `area`.
@@ -40,6 +40,8 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     if pane.breakdown {
         draw_breakdown(frame, breakdown_area, pane, theme);
     }
+    let (body, filter) = pane.table.split_prompt(body);
+    pane.table.draw_prompt(frame, filter, theme);
     if let Some(resume_in) = pane.paused_for() {
         draw_banner(frame, banner_area, resume_in, theme);
     }
@@ -144,10 +146,11 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
     ];
     if let Some(position) = pane.selected_index() {
         spans.push(Span::styled(
-            format!(" · row {}/{}", position + 1, rows.len()),
+            format!(" · row {}/{}", position + 1, pane.table.len()),
             muted,
         ));
     }
+    spans.extend(pane.table.title_spans(theme));
     if let Some(upload) = &pane.upload {
         let text = match (upload.sent * 100).checked_div(upload.total) {
             Some(percent) => format!(" · uploading {} {percent}%", upload.path),
@@ -263,23 +266,21 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
         table::draw_note(frame, area, note, theme);
         return;
     }
-    let columns = Columns {
-        header: &["JOB", "STATUS", "AGE", "QUEUED", "PROC", "HOOK", "ERROR"],
-        fixed: &[ID_W, STATUS_W, TIME_W, TIME_W, TIME_W, HOOK_W],
-    };
+    if pane.table.is_empty() {
+        pane.table.draw_no_match(frame, area, theme);
+        return;
+    }
+    // The headers are the table's (`table.rs`), in this order.
+    let fixed = [ID_W, STATUS_W, TIME_W, TIME_W, TIME_W, HOOK_W];
     let now = pane.now_tick();
-    let rows = pane.rows();
-    let row = |position, selected, error_w| {
-        Some(table_row(
-            rows.get(position)?,
-            selected,
-            error_w,
-            now,
-            theme,
-        ))
-    };
-    pane.table
-        .draw_window(frame, area, rows.len(), columns, theme, row);
+    pane.table.draw(
+        frame,
+        area,
+        pane.rows(),
+        &fixed,
+        theme,
+        |row, selected, error_w| table_row(row, selected, error_w, now, theme),
+    );
 }
 
 /// `12s`, `3m04s`, `1h02m`.
@@ -312,7 +313,7 @@ pub(crate) fn problem_text(problem: JobProblem) -> &'static str {
 }
 
 /// The error cell: the job's own error, else why polling struggles.
-fn error_text(row: &JobRow) -> String {
+pub(crate) fn error_text(row: &JobRow) -> String {
     if let Some(error) = row.transcript.as_ref().and_then(|t| t.error.clone()) {
         return error;
     }

@@ -5,8 +5,10 @@
 
 use ratatui::crossterm::event::KeyCode;
 
+use super::table::TABLE;
 use super::{Stage, SubsCommand};
 use crate::tui::keymap::{CommandInfo, DOWN, ENTER, ESC, Key, Move, UP, keys, movement};
+use crate::tui::widgets::table_view::{self, wrapped};
 
 use SubsCommand as S;
 
@@ -34,7 +36,8 @@ fn changes() -> Vec<CommandInfo<SubsCommand>> {
 }
 
 /// The table's commands; those acting on the selected row exist only when
-/// a row is selected, and `esc` clears the filter only when there is one.
+/// a row is selected, and `esc` clears the filter only when there is one
+/// (`/`, `S` and `esc` are every table's: `table_view`).
 pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo<SubsCommand>> {
     let mut commands = if selection {
         movement(S::Move)
@@ -44,8 +47,14 @@ pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo
     if selection {
         commands.push(CommandInfo::new("enter", "details", ENTER, S::Open));
     }
+    let mut table = wrapped(
+        table_view::table_commands(TABLE.filter_help, filtered),
+        S::Table,
+    );
+    // `/` and `S` here; `esc` at the end.
+    let clear = filtered.then(|| table.pop()).flatten();
+    commands.append(&mut table);
     commands.extend([
-        CommandInfo::new("/", "filter", keys![Key::char('/')], S::Filter).quick(),
         CommandInfo::new(
             "a",
             "show / hide paused",
@@ -59,9 +68,7 @@ pub(super) fn table_commands(filtered: bool, selection: bool) -> Vec<CommandInfo
     if selection {
         commands.extend(changes());
     }
-    if filtered {
-        commands.push(CommandInfo::new("esc", "clear filter", ESC, S::FilterClear));
-    }
+    commands.extend(clear);
     commands
 }
 
@@ -82,10 +89,7 @@ pub(super) fn detail_commands() -> Vec<CommandInfo<SubsCommand>> {
 }
 
 pub(super) fn filter_commands() -> Vec<CommandInfo<SubsCommand>> {
-    vec![
-        CommandInfo::new("enter", "keep filter", ENTER, S::FilterDone).quick(),
-        CommandInfo::new("esc", "clear filter", ESC, S::FilterClear).quick(),
-    ]
+    wrapped(table_view::prompt_commands(), S::Table)
 }
 
 /// The edit dialog: the create form's keys, `enter` updates.

@@ -1,6 +1,7 @@
 //! The Subscriptions pane: state, commands and `update`.
 //!
-//! Owns the loaded subscriptions, the filter, the selection, the detail
+//! Owns the loaded subscriptions, the table's filter, sort and selection
+//! (a [`TableView`] over the rows, `table.rs` its columns), the detail
 //! view and the dialogs (create, pause/resume, rotate, delete, the secret
 //! shown once). It asks for platform calls with [`Effect`]s and learns
 //! their results from [`SubsResult`]s; it never awaits. Drawing is in
@@ -14,18 +15,18 @@ pub mod form;
 pub mod modals;
 mod results;
 pub mod rotation;
+pub mod table;
 pub mod view;
 
 use std::collections::HashSet;
 
 use ratatui::crossterm::event::KeyEvent;
-use tui_input::Input;
 
 use super::super::action::Effect;
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
-use super::super::widgets::table::TableState;
+use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
 use crate::api::types::agents::{Subscription, SubscriptionPatch};
 use crate::api::validate::UrlPolicy;
@@ -52,12 +53,8 @@ pub enum SubsCommand {
     Open,
     /// Detail → table.
     Back,
-    /// Start typing a filter.
-    Filter,
-    /// Keep the filter and go back to the table.
-    FilterDone,
-    /// Drop the filter.
-    FilterClear,
+    /// `/`, `S` and the filter prompt.
+    Table(TableCommand),
     ToggleDisabled,
     New,
     PauseResume,
@@ -124,16 +121,11 @@ pub enum Mode {
 #[derive(Debug)]
 pub struct SubscriptionsPane {
     rows: Vec<Subscription>,
-    /// Indices into `rows` that pass the filter, in list order.
-    visible: Vec<usize>,
-    /// The selected row (an index into `visible`) and the scroll (kept by
-    /// the view so the selection stays visible).
-    pub(crate) table: TableState,
+    /// The filter, the sort, the order they give and the selection in it.
+    pub(crate) table: TableView<Subscription>,
     pub include_disabled: bool,
     /// The newest change to each subscription (`earshot changes`).
     changes: Vec<(String, LatestChange)>,
-    pub filter: Input,
-    pub filter_editing: bool,
     pub view: View,
     pub modal: Option<Modal>,
     load_seq: u64,
@@ -151,12 +143,9 @@ impl SubscriptionsPane {
     pub fn new(url_policy: UrlPolicy) -> SubscriptionsPane {
         SubscriptionsPane {
             rows: Vec::new(),
-            visible: Vec::new(),
-            table: TableState::default(),
+            table: TableView::new(&table::TABLE),
             include_disabled: true,
-            filter: Input::default(),
             changes: Vec::new(),
-            filter_editing: false,
             view: View::Table,
             modal: None,
             load_seq: 0,
@@ -186,30 +175,26 @@ impl SubscriptionsPane {
         &self.rows
     }
 
-    /// The rows passing the filter, in order.
+    /// The rows passing the filter, in the order shown.
     pub fn visible_rows(&self) -> impl Iterator<Item = &Subscription> + '_ {
-        self.visible
-            .iter()
-            .filter_map(|index| self.rows.get(*index))
+        (0..self.table.len()).filter_map(|position| self.visible_row(position))
     }
 
     pub(crate) fn visible_len(&self) -> usize {
-        self.visible.len()
+        self.table.len()
     }
 
     /// The visible row at `position`.
     pub(crate) fn visible_row(&self, position: usize) -> Option<&Subscription> {
-        self.visible
-            .get(position)
-            .and_then(|index| self.rows.get(*index))
+        self.table.row_at(&self.rows, position)
     }
 
     pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected(self.visible.len())
+        self.table.selected_position()
     }
 
     pub fn selected(&self) -> Option<&Subscription> {
-        self.visible_row(self.table.position())
+        self.table.selected(&self.rows)
     }
 
     pub(crate) fn is_pending(&self, id: &str) -> bool {
@@ -255,7 +240,7 @@ impl SubscriptionsPane {
             Some(Modal::Edit(form)) => Mode::Edit {
                 text: form.focus.is_text(),
             },
-            None if self.filter_editing => Mode::Filter,
+            None if self.table.prompting() => Mode::Filter,
             None => match self.view {
                 View::Table => Mode::Table,
                 View::Detail => Mode::Detail,
@@ -303,20 +288,14 @@ impl SubscriptionsPane {
     pub fn run(&mut self, command: SubsCommand, out: &mut Outcome) {
         use SubsCommand::*;
         match command {
-            Move(to) => self.table.apply(to, self.visible.len()),
+            Move(to) => self.table.apply(to),
             Open => {
                 if self.selected().is_some() {
                     self.view = View::Detail;
                 }
             }
             Back => self.view = View::Table,
-            Filter => self.filter_editing = true,
-            FilterDone => self.filter_editing = false,
-            FilterClear => {
-                self.filter_editing = false;
-                self.filter.reset();
-                self.refilter(self.selected().map(|row| row.id.clone()));
-            }
+            Table(command) => self.table.run(command, &self.rows),
             ToggleDisabled => {
                 self.include_disabled = !self.include_disabled;
                 out.toast = Some(if self.include_disabled {
@@ -508,39 +487,25 @@ impl SubscriptionsPane {
     /// its detail open; whether a row matched.
     pub(crate) fn show(&mut self, id: &str) -> bool {
         self.modal = None;
-        self.filter_editing = false;
-        self.filter = Input::new(id.to_owned());
-        self.refilter(None);
+        self.table.prompt = None;
+        // An id is free text: it matches the ID column (a word with a
+        // colon that is no field matches nothing).
+        if self.table.set_filter(id, &self.rows).is_err() {
+            return false;
+        }
         self.table.reset();
-        self.view = if self.visible.len() == 1 {
+        self.view = if self.table.len() == 1 {
             View::Detail
         } else {
             View::Table
         };
-        !self.visible.is_empty()
+        !self.table.is_empty()
     }
 
-    /// Recomputes the visible rows; keeps the selection on `keep` if it is
-    /// still visible, else clamps it.
+    /// The order again after the rows changed; the selection goes to
+    /// `keep` if it is still shown, else stays inside the table.
     fn refilter(&mut self, keep: Option<String>) {
-        let needle = self.filter.value().trim().to_lowercase();
-        self.visible = self
-            .rows
-            .iter()
-            .enumerate()
-            .filter(|(_, row)| needle.is_empty() || matches_filter(row, &needle))
-            .map(|(index, _)| index)
-            .collect();
-        if let Some(id) = keep
-            && let Some(position) = self
-                .visible
-                .iter()
-                .position(|index| self.rows.get(*index).is_some_and(|row| row.id == id))
-        {
-            self.table.select(position);
-            return;
-        }
-        self.table.clamp(self.visible.len());
+        self.table.refresh(&self.rows, keep);
     }
 }
 
@@ -550,9 +515,7 @@ impl PaneCommands for SubscriptionsPane {
     /// The commands of the current mode (before read-only filtering).
     fn commands(&self) -> Vec<CommandInfo<SubsCommand>> {
         match self.mode() {
-            Mode::Table => {
-                table_commands(!self.filter.value().is_empty(), self.selected().is_some())
-            }
+            Mode::Table => table_commands(self.table.filtering(), self.selected().is_some()),
             Mode::Detail => detail_commands(),
             Mode::Filter => filter_commands(),
             Mode::Create { text } => form_commands(!text),
@@ -613,9 +576,7 @@ impl Pane for SubscriptionsPane {
                     text::type_key(input, key);
                 }
             }
-            None if self.filter_editing && text::type_key(&mut self.filter, key) => {
-                self.refilter(self.selected().map(|row| row.id.clone()));
-            }
+            None if self.table.prompting() => self.table.type_key(key, &self.rows),
             _ => {}
         }
     }
@@ -644,21 +605,10 @@ impl Pane for SubscriptionsPane {
                     text::paste(input, pasted);
                 }
             }
-            None if self.filter_editing && text::paste(&mut self.filter, pasted) => {
-                self.refilter(self.selected().map(|row| row.id.clone()));
-            }
+            None if self.table.prompting() => self.table.paste(pasted, &self.rows),
             _ => {}
         }
     }
-}
-
-/// Substring match over id, URL, events and agent (`needle` lower-case).
-fn matches_filter(row: &Subscription, needle: &str) -> bool {
-    let contains = |haystack: &str| haystack.to_lowercase().contains(needle);
-    contains(&row.id)
-        || contains(&row.url)
-        || row.events.iter().any(|event| contains(event))
-        || row.agent_id.as_deref().is_some_and(contains)
 }
 
 #[cfg(test)]

@@ -158,11 +158,11 @@ impl SubscriptionsPane {
                 if matches!(&self.modal, Some(Modal::Delete(dialog)) if dialog.id == id) {
                     self.modal = None;
                 }
-                let keep_position = self.table.position();
+                // The selection stays on its row number (the next row).
+                let keep_position = self.table.state.position();
                 self.rows.retain(|row| row.id != id);
-                self.refilter(None);
                 self.table.select(keep_position);
-                self.table.clamp(self.visible.len());
+                self.refilter(None);
                 self.view = View::Table;
                 out.toast = Some(format!("deleted {}", short_id(id)));
                 out.succeeded = true;

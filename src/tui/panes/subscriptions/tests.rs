@@ -87,7 +87,7 @@ fn the_filter_narrows_rows_by_id_url_events_and_agent() {
     type_text(&mut app, "call.failed");
     assert_eq!(ids(&app), ["3c1d9e2a"]);
     app.update(press(KeyCode::Enter));
-    assert!(!app.subs.filter_editing, "enter keeps the filter");
+    assert!(!app.subs.table.prompting(), "enter keeps the filter");
     assert_eq!(ids(&app), ["3c1d9e2a"]);
 
     app.update(press(KeyCode::Esc));
@@ -107,7 +107,7 @@ fn typing_q_in_the_filter_filters_instead_of_quitting() {
     let effects = type_text(&mut app, "q");
     assert!(effects.is_empty());
     assert!(!app.quit);
-    assert_eq!(app.subs.filter.value(), "q");
+    assert_eq!(app.subs.table.filter_text(), "q");
 }
 
 #[test]

@@ -13,7 +13,6 @@ use super::dialogs::{draw_create, draw_delete, draw_edit, draw_rotate, draw_secr
 use super::{Modal, SubscriptionsPane, View, short_id};
 use crate::api::types::agents::{EventKind, Subscription};
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 pub use crate::tui::widgets::table::scroll_offset;
 use crate::tui::widgets::{distinct_short, fit, fit_url};
@@ -26,13 +25,8 @@ pub fn draw(
     theme: &Theme,
     read_only: bool,
 ) {
-    let filter_line = u16::from(pane.filter_editing);
-    let [title, body, filter] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(0),
-        Constraint::Length(filter_line),
-    ])
-    .areas(area);
+    let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let (body, filter) = pane.table.split_prompt(body);
     draw_title(frame, title, pane, theme);
     match pane.view {
         View::Detail => match pane.selected() {
@@ -41,9 +35,7 @@ pub fn draw(
         },
         View::Table => draw_table(frame, body, pane, theme, read_only),
     }
-    if pane.filter_editing {
-        draw_filter(frame, filter, pane, theme);
-    }
+    pane.table.draw_prompt(frame, filter, theme);
     match &pane.modal {
         Some(Modal::Create(form)) => draw_create(frame, area, form, theme),
         Some(Modal::Delete(dialog)) => draw_delete(frame, area, dialog, theme),
@@ -77,10 +69,11 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme
             muted,
         ));
     }
-    if !pane.filter.value().is_empty() && !pane.filter_editing {
+    // The counts lead the title already: the filter alone here.
+    if pane.table.filtering() {
         spans.push(Span::styled(" · filter: ", muted));
         spans.push(Span::styled(
-            pane.filter.value().to_owned(),
+            pane.table.filter_text().to_owned(),
             theme.style(Role::Warn),
         ));
     }
@@ -88,23 +81,6 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme
         spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
-}
-
-fn draw_filter(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme: &Theme) {
-    let [label, input] =
-        Layout::horizontal([Constraint::Length(9), Constraint::Min(1)]).areas(area);
-    frame.render_widget(
-        Paragraph::new(Span::styled(" filter /", theme.style(Role::Accent))),
-        label,
-    );
-    field::draw(
-        frame,
-        input,
-        &pane.filter,
-        Echo::Plain,
-        theme.style(Role::Fg),
-        true,
-    );
 }
 
 /// The fixed columns and the share of the rest the URL gets.
@@ -128,9 +104,9 @@ fn draw_table(
         return;
     }
     let selected = pane.selected_index();
-    let window = pane.table.window(area, pane.visible_len());
+    let window = pane.table.state.window(area, pane.visible_len());
 
-    let header = ["ID", "URL", "EVENTS", "AGENT", "STATE", "SECRET"];
+    let header = pane.table.schema().headers();
     let rest = table::rest_width(
         area.width,
         &[ID_W, AGENT_W, STATE_W, SECRET_W],
@@ -160,7 +136,15 @@ fn draw_table(
         Constraint::Length(STATE_W),
         Constraint::Length(SECRET_W),
     ];
-    table::draw(frame, area, &header, rows, widths, theme);
+    table::draw(
+        frame,
+        area,
+        &header,
+        pane.table.sorted(),
+        rows,
+        widths,
+        theme,
+    );
 }
 
 /// Width of the detail view's label column.
@@ -255,10 +239,10 @@ fn draw_empty(
     }
     let text = if !pane.loaded_once {
         "  loading subscriptions…".to_owned()
-    } else if !pane.filter.value().is_empty() {
+    } else if pane.table.filtering() {
         format!(
-            "  no subscription matches {:?} (esc clears the filter)",
-            pane.filter.value()
+            "  no subscription matches the filter `{}` (esc clears it)",
+            pane.table.filter_text()
         )
     } else if read_only {
         "  no subscriptions".to_owned()
