@@ -19,7 +19,7 @@
 //!    100,000 and 1,000,000 rows. The frame must not depend on the row
 //!    count or the mix (target < 1 ms at 1,000,000).
 //! 5. Idle CPU: not measured here (needs a real tty for `earshot demo`).
-//! 6. A filtered and sorted table (issue 21): 10,000 attempts (the
+//! 6. A filtered and sorted table: 10,000 attempts (the
 //!    realistic mix) on the Deliveries pane, `/status:failed` typed at the
 //!    prompt (each key filters again) and `S` pressed twelve times (to
 //!    CREATED ▼; each press sorts again), then the frame (median and p99
@@ -50,11 +50,11 @@ const WARMUP: usize = 20;
 const SIZE: (u16, u16) = (120, 40);
 const SESSION: &str = "sess_01JQ4F2A9C1E7B";
 const FRAME_TARGET_MS: f64 = 2.0;
-/// The frame budget whatever the row count and mix (issue 13 item 7).
+/// The frame budget whatever the row count and mix.
 const MIX_FRAME_TARGET_MS: f64 = 1.0;
 const MIX_SIZES: [usize; 2] = [100_000, 1_000_000];
 const RSS_TARGET_MB: f64 = 100.0;
-/// The filtered and sorted table's rows (issue 21: "cheap on a 10,000-row
+/// The filtered and sorted table's rows ("cheap on a 10,000-row
 /// table").
 const TABLE_ROWS: usize = 10_000;
 /// A key or a reload that makes the order again, at [`TABLE_ROWS`].

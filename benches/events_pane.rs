@@ -1,4 +1,4 @@
-//! `cargo bench --bench events_pane`: the Events pane's frame (issue 19:
+//! `cargo bench --bench events_pane`: the Events pane's frame (target:
 //! < 1 ms at 1,000,000 events).
 //!
 //! One full `view::draw` of the console on the Events pane at 120×40 on

@@ -1,6 +1,7 @@
-//! A dictation whose WAV carries a megabyte (just under: a WAV header may take 1 MB) `ICMT` comment (issue 11 item
-//! 2): it is answered with the transcript cut to the documented 64 KiB,
-//! the self-correction rewrite stays linear (the comment is full of
+//! A dictation whose WAV carries a megabyte (just under: a WAV header may
+//! take 1 MB) `ICMT` comment: it is answered with the transcript cut to
+//! the documented 64 KiB, the self-correction rewrite stays linear (the
+//! comment is full of
 //! ", no," corrections), memory stays bounded, and a small request sent
 //! meanwhile is served too.
 

@@ -1,4 +1,4 @@
-//! Receivers that answer with an endless body (issue 11 item 1): the
+//! Receivers that answer with an endless body: the
 //! emulator's agents and pre-recorded webhooks and `check-receiver` read a
 //! few KiB of the answer and stop, so the record is right and memory stays
 //! small. The receiver is a raw TCP server on 127.0.0.1 written here,

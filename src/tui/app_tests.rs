@@ -108,7 +108,7 @@ fn quitting_with_a_dirty_form_asks_first() {
     assert!(matches!(app.update(key('y')).as_slice(), [Effect::Quit]));
 }
 
-/// Issue 21: `q` on a pane whose fields hold what the operator typed
+/// `q` on a pane whose fields hold what the operator typed
 /// (edit mode left with esc) asks before quitting; an empty pane quits.
 #[test]
 fn q_asks_before_dropping_text_typed_into_another_panes_fields() {
@@ -282,7 +282,7 @@ fn job_polled(app: &mut App, id: &str) {
     );
 }
 
-/// Issue 11, item 16: the status bar's state is every area's latest
+/// The status bar's state is every area's latest
 /// answer, not the latest answer of any area; and the error text goes
 /// when its area recovers.
 #[test]
@@ -369,7 +369,7 @@ fn a_local_notice_is_not_a_platform_error_and_stays_after_a_success() {
     assert!(shown.message.contains("theme"), "{}", shown.message);
 }
 
-/// Issue 21: the command line jumps with an argument.
+/// The command line jumps with an argument.
 #[test]
 fn the_prompt_opens_a_subscription_a_session_and_an_event() {
     let mut app = app(false);
@@ -417,7 +417,7 @@ fn the_prompt_opens_a_subscription_a_session_and_an_event() {
     assert!(said.contains("needs ID"), "{said}");
 }
 
-/// Issue 21 item 4: help lists `/` and `S` on every pane with a table,
+/// Help lists `/` and `S` on every pane with a table,
 /// from the same lists keys are found in; and in no section (one mode of
 /// a pane, or the global keys) does a key mean two things.
 #[test]

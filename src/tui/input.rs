@@ -6,7 +6,7 @@
 //! key waiting and draws a frame per key of a paste; and its default
 //! (mio, edge-triggered) source stops reading after a 1 KiB read while
 //! bytes are still in the kernel, so a long non-bracketed paste stalls
-//! until the next key (issue 11, item 8). Here the thread reads as fast as
+//! Until the next key. Here the thread reads as fast as
 //! the terminal delivers (crossterm's `use-dev-tty` source, which polls
 //! level-triggered), and everything it has read waits in the channel, so
 //! the loop drains a whole paste before drawing.

@@ -1,4 +1,4 @@
-//! Issue 11, item 6: files the operator names are read bounded. A device
+//! Files the operator names are read bounded. A device
 //! (`/dev/zero`), or a file over its stated limit, is refused with exit 2
 //! and a message naming the file and the limit, without reading it whole.
 //! Each run is under a 2 GiB address-space limit and a timeout, so a

@@ -483,7 +483,7 @@ async fn an_empty_subscription_id_is_no_prefix_of_the_only_subscription() {
     harness.emulator.shutdown().await;
 }
 
-/// Issue 21: a subscription that does not exist is "not found" (exit 1),
+/// A subscription that does not exist is "not found" (exit 1),
 /// as a 404 is, whether asked by a short id or a whole one; bad input
 /// stays 2.
 #[tokio::test]
@@ -508,7 +508,7 @@ async fn an_unknown_subscription_exits_1_not_2() {
     harness.emulator.shutdown().await;
 }
 
-/// Issue 21: a job the platform does not know exits 1; a short id (what
+/// A job the platform does not know exits 1; a short id (what
 /// the console's tables show) is named as one, since only whole ids
 /// resolve.
 #[tokio::test]

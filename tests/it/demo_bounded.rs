@@ -1,4 +1,4 @@
-//! Issue 11, item 7: `earshot demo` runs traffic forever, so its emulator
+//! `earshot demo` runs traffic forever, so its emulator
 //! remembers only the newest sessions and calls (with their delivery
 //! attempts and artifacts). Checked over HTTP: older ones are forgotten,
 //! the newest answer as before.

@@ -562,7 +562,7 @@ async fn jobs_watch_listen_reports_a_pushed_failure_with_its_message_for_one_get
     harness.emulator.shutdown().await;
 }
 
-/// `earshot jobs watch --listen` whose stdout blocks (issue 11 item 5):
+/// `earshot jobs watch --listen` whose stdout blocks:
 /// the receiver's requests wait for the watch loop, which waits for stdout,
 /// so what waits is bounded (`ListenConfig::queue_bytes`) and the rest is
 /// answered 503 with `Retry-After` (the platform retries), not queued. The

@@ -1,4 +1,4 @@
-//! `earshot listen` whose stdout nobody reads (issue 11 item 4): large
+//! `earshot listen` whose stdout nobody reads: large
 //! deliveries keep being answered 200, the child's memory stays bounded
 //! (its `VmHWM`, with a generous limit), and stderr says how many lines
 //! were not printed.

@@ -1,5 +1,4 @@
-//! Slow and silent clients against every server earshot runs (issue 11
-//! item 3): the emulator and the `listen` receiver close a connection that
+//! Slow and silent clients against every server earshot runs: the emulator and the `listen` receiver close a connection that
 //! sends nothing, a head trickled in byte by byte (slowloris) and a stalled
 //! body, keep at most `max_connections` open, and still serve a normal
 //! request behind a crowd of half-sent ones, or behind body tricklers
@@ -188,7 +187,7 @@ async fn listen_closes_slow_clients_and_keeps_answering() {
 }
 
 // ---------------------------------------------------------------------------
-// The body budget (issue 11 item 3)
+// The body budget
 // ---------------------------------------------------------------------------
 
 const MIB: usize = 1024 * 1024;
@@ -309,7 +308,7 @@ async fn listen_answers_503_past_the_body_budget_and_recovers_once_it_is_free() 
 }
 
 // ---------------------------------------------------------------------------
-// Body tricklers filling every slot (issue 11 item 6)
+// Body tricklers filling every slot
 // ---------------------------------------------------------------------------
 
 /// Eight slots; a body may pause 2 s and take a minute in all, so a

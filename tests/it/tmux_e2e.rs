@@ -151,7 +151,7 @@ fn session_rows(screen: &str) -> Vec<(String, i64)> {
         .collect()
 }
 
-/// Issue 21 item 1: `/status:failing` narrows the Health board to the
+/// `/status:failing` narrows the Health board to the
 /// failing subscription; its failing sessions open, and `/status:failed`
 /// keeps the sessions with an event still missed (the heading says how
 /// many of how many); `S` sorts by the first column and the header marks
@@ -219,7 +219,7 @@ fn failing_sessions_filtered_and_sorted(tmux: &Tmux) {
     });
 }
 
-/// Issue 20: the rotate dialog walks prepare → check, and with a receiver
+/// The rotate dialog walks prepare → check, and with a receiver
 /// that refuses the new secret (the demo's Inbox holds only its own) it
 /// never offers apply: the short id typed and enter pressed again leave it
 /// at the check; only `S` goes on, to apply (in red) and then watch.
@@ -289,7 +289,7 @@ fn rotation_waits_for_the_check(tmux: &Tmux) {
     });
 }
 
-/// Issue 19: the Events list follows the newest event at the top; one row
+/// The Events list follows the newest event at the top; one row
 /// down it pauses, and as traffic flows the selection stays on its event
 /// (the title counts what arrived above): `enter` opens the same event
 /// before and after rows arrived, not the one now on its row number, with
@@ -345,7 +345,7 @@ fn new_above(screen: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Issue 21: the real binary started on a config file with two profiles,
+/// The real binary started on a config file with two profiles,
 /// each an emulator of its own (with its own key and store), switches
 /// with `:ctx` (the profile name completed by `tab`): the status bar
 /// names the new profile and the Subscriptions table lists only the
@@ -430,7 +430,7 @@ fn row_ids(screen: &str) -> Vec<&str> {
         .collect()
 }
 
-/// Issue 11, item 8: 5,000 characters typed at once (a paste in a terminal
+/// 5,000 characters typed at once (a paste in a terminal
 /// without bracketed paste) all reach the form field without another key
 /// being pressed, and `esc` right after them is handled.
 #[test]
@@ -729,7 +729,7 @@ fn the_demo_keeps_its_store_private_and_removes_it_on_sigterm_and_at_the_next_st
     );
 }
 
-/// Issue 21, done-when: `earshot demo --theme light` starts (a global flag
+/// `earshot demo --theme light` starts (a global flag
 /// after the subcommand); at 80×24 a Health row still shows its receiver's
 /// port; `:sub ID` opens that subscription; `enter` on a job shows its
 /// record.

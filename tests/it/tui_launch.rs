@@ -31,7 +31,7 @@ fn read_only_is_a_console_flag_not_a_silent_no_op_on_subcommands() {
     assert!(stderr.contains("--read-only"), "{stderr}");
 }
 
-/// Issue 21: the console flags work after `demo` too, as operators type
+/// The console flags work after `demo` too, as operators type
 /// them; without a terminal the demo then says it needs one (not clap's
 /// "unexpected argument").
 #[test]

@@ -462,7 +462,7 @@ async fn a_turn_that_changes_nothing_draws_nothing_and_a_burst_of_keys_costs_few
     .await;
 }
 
-/// Issue 11, item 8: a long paste without bracketed paste arrives as
+/// A long paste without bracketed paste arrives as
 /// thousands of key events at once; all of them are handled before the
 /// next frame (not 256 per frame), and a key typed after them is not stuck
 /// behind them.
@@ -608,7 +608,7 @@ async fn the_inbox_started_from_the_form_receives_platform_deliveries_with_verdi
     );
 }
 
-/// Issue 21: `:ctx other` moves the console to another profile of the
+/// `:ctx other` moves the console to another profile of the
 /// config file, here another emulator with a key of its own: only the
 /// second platform's subscriptions are listed, the status bar names the
 /// profile, and a change still in flight on the first platform when the

@@ -130,7 +130,7 @@ fn health_recover_form_masks_the_secret() {
     snapshot("health_recover", &app);
 }
 
-/// Issue 21, item 5: free width goes to the URL and the diagnosis; a wide
+/// Free width goes to the URL and the diagnosis; a wide
 /// terminal shows the whole URL and more of the diagnosis than a narrow
 /// one, and every cut ends in `…`.
 #[test]
@@ -159,7 +159,7 @@ fn a_wide_terminal_gives_the_url_and_the_diagnosis_the_room() {
     assert!(!narrow_row.contains("has another secret"), "{narrow_row}");
 }
 
-/// Issue 21 item 1: `/url:example.com` keeps two of the three rows (the
+/// `/url:example.com` keeps two of the three rows (the
 /// title says so), `S` five times sorts by OK ascending (the header marks
 /// it, and the row with fewer delivered events comes first), and the
 /// selected row stays selected through both, on its new position.

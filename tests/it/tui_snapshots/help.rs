@@ -13,7 +13,7 @@ fn help_overlay() {
 }
 
 /// Long key descriptions wrap within their own column, under their
-/// first line, not back to the box's left edge (issue 14, item 8).
+/// First line, not back to the box's left edge.
 #[test]
 fn help_overlay_on_deliveries_wraps_within_each_column() {
     let mut app = app();

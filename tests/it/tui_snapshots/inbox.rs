@@ -131,7 +131,7 @@ fn rejected_requests_stand_out_and_duplicates_are_muted() {
     assert_eq!(fg_at(&terminal, (30, rejected)), colour(Role::Error));
 }
 
-/// Issue 22: the detail masks secret header values (as fingerprints) and
+/// The detail masks secret header values (as fingerprints) and
 /// personal data in the body, as every other pane does; `n` shows them.
 #[test]
 fn inbox_detail_masks_secret_headers_and_personal_data_until_n() {

@@ -156,7 +156,7 @@ fn jobs_paused_banner() {
     assert!(!screen.contains("polling paused"), "{screen}");
 }
 
-/// Issue 21, item 6: `b` shows what spent the request budget.
+/// `b` shows what spent the request budget.
 #[test]
 fn jobs_budget_breakdown() {
     let mut app = jobs_app();
@@ -176,7 +176,7 @@ fn error_rows_stand_out_and_stale_rows_are_muted() {
     assert_eq!(fg_at(&terminal, (0, stale)), colour(Role::Muted));
 }
 
-/// Issue 21: enter opens a job's record: its error, the webhook's answer,
+/// Enter opens a job's record: its error, the webhook's answer,
 /// what it cost in polls.
 #[test]
 fn jobs_record_of_a_failed_job() {
@@ -193,7 +193,7 @@ fn jobs_record_of_a_failed_job() {
     );
 }
 
-/// Issue 21 item 1: `/status:processing` keeps the two processing jobs
+/// `/status:processing` keeps the two processing jobs
 /// (the title says so), `S` six times sorts by AGE descending (the header
 /// marks it), and the selected job stays selected through both.
 #[test]

@@ -280,7 +280,7 @@ fn edit_dialog_shows_the_change_before_the_short_id() {
     );
 }
 
-/// Issue 21: a platform clock that is not real time says so (the demo's
+/// A platform clock that is not real time says so (the demo's
 /// emulator runs at 0.1: a "15 s" timeout comes 1.5 s apart).
 #[test]
 fn a_scaled_clock_is_named_in_the_status_bar() {

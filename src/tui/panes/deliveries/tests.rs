@@ -145,7 +145,7 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
     assert_eq!(app.deliveries.recent(), ["q1 sess_x"]);
 }
 
-/// Issue 21 item 6: typing narrows the list, and `enter` loads the match
+/// Typing narrows the list, and `enter` loads the match
 /// it highlights, not the fragment typed; a fragment that matches nothing
 /// is loaded as typed, and its 404 is not remembered.
 #[test]

@@ -489,7 +489,7 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
     );
 }
 
-/// Issue 20: the newest change the board reads reaches the Subscriptions
+/// The newest change the board reads reaches the Subscriptions
 /// detail too.
 #[test]
 fn the_boards_newest_change_reaches_the_subscriptions_detail() {

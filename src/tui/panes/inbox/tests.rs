@@ -361,7 +361,7 @@ fn body_bytes_held(app: &App) -> usize {
         .sum()
 }
 
-/// Issue 11, item 5: large bodies are not kept whole for every row (60
+/// Large bodies are not kept whole for every row (60
 /// requests of 10 MB held 2.1 GB). Here 60 of 1 MiB: every row stays, each
 /// with a preview of its body.
 #[test]

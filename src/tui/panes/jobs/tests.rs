@@ -315,7 +315,7 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
     assert!(app.toast.is_none());
 }
 
-/// Issue 11, item 7: the demo discovers jobs forever; the pane holds at
+/// The demo discovers jobs forever; the pane holds at
 /// most `ROWS_MAX` rows, finished jobs making room first.
 #[test]
 fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
@@ -373,7 +373,7 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     );
 }
 
-/// Issue 21: enter opens a job's record, y copies its whole id.
+/// Enter opens a job's record, y copies its whole id.
 #[test]
 fn enter_opens_a_job_and_y_copies_its_whole_id() {
     let mut app = jobs_app(false);
@@ -392,7 +392,7 @@ fn enter_opens_a_job_and_y_copies_its_whole_id() {
     assert!(!app.jobs.detail);
 }
 
-/// Issue 21: a job the pane forgot is gone for good; a late report of the
+/// A job the pane forgot is gone for good; a late report of the
 /// watcher does not bring it back as an empty row.
 #[test]
 fn a_forgotten_job_does_not_come_back_as_an_empty_row() {
@@ -416,7 +416,7 @@ fn a_forgotten_job_does_not_come_back_as_an_empty_row() {
     assert_eq!(ids, ["kept"]);
 }
 
-/// Issue 21: the ids the table shows (8 characters) open their job on the
+/// The ids the table shows (8 characters) open their job on the
 /// command line; an ambiguous or unknown short id says what to do.
 #[test]
 fn a_short_id_on_the_command_line_opens_the_watched_job() {
@@ -468,7 +468,7 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     );
 }
 
-/// Issue 21: a pre-recorded webhook the Inbox answered fills the job's
+/// A pre-recorded webhook the Inbox answered fills the job's
 /// HOOK before any poll says so.
 #[test]
 fn a_webhook_the_inbox_answered_fills_the_jobs_hook() {
@@ -494,7 +494,7 @@ fn selected_id(app: &App) -> Option<String> {
     app.jobs.selected().map(|row| row.id.clone())
 }
 
-/// Issue 21 item 1: sorted by STATUS, the selection stays on its job when
+/// Sorted by STATUS, the selection stays on its job when
 /// a report moves it to another place in the order; a filter set while
 /// reports arrive keeps only what matches, and the selection stays on
 /// its job while it is shown.

@@ -1,4 +1,4 @@
-//! The rotate dialog: a staged rotation that loses no event (issue 20),
+//! The rotate dialog: a staged rotation that loses no event,
 //! the same steps as `earshot subs rotate`.
 //!
 //! 1. **Prepare**: a new secret is generated (or pasted), shown once and

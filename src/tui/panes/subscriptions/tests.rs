@@ -347,7 +347,7 @@ fn a_created_subscription_with_a_generated_secret_shows_it_once() {
     );
 }
 
-/// Issue 20: prepare (nothing sent), check the receiver, apply only after
+/// Prepare (nothing sent), check the receiver, apply only after
 /// a passed check or an explicit skip, then watch.
 #[test]
 fn rotate_walks_prepare_check_apply_watch() {
@@ -503,7 +503,7 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
     ));
 }
 
-/// Issue 20: `e` edits the URL and events with the id, secret and history
+/// `e` edits the URL and events with the id, secret and history
 /// kept, the change shown and the short id typed.
 #[test]
 fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
