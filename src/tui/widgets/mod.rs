@@ -55,6 +55,39 @@ pub fn fit(text: &str, width: usize) -> String {
     out
 }
 
+/// A line of styled spans cut to `width` columns, the last kept span
+/// ending in `…` when anything was cut (styles kept).
+pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    let total: usize = line
+        .spans
+        .iter()
+        .map(|span| self::width(&span.content))
+        .sum();
+    if total <= width {
+        return line;
+    }
+    let mut room = width;
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let span_width = self::width(&span.content);
+        if span_width < room {
+            room -= span_width;
+            spans.push(span);
+            continue;
+        }
+        // This span reaches the edge, and more follows it (the line is
+        // wider than `width`): it ends in the mark.
+        let cut = if span_width > room {
+            fit(&span.content, room)
+        } else {
+            fit(&format!("{}…", span.content), room)
+        };
+        spans.push(Span::styled(cut, span.style));
+        break;
+    }
+    Line::from(spans).style(line.style)
+}
+
 /// A URL cut to `width` columns the way that keeps receivers apart: the
 /// origin (scheme, host, port) whole as long as it fits, then the end of
 /// the path, with `…` where the middle was cut (`http://127.0.0.1:40591/…
@@ -182,7 +215,25 @@ fn wrap_with(options: textwrap::Options<'_>, text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Style, distinct_short, fit, width, wrap_words, wrapped};
+    use super::{Line, Span, Style, distinct_short, fit, fit_line, width, wrap_words, wrapped};
+
+    #[test]
+    fn a_line_of_spans_is_cut_with_a_mark_and_keeps_its_styles() {
+        let bold = Style::new().bold();
+        let line = || Line::from(vec![Span::raw("abc "), Span::styled("defgh", bold)]);
+        let text = |line: &Line<'_>| {
+            line.spans
+                .iter()
+                .map(|s| s.content.to_string())
+                .collect::<String>()
+        };
+        assert_eq!(text(&fit_line(line(), 9)), "abc defgh", "fits: untouched");
+        let cut = fit_line(line(), 7);
+        assert_eq!(text(&cut), "abc de…");
+        assert_eq!(cut.spans[1].style, bold);
+        assert_eq!(text(&fit_line(line(), 4)), "abc…", "cut at a span's edge");
+        assert_eq!(text(&fit_line(line(), 0)), "");
+    }
 
     #[test]
     fn ids_sharing_their_first_eight_characters_are_named_by_their_end() {

@@ -22,7 +22,7 @@ use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 use crate::tui::widgets::table_view::prompt_line;
-use crate::tui::widgets::{fit, fit_url, utc_clock, width};
+use crate::tui::widgets::{fit, fit_line, fit_url, utc_clock, width};
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -294,6 +294,10 @@ fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, th
             ),
         ]));
     }
+    let lines: Vec<Line<'static>> = lines
+        .into_iter()
+        .map(|line| fit_line(line, usize::from(area.width)))
+        .collect();
     frame.render_widget(Paragraph::new(lines).style(theme.base()), area);
 }
 
