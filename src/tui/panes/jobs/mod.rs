@@ -395,8 +395,7 @@ impl JobsPane {
 
     /// A report from the watcher or a submission.
     pub(crate) fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
-        // Rows change in place: the selection stays on its job.
-        let kept = self.table.selected_key(&self.rows);
+        let kept = self.kept_selection();
         match result {
             JobsResult::Watch(event) => self.on_watch(event, out),
             JobsResult::Discovered(ids) => {
@@ -489,7 +488,7 @@ impl JobsPane {
         if fresh.is_empty() {
             return false;
         }
-        let kept = self.table.selected_key(&self.rows);
+        let kept = self.kept_selection();
         let mut forgotten = Vec::new();
         // Newest first; ids that came together keep their order.
         for (at, id) in fresh.iter().enumerate() {
@@ -512,6 +511,16 @@ impl JobsPane {
             self.now = self.epoch;
         }
         out.effects.push(Effect::WatchJobs(ids));
+    }
+
+    /// Where the selection goes when rows change: on the top row of the
+    /// newest-first order it follows the newest job (as `less +F` does);
+    /// anywhere else, or sorted by a column, it stays on its job.
+    fn kept_selection(&self) -> Option<String> {
+        match self.table.selected_position() {
+            Some(0) if self.table.sorted().is_none() => None,
+            _ => self.table.selected_key(&self.rows),
+        }
     }
 
     fn row_mut(&mut self, id: &str) -> Option<&mut JobRow> {

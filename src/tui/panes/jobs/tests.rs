@@ -323,10 +323,14 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     let max = super::ROWS_MAX;
     app.update(Action::Jobs(JobsResult::Discovered(vec!["running".into()])));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["watched".into()])));
-    // Newest first: "watched" is on top, and the cursor stayed on
-    // "running"; the operator moves up to "watched".
+    // Newest first: "watched" is on top, and the cursor, on the top row,
+    // followed it; the operator moves down to "running".
     assert_eq!(app.jobs.rows()[0].id, "watched");
-    app.update(key('k'));
+    assert_eq!(
+        app.jobs.selected().map(|row| row.id.as_str()),
+        Some("watched")
+    );
+    app.update(key('j'));
     let mut unwatched = Vec::new();
     for n in 0..max + 200 {
         let id = format!("job-{n}");
@@ -368,7 +372,7 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
             .selected_index()
             .and_then(|at| app.jobs.rows().get(at))
             .map(|row| row.id.as_str()),
-        Some("watched"),
+        Some("running"),
         "the selection stays on its job as older rows go"
     );
 }
@@ -538,4 +542,23 @@ fn the_selection_follows_its_job_through_reports_while_sorted_and_filtered() {
     app.update(press(KeyCode::Esc));
     assert_eq!(shown(&app), ["j3", "j2", "j1"], "esc clears the filter");
     assert!(!app.jobs.table.filtering());
+}
+
+/// On the top row the selection follows the newest job; moved off it, it
+/// stays on its job.
+#[test]
+fn on_the_top_row_the_selection_follows_new_jobs() {
+    let mut app = jobs_app(false);
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["first".into()])));
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["second".into()])));
+    assert_eq!(
+        app.jobs.selected().map(|row| row.id.as_str()),
+        Some("second")
+    );
+    app.update(key('j'));
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["third".into()])));
+    assert_eq!(
+        app.jobs.selected().map(|row| row.id.as_str()),
+        Some("first")
+    );
 }
