@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 /// Directories under `src/` that must not reach up to a front end.
-const LOWER_DIRS: [&str; 8] = [
+const LOWER_DIRS: [&str; 9] = [
     "api",
     "signature",
     "poll",
@@ -16,6 +16,7 @@ const LOWER_DIRS: [&str; 8] = [
     "history",
     "receiver",
     "config",
+    "observer",
 ];
 
 /// Front ends: nothing below them may name them.

@@ -16,6 +16,7 @@ mod history_args;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
+mod observer_args;
 mod output;
 pub(crate) mod probe;
 mod progress;

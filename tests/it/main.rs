@@ -21,6 +21,7 @@ mod jobs_watch;
 mod listen;
 mod listen_backpressure;
 mod listen_hostile;
+mod observer_metrics;
 mod prerecorded_emulator;
 mod scenario;
 mod sdk_compat;
