@@ -15,7 +15,7 @@ use super::{Connection, GlobalOptions};
 use crate::observer::endpoints::{self, MonitorServer, Monitored};
 use crate::observer::health::{self, StoreHealth};
 use crate::observer::metrics::{Covered, Metrics};
-use crate::observer::sweeper::{SweepPlan, Sweeper};
+use crate::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
 use crate::receiver::watch::Watch;
 use crate::store::writer::Writer;
 use crate::store::{Store, totals};
@@ -64,6 +64,7 @@ pub struct Observing {
     metrics: Option<Arc<Metrics>>,
     server: Option<MonitorServer>,
     tasks: Vec<JoinHandle<()>>,
+    sweeper: Option<SweeperThread>,
 }
 
 /// The store as `listen` opened it: where, and its writer.
@@ -78,6 +79,8 @@ pub enum StartError {
     /// Bad input (exit 2): the message says what to give.
     #[error("{0}")]
     Usage(String),
+    #[error("cannot start the background sweep: {source}")]
+    Sweeper { source: std::io::Error },
     #[error("cannot serve /healthz and /metrics on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -164,7 +167,10 @@ impl ObserverArgs {
                 self.sweep_every.as_secs(),
                 self.sweep_budget
             );
-            observing.tasks.push(tokio::spawn(sweeper.run()));
+            let thread = sweeper
+                .spawn()
+                .map_err(|source| StartError::Sweeper { source })?;
+            observing.sweeper = Some(thread);
         }
         Ok(observing)
     }
@@ -206,6 +212,9 @@ impl Observing {
     pub async fn stop(self) {
         for task in &self.tasks {
             task.abort();
+        }
+        if let Some(sweeper) = self.sweeper {
+            sweeper.stop();
         }
         if let Some(server) = self.server {
             server.stop().await;

@@ -11,6 +11,9 @@
 //! the store with the receiver's writer: each session's records are stored
 //! in a transaction of their own (`store::deliveries::record_sweep`), so an
 //! event write waits at most for one session's, never for the whole sweep.
+//! It runs on a thread of its own ([`Sweeper::spawn`]): its store calls
+//! block while they wait for the write lock, and they must not hold up a
+//! worker of the runtime that answers the webhooks.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -49,7 +52,43 @@ pub struct Sweeper {
     pub say: Say,
 }
 
+/// A sweeper running on its thread; [`stop`](SweeperThread::stop) it.
+#[derive(Debug)]
+pub struct SweeperThread {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl SweeperThread {
+    /// Stops the sweeper at its next await (a store call under way ends
+    /// first); the thread is not waited for.
+    pub fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
 impl Sweeper {
+    /// Runs [`run`](Self::run) on a thread of its own, with a runtime of
+    /// its own, until stopped.
+    pub fn spawn(self) -> std::io::Result<SweeperThread> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("earshot-sweep".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    tokio::select! {
+                        () = self.run() => {}
+                        _ = stopped => {}
+                    }
+                });
+            })?;
+        Ok(SweeperThread { stop: Some(stop) })
+    }
+
     /// Sweeps at once, then every `plan.every`, until the task is dropped.
     pub async fn run(self) {
         let mut ticks = tokio::time::interval(self.plan.every);
@@ -153,7 +192,8 @@ impl Failures {
         if !same {
             return Some(String::new());
         }
-        self.in_a_row.is_multiple_of(REPEAT_SAID_EVERY)
+        self.in_a_row
+            .is_multiple_of(REPEAT_SAID_EVERY)
             .then(|| format!(" again, {} times in a row", self.in_a_row))
     }
 

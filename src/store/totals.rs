@@ -1,8 +1,11 @@
 //! What the observer's metrics read from the store (`crate::observer`):
 //! per listed subscription, how many of its events the store holds in each
 //! state, and when the last genuine delivery was received. Both are index
-//! reads: the counts walk `event_outcomes_by_state`, the time
+//! reads: the counts walk `event_outcomes_by_state` once (about 3 ms for
+//! 20,000 rows, once per sweep), the time reads the ends of
 //! `events_by_received` and `unfiled_events_by_received`.
+
+use std::collections::HashMap;
 
 use super::Store;
 use super::outcomes::EventState;
@@ -29,40 +32,44 @@ impl SubscriptionTotals {
 
 /// Every listed subscription (paused ones too), ordered by id, with its
 /// events counted by state; a subscription deleted on the platform is not
-/// listed any more and is left out.
+/// listed any more and is left out. Two plain reads merged here: the join
+/// grouped in SQL sorted twice in temporary B-trees (32 ms against 3 ms
+/// for 1,000 subscriptions and 20,000 events, `benches/metrics.rs`).
 pub fn subscription_totals(store: &Store) -> rusqlite::Result<Vec<SubscriptionTotals>> {
+    let mut counted: HashMap<String, [i64; EventState::ALL.len()]> = HashMap::new();
     let mut statement = store.conn.prepare_cached(
-        "SELECT s.id, s.enabled, o.state, count(o.subscription_id)
-         FROM subscriptions s LEFT JOIN event_outcomes o ON o.subscription_id = s.id
-         GROUP BY s.id, o.state
-         ORDER BY s.id",
+        "SELECT subscription_id, state, count(*) FROM event_outcomes
+         GROUP BY subscription_id, state",
     )?;
     let rows = statement.query_map([], |row| {
         Ok((
             row.get::<_, String>(0)?,
-            row.get::<_, bool>(1)?,
-            row.get::<_, Option<String>>(2)?,
-            row.get::<_, i64>(3)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, i64>(2)?,
         ))
     })?;
-    let mut totals: Vec<SubscriptionTotals> = Vec::new();
-    for (id, enabled, state, count) in super::readable::<_, Vec<_>>(rows)? {
-        if totals.last().is_none_or(|last| last.subscription_id != id) {
-            totals.push(SubscriptionTotals {
-                subscription_id: id,
-                enabled,
-                events: [0; EventState::ALL.len()],
-            });
-        }
-        let index = state
-            .as_deref()
-            .and_then(EventState::parse)
+    for (id, state, count) in super::readable::<_, Vec<_>>(rows)? {
+        let index = EventState::parse(&state)
             .and_then(|state| EventState::ALL.iter().position(|each| *each == state));
-        if let (Some(index), Some(last)) = (index, totals.last_mut()) {
-            last.events[index] += count;
+        if let Some(index) = index {
+            counted.entry(id).or_default()[index] += count;
         }
     }
-    Ok(totals)
+    let mut statement = store
+        .conn
+        .prepare_cached("SELECT id, enabled FROM subscriptions ORDER BY id")?;
+    let rows = statement.query_map([], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?))
+    })?;
+    let listed: Vec<(String, bool)> = super::readable(rows)?;
+    Ok(listed
+        .into_iter()
+        .map(|(subscription_id, enabled)| SubscriptionTotals {
+            events: counted.remove(&subscription_id).unwrap_or_default(),
+            subscription_id,
+            enabled,
+        })
+        .collect())
 }
 
 /// When the newest genuine delivery kept (filed or not) was received, in
