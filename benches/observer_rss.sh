@@ -39,6 +39,9 @@ while [ "$t" -le "$SECS" ]; do
   echo "$t $rss $figures" | tee -a "$D/rss"
   sleep "$EVERY"; t=$((t + EVERY))
 done
+# Store writes under traffic and sweeps: how many events waited at most
+# each bound (cumulative), from the observer's own histogram.
+curl -s "$METRICS" | awk -F'[{}" ]+' '/^earshot_store_write_seconds_bucket/ { printf "writes <= %s s: %s\n", $3, $4 }'
 kill -INT "$PID" "$EMU"
 wait "$PID" "$EMU"
 grep -c "the sweep failed" "$D/listen.err" | sed 's/^/sweep failures said: /'
