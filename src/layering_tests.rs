@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 /// Directories under `src/` that must not reach up to a front end.
-const LOWER_DIRS: [&str; 9] = [
+const LOWER_DIRS: [&str; 10] = [
     "api",
     "signature",
     "poll",
@@ -17,6 +17,7 @@ const LOWER_DIRS: [&str; 9] = [
     "receiver",
     "config",
     "tls",
+    "observer",
 ];
 
 /// Front ends: nothing below them may name them.

@@ -7,7 +7,8 @@
 //! - Services under them: the internal client ([`api`]), rate-aware job
 //!   polling ([`poll`]), webhook signatures ([`signature`]), the receiver
 //!   toolkit ([`receiver`]), the incident history ([`history`]) over its
-//!   SQLite store ([`store`]), configuration ([`config`]) and the platform
+//!   SQLite store ([`store`]), the observer's health, metrics and background
+//!   sweep ([`observer`]), configuration ([`config`]) and the platform
 //!   emulator ([`emulator`]).
 //! - Shared helpers with one job each: secrets that never print
 //!   ([`redact`]), bounded file reads ([`bounded_file`]), errors as text
@@ -27,6 +28,7 @@ pub(crate) mod error_text;
 pub mod history;
 pub(crate) mod http_answer;
 pub mod http_server;
+pub mod observer;
 pub mod poll;
 pub mod query;
 pub mod receiver;

@@ -4,7 +4,8 @@
 //! (or one JSON line) per request, and a summary when SIGINT, SIGTERM or
 //! SIGHUP stops it (exit 130, 143, 129: [`crate::shutdown`]); with TLS,
 //! SIGHUP reloads the certificate instead ([`super::listen_tls`]). Exit 2
-//! on bad input.
+//! on bad input. `--metrics-listen` and `--sweep` start the observer's
+//! monitoring beside it ([`super::observer_args`]).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -15,6 +16,7 @@ use std::time::Duration;
 use super::GlobalOptions;
 use super::bounded_stdout::BoundedStdout;
 use super::history_args::open_store;
+use super::observer_args::{ObserverArgs, OpenStore, StartError};
 use crate::receiver::auth_header::AuthHeader;
 use crate::receiver::capture::{Kind, VerdictCode};
 use crate::receiver::listen::{self, ListenConfig, ListenError, Received};
@@ -77,6 +79,9 @@ pub struct ListenArgs {
     // `default_missing_value` can stand for "no path given".
     #[arg(long, value_name = "PATH", num_args = 0..=1)]
     pub store: Option<Option<PathBuf>>,
+
+    #[command(flatten)]
+    pub observer: ObserverArgs,
 }
 
 pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -87,16 +92,28 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
             return Ok(ExitCode::from(2));
         }
     };
+    let mut opened = None;
     if let Some(given) = &args.store {
         let path = given
             .clone()
             .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from));
         let store = open_store(path.as_deref(), global)?;
         eprintln!("storing events in {}", store.path().display());
+        let path = store.path().to_owned();
         let (writer, _thread) = Writer::start(store)?;
-        config.store = Some(writer);
+        config.store = Some(writer.clone());
+        opened = Some(OpenStore { path, writer });
     }
     let tls = config.tls.clone();
+    let observing = match args.observer.start(global, opened.as_ref()).await {
+        Ok(observing) => observing,
+        Err(StartError::Usage(message)) => {
+            eprintln!("earshot listen: {message}");
+            return Ok(ExitCode::from(2));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    config.watch = observing.watch();
     let (listener, mut received) = match listen::start(args.listen, config).await {
         Ok(started) => started,
         Err(ListenError::Capture(error)) => {
@@ -126,6 +143,7 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         }
     };
     listener.stop().await;
+    observing.stop().await;
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
         tally.count(&request);

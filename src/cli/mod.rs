@@ -19,6 +19,7 @@ pub(crate) mod listen;
 mod listen_tls;
 mod local_trial;
 pub(crate) mod observer;
+mod observer_args;
 mod observer_secret;
 mod observer_service;
 mod output;

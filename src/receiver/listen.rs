@@ -52,6 +52,7 @@ use tokio::task::JoinHandle;
 
 use super::capture::{self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode};
 use super::fields::{Fields, Shape};
+use super::watch::Watch;
 use crate::http_server::{self, BodyError, ServerLimits};
 use crate::redact::SecretString;
 use crate::signature::{self, Candidate, InvalidReason, Verdict, Verifier};
@@ -100,6 +101,9 @@ pub struct ListenConfig {
     /// Keep every new voice-agent event in the incident-history store
     /// before answering 2xx (the observer).
     pub store: Option<Writer>,
+    /// Told of every request answered and every store write (the
+    /// observer's metrics and health).
+    pub watch: Option<Arc<dyn Watch>>,
     /// Keep secret header values (the auth header, `authorization`, ...)
     /// verbatim in the entries instead of a fingerprint.
     pub capture_secrets: bool,
@@ -121,6 +125,7 @@ impl Default for ListenConfig {
             tls: None,
             capture: None,
             store: None,
+            watch: None,
             capture_secrets: false,
             queue_bytes: QUEUE_BYTES,
         }
@@ -486,7 +491,13 @@ impl Shared {
             Filing::Event(_) => None,
         };
         let event_id = filing.event_id().unwrap_or_default().to_owned();
-        match writer.write(filing).await {
+        let started = std::time::Instant::now();
+        let written = writer.write(filing).await;
+        if let Some(watch) = &self.config.watch {
+            let failed = written.as_ref().err().map(ToString::to_string);
+            watch.stored(started.elapsed(), failed.as_deref());
+        }
+        match written {
             Ok(new) => Ok(unfiled.filter(|_| new)),
             Err(error) => {
                 let mut seen = self
@@ -611,6 +622,9 @@ async fn receive(
         store_error,
         unfiled,
     };
+    if let Some(watch) = &shared.config.watch {
+        watch.answered(&received);
+    }
     let _ = shared.sender.send(Queued {
         received,
         _place: place,

@@ -4,7 +4,8 @@
 //! No other module touches SQL. Writers: the observer ([`events`]), the
 //! sweep ([`deliveries`], [`sessions`]), recover ([`recoveries`]); each
 //! write keeps the event rows ([`outcomes`]) and [`incidents`] current. Readers:
-//! the console, `health`, `sessions`, `redeliver`. The schema is versioned
+//! the console, `health`, `sessions`, `redeliver`, the observer's metrics
+//! ([`totals`]); the observer's health asks [`probe`]. The schema is versioned
 //! with `PRAGMA user_version` and migrated on open ([`schema`]); a file that
 //! is not an earshot store, is damaged, or was written by a newer earshot is
 //! refused with an error that says so, and is never modified. The tables are
@@ -20,9 +21,11 @@ pub mod health;
 pub mod incidents;
 pub mod outcomes;
 pub mod private;
+pub mod probe;
 pub(crate) mod recoveries;
 mod schema;
 pub mod sessions;
+pub mod totals;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -92,6 +95,8 @@ pub enum StoreError {
     FirstCopyFailed(String),
     #[error("cannot start the store's writer thread: {0}")]
     Thread(std::io::Error),
+    #[error(transparent)]
+    Probe(#[from] probe::ProbeError),
 }
 
 /// An open store: one connection, used from one thread at a time.

@@ -8,6 +8,10 @@
 //! that copy's outcome and shares it (stored: a repeat; failed: the same
 //! error), so no copy is acknowledged before the event is on disk. A repeat
 //! of an event already kept is answered without waiting for the write lock.
+//!
+//! [`Writer::probe`] asks the same thread whether the store can still be
+//! written ([`super::probe`]): answered in turn with the writes, so it also
+//! tells whether the thread is alive and keeping up.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,6 +20,7 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::events::{self, Filing};
+use super::probe::{ProbeError, probe};
 use super::{Store, StoreError};
 
 /// Requests waiting for the writer before senders wait for room.
@@ -28,6 +33,12 @@ struct Job {
     done: oneshot::Sender<Result<bool, String>>,
 }
 
+/// What the writer's thread is asked to do.
+enum Work {
+    Write(Job),
+    Probe(oneshot::Sender<Result<(), ProbeError>>),
+}
+
 /// How the first copy of an event ended: stored, or the error.
 type Settled = Result<(), String>;
 
@@ -38,7 +49,7 @@ type InFlight = Arc<Mutex<HashMap<String, watch::Receiver<Option<Settled>>>>>;
 /// when the last handle is dropped.
 #[derive(Clone)]
 pub struct Writer {
-    queue: mpsc::Sender<Job>,
+    queue: mpsc::Sender<Work>,
     in_flight: InFlight,
 }
 
@@ -148,12 +159,26 @@ impl Writer {
     async fn commit(&self, filing: Filing) -> Result<bool, StoreError> {
         let (done, answer) = oneshot::channel();
         self.queue
-            .send(Job { filing, done })
+            .send(Work::Write(Job { filing, done }))
             .await
             .map_err(|_| StoreError::WriterGone)?;
         match answer.await {
             Ok(Ok(new)) => Ok(new),
             Ok(Err(message)) => Err(StoreError::Commit(message)),
+            Err(_) => Err(StoreError::WriterGone),
+        }
+    }
+
+    /// Whether the store can still be written ([`super::probe`]), asked
+    /// of the writer's thread after the writes queued before it.
+    pub async fn probe(&self) -> Result<(), StoreError> {
+        let (done, answer) = oneshot::channel();
+        self.queue
+            .send(Work::Probe(done))
+            .await
+            .map_err(|_| StoreError::WriterGone)?;
+        match answer.await {
+            Ok(result) => result.map_err(StoreError::Probe),
             Err(_) => Err(StoreError::WriterGone),
         }
     }
@@ -168,20 +193,28 @@ impl Writer {
     }
 }
 
-fn run(mut store: Store, mut jobs: mpsc::Receiver<Job>) {
+fn run(mut store: Store, mut work: mpsc::Receiver<Work>) {
     let mut batch = Vec::with_capacity(BATCH);
-    while let Some(first) = jobs.blocking_recv() {
-        batch.push(first);
-        while batch.len() < BATCH {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+    let mut probes = Vec::new();
+    while let Some(first) = work.blocking_recv() {
+        let mut next = Some(first);
+        while let Some(item) = next.take() {
+            match item {
+                Work::Write(job) => batch.push(job),
+                Work::Probe(done) => probes.push(done),
+            }
+            if batch.len() < BATCH {
+                next = work.try_recv().ok();
             }
         }
         answer_repeats(&store, &mut batch);
         let results = commit(&mut store, &batch);
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.done.send(result);
+        }
+        // After the writes queued with them: a probe waits its turn.
+        for done in probes.drain(..) {
+            let _ = done.send(probe(&store));
         }
     }
 }
@@ -280,6 +313,21 @@ mod tests {
         assert!(writer.write(event("e1")).await.unwrap(), "stored as new");
         assert!(!writer.write(event("e1")).await.unwrap(), "then a repeat");
         assert_eq!(writer.in_flight(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_probe_says_when_the_write_lock_cannot_be_taken() {
+        let (dir, writer, _thread) = writer_with_short_busy_timeout();
+        writer.probe().await.expect("writable");
+        let held = lock(&dir);
+        let error = writer.probe().await.expect_err("locked elsewhere");
+        assert!(
+            matches!(error, StoreError::Probe(ProbeError::Lock(_))),
+            "{error}"
+        );
+        drop(held);
+        writer.probe().await.expect("writable again");
+        assert!(writer.write(event("e3")).await.unwrap(), "and it writes");
     }
 
     #[tokio::test]

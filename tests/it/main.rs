@@ -22,6 +22,7 @@ mod listen;
 mod listen_backpressure;
 mod listen_hostile;
 mod listen_tls;
+mod observer_metrics;
 mod observer_setup;
 mod prerecorded_emulator;
 mod scenario;

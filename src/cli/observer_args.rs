@@ -1,0 +1,223 @@
+//! `earshot listen`'s monitoring flags (`--metrics-listen`, `--sweep` with
+//! `--sweep-every` and `--sweep-budget`, and the platform connection the
+//! sweep uses), and starting what they ask for beside the receiver
+//! ([`crate::observer`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+use super::history_args::parse_duration;
+use super::{Connection, GlobalOptions};
+use crate::observer::endpoints::{self, MonitorServer, Monitored};
+use crate::observer::health::{self, StoreHealth};
+use crate::observer::metrics::{Covered, Metrics};
+use crate::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
+use crate::receiver::watch::Watch;
+use crate::store::writer::Writer;
+use crate::store::{Store, totals};
+
+#[derive(clap::Args, Debug)]
+pub struct ObserverArgs {
+    /// Serve GET /healthz and GET /metrics (OpenMetrics for Prometheus) on
+    /// this address, e.g. 127.0.0.1:9464; keep it private: the metrics
+    /// name every subscription. Never served on the webhook port.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<SocketAddr>,
+
+    /// Sweep the platform's delivery records in the background, so the
+    /// store knows what each subscription's events became with no console
+    /// open (needs --store, and the profile's API key, EARSHOT_API_KEY or
+    /// --api-key).
+    #[arg(long, requires = "store")]
+    pub sweep: bool,
+
+    /// How often the background sweep runs (30s, 5m, ...; at least 1s).
+    #[arg(long, value_name = "DURATION", default_value = "60s",
+          value_parser = parse_interval, requires = "sweep")]
+    pub sweep_every: Duration,
+
+    /// Requests one background sweep may send at most.
+    #[arg(long, value_name = "N", default_value_t = crate::history::sweep::DEFAULT_BUDGET as u64,
+          value_parser = clap::value_parser!(u64).range(1..), requires = "sweep")]
+    pub sweep_budget: u64,
+
+    #[command(flatten)]
+    pub connection: Connection,
+}
+
+/// `--sweep-every`: a duration of at least a second.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let every = parse_duration(text)?;
+    if every < Duration::from_secs(1) {
+        return Err(format!("`{text}`: sweep at most once a second"));
+    }
+    Ok(every)
+}
+
+/// What runs beside the receiver; stopped with [`Observing::stop`].
+#[derive(Default)]
+pub struct Observing {
+    metrics: Option<Arc<Metrics>>,
+    server: Option<MonitorServer>,
+    tasks: Vec<JoinHandle<()>>,
+    sweeper: Option<SweeperThread>,
+}
+
+/// The store as `listen` opened it: where, and its writer.
+pub struct OpenStore {
+    pub path: PathBuf,
+    pub writer: Writer,
+}
+
+/// Why the monitoring could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// Bad input (exit 2): the message says what to give.
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot start the background sweep: {source}")]
+    Sweeper { source: std::io::Error },
+    #[error("cannot serve /healthz and /metrics on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+impl ObserverArgs {
+    /// Starts what the flags ask for: the sweeper, and the endpoints with
+    /// the store's probe. The receiver is not started yet; give it
+    /// [`Observing::watch`].
+    pub async fn start(
+        &self,
+        global: &GlobalOptions,
+        store: Option<&OpenStore>,
+    ) -> Result<Observing, StartError> {
+        let mut observing = Observing::default();
+        let client = match (self.sweep, store) {
+            (true, Some(_)) => Some(self.connection.client(global).map_err(|error| {
+                StartError::Usage(format!(
+                    "--sweep asks the platform for delivery records: {}",
+                    error
+                        .chain()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(": ")
+                ))
+            })?),
+            (true, None) => {
+                return Err(StartError::Usage(
+                    "--sweep keeps the store fresh: give --store too".to_owned(),
+                ));
+            }
+            (false, _) => None,
+        };
+        if let Some(addr) = self.metrics_listen {
+            let health = store.map(|_| Arc::new(StoreHealth::default()));
+            let covered = Covered {
+                store: store.zip(health.clone()).map(|(s, h)| (s.path.clone(), h)),
+                sweep: self.sweep,
+            };
+            let metrics = Arc::new(Metrics::new(covered));
+            if let (Some(store), Some(health)) = (store, &health) {
+                // Known before the first scrape: the first probe, the last
+                // event kept and the subscriptions as last swept.
+                health.note_probe(health::probe_once(&store.writer).await);
+                seed_from_store(&metrics, store).await;
+                observing.tasks.push(tokio::spawn(health::probe_forever(
+                    store.writer.clone(),
+                    health.clone(),
+                )));
+            }
+            let monitored = Arc::new(Monitored {
+                metrics: metrics.clone(),
+                store: health,
+            });
+            let server = MonitorServer::start(addr, endpoints::router(monitored))
+                .await
+                .map_err(|source| StartError::Bind { addr, source })?;
+            eprintln!("serving /healthz and /metrics on {}", server.url());
+            if !addr.ip().is_loopback() {
+                eprintln!(
+                    "note: /metrics names every subscription: let only your monitoring reach {addr}"
+                );
+            }
+            observing.server = Some(server);
+            observing.metrics = Some(metrics);
+        }
+        if let (Some(client), Some(store)) = (client, store) {
+            let sweeper = Sweeper {
+                client,
+                db: store.path.clone(),
+                plan: SweepPlan {
+                    every: self.sweep_every,
+                    budget: usize::try_from(self.sweep_budget).unwrap_or(usize::MAX),
+                },
+                metrics: observing.metrics.clone(),
+                say: Box::new(|line| {
+                    eprintln!("earshot listen: {}", super::output::plain(line));
+                }),
+            };
+            eprintln!(
+                "sweeping every {} s within {} requests",
+                self.sweep_every.as_secs(),
+                self.sweep_budget
+            );
+            let thread = sweeper
+                .spawn()
+                .map_err(|source| StartError::Sweeper { source })?;
+            observing.sweeper = Some(thread);
+        }
+        Ok(observing)
+    }
+}
+
+/// The last event kept and the subscriptions as last swept, read from the
+/// store (on the blocking pool) into `metrics`.
+async fn seed_from_store(metrics: &Arc<Metrics>, store: &OpenStore) {
+    let path = store.path.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        let store = Store::open(&path).map_err(|error| error.to_string())?;
+        let last = totals::last_received_ms(&store).map_err(|error| error.to_string())?;
+        let subscriptions =
+            totals::subscription_totals(&store).map_err(|error| error.to_string())?;
+        Ok::<_, String>((last, subscriptions))
+    })
+    .await;
+    match read {
+        Ok(Ok((last, subscriptions))) => {
+            if let Some(last) = last {
+                metrics.set_last_event_ms(last);
+            }
+            metrics.set_subscriptions(subscriptions);
+        }
+        Ok(Err(error)) => eprintln!("earshot listen: the metrics start empty: {error}"),
+        Err(error) => eprintln!("earshot listen: the metrics start empty: {error}"),
+    }
+}
+
+impl Observing {
+    /// What the receiver tells of each request and store write.
+    pub fn watch(&self) -> Option<Arc<dyn Watch>> {
+        self.metrics
+            .clone()
+            .map(|metrics| metrics as Arc<dyn Watch>)
+    }
+
+    /// Stops the sweeper, the probe and the endpoints.
+    pub async fn stop(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        if let Some(sweeper) = self.sweeper {
+            sweeper.stop();
+        }
+        if let Some(server) = self.server {
+            server.stop().await;
+        }
+    }
+}

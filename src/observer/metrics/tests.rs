@@ -1,0 +1,247 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+
+use super::*;
+use crate::receiver::capture::CaptureEntry;
+
+fn request(
+    kind: Kind,
+    verdict: VerdictCode,
+    reason: Option<&str>,
+    event: Option<&str>,
+) -> Received {
+    Received {
+        entry: CaptureEntry {
+            received_at: "2026-11-25T01:00:00.000Z".into(),
+            received_unix: 1_795_568_400,
+            source: "127.0.0.1:4000".into(),
+            method: "POST".into(),
+            path: "/".into(),
+            headers: Vec::new(),
+            body_base64: String::new(),
+            body: None,
+            status: 200,
+            kind,
+            verdict,
+            reason: reason.map(str::to_owned),
+            event: event.map(str::to_owned),
+            event_id: None,
+            transcript_id: None,
+            transcript_status: None,
+            duplicate: verdict == VerdictCode::Duplicate,
+            matched: None,
+            untrusted_source: false,
+        },
+        body: Bytes::new(),
+        signature: None,
+        capture_error: None,
+        store_error: None,
+        unfiled: None,
+    }
+}
+
+/// The value of the sample line `series` (name and labels as rendered).
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines().find_map(|line| {
+        let value = line.strip_prefix(series)?.strip_prefix(' ')?;
+        value.parse().ok()
+    })
+}
+
+fn store_covered() -> (tempfile::TempDir, Arc<StoreHealth>, Metrics) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    std::fs::write(&db, vec![0u8; 8192]).unwrap();
+    std::fs::write(side_file(&db, "-wal"), vec![0u8; 1000]).unwrap();
+    let health = Arc::new(StoreHealth::default());
+    let metrics = Metrics::new(Covered {
+        store: Some((db, health.clone())),
+        sweep: true,
+    });
+    (dir, health, metrics)
+}
+
+#[test]
+fn each_verdict_lands_in_its_counter() {
+    let metrics = Metrics::new(Covered::default());
+    let agents = |verdict, reason, event| request(Kind::Agents, verdict, reason, event);
+    metrics.answered(&agents(VerdictCode::Ok, None, Some("call.ended")));
+    metrics.answered(&agents(VerdictCode::Ok, None, Some("call.ended")));
+    metrics.answered(&agents(VerdictCode::Ok, None, Some("agent.updated")));
+    metrics.answered(&agents(VerdictCode::Duplicate, None, Some("call.ended")));
+    let stale = agents(
+        VerdictCode::InvalidSignature,
+        Some("timestamp_too_old"),
+        None,
+    );
+    metrics.answered(&stale);
+    let forged = agents(
+        VerdictCode::InvalidSignature,
+        Some("no_matching_signature"),
+        None,
+    );
+    metrics.answered(&forged);
+    metrics.answered(&agents(
+        VerdictCode::MalformedPayload,
+        Some("not_json"),
+        None,
+    ));
+    metrics.answered(&request(
+        Kind::Other,
+        VerdictCode::MethodNotAllowed,
+        None,
+        None,
+    ));
+    metrics.answered(&request(
+        Kind::Prerecorded,
+        VerdictCode::AuthFailed,
+        None,
+        None,
+    ));
+    metrics.answered(&request(Kind::Prerecorded, VerdictCode::Ok, None, None));
+    let text = metrics.render(Format::PrometheusText).unwrap();
+    let expect = [
+        (r#"earshot_events_received_total{event="call.ended"}"#, 2.0),
+        (r#"earshot_events_received_total{event="other"}"#, 1.0),
+        (
+            r#"earshot_events_received_total{event="session.started"}"#,
+            0.0,
+        ),
+        ("earshot_duplicate_deliveries_total", 1.0),
+        (r#"earshot_requests_rejected_total{reason="stale"}"#, 1.0),
+        (
+            r#"earshot_requests_rejected_total{reason="bad_signature"}"#,
+            1.0,
+        ),
+        (
+            r#"earshot_requests_rejected_total{reason="malformed"}"#,
+            1.0,
+        ),
+        (r#"earshot_requests_rejected_total{reason="other"}"#, 1.0),
+        (
+            r#"earshot_requests_rejected_total{reason="auth_failed"}"#,
+            1.0,
+        ),
+        ("earshot_prerecorded_webhooks_received_total", 1.0),
+        ("earshot_last_event_timestamp_seconds", 1_795_568_400.0),
+    ];
+    for (series, value) in expect {
+        assert_eq!(sample(&text, series), Some(value), "{series} in\n{text}");
+    }
+    assert!(
+        !text.contains("earshot_store_"),
+        "no store, no store metrics"
+    );
+    assert!(
+        !text.contains("earshot_sweep"),
+        "no sweep, no sweep metrics"
+    );
+}
+
+#[test]
+fn store_metrics_read_the_files_and_the_health_at_each_scrape() {
+    let (_dir, health, metrics) = store_covered();
+    metrics.stored(Duration::from_millis(3), None);
+    metrics.stored(Duration::from_millis(40), Some("disk I/O error"));
+    let text = metrics.render(Format::OpenMetrics).unwrap();
+    assert_eq!(
+        sample(&text, "earshot_store_size_bytes"),
+        Some(9192.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "earshot_store_write_seconds_count"),
+        Some(2.0)
+    );
+    assert_eq!(
+        sample(&text, r#"earshot_store_write_seconds_bucket{le="0.005"}"#),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&text, "earshot_store_write_failures_total"),
+        Some(1.0)
+    );
+    assert_eq!(sample(&text, "earshot_store_writable"), Some(0.0), "{text}");
+    health.note_probe(Ok(()));
+    let text = metrics.render(Format::OpenMetrics).unwrap();
+    assert_eq!(sample(&text, "earshot_store_writable"), Some(1.0));
+    assert!(text.ends_with("# EOF\n"));
+}
+
+#[test]
+fn subscription_gauges_are_replaced_whole_after_each_sweep() {
+    let (_dir, _health, metrics) = store_covered();
+    let totals = |id: &str, enabled, events| SubscriptionTotals {
+        subscription_id: id.to_owned(),
+        enabled,
+        events,
+    };
+    metrics.set_subscriptions(vec![
+        totals("sub_a", true, [5, 1, 2, 0, 0]),
+        totals("sub_b", false, [0, 0, 0, 0, 3]),
+    ]);
+    let report = SweepReport {
+        requests: 7,
+        left_for_later: 2,
+        ..SweepReport::default()
+    };
+    metrics.swept(Some(&report), false, 1_795_568_400_000);
+    metrics.swept(None, true, 1_795_568_460_000);
+    let text = metrics.render(Format::PrometheusText).unwrap();
+    let series = |id: &str, state: &str| {
+        format!(r#"earshot_subscription_events{{subscription="{id}",state="{state}"}}"#)
+    };
+    assert_eq!(sample(&text, &series("sub_a", "delivered")), Some(5.0));
+    assert_eq!(sample(&text, &series("sub_a", "pending")), Some(1.0));
+    assert_eq!(sample(&text, &series("sub_a", "missed")), Some(2.0));
+    assert_eq!(sample(&text, &series("sub_b", "unknown")), Some(3.0));
+    assert_eq!(sample(&text, "earshot_subscriptions_enabled"), Some(1.0));
+    assert_eq!(sample(&text, "earshot_sweeps_total"), Some(2.0));
+    assert_eq!(sample(&text, "earshot_sweep_errors_total"), Some(1.0));
+    assert_eq!(sample(&text, "earshot_sweep_requests_total"), Some(7.0));
+    assert_eq!(sample(&text, "earshot_sweep_sessions_due"), Some(2.0));
+    assert_eq!(
+        sample(&text, "earshot_sweep_last_success_timestamp_seconds"),
+        Some(1_795_568_400.0)
+    );
+    metrics.set_subscriptions(vec![totals("sub_b", true, [1, 0, 0, 0, 0])]);
+    let text = metrics.render(Format::PrometheusText).unwrap();
+    assert_eq!(sample(&text, &series("sub_a", "delivered")), None, "{text}");
+    assert_eq!(sample(&text, &series("sub_b", "delivered")), Some(1.0));
+}
+
+#[test]
+fn help_texts_need_no_escaping_in_either_format() {
+    let (_dir, _health, metrics) = store_covered();
+    metrics.set_subscriptions(vec![SubscriptionTotals {
+        subscription_id: "sub_a".into(),
+        enabled: true,
+        events: [1; 5],
+    }]);
+    for format in [Format::OpenMetrics, Format::PrometheusText] {
+        let text = metrics.render(format).unwrap();
+        let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP ")).collect();
+        assert_eq!(helps.len(), 16, "{text}");
+        for help in helps {
+            let words: Vec<&str> = help.splitn(4, ' ').collect();
+            assert!(words[2].starts_with("earshot_"), "{help}");
+            assert!(!words[3].contains(['"', '\\']), "{help}");
+            assert!(!words[3].ends_with(".."), "{help}");
+        }
+    }
+}
+
+#[test]
+fn openmetrics_only_when_the_client_asks_for_it() {
+    let prometheus = "application/openmetrics-text;version=1.0.0;q=0.5,\
+                      text/plain;version=0.0.4;q=0.3,*/*;q=0.1";
+    assert_eq!(Format::from_accept(Some(prometheus)), Format::OpenMetrics);
+    assert_eq!(Format::from_accept(None), Format::PrometheusText);
+    assert_eq!(Format::from_accept(Some("*/*")), Format::PrometheusText);
+    assert_eq!(
+        Format::from_accept(Some("text/plain; version=0.0.4")),
+        Format::PrometheusText
+    );
+}

@@ -1,0 +1,151 @@
+//! What the observer's metrics read from the store (`crate::observer`):
+//! per listed subscription, how many of its events the store holds in each
+//! state, and when the last genuine delivery was received. Both are index
+//! reads: the counts walk `event_outcomes_by_state` once (about 3 ms for
+//! 20,000 rows, once per sweep), the time reads the ends of
+//! `events_by_received` and `unfiled_events_by_received`.
+
+use std::collections::HashMap;
+
+use super::Store;
+use super::outcomes::EventState;
+
+/// One subscription as the last sweep listed it, and its events' states.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubscriptionTotals {
+    pub subscription_id: String,
+    pub enabled: bool,
+    /// How many of its events the store holds in each state, in
+    /// [`EventState::ALL`] order.
+    pub events: [i64; EventState::ALL.len()],
+}
+
+impl SubscriptionTotals {
+    /// Its events in `state`.
+    pub fn count(&self, state: EventState) -> i64 {
+        EventState::ALL
+            .iter()
+            .position(|each| *each == state)
+            .map_or(0, |index| self.events[index])
+    }
+}
+
+/// Every listed subscription (paused ones too), ordered by id, with its
+/// events counted by state; a subscription deleted on the platform is not
+/// listed any more and is left out. Two plain reads merged here: the join
+/// grouped in SQL sorted twice in temporary B-trees (32 ms against 3 ms
+/// for 1,000 subscriptions and 20,000 events, `benches/metrics.rs`).
+pub fn subscription_totals(store: &Store) -> rusqlite::Result<Vec<SubscriptionTotals>> {
+    let mut counted: HashMap<String, [i64; EventState::ALL.len()]> = HashMap::new();
+    let mut statement = store.conn.prepare_cached(
+        "SELECT subscription_id, state, count(*) FROM event_outcomes
+         GROUP BY subscription_id, state",
+    )?;
+    let rows = statement.query_map([], |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            row.get::<_, String>(1)?,
+            row.get::<_, i64>(2)?,
+        ))
+    })?;
+    for (id, state, count) in super::readable::<_, Vec<_>>(rows)? {
+        let index = EventState::parse(&state)
+            .and_then(|state| EventState::ALL.iter().position(|each| *each == state));
+        if let Some(index) = index {
+            counted.entry(id).or_default()[index] += count;
+        }
+    }
+    let mut statement = store
+        .conn
+        .prepare_cached("SELECT id, enabled FROM subscriptions ORDER BY id")?;
+    let rows = statement.query_map([], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?))
+    })?;
+    let listed: Vec<(String, bool)> = super::readable(rows)?;
+    Ok(listed
+        .into_iter()
+        .map(|(subscription_id, enabled)| SubscriptionTotals {
+            events: counted.remove(&subscription_id).unwrap_or_default(),
+            subscription_id,
+            enabled,
+        })
+        .collect())
+}
+
+/// When the newest genuine delivery kept (filed or not) was received, in
+/// Unix milliseconds; `None` for an empty store.
+pub fn last_received_ms(store: &Store) -> rusqlite::Result<Option<i64>> {
+    store
+        .conn
+        .prepare_cached(
+            "SELECT max(coalesce((SELECT max(received_ms) FROM events), 0),
+                        coalesce((SELECT max(received_ms) FROM unfiled_events), 0))",
+        )?
+        .query_row([], |row| row.get::<_, i64>(0))
+        .map(|ms| Some(ms).filter(|ms| *ms > 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::types::agents::Subscription;
+    use crate::store::deliveries;
+    use crate::store::events::{self, ObservedEvent};
+
+    fn subscription(id: &str, enabled: bool) -> Subscription {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "url": format!("https://example.test/{id}"),
+            "events": ["session.started"], "enabled": enabled,
+        }))
+        .unwrap()
+    }
+
+    fn outcome(store: &Store, subscription: &str, key: &str, state: &str) {
+        store
+            .conn
+            .execute(
+                "INSERT INTO event_outcomes (subscription_id, event_key, event_id, event,
+                     session_id, occurred_ms, state, attempts, http_status_code, error_class)
+                 VALUES (?1, ?2, ?2, 'session.started', 'ses_1', 1000, ?3, 1, 0, '')",
+                [subscription, key, state],
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn counts_each_listed_subscription_by_state_and_leaves_out_deleted_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("earshot.db")).unwrap();
+        let listed = [subscription("sub_a", true), subscription("sub_b", false)];
+        deliveries::replace_subscriptions(&mut store, &listed, 1).unwrap();
+        outcome(&store, "sub_a", "e1", "delivered");
+        outcome(&store, "sub_a", "e2", "delivered");
+        outcome(&store, "sub_a", "e3", "missed");
+        outcome(&store, "sub_gone", "e1", "missed");
+        let totals = subscription_totals(&store).unwrap();
+        assert_eq!(totals.len(), 2, "{totals:?}");
+        assert_eq!(totals[0].subscription_id, "sub_a");
+        assert!(totals[0].enabled);
+        assert_eq!(totals[0].count(EventState::Delivered), 2);
+        assert_eq!(totals[0].count(EventState::Missed), 1);
+        assert_eq!(totals[0].count(EventState::Pending), 0);
+        assert_eq!(totals[1].subscription_id, "sub_b");
+        assert!(!totals[1].enabled);
+        assert_eq!(totals[1].events, [0; 5]);
+    }
+
+    #[test]
+    fn the_last_received_time_is_the_newest_delivery_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("earshot.db")).unwrap();
+        assert_eq!(last_received_ms(&store).unwrap(), None);
+        for (id, at) in [("e1", 5_000), ("e2", 9_000), ("e3", 7_000)] {
+            let body = format!(
+                r#"{{"event_id":"{id}","event":"session.started","timestamp":"2026-11-25T01:00:00Z","session":{{"session_id":"ses_1"}}}}"#
+            );
+            let event = ObservedEvent::from_delivery(body.as_bytes(), vec![], None, at).unwrap();
+            events::insert(&store.conn, &event).unwrap();
+        }
+        assert_eq!(last_received_ms(&store).unwrap(), Some(9_000));
+    }
+}
