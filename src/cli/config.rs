@@ -139,6 +139,11 @@ fn show_text(r: &Resolved) -> String {
     if let Some(theme) = &r.theme {
         out.push_str(&format!("theme:       {theme}\n"));
     }
+    if let Some(period) = r.retention {
+        out.push_str(&format!(
+            "retention:   {period} (listen --store removes what is older)\n"
+        ));
+    }
     out.push_str("endpoints:\n");
     for (name, url) in endpoint_rows(&r.endpoints) {
         out.push_str(&format!("  {name:<13} {url}\n"));
@@ -158,6 +163,7 @@ fn show_json(r: &Resolved) -> serde_json::Value {
         "region": r.region.as_str(),
         "api_key": r.api_key.as_ref().map(|k| k.masked()),
         "api_key_source": r.api_key_source,
+        "retention": r.retention.map(|period| period.to_string()),
         "endpoints": endpoints,
         "read_only": r.read_only,
         "store": r.store.as_ref().map(|store| store.display().to_string()),

@@ -82,6 +82,13 @@ pub struct ListenArgs {
 
     #[command(flatten)]
     pub observer: ObserverArgs,
+
+    /// With --store: remove what the store holds once it is older than D
+    /// (30d, 12h, 90m), shortly after the start and then hourly, in small
+    /// batches. Beats the profile's `retention`; without either, nothing
+    /// is removed.
+    #[arg(long, value_name = "D", requires = "store", value_parser = super::store_cmd::parse_period)]
+    pub retention: Option<crate::store::retention::Period>,
 }
 
 pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -93,13 +100,24 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         }
     };
     let mut opened = None;
+    let mut pruner = None;
     if let Some(given) = &args.store {
+        let retention = match super::listen_retention::period(args.retention, global) {
+            Ok(retention) => retention,
+            Err(message) => {
+                eprintln!("earshot listen: {message}");
+                return Ok(ExitCode::from(2));
+            }
+        };
         let path = given
             .clone()
             .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from));
         let store = open_store(path.as_deref(), global)?;
         eprintln!("storing events in {}", store.path().display());
         let path = store.path().to_owned();
+        if let Some(period) = retention {
+            pruner = Some(super::listen_retention::start(store.path(), period)?);
+        }
         let (writer, _thread) = Writer::start(store)?;
         config.store = Some(writer.clone());
         opened = Some(OpenStore { path, writer });
@@ -144,6 +162,7 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
     };
     listener.stop().await;
     observing.stop().await;
+    drop(pruner);
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
         tally.count(&request);

@@ -16,6 +16,7 @@ mod history_args;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
+mod listen_retention;
 mod listen_tls;
 mod local_trial;
 pub(crate) mod observer;
@@ -30,6 +31,7 @@ pub(crate) mod secret_arg;
 pub(crate) mod session_get;
 pub(crate) mod sessions;
 pub(crate) mod sign;
+pub(crate) mod store_cmd;
 pub(crate) mod subs;
 mod subs_rotate;
 pub(crate) mod transcribe;
@@ -130,6 +132,9 @@ pub enum Command {
     Incidents(incidents::IncidentsArgs),
     /// What earshot changed on the platform: when, who, what.
     Changes(changes::ChangesArgs),
+    /// The incident-history store: remove what is older than a period
+    /// (`prune`), erase a session or call (`forget`).
+    Store(store_cmd::StoreArgs),
     /// Create, show and locate the config file.
     Config {
         #[command(flatten)]
@@ -248,6 +253,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
         Command::Changes(args) => changes::run(args, &global),
+        Command::Store(args) => runtime()?.block_on(store_cmd::run(args, &global)),
     };
     let skipped = crate::store::skipped_rows();
     if skipped > 0 {

@@ -13,6 +13,7 @@ use super::error::{field_at, line_col, line_text};
 use super::{ConfigError, ENDPOINT_NAMES};
 use crate::api::{Endpoints, Region};
 use crate::redact::SecretString;
+use crate::store::retention::Period;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,6 +39,8 @@ pub(super) struct FileProfile {
     store: Option<Spanned<String>>,
     /// The console's theme for this profile.
     theme: Option<Spanned<String>>,
+    /// How long `listen --store` keeps what it stores (`30d`).
+    retention: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -203,6 +206,25 @@ pub(super) fn profile_endpoints(
         sync_us,
         sync_eu,
     }))
+}
+
+/// The profile's `retention` (how long `listen --store` keeps what it
+/// stores), pointing at the value when it cannot be read.
+pub(super) fn profile_retention(
+    doc: &Document<'_>,
+    prefix: &str,
+    profile: &FileProfile,
+) -> Result<Option<Period>, ConfigError> {
+    let Some(value) = &profile.retention else {
+        return Ok(None);
+    };
+    Period::parse(value.get_ref()).map(Some).map_err(|why| {
+        doc.invalid(
+            value.span(),
+            Some(format!("{prefix}.retention")),
+            format!("{why}; or remove the line to keep everything"),
+        )
+    })
 }
 
 pub(super) fn missing_endpoints_message(profile: &FileProfile) -> String {

@@ -49,6 +49,10 @@
 //!   and `NO_COLOR` beat it). [`profiles`] lists the profiles for the
 //!   console's `:ctx`; [`profile_store`] is the `store` the history
 //!   commands default to.
+//! - `retention = "30d"` in a profile: how long `listen --store` keeps
+//!   what it stores ([`Period`]); `listen --retention` beats it. `listen`
+//!   reads it with [`profile_retention_of`], which needs no endpoints or
+//!   key; every other command checks it with the rest of the profile.
 //! - No profile selected (neither `--profile`/`EARSHOT_PROFILE` nor
 //!   `default_profile`) is an error listing the profiles, unless `--url` is
 //!   given, which needs no profile. There is never an implicit "first
@@ -72,9 +76,11 @@ pub use write::write_atomic;
 
 use error::line_col;
 use file::{
-    Document, FileConfig, load_key, missing_endpoints_message, profile_endpoints,
-    profile_key_source,
+    Document, FileConfig, FileProfile, load_key, missing_endpoints_message, profile_endpoints,
+    profile_key_source, profile_retention,
 };
+
+use crate::store::retention::Period;
 
 /// Environment variable naming the config file (`--config` beats it).
 pub const ENV_CONFIG: &str = "EARSHOT_CONFIG";
@@ -178,6 +184,9 @@ pub struct Resolved {
     pub store: Option<PathBuf>,
     /// The profile's `theme` for the console (`--theme` beats it).
     pub theme: Option<String>,
+    /// The profile's `retention`: how long `listen --store` keeps what it
+    /// stores (`None`: for ever).
+    pub retention: Option<Period>,
 }
 
 /// A profile as a list of them shows it (`:ctx` in the console).
@@ -226,6 +235,7 @@ fn url_only(
         read_only: false,
         store: None,
         theme: None,
+        retention: None,
     })
 }
 
@@ -277,6 +287,31 @@ pub fn profile_store(
     config_path: Option<&Path>,
     profile: Option<&str>,
 ) -> Result<Option<PathBuf>, ConfigError> {
+    with_chosen_profile(config_path, profile, |doc, prefix, chosen| {
+        chosen.store_path(doc, prefix)
+    })
+}
+
+/// The `retention` of the profile a command would use, for `listen
+/// --store` (which needs neither endpoints nor a key; `--retention` beats
+/// it); `None` without a config file, a chosen profile or a `retention`
+/// in it.
+pub fn profile_retention_of(
+    config_path: Option<&Path>,
+    profile: Option<&str>,
+) -> Result<Option<Period>, ConfigError> {
+    with_chosen_profile(config_path, profile, profile_retention)
+}
+
+/// What `read` makes of the profile a command would use (`profile`, else
+/// `default_profile`), given the file and the profile's dotted name;
+/// `None` without a config file or a chosen profile. The file must parse
+/// and the chosen profile exist.
+fn with_chosen_profile<T>(
+    config_path: Option<&Path>,
+    profile: Option<&str>,
+    read: impl FnOnce(&Document<'_>, &str, &FileProfile) -> Result<Option<T>, ConfigError>,
+) -> Result<Option<T>, ConfigError> {
     let config_file = Paths::compute(config_path)?.config_file;
     let Some(text) = read_config(&config_file)? else {
         return Ok(None);
@@ -286,10 +321,8 @@ pub fn profile_store(
         text: &text,
     };
     let file: FileConfig = toml::from_str(&text).map_err(|e| doc.toml_error(&e))?;
-    let (name, chosen_by) = match (profile, &file.default_profile) {
-        (Some(name), _) => (name.to_owned(), format!("--profile / {ENV_PROFILE}")),
-        (None, Some(default)) => (default.get_ref().clone(), "`default_profile`".to_owned()),
-        (None, None) => return Ok(None),
+    let Some((name, chosen_by)) = chosen_profile(profile, &file, &text) else {
+        return Ok(None);
     };
     let Some(chosen) = file.profiles.get(&name) else {
         return Err(ConfigError::ProfileNotFound {
@@ -299,9 +332,7 @@ pub fn profile_store(
             path: config_file,
         });
     };
-    chosen
-        .get_ref()
-        .store_path(&doc, &format!("profiles.{name}"))
+    read(&doc, &format!("profiles.{name}"), chosen.get_ref())
 }
 
 /// [`resolve`] with an injectable environment (used only for a profile's
@@ -334,20 +365,7 @@ pub fn resolve_with_env(
     let file: FileConfig = toml::from_str(&text).map_err(|e| doc.toml_error(&e))?;
     let available: Vec<String> = file.profiles.keys().cloned().collect();
 
-    // Profile: flag/env beats default_profile.
-    let chosen = match (&opts.profile, &file.default_profile) {
-        (Some(name), _) => Some((name.clone(), format!("--profile / {ENV_PROFILE}"))),
-        (None, Some(default)) => {
-            let (line, _) = line_col(&text, default.span().start);
-            Some((
-                default.get_ref().clone(),
-                format!("`default_profile` at line {line}"),
-            ))
-        }
-        (None, None) => None,
-    };
-
-    let Some((name, chosen_by)) = chosen else {
+    let Some((name, chosen_by)) = chosen_profile(opts.profile.as_deref(), &file, &text) else {
         return match &opts.url {
             Some(url) => url_only(opts, url, config_file, config_exists),
             None => Err(ConfigError::NoProfileSelected {
@@ -404,6 +422,7 @@ pub fn resolve_with_env(
 
     let store = profile.store_path(&doc, &prefix)?;
     let theme = profile.theme_name(&doc, &prefix)?;
+    let retention = profile_retention(&doc, &prefix, profile)?;
 
     Ok(Resolved {
         profile_name: Some(name),
@@ -416,7 +435,28 @@ pub fn resolve_with_env(
         read_only: profile.read_only,
         store,
         theme,
+        retention,
     })
+}
+
+/// The profile chosen and by what: `--profile` / `EARSHOT_PROFILE`, else
+/// `default_profile`, else none.
+fn chosen_profile(
+    profile: Option<&str>,
+    file: &FileConfig,
+    text: &str,
+) -> Option<(String, String)> {
+    match (profile, &file.default_profile) {
+        (Some(name), _) => Some((name.to_owned(), format!("--profile / {ENV_PROFILE}"))),
+        (None, Some(default)) => {
+            let (line, _) = line_col(text, default.span().start);
+            Some((
+                default.get_ref().clone(),
+                format!("`default_profile` at line {line}"),
+            ))
+        }
+        (None, None) => None,
+    }
 }
 
 enum KeyPick {

@@ -31,6 +31,13 @@ default_profile = "prod"
 # "global" (default), "us" or "eu".
 region = "global"
 
+# How long `earshot listen --store` keeps what it stores (events with the
+# callers' numbers, attempts, sessions, incidents, ...): a whole number of
+# days, hours or minutes ("30d", "12h", "90m"). Older rows are removed
+# shortly after listen starts, then hourly; without it nothing is removed.
+# `earshot listen --retention D` beats it.
+#   retention = "30d"
+
 # Where the API key comes from: at most one of
 #   api_key_env  = "VAR"          the environment variable VAR
 #   api_key_file = "prod.key"     a file holding only the key; relative paths

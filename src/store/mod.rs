@@ -5,7 +5,9 @@
 //! sweep ([`deliveries`], [`sessions`]), recover ([`recoveries`]); each
 //! write keeps the event rows ([`outcomes`]) and [`incidents`] current. Readers:
 //! the console, `health`, `sessions`, `redeliver`, the observer's metrics
-//! ([`totals`]); the observer's health asks [`probe`]. The schema is versioned
+//! ([`totals`]); the observer's health asks [`probe`]. What is removed, and
+//! when: [`retention`] (by age, [`pruner`] on the observer's schedule) and
+//! [`forget`] (a data subject's erasure). The schema is versioned
 //! with `PRAGMA user_version` and migrated on open ([`schema`]); a file that
 //! is not an earshot store, is damaged, or was written by a newer earshot is
 //! refused with an error that says so, and is never modified. The tables are
@@ -17,12 +19,15 @@ mod check;
 pub mod deliveries;
 pub mod event_list;
 pub mod events;
+pub mod forget;
 pub mod health;
 pub mod incidents;
 pub mod outcomes;
 pub mod private;
 pub mod probe;
+pub mod pruner;
 pub(crate) mod recoveries;
+pub mod retention;
 mod schema;
 pub mod sessions;
 pub mod totals;

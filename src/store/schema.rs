@@ -2,7 +2,8 @@
 //!
 //! Version 1 is the first schema; version 2 adds what an operator counts
 //! in events (`event_outcomes`, its counts, `incidents`); version 3 adds
-//! `unfiled_events` (genuine deliveries `events` cannot file). A migration runs inside one immediate
+//! `unfiled_events` (genuine deliveries `events` cannot file); version 4
+//! indexes attempts by time, for the retention prune. A migration runs inside one immediate
 //! transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
 //! application_id` marks the file as earshot's: a SQLite file of another
@@ -15,10 +16,11 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
-const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [version_1, version_2, version_3];
+const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] =
+    [version_1, version_2, version_3, version_4];
 
 /// "EARS": marks a SQLite file as an earshot store.
 const APPLICATION_ID: i64 = 0x4541_5253;
@@ -327,6 +329,12 @@ CREATE TABLE unfiled_events (
 CREATE INDEX unfiled_events_by_received ON unfiled_events (received_ms);
 "
     .to_owned()
+}
+
+/// Attempts by their time: the retention prune (`store::retention`) finds
+/// the oldest ones without reading the whole table.
+fn version_4() -> String {
+    "CREATE INDEX deliveries_by_created ON deliveries (created_ms);".to_owned()
 }
 
 /// What a file is judged by before anything is written to it.

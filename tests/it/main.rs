@@ -38,6 +38,7 @@ mod store_files;
 mod store_hand_edits;
 mod store_modes;
 mod store_reliability;
+mod store_retention;
 mod subscriptions_api;
 mod tmux_e2e;
 mod troubleshooting;
