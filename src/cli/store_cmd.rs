@@ -218,6 +218,7 @@ fn prune_json(period: Period, report: &PruneReport) -> serde_json::Value {
         "kept_rows": report.kept_rows,
         "held_sessions": report.held_sessions,
         "batches": report.batches,
+        "longest_hold_ms": report.longest_hold.as_secs_f64() * 1000.0,
         "seconds": report.elapsed.as_secs_f64(),
         "stopped": report.stopped,
     })

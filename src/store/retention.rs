@@ -11,8 +11,10 @@
 //! documented table by table in `docs/store.md`.
 //!
 //! The prune runs in small transactions, each sized to hold the write lock
-//! about [`TARGET_HOLD`] and followed by a pause at least as long, so a
-//! running observer keeps filing events while it runs. Deleted content is
+//! about [`TARGET_HOLD`] and followed by a pause twice as long, in which it
+//! also checkpoints what it wrote, so a running observer keeps filing
+//! events (and its commits stay free of the prune's checkpoints) while it
+//! runs. Candidates are read before the lock is taken. Deleted content is
 //! overwritten with zeros (`PRAGMA secure_delete`), not left in free pages.
 
 use std::collections::HashSet;
@@ -34,7 +36,9 @@ const DAY_MS: i64 = 24 * HOUR_MS;
 const LONGEST_MS: i64 = 36_500 * DAY_MS;
 
 /// How long one batch should hold the write lock.
-pub const TARGET_HOLD: Duration = Duration::from_millis(8);
+pub const TARGET_HOLD: Duration = Duration::from_millis(4);
+/// The pause after a batch, per time it held the lock.
+const PAUSE_PER_HOLD: u32 = 2;
 /// Least pause after a batch, however quick it was.
 const LEAST_PAUSE: Duration = Duration::from_millis(2);
 /// Rows a first batch looks at; later batches double or halve it to stay
@@ -294,38 +298,94 @@ pub fn prune(
     for counts in COUNTS_TABLES {
         steps.push(Box::new(ZeroCountsStep { counts }));
     }
+    // The prune's own checkpoints run in its pauses (below), not inside
+    // its commits, where they would count as holding the lock.
+    store.conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    let outcome = run_steps(
+        store,
+        &mut steps,
+        &rules,
+        &held,
+        stop,
+        progress,
+        &mut report,
+    );
+    store
+        .conn
+        .pragma_update(None, "wal_autocheckpoint", DEFAULT_AUTOCHECKPOINT)?;
+    outcome?;
+    checkpoint(&store.conn);
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+/// Batches between two of the prune's checkpoints: often enough that the
+/// log stays under SQLite's 1,000-page threshold, at which the observer's
+/// own commits would checkpoint the prune's pages (with an fsync) while
+/// events wait.
+const CHECKPOINT_EVERY: u64 = 4;
+/// SQLite's default `wal_autocheckpoint`, in pages.
+const DEFAULT_AUTOCHECKPOINT: i64 = 1000;
+
+/// Runs every step to its end (or to `stop`), batch by batch: candidates
+/// read without the lock, removed in one immediate transaction, then a
+/// pause [`PAUSE_PER_HOLD`] times as long as the lock was held, which
+/// includes a checkpoint every [`CHECKPOINT_EVERY`] batches.
+fn run_steps(
+    store: &mut Store,
+    steps: &mut [Box<dyn Step>],
+    rules: &Rules,
+    held: &HashSet<String>,
+    stop: &AtomicBool,
+    progress: &mut dyn FnMut(&Removed),
+    report: &mut PruneReport,
+) -> Result<(), StoreError> {
     let mut size = FIRST_BATCH;
-    'steps: for step in &mut steps {
+    for step in steps {
         loop {
             if stop.load(Ordering::Relaxed) {
                 report.stopped = true;
-                break 'steps;
+                return Ok(());
             }
-            let tx = store
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let locked = Instant::now();
-            let batch = step.batch(&tx, &rules, &held, size, &mut report.removed)?;
-            tx.commit()?;
-            let hold = locked.elapsed();
-            report.batches += 1;
-            report.kept_rows += batch.kept;
-            report.longest_hold = report.longest_hold.max(hold);
-            progress(&report.removed);
-            size = next_size(size, hold);
-            std::thread::sleep(hold.max(LEAST_PAUSE));
-            if batch.done {
+            let rows = step.select(&store.conn, rules, size)?;
+            let done = rows.len() < size;
+            let (doomed, kept): (Vec<&Candidate>, Vec<&Candidate>) = rows.iter().partition(|row| {
+                !step.holds() || rules.removes(row.time_ms, row.session.as_deref(), held)
+            });
+            report.kept_rows += kept.len() as u64;
+            if !doomed.is_empty() {
+                let tx = store
+                    .conn
+                    .transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let locked = Instant::now();
+                for row in doomed {
+                    step.remove(&tx, row, rules, &mut report.removed)?;
+                }
+                tx.commit()?;
+                let hold = locked.elapsed();
+                report.batches += 1;
+                report.longest_hold = report.longest_hold.max(hold);
+                let pause = Instant::now();
+                if report.batches.is_multiple_of(CHECKPOINT_EVERY) {
+                    checkpoint(&store.conn);
+                }
+                size = next_size(size, hold);
+                let rest = (hold * PAUSE_PER_HOLD).max(LEAST_PAUSE);
+                std::thread::sleep(rest.saturating_sub(pause.elapsed()));
+                progress(&report.removed);
+            }
+            if done {
                 break;
             }
         }
     }
-    // Copy what the prune wrote into the main file where no reader is in
-    // the way; never waits for anyone.
-    let _ = store
-        .conn
-        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-    report.elapsed = started.elapsed();
-    Ok(report)
+    Ok(())
+}
+
+/// Copies what is in the write-ahead log into the main file as far as no
+/// reader is in the way; never waits for anyone.
+fn checkpoint(conn: &Connection) {
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }
 
 /// The next batch's size: doubled when the last one held the lock under
@@ -389,25 +449,41 @@ fn millis(value: ValueRef<'_>) -> i64 {
     }
 }
 
-/// How one batch went.
-struct Batch {
-    /// Rows older than the period kept for a held session.
-    kept: u64,
-    /// Nothing more to look at in this table.
-    done: bool,
+/// A row a step may remove, as read outside the write lock: the values
+/// its removal binds, its time and session (for the hold), and the
+/// `event_id` of an event (its outcome rows go with it).
+struct Candidate {
+    key: Vec<Value>,
+    time_ms: i64,
+    session: Option<String>,
+    event_id: Option<Value>,
 }
 
-/// One table's part of a prune: batches that each look at up to `size`
-/// rows older than the cutoff, after a cursor the step keeps.
+/// One table's part of a prune. [`select`](Step::select) reads the next
+/// rows older than the cutoff after a cursor the step keeps, outside the
+/// write lock (so reading cold pages never holds up the observer);
+/// [`remove`](Step::remove) deletes one of them inside the batch's
+/// transaction, checking again what may have changed since it was read.
 trait Step {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        held: &HashSet<String>,
         size: usize,
+    ) -> rusqlite::Result<Vec<Candidate>>;
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        rules: &Rules,
         removed: &mut Removed,
-    ) -> rusqlite::Result<Batch>;
+    ) -> rusqlite::Result<()>;
+
+    /// Whether a held session's rows are kept (see [`Rules`]).
+    fn holds(&self) -> bool {
+        true
+    }
 }
 
 fn limit(size: usize) -> i64 {
@@ -423,39 +499,48 @@ fn first() -> Cursor {
     (Value::Integer(i64::MIN), i64::MIN)
 }
 
-/// A candidate row of a table with a rowid: its rowid, time and session.
-struct Candidate {
-    rowid: i64,
-    time: Value,
-    time_ms: i64,
-    session: Option<String>,
-    /// Another column the step needs (the `event_id` of an event).
-    extra: Value,
-}
-
-/// The candidates `sql` selects (`rowid, time, session, extra` after a
-/// `(time, rowid)` cursor). The cursor is written `time >= ?2 AND (time >
-/// ?2 OR rowid > ?3)` rather than as a row value, which SQLite does not
-/// seek with on an expression index: so every batch starts in the index
-/// where the last one stopped.
-fn candidates(
+/// The rows `sql` selects (`rowid, time, session, event_id` after a
+/// `(time, rowid)` cursor, which it moves past them). The cursor is written
+/// `time >= ?2 AND (time > ?2 OR rowid > ?3)` rather than as a row value,
+/// which SQLite does not seek with on an expression index: so every batch
+/// starts in the index where the last one stopped.
+fn select_after(
     conn: &Connection,
     sql: &str,
     cutoff_ms: i64,
-    after: &Cursor,
+    cursor: &mut Option<Cursor>,
     size: usize,
 ) -> rusqlite::Result<Vec<Candidate>> {
+    let after = cursor.get_or_insert_with(first).clone();
     let mut statement = conn.prepare_cached(sql)?;
     let rows = statement.query_map(params![cutoff_ms, after.0, after.1, limit(size)], |row| {
-        Ok(Candidate {
-            rowid: row.get(0)?,
-            time: row.get(1)?,
-            time_ms: millis(row.get_ref(1)?),
-            session: text(row.get_ref(2)?),
-            extra: row.get(3)?,
-        })
+        let rowid: i64 = row.get(0)?;
+        let time: Value = row.get(1)?;
+        Ok((
+            (time.clone(), rowid),
+            Candidate {
+                key: vec![Value::Integer(rowid)],
+                time_ms: millis(ValueRef::from(&time)),
+                session: text(row.get_ref(2)?),
+                event_id: Some(row.get(3)?),
+            },
+        ))
     })?;
-    rows.collect()
+    let mut selected = Vec::new();
+    for row in rows {
+        let (at, candidate) = row?;
+        *cursor = Some(at);
+        selected.push(candidate);
+    }
+    Ok(selected)
+}
+
+/// Runs `sql` with the candidate's key; rows deleted.
+fn delete(conn: &Connection, sql: &str, row: &Candidate) -> rusqlite::Result<u64> {
+    let deleted = conn
+        .prepare_cached(sql)?
+        .execute(rusqlite::params_from_iter(&row.key))?;
+    Ok(deleted as u64)
 }
 
 /// Events by when they were received, each with its outcome rows.
@@ -465,40 +550,41 @@ struct EventsStep {
 }
 
 impl Step for EventsStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let after = self.after.get_or_insert_with(first).clone();
-        let rows = candidates(
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        select_after(
             conn,
             "SELECT rowid, received_ms, session_id, event_id FROM events
              WHERE received_ms < ?1 AND received_ms >= ?2 AND (received_ms > ?2 OR rowid > ?3)
              ORDER BY received_ms, rowid LIMIT ?4",
             rules.cutoff_ms,
-            &after,
+            &mut self.after,
             size,
-        )?;
-        let mut kept = 0;
-        let mut delete = conn.prepare_cached("DELETE FROM events WHERE rowid = ?1")?;
-        let mut outcomes = conn.prepare_cached("DELETE FROM event_outcomes WHERE event_id = ?1")?;
-        for row in &rows {
-            self.after = Some((row.time.clone(), row.rowid));
-            if rules.removes(row.time_ms, row.session.as_deref(), held) {
-                removed.add(Table::Events, delete.execute([row.rowid])? as u64);
-                removed.add(Table::EventOutcomes, outcomes.execute([&row.extra])? as u64);
-            } else {
-                kept += 1;
-            }
+        )
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let events = delete(conn, "DELETE FROM events WHERE rowid = ?1", row)?;
+        removed.add(Table::Events, events);
+        if events > 0
+            && let Some(event_id) = &row.event_id
+        {
+            let outcomes = conn
+                .prepare_cached("DELETE FROM event_outcomes WHERE event_id = ?1")?
+                .execute([event_id])?;
+            removed.add(Table::EventOutcomes, outcomes as u64);
         }
-        Ok(Batch {
-            kept,
-            done: rows.len() < size,
-        })
+        Ok(())
     }
 }
 
@@ -509,33 +595,37 @@ struct UnfiledStep {
 }
 
 impl Step for UnfiledStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        _held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let after = self.after.get_or_insert_with(first).clone();
-        let rows = candidates(
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        select_after(
             conn,
             "SELECT id, received_ms, session_id, NULL FROM unfiled_events
              WHERE received_ms < ?1 AND received_ms >= ?2 AND (received_ms > ?2 OR id > ?3)
              ORDER BY received_ms, id LIMIT ?4",
             rules.cutoff_ms,
-            &after,
+            &mut self.after,
             size,
-        )?;
-        let mut delete = conn.prepare_cached("DELETE FROM unfiled_events WHERE id = ?1")?;
-        for row in &rows {
-            self.after = Some((row.time.clone(), row.rowid));
-            removed.add(Table::UnfiledEvents, delete.execute([row.rowid])? as u64);
-        }
-        Ok(Batch {
-            kept: 0,
-            done: rows.len() < size,
-        })
+        )
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let rows = delete(conn, "DELETE FROM unfiled_events WHERE id = ?1", row)?;
+        removed.add(Table::UnfiledEvents, rows);
+        Ok(())
+    }
+
+    fn holds(&self) -> bool {
+        false
     }
 }
 
@@ -546,38 +636,33 @@ struct DeliveriesStep {
 }
 
 impl Step for DeliveriesStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let after = self.after.get_or_insert_with(first).clone();
-        let rows = candidates(
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        select_after(
             conn,
             "SELECT rowid, created_ms, session_id, NULL FROM deliveries
              WHERE created_ms < ?1 AND created_ms >= ?2 AND (created_ms > ?2 OR rowid > ?3)
              ORDER BY created_ms, rowid LIMIT ?4",
             rules.cutoff_ms,
-            &after,
+            &mut self.after,
             size,
-        )?;
-        let mut kept = 0;
-        let mut delete = conn.prepare_cached("DELETE FROM deliveries WHERE rowid = ?1")?;
-        for row in &rows {
-            self.after = Some((row.time.clone(), row.rowid));
-            if rules.removes(row.time_ms, row.session.as_deref(), held) {
-                removed.add(Table::Deliveries, delete.execute([row.rowid])? as u64);
-            } else {
-                kept += 1;
-            }
-        }
-        Ok(Batch {
-            kept,
-            done: rows.len() < size,
-        })
+        )
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let rows = delete(conn, "DELETE FROM deliveries WHERE rowid = ?1", row)?;
+        removed.add(Table::Deliveries, rows);
+        Ok(())
     }
 }
 
@@ -589,14 +674,12 @@ struct UnobservedOutcomesStep {
 }
 
 impl Step for UnobservedOutcomesStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
+    ) -> rusqlite::Result<Vec<Candidate>> {
         let after = self
             .after
             .get_or_insert_with(|| {
@@ -613,32 +696,46 @@ impl Step for UnobservedOutcomesStep {
                AND (occurred_ms, subscription_id, event_key) > (?2, ?3, ?4)
              ORDER BY occurred_ms, subscription_id, event_key LIMIT ?5",
         )?;
-        let rows: Vec<(Value, Value, Option<String>, Value)> = statement
-            .query_map(
-                params![rules.cutoff_ms, after.0, after.1, after.2, limit(size)],
-                |row| Ok((row.get(0)?, row.get(1)?, text(row.get_ref(2)?), row.get(3)?)),
-            )?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut kept = 0;
-        let mut delete = conn.prepare_cached(
-            "DELETE FROM event_outcomes WHERE subscription_id = ?1 AND event_key = ?2",
+        let rows = statement.query_map(
+            params![rules.cutoff_ms, after.0, after.1, after.2, limit(size)],
+            |row| {
+                let (subscription, key): (Value, Value) = (row.get(0)?, row.get(1)?);
+                let occurred: Value = row.get(3)?;
+                Ok((
+                    (occurred.clone(), subscription.clone(), key.clone()),
+                    Candidate {
+                        key: vec![subscription, key],
+                        time_ms: millis(ValueRef::from(&occurred)),
+                        session: text(row.get_ref(2)?),
+                        event_id: None,
+                    },
+                ))
+            },
         )?;
-        for (subscription, key, session, occurred) in &rows {
-            self.after = Some((occurred.clone(), subscription.clone(), key.clone()));
-            let occurred_ms = millis(ValueRef::from(occurred));
-            if rules.removes(occurred_ms, session.as_deref(), held) {
-                removed.add(
-                    Table::EventOutcomes,
-                    delete.execute(params![subscription, key])? as u64,
-                );
-            } else {
-                kept += 1;
-            }
+        let mut selected = Vec::new();
+        for row in rows {
+            let (at, candidate) = row?;
+            self.after = Some(at);
+            selected.push(candidate);
         }
-        Ok(Batch {
-            kept,
-            done: rows.len() < size,
-        })
+        Ok(selected)
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let rows = delete(
+            conn,
+            "DELETE FROM event_outcomes
+             WHERE subscription_id = ?1 AND event_key = ?2 AND event_id IS NULL",
+            row,
+        )?;
+        removed.add(Table::EventOutcomes, rows);
+        Ok(())
     }
 }
 
@@ -649,37 +746,47 @@ struct RecoveriesStep {
 }
 
 impl Step for RecoveriesStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
+    ) -> rusqlite::Result<Vec<Candidate>> {
         let mut statement = conn.prepare_cached(
             "SELECT id, started_ms, session_id FROM recoveries
              WHERE id > ?1 AND started_ms < ?2 ORDER BY id LIMIT ?3",
         )?;
-        let rows: Vec<(i64, i64, Option<String>)> = statement
-            .query_map(params![self.after, rules.cutoff_ms, limit(size)], |row| {
-                Ok((row.get(0)?, millis(row.get_ref(1)?), text(row.get_ref(2)?)))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut kept = 0;
-        let mut delete = conn.prepare_cached("DELETE FROM recoveries WHERE id = ?1")?;
-        for (id, started_ms, session) in &rows {
-            self.after = *id;
-            if rules.removes(*started_ms, session.as_deref(), held) {
-                removed.add(Table::Recoveries, delete.execute([id])? as u64);
-            } else {
-                kept += 1;
+        let rows =
+            statement.query_map(params![self.after, rules.cutoff_ms, limit(size)], |row| {
+                let id: i64 = row.get(0)?;
+                Ok(Candidate {
+                    key: vec![Value::Integer(id)],
+                    time_ms: millis(row.get_ref(1)?),
+                    session: text(row.get_ref(2)?),
+                    event_id: None,
+                })
+            })?;
+        let mut selected = Vec::new();
+        for row in rows {
+            let candidate = row?;
+            if let Some(Value::Integer(id)) = candidate.key.first() {
+                self.after = *id;
             }
+            selected.push(candidate);
         }
-        Ok(Batch {
-            kept,
-            done: rows.len() < size,
-        })
+        Ok(selected)
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let rows = delete(conn, "DELETE FROM recoveries WHERE id = ?1", row)?;
+        removed.add(Table::Recoveries, rows);
+        Ok(())
     }
 }
 
@@ -690,33 +797,37 @@ struct ChangesStep {
 }
 
 impl Step for ChangesStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        _held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let after = self.after.get_or_insert_with(first).clone();
-        let rows = candidates(
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        select_after(
             conn,
             "SELECT id, at_ms, NULL, NULL FROM changes
              WHERE at_ms < ?1 AND at_ms >= ?2 AND (at_ms > ?2 OR id > ?3)
              ORDER BY at_ms, id LIMIT ?4",
             rules.cutoff_ms,
-            &after,
+            &mut self.after,
             size,
-        )?;
-        let mut delete = conn.prepare_cached("DELETE FROM changes WHERE id = ?1")?;
-        for row in &rows {
-            self.after = Some((row.time.clone(), row.rowid));
-            removed.add(Table::Changes, delete.execute([row.rowid])? as u64);
-        }
-        Ok(Batch {
-            kept: 0,
-            done: rows.len() < size,
-        })
+        )
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let rows = delete(conn, "DELETE FROM changes WHERE id = ?1", row)?;
+        removed.add(Table::Changes, rows);
+        Ok(())
+    }
+
+    fn holds(&self) -> bool {
+        false
     }
 }
 
@@ -728,42 +839,63 @@ struct IncidentsStep {
     after: i64,
 }
 
+/// Whether an incident (`rowid ?1`) goes at cutoff `?2`, hold limit `?3`.
+const INCIDENT_GOES: &str =
+    "max(last_seen_ms, coalesce(resolved_ms, 0), coalesce(acknowledged_ms, 0))
+         < CASE WHEN resolved_ms IS NULL THEN ?3 ELSE ?2 END";
+
 impl Step for IncidentsStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        _held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let mut statement = conn.prepare_cached(
-            "SELECT rowid FROM incidents
-             WHERE rowid > ?1
-               AND max(last_seen_ms, coalesce(resolved_ms, 0), coalesce(acknowledged_ms, 0))
-                   < CASE WHEN resolved_ms IS NULL THEN ?3 ELSE ?2 END
-             ORDER BY rowid LIMIT ?4",
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        let mut statement = conn.prepare_cached(&format!(
+            "SELECT rowid FROM incidents WHERE rowid > ?1 AND {INCIDENT_GOES}
+             ORDER BY rowid LIMIT ?4"
+        ))?;
+        let rows = statement.query_map(
+            params![
+                self.after,
+                rules.cutoff_ms,
+                rules.hold_limit_ms,
+                limit(size)
+            ],
+            |row| row.get::<_, i64>(0),
         )?;
-        let rows: Vec<i64> = statement
-            .query_map(
-                params![
-                    self.after,
-                    rules.cutoff_ms,
-                    rules.hold_limit_ms,
-                    limit(size)
-                ],
-                |row| row.get(0),
-            )?
-            .collect::<rusqlite::Result<_>>()?;
-        let mut delete = conn.prepare_cached("DELETE FROM incidents WHERE rowid = ?1")?;
-        for rowid in &rows {
-            self.after = *rowid;
-            removed.add(Table::Incidents, delete.execute([rowid])? as u64);
+        let mut selected = Vec::new();
+        for rowid in rows {
+            let rowid = rowid?;
+            self.after = rowid;
+            selected.push(Candidate {
+                key: vec![Value::Integer(rowid)],
+                time_ms: i64::MIN,
+                session: None,
+                event_id: None,
+            });
         }
-        Ok(Batch {
-            kept: 0,
-            done: rows.len() < size,
-        })
+        Ok(selected)
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let rows = conn
+            .prepare_cached(&format!(
+                "DELETE FROM incidents WHERE rowid = ?1 AND {INCIDENT_GOES}"
+            ))?
+            .execute(params![row.key[0], rules.cutoff_ms, rules.hold_limit_ms])?;
+        removed.add(Table::Incidents, rows as u64);
+        Ok(())
+    }
+
+    fn holds(&self) -> bool {
+        false
     }
 }
 
@@ -774,48 +906,49 @@ struct SessionsStep {
 }
 
 impl Step for SessionsStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let after = self.after.get_or_insert_with(first).clone();
-        let rows = candidates(
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        select_after(
             conn,
-            "SELECT rowid, coalesce(last_event_ms, first_seen_ms), session_id, session_id
+            "SELECT rowid, coalesce(last_event_ms, first_seen_ms), session_id, NULL
              FROM sessions
              WHERE coalesce(last_event_ms, first_seen_ms) < ?1
                AND coalesce(last_event_ms, first_seen_ms) >= ?2
                AND (coalesce(last_event_ms, first_seen_ms) > ?2 OR rowid > ?3)
              ORDER BY coalesce(last_event_ms, first_seen_ms), rowid LIMIT ?4",
             rules.cutoff_ms,
-            &after,
+            &mut self.after,
             size,
-        )?;
-        let mut left = conn.prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM events WHERE session_id = ?1)
-                 OR EXISTS (SELECT 1 FROM deliveries WHERE session_id = ?1)
-                 OR EXISTS (SELECT 1 FROM event_outcomes WHERE session_id = ?1)
-                 OR EXISTS (SELECT 1 FROM recoveries WHERE session_id = ?1)",
-        )?;
-        let mut delete = conn.prepare_cached("DELETE FROM sessions WHERE rowid = ?1")?;
-        let mut kept = 0;
-        for row in &rows {
-            self.after = Some((row.time.clone(), row.rowid));
-            let removes = rules.removes(row.time_ms, row.session.as_deref(), held);
-            if removes && !left.query_row([&row.extra], |found| found.get::<_, bool>(0))? {
-                removed.add(Table::Sessions, delete.execute([row.rowid])? as u64);
-            } else if !removes {
-                kept += 1;
-            }
-        }
-        Ok(Batch {
-            kept,
-            done: rows.len() < size,
-        })
+        )
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        // Checked again under the lock: an event may have come since.
+        let rows = conn
+            .prepare_cached(
+                "DELETE FROM sessions
+                 WHERE rowid = ?1 AND coalesce(last_event_ms, first_seen_ms) < ?2
+                   AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = sessions.session_id)
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d
+                                   WHERE d.session_id = sessions.session_id)
+                   AND NOT EXISTS (SELECT 1 FROM event_outcomes o
+                                   WHERE o.session_id = sessions.session_id)
+                   AND NOT EXISTS (SELECT 1 FROM recoveries r
+                                   WHERE r.session_id = sessions.session_id)",
+            )?
+            .execute(params![row.key[0], rules.cutoff_ms])?;
+        removed.add(Table::Sessions, rows as u64);
+        Ok(())
     }
 }
 
@@ -825,11 +958,8 @@ struct CountsTable {
     table: Table,
     unit: &'static str,
     unit_ms: i64,
-    key: &'static str,
+    key: [&'static str; 5],
 }
-
-const DELIVERY_KEY: &str = "subscription_id, status, http_status_code, error_class";
-const EVENT_KEY: &str = "subscription_id, state, event, http_status_code, error_class";
 
 const COUNTS_TABLES: [CountsTable; 4] = [
     CountsTable {
@@ -858,6 +988,31 @@ const COUNTS_TABLES: [CountsTable; 4] = [
     },
 ];
 
+/// The key of a count row after its time unit (an unused slot is empty).
+const DELIVERY_KEY: [&str; 5] = [
+    "subscription_id",
+    "status",
+    "http_status_code",
+    "error_class",
+    "",
+];
+const EVENT_KEY: [&str; 5] = [
+    "subscription_id",
+    "state",
+    "event",
+    "http_status_code",
+    "error_class",
+];
+
+impl CountsTable {
+    /// `minute, subscription_id, …`.
+    fn columns(&self) -> Vec<&'static str> {
+        std::iter::once(self.unit)
+            .chain(self.key.iter().copied().filter(|column| !column.is_empty()))
+            .collect()
+    }
+}
+
 /// Count rows of whole minutes or hours before the cutoff that nothing
 /// counts any more (the triggers took their rows' counts back down to
 /// zero), with the example session id they name.
@@ -866,34 +1021,60 @@ struct ZeroCountsStep {
 }
 
 impl Step for ZeroCountsStep {
-    fn batch(
+    fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
-        _held: &HashSet<String>,
         size: usize,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<Batch> {
-        let CountsTable {
-            table,
-            unit,
-            unit_ms,
-            key,
-        } = self.counts;
-        let name = table.as_str();
+    ) -> rusqlite::Result<Vec<Candidate>> {
+        let columns = self.counts.columns();
         let sql = format!(
-            "DELETE FROM {name} WHERE ({unit}, {key}) IN
-                 (SELECT {unit}, {key} FROM {name} WHERE {unit} < ?1 AND count <= 0 LIMIT ?2)"
+            "SELECT {} FROM {} WHERE {} < ?1 AND count <= 0 LIMIT ?2",
+            columns.join(", "),
+            self.counts.table.as_str(),
+            self.counts.unit
         );
-        let first_kept = rules.cutoff_ms.div_euclid(unit_ms);
-        let deleted = conn
-            .prepare_cached(&sql)?
-            .execute(params![first_kept, limit(size)])?;
-        removed.add(table, deleted as u64);
-        Ok(Batch {
-            kept: 0,
-            done: deleted < size,
-        })
+        let first_kept = rules.cutoff_ms.div_euclid(self.counts.unit_ms);
+        let mut statement = conn.prepare_cached(&sql)?;
+        let rows = statement.query_map(params![first_kept, limit(size)], |row| {
+            let key = (0..columns.len())
+                .map(|index| row.get::<_, Value>(index))
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(Candidate {
+                key,
+                time_ms: i64::MIN,
+                session: None,
+                event_id: None,
+            })
+        })?;
+        rows.collect()
+    }
+
+    fn remove(
+        &self,
+        conn: &Connection,
+        row: &Candidate,
+        _rules: &Rules,
+        removed: &mut Removed,
+    ) -> rusqlite::Result<()> {
+        let matches: Vec<String> = self
+            .counts
+            .columns()
+            .iter()
+            .enumerate()
+            .map(|(index, column)| format!("{column} = ?{}", index + 1))
+            .collect();
+        let sql = format!(
+            "DELETE FROM {} WHERE {} AND count <= 0",
+            self.counts.table.as_str(),
+            matches.join(" AND ")
+        );
+        removed.add(self.counts.table, delete(conn, &sql, row)?);
+        Ok(())
+    }
+
+    fn holds(&self) -> bool {
+        false
     }
 }
 
