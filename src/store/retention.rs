@@ -365,13 +365,17 @@ fn run_steps(
                 let hold = locked.elapsed();
                 report.batches += 1;
                 report.longest_hold = report.longest_hold.max(hold);
-                let pause = Instant::now();
+                // A checkpoint that takes long is a disk behind with its
+                // writes (the observer's among them): wait as long again
+                // before adding more.
+                let mut backlog = Duration::ZERO;
                 if report.batches.is_multiple_of(CHECKPOINT_EVERY) {
+                    let started = Instant::now();
                     checkpoint(&store.conn);
+                    backlog = started.elapsed();
                 }
                 size = next_size(size, hold);
-                let rest = (hold * PAUSE_PER_HOLD).max(LEAST_PAUSE);
-                std::thread::sleep(rest.saturating_sub(pause.elapsed()));
+                std::thread::sleep((hold * PAUSE_PER_HOLD).max(LEAST_PAUSE) + backlog);
                 progress(&report.removed);
             }
             if done {
