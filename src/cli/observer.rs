@@ -557,7 +557,8 @@ fn summary_text(summary: &Summary, listen_from: ListenFrom, masked: Option<&str>
     text.push_str(&format!(
         "\nRun the observer ({where_from}):\n  {}\n\
          Add --sweep (it needs the API key) to keep the store fresh with no console open,\n\
-         and --metrics-listen 127.0.0.1:9464 for /healthz and /metrics (docs/observer.md).\n\n\
+         --metrics-listen 127.0.0.1:9464 for /healthz and /metrics, and --retention 30d to\n\
+         prune what it holds about callers after 30 days (docs/observer.md).\n\n\
          Or as a systemd service:\n{}",
         summary.listen_command, summary.systemd_unit
     ));
