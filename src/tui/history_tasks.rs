@@ -372,12 +372,24 @@ pub async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: 
 pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, detail: String) {
     let change =
         crate::store::changes::Change::now(incidents::operator(), subscription_id, action, detail);
-    let result = with_store(path, move |store| {
-        crate::store::changes::record(store, &change).map_err(|error| error.to_string())
-    })
-    .await;
-    if let Err(failure) = result {
-        tracing::warn!(error = %failure.message, "the change was not recorded");
+    // The audit trail is worth a second try: two changes made at once can
+    // meet a store that one of them is still creating.
+    for attempt in 1..=2 {
+        let change = change.clone();
+        let result = with_store(path.clone(), move |store| {
+            crate::store::changes::record(store, &change).map_err(|error| error.to_string())
+        })
+        .await;
+        match result {
+            Ok(()) => return,
+            Err(failure) if attempt == 1 => {
+                tracing::debug!(error = %failure.message, "recording the change again");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(failure) => {
+                tracing::warn!(error = %failure.message, "the change was not recorded");
+            }
+        }
     }
 }
 
