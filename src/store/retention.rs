@@ -287,11 +287,11 @@ pub fn prune(
     };
     let mut steps: Vec<Box<dyn Step>> = vec![
         Box::new(EventsStep::default()),
-        Box::new(UnfiledStep::default()),
-        Box::new(DeliveriesStep::default()),
+        Box::new(PlainStep::unfiled()),
+        Box::new(PlainStep::deliveries()),
         Box::new(UnobservedOutcomesStep::default()),
         Box::new(RecoveriesStep::default()),
-        Box::new(ChangesStep::default()),
+        Box::new(PlainStep::changes()),
         Box::new(IncidentsStep::default()),
         Box::new(SessionsStep::default()),
     ];
@@ -592,28 +592,67 @@ impl Step for EventsStep {
     }
 }
 
-/// Deliveries `events` could not file, by when they were received.
-#[derive(Default)]
-struct UnfiledStep {
+/// A table whose old rows simply go: read after a `(time, rowid)` cursor
+/// by `select` ([`select_after`]'s shape) and removed by `delete` with
+/// the rowid, counted as `table`.
+struct PlainStep {
+    select: &'static str,
+    delete: &'static str,
+    table: Table,
+    /// Whether a held session keeps these rows (see [`Rules`]).
+    held: bool,
     after: Option<Cursor>,
 }
 
-impl Step for UnfiledStep {
+impl PlainStep {
+    /// Deliveries `events` could not file, by when they were received.
+    fn unfiled() -> PlainStep {
+        PlainStep {
+            select: "SELECT id, received_ms, session_id, NULL FROM unfiled_events
+                 WHERE received_ms < ?1 AND received_ms >= ?2 AND (received_ms > ?2 OR id > ?3)
+                 ORDER BY received_ms, id LIMIT ?4",
+            delete: "DELETE FROM unfiled_events WHERE id = ?1",
+            table: Table::UnfiledEvents,
+            held: false,
+            after: None,
+        }
+    }
+
+    /// Delivery attempts, by when they were made.
+    fn deliveries() -> PlainStep {
+        PlainStep {
+            select: "SELECT rowid, created_ms, session_id, NULL FROM deliveries
+                 WHERE created_ms < ?1 AND created_ms >= ?2 AND (created_ms > ?2 OR rowid > ?3)
+                 ORDER BY created_ms, rowid LIMIT ?4",
+            delete: "DELETE FROM deliveries WHERE rowid = ?1",
+            table: Table::Deliveries,
+            held: true,
+            after: None,
+        }
+    }
+
+    /// The log of what earshot changed on the platform, by when.
+    fn changes() -> PlainStep {
+        PlainStep {
+            select: "SELECT id, at_ms, NULL, NULL FROM changes
+                 WHERE at_ms < ?1 AND at_ms >= ?2 AND (at_ms > ?2 OR id > ?3)
+                 ORDER BY at_ms, id LIMIT ?4",
+            delete: "DELETE FROM changes WHERE id = ?1",
+            table: Table::Changes,
+            held: false,
+            after: None,
+        }
+    }
+}
+
+impl Step for PlainStep {
     fn select(
         &mut self,
         conn: &Connection,
         rules: &Rules,
         size: usize,
     ) -> rusqlite::Result<Vec<Candidate>> {
-        select_after(
-            conn,
-            "SELECT id, received_ms, session_id, NULL FROM unfiled_events
-             WHERE received_ms < ?1 AND received_ms >= ?2 AND (received_ms > ?2 OR id > ?3)
-             ORDER BY received_ms, id LIMIT ?4",
-            rules.cutoff_ms,
-            &mut self.after,
-            size,
-        )
+        select_after(conn, self.select, rules.cutoff_ms, &mut self.after, size)
     }
 
     fn remove(
@@ -623,50 +662,13 @@ impl Step for UnfiledStep {
         _rules: &Rules,
         removed: &mut Removed,
     ) -> rusqlite::Result<()> {
-        let rows = delete(conn, "DELETE FROM unfiled_events WHERE id = ?1", row)?;
-        removed.add(Table::UnfiledEvents, rows);
+        let rows = delete(conn, self.delete, row)?;
+        removed.add(self.table, rows);
         Ok(())
     }
 
     fn holds(&self) -> bool {
-        false
-    }
-}
-
-/// Delivery attempts, by when they were made.
-#[derive(Default)]
-struct DeliveriesStep {
-    after: Option<Cursor>,
-}
-
-impl Step for DeliveriesStep {
-    fn select(
-        &mut self,
-        conn: &Connection,
-        rules: &Rules,
-        size: usize,
-    ) -> rusqlite::Result<Vec<Candidate>> {
-        select_after(
-            conn,
-            "SELECT rowid, created_ms, session_id, NULL FROM deliveries
-             WHERE created_ms < ?1 AND created_ms >= ?2 AND (created_ms > ?2 OR rowid > ?3)
-             ORDER BY created_ms, rowid LIMIT ?4",
-            rules.cutoff_ms,
-            &mut self.after,
-            size,
-        )
-    }
-
-    fn remove(
-        &self,
-        conn: &Connection,
-        row: &Candidate,
-        _rules: &Rules,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<()> {
-        let rows = delete(conn, "DELETE FROM deliveries WHERE rowid = ?1", row)?;
-        removed.add(Table::Deliveries, rows);
-        Ok(())
+        self.held
     }
 }
 
@@ -791,47 +793,6 @@ impl Step for RecoveriesStep {
         let rows = delete(conn, "DELETE FROM recoveries WHERE id = ?1", row)?;
         removed.add(Table::Recoveries, rows);
         Ok(())
-    }
-}
-
-/// The log of what earshot changed on the platform, by when.
-#[derive(Default)]
-struct ChangesStep {
-    after: Option<Cursor>,
-}
-
-impl Step for ChangesStep {
-    fn select(
-        &mut self,
-        conn: &Connection,
-        rules: &Rules,
-        size: usize,
-    ) -> rusqlite::Result<Vec<Candidate>> {
-        select_after(
-            conn,
-            "SELECT id, at_ms, NULL, NULL FROM changes
-             WHERE at_ms < ?1 AND at_ms >= ?2 AND (at_ms > ?2 OR id > ?3)
-             ORDER BY at_ms, id LIMIT ?4",
-            rules.cutoff_ms,
-            &mut self.after,
-            size,
-        )
-    }
-
-    fn remove(
-        &self,
-        conn: &Connection,
-        row: &Candidate,
-        _rules: &Rules,
-        removed: &mut Removed,
-    ) -> rusqlite::Result<()> {
-        let rows = delete(conn, "DELETE FROM changes WHERE id = ?1", row)?;
-        removed.add(Table::Changes, rows);
-        Ok(())
-    }
-
-    fn holds(&self) -> bool {
-        false
     }
 }
 
