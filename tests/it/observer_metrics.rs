@@ -11,7 +11,7 @@
 //! example alert rules (docs/alerts.yml) pass `promtool check rules` and
 //! their unit tests (tests/it/data/alerts_test.yml).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -54,25 +54,8 @@ impl Observer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("earshot listen starts");
-        let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
-        let mut first = String::new();
-        stdout.read_line(&mut first).expect("the first line");
-        // A closed stdout ends `listen`: keep reading.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("a URL first, not {first:?}"))
-            .to_owned();
+        let lines = crate::common::cli::stderr_lines(&mut child);
+        let url = crate::common::cli::listening_url(&mut child);
         let mut said = Vec::new();
         let monitor = loop {
             let line = lines

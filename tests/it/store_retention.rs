@@ -7,7 +7,6 @@
 //! acknowledged while it ran. Bad periods exit 2.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -153,24 +152,8 @@ impl Listening {
             .stderr(Stdio::piped())
             .spawn()
             .expect("earshot listen starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut first = String::new();
-        stdout.read_line(&mut first).expect("the first line");
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("a URL, not {first:?}"))
-            .to_owned();
-        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let (sender, lines) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let url = crate::common::cli::listening_url(&mut child);
+        let lines = crate::common::cli::stderr_lines(&mut child);
         Listening {
             child,
             url,
