@@ -33,12 +33,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
-use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot::tui::action::{Action, DeliveriesResult, Effect};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::panes::deliveries::DeliveriesPane;
 use earshot::tui::theme::Theme;
 use earshot::tui::view;
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};

@@ -17,12 +17,12 @@
 
 use std::time::{Duration, Instant};
 
-use earshot::history::event_list::{EventRow, SubscriptionOutcome};
-use earshot::store::outcomes::EventState;
 use earshot::tui::action::{Action, Effect, EventsResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::theme::Theme;
 use earshot::tui::view;
+use earshot_core::history::event_list::{EventRow, SubscriptionOutcome};
+use earshot_core::store::outcomes::EventState;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};

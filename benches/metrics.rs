@@ -18,12 +18,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::routing::get;
-use earshot::api::types::agents::Subscription;
-use earshot::observer::endpoints::{self, MonitorServer, Monitored};
-use earshot::observer::health::StoreHealth;
-use earshot::observer::metrics::{Covered, Format, Metrics};
-use earshot::store::outcomes::EventState;
-use earshot::store::{Store, deliveries, totals};
+use earshot_core::api::types::agents::Subscription;
+use earshot_core::observer::endpoints::{self, MonitorServer, Monitored};
+use earshot_core::observer::health::StoreHealth;
+use earshot_core::observer::metrics::{Covered, Format, Metrics};
+use earshot_core::store::outcomes::EventState;
+use earshot_core::store::{Store, deliveries, totals};
 
 const SUBSCRIPTIONS: usize = 1_000;
 const EVENTS_EACH: usize = 20;

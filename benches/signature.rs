@@ -25,7 +25,7 @@ use std::io::Write;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use earshot::signature::{
+use earshot_core::signature::{
     Candidate, DEFAULT_TOLERANCE_SECS, KeyedSecret, Verifier, parse_digest_hex, sign, verify,
 };
 

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use earshot::api::types::agents::{DeliveryStatus, EventKind, NewSubscription};
-use earshot::redact::SecretString;
+use earshot_core::api::types::agents::{DeliveryStatus, EventKind, NewSubscription};
+use earshot_core::redact::SecretString;
 
 const KEY: &str = "bench_key_0123456789";
 const SECRET: &str = "whsec_bench_secret_0123456789abcdefghij";

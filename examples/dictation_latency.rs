@@ -28,11 +28,11 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use earshot::api::dictation::{AudioSource, DictationRequest};
-use earshot::api::types::dictation::{AudioFormat, Dictation, DictationConfig};
-use earshot::api::{Client, Endpoints};
-use earshot::emulator::{DictationTiming, Emulator, EmulatorConfig};
-use earshot::redact::SecretString;
+use earshot_core::api::dictation::{AudioSource, DictationRequest};
+use earshot_core::api::types::dictation::{AudioFormat, Dictation, DictationConfig};
+use earshot_core::api::{Client, Endpoints};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{DictationTiming, Emulator, EmulatorConfig};
 use tokio::io::AsyncWriteExt;
 
 const KEY: &str = "bench_key_0123456789";
@@ -198,7 +198,7 @@ async fn buffered(
 /// 16 kHz mono 16-bit silence.
 fn wav(seconds: u32) -> Vec<u8> {
     let data = vec![0u8; RATE as usize * 2 * seconds as usize];
-    earshot::wav::encode_pcm16(RATE, 1, &data, None)
+    earshot_core::wav::encode_pcm16(RATE, 1, &data, None)
 }
 
 /// Runs `earshot dictate` and samples its `VmHWM` until it exits.

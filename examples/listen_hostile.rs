@@ -122,7 +122,7 @@ async fn watch(requests: usize) -> Result<(), Error> {
     std::fs::write(&audio, support::silent_wav(3600))?;
     let upload = client.upload_file(&audio, |_| {}).await?;
     let job = client
-        .create_transcript(&earshot::api::types::prerecorded::NewTranscript {
+        .create_transcript(&earshot_core::api::types::prerecorded::NewTranscript {
             audio_url: upload.upload_url,
             ..Default::default()
         })
@@ -337,7 +337,7 @@ async fn timed_signed_post(url: &str) -> String {
     )
     .into_bytes();
     let signature =
-        earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+        earshot_core::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
     let sent = Instant::now();
     let answer = tokio::time::timeout(
         Duration::from_secs(60),

@@ -171,7 +171,7 @@ fn during(k: u64) -> usize {
 // The store
 
 fn seed(db: &Path, units: i64) -> Result<(), BoxError> {
-    drop(earshot::store::Store::open(db)?);
+    drop(earshot_core::store::Store::open(db)?);
     let conn = Connection::open(db)?;
     conn.pragma_update(None, "synchronous", "OFF")?;
     let newest = Utc::now().timestamp_millis() - 31 * DAY_MS;
@@ -461,7 +461,7 @@ async fn send(http: &reqwest::Client, url: &str, n: u64) -> (String, bool) {
         now.to_rfc3339(),
         now.to_rfc3339(),
     );
-    let header = earshot::signature::sign(SECRET.as_bytes(), now.timestamp(), body.as_bytes());
+    let header = earshot_core::signature::sign(SECRET.as_bytes(), now.timestamp(), body.as_bytes());
     let answer = http
         .post(url)
         .header("content-type", "application/json")

@@ -19,10 +19,10 @@ use std::time::Duration;
 mod support;
 
 use chrono::{DateTime, Utc};
-use earshot::api::types::prerecorded::NewTranscript;
-use earshot::api::{Client, Endpoints};
-use earshot::emulator::{Emulator, EmulatorConfig};
-use earshot::redact::SecretString;
+use earshot_core::api::types::prerecorded::NewTranscript;
+use earshot_core::api::{Client, Endpoints};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{Emulator, EmulatorConfig};
 
 const KEY: &str = "bench_key_0123456789";
 const TOKEN: &str = "push-lag-token-0123456789";
@@ -37,7 +37,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.allow_private_urls = true;
     let emulator = Emulator::start("127.0.0.1:0".parse()?, config).await?;
     let client = Client::new(Endpoints::all_at(&emulator.url()), SecretString::new(KEY))?
-        .with_url_policy(earshot::api::validate::UrlPolicy::AnyHttp);
+        .with_url_policy(earshot_core::api::validate::UrlPolicy::AnyHttp);
     let http = reqwest::Client::builder().no_proxy().build()?;
     let dir = std::env::temp_dir().join(format!("earshot-push-lag-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;

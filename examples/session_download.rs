@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use earshot::emulator::{Emulator, EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::redact::SecretString;
+use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
 const KEY: &str = "bench_key_0123456789";
 

@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use earshot::api::types::prerecorded::NewTranscript;
-use earshot::api::{Client, Endpoints};
-use earshot::emulator::{Emulator, EmulatorConfig};
-use earshot::redact::SecretString;
+use earshot_core::api::types::prerecorded::NewTranscript;
+use earshot_core::api::{Client, Endpoints};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{Emulator, EmulatorConfig};
 
 const KEY: &str = "bench_key_0123456789";
 

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::rss::peak_mib_of_self;
 use common::{API_KEY, wav};
-use earshot::api::dictation::{AudioSource, DictationRequest};
-use earshot::emulator::{EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::api::dictation::{AudioSource, DictationRequest};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{EmulatorConfig, TimeScale};
 
 /// `ICMT` text taken at most (docs/decisions.md, dictation).
 const COMMENT_MAX: usize = 64 * 1024;

@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use common::rss::peak_mib_of_self;
 use common::{SECRET, eventually, start_at, wav};
-use earshot::api::types::prerecorded::NewTranscript;
-use earshot::receiver::check::{self, CheckConfig};
-use earshot::redact::SecretString;
+use earshot_core::api::types::prerecorded::NewTranscript;
+use earshot_core::receiver::check::{self, CheckConfig};
+use earshot_core::redact::SecretString;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -12,7 +12,7 @@
 //! first minute. Every request takes a round trip of 50–150 ms (uniform):
 //! the platform answers from the job's state at the middle of it. Limits
 //! (spec part 8 E), over sliding windows, counting only the requests a limit
-//! lets through (as the emulator does, `src/emulator/limits.rs`): more than
+//! lets through (as the emulator does, `crates/earshot-emulator/src/limits.rs`): more than
 //! 20,000 requests of the account in any 300 s → 403; more than 60 GETs of
 //! one transcript in any 60 s → 429 with `Retry-After` (whole seconds until
 //! the window has room, so obeying it exactly works). A GET refused with 429

@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use earshot::api::types::prerecorded::TranscriptStatus;
+use earshot_core::api::types::prerecorded::TranscriptStatus;
 
 use crate::{ACCOUNT_LIMIT, ACCOUNT_WINDOW, JOB_LIMIT, JOB_WINDOW, SUBMIT_SPREAD};
 

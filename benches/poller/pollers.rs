@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use earshot::poll::{Decision, JobHint, PollOutcome, Scheduler, SchedulerConfig};
+use earshot_core::poll::{Decision, JobHint, PollOutcome, Scheduler, SchedulerConfig};
 
 use crate::platform::{Answer, Platform, Rng, Scenario, micros, tick};
 use crate::report::{Run, finish};

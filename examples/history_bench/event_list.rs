@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use earshot::api::types::agents::Subscription;
-use earshot::history::event_list::{EventRow, list};
-use earshot::history::event_query::EventQuery;
-use earshot::store::{self, Store, deliveries};
+use earshot_core::api::types::agents::Subscription;
+use earshot_core::history::event_list::{EventRow, list};
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::store::{self, Store, deliveries};
 use rusqlite::{Connection, OpenFlags, params};
 use serde_json::Map;
 

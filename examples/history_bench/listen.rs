@@ -6,7 +6,7 @@ use super::Rng;
 use super::SECRET;
 use super::support;
 use chrono::Utc;
-use earshot::signature;
+use earshot_core::signature;
 use rusqlite::Connection;
 use rusqlite::OpenFlags;
 use std::io::BufRead;

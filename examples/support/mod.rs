@@ -75,18 +75,18 @@ pub async fn counting_receiver()
 pub async fn emulator_with_client(
     key: &str,
 ) -> Result<
-    (earshot::emulator::Emulator, earshot::api::Client),
+    (earshot_emulator::Emulator, earshot_core::api::Client),
     Box<dyn std::error::Error + Send + Sync>,
 > {
-    use earshot::redact::SecretString;
-    let mut config = earshot::emulator::EmulatorConfig::new(SecretString::new(key));
+    use earshot_core::redact::SecretString;
+    let mut config = earshot_emulator::EmulatorConfig::new(SecretString::new(key));
     config.allow_private_urls = true;
-    let emulator = earshot::emulator::Emulator::start("127.0.0.1:0".parse()?, config).await?;
-    let client = earshot::api::Client::new(
-        earshot::api::Endpoints::all_at(&emulator.url()),
+    let emulator = earshot_emulator::Emulator::start("127.0.0.1:0".parse()?, config).await?;
+    let client = earshot_core::api::Client::new(
+        earshot_core::api::Endpoints::all_at(&emulator.url()),
         SecretString::new(key),
     )?
-    .with_url_policy(earshot::api::validate::UrlPolicy::AnyHttp);
+    .with_url_policy(earshot_core::api::validate::UrlPolicy::AnyHttp);
     Ok((emulator, client))
 }
 
@@ -95,5 +95,5 @@ pub async fn emulator_with_client(
 pub fn silent_wav(seconds: u32) -> Vec<u8> {
     const RATE: u32 = 500;
     let samples = vec![0u8; 2 * RATE as usize * seconds as usize];
-    earshot::wav::encode_pcm16(RATE, 1, &samples, None)
+    earshot_core::wav::encode_pcm16(RATE, 1, &samples, None)
 }

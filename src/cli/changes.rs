@@ -10,7 +10,7 @@ use super::GlobalOptions;
 use super::history_args::{StoreArg, parse_since};
 use super::output::{Table, emit, print_json, short_id};
 use super::sessions::clock;
-use crate::store::changes;
+use earshot_core::store::changes;
 
 #[derive(Args, Debug)]
 pub struct ChangesArgs {

@@ -1,5 +1,5 @@
 //! `earshot check-receiver`: runs the conformance battery of
-//! [`crate::receiver::check`] against an operator's webhook receiver and
+//! [`earshot_core::receiver::check`] against an operator's webhook receiver and
 //! prints the report as a table or one JSON object.
 //! Exit status: 0 every case passed, 1 a case failed, 2 bad input.
 
@@ -7,7 +7,9 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::receiver::check::{self, AuthHeader, CheckConfig, CheckError, Kind, Outcome, Report};
+use earshot_core::receiver::check::{
+    self, AuthHeader, CheckConfig, CheckError, Kind, Outcome, Report,
+};
 
 use super::output::{self, Table};
 use super::secret_arg::{ReceiverSecretArgs, ReceiverSecrets};
@@ -228,8 +230,8 @@ fn paint_result(line: &str, colour: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::receiver::check::CaseReport;
     use clap::Parser;
+    use earshot_core::receiver::check::CaseReport;
 
     #[derive(Parser, Debug)]
     struct Wrapper {

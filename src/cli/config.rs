@@ -1,14 +1,14 @@
 //! `earshot config init|show|path`: write the template config, show what a
 //! command would connect with (key masked), and say where the files are.
-//! The format and the resolution rules live in [`crate::config`].
+//! The format and the resolution rules live in [`earshot_core::config`].
 
 use std::process::ExitCode;
 
 use color_eyre::eyre::WrapErr;
 use serde_json::json;
 
-use crate::api::Endpoints;
-use crate::config::{self, Paths, ResolveOptions, Resolved};
+use earshot_core::api::Endpoints;
+use earshot_core::config::{self, Paths, ResolveOptions, Resolved};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ConfigCommand {

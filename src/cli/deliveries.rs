@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::output::{Table, print_json, short_id, time};
 use super::{Connection, GlobalOptions, report};
-use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 #[derive(Args, Debug)]
 pub struct DeliveriesArgs {

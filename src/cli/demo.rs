@@ -10,16 +10,16 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use url::Url;
 
 use super::demo_history;
-use crate::api::types::agents::{EventKind, NewSubscription};
-use crate::api::validate::UrlPolicy;
-use crate::api::{Client, Endpoints};
-use crate::emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
-use crate::emulator::{Emulator, EmulatorConfig, TimeScale};
-use crate::receiver::listen::{self, ListenConfig, Listener, Requests};
-use crate::redact::SecretString;
-use crate::signature::generate_secret;
 use crate::tui::action::{Action, InboxResult, JobsResult};
 use crate::tui::{ConsoleOptions, run_console};
+use earshot_core::api::types::agents::{EventKind, NewSubscription};
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::api::{Client, Endpoints};
+use earshot_core::receiver::listen::{self, ListenConfig, Listener, Requests};
+use earshot_core::redact::SecretString;
+use earshot_core::signature::generate_secret;
+use earshot_emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
+use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
 pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<ExitCode> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
@@ -52,9 +52,9 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     }
     let history =
         demo_history::create(&temp).wrap_err("could not make a directory for the demo's store")?;
-    let store_path = crate::store::default_path(history.path());
-    let store = crate::store::Store::open(&store_path)?;
-    let (writer, _writer_thread) = crate::store::writer::Writer::start(store)?;
+    let store_path = earshot_core::store::default_path(history.path());
+    let store = earshot_core::store::Store::open(&store_path)?;
+    let (writer, _writer_thread) = earshot_core::store::writer::Writer::start(store)?;
     let (inbox, inbox_secret, received) = start_inbox(writer).await?;
     let traffic = scenario::start(
         &emulator.url(),
@@ -110,14 +110,16 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
     // Removed on every way out of the console: quit, SIGINT, SIGTERM,
     // SIGHUP (an error above drops it too).
     drop(history);
-    result.map(|stopped_by| stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
+    result.map(|stopped_by| {
+        stopped_by.map_or(ExitCode::SUCCESS, earshot_core::shutdown::Stop::exit_code)
+    })
 }
 
 /// The Inbox's receiver on loopback, with a fresh secret the demo
 /// subscribes it with; source addresses are not checked (all loopback). It
 /// is the observer: every event goes to the demo's store.
 async fn start_inbox(
-    store: crate::store::writer::Writer,
+    store: earshot_core::store::writer::Writer,
 ) -> color_eyre::Result<(Listener, SecretString, Requests)> {
     let secret = SecretString::new(generate_secret().wrap_err("no randomness for a secret")?);
     let config = ListenConfig {
@@ -153,7 +155,7 @@ fn probe_sample() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
         .ok()?;
     let path = dir.path().join("probe-sample.wav");
     let silence = vec![0u8; RATE as usize * 2 * 2];
-    let wav = crate::wav::encode_pcm16(RATE, 1, &silence, Some(PROBE_SENTENCE));
+    let wav = earshot_core::wav::encode_pcm16(RATE, 1, &silence, Some(PROBE_SENTENCE));
     std::fs::write(&path, wav).ok()?;
     Some((dir, path))
 }

@@ -21,7 +21,7 @@ pub(crate) fn create(root: &Path) -> std::io::Result<TempDir> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let private = std::fs::Permissions::from_mode(crate::store::private::DIR_MODE);
+        let private = std::fs::Permissions::from_mode(earshot_core::store::private::DIR_MODE);
         builder.permissions(private.clone());
         let dir = builder.tempdir_in(root)?;
         std::fs::set_permissions(dir.path(), private)?;

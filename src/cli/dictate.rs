@@ -9,10 +9,10 @@ use clap::Args;
 
 use super::output::{emit, print_json};
 use super::{Connection, GlobalOptions, report};
-use crate::api::dictation::{AudioSource, DictationError, DictationPath, DictationRequest};
-use crate::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
-use crate::api::{ApiError, Client, Region};
-use crate::config::resolve;
+use earshot_core::api::dictation::{AudioSource, DictationError, DictationPath, DictationRequest};
+use earshot_core::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
+use earshot_core::api::{ApiError, Client, Region};
+use earshot_core::config::resolve;
 
 #[derive(Args, Debug)]
 pub struct DictateArgs {

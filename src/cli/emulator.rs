@@ -1,5 +1,5 @@
 //! `earshot emulator`: the platform emulator, headless, until SIGINT,
-//! SIGTERM or SIGHUP (exit 130, 143, 129: [`crate::shutdown`]).
+//! SIGTERM or SIGHUP (exit 130, 143, 129: [`earshot_core::shutdown`]).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use color_eyre::eyre::WrapErr;
 
-use crate::emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale, scenario};
-use crate::redact::SecretString;
+use earshot_core::redact::SecretString;
+use earshot_emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale, scenario};
 
 #[derive(clap::Args, Debug)]
 pub struct EmulatorArgs {
@@ -72,14 +72,14 @@ pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         .api_key
         .clone()
         .unwrap_or_else(|| format!("emu_{}", uuid::Uuid::new_v4().simple()));
-    if let Err(error) = crate::api::validate::api_key(&api_key) {
+    if let Err(error) = earshot_core::api::validate::api_key(&api_key) {
         eprintln!("earshot emulator: --api-key {}", error.rule);
         return Ok(ExitCode::from(2));
     }
     let config = emulator_config(&args, SecretString::new(api_key.clone()));
     let time_scale = config.time_scale;
     // Installed before the first line: a signal right after it is not lost.
-    let stop = crate::shutdown::signals()?;
+    let stop = earshot_core::shutdown::signals()?;
     let emulator = Emulator::start(args.listen, config)
         .await
         .wrap_err_with(|| format!("could not listen on {}", args.listen))?;
@@ -158,7 +158,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::emulator::{DEMO_KEEP_CONVERSATIONS, DEMO_KEEP_JOBS};
+    use earshot_emulator::{DEMO_KEEP_CONVERSATIONS, DEMO_KEEP_JOBS};
 
     #[derive(Parser)]
     struct Args {

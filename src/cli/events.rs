@@ -11,9 +11,9 @@ use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
-use crate::history::event_list::{EventRow, list};
-use crate::history::event_query::EventQuery;
-use crate::store;
+use earshot_core::history::event_list::{EventRow, list};
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::store;
 
 #[derive(Args, Debug)]
 pub struct EventsArgs {

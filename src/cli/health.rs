@@ -12,10 +12,10 @@ use serde::Serialize;
 use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::{Connection, GlobalOptions};
-use crate::history::coverage::Coverage;
-use crate::history::report::{SubscriptionHealth, board};
-use crate::history::sweep::SweepReport;
-use crate::store;
+use earshot_core::history::coverage::Coverage;
+use earshot_core::history::report::{SubscriptionHealth, board};
+use earshot_core::history::sweep::SweepReport;
+use earshot_core::store;
 
 #[derive(Args, Debug)]
 pub struct HealthArgs {

@@ -7,9 +7,9 @@ use chrono::Utc;
 use clap::Args;
 
 use super::{Connection, GlobalOptions};
-use crate::config::Paths;
-use crate::history::sweep::{SweepReport, sweep};
-use crate::store::{self, Store};
+use earshot_core::config::Paths;
+use earshot_core::history::sweep::{SweepReport, sweep};
+use earshot_core::store::{self, Store};
 
 /// `--store PATH` (`EARSHOT_STORE`), else the profile's `store`, else
 /// `earshot.db` in the state dir.
@@ -33,7 +33,10 @@ impl StoreArg {
 pub fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
     let given = match path {
         Some(path) => Some(path.to_owned()),
-        None => crate::config::profile_store(global.config.as_deref(), global.profile.as_deref())?,
+        None => earshot_core::config::profile_store(
+            global.config.as_deref(),
+            global.profile.as_deref(),
+        )?,
     };
     let (path, own_dir) = match given {
         Some(path) => (path, None),
@@ -58,7 +61,7 @@ pub struct SweepArgs {
     #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
     pub since: i64,
     /// Requests the sweep may send at most.
-    #[arg(long, default_value_t = crate::history::sweep::DEFAULT_BUDGET, value_name = "N")]
+    #[arg(long, default_value_t = earshot_core::history::sweep::DEFAULT_BUDGET, value_name = "N")]
     pub budget: usize,
     /// Use the store as it is, without asking the platform first.
     #[arg(long)]
@@ -89,7 +92,7 @@ impl SweepArgs {
 /// `--since`: a duration back from now (`90s`, `30m`, `2h`, `7d`) or an
 /// RFC 3339 time; the start of the window in Unix milliseconds.
 pub fn parse_since(text: &str) -> Result<i64, String> {
-    crate::history::event_query::since(text, Utc::now().timestamp_millis())
+    earshot_core::history::event_query::since(text, Utc::now().timestamp_millis())
 }
 
 /// A duration (`0`, `90s`, `10m`, `2h`): how long to watch.
@@ -99,7 +102,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         return Ok(std::time::Duration::ZERO);
     }
     let now = 0;
-    let back = crate::history::event_query::since(text, now)
+    let back = earshot_core::history::event_query::since(text, now)
         .ok()
         .filter(|_| !text.contains('T'))
         .ok_or_else(|| format!("`{text}`: give a duration like 0, 90s, 10m or 2h"))?;

@@ -13,10 +13,10 @@ use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
-use crate::history::incidents::{
+use earshot_core::history::incidents::{
     Acknowledged, Incident, IncidentState, acknowledge, list, operator,
 };
-use crate::store;
+use earshot_core::store;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]

@@ -20,14 +20,14 @@ use super::output::{emit, print_json};
 use super::progress::Progress;
 use super::secret_arg;
 use super::{Connection, GlobalOptions, report};
-use crate::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
-use crate::api::{ApiError, Client};
-use crate::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
-use crate::poll::watcher::{self, Command, WatchEvent};
-use crate::receiver::auth_header::AuthHeader;
-use crate::receiver::listen::{self, ListenConfig, Received};
-use crate::redact::SecretString;
-use crate::shutdown::Stop;
+use earshot_core::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
+use earshot_core::api::{ApiError, Client};
+use earshot_core::poll::schedule::{JobHint, JobProblem, JobView, SchedulerConfig};
+use earshot_core::poll::watcher::{self, Command, WatchEvent};
+use earshot_core::receiver::auth_header::AuthHeader;
+use earshot_core::receiver::listen::{self, ListenConfig, Received};
+use earshot_core::redact::SecretString;
+use earshot_core::shutdown::Stop;
 
 #[derive(Args, Debug)]
 pub struct JobsArgs {
@@ -259,7 +259,10 @@ fn show(transcript: &Transcript, json: bool) -> color_eyre::Result<ExitCode> {
 fn collect_ids(ids: Vec<String>, ids_file: Option<PathBuf>) -> color_eyre::Result<Vec<String>> {
     let mut all = ids;
     if let Some(path) = ids_file {
-        let text = crate::bounded_file::read_to_string(&path, crate::bounded_file::IDS_FILE)?;
+        let text = earshot_core::bounded_file::read_to_string(
+            &path,
+            earshot_core::bounded_file::IDS_FILE,
+        )?;
         all.extend(
             text.lines()
                 .map(str::trim)
@@ -318,7 +321,7 @@ async fn watch(
     // Every id checked before the first poll: bad input exits 2 at once,
     // not one failed poll after another.
     for id in &ids {
-        crate::api::validate::path_id(id).map_err(crate::api::ApiError::from)?;
+        earshot_core::api::validate::path_id(id).map_err(earshot_core::api::ApiError::from)?;
     }
     let budget = config.account_budget;
     // Started before the first poll: a push that comes early is not lost.
@@ -336,7 +339,7 @@ async fn watch(
         None => (None, None),
     };
     // Installed before the first line: a signal right after it is not lost.
-    let mut stop = std::pin::pin!(crate::shutdown::signals()?);
+    let mut stop = std::pin::pin!(earshot_core::shutdown::signals()?);
     let mut watcher = watcher::spawn(client, config);
     for id in &ids {
         let _ = watcher.commands.send(Command::Add {
@@ -389,7 +392,7 @@ async fn watch(
 /// What a 404 for job `id` means: an unknown id, or a short one (the
 /// console's tables show 8 characters; the platform takes whole ids only).
 fn not_found_message(id: &str) -> String {
-    if id.chars().count() <= crate::api::SHORT_ID_LEN {
+    if id.chars().count() <= earshot_core::api::SHORT_ID_LEN {
         format!(
             "job {id} not found (HTTP 404): the platform resolves whole ids only, and {id} \
              looks like a short id from a table; copy the whole id (`y` in the console's Jobs pane)"

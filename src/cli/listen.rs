@@ -1,8 +1,8 @@
 //! `earshot listen`: a local webhook receiver that verifies, deduplicates
-//! and captures ([`crate::receiver::listen`]). Prints `listening on
+//! and captures ([`earshot_core::receiver::listen`]). Prints `listening on
 //! http://HOST:PORT` first (`https://` with `--tls-cert`), then one line
 //! (or one JSON line) per request, and a summary when SIGINT, SIGTERM or
-//! SIGHUP stops it (exit 130, 143, 129: [`crate::shutdown`]); with TLS,
+//! SIGHUP stops it (exit 130, 143, 129: [`earshot_core::shutdown`]); with TLS,
 //! SIGHUP reloads the certificate instead ([`super::listen_tls`]). Exit 2
 //! on bad input. `--metrics-listen` and `--sweep` start the observer's
 //! monitoring beside it ([`super::observer_args`]).
@@ -17,12 +17,12 @@ use super::GlobalOptions;
 use super::bounded_stdout::BoundedStdout;
 use super::history_args::open_store;
 use super::observer_args::{ObserverArgs, OpenStore, StartError};
-use crate::receiver::auth_header::AuthHeader;
-use crate::receiver::capture::{Kind, VerdictCode};
-use crate::receiver::listen::{self, ListenConfig, ListenError, Received};
-use crate::redact::SecretString;
-use crate::signature;
-use crate::store::writer::Writer;
+use earshot_core::receiver::auth_header::AuthHeader;
+use earshot_core::receiver::capture::{Kind, VerdictCode};
+use earshot_core::receiver::listen::{self, ListenConfig, ListenError, Received};
+use earshot_core::redact::SecretString;
+use earshot_core::signature;
+use earshot_core::store::writer::Writer;
 
 use super::listen_tls::{self, TlsArgs};
 use super::secret_arg::{self, ReceiverSecretArgs, ReceiverSecrets};
@@ -88,7 +88,7 @@ pub struct ListenArgs {
     /// batches. Beats the profile's `retention`; without either, nothing
     /// is removed.
     #[arg(long, value_name = "D", requires = "store", value_parser = super::store_cmd::parse_period)]
-    pub retention: Option<crate::store::retention::Period>,
+    pub retention: Option<earshot_core::store::retention::Period>,
 }
 
 pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -141,7 +141,7 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         Err(error) => return Err(error.into()),
     };
     let on_hangup = listen_tls::on_hangup(tls)?;
-    let mut shutdown = std::pin::pin!(crate::shutdown::signals_with(on_hangup)?);
+    let mut shutdown = std::pin::pin!(earshot_core::shutdown::signals_with(on_hangup)?);
     let mut stdout = std::io::stdout();
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
@@ -169,7 +169,7 @@ pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result
         print_request(&mut out, &request, args.json)?;
     }
     out.finish(tally.summary(), FINISH_GRACE);
-    Ok(stopped_by.map_or(ExitCode::SUCCESS, crate::shutdown::Stop::exit_code))
+    Ok(stopped_by.map_or(ExitCode::SUCCESS, earshot_core::shutdown::Stop::exit_code))
 }
 
 /// The receiver's configuration; the error is the message for exit 2.

@@ -1,15 +1,15 @@
 //! Retention for `earshot listen --store`: the period (`--retention D`,
 //! else the profile's `retention`, else none: keep everything) and the
-//! observer's pruner ([`crate::store::pruner`]), whose runs are said on
+//! observer's pruner ([`earshot_core::store::pruner`]), whose runs are said on
 //! stderr.
 
 use std::path::Path;
 
 use super::GlobalOptions;
 use super::store_cmd::{removed_list, thousands};
-use crate::config;
-use crate::store::pruner::{self, Pruner};
-use crate::store::retention::Period;
+use earshot_core::config;
+use earshot_core::store::pruner::{self, Pruner};
+use earshot_core::store::retention::Period;
 
 /// `--retention` if given, else the chosen profile's `retention`; the
 /// error is the message for exit 2.

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use crate::shutdown::OnHangup;
-use crate::tls::ServerTls;
+use earshot_core::shutdown::OnHangup;
+use earshot_core::tls::ServerTls;
 
 /// The TLS flags of `listen`; both or neither (clap refuses one alone,
 /// exit 2).

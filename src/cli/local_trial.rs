@@ -5,8 +5,8 @@
 
 use std::process::ExitCode;
 
-use crate::api::ApiError;
-use crate::api::validate::ValidationError;
+use earshot_core::api::ApiError;
+use earshot_core::api::validate::ValidationError;
 
 /// The hint after a URL refused before sending (the client checks the
 /// platform's rule unless `--allow-private-urls` was given).
@@ -63,7 +63,7 @@ pub fn report(error: ApiError, allow_private_urls: bool) -> color_eyre::Result<E
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::ErrorBody;
+    use earshot_core::api::ErrorBody;
 
     fn refused_by_server(status: u16, detail: &str) -> ApiError {
         ApiError::Status {
@@ -80,9 +80,9 @@ mod tests {
 
     #[test]
     fn a_url_refused_before_sending_gets_the_local_trial_hint() {
-        let rule = crate::api::validate::url("http://127.0.0.1:8080/hook").unwrap_err();
+        let rule = earshot_core::api::validate::url("http://127.0.0.1:8080/hook").unwrap_err();
         assert_eq!(hint(&ApiError::Invalid(rule), false), Some(BEFORE_SENDING));
-        let secret = crate::api::validate::secret("short").unwrap_err();
+        let secret = earshot_core::api::validate::secret("short").unwrap_err();
         assert_eq!(hint(&ApiError::Invalid(secret), false), None);
     }
 

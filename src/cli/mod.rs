@@ -1,5 +1,5 @@
 //! The command line (DESIGN.md §6): the clap tree and one thin file per
-//! subcommand that parses arguments, calls [`crate::api`] and prints.
+//! subcommand that parses arguments, calls [`earshot_core::api`] and prints.
 
 mod bounded_stdout;
 pub(crate) mod changes;
@@ -43,9 +43,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use url::Url;
 
-use crate::api::{ApiError, Client};
-use crate::config::{ResolveOptions, resolve};
-use crate::redact::SecretString;
+use earshot_core::api::{ApiError, Client};
+use earshot_core::config::{ResolveOptions, resolve};
+use earshot_core::redact::SecretString;
 
 /// A terminal operations console for a speech-to-text platform.
 #[derive(Parser, Debug)]
@@ -172,7 +172,7 @@ pub struct Connection {
 /// `--url`: an `http://` or `https://` origin; anything else is bad input
 /// (exit 2), not a connection failure later.
 pub(crate) fn parse_origin(text: &str) -> Result<Url, String> {
-    crate::api::validate::http_url(text).map_err(|why| format!("`{text}` {why}"))
+    earshot_core::api::validate::http_url(text).map_err(|why| format!("`{text}` {why}"))
 }
 
 impl Connection {
@@ -255,7 +255,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Changes(args) => changes::run(args, &global),
         Command::Store(args) => runtime()?.block_on(store_cmd::run(args, &global)),
     };
-    let skipped = crate::store::skipped_rows();
+    let skipped = earshot_core::store::skipped_rows();
     if skipped > 0 {
         eprintln!(
             "warning: {skipped} rows of the store could not be read (edited by hand?) and were \
@@ -317,16 +317,16 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
 }
 
 fn is_refused_file(cause: &(dyn std::error::Error + 'static)) -> bool {
-    use crate::bounded_file::FileError;
+    use earshot_core::bounded_file::FileError;
     let refused = |error: &FileError| !matches!(error, FileError::Io { .. });
     cause.downcast_ref::<FileError>().is_some_and(refused)
         || matches!(
-            cause.downcast_ref::<crate::store::StoreError>(),
-            Some(crate::store::StoreError::NotAFile { .. })
+            cause.downcast_ref::<earshot_core::store::StoreError>(),
+            Some(earshot_core::store::StoreError::NotAFile { .. })
         )
         || matches!(
-            cause.downcast_ref::<crate::config::ConfigError>(),
-            Some(crate::config::ConfigError::File(error)) if refused(error)
+            cause.downcast_ref::<earshot_core::config::ConfigError>(),
+            Some(earshot_core::config::ConfigError::File(error)) if refused(error)
         )
 }
 

@@ -23,12 +23,14 @@ use super::observer_service::{self, Service};
 use super::output::{emit, print_json, short_id};
 use super::subs::ChangeLog;
 use super::{Connection, GlobalOptions, local_trial};
-use crate::api::Client;
-use crate::api::types::agents::{EventKind, NewSubscription, Subscription, SubscriptionPatch};
-use crate::api::validate::{self, UrlPolicy};
-use crate::config::Paths;
-use crate::redact::SecretString;
-use crate::signature::generate_secret;
+use earshot_core::api::Client;
+use earshot_core::api::types::agents::{
+    EventKind, NewSubscription, Subscription, SubscriptionPatch,
+};
+use earshot_core::api::validate::{self, UrlPolicy};
+use earshot_core::config::Paths;
+use earshot_core::redact::SecretString;
+use earshot_core::signature::generate_secret;
 
 /// Where `listen` binds when the URL is public: behind the reverse proxy
 /// that terminates TLS for the URL.

@@ -1,7 +1,7 @@
 //! `earshot listen`'s monitoring flags (`--metrics-listen`, `--sweep` with
 //! `--sweep-every` and `--sweep-budget`, and the platform connection the
 //! sweep uses), and starting what they ask for beside the receiver
-//! ([`crate::observer`]).
+//! ([`earshot_core::observer`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -12,13 +12,13 @@ use tokio::task::JoinHandle;
 
 use super::history_args::parse_duration;
 use super::{Connection, GlobalOptions};
-use crate::observer::endpoints::{self, MonitorServer, Monitored};
-use crate::observer::health::{self, StoreHealth};
-use crate::observer::metrics::{Covered, Metrics};
-use crate::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
-use crate::receiver::watch::Watch;
-use crate::store::writer::Writer;
-use crate::store::{Store, totals};
+use earshot_core::observer::endpoints::{self, MonitorServer, Monitored};
+use earshot_core::observer::health::{self, StoreHealth};
+use earshot_core::observer::metrics::{Covered, Metrics};
+use earshot_core::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
+use earshot_core::receiver::watch::Watch;
+use earshot_core::store::writer::Writer;
+use earshot_core::store::{Store, totals};
 
 #[derive(clap::Args, Debug)]
 pub struct ObserverArgs {
@@ -41,7 +41,7 @@ pub struct ObserverArgs {
     pub sweep_every: Duration,
 
     /// Requests one background sweep may send at most.
-    #[arg(long, value_name = "N", default_value_t = crate::history::sweep::DEFAULT_BUDGET as u64,
+    #[arg(long, value_name = "N", default_value_t = earshot_core::history::sweep::DEFAULT_BUDGET as u64,
           value_parser = clap::value_parser!(u64).range(1..), requires = "sweep")]
     pub sweep_budget: u64,
 

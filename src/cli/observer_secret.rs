@@ -7,7 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::redact::SecretString;
+use earshot_core::redact::SecretString;
 
 /// The file name of the default secret file, in the state directory.
 pub const DEFAULT_FILE_NAME: &str = "observer.secret";
@@ -36,7 +36,7 @@ pub enum SecretFileError {
     )]
     Rule {
         path: String,
-        rule: crate::api::validate::ValidationError,
+        rule: earshot_core::api::validate::ValidationError,
     },
     #[error("{path} is not a regular file; give --secret-file a file path")]
     NotAFile { path: String },
@@ -70,7 +70,7 @@ pub fn inspect(path: &Path, replace: bool) -> Result<Held, SecretFileError> {
     }
     narrow(path, &metadata);
     let secret = super::secret_arg::read_secret_file(path)?;
-    crate::api::validate::secret(secret.expose()).map_err(|rule| SecretFileError::Rule {
+    earshot_core::api::validate::secret(secret.expose()).map_err(|rule| SecretFileError::Rule {
         path: shown(),
         rule,
     })?;
@@ -140,7 +140,7 @@ pub fn stage(path: &Path, secret: &SecretString) -> Result<Staged, StageError> {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    crate::store::private::create_dir(&dir).map_err(error)?;
+    earshot_core::store::private::create_dir(&dir).map_err(error)?;
     let mut builder = tempfile::Builder::new();
     builder.prefix(".observer-secret-").suffix(".tmp");
     #[cfg(unix)]

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-pub use crate::api::short_id;
+pub use earshot_core::api::short_id;
 
 /// Text on stdout; an error (not a panic) when the reader has gone away.
 pub fn emit(text: &str) -> io::Result<()> {

@@ -2,7 +2,7 @@
 //! (global, US, EU, from the resolved endpoints), one after the other and
 //! never retried, so the table shows each region's first answer: status,
 //! latency seen here, and the server's own timings side by side. The
-//! calls themselves are [`crate::api::probe`]'s, shared with the console.
+//! calls themselves are [`earshot_core::api::probe`]'s, shared with the console.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,9 +13,9 @@ use serde::Serialize;
 use super::dictate::{connect, report_dictation};
 use super::output::{Table, emit, print_json};
 use super::{Connection, GlobalOptions};
-use crate::api::probe::{self, REGIONS};
-use crate::api::types::dictation::{DEFAULT_SYNC_MODEL, Rewrite};
-use crate::api::{Client, Region};
+use earshot_core::api::probe::{self, REGIONS};
+use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Rewrite};
+use earshot_core::api::{Client, Region};
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {

@@ -16,9 +16,9 @@ use super::output::{emit, print_json, short_id};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
-use crate::api::types::agents::EventKind;
-use crate::history::HistoryError;
-use crate::history::recover::{
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::history::HistoryError;
+use earshot_core::history::recover::{
     Brakes, DEFAULT_MAX_FAILURES, Plan, RunReport, Scope, Sent, not_observed_list, plan,
     run as recover,
 };
@@ -205,7 +205,7 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
                 .map(|outcome| NotObservedJson {
                     session_id: &outcome.session_id,
                     event: outcome.event.as_deref(),
-                    occurred_at: crate::history::report::rfc3339(outcome.occurred_ms),
+                    occurred_at: earshot_core::history::report::rfc3339(outcome.occurred_ms),
                 })
                 .collect(),
             out_of_scope: plan.out_of_scope,

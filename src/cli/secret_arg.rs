@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::redact::SecretString;
+use earshot_core::redact::SecretString;
 
 /// The current webhook signing secret.
 pub const WEBHOOK_SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
@@ -25,7 +25,7 @@ pub enum SecretArgError {
     /// Not a regular file, too large, unreadable or not text: the shared
     /// bounded reader's words.
     #[error(transparent)]
-    File(#[from] crate::bounded_file::FileError),
+    File(#[from] earshot_core::bounded_file::FileError),
     #[error("the secret file {path} is empty")]
     Empty { path: String },
     #[error("the environment variable {name} is not valid Unicode")]
@@ -138,9 +138,10 @@ pub fn missing(flag: &str, env: &str) -> String {
 
 /// A secret file's text without its trailing newline (`\n` or `\r\n`).
 /// Refuses anything but a regular file of at most
-/// [`crate::bounded_file::SECRET_FILE`] bytes of UTF-8.
+/// [`earshot_core::bounded_file::SECRET_FILE`] bytes of UTF-8.
 pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
-    let text = crate::bounded_file::read_to_string(path, crate::bounded_file::SECRET_FILE)?;
+    let text =
+        earshot_core::bounded_file::read_to_string(path, earshot_core::bounded_file::SECRET_FILE)?;
     let secret = text.strip_suffix('\n').unwrap_or(&text);
     let secret = secret.strip_suffix('\r').unwrap_or(secret);
     if secret.is_empty() {
@@ -154,7 +155,7 @@ pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bounded_file::FileError;
+    use earshot_core::bounded_file::FileError;
 
     #[test]
     fn a_file_loses_its_trailing_newline_and_nothing_else() {
@@ -177,7 +178,7 @@ mod tests {
         ));
         std::fs::write(
             &path,
-            vec![b'a'; crate::bounded_file::SECRET_FILE.max as usize + 1],
+            vec![b'a'; earshot_core::bounded_file::SECRET_FILE.max as usize + 1],
         )
         .unwrap();
         assert!(matches!(

@@ -1,5 +1,5 @@
 //! `earshot sessions get ID [--json] [--download DIR]`: one session or call
-//! as [`crate::history::session_view`] puts it together (record, stored
+//! as [`earshot_core::history::session_view`] puts it together (record, stored
 //! events, links with their expiry, deliveries), and its recording and
 //! transcript streamed to disk with progress on stderr.
 
@@ -14,10 +14,10 @@ use super::history_args::StoreArg;
 use super::output::{emit, print_json};
 use super::progress::Progress;
 use super::{Connection, GlobalOptions};
-use crate::history::artifact_download::{self, Downloaded, Timeouts};
-use crate::history::session_view::{self, Link, SessionView};
-use crate::redact::{mask_phone, redact_url};
-use crate::store::{self, Store, deliveries};
+use earshot_core::history::artifact_download::{self, Downloaded, Timeouts};
+use earshot_core::history::session_view::{self, Link, SessionView};
+use earshot_core::redact::{mask_phone, redact_url};
+use earshot_core::store::{self, Store, deliveries};
 
 #[derive(Args, Debug)]
 pub struct GetArgs {
@@ -90,7 +90,7 @@ pub async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
 fn view_of(
     store: &Store,
     id: &str,
-    record: Option<crate::api::types::agents::SessionRecord>,
+    record: Option<earshot_core::api::types::agents::SessionRecord>,
 ) -> color_eyre::Result<SessionView> {
     let (stored_events, stored_deliveries) = session_view::stored(store, id)?;
     Ok(session_view::build(
@@ -229,7 +229,7 @@ async fn download_all(view: &SessionView, dir: &Path, force: bool) -> color_eyre
         return Ok(ExitCode::from(2));
     }
     let http = artifact_download::client()?;
-    let mut stop = std::pin::pin!(crate::shutdown::signals()?);
+    let mut stop = std::pin::pin!(earshot_core::shutdown::signals()?);
     let mut failed = false;
     for link in links {
         let progress = Progress::new(&link.kind);

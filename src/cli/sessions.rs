@@ -12,7 +12,7 @@ use color_eyre::eyre::eyre;
 use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::{Table, emit, print_json};
-use crate::store::{self, sessions};
+use earshot_core::store::{self, sessions};
 
 #[derive(Args, Debug)]
 pub struct SessionsArgs {
@@ -109,8 +109,9 @@ pub(super) fn plausible_id(id: &str) -> bool {
 }
 
 fn read_ids(path: &Path) -> Result<Vec<String>, String> {
-    let text = crate::bounded_file::read_to_string(path, crate::bounded_file::IDS_FILE)
-        .map_err(|error| error.to_string())?;
+    let text =
+        earshot_core::bounded_file::read_to_string(path, earshot_core::bounded_file::IDS_FILE)
+            .map_err(|error| error.to_string())?;
     Ok(text
         .lines()
         .map(str::trim)

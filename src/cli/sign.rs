@@ -1,14 +1,14 @@
 //! `earshot sign`: prints the `X-SVC-Signature` value the platform would send
 //! for a body, so a receiver can be tested with a delivery made by hand.
-//! The signing itself is [`crate::signature::sign`]; this file only reads the
+//! The signing itself is [`earshot_core::signature::sign`]; this file only reads the
 //! arguments and the body.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::bounded_file;
-use crate::redact::SecretString;
-use crate::signature;
+use earshot_core::bounded_file;
+use earshot_core::redact::SecretString;
+use earshot_core::signature;
 
 use super::secret_arg;
 

@@ -1,6 +1,6 @@
 //! `earshot store prune --older-than D` and `earshot store forget ID…`:
 //! retention by hand and a data subject's erasure
-//! ([`crate::store::retention`], [`crate::store::forget`]) on the store at
+//! ([`earshot_core::store::retention`], [`earshot_core::store::forget`]) on the store at
 //! `--store` (`EARSHOT_STORE`) or the default; both are safe while
 //! `listen --store` files events into it. Exit 0 done, 1 an id with
 //! nothing held or a failure, 2 bad input; a prune stopped by SIGINT,
@@ -20,9 +20,9 @@ use serde_json::json;
 use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::plain;
-use crate::receiver::capture_erase::{self, CaptureErasure};
-use crate::store::forget::{self, Forgotten};
-use crate::store::retention::{self, Period, PruneReport, Removed};
+use earshot_core::receiver::capture_erase::{self, CaptureErasure};
+use earshot_core::store::forget::{self, Forgotten};
+use earshot_core::store::retention::{self, Period, PruneReport, Removed};
 
 /// How long `forget` waits for readers on older snapshots before the
 /// write-ahead log is emptied (writers wait meanwhile).
@@ -94,7 +94,7 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
     let mut store = args.store.open(global)?;
     let period = args.older_than;
     let stop = Arc::new(AtomicBool::new(false));
-    let mut signals = std::pin::pin!(crate::shutdown::signals()?);
+    let mut signals = std::pin::pin!(earshot_core::shutdown::signals()?);
     let mut task = tokio::task::spawn_blocking({
         let stop = stop.clone();
         move || {
@@ -102,7 +102,7 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
             let report = retention::prune(
                 &mut store,
                 period,
-                crate::store::now_ms(),
+                earshot_core::store::now_ms(),
                 &stop,
                 &mut |removed| progress.update(removed),
             );

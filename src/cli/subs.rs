@@ -16,14 +16,16 @@ use serde_json::json;
 use super::output::{Table, emit, print_json, short_id};
 use super::secret_arg::{SecretArgError, read_secret_file};
 use super::{Connection, GlobalOptions, report};
-use crate::api::types::agents::{EventKind, NewSubscription, Subscription, SubscriptionPatch};
-use crate::api::validate::UrlPolicy;
-use crate::api::{ApiError, Client};
-use crate::history::incidents::operator;
-use crate::redact::SecretString;
-use crate::signature::generate_secret;
-use crate::store::Store;
-use crate::store::changes::{self, Change};
+use earshot_core::api::types::agents::{
+    EventKind, NewSubscription, Subscription, SubscriptionPatch,
+};
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::api::{ApiError, Client};
+use earshot_core::history::incidents::operator;
+use earshot_core::redact::SecretString;
+use earshot_core::signature::generate_secret;
+use earshot_core::store::Store;
+use earshot_core::store::changes::{self, Change};
 
 #[derive(Args, Debug)]
 pub struct SubsArgs {
@@ -367,7 +369,7 @@ fn show(
 /// every id, so the only subscription's) is refused like any id no
 /// request could name.
 pub(super) async fn find(client: &Client, id: &str) -> Result<Subscription, ApiError> {
-    crate::api::validate::path_id(id)?;
+    earshot_core::api::validate::path_id(id)?;
     if uuid::Uuid::parse_str(id).is_ok() {
         return client.get_subscription(id).await;
     }
@@ -382,7 +384,7 @@ pub(super) async fn find(client: &Client, id: &str) -> Result<Subscription, ApiE
             "no subscription id starts with {id:?} (see `earshot subs list --include-disabled`)"
         ))),
         many => Err(ApiError::Invalid(
-            crate::api::validate::ValidationError::new(
+            earshot_core::api::validate::ValidationError::new(
                 "id",
                 format!(
                     "{id:?} matches {} subscriptions ({}); give more characters",
@@ -507,7 +509,8 @@ async fn new_url_accepts(
     secret: &SecretString,
 ) -> color_eyre::Result<bool> {
     let store = super::history_args::open_store(changes.store.as_deref(), changes.global)?;
-    let Some(probe) = crate::history::rotation::probe_event(&store, &record.id, false)? else {
+    let Some(probe) = earshot_core::history::rotation::probe_event(&store, &record.id, false)?
+    else {
         eprintln!(
             "no event delivered to {} is in the store to check the new URL with: run the \
              observer (`earshot listen --store`) and `earshot health`, or update without \
@@ -520,7 +523,7 @@ async fn new_url_accepts(
         "checking {url} with the observer's copy of delivered event {}",
         probe.event.event_id
     );
-    let checked = crate::history::rotation::check(url, &probe, secret, None).await?;
+    let checked = earshot_core::history::rotation::check(url, &probe, secret, None).await?;
     for answer in &checked.answers {
         eprintln!(
             "  {} signed with the {}: {}",

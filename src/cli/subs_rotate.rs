@@ -27,12 +27,12 @@ use super::output::{emit, print_json, short_id};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::subs::{find, note_change};
 use super::{GlobalOptions, history_args};
-use crate::api::Client;
-use crate::api::types::agents::SubscriptionPatch;
-use crate::history::rotation::{CheckReport, WatchReport, check, probe_event, watch};
-use crate::redact::SecretString;
-use crate::signature::generate_secret;
-use crate::store;
+use earshot_core::api::Client;
+use earshot_core::api::types::agents::SubscriptionPatch;
+use earshot_core::history::rotation::{CheckReport, WatchReport, check, probe_event, watch};
+use earshot_core::redact::SecretString;
+use earshot_core::signature::generate_secret;
+use earshot_core::store;
 
 #[derive(Args, Debug)]
 pub struct RotateArgs {

@@ -9,9 +9,9 @@ use clap::Args;
 use super::dictate::{connect, report_dictation};
 use super::output::{emit, print_json};
 use super::{Connection, GlobalOptions};
-use crate::api::Region;
-use crate::api::sync::SyncRequest;
-use crate::api::types::dictation::DEFAULT_SYNC_MODEL;
+use earshot_core::api::Region;
+use earshot_core::api::sync::SyncRequest;
+use earshot_core::api::types::dictation::DEFAULT_SYNC_MODEL;
 
 #[derive(Args, Debug)]
 pub struct TranscribeArgs {

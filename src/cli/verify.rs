@@ -1,18 +1,18 @@
 //! `earshot verify`: checks a delivery's `X-SVC-Signature` against a body and
 //! one or two secrets, and explains a failure (via
-//! [`crate::signature::diagnose`]) as a checklist an operator can act on.
+//! [`earshot_core::signature::diagnose`]) as a checklist an operator can act on.
 //! Exit status: 0 valid, 1 invalid, 2 bad input.
 //!
 //! With `--capture FILE` the header and the exact body come from a request
-//! `earshot listen` captured ([`crate::receiver::capture`]), checked at the
+//! `earshot listen` captured ([`earshot_core::receiver::capture`]), checked at the
 //! time it was received.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::receiver::capture::{self, Numbered, Selector};
-use crate::redact::{SecretString, mask};
-use crate::signature::{
+use earshot_core::receiver::capture::{self, Numbered, Selector};
+use earshot_core::redact::{SecretString, mask};
+use earshot_core::signature::{
     self, Candidate, ChecklistInput, Diagnosis, Finding, InvalidReason, TriedSecret, Verdict,
 };
 

@@ -14,9 +14,11 @@ use chrono::{DateTime, Local};
 use ratatui::crossterm::event::Event;
 
 use super::command::Command;
-use crate::api::ApiError;
-use crate::api::types::agents::{DeliveryRecord, NewSubscription, Subscription, SubscriptionPatch};
-use crate::redact::SecretString;
+use earshot_core::api::ApiError;
+use earshot_core::api::types::agents::{
+    DeliveryRecord, NewSubscription, Subscription, SubscriptionPatch,
+};
+use earshot_core::redact::SecretString;
 
 /// A message to `App::update`.
 #[derive(Clone, Debug)]
@@ -85,12 +87,12 @@ pub enum SubsResult {
     /// The staged rotation's check of the receiver answered.
     Checked {
         id: String,
-        result: Result<crate::history::rotation::CheckReport, Failure>,
+        result: Result<earshot_core::history::rotation::CheckReport, Failure>,
     },
     /// What the watch after a rotation saw (each sweep).
     Watched {
         id: String,
-        report: crate::history::rotation::WatchReport,
+        report: earshot_core::history::rotation::WatchReport,
     },
     Deleted {
         id: String,
@@ -113,7 +115,7 @@ pub enum DeliveriesResult {
     Session {
         seq: u64,
         id: String,
-        result: Result<Box<crate::history::session_view::SessionView>, Failure>,
+        result: Result<Box<earshot_core::history::session_view::SessionView>, Failure>,
     },
 }
 
@@ -121,7 +123,7 @@ pub enum DeliveriesResult {
 #[derive(Clone, Debug)]
 pub enum JobsResult {
     /// The watcher's report.
-    Watch(crate::poll::watcher::WatchEvent),
+    Watch(earshot_core::poll::watcher::WatchEvent),
     /// A file upload in progress (bytes sent of total).
     Uploading { sent: u64, total: u64 },
     /// Upload and `create_transcript` done: the new job's id.
@@ -142,7 +144,7 @@ pub enum SigsResult {
     /// A captured request was read for replay.
     CaptureLoaded {
         seq: u64,
-        result: Result<crate::receiver::capture::Replay, String>,
+        result: Result<earshot_core::receiver::capture::Replay, String>,
     },
 }
 
@@ -152,15 +154,15 @@ pub enum SigsResult {
 pub enum ProbeResult {
     Dictation {
         seq: u64,
-        region: crate::api::Region,
+        region: earshot_core::api::Region,
         latency_ms: f64,
-        result: Result<Box<crate::api::types::dictation::Dictation>, Failure>,
+        result: Result<Box<earshot_core::api::types::dictation::Dictation>, Failure>,
     },
     Sync {
         seq: u64,
-        region: crate::api::Region,
+        region: earshot_core::api::Region,
         latency_ms: f64,
-        result: Result<crate::api::types::dictation::SyncTranscript, Failure>,
+        result: Result<earshot_core::api::types::dictation::SyncTranscript, Failure>,
     },
 }
 
@@ -173,7 +175,7 @@ pub enum InboxResult {
         result: Result<String, Failure>,
     },
     /// A request the receiver answered.
-    Received(Box<crate::receiver::listen::Received>),
+    Received(Box<earshot_core::receiver::listen::Received>),
 }
 
 /// What reaches the Health pane.
@@ -182,35 +184,35 @@ pub enum HealthResult {
     /// The board read from the store; `seq` identifies the read.
     Loaded {
         seq: u64,
-        result: Result<crate::history::report::Board, Failure>,
+        result: Result<earshot_core::history::report::Board, Failure>,
     },
     /// One subscription's failing sessions, read with the board `seq`.
     Sessions {
         seq: u64,
         subscription_id: String,
-        result: Result<Vec<crate::store::deliveries::FailingSession>, Failure>,
+        result: Result<Vec<earshot_core::store::deliveries::FailingSession>, Failure>,
     },
     /// A sweep ended (an `Err` is the platform's or the network's).
-    Swept(Result<crate::history::sweep::SweepReport, Failure>),
+    Swept(Result<earshot_core::history::sweep::SweepReport, Failure>),
     /// The store could not be opened for a sweep: local, not the platform.
     NoStore(String),
     /// What recover would send for `subscription_id` (before it asks).
     Planned {
         subscription_id: String,
-        result: Result<crate::history::recover::Preview, Failure>,
+        result: Result<earshot_core::history::recover::Preview, Failure>,
     },
     /// Recover sent `done` of `total` events; `sent` is the last one.
     RecoverProgress {
         done: usize,
         total: usize,
-        sent: Option<Box<crate::history::recover::Sent>>,
+        sent: Option<Box<earshot_core::history::recover::Sent>>,
     },
     /// Recover ended: its summary line.
     Recovered(Result<String, Failure>),
     /// The incidents read with `seq`.
     Incidents {
         seq: u64,
-        result: Result<Vec<crate::history::incidents::Incident>, Failure>,
+        result: Result<Vec<earshot_core::history::incidents::Incident>, Failure>,
     },
     /// An acknowledgement was stored (its line) or not.
     Acknowledged(Result<String, Failure>),
@@ -222,12 +224,12 @@ pub enum EventsResult {
     /// The list read from the store; `seq` identifies the read.
     Loaded {
         seq: u64,
-        result: Result<Vec<crate::history::event_list::EventRow>, Failure>,
+        result: Result<Vec<earshot_core::history::event_list::EventRow>, Failure>,
     },
     /// One event in full (`None`: the store no longer holds it).
     Detail {
         seq: u64,
-        result: Result<Option<Box<crate::history::event_list::EventDetail>>, Failure>,
+        result: Result<Option<Box<earshot_core::history::event_list::EventDetail>>, Failure>,
     },
     /// A re-send ended.
     Resent(Result<Resent, Failure>),
@@ -347,8 +349,8 @@ pub enum Effect {
     RunProbe {
         seq: u64,
         file: std::path::PathBuf,
-        regions: Vec<crate::api::Region>,
-        options: crate::api::probe::ProbeOptions,
+        regions: Vec<earshot_core::api::Region>,
+        options: earshot_core::api::probe::ProbeOptions,
     },
     /// Start the local webhook receiver (replacing a running one).
     StartListener {
@@ -361,7 +363,7 @@ pub enum Effect {
     /// it without a request.
     JobWebhook {
         id: String,
-        status: crate::api::types::prerecorded::TranscriptStatus,
+        status: earshot_core::api::types::prerecorded::TranscriptStatus,
     },
     /// Read the Health board from the store (local).
     LoadHealth {
@@ -400,7 +402,7 @@ pub enum Effect {
     /// Read the Events list from the store (local).
     LoadEvents {
         seq: u64,
-        query: crate::history::event_query::EventQuery,
+        query: earshot_core::history::event_query::EventQuery,
         since_ms: i64,
         limit: usize,
     },

@@ -30,8 +30,8 @@ use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::SubscriptionsPane;
 use super::panes::{Pane, PaneCommands, PaneId};
 use super::widgets::input as text;
-use crate::api::validate::UrlPolicy;
-use crate::signature::HEADER_NAME;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::signature::HEADER_NAME;
 
 /// How long a toast stays up.
 pub const TOAST_FOR: Duration = Duration::from_secs(4);
@@ -58,7 +58,7 @@ impl Default for AppConfig {
             demo: false,
             read_only: false,
             profile_label: "-".into(),
-            region: crate::api::Region::default().as_str().into(),
+            region: earshot_core::api::Region::default().as_str().into(),
             url_policy: UrlPolicy::PublicHttps,
             time_scale: 1.0,
         }

@@ -5,8 +5,6 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use crate::api::types::prerecorded::TranscriptStatus;
-use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, Failure, JobsResult, SubsResult};
 use crate::tui::app::{App, AppConfig, Connection, Overlay};
 use crate::tui::command::Command;
@@ -15,6 +13,8 @@ use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
 use crate::tui::panes::subscriptions::tests::fixtures as rows;
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::poll::watcher::WatchEvent;
 
 fn app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {

@@ -31,7 +31,7 @@ use super::history_tasks::StorePath;
 use super::theme::Theme;
 use super::view;
 use super::worker::{Next, Worker};
-use crate::api::Client;
+use earshot_core::api::Client;
 
 /// How often the tick fires while it runs.
 pub const TICK: Duration = Duration::from_millis(500);

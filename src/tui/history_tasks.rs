@@ -14,14 +14,14 @@ use super::action::{
     Action, EventsResult, Failure, HealthResult, ResendTarget, Resent, SubsResult,
 };
 use super::context::ActionTx;
-use crate::api::Client;
-use crate::history::event_list;
-use crate::history::event_query::EventQuery;
-use crate::history::incidents::{self, Acknowledged};
-use crate::history::session_view::{self, SessionView};
-use crate::history::{recover, report, sweep};
-use crate::redact::SecretString;
-use crate::store::{self, Store, deliveries, sessions};
+use earshot_core::api::Client;
+use earshot_core::history::event_list;
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::history::incidents::{self, Acknowledged};
+use earshot_core::history::session_view::{self, SessionView};
+use earshot_core::history::{recover, report, sweep};
+use earshot_core::redact::SecretString;
+use earshot_core::store::{self, Store, deliveries, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
@@ -370,14 +370,18 @@ pub async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: 
 /// `earshot changes` and the Health board show it; a store that cannot be
 /// written is logged, and the change stands.
 pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, detail: String) {
-    let change =
-        crate::store::changes::Change::now(incidents::operator(), subscription_id, action, detail);
+    let change = earshot_core::store::changes::Change::now(
+        incidents::operator(),
+        subscription_id,
+        action,
+        detail,
+    );
     // The audit trail is worth a second try: two changes made at once can
     // meet a store that one of them is still creating.
     for attempt in 1..=2 {
         let change = change.clone();
         let result = with_store(path.clone(), move |store| {
-            crate::store::changes::record(store, &change).map_err(|error| error.to_string())
+            earshot_core::store::changes::record(store, &change).map_err(|error| error.to_string())
         })
         .await;
         match result {
@@ -411,7 +415,7 @@ pub async fn check_rotation(
     let key = id.clone();
     let result = async {
         let probe = with_store(path, move |store| {
-            crate::history::rotation::probe_event(store, &key, false)
+            earshot_core::history::rotation::probe_event(store, &key, false)
                 .map_err(|error| error.to_string())
         })
         .await?
@@ -423,7 +427,7 @@ pub async fn check_rotation(
                  --synthetic-probe`",
             )
         })?;
-        crate::history::rotation::check(&url, &probe, &new, current.as_ref())
+        earshot_core::history::rotation::check(&url, &probe, &new, current.as_ref())
             .await
             .map_err(failure)
     }
@@ -443,13 +447,13 @@ pub async fn watch_rotation(
     let Ok(mut store) = open(path).await else {
         return;
     };
-    let report = |report: &crate::history::rotation::WatchReport| {
+    let report = |report: &earshot_core::history::rotation::WatchReport| {
         let _ = tx.send(Action::Subs(SubsResult::Watched {
             id: id.clone(),
             report: report.clone(),
         }));
     };
-    let last = crate::history::rotation::watch(
+    let last = earshot_core::history::rotation::watch(
         &client,
         &mut store,
         &id,

@@ -19,7 +19,7 @@ pub fn init(state_dir: &Path) -> Result<Option<PathBuf>, String> {
     if tracing::dispatcher::has_been_set() {
         return Ok(None);
     }
-    crate::store::private::create_dir(state_dir)
+    earshot_core::store::private::create_dir(state_dir)
         .map_err(|error| format!("cannot create {}: {error}", state_dir.display()))?;
     let path = state_dir.join(LOG_FILE);
     let mut options = OpenOptions::new();
@@ -27,7 +27,7 @@ pub fn init(state_dir: &Path) -> Result<Option<PathBuf>, String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(crate::config::PRIVATE_MODE);
+        options.mode(earshot_core::config::PRIVATE_MODE);
     }
     let file = options
         .open(&path)

@@ -49,14 +49,14 @@ use std::process::ExitCode;
 use futures_util::stream::BoxStream;
 use url::{Host, Url};
 
-use crate::api::validate::UrlPolicy;
-use crate::api::{Client, Region};
-use crate::config::{ConfigError, Paths, ResolveOptions, resolve};
-use crate::redact::SecretString;
-use crate::shutdown::Stop;
 use action::Action;
 use app::{App, AppConfig};
 use clipboard::Osc52;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::api::{Client, Region};
+use earshot_core::config::{ConfigError, Paths, ResolveOptions, resolve};
+use earshot_core::redact::SecretString;
+use earshot_core::shutdown::Stop;
 use event_loop::Services;
 
 /// How the console is started.
@@ -78,7 +78,7 @@ pub struct ConsoleOptions {
     /// switching), the one the console runs on as the file says it (`None`
     /// with `--url`, which overrides its endpoints), and `--config`, where
     /// a switch reads the profile again.
-    pub profiles: Vec<crate::config::ProfileSummary>,
+    pub profiles: Vec<earshot_core::config::ProfileSummary>,
     pub current_profile: Option<String>,
     pub config: Option<PathBuf>,
     /// Shown in the status bar.
@@ -151,7 +151,7 @@ pub async fn run_console(
     }
     // The state directory is earshot's own and holds the default store.
     let own_dir = paths.as_ref().map(|paths| paths.state_dir.as_path());
-    if let Some(tightened) = own_dir.and_then(crate::store::private::tighten_dir) {
+    if let Some(tightened) = own_dir.and_then(earshot_core::store::private::tighten_dir) {
         eprintln!("earshot: {tightened}");
     }
     let themes_dir = options
@@ -211,7 +211,7 @@ pub async fn run_console(
 
     // Installed before the terminal changes: a signal from now on ends
     // the loop (and restores the terminal) instead of killing the process.
-    let signals = crate::shutdown::signals();
+    let signals = earshot_core::shutdown::signals();
     terminal::install_panic_hook();
     let mut terminal = terminal::TerminalGuard::enter()?;
     let events = input::TerminalInput::start()?;
@@ -259,9 +259,11 @@ fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
     if !path.exists() {
         return Vec::new();
     }
-    crate::store::Store::open(&path)
+    earshot_core::store::Store::open(&path)
         .ok()
-        .and_then(|store| crate::store::sessions::list(&store, panes::deliveries::RECENT_MAX).ok())
+        .and_then(|store| {
+            earshot_core::store::sessions::list(&store, panes::deliveries::RECENT_MAX).ok()
+        })
         .map(|known| {
             known
                 .into_iter()
@@ -291,13 +293,16 @@ pub struct LaunchFlags {
 /// `earshot demo`, exiting 2.
 pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    let url = match (flags.url, env(crate::config::ENV_URL)) {
+    let url = match (flags.url, env(earshot_core::config::ENV_URL)) {
         (Some(url), _) => Some(url),
         (None, None) => None,
         (None, Some(text)) => match crate::cli::parse_origin(&text) {
             Ok(url) => Some(url),
             Err(error) => {
-                eprintln!("error: {} = {text:?}: {error}", crate::config::ENV_URL);
+                eprintln!(
+                    "error: {} = {text:?}: {error}",
+                    earshot_core::config::ENV_URL
+                );
                 return Ok(ExitCode::from(2));
             }
         },
@@ -308,7 +313,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         url,
         api_key: flags
             .api_key
-            .or_else(|| env(crate::config::ENV_API_KEY).map(SecretString::new)),
+            .or_else(|| env(earshot_core::config::ENV_API_KEY).map(SecretString::new)),
     };
     let resolved = match resolve(&options) {
         Ok(resolved) => resolved,
@@ -330,7 +335,7 @@ pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     }
     let url_policy = policy_for(&resolved.endpoints.agents);
     let client = Client::new(resolved.endpoints.clone(), key)?.with_url_policy(url_policy);
-    let profiles = crate::config::profiles(flags.config.as_deref())?;
+    let profiles = earshot_core::config::profiles(flags.config.as_deref())?;
     let current_profile = resolved
         .profile_name
         .clone()

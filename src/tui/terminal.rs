@@ -2,7 +2,7 @@
 //! way in; restored on the way out — on a normal exit and on an error (the
 //! guard's `Drop`), on a panic (a hook that restores before chaining to
 //! color-eyre's), and on SIGTERM / SIGHUP / SIGINT (the loop's shutdown
-//! signal, [`crate::shutdown`], ends it normally).
+//! signal, [`earshot_core::shutdown`], ends it normally).
 
 use std::io::{self, Stdout};
 use std::ops::{Deref, DerefMut};

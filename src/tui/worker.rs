@@ -22,13 +22,13 @@ use super::action::{
 use super::clipboard::Clipboard;
 use super::context::ActionTx;
 use super::history_tasks::{self, StorePath};
-use crate::api::Client;
-use crate::api::types::prerecorded::NewTranscript;
-use crate::poll::hints::Known;
-use crate::poll::schedule::{JobHint, SchedulerConfig};
-use crate::poll::watcher::{self, Command as WatchCommand};
-use crate::receiver::capture::{self, Selector};
-use crate::receiver::listen::{self, ListenConfig};
+use earshot_core::api::Client;
+use earshot_core::api::types::prerecorded::NewTranscript;
+use earshot_core::poll::hints::Known;
+use earshot_core::poll::schedule::{JobHint, SchedulerConfig};
+use earshot_core::poll::watcher::{self, Command as WatchCommand};
+use earshot_core::receiver::capture::{self, Selector};
+use earshot_core::receiver::listen::{self, ListenConfig};
 
 pub struct Worker {
     client: Client,
@@ -208,8 +208,11 @@ impl Worker {
                 self.spawn(async move {
                     let file = std::path::PathBuf::from(&path);
                     let result = tokio::task::spawn_blocking(move || {
-                        crate::bounded_file::read(&file, crate::bounded_file::BODY_FILE)
-                            .map_err(|error| error.to_string())
+                        earshot_core::bounded_file::read(
+                            &file,
+                            earshot_core::bounded_file::BODY_FILE,
+                        )
+                        .map_err(|error| error.to_string())
                     })
                     .await
                     .unwrap_or_else(|error| Err(error.to_string()));
@@ -398,10 +401,16 @@ impl Worker {
             } => {
                 tracing::info!(seq, regions = regions.len(), "probe dictation and sync");
                 self.probe_run.replace(async move {
-                    crate::api::probe::all_at_once(&client, &file, &regions, &options, |answer| {
-                        let result = super::panes::probe::result_of(seq, answer);
-                        let _ = tx.send(Action::Probe(result));
-                    })
+                    earshot_core::api::probe::all_at_once(
+                        &client,
+                        &file,
+                        &regions,
+                        &options,
+                        |answer| {
+                            let result = super::panes::probe::result_of(seq, answer);
+                            let _ = tx.send(Action::Probe(result));
+                        },
+                    )
                     .await;
                 });
             }
@@ -472,7 +481,7 @@ impl Worker {
                 tracing::info!(%id, "rotate subscription secret");
                 let store = self.store.clone();
                 self.spawn(async move {
-                    let patch = crate::api::types::agents::SubscriptionPatch {
+                    let patch = earshot_core::api::types::agents::SubscriptionPatch {
                         secret: Some(secret),
                         ..Default::default()
                     };
@@ -694,8 +703,8 @@ mod tests {
     fn client_at(origin: &str) -> Client {
         let url = url::Url::parse(origin).unwrap();
         Client::new(
-            crate::api::Endpoints::all_at(&url),
-            crate::redact::SecretString::new("key_for_tests"),
+            earshot_core::api::Endpoints::all_at(&url),
+            earshot_core::redact::SecretString::new("key_for_tests"),
         )
         .unwrap()
     }

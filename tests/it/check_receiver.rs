@@ -2,7 +2,7 @@
 //! loopback), one correct and one per common mistake, each caught by
 //! exactly the cases that should catch it. The correct receiver computes
 //! HMAC-SHA256 itself with `hmac`/`sha2`, so the battery's signing is
-//! checked independently of `earshot::signature`.
+//! checked independently of `earshot_core::signature`.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -14,10 +14,10 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use earshot::receiver::check::{
+use earshot_core::receiver::check::{
     self, AGENT_CASES, AuthHeader, CheckConfig, Outcome, PRERECORDED_CASES, Report,
 };
-use earshot::redact::SecretString;
+use earshot_core::redact::SecretString;
 use serde_json::Value;
 
 const SECRET: &str = "whsec_check_current_0123456789abcdefghij";
@@ -595,7 +595,7 @@ async fn the_binary_exits_2_on_bad_input_without_printing_secrets() {
 /// every case of the battery, during a rotation too.
 #[tokio::test]
 async fn the_listen_receiver_passes_the_whole_battery() {
-    use earshot::receiver::listen::{self, ListenConfig};
+    use earshot_core::receiver::listen::{self, ListenConfig};
     let config =
         ListenConfig::with_secrets(SecretString::new(SECRET), Some(SecretString::new(PREVIOUS)));
     let (listener, _received) = listen::start(([127, 0, 0, 1], 0).into(), config)

@@ -460,7 +460,7 @@ async fn an_empty_subscription_id_is_no_prefix_of_the_only_subscription() {
     let sub = harness
         .subscribe(
             &receiver.url(),
-            &[earshot::api::types::agents::EventKind::SessionCompleted],
+            &[earshot_core::api::types::agents::EventKind::SessionCompleted],
         )
         .await;
     let home = tempfile::tempdir().unwrap();

@@ -7,9 +7,9 @@ use crate::common::cli::{earshot_async as earshot, finish, text};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use earshot::emulator::{Emulator, EmulatorConfig};
-use earshot::receiver::listen::{self, ListenConfig};
-use earshot::redact::SecretString;
+use earshot_core::receiver::listen::{self, ListenConfig};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{Emulator, EmulatorConfig};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStdout;
 
@@ -142,7 +142,7 @@ async fn sign_and_verify_take_the_secrets_from_the_environment_or_files() {
     let body = write(dir.path(), "body.json", b"{\"event\":\"call.ended\"}");
     let current_file = write(dir.path(), "current", format!("{CURRENT}\n").as_bytes());
     let previous_file = write(dir.path(), "previous", format!("{PREVIOUS}\r\n").as_bytes());
-    let expected = earshot::signature::sign(
+    let expected = earshot_core::signature::sign(
         PREVIOUS.as_bytes(),
         1_795_300_000,
         b"{\"event\":\"call.ended\"}",
@@ -257,7 +257,7 @@ async fn deliver_both(url: &str, secret: &str, token: &str) -> (u16, u16) {
         "{{\"event_id\":\"evt-{}\",\"event\":\"call.ended\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"call\":{{\"call_id\":\"c\"}}}}",
         uuid::Uuid::new_v4().simple()
     );
-    let header = earshot::signature::sign(
+    let header = earshot_core::signature::sign(
         secret.as_bytes(),
         chrono::Utc::now().timestamp(),
         body.as_bytes(),
@@ -423,7 +423,7 @@ async fn capture_two(file: &Path, extra: &[&str]) -> Vec<String> {
     let (child, url, mut lines) = spawn_listen(&mut command).await;
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let body = r#"{"event_id":"evt-capture-1","event":"call.ended","timestamp":"2026-01-01T00:00:00Z","call":{"call_id":"c"}}"#;
-    let header = earshot::signature::sign(
+    let header = earshot_core::signature::sign(
         CURRENT.as_bytes(),
         chrono::Utc::now().timestamp(),
         body.as_bytes(),

@@ -82,7 +82,7 @@ fn sign_prints_the_same_value_as_the_library() {
     let header = sign_file(SECRET, &file);
     assert_eq!(
         header,
-        earshot::signature::sign(SECRET.as_bytes(), 1_795_300_000, &[0, 1, 2, 255, b'\n'])
+        earshot_core::signature::sign(SECRET.as_bytes(), 1_795_300_000, &[0, 1, 2, 255, b'\n'])
     );
 }
 
@@ -152,7 +152,7 @@ fn a_receiver_digest_without_the_prefix_is_named() {
     let file = write_body(dir.path(), "body.json", b"{\"a\":1}");
     let header = sign_file(SECRET, &file);
     // What a receiver that forgot `<t>.` computes.
-    let theirs = earshot::signature::parse_header(&header).unwrap();
+    let theirs = earshot_core::signature::parse_header(&header).unwrap();
     assert_eq!(theirs.signatures.len(), 1);
     let forgot_prefix = {
         use hmac::{Hmac, KeyInit, Mac};

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use earshot::api::Region;
-use earshot::config::{
+use earshot_core::api::Region;
+use earshot_core::config::{
     self, ConfigError, Paths, ResolveOptions, Resolved, resolve_with_env, write_atomic,
 };
-use earshot::redact::SecretString;
+use earshot_core::redact::SecretString;
 use url::Url;
 
 use crate::common;
@@ -144,7 +144,7 @@ fn url_option_puts_every_endpoint_at_one_origin_but_keeps_the_profile_region() {
         ..opts(&path)
     };
     let r = resolve_ok(&o, &no_env);
-    assert_eq!(r.endpoints, earshot::api::Endpoints::all_at(&origin));
+    assert_eq!(r.endpoints, earshot_core::api::Endpoints::all_at(&origin));
     assert_eq!(r.region, Region::Eu);
     assert_eq!(r.profile_name.as_deref(), Some("prod"));
 }
@@ -182,7 +182,7 @@ fn url_and_api_key_alone_need_no_config_file() {
     let r = resolve_ok(&o, &no_env);
     assert!(!r.config_exists);
     assert_eq!(r.profile_name, None);
-    assert_eq!(r.endpoints, earshot::api::Endpoints::all_at(&origin));
+    assert_eq!(r.endpoints, earshot_core::api::Endpoints::all_at(&origin));
     assert_eq!(r.region, Region::Global);
     assert_eq!(r.api_key.as_ref().map(|k| k.expose()), Some("k"));
 }

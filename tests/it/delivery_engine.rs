@@ -10,7 +10,7 @@ use crate::common::{
     Captured, Receiver, Reply, SECRET, eventually, signature_parts, start, start_at, timestamp_of,
     verifies_with,
 };
-use earshot::api::types::agents::EventKind;
+use earshot_core::api::types::agents::EventKind;
 use serde_json::Value;
 
 const NEW_SECRET: &str = "whsec_rotated_secret_ZYXWVUTSRQPONMLKJIH9876";

@@ -5,9 +5,9 @@
 
 use crate::common;
 use crate::common::{Options, launch};
-use earshot::api::validate::UrlPolicy;
-use earshot::emulator::{EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::redact::SecretString;
+use earshot_emulator::{EmulatorConfig, TimeScale};
 
 const KEEP: usize = 20;
 const MADE: usize = 200;

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use crate::common::{SECRET, eventually, start};
-use earshot::api::types::agents::{DeliveryStatus, EventKind};
-use earshot::signature::{Candidate, verify};
+use earshot_core::api::types::agents::{DeliveryStatus, EventKind};
+use earshot_core::signature::{Candidate, verify};
 
 #[tokio::test]
 async fn a_session_start_is_delivered_signed_and_recorded() {

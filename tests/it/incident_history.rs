@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use crate::common::cli::{Observed, against, earshot, run};
 use crate::common::{Receiver, Reply, SECRET, eventually, hmac_hex, signature_parts};
-use earshot::api::types::agents::EventKind;
+use earshot_core::api::types::agents::EventKind;
 use serde_json::Value;
 
 const OBSERVER_SECRET: &str = "whsec_observer_secret_0123456789abcdefgh";

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::common::cli::{self, Observed, earshot, run};
 use crate::common::{self, Captured, Receiver, Reply, SECRET, eventually};
-use earshot::api::types::agents::EventKind;
+use earshot_core::api::types::agents::EventKind;
 
 const OBSERVER_SECRET: &str = "whsec_observer_secret_0123456789abcdefgh";
 

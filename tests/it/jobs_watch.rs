@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use crate::common::cli::{earshot, earshot_async, finish_within, text};
 use crate::common::{API_KEY, Harness, Options, eventually, start_at, start_with, wav};
-use earshot::api::types::prerecorded::{NewTranscript, TranscriptStatus};
-use earshot::poll::schedule::{JobHint, JobView, SchedulerConfig};
-use earshot::poll::watcher::{self, Command, WatchEvent, Watcher};
+use earshot_core::api::types::prerecorded::{NewTranscript, TranscriptStatus};
+use earshot_core::poll::schedule::{JobHint, JobView, SchedulerConfig};
+use earshot_core::poll::watcher::{self, Command, WatchEvent, Watcher};
 use serde_json::Value;
 
 async fn upload(harness: &Harness, seconds: f64) -> String {
@@ -410,7 +410,7 @@ async fn a_job_added_with_known_submit_time_and_audio_is_watched_to_the_end() {
     let submitted = std::time::Instant::now();
     let ids = submit(&harness, &audio, 1).await;
     let mut watcher = watcher::spawn(harness.client.clone(), SchedulerConfig::default());
-    let known = earshot::poll::hints::Known {
+    let known = earshot_core::poll::hints::Known {
         submitted: Some(submitted),
         audio_duration: Some(Duration::from_secs(4)),
     };
@@ -515,7 +515,7 @@ impl Pushes {
             audio_url: audio_url.to_owned(),
             webhook_url: Some(format!("http://127.0.0.1:{}/hook", self.port)),
             webhook_auth_header_name: Some(PUSH_HEADER.into()),
-            webhook_auth_header_value: Some(earshot::redact::SecretString::new(PUSH_TOKEN)),
+            webhook_auth_header_value: Some(earshot_core::redact::SecretString::new(PUSH_TOKEN)),
         }
     }
 
@@ -632,7 +632,7 @@ async fn jobs_watch_listen_with_a_blocked_stdout_answers_503_instead_of_queueing
         let refused = answers.iter().filter(|(status, _)| *status == 503).count();
         // What the queue holds, and a batch the loop may take before it
         // blocks.
-        let queued = earshot::receiver::listen::QUEUE_BYTES / BODY_BYTES + 4;
+        let queued = earshot_core::receiver::listen::QUEUE_BYTES / BODY_BYTES + 4;
         assert!(
             refused >= REQUESTS - queued,
             "{refused} of {REQUESTS} answered 503: {answers:?}"

@@ -8,11 +8,11 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::{API_KEY, Harness, Options, SECRET, eventually, start, start_with, wav};
-use earshot::api::types::agents::EventKind;
-use earshot::receiver::capture::{self, Kind, VerdictCode, encode_base64};
-use earshot::receiver::listen::{self, ListenConfig, Listener, Received};
-use earshot::redact::SecretString;
-use earshot::signature;
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::receiver::capture::{self, Kind, VerdictCode, encode_base64};
+use earshot_core::receiver::listen::{self, ListenConfig, Listener, Received};
+use earshot_core::redact::SecretString;
+use earshot_core::signature;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 

@@ -53,7 +53,7 @@ async fn an_unread_stdout_drops_printed_lines_not_answers() {
         for index in 0..REQUESTS {
             let body = body(index);
             let now = chrono::Utc::now().timestamp();
-            let signature = earshot::signature::sign(SECRET.as_bytes(), now, &body);
+            let signature = earshot_core::signature::sign(SECRET.as_bytes(), now, &body);
             let answer = http
                 .post(format!("{url}/hook"))
                 .header("content-type", "application/json")

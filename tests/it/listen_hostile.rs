@@ -122,7 +122,7 @@ async fn unsigned_and_forged_bodies_are_judged_without_being_parsed() {
 
         let body = br#"{"event_id":"evt-after","event":"call.ended"}"#.to_vec();
         let signature =
-            earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+            earshot_core::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
         let (status, answer) = post(&http, &url, Some(&signature), body).await;
         assert_eq!(status, 200, "{answer}");
         drop(child);

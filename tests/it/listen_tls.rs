@@ -20,10 +20,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use base64::Engine;
-use earshot::http_server::ServerLimits;
-use earshot::receiver::listen::{self, ListenConfig, Listener, Requests};
-use earshot::redact::SecretString;
-use earshot::tls::ServerTls;
+use earshot_core::http_server::ServerLimits;
+use earshot_core::receiver::listen::{self, ListenConfig, Listener, Requests};
+use earshot_core::redact::SecretString;
+use earshot_core::tls::ServerTls;
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
@@ -175,7 +175,7 @@ fn signed_event(event_id: &str) -> (String, String) {
         "session": { "session_id": format!("ses_{event_id}") },
     })
     .to_string();
-    let header = earshot::signature::sign(
+    let header = earshot_core::signature::sign(
         SECRET.as_bytes(),
         chrono::Utc::now().timestamp(),
         body.as_bytes(),

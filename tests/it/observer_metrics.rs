@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use earshot::api::types::agents::EventKind;
+use earshot_core::api::types::agents::EventKind;
 use serde_json::{Value, json};
 
 use crate::common::cli::{earshot, post_signed, run, text};
@@ -234,7 +234,7 @@ fn session_started(event_id: &str) -> Vec<u8> {
 
 /// `body` POSTed to `url` with a signature made with `secret` at `t`.
 async fn post_signed_at(url: &str, secret: &str, t: i64, body: &[u8]) -> u16 {
-    let header = earshot::signature::sign(secret.as_bytes(), t, body);
+    let header = earshot_core::signature::sign(secret.as_bytes(), t, body);
     http()
         .post(url)
         .header("content-type", "application/json")

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use earshot::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
+use earshot_core::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
 use serde_json::{Value, json};
 
 use crate::common::cli::{isolate, isolated, post_signed, run, text};
@@ -200,7 +200,7 @@ async fn setup_makes_one_subscription_a_private_secret_file_and_a_listen_command
     assert_eq!(modes(&secret_file), (0o600, "600".to_owned()), "umask 000");
     let secret = secret_in(&secret_file);
     assert!(
-        earshot::api::validate::secret(&secret).is_ok(),
+        earshot_core::api::validate::secret(&secret).is_ok(),
         "a secret the platform takes"
     );
     for shown in [&stdout, &text(&first.stderr)] {

@@ -6,11 +6,11 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use crate::common::{API_KEY, Harness, Options};
-use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus};
-use earshot::api::types::prerecorded::TranscriptStatus;
-use earshot::emulator::TimeScale;
-use earshot::emulator::scenario::{self, DemoSubscription, ScenarioConfig, ScenarioError};
-use earshot::redact::SecretString;
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::redact::SecretString;
+use earshot_emulator::TimeScale;
+use earshot_emulator::scenario::{self, DemoSubscription, ScenarioConfig, ScenarioError};
 
 const SCALE: f64 = 0.05;
 

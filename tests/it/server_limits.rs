@@ -11,10 +11,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::common::{API_KEY, SECRET, launch};
-use earshot::emulator::EmulatorConfig;
-use earshot::http_server::ServerLimits;
-use earshot::receiver::listen::{self, ListenConfig};
-use earshot::redact::SecretString;
+use earshot_core::http_server::ServerLimits;
+use earshot_core::receiver::listen::{self, ListenConfig};
+use earshot_core::redact::SecretString;
+use earshot_emulator::EmulatorConfig;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -285,8 +285,11 @@ async fn listen_answers_503_past_the_body_budget_and_recovers_once_it_is_free() 
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let accepted = tokio::time::timeout(BOUND, async {
         loop {
-            let signature =
-                earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+            let signature = earshot_core::signature::sign(
+                SECRET.as_bytes(),
+                chrono::Utc::now().timestamp(),
+                &body,
+            );
             let answer = http
                 .post(format!("{}/hook", listener.url()))
                 .header("x-svc-signature", signature)
@@ -375,7 +378,7 @@ async fn listen_serves_a_delivery_while_tricklers_fill_every_slot() {
     .await;
     let body = br#"{"event_id":"evt-behind-tricklers","event":"call.ended"}"#.to_vec();
     let signature =
-        earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+        earshot_core::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let answer = tokio::time::timeout(
         ANSWERED_WITHIN,

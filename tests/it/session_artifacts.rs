@@ -7,10 +7,10 @@
 use std::time::{Duration, Instant};
 
 use crate::common::{API_KEY, Harness, eventually, launch, start_at};
-use earshot::api::types::agents::EventKind;
-use earshot::api::validate::UrlPolicy;
-use earshot::emulator::{EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::redact::SecretString;
+use earshot_emulator::{EmulatorConfig, TimeScale};
 use serde_json::Value;
 
 fn time_of(value: &Value) -> chrono::DateTime<chrono::FixedOffset> {

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use crate::common;
 use crate::common::cli::{Observed, earshot, run};
 use crate::common::{API_KEY, Harness, SECRET, eventually, start_at};
-use earshot::api::types::agents::EventKind;
-use earshot::store::{Store, events};
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::store::{Store, events};
 
 const CALL_EVENTS: [EventKind; 3] = [
     EventKind::CallConnected,
@@ -190,8 +190,8 @@ async fn a_large_recording_downloads_without_being_held_in_memory() {
     // under it (held whole, it could not).
     const SIZE: u64 = 80 * 1024 * 1024;
     let mut config =
-        earshot::emulator::EmulatorConfig::new(earshot::redact::SecretString::new(API_KEY));
-    config.time_scale = earshot::emulator::TimeScale::new(0.01).unwrap();
+        earshot_emulator::EmulatorConfig::new(earshot_core::redact::SecretString::new(API_KEY));
+    config.time_scale = earshot_emulator::TimeScale::new(0.01).unwrap();
     config.recording_bytes = Some(SIZE);
     let harness = common::launch(config, None).await;
     let dir = tempfile::tempdir().unwrap();

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use earshot::signature::{
+use earshot_core::signature::{
     Candidate, DEFAULT_TOLERANCE_SECS, Finding, InvalidReason, Mistake, Verdict, diagnose,
     digest_hex, generate_secret, parse_header, sign, verify,
 };

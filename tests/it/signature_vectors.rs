@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use earshot::signature::{
+use earshot_core::signature::{
     Candidate, DEFAULT_TOLERANCE_SECS, Finding, InvalidReason, Mistake, Verdict, diagnose, sign,
     verify,
 };

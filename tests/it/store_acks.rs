@@ -8,10 +8,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use earshot::receiver::listen::{self, ListenConfig};
-use earshot::redact::SecretString;
-use earshot::store::Store;
-use earshot::store::writer::Writer;
+use earshot_core::receiver::listen::{self, ListenConfig};
+use earshot_core::redact::SecretString;
+use earshot_core::store::Store;
+use earshot_core::store::writer::Writer;
 use serde_json::{Value, json};
 
 use crate::common::cli::{listen_with_store, post_signed};

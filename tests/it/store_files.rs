@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use chrono::{TimeZone, Utc};
-use earshot::store::Store;
-use earshot::store::events::ObservedEvent;
-use earshot::store::writer::Writer;
+use earshot_core::store::Store;
+use earshot_core::store::events::ObservedEvent;
+use earshot_core::store::writer::Writer;
 
 use crate::bounded_files::{fifo, within_10s};
 use crate::common::cli::{earshot, listen_with_store, post_signed, run, text};

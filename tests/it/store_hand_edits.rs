@@ -4,10 +4,10 @@
 //! stored value's control characters (ESC, BEL) never reach the terminal.
 
 use chrono::{TimeZone, Utc};
-use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
-use earshot::store::events::ObservedEvent;
-use earshot::store::writer::Writer;
-use earshot::store::{Store, deliveries};
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
+use earshot_core::store::events::ObservedEvent;
+use earshot_core::store::writer::Writer;
+use earshot_core::store::{Store, deliveries};
 
 use crate::common::cli::{earshot, run};
 
@@ -148,14 +148,20 @@ async fn hand_edited_rows_are_skipped_and_counted_and_control_characters_never_p
 /// sweep before the sessions after them.
 #[tokio::test]
 async fn a_session_id_no_request_can_name_does_not_stop_the_sweep() {
-    use earshot::store::sessions::{self, Source};
+    use earshot_core::store::sessions::{self, Source};
     let harness = crate::common::start().await;
     let real = harness.start_session(None).await;
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("earshot.db")).unwrap();
     let ids = ["..".to_owned(), "a/b".to_owned(), real];
-    sessions::add(&mut store, &ids, Source::Added, earshot::store::now_ms()).unwrap();
-    let report = earshot::history::sweep::sweep(&harness.client, &mut store, 50)
+    sessions::add(
+        &mut store,
+        &ids,
+        Source::Added,
+        earshot_core::store::now_ms(),
+    )
+    .unwrap();
+    let report = earshot_core::history::sweep::sweep(&harness.client, &mut store, 50)
         .await
         .unwrap();
     assert_eq!(report.stopped, None, "{report:?}");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use earshot::store::{Store, events, health, sessions};
+use earshot_core::store::{Store, events, health, sessions};
 use tokio::sync::Mutex;
 
 const SECRET: &str = "whsec_reliability_secret_0123456789abcdef";
@@ -67,7 +67,8 @@ async fn post(http: &reqwest::Client, url: &str, n: usize) -> Option<String> {
 
 async fn post_once(http: &reqwest::Client, url: &str, n: usize) -> Posted {
     let (event_id, body) = event_body(n);
-    let header = earshot::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
+    let header =
+        earshot_core::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
     let response = http
         .post(url)
         .header("content-type", "application/json")

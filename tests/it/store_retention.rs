@@ -73,7 +73,7 @@ fn now_ms() -> i64 {
 /// A new store at `db`, made by earshot (schema and all), then rows
 /// written with plain SQL, as an older observer and sweep would have.
 fn seed(db: &Path, sql: &str) {
-    drop(earshot::store::Store::open(db).expect("a new store"));
+    drop(earshot_core::store::Store::open(db).expect("a new store"));
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.execute_batch(sql).unwrap();
 }

@@ -6,10 +6,10 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use crate::common::{API_KEY, Harness, Options, Receiver, SECRET, start, start_with};
-use earshot::api::ApiError;
-use earshot::api::types::agents::{EventKind, NewSubscription, SubscriptionPatch};
-use earshot::api::validate::{self, ValidationError};
-use earshot::redact::SecretString;
+use earshot_core::api::ApiError;
+use earshot_core::api::types::agents::{EventKind, NewSubscription, SubscriptionPatch};
+use earshot_core::api::validate::{self, ValidationError};
+use earshot_core::redact::SecretString;
 use reqwest::Method;
 use serde_json::{Value, json};
 

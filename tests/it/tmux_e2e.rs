@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use earshot::api::types::agents::EventKind;
+use earshot_core::api::types::agents::EventKind;
 
 use crate::common::tmux::{STEP_TIMEOUT, Tmux, shell_quote};
 

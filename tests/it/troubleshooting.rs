@@ -9,8 +9,8 @@ use crate::common::{
     DEFAULT_AGENT, Harness, OTHER_AGENT, Receiver, Reply, SECRET, hmac_hex, start, timestamp_of,
     verifies_with,
 };
-use earshot::api::types::agents::{EventKind, SubscriptionPatch};
-use earshot::signature::{Candidate, DEFAULT_TOLERANCE_SECS, diagnose, verify};
+use earshot_core::api::types::agents::{EventKind, SubscriptionPatch};
+use earshot_core::signature::{Candidate, DEFAULT_TOLERANCE_SECS, diagnose, verify};
 use serde_json::Value;
 
 /// A delivery rejected with 401 by the receiver: the record says so in the

@@ -7,13 +7,13 @@
 use std::time::Duration;
 
 use crate::common::start;
-use earshot::api::types::agents::{EventKind, SubscriptionPatch};
-use earshot::history::report;
-use earshot::redact::SecretString;
-use earshot::store::{Store, changes};
 use earshot::tui::action::{Action, Effect, SubsResult};
 use earshot::tui::clipboard::Clipboard;
 use earshot::tui::worker::Worker;
+use earshot_core::api::types::agents::{EventKind, SubscriptionPatch};
+use earshot_core::history::report;
+use earshot_core::redact::SecretString;
+use earshot_core::store::{Store, changes};
 use tokio::sync::mpsc;
 
 struct NoClipboard;
@@ -81,13 +81,13 @@ async fn console_pause_and_rotate_are_recorded_without_the_secret() {
     assert!(!format!("{listed:?}").contains("rotated_in_the_console"));
 
     // The board names the newest change next to the subscription.
-    earshot::store::deliveries::replace_subscriptions(
+    earshot_core::store::deliveries::replace_subscriptions(
         &mut Store::open(&db).expect("the store"),
         std::slice::from_ref(&subscription),
-        earshot::store::now_ms(),
+        earshot_core::store::now_ms(),
     )
     .expect("listed");
-    let board = report::board(&store, 0, earshot::store::now_ms()).expect("board");
+    let board = report::board(&store, 0, earshot_core::store::now_ms()).expect("board");
     let latest = board.subscriptions[0]
         .latest_change
         .as_ref()

@@ -5,11 +5,11 @@
 use std::time::Duration;
 
 use crate::common::{start, wav};
-use earshot::api::types::prerecorded::TranscriptStatus;
-use earshot::poll::watcher::WatchEvent;
 use earshot::tui::action::{Action, Effect, JobsResult};
 use earshot::tui::clipboard::Clipboard;
 use earshot::tui::worker::Worker;
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::poll::watcher::WatchEvent;
 use tokio::sync::mpsc;
 
 struct NoClipboard;

@@ -10,13 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::{Harness, Receiver, start};
-use earshot::api::types::agents::EventKind;
 use earshot::tui::action::{Action, JobsResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::clipboard::{Clipboard, osc52};
 use earshot::tui::context::{ConfigProfiles, ProfileSource};
 use earshot::tui::event_loop::{Services, run};
 use earshot::tui::theme::Theme;
+use earshot_core::api::types::agents::EventKind;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use ratatui::Terminal;
@@ -217,7 +217,7 @@ async fn with_console_on<F, Fut>(
     };
     let mut terminal = Terminal::new(backend).expect("terminal");
     let mut app = App::new(AppConfig {
-        url_policy: earshot::api::validate::UrlPolicy::AnyHttp,
+        url_policy: earshot_core::api::validate::UrlPolicy::AnyHttp,
         profile_label: profiles
             .as_ref()
             .map_or_else(|| "test".to_owned(), |on| on.first.clone()),
@@ -230,7 +230,8 @@ async fn with_console_on<F, Fut>(
     let mut store = store_dir.path().join("earshot.db");
     let mut source: Option<Box<dyn ProfileSource>> = None;
     if let Some(on) = profiles {
-        let listed = earshot::config::profiles(Some(&on.config)).expect("the test config reads");
+        let listed =
+            earshot_core::config::profiles(Some(&on.config)).expect("the test config reads");
         app.set_profiles(listed, Some(on.first));
         source = Some(Box::new(ConfigProfiles::new(Some(on.config), None)));
         store = on.store;
@@ -504,7 +505,7 @@ async fn jobs_from_a_feed_are_watched_to_the_end_in_the_jobs_pane() {
         .expect("upload");
     let job = harness
         .client
-        .create_transcript(&earshot::api::types::prerecorded::NewTranscript {
+        .create_transcript(&earshot_core::api::types::prerecorded::NewTranscript {
             audio_url: upload.upload_url,
             ..Default::default()
         })
@@ -619,26 +620,28 @@ async fn ctx_switches_to_another_profile_and_drops_the_first_accounts_late_answe
     const OTHER_KEY: &str = "emu_other_account_key_9876543210";
     let one = start().await;
     let other = common::launch(
-        earshot::emulator::EmulatorConfig {
+        earshot_emulator::EmulatorConfig {
             allow_private_urls: true,
-            ..earshot::emulator::EmulatorConfig::new(earshot::redact::SecretString::new(OTHER_KEY))
+            ..earshot_emulator::EmulatorConfig::new(earshot_core::redact::SecretString::new(
+                OTHER_KEY,
+            ))
         },
         None,
     )
     .await;
-    let other_client = earshot::api::Client::new(
-        earshot::api::Endpoints::all_at(&other.emulator.url()),
-        earshot::redact::SecretString::new(OTHER_KEY),
+    let other_client = earshot_core::api::Client::new(
+        earshot_core::api::Endpoints::all_at(&other.emulator.url()),
+        earshot_core::redact::SecretString::new(OTHER_KEY),
     )
     .expect("a client for the second emulator")
-    .with_url_policy(earshot::api::validate::UrlPolicy::AnyHttp);
+    .with_url_policy(earshot_core::api::validate::UrlPolicy::AnyHttp);
     let (_receiver_a, on_one) = one.healthy_subscriber(&[EventKind::CallEnded]).await;
     let receiver_b = Receiver::healthy().await;
     let on_other = other_client
-        .create_subscription(&earshot::api::types::agents::NewSubscription {
+        .create_subscription(&earshot_core::api::types::agents::NewSubscription {
             url: format!("{}/b", receiver_b.url()),
             events: vec![EventKind::SessionStarted],
-            secret: earshot::redact::SecretString::new(common::SECRET),
+            secret: earshot_core::redact::SecretString::new(common::SECRET),
             agent_id: None,
             enabled: None,
         })

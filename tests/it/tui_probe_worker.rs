@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::common::{Harness, start, wav};
-use earshot::api::Region;
 use earshot::tui::action::{Action, Effect, ProbeResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::clipboard::Clipboard;
@@ -18,6 +17,7 @@ use earshot::tui::panes::probe::{Call, ProbeCommand};
 use earshot::tui::theme::Theme;
 use earshot::tui::view;
 use earshot::tui::worker::Worker;
+use earshot_core::api::Region;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;

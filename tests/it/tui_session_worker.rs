@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use crate::common::cli::Observed;
 use crate::common::{SECRET, eventually, start_at};
-use earshot::api::types::agents::EventKind;
-use earshot::store::{Store, events};
 use earshot::tui::action::{Action, DeliveriesResult};
 use earshot::tui::app::{App, AppConfig};
 use earshot::tui::clipboard::Clipboard;
 use earshot::tui::theme::Theme;
 use earshot::tui::view;
 use earshot::tui::worker::Worker;
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::store::{Store, events};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::mpsc;

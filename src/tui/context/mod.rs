@@ -45,8 +45,8 @@ use super::panes::jobs::JobsPane;
 use super::panes::probe::ProbePane;
 use super::panes::signatures::SignaturesPane;
 use super::panes::subscriptions::{Modal, Stage, SubscriptionsPane};
-use crate::api::validate::UrlPolicy;
-use crate::config::ProfileSummary;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::config::ProfileSummary;
 
 /// The profiles the console knows and which one it runs on.
 #[derive(Clone, Debug, Default)]

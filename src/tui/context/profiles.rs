@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use super::Account;
-use crate::api::Client;
-use crate::config::{Paths, ResolveOptions, resolve};
 use crate::tui::history_tasks::StorePath;
 use crate::tui::theme::{self, ColorDepth, LoadedTheme, ThemeRequest};
+use earshot_core::api::Client;
+use earshot_core::config::{Paths, ResolveOptions, resolve};
 
 /// A profile opened for a switch: what the console then runs on.
 pub struct Opened {
@@ -102,7 +102,7 @@ pub(crate) fn store_path(
     given
         .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from))
         .or(profile)
-        .or_else(|| paths.map(|paths| crate::store::default_path(&paths.state_dir)))
+        .or_else(|| paths.map(|paths| earshot_core::store::default_path(&paths.state_dir)))
         .ok_or_else(|| {
             "no state directory for the incident-history store: set EARSHOT_STORE".into()
         })

@@ -8,12 +8,6 @@ use ratatui::crossterm::event::KeyCode;
 use tui_input::Input;
 
 use super::{Account, CtxCommand, Stamped};
-use crate::api::Region;
-use crate::api::types::prerecorded::TranscriptStatus;
-use crate::api::validate::UrlPolicy;
-use crate::config::ProfileSummary;
-use crate::poll::schedule::Spent;
-use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, JobsResult, SubsResult};
 use crate::tui::app::{App, AppConfig, Overlay};
 use crate::tui::command::Command;
@@ -23,6 +17,12 @@ use crate::tui::panes::jobs::tests as jobs;
 use crate::tui::panes::subscriptions::tests::{fixtures, subscription};
 use crate::tui::test_keys::{key, press, type_text};
 use crate::tui::theme::Theme;
+use earshot_core::api::Region;
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::config::ProfileSummary;
+use earshot_core::poll::schedule::Spent;
+use earshot_core::poll::watcher::WatchEvent;
 
 fn profile(name: &str, read_only: bool) -> ProfileSummary {
     ProfileSummary {

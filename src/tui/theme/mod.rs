@@ -327,7 +327,10 @@ pub fn load(request: &ThemeRequest<'_>) -> LoadedTheme {
     }
     if let Some(dir) = request.user_dir {
         let path = dir.join(format!("{name}.toml"));
-        match crate::bounded_file::read_to_string(&path, crate::bounded_file::THEME_FILE) {
+        match earshot_core::bounded_file::read_to_string(
+            &path,
+            earshot_core::bounded_file::THEME_FILE,
+        ) {
             Ok(text) => match ThemeFile::parse(&text) {
                 Ok(user) => {
                     file = file.merge(user);

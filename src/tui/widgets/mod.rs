@@ -153,7 +153,10 @@ fn keep_end(text: &str, width: usize) -> String {
 pub fn distinct_short<'a>(ids: impl Iterator<Item = &'a str>) -> impl Fn(&str) -> String {
     use std::collections::BTreeSet;
     let distinct: BTreeSet<&str> = ids.collect();
-    let prefixes: BTreeSet<&str> = distinct.iter().map(|id| crate::api::short_id(id)).collect();
+    let prefixes: BTreeSet<&str> = distinct
+        .iter()
+        .map(|id| earshot_core::api::short_id(id))
+        .collect();
     let by_tail = prefixes.len() < distinct.len();
     move |id: &str| {
         let chars = id.chars().count();
@@ -161,7 +164,7 @@ pub fn distinct_short<'a>(ids: impl Iterator<Item = &'a str>) -> impl Fn(&str) -
             let tail: String = id.chars().skip(chars - 7).collect();
             format!("…{tail}")
         } else {
-            crate::api::short_id(id).to_owned()
+            earshot_core::api::short_id(id).to_owned()
         }
     }
 }

@@ -1,5 +1,5 @@
 //! What every console table does with its rows: the `/` filter in the one
-//! query language ([`crate::query`]) over the fields the table declares,
+//! query language ([`earshot_core::query`]) over the fields the table declares,
 //! the `S` sort by any column, and the order they give.
 //!
 //! A pane declares a [`Schema`] for its rows (each column's header, the
@@ -29,9 +29,9 @@ use tui_input::Input;
 use super::fit;
 use super::input as field;
 use super::table::{self, Columns, SortMark, TableState};
-use crate::query::{self, FieldName, Since, Term};
 use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, Move, keys};
 use crate::tui::theme::{Role, Theme};
+use earshot_core::query::{self, FieldName, Since, Term};
 
 /// Reads a text from a row.
 pub type Text<R> = fn(&R) -> Cow<'_, str>;
@@ -299,7 +299,7 @@ impl<R> TableView<R> {
             order: None,
             total: 0,
             prompt: None,
-            clock: crate::store::now_ms,
+            clock: earshot_core::store::now_ms,
         }
     }
 

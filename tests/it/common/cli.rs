@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use earshot::api::types::agents::EventKind;
+use earshot_core::api::types::agents::EventKind;
 
 use super::Harness;
 
@@ -249,7 +249,8 @@ pub fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
 /// `body` POSTed to `url` signed now with `secret`: the status and the JSON
 /// answer (`Null` when it is not JSON).
 pub async fn post_signed(url: &str, secret: &str, body: &[u8]) -> (u16, serde_json::Value) {
-    let header = earshot::signature::sign(secret.as_bytes(), chrono::Utc::now().timestamp(), body);
+    let header =
+        earshot_core::signature::sign(secret.as_bytes(), chrono::Utc::now().timestamp(), body);
     let response = reqwest::Client::builder()
         .no_proxy()
         .build()

@@ -17,11 +17,13 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use earshot::api::types::agents::{EventKind, NewSubscription, Subscription, SubscriptionPatch};
-use earshot::api::validate::UrlPolicy;
-use earshot::api::{Client, Endpoints};
-use earshot::emulator::{Emulator, EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::api::types::agents::{
+    EventKind, NewSubscription, Subscription, SubscriptionPatch,
+};
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::api::{Client, Endpoints};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 use serde_json::Value;
 
 pub const API_KEY: &str = "emu_test_key_0123456789";
@@ -683,15 +685,15 @@ pub fn signature_parts(header: &str) -> Option<(i64, String)> {
 /// Whether a captured delivery verifies with `secret` now (300 s), using
 /// the crate's own verifier.
 pub fn verifies_with(request: &Captured, secret: &str) -> bool {
-    earshot::signature::verify(
+    earshot_core::signature::verify(
         request.header("x-svc-signature"),
         &request.body,
-        &[earshot::signature::Candidate {
+        &[earshot_core::signature::Candidate {
             label: "candidate",
             secret: secret.as_bytes(),
         }],
         chrono::Utc::now().timestamp(),
-        earshot::signature::DEFAULT_TOLERANCE_SECS,
+        earshot_core::signature::DEFAULT_TOLERANCE_SECS,
     )
     .is_valid()
 }
@@ -708,7 +710,7 @@ pub fn timestamp_of(record: &Value, field: &str) -> chrono::DateTime<chrono::Fix
 pub fn wav(seconds: f64, comment: Option<&str>) -> Vec<u8> {
     let rate = 8000u32;
     let samples = (f64::from(rate) * seconds) as usize;
-    earshot::wav::encode_pcm16(rate, 1, &vec![0u8; samples * 2], comment)
+    earshot_core::wav::encode_pcm16(rate, 1, &vec![0u8; samples * 2], comment)
 }
 
 /// A config file in `dir` with two profiles, `one` (the default) and

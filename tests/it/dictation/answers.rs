@@ -6,10 +6,10 @@ use crate::common;
 use std::time::{Duration, Instant};
 
 use crate::common::{API_KEY, wav};
-use earshot::api::dictation::{AudioSource, DictationPath, DictationRequest};
-use earshot::api::types::dictation::{DictationConfig, Rewrite};
-use earshot::emulator::{DictationTiming, EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::api::dictation::{AudioSource, DictationPath, DictationRequest};
+use earshot_core::api::types::dictation::{DictationConfig, Rewrite};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{DictationTiming, EmulatorConfig, TimeScale};
 use serde_json::json;
 
 use super::{

@@ -4,9 +4,9 @@
 use std::io::Cursor;
 
 use crate::common::wav;
-use earshot::api::ErrorBody;
-use earshot::api::dictation::{AudioSource, DictationError, DictationRequest, Refusal};
-use earshot::api::types::dictation::DictationConfig;
+use earshot_core::api::ErrorBody;
+use earshot_core::api::dictation::{AudioSource, DictationError, DictationRequest, Refusal};
+use earshot_core::api::types::dictation::DictationConfig;
 
 use super::{
     LIVE, dictate_file, dictate_wav, harness, pcm_request, pipe, requests_to, wav_file, wav_request,

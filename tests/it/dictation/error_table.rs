@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::common::{API_KEY, wav};
-use earshot::api::dictation::{AudioSource, DictationError, Refusal};
-use earshot::api::{Client, Endpoints, ErrorBody};
-use earshot::redact::SecretString;
+use earshot_core::api::dictation::{AudioSource, DictationError, Refusal};
+use earshot_core::api::{Client, Endpoints, ErrorBody};
+use earshot_core::redact::SecretString;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 

@@ -23,10 +23,10 @@ mod sync_regions;
 
 use crate::common;
 use crate::common::{API_KEY, Harness, wav};
-use earshot::api::dictation::{AudioSource, DictationError, DictationRequest, Refusal};
-use earshot::api::types::dictation::{AudioFormat, Dictation, DictationConfig};
-use earshot::emulator::{EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::api::dictation::{AudioSource, DictationError, DictationRequest, Refusal};
+use earshot_core::api::types::dictation::{AudioFormat, Dictation, DictationConfig};
+use earshot_core::redact::SecretString;
+use earshot_emulator::{EmulatorConfig, TimeScale};
 use serde_json::{Value, json};
 
 const UTTERANCE: &str = "um so I think we should meet on Tuesday, no, Wednesday at noon";

@@ -5,7 +5,7 @@ use std::io::Cursor;
 use std::time::{Duration, Instant};
 
 use crate::common::wav;
-use earshot::api::dictation::{AudioSource, DictationRequest, Refusal, RetryPolicy};
+use earshot_core::api::dictation::{AudioSource, DictationRequest, Refusal, RetryPolicy};
 use serde_json::json;
 
 use super::{

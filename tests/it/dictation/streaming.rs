@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::common::{API_KEY, Harness, eventually, wav};
-use earshot::api::dictation::AudioSource;
+use earshot_core::api::dictation::AudioSource;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 

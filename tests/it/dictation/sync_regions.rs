@@ -1,10 +1,10 @@
 //! Sync's model header and raw key, and each region's own endpoint.
 
 use crate::common::{API_KEY, wav};
-use earshot::api::dictation::{AudioSource, DictationRequest};
-use earshot::api::sync::SyncRequest;
-use earshot::api::{Client, Endpoints, Region};
-use earshot::redact::SecretString;
+use earshot_core::api::dictation::{AudioSource, DictationRequest};
+use earshot_core::api::sync::SyncRequest;
+use earshot_core::api::{Client, Endpoints, Region};
+use earshot_core::redact::SecretString;
 
 use super::{LIVE, assert_detail_shape, audio, count, harness, post, wav_file, wav_request};
 

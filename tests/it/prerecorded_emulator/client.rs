@@ -5,8 +5,8 @@ use crate::common::{Options, start_with, wav};
 
 #[tokio::test]
 async fn the_client_accepts_200_and_reads_the_error_message() {
-    use earshot::api::ErrorBody;
-    use earshot::api::types::prerecorded::NewTranscript;
+    use earshot_core::api::ErrorBody;
+    use earshot_core::api::types::prerecorded::NewTranscript;
 
     let harness = start_with(Options {
         poll_limit: 1,
@@ -40,7 +40,7 @@ async fn the_client_accepts_200_and_reads_the_error_message() {
         .await
         .unwrap_err();
     assert_eq!(missing.status(), Some(404));
-    let earshot::api::ApiError::Status { body, .. } = &missing else {
+    let earshot_core::api::ApiError::Status { body, .. } = &missing else {
         panic!("{missing:?}");
     };
     assert!(matches!(body, ErrorBody::Message(_)), "{body:?}");

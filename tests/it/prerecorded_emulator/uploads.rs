@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::common::{API_KEY, launch, wav};
-use earshot::emulator::{EmulatorConfig, TimeScale};
-use earshot::redact::SecretString;
+use earshot_core::redact::SecretString;
+use earshot_emulator::{EmulatorConfig, TimeScale};
 use reqwest::Method;
 use serde_json::json;
 

@@ -3,13 +3,13 @@
 //! (masked caller number, link countdown, copying a link).
 
 use chrono::TimeZone;
-use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus};
-use earshot::history::session_view::{self, SessionView};
-use earshot::store::events::StoredEvent;
 use earshot::tui::action::{Action, Effect};
 use earshot::tui::app::App;
 use earshot::tui::panes::deliveries::DeliveriesPane;
 use earshot::tui::theme::Role;
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::history::session_view::{self, SessionView};
+use earshot_core::store::events::StoredEvent;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{Map, json};
 
@@ -131,7 +131,7 @@ fn ended_call_view() -> SessionView {
                 "transcript_url": "https://files.example.com/acct/4242/call_01JQ4E8B2D6F0A/transcript.json?X-Amz-Signature=9a8b"}),
         ),
     ];
-    let record: earshot::api::types::agents::SessionRecord = serde_json::from_value(json!({
+    let record: earshot_core::api::types::agents::SessionRecord = serde_json::from_value(json!({
         "session_id": CALL, "status": "ended",
         "artifacts": [
             {"kind": "recording", "url": RECORDING},

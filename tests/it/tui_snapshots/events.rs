@@ -2,12 +2,12 @@
 //! above) and one event in full, with its body's personal data masked.
 
 use super::*;
-use earshot::api::types::agents::{DeliveryRecord, DeliveryStatus};
-use earshot::history::event_list::{
+use earshot::tui::panes::events::Mode;
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::history::event_list::{
     AttemptLine, EventDetail, EventRow, SubscriptionOutcome, SubscriptionTimeline,
 };
-use earshot::store::outcomes::{EventState, Outcome};
-use earshot::tui::panes::events::Mode;
+use earshot_core::store::outcomes::{EventState, Outcome};
 
 const BROKEN: &str = "1a2b3c4d-0000-4000-8000-000000000001";
 const FINE: &str = "2b3c4d5e-0000-4000-8000-000000000002";

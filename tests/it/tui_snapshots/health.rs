@@ -2,8 +2,8 @@
 //! recover form that masks the secret.
 
 use super::*;
-use earshot::history::coverage::{Coverage, CoverageState};
-use earshot::history::report::{EventTotals, FailureGroup, SubscriptionHealth};
+use earshot_core::history::coverage::{Coverage, CoverageState};
+use earshot_core::history::report::{EventTotals, FailureGroup, SubscriptionHealth};
 
 fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> SubscriptionHealth {
     SubscriptionHealth {

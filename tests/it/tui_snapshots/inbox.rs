@@ -3,11 +3,11 @@
 //! requests.
 
 use axum::body::Bytes;
-use earshot::receiver::capture::CaptureEntry;
-use earshot::receiver::listen::Received;
 use earshot::tui::action::{Action, InboxResult};
 use earshot::tui::app::App;
 use earshot::tui::theme::Role;
+use earshot_core::receiver::capture::CaptureEntry;
+use earshot_core::receiver::listen::Received;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{Value, json};
 

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use earshot::api::types::prerecorded::{Transcript, TranscriptStatus};
-use earshot::poll::schedule::{JobProblem, JobView};
-use earshot::poll::watcher::WatchEvent;
 use earshot::tui::action::{Action, JobsResult};
 use earshot::tui::app::App;
 use earshot::tui::theme::Role;
+use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
+use earshot_core::poll::schedule::{JobProblem, JobView};
+use earshot_core::poll::watcher::WatchEvent;
 use serde_json::Map;
 
 use super::{app, cells, colour, fg_at, find, keys, render, snapshot};
@@ -118,7 +118,7 @@ pub(super) fn jobs_app() -> App {
         WatchEvent::Budget {
             used: 412,
             budget: 2000,
-            spent: earshot::poll::schedule::Spent {
+            spent: earshot_core::poll::schedule::Spent {
                 on_screen: 380,
                 off_screen: 30,
                 other: 2,

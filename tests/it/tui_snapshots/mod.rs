@@ -15,12 +15,12 @@ mod signatures;
 mod subscriptions;
 
 use chrono::TimeZone;
-use earshot::api::types::agents::Subscription;
 use earshot::tui::action::Action;
 use earshot::tui::app::{App, AppConfig, Connection};
 use earshot::tui::panes::PaneId;
 use earshot::tui::theme::{Role, Theme};
 use earshot::tui::view;
+use earshot_core::api::types::agents::Subscription;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};

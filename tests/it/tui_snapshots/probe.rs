@@ -1,11 +1,11 @@
 //! The Probe pane: the empty form, a seeded file, results side by side or
 //! stacked, and the colours of an LLM error and a failed call.
 
-use earshot::api::Region;
-use earshot::api::types::dictation::{Dictation, SyncTranscript};
 use earshot::tui::action::{Action, Effect, Failure, ProbeResult};
 use earshot::tui::app::App;
 use earshot::tui::theme::Role;
+use earshot_core::api::Region;
+use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{Map, json};
 

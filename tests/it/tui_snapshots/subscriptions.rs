@@ -2,14 +2,14 @@
 //! dialogs, a failed load, the selection and paused-row styles, and drawing
 //! only the rows on screen (and a terminal too small to draw at all).
 
-use earshot::api::types::agents::Subscription;
-use earshot::api::validate::UrlPolicy;
-use earshot::history::rotation::{CheckAnswer, CheckReport, WatchReport};
 use earshot::tui::action::{Action, Effect, Failure, SubsResult};
 use earshot::tui::app::AppConfig;
 use earshot::tui::panes::PaneId;
 use earshot::tui::panes::subscriptions::SubscriptionsPane;
 use earshot::tui::theme::{Role, Theme};
+use earshot_core::api::types::agents::Subscription;
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::history::rotation::{CheckAnswer, CheckReport, WatchReport};
 use ratatui::crossterm::event::KeyCode;
 
 use super::{

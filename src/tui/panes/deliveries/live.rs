@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 /// A `next_retry_at` this far in the past still counts as "about to
 /// happen" (the new attempt may not be recorded yet).

@@ -19,7 +19,7 @@
 mod commands;
 mod live;
 pub mod table;
-pub use crate::api::delivery_verdict as verdict;
+pub use earshot_core::api::delivery_verdict as verdict;
 pub mod view;
 
 use std::time::{Duration, Instant};
@@ -34,10 +34,10 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
-use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
-use crate::history::session_view::SessionView;
-use crate::redact::SecretString;
 use crate::tui::panes::subscriptions::short_id;
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::history::session_view::SessionView;
+use earshot_core::redact::SecretString;
 
 use commands::{detail_commands, id_prompt_commands, table_commands};
 use live::Liveness;

@@ -5,9 +5,9 @@
 
 use std::borrow::Cow;
 
-use crate::api::types::agents::DeliveryRecord;
-use crate::query::FieldName;
 use crate::tui::widgets::table_view::{Column, Field, FieldKind, Schema, SortKey};
+use earshot_core::api::types::agents::DeliveryRecord;
+use earshot_core::query::FieldName;
 
 fn http(row: &DeliveryRecord) -> Cow<'static, str> {
     Cow::Owned(

@@ -9,12 +9,12 @@ use serde_json::Map;
 
 use super::verdict::{Verdict, countdown, likely_causes, verdict};
 use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
-use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::{PaneCommands, PaneId};
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
 
@@ -505,8 +505,8 @@ fn moving_now() -> DateTime<Utc> {
 
 #[test]
 fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
-    use crate::history::session_view;
-    use crate::store::events::StoredEvent;
+    use earshot_core::history::session_view;
+    use earshot_core::store::events::StoredEvent;
     let body = serde_json::json!({
         "event_id": "ev_1", "event": "call.ended", "timestamp": at(-19 * 60 + 30).to_rfc3339(),
         "call": {"status": "ended", "recording_url": "https://files.example/rec.wav?sig=1"},

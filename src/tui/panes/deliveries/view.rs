@@ -13,13 +13,13 @@ use ratatui::widgets::{Block, Borders, Paragraph, Row};
 
 use super::verdict::{countdown, likely_causes, verdict};
 use super::{DeliveriesPane, Mode};
-use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
-use crate::redact::mask_phone;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
 use crate::tui::widgets::table::{self, scroll_offset};
 use crate::tui::widgets::{fit, wrap_words};
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::redact::mask_phone;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {

@@ -31,11 +31,11 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
-use crate::history::event_list::{EventDetail, EventRow};
-use crate::history::event_query::EventQuery;
-use crate::redact::SecretString;
-use crate::signature::HEADER_NAME;
 use crate::tui::panes::subscriptions::short_id;
+use earshot_core::history::event_list::{EventDetail, EventRow};
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::redact::SecretString;
+use earshot_core::signature::HEADER_NAME;
 
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
 
@@ -199,7 +199,7 @@ impl EventsPane {
             loaded_once: false,
             load_error: None,
             last_load: None,
-            clock: crate::store::now_ms,
+            clock: earshot_core::store::now_ms,
         }
     }
 

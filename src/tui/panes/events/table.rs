@@ -1,14 +1,14 @@
 //! The Events list as `S` sees it ([`Schema`]): its columns in the order
 //! the view draws them. Its `/` filter is the store's query
-//! ([`crate::history::event_query`], the language `earshot events` takes,
-//! split by the same [`crate::query`] as every table's), so the view
+//! ([`earshot_core::history::event_query`], the language `earshot events` takes,
+//! split by the same [`earshot_core::query`] as every table's), so the view
 //! filters nothing itself: it has no fields.
 
 use std::borrow::Cow;
 
-use crate::history::event_list::EventRow;
 use crate::tui::widgets::table_view::{Column, Schema, SortKey};
 use crate::tui::widgets::utc_clock;
+use earshot_core::history::event_list::EventRow;
 
 /// The PER SUBSCRIPTION column's text: each subscription and its state.
 fn outcomes(row: &EventRow) -> String {
@@ -21,7 +21,7 @@ fn outcomes(row: &EventRow) -> String {
 
 /// How bad its worst outcome is (missed first when ascending).
 fn worst_rank(row: &EventRow) -> SortKey<'static> {
-    use crate::store::outcomes::EventState;
+    use earshot_core::store::outcomes::EventState;
     SortKey::number(row.worst().map(|state| match state {
         EventState::Missed => 0,
         EventState::Pending => 1,

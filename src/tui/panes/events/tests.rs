@@ -4,15 +4,15 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::{EventsPane, Mode};
-use crate::history::event_list::{
-    EventDetail, EventRow, SubscriptionOutcome, SubscriptionTimeline,
-};
-use crate::store::outcomes::{EventState, Outcome};
 use crate::tui::action::{Action, Effect, EventsResult, ResendTarget, Resent};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::PaneId;
 use crate::tui::panes::signatures::Field as SigField;
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::history::event_list::{
+    EventDetail, EventRow, SubscriptionOutcome, SubscriptionTimeline,
+};
+use earshot_core::store::outcomes::{EventState, Outcome};
 
 const SUB: &str = "db318dee-0000-4000-8000-000000000001";
 const NOW_MS: i64 = 1_800_000_000_000;

@@ -11,15 +11,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::{EventsPane, Field, FormTarget, LIST_LIMIT, Mode, ResendForm};
-use crate::history::body_view;
-use crate::history::event_list::{AttemptLine, EventDetail, EventRow, SubscriptionTimeline};
-use crate::store::outcomes::EventState;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 use crate::tui::widgets::table_view::{draw_prompt, filter_title, prompt_line};
 use crate::tui::widgets::{fit, utc_clock, wrap_words};
+use earshot_core::history::body_view;
+use earshot_core::history::event_list::{AttemptLine, EventDetail, EventRow, SubscriptionTimeline};
+use earshot_core::store::outcomes::EventState;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {

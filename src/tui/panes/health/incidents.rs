@@ -10,10 +10,10 @@ use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
 use super::tables::INCIDENTS;
-use crate::history::incidents::{Incident, IncidentState};
 use crate::tui::action::{Effect, Failure};
 use crate::tui::app::Outcome;
 use crate::tui::widgets::table_view::{TableCommand, TableView};
+use earshot_core::history::incidents::{Incident, IncidentState};
 
 /// The incidents list and its acknowledgement prompt.
 #[derive(Debug)]

@@ -27,10 +27,10 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
-use crate::history::coverage::Coverage;
-use crate::history::report::SubscriptionHealth;
-use crate::history::sweep::SweepReport;
-use crate::store::deliveries::FailingSession;
+use earshot_core::history::coverage::Coverage;
+use earshot_core::history::report::SubscriptionHealth;
+use earshot_core::history::sweep::SweepReport;
+use earshot_core::store::deliveries::FailingSession;
 
 use crate::tui::widgets::table_view::{prompt_commands, wrapped};
 use commands::{
@@ -177,7 +177,7 @@ impl HealthPane {
             last_sweep: None,
             last_load: None,
             last_sweep_at: None,
-            clock: crate::store::now_ms,
+            clock: earshot_core::store::now_ms,
         }
     }
 

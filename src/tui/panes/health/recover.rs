@@ -7,11 +7,11 @@
 
 use tui_input::Input;
 
-use crate::history::recover::{Preview, Sent};
-use crate::redact::SecretString;
 use crate::tui::action::Effect;
 use crate::tui::app::Outcome;
 use crate::tui::panes::subscriptions::short_id;
+use earshot_core::history::recover::{Preview, Sent};
+use earshot_core::redact::SecretString;
 
 /// The re-sent events a form lists at most (the newest).
 const SENT_SHOWN: usize = 500;

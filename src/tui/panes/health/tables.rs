@@ -5,12 +5,12 @@
 
 use std::borrow::Cow;
 
-use crate::history::incidents::Incident;
-use crate::history::report::SubscriptionHealth;
-use crate::query::FieldName;
-use crate::store::deliveries::FailingSession;
 use crate::tui::widgets::table_view::{Column, Field, FieldKind, Schema, SortKey};
 use crate::tui::widgets::utc_clock;
+use earshot_core::history::incidents::Incident;
+use earshot_core::history::report::SubscriptionHealth;
+use earshot_core::query::FieldName;
+use earshot_core::store::deliveries::FailingSession;
 
 /// A board row's state, as `status:` reads it.
 pub fn board_status(row: &SubscriptionHealth) -> &'static str {

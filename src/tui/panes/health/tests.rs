@@ -4,16 +4,16 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
-use crate::history::coverage::{Coverage, CoverageState};
-use crate::history::incidents::Incident;
-use crate::history::recover::{Preview, Sent};
-use crate::history::report::{Board, EventTotals, FailureGroup, SubscriptionHealth};
-use crate::history::sweep::SweepReport;
-use crate::store::deliveries::FailingSession;
 use crate::tui::action::{Action, Effect, Failure, HealthResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::PaneId;
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::history::coverage::{Coverage, CoverageState};
+use earshot_core::history::incidents::Incident;
+use earshot_core::history::recover::{Preview, Sent};
+use earshot_core::history::report::{Board, EventTotals, FailureGroup, SubscriptionHealth};
+use earshot_core::history::sweep::SweepReport;
+use earshot_core::store::deliveries::FailingSession;
 
 const BROKEN: &str = "b0000000-0000-4000-8000-00000000000b";
 const FINE: &str = "f0000000-0000-4000-8000-00000000000f";
@@ -413,7 +413,7 @@ fn the_selection_stays_on_its_session_while_newer_failures_arrive() {
     );
 }
 
-fn incident(id: &str, state: crate::history::incidents::IncidentState) -> Incident {
+fn incident(id: &str, state: earshot_core::history::incidents::IncidentState) -> Incident {
     Incident {
         id: id.into(),
         subscription_id: BROKEN.into(),
@@ -436,7 +436,7 @@ fn incident(id: &str, state: crate::history::incidents::IncidentState) -> Incide
 
 #[test]
 fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
-    use crate::history::incidents::IncidentState;
+    use earshot_core::history::incidents::IncidentState;
     let mut app = loaded();
     let effects = app.update(key('i'));
     assert_eq!(app.health.mode, Mode::Incidents);
@@ -493,7 +493,7 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
 /// detail too.
 #[test]
 fn the_boards_newest_change_reaches_the_subscriptions_detail() {
-    use crate::history::report::LatestChange;
+    use earshot_core::history::report::LatestChange;
     let mut app = app(false);
     let seq = load_seq(&app.init());
     let mut broken = row(BROKEN, 9);

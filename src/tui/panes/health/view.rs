@@ -13,16 +13,16 @@ use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::tables::{failing_clock, largest_group, session_types};
 use super::{Field, HealthPane, Mode, RecoverForm};
-use crate::history::coverage::CoverageState;
-use crate::history::incidents::{Incident, IncidentState};
-use crate::history::report::{LatestChange, SubscriptionHealth};
-use crate::store::deliveries::FailingSession;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 use crate::tui::widgets::table_view::prompt_line;
 use crate::tui::widgets::{fit, fit_line, fit_url, utc_clock, width};
+use earshot_core::history::coverage::CoverageState;
+use earshot_core::history::incidents::{Incident, IncidentState};
+use earshot_core::history::report::{LatestChange, SubscriptionHealth};
+use earshot_core::store::deliveries::FailingSession;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {

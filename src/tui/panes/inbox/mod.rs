@@ -29,11 +29,11 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input::{self as text, cycle};
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
-use crate::api::types::prerecorded::TranscriptStatus;
-use crate::receiver::capture::{Kind, VerdictCode};
-use crate::receiver::listen::Received;
-use crate::redact::SecretString;
-use crate::signature::HEADER_NAME;
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::receiver::capture::{Kind, VerdictCode};
+use earshot_core::receiver::listen::Received;
+use earshot_core::redact::SecretString;
+use earshot_core::signature::HEADER_NAME;
 
 use commands::{detail_commands, form_commands, table_commands};
 

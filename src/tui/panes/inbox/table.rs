@@ -8,8 +8,8 @@ use std::borrow::Cow;
 
 use super::InboxRow;
 use super::view::{clock, verdict_text, what};
-use crate::query::FieldName;
 use crate::tui::widgets::table_view::{Column, Field, FieldKind, Schema, SortKey};
+use earshot_core::query::FieldName;
 
 /// The verdict codes `status:` takes (the receiver's, as captured).
 pub const VERDICTS: &[&str] = &[

@@ -6,13 +6,13 @@ use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::{InboxCommand, Listening, View};
-use crate::receiver::capture::CaptureEntry;
-use crate::receiver::listen::Received;
 use crate::tui::action::{Action, Effect, Failure, InboxResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::receiver::capture::CaptureEntry;
+use earshot_core::receiver::listen::Received;
 
 const HEADER: &str = "t=1700000000,v1=5f0c2d";
 const BODY: &str = "{\"event\":\"call.ended\",  \"event_id\":\"e1\"}";

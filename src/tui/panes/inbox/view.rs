@@ -11,15 +11,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row, Wrap};
 
 use super::{Field, InboxPane, InboxRow, ListenForm, Listening, View};
-use crate::history::body_view;
-use crate::receiver::capture::{Kind, VerdictCode};
-use crate::receiver::listen::Received;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::fit;
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 use crate::tui::widgets::wrap_words;
+use earshot_core::history::body_view;
+use earshot_core::receiver::capture::{Kind, VerdictCode};
+use earshot_core::receiver::listen::Received;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
@@ -254,8 +254,8 @@ const LABEL_W: usize = 14;
 /// proves, and is needed to check, nothing more).
 fn looks_secret(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    lower != crate::signature::HEADER_NAME.to_ascii_lowercase()
-        && (crate::receiver::capture::is_secret_header(name, None)
+    lower != earshot_core::signature::HEADER_NAME.to_ascii_lowercase()
+        && (earshot_core::receiver::capture::is_secret_header(name, None)
             || ["token", "secret", "auth", "key"]
                 .iter()
                 .any(|word| lower.contains(word)))
@@ -309,7 +309,7 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &InboxRow, reveal: bool, 
         let value = if reveal || !looks_secret(name) {
             value.clone()
         } else {
-            crate::redact::mask(value)
+            earshot_core::redact::mask(value)
         };
         lines.extend(field("", &format!("{name}: {value}"), fg));
     }

@@ -26,10 +26,10 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
-use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
-use crate::poll::Tick;
-use crate::poll::schedule::{JobView, Spent};
-use crate::poll::watcher::WatchEvent;
+use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
+use earshot_core::poll::Tick;
+use earshot_core::poll::schedule::{JobView, Spent};
+use earshot_core::poll::watcher::WatchEvent;
 
 use commands::{detail_commands, job_prompt_commands, table_commands};
 
@@ -94,7 +94,7 @@ impl JobRow {
             transcript: None,
             poll_error: None,
             hook_received: None,
-            added_ms: crate::store::now_ms(),
+            added_ms: earshot_core::store::now_ms(),
         }
     }
 
@@ -236,7 +236,7 @@ impl JobsPane {
         let found = match matches.as_slice() {
             _ if matches.contains(&typed) => Some(typed.to_owned()),
             [id] => Some((*id).to_owned()),
-            [] if typed.len() > crate::api::SHORT_ID_LEN => {
+            [] if typed.len() > earshot_core::api::SHORT_ID_LEN => {
                 self.add_ids(vec![typed.to_owned()], out);
                 Some(typed.to_owned())
             }
@@ -263,7 +263,7 @@ impl JobsPane {
             None => {
                 out.toast = Some(format!(
                     "job {} is hidden by the filter (esc on the table clears it)",
-                    crate::api::short_id(&id)
+                    earshot_core::api::short_id(&id)
                 ));
             }
         }
@@ -342,7 +342,7 @@ impl JobsPane {
                 if let Some(row) = self.selected() {
                     out.effects.push(Effect::Copy {
                         what: "job id",
-                        text: crate::redact::SecretString::new(row.id.clone()),
+                        text: earshot_core::redact::SecretString::new(row.id.clone()),
                     });
                     out.toast = Some(format!("copied job id {}", row.id));
                 }
@@ -449,7 +449,7 @@ impl JobsPane {
                 // The status bar says so too, until every row recovers.
                 out.failure = Some(Failure::new(format!(
                     "job {}: {message}",
-                    crate::api::short_id(&id)
+                    earshot_core::api::short_id(&id)
                 )));
                 let Some(row) = self.row_mut(&id) else {
                     return;

@@ -10,10 +10,10 @@ use std::borrow::Cow;
 
 use super::JobRow;
 use super::view::error_text;
-use crate::api::types::prerecorded::TranscriptStatus;
-use crate::poll::Tick;
-use crate::query::FieldName;
 use crate::tui::widgets::table_view::{Column, Field, FieldKind, Schema, SortKey};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::poll::Tick;
+use earshot_core::query::FieldName;
 
 /// The STATUS word (`unknown` before the first report).
 pub fn status(row: &JobRow) -> &str {

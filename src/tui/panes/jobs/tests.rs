@@ -7,15 +7,15 @@ use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 use super::parse_ids;
-use crate::api::types::prerecorded::{Transcript, TranscriptStatus};
-use crate::poll::schedule::{JobProblem, JobView};
-use crate::poll::watcher::WatchEvent;
 use crate::tui::action::{Action, Effect, JobsResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::{Pane, PaneId};
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
+use earshot_core::poll::schedule::{JobProblem, JobView};
+use earshot_core::poll::watcher::WatchEvent;
 
 fn jobs_app(read_only: bool) -> App {
     let mut app = App::new(AppConfig {
@@ -212,7 +212,7 @@ fn the_budget_event_fills_the_gauge_and_the_status_bar() {
         WatchEvent::Budget {
             used: 37,
             budget: 2000,
-            spent: crate::poll::schedule::Spent {
+            spent: earshot_core::poll::schedule::Spent {
                 on_screen: 30,
                 off_screen: 5,
                 other: 2,

@@ -12,14 +12,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row};
 
 use super::{JobRow, JobsPane, Prompt};
-use crate::api::types::prerecorded::TranscriptStatus;
-use crate::poll::Tick;
-use crate::poll::schedule::JobProblem;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
 use crate::tui::widgets::table;
 use crate::tui::widgets::{fit, width};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::poll::Tick;
+use earshot_core::poll::schedule::JobProblem;
 
 /// Draws the pane in `area`.
 pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {

@@ -7,7 +7,7 @@
 //! checkboxes (one always stays checked) and the results of the latest
 //! run. A run is [`Effect::RunProbe`]; each call's end comes back as a
 //! [`ProbeResult`] with the run's `seq`, so a superseded run's answers are
-//! dropped. The calls are [`crate::api::probe`]'s, shared with `earshot
+//! dropped. The calls are [`earshot_core::api::probe`]'s, shared with `earshot
 //! probe`. Drawing is in `view.rs`, the keys in `commands.rs`.
 
 mod commands;
@@ -24,9 +24,9 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
 use super::{Pane, PaneCommands};
-use crate::api::Region;
-use crate::api::probe::{Answer, ProbeOptions, REGIONS};
-use crate::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
+use earshot_core::api::Region;
+use earshot_core::api::probe::{Answer, ProbeOptions, REGIONS};
+use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
 
 use commands::{browse_commands, edit_commands};
 

@@ -10,13 +10,13 @@ use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::{Map, json};
 
 use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view};
-use crate::api::Region;
-use crate::api::types::dictation::{Dictation, SyncTranscript};
 use crate::tui::action::{Action, Effect, Failure, ProbeResult};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::PaneId;
 use crate::tui::test_keys::{press, type_text};
 use crate::tui::theme::Theme;
+use earshot_core::api::Region;
+use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
 
 fn run(pane: &mut ProbePane, command: ProbeCommand) -> Outcome {
     let mut out = Outcome::default();

@@ -11,11 +11,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
 use super::{Call, Field, ProbePane, RegionRun, Run};
-use crate::api::Region;
-use crate::api::types::dictation::{Dictation, SyncTranscript};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::{fit, wrapped};
+use earshot_core::api::Region;
+use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
 
 /// Width of the form's label column.
 const LABEL_W: u16 = 14;

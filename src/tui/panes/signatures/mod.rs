@@ -22,8 +22,8 @@ use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::widgets::input as text;
 use super::{Pane, PaneCommands};
-use crate::redact::mask;
-use crate::signature::{
+use earshot_core::redact::mask;
+use earshot_core::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
     checklist, diagnose,
 };
@@ -422,7 +422,7 @@ impl SignaturesPane {
     /// over [`MAX_HEADER_LEN`] bytes is reported too long unread, so a key
     /// typed into a huge paste costs no more than one into a header).
     ///
-    /// [`MAX_HEADER_LEN`]: crate::signature::MAX_HEADER_LEN
+    /// [`MAX_HEADER_LEN`]: earshot_core::signature::MAX_HEADER_LEN
     pub(crate) fn recheck(&mut self) {
         self.scroll = 0;
         self.report = self.compute();

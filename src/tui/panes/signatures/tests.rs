@@ -6,13 +6,13 @@
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Field, Report, SignaturesPane, SigsCommand};
-use crate::signature::{
-    Finding, HeaderError, InvalidReason, MAX_HEADER_LEN, Mistake, Severity, Verdict, sign,
-};
 use crate::tui::action::{Action, Effect, SigsResult};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::PaneId;
 use crate::tui::test_keys::press;
+use earshot_core::signature::{
+    Finding, HeaderError, InvalidReason, MAX_HEADER_LEN, Mistake, Severity, Verdict, sign,
+};
 
 /// Vector `valid-4`: a CRLF body and a secret full of punctuation.
 const V4_SECRET: &str = "~!@#$%^&*()_+{}|:<>?`-=[]\\;',./0123456789AB";
@@ -43,7 +43,7 @@ fn valid_pane() -> SignaturesPane {
     pane
 }
 
-fn checked(pane: &SignaturesPane) -> (&[super::Check], &crate::signature::Diagnosis) {
+fn checked(pane: &SignaturesPane) -> (&[super::Check], &earshot_core::signature::Diagnosis) {
     match &pane.report {
         Report::Checked { checks, diagnosis } => (checks, diagnosis),
         Report::Waiting(why) => panic!("not checked: {why}"),
@@ -327,7 +327,7 @@ fn a_capture_line_is_replayed_with_its_header_body_and_receive_time() {
     pane.on_result(
         SigsResult::CaptureLoaded {
             seq,
-            result: Ok(crate::receiver::capture::Replay {
+            result: Ok(earshot_core::receiver::capture::Replay {
                 line: 3,
                 header: V4_HEADER.into(),
                 body: V4_BODY.as_bytes().to_vec(),

@@ -10,10 +10,10 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use tui_input::Input;
 
 use super::{Field, Report, SignaturesPane, verdict_line};
-use crate::signature::Severity;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::{fit, wrapped};
+use earshot_core::signature::Severity;
 
 /// Width of the label column.
 const LABEL_W: u16 = 19;

@@ -12,10 +12,10 @@ use super::edit::{EditField, EditForm};
 use super::form::{CreateForm, Field};
 use super::modals::{DeleteConfirm, SecretOnce};
 use super::rotation::{RotateForm, Stage};
-use crate::api::types::agents::EventKind;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::{fit, popup};
+use earshot_core::api::types::agents::EventKind;
 
 const LABEL_W: u16 = 10;
 

@@ -8,13 +8,13 @@
 
 use tui_input::Input;
 
-use crate::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
-use crate::api::validate::{self, UrlPolicy};
-use crate::history::rotation::CheckReport;
-use crate::redact::SecretString;
 use crate::tui::action::Effect;
 use crate::tui::app::Outcome;
 use crate::tui::widgets::input::cycle;
+use earshot_core::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
+use earshot_core::api::validate::{self, UrlPolicy};
+use earshot_core::history::rotation::CheckReport;
+use earshot_core::redact::SecretString;
 
 use super::short_id;
 

@@ -7,11 +7,11 @@
 
 use tui_input::Input;
 
-use crate::api::types::agents::{EventKind, NewSubscription};
-use crate::api::validate::{self, UrlPolicy};
-use crate::redact::SecretString;
-use crate::signature::generate_secret;
 use crate::tui::widgets::input::cycle;
+use earshot_core::api::types::agents::{EventKind, NewSubscription};
+use earshot_core::api::validate::{self, UrlPolicy};
+use earshot_core::redact::SecretString;
+use earshot_core::signature::generate_secret;
 
 /// Where the keyboard is in the form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

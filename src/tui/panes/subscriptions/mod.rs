@@ -28,10 +28,10 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
-use crate::api::types::agents::{Subscription, SubscriptionPatch};
-use crate::api::validate::UrlPolicy;
-use crate::history::report::LatestChange;
-use crate::redact::SecretString;
+use earshot_core::api::types::agents::{Subscription, SubscriptionPatch};
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::history::report::LatestChange;
+use earshot_core::redact::SecretString;
 
 use commands::{
     delete_commands, detail_commands, discard_commands, edit_commands, filter_commands,
@@ -42,7 +42,7 @@ use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, SecretOnce};
 pub use rotation::{RotateForm, Stage};
 
-pub use crate::api::short_id;
+pub use earshot_core::api::short_id;
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 
 use tui_input::Input;
 
-use crate::api::types::agents::Subscription;
-use crate::redact::SecretString;
+use earshot_core::api::types::agents::Subscription;
+use earshot_core::redact::SecretString;
 
 use super::short_id;
 

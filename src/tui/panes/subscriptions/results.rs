@@ -6,9 +6,9 @@
 
 use super::modals::SecretOnce;
 use super::{Modal, SubscriptionsPane, View, short_id};
-use crate::api::types::agents::Subscription;
 use crate::tui::action::{Failure, SubsResult};
 use crate::tui::app::Outcome;
+use earshot_core::api::types::agents::Subscription;
 
 impl SubscriptionsPane {
     /// A platform call finished.

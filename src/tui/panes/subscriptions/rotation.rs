@@ -16,12 +16,12 @@
 
 use tui_input::Input;
 
-use crate::api::types::agents::Subscription;
-use crate::api::validate;
-use crate::history::rotation::{CheckReport, WatchReport};
-use crate::redact::SecretString;
 use crate::tui::action::Effect;
 use crate::tui::app::Outcome;
+use earshot_core::api::types::agents::Subscription;
+use earshot_core::api::validate;
+use earshot_core::history::rotation::{CheckReport, WatchReport};
+use earshot_core::redact::SecretString;
 
 use super::short_id;
 
@@ -233,7 +233,7 @@ impl RotateForm {
         self.stage = Stage::Watch;
         out.effects.push(Effect::WatchRotation {
             id: self.id.clone(),
-            rotated_ms: crate::store::now_ms(),
+            rotated_ms: earshot_core::store::now_ms(),
         });
     }
 }

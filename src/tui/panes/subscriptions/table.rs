@@ -5,9 +5,9 @@
 
 use std::borrow::Cow;
 
-use crate::api::types::agents::Subscription;
-use crate::query::FieldName;
 use crate::tui::widgets::table_view::{Column, Field, FieldKind, Schema, SortKey};
+use earshot_core::api::types::agents::Subscription;
+use earshot_core::query::FieldName;
 
 /// The STATE column's word (`…` while a change is in flight is the
 /// view's).

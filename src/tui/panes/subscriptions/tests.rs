@@ -5,13 +5,13 @@ use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
 use super::{Modal, Stage, SubscriptionsPane, View};
-use crate::api::types::agents::{EventKind, Subscription};
-use crate::api::validate::UrlPolicy;
-use crate::history::rotation::CheckReport;
 use crate::tui::action::{Action, Effect, Failure, SubsResult};
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
 use crate::tui::test_keys::{key, press, type_text};
+use earshot_core::api::types::agents::{EventKind, Subscription};
+use earshot_core::api::validate::UrlPolicy;
+use earshot_core::history::rotation::CheckReport;
 
 pub(crate) fn subscription(id: &str, url: &str, events: &[&str], enabled: bool) -> Subscription {
     Subscription {

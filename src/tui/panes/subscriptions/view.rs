@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use super::dialogs::{draw_create, draw_delete, draw_edit, draw_rotate, draw_secret};
 use super::{Modal, SubscriptionsPane, View, short_id};
-use crate::api::types::agents::{EventKind, Subscription};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::table;
 pub use crate::tui::widgets::table::scroll_offset;
 use crate::tui::widgets::{distinct_short, fit, fit_url};
+use earshot_core::api::types::agents::{EventKind, Subscription};
 
 /// Draws the pane in `area`.
 pub fn draw(

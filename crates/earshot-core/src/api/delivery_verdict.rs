@@ -1,0 +1,186 @@
+//! Whether the platform retries an attempt (spec part 6 C rules 5–6, as
+//! docs/decisions.md words them) and what the part 7 C troubleshooting
+//! table says is the likely cause of its error.
+//!
+//! 2xx: delivered. 408, 425, 429, 5xx, timeouts and connection errors:
+//! retried while attempts remain (`next_retry_at` set means a retry is
+//! scheduled). Every other 4xx and every 3xx: failed for good.
+
+use chrono::{DateTime, Utc};
+
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus};
+
+/// What went wrong with an attempt, from its status code or error text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A 2xx answer.
+    None,
+    Status(u16),
+    Timeout,
+    Connection,
+    /// No status and an error this build does not recognise.
+    Unknown,
+}
+
+impl Problem {
+    pub fn of(record: &DeliveryRecord) -> Problem {
+        Problem::from_parts(
+            record.http_status_code,
+            record.error.as_deref().unwrap_or(""),
+        )
+    }
+
+    /// From a status code and an error text, as records carry them.
+    pub(crate) fn from_parts(http_status_code: Option<u16>, error: &str) -> Problem {
+        let error = error.trim();
+        let status = http_status_code.or_else(|| {
+            let rest = error.strip_prefix("HTTP ")?;
+            rest.split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        });
+        match status {
+            Some(code) if (200..300).contains(&code) => Problem::None,
+            Some(code) => Problem::Status(code),
+            None if error.starts_with("timeout") => Problem::Timeout,
+            None if error.starts_with("connection error") => Problem::Connection,
+            None if error.is_empty() => Problem::None,
+            None => Problem::Unknown,
+        }
+    }
+
+    /// Rules 5–6: whether the platform tries again after this.
+    pub(crate) fn retryable(self) -> bool {
+        match self {
+            Problem::Status(code) => matches!(code, 408 | 425 | 429) || (500..600).contains(&code),
+            Problem::Timeout | Problem::Connection => true,
+            Problem::None | Problem::Unknown => false,
+        }
+    }
+}
+
+/// The detail view's answer to "will the platform retry?".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Delivered,
+    /// Pending with no error yet: the attempt is in flight.
+    InFlight,
+    /// A retry is scheduled at this time.
+    RetryAt(DateTime<Utc>),
+    /// Retryable, but no retry is scheduled.
+    RetriesOver,
+    /// Not retried, with the reason.
+    FailedForGood(&'static str),
+    /// An outcome this build cannot classify.
+    Unclear,
+}
+
+pub fn verdict(record: &DeliveryRecord) -> Verdict {
+    let problem = Problem::of(record);
+    if record.status == DeliveryStatus::Delivered {
+        return Verdict::Delivered;
+    }
+    if let Some(at) = record.next_retry_at {
+        return Verdict::RetryAt(at.with_timezone(&Utc));
+    }
+    match problem {
+        Problem::None if record.status == DeliveryStatus::Pending => Verdict::InFlight,
+        Problem::None => Verdict::Unclear,
+        Problem::Status(code) if (300..400).contains(&code) => Verdict::FailedForGood(
+            "redirects are not followed, and the same URL would redirect again",
+        ),
+        Problem::Status(_) if problem.retryable() => Verdict::RetriesOver,
+        Problem::Status(_) => {
+            Verdict::FailedForGood("a 4xx other than 408, 425 and 429 is a rejection")
+        }
+        Problem::Timeout | Problem::Connection => Verdict::RetriesOver,
+        Problem::Unknown if record.status == DeliveryStatus::Pending => Verdict::InFlight,
+        Problem::Unknown => Verdict::Unclear,
+    }
+}
+
+impl Verdict {
+    /// One line for the detail view, with the countdown from `now`.
+    pub fn describe(&self, now: DateTime<Utc>) -> String {
+        match self {
+            Verdict::Delivered => "delivered: the receiver answered 2xx, no retry".into(),
+            Verdict::InFlight => "pending: the attempt is in flight".into(),
+            Verdict::RetryAt(at) => format!("will retry: {}", countdown(*at, now)),
+            Verdict::RetriesOver => {
+                "retryable, but no retry is scheduled: attempts ran out, or the subscription was paused or deleted".into()
+            }
+            Verdict::FailedForGood(why) => format!("failed for good, no retry: {why}"),
+            Verdict::Unclear => "no retry scheduled".into(),
+        }
+    }
+
+    pub fn is_bad(&self) -> bool {
+        matches!(self, Verdict::RetriesOver | Verdict::FailedForGood(_))
+    }
+}
+
+/// "retry in 12 s", "retry in 2 min 5 s", or "retry due now".
+pub fn countdown(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    let seconds = (at - now).num_seconds();
+    if seconds <= 0 {
+        return "retry due now".into();
+    }
+    if seconds < 120 {
+        format!("retry in {seconds} s")
+    } else {
+        format!("retry in {} min {} s", seconds / 60, seconds % 60)
+    }
+}
+
+/// The part 7 C troubleshooting table's causes for this attempt's error.
+pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
+    match Problem::of(record) {
+        Problem::None => Vec::new(),
+        Problem::Status(401) => vec![
+            "the receiver hashed a re-serialised body instead of the raw bytes",
+            "it omitted the `<t>.` prefix when computing the signature",
+            "it has a different secret (rotated, or another subscription's)",
+            "if only intermittent: its clock is off by more than 300 s",
+        ],
+        Problem::Status(code) if (300..400).contains(&code) => {
+            vec!["the subscription URL redirects: redirects are not followed; use the final URL"]
+        }
+        Problem::Status(code) if (500..600).contains(&code) => {
+            vec!["the receiver failed (its own error): the platform retries"]
+        }
+        Problem::Status(408 | 425 | 429) => {
+            vec!["the receiver asked to be tried later (busy or rate limited): retried"]
+        }
+        Problem::Status(_) => vec!["the receiver rejected the delivery: see its logs"],
+        Problem::Timeout => {
+            vec!["the receiver exceeds the 15-second limit: answer 2xx first, then do the work"]
+        }
+        Problem::Connection => vec!["the receiver is down, or the URL is wrong (host, port, TLS)"],
+        Problem::Unknown => Vec::new(),
+    }
+}
+
+/// What went wrong, in one short phrase, for grouping failures across many
+/// attempts (the Health board, `earshot health`): the troubleshooting
+/// table's causes, condensed. Empty for a delivered attempt.
+pub fn diagnosis(problem: Problem) -> &'static str {
+    match problem {
+        Problem::None => "",
+        Problem::Status(401) => {
+            "invalid signature: the receiver re-serialises the body, drops the `<t>.` prefix, \
+             has another secret, or its clock is off by more than 300 s"
+        }
+        Problem::Status(code) if (300..400).contains(&code) => {
+            "redirect not followed: use the final URL (failed for good)"
+        }
+        Problem::Status(code) if (500..600).contains(&code) => {
+            "receiver error: it failed on its side (retried)"
+        }
+        Problem::Status(408 | 425 | 429) => "receiver asked to be tried later (retried)",
+        Problem::Status(_) => "rejected by the receiver: see its logs (not retried)",
+        Problem::Timeout => "timeout: slower than 15 s; answer 2xx first, then work (retried)",
+        Problem::Connection => "connection error: receiver down or URL wrong (retried)",
+        Problem::Unknown => "an error this build does not recognise",
+    }
+}

@@ -1,0 +1,13 @@
+//! The receiver toolkit: what a correct webhook receiver does
+//! ([`listen`]), the raw capture of what it received ([`capture`]; erasing
+//! sessions from it: [`capture_erase`]), and the conformance battery run
+//! against an operator's own receiver ([`check`]); what a receiver tells
+//! its watcher as it works ([`watch`]).
+
+pub mod auth_header;
+pub mod capture;
+pub mod capture_erase;
+pub mod check;
+mod fields;
+pub mod listen;
+pub mod watch;

@@ -1,0 +1,264 @@
+//! Delivery records the sweep fetched, and the subscriptions they belong
+//! to. Each record is kept as the platform returned it (unknown fields
+//! too), with the columns the queries need beside it.
+
+use rusqlite::params;
+
+use super::{Store, outcomes};
+
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
+
+/// Stores one sweep of a session: every record upserted, the session marked
+/// swept at `now_ms`, and settled unless an attempt is still pending or has
+/// a retry scheduled. Whether the session is still unsettled.
+pub fn record_sweep(
+    store: &mut Store,
+    session_id: &str,
+    records: &[DeliveryRecord],
+    now_ms: i64,
+) -> rusqlite::Result<bool> {
+    let unsettled = record_sweeps(store, &[(session_id, records)], now_ms)?;
+    Ok(unsettled.first().copied().unwrap_or(false))
+}
+
+/// [`record_sweep`] for many sessions in one transaction (one commit, not
+/// one per session): all stored, or none. Whether each session, in order,
+/// is still unsettled.
+pub fn record_sweeps(
+    store: &mut Store,
+    swept: &[(&str, &[DeliveryRecord])],
+    now_ms: i64,
+) -> rusqlite::Result<Vec<bool>> {
+    let tx = store.conn.transaction()?;
+    let mut unsettled = Vec::with_capacity(swept.len());
+    {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO deliveries
+                 (id, subscription_id, session_id, status, attempt_count, http_status_code,
+                  error, created_ms, next_retry_ms, delivered_ms, record)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+             ON CONFLICT (id) DO UPDATE SET
+                 status = excluded.status, attempt_count = excluded.attempt_count,
+                 http_status_code = excluded.http_status_code, error = excluded.error,
+                 next_retry_ms = excluded.next_retry_ms, delivered_ms = excluded.delivered_ms,
+                 record = excluded.record
+             WHERE record IS NOT excluded.record",
+        )?;
+        let mut mark = tx.prepare_cached(
+            "INSERT INTO sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
+             VALUES (?1, 'added', ?2, ?2, ?3)
+             ON CONFLICT (session_id) DO UPDATE SET
+                 last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled",
+        )?;
+        for (session_id, records) in swept {
+            for record in *records {
+                let json = serde_json::to_string(record).unwrap_or_default();
+                upsert.execute(params![
+                    record.id,
+                    record.subscription_id,
+                    record.session_id,
+                    record.status.as_str(),
+                    record.attempt_count,
+                    record.http_status_code,
+                    record.error,
+                    record.created_at.timestamp_millis(),
+                    record.next_retry_at.map(|at| at.timestamp_millis()),
+                    record.delivered_at.map(|at| at.timestamp_millis()),
+                    json,
+                ])?;
+            }
+            let pending = records.iter().any(|record| {
+                record.status == DeliveryStatus::Pending
+                    || record
+                        .next_retry_at
+                        .is_some_and(|at| at.timestamp_millis() > now_ms)
+            });
+            mark.execute(params![session_id, now_ms, pending])?;
+            unsettled.push(pending);
+        }
+    }
+    let ids: Vec<&str> = swept.iter().map(|(session_id, _)| *session_id).collect();
+    outcomes::rebuild_sessions(&tx, &ids, now_ms)?;
+    tx.commit()?;
+    Ok(unsettled)
+}
+
+/// Marks a session the platform does not know (404): swept, settled.
+pub(crate) fn record_unknown(store: &Store, session_id: &str, now_ms: i64) -> rusqlite::Result<()> {
+    store.conn.execute(
+        "UPDATE sessions SET last_swept_ms = ?2, unsettled = 0 WHERE session_id = ?1",
+        params![session_id, now_ms],
+    )?;
+    outcomes::rebuild_sessions(&store.conn, &[session_id], now_ms)
+}
+
+/// Every stored attempt of one session, oldest first.
+pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<DeliveryRecord>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT record FROM deliveries WHERE session_id = ?1 ORDER BY created_ms, attempt_count, id",
+    )?;
+    let rows = statement.query_map([session_id], |row| row.get::<_, String>(0))?;
+    let mut records = Vec::new();
+    for json in super::readable::<String, Vec<_>>(rows)? {
+        // A record this build cannot read (hand-edited) is skipped, not fatal.
+        match serde_json::from_str(&json) {
+            Ok(record) => records.push(record),
+            Err(_) => super::skip_row("a delivery record that is not JSON"),
+        }
+    }
+    Ok(records)
+}
+
+/// How many delivery records are stored.
+pub fn count(store: &Store) -> rusqlite::Result<i64> {
+    store
+        .conn
+        .query_row("SELECT count(*) FROM deliveries", [], |row| row.get(0))
+}
+
+/// Replaces the stored subscriptions with `list` (the platform's whole
+/// list, paused ones included). A subscription no longer listed was deleted
+/// on the platform; its delivery rows stay (history is never dropped by a
+/// sweep) but reports leave it out.
+pub fn replace_subscriptions(
+    store: &mut Store,
+    list: &[Subscription],
+    now_ms: i64,
+) -> rusqlite::Result<()> {
+    let tx = store.conn.transaction()?;
+    {
+        let mut upsert = tx.prepare_cached(
+            "INSERT INTO subscriptions (id, url, events, enabled, secret_version, seen_ms, record)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT (id) DO UPDATE SET url = excluded.url, events = excluded.events,
+                 enabled = excluded.enabled, secret_version = excluded.secret_version,
+                 seen_ms = excluded.seen_ms, record = excluded.record",
+        )?;
+        for subscription in list {
+            upsert.execute(params![
+                subscription.id,
+                subscription.url,
+                serde_json::to_string(&subscription.events).unwrap_or_else(|_| "[]".into()),
+                subscription.enabled,
+                subscription.secret_version,
+                now_ms,
+                serde_json::to_string(subscription).unwrap_or_default(),
+            ])?;
+        }
+    }
+    tx.execute("DELETE FROM subscriptions WHERE seen_ms <> ?1", [now_ms])?;
+    tx.commit()
+}
+
+/// The stored subscriptions, as last listed.
+pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
+    let mut statement = store
+        .conn
+        .prepare_cached("SELECT record FROM subscriptions ORDER BY id")?;
+    let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
+    let mut list = Vec::new();
+    for json in super::readable::<String, Vec<_>>(rows)? {
+        match serde_json::from_str(&json) {
+            Ok(subscription) => list.push(subscription),
+            Err(_) => super::skip_row("a subscription record that is not JSON"),
+        }
+    }
+    Ok(list)
+}
+
+/// A session where a subscription's attempts failed, for the Health pane's
+/// drill-down.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FailingSession {
+    pub session_id: String,
+    pub failed_attempts: i64,
+    pub last_failure_ms: i64,
+    /// The newest failure's status code and error.
+    pub http_status_code: Option<u16>,
+    pub error: Option<String>,
+    /// The types of the session's events that failed there (`call.ended`,
+    /// …; empty when no event is known for the attempts yet).
+    pub event_types: Vec<String>,
+    /// Of those events, how many are missed now (not recovered, no retry).
+    pub missed: i64,
+}
+
+/// Sessions with failed attempts of `subscription_id` since `since_ms`,
+/// newest failure first; at most `limit`.
+pub fn failing_sessions(
+    store: &Store,
+    subscription_id: &str,
+    since_ms: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<FailingSession>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT d.session_id, count(*), max(d.created_ms), d.http_status_code, d.error,
+             (SELECT group_concat(DISTINCT o.event) FROM event_outcomes o
+              WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
+                AND o.last_failure_ms IS NOT NULL AND o.event IS NOT NULL),
+             (SELECT count(*) FROM event_outcomes o
+              WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
+                AND o.state = 'missed')
+         FROM deliveries d
+         WHERE d.subscription_id = ?1 AND d.status = 'failed' AND d.created_ms >= ?2
+         GROUP BY d.session_id ORDER BY max(d.created_ms) DESC LIMIT ?3",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = statement.query_map(params![subscription_id, since_ms, limit], |row| {
+        let types: Option<String> = row.get(5)?;
+        Ok(FailingSession {
+            session_id: row.get(0)?,
+            failed_attempts: row.get(1)?,
+            last_failure_ms: row.get(2)?,
+            http_status_code: row.get(3)?,
+            error: row.get(4)?,
+            event_types: types
+                .map(|types| types.split(',').map(str::to_owned).collect())
+                .unwrap_or_default(),
+            missed: row.get(6)?,
+        })
+    })?;
+    super::readable(rows)
+}
+
+/// A subscription's attempts around a time (a rotation).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SinceTime {
+    /// Attempts delivered at or after the time.
+    pub delivered: i64,
+    /// Sessions with an attempt refused with 401 at or after the time.
+    pub refused_sessions: Vec<String>,
+    /// Events from before the time still in flight or with a retry to come
+    /// (signed with what was the secret then).
+    pub old_pending: i64,
+}
+
+/// What `subscription_id`'s attempts did around `at_ms`.
+pub fn since(store: &Store, subscription_id: &str, at_ms: i64) -> rusqlite::Result<SinceTime> {
+    let delivered = store
+        .conn
+        .prepare_cached(
+            "SELECT count(*) FROM deliveries
+             WHERE subscription_id = ?1 AND status = 'delivered' AND created_ms >= ?2",
+        )?
+        .query_row(params![subscription_id, at_ms], |row| row.get(0))?;
+    let mut refused = store.conn.prepare_cached(
+        "SELECT DISTINCT session_id FROM deliveries
+         WHERE subscription_id = ?1 AND status = 'failed' AND http_status_code = 401
+           AND created_ms >= ?2",
+    )?;
+    let rows = refused.query_map(params![subscription_id, at_ms], |row| row.get(0))?;
+    let refused_sessions = super::readable(rows)?;
+    let old_pending = store
+        .conn
+        .prepare_cached(
+            "SELECT count(*) FROM event_outcomes
+             WHERE subscription_id = ?1 AND state = 'pending' AND occurred_ms < ?2",
+        )?
+        .query_row(params![subscription_id, at_ms], |row| row.get(0))?;
+    Ok(SinceTime {
+        delivered,
+        refused_sessions,
+        old_pending,
+    })
+}

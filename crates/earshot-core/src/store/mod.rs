@@ -1,0 +1,279 @@
+//! The incident-history store (DESIGN §9): one SQLite file, WAL mode, so a
+//! long-running `earshot listen` writes while consoles and commands read.
+//!
+//! No other module touches SQL. Writers: the observer ([`events`]), the
+//! sweep ([`deliveries`], [`sessions`]), recover ([`recoveries`]); each
+//! write keeps the event rows ([`outcomes`]) and [`incidents`] current. Readers:
+//! the console, `health`, `sessions`, `redeliver`, the observer's metrics
+//! ([`totals`]); the observer's health asks [`probe`]. What is removed, and
+//! when: [`retention`] (by age, [`pruner`] on the observer's schedule) and
+//! [`forget`] (a data subject's erasure). The schema is versioned
+//! with `PRAGMA user_version` and migrated on open ([`schema`]); a file that
+//! is not an earshot store, is damaged, or was written by a newer earshot is
+//! refused with an error that says so, and is never modified. The tables are
+//! documented for `sqlite3` users in `docs/store.md`.
+
+pub mod chains;
+pub mod changes;
+mod check;
+pub mod deliveries;
+pub mod event_list;
+pub mod events;
+pub mod forget;
+pub mod health;
+pub mod incidents;
+pub mod outcomes;
+pub mod private;
+pub mod probe;
+pub mod pruner;
+pub(crate) mod recoveries;
+pub mod retention;
+mod schema;
+pub mod sessions;
+pub mod totals;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+pub use private::Tightened;
+pub use schema::SCHEMA_VERSION;
+
+/// The file name of the store in the state directory.
+pub const DEFAULT_FILE_NAME: &str = "earshot.db";
+
+/// How long a statement waits for another process's write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The store could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot open the store {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "the store {} is not a regular file ({kind}): give the path of a store file \
+         (created if missing), not a device, pipe or directory",
+        path.display()
+    )]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error(
+        "{} is not an earshot store, or it is damaged ({detail}); it was left untouched: \
+         move it aside or pass --store with another path",
+        path.display()
+    )]
+    NotAStore { path: PathBuf, detail: String },
+    #[error(
+        "{} failed its integrity check (PRAGMA quick_check: {detail}); it was left \
+         untouched: move it aside (earshot then starts a new store there) or pass --store \
+         with another path",
+        path.display()
+    )]
+    Damaged { path: PathBuf, detail: String },
+    #[error(
+        "{} was written by a newer earshot (schema version {found}; this build knows up to \
+         {supported}); it was left untouched: upgrade earshot or pass --store with another path",
+        path.display()
+    )]
+    NewerVersion {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("cannot create the store {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("store query failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("the store's writer has stopped")]
+    WriterGone,
+    #[error("the store could not commit: {0}")]
+    Commit(String),
+    #[error("an earlier copy of this event was not stored: {0}")]
+    FirstCopyFailed(String),
+    #[error("cannot start the store's writer thread: {0}")]
+    Thread(std::io::Error),
+    #[error(transparent)]
+    Probe(#[from] probe::ProbeError),
+}
+
+/// An open store: one connection, used from one thread at a time.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+    tightened: Vec<Tightened>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+/// `<state dir>/earshot.db`.
+pub fn default_path(state_dir: &Path) -> PathBuf {
+    state_dir.join(DEFAULT_FILE_NAME)
+}
+
+impl Store {
+    /// Opens (creating it and its directory if needed) and migrates. A path
+    /// that is not a regular file is refused before SQLite opens it, and an
+    /// existing file is checked read-only ([`check`]) before anything
+    /// writes to it. The file, its side files and a directory made for it
+    /// are private ([`private`]); wider modes found are narrowed after the
+    /// check ([`Store::tightened`]).
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let create = |source| StoreError::Create {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            private::create_dir(parent).map_err(create)?;
+        }
+        if check::regular_or_missing(path)? {
+            check::existing(path)?;
+        } else {
+            private::create_file(path).map_err(create)?;
+        }
+        let mut tightened = private::tighten_files(path);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|source| StoreError::Open {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut store = Store {
+            conn,
+            path: path.to_owned(),
+            tightened: Vec::new(),
+        };
+        store.configure().map_err(|error| store.classify(error))?;
+        schema::migrate(&mut store.conn, &store.path)?;
+        // SQLite gives a new -wal and -shm the file's mode; one it kept
+        // from before is narrowed here.
+        tightened.extend(private::tighten_files(path));
+        store.tightened = tightened;
+        Ok(store)
+    }
+
+    /// The files whose modes this open narrowed (or could not): for the
+    /// caller to say, once each.
+    pub fn tightened(&self) -> &[Tightened] {
+        &self.tightened
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn configure(&self) -> rusqlite::Result<()> {
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Reading the schema first makes a damaged or foreign file fail here,
+        // before anything is written to it.
+        self.conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))?;
+        let mode: String = self
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(mode, "the store could not switch to WAL mode");
+        }
+        // WAL + NORMAL: a commit survives the process being killed; only a
+        // power loss can take the last transactions.
+        self.conn.pragma_update(None, "synchronous", "NORMAL")?;
+        self.conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(())
+    }
+
+    fn classify(&self, error: rusqlite::Error) -> StoreError {
+        classify(&self.path, error)
+    }
+
+    /// How long a statement waits for another connection's write lock
+    /// (10 s unless set); a write that waited that long fails.
+    pub fn set_busy_timeout(&mut self, timeout: Duration) -> Result<(), StoreError> {
+        self.conn.busy_timeout(timeout)?;
+        Ok(())
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+}
+
+/// A file system error about the store at `path`.
+fn io_error(path: &Path, error: std::io::Error) -> StoreError {
+    StoreError::Open {
+        path: path.to_owned(),
+        source: rusqlite::Error::ToSqlConversionFailure(Box::new(error)),
+    }
+}
+
+/// A damaged or foreign file reads as "not a store", anything else as is.
+fn classify(path: &Path, error: rusqlite::Error) -> StoreError {
+    match error.sqlite_error_code() {
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotAStore {
+            path: path.to_owned(),
+            detail: error.to_string(),
+        },
+        _ => StoreError::Open {
+            path: path.to_owned(),
+            source: error,
+        },
+    }
+}
+
+/// Rows skipped by [`readable`] in this process.
+static SKIPPED_ROWS: AtomicU64 = AtomicU64::new(0);
+
+/// The rows of a query, less those that cannot be read (a hand-edited
+/// value of the wrong type, a NULL where a key belongs): each is skipped
+/// and counted ([`skipped_rows`]) rather than failing the whole command.
+pub(crate) fn readable<T, C: Default + Extend<T>>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
+) -> rusqlite::Result<C> {
+    let mut kept = C::default();
+    for row in rows {
+        match row {
+            Ok(row) => kept.extend([row]),
+            Err(
+                error @ (rusqlite::Error::FromSqlConversionFailure(..)
+                | rusqlite::Error::InvalidColumnType(..)
+                | rusqlite::Error::IntegralValueOutOfRange(..)
+                | rusqlite::Error::Utf8Error(..)),
+            ) => skip_row(&error.to_string()),
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(kept)
+}
+
+/// Counts one row skipped as unreadable, and why.
+pub(crate) fn skip_row(why: &str) {
+    SKIPPED_ROWS.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(why, "skipped a store row that cannot be read");
+}
+
+/// How many store rows this process skipped as unreadable.
+pub fn skipped_rows() -> u64 {
+    SKIPPED_ROWS.load(Ordering::Relaxed)
+}
+
+/// Milliseconds since the Unix epoch, the store's time unit.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod outcome_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,456 @@
+//! `/_emulator/*` routes (no auth): start and end sessions and calls, arm
+//! faults, read stats, and serve the presigned artifact URLs.
+//! Shapes are fixed by DESIGN.md §5; tests and the demo rely on them.
+
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::SharedState;
+use super::delivery::{self, Event};
+use super::faults::Fault;
+use super::problem::{Problem, parse_body};
+use super::store::{
+    ACCOUNT_ID, ArtifactBody, ArtifactFile, Conversation, ConversationObject, DEFAULT_AGENT_ID,
+    Store,
+};
+use earshot_core::api::types::agents::{
+    CallObject, EventKind, EventObject, SessionObject, WebhookEvent,
+};
+use earshot_core::api::validate;
+
+/// Recording and transcript appear this long after `session.completed`.
+const ARTIFACT_DELAY: Duration = Duration::from_secs(90);
+/// Presigned artifact URLs work this long after the event
+/// (`session.completed` or `call.ended`).
+const ARTIFACT_LIFETIME: Duration = Duration::from_secs(3600);
+
+pub(crate) fn routes() -> Router<SharedState> {
+    Router::new()
+        .route("/_emulator/sessions", post(start_session))
+        .route("/_emulator/sessions/{id}/complete", post(complete_session))
+        .route("/_emulator/calls", post(start_call))
+        .route("/_emulator/calls/{id}/end", post(end_call))
+        .route(
+            "/_emulator/faults",
+            get(armed_faults).post(arm_fault).delete(clear_faults),
+        )
+        .route("/_emulator/stats", get(stats))
+        .route(
+            "/_emulator/account",
+            get(super::prerecorded::get_account).post(super::prerecorded::set_account),
+        )
+        .route("/_emulator/artifacts/{token}", get(artifact))
+}
+
+fn agent_or_default(agent_id: Option<String>) -> Result<String, Problem> {
+    match agent_id {
+        None => Ok(DEFAULT_AGENT_ID.to_owned()),
+        Some(agent) => Ok(validate::agent_id(&agent)?),
+    }
+}
+
+fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Serialises the event once and hands it to the delivery engine.
+fn emit(state: &SharedState, kind: EventKind, object: EventObject) {
+    let (session_id, agent_id) = match &object {
+        EventObject::Session(session) => (session.session_id.clone(), session.agent_id.clone()),
+        EventObject::Call(call) => (call.call_id.clone(), call.agent_id.clone()),
+    };
+    let event = WebhookEvent {
+        event_id: uuid::Uuid::new_v4().to_string(),
+        event: kind.as_str().to_owned(),
+        timestamp: Utc::now().fixed_offset(),
+        object,
+    };
+    match serde_json::to_vec(&event) {
+        Ok(body) => delivery::dispatch(
+            state,
+            Event {
+                kind,
+                session_id,
+                agent_id,
+                body: Bytes::from(body),
+            },
+        ),
+        Err(error) => tracing::error!("could not serialise {kind} event: {error}"),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartSession {
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+pub(super) async fn start_session(
+    State(state): State<SharedState>,
+    body: Bytes,
+) -> Result<Response, Problem> {
+    let request: StartSession = parse_body(&body)?;
+    let agent_id = agent_or_default(request.agent_id)?;
+    let session_id = new_id("ses");
+    let session = SessionObject {
+        session_id: session_id.clone(),
+        account_id: ACCOUNT_ID,
+        agent_id,
+        status: "created".into(),
+        duration_seconds: None,
+        public_close_reason: None,
+        s3_prefix: Some(format!("accounts/{ACCOUNT_ID}/sessions/{session_id}/")),
+        created_at: Utc::now().fixed_offset(),
+        ended_at: None,
+        extra: Map::new(),
+    };
+    state.lock().add_conversation(
+        session_id.clone(),
+        Conversation {
+            object: ConversationObject::Session(session.clone()),
+            artifacts_ready_at: None,
+            artifacts: Vec::new(),
+        },
+        state.config.keep_conversations,
+    );
+    emit(
+        &state,
+        EventKind::SessionStarted,
+        EventObject::Session(session),
+    );
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "session_id": session_id })),
+    )
+        .into_response())
+}
+
+pub(super) async fn complete_session(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    let scale = state.config.time_scale;
+    let now = Utc::now();
+    let session = {
+        let mut store = state.lock();
+        let base = state.base_url.clone();
+        let Some(conversation) = store.conversations.get_mut(&id) else {
+            return Err(Problem::not_found("session", &id));
+        };
+        let ConversationObject::Session(session) = &mut conversation.object else {
+            return Err(Problem::bad_request(format!(
+                "{id} is a call; end it with /_emulator/calls/{id}/end"
+            )));
+        };
+        if session.status != "created" {
+            return Err(Problem::conflict(format!(
+                "session {id} is already {}",
+                session.status
+            )));
+        }
+        session.status = "completed".into();
+        session.ended_at = Some(now.fixed_offset());
+        session.duration_seconds = Some(elapsed_seconds(session.created_at.to_utc(), now));
+        session.public_close_reason = Some("client_disconnected".into());
+        session.s3_prefix = None;
+        let session = session.clone();
+        let event_at = Instant::now();
+        conversation.artifacts_ready_at = Some(event_at + scale.scale(ARTIFACT_DELAY));
+        let artifacts = presign_artifacts(
+            &mut store,
+            &base,
+            &id,
+            event_at + scale.scale(ARTIFACT_LIFETIME),
+            now,
+            state.config.recording_bytes,
+        );
+        if let Some(conversation) = store.conversations.get_mut(&id) {
+            conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
+        }
+        session
+    };
+    emit(
+        &state,
+        EventKind::SessionCompleted,
+        EventObject::Session(session),
+    );
+    Ok(Json(json!({ "session_id": id, "status": "completed" })))
+}
+
+fn elapsed_seconds(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
+    let millis = (to - from).num_milliseconds().max(0);
+    // Whole milliseconds, as seconds: exact enough for a duration field.
+    millis as f64 / 1000.0
+}
+
+/// Stores a recording and a transcript behind fresh tokens; returns each
+/// URL with its `{kind, url, expires_at}` listing entry.
+fn presign_artifacts(
+    store: &mut Store,
+    base: &url::Url,
+    conversation_id: &str,
+    expires: Instant,
+    now: DateTime<Utc>,
+    recording_bytes: Option<u64>,
+) -> Vec<(String, Value)> {
+    let lifetime = expires.saturating_duration_since(Instant::now());
+    let expires_at = now + chrono::Duration::from_std(lifetime).unwrap_or_default();
+    let recording = match recording_bytes {
+        Some(len) => ArtifactBody::Silence { len },
+        None => ArtifactBody::Stored(silent_wav()),
+    };
+    let files: [(&str, &'static str, ArtifactBody); 2] = [
+        ("recording", "audio/wav", recording),
+        (
+            "transcript",
+            "application/json",
+            ArtifactBody::Stored(Bytes::from(
+                json!({ "session_id": conversation_id, "text": "Thanks for calling. How can I help you today?" })
+                    .to_string(),
+            )),
+        ),
+    ];
+    files
+        .into_iter()
+        .map(|(kind, content_type, body)| {
+            let token = uuid::Uuid::new_v4().simple().to_string();
+            store.artifacts.insert(
+                token.clone(),
+                ArtifactFile {
+                    conversation: conversation_id.to_owned(),
+                    expires,
+                    content_type,
+                    body,
+                },
+            );
+            let url = format!(
+                "{base}_emulator/artifacts/{token}?kind={kind}&expires={}",
+                expires_at.timestamp()
+            );
+            let entry =
+                json!({ "kind": kind, "url": url, "expires_at": expires_at.fixed_offset() });
+            (url, entry)
+        })
+        .collect()
+}
+
+/// One second of 8 kHz mono 16-bit silence.
+/// One second of silence, encoded once and shared by every recording.
+fn silent_wav() -> Bytes {
+    static WAV: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    WAV.get_or_init(|| Bytes::from(earshot_core::wav::encode_pcm16(8000, 1, &[0; 16_000], None)))
+        .clone()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StartCall {
+    #[serde(default)]
+    agent_id: Option<String>,
+    outcome: CallOutcome,
+    #[serde(default)]
+    from_number: Option<String>,
+    #[serde(default)]
+    to_number: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum CallOutcome {
+    Connected,
+    Failed,
+}
+
+pub(super) async fn start_call(
+    State(state): State<SharedState>,
+    body: Bytes,
+) -> Result<Response, Problem> {
+    let request: StartCall = parse_body(&body)?;
+    let agent_id = agent_or_default(request.agent_id)?;
+    let call_id = new_id("call");
+    let now = Utc::now().fixed_offset();
+    let (status, kind, ended_at) = match request.outcome {
+        CallOutcome::Connected => ("connected", EventKind::CallConnected, None),
+        CallOutcome::Failed => ("failed", EventKind::CallFailed, Some(now)),
+    };
+    let call = CallObject {
+        call_id: call_id.clone(),
+        session_id: call_id.clone(),
+        account_id: ACCOUNT_ID,
+        agent_id,
+        status: status.into(),
+        direction: "inbound".into(),
+        from_number: request.from_number.unwrap_or_else(|| "+15555550123".into()),
+        to_number: request.to_number.unwrap_or_else(|| "+15555550188".into()),
+        created_at: now,
+        ended_at,
+        recording_url: None,
+        transcript_url: None,
+        extra: Map::new(),
+    };
+    state.lock().add_conversation(
+        call_id.clone(),
+        Conversation {
+            object: ConversationObject::Call(call.clone()),
+            artifacts_ready_at: None,
+            artifacts: Vec::new(),
+        },
+        state.config.keep_conversations,
+    );
+    emit(&state, kind, EventObject::Call(call));
+    Ok((StatusCode::CREATED, Json(json!({ "call_id": call_id }))).into_response())
+}
+
+pub(super) async fn end_call(
+    State(state): State<SharedState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, Problem> {
+    let scale = state.config.time_scale;
+    let now = Utc::now();
+    let call = {
+        let mut store = state.lock();
+        let base = state.base_url.clone();
+        match store.conversations.get(&id).map(|c| &c.object) {
+            None => return Err(Problem::not_found("call", &id)),
+            Some(ConversationObject::Session(_)) => {
+                return Err(Problem::bad_request(format!(
+                    "{id} is a session; complete it with /_emulator/sessions/{id}/complete"
+                )));
+            }
+            Some(ConversationObject::Call(call)) if call.status != "connected" => {
+                return Err(Problem::conflict(format!(
+                    "call {id} is {}, not connected",
+                    call.status
+                )));
+            }
+            Some(ConversationObject::Call(_)) => {}
+        }
+        let event_at = Instant::now();
+        let expires = event_at + scale.scale(ARTIFACT_LIFETIME);
+        let artifacts = presign_artifacts(
+            &mut store,
+            &base,
+            &id,
+            expires,
+            now,
+            state.config.recording_bytes,
+        );
+        let Some(conversation) = store.conversations.get_mut(&id) else {
+            return Err(Problem::not_found("call", &id));
+        };
+        let ConversationObject::Call(call) = &mut conversation.object else {
+            return Err(Problem::not_found("call", &id));
+        };
+        call.status = "ended".into();
+        call.ended_at = Some(now.fixed_offset());
+        call.recording_url = artifacts.first().map(|(url, _)| url.clone());
+        call.transcript_url = artifacts.get(1).map(|(url, _)| url.clone());
+        let call = call.clone();
+        // The links in call.ended work at once; the record lists the
+        // artifacts once they are written, as for sessions.
+        conversation.artifacts_ready_at = Some(event_at + scale.scale(ARTIFACT_DELAY));
+        conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
+        call
+    };
+    emit(&state, EventKind::CallEnded, EventObject::Call(call));
+    Ok(Json(json!({ "call_id": id, "status": "ended" })))
+}
+
+async fn arm_fault(State(state): State<SharedState>, body: Bytes) -> Result<Json<Fault>, Problem> {
+    let fault: Fault = parse_body(&body)?;
+    if let Some(reason) = fault.problem() {
+        return Err(Problem::bad_request(reason));
+    }
+    state.faults.arm(fault.clone());
+    Ok(Json(fault))
+}
+
+/// The faults still armed, with the uses each has left: a test waits on
+/// this for its requests to have reached the emulator.
+async fn armed_faults(State(state): State<SharedState>) -> Json<Vec<Fault>> {
+    Json(state.faults.armed())
+}
+
+async fn clear_faults(State(state): State<SharedState>) -> StatusCode {
+    state.faults.clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn stats(State(state): State<SharedState>) -> Response {
+    Json(state.stats.snapshot()).into_response()
+}
+
+async fn artifact(
+    State(state): State<SharedState>,
+    Path(token): Path<String>,
+) -> Result<Response, Problem> {
+    let (content_type, body) = {
+        let store = state.lock();
+        let file = store
+            .artifacts
+            .get(&token)
+            .ok_or_else(|| Problem::not_found("artifact", &token))?;
+        if Instant::now() >= file.expires {
+            return Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "this presigned URL has expired (artifact URLs work for one hour after the event); fetch the session again",
+            ));
+        }
+        (file.content_type, file.body.clone())
+    };
+    let (len, body) = match body {
+        ArtifactBody::Stored(bytes) => (bytes.len() as u64, Body::from(bytes)),
+        ArtifactBody::Silence { len } => {
+            let len = len.clamp(44, u64::from(u32::MAX));
+            (len, silence_stream(len))
+        }
+    };
+    Ok((
+        [
+            (CONTENT_TYPE, content_type.to_owned()),
+            (CONTENT_LENGTH, len.to_string()),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// A WAV of `len` bytes (at least its 44-byte header): 8 kHz mono 16-bit
+/// silence, produced 64 KiB at a time as the client reads.
+fn silence_stream(len: u64) -> Body {
+    const CHUNK: usize = 64 * 1024;
+    static ZEROS: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
+    let zeros = ZEROS.get_or_init(|| Bytes::from(vec![0u8; CHUNK])).clone();
+    let data_len = u32::try_from(len.saturating_sub(44)).unwrap_or(u32::MAX - 36);
+    // An empty PCM WAV is exactly the 44-byte header; its two sizes are
+    // then set for the data that follows.
+    let mut header = earshot_core::wav::encode_pcm16(8000, 1, &[], None);
+    if header.len() == 44 {
+        header[4..8].copy_from_slice(&(data_len + 36).to_le_bytes());
+        header[40..44].copy_from_slice(&data_len.to_le_bytes());
+    }
+    let header = Bytes::from(header);
+    let mut left = u64::from(data_len);
+    let data = futures_util::stream::iter(std::iter::from_fn(move || {
+        if left == 0 {
+            return None;
+        }
+        let take = usize::try_from(left.min(CHUNK as u64)).unwrap_or(CHUNK);
+        left -= take as u64;
+        Some(Ok::<_, std::convert::Infallible>(zeros.slice(..take)))
+    }));
+    let stream =
+        futures_util::StreamExt::chain(futures_util::stream::once(async move { Ok(header) }), data);
+    Body::from_stream(stream)
+}

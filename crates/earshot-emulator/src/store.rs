@@ -1,0 +1,191 @@
+//! The emulator's records: subscriptions (with their secrets), delivery
+//! attempts, sessions and calls, and the artifact files they point to.
+//!
+//! Held behind one mutex in [`super::State`]; nothing here awaits.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use earshot_core::api::types::agents::{CallObject, DeliveryRecord, SessionObject, Subscription};
+use earshot_core::redact::SecretString;
+
+/// The account every emulated record belongs to.
+pub(crate) const ACCOUNT_ID: i64 = 4242;
+/// The agent used when a control route names none.
+pub(crate) const DEFAULT_AGENT_ID: &str = "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f";
+
+#[derive(Default)]
+pub(crate) struct Store {
+    /// Oldest first; lists read it backwards (newest first).
+    pub subscriptions: Vec<StoredSubscription>,
+    /// Attempts by session (or call) id, each list in the order they started.
+    pub deliveries: HashMap<String, Vec<DeliveryRecord>>,
+    pub conversations: HashMap<String, Conversation>,
+    pub artifacts: HashMap<String, ArtifactFile>,
+    /// Conversation ids, oldest first (for [`Store::add_conversation`]'s
+    /// pruning).
+    order: VecDeque<String>,
+}
+
+pub(crate) struct StoredSubscription {
+    pub record: Subscription,
+    pub secret: SecretString,
+}
+
+/// A WebSocket session or a phone call, with what it left behind.
+pub(crate) struct Conversation {
+    pub object: ConversationObject,
+    /// When the recording and transcript become listed: ~90 s (scaled)
+    /// after `session.completed` or `call.ended`.
+    pub artifacts_ready_at: Option<Instant>,
+    /// `{kind, url, expires_at}` entries for `GET /v1/sessions/{id}`.
+    pub artifacts: Vec<Value>,
+}
+
+pub(crate) enum ConversationObject {
+    Session(SessionObject),
+    Call(CallObject),
+}
+
+/// A recording or transcript served at a presigned URL until it expires.
+pub(crate) struct ArtifactFile {
+    /// The session or call it belongs to.
+    pub conversation: String,
+    pub expires: Instant,
+    pub content_type: &'static str,
+    pub body: ArtifactBody,
+}
+
+/// What an artifact URL serves.
+#[derive(Clone)]
+pub(crate) enum ArtifactBody {
+    /// Held bytes (a transcript; the default recording, shared, not copied).
+    Stored(axum::body::Bytes),
+    /// A silent 8 kHz mono WAV of exactly this many bytes, generated while
+    /// it is served ([`super::EmulatorConfig::recording_bytes`]).
+    Silence { len: u64 },
+}
+
+impl Store {
+    /// Records a new session or call. With `keep` (the demo's traffic), the
+    /// oldest conversations beyond `keep` are forgotten with their delivery
+    /// attempts and artifacts, and so are expired artifacts.
+    pub fn add_conversation(
+        &mut self,
+        id: String,
+        conversation: Conversation,
+        keep: Option<usize>,
+    ) {
+        self.conversations.insert(id.clone(), conversation);
+        self.order.push_back(id);
+        let Some(keep) = keep else {
+            return;
+        };
+        let mut forgotten = Vec::new();
+        while self.order.len() > keep {
+            let Some(oldest) = self.order.pop_front() else {
+                break;
+            };
+            self.conversations.remove(&oldest);
+            self.deliveries.remove(&oldest);
+            forgotten.push(oldest);
+        }
+        let now = Instant::now();
+        self.artifacts
+            .retain(|_, file| file.expires > now && !forgotten.contains(&file.conversation));
+    }
+
+    pub fn subscription(&self, id: &str) -> Option<&StoredSubscription> {
+        self.subscriptions
+            .iter()
+            .find(|stored| stored.record.id == id)
+    }
+
+    pub fn subscription_mut(&mut self, id: &str) -> Option<&mut StoredSubscription> {
+        self.subscriptions
+            .iter_mut()
+            .find(|stored| stored.record.id == id)
+    }
+
+    /// Removes a subscription and its delivery history; false if unknown.
+    pub fn delete_subscription(&mut self, id: &str) -> bool {
+        let before = self.subscriptions.len();
+        self.subscriptions.retain(|stored| stored.record.id != id);
+        if self.subscriptions.len() == before {
+            return false;
+        }
+        for attempts in self.deliveries.values_mut() {
+            attempts.retain(|record| record.subscription_id != id);
+        }
+        true
+    }
+
+    /// Records an attempt; false (and nothing kept) when its session or
+    /// call was forgotten ([`Store::add_conversation`]'s `keep`): a retry
+    /// late enough would otherwise start a list no pruning ever reaches.
+    pub fn add_delivery(&mut self, record: DeliveryRecord) -> bool {
+        if !self.conversations.contains_key(&record.session_id) {
+            return false;
+        }
+        self.deliveries
+            .entry(record.session_id.clone())
+            .or_default()
+            .push(record);
+        true
+    }
+
+    /// Sessions and calls remembered, in the pruning order (for the
+    /// bounds tests).
+    #[cfg(test)]
+    pub fn remembered(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn delivery_mut(&mut self, session_id: &str, id: &str) -> Option<&mut DeliveryRecord> {
+        self.deliveries
+            .get_mut(session_id)?
+            .iter_mut()
+            .rev()
+            .find(|record| record.id == id)
+    }
+
+    /// Every attempt for a session or call, oldest first.
+    pub fn session_deliveries(&self, session_id: &str) -> &[DeliveryRecord] {
+        self.deliveries.get(session_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// The `GET /v1/sessions/{id}` body, artifacts listed once ready.
+    pub fn conversation_json(&self, id: &str, now: Instant) -> Option<Value> {
+        let conversation = self.conversations.get(id)?;
+        let ready = conversation
+            .artifacts_ready_at
+            .is_some_and(|ready_at| now >= ready_at);
+        let artifacts = if ready {
+            conversation.artifacts.clone()
+        } else {
+            Vec::new()
+        };
+        let mut body = match &conversation.object {
+            ConversationObject::Session(session) => json!({
+                "session_id": session.session_id,
+                "kind": "session",
+                "agent_id": session.agent_id,
+                "status": session.status,
+                "created_at": session.created_at,
+                "ended_at": session.ended_at,
+            }),
+            ConversationObject::Call(call) => json!({
+                "session_id": call.session_id,
+                "kind": "call",
+                "agent_id": call.agent_id,
+                "status": call.status,
+                "created_at": call.created_at,
+                "ended_at": call.ended_at,
+            }),
+        };
+        body["artifacts"] = Value::Array(artifacts);
+        Some(body)
+    }
+}
