@@ -60,8 +60,6 @@ pub enum Action {
     },
     /// Background work failed outside any pane (e.g. the clipboard).
     Failed(Failure),
-    /// SIGTERM, SIGHUP or SIGINT: leave now, restoring the terminal.
-    Shutdown,
 }
 
 /// Results of the Subscriptions pane's platform calls.
@@ -435,7 +433,6 @@ pub enum Effect {
         what: &'static str,
         text: SecretString,
     },
-    Quit,
 }
 
 impl Effect {
@@ -460,7 +457,6 @@ impl Effect {
                 | Effect::LoadEventDetail { .. }
                 | Effect::StopRotationWatch
                 | Effect::SwitchProfile { .. }
-                | Effect::Quit
         )
     }
 }

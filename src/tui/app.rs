@@ -215,6 +215,7 @@ pub struct App {
     pub ctx: Contexts,
     /// Something changed since the last frame.
     pub dirty: bool,
+    /// The console is to end: the event loop leaves ([`App::quit_now`]).
     pub quit: bool,
 }
 
@@ -453,10 +454,6 @@ impl App {
                 self.status.notice(failure);
                 Vec::new()
             }
-            Action::Shutdown => {
-                self.quit = true;
-                vec![Effect::Quit]
-            }
         }
     }
 
@@ -693,13 +690,17 @@ impl App {
             Command::Quit => self.quit_or_ask(),
             Command::Interrupt => {
                 if matches!(self.overlay, Some(Overlay::ConfirmQuit)) {
-                    return self.quit_now();
+                    self.quit_now();
+                    return Vec::new();
                 }
                 self.quit_or_ask()
             }
             Command::ConfirmYes => match self.overlay.take() {
                 Some(Overlay::ConfirmSwitch { to, .. }) => self.switch_now(to),
-                _ => self.quit_now(),
+                _ => {
+                    self.quit_now();
+                    Vec::new()
+                }
             },
             Command::Ctx(command) => self.on_picker(command),
             Command::CompleteCommandLine => self.complete_command_line(),
@@ -726,7 +727,10 @@ impl App {
         match typed {
             Typed::Nothing => Vec::new(),
             Typed::Quit => self.quit_or_ask(),
-            Typed::QuitNow => self.quit_now(),
+            Typed::QuitNow => {
+                self.quit_now();
+                Vec::new()
+            }
             Typed::Help => self.run(Command::Help),
             Typed::Refresh => self.refresh(),
             Typed::GoTo(pane) => self.go_to(pane),
@@ -782,12 +786,15 @@ impl App {
             self.overlay = Some(Overlay::ConfirmQuit);
             return Vec::new();
         }
-        self.quit_now()
+        self.quit_now();
+        Vec::new()
     }
 
-    fn quit_now(&mut self) -> Vec<Effect> {
+    /// The one way out: every quit (a key, `:q!`, a yes to the question,
+    /// a signal, the end of input) sets [`App::quit`], and the event loop
+    /// leaves when it sees it set.
+    pub fn quit_now(&mut self) {
         self.quit = true;
-        vec![Effect::Quit]
     }
 
     pub(crate) fn set_toast(&mut self, text: String) {

@@ -30,7 +30,7 @@ use super::context::{ActionTx, ProfileSource, Stamped};
 use super::history_tasks::StorePath;
 use super::theme::Theme;
 use super::view;
-use super::worker::{Next, Worker};
+use super::worker::Worker;
 use earshot_core::api::Client;
 
 /// How often the tick fires while it runs.
@@ -65,11 +65,13 @@ struct Engine<'t> {
     theme: Cow<'t, Theme>,
 }
 
-/// An action for `App::update`: the operator's (keys, the clock), or a
-/// worker's or feed's, stamped with the account it is about.
+/// What the loop handles next: an action for `App::update` (the
+/// operator's keys, the clock), one a worker or feed sent, stamped with
+/// the account it is about, or the end (a signal, or no more input).
 enum Incoming {
     Local(Action),
     Stamped(Stamped),
+    End,
 }
 
 /// Runs `app` until it quits, the input ends or `shutdown` resolves.
@@ -110,10 +112,8 @@ where
     let mut feeds = select_all(services.feeds);
 
     let first = app.init();
-    if engine.start_all(app, first) == Next::Quit {
-        return Ok(());
-    }
-    loop {
+    engine.start_all(app, first);
+    while !app.quit {
         if app.dirty {
             terminal
                 .draw(|frame| view::draw(frame, app, &engine.theme))
@@ -132,7 +132,7 @@ where
 
         let incoming = tokio::select! {
             biased;
-            () = &mut shutdown => Incoming::Local(Action::Shutdown),
+            () = &mut shutdown => Incoming::End,
             Some(stamped) = rx.recv() => Incoming::Stamped(stamped),
             feed = feeds.next(), if feeds_open => match feed {
                 Some(action) => Incoming::Stamped(Stamped { generation: started_on, action }),
@@ -143,17 +143,18 @@ where
             },
             event = events.next() => match event {
                 Some(event) => Incoming::Local(Action::Input(event)),
-                None => Incoming::Local(Action::Shutdown),
+                None => Incoming::End,
             },
             now = next_tick(&mut tick), if tick.is_some() => {
                 Incoming::Local(Action::Tick(now.into_std()))
             }
         };
-        if dispatch(app, &mut engine, incoming) == Next::Quit {
-            return Ok(());
-        }
+        dispatch(app, &mut engine, incoming);
         // Drain what is already waiting before drawing.
         for _ in 0..MAX_BATCH {
+            if app.quit {
+                break;
+            }
             let next = match rx.try_recv() {
                 Ok(stamped) => Some(Incoming::Stamped(stamped)),
                 // Polled with this task's own waker (not `now_or_never`'s
@@ -163,32 +164,35 @@ where
                 // empty after 128 events and split a paste into frames.
                 Err(_) => match poll_immediate(tokio::task::unconstrained(events.next())).await {
                     Some(Some(event)) => Some(Incoming::Local(Action::Input(event))),
-                    Some(None) => Some(Incoming::Local(Action::Shutdown)),
+                    Some(None) => Some(Incoming::End),
                     None => None,
                 },
             };
             let Some(incoming) = next else {
                 break;
             };
-            if dispatch(app, &mut engine, incoming) == Next::Quit {
-                return Ok(());
-            }
+            dispatch(app, &mut engine, incoming);
         }
     }
+    Ok(())
 }
 
-fn dispatch(app: &mut App, engine: &mut Engine<'_>, incoming: Incoming) -> Next {
+fn dispatch(app: &mut App, engine: &mut Engine<'_>, incoming: Incoming) {
     let effects = match incoming {
         Incoming::Local(action) => app.update(action),
         Incoming::Stamped(stamped) => app.update_stamped(stamped),
+        Incoming::End => {
+            app.quit_now();
+            return;
+        }
     };
-    engine.start_all(app, effects)
+    engine.start_all(app, effects);
 }
 
 impl Engine<'_> {
     /// Starts `effects` on the worker; a profile switch among them is
     /// carried out here, after the others.
-    fn start_all(&mut self, app: &mut App, effects: Vec<Effect>) -> Next {
+    fn start_all(&mut self, app: &mut App, effects: Vec<Effect>) {
         let mut switches = Vec::new();
         let others: Vec<Effect> = effects
             .into_iter()
@@ -200,18 +204,15 @@ impl Engine<'_> {
                 other => Some(other),
             })
             .collect();
-        let mut next = self.worker.start_all(others);
+        self.worker.start_all(others);
         for name in switches {
-            if self.switch(app, &name) == Next::Quit {
-                next = Next::Quit;
-            }
+            self.switch(app, &name);
         }
-        if app.quit { Next::Quit } else { next }
     }
 
     /// Opens profile `name` and moves everything to it, or tells the app
     /// why it could not (then nothing changes).
-    fn switch(&mut self, app: &mut App, name: &str) -> Next {
+    fn switch(&mut self, app: &mut App, name: &str) {
         let opened = match &self.profiles {
             Some(profiles) => profiles.open(name),
             None => Err("this console opens no other profile".to_owned()),
@@ -221,7 +222,7 @@ impl Engine<'_> {
             Err(why) => {
                 tracing::warn!(profile = %name, error = %why, "cannot switch profile");
                 app.switch_failed(name, &why);
-                return Next::Continue;
+                return;
             }
         };
         let shared = match (&self.store, &opened.store) {
@@ -245,7 +246,7 @@ impl Engine<'_> {
         );
         self.store = opened.store;
         self.theme = Cow::Owned(opened.theme.theme);
-        self.worker.start_all(effects)
+        self.worker.start_all(effects);
     }
 }
 
@@ -253,5 +254,98 @@ async fn next_tick(tick: &mut Option<Interval>) -> Instant {
     match tick {
         Some(interval) => interval.tick().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::app::AppConfig;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+    struct NoClipboard;
+
+    impl Clipboard for NoClipboard {
+        fn copy(&mut self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn services() -> Services {
+        let url = url::Url::parse("http://127.0.0.1:9/").unwrap();
+        let client = Client::new(
+            earshot_core::api::Endpoints::all_at(&url),
+            earshot_core::redact::SecretString::new("key_for_tests"),
+        )
+        .unwrap();
+        Services {
+            client,
+            clipboard: Box::new(NoClipboard),
+            feeds: Vec::new(),
+            store: Err("no store in this test".into()),
+            profiles: None,
+        }
+    }
+
+    fn key(c: char) -> Event {
+        Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    /// A signal ends the loop at once, even with a form `q` would ask
+    /// about, and the app says it quit.
+    #[tokio::test]
+    async fn a_signal_quits_even_with_a_dirty_form() {
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let mut app = App::new(AppConfig::default());
+        app.pane = crate::tui::panes::PaneId::Subscriptions;
+        let (signal_tx, signal_rx) = tokio::sync::oneshot::channel::<()>();
+        // The form is opened and typed into; then the signal arrives.
+        let typed = futures_util::stream::iter([key('n'), key('h')])
+            .chain(futures_util::stream::once(async move {
+                let _ = signal_tx.send(());
+                key('x')
+            }))
+            .chain(futures_util::stream::pending());
+        let shutdown = async {
+            let _ = signal_rx.await;
+        };
+        let within = Duration::from_secs(10);
+        let ended = tokio::time::timeout(
+            within,
+            run(
+                &mut terminal,
+                &mut app,
+                &Theme::fallback(),
+                Box::pin(typed),
+                shutdown,
+                services(),
+            ),
+        )
+        .await;
+        assert!(matches!(ended, Ok(Ok(()))), "the loop did not end");
+        assert!(app.quit);
+        assert!(app.subs.modal.is_some(), "the form was open, unasked");
+    }
+
+    /// The end of input ends the loop too.
+    #[tokio::test]
+    async fn the_end_of_input_quits() {
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        let mut app = App::new(AppConfig::default());
+        let ended = tokio::time::timeout(
+            Duration::from_secs(10),
+            run(
+                &mut terminal,
+                &mut app,
+                &Theme::fallback(),
+                futures_util::stream::empty(),
+                std::future::pending(),
+                services(),
+            ),
+        )
+        .await;
+        assert!(matches!(ended, Ok(Ok(()))), "the loop did not end");
+        assert!(app.quit);
     }
 }

@@ -93,13 +93,6 @@ struct JobsWatch {
     forward: AbortHandle,
 }
 
-/// What the loop must do after an effect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
-    Continue,
-    Quit,
-}
-
 impl Worker {
     /// A worker for `client`, answering on `tx` (a plain channel, or one
     /// stamped with the account's generation: [`ActionTx::stamped`]).
@@ -180,23 +173,18 @@ impl Worker {
         }
     }
 
-    /// Starts every effect; `Quit` if one of them asks to leave.
-    pub fn start_all(&mut self, effects: Vec<Effect>) -> Next {
-        let mut next = Next::Continue;
+    /// Starts every effect.
+    pub fn start_all(&mut self, effects: Vec<Effect>) {
         for effect in effects {
-            if self.start(effect) == Next::Quit {
-                next = Next::Quit;
-            }
+            self.start(effect);
         }
-        next
     }
 
-    pub fn start(&mut self, effect: Effect) -> Next {
+    pub fn start(&mut self, effect: Effect) {
         self.tasks.retain(|task| !task.is_finished());
         let client = self.client.clone();
         let tx = self.tx.clone();
         match effect {
-            Effect::Quit => return Next::Quit,
             // The event loop switches accounts itself (a new client, store
             // and channel): it never hands this effect on.
             Effect::SwitchProfile { name } => {
@@ -531,7 +519,6 @@ impl Worker {
                 });
             }
         }
-        Next::Continue
     }
 
     fn spawn(&mut self, work: impl Future<Output = ()> + Send + 'static) {
