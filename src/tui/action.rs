@@ -257,6 +257,13 @@ pub struct Failure {
     pub at: DateTime<Local>,
 }
 
+impl std::fmt::Display for Failure {
+    /// The message (what a pane shows; the status bar adds the time).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 impl Failure {
     pub fn new(message: impl Into<String>) -> Failure {
         Failure {

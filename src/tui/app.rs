@@ -758,8 +758,8 @@ impl App {
 
     fn go_to(&mut self, pane: PaneId) -> Vec<Effect> {
         self.pane = pane;
-        if pane == PaneId::Events && !self.events.loaded_once && !self.events.loading {
-            return self.apply(|app, out| app.events.init(out));
+        if pane == PaneId::Events {
+            return self.apply(|app, out| app.events.on_shown(out));
         }
         Vec::new()
     }

@@ -32,6 +32,7 @@ pub mod event_loop;
 mod history_tasks;
 pub(crate) mod input;
 pub mod keymap;
+pub mod load;
 pub(crate) mod logging;
 pub mod panes;
 pub(crate) mod terminal;

@@ -31,6 +31,7 @@ use tui_input::Input;
 use super::super::action::{Action, DeliveriesResult, Effect};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::load::Load;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Pane, PaneCommands};
@@ -101,7 +102,8 @@ pub enum Mode {
 pub struct DeliveriesPane {
     /// The session or call id on screen.
     pub id: Option<String>,
-    rows: Vec<DeliveryRecord>,
+    /// The attempts of `id`, as last loaded.
+    list: Load<Vec<DeliveryRecord>>,
     /// What makes `rows` live, kept with them (see [`Self::live`]).
     liveness: Liveness,
     /// The filter, the sort, the order and the selection in it.
@@ -121,12 +123,6 @@ pub struct DeliveriesPane {
     /// The recent id picked with ↑↓, if any.
     pub recent_selected: Option<usize>,
     pub view: View,
-    load_seq: u64,
-    pub loading: bool,
-    /// The current id has loaded at least once.
-    pub loaded_once: bool,
-    /// Why the last load failed, until one succeeds.
-    pub load_error: Option<String>,
     /// When the last load was issued (the auto-refresh's pace).
     last_load: Option<Instant>,
     /// Wall-clock time countdowns are drawn from; moved on by the tick.
@@ -152,7 +148,7 @@ impl DeliveriesPane {
     pub fn new() -> DeliveriesPane {
         DeliveriesPane {
             id: None,
-            rows: Vec::new(),
+            list: Load::new(),
             liveness: Liveness::default(),
             table: TableView::new(&table::TABLE),
             latest: false,
@@ -163,10 +159,6 @@ impl DeliveriesPane {
             typed: String::new(),
             recent_selected: None,
             view: View::Table,
-            load_seq: 0,
-            loading: false,
-            loaded_once: false,
-            load_error: None,
             last_load: None,
             now: Utc::now(),
             clock: Utc::now,
@@ -224,8 +216,9 @@ impl DeliveriesPane {
     pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
         self.id = Some(id.to_owned());
         self.liveness = Liveness::of(&rows);
-        self.table.replace(&mut self.rows, rows);
-        self.loaded_once = true;
+        let mut shown = std::mem::take(self.list.value_mut());
+        self.table.replace(&mut shown, rows);
+        self.list.set(shown);
     }
 
     /// The session record as if just loaded (fixtures for tests and
@@ -247,7 +240,7 @@ impl DeliveriesPane {
     }
 
     pub fn rows(&self) -> &[DeliveryRecord] {
-        &self.rows
+        self.list.value()
     }
 
     /// The selected row's position in the table (as filtered and sorted).
@@ -256,11 +249,11 @@ impl DeliveriesPane {
     }
 
     pub fn selected(&self) -> Option<&DeliveryRecord> {
-        self.table.selected(&self.rows)
+        self.table.selected(self.list.value())
     }
 
     pub fn busy(&self) -> bool {
-        self.loading
+        self.list.loading()
     }
 
     pub fn mode(&self) -> Mode {
@@ -326,11 +319,9 @@ impl DeliveriesPane {
             out.toast = Some("no id yet: press i to enter a session or call id".into());
             return;
         };
-        self.load_seq += 1;
-        self.loading = true;
         self.last_load = Some(Instant::now());
         out.effects.push(Effect::LoadDeliveries {
-            seq: self.load_seq,
+            seq: self.list.start(),
             id,
             latest: self.latest,
         });
@@ -370,7 +361,7 @@ impl DeliveriesPane {
         use DlvCommand::*;
         match command {
             Move(to) => self.table.apply(to),
-            Table(command) => self.table.run(command, &self.rows),
+            Table(command) => self.table.run(command, self.list.value()),
             Open => {
                 if self.selected().is_some() {
                     self.now = (self.clock)();
@@ -440,31 +431,26 @@ impl DeliveriesPane {
     pub(crate) fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
         match result {
             DeliveriesResult::Loaded { seq, result, .. } => {
-                if seq != self.load_seq {
-                    return;
-                }
-                self.loading = false;
+                let (table, liveness) = (&mut self.table, &mut self.liveness);
+                let answer = self.list.finish_with(seq, result, |rows, fresh| {
+                    *liveness = Liveness::of(&fresh);
+                    table.replace(rows, fresh);
+                });
+                let Some(answer) = answer else { return };
                 self.now = (self.clock)();
-                match result {
-                    Ok(rows) => {
-                        self.liveness = Liveness::of(&rows);
-                        self.table.replace(&mut self.rows, rows);
+                match answer {
+                    Ok(()) => {
                         // Only an id that loaded is offered again.
                         if let Some(id) = self.id.clone() {
                             self.remember(&id);
                         }
-                        self.loaded_once = true;
-                        self.load_error = None;
                         out.succeeded = true;
                     }
-                    Err(failure) => {
-                        self.load_error = Some(failure.message.clone());
-                        out.failure = Some(failure);
-                    }
+                    Err(failure) => out.failure = Some(failure),
                 }
             }
             DeliveriesResult::Session { seq, id, result } => {
-                if seq != self.load_seq || self.id.as_deref() != Some(id.as_str()) {
+                if !self.list.is_current(seq) || self.id.as_deref() != Some(id.as_str()) {
                     return;
                 }
                 self.now = (self.clock)();
@@ -520,12 +506,10 @@ impl DeliveriesPane {
             self.session_error = None;
             self.reveal_number = false;
             self.next_link = 0;
-            self.rows.clear();
+            self.list.reset();
             self.liveness = Liveness::default();
-            self.table.refresh(&self.rows, None);
+            self.table.refresh(self.list.value(), None);
             self.table.reset();
-            self.loaded_once = false;
-            self.load_error = None;
         }
         self.id = Some(id);
         self.view = View::Table;
@@ -621,7 +605,7 @@ impl Pane for DeliveriesPane {
                 self.recent_selected = None;
             }
         } else {
-            self.table.type_key(key, &self.rows);
+            self.table.type_key(key, self.list.value());
         }
     }
 
@@ -632,7 +616,7 @@ impl Pane for DeliveriesPane {
                 self.recent_selected = None;
             }
         } else {
-            self.table.paste(pasted, &self.rows);
+            self.table.paste(pasted, self.list.value());
         }
     }
 }

@@ -131,7 +131,7 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
     let effects = app.update(press(KeyCode::Enter));
     let seq = load_seq(&effects, "q1 sess_x", false);
     assert_eq!(app.deliveries.mode(), Mode::Table);
-    assert!(app.deliveries.loading);
+    assert!(app.deliveries.list.loading());
     assert!(
         app.deliveries.recent().is_empty(),
         "remembered once it loads"
@@ -194,7 +194,7 @@ fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
         latest: false,
         result: Err(Failure::new("deliveries failed: HTTP 404: not found")),
     }));
-    assert!(app.deliveries.load_error.is_some());
+    assert!(app.deliveries.list.error().is_some());
     assert_eq!(
         app.deliveries.recent(),
         ["call_cf06d2e4", "call_0b7e11"],
@@ -230,7 +230,7 @@ fn the_result_fills_the_table_and_a_stale_one_is_dropped() {
         vec![failed_401(), pending_503(), delivered()],
     );
     assert_eq!(app.deliveries.rows().len(), 3);
-    assert!(!app.deliveries.loading);
+    assert!(!app.deliveries.list.loading());
     assert_eq!(app.deliveries.selected_index(), Some(0));
 }
 
@@ -248,7 +248,7 @@ fn a_failed_load_reaches_the_pane_and_the_status_bar() {
             "latest deliveries failed: HTTP 404: not found",
         )),
     }));
-    assert!(app.deliveries.load_error.is_some());
+    assert!(app.deliveries.list.error().is_some());
     assert!(app.status.last_error.is_some());
 }
 

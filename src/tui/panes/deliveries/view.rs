@@ -153,7 +153,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
         ));
     }
     spans.extend(pane.table.title_spans(theme));
-    if pane.loading {
+    if pane.list.loading() {
         spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
     } else if pane.live() {
         spans.push(Span::styled(" · auto-refresh", theme.style(Role::Warn)));
@@ -301,14 +301,14 @@ fn table_row(
 }
 
 fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
-    if let Some(error) = &pane.load_error {
+    if let Some(error) = pane.list.error() {
         let what = "could not load the deliveries (r tries again, i another id):";
         table::draw_load_error(frame, area, what, error, theme);
         return;
     }
     let text = match &pane.id {
         None => "no id yet: press i (or enter) to enter a session or call id".to_owned(),
-        Some(_) if !pane.loaded_once => "loading the delivery attempts…".to_owned(),
+        Some(_) if !pane.list.loaded() => "loading the delivery attempts…".to_owned(),
         Some(id) => format!("no delivery attempts for {id} (yet): r loads again"),
     };
     table::draw_note(frame, area, &text, theme);

@@ -28,6 +28,7 @@ use tui_input::Input;
 use super::super::action::{Action, Effect, EventsResult, ResendTarget, Resent};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::load::Load;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
@@ -133,7 +134,9 @@ impl ResendForm {
 /// The pane's state.
 #[derive(Debug)]
 pub struct EventsPane {
-    rows: Vec<EventRow>,
+    /// The events as last read (a failed read of the event open shows
+    /// here too).
+    list: Load<Vec<EventRow>>,
     /// The sort, the order and the selection in it.
     pub(crate) table: TableView<EventRow>,
     pub mode: Mode,
@@ -158,12 +161,8 @@ pub struct EventsPane {
     /// Personal data shown in full in the body.
     pub reveal: bool,
     pub resend: Option<ResendForm>,
-    load_seq: u64,
+    /// The latest read of the event open: an answer to another is late.
     detail_seq: u64,
-    pub loading: bool,
-    pub loaded_once: bool,
-    /// Why the store could not be read, until a read succeeds.
-    pub load_error: Option<String>,
     last_load: Option<Instant>,
     /// Milliseconds since the epoch, for `since:` (a fixed clock in tests).
     clock: fn() -> i64,
@@ -178,7 +177,7 @@ impl Default for EventsPane {
 impl EventsPane {
     pub fn new() -> EventsPane {
         EventsPane {
-            rows: Vec::new(),
+            list: Load::new(),
             table: TableView::new(&table::TABLE),
             mode: Mode::List,
             filter_input: Input::default(),
@@ -193,11 +192,7 @@ impl EventsPane {
             marked: 0,
             reveal: false,
             resend: None,
-            load_seq: 0,
             detail_seq: 0,
-            loading: false,
-            loaded_once: false,
-            load_error: None,
             last_load: None,
             clock: earshot_core::store::now_ms,
         }
@@ -210,17 +205,19 @@ impl EventsPane {
     }
 
     pub fn rows(&self) -> &[EventRow] {
-        &self.rows
+        self.list.value()
     }
 
     /// Rows as if just loaded (fixtures for tests, snapshots, benches).
     pub fn set_rows(&mut self, rows: Vec<EventRow>) {
-        self.loaded_once = true;
-        self.take_rows(rows);
+        let mut shown = std::mem::take(self.list.value_mut());
+        take_rows(&mut self.table, self.paused_at.is_none(), &mut shown, rows);
+        self.list.set(shown);
+        self.count_new_above();
     }
 
     pub fn selected(&self) -> Option<&EventRow> {
-        self.table.selected(&self.rows)
+        self.table.selected(self.list.value())
     }
 
     /// The view follows the newest event (the selection is at the top).
@@ -229,7 +226,7 @@ impl EventsPane {
     }
 
     pub fn busy(&self) -> bool {
-        self.loading || self.resend.as_ref().is_some_and(|form| form.sending)
+        self.list.loading() || self.resend.as_ref().is_some_and(|form| form.sending)
     }
 
     pub fn help_sections() -> Vec<CommandSection<EventsCommand>> {
@@ -248,17 +245,22 @@ impl EventsPane {
         self.reload(out);
     }
 
+    /// The pane comes on screen: the first read, unless one ran or runs.
+    pub(crate) fn on_shown(&mut self, out: &mut Outcome) {
+        if !self.list.loaded() && !self.list.loading() {
+            self.reload(out);
+        }
+    }
+
     /// `r`: read the list (and the event open) again now.
     pub fn refresh(&mut self, out: &mut Outcome) {
         self.reload(out);
     }
 
     fn reload(&mut self, out: &mut Outcome) {
-        self.load_seq += 1;
-        self.loading = true;
         self.last_load = Some(Instant::now());
         out.effects.push(Effect::LoadEvents {
-            seq: self.load_seq,
+            seq: self.list.start(),
             query: self.query.clone(),
             since_ms: (self.clock)() - DEFAULT_SINCE_MS,
             limit: LIST_LIMIT,
@@ -278,7 +280,7 @@ impl EventsPane {
         let due = self
             .last_load
             .is_none_or(|last| at.saturating_duration_since(last) >= RELOAD_EVERY);
-        if self.loading || !due {
+        if self.list.loading() || !due {
             return false;
         }
         self.reload(out);
@@ -318,7 +320,7 @@ impl EventsPane {
                 self.restart_list(out);
             }
             Table(TableCommand::Sort) => {
-                self.table.cycle_sort(&self.rows);
+                self.table.cycle_sort(self.list.value());
                 self.follow_or_pause();
             }
             NextSubscription => {
@@ -373,7 +375,7 @@ impl EventsPane {
     /// arrives above it is counted).
     fn pause(&mut self) {
         if self.paused_at.is_none() {
-            self.paused_at = self.rows.first().map(|row| row.event_id.clone());
+            self.paused_at = self.rows().first().map(|row| row.event_id.clone());
         }
     }
 
@@ -546,17 +548,12 @@ impl EventsPane {
     pub(crate) fn on_result(&mut self, result: EventsResult, out: &mut Outcome) {
         match result {
             EventsResult::Loaded { seq, result } => {
-                if seq != self.load_seq {
-                    return;
-                }
-                self.loading = false;
-                match result {
-                    Ok(rows) => {
-                        self.loaded_once = true;
-                        self.load_error = None;
-                        self.take_rows(rows);
-                    }
-                    Err(failure) => self.load_error = Some(failure.message),
+                let (table, following) = (&mut self.table, self.paused_at.is_none());
+                let taken = self.list.finish_with(seq, result, |shown, fresh| {
+                    take_rows(table, following, shown, fresh);
+                });
+                if let Some(Ok(())) = taken {
+                    self.count_new_above();
                 }
             }
             EventsResult::Detail { seq, result } => {
@@ -570,10 +567,8 @@ impl EventsPane {
                             .min(detail.subscriptions.len().saturating_sub(1));
                         self.detail = Some(detail);
                     }
-                    Ok(None) => {
-                        self.load_error = Some("the store no longer holds this event".into())
-                    }
-                    Err(failure) => self.load_error = Some(failure.message),
+                    Ok(None) => self.list.fail("the store no longer holds this event"),
+                    Err(failure) => self.list.fail(failure.message),
                 }
             }
             EventsResult::Resent(result) => {
@@ -588,25 +583,38 @@ impl EventsPane {
         }
     }
 
-    /// Fresh rows: following, the newest is selected; paused, the same
-    /// event stays selected and the rows above it are counted.
-    fn take_rows(&mut self, fresh: Vec<EventRow>) {
+    /// After fresh rows, while paused: the rows above the event paused at
+    /// are counted, and back at the top of the list the view follows.
+    fn count_new_above(&mut self) {
         if self.paused_at.is_none() {
-            self.rows = fresh;
-            self.table.refresh(&self.rows, None);
-            self.table.select(0);
             return;
         }
-        self.table.replace(&mut self.rows, fresh);
         let paused_at = self.paused_at.as_deref();
         self.new_above = self
-            .rows
+            .rows()
             .iter()
             .position(|row| Some(row.event_id.as_str()) == paused_at)
             .unwrap_or(0);
         if self.table.state.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
             self.follow();
         }
+    }
+}
+
+/// Fresh rows in place of `shown`: following, the newest is selected;
+/// paused, the same event stays selected.
+fn take_rows(
+    table: &mut TableView<EventRow>,
+    following: bool,
+    shown: &mut Vec<EventRow>,
+    fresh: Vec<EventRow>,
+) {
+    if following {
+        *shown = fresh;
+        table.refresh(shown, None);
+        table.select(0);
+    } else {
+        table.replace(shown, fresh);
     }
 }
 

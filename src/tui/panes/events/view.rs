@@ -40,7 +40,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme)
         (Mode::Detail | Mode::Resend, Some(detail), _) => {
             draw_detail(frame, body, pane, detail, theme);
         }
-        (Mode::Detail | Mode::Resend, None, _) => match &pane.load_error {
+        (Mode::Detail | Mode::Resend, None, _) => match pane.list.error() {
             Some(why) => {
                 table::draw_load_error(frame, body, "could not read the event:", why, theme)
             }
@@ -104,12 +104,12 @@ fn draw_list(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme
 }
 
 fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
-    if let Some(error) = &pane.load_error {
+    if let Some(error) = pane.list.error() {
         let what = "could not read the incident-history store (r tries again):";
         table::draw_load_error(frame, area, what, error, theme);
         return;
     }
-    let note = if !pane.loaded_once {
+    let note = if !pane.list.loaded() {
         "reading the store…"
     } else if !pane.filter.is_empty() {
         "no event matches the filter (esc clears it)"

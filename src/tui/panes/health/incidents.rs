@@ -12,61 +12,64 @@ use tui_input::Input;
 use super::tables::INCIDENTS;
 use crate::tui::action::{Effect, Failure};
 use crate::tui::app::Outcome;
+use crate::tui::load::Load;
 use crate::tui::widgets::table_view::{TableCommand, TableView};
 use earshot_core::history::incidents::{Incident, IncidentState};
 
 /// The incidents list and its acknowledgement prompt.
 #[derive(Debug)]
 pub struct Incidents {
-    rows: Vec<Incident>,
+    /// The incidents of the window, as last read.
+    list: Load<Vec<Incident>>,
     pub(crate) table: TableView<Incident>,
     /// Resolved incidents listed too.
     pub all: bool,
     /// The note being typed for the selected incident.
     pub note: Option<Input>,
-    pub loaded: bool,
-    seq: u64,
 }
 
 impl Default for Incidents {
     fn default() -> Self {
         Incidents {
-            rows: Vec::new(),
+            list: Load::new(),
             table: TableView::new(&INCIDENTS),
             all: false,
             note: None,
-            loaded: false,
-            seq: 0,
         }
     }
 }
 
 impl Incidents {
     pub fn rows(&self) -> &[Incident] {
-        &self.rows
+        self.list.value()
+    }
+
+    /// The list has been read at least once.
+    pub fn loaded(&self) -> bool {
+        self.list.loaded()
     }
 
     pub fn selected(&self) -> Option<&Incident> {
-        self.table.selected(&self.rows)
+        self.table.selected(self.list.value())
     }
 
     /// `/`, `S` or the filter prompt's keys.
     pub(super) fn run_table(&mut self, command: TableCommand) {
-        self.table.run(command, &self.rows);
+        self.table.run(command, self.list.value());
     }
 
     /// A key for the filter prompt.
     pub(super) fn type_key(&mut self, key: &KeyEvent) {
-        self.table.type_key(key, &self.rows);
+        self.table.type_key(key, self.list.value());
     }
 
     pub(super) fn paste(&mut self, pasted: &str) {
-        self.table.paste(pasted, &self.rows);
+        self.table.paste(pasted, self.list.value());
     }
 
     /// Incidents nobody acknowledged yet and not resolved.
     pub fn open_count(&self) -> usize {
-        self.rows
+        self.rows()
             .iter()
             .filter(|incident| incident.state == IncidentState::Open)
             .count()
@@ -74,35 +77,34 @@ impl Incidents {
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
     pub fn set_rows(&mut self, rows: Vec<Incident>) {
-        self.loaded = true;
-        self.table.replace(&mut self.rows, rows);
+        let mut shown = std::mem::take(self.list.value_mut());
+        self.table.replace(&mut shown, rows);
+        self.list.set(shown);
     }
 
     /// Asks for the list.
     pub(super) fn reload(&mut self, since_ms: i64, out: &mut Outcome) {
-        self.seq += 1;
         out.effects.push(Effect::LoadIncidents {
-            seq: self.seq,
+            seq: self.list.start(),
             since_ms,
             all: self.all,
         });
     }
 
-    /// The list read with `seq` (a stale one is dropped).
-    pub(super) fn loaded(
+    /// The list read with `seq` (a stale one is dropped); why it could not
+    /// be read, for the pane to show.
+    pub(super) fn on_loaded(
         &mut self,
         seq: u64,
         result: Result<Vec<Incident>, Failure>,
     ) -> Option<String> {
-        if seq != self.seq {
-            return None;
-        }
-        match result {
-            Ok(rows) => {
-                self.set_rows(rows);
-                None
-            }
-            Err(failure) => Some(failure.message),
+        let table = &mut self.table;
+        match self
+            .list
+            .finish_with(seq, result, |rows, fresh| table.replace(rows, fresh))
+        {
+            Some(Err(failure)) => Some(failure.message),
+            Some(Ok(())) | None => None,
         }
     }
 

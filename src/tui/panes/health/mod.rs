@@ -24,6 +24,7 @@ use ratatui::crossterm::event::KeyEvent;
 use super::super::action::{Action, Effect, HealthResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::load::Load;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
@@ -124,7 +125,8 @@ pub enum Mode {
 /// The pane's state.
 #[derive(Debug)]
 pub struct HealthPane {
-    rows: Vec<SubscriptionHealth>,
+    /// The board's rows, as last read from the store.
+    board: Load<Vec<SubscriptionHealth>>,
     /// What the observer covers, from the last read.
     pub coverage: Option<Coverage>,
     /// The board's filter, sort and selection.
@@ -137,11 +139,6 @@ pub struct HealthPane {
     pub(crate) sessions_table: TableView<FailingSession>,
     pub recover: Option<RecoverForm>,
     pub incidents: Incidents,
-    load_seq: u64,
-    pub loading: bool,
-    pub loaded_once: bool,
-    /// Why the store could not be read, until a read succeeds.
-    pub load_error: Option<String>,
     pub sweeping: bool,
     pub last_sweep: Option<Result<SweepReport, String>>,
     last_load: Option<Instant>,
@@ -159,7 +156,7 @@ impl Default for HealthPane {
 impl HealthPane {
     pub fn new() -> HealthPane {
         HealthPane {
-            rows: Vec::new(),
+            board: Load::new(),
             coverage: None,
             table: TableView::new(&tables::BOARD),
             window: Window::Day,
@@ -169,10 +166,6 @@ impl HealthPane {
             sessions_table: TableView::new(&tables::SESSIONS),
             recover: None,
             incidents: Incidents::default(),
-            load_seq: 0,
-            loading: false,
-            loaded_once: false,
-            load_error: None,
             sweeping: false,
             last_sweep: None,
             last_load: None,
@@ -192,13 +185,14 @@ impl HealthPane {
     }
 
     pub fn rows(&self) -> &[SubscriptionHealth] {
-        &self.rows
+        self.board.value()
     }
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
     pub fn set_rows(&mut self, rows: Vec<SubscriptionHealth>) {
-        self.table.replace(&mut self.rows, rows);
-        self.loaded_once = true;
+        let mut shown = std::mem::take(self.board.value_mut());
+        self.table.replace(&mut shown, rows);
+        self.board.set(shown);
     }
 
     pub fn sessions(&self) -> &[FailingSession] {
@@ -206,7 +200,7 @@ impl HealthPane {
     }
 
     pub fn selected(&self) -> Option<&SubscriptionHealth> {
-        self.table.selected(&self.rows)
+        self.table.selected(self.board.value())
     }
 
     /// The selected row's position on the board (as filtered and sorted).
@@ -238,7 +232,7 @@ impl HealthPane {
     /// `/`, `S` or the prompt's keys, for the table on screen.
     fn run_table(&mut self, command: TableCommand) {
         match self.mode {
-            Mode::Board => self.table.run(command, &self.rows),
+            Mode::Board => self.table.run(command, self.board.value()),
             Mode::Sessions => self.sessions_table.run(command, &self.sessions),
             Mode::Incidents => self.incidents.run_table(command),
             Mode::Recover => {}
@@ -246,7 +240,7 @@ impl HealthPane {
     }
 
     pub fn busy(&self) -> bool {
-        self.loading || self.sweeping || self.recovering()
+        self.board.loading() || self.sweeping || self.recovering()
     }
 
     fn recovering(&self) -> bool {
@@ -293,17 +287,16 @@ impl HealthPane {
     }
 
     fn reload(&mut self, out: &mut Outcome) {
-        self.load_seq += 1;
-        self.loading = true;
+        let seq = self.board.start();
         self.last_load = Some(Instant::now());
         out.effects.push(Effect::LoadHealth {
-            seq: self.load_seq,
+            seq,
             since_ms: self.since_ms(),
         });
         self.incidents.reload(self.since_ms(), out);
         if let (Mode::Sessions, Some(id)) = (self.mode, self.sessions_of.clone()) {
             out.effects.push(Effect::LoadFailingSessions {
-                seq: self.load_seq,
+                seq,
                 subscription_id: id,
                 since_ms: self.since_ms(),
             });
@@ -323,7 +316,7 @@ impl HealthPane {
     /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
     pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         let swept = self.sweep_if_due(at, out);
-        let reloaded = !self.loading && due(self.last_load, RELOAD_EVERY, at);
+        let reloaded = !self.board.loading() && due(self.last_load, RELOAD_EVERY, at);
         if reloaded {
             self.reload(out);
         }
@@ -434,31 +427,25 @@ impl HealthPane {
     pub(crate) fn on_result(&mut self, result: HealthResult, out: &mut Outcome) {
         match result {
             HealthResult::Loaded { seq, result } => {
-                if seq != self.load_seq {
-                    return;
-                }
-                self.loading = false;
-                match result {
-                    Ok(board) => {
-                        self.table.replace(&mut self.rows, board.subscriptions);
-                        self.coverage = Some(board.observer);
-                        self.loaded_once = true;
-                        self.load_error = None;
-                    }
-                    Err(failure) => self.load_error = Some(failure.message),
-                }
+                let (table, coverage) = (&mut self.table, &mut self.coverage);
+                self.board.finish_with(seq, result, |rows, board| {
+                    table.replace(rows, board.subscriptions);
+                    *coverage = Some(board.observer);
+                });
             }
             HealthResult::Sessions {
                 seq,
                 subscription_id,
                 result,
             } => {
-                if seq != self.load_seq || self.sessions_of.as_deref() != Some(&subscription_id) {
+                if !self.board.is_current(seq)
+                    || self.sessions_of.as_deref() != Some(&subscription_id)
+                {
                     return;
                 }
                 match result {
                     Ok(sessions) => self.sessions_table.replace(&mut self.sessions, sessions),
-                    Err(failure) => self.load_error = Some(failure.message),
+                    Err(failure) => self.board.fail(failure.message),
                 }
             }
             HealthResult::Swept(result) => {
@@ -484,7 +471,7 @@ impl HealthPane {
             HealthResult::NoStore(why) => {
                 self.sweeping = false;
                 self.last_sweep = Some(Err(why.clone()));
-                self.load_error = Some(why);
+                self.board.fail(why);
             }
             HealthResult::Planned {
                 subscription_id,
@@ -502,8 +489,8 @@ impl HealthPane {
                 }
             }
             HealthResult::Incidents { seq, result } => {
-                if let Some(why) = self.incidents.loaded(seq, result) {
-                    self.load_error = Some(why);
+                if let Some(why) = self.incidents.on_loaded(seq, result) {
+                    self.board.fail(why);
                 }
             }
             HealthResult::Acknowledged(result) => {
@@ -561,7 +548,7 @@ impl Pane for HealthPane {
             return;
         }
         match self.mode {
-            Mode::Board => self.table.type_key(key, &self.rows),
+            Mode::Board => self.table.type_key(key, self.board.value()),
             Mode::Sessions => self.sessions_table.type_key(key, &self.sessions),
             Mode::Incidents => self.incidents.type_key(key),
             Mode::Recover => {
@@ -578,7 +565,7 @@ impl Pane for HealthPane {
             return;
         }
         match self.mode {
-            Mode::Board => self.table.paste(pasted, &self.rows),
+            Mode::Board => self.table.paste(pasted, self.board.value()),
             Mode::Sessions => self.sessions_table.paste(pasted, &self.sessions),
             Mode::Incidents => self.incidents.paste(pasted),
             Mode::Recover => {

@@ -340,7 +340,7 @@ fn a_store_that_cannot_be_read_is_shown_not_fatal() {
         result: Err(Failure::new("earshot.db is not an earshot store")),
     }));
     assert_eq!(
-        app.health.load_error.as_deref(),
+        app.health.board.error(),
         Some("earshot.db is not an earshot store")
     );
     assert!(!app.quit);
@@ -354,13 +354,7 @@ fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
         "no state directory for the incident-history store: set EARSHOT_STORE".into(),
     )));
     assert!(!app.health.sweeping);
-    assert!(
-        app.health
-            .load_error
-            .as_deref()
-            .unwrap()
-            .contains("EARSHOT_STORE")
-    );
+    assert!(app.health.board.error().unwrap().contains("EARSHOT_STORE"));
     assert_ne!(app.status.connection, crate::tui::app::Connection::Error);
 }
 

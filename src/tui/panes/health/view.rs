@@ -302,12 +302,12 @@ fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, th
 }
 
 fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
-    if let Some(error) = &pane.load_error {
+    if let Some(error) = pane.board.error() {
         let what = "could not read the incident-history store (r tries again):";
         table::draw_load_error(frame, area, what, error, theme);
         return;
     }
-    let note = if !pane.loaded_once || pane.sweeping {
+    let note = if !pane.board.loaded() || pane.sweeping {
         "reading the store and sweeping the known sessions…"
     } else {
         "no subscriptions in the store yet. Point one subscription to all five events at \
@@ -393,7 +393,7 @@ fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &
     spans.extend(incidents.table.title_spans(theme));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
     if rows.is_empty() {
-        let note = if incidents.loaded {
+        let note = if incidents.loaded() {
             "no incident in this window: every failure was delivered by a retry, or none happened"
         } else {
             "reading the incidents…"

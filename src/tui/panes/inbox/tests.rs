@@ -249,7 +249,7 @@ fn s_opens_a_signed_request_in_signatures_with_its_exact_bytes() {
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
     assert_eq!(app.sigs.header.value(), HEADER);
-    let opened = app.sigs.loaded.as_ref().and_then(|l| l.result.clone().ok());
+    let opened = app.sigs.loaded().and_then(|l| l.result.clone().ok());
     assert_eq!(opened.as_deref(), Some(BODY.as_bytes()));
 }
 
@@ -437,6 +437,6 @@ fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
     deliver(&mut app, signed_with_body("d-ok", &body));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    let opened = app.sigs.loaded.as_ref().and_then(|l| l.result.clone().ok());
+    let opened = app.sigs.loaded().and_then(|l| l.result.clone().ok());
     assert_eq!(opened.map(|bytes| bytes.len()), Some(super::BODY_KEEP_MAX));
 }

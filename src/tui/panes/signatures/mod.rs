@@ -12,6 +12,7 @@
 mod commands;
 pub mod view;
 
+use std::convert::Infallible;
 use std::fmt;
 
 use ratatui::crossterm::event::KeyEvent;
@@ -20,6 +21,7 @@ use tui_input::Input;
 use super::super::action::{Effect, SigsResult};
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::load::Load;
 use super::super::widgets::input as text;
 use super::{Pane, PaneCommands};
 use earshot_core::redact::mask;
@@ -145,11 +147,9 @@ pub struct SignaturesPane {
     pub focus: Field,
     /// Keys go to the form.
     pub editing: bool,
-    /// Bytes for a `file:PATH` (or handed-over) body.
-    pub loaded: Option<LoadedBody>,
-    /// A body file is being read.
-    pub loading: bool,
-    load_seq: u64,
+    /// Bytes for a `file:PATH` (or handed-over) body, and the read of a
+    /// body file or capture line.
+    read: Load<Option<LoadedBody>>,
     /// Who signed it, as another pane knew it (e.g. a subscription id).
     pub secret_hint: Option<String>,
     pub report: Report,
@@ -178,14 +178,14 @@ impl fmt::Debug for SignaturesPane {
             .field("editing", &self.editing)
             .field(
                 "loaded",
-                &self.loaded.as_ref().map(|loaded| {
+                &self.loaded().map(|loaded| {
                     (
                         loaded.source.clone(),
                         loaded.result.as_ref().map(Vec::len).map_err(Clone::clone),
                     )
                 }),
             )
-            .field("loading", &self.loading)
+            .field("loading", &self.read.loading())
             .field("report", &self.report)
             .finish_non_exhaustive()
     }
@@ -212,9 +212,7 @@ impl SignaturesPane {
             receiver: Input::default(),
             focus: Field::Header,
             editing: false,
-            loaded: None,
-            loading: false,
-            load_seq: 0,
+            read: Load::new(),
             secret_hint: None,
             report: Report::Waiting(WAITING.into()),
             scroll: 0,
@@ -258,7 +256,13 @@ impl SignaturesPane {
     }
 
     pub fn busy(&self) -> bool {
-        self.loading
+        self.read.loading()
+    }
+
+    /// The body bytes read for a `file:PATH` or capture (or handed over),
+    /// with what they stand for.
+    pub fn loaded(&self) -> Option<&LoadedBody> {
+        self.read.value().as_ref()
     }
 
     pub fn help_sections() -> Vec<CommandSection<SigsCommand>> {
@@ -312,18 +316,14 @@ impl SignaturesPane {
             SigsCommand::Check => match self.body_source() {
                 BodySource::Typed => self.recheck(),
                 BodySource::File(path) => {
-                    self.load_seq += 1;
-                    self.loading = true;
                     out.effects.push(Effect::ReadBodyFile {
-                        seq: self.load_seq,
+                        seq: self.read.start(),
                         path,
                     });
                 }
                 BodySource::Capture { path, line } => {
-                    self.load_seq += 1;
-                    self.loading = true;
                     out.effects.push(Effect::ReadCapture {
-                        seq: self.load_seq,
+                        seq: self.read.start(),
                         path,
                         line,
                     });
@@ -335,8 +335,7 @@ impl SignaturesPane {
                 for field in Field::ORDER {
                     *self.input_mut(field) = Input::default();
                 }
-                self.loaded = None;
-                self.loading = false;
+                self.read.reset();
                 self.secret_hint = None;
                 self.focus = Field::Header;
                 self.recheck();
@@ -349,26 +348,25 @@ impl SignaturesPane {
     pub(crate) fn on_result(&mut self, result: SigsResult, out: &mut Outcome) {
         match result {
             SigsResult::BodyLoaded { seq, path, result } => {
-                if seq != self.load_seq {
+                if !self.read.is_current(seq) {
                     return;
                 }
-                self.loading = false;
                 if let Err(error) = &result {
                     out.toast = Some(format!("could not read {path}: {error}"));
                 }
-                self.loaded = Some(LoadedBody {
+                let body = LoadedBody {
                     source: format!("{FILE_PREFIX}{path}"),
                     result,
-                });
+                };
+                self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
                 self.recheck();
             }
             SigsResult::CaptureLoaded { seq, result } => {
-                if seq != self.load_seq {
+                if !self.read.is_current(seq) {
                     return;
                 }
-                self.loading = false;
                 let source = self.body.value().to_owned();
-                match result {
+                let body = match result {
                     Ok(replay) => {
                         self.header = Input::new(replay.header);
                         self.now = Input::new(replay.received_unix.to_string());
@@ -376,19 +374,20 @@ impl SignaturesPane {
                             "replaying capture line {}, checked at its receive time",
                             replay.line
                         ));
-                        self.loaded = Some(LoadedBody {
+                        LoadedBody {
                             source,
                             result: Ok(replay.body),
-                        });
+                        }
                     }
                     Err(error) => {
                         out.toast = Some(format!("could not replay the capture: {error}"));
-                        self.loaded = Some(LoadedBody {
+                        LoadedBody {
                             source,
                             result: Err(error),
-                        });
+                        }
                     }
-                }
+                };
+                self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
                 self.recheck();
             }
         }
@@ -407,10 +406,10 @@ impl SignaturesPane {
         if let Some(bytes) = body {
             let source = format!("<delivery body, {} bytes>", bytes.len());
             self.body = Input::new(source.clone());
-            self.loaded = Some(LoadedBody {
+            self.read.set(Some(LoadedBody {
                 source,
                 result: Ok(bytes),
-            });
+            }));
         }
         self.secret_hint = secret_hint;
         self.focus = Field::Current;
@@ -432,7 +431,7 @@ impl SignaturesPane {
     /// there are none yet.
     fn body_bytes(&self) -> Result<&[u8], String> {
         let typed = self.body.value();
-        if let Some(loaded) = self.loaded.as_ref().filter(|l| l.source == typed) {
+        if let Some(loaded) = self.loaded().filter(|l| l.source == typed) {
             return loaded
                 .result
                 .as_deref()
@@ -440,7 +439,7 @@ impl SignaturesPane {
         }
         match self.body_source() {
             BodySource::Typed => Ok(typed.as_bytes()),
-            _ if self.loading => Err("reading the body file…".into()),
+            _ if self.read.loading() => Err("reading the body file…".into()),
             BodySource::File(_) => Err("the body is a file: press enter to read it".into()),
             BodySource::Capture { .. } => {
                 Err("the body is a capture: press enter to replay it".into())

@@ -46,7 +46,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &
     if pane.editing {
         spans.push(Span::styled(" · editing", theme.style(Role::Warn)));
     }
-    if pane.loading {
+    if pane.read.loading() {
         spans.push(Span::styled(" · reading…", theme.style(Role::Warn)));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);

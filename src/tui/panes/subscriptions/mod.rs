@@ -25,6 +25,7 @@ use ratatui::crossterm::event::KeyEvent;
 use super::super::action::Effect;
 use super::super::app::Outcome;
 use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::load::Load;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Pane, PaneCommands};
@@ -120,7 +121,9 @@ pub enum Mode {
 /// The pane's state.
 #[derive(Debug)]
 pub struct SubscriptionsPane {
-    rows: Vec<Subscription>,
+    /// The subscriptions, as last loaded (and changed since by this pane's
+    /// own calls).
+    list: Load<Vec<Subscription>>,
     /// The filter, the sort, the order they give and the selection in it.
     pub(crate) table: TableView<Subscription>,
     pub include_disabled: bool,
@@ -128,11 +131,6 @@ pub struct SubscriptionsPane {
     changes: Vec<(String, LatestChange)>,
     pub view: View,
     pub modal: Option<Modal>,
-    load_seq: u64,
-    pub loading: bool,
-    pub loaded_once: bool,
-    /// Why the last load failed, until one succeeds.
-    pub load_error: Option<String>,
     /// Ids with a pause / resume in flight.
     pending: HashSet<String>,
     url_policy: UrlPolicy,
@@ -142,16 +140,12 @@ pub struct SubscriptionsPane {
 impl SubscriptionsPane {
     pub fn new(url_policy: UrlPolicy) -> SubscriptionsPane {
         SubscriptionsPane {
-            rows: Vec::new(),
+            list: Load::new(),
             table: TableView::new(&table::TABLE),
             include_disabled: true,
             changes: Vec::new(),
             view: View::Table,
             modal: None,
-            load_seq: 0,
-            loading: false,
-            loaded_once: false,
-            load_error: None,
             pending: HashSet::new(),
             url_policy,
             generate: fresh_secret,
@@ -166,13 +160,12 @@ impl SubscriptionsPane {
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
     pub fn set_rows(&mut self, rows: Vec<Subscription>) {
-        self.rows = rows;
-        self.loaded_once = true;
+        self.list.set(rows);
         self.refilter(None);
     }
 
     pub fn rows(&self) -> &[Subscription] {
-        &self.rows
+        self.list.value()
     }
 
     /// The rows passing the filter, in the order shown.
@@ -186,7 +179,7 @@ impl SubscriptionsPane {
 
     /// The visible row at `position`.
     pub(crate) fn visible_row(&self, position: usize) -> Option<&Subscription> {
-        self.table.row_at(&self.rows, position)
+        self.table.row_at(self.list.value(), position)
     }
 
     pub fn selected_index(&self) -> Option<usize> {
@@ -194,7 +187,7 @@ impl SubscriptionsPane {
     }
 
     pub fn selected(&self) -> Option<&Subscription> {
-        self.table.selected(&self.rows)
+        self.table.selected(self.list.value())
     }
 
     pub(crate) fn is_pending(&self, id: &str) -> bool {
@@ -203,7 +196,7 @@ impl SubscriptionsPane {
 
     /// A request of this pane is in flight.
     pub fn busy(&self) -> bool {
-        self.loading
+        self.list.loading()
             || !self.pending.is_empty()
             || match &self.modal {
                 Some(Modal::Create(form)) => form.submitting,
@@ -277,10 +270,8 @@ impl SubscriptionsPane {
 
     /// Loads the list again, superseding a load still running.
     pub fn refresh(&mut self, out: &mut Outcome) {
-        self.load_seq += 1;
-        self.loading = true;
         out.effects.push(Effect::LoadSubscriptions {
-            seq: self.load_seq,
+            seq: self.list.start(),
             include_disabled: self.include_disabled,
         });
     }
@@ -295,7 +286,7 @@ impl SubscriptionsPane {
                 }
             }
             Back => self.view = View::Table,
-            Table(command) => self.table.run(command, &self.rows),
+            Table(command) => self.table.run(command, self.list.value()),
             ToggleDisabled => {
                 self.include_disabled = !self.include_disabled;
                 out.toast = Some(if self.include_disabled {
@@ -490,7 +481,7 @@ impl SubscriptionsPane {
         self.table.prompt = None;
         // An id is free text: it matches the ID column (a word with a
         // colon that is no field matches nothing).
-        if self.table.set_filter(id, &self.rows).is_err() {
+        if self.table.set_filter(id, self.list.value()).is_err() {
             return false;
         }
         self.table.reset();
@@ -505,7 +496,7 @@ impl SubscriptionsPane {
     /// The order again after the rows changed; the selection goes to
     /// `keep` if it is still shown, else stays inside the table.
     fn refilter(&mut self, keep: Option<String>) {
-        self.table.refresh(&self.rows, keep);
+        self.table.refresh(self.list.value(), keep);
     }
 }
 
@@ -576,7 +567,7 @@ impl Pane for SubscriptionsPane {
                     text::type_key(input, key);
                 }
             }
-            None if self.table.prompting() => self.table.type_key(key, &self.rows),
+            None if self.table.prompting() => self.table.type_key(key, self.list.value()),
             _ => {}
         }
     }
@@ -605,7 +596,7 @@ impl Pane for SubscriptionsPane {
                     text::paste(input, pasted);
                 }
             }
-            None if self.table.prompting() => self.table.paste(pasted, &self.rows),
+            None if self.table.prompting() => self.table.paste(pasted, self.list.value()),
             _ => {}
         }
     }

@@ -15,23 +15,14 @@ impl SubscriptionsPane {
     pub fn on_result(&mut self, result: SubsResult, out: &mut Outcome) {
         match result {
             SubsResult::Loaded { seq, result } => {
-                if seq != self.load_seq {
-                    return;
-                }
-                self.loading = false;
-                match result {
-                    Ok(rows) => {
-                        let keep = self.selected().map(|row| row.id.clone());
-                        self.rows = rows;
-                        self.loaded_once = true;
-                        self.load_error = None;
+                let keep = self.selected().map(|row| row.id.clone());
+                match self.list.finish(seq, result) {
+                    None => {}
+                    Some(Ok(())) => {
                         self.refilter(keep);
                         out.succeeded = true;
                     }
-                    Err(failure) => {
-                        self.load_error = Some(failure.message.clone());
-                        out.failure = Some(failure);
-                    }
+                    Some(Err(failure)) => out.failure = Some(failure),
                 }
             }
             SubsResult::Patched { id, result } => {
@@ -160,7 +151,7 @@ impl SubscriptionsPane {
                 }
                 // The selection stays on its row number (the next row).
                 let keep_position = self.table.state.position();
-                self.rows.retain(|row| row.id != id);
+                self.list.value_mut().retain(|row| row.id != id);
                 self.table.select(keep_position);
                 self.refilter(None);
                 self.view = View::Table;
@@ -180,7 +171,12 @@ impl SubscriptionsPane {
     }
 
     pub(super) fn replace(&mut self, updated: Subscription) {
-        if let Some(row) = self.rows.iter_mut().find(|row| row.id == updated.id) {
+        if let Some(row) = self
+            .list
+            .value_mut()
+            .iter_mut()
+            .find(|row| row.id == updated.id)
+        {
             *row = updated;
         }
         let keep = self.selected().map(|row| row.id.clone());
@@ -189,8 +185,9 @@ impl SubscriptionsPane {
 
     pub(super) fn insert_new(&mut self, created: Subscription) {
         let id = created.id.clone();
-        self.rows.retain(|row| row.id != id);
-        self.rows.insert(0, created);
+        let rows = self.list.value_mut();
+        rows.retain(|row| row.id != id);
+        rows.insert(0, created);
         self.refilter(Some(id));
     }
 }

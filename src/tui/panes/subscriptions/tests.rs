@@ -156,7 +156,7 @@ fn a_superseded_load_result_is_dropped() {
         result: Ok(fixtures()[..1].to_vec()),
     }));
     assert_eq!(app.subs.rows().len(), 1);
-    assert!(!app.subs.loading);
+    assert!(!app.subs.list.loading());
 }
 
 #[test]
@@ -493,7 +493,7 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
         result: Err(Failure::new("list subscriptions failed: HTTP 401")),
     }));
     assert_eq!(
-        app.subs.load_error.as_deref(),
+        app.subs.list.error(),
         Some("list subscriptions failed: HTTP 401")
     );
     assert_eq!(app.status.connection, Connection::Error);

@@ -77,7 +77,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme
             theme.style(Role::Warn),
         ));
     }
-    if pane.loading {
+    if pane.list.loading() {
         spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
@@ -232,12 +232,12 @@ fn draw_empty(
     theme: &Theme,
     read_only: bool,
 ) {
-    if let (false, Some(error)) = (pane.loaded_once, &pane.load_error) {
+    if let (false, Some(error)) = (pane.list.loaded(), pane.list.error()) {
         let what = "could not load the subscriptions (r tries again):";
         table::draw_load_error(frame, area, what, error, theme);
         return;
     }
-    let text = if !pane.loaded_once {
+    let text = if !pane.list.loaded() {
         "  loading subscriptions…".to_owned()
     } else if pane.table.filtering() {
         format!(
