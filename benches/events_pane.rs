@@ -17,8 +17,9 @@
 
 use std::time::{Duration, Instant};
 
-use earshot::tui::action::{Action, Effect, EventsResult};
+use earshot::tui::action::{Action, Effect};
 use earshot::tui::app::{App, AppConfig};
+use earshot::tui::panes::events::EventsResult;
 use earshot::tui::theme::Theme;
 use earshot::tui::view;
 use earshot_core::history::event_list::{EventRow, SubscriptionOutcome};

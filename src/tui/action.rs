@@ -14,231 +14,72 @@ use chrono::{DateTime, Local};
 use ratatui::crossterm::event::Event;
 
 use super::command::Command;
+use super::panes::{Pane, registry};
 use earshot_core::api::ApiError;
-use earshot_core::api::types::agents::{
-    DeliveryRecord, NewSubscription, Subscription, SubscriptionPatch,
-};
+use earshot_core::api::types::agents::{NewSubscription, SubscriptionPatch};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::history::report::LatestChange;
 use earshot_core::redact::SecretString;
 
-/// A message to `App::update`.
-#[derive(Clone, Debug)]
-pub enum Action {
-    /// A key, a paste, a resize.
-    Input(Event),
-    /// A command picked by key or at the `:` prompt.
-    Run(Command),
-    /// The clock, while something on screen counts down.
-    Tick(Instant),
-    /// The result of a subscriptions call.
-    Subs(SubsResult),
-    /// The result of a deliveries load.
-    Deliveries(DeliveriesResult),
-    /// The job watcher or a submission reports to the Jobs pane.
-    Jobs(JobsResult),
-    /// A Signatures pane body file was read.
-    Sigs(SigsResult),
-    /// One call of a Probe pane run ended.
-    Probe(ProbeResult),
-    /// The Inbox's receiver started, or received a request.
-    Inbox(InboxResult),
-    /// The incident history's store, sweep or recover answered.
-    Health(HealthResult),
-    /// The Events pane's list, an event in full, or a re-send answered.
-    Events(EventsResult),
-    /// Another pane (Health) opens a session or call in Deliveries.
-    OpenInDeliveries(String),
-    /// The sessions the incident history knows, for the Deliveries prompt.
-    KnownSessions(Vec<String>),
-    /// Another pane hands a delivery to the Signatures pane to check
-    /// (`secret_hint` says whose secret signed it; never the secret).
-    /// Without a header, the Inbox's capture of `delivery_id` fills it in.
-    OpenInSignatures {
-        header: Option<String>,
-        body: Option<Vec<u8>>,
-        secret_hint: Option<String>,
-        delivery_id: Option<String>,
-    },
-    /// Background work failed outside any pane (e.g. the clipboard).
-    Failed(Failure),
+/// [`Action`], with a variant per pane (its results) from the registry.
+macro_rules! action_enum {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        /// A message to `App::update`.
+        #[derive(Clone, Debug)]
+        pub enum Action {
+            /// A key, a paste, a resize.
+            Input(Event),
+            /// A command picked by key or at the `:` prompt.
+            Run(Command),
+            /// The clock, while something on screen counts down.
+            Tick(Instant),
+            $(
+                #[doc = concat!("What background work reports to the ", stringify!($id), " pane.")]
+                $name(<$ty as Pane>::Result),
+            )*
+            /// Another pane (Health) opens a session or call in Deliveries.
+            OpenInDeliveries(String),
+            /// The sessions the incident history knows, for the Deliveries
+            /// prompt.
+            KnownSessions(Vec<String>),
+            /// Another pane hands a delivery to the Signatures pane to check
+            /// (`secret_hint` says whose secret signed it; never the secret).
+            /// Without a header, the Inbox's capture of `delivery_id` fills
+            /// it in.
+            OpenInSignatures {
+                header: Option<String>,
+                body: Option<Vec<u8>>,
+                secret_hint: Option<String>,
+                delivery_id: Option<String>,
+            },
+            /// The newest change earshot made to each subscription (the
+            /// Health board read them), for the Subscriptions detail.
+            SubscriptionChanges(Vec<(String, LatestChange)>),
+            /// The Inbox answered a pre-recorded webhook (`answered`: its
+            /// HTTP status) saying job `id` is now `status`, for the Jobs
+            /// pane if it watches the job.
+            WebhookForJob {
+                id: String,
+                status: TranscriptStatus,
+                answered: u16,
+            },
+            /// Sweep the incident history if a sweep is due (the Events
+            /// pane keeps it going while on screen, as the Health pane does).
+            SweepIfDue(Instant),
+            /// Background work failed outside any pane (e.g. the clipboard).
+            Failed(Failure),
+        }
+    };
 }
+registry!(action_enum);
 
-/// Results of the Subscriptions pane's platform calls.
-#[derive(Clone, Debug)]
-pub enum SubsResult {
-    /// `seq` identifies the load; a superseded load's answer is dropped.
-    Loaded {
-        seq: u64,
-        result: Result<Vec<Subscription>, Failure>,
-    },
-    /// Pause or resume.
-    Patched {
-        id: String,
-        result: Result<Subscription, Failure>,
-    },
-    Created {
-        result: Result<Subscription, Failure>,
-    },
-    Rotated {
-        id: String,
-        result: Result<Subscription, Failure>,
-    },
-    /// The staged rotation's check of the receiver answered.
-    Checked {
-        id: String,
-        result: Result<earshot_core::history::rotation::CheckReport, Failure>,
-    },
-    /// What the watch after a rotation saw (each sweep).
-    Watched {
-        id: String,
-        report: earshot_core::history::rotation::WatchReport,
-    },
-    Deleted {
-        id: String,
-        result: Result<(), Failure>,
-    },
-}
-
-/// Results of the Deliveries pane's platform calls.
-#[derive(Clone, Debug)]
-pub enum DeliveriesResult {
-    /// `seq` identifies the load; a superseded load's answer is dropped.
-    Loaded {
-        seq: u64,
-        id: String,
-        latest: bool,
-        result: Result<Vec<DeliveryRecord>, Failure>,
-    },
-    /// The session record with the stored events, put together; sent after
-    /// each load's attempts, under the same `seq`.
-    Session {
-        seq: u64,
-        id: String,
-        result: Result<Box<earshot_core::history::session_view::SessionView>, Failure>,
-    },
-}
-
-/// What reaches the Jobs pane from the background.
-#[derive(Clone, Debug)]
-pub enum JobsResult {
-    /// The watcher's report.
-    Watch(earshot_core::poll::watcher::WatchEvent),
-    /// A file upload in progress (bytes sent of total).
-    Uploading { sent: u64, total: u64 },
-    /// Upload and `create_transcript` done: the new job's id.
-    Submitted { result: Result<String, Failure> },
-    /// Jobs submitted elsewhere (the demo's traffic) to watch too.
-    Discovered(Vec<String>),
-}
-
-/// Results of the Signatures pane's background work.
-#[derive(Clone, Debug)]
-pub enum SigsResult {
-    /// `seq` identifies the read; a superseded read's answer is dropped.
-    BodyLoaded {
-        seq: u64,
-        path: String,
-        result: Result<Vec<u8>, String>,
-    },
-    /// A captured request was read for replay.
-    CaptureLoaded {
-        seq: u64,
-        result: Result<earshot_core::receiver::capture::Replay, String>,
-    },
-}
-
-/// One call of a Probe pane run, as it ended; `seq` identifies the run
-/// (a superseded run's answers are dropped). `latency_ms` is measured here.
-#[derive(Clone, Debug)]
-pub enum ProbeResult {
-    Dictation {
-        seq: u64,
-        region: earshot_core::api::Region,
-        latency_ms: f64,
-        result: Result<Box<earshot_core::api::types::dictation::Dictation>, Failure>,
-    },
-    Sync {
-        seq: u64,
-        region: earshot_core::api::Region,
-        latency_ms: f64,
-        result: Result<earshot_core::api::types::dictation::SyncTranscript, Failure>,
-    },
-}
-
-/// What reaches the Inbox pane.
-#[derive(Clone, Debug)]
-pub enum InboxResult {
-    /// The receiver asked for with `seq` listens at this URL, or not.
-    Started {
-        seq: u64,
-        result: Result<String, Failure>,
-    },
-    /// A request the receiver answered.
-    Received(Box<earshot_core::receiver::listen::Received>),
-}
-
-/// What reaches the Health pane.
-#[derive(Clone, Debug)]
-pub enum HealthResult {
-    /// The board read from the store; `seq` identifies the read.
-    Loaded {
-        seq: u64,
-        result: Result<earshot_core::history::report::Board, Failure>,
-    },
-    /// One subscription's failing sessions, read with the board `seq`.
-    Sessions {
-        seq: u64,
-        subscription_id: String,
-        result: Result<Vec<earshot_core::store::deliveries::FailingSession>, Failure>,
-    },
-    /// A sweep ended (an `Err` is the platform's or the network's).
-    Swept(Result<earshot_core::history::sweep::SweepReport, Failure>),
-    /// The store could not be opened for a sweep: local, not the platform.
-    NoStore(String),
-    /// What recover would send for `subscription_id` (before it asks).
-    Planned {
-        subscription_id: String,
-        result: Result<earshot_core::history::recover::Preview, Failure>,
-    },
-    /// Recover sent `done` of `total` events; `sent` is the last one.
-    RecoverProgress {
-        done: usize,
-        total: usize,
-        sent: Option<Box<earshot_core::history::recover::Sent>>,
-    },
-    /// Recover ended: its summary line.
-    Recovered(Result<String, Failure>),
-    /// The incidents read with `seq`.
-    Incidents {
-        seq: u64,
-        result: Result<Vec<earshot_core::history::incidents::Incident>, Failure>,
-    },
-    /// An acknowledgement was stored (its line) or not.
-    Acknowledged(Result<String, Failure>),
-}
-
-/// What reaches the Events pane.
-#[derive(Clone, Debug)]
-pub enum EventsResult {
-    /// The list read from the store; `seq` identifies the read.
-    Loaded {
-        seq: u64,
-        result: Result<Vec<earshot_core::history::event_list::EventRow>, Failure>,
-    },
-    /// One event in full (`None`: the store no longer holds it).
-    Detail {
-        seq: u64,
-        result: Result<Option<Box<earshot_core::history::event_list::EventDetail>>, Failure>,
-    },
-    /// A re-send ended.
-    Resent(Result<Resent, Failure>),
-}
-
-/// A re-send's answer: whether a 2xx came, and the line saying so.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resent {
-    pub delivered: bool,
-    pub summary: String,
-}
+/// Where the panes' results were before they moved into the panes: the
+/// demo and the integration tests name them here.
+pub use super::panes::deliveries::DeliveriesResult;
+pub use super::panes::inbox::InboxResult;
+pub use super::panes::jobs::JobsResult;
+pub use super::panes::probe::ProbeResult;
+pub use super::panes::subscriptions::SubsResult;
 
 /// Where the Events pane re-sends an event.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,36 +2,34 @@
 //! Architecture): an [`Action`] in, state changed, [`Effect`]s out.
 //!
 //! Owns what is common to every pane: which pane is on screen, the
-//! overlays (help, `:` prompt, quit question), the status bar's facts, the
-//! toast, the quit flag and the `dirty` flag the event loop draws by. Keys
-//! become commands here, through the same command lists help is drawn
-//! from (`keymap.rs`). `update` never blocks and never does I/O.
+//! overlays (help, `:` prompt, quit question), the toast, the quit flag
+//! and the `dirty` flag the event loop draws by; the status bar's facts
+//! are in `status.rs`, the keys and help of what is on screen in
+//! `keys.rs`. The panes themselves are reached through their trait
+//! ([`Pane`], [`AnyPane`]): the registry (`panes::registry!`) makes a
+//! field of [`App`] per pane and the dispatch from a [`PaneId`], a pane's
+//! command or its result to it, so nothing here lists the panes.
+//! `update` never blocks and never does I/O.
+
+mod keys;
+mod status;
 
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind};
 use tui_input::Input;
 
-use super::action::{Action, Effect, Failure, HealthResult, InboxResult};
-use super::command::{
-    Command, command_line_commands, confirm_commands, global_commands, help_commands,
-    interrupt_command,
-};
+use super::action::{Action, Effect, Failure};
+use super::command::Command;
 use super::command_line::{self, Typed};
-use super::context::{Contexts, picker_commands};
-use super::keymap::{self, CommandInfo, CommandSection, permitted};
-use super::panes::deliveries::DeliveriesPane;
-use super::panes::events::EventsPane;
-use super::panes::health::HealthPane;
-use super::panes::inbox::{self, InboxPane};
-use super::panes::jobs::JobsPane;
-use super::panes::probe::ProbePane;
-use super::panes::signatures::SignaturesPane;
-use super::panes::subscriptions::SubscriptionsPane;
-use super::panes::{Pane, PaneCommands, PaneId};
+use super::context::Contexts;
+use super::keymap;
+use super::panes::{AnyPane, Pane, PaneId, registry};
 use super::widgets::input as text;
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::signature::HEADER_NAME;
+
+pub use status::{Connection, Status, Toast};
 
 /// How long a toast stays up.
 pub const TOAST_FOR: Duration = Duration::from_secs(4);
@@ -85,104 +83,6 @@ pub enum Overlay {
     },
 }
 
-/// The platform as the status bar reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Connection {
-    /// No answer yet.
-    Unknown,
-    Ok,
-    Error,
-}
-
-/// The status bar's facts.
-///
-/// The connection state is the latest answer of *every* area (pane) that
-/// calls the platform, not of whichever answered last: `error` while any
-/// area's latest call failed, `ok` once each has recovered. A platform
-/// error leaves the error slot when its area recovers; a local notice (a
-/// theme, an unknown command, the clipboard) leaves at the next key.
-#[derive(Clone, Debug)]
-pub struct Status {
-    pub connection: Connection,
-    /// Requests used of the account budget; the Jobs pane fills it.
-    pub budget: Option<String>,
-    /// What the error slot shows.
-    pub last_error: Option<Failure>,
-    /// Areas whose latest platform call failed, oldest failure first (at
-    /// most one entry per pane).
-    failing: Vec<(PaneId, Failure)>,
-    /// The area `last_error` came from; `None` for a local notice.
-    error_from: Option<PaneId>,
-}
-
-impl Status {
-    pub(crate) fn new() -> Status {
-        Status {
-            connection: Connection::Unknown,
-            budget: None,
-            last_error: None,
-            failing: Vec::new(),
-            error_from: None,
-        }
-    }
-
-    /// The latest platform call of `area` failed.
-    pub fn failed(&mut self, area: PaneId, failure: Failure) {
-        self.failing.retain(|(failing, _)| *failing != area);
-        self.failing.push((area, failure.clone()));
-        self.connection = Connection::Error;
-        self.last_error = Some(failure);
-        self.error_from = Some(area);
-    }
-
-    /// The latest platform call of `area` succeeded.
-    pub fn succeeded(&mut self, area: PaneId) {
-        self.failing.retain(|(failing, _)| *failing != area);
-        match self.failing.last() {
-            Some((other, failure)) => {
-                self.connection = Connection::Error;
-                if self.error_from == Some(area) {
-                    self.last_error = Some(failure.clone());
-                    self.error_from = Some(*other);
-                }
-            }
-            None => {
-                self.connection = Connection::Ok;
-                if self.error_from.take().is_some() {
-                    self.last_error = None;
-                }
-            }
-        }
-    }
-
-    /// A message that is not about the platform, shown in the error slot
-    /// until the next key.
-    pub(crate) fn notice(&mut self, failure: Failure) {
-        self.last_error = Some(failure);
-        self.error_from = None;
-    }
-
-    /// The next key clears a notice (a platform error stays while its
-    /// area is failing).
-    fn key_pressed(&mut self) {
-        if self.error_from.is_none() {
-            self.last_error = None;
-        }
-    }
-
-    /// The areas whose latest platform call failed.
-    pub fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
-        self.failing.iter().map(|(area, _)| *area)
-    }
-}
-
-/// A short message that goes away by itself.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Toast {
-    pub text: String,
-    pub until: Instant,
-}
-
 /// What a pane's update produced besides its own state changes.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -193,66 +93,129 @@ pub struct Outcome {
     pub succeeded: bool,
     /// An action for the whole app to run next (e.g. open another pane).
     pub then: Option<Action>,
+    /// The account's request budget, as the status bar shows it.
+    pub budget: Option<String>,
 }
 
-/// The whole console's state.
-#[derive(Debug)]
-pub struct App {
-    pub config: AppConfig,
-    pub pane: PaneId,
-    pub health: HealthPane,
-    pub subs: SubscriptionsPane,
-    pub deliveries: DeliveriesPane,
-    pub jobs: JobsPane,
-    pub sigs: SignaturesPane,
-    pub probe: ProbePane,
-    pub inbox: InboxPane,
-    pub events: EventsPane,
-    pub overlay: Option<Overlay>,
-    pub status: Status,
-    pub toast: Option<Toast>,
-    /// The profiles `:ctx` switches between, and the account generation.
-    pub ctx: Contexts,
-    /// Something changed since the last frame.
-    pub dirty: bool,
-    /// The console is to end: the event loop leaves ([`App::quit_now`]).
-    pub quit: bool,
+impl Outcome {
+    /// Nothing for the app to do.
+    fn is_empty(&self) -> bool {
+        self.effects.is_empty()
+            && self.toast.is_none()
+            && self.failure.is_none()
+            && !self.succeeded
+            && self.then.is_none()
+            && self.budget.is_none()
+    }
 }
+
+/// [`App`], with a field per pane, and its dispatch to them, from the
+/// panes' registry.
+macro_rules! app_state {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        /// The whole console's state.
+        #[derive(Debug)]
+        pub struct App {
+            pub config: AppConfig,
+            /// The pane on screen.
+            pub pane: PaneId,
+            $(
+                #[doc = concat!("The ", stringify!($id), " pane.")]
+                pub $field: $ty,
+            )*
+            pub overlay: Option<Overlay>,
+            pub status: Status,
+            pub toast: Option<Toast>,
+            /// The profiles `:ctx` switches between, and the account
+            /// generation.
+            pub ctx: Contexts,
+            /// Something changed since the last frame.
+            pub dirty: bool,
+            /// The console is to end: the event loop leaves
+            /// ([`App::quit_now`]).
+            pub quit: bool,
+        }
+
+        impl App {
+            pub fn new(config: AppConfig) -> App {
+                let ctx = Contexts {
+                    forced_read_only: config.read_only,
+                    ..Contexts::default()
+                };
+                App {
+                    $($field: <$ty as Pane>::create(&config),)*
+                    config,
+                    pane: PaneId::ALL[0],
+                    overlay: None,
+                    status: Status::new(),
+                    toast: None,
+                    ctx,
+                    dirty: true,
+                    quit: false,
+                }
+            }
+
+            /// Every pane empty, for the account the config now describes
+            /// (a profile switch).
+            pub(crate) fn recreate_panes(&mut self) {
+                $(self.$field = <$ty as Pane>::create(&self.config);)*
+            }
+
+            /// The pane `id`.
+            pub(crate) fn pane_ref(&self, id: PaneId) -> &dyn AnyPane {
+                match id {
+                    $(PaneId::$id => &self.$field,)*
+                }
+            }
+
+            pub(crate) fn pane_mut(&mut self, id: PaneId) -> &mut dyn AnyPane {
+                match id {
+                    $(PaneId::$id => &mut self.$field,)*
+                }
+            }
+
+            /// The one update: a pane's result goes to that pane, any
+            /// other action to [`App::handle`]. The answers of platform
+            /// calls say how the platform is (the status bar); local
+            /// work's failures are notices.
+            pub fn update(&mut self, action: Action) -> Vec<Effect> {
+                match action {
+                    $(
+                        Action::$name(result) => {
+                            let area = <$ty as Pane>::CALLS_PLATFORM.then_some(PaneId::$id);
+                            self.apply_from(area, |app, out| {
+                                Pane::on_result(&mut app.$field, result, out)
+                            })
+                        }
+                    )*
+                    other => self.handle(other),
+                }
+            }
+
+            /// A command: a pane's own goes to that pane (wherever it is),
+            /// any other to [`App::run_global`].
+            fn run(&mut self, command: Command) -> Vec<Effect> {
+                match command {
+                    $(
+                        Command::$name(command) => {
+                            self.apply(|app, out| Pane::run(&mut app.$field, command, out))
+                        }
+                    )*
+                    other => self.run_global(other),
+                }
+            }
+        }
+    };
+}
+registry!(app_state);
 
 impl App {
-    pub fn new(config: AppConfig) -> App {
-        let subs = SubscriptionsPane::new(config.url_policy);
-        let ctx = Contexts {
-            forced_read_only: config.read_only,
-            ..Contexts::default()
-        };
-        App {
-            config,
-            pane: PaneId::Health,
-            health: HealthPane::new(),
-            subs,
-            deliveries: DeliveriesPane::new(),
-            jobs: JobsPane::new(),
-            sigs: SignaturesPane::new(),
-            probe: ProbePane::new(),
-            inbox: InboxPane::new(),
-            events: EventsPane::new(),
-            overlay: None,
-            status: Status::new(),
-            toast: None,
-            ctx,
-            dirty: true,
-            quit: false,
-        }
-    }
-
-    /// The work to start with: the first load.
+    /// The work to start with: every pane's first loads.
     pub fn init(&mut self) -> Vec<Effect> {
         let mut out = Outcome::default();
-        self.health.init(&mut out);
-        self.subs.init(&mut out);
-        self.deliveries.init(&mut out);
-        self.jobs.init(&mut out);
+        for id in PaneId::ALL {
+            self.pane_mut(id).init(&mut out);
+        }
         self.absorb(None, out)
     }
 
@@ -284,27 +247,16 @@ impl App {
 
     /// Whether the loop should run its tick: something counts down.
     pub fn wants_tick(&self) -> bool {
-        self.toast.is_some()
-            || (self.pane == PaneId::Health && self.health.wants_tick())
-            || (self.pane == PaneId::Deliveries && self.deliveries.wants_tick())
-            || (self.pane == PaneId::Jobs && self.jobs.wants_tick())
-            || self.pane == PaneId::Events
+        self.toast.is_some() || self.pane_ref(self.pane).wants_tick()
     }
 
     /// A request is in flight.
     pub fn busy(&self) -> bool {
-        self.subs.busy()
-            || self.health.busy()
-            || self.deliveries.busy()
-            || self.sigs.busy()
-            || self.jobs.busy()
-            || self.probe.busy()
-            || self.inbox.busy()
-            || self.events.busy()
+        PaneId::ALL.into_iter().any(|id| self.pane_ref(id).busy())
     }
 
-    /// The one update.
-    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+    /// An action that is not a pane's result.
+    fn handle(&mut self, action: Action) -> Vec<Effect> {
         match action {
             Action::Input(Event::Key(key)) => self.on_key(&key),
             Action::Input(Event::Paste(pasted)) => {
@@ -321,69 +273,7 @@ impl App {
                 self.dirty = true;
                 self.run(command)
             }
-            Action::Tick(now) => {
-                if self.toast.as_ref().is_some_and(|toast| now >= toast.until) {
-                    self.toast = None;
-                    self.dirty = true;
-                }
-                if self.pane == PaneId::Jobs && self.jobs.wants_tick() {
-                    self.jobs.on_tick(now);
-                    self.dirty = true;
-                }
-                if self.pane == PaneId::Health && self.health.wants_tick() {
-                    let mut out = Outcome::default();
-                    if self.health.on_tick(now, &mut out) {
-                        self.dirty = true;
-                    }
-                    return self.absorb(None, out);
-                }
-                if self.pane == PaneId::Events {
-                    let mut out = Outcome::default();
-                    // The sweep files the attempts the Events list shows
-                    // (the board it reads after each sweep is not needed
-                    // on a timer of its own here).
-                    let swept = self.health.sweep_if_due(now, &mut out);
-                    if self.events.on_tick(now, &mut out) || swept {
-                        self.dirty = true;
-                    }
-                    return self.absorb(None, out);
-                }
-                if self.pane == PaneId::Deliveries && self.deliveries.wants_tick() {
-                    let mut out = Outcome::default();
-                    if self.deliveries.on_tick(now, &mut out) {
-                        self.dirty = true;
-                    }
-                    return out.effects;
-                }
-                Vec::new()
-            }
-            Action::Subs(result) => self.apply_from(Some(PaneId::Subscriptions), |app, out| {
-                app.subs.on_result(result, out);
-            }),
-            Action::Deliveries(result) => self.apply_from(Some(PaneId::Deliveries), |app, out| {
-                app.deliveries.on_result(result, out);
-            }),
-            // Local file reads, not the platform.
-            Action::Sigs(result) => self.apply(|app, out| app.sigs.on_result(result, out)),
-            Action::Probe(result) => self.apply_from(Some(PaneId::Probe), |app, out| {
-                app.probe.on_result(result, out);
-            }),
-            Action::Health(result) => self.apply_from(Some(PaneId::Health), |app, out| {
-                let board = matches!(result, HealthResult::Loaded { .. });
-                app.health.on_result(result, out);
-                if board {
-                    // The Subscriptions detail names the newest change too.
-                    let changes = app
-                        .health
-                        .rows()
-                        .iter()
-                        .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
-                        .collect();
-                    app.subs.set_changes(changes);
-                }
-            }),
-            // The store and a receiver of the operator's, not the platform.
-            Action::Events(result) => self.apply(|app, out| app.events.on_result(result, out)),
+            Action::Tick(now) => self.on_tick(now),
             Action::KnownSessions(ids) => {
                 self.dirty = true;
                 self.deliveries.set_known(ids);
@@ -394,214 +284,94 @@ impl App {
                 self.pane = PaneId::Deliveries;
                 self.apply(|app, out| app.deliveries.open(id, out))
             }
-            Action::Inbox(result) => {
-                self.dirty = true;
-                let job_update = match &result {
-                    InboxResult::Received(received) => inbox::job_update(received)
-                        .map(|(id, status)| (id, status, received.status())),
-                    InboxResult::Started { .. } => None,
-                };
-                let mut out = Outcome::default();
-                self.inbox.on_result(result, &mut out);
-                if let Some((id, status, answered)) = job_update
-                    && self.jobs.watches(&id)
-                {
-                    self.jobs.note_webhook(&id, answered);
-                    out.effects.push(Effect::JobWebhook { id, status });
-                }
-                // The local receiver, not the platform.
-                self.absorb(None, out)
-            }
             Action::OpenInSignatures {
                 header,
                 body,
                 secret_hint,
                 delivery_id,
             } => {
-                self.dirty = true;
-                // The platform keeps no bodies; the Inbox may have this one.
-                let captured = delivery_id
-                    .as_deref()
-                    .filter(|_| header.is_none())
-                    .and_then(|id| self.inbox.by_delivery_id(id));
-                let (header, body) = match captured {
-                    Some(received) if received.body_whole() => (
-                        received.entry.header(HEADER_NAME).map(str::to_owned),
-                        Some(received.body.to_vec()),
-                    ),
-                    Some(received) => {
-                        self.status.notice(Failure::new(received.too_large()));
-                        (header, body)
-                    }
-                    None => (header, body),
-                };
-                self.overlay = None;
-                self.pane = PaneId::Signatures;
-                self.sigs.open_with(header, body, secret_hint);
+                self.open_in_signatures(header, body, secret_hint, delivery_id);
                 Vec::new()
             }
-            Action::Jobs(result) => {
+            Action::SubscriptionChanges(changes) => {
                 self.dirty = true;
-                let mut out = Outcome::default();
-                self.jobs.on_result(result, &mut out);
-                if let Some((used, budget)) = self.jobs.budget {
-                    self.status.budget = Some(format!("{used}/{budget}"));
-                }
-                self.absorb(Some(PaneId::Jobs), out)
+                self.subs.set_changes(changes);
+                Vec::new()
             }
+            Action::WebhookForJob {
+                id,
+                status,
+                answered,
+            } => {
+                self.dirty = true;
+                if !self.jobs.watches(&id) {
+                    return Vec::new();
+                }
+                self.jobs.note_webhook(&id, answered);
+                vec![Effect::JobWebhook { id, status }]
+            }
+            Action::SweepIfDue(at) => self.apply(|app, out| {
+                app.health.sweep_if_due(at, out);
+            }),
             Action::Failed(failure) => {
                 self.dirty = true;
                 self.status.notice(failure);
                 Vec::new()
             }
+            // Each pane's results went to it (`update`).
+            _ => Vec::new(),
         }
     }
 
-    /// The commands that exist right now: keys match these, the footer
-    /// shows their quick ones. Read-only filtering happens here, once.
-    pub fn commands(&self) -> Vec<CommandInfo<Command>> {
-        permitted(self.all_commands(), self.config.read_only)
+    /// The clock: the toast's time, and the pane on screen's tick while it
+    /// wants one.
+    fn on_tick(&mut self, now: Instant) -> Vec<Effect> {
+        if self.toast.as_ref().is_some_and(|toast| now >= toast.until) {
+            self.toast = None;
+            self.dirty = true;
+        }
+        let pane = self.pane;
+        if !self.pane_ref(pane).wants_tick() {
+            return Vec::new();
+        }
+        let mut out = Outcome::default();
+        if self.pane_mut(pane).on_tick(now, &mut out) {
+            self.dirty = true;
+        }
+        if out.is_empty() {
+            return Vec::new();
+        }
+        self.absorb(None, out)
     }
 
-    /// The commands that exist right now, before the read-only filter.
-    fn all_commands(&self) -> Vec<CommandInfo<Command>> {
-        match &self.overlay {
-            Some(Overlay::Help { .. }) => help_commands(),
-            Some(Overlay::CommandLine(_)) => {
-                let mut list = command_line_commands();
-                list.push(interrupt_command());
-                list
+    /// Another pane hands a delivery to the Signatures pane. The platform
+    /// keeps no bodies; the Inbox may have this one.
+    fn open_in_signatures(
+        &mut self,
+        header: Option<String>,
+        body: Option<Vec<u8>>,
+        secret_hint: Option<String>,
+        delivery_id: Option<String>,
+    ) {
+        self.dirty = true;
+        let captured = delivery_id
+            .as_deref()
+            .filter(|_| header.is_none())
+            .and_then(|id| self.inbox.by_delivery_id(id));
+        let (header, body) = match captured {
+            Some(received) if received.body_whole() => (
+                received.entry.header(HEADER_NAME).map(str::to_owned),
+                Some(received.body.to_vec()),
+            ),
+            Some(received) => {
+                self.status.notice(Failure::new(received.too_large()));
+                (header, body)
             }
-            Some(Overlay::ConfirmQuit | Overlay::ConfirmSwitch { .. }) => {
-                let mut list = confirm_commands();
-                list.push(interrupt_command());
-                list
-            }
-            Some(Overlay::Profiles { .. }) => {
-                let mut list = picker_commands();
-                list.push(interrupt_command());
-                list
-            }
-            None => {
-                let pane = self.on_screen();
-                let mut list = self.pane_commands();
-                if pane.allows_global() {
-                    list.extend(global_commands());
-                } else {
-                    list.push(interrupt_command());
-                }
-                list
-            }
-        }
-    }
-
-    /// A key read-only mode took away: which, so the operator is told
-    /// rather than nothing happening.
-    fn read_only_hidden(&self, key: &KeyEvent) -> Option<&'static str> {
-        if !self.config.read_only {
-            return None;
-        }
-        self.all_commands()
-            .into_iter()
-            .find(|info| info.mutating && info.bindings.iter().any(|k| k.matches(key)))
-            .map(|info| info.description)
-    }
-
-    /// What `?` shows: the current pane's commands, then the global ones,
-    /// through the same read-only filter as the keys.
-    pub fn help_sections(&self) -> Vec<CommandSection<Command>> {
-        fn wrap<C: Copy>(
-            sections: Vec<CommandSection<C>>,
-            into: fn(C) -> Command,
-        ) -> Vec<CommandSection<Command>> {
-            sections
-                .into_iter()
-                .map(|section| section.map(into))
-                .collect()
-        }
-        let mut sections = match self.pane {
-            PaneId::Health => wrap(HealthPane::help_sections(), Command::Health),
-            PaneId::Subscriptions => wrap(SubscriptionsPane::help_sections(), Command::Subs),
-            PaneId::Deliveries => wrap(DeliveriesPane::help_sections(), Command::Dlv),
-            PaneId::Jobs => wrap(JobsPane::help_sections(), Command::Jobs),
-            PaneId::Signatures => wrap(SignaturesPane::help_sections(), Command::Sigs),
-            PaneId::Probe => wrap(ProbePane::help_sections(), Command::Probe),
-            PaneId::Inbox => wrap(InboxPane::help_sections(), Command::Inbox),
-            PaneId::Events => wrap(EventsPane::help_sections(), Command::Events),
+            None => (header, body),
         };
-        sections.push(CommandSection {
-            title: "Global",
-            commands: global_commands(),
-        });
-        sections.push(CommandSection {
-            title: "Command line (:)",
-            commands: command_line::help_entries(Command::CommandLine),
-        });
-        sections
-            .into_iter()
-            .map(|section| CommandSection {
-                title: section.title,
-                commands: permitted(section.commands, self.config.read_only)
-                    .into_iter()
-                    .filter(|command| command.in_help)
-                    .collect(),
-            })
-            .filter(|section| !section.commands.is_empty())
-            .collect()
-    }
-
-    /// The commands of the pane on screen, as the console's.
-    fn pane_commands(&self) -> Vec<CommandInfo<Command>> {
-        fn wrap<P: PaneCommands>(
-            pane: &P,
-            into: fn(P::Command) -> Command,
-        ) -> Vec<CommandInfo<Command>> {
-            pane.commands()
-                .into_iter()
-                .map(|info| info.map(into))
-                .collect()
-        }
-        match self.pane {
-            PaneId::Health => wrap(&self.health, Command::Health),
-            PaneId::Subscriptions => wrap(&self.subs, Command::Subs),
-            PaneId::Deliveries => wrap(&self.deliveries, Command::Dlv),
-            PaneId::Jobs => wrap(&self.jobs, Command::Jobs),
-            PaneId::Signatures => wrap(&self.sigs, Command::Sigs),
-            PaneId::Probe => wrap(&self.probe, Command::Probe),
-            PaneId::Inbox => wrap(&self.inbox, Command::Inbox),
-            PaneId::Events => wrap(&self.events, Command::Events),
-        }
-    }
-
-    /// The pane on screen.
-    fn on_screen(&self) -> &dyn Pane {
-        self.pane_ref(self.pane)
-    }
-
-    pub(crate) fn pane_ref(&self, id: PaneId) -> &dyn Pane {
-        match id {
-            PaneId::Health => &self.health,
-            PaneId::Subscriptions => &self.subs,
-            PaneId::Deliveries => &self.deliveries,
-            PaneId::Jobs => &self.jobs,
-            PaneId::Signatures => &self.sigs,
-            PaneId::Probe => &self.probe,
-            PaneId::Inbox => &self.inbox,
-            PaneId::Events => &self.events,
-        }
-    }
-
-    fn on_screen_mut(&mut self) -> &mut dyn Pane {
-        match self.pane {
-            PaneId::Health => &mut self.health,
-            PaneId::Subscriptions => &mut self.subs,
-            PaneId::Deliveries => &mut self.deliveries,
-            PaneId::Jobs => &mut self.jobs,
-            PaneId::Signatures => &mut self.sigs,
-            PaneId::Probe => &mut self.probe,
-            PaneId::Inbox => &mut self.inbox,
-            PaneId::Events => &mut self.events,
-        }
+        self.overlay = None;
+        self.pane = PaneId::Signatures;
+        self.sigs.open_with(header, body, secret_hint);
     }
 
     fn on_key(&mut self, key: &KeyEvent) -> Vec<Effect> {
@@ -614,7 +384,7 @@ impl App {
             return self.run(command);
         }
         let typing = matches!(self.overlay, Some(Overlay::CommandLine(_)))
-            || (self.overlay.is_none() && self.on_screen().captures_text());
+            || (self.overlay.is_none() && self.pane_ref(self.pane).captures_text());
         if !typing && let Some(what) = self.read_only_hidden(key) {
             let why = self.read_only_reason();
             self.status.notice(Failure::new(format!(
@@ -628,7 +398,7 @@ impl App {
             }
             Some(_) => {}
             None => {
-                let pane = self.on_screen_mut();
+                let pane = self.pane_mut(self.pane);
                 if pane.captures_text() {
                     pane.type_key(key);
                 }
@@ -644,7 +414,7 @@ impl App {
             }
             Some(_) => {}
             None => {
-                let pane = self.on_screen_mut();
+                let pane = self.pane_mut(self.pane);
                 if pane.captures_text() {
                     pane.paste(pasted);
                 }
@@ -652,7 +422,8 @@ impl App {
         }
     }
 
-    fn run(&mut self, command: Command) -> Vec<Effect> {
+    /// A command that is not a pane's.
+    fn run_global(&mut self, command: Command) -> Vec<Effect> {
         match command {
             Command::Help => {
                 self.overlay = Some(Overlay::Help { scroll: 0 });
@@ -704,14 +475,8 @@ impl App {
             },
             Command::Ctx(command) => self.on_picker(command),
             Command::CompleteCommandLine => self.complete_command_line(),
-            Command::Subs(command) => self.apply(|app, out| app.subs.run(command, out)),
-            Command::Dlv(command) => self.apply(|app, out| app.deliveries.run(command, out)),
-            Command::Jobs(command) => self.apply(|app, out| app.jobs.run(command, out)),
-            Command::Sigs(command) => self.apply(|app, out| app.sigs.run(command, out)),
-            Command::Inbox(command) => self.apply(|app, out| app.inbox.run(command, out)),
-            Command::Probe(command) => self.apply(|app, out| app.probe.run(command, out)),
-            Command::Health(command) => self.apply(|app, out| app.health.run(command, out)),
-            Command::Events(command) => self.apply(|app, out| app.events.run(command, out)),
+            // Each pane's commands went to it (`run`).
+            _ => Vec::new(),
         }
     }
 
@@ -734,48 +499,23 @@ impl App {
             Typed::Help => self.run(Command::Help),
             Typed::Refresh => self.refresh(),
             Typed::GoTo(pane) => self.go_to(pane),
-            Typed::Subscription(id) => {
-                self.pane = PaneId::Subscriptions;
-                if !self.subs.show(&id) {
-                    self.set_toast(format!("no subscription matches {id}"));
-                }
-                Vec::new()
-            }
-            Typed::Session(id) => self.update(Action::OpenInDeliveries(id)),
-            Typed::Event(id) => {
-                let mut effects = self.go_to(PaneId::Events);
-                effects.extend(self.apply(|app, out| app.events.filter_to(&id, out)));
+            Typed::Jump { pane, id } => {
+                let mut effects = self.go_to(pane);
+                effects.extend(self.apply(|app, out| app.pane_mut(pane).jump_to(&id, out)));
                 effects
             }
             Typed::Context(None) => self.open_profiles(),
             Typed::Context(Some(name)) => self.request_switch(&name),
-            Typed::Job(id) => {
-                self.pane = PaneId::Jobs;
-                self.apply(|app, out| app.jobs.open_job(&id, out))
-            }
         }
     }
 
     fn go_to(&mut self, pane: PaneId) -> Vec<Effect> {
         self.pane = pane;
-        if pane == PaneId::Events {
-            return self.apply(|app, out| app.events.on_shown(out));
-        }
-        Vec::new()
+        self.apply(|app, out| app.pane_mut(pane).on_shown(out))
     }
 
     fn refresh(&mut self) -> Vec<Effect> {
-        match self.pane {
-            PaneId::Health => self.apply(|app, out| app.health.refresh(out)),
-            PaneId::Subscriptions => self.apply(|app, out| app.subs.refresh(out)),
-            PaneId::Deliveries => self.apply(|app, out| app.deliveries.refresh(out)),
-            PaneId::Probe => self.apply(|app, out| app.probe.refresh(out)),
-            PaneId::Events => self.apply(|app, out| app.events.refresh(out)),
-            _ => {
-                self.set_toast("nothing to refresh in this pane yet".into());
-                Vec::new()
-            }
-        }
+        self.apply(|app, out| app.pane_mut(app.pane).refresh(out))
     }
 
     fn quit_or_ask(&mut self) -> Vec<Effect> {
@@ -828,6 +568,9 @@ impl App {
     fn absorb(&mut self, area: Option<PaneId>, out: Outcome) -> Vec<Effect> {
         if let Some(text) = out.toast {
             self.set_toast(text);
+        }
+        if let Some(budget) = out.budget {
+            self.status.budget = Some(budget);
         }
         match (area, out.failure) {
             (Some(area), Some(failure)) => {

@@ -4,60 +4,63 @@
 //! a yes/no question's.
 //!
 //! Panes declare their commands in their own types (`HealthCommand`, …);
-//! `app.rs` wraps them into [`Command`] with [`CommandInfo::map`], so
-//! `keymap.rs` knows no pane.
+//! [`Command`] has a variant wrapping each (from the panes' registry, with
+//! a `From` for each), so `keymap.rs` knows no pane.
 
 use ratatui::crossterm::event::KeyCode;
 
 use super::context::CtxCommand;
 use super::keymap::{CommandInfo, Key, keys};
-use super::panes::PaneId;
-use super::panes::deliveries::DlvCommand;
-use super::panes::events::EventsCommand;
-use super::panes::health::HealthCommand;
-use super::panes::inbox::InboxCommand;
-use super::panes::jobs::JobsCommand;
-use super::panes::probe::ProbeCommand;
-use super::panes::signatures::SigsCommand;
-use super::panes::subscriptions::SubsCommand;
+use super::panes::{Pane, PaneId, registry};
 
-/// Everything the console can be asked to do by a key or the `:` prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Open the help overlay.
-    Help,
-    /// Close the top overlay (help, prompt).
-    Close,
-    NextPane,
-    PrevPane,
-    GoTo(PaneId),
-    /// Open the `:` prompt.
-    CommandLine,
-    /// Run what was typed at the `:` prompt.
-    RunCommandLine,
-    /// `tab` at the `:` prompt: complete a command or profile name.
-    CompleteCommandLine,
-    Refresh,
-    /// `q`: quit, asking first when a form holds unsaved input.
-    Quit,
-    /// Ctrl-C: like `q`, from anywhere (also while typing).
-    Interrupt,
-    /// Answer the quit / discard question.
-    ConfirmYes,
-    ConfirmNo,
-    ScrollUp,
-    ScrollDown,
-    /// The `:ctx` picker's keys.
-    Ctx(CtxCommand),
-    Subs(SubsCommand),
-    Dlv(DlvCommand),
-    Jobs(JobsCommand),
-    Sigs(SigsCommand),
-    Probe(ProbeCommand),
-    Inbox(InboxCommand),
-    Health(HealthCommand),
-    Events(EventsCommand),
+/// [`Command`], with a variant per pane from the registry.
+macro_rules! command_enum {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        /// Everything the console can be asked to do by a key or the `:`
+        /// prompt.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Command {
+            /// Open the help overlay.
+            Help,
+            /// Close the top overlay (help, prompt).
+            Close,
+            NextPane,
+            PrevPane,
+            GoTo(PaneId),
+            /// Open the `:` prompt.
+            CommandLine,
+            /// Run what was typed at the `:` prompt.
+            RunCommandLine,
+            /// `tab` at the `:` prompt: complete a command or profile name.
+            CompleteCommandLine,
+            Refresh,
+            /// `q`: quit, asking first when a form holds unsaved input.
+            Quit,
+            /// Ctrl-C: like `q`, from anywhere (also while typing).
+            Interrupt,
+            /// Answer the quit / discard question.
+            ConfirmYes,
+            ConfirmNo,
+            ScrollUp,
+            ScrollDown,
+            /// The `:ctx` picker's keys.
+            Ctx(CtxCommand),
+            $(
+                #[doc = concat!("A command of the ", stringify!($id), " pane.")]
+                $name(<$ty as Pane>::Command),
+            )*
+        }
+
+        $(
+            impl From<<$ty as Pane>::Command> for Command {
+                fn from(command: <$ty as Pane>::Command) -> Command {
+                    Command::$name(command)
+                }
+            }
+        )*
+    };
 }
+registry!(command_enum);
 
 const TAB: &[Key] = &[Key::plain(KeyCode::Tab)];
 const BACKTAB: &[Key] = &[Key::plain(KeyCode::BackTab)];
@@ -65,23 +68,13 @@ const BACKTAB: &[Key] = &[Key::plain(KeyCode::BackTab)];
 /// Commands available wherever no text field has the keyboard.
 pub(crate) fn global_commands() -> Vec<CommandInfo<Command>> {
     use Command::*;
-    vec![
+    let mut list = vec![
         CommandInfo::new("?", "help: every key", keys![Key::char('?')], Help).quick_as("help"),
         CommandInfo::new("tab", "next pane", TAB, NextPane),
         CommandInfo::new("shift-tab", "previous pane", BACKTAB, PrevPane),
-        CommandInfo::new(
-            "1–8",
-            "go to pane",
-            keys![Key::char('1')],
-            GoTo(PaneId::Health),
-        ),
-        CommandInfo::new("2", "", keys![Key::char('2')], GoTo(PaneId::Subscriptions)).hidden(),
-        CommandInfo::new("3", "", keys![Key::char('3')], GoTo(PaneId::Deliveries)).hidden(),
-        CommandInfo::new("4", "", keys![Key::char('4')], GoTo(PaneId::Jobs)).hidden(),
-        CommandInfo::new("5", "", keys![Key::char('5')], GoTo(PaneId::Signatures)).hidden(),
-        CommandInfo::new("6", "", keys![Key::char('6')], GoTo(PaneId::Probe)).hidden(),
-        CommandInfo::new("7", "", keys![Key::char('7')], GoTo(PaneId::Inbox)).hidden(),
-        CommandInfo::new("8", "", keys![Key::char('8')], GoTo(PaneId::Events)).hidden(),
+    ];
+    list.extend(go_to_commands());
+    list.extend([
         CommandInfo::new(
             ":",
             "command line (:q, :subs, :2 …)",
@@ -96,7 +89,39 @@ pub(crate) fn global_commands() -> Vec<CommandInfo<Command>> {
             keys![Key::ctrl('c')],
             Interrupt,
         ),
-    ]
+    ]);
+    list
+}
+
+/// `1`, `2`, …: a key per pane, in tab order (the first nine); help
+/// shows them as one line, `1–8`.
+fn go_to_commands() -> impl Iterator<Item = CommandInfo<Command>> {
+    static DIGITS: [Key; 9] = [
+        Key::char('1'),
+        Key::char('2'),
+        Key::char('3'),
+        Key::char('4'),
+        Key::char('5'),
+        Key::char('6'),
+        Key::char('7'),
+        Key::char('8'),
+        Key::char('9'),
+    ];
+    const LABELS: [&str; 9] = ["1", "2", "3", "4", "5", "6", "7", "8", "9"];
+    const RANGES: [&str; 9] = ["1", "1–2", "1–3", "1–4", "1–5", "1–6", "1–7", "1–8", "1–9"];
+    let last = PaneId::ALL.len().clamp(1, DIGITS.len()) - 1;
+    PaneId::ALL
+        .into_iter()
+        .zip(DIGITS.iter().zip(LABELS))
+        .enumerate()
+        .map(move |(index, (pane, (key, label)))| {
+            let keys = std::slice::from_ref(key);
+            if index == 0 {
+                CommandInfo::new(RANGES[last], "go to pane", keys, Command::GoTo(pane))
+            } else {
+                CommandInfo::new(label, "", keys, Command::GoTo(pane)).hidden()
+            }
+        })
 }
 
 /// Ctrl-C, which works even while a text field has the keyboard.

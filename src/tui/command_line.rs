@@ -18,14 +18,13 @@ pub enum Typed {
     Help,
     Refresh,
     GoTo(PaneId),
-    /// Subscriptions, filtered to this id (or prefix), its detail open.
-    Subscription(String),
-    /// Deliveries, this session or call loaded.
-    Session(String),
-    /// Events, filtered to this event id.
-    Event(String),
-    /// Jobs, this transcript job watched.
-    Job(String),
+    /// `pane`, at `id` (its `:NAME ID`): a subscription filtered to and
+    /// opened, a session's attempts loaded, the events filtered to an
+    /// event, a job watched.
+    Jump {
+        pane: PaneId,
+        id: String,
+    },
     /// Switch to this profile; `None`: the picker.
     Context(Option<String>),
 }
@@ -76,28 +75,28 @@ pub const COMMANDS: [LineCommand; 9] = [
         names: &["sub", "subs"],
         argument: Some("ID"),
         description: "a subscription by id or prefix, its detail open",
-        parse: |argument| argument.map(|id| Typed::Subscription(id.to_owned())),
+        parse: |argument| argument.map(|id| jump(PaneId::Subscriptions, id)),
     },
     LineCommand {
         usage: ":session ID",
         names: &["session", "call", "ses"],
         argument: Some("ID"),
         description: "a session's or call's delivery attempts",
-        parse: |argument| argument.map(|id| Typed::Session(id.to_owned())),
+        parse: |argument| argument.map(|id| jump(PaneId::Deliveries, id)),
     },
     LineCommand {
         usage: ":event ID",
         names: &["event", "evt"],
         argument: Some("ID"),
         description: "an event (the Events list filtered to it)",
-        parse: |argument| argument.map(|id| Typed::Event(id.to_owned())),
+        parse: |argument| argument.map(|id| jump(PaneId::Events, id)),
     },
     LineCommand {
         usage: ":job ID",
         names: &["job"],
         argument: Some("ID"),
         description: "a transcript job (a watched job's 8-character id works)",
-        parse: |argument| argument.map(|id| Typed::Job(id.to_owned())),
+        parse: |argument| argument.map(|id| jump(PaneId::Jobs, id)),
     },
     LineCommand {
         usage: ":ctx [NAME]",
@@ -107,6 +106,13 @@ pub const COMMANDS: [LineCommand; 9] = [
         parse: |argument| Some(Typed::Context(argument.map(str::to_owned))),
     },
 ];
+
+fn jump(pane: PaneId, id: &str) -> Typed {
+    Typed::Jump {
+        pane,
+        id: id.to_owned(),
+    }
+}
 
 /// The help overlay's section of the line's commands, from the same list
 /// (`command` is what each entry runs if picked: `:` opens the line).
@@ -330,14 +336,14 @@ mod tests {
     fn arguments_go_where_they_belong() {
         assert_eq!(
             parse(":sub db318dee"),
-            Ok(Typed::Subscription("db318dee".into()))
+            Ok(jump(PaneId::Subscriptions, "db318dee"))
         );
         assert_eq!(
             parse("session  call_4f2a "),
-            Ok(Typed::Session("call_4f2a".into()))
+            Ok(jump(PaneId::Deliveries, "call_4f2a"))
         );
-        assert_eq!(parse(":event 9c1e"), Ok(Typed::Event("9c1e".into())));
-        assert_eq!(parse(":job j1"), Ok(Typed::Job("j1".into())));
+        assert_eq!(parse(":event 9c1e"), Ok(jump(PaneId::Events, "9c1e")));
+        assert_eq!(parse(":job j1"), Ok(jump(PaneId::Jobs, "j1")));
         assert_eq!(parse(":q"), Ok(Typed::Quit));
         assert_eq!(parse(""), Ok(Typed::Nothing));
         assert!(parse(":session").is_err_and(|why| why.contains("needs ID")));

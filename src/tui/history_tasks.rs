@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::action::{
-    Action, EventsResult, Failure, HealthResult, ResendTarget, Resent, SubsResult,
-};
+use super::action::{Action, Failure, ResendTarget, SubsResult};
 use super::context::ActionTx;
+use super::panes::events::{EventsResult, Resent};
+use super::panes::health::HealthResult;
 use earshot_core::api::Client;
 use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;

@@ -9,7 +9,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::app::{App, Overlay};
 use super::context;
-use super::panes::{self, PaneId};
+use super::panes::PaneId;
 use super::theme::{Role, Theme};
 use super::widgets::input::{self as field, Echo};
 use super::widgets::{footer, help, popup, status, width};
@@ -34,18 +34,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
     ])
     .areas(area);
     draw_tabs(frame, tabs, app, theme);
-    match app.pane {
-        PaneId::Subscriptions => {
-            panes::subscriptions::view::draw(frame, body, &app.subs, theme, app.config.read_only)
-        }
-        PaneId::Health => panes::health::view::draw(frame, body, &app.health, theme),
-        PaneId::Deliveries => panes::deliveries::view::draw(frame, body, &app.deliveries, theme),
-        PaneId::Jobs => panes::jobs::view::draw(frame, body, &app.jobs, theme),
-        PaneId::Signatures => panes::signatures::view::draw(frame, body, &app.sigs, theme),
-        PaneId::Probe => panes::probe::view::draw(frame, body, &app.probe, theme),
-        PaneId::Inbox => panes::inbox::view::draw(frame, body, &app.inbox, theme),
-        PaneId::Events => panes::events::view::draw(frame, body, &app.events, theme),
-    }
+    app.pane_ref(app.pane)
+        .draw(frame, body, theme, app.config.read_only);
     match &app.overlay {
         Some(Overlay::CommandLine(input)) => draw_prompt(frame, foot, input, theme),
         _ => footer::draw(

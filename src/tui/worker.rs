@@ -17,11 +17,12 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
 use super::action::{
-    Action, DeliveriesResult, Effect, Failure, InboxResult, JobsResult, SigsResult, SubsResult,
+    Action, DeliveriesResult, Effect, Failure, InboxResult, JobsResult, SubsResult,
 };
 use super::clipboard::Clipboard;
 use super::context::ActionTx;
 use super::history_tasks::{self, StorePath};
+use super::panes::signatures::SigsResult;
 use earshot_core::api::Client;
 use earshot_core::api::types::prerecorded::NewTranscript;
 use earshot_core::poll::hints::Known;
@@ -741,7 +742,7 @@ mod tests {
                 &answer,
                 Ok(Some(crate::tui::context::Stamped {
                     generation: 1,
-                    action: Action::Health(crate::tui::action::HealthResult::Loaded {
+                    action: Action::Health(crate::tui::panes::health::HealthResult::Loaded {
                         seq: 7,
                         result: Err(failure),
                     }),

@@ -37,14 +37,6 @@ use super::command::Command;
 use super::command_line::{self, Completion};
 use super::keymap::{CommandInfo, DOWN, ENTER, Key, UP, keys};
 use super::panes::PaneId;
-use super::panes::deliveries::DeliveriesPane;
-use super::panes::events::EventsPane;
-use super::panes::health::HealthPane;
-use super::panes::inbox::{InboxPane, Listening};
-use super::panes::jobs::JobsPane;
-use super::panes::probe::ProbePane;
-use super::panes::signatures::SignaturesPane;
-use super::panes::subscriptions::{Modal, Stage, SubscriptionsPane};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::config::ProfileSummary;
 
@@ -286,62 +278,12 @@ impl App {
     }
 
     /// What a switch would throw away or stop, worded for the question
-    /// (empty: nothing, switch at once).
+    /// (empty: nothing, switch at once): each pane's, in tab order.
     pub(crate) fn would_lose(&self) -> Vec<String> {
-        let typed = |input: &Input| !input.value().trim().is_empty();
-        // What quitting asks about too: typed text in any pane.
-        let mut losing: Vec<String> = PaneId::ALL
+        PaneId::ALL
             .into_iter()
-            .filter(|id| self.pane_ref(*id).holds_typed_input())
-            .map(|id| match id {
-                PaneId::Subscriptions => {
-                    "the subscription form (typed input, or a secret shown once)".to_owned()
-                }
-                other => format!("what is typed in {}", other.title()),
-            })
-            .collect();
-        if let Some(Modal::Rotate(dialog)) = &self.subs.modal
-            && dialog.stage == Stage::Watch
-        {
-            losing.push("the watch after the rotation (it stops)".into());
-        }
-        if let Some(form) = &self.health.recover {
-            if form.running() {
-                losing.push("the recover in progress (it stops after the event being sent)".into());
-            } else if typed(&form.secret) || typed(&form.confirm) {
-                losing.push("the recover form".into());
-            }
-        }
-        if self.health.incidents.note.as_ref().is_some_and(typed) {
-            losing.push("the incident note".into());
-        }
-        if let Some(form) = &self.events.resend {
-            if form.sending {
-                losing.push("the re-send in progress (it finishes, unseen)".into());
-            } else if typed(&form.url) || typed(&form.secret) || typed(&form.confirm) {
-                losing.push("the re-send form".into());
-            }
-        }
-        if let Some(form) = &self.inbox.form
-            && (typed(&form.current) || typed(&form.previous))
-        {
-            losing.push("the Inbox receiver form".into());
-        }
-        match &self.inbox.listening {
-            Listening::On { url } => losing.push(format!("the Inbox receiver at {url} (it stops)")),
-            Listening::Starting(_) => losing.push("the Inbox receiver (it stops)".into()),
-            Listening::Off | Listening::Failed(_) => {}
-        }
-        if self.jobs.upload.is_some() {
-            losing.push("the upload in progress (it finishes, unwatched)".into());
-        }
-        if self.jobs.prompting.is_some() && typed(&self.jobs.prompt) {
-            losing.push("the Jobs prompt".into());
-        }
-        if self.deliveries.prompting && typed(&self.deliveries.prompt) {
-            losing.push("the Deliveries prompt".into());
-        }
-        losing
+            .flat_map(|id| self.pane_ref(id).would_lose())
+            .collect()
     }
 
     /// The event loop opened the profile and moved the worker to it: every
@@ -357,14 +299,7 @@ impl App {
         self.config.region = account.region;
         self.config.profile_label = account.profile;
         self.config.time_scale = 1.0;
-        self.health = HealthPane::new();
-        self.subs = SubscriptionsPane::new(account.url_policy);
-        self.deliveries = DeliveriesPane::new();
-        self.jobs = JobsPane::new();
-        self.sigs = SignaturesPane::new();
-        self.probe = ProbePane::new();
-        self.inbox = InboxPane::new();
-        self.events = EventsPane::new();
+        self.recreate_panes();
         self.overlay = None;
         self.status = Status::new();
         if let Some(notice) = notice {
@@ -383,11 +318,10 @@ impl App {
         let mut effects = self.init();
         // The Deliveries prompt offers the sessions of this account's store.
         effects.push(Effect::LoadKnownSessions);
-        if self.pane == PaneId::Events {
-            let mut out = Outcome::default();
-            self.events.init(&mut out);
-            effects.extend(out.effects);
-        }
+        // The pane on screen shows, as if just opened.
+        let mut out = Outcome::default();
+        self.pane_mut(self.pane).on_shown(&mut out);
+        effects.extend(out.effects);
         self.dirty = true;
         effects
     }

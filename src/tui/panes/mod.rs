@@ -1,9 +1,14 @@
-//! The eight panes: which exist ([`PaneId`]), their tab order and names, and
-//! what every pane answers ([`Pane`]) so keys reach the one on screen.
+//! The panes: the one list of them ([`registry!`]), their ids
+//! ([`PaneId`]: tab order, titles, `:` names), and what every pane answers
+//! ([`Pane`]): its drawing, its commands (keys) and help, its tick, `r`
+//! and the results of its background work.
 //!
-//! Each pane owns its state, its commands (declared in its own type, see
-//! [`PaneCommands`]), its `update` and its view; `app.rs` routes to the
-//! pane on screen.
+//! Each pane lives in its own folder and owns its state, its commands (in
+//! its own type), its update and its view. The app holds one of each (the
+//! registry makes the `App` field, the `Command` and `Action` variants and
+//! the dispatch), and asks the pane on screen through [`AnyPane`]; so
+//! adding a pane is its folder, its `pub mod` line here and its line in
+//! the registry.
 
 pub mod deliveries;
 pub mod events;
@@ -14,22 +19,103 @@ pub mod probe;
 pub mod signatures;
 pub mod subscriptions;
 
-use ratatui::crossterm::event::KeyEvent;
+use std::fmt::Debug;
+use std::time::Instant;
 
-use super::keymap::CommandInfo;
+use ratatui::Frame;
+use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+
+use super::app::{AppConfig, Outcome};
+use super::command::Command;
+use super::keymap::{CommandInfo, CommandSection};
+use super::theme::Theme;
 use super::widgets::input::cycle;
 
-/// A pane's own commands, in its own type: `app.rs` wraps them into the
-/// console's `Command`, so the key machinery (`keymap.rs`) knows no pane.
-pub trait PaneCommands {
-    type Command: Copy;
+/// Every pane, in tab order: its [`PaneId`], the `App` field holding it,
+/// its type, and the name of its `Command` and `Action` variants. The one
+/// place a pane is registered: `registry!(callback)` hands the list to a
+/// macro that builds from it ([`PaneId`] here, `Command` in `command.rs`,
+/// `Action` in `action.rs`, the `App` and its dispatch in `app/panes.rs`).
+macro_rules! registry {
+    ($then:ident) => {
+        $then! {
+            Health: health: $crate::tui::panes::health::HealthPane => Health,
+            Subscriptions: subs: $crate::tui::panes::subscriptions::SubscriptionsPane => Subs,
+            Deliveries: deliveries: $crate::tui::panes::deliveries::DeliveriesPane => Deliveries,
+            Jobs: jobs: $crate::tui::panes::jobs::JobsPane => Jobs,
+            Signatures: sigs: $crate::tui::panes::signatures::SignaturesPane => Sigs,
+            Probe: probe: $crate::tui::panes::probe::ProbePane => Probe,
+            Inbox: inbox: $crate::tui::panes::inbox::InboxPane => Inbox,
+            Events: events: $crate::tui::panes::events::EventsPane => Events,
+        }
+    };
+}
+pub(crate) use registry;
+
+/// What a pane is: the app drives every pane through this trait alone.
+pub trait Pane {
+    /// Its commands (keys run them), wrapped by the app into its own
+    /// `Command` so the key machinery (`keymap.rs`) knows no pane.
+    type Command: Copy + Debug + Eq;
+    /// What its background work (the worker's tasks) reports to it.
+    type Result: Clone + Debug;
+    /// Its tab's title.
+    const TITLE: &'static str;
+    /// The title when the tab bar is short of room.
+    const SHORT_TITLE: &'static str = Self::TITLE;
+    /// Its names at the `:` prompt (besides its number), lower case.
+    const NAMES: &'static [&'static str];
+    /// Its results answer platform calls, so the status bar's connection
+    /// follows them; `false`: local work (the store, files, a receiver),
+    /// whose failures are notices.
+    const CALLS_PLATFORM: bool;
+
+    /// An empty pane for the account `config` describes.
+    fn create(config: &AppConfig) -> Self
+    where
+        Self: Sized;
     /// The commands that exist now: keys match these, the footer shows
     /// the quick ones.
     fn commands(&self) -> Vec<CommandInfo<Self::Command>>;
-}
+    /// Every command, grouped for the help overlay.
+    fn help_sections() -> Vec<CommandSection<Self::Command>>
+    where
+        Self: Sized;
+    /// One of its commands.
+    fn run(&mut self, command: Self::Command, out: &mut Outcome);
+    /// A result of its background work.
+    fn on_result(&mut self, result: Self::Result, out: &mut Outcome);
+    /// Draws the pane into `area` (`read_only`: commands that change the
+    /// platform are gone, and hints do not offer them).
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, read_only: bool);
 
-/// What `app.rs` asks of the pane on screen, whichever it is.
-pub trait Pane {
+    /// The work to start with (the first loads), when the console starts
+    /// or moves to another account.
+    fn init(&mut self, _out: &mut Outcome) {}
+    /// The pane came on screen.
+    fn on_shown(&mut self, _out: &mut Outcome) {}
+    /// Its `:` command with an id (`:sub ID`, `:session ID`, `:event ID`,
+    /// `:job ID`; the list is `command_line.rs`): the pane is on screen,
+    /// show that id.
+    fn jump_to(&mut self, _id: &str, _out: &mut Outcome) {}
+    /// `r` (or `:r`): read again what the pane shows.
+    fn refresh(&mut self, out: &mut Outcome) {
+        out.toast = Some("nothing to refresh in this pane yet".into());
+    }
+    /// The clock should tick while it is on screen: something counts down
+    /// or is read again on a timer.
+    fn wants_tick(&self) -> bool {
+        false
+    }
+    /// The clock, while it is on screen and wants it; whether to redraw.
+    fn on_tick(&mut self, _at: Instant, _out: &mut Outcome) -> bool {
+        false
+    }
+    /// A request of this pane is in flight (the status bar says so).
+    fn busy(&self) -> bool {
+        false
+    }
     /// The global keys (tab, 1–8, `q`, …) work: no text field holds them.
     fn allows_global(&self) -> bool;
     /// A text field has the keyboard: keys no command claims are typed.
@@ -43,57 +129,153 @@ pub trait Pane {
     fn holds_typed_input(&self) -> bool {
         false
     }
+    /// What switching accounts would throw away or stop here, worded for
+    /// the question asked first (empty: nothing).
+    fn would_lose(&self) -> Vec<String> {
+        if self.holds_typed_input() {
+            vec![format!("what is typed in {}", Self::TITLE)]
+        } else {
+            Vec::new()
+        }
+    }
 }
 
-/// A pane, in tab order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PaneId {
-    Health,
-    Subscriptions,
-    Deliveries,
-    Jobs,
-    Signatures,
-    Probe,
-    Inbox,
-    Events,
+/// Whichever pane is on screen, as the app and the view ask it: [`Pane`]
+/// with its commands wrapped into the console's `Command` (every pane is
+/// one, through the blanket impl).
+pub trait AnyPane {
+    fn commands(&self) -> Vec<CommandInfo<Command>>;
+    fn help_sections(&self) -> Vec<CommandSection<Command>>;
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, read_only: bool);
+    fn init(&mut self, out: &mut Outcome);
+    fn on_shown(&mut self, out: &mut Outcome);
+    fn jump_to(&mut self, id: &str, out: &mut Outcome);
+    fn refresh(&mut self, out: &mut Outcome);
+    fn wants_tick(&self) -> bool;
+    fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool;
+    fn busy(&self) -> bool;
+    fn allows_global(&self) -> bool;
+    fn captures_text(&self) -> bool;
+    fn type_key(&mut self, key: &KeyEvent);
+    fn paste(&mut self, pasted: &str);
+    fn holds_typed_input(&self) -> bool;
+    fn would_lose(&self) -> Vec<String>;
 }
+
+impl<P> AnyPane for P
+where
+    P: Pane,
+    Command: From<P::Command>,
+{
+    fn commands(&self) -> Vec<CommandInfo<Command>> {
+        Pane::commands(self)
+            .into_iter()
+            .map(|info| info.map(Command::from))
+            .collect()
+    }
+
+    fn help_sections(&self) -> Vec<CommandSection<Command>> {
+        P::help_sections()
+            .into_iter()
+            .map(|section| section.map(Command::from))
+            .collect()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, read_only: bool) {
+        Pane::draw(self, frame, area, theme, read_only);
+    }
+
+    fn init(&mut self, out: &mut Outcome) {
+        Pane::init(self, out);
+    }
+
+    fn on_shown(&mut self, out: &mut Outcome) {
+        Pane::on_shown(self, out);
+    }
+
+    fn jump_to(&mut self, id: &str, out: &mut Outcome) {
+        Pane::jump_to(self, id, out);
+    }
+
+    fn refresh(&mut self, out: &mut Outcome) {
+        Pane::refresh(self, out);
+    }
+
+    fn wants_tick(&self) -> bool {
+        Pane::wants_tick(self)
+    }
+
+    fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        Pane::on_tick(self, at, out)
+    }
+
+    fn busy(&self) -> bool {
+        Pane::busy(self)
+    }
+
+    fn allows_global(&self) -> bool {
+        Pane::allows_global(self)
+    }
+
+    fn captures_text(&self) -> bool {
+        Pane::captures_text(self)
+    }
+
+    fn type_key(&mut self, key: &KeyEvent) {
+        Pane::type_key(self, key);
+    }
+
+    fn paste(&mut self, pasted: &str) {
+        Pane::paste(self, pasted);
+    }
+
+    fn holds_typed_input(&self) -> bool {
+        Pane::holds_typed_input(self)
+    }
+
+    fn would_lose(&self) -> Vec<String> {
+        Pane::would_lose(self)
+    }
+}
+
+/// [`PaneId`], from the registry: a variant per pane, in tab order.
+macro_rules! pane_ids {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        /// A pane, in tab order.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum PaneId {
+            $($id,)*
+        }
+
+        impl PaneId {
+            /// Every pane, in tab order.
+            pub const ALL: [PaneId; [$(PaneId::$id),*].len()] = [$(PaneId::$id),*];
+
+            pub fn title(self) -> &'static str {
+                match self {
+                    $(PaneId::$id => <$ty as Pane>::TITLE,)*
+                }
+            }
+
+            /// The title when the tab bar is short of room.
+            pub(crate) fn short_title(self) -> &'static str {
+                match self {
+                    $(PaneId::$id => <$ty as Pane>::SHORT_TITLE,)*
+                }
+            }
+
+            /// Its names at the `:` prompt, besides its number.
+            fn names(self) -> &'static [&'static str] {
+                match self {
+                    $(PaneId::$id => <$ty as Pane>::NAMES,)*
+                }
+            }
+        }
+    };
+}
+registry!(pane_ids);
 
 impl PaneId {
-    pub const ALL: [PaneId; 8] = [
-        PaneId::Health,
-        PaneId::Subscriptions,
-        PaneId::Deliveries,
-        PaneId::Jobs,
-        PaneId::Signatures,
-        PaneId::Probe,
-        PaneId::Inbox,
-        PaneId::Events,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            PaneId::Health => "Health",
-            PaneId::Subscriptions => "Subscriptions",
-            PaneId::Deliveries => "Deliveries",
-            PaneId::Jobs => "Jobs",
-            PaneId::Signatures => "Signatures",
-            PaneId::Probe => "Probe",
-            PaneId::Inbox => "Inbox",
-            PaneId::Events => "Events",
-        }
-    }
-
-    /// The title when the tab bar is short of room.
-    pub(crate) fn short_title(self) -> &'static str {
-        match self {
-            PaneId::Subscriptions => "Subs",
-            PaneId::Deliveries => "Dlv",
-            PaneId::Signatures => "Sigs",
-            PaneId::Events => "Evts",
-            other => other.title(),
-        }
-    }
-
     pub fn index(self) -> usize {
         PaneId::ALL
             .iter()
@@ -113,18 +295,13 @@ impl PaneId {
     /// (`subs`, `dlv`, `sigs`, …), case-insensitive.
     pub(crate) fn from_name(name: &str) -> Option<PaneId> {
         let name = name.trim().to_ascii_lowercase();
-        let pane = match name.as_str() {
-            "1" | "health" | "board" => PaneId::Health,
-            "2" | "subs" | "sub" | "subscriptions" => PaneId::Subscriptions,
-            "3" | "deliveries" | "dlv" | "del" => PaneId::Deliveries,
-            "4" | "jobs" | "job" => PaneId::Jobs,
-            "5" | "signatures" | "sigs" | "sig" => PaneId::Signatures,
-            "6" | "probe" => PaneId::Probe,
-            "7" | "inbox" | "listen" => PaneId::Inbox,
-            "8" | "events" | "event" | "evt" => PaneId::Events,
-            _ => return None,
-        };
-        Some(pane)
+        PaneId::ALL
+            .into_iter()
+            .enumerate()
+            .find(|(index, pane)| {
+                (index + 1).to_string() == name || pane.names().contains(&name.as_str())
+            })
+            .map(|(_, pane)| pane)
     }
 }
 

@@ -25,16 +25,19 @@ pub mod view;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, DeliveriesResult, Effect};
-use super::super::app::Outcome;
+use super::super::action::{Action, Effect, Failure};
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::{Pane, PaneCommands};
+use super::Pane;
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::history::session_view::SessionView;
@@ -49,6 +52,25 @@ pub const RECENT_MAX: usize = 20;
 const CHOICES_MAX: usize = 1_000;
 /// How often the attempts are loaded again while a retry is to come.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
+
+/// Results of the Deliveries pane's platform calls.
+#[derive(Clone, Debug)]
+pub enum DeliveriesResult {
+    /// `seq` identifies the load; a superseded load's answer is dropped.
+    Loaded {
+        seq: u64,
+        id: String,
+        latest: bool,
+        result: Result<Vec<DeliveryRecord>, Failure>,
+    },
+    /// The session record with the stored events, put together; sent after
+    /// each load's attempts, under the same `seq`.
+    Session {
+        seq: u64,
+        id: String,
+        result: Result<Box<earshot_core::history::session_view::SessionView>, Failure>,
+    },
+}
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -252,10 +274,6 @@ impl DeliveriesPane {
         self.table.selected(self.list.value())
     }
 
-    pub fn busy(&self) -> bool {
-        self.list.loading()
-    }
-
     pub fn mode(&self) -> Mode {
         if self.prompting {
             Mode::Prompt
@@ -271,22 +289,6 @@ impl DeliveriesPane {
     /// The selected attempt is a 401 the Signatures pane can explain.
     pub(crate) fn selected_is_signature_rejection(&self) -> bool {
         self.selected().is_some_and(is_signature_rejection)
-    }
-
-    pub fn help_sections() -> Vec<CommandSection<DlvCommand>> {
-        let section = |title, commands| CommandSection { title, commands };
-        vec![
-            section(
-                "Deliveries",
-                table_commands(true, true, true, true, true, true),
-            ),
-            section("Attempt detail", detail_commands(true)),
-            section("Id prompt (typing)", id_prompt_commands()),
-            section(
-                "Filter (typing)",
-                wrapped(prompt_commands(), DlvCommand::Table),
-            ),
-        ]
     }
 
     /// An attempt is pending or a retry is (about to be) due: the
@@ -305,46 +307,6 @@ impl DeliveriesPane {
 
     // ---- update -------------------------------------------------------
 
-    /// The first load, when an id was seeded.
-    pub fn init(&mut self, out: &mut Outcome) {
-        if self.id.is_some() {
-            self.refresh(out);
-        }
-    }
-
-    /// Loads the attempts of the id on screen again, superseding a load
-    /// still running.
-    pub fn refresh(&mut self, out: &mut Outcome) {
-        let Some(id) = self.id.clone() else {
-            out.toast = Some("no id yet: press i to enter a session or call id".into());
-            return;
-        };
-        self.last_load = Some(Instant::now());
-        out.effects.push(Effect::LoadDeliveries {
-            seq: self.list.start(),
-            id,
-            latest: self.latest,
-        });
-    }
-
-    /// The clock: moves countdowns on and reloads every [`REFRESH_EVERY`]
-    /// while something is live. Whether the pane needs a redraw.
-    /// With only links counting down, it redraws when their words change
-    /// (once a minute, once a second in the last minute), not every tick.
-    pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
-        let before = self.countdown_words();
-        self.now = (self.clock)();
-        let live = self.id.is_some() && self.live();
-        if live
-            && self
-                .last_load
-                .is_none_or(|last| at.saturating_duration_since(last) >= REFRESH_EVERY)
-        {
-            self.refresh(out);
-        }
-        live || self.countdown_words() != before
-    }
-
     /// What the session block says of each link's expiry now.
     fn countdown_words(&self) -> Vec<String> {
         self.session()
@@ -355,115 +317,6 @@ impl DeliveriesPane {
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    pub fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
-        use DlvCommand::*;
-        match command {
-            Move(to) => self.table.apply(to),
-            Table(command) => self.table.run(command, self.list.value()),
-            Open => {
-                if self.selected().is_some() {
-                    self.now = (self.clock)();
-                    self.view = View::Detail;
-                }
-            }
-            Back => self.view = View::Table,
-            Prompt => {
-                self.prompting = true;
-                self.prompt.reset();
-                self.typed.clear();
-                self.recent_selected = None;
-                out.effects.push(Effect::LoadKnownSessions);
-            }
-            PromptCancel => self.prompting = false,
-            RecentUp | RecentDown => self.pick_recent(command == RecentDown),
-            PromptSubmit => {
-                // What the list below has narrowed to and highlights, else
-                // what was typed.
-                let id = match self.highlighted() {
-                    Some(at) => self.choices().get(at).map(|id| (*id).to_owned()),
-                    None => None,
-                }
-                .unwrap_or_else(|| self.prompt.value().trim().to_owned());
-                if id.is_empty() {
-                    out.toast = Some("type a session or call id, or pick one with ↑↓".into());
-                    return;
-                }
-                self.prompting = false;
-                self.open_id(id, out);
-            }
-            CheckSignature => {
-                if let Some(record) = self.selected().filter(|r| is_signature_rejection(r)) {
-                    out.then = Some(signature_handover(record));
-                }
-            }
-            CopyLink => self.copy_link(out),
-            RevealNumber => {
-                if self
-                    .session()
-                    .is_some_and(|view| view.from_number.is_some())
-                {
-                    self.reveal_number = !self.reveal_number;
-                    out.toast = Some(if self.reveal_number {
-                        "showing the caller's number (personal data): n masks it".into()
-                    } else {
-                        "caller's number masked".into()
-                    });
-                }
-            }
-            ToggleLatest => {
-                if self.id.is_some() {
-                    self.latest = !self.latest;
-                    out.toast = Some(if self.latest {
-                        "showing the latest attempt per subscription".into()
-                    } else {
-                        "showing every attempt".into()
-                    });
-                    self.view = View::Table;
-                    self.refresh(out);
-                }
-            }
-        }
-    }
-
-    /// A load finished.
-    pub(crate) fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
-        match result {
-            DeliveriesResult::Loaded { seq, result, .. } => {
-                let (table, liveness) = (&mut self.table, &mut self.liveness);
-                let answer = self.list.finish_with(seq, result, |rows, fresh| {
-                    *liveness = Liveness::of(&fresh);
-                    table.replace(rows, fresh);
-                });
-                let Some(answer) = answer else { return };
-                self.now = (self.clock)();
-                match answer {
-                    Ok(()) => {
-                        // Only an id that loaded is offered again.
-                        if let Some(id) = self.id.clone() {
-                            self.remember(&id);
-                        }
-                        out.succeeded = true;
-                    }
-                    Err(failure) => out.failure = Some(failure),
-                }
-            }
-            DeliveriesResult::Session { seq, id, result } => {
-                if !self.list.is_current(seq) || self.id.as_deref() != Some(id.as_str()) {
-                    return;
-                }
-                self.now = (self.clock)();
-                match result {
-                    Ok(view) => {
-                        self.session = Some(view);
-                        self.session_error = None;
-                    }
-                    // The attempts still show; the block says why it is empty.
-                    Err(failure) => self.session_error = Some(failure.message),
-                }
-            }
-        }
     }
 
     /// Copies the next link of the session (recording, then transcript,
@@ -567,8 +420,199 @@ impl DeliveriesPane {
     }
 }
 
-impl PaneCommands for DeliveriesPane {
+impl Pane for DeliveriesPane {
     type Command = DlvCommand;
+    type Result = DeliveriesResult;
+    const TITLE: &'static str = "Deliveries";
+    const SHORT_TITLE: &'static str = "Dlv";
+    const NAMES: &'static [&'static str] = &["deliveries", "dlv", "del"];
+    const CALLS_PLATFORM: bool = true;
+
+    fn create(_: &AppConfig) -> DeliveriesPane {
+        DeliveriesPane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    /// `:session ID`: that session's or call's attempts.
+    fn jump_to(&mut self, id: &str, out: &mut Outcome) {
+        self.open(id.to_owned(), out);
+    }
+
+    fn wants_tick(&self) -> bool {
+        DeliveriesPane::wants_tick(self)
+    }
+
+    fn help_sections() -> Vec<CommandSection<DlvCommand>> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section(
+                "Deliveries",
+                table_commands(true, true, true, true, true, true),
+            ),
+            section("Attempt detail", detail_commands(true)),
+            section("Id prompt (typing)", id_prompt_commands()),
+            section(
+                "Filter (typing)",
+                wrapped(prompt_commands(), DlvCommand::Table),
+            ),
+        ]
+    }
+
+    /// The first load, when an id was seeded.
+    fn init(&mut self, out: &mut Outcome) {
+        if self.id.is_some() {
+            self.refresh(out);
+        }
+    }
+
+    /// Loads the attempts of the id on screen again, superseding a load
+    /// still running.
+    fn refresh(&mut self, out: &mut Outcome) {
+        let Some(id) = self.id.clone() else {
+            out.toast = Some("no id yet: press i to enter a session or call id".into());
+            return;
+        };
+        self.last_load = Some(Instant::now());
+        out.effects.push(Effect::LoadDeliveries {
+            seq: self.list.start(),
+            id,
+            latest: self.latest,
+        });
+    }
+
+    /// The clock: moves countdowns on and reloads every [`REFRESH_EVERY`]
+    /// while something is live. Whether the pane needs a redraw.
+    /// With only links counting down, it redraws when their words change
+    /// (once a minute, once a second in the last minute), not every tick.
+    fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let before = self.countdown_words();
+        self.now = (self.clock)();
+        let live = self.id.is_some() && self.live();
+        if live
+            && self
+                .last_load
+                .is_none_or(|last| at.saturating_duration_since(last) >= REFRESH_EVERY)
+        {
+            self.refresh(out);
+        }
+        live || self.countdown_words() != before
+    }
+
+    fn run(&mut self, command: DlvCommand, out: &mut Outcome) {
+        use DlvCommand::*;
+        match command {
+            Move(to) => self.table.apply(to),
+            Table(command) => self.table.run(command, self.list.value()),
+            Open => {
+                if self.selected().is_some() {
+                    self.now = (self.clock)();
+                    self.view = View::Detail;
+                }
+            }
+            Back => self.view = View::Table,
+            Prompt => {
+                self.prompting = true;
+                self.prompt.reset();
+                self.typed.clear();
+                self.recent_selected = None;
+                out.effects.push(Effect::LoadKnownSessions);
+            }
+            PromptCancel => self.prompting = false,
+            RecentUp | RecentDown => self.pick_recent(command == RecentDown),
+            PromptSubmit => {
+                // What the list below has narrowed to and highlights, else
+                // what was typed.
+                let id = match self.highlighted() {
+                    Some(at) => self.choices().get(at).map(|id| (*id).to_owned()),
+                    None => None,
+                }
+                .unwrap_or_else(|| self.prompt.value().trim().to_owned());
+                if id.is_empty() {
+                    out.toast = Some("type a session or call id, or pick one with ↑↓".into());
+                    return;
+                }
+                self.prompting = false;
+                self.open_id(id, out);
+            }
+            CheckSignature => {
+                if let Some(record) = self.selected().filter(|r| is_signature_rejection(r)) {
+                    out.then = Some(signature_handover(record));
+                }
+            }
+            CopyLink => self.copy_link(out),
+            RevealNumber => {
+                if self
+                    .session()
+                    .is_some_and(|view| view.from_number.is_some())
+                {
+                    self.reveal_number = !self.reveal_number;
+                    out.toast = Some(if self.reveal_number {
+                        "showing the caller's number (personal data): n masks it".into()
+                    } else {
+                        "caller's number masked".into()
+                    });
+                }
+            }
+            ToggleLatest => {
+                if self.id.is_some() {
+                    self.latest = !self.latest;
+                    out.toast = Some(if self.latest {
+                        "showing the latest attempt per subscription".into()
+                    } else {
+                        "showing every attempt".into()
+                    });
+                    self.view = View::Table;
+                    self.refresh(out);
+                }
+            }
+        }
+    }
+
+    /// A load finished.
+    fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
+        match result {
+            DeliveriesResult::Loaded { seq, result, .. } => {
+                let (table, liveness) = (&mut self.table, &mut self.liveness);
+                let answer = self.list.finish_with(seq, result, |rows, fresh| {
+                    *liveness = Liveness::of(&fresh);
+                    table.replace(rows, fresh);
+                });
+                let Some(answer) = answer else { return };
+                self.now = (self.clock)();
+                match answer {
+                    Ok(()) => {
+                        // Only an id that loaded is offered again.
+                        if let Some(id) = self.id.clone() {
+                            self.remember(&id);
+                        }
+                        out.succeeded = true;
+                    }
+                    Err(failure) => out.failure = Some(failure),
+                }
+            }
+            DeliveriesResult::Session { seq, id, result } => {
+                if !self.list.is_current(seq) || self.id.as_deref() != Some(id.as_str()) {
+                    return;
+                }
+                self.now = (self.clock)();
+                match result {
+                    Ok(view) => {
+                        self.session = Some(view);
+                        self.session_error = None;
+                    }
+                    // The attempts still show; the block says why it is empty.
+                    Err(failure) => self.session_error = Some(failure.message),
+                }
+            }
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.list.loading()
+    }
 
     fn commands(&self) -> Vec<CommandInfo<DlvCommand>> {
         match self.mode() {
@@ -586,9 +630,7 @@ impl PaneCommands for DeliveriesPane {
             Mode::Detail => detail_commands(self.selected_is_signature_rejection()),
         }
     }
-}
 
-impl Pane for DeliveriesPane {
     fn allows_global(&self) -> bool {
         !matches!(self.mode(), Mode::Prompt | Mode::Filter)
     }
@@ -617,6 +659,14 @@ impl Pane for DeliveriesPane {
             }
         } else {
             self.table.paste(pasted, self.list.value());
+        }
+    }
+
+    fn would_lose(&self) -> Vec<String> {
+        if self.prompting && !self.prompt.value().trim().is_empty() {
+            vec!["the Deliveries prompt".into()]
+        } else {
+            Vec::new()
         }
     }
 }

@@ -12,7 +12,7 @@ use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
 use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
-use crate::tui::panes::{PaneCommands, PaneId};
+use crate::tui::panes::{Pane, PaneId};
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
@@ -444,7 +444,7 @@ fn s_is_offered_only_on_a_401_failure() {
     let has_s = |app: &App| {
         app.commands()
             .iter()
-            .any(|c| c.command == Command::Dlv(DlvCommand::CheckSignature))
+            .any(|c| c.command == Command::Deliveries(DlvCommand::CheckSignature))
     };
     assert_eq!(app.deliveries.selected().map(|r| r.attempt_count), Some(1));
     assert!(

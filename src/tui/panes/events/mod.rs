@@ -22,16 +22,19 @@ pub mod view;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, EventsResult, ResendTarget, Resent};
-use super::super::app::Outcome;
+use super::super::action::{Action, Effect, Failure, ResendTarget};
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
-use super::{Pane, PaneCommands};
+use super::Pane;
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::history::event_list::{EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
@@ -46,6 +49,30 @@ pub const RELOAD_EVERY: Duration = Duration::from_secs(2);
 pub const LIST_LIMIT: usize = 5_000;
 /// The list's window when the filter gives no `since:`.
 const DEFAULT_SINCE_MS: i64 = 7 * 86_400_000;
+
+/// What reaches the Events pane.
+#[derive(Clone, Debug)]
+pub enum EventsResult {
+    /// The list read from the store; `seq` identifies the read.
+    Loaded {
+        seq: u64,
+        result: Result<Vec<EventRow>, Failure>,
+    },
+    /// One event in full (`None`: the store no longer holds it).
+    Detail {
+        seq: u64,
+        result: Result<Option<Box<EventDetail>>, Failure>,
+    },
+    /// A re-send ended.
+    Resent(Result<Resent, Failure>),
+}
+
+/// A re-send's answer: whether a 2xx came, and the line saying so.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resent {
+    pub delivered: bool,
+    pub summary: String,
+}
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,37 +252,7 @@ impl EventsPane {
         self.paused_at.is_none()
     }
 
-    pub fn busy(&self) -> bool {
-        self.list.loading() || self.resend.as_ref().is_some_and(|form| form.sending)
-    }
-
-    pub fn help_sections() -> Vec<CommandSection<EventsCommand>> {
-        let section = |title, commands| CommandSection { title, commands };
-        vec![
-            section("Events", list_commands(true, true)),
-            section("Filter (typing)", filter_commands()),
-            section("An event", detail_commands(true)),
-            section("Re-send (typing)", resend_commands(false)),
-        ]
-    }
-
     // ---- update -------------------------------------------------------
-
-    pub fn init(&mut self, out: &mut Outcome) {
-        self.reload(out);
-    }
-
-    /// The pane comes on screen: the first read, unless one ran or runs.
-    pub(crate) fn on_shown(&mut self, out: &mut Outcome) {
-        if !self.list.loaded() && !self.list.loading() {
-            self.reload(out);
-        }
-    }
-
-    /// `r`: read the list (and the event open) again now.
-    pub fn refresh(&mut self, out: &mut Outcome) {
-        self.reload(out);
-    }
 
     fn reload(&mut self, out: &mut Outcome) {
         self.last_load = Some(Instant::now());
@@ -271,89 +268,6 @@ impl EventsPane {
                 seq: self.detail_seq,
                 event_id: id.clone(),
             });
-        }
-    }
-
-    /// The clock, while the pane is on screen: reload every
-    /// [`RELOAD_EVERY`]. Whether anything changed.
-    pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
-        let due = self
-            .last_load
-            .is_none_or(|last| at.saturating_duration_since(last) >= RELOAD_EVERY);
-        if self.list.loading() || !due {
-            return false;
-        }
-        self.reload(out);
-        true
-    }
-
-    pub fn run(&mut self, command: EventsCommand, out: &mut Outcome) {
-        use EventsCommand::*;
-        match command {
-            Move(to) => match self.mode {
-                Mode::Detail => self.scroll(to),
-                _ => {
-                    self.table.apply(to);
-                    self.follow_or_pause();
-                }
-            },
-            Open => self.open(out),
-            Back => {
-                self.mode = Mode::List;
-                self.detail = None;
-                self.detail_of = None;
-                self.follow_or_pause();
-            }
-            Table(TableCommand::Filter) => {
-                self.filter_input = Input::new(self.filter.clone());
-                self.filter_error = None;
-                self.mode = Mode::Filter;
-            }
-            Table(TableCommand::ApplyFilter) => self.apply_filter(out),
-            Table(TableCommand::CancelFilter) => {
-                self.filter_error = None;
-                self.mode = Mode::List;
-            }
-            Table(TableCommand::ClearFilter) => {
-                self.filter.clear();
-                self.query = EventQuery::default();
-                self.restart_list(out);
-            }
-            Table(TableCommand::Sort) => {
-                self.table.cycle_sort(self.list.value());
-                self.follow_or_pause();
-            }
-            NextSubscription => {
-                let count = self.detail.as_ref().map_or(0, |d| d.subscriptions.len());
-                if count > 0 {
-                    self.marked = (self.marked + 1) % count;
-                }
-            }
-            Resend => self.open_resend(true, out),
-            SendToUrl => self.open_resend(false, out),
-            OpenInSignatures => self.open_in_signatures(out),
-            TogglePersonal => {
-                self.reveal = !self.reveal;
-                out.toast = Some(if self.reveal {
-                    "showing personal data in full: n masks it".into()
-                } else {
-                    "personal data masked".into()
-                });
-            }
-            NextField => {
-                if let Some(form) = &mut self.resend {
-                    let fields = form.fields();
-                    let at = fields.iter().position(|f| *f == form.field).unwrap_or(0);
-                    form.field = fields[(at + 1) % fields.len()];
-                }
-            }
-            ResendSubmit => self.submit_resend(out),
-            ResendCancel => {
-                if self.resend.as_ref().is_some_and(|form| !form.sending) {
-                    self.resend = None;
-                    self.mode = Mode::Detail;
-                }
-            }
         }
     }
 
@@ -544,8 +458,176 @@ impl EventsPane {
         });
     }
 
+    /// After fresh rows, while paused: the rows above the event paused at
+    /// are counted, and back at the top of the list the view follows.
+    fn count_new_above(&mut self) {
+        if self.paused_at.is_none() {
+            return;
+        }
+        let paused_at = self.paused_at.as_deref();
+        self.new_above = self
+            .rows()
+            .iter()
+            .position(|row| Some(row.event_id.as_str()) == paused_at)
+            .unwrap_or(0);
+        if self.table.state.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
+            self.follow();
+        }
+    }
+}
+
+/// Fresh rows in place of `shown`: following, the newest is selected;
+/// paused, the same event stays selected.
+fn take_rows(
+    table: &mut TableView<EventRow>,
+    following: bool,
+    shown: &mut Vec<EventRow>,
+    fresh: Vec<EventRow>,
+) {
+    if following {
+        *shown = fresh;
+        table.refresh(shown, None);
+        table.select(0);
+    } else {
+        table.replace(shown, fresh);
+    }
+}
+
+impl Pane for EventsPane {
+    type Command = EventsCommand;
+    type Result = EventsResult;
+    const TITLE: &'static str = "Events";
+    const SHORT_TITLE: &'static str = "Evts";
+    const NAMES: &'static [&'static str] = &["events", "event", "evt"];
+    const CALLS_PLATFORM: bool = false;
+
+    fn create(_: &AppConfig) -> EventsPane {
+        EventsPane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    /// Read again and again while on screen.
+    fn wants_tick(&self) -> bool {
+        true
+    }
+
+    /// `:event ID`: the list filtered to what `id` matches.
+    fn jump_to(&mut self, id: &str, out: &mut Outcome) {
+        self.filter_to(id, out);
+    }
+
+    fn help_sections() -> Vec<CommandSection<EventsCommand>> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Events", list_commands(true, true)),
+            section("Filter (typing)", filter_commands()),
+            section("An event", detail_commands(true)),
+            section("Re-send (typing)", resend_commands(false)),
+        ]
+    }
+
+    /// The pane comes on screen: the first read, unless one ran or runs.
+    fn on_shown(&mut self, out: &mut Outcome) {
+        if !self.list.loaded() && !self.list.loading() {
+            self.reload(out);
+        }
+    }
+
+    /// `r`: read the list (and the event open) again now.
+    fn refresh(&mut self, out: &mut Outcome) {
+        self.reload(out);
+    }
+
+    /// The clock, while the pane is on screen: reload every
+    /// [`RELOAD_EVERY`], and keep the sweep going (it files the attempts
+    /// the list shows). Whether anything changed.
+    fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        out.then = Some(Action::SweepIfDue(at));
+        let due = self
+            .last_load
+            .is_none_or(|last| at.saturating_duration_since(last) >= RELOAD_EVERY);
+        if self.list.loading() || !due {
+            return false;
+        }
+        self.reload(out);
+        true
+    }
+
+    fn run(&mut self, command: EventsCommand, out: &mut Outcome) {
+        use EventsCommand::*;
+        match command {
+            Move(to) => match self.mode {
+                Mode::Detail => self.scroll(to),
+                _ => {
+                    self.table.apply(to);
+                    self.follow_or_pause();
+                }
+            },
+            Open => self.open(out),
+            Back => {
+                self.mode = Mode::List;
+                self.detail = None;
+                self.detail_of = None;
+                self.follow_or_pause();
+            }
+            Table(TableCommand::Filter) => {
+                self.filter_input = Input::new(self.filter.clone());
+                self.filter_error = None;
+                self.mode = Mode::Filter;
+            }
+            Table(TableCommand::ApplyFilter) => self.apply_filter(out),
+            Table(TableCommand::CancelFilter) => {
+                self.filter_error = None;
+                self.mode = Mode::List;
+            }
+            Table(TableCommand::ClearFilter) => {
+                self.filter.clear();
+                self.query = EventQuery::default();
+                self.restart_list(out);
+            }
+            Table(TableCommand::Sort) => {
+                self.table.cycle_sort(self.list.value());
+                self.follow_or_pause();
+            }
+            NextSubscription => {
+                let count = self.detail.as_ref().map_or(0, |d| d.subscriptions.len());
+                if count > 0 {
+                    self.marked = (self.marked + 1) % count;
+                }
+            }
+            Resend => self.open_resend(true, out),
+            SendToUrl => self.open_resend(false, out),
+            OpenInSignatures => self.open_in_signatures(out),
+            TogglePersonal => {
+                self.reveal = !self.reveal;
+                out.toast = Some(if self.reveal {
+                    "showing personal data in full: n masks it".into()
+                } else {
+                    "personal data masked".into()
+                });
+            }
+            NextField => {
+                if let Some(form) = &mut self.resend {
+                    let fields = form.fields();
+                    let at = fields.iter().position(|f| *f == form.field).unwrap_or(0);
+                    form.field = fields[(at + 1) % fields.len()];
+                }
+            }
+            ResendSubmit => self.submit_resend(out),
+            ResendCancel => {
+                if self.resend.as_ref().is_some_and(|form| !form.sending) {
+                    self.resend = None;
+                    self.mode = Mode::Detail;
+                }
+            }
+        }
+    }
+
     /// A background result for this pane.
-    pub(crate) fn on_result(&mut self, result: EventsResult, out: &mut Outcome) {
+    fn on_result(&mut self, result: EventsResult, out: &mut Outcome) {
         match result {
             EventsResult::Loaded { seq, result } => {
                 let (table, following) = (&mut self.table, self.paused_at.is_none());
@@ -583,43 +665,9 @@ impl EventsPane {
         }
     }
 
-    /// After fresh rows, while paused: the rows above the event paused at
-    /// are counted, and back at the top of the list the view follows.
-    fn count_new_above(&mut self) {
-        if self.paused_at.is_none() {
-            return;
-        }
-        let paused_at = self.paused_at.as_deref();
-        self.new_above = self
-            .rows()
-            .iter()
-            .position(|row| Some(row.event_id.as_str()) == paused_at)
-            .unwrap_or(0);
-        if self.table.state.position() == 0 && matches!(self.mode, Mode::List | Mode::Filter) {
-            self.follow();
-        }
+    fn busy(&self) -> bool {
+        self.list.loading() || self.resend.as_ref().is_some_and(|form| form.sending)
     }
-}
-
-/// Fresh rows in place of `shown`: following, the newest is selected;
-/// paused, the same event stays selected.
-fn take_rows(
-    table: &mut TableView<EventRow>,
-    following: bool,
-    shown: &mut Vec<EventRow>,
-    fresh: Vec<EventRow>,
-) {
-    if following {
-        *shown = fresh;
-        table.refresh(shown, None);
-        table.select(0);
-    } else {
-        table.replace(shown, fresh);
-    }
-}
-
-impl PaneCommands for EventsPane {
-    type Command = EventsCommand;
 
     fn commands(&self) -> Vec<CommandInfo<EventsCommand>> {
         match self.mode {
@@ -629,9 +677,7 @@ impl PaneCommands for EventsPane {
             Mode::Resend => resend_commands(self.resend.as_ref().is_some_and(|f| f.sending)),
         }
     }
-}
 
-impl Pane for EventsPane {
     fn allows_global(&self) -> bool {
         matches!(self.mode, Mode::List | Mode::Detail)
     }
@@ -669,6 +715,19 @@ impl Pane for EventsPane {
                 }
             }
             _ => {}
+        }
+    }
+
+    fn would_lose(&self) -> Vec<String> {
+        let typed = |input: &Input| !input.value().trim().is_empty();
+        match &self.resend {
+            Some(form) if form.sending => {
+                vec!["the re-send in progress (it finishes, unseen)".into()]
+            }
+            Some(form) if typed(&form.url) || typed(&form.secret) || typed(&form.confirm) => {
+                vec!["the re-send form".into()]
+            }
+            _ => Vec::new(),
         }
     }
 }

@@ -4,9 +4,10 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::{EventsPane, Mode};
-use crate::tui::action::{Action, Effect, EventsResult, ResendTarget, Resent};
+use crate::tui::action::{Action, Effect, ResendTarget};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::PaneId;
+use crate::tui::panes::events::{EventsResult, Resent};
 use crate::tui::panes::signatures::Field as SigField;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::event_list::{

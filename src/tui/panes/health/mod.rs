@@ -19,15 +19,19 @@ pub mod view;
 
 use std::time::{Duration, Instant};
 
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
+use tui_input::Input;
 
-use super::super::action::{Action, Effect, HealthResult};
-use super::super::app::Outcome;
+use super::super::action::{Action, Effect, Failure};
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
-use super::{Pane, PaneCommands};
+use super::Pane;
 use earshot_core::history::coverage::Coverage;
 use earshot_core::history::report::SubscriptionHealth;
 use earshot_core::history::sweep::SweepReport;
@@ -49,6 +53,46 @@ pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// Whether `every` has passed since `last` (or nothing happened yet).
 fn due(last: Option<Instant>, every: Duration, at: Instant) -> bool {
     last.is_none_or(|last| at.saturating_duration_since(last) >= every)
+}
+
+/// What reaches the Health pane.
+#[derive(Clone, Debug)]
+pub enum HealthResult {
+    /// The board read from the store; `seq` identifies the read.
+    Loaded {
+        seq: u64,
+        result: Result<earshot_core::history::report::Board, Failure>,
+    },
+    /// One subscription's failing sessions, read with the board `seq`.
+    Sessions {
+        seq: u64,
+        subscription_id: String,
+        result: Result<Vec<earshot_core::store::deliveries::FailingSession>, Failure>,
+    },
+    /// A sweep ended (an `Err` is the platform's or the network's).
+    Swept(Result<earshot_core::history::sweep::SweepReport, Failure>),
+    /// The store could not be opened for a sweep: local, not the platform.
+    NoStore(String),
+    /// What recover would send for `subscription_id` (before it asks).
+    Planned {
+        subscription_id: String,
+        result: Result<earshot_core::history::recover::Preview, Failure>,
+    },
+    /// Recover sent `done` of `total` events; `sent` is the last one.
+    RecoverProgress {
+        done: usize,
+        total: usize,
+        sent: Option<Box<earshot_core::history::recover::Sent>>,
+    },
+    /// Recover ended: its summary line.
+    Recovered(Result<String, Failure>),
+    /// The incidents read with `seq`.
+    Incidents {
+        seq: u64,
+        result: Result<Vec<earshot_core::history::incidents::Incident>, Failure>,
+    },
+    /// An acknowledgement was stored (its line) or not.
+    Acknowledged(Result<String, Failure>),
 }
 
 /// What the pane can be asked to do.
@@ -239,33 +283,8 @@ impl HealthPane {
         }
     }
 
-    pub fn busy(&self) -> bool {
-        self.board.loading() || self.sweeping || self.recovering()
-    }
-
     fn recovering(&self) -> bool {
         self.recover.as_ref().is_some_and(RecoverForm::running)
-    }
-
-    pub fn help_sections() -> Vec<CommandSection<HealthCommand>> {
-        let section = |title, commands| CommandSection { title, commands };
-        vec![
-            section("Health board", board_commands(true, true)),
-            section("Failing sessions", sessions_commands(true, true)),
-            section("Recover (typing)", recover_commands(false)),
-            section("Recover (sending)", recover_commands(true)),
-            section("Incidents", incidents_commands(true, true)),
-            section("Acknowledge (typing)", ack_commands()),
-            section(
-                "Filter (typing)",
-                wrapped(prompt_commands(), HealthCommand::Table),
-            ),
-        ]
-    }
-
-    /// The board reloads and the sweep runs while the pane is on screen.
-    pub fn wants_tick(&self) -> bool {
-        true
     }
 
     fn since_ms(&self) -> i64 {
@@ -273,18 +292,6 @@ impl HealthPane {
     }
 
     // ---- update -------------------------------------------------------
-
-    /// The first read of the store, and a first sweep.
-    pub fn init(&mut self, out: &mut Outcome) {
-        self.reload(out);
-        self.sweep(out);
-    }
-
-    /// `r`: sweep now, then read the board again.
-    pub fn refresh(&mut self, out: &mut Outcome) {
-        self.sweep(out);
-        self.reload(out);
-    }
 
     fn reload(&mut self, out: &mut Outcome) {
         let seq = self.board.start();
@@ -312,17 +319,6 @@ impl HealthPane {
         out.effects.push(Effect::SweepHistory);
     }
 
-    /// The clock, while the pane is on screen: reload every
-    /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
-    pub(crate) fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
-        let swept = self.sweep_if_due(at, out);
-        let reloaded = !self.board.loading() && due(self.last_load, RELOAD_EVERY, at);
-        if reloaded {
-            self.reload(out);
-        }
-        swept || reloaded
-    }
-
     /// Sweeps when [`SWEEP_EVERY`] has passed and none is running (the
     /// Events pane keeps the sweep going this way); whether it started one.
     pub(crate) fn sweep_if_due(&mut self, at: Instant, out: &mut Outcome) -> bool {
@@ -333,7 +329,98 @@ impl HealthPane {
         true
     }
 
-    pub fn run(&mut self, command: HealthCommand, out: &mut Outcome) {
+    fn open(&mut self, out: &mut Outcome) {
+        match self.mode {
+            Mode::Board => {
+                let Some(row) = self.selected() else { return };
+                if row.failed == 0 {
+                    out.toast = Some("no failures in this window for that subscription".into());
+                    return;
+                }
+                self.sessions_of = Some(row.id.clone());
+                self.sessions.clear();
+                self.sessions_table.refresh(&self.sessions, None);
+                self.sessions_table.reset();
+                self.mode = Mode::Sessions;
+                self.reload(out);
+            }
+            Mode::Sessions => {
+                if let Some(session) = self.selected_session() {
+                    out.then = Some(Action::OpenInDeliveries(session.session_id.clone()));
+                }
+            }
+            Mode::Recover | Mode::Incidents => {}
+        }
+    }
+
+    fn open_recover(&mut self, out: &mut Outcome) {
+        let since_ms = self.since_ms();
+        let Some(row) = self.selected() else { return };
+        self.recover = Some(RecoverForm::open(&row.id, &row.url, since_ms, out));
+        self.mode = Mode::Recover;
+    }
+}
+
+impl Pane for HealthPane {
+    type Command = HealthCommand;
+    type Result = HealthResult;
+    const TITLE: &'static str = "Health";
+    const NAMES: &'static [&'static str] = &["health", "board"];
+    const CALLS_PLATFORM: bool = true;
+
+    fn create(_: &AppConfig) -> HealthPane {
+        HealthPane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    fn help_sections() -> Vec<CommandSection<HealthCommand>> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Health board", board_commands(true, true)),
+            section("Failing sessions", sessions_commands(true, true)),
+            section("Recover (typing)", recover_commands(false)),
+            section("Recover (sending)", recover_commands(true)),
+            section("Incidents", incidents_commands(true, true)),
+            section("Acknowledge (typing)", ack_commands()),
+            section(
+                "Filter (typing)",
+                wrapped(prompt_commands(), HealthCommand::Table),
+            ),
+        ]
+    }
+
+    /// The board reloads and the sweep runs while the pane is on screen.
+    fn wants_tick(&self) -> bool {
+        true
+    }
+
+    /// The first read of the store, and a first sweep.
+    fn init(&mut self, out: &mut Outcome) {
+        self.reload(out);
+        self.sweep(out);
+    }
+
+    /// `r`: sweep now, then read the board again.
+    fn refresh(&mut self, out: &mut Outcome) {
+        self.sweep(out);
+        self.reload(out);
+    }
+
+    /// The clock, while the pane is on screen: reload every
+    /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
+    fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let swept = self.sweep_if_due(at, out);
+        let reloaded = !self.board.loading() && due(self.last_load, RELOAD_EVERY, at);
+        if reloaded {
+            self.reload(out);
+        }
+        swept || reloaded
+    }
+
+    fn run(&mut self, command: HealthCommand, out: &mut Outcome) {
         use HealthCommand::*;
         match command {
             Move(to) => match self.mode {
@@ -392,39 +479,8 @@ impl HealthPane {
         }
     }
 
-    fn open(&mut self, out: &mut Outcome) {
-        match self.mode {
-            Mode::Board => {
-                let Some(row) = self.selected() else { return };
-                if row.failed == 0 {
-                    out.toast = Some("no failures in this window for that subscription".into());
-                    return;
-                }
-                self.sessions_of = Some(row.id.clone());
-                self.sessions.clear();
-                self.sessions_table.refresh(&self.sessions, None);
-                self.sessions_table.reset();
-                self.mode = Mode::Sessions;
-                self.reload(out);
-            }
-            Mode::Sessions => {
-                if let Some(session) = self.selected_session() {
-                    out.then = Some(Action::OpenInDeliveries(session.session_id.clone()));
-                }
-            }
-            Mode::Recover | Mode::Incidents => {}
-        }
-    }
-
-    fn open_recover(&mut self, out: &mut Outcome) {
-        let since_ms = self.since_ms();
-        let Some(row) = self.selected() else { return };
-        self.recover = Some(RecoverForm::open(&row.id, &row.url, since_ms, out));
-        self.mode = Mode::Recover;
-    }
-
     /// A background result for this pane.
-    pub(crate) fn on_result(&mut self, result: HealthResult, out: &mut Outcome) {
+    fn on_result(&mut self, result: HealthResult, out: &mut Outcome) {
         match result {
             HealthResult::Loaded { seq, result } => {
                 let (table, coverage) = (&mut self.table, &mut self.coverage);
@@ -432,6 +488,13 @@ impl HealthPane {
                     table.replace(rows, board.subscriptions);
                     *coverage = Some(board.observer);
                 });
+                // The Subscriptions detail names the newest change too.
+                let changes = self
+                    .rows()
+                    .iter()
+                    .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
+                    .collect();
+                out.then = Some(Action::SubscriptionChanges(changes));
             }
             HealthResult::Sessions {
                 seq,
@@ -508,10 +571,10 @@ impl HealthPane {
             }
         }
     }
-}
 
-impl PaneCommands for HealthPane {
-    type Command = HealthCommand;
+    fn busy(&self) -> bool {
+        self.board.loading() || self.sweeping || self.recovering()
+    }
 
     fn commands(&self) -> Vec<CommandInfo<HealthCommand>> {
         match self.mode {
@@ -529,9 +592,7 @@ impl PaneCommands for HealthPane {
             ),
         }
     }
-}
 
-impl Pane for HealthPane {
     fn allows_global(&self) -> bool {
         self.mode != Mode::Recover && self.incidents.note.is_none() && !self.prompting()
     }
@@ -574,6 +635,22 @@ impl Pane for HealthPane {
                 }
             }
         }
+    }
+
+    fn would_lose(&self) -> Vec<String> {
+        let typed = |input: &Input| !input.value().trim().is_empty();
+        let mut losing = Vec::new();
+        if let Some(form) = &self.recover {
+            if form.running() {
+                losing.push("the recover in progress (it stops after the event being sent)".into());
+            } else if typed(&form.secret) || typed(&form.confirm) {
+                losing.push("the recover form".into());
+            }
+        }
+        if self.incidents.note.as_ref().is_some_and(typed) {
+            losing.push("the incident note".into());
+        }
+        losing
     }
 }
 

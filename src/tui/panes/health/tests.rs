@@ -4,9 +4,11 @@
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
-use crate::tui::action::{Action, Effect, Failure, HealthResult};
+use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
+use crate::tui::panes::Pane;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::HealthResult;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::coverage::{Coverage, CoverageState};
 use earshot_core::history::incidents::Incident;

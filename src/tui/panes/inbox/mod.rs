@@ -20,15 +20,18 @@ pub mod view;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure, InboxResult};
-use super::super::app::Outcome;
+use super::super::action::{Action, Effect, Failure};
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::theme::Theme;
 use super::super::widgets::input::{self as text, cycle};
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::{Pane, PaneCommands};
+use super::Pane;
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::Received;
@@ -49,6 +52,18 @@ pub const PREVIEW_BYTES: usize = 4 * 1024;
 pub const HELD_MAX: usize = 32 * 1024 * 1024;
 /// Where the form proposes to listen.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8787";
+
+/// What reaches the Inbox pane.
+#[derive(Clone, Debug)]
+pub enum InboxResult {
+    /// The receiver asked for with `seq` listens at this URL, or not.
+    Started {
+        seq: u64,
+        result: Result<String, Failure>,
+    },
+    /// A request the receiver answered.
+    Received(Box<earshot_core::receiver::listen::Received>),
+}
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -316,11 +331,80 @@ impl InboxPane {
             .find(|row| row.entry.delivery_id() == Some(delivery_id))
     }
 
-    pub fn busy(&self) -> bool {
-        matches!(self.listening, Listening::Starting(_))
+    fn submit(&mut self, out: &mut Outcome) {
+        let Some(form) = &mut self.form else {
+            return;
+        };
+        match form.parse() {
+            Err(why) => form.error = Some(why),
+            Ok((bind, secrets)) => {
+                self.form = None;
+                self.start_seq += 1;
+                self.listening = Listening::Starting(bind);
+                out.effects.push(Effect::StartListener {
+                    seq: self.start_seq,
+                    bind,
+                    secrets,
+                });
+            }
+        }
     }
 
-    pub fn help_sections() -> Vec<CommandSection<InboxCommand>> {
+    /// A new request goes on top (cut to what a row holds); the oldest go
+    /// past [`ROWS_MAX`] rows or [`HELD_MAX`] bytes. Following, the
+    /// selection stays at the top; else on its request, counting what
+    /// arrived above it.
+    fn push(&mut self, received: Received) {
+        self.count(&received);
+        let following = self.following();
+        let kept = (!following)
+            .then(|| self.table.selected_key(&self.rows))
+            .flatten();
+        let before = self.table.selected_position();
+        let mut row = InboxRow::new(received);
+        self.pushed += 1;
+        row.key = self.pushed.to_string();
+        self.held += row.held;
+        self.rows.push_front(row);
+        while self.rows.len() > ROWS_MAX || (self.held > HELD_MAX && self.rows.len() > 1) {
+            if let Some(oldest) = self.rows.pop_back() {
+                self.held -= oldest.held;
+            }
+        }
+        self.table.refresh(&self.rows, kept);
+        if following {
+            self.table.select(0);
+        } else if let (Some(before), Some(after)) = (before, self.table.selected_position()) {
+            self.new_above += after.saturating_sub(before);
+        }
+    }
+
+    fn count(&mut self, received: &Received) {
+        self.counts.received += 1;
+        match received.verdict() {
+            VerdictCode::Ok => self.counts.accepted += 1,
+            VerdictCode::Duplicate => self.counts.duplicates += 1,
+            _ => self.counts.rejected += 1,
+        }
+    }
+}
+
+impl Pane for InboxPane {
+    type Command = InboxCommand;
+    type Result = InboxResult;
+    const TITLE: &'static str = "Inbox";
+    const NAMES: &'static [&'static str] = &["inbox", "listen"];
+    const CALLS_PLATFORM: bool = false;
+
+    fn create(_: &AppConfig) -> InboxPane {
+        InboxPane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    fn help_sections() -> Vec<CommandSection<InboxCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
             section("Inbox", table_commands(true, true, true)),
@@ -333,7 +417,7 @@ impl InboxPane {
         ]
     }
 
-    pub fn run(&mut self, command: InboxCommand, out: &mut Outcome) {
+    fn run(&mut self, command: InboxCommand, out: &mut Outcome) {
         use InboxCommand::*;
         match command {
             Table(command) => self.table.run(command, &self.rows),
@@ -384,26 +468,7 @@ impl InboxPane {
         }
     }
 
-    fn submit(&mut self, out: &mut Outcome) {
-        let Some(form) = &mut self.form else {
-            return;
-        };
-        match form.parse() {
-            Err(why) => form.error = Some(why),
-            Ok((bind, secrets)) => {
-                self.form = None;
-                self.start_seq += 1;
-                self.listening = Listening::Starting(bind);
-                out.effects.push(Effect::StartListener {
-                    seq: self.start_seq,
-                    bind,
-                    secrets,
-                });
-            }
-        }
-    }
-
-    pub(crate) fn on_result(&mut self, result: InboxResult, out: &mut Outcome) {
+    fn on_result(&mut self, result: InboxResult, out: &mut Outcome) {
         match result {
             InboxResult::Started { seq, result } => {
                 if seq != self.start_seq {
@@ -421,51 +486,22 @@ impl InboxPane {
                     }
                 }
             }
-            InboxResult::Received(received) => self.push(*received),
-        }
-    }
-
-    /// A new request goes on top (cut to what a row holds); the oldest go
-    /// past [`ROWS_MAX`] rows or [`HELD_MAX`] bytes. Following, the
-    /// selection stays at the top; else on its request, counting what
-    /// arrived above it.
-    fn push(&mut self, received: Received) {
-        self.count(&received);
-        let following = self.following();
-        let kept = (!following)
-            .then(|| self.table.selected_key(&self.rows))
-            .flatten();
-        let before = self.table.selected_position();
-        let mut row = InboxRow::new(received);
-        self.pushed += 1;
-        row.key = self.pushed.to_string();
-        self.held += row.held;
-        self.rows.push_front(row);
-        while self.rows.len() > ROWS_MAX || (self.held > HELD_MAX && self.rows.len() > 1) {
-            if let Some(oldest) = self.rows.pop_back() {
-                self.held -= oldest.held;
+            InboxResult::Received(received) => {
+                // A pre-recorded webhook says how a job stands: for the
+                // Jobs pane, if it watches that job.
+                out.then = job_update(&received).map(|(id, status)| Action::WebhookForJob {
+                    id,
+                    status,
+                    answered: received.status(),
+                });
+                self.push(*received);
             }
         }
-        self.table.refresh(&self.rows, kept);
-        if following {
-            self.table.select(0);
-        } else if let (Some(before), Some(after)) = (before, self.table.selected_position()) {
-            self.new_above += after.saturating_sub(before);
-        }
     }
 
-    fn count(&mut self, received: &Received) {
-        self.counts.received += 1;
-        match received.verdict() {
-            VerdictCode::Ok => self.counts.accepted += 1,
-            VerdictCode::Duplicate => self.counts.duplicates += 1,
-            _ => self.counts.rejected += 1,
-        }
+    fn busy(&self) -> bool {
+        matches!(self.listening, Listening::Starting(_))
     }
-}
-
-impl PaneCommands for InboxPane {
-    type Command = InboxCommand;
 
     fn commands(&self) -> Vec<CommandInfo<InboxCommand>> {
         if self.form.is_some() {
@@ -480,9 +516,7 @@ impl PaneCommands for InboxPane {
             _ => table_commands(self.selected().is_some(), signed, self.table.filtering()),
         }
     }
-}
 
-impl Pane for InboxPane {
     fn allows_global(&self) -> bool {
         self.form.is_none() && !self.table.prompting()
     }
@@ -512,11 +546,27 @@ impl Pane for InboxPane {
             None => self.table.paste(pasted, &self.rows),
         }
     }
+
+    fn would_lose(&self) -> Vec<String> {
+        let typed = |input: &Input| !input.value().trim().is_empty();
+        let mut losing = Vec::new();
+        if let Some(form) = &self.form
+            && (typed(&form.current) || typed(&form.previous))
+        {
+            losing.push("the Inbox receiver form".into());
+        }
+        match &self.listening {
+            Listening::On { url } => losing.push(format!("the Inbox receiver at {url} (it stops)")),
+            Listening::Starting(_) => losing.push("the Inbox receiver (it stops)".into()),
+            Listening::Off | Listening::Failed(_) => {}
+        }
+        losing
+    }
 }
 
 /// A new pre-recorded webhook the job watcher should know about: its
 /// transcript id and status.
-pub(crate) fn job_update(received: &Received) -> Option<(String, TranscriptStatus)> {
+fn job_update(received: &Received) -> Option<(String, TranscriptStatus)> {
     let entry = &received.entry;
     if entry.kind != Kind::Prerecorded || entry.verdict != VerdictCode::Ok {
         return None;

@@ -17,21 +17,37 @@ pub mod view;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Effect, Failure, JobsResult};
-use super::super::app::Outcome;
+use super::super::action::{Effect, Failure};
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::{Pane, PaneCommands};
+use super::Pane;
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::Tick;
 use earshot_core::poll::schedule::{JobView, Spent};
 use earshot_core::poll::watcher::WatchEvent;
 
 use commands::{detail_commands, job_prompt_commands, table_commands};
+
+/// What reaches the Jobs pane from the background.
+#[derive(Clone, Debug)]
+pub enum JobsResult {
+    /// The watcher's report.
+    Watch(earshot_core::poll::watcher::WatchEvent),
+    /// A file upload in progress (bytes sent of total).
+    Uploading { sent: u64, total: u64 },
+    /// Upload and `create_transcript` done: the new job's id.
+    Submitted { result: Result<String, Failure> },
+    /// Jobs submitted elsewhere (the demo's traffic) to watch too.
+    Discovered(Vec<String>),
+}
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,36 +285,6 @@ impl JobsPane {
         }
     }
 
-    pub fn busy(&self) -> bool {
-        self.upload.is_some()
-    }
-
-    pub fn help_sections() -> Vec<CommandSection<JobsCommand>> {
-        vec![
-            CommandSection {
-                title: "Jobs",
-                commands: table_commands(true, true),
-            },
-            CommandSection {
-                title: "A job's record",
-                commands: detail_commands(),
-            },
-            CommandSection {
-                title: "Jobs prompt (typing)",
-                commands: job_prompt_commands(Prompt::AddIds),
-            },
-            CommandSection {
-                title: "Filter (typing)",
-                commands: wrapped(prompt_commands(), JobsCommand::Table),
-            },
-        ]
-    }
-
-    /// Something on screen moves with the clock.
-    pub fn wants_tick(&self) -> bool {
-        self.paused_until.is_some() || self.rows.iter().any(|row| !row.is_terminal())
-    }
-
     /// Whether the job `id` is watched.
     pub(crate) fn watches(&self, id: &str) -> bool {
         self.rows.iter().any(|row| row.id == id)
@@ -311,125 +297,6 @@ impl JobsPane {
     }
 
     // ---- update -------------------------------------------------------
-
-    /// Starts watching the seeded ids.
-    pub fn init(&mut self, out: &mut Outcome) {
-        if !self.rows.is_empty() {
-            let ids = self.rows.iter().map(|row| row.id.clone()).collect();
-            self.watch(ids, out);
-        }
-        // The pane's platform calls have recovered only when no row still
-        // says its last poll failed.
-        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
-            out.succeeded = false;
-        }
-        self.focus_changed(out);
-    }
-
-    pub(crate) fn on_tick(&mut self, at: Instant) {
-        self.now = at.max(self.now);
-    }
-
-    pub fn run(&mut self, command: JobsCommand, out: &mut Outcome) {
-        use JobsCommand::*;
-        match command {
-            Move(to) => self.table.apply(to),
-            Table(command) => self.table.run(command, &self.rows),
-            Open => self.detail = self.selected().is_some(),
-            Back => self.detail = false,
-            Breakdown => self.breakdown = !self.breakdown,
-            CopyId => {
-                if let Some(row) = self.selected() {
-                    out.effects.push(Effect::Copy {
-                        what: "job id",
-                        text: earshot_core::redact::SecretString::new(row.id.clone()),
-                    });
-                    out.toast = Some(format!("copied job id {}", row.id));
-                }
-            }
-            Add => self.open_prompt(Prompt::AddIds),
-            Submit => self.open_prompt(Prompt::SubmitFile),
-            PromptCancel => self.prompting = None,
-            PromptSubmit => {
-                let typed = self.prompt.value().trim().to_owned();
-                match self.prompting {
-                    Some(Prompt::AddIds) => {
-                        let ids = parse_ids(&typed);
-                        if ids.is_empty() {
-                            out.toast =
-                                Some("type one or more job ids (comma or space separated)".into());
-                            return;
-                        }
-                        self.prompting = None;
-                        if !self.add_ids(ids, out) {
-                            out.toast = Some("already watched".into());
-                        }
-                    }
-                    Some(Prompt::SubmitFile) => {
-                        if typed.is_empty() {
-                            out.toast = Some("type the path of an audio file".into());
-                            return;
-                        }
-                        self.prompting = None;
-                        self.upload = Some(Upload {
-                            path: typed.clone(),
-                            sent: 0,
-                            total: 0,
-                        });
-                        out.toast = Some(format!("uploading {typed}…"));
-                        out.effects.push(Effect::SubmitFile {
-                            path: PathBuf::from(typed),
-                        });
-                    }
-                    None => {}
-                }
-            }
-        }
-        // The pane's platform calls have recovered only when no row still
-        // says its last poll failed.
-        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
-            out.succeeded = false;
-        }
-        self.focus_changed(out);
-    }
-
-    /// A report from the watcher or a submission.
-    pub(crate) fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
-        let kept = self.kept_selection();
-        match result {
-            JobsResult::Watch(event) => self.on_watch(event, out),
-            JobsResult::Discovered(ids) => {
-                self.add_ids(ids, out);
-            }
-            JobsResult::Uploading { sent, total } => {
-                if let Some(upload) = &mut self.upload {
-                    upload.sent = sent;
-                    upload.total = total;
-                }
-            }
-            JobsResult::Submitted { result } => {
-                let path = self.upload.take().map(|upload| upload.path);
-                match result {
-                    Ok(id) => {
-                        out.toast = Some(format!(
-                            "submitted {}: job {id}",
-                            path.as_deref().unwrap_or("the file")
-                        ));
-                        out.succeeded = true;
-                        self.add_ids(vec![id], out);
-                    }
-                    Err(failure) => out.failure = Some(failure),
-                }
-            }
-        }
-        self.table.refresh(&self.rows, kept);
-        // The pane's platform calls have recovered only when no row still
-        // says its last poll failed.
-        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
-            out.succeeded = false;
-        }
-        self.focus_changed(out);
-    }
 
     fn on_watch(&mut self, event: WatchEvent, out: &mut Outcome) {
         match event {
@@ -579,8 +446,179 @@ impl JobsPane {
     }
 }
 
-impl PaneCommands for JobsPane {
+impl Pane for JobsPane {
     type Command = JobsCommand;
+    type Result = JobsResult;
+    const TITLE: &'static str = "Jobs";
+    const NAMES: &'static [&'static str] = &["jobs", "job"];
+    const CALLS_PLATFORM: bool = true;
+
+    fn create(_: &AppConfig) -> JobsPane {
+        JobsPane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    /// `:job ID`: that job, watched.
+    fn jump_to(&mut self, id: &str, out: &mut Outcome) {
+        self.open_job(id, out);
+    }
+
+    fn help_sections() -> Vec<CommandSection<JobsCommand>> {
+        vec![
+            CommandSection {
+                title: "Jobs",
+                commands: table_commands(true, true),
+            },
+            CommandSection {
+                title: "A job's record",
+                commands: detail_commands(),
+            },
+            CommandSection {
+                title: "Jobs prompt (typing)",
+                commands: job_prompt_commands(Prompt::AddIds),
+            },
+            CommandSection {
+                title: "Filter (typing)",
+                commands: wrapped(prompt_commands(), JobsCommand::Table),
+            },
+        ]
+    }
+
+    /// Something on screen moves with the clock.
+    fn wants_tick(&self) -> bool {
+        self.paused_until.is_some() || self.rows.iter().any(|row| !row.is_terminal())
+    }
+
+    /// Starts watching the seeded ids.
+    fn init(&mut self, out: &mut Outcome) {
+        if !self.rows.is_empty() {
+            let ids = self.rows.iter().map(|row| row.id.clone()).collect();
+            self.watch(ids, out);
+        }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
+        self.focus_changed(out);
+    }
+
+    /// The clock moves the countdowns on: always a redraw.
+    fn on_tick(&mut self, at: Instant, _out: &mut Outcome) -> bool {
+        self.now = at.max(self.now);
+        true
+    }
+
+    fn run(&mut self, command: JobsCommand, out: &mut Outcome) {
+        use JobsCommand::*;
+        match command {
+            Move(to) => self.table.apply(to),
+            Table(command) => self.table.run(command, &self.rows),
+            Open => self.detail = self.selected().is_some(),
+            Back => self.detail = false,
+            Breakdown => self.breakdown = !self.breakdown,
+            CopyId => {
+                if let Some(row) = self.selected() {
+                    out.effects.push(Effect::Copy {
+                        what: "job id",
+                        text: earshot_core::redact::SecretString::new(row.id.clone()),
+                    });
+                    out.toast = Some(format!("copied job id {}", row.id));
+                }
+            }
+            Add => self.open_prompt(Prompt::AddIds),
+            Submit => self.open_prompt(Prompt::SubmitFile),
+            PromptCancel => self.prompting = None,
+            PromptSubmit => {
+                let typed = self.prompt.value().trim().to_owned();
+                match self.prompting {
+                    Some(Prompt::AddIds) => {
+                        let ids = parse_ids(&typed);
+                        if ids.is_empty() {
+                            out.toast =
+                                Some("type one or more job ids (comma or space separated)".into());
+                            return;
+                        }
+                        self.prompting = None;
+                        if !self.add_ids(ids, out) {
+                            out.toast = Some("already watched".into());
+                        }
+                    }
+                    Some(Prompt::SubmitFile) => {
+                        if typed.is_empty() {
+                            out.toast = Some("type the path of an audio file".into());
+                            return;
+                        }
+                        self.prompting = None;
+                        self.upload = Some(Upload {
+                            path: typed.clone(),
+                            sent: 0,
+                            total: 0,
+                        });
+                        out.toast = Some(format!("uploading {typed}…"));
+                        out.effects.push(Effect::SubmitFile {
+                            path: PathBuf::from(typed),
+                        });
+                    }
+                    None => {}
+                }
+            }
+        }
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
+        self.focus_changed(out);
+    }
+
+    /// A report from the watcher or a submission.
+    fn on_result(&mut self, result: JobsResult, out: &mut Outcome) {
+        let kept = self.kept_selection();
+        match result {
+            JobsResult::Watch(event) => self.on_watch(event, out),
+            JobsResult::Discovered(ids) => {
+                self.add_ids(ids, out);
+            }
+            JobsResult::Uploading { sent, total } => {
+                if let Some(upload) = &mut self.upload {
+                    upload.sent = sent;
+                    upload.total = total;
+                }
+            }
+            JobsResult::Submitted { result } => {
+                let path = self.upload.take().map(|upload| upload.path);
+                match result {
+                    Ok(id) => {
+                        out.toast = Some(format!(
+                            "submitted {}: job {id}",
+                            path.as_deref().unwrap_or("the file")
+                        ));
+                        out.succeeded = true;
+                        self.add_ids(vec![id], out);
+                    }
+                    Err(failure) => out.failure = Some(failure),
+                }
+            }
+        }
+        self.table.refresh(&self.rows, kept);
+        // The pane's platform calls have recovered only when no row still
+        // says its last poll failed.
+        if out.succeeded && self.rows.iter().any(|row| row.poll_error.is_some()) {
+            out.succeeded = false;
+        }
+        self.focus_changed(out);
+        if let Some((used, budget)) = self.budget {
+            out.budget = Some(format!("{used}/{budget}"));
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.upload.is_some()
+    }
 
     fn commands(&self) -> Vec<CommandInfo<JobsCommand>> {
         match self.prompting {
@@ -590,9 +628,7 @@ impl PaneCommands for JobsPane {
             None => table_commands(self.selected().is_some(), self.table.filtering()),
         }
     }
-}
 
-impl Pane for JobsPane {
     fn allows_global(&self) -> bool {
         self.prompting.is_none() && !self.table.prompting()
     }
@@ -615,6 +651,17 @@ impl Pane for JobsPane {
         } else {
             self.table.paste(pasted, &self.rows);
         }
+    }
+
+    fn would_lose(&self) -> Vec<String> {
+        let mut losing = Vec::new();
+        if self.upload.is_some() {
+            losing.push("the upload in progress (it finishes, unwatched)".into());
+        }
+        if self.prompting.is_some() && !self.prompt.value().trim().is_empty() {
+            losing.push("the Jobs prompt".into());
+        }
+        losing
     }
 }
 

@@ -16,14 +16,17 @@ pub mod view;
 use std::path::{Path, PathBuf};
 
 use chrono::Local;
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Effect, Failure, ProbeResult};
-use super::super::app::Outcome;
+use super::super::action::{Effect, Failure};
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection};
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
-use super::{Pane, PaneCommands};
+use super::Pane;
 use earshot_core::api::Region;
 use earshot_core::api::probe::{Answer, ProbeOptions, REGIONS};
 use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
@@ -34,6 +37,24 @@ use commands::{browse_commands, edit_commands};
 const SCROLL_STEP: u16 = 1;
 /// Lines a page moves the results.
 const PAGE_STEP: u16 = 10;
+
+/// One call of a Probe pane run, as it ended; `seq` identifies the run
+/// (a superseded run's answers are dropped). `latency_ms` is measured here.
+#[derive(Clone, Debug)]
+pub enum ProbeResult {
+    Dictation {
+        seq: u64,
+        region: earshot_core::api::Region,
+        latency_ms: f64,
+        result: Result<Box<earshot_core::api::types::dictation::Dictation>, Failure>,
+    },
+    Sync {
+        seq: u64,
+        region: earshot_core::api::Region,
+        latency_ms: f64,
+        result: Result<earshot_core::api::types::dictation::SyncTranscript, Failure>,
+    },
+}
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,24 +234,6 @@ impl ProbePane {
         *self.input_mut(field) = Input::new(value.to_owned());
     }
 
-    /// A run is waiting for answers.
-    pub fn busy(&self) -> bool {
-        self.run.as_ref().is_some_and(Run::running)
-    }
-
-    pub fn help_sections() -> Vec<CommandSection<ProbeCommand>> {
-        vec![
-            CommandSection {
-                title: "Probe",
-                commands: browse_commands(),
-            },
-            CommandSection {
-                title: "Probe form (typing)",
-                commands: edit_commands(),
-            },
-        ]
-    }
-
     /// The regions the next run probes, in order.
     pub(crate) fn checked_regions(&self) -> Vec<Region> {
         self.regions
@@ -241,38 +244,6 @@ impl ProbePane {
     }
 
     // ---- update -------------------------------------------------------
-
-    pub fn run(&mut self, command: ProbeCommand, out: &mut Outcome) {
-        match command {
-            ProbeCommand::Run => self.start(out),
-            ProbeCommand::Edit => self.editing = true,
-            ProbeCommand::Done => self.editing = false,
-            ProbeCommand::NextField => {
-                self.focus = text::cycle(&Field::ORDER, self.focus, true);
-            }
-            ProbeCommand::PrevRegion => {
-                self.region_cursor = self.region_cursor.saturating_sub(1);
-            }
-            ProbeCommand::NextRegion => {
-                self.region_cursor = (self.region_cursor + 1).min(self.regions.len() - 1);
-            }
-            ProbeCommand::ToggleRegion => self.toggle(out),
-            ProbeCommand::AllRegions => {
-                for choice in &mut self.regions {
-                    choice.checked = true;
-                }
-            }
-            ProbeCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
-            ProbeCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
-            ProbeCommand::PageUp => self.scroll = self.scroll.saturating_sub(PAGE_STEP),
-            ProbeCommand::PageDown => self.scroll = self.scroll.saturating_add(PAGE_STEP),
-        }
-    }
-
-    /// `r` on this pane: the same probe again.
-    pub fn refresh(&mut self, out: &mut Outcome) {
-        self.start(out);
-    }
 
     fn toggle(&mut self, out: &mut Outcome) {
         let checked = self.checked_regions().len();
@@ -326,9 +297,70 @@ impl ProbePane {
             },
         });
     }
+}
+
+impl Pane for ProbePane {
+    type Command = ProbeCommand;
+    type Result = ProbeResult;
+    const TITLE: &'static str = "Probe";
+    const NAMES: &'static [&'static str] = &["probe"];
+    const CALLS_PLATFORM: bool = true;
+
+    fn create(_: &AppConfig) -> ProbePane {
+        ProbePane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    fn help_sections() -> Vec<CommandSection<ProbeCommand>> {
+        vec![
+            CommandSection {
+                title: "Probe",
+                commands: browse_commands(),
+            },
+            CommandSection {
+                title: "Probe form (typing)",
+                commands: edit_commands(),
+            },
+        ]
+    }
+
+    fn run(&mut self, command: ProbeCommand, out: &mut Outcome) {
+        match command {
+            ProbeCommand::Run => self.start(out),
+            ProbeCommand::Edit => self.editing = true,
+            ProbeCommand::Done => self.editing = false,
+            ProbeCommand::NextField => {
+                self.focus = text::cycle(&Field::ORDER, self.focus, true);
+            }
+            ProbeCommand::PrevRegion => {
+                self.region_cursor = self.region_cursor.saturating_sub(1);
+            }
+            ProbeCommand::NextRegion => {
+                self.region_cursor = (self.region_cursor + 1).min(self.regions.len() - 1);
+            }
+            ProbeCommand::ToggleRegion => self.toggle(out),
+            ProbeCommand::AllRegions => {
+                for choice in &mut self.regions {
+                    choice.checked = true;
+                }
+            }
+            ProbeCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
+            ProbeCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
+            ProbeCommand::PageUp => self.scroll = self.scroll.saturating_sub(PAGE_STEP),
+            ProbeCommand::PageDown => self.scroll = self.scroll.saturating_add(PAGE_STEP),
+        }
+    }
+
+    /// `r` on this pane: the same probe again.
+    fn refresh(&mut self, out: &mut Outcome) {
+        self.start(out);
+    }
 
     /// One call of a run ended; a superseded run's answer is dropped.
-    pub(crate) fn on_result(&mut self, result: ProbeResult, out: &mut Outcome) {
+    fn on_result(&mut self, result: ProbeResult, out: &mut Outcome) {
         let Some(run) = self.run.as_mut() else {
             return;
         };
@@ -368,10 +400,11 @@ impl ProbePane {
             out.toast = Some(format!("probe done: {answered} of {all} calls answered"));
         }
     }
-}
 
-impl PaneCommands for ProbePane {
-    type Command = ProbeCommand;
+    /// A run is waiting for answers.
+    fn busy(&self) -> bool {
+        self.run.as_ref().is_some_and(Run::running)
+    }
 
     fn commands(&self) -> Vec<CommandInfo<ProbeCommand>> {
         if self.editing {
@@ -380,9 +413,7 @@ impl PaneCommands for ProbePane {
             browse_commands()
         }
     }
-}
 
-impl Pane for ProbePane {
     /// The instruction (the file field may hold the demo's sample, and a
     /// path is quick to type again).
     fn holds_typed_input(&self) -> bool {

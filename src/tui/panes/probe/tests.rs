@@ -12,7 +12,7 @@ use serde_json::{Map, json};
 use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view};
 use crate::tui::action::{Action, Effect, Failure, ProbeResult};
 use crate::tui::app::{App, AppConfig, Outcome};
-use crate::tui::panes::PaneId;
+use crate::tui::panes::{Pane, PaneId};
 use crate::tui::test_keys::{press, type_text};
 use crate::tui::theme::Theme;
 use earshot_core::api::Region;

@@ -15,15 +15,18 @@ pub mod view;
 use std::convert::Infallible;
 use std::fmt;
 
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Effect, SigsResult};
-use super::super::app::Outcome;
+use super::super::action::Effect;
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::load::Load;
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
-use super::{Pane, PaneCommands};
+use super::Pane;
 use earshot_core::redact::mask;
 use earshot_core::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
@@ -51,6 +54,22 @@ pub enum BodySource {
     Capture {
         path: String,
         line: Option<usize>,
+    },
+}
+
+/// Results of the Signatures pane's background work.
+#[derive(Clone, Debug)]
+pub enum SigsResult {
+    /// `seq` identifies the read; a superseded read's answer is dropped.
+    BodyLoaded {
+        seq: u64,
+        path: String,
+        result: Result<Vec<u8>, String>,
+    },
+    /// A captured request was read for replay.
+    CaptureLoaded {
+        seq: u64,
+        result: Result<earshot_core::receiver::capture::Replay, String>,
     },
 }
 
@@ -255,27 +274,10 @@ impl SignaturesPane {
         self.recheck();
     }
 
-    pub fn busy(&self) -> bool {
-        self.read.loading()
-    }
-
     /// The body bytes read for a `file:PATH` or capture (or handed over),
     /// with what they stand for.
     pub fn loaded(&self) -> Option<&LoadedBody> {
         self.read.value().as_ref()
-    }
-
-    pub fn help_sections() -> Vec<CommandSection<SigsCommand>> {
-        vec![
-            CommandSection {
-                title: "Signatures",
-                commands: browse_commands(),
-            },
-            CommandSection {
-                title: "Signature form (typing)",
-                commands: edit_commands(),
-            },
-        ]
     }
 
     /// Whether the body field names a file or a capture.
@@ -306,92 +308,6 @@ impl SignaturesPane {
     }
 
     // ---- update -------------------------------------------------------
-
-    pub fn run(&mut self, command: SigsCommand, out: &mut Outcome) {
-        match command {
-            SigsCommand::Edit => self.editing = true,
-            SigsCommand::Done => self.editing = false,
-            SigsCommand::NextField => self.focus = self.focus.next(),
-            SigsCommand::PrevField => self.focus = self.focus.prev(),
-            SigsCommand::Check => match self.body_source() {
-                BodySource::Typed => self.recheck(),
-                BodySource::File(path) => {
-                    out.effects.push(Effect::ReadBodyFile {
-                        seq: self.read.start(),
-                        path,
-                    });
-                }
-                BodySource::Capture { path, line } => {
-                    out.effects.push(Effect::ReadCapture {
-                        seq: self.read.start(),
-                        path,
-                        line,
-                    });
-                }
-            },
-            SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
-            SigsCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
-            SigsCommand::Clear => {
-                for field in Field::ORDER {
-                    *self.input_mut(field) = Input::default();
-                }
-                self.read.reset();
-                self.secret_hint = None;
-                self.focus = Field::Header;
-                self.recheck();
-                out.toast = Some("form cleared".into());
-            }
-        }
-    }
-
-    /// A body file was read.
-    pub(crate) fn on_result(&mut self, result: SigsResult, out: &mut Outcome) {
-        match result {
-            SigsResult::BodyLoaded { seq, path, result } => {
-                if !self.read.is_current(seq) {
-                    return;
-                }
-                if let Err(error) = &result {
-                    out.toast = Some(format!("could not read {path}: {error}"));
-                }
-                let body = LoadedBody {
-                    source: format!("{FILE_PREFIX}{path}"),
-                    result,
-                };
-                self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
-                self.recheck();
-            }
-            SigsResult::CaptureLoaded { seq, result } => {
-                if !self.read.is_current(seq) {
-                    return;
-                }
-                let source = self.body.value().to_owned();
-                let body = match result {
-                    Ok(replay) => {
-                        self.header = Input::new(replay.header);
-                        self.now = Input::new(replay.received_unix.to_string());
-                        out.toast = Some(format!(
-                            "replaying capture line {}, checked at its receive time",
-                            replay.line
-                        ));
-                        LoadedBody {
-                            source,
-                            result: Ok(replay.body),
-                        }
-                    }
-                    Err(error) => {
-                        out.toast = Some(format!("could not replay the capture: {error}"));
-                        LoadedBody {
-                            source,
-                            result: Err(error),
-                        }
-                    }
-                };
-                self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
-                self.recheck();
-            }
-        }
-    }
 
     /// Another pane hands a delivery over to be checked.
     pub(crate) fn open_with(
@@ -510,8 +426,124 @@ impl SignaturesPane {
     }
 }
 
-impl PaneCommands for SignaturesPane {
+impl Pane for SignaturesPane {
     type Command = SigsCommand;
+    type Result = SigsResult;
+    const TITLE: &'static str = "Signatures";
+    const SHORT_TITLE: &'static str = "Sigs";
+    const NAMES: &'static [&'static str] = &["signatures", "sigs", "sig"];
+    const CALLS_PLATFORM: bool = false;
+
+    fn create(_: &AppConfig) -> SignaturesPane {
+        SignaturesPane::new()
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {
+        view::draw(frame, area, self, theme);
+    }
+
+    fn help_sections() -> Vec<CommandSection<SigsCommand>> {
+        vec![
+            CommandSection {
+                title: "Signatures",
+                commands: browse_commands(),
+            },
+            CommandSection {
+                title: "Signature form (typing)",
+                commands: edit_commands(),
+            },
+        ]
+    }
+
+    fn run(&mut self, command: SigsCommand, out: &mut Outcome) {
+        match command {
+            SigsCommand::Edit => self.editing = true,
+            SigsCommand::Done => self.editing = false,
+            SigsCommand::NextField => self.focus = self.focus.next(),
+            SigsCommand::PrevField => self.focus = self.focus.prev(),
+            SigsCommand::Check => match self.body_source() {
+                BodySource::Typed => self.recheck(),
+                BodySource::File(path) => {
+                    out.effects.push(Effect::ReadBodyFile {
+                        seq: self.read.start(),
+                        path,
+                    });
+                }
+                BodySource::Capture { path, line } => {
+                    out.effects.push(Effect::ReadCapture {
+                        seq: self.read.start(),
+                        path,
+                        line,
+                    });
+                }
+            },
+            SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
+            SigsCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
+            SigsCommand::Clear => {
+                for field in Field::ORDER {
+                    *self.input_mut(field) = Input::default();
+                }
+                self.read.reset();
+                self.secret_hint = None;
+                self.focus = Field::Header;
+                self.recheck();
+                out.toast = Some("form cleared".into());
+            }
+        }
+    }
+
+    /// A body file was read.
+    fn on_result(&mut self, result: SigsResult, out: &mut Outcome) {
+        match result {
+            SigsResult::BodyLoaded { seq, path, result } => {
+                if !self.read.is_current(seq) {
+                    return;
+                }
+                if let Err(error) = &result {
+                    out.toast = Some(format!("could not read {path}: {error}"));
+                }
+                let body = LoadedBody {
+                    source: format!("{FILE_PREFIX}{path}"),
+                    result,
+                };
+                self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
+                self.recheck();
+            }
+            SigsResult::CaptureLoaded { seq, result } => {
+                if !self.read.is_current(seq) {
+                    return;
+                }
+                let source = self.body.value().to_owned();
+                let body = match result {
+                    Ok(replay) => {
+                        self.header = Input::new(replay.header);
+                        self.now = Input::new(replay.received_unix.to_string());
+                        out.toast = Some(format!(
+                            "replaying capture line {}, checked at its receive time",
+                            replay.line
+                        ));
+                        LoadedBody {
+                            source,
+                            result: Ok(replay.body),
+                        }
+                    }
+                    Err(error) => {
+                        out.toast = Some(format!("could not replay the capture: {error}"));
+                        LoadedBody {
+                            source,
+                            result: Err(error),
+                        }
+                    }
+                };
+                self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
+                self.recheck();
+            }
+        }
+    }
+
+    fn busy(&self) -> bool {
+        self.read.loading()
+    }
 
     fn commands(&self) -> Vec<CommandInfo<SigsCommand>> {
         if self.editing {
@@ -520,9 +552,7 @@ impl PaneCommands for SignaturesPane {
             browse_commands()
         }
     }
-}
 
-impl Pane for SignaturesPane {
     fn allows_global(&self) -> bool {
         !self.editing
     }

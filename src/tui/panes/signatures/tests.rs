@@ -6,9 +6,11 @@
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Field, Report, SignaturesPane, SigsCommand};
-use crate::tui::action::{Action, Effect, SigsResult};
+use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, AppConfig, Outcome};
+use crate::tui::panes::Pane;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::signatures::SigsResult;
 use crate::tui::test_keys::press;
 use earshot_core::signature::{
     Finding, HeaderError, InvalidReason, MAX_HEADER_LEN, Mistake, Severity, Verdict, sign,

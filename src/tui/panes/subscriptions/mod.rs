@@ -20,15 +20,18 @@ pub mod view;
 
 use std::collections::HashSet;
 
+use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
+use ratatui::layout::Rect;
 
 use super::super::action::Effect;
-use super::super::app::Outcome;
+use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
+use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
-use super::{Pane, PaneCommands};
+use super::Pane;
 use earshot_core::api::types::agents::{Subscription, SubscriptionPatch};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::history::report::LatestChange;
@@ -41,6 +44,7 @@ use commands::{
 pub use edit::{EditField, EditForm};
 use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, SecretOnce};
+pub use results::SubsResult;
 pub use rotation::{RotateForm, Stage};
 
 pub use earshot_core::api::short_id;
@@ -194,19 +198,6 @@ impl SubscriptionsPane {
         self.pending.contains(id)
     }
 
-    /// A request of this pane is in flight.
-    pub fn busy(&self) -> bool {
-        self.list.loading()
-            || !self.pending.is_empty()
-            || match &self.modal {
-                Some(Modal::Create(form)) => form.submitting,
-                Some(Modal::Delete(dialog)) => dialog.submitting,
-                Some(Modal::Rotate(dialog)) => dialog.submitting,
-                Some(Modal::Edit(form)) => form.submitting,
-                _ => false,
-            }
-    }
-
     /// A form holds input that quitting would lose.
     pub(crate) fn is_dirty(&self) -> bool {
         match &self.modal {
@@ -238,132 +229,6 @@ impl SubscriptionsPane {
                 View::Table => Mode::Table,
                 View::Detail => Mode::Detail,
             },
-        }
-    }
-
-    /// Every command of the pane, grouped for the help overlay.
-    pub fn help_sections() -> Vec<CommandSection<SubsCommand>> {
-        let section = |title, commands| CommandSection { title, commands };
-        vec![
-            section("Subscriptions", table_commands(true, true)),
-            section("Detail", detail_commands()),
-            section("Filter (typing)", filter_commands()),
-            section("New subscription form", form_commands(true)),
-            section("Delete dialog", delete_commands()),
-            section("Edit dialog", edit_commands(true)),
-            // The check has every key of the dialog; the other steps are
-            // `enter` and `esc`, as their footers say.
-            section(
-                "Rotate dialog (step 2: check)",
-                rotate_commands(Stage::Check, false),
-            ),
-            section("New secret (shown once)", secret_commands()),
-        ]
-    }
-
-    // ---- update -------------------------------------------------------
-
-    /// The first load.
-    pub fn init(&mut self, out: &mut Outcome) {
-        self.refresh(out);
-    }
-
-    /// Loads the list again, superseding a load still running.
-    pub fn refresh(&mut self, out: &mut Outcome) {
-        out.effects.push(Effect::LoadSubscriptions {
-            seq: self.list.start(),
-            include_disabled: self.include_disabled,
-        });
-    }
-
-    pub fn run(&mut self, command: SubsCommand, out: &mut Outcome) {
-        use SubsCommand::*;
-        match command {
-            Move(to) => self.table.apply(to),
-            Open => {
-                if self.selected().is_some() {
-                    self.view = View::Detail;
-                }
-            }
-            Back => self.view = View::Table,
-            Table(command) => self.table.run(command, self.list.value()),
-            ToggleDisabled => {
-                self.include_disabled = !self.include_disabled;
-                out.toast = Some(if self.include_disabled {
-                    "showing paused subscriptions".into()
-                } else {
-                    "hiding paused subscriptions".into()
-                });
-                self.refresh(out);
-            }
-            New => self.modal = Some(Modal::Create(Box::default())),
-            PauseResume => self.pause_resume(out),
-            Rotate => {
-                if let Some(row) = self.selected() {
-                    self.modal = Some(Modal::Rotate(Box::new(RotateForm::new(row))));
-                }
-            }
-            Delete => {
-                if let Some(row) = self.selected() {
-                    self.modal = Some(Modal::Delete(DeleteConfirm::new(row)));
-                }
-            }
-            Edit => {
-                if let Some(row) = self.selected() {
-                    self.modal = Some(Modal::Edit(Box::new(EditForm::new(row))));
-                }
-            }
-            CopyId => {
-                if let Some(row) = self.selected() {
-                    out.effects.push(Effect::Copy {
-                        what: "id",
-                        text: SecretString::new(row.id.clone()),
-                    });
-                    out.toast = Some(format!("copied id {} to the clipboard", row.id));
-                }
-            }
-            NextField | PrevField => self.move_focus(command == NextField),
-            ToggleEvent => match &mut self.modal {
-                Some(Modal::Create(form)) => {
-                    form.toggle_focused_event();
-                    form.changed(self.url_policy);
-                }
-                Some(Modal::Edit(form)) => form.toggle_focused_event(),
-                _ => {}
-            },
-            Submit => self.submit(out),
-            Cancel => self.cancel(out),
-            CopySecret => {
-                let secret = match &mut self.modal {
-                    Some(Modal::Secret(shown)) => {
-                        shown.copied = true;
-                        Some(shown.secret.clone())
-                    }
-                    Some(Modal::Rotate(dialog)) => {
-                        dialog.copied = dialog.new_secret.is_some();
-                        dialog.new_secret.clone()
-                    }
-                    _ => None,
-                };
-                if let Some(text) = secret {
-                    out.effects.push(Effect::Copy {
-                        what: "secret",
-                        text,
-                    });
-                    out.toast = Some("copied the new secret to the clipboard".into());
-                }
-            }
-            SkipCheck => {
-                if let Some(Modal::Rotate(dialog)) = &mut self.modal {
-                    dialog.skip_check();
-                }
-            }
-            DiscardYes => self.modal = None,
-            DiscardNo => {
-                if let Some(Modal::Create(form)) = &mut self.modal {
-                    form.confirm_discard = false;
-                }
-            }
         }
     }
 
@@ -500,8 +365,171 @@ impl SubscriptionsPane {
     }
 }
 
-impl PaneCommands for SubscriptionsPane {
+impl Pane for SubscriptionsPane {
     type Command = SubsCommand;
+    type Result = SubsResult;
+    const TITLE: &'static str = "Subscriptions";
+    const SHORT_TITLE: &'static str = "Subs";
+    const NAMES: &'static [&'static str] = &["subs", "sub", "subscriptions"];
+    const CALLS_PLATFORM: bool = true;
+
+    fn create(config: &AppConfig) -> SubscriptionsPane {
+        SubscriptionsPane::new(config.url_policy)
+    }
+
+    fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, read_only: bool) {
+        view::draw(frame, area, self, theme, read_only);
+    }
+
+    /// A platform call finished (`results.rs`).
+    fn on_result(&mut self, result: SubsResult, out: &mut Outcome) {
+        self.take_result(result, out);
+    }
+
+    /// `:sub ID`: the table filtered to `id`, its detail open when one row
+    /// is left.
+    fn jump_to(&mut self, id: &str, out: &mut Outcome) {
+        if !self.show(id) {
+            out.toast = Some(format!("no subscription matches {id}"));
+        }
+    }
+
+    /// Every command of the pane, grouped for the help overlay.
+    fn help_sections() -> Vec<CommandSection<SubsCommand>> {
+        let section = |title, commands| CommandSection { title, commands };
+        vec![
+            section("Subscriptions", table_commands(true, true)),
+            section("Detail", detail_commands()),
+            section("Filter (typing)", filter_commands()),
+            section("New subscription form", form_commands(true)),
+            section("Delete dialog", delete_commands()),
+            section("Edit dialog", edit_commands(true)),
+            // The check has every key of the dialog; the other steps are
+            // `enter` and `esc`, as their footers say.
+            section(
+                "Rotate dialog (step 2: check)",
+                rotate_commands(Stage::Check, false),
+            ),
+            section("New secret (shown once)", secret_commands()),
+        ]
+    }
+
+    /// The first load.
+    fn init(&mut self, out: &mut Outcome) {
+        self.refresh(out);
+    }
+
+    /// Loads the list again, superseding a load still running.
+    fn refresh(&mut self, out: &mut Outcome) {
+        out.effects.push(Effect::LoadSubscriptions {
+            seq: self.list.start(),
+            include_disabled: self.include_disabled,
+        });
+    }
+
+    fn run(&mut self, command: SubsCommand, out: &mut Outcome) {
+        use SubsCommand::*;
+        match command {
+            Move(to) => self.table.apply(to),
+            Open => {
+                if self.selected().is_some() {
+                    self.view = View::Detail;
+                }
+            }
+            Back => self.view = View::Table,
+            Table(command) => self.table.run(command, self.list.value()),
+            ToggleDisabled => {
+                self.include_disabled = !self.include_disabled;
+                out.toast = Some(if self.include_disabled {
+                    "showing paused subscriptions".into()
+                } else {
+                    "hiding paused subscriptions".into()
+                });
+                self.refresh(out);
+            }
+            New => self.modal = Some(Modal::Create(Box::default())),
+            PauseResume => self.pause_resume(out),
+            Rotate => {
+                if let Some(row) = self.selected() {
+                    self.modal = Some(Modal::Rotate(Box::new(RotateForm::new(row))));
+                }
+            }
+            Delete => {
+                if let Some(row) = self.selected() {
+                    self.modal = Some(Modal::Delete(DeleteConfirm::new(row)));
+                }
+            }
+            Edit => {
+                if let Some(row) = self.selected() {
+                    self.modal = Some(Modal::Edit(Box::new(EditForm::new(row))));
+                }
+            }
+            CopyId => {
+                if let Some(row) = self.selected() {
+                    out.effects.push(Effect::Copy {
+                        what: "id",
+                        text: SecretString::new(row.id.clone()),
+                    });
+                    out.toast = Some(format!("copied id {} to the clipboard", row.id));
+                }
+            }
+            NextField | PrevField => self.move_focus(command == NextField),
+            ToggleEvent => match &mut self.modal {
+                Some(Modal::Create(form)) => {
+                    form.toggle_focused_event();
+                    form.changed(self.url_policy);
+                }
+                Some(Modal::Edit(form)) => form.toggle_focused_event(),
+                _ => {}
+            },
+            Submit => self.submit(out),
+            Cancel => self.cancel(out),
+            CopySecret => {
+                let secret = match &mut self.modal {
+                    Some(Modal::Secret(shown)) => {
+                        shown.copied = true;
+                        Some(shown.secret.clone())
+                    }
+                    Some(Modal::Rotate(dialog)) => {
+                        dialog.copied = dialog.new_secret.is_some();
+                        dialog.new_secret.clone()
+                    }
+                    _ => None,
+                };
+                if let Some(text) = secret {
+                    out.effects.push(Effect::Copy {
+                        what: "secret",
+                        text,
+                    });
+                    out.toast = Some("copied the new secret to the clipboard".into());
+                }
+            }
+            SkipCheck => {
+                if let Some(Modal::Rotate(dialog)) = &mut self.modal {
+                    dialog.skip_check();
+                }
+            }
+            DiscardYes => self.modal = None,
+            DiscardNo => {
+                if let Some(Modal::Create(form)) = &mut self.modal {
+                    form.confirm_discard = false;
+                }
+            }
+        }
+    }
+
+    /// A request of this pane is in flight.
+    fn busy(&self) -> bool {
+        self.list.loading()
+            || !self.pending.is_empty()
+            || match &self.modal {
+                Some(Modal::Create(form)) => form.submitting,
+                Some(Modal::Delete(dialog)) => dialog.submitting,
+                Some(Modal::Rotate(dialog)) => dialog.submitting,
+                Some(Modal::Edit(form)) => form.submitting,
+                _ => false,
+            }
+    }
 
     /// The commands of the current mode (before read-only filtering).
     fn commands(&self) -> Vec<CommandInfo<SubsCommand>> {
@@ -517,9 +545,7 @@ impl PaneCommands for SubscriptionsPane {
             Mode::Edit { text } => edit_commands(!text),
         }
     }
-}
 
-impl Pane for SubscriptionsPane {
     fn holds_typed_input(&self) -> bool {
         self.is_dirty()
     }
@@ -599,6 +625,19 @@ impl Pane for SubscriptionsPane {
             None if self.table.prompting() => self.table.paste(pasted, self.list.value()),
             _ => {}
         }
+    }
+
+    fn would_lose(&self) -> Vec<String> {
+        let mut losing = Vec::new();
+        if self.holds_typed_input() {
+            losing.push("the subscription form (typed input, or a secret shown once)".to_owned());
+        }
+        if let Some(Modal::Rotate(dialog)) = &self.modal
+            && dialog.stage == Stage::Watch
+        {
+            losing.push("the watch after the rotation (it stops)".into());
+        }
+        losing
     }
 }
 

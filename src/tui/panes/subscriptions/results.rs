@@ -6,13 +6,49 @@
 
 use super::modals::SecretOnce;
 use super::{Modal, SubscriptionsPane, View, short_id};
-use crate::tui::action::{Failure, SubsResult};
+use crate::tui::action::Failure;
 use crate::tui::app::Outcome;
 use earshot_core::api::types::agents::Subscription;
 
+/// Results of the Subscriptions pane's platform calls.
+#[derive(Clone, Debug)]
+pub enum SubsResult {
+    /// `seq` identifies the load; a superseded load's answer is dropped.
+    Loaded {
+        seq: u64,
+        result: Result<Vec<Subscription>, Failure>,
+    },
+    /// Pause or resume.
+    Patched {
+        id: String,
+        result: Result<Subscription, Failure>,
+    },
+    Created {
+        result: Result<Subscription, Failure>,
+    },
+    Rotated {
+        id: String,
+        result: Result<Subscription, Failure>,
+    },
+    /// The staged rotation's check of the receiver answered.
+    Checked {
+        id: String,
+        result: Result<earshot_core::history::rotation::CheckReport, Failure>,
+    },
+    /// What the watch after a rotation saw (each sweep).
+    Watched {
+        id: String,
+        report: earshot_core::history::rotation::WatchReport,
+    },
+    Deleted {
+        id: String,
+        result: Result<(), Failure>,
+    },
+}
+
 impl SubscriptionsPane {
     /// A platform call finished.
-    pub fn on_result(&mut self, result: SubsResult, out: &mut Outcome) {
+    pub(super) fn take_result(&mut self, result: SubsResult, out: &mut Outcome) {
         match result {
             SubsResult::Loaded { seq, result } => {
                 let keep = self.selected().map(|row| row.id.clone());
