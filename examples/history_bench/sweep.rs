@@ -105,6 +105,7 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
     let mut store = Store::open(&dir.path().join("sweep.db"))?;
     let ids = ids.lock().map_err(|_| "poisoned")?.clone();
     sessions::add(&mut store, &ids, sessions::Source::Added, store::now_ms())?;
+    let store = store::AsyncStore::new(store);
     println!(
         "{:<14} {:>9} {:>9} {:>9} {:>9} {:>10} {:>11}",
         "sweep", "requests", "sessions", "left due", "seconds", "sessions/s", "req/session"
@@ -113,7 +114,7 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
     loop {
         pass += 1;
         let started = Instant::now();
-        let report = history::sweep::sweep(&client, &mut store, BUDGET).await?;
+        let report = history::sweep::sweep(&client, &store, BUDGET).await?;
         let seconds = started.elapsed().as_secs_f64();
         let label = if report.sessions_swept == 0 {
             "settled again".to_owned()
@@ -142,6 +143,9 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
             break;
         }
     }
+    let store = store
+        .into_inner()
+        .map_err(|_| "the store is still held by the sweep")?;
     println!(
         "stored           {} delivery records for {} sessions",
         deliveries::count(&store)?,

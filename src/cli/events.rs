@@ -40,9 +40,10 @@ pub async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre::Result
             return Ok(ExitCode::from(2));
         }
     };
-    let mut store = args.store.open(global)?;
-    args.sweep
-        .sweep_first(&args.connection, global, &mut store)
+    let store = args.store.open(global)?;
+    let (store, _) = args
+        .sweep
+        .sweep_first(&args.connection, global, store)
         .await?;
     let rows = list(&store, &query, args.sweep.since, args.limit)?;
     if args.json {

@@ -41,10 +41,10 @@ struct HealthJson<'a> {
 }
 
 pub async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
-    let mut store = args.store.open(global)?;
-    let swept = args
+    let store = args.store.open(global)?;
+    let (store, swept) = args
         .sweep
-        .sweep_first(&args.connection, global, &mut store)
+        .sweep_first(&args.connection, global, store)
         .await?;
     let now = store::now_ms();
     let report = board(&store, args.sweep.since, now)?;

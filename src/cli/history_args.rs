@@ -9,7 +9,7 @@ use clap::Args;
 use super::{Connection, GlobalOptions};
 use earshot_core::config::Paths;
 use earshot_core::history::sweep::{SweepReport, sweep};
-use earshot_core::store::{self, Store};
+use earshot_core::store::{self, AsyncStore, Store};
 
 /// `--store PATH` (`EARSHOT_STORE`), else the profile's `store`, else
 /// `earshot.db` in the state dir.
@@ -69,24 +69,34 @@ pub struct SweepArgs {
 }
 
 impl SweepArgs {
-    /// Sweeps into `store` unless `--no-sweep` (then an empty report); a
-    /// sweep that stopped early is said on stderr and what it fetched kept.
+    /// Sweeps into `store` unless `--no-sweep` (then an empty report),
+    /// and hands the store back for the reads that follow; a sweep that
+    /// stopped early is said on stderr and what it fetched kept.
     pub async fn sweep_first(
         &self,
         connection: &Connection,
         global: &GlobalOptions,
-        store: &mut Store,
-    ) -> color_eyre::Result<SweepReport> {
+        store: Store,
+    ) -> color_eyre::Result<(Store, SweepReport)> {
         if self.no_sweep {
-            return Ok(SweepReport::default());
+            return Ok((store, SweepReport::default()));
         }
         let client = connection.client(global)?;
-        let report = sweep(&client, store, self.budget).await?;
+        let shared = AsyncStore::new(store);
+        let report = sweep(&client, &shared, self.budget).await?;
         if let Some(why) = &report.stopped {
             eprintln!("warning: the sweep stopped early ({why}); using what the store holds");
         }
-        Ok(report)
+        Ok((plain(shared)?, report))
     }
+}
+
+/// The plain store again after async work on it (the sweep, recover), for
+/// the synchronous reads that follow.
+pub fn plain(shared: AsyncStore) -> color_eyre::Result<Store> {
+    shared
+        .into_inner()
+        .map_err(|_| color_eyre::eyre::eyre!("the store is still held by work that did not finish"))
 }
 
 /// `--since`: a duration back from now (`90s`, `30m`, `2h`, `7d`) or an

@@ -75,9 +75,10 @@ pub async fn run(args: IncidentsArgs, global: &GlobalOptions) -> color_eyre::Res
             }
         };
     }
-    let mut store = args.store.open(global)?;
-    args.sweep
-        .sweep_first(&args.connection, global, &mut store)
+    let store = args.store.open(global)?;
+    let (store, _) = args
+        .sweep
+        .sweep_first(&args.connection, global, store)
         .await?;
     let incidents = list(&store, args.sweep.since, args.all)?;
     if args.json {

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Serialize;
 
-use super::history_args::{StoreArg, SweepArgs};
+use super::history_args::{self, StoreArg, SweepArgs};
 use super::output::{emit, print_json, short_id};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::sessions::clock;
@@ -22,6 +22,7 @@ use earshot_core::history::recover::{
     Brakes, DEFAULT_MAX_FAILURES, Plan, RunReport, Scope, Sent, not_observed_list, plan,
     run as recover,
 };
+use earshot_core::store::AsyncStore;
 
 fn parse_event_type(text: &str) -> Result<String, String> {
     EventKind::parse(text)
@@ -131,9 +132,10 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
             }
         }
     };
-    let mut store = args.store.open(global)?;
-    args.sweep
-        .sweep_first(&args.connection, global, &mut store)
+    let store = args.store.open(global)?;
+    let (store, _) = args
+        .sweep
+        .sweep_first(&args.connection, global, store)
         .await?;
     let scope = Scope {
         event_ids: args.event_ids.clone(),
@@ -156,17 +158,19 @@ pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Res
         }
         Err(error) => return Err(error.into()),
     };
-    let report = match &secret {
-        None => RunReport::default(),
+    let (store, report) = match &secret {
+        None => (store, RunReport::default()),
         Some(secret) => {
             let json = args.json;
-            recover(&mut store, &plan, secret, brakes, |sent| {
+            let shared = AsyncStore::new(store);
+            let report = recover(&shared, &plan, secret, brakes, |sent| {
                 if !json {
                     let _ = emit(&line(sent));
                 }
                 std::ops::ControlFlow::Continue(())
             })
-            .await?
+            .await?;
+            (history_args::plain(shared)?, report)
         }
     };
     let sent = &report.sent;

@@ -134,7 +134,7 @@ pub async fn run(
             .map_err(|error| color_eyre::eyre::eyre!("could not generate a secret: {error}"))?;
         return prepared(&args, &short, &SecretString::new(secret));
     };
-    let mut store = history_args::open_store(store_path, global)?;
+    let store = history_args::open_store(store_path, global)?;
 
     // 2. Check.
     if args.skip_check {
@@ -234,9 +234,10 @@ pub async fn run(
         args.watch.as_secs()
     ));
     let mut last = None;
+    // The store's last use: the watch sweeps into it.
     let watched = watch(
         client,
-        &mut store,
+        &store::AsyncStore::new(store),
         &record.id,
         rotated_ms,
         args.watch,

@@ -73,8 +73,8 @@ macro_rules! action_enum {
 }
 registry!(action_enum);
 
-/// Where the panes' results were before they moved into the panes: the
-/// demo and the integration tests name them here.
+// Where the panes' results were before they moved into the panes: the
+// demo and the integration tests name them here.
 pub use super::panes::deliveries::DeliveriesResult;
 pub use super::panes::inbox::InboxResult;
 pub use super::panes::jobs::JobsResult;

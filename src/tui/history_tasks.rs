@@ -1,9 +1,11 @@
 //! The incident-history work the worker runs for the Health and Deliveries
-//! panes: store reads on the blocking pool (never on the render path), the
-//! sweep, recover with progress, the Events pane's list, detail and
-//! re-send, and the Deliveries pane's session view. Each opens the store at the configured path for
-//! its own work (SQLite connections are cheap; WAL lets them run beside a
-//! `listen` that writes).
+//! panes: store reads, the sweep, recover with progress, the Events pane's
+//! list, detail and re-send, and the Deliveries pane's session view. Each
+//! opens the store at the configured path for its own work (SQLite
+//! connections are cheap; WAL lets them run beside a `listen` that
+//! writes), as an [`AsyncStore`]: the one way the console reaches the
+//! store, every call on the blocking pool (never on the render path, never
+//! on a runtime thread between two awaits).
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -21,7 +23,7 @@ use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::session_view::{self, SessionView};
 use earshot_core::history::{recover, report, sweep};
 use earshot_core::redact::SecretString;
-use earshot_core::store::{self, Store, deliveries, sessions};
+use earshot_core::store::{self, AsyncStore, Store, StoreError, deliveries, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
@@ -37,19 +39,17 @@ fn failure(error: impl std::fmt::Display) -> Failure {
     Failure::new(error.to_string())
 }
 
-/// Runs `work` on the blocking pool with the store open.
+/// Opens the store and runs `work` with it ([`AsyncStore::run`]).
 async fn with_store<T: Send + 'static>(
     path: StorePath,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
 ) -> Result<T, Failure> {
-    let path = path.map_err(Failure::new)?;
-    tokio::task::spawn_blocking(move || {
-        let mut store = Store::open(&path).map_err(|error| error.to_string())?;
-        work(&mut store)
-    })
-    .await
-    .map_err(failure)?
-    .map_err(Failure::new)
+    let store = open(path).await?;
+    store
+        .run(move |store| Ok::<_, StoreError>(work(store)))
+        .await
+        .map_err(failure)?
+        .map_err(Failure::new)
 }
 
 pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx) {
@@ -131,24 +131,21 @@ pub async fn session_view(
     )))
 }
 
-/// Opens the store on the blocking pool, for work that awaits the network.
-async fn open(path: StorePath) -> Result<Store, Failure> {
+/// Opens the store (on the blocking pool, as every call on it).
+async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
     let path = path.map_err(Failure::new)?;
-    tokio::task::spawn_blocking(move || Store::open(&path))
-        .await
-        .map_err(failure)?
-        .map_err(failure)
+    AsyncStore::open(path).await.map_err(failure)
 }
 
 pub async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
-    let mut store = match open(path).await {
+    let store = match open(path).await {
         Ok(store) => store,
         Err(failure) => {
             let _ = tx.send(Action::Health(HealthResult::NoStore(failure.message)));
             return;
         }
     };
-    let result = sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
+    let result = sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
         .await
         .map_err(failure);
     let _ = tx.send(Action::Health(HealthResult::Swept(result)));
@@ -191,8 +188,8 @@ pub async fn recover(
     };
     let log = path.clone();
     let result = async {
-        let mut store = open(path).await?;
-        let swept = sweep::sweep(&client, &mut store, CONSOLE_SWEEP_BUDGET)
+        let store = open(path).await?;
+        let swept = sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
             .await
             .map_err(failure)?;
         if let Some(why) = swept.stopped {
@@ -200,17 +197,15 @@ pub async fn recover(
                 "the sweep before recover stopped: {why}"
             )));
         }
-        let plan = recover::plan(
-            &store,
-            &subscription_id,
-            since_ms,
-            &recover::Scope::default(),
-        )
-        .map_err(failure)?;
+        let id = subscription_id.clone();
+        let plan = store
+            .run(move |store| recover::plan(store, &id, since_ms, &recover::Scope::default()))
+            .await
+            .map_err(failure)?;
         let total = plan.to_send.len();
         progress(0, total, None);
         let mut done = 0;
-        let report = recover::run(&mut store, &plan, &secret, Default::default(), |sent| {
+        let report = recover::run(&store, &plan, &secret, Default::default(), |sent| {
             done += 1;
             progress(done, total, Some(sent));
             if cancel.load(Ordering::Relaxed) {
@@ -283,19 +278,20 @@ pub async fn resend_event(
 ) {
     let log = path.clone();
     let result = async {
-        let mut store = open(path).await?;
+        let store = open(path).await?;
+        let event = event_id.clone();
         match target {
             ResendTarget::Subscription(id) => {
-                let plan = recover::plan_event(&store, &id, &event_id).map_err(failure)?;
-                let report = recover::run(
-                    &mut store,
-                    &plan,
-                    &secret,
-                    recover::Brakes::default(),
-                    |_| std::ops::ControlFlow::Continue(()),
-                )
-                .await
-                .map_err(failure)?;
+                let plan = store
+                    .run(move |store| recover::plan_event(store, &id, &event))
+                    .await
+                    .map_err(failure)?;
+                let report =
+                    recover::run(&store, &plan, &secret, recover::Brakes::default(), |_| {
+                        std::ops::ControlFlow::Continue(())
+                    })
+                    .await
+                    .map_err(failure)?;
                 let sent = report
                     .sent
                     .first()
@@ -310,7 +306,10 @@ pub async fn resend_event(
                 Ok(sent_line(sent, &plan.subscription.url))
             }
             ResendTarget::Url(url) => {
-                let event = recover::observed_event(&store, &event_id).map_err(failure)?;
+                let event = store
+                    .run(move |store| recover::observed_event(store, &event))
+                    .await
+                    .map_err(failure)?;
                 let http = recover::sender().map_err(failure)?;
                 let sent = recover::send_event(&http, &url, &secret, &event).await;
                 Ok(sent_line(&sent, &url))
@@ -444,7 +443,7 @@ pub async fn watch_rotation(
     rotated_ms: i64,
     tx: ActionTx,
 ) {
-    let Ok(mut store) = open(path).await else {
+    let Ok(store) = open(path).await else {
         return;
     };
     let report = |report: &earshot_core::history::rotation::WatchReport| {
@@ -455,7 +454,7 @@ pub async fn watch_rotation(
     };
     let last = earshot_core::history::rotation::watch(
         &client,
-        &mut store,
+        &store,
         &id,
         rotated_ms,
         ROTATION_WATCH,

@@ -161,7 +161,8 @@ async fn a_session_id_no_request_can_name_does_not_stop_the_sweep() {
         earshot_core::store::now_ms(),
     )
     .unwrap();
-    let report = earshot_core::history::sweep::sweep(&harness.client, &mut store, 50)
+    let store = earshot_core::store::AsyncStore::new(store);
+    let report = earshot_core::history::sweep::sweep(&harness.client, &store, 50)
         .await
         .unwrap();
     assert_eq!(report.stopped, None, "{report:?}");

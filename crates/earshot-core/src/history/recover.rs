@@ -25,7 +25,7 @@ use crate::signature;
 use crate::store::events::StoredEvent;
 use crate::store::outcomes::{self, EventState, Outcome};
 use crate::store::recoveries::{self, RecoveryResult};
-use crate::store::{self, Store, deliveries, events};
+use crate::store::{self, AsyncStore, Store, deliveries, events};
 
 use super::HistoryError;
 
@@ -348,10 +348,10 @@ impl RunReport {
 
 /// Sends the events of `plan`, one at a time (in order, as the receiver
 /// would have seen them), calling `each` after each send (it may stop the
-/// run), and stopping as `brakes` say. (`&mut`: the store is not shared
-/// across threads while a send is awaited.)
+/// run), and stopping as `brakes` say. The log is written through `store`
+/// before each POST and completed after it.
 pub async fn run(
-    store: &mut Store,
+    store: &AsyncStore,
     plan: &Plan,
     secret: &SecretString,
     brakes: Brakes,
@@ -361,13 +361,23 @@ pub async fn run(
     let mut report = RunReport::default();
     let mut failures_in_a_row = 0;
     for (index, event) in plan.to_send.iter().enumerate() {
-        let row = recoveries::start(
-            &*store,
-            &plan.subscription.id,
-            &event.event_id,
-            &event.session_id,
-            store::now_ms(),
-        )?;
+        let (subscription_id, event_id, session_id) = (
+            plan.subscription.id.clone(),
+            event.event_id.clone(),
+            event.session_id.clone(),
+        );
+        let row = store
+            .run(move |store| {
+                recoveries::start(
+                    store,
+                    &subscription_id,
+                    &event_id,
+                    &session_id,
+                    store::now_ms(),
+                )
+                .map_err(HistoryError::from)
+            })
+            .await?;
         let sent = send_event(&http, &plan.subscription.url, secret, event).await;
         let result = RecoveryResult {
             http_status_code: sent.http_status,
@@ -375,7 +385,11 @@ pub async fn run(
             latency_ms: sent.latency_ms,
             delivered: sent.delivered,
         };
-        recoveries::finish(&*store, row, &result, store::now_ms())?;
+        store
+            .run(move |store| {
+                recoveries::finish(store, row, &result, store::now_ms()).map_err(HistoryError::from)
+            })
+            .await?;
         failures_in_a_row = if sent.delivered {
             0
         } else {
@@ -502,12 +516,14 @@ mod tests {
     #[tokio::test]
     async fn a_run_asked_to_stop_stops_after_the_event_being_sent() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let mut store = Store::open(&dir.path().join("earshot.db")).expect("store");
+        let store = AsyncStore::open(dir.path().join("earshot.db"))
+            .await
+            .expect("store");
         let (url, answered) = receiver();
         let events = (1..=3).map(|n| event(&format!("e{n}"), "call.ended", n * 1_000));
         let plan = plan(&url, events.collect());
         let secret = SecretString::new("whsec_test");
-        let report = run(&mut store, &plan, &secret, Brakes::default(), |_| {
+        let report = run(&store, &plan, &secret, Brakes::default(), |_| {
             ControlFlow::Break(())
         })
         .await

@@ -26,7 +26,7 @@ use crate::redact::SecretString;
 use crate::signature::generate_secret;
 use crate::store::events::{self, StoredEvent};
 use crate::store::outcomes::{self, EventState};
-use crate::store::{Store, deliveries};
+use crate::store::{AsyncStore, Store, deliveries};
 
 /// What the check sends.
 #[derive(Clone, Debug, PartialEq)]
@@ -186,7 +186,7 @@ const WATCH_BUDGET: usize = 50;
 /// it sees; stops at the first 401.
 pub async fn watch(
     client: &Client,
-    store: &mut Store,
+    store: &AsyncStore,
     subscription_id: &str,
     rotated_ms: i64,
     duration: Duration,
@@ -198,7 +198,10 @@ pub async fn watch(
         if let Some(why) = swept.stopped {
             tracing::warn!(why, "a watch sweep stopped early");
         }
-        let since = deliveries::since(store, subscription_id, rotated_ms)?;
+        let id = subscription_id.to_owned();
+        let since = store
+            .run(move |store| deliveries::since(store, &id, rotated_ms).map_err(HistoryError::from))
+            .await?;
         let mut report = WatchReport {
             delivered_since: since.delivered,
             refused_sessions: since.refused_sessions,

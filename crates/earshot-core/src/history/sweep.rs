@@ -4,13 +4,15 @@
 //! (`store::sessions::due_for_sweep`: something new first, then re-checks),
 //! spending at most a budget of requests, and store every record. The
 //! subscription list is fetched first (paused ones included) so reports can
-//! name URLs and recover knows where to send.
+//! name URLs and recover knows where to send. The store is reached through
+//! an [`AsyncStore`]: its calls run on the blocking pool, between the
+//! requests.
 
 use serde::Serialize;
 
 use crate::api::types::agents::{DeliveryRecord, Subscription};
 use crate::api::{ApiError, Client};
-use crate::store::{self, Store, deliveries, sessions};
+use crate::store::{self, AsyncStore, deliveries, sessions};
 
 use super::HistoryError;
 
@@ -38,7 +40,7 @@ pub struct SweepReport {
 /// One sweep within `budget` requests.
 pub async fn sweep(
     client: &Client,
-    store: &mut Store,
+    store: &AsyncStore,
     budget: usize,
 ) -> Result<SweepReport, HistoryError> {
     let mut report = SweepReport::default();
@@ -53,17 +55,31 @@ pub async fn sweep(
             break;
         }
     }
-    deliveries::replace_subscriptions(store, &listed, store::now_ms())?;
-
-    let due = sessions::due_for_sweep(store, budget.saturating_sub(report.requests))?;
+    let left = budget.saturating_sub(report.requests);
+    let due = store
+        .run(move |store| {
+            deliveries::replace_subscriptions(store, &listed, store::now_ms())?;
+            Ok::<_, HistoryError>(sessions::due_for_sweep(store, left)?)
+        })
+        .await?;
     for session_id in due {
         match fetch_session(client, &session_id, budget, &mut report.requests).await {
             Fetched::All(records) => {
-                deliveries::record_sweep(store, &session_id, &records, store::now_ms())?;
+                store
+                    .run(move |store| {
+                        deliveries::record_sweep(store, &session_id, &records, store::now_ms())
+                            .map_err(HistoryError::from)
+                    })
+                    .await?;
                 report.sessions_swept += 1;
             }
             Fetched::Unknown => {
-                deliveries::record_unknown(store, &session_id, store::now_ms())?;
+                store
+                    .run(move |store| {
+                        deliveries::record_unknown(store, &session_id, store::now_ms())
+                            .map_err(HistoryError::from)
+                    })
+                    .await?;
                 report.sessions_swept += 1;
                 report.unknown_sessions += 1;
             }
@@ -74,7 +90,9 @@ pub async fn sweep(
             }
         }
     }
-    report.left_for_later = sessions::count_due(store)?;
+    report.left_for_later = store
+        .run(|store| sessions::count_due(store).map_err(HistoryError::from))
+        .await?;
     Ok(report)
 }
 

@@ -22,7 +22,7 @@ use std::time::Duration;
 use super::metrics::Metrics;
 use crate::api::Client;
 use crate::history::sweep::{SweepReport, sweep};
-use crate::store::{self, Store, totals};
+use crate::store::{self, AsyncStore, StoreError, totals};
 
 /// How often, and within how many requests, the background sweep runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,7 +93,7 @@ impl Sweeper {
     pub async fn run(self) {
         let mut ticks = tokio::time::interval(self.plan.every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut store: Option<Store> = None;
+        let mut store: Option<AsyncStore> = None;
         let mut failures = Failures::default();
         loop {
             ticks.tick().await;
@@ -132,18 +132,19 @@ impl Sweeper {
                 }
             }
             if let Some(store) = &store {
-                self.refresh(store);
+                self.refresh(store).await;
             }
         }
     }
 
     /// One sweep, opening the store first if needed (a connection that
     /// failed is opened again next time).
-    async fn once(&self, slot: &mut Option<Store>) -> Result<SweepReport, String> {
+    async fn once(&self, slot: &mut Option<AsyncStore>) -> Result<SweepReport, String> {
         if slot.is_none() {
-            *slot = Some(open(self.db.clone()).await?);
+            let opened = AsyncStore::open(self.db.clone()).await;
+            *slot = Some(opened.map_err(|error| error.to_string())?);
         }
-        let Some(store) = slot.as_mut() else {
+        let Some(store) = slot.as_ref() else {
             return Err("the store is not open".to_owned());
         };
         match sweep(&self.client, store, self.plan.budget).await {
@@ -164,9 +165,12 @@ impl Sweeper {
     }
 
     /// Reads the per-subscription figures again into the gauges.
-    fn refresh(&self, store: &Store) {
+    async fn refresh(&self, store: &AsyncStore) {
         let Some(metrics) = &self.metrics else { return };
-        match totals::subscription_totals(store) {
+        let read = store
+            .run(|store| totals::subscription_totals(store).map_err(StoreError::from))
+            .await;
+        match read {
             Ok(totals) => metrics.set_subscriptions(totals),
             Err(error) => (self.say)(&format!(
                 "the subscription gauges were not refreshed ({error})"
@@ -203,14 +207,6 @@ impl Failures {
         *self = Failures::default();
         was_failing
     }
-}
-
-/// Opens the store on the blocking pool (the open checks the file).
-pub async fn open(db: PathBuf) -> Result<Store, String> {
-    tokio::task::spawn_blocking(move || Store::open(&db))
-        .await
-        .map_err(|error| error.to_string())?
-        .map_err(|error| error.to_string())
 }
 
 fn seconds(every: Duration) -> String {

@@ -13,6 +13,7 @@
 //! refused with an error that says so, and is never modified. The tables are
 //! documented for `sqlite3` users in `docs/store.md`.
 
+pub mod async_store;
 pub mod chains;
 pub mod changes;
 mod check;
@@ -39,6 +40,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
+pub use async_store::AsyncStore;
 pub use private::Tightened;
 pub use schema::SCHEMA_VERSION;
 
@@ -102,6 +104,8 @@ pub enum StoreError {
     Thread(std::io::Error),
     #[error(transparent)]
     Probe(#[from] probe::ProbeError),
+    #[error("a store call did not finish: {0}")]
+    Task(String),
 }
 
 /// An open store: one connection, used from one thread at a time.
