@@ -2,7 +2,10 @@ use std::borrow::Cow;
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::schema::contains_any_case;
 use super::*;
+use crate::tui::keymap::CommandInfo;
+use earshot_core::query::FieldName;
 
 /// A delivery-like row: a time, a status, a subscription, a count.
 #[derive(Clone, Debug, PartialEq)]
