@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 use earshot::tui::action::{Action, DeliveriesResult, Effect};
 use earshot::tui::app::{App, AppConfig};
+use earshot::tui::panes::Pane;
 use earshot::tui::panes::deliveries::DeliveriesPane;
 use earshot::tui::theme::Theme;
 use earshot::tui::view;

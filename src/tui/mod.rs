@@ -5,6 +5,7 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
+//! - [`load`]: what a pane reads in the background, and where that stands;
 //! - [`panes`]: the eight panes (Health, Subscriptions, Deliveries, Jobs,
 //!   Signatures, Probe, Inbox, Events);
 //! - `command_line`: the `:` commands, their hint and their help, from one

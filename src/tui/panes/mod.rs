@@ -36,7 +36,7 @@ use super::widgets::input::cycle;
 /// its type, and the name of its `Command` and `Action` variants. The one
 /// place a pane is registered: `registry!(callback)` hands the list to a
 /// macro that builds from it ([`PaneId`] here, `Command` in `command.rs`,
-/// `Action` in `action.rs`, the `App` and its dispatch in `app/panes.rs`).
+/// `Action` in `action.rs`, the `App` and its dispatch in `app.rs`).
 macro_rules! registry {
     ($then:ident) => {
         $then! {

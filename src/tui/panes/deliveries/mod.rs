@@ -299,12 +299,6 @@ impl DeliveriesPane {
         self.liveness.live_at(self.now)
     }
 
-    /// Whether the tick should run for this pane (the app asks only while
-    /// the pane is on screen): retries to come, or links counting down.
-    pub fn wants_tick(&self) -> bool {
-        self.id.is_some() && (self.live() || self.counting_down())
-    }
-
     // ---- update -------------------------------------------------------
 
     /// What the session block says of each link's expiry now.
@@ -441,8 +435,10 @@ impl Pane for DeliveriesPane {
         self.open(id.to_owned(), out);
     }
 
+    /// Whether the tick should run for this pane (the app asks only while
+    /// the pane is on screen): retries to come, or links counting down.
     fn wants_tick(&self) -> bool {
-        DeliveriesPane::wants_tick(self)
+        self.id.is_some() && (self.live() || self.counting_down())
     }
 
     fn help_sections() -> Vec<CommandSection<DlvCommand>> {
