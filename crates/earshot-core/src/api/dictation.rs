@@ -39,7 +39,8 @@ const DICTATION_TIMEOUT: Duration = Duration::from_secs(200);
 const WAV_HEADER_WINDOWS: [u64; 2] = [64 * 1024, 1024 * 1024];
 
 /// Which path serves the request: the same operation at both.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum DictationPath {
     /// `/v1/transcribe/live`, the documented default.
     #[default]
