@@ -34,6 +34,9 @@ use earshot_core::http_server::{self, ServerLimits};
 use earshot_core::signature::{self, Candidate};
 use earshot_emulator::Emulator;
 
+/// The event subscribed to, and made to happen.
+const EVENT: &str = "session.started";
+
 /// How long to wait for the delivery before giving up.
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -73,7 +76,7 @@ async fn run() -> Result<(), Failure> {
 
     let secret = signature::generate_secret()?;
     let subscription = subscribe(&emulator, &hook_url, &secret).await?;
-    println!("subscription {subscription} → session.started");
+    println!("subscription {subscription} → {EVENT}");
 
     let session_id = emulator.start_session(None).await?;
     println!("emitted   session {session_id}");
@@ -147,7 +150,7 @@ async fn subscribe(emulator: &Emulator, hook_url: &str, secret: &str) -> Result<
         .header("Authorization", emulator.api_key().expose())
         .json(&json!({
             "url": hook_url,
-            "events": ["session.started"],
+            "events": [EVENT],
             "secret": secret,
         }))
         .send()
@@ -190,8 +193,11 @@ fn check(delivery: &Delivery, secret: &str, session_id: &str) -> Result<String, 
     }
     verify_by_hand(signature_header, &delivery.body, secret, now)?;
 
+    if header("X-SVC-Event")? != EVENT {
+        return Err(format!("expected {EVENT}, got {}", header("X-SVC-Event")?).into());
+    }
     let event: Value = serde_json::from_slice(&delivery.body)?;
-    if event["session"]["session_id"] != session_id {
+    if event["event"] != EVENT || event["session"]["session_id"] != session_id {
         return Err(format!("the delivery is about another session: {event}").into());
     }
     Ok(format!(
