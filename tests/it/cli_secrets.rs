@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use earshot_core::receiver::listen::{self, ListenConfig};
 use earshot_core::redact::SecretString;
-use earshot_emulator::{Emulator, EmulatorConfig};
+use earshot_emulator::{Emulator, EmulatorConfig, StartError};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStdout;
 
@@ -38,8 +38,8 @@ async fn the_emulator_refuses_empty_whitespace_and_control_character_keys() {
 async fn an_emulator_with_an_empty_key_does_not_start() {
     let config = EmulatorConfig::new(SecretString::new(""));
     let refused = Emulator::start("127.0.0.1:0".parse().unwrap(), config).await;
-    let error = refused.err().expect("an empty key is refused");
-    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    let error = refused.expect_err("an empty key is refused");
+    assert!(matches!(error, StartError::InvalidApiKey(_)), "{error:?}");
 }
 
 #[tokio::test]

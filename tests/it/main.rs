@@ -13,6 +13,7 @@ mod config;
 mod delivery_engine;
 mod demo_bounded;
 mod dictation;
+mod embedded_emulator;
 mod emulator_basics;
 mod error_shapes;
 mod incident_history;

@@ -23,7 +23,7 @@ use earshot_core::api::types::agents::{
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::api::{Client, Endpoints};
 use earshot_core::redact::SecretString;
-use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
+use earshot_emulator::{Emulator, EmulatorConfig};
 use serde_json::Value;
 
 pub const API_KEY: &str = "emu_test_key_0123456789";
@@ -82,27 +82,38 @@ pub async fn start_at(time_scale: f64) -> Harness {
     start_with(Options::at(time_scale)).await
 }
 
+/// An emulator started through the public builder with `options`.
 pub async fn start_with(options: Options) -> Harness {
-    let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
-    config.allow_private_urls = options.allow_private_urls;
-    config.time_scale = TimeScale::new(options.time_scale).expect("valid time scale");
-    config.concurrency = options.concurrency;
-    config.http_limit = options.http_limit;
-    config.poll_limit = options.poll_limit;
+    let emulator = Emulator::builder()
+        .api_key(API_KEY)
+        .allow_private_urls(options.allow_private_urls)
+        .time_scale(options.time_scale)
+        .concurrency(options.concurrency)
+        .http_limit(options.http_limit)
+        .poll_limit(options.poll_limit)
+        .start()
+        .await
+        .expect("emulator starts");
     let policy = if options.allow_private_urls {
         UrlPolicy::AnyHttp
     } else {
         UrlPolicy::PublicHttps
     };
-    launch(config, Some(policy)).await
+    harness(emulator, Some(policy))
 }
 
-/// An emulator started with `config`, and a client for it (with
-/// `url_policy`, or the client's default when `None`).
+/// An emulator started with `config` (every setting in one struct, as
+/// `earshot emulator` builds it), and a client for it (with `url_policy`,
+/// or the client's default when `None`).
 pub async fn launch(config: EmulatorConfig, url_policy: Option<UrlPolicy>) -> Harness {
     let emulator = Emulator::start("127.0.0.1:0".parse().unwrap(), config)
         .await
         .expect("emulator starts");
+    harness(emulator, url_policy)
+}
+
+/// A client (and a raw HTTP client) for a running emulator.
+fn harness(emulator: Emulator, url_policy: Option<UrlPolicy>) -> Harness {
     let mut client = Client::new(
         Endpoints::all_at(&emulator.url()),
         SecretString::new(API_KEY),
