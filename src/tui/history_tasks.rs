@@ -327,8 +327,8 @@ fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
     let url = url.split('?').next().unwrap_or(url);
     let summary = match (&sent.error, sent.http_status) {
         (None, Some(status)) => format!(
-            "delivered to {url}: HTTP {status} in {} ms",
-            sent.latency_ms
+            "delivered to {url}: HTTP {status} in {}",
+            earshot_core::duration_text::of_millis(sent.latency_ms as f64)
         ),
         (Some(error), _) => format!("not delivered to {url}: {error}"),
         (None, None) => format!("not delivered to {url}"),
@@ -398,7 +398,7 @@ pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, d
 }
 
 /// How long the console watches a rotated subscription.
-const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
+pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The signed-duplicate check of a receiver at `url` (the rotate dialog's,
 /// and the edit dialog's for a new URL): the newest event the subscription

@@ -5,6 +5,7 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
+//!   [`command`]: the console's `Command` and the global key lists;
 //! - [`panes`]: the eight panes (Health, Subscriptions, Deliveries, Jobs,
 //!   Signatures, Probe, Inbox, Events);
 //! - `command_line`: the `:` commands, their hint and their help, from one
@@ -13,7 +14,8 @@
 //!   config file without a restart;
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
-//! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
+//! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks
+//!   (the incident-history ones in `history_tasks`);
 //! - [`input`]: the terminal's events, read on a thread;
 //! - [`terminal`]: raw mode, restore on exit / panic / signal;
 //! - [`clipboard`]: OSC 52; [`logging`]: the log file.

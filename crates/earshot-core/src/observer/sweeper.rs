@@ -99,7 +99,7 @@ impl Sweeper {
             ticks.tick().await;
             let result = self.once(&mut store).await;
             let now = store::now_ms();
-            let next = format!("next try in {}", seconds(self.plan.every));
+            let next = format!("next try in {}", crate::duration_text::of(self.plan.every));
             match result {
                 Ok(report) => {
                     let stopped = report.stopped.clone();
@@ -211,10 +211,6 @@ pub async fn open(db: PathBuf) -> Result<Store, String> {
         .await
         .map_err(|error| error.to_string())?
         .map_err(|error| error.to_string())
-}
-
-fn seconds(every: Duration) -> String {
-    format!("{} s", every.as_secs())
 }
 
 #[cfg(test)]

@@ -351,7 +351,7 @@ fn the_retry_verdict_follows_rules_5_and_6() {
     let mut timeout_pending = timeout.clone();
     timeout_pending.next_retry_at = Some(at(3));
     assert!(matches!(verdict(&timeout_pending), Verdict::RetryAt(_)));
-    assert!(likely_causes(&timeout)[0].contains("15-second"));
+    assert!(likely_causes(&timeout)[0].contains("15 s limit"));
 
     let redirect = record(
         "r",
@@ -374,7 +374,7 @@ fn the_retry_verdict_follows_rules_5_and_6() {
             .iter()
             .any(|cause| cause.contains("different secret"))
     );
-    assert!(causes.iter().any(|cause| cause.contains("300 s")));
+    assert!(causes.iter().any(|cause| cause.contains("5 min")));
 
     let refused = record(
         "c",

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Before/after figures of issue 11 items 1-4 on a release binary: peak
-RSS (VmHWM from /proc) of the emulator and check-receiver against an
-endless receiver (item 1), a 0.96 MB WAV comment in dictation with a small
-request alongside (item 2), 3000 half-sent connections to the emulator
-(item 3), `listen --json` with stdout never read (item 4). Everything runs
-on 127.0.0.1.
+"""What hostile peers cost a release binary, four cases: peak RSS (VmHWM
+from /proc) of the emulator and check-receiver against an endless receiver
+(endless), a 0.96 MB WAV comment in dictation with a small request
+alongside (comment), 3000 half-sent connections to the emulator
+(half_open), `listen --json` with stdout never read (unread_stdout).
+Everything runs on 127.0.0.1.
 
-usage: python3 docs/measurements/issue11_server.py target/release/earshot [item1 item2 item3 item4]
-       (N=500 ... item4 changes the number of 1 MiB requests)"""
+usage: python3 docs/measurements/server_bounds.py target/release/earshot [endless comment half_open unread_stdout]
+       (N=500 ... unread_stdout changes the number of 1 MiB requests)"""
 import hashlib, hmac, json, os, socket, struct, subprocess, sys, threading, time, urllib.request
 
 BIN = sys.argv[1]
@@ -63,19 +63,19 @@ def call(url, path, body=None, method="POST", headers=None):
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read() or b"null")
 
-def item1():
+def endless():
     port = endless(200, "fine ")
     p, url = start_emulator("0.2")  # deadline 3 s
     call(url, "/v1/webhook-subscriptions", {"url": f"http://127.0.0.1:{port}/", "events": ["call.failed"], "secret": SECRET})
     call(url, "/_emulator/calls", {"outcome": "failed"})
     time.sleep(4)
-    print(f"item 1: emulator peak RSS after an endless 200 answer: {hwm(p.pid)} MiB")
+    print(f"endless: emulator peak RSS after an endless 200 answer: {hwm(p.pid)} MiB")
     p.terminate(); p.wait()
     t = subprocess.run(["/usr/bin/time", "-f", "%M", BIN, "check-receiver", f"http://127.0.0.1:{port}/", "--secret", SECRET, "--timeout", "3"],
                        capture_output=True, text=True)
-    print(f"item 1: check-receiver peak RSS (3 s timeout): {int(t.stderr.strip().splitlines()[-1]) // 1024} MiB")
+    print(f"endless: check-receiver peak RSS (3 s timeout): {int(t.stderr.strip().splitlines()[-1]) // 1024} MiB")
 
-def item3():
+def half_open():
     p, url = start_emulator()
     port = int(url.rsplit(":", 1)[1].strip("/"))
     base_fds, base_rss = fds(p.pid), rss(p.pid)
@@ -83,7 +83,7 @@ def item3():
     for _ in range(3000):
         s = socket.socket(); s.connect(("127.0.0.1", port)); s.sendall(b"GET /v1/webhook-subscriptions HTTP/1.1\r\nHost: x"); socks.append(s)
     time.sleep(2)
-    print(f"item 3: 3000 half-sent connections: emulator fds {base_fds} -> {fds(p.pid)}, RSS {base_rss} -> {rss(p.pid)} MiB")
+    print(f"half_open: 3000 half-sent connections: emulator fds {base_fds} -> {fds(p.pid)}, RSS {base_rss} -> {rss(p.pid)} MiB")
     time.sleep(10)
     closed = 0
     for s in socks:
@@ -92,11 +92,11 @@ def item3():
             if s.recv(1) == b"": closed += 1
         except BlockingIOError: pass
         except OSError: closed += 1
-    print(f"item 3: after 12 s, {closed} of 3000 closed by the server; fds {fds(p.pid)}")
+    print(f"half_open: after 12 s, {closed} of 3000 closed by the server; fds {fds(p.pid)}")
     for s in socks: s.close()
     p.terminate(); p.wait()
 
-def item4():
+def unread_stdout():
     p = subprocess.Popen([BIN, "listen", "--json", "--secret", SECRET], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = p.stdout.readline().decode().strip().split()[-1]
     pad = "p" * (1024 * 1024)
@@ -107,10 +107,10 @@ def item4():
         req = urllib.request.Request(url + "/hook", data=body, headers={"content-type": "application/json", "x-svc-signature": f"t={t},v1={sig}"})
         with urllib.request.urlopen(req, timeout=30) as r:
             assert r.status == 200
-    print(f"item 4: listen --json, stdout unread, 200 x 1 MiB: peak RSS {hwm(p.pid)} MiB")
+    print(f"unread_stdout: listen --json, stdout unread, 200 x 1 MiB: peak RSS {hwm(p.pid)} MiB")
     p.kill(); p.wait()
 
-def item2():
+def comment():
     p, url = start_emulator()
     comment = ("meet on tuesday, no, wednesday um at three, " * 22000).encode() + b"\0"
     def chunk(i, b): return i + struct.pack("<I", len(b)) + b + (b"\0" if len(b) % 2 else b"")
@@ -131,8 +131,8 @@ def item2():
     th = threading.Thread(target=big); th.start(); time.sleep(0.3)
     t0 = time.time(); s = post(small); small_t = time.time() - t0
     th.join()
-    print(f"item 2: 0.96 MB comment: {out['big'][0]} in {out['big'][1]:.1f} s; a small request meanwhile: {s} in {small_t:.1f} s; emulator peak RSS {hwm(p.pid)} MiB")
+    print(f"comment: 0.96 MB comment: {out['big'][0]} in {out['big'][1]:.1f} s; a small request meanwhile: {s} in {small_t:.1f} s; emulator peak RSS {hwm(p.pid)} MiB")
     p.terminate(); p.wait()
 
-for name in sys.argv[2:] or ["item1", "item2", "item3", "item4"]:
+for name in sys.argv[2:] or ["endless", "comment", "half_open", "unread_stdout"]:
     globals()[name]()

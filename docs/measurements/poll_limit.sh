@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The issue-13 run: `jobs watch` of 5 jobs (60 s of processing each) against
-# `earshot emulator --poll-limit 20 --time-scale 1`; prints the emulator's
-# 429 count and GETs. Usage: docs/measurements/issue13_poll_limit.sh
+# A platform polling limit below the spec's: `jobs watch` of 5 jobs (60 s of
+# processing each) against `earshot emulator --poll-limit 20 --time-scale 1`;
+# prints the emulator's 429 count and GETs. Usage: docs/measurements/poll_limit.sh
 # [jobs watch flags, e.g. --per-job-limit 18]. Needs a built
 # target/debug/earshot, curl and python3; works in a temp dir.
 set -euo pipefail
