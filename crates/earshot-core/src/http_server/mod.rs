@@ -31,13 +31,14 @@
 //!
 //! Its parts: the limits and the 503 answered at them ([`limits`]), the
 //! body layer and budget ([`body`]), the listener and what it knows of each
-//! connection ([`connections`]), and the rules on a connection's bytes
-//! ([`guarded_io`]).
+//! connection ([`connections`]), the rules on a connection's bytes
+//! ([`guarded_io`]), and a server in its own task ([`running`]).
 
 mod body;
 mod connections;
 mod guarded_io;
 mod limits;
+mod running;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -57,6 +58,7 @@ use connections::{ConnState, Connection, Guarded};
 pub use body::{BodyError, over_budget};
 pub use guarded_io::GuardedIo;
 pub use limits::{RETRY_AFTER_SECS, ServerLimits, unavailable};
+pub use running::{Running, STOP_GRACE};
 
 /// Serves `app` on `listener` within `limits` until `shutdown` resolves,
 /// then lets open requests finish. Handlers may extract

@@ -6,7 +6,6 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -14,20 +13,15 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{SecondsFormat, Utc};
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use super::judge::{Incoming, judge, store_failed, too_large};
 use super::requests::{self, Received, Requests, queued_cost};
 use super::state::Shared;
 use super::{ListenConfig, MAX_BODY_BYTES};
-use crate::http_server::{self, BodyError, ServerLimits};
+use crate::http_server::{self, BodyError, Running, ServerLimits};
 use crate::receiver::capture::{
     self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode,
 };
-
-/// How long [`Listener::stop`] waits for open connections to finish.
-const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// The receiver could not start.
 #[derive(Debug, thiserror::Error)]
@@ -47,8 +41,7 @@ pub struct Listener {
     pub addr: SocketAddr,
     /// Serving https.
     tls: bool,
-    stop: watch::Sender<bool>,
-    server: Option<JoinHandle<std::io::Result<()>>>,
+    server: Running,
 }
 
 impl Listener {
@@ -60,19 +53,8 @@ impl Listener {
     }
 
     /// Stops accepting, lets open requests finish (briefly), and returns.
-    pub async fn stop(mut self) {
-        let _ = self.stop.send(true);
-        if let Some(mut server) = self.server.take()
-            && tokio::time::timeout(STOP_GRACE, &mut server).await.is_err()
-        {
-            server.abort();
-        }
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
+    pub async fn stop(self) {
+        self.server.stop().await;
     }
 }
 
@@ -107,19 +89,11 @@ pub async fn start_with_limits(
     let tls_on = tls.is_some();
     let shared = Arc::new(Shared::new(config, writer, outbox));
     let app = Router::new().fallback(receive).with_state(shared);
-    let (stop, mut stopped) = watch::channel(false);
-    let stopped = async move {
-        let _ = stopped.wait_for(|stop| *stop).await;
-    };
-    let server = tokio::spawn(async move {
-        http_server::serve_with_tls(listener, app, limits, tls.as_ref(), stopped).await
-    });
     Ok((
         Listener {
             addr,
             tls: tls_on,
-            stop,
-            server: Some(server),
+            server: Running::spawn(listener, app, limits, tls),
         },
         requests,
     ))
