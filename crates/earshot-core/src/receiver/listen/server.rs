@@ -19,9 +19,7 @@ use super::requests::{self, Received, Requests, queued_cost};
 use super::state::Shared;
 use super::{ListenConfig, MAX_BODY_BYTES};
 use crate::http_server::{self, BodyError, Running, ServerLimits};
-use crate::receiver::capture::{
-    self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode,
-};
+use crate::receiver::capture::{self, CaptureEntry, CaptureError, CaptureWriter};
 
 /// The receiver could not start.
 #[derive(Debug, thiserror::Error)]
@@ -109,30 +107,17 @@ async fn receive(
 ) -> Response {
     let now = Utc::now();
     let (parts, body) = request.into_parts();
-    let mut entry = CaptureEntry {
-        received_at: now.to_rfc3339_opts(SecondsFormat::Millis, true),
-        received_unix: now.timestamp(),
-        source: SocketAddr::new(peer.ip().to_canonical(), peer.port()).to_string(),
-        method: parts.method.to_string(),
-        path: parts
+    let mut entry = CaptureEntry::unjudged(
+        now.to_rfc3339_opts(SecondsFormat::Millis, true),
+        now.timestamp(),
+        SocketAddr::new(peer.ip().to_canonical(), peer.port()).to_string(),
+        parts.method.to_string(),
+        parts
             .uri
             .path_and_query()
             .map_or_else(|| parts.uri.path().to_owned(), |pq| pq.as_str().to_owned()),
-        headers: header_pairs(&parts.headers),
-        body_base64: String::new(),
-        body: None,
-        status: 0,
-        kind: Kind::Other,
-        verdict: VerdictCode::Unrecognized,
-        reason: None,
-        event: None,
-        event_id: None,
-        transcript_id: None,
-        transcript_status: None,
-        duplicate: false,
-        matched: None,
-        untrusted_source: false,
-    };
+        header_pairs(&parts.headers),
+    );
     let read = axum::body::to_bytes(body, MAX_BODY_BYTES).await;
     // Refused for the server's body budget: 503 (the platform retries),
     // neither captured nor reported, like a request refused before its

@@ -7,7 +7,7 @@
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, params};
 
-use super::steps::{Candidate, Step, limit, millis, text};
+use super::steps::{Candidate, Step, advance, limit, millis, text};
 use super::{Removed, Rules, Table};
 
 /// Where a table keeps what decides when its rows go.
@@ -162,13 +162,7 @@ impl Step for AgedStep {
                 },
             ))
         })?;
-        let mut selected = Vec::new();
-        for row in rows {
-            let (at, candidate) = row?;
-            self.after = at;
-            selected.push(candidate);
-        }
-        Ok(selected)
+        advance(rows, &mut self.after)
     }
 
     fn remove(

@@ -28,7 +28,7 @@ pub(super) fn all() -> Vec<Box<dyn Step>> {
                 .held_by_session()
                 .step(),
         ),
-        Box::new(UnobservedOutcomesStep::default()),
+        Box::new(UnobservedOutcomesStep::new()),
         Box::new(
             Aged::new(Table::Recoveries, "id", "started_ms")
                 .held_by_session()
@@ -137,6 +137,21 @@ pub(super) fn millis(value: ValueRef<'_>) -> i64 {
     }
 }
 
+/// The candidates of `rows`, each read with where it leaves the step's
+/// cursor; `after` is moved past the last of them.
+pub(super) fn advance<C>(
+    rows: impl Iterator<Item = rusqlite::Result<(C, Candidate)>>,
+    after: &mut C,
+) -> rusqlite::Result<Vec<Candidate>> {
+    let mut selected = Vec::new();
+    for row in rows {
+        let (at, candidate) = row?;
+        *after = at;
+        selected.push(candidate);
+    }
+    Ok(selected)
+}
+
 /// Runs `sql` with the candidate's key; rows deleted.
 pub(super) fn delete(conn: &Connection, sql: &str, row: &Candidate) -> rusqlite::Result<u64> {
     let deleted = conn
@@ -147,9 +162,22 @@ pub(super) fn delete(conn: &Connection, sql: &str, row: &Candidate) -> rusqlite:
 
 /// Event rows of events the observer never received (their time is their
 /// first attempt's); the others went with their event.
-#[derive(Default)]
 struct UnobservedOutcomesStep {
-    after: Option<(Value, Value, Value)>,
+    /// The last row's time, subscription and key (at first, before every
+    /// row).
+    after: (Value, Value, Value),
+}
+
+impl UnobservedOutcomesStep {
+    fn new() -> Self {
+        Self {
+            after: (
+                Value::Integer(i64::MIN),
+                Value::Text(String::new()),
+                Value::Text(String::new()),
+            ),
+        }
+    }
 }
 
 impl Step for UnobservedOutcomesStep {
@@ -159,16 +187,7 @@ impl Step for UnobservedOutcomesStep {
         rules: &Rules,
         size: usize,
     ) -> rusqlite::Result<Vec<Candidate>> {
-        let after = self
-            .after
-            .get_or_insert_with(|| {
-                (
-                    Value::Integer(i64::MIN),
-                    Value::Text(String::new()),
-                    Value::Text(String::new()),
-                )
-            })
-            .clone();
+        let after = self.after.clone();
         let mut statement = conn.prepare_cached(
             "SELECT subscription_id, event_key, session_id, occurred_ms FROM event_outcomes
              WHERE event_id IS NULL AND occurred_ms < ?1
@@ -191,13 +210,7 @@ impl Step for UnobservedOutcomesStep {
                 ))
             },
         )?;
-        let mut selected = Vec::new();
-        for row in rows {
-            let (at, candidate) = row?;
-            self.after = Some(at);
-            selected.push(candidate);
-        }
-        Ok(selected)
+        advance(rows, &mut self.after)
     }
 
     fn remove(
@@ -249,15 +262,12 @@ impl Step for IncidentsStep {
                 rules.hold_limit_ms,
                 limit(size)
             ],
-            |row| row.get::<_, i64>(0),
+            |row| {
+                let rowid: i64 = row.get(0)?;
+                Ok((rowid, Candidate::keyed(vec![Value::Integer(rowid)])))
+            },
         )?;
-        let mut selected = Vec::new();
-        for rowid in rows {
-            let rowid = rowid?;
-            self.after = rowid;
-            selected.push(Candidate::keyed(vec![Value::Integer(rowid)]));
-        }
-        Ok(selected)
+        advance(rows, &mut self.after)
     }
 
     fn remove(
