@@ -29,10 +29,10 @@
 //! against `header_read`: the handshake and the first request head must
 //! both be done within it of the accept.
 //!
-//! Its parts: the limits and the 503 answered at them ([`limits`]), the
-//! body layer and budget ([`body`]), the listener and what it knows of each
-//! connection ([`connections`]), the rules on a connection's bytes
-//! ([`guarded_io`]), and a server in its own task ([`running`]).
+//! Its parts: the limits and the 503 answered at them (`limits`), the
+//! body layer and budget (`body`), the listener and what it knows of each
+//! connection (`connections`), the rules on a connection's bytes
+//! (`guarded_io`), and a server in its own task (`running`).
 
 mod body;
 mod connections;

@@ -147,7 +147,7 @@ impl CaptureEntry {
     /// A request as received (at `received_at`, RFC 3339, and
     /// `received_unix`, from `source`), before any verdict: status 0, kind
     /// `Other`, verdict `Unrecognized`, no details, and no copy of the body
-    /// yet ([`set_body`](Self::set_body)).
+    /// yet.
     pub fn unjudged(
         received_at: String,
         received_unix: i64,

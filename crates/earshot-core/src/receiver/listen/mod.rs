@@ -30,10 +30,10 @@
 //! (`earshot listen --tls-cert/--tls-key`; the console's Inbox stays
 //! plain, on loopback).
 //!
-//! Its parts: the configuration and bounds ([`options`]), the server and
-//! its one handler ([`server`]), the verdict on a request ([`judge`]), what
-//! a receiver keeps between requests ([`state`]), and the stream its reader
-//! takes requests from ([`requests`]).
+//! Its parts: the configuration and bounds (`options`), the server and
+//! its one handler (`server`), the verdict on a request (`judge`), what
+//! a receiver keeps between requests (`state`), and the stream its reader
+//! takes requests from (`requests`).
 
 mod judge;
 mod options;

@@ -17,10 +17,10 @@
 //! runs. Candidates are read before the lock is taken. Deleted content is
 //! overwritten with zeros (`PRAGMA secure_delete`), not left in free pages.
 //!
-//! Its parts: the period and the rules of one prune ([`policy`]), the
-//! prune's batches and pauses ([`run`]), its steps ([`steps`]: tables whose
-//! rows go by their own time, [`aged`]; count tables, [`counts`]), and what
-//! it reports ([`report`]).
+//! Its parts: the period and the rules of one prune (`policy`), the
+//! prune's batches and pauses (`run`), its steps (`steps`: tables whose
+//! rows go by their own time, `aged`; count tables, `counts`), and what
+//! it reports (`report`).
 
 mod aged;
 mod counts;
