@@ -1,5 +1,6 @@
-//! earshot: the command line ([`cli`]) and the console, a terminal
-//! operations console for a speech-to-text platform.
+//! earshot: the command line ([`cli`]) and the console (`tui`, private to
+//! this crate: the command line opens it), a terminal operations console
+//! for a speech-to-text platform.
 //!
 //! The layers under the front ends are crates of their own:
 //! `earshot-core` (the client, signatures, polling, the receiver, the store
@@ -8,3 +9,7 @@
 
 pub mod cli;
 pub mod tui;
+
+/// The benchmarks' and examples' door into the console; not an API.
+#[doc(hidden)]
+pub mod bench;
