@@ -8,7 +8,7 @@
 //! emulator). See `docs/architecture.md`.
 
 pub mod cli;
-pub mod tui;
+mod tui;
 
 /// The benchmarks' and examples' door into the console; not an API.
 #[doc(hidden)]

@@ -171,6 +171,7 @@ impl Status {
     }
 
     /// The areas whose latest platform call failed.
+    #[cfg(test)]
     pub fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
         self.failing.iter().map(|(area, _)| *area)
     }
@@ -316,6 +317,7 @@ impl App {
                 Vec::new()
             }
             Action::Input(_) => Vec::new(),
+            #[cfg(test)]
             Action::Run(command) => {
                 self.dirty = true;
                 self.run(command)

@@ -302,18 +302,4 @@ pub(crate) fn policy_for(agents: &Url) -> UrlPolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_loopback_emulator_accepts_private_receivers_and_the_platform_does_not() {
-        let policy = |url: &str| policy_for(&Url::parse(url).unwrap());
-        assert_eq!(policy("http://127.0.0.1:8080/"), UrlPolicy::AnyHttp);
-        assert_eq!(policy("http://localhost:8080/"), UrlPolicy::AnyHttp);
-        assert_eq!(policy("http://[::1]:8080/"), UrlPolicy::AnyHttp);
-        assert_eq!(
-            policy("https://agents.example.com/"),
-            UrlPolicy::PublicHttps
-        );
-    }
-}
+mod tests;
