@@ -72,12 +72,10 @@ impl Console {
 
     /// A key pressed, with no modifier; the loads it asks for.
     pub fn press(&mut self, code: KeyCode) -> Vec<Load> {
-        let effects = self
-            .app
-            .update(Action::Input(Event::Key(KeyEvent::new(
-                code,
-                KeyModifiers::NONE,
-            ))));
+        let effects = self.app.update(Action::Input(Event::Key(KeyEvent::new(
+            code,
+            KeyModifiers::NONE,
+        ))));
         loads(effects)
     }
 

@@ -540,7 +540,7 @@ impl App {
         });
         sections.push(CommandSection {
             title: "Command line (:)",
-            commands: command_line::help_entries(Command::CommandLine),
+            commands: command_line::help_entries(Command::OpenCommandLine),
         });
         sections
             .into_iter()
@@ -680,7 +680,7 @@ impl App {
             Command::NextPane => self.go_to(self.pane.next()),
             Command::PrevPane => self.go_to(self.pane.prev()),
             Command::GoTo(pane) => self.go_to(pane),
-            Command::CommandLine => {
+            Command::OpenCommandLine => {
                 self.overlay = Some(Overlay::CommandLine(Input::default()));
                 Vec::new()
             }

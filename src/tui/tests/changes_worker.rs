@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::support::{start, NoClipboard};
+use super::support::{NoClipboard, start};
 use crate::tui::action::{Action, Effect, SubsResult};
 use crate::tui::worker::Worker;
 use earshot_core::api::types::agents::{EventKind, SubscriptionPatch};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::support::{start, wav, NoClipboard};
+use super::support::{NoClipboard, start, wav};
 use crate::tui::action::{Action, Effect, JobsResult};
 use crate::tui::worker::Worker;
 use earshot_core::api::types::prerecorded::TranscriptStatus;

@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use super::support::{Harness, start, wav, NoClipboard};
+use super::support::{Harness, NoClipboard, start, wav};
 use crate::tui::action::{Action, Effect, ProbeResult};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;

@@ -100,14 +100,21 @@ impl Harness {
             .send()
             .await
             .unwrap_or_else(|error| panic!("{path} answers: {error}"));
-        assert!(response.status().is_success(), "{path}: {}", response.status());
+        assert!(
+            response.status().is_success(),
+            "{path}: {}",
+            response.status()
+        );
         response.json().await.expect("a JSON answer")
     }
 
     /// Starts a call with `outcome` ("connected" or "failed"); its id.
     pub async fn start_call(&self, outcome: &str) -> String {
         let answer = self
-            .control("/_emulator/calls", serde_json::json!({ "outcome": outcome }))
+            .control(
+                "/_emulator/calls",
+                serde_json::json!({ "outcome": outcome }),
+            )
             .await;
         answer["call_id"]
             .as_str()

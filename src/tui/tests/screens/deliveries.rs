@@ -2,11 +2,11 @@
 //! delivered attempts, their detail and colours, and the session block
 //! (masked caller number, link countdown, copying a link).
 
-use chrono::TimeZone;
 use crate::tui::action::{Action, Effect};
 use crate::tui::app::App;
 use crate::tui::panes::deliveries::DeliveriesPane;
 use crate::tui::theme::Role;
+use chrono::TimeZone;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::history::session_view::{self, SessionView};
 use earshot_core::store::events::StoredEvent;

@@ -2,10 +2,10 @@
 //! start form's masked secrets, and the colours of rejected and duplicate
 //! requests.
 
-use axum::body::Bytes;
 use crate::tui::action::{Action, InboxResult};
 use crate::tui::app::App;
 use crate::tui::theme::Role;
+use axum::body::Bytes;
 use earshot_core::receiver::capture::CaptureEntry;
 use earshot_core::receiver::listen::Received;
 use ratatui::crossterm::event::KeyCode;

@@ -14,12 +14,12 @@ mod probe;
 mod signatures;
 mod subscriptions;
 
-use chrono::TimeZone;
 use crate::tui::action::Action;
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::view;
+use chrono::TimeZone;
 use earshot_core::api::types::agents::Subscription;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
