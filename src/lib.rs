@@ -1,5 +1,6 @@
-//! earshot: the command line ([`cli`]) and the console, a terminal
-//! operations console for a speech-to-text platform.
+//! earshot: the command line ([`cli`]) and the console (`tui`, private to
+//! this crate: the command line opens it), a terminal operations console
+//! for a speech-to-text platform.
 //!
 //! The layers under the front ends are crates of their own:
 //! `earshot-core` (the client, signatures, polling, the receiver, the store
@@ -7,4 +8,8 @@
 //! emulator). See `docs/architecture.md`.
 
 pub mod cli;
-pub mod tui;
+mod tui;
+
+/// The benchmarks' and examples' door into the console; not an API.
+#[doc(hidden)]
+pub mod bench;

@@ -13,6 +13,7 @@ use std::time::Instant;
 use chrono::{DateTime, Local};
 use ratatui::crossterm::event::Event;
 
+#[cfg(test)]
 use super::command::Command;
 use earshot_core::api::ApiError;
 use earshot_core::api::types::agents::{
@@ -25,7 +26,9 @@ use earshot_core::redact::SecretString;
 pub enum Action {
     /// A key, a paste, a resize.
     Input(Event),
-    /// A command picked by key or at the `:` prompt.
+    /// A command run without its key (the keys and the `:` prompt run
+    /// theirs inside `App::update`).
+    #[cfg(test)]
     Run(Command),
     /// The clock, while something on screen counts down.
     Tick(Instant),
@@ -106,7 +109,11 @@ pub enum DeliveriesResult {
     /// `seq` identifies the load; a superseded load's answer is dropped.
     Loaded {
         seq: u64,
+        /// The load answered, as the worker names it: the pane matches an
+        /// answer by `seq` alone and reads neither.
+        #[expect(dead_code, reason = "the pane matches answers by `seq` alone")]
         id: String,
+        #[expect(dead_code, reason = "the pane matches answers by `seq` alone")]
         latest: bool,
         result: Result<Vec<DeliveryRecord>, Failure>,
     },
@@ -436,31 +443,4 @@ pub enum Effect {
         text: SecretString,
     },
     Quit,
-}
-
-impl Effect {
-    /// Whether the effect is a platform call.
-    pub fn is_network(&self) -> bool {
-        !matches!(
-            self,
-            Effect::Copy { .. }
-                | Effect::ReadBodyFile { .. }
-                | Effect::ReadCapture { .. }
-                | Effect::StartListener { .. }
-                | Effect::JobWebhook { .. }
-                | Effect::UnwatchJobs(..)
-                | Effect::LoadHealth { .. }
-                | Effect::LoadFailingSessions { .. }
-                | Effect::LoadKnownSessions
-                | Effect::LoadEvents { .. }
-                | Effect::LoadIncidents { .. }
-                | Effect::PlanRecover { .. }
-                | Effect::CancelRecover
-                | Effect::AckIncident { .. }
-                | Effect::LoadEventDetail { .. }
-                | Effect::StopRotationWatch
-                | Effect::SwitchProfile { .. }
-                | Effect::Quit
-        )
-    }
 }

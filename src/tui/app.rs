@@ -171,6 +171,7 @@ impl Status {
     }
 
     /// The areas whose latest platform call failed.
+    #[cfg(test)]
     pub fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
         self.failing.iter().map(|(area, _)| *area)
     }
@@ -316,6 +317,7 @@ impl App {
                 Vec::new()
             }
             Action::Input(_) => Vec::new(),
+            #[cfg(test)]
             Action::Run(command) => {
                 self.dirty = true;
                 self.run(command)
@@ -538,7 +540,7 @@ impl App {
         });
         sections.push(CommandSection {
             title: "Command line (:)",
-            commands: command_line::help_entries(Command::CommandLine),
+            commands: command_line::help_entries(Command::OpenCommandLine),
         });
         sections
             .into_iter()
@@ -678,7 +680,7 @@ impl App {
             Command::NextPane => self.go_to(self.pane.next()),
             Command::PrevPane => self.go_to(self.pane.prev()),
             Command::GoTo(pane) => self.go_to(pane),
-            Command::CommandLine => {
+            Command::OpenCommandLine => {
                 self.overlay = Some(Overlay::CommandLine(Input::default()));
                 Vec::new()
             }

@@ -94,13 +94,6 @@ impl PaneId {
         }
     }
 
-    pub fn index(self) -> usize {
-        PaneId::ALL
-            .iter()
-            .position(|pane| *pane == self)
-            .unwrap_or(0)
-    }
-
     pub fn next(self) -> PaneId {
         cycle(&PaneId::ALL, self, true)
     }

@@ -196,6 +196,7 @@ impl DeliveriesPane {
         }
     }
 
+    #[cfg(test)]
     pub fn recent(&self) -> &[String] {
         &self.recent
     }
@@ -221,6 +222,7 @@ impl DeliveriesPane {
     }
 
     /// Rows as if just loaded for `id` (fixtures for tests and snapshots).
+    #[cfg(test)]
     pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
         self.id = Some(id.to_owned());
         self.liveness = Liveness::of(&rows);
@@ -230,6 +232,7 @@ impl DeliveriesPane {
 
     /// The session record as if just loaded (fixtures for tests and
     /// snapshots).
+    #[cfg(test)]
     pub fn set_session(&mut self, view: SessionView) {
         self.session = Some(Box::new(view));
         self.session_error = None;

@@ -204,6 +204,7 @@ impl EventsPane {
     }
 
     /// Replaces the wall clock (tests use a fixed one).
+    #[cfg(test)]
     pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self
@@ -214,6 +215,7 @@ impl EventsPane {
     }
 
     /// Rows as if just loaded (fixtures for tests, snapshots, benches).
+    #[cfg(test)]
     pub fn set_rows(&mut self, rows: Vec<EventRow>) {
         self.loaded_once = true;
         self.take_rows(rows);
