@@ -618,16 +618,10 @@ async fn the_inbox_started_from_the_form_receives_platform_deliveries_with_verdi
 async fn ctx_switches_to_another_profile_and_drops_the_first_accounts_late_answer() {
     const OTHER_KEY: &str = "emu_other_account_key_9876543210";
     let one = start().await;
-    let other = support::launch(
-        earshot_emulator::EmulatorConfig {
-            allow_private_urls: true,
-            ..earshot_emulator::EmulatorConfig::new(earshot_core::redact::SecretString::new(
-                OTHER_KEY,
-            ))
-        },
-        OTHER_KEY,
-        Some(earshot_core::api::validate::UrlPolicy::AnyHttp),
-    )
+    let other = support::start_with(support::Options {
+        api_key: OTHER_KEY,
+        ..support::Options::default()
+    })
     .await;
     let other_client = &other.client;
     let (_receiver_a, on_one) = one.healthy_subscriber(&[EventKind::CallEnded]).await;
