@@ -33,16 +33,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
-use earshot::tui::action::{Action, DeliveriesResult, Effect};
-use earshot::tui::app::{App, AppConfig};
-use earshot::tui::panes::Pane;
-use earshot::tui::panes::deliveries::DeliveriesPane;
-use earshot::tui::theme::Theme;
-use earshot::tui::view;
+use earshot::bench::Console;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 const ATTEMPTS: usize = 100_000;
@@ -156,43 +151,26 @@ fn scan_live(rows: &[DeliveryRecord]) -> bool {
     })
 }
 
-fn key(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
 /// Opens the Deliveries pane, asks for `SESSION` through the id prompt, and
-/// answers the load with `rows`, as tests/it/tui_snapshots/ and the pane's
-/// unit tests do.
-fn load(app: &mut App, rows: Vec<DeliveryRecord>) {
+/// answers the load with `rows`, as the console's snapshot tests
+/// (src/tui/tests/screens/) and the pane's unit tests do.
+fn load(console: &mut Console, rows: Vec<DeliveryRecord>) {
     let count = rows.len();
-    app.update(key(KeyCode::Char('3')));
-    app.update(key(KeyCode::Char('i')));
-    for c in SESSION.chars() {
-        app.update(key(KeyCode::Char(c)));
-    }
-    let effects = app.update(key(KeyCode::Enter));
-    let seq = effects
-        .iter()
-        .find_map(|effect| match effect {
-            Effect::LoadDeliveries { seq, .. } => Some(*seq),
-            _ => None,
-        })
+    console.press(KeyCode::Char('3'));
+    console.press(KeyCode::Char('i'));
+    console.type_text(SESSION);
+    let load = console
+        .press(KeyCode::Enter)
+        .pop()
         .expect("Enter on the id prompt asks for a load");
-    app.update(Action::Deliveries(DeliveriesResult::Loaded {
-        seq,
-        id: SESSION.into(),
-        latest: false,
-        result: Ok(rows),
-    }));
-    assert_eq!(app.deliveries.rows().len(), count, "the rows loaded");
+    console.answer_deliveries(load, rows);
+    assert_eq!(console.delivery_rows().len(), count, "the rows loaded");
 }
 
-fn draw_once(app: &App, theme: &Theme) -> Duration {
+fn draw_once(console: &Console) -> Duration {
     let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
     let started = Instant::now();
-    terminal
-        .draw(|frame| view::draw(frame, app, theme))
-        .expect("draws");
+    console.draw(&mut terminal);
     let elapsed = started.elapsed();
     std::hint::black_box(terminal.backend());
     elapsed
@@ -215,20 +193,16 @@ fn stats(mut samples: Vec<Duration>) -> Stats {
 }
 
 /// Asserts the frame really shows the table row with `id`.
-fn shows(app: &App, theme: &Theme, id: &str) {
-    let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
-    terminal
-        .draw(|frame| view::draw(frame, app, theme))
-        .expect("draws");
-    let screen = terminal.backend().to_string();
+fn shows(console: &Console, id: &str) {
+    let screen = console.screen(SIZE);
     assert!(screen.contains(id), "the frame shows {id}:\n{screen}");
 }
 
-fn frames(app: &App, theme: &Theme) -> Stats {
+fn frames(console: &Console) -> Stats {
     for _ in 0..WARMUP {
-        draw_once(app, theme);
+        draw_once(console);
     }
-    stats((0..FRAMES).map(|_| draw_once(app, theme)).collect())
+    stats((0..FRAMES).map(|_| draw_once(console)).collect())
 }
 
 /// What section 6 measured.
@@ -245,29 +219,19 @@ struct FilteredSorted {
 }
 
 /// Answers a fresh `r` with `rows`; how long the answer took to take in.
-fn reload(app: &mut App, rows: Vec<DeliveryRecord>) -> Duration {
-    let effects = app.update(key(KeyCode::Char('r')));
-    let seq = effects
-        .iter()
-        .find_map(|effect| match effect {
-            Effect::LoadDeliveries { seq, .. } => Some(*seq),
-            _ => None,
-        })
+fn reload(console: &mut Console, rows: Vec<DeliveryRecord>) -> Duration {
+    let load = console
+        .press(KeyCode::Char('r'))
+        .pop()
         .expect("r asks for a load");
     let started = Instant::now();
-    app.update(Action::Deliveries(DeliveriesResult::Loaded {
-        seq,
-        id: SESSION.into(),
-        latest: false,
-        result: Ok(rows),
-    }));
+    console.answer_deliveries(load, rows);
     started.elapsed()
 }
 
-fn filtered_sorted(theme: &Theme) -> FilteredSorted {
+fn filtered_sorted() -> FilteredSorted {
     let rows = || -> Vec<DeliveryRecord> { (0..TABLE_ROWS).map(record).collect() };
-    let mut plain = App::new(AppConfig::default());
-    plain.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    let mut plain = Console::new().with_deliveries_clock(fixed_now);
     load(&mut plain, rows());
     let reload_plain = (0..5)
         .map(|_| reload(&mut plain, rows()))
@@ -275,38 +239,31 @@ fn filtered_sorted(theme: &Theme) -> FilteredSorted {
         .expect("runs");
     drop(plain);
 
-    let mut app = App::new(AppConfig::default());
-    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
-    load(&mut app, rows());
-    app.update(key(KeyCode::Char('/')));
+    let mut console = Console::new().with_deliveries_clock(fixed_now);
+    load(&mut console, rows());
+    console.press(KeyCode::Char('/'));
     let filter = "status:failed";
     let typing = Instant::now();
-    for c in filter.chars() {
-        app.update(key(KeyCode::Char(c)));
-    }
+    console.type_text(filter);
     let per_key = typing.elapsed() / u32::try_from(filter.len()).expect("a short filter");
-    app.update(key(KeyCode::Enter));
+    console.press(KeyCode::Enter);
     let mut sorts: Vec<Duration> = (0..12)
         .map(|_| {
             let started = Instant::now();
-            app.update(key(KeyCode::Char('S')));
+            console.press(KeyCode::Char('S'));
             started.elapsed()
         })
         .collect();
     sorts.sort();
-    let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
-    terminal
-        .draw(|frame| view::draw(frame, &app, theme))
-        .expect("draws");
-    let screen = terminal.backend().to_string();
+    let screen = console.screen(SIZE);
     assert!(
         screen.contains("CREATED▼") && screen.contains("filter: status:failed · 2000 of 10000"),
         "the frame shows the filtered, sorted table:\n{screen}"
     );
     let shown = (0..TABLE_ROWS).filter(|n| n % 10 < 2).count();
-    let frames = frames(&app, theme);
+    let frames = frames(&console);
     let reload = (0..5)
-        .map(|_| reload(&mut app, rows()))
+        .map(|_| reload(&mut console, rows()))
         .min()
         .expect("runs");
     FilteredSorted {
@@ -336,12 +293,9 @@ fn verdict(ok: bool) -> &'static str {
 fn main() {
     // 3a: in-process startup, first thing in main.
     let main_started = Instant::now();
-    let theme = Theme::fallback();
-    let fresh = App::new(AppConfig::default());
+    let fresh = Console::new();
     let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal");
-    terminal
-        .draw(|frame| view::draw(frame, &fresh, &theme))
-        .expect("draws");
+    fresh.draw(&mut terminal);
     let first_frame = main_started.elapsed();
     drop(terminal);
     drop(fresh);
@@ -351,45 +305,35 @@ fn main() {
     let built = Instant::now();
     let rows: Vec<DeliveryRecord> = (0..ATTEMPTS).map(record).collect();
     let build_time = built.elapsed();
-    let mut app = App::new(AppConfig {
-        profile_label: "prod".into(),
-        region: "eu".into(),
-        ..AppConfig::default()
-    });
-    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    let mut console = Console::on("prod", "eu").with_deliveries_clock(fixed_now);
     let loading = Instant::now();
-    load(&mut app, rows);
+    load(&mut console, rows);
     let load_time = loading.elapsed();
-    draw_once(&app, &theme);
+    draw_once(&console);
     let rss_after = rss_kib();
 
     // 1: frame time, top of the table, then the last page.
-    shows(&app, &theme, "00000000");
-    let top = frames(&app, &theme);
-    app.update(key(KeyCode::End));
-    assert_eq!(app.deliveries.selected_index(), Some(ATTEMPTS - 1));
-    shows(&app, &theme, &format!("{:08x}", ATTEMPTS - 1));
-    let end = frames(&app, &theme);
+    shows(&console, "00000000");
+    let top = frames(&console);
+    console.press(KeyCode::End);
+    assert_eq!(console.delivery_selected(), Some(ATTEMPTS - 1));
+    shows(&console, &format!("{:08x}", ATTEMPTS - 1));
+    let end = frames(&console);
 
-    drop(app);
+    drop(console);
 
     // 4: the frame against the row count and the mix.
     let mut by_mix = Vec::new();
     for count in MIX_SIZES {
         for mix in [Mix::AllDelivered, Mix::LastPending] {
-            let mut app = App::new(AppConfig {
-                profile_label: "prod".into(),
-                region: "eu".into(),
-                ..AppConfig::default()
-            });
-            app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
-            load(&mut app, mix.rows(count));
+            let mut console = Console::on("prod", "eu").with_deliveries_clock(fixed_now);
+            load(&mut console, mix.rows(count));
             let live = matches!(mix, Mix::LastPending);
-            assert_eq!(app.deliveries.live(), live, "{}", mix.name());
-            let stats = frames(&app, &theme);
+            assert_eq!(console.deliveries_live(), live, "{}", mix.name());
+            let stats = frames(&console);
             let passes = Instant::now();
             for _ in 0..1_000 {
-                std::hint::black_box(app.deliveries.wants_tick());
+                std::hint::black_box(console.deliveries_want_tick());
             }
             let per_pass = passes.elapsed() / 1_000;
             // The reference, same run: the scan `live()` did on every frame
@@ -397,7 +341,7 @@ fn main() {
             let mut scans: Vec<Duration> = (0..21)
                 .map(|_| {
                     let started = Instant::now();
-                    std::hint::black_box(scan_live(app.deliveries.rows()));
+                    std::hint::black_box(scan_live(console.delivery_rows()));
                     started.elapsed()
                 })
                 .collect();
@@ -407,7 +351,7 @@ fn main() {
     }
 
     // 6: a filtered and sorted table.
-    let table = filtered_sorted(&theme);
+    let table = filtered_sorted();
 
     // 3b: process start floor.
     let binary = env!("CARGO_BIN_EXE_earshot");

@@ -17,16 +17,12 @@
 
 use std::time::{Duration, Instant};
 
-use earshot::tui::action::{Action, Effect};
-use earshot::tui::app::{App, AppConfig};
-use earshot::tui::panes::events::EventsResult;
-use earshot::tui::theme::Theme;
-use earshot::tui::view;
+use earshot::bench::Console;
 use earshot_core::history::event_list::{EventRow, SubscriptionOutcome};
 use earshot_core::store::outcomes::EventState;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Constraint;
 use ratatui::widgets::{Row, Table, TableState};
 
@@ -73,40 +69,27 @@ impl Mix {
     }
 }
 
-fn key(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
-
 /// Goes to the Events pane and answers its first read with `rows`.
-fn loaded(rows: Vec<EventRow>) -> App {
-    let mut app = App::new(AppConfig::default());
-    let effects = app.update(key(KeyCode::Char('8')));
-    let seq = effects
-        .iter()
-        .find_map(|effect| match effect {
-            Effect::LoadEvents { seq, .. } => Some(*seq),
-            _ => None,
-        })
+fn loaded(rows: Vec<EventRow>) -> Console {
+    let mut console = Console::new();
+    let load = console
+        .press(KeyCode::Char('8'))
+        .pop()
         .expect("the pane reads the store on first visit");
     let count = rows.len();
-    app.update(Action::Events(EventsResult::Loaded {
-        seq,
-        result: Ok(rows),
-    }));
-    assert_eq!(app.events.rows().len(), count);
-    app
+    console.answer_events(load, rows);
+    assert_eq!(console.event_rows().len(), count);
+    console
 }
 
 fn terminal() -> Terminal<TestBackend> {
     Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).expect("test terminal")
 }
 
-fn pane_frame(app: &App, theme: &Theme) -> Duration {
+fn pane_frame(console: &Console) -> Duration {
     let mut terminal = terminal();
     let started = Instant::now();
-    terminal
-        .draw(|frame| view::draw(frame, app, theme))
-        .expect("draws");
+    console.draw(&mut terminal);
     let elapsed = started.elapsed();
     std::hint::black_box(terminal.backend());
     elapsed
@@ -163,35 +146,30 @@ fn stats(mut samples: Vec<Duration>) -> Stats {
 /// The pane's frames and the reference's, interleaved (the reference
 /// takes about a second a frame at 1,000,000 events, so it draws one frame
 /// in every `naive_every`).
-fn measure(app: &App, theme: &Theme, selected: usize) -> (Stats, Stats) {
-    let naive_every = (app.events.rows().len() / 50_000).max(1);
+fn measure(console: &Console, selected: usize) -> (Stats, Stats) {
+    let naive_every = (console.event_rows().len() / 50_000).max(1);
     for _ in 0..WARMUP {
-        pane_frame(app, theme);
+        pane_frame(console);
     }
-    naive_frame(app.events.rows(), selected);
+    naive_frame(console.event_rows(), selected);
     let mut pane = Vec::with_capacity(FRAMES);
     let mut naive = Vec::new();
     for frame in 0..FRAMES {
-        pane.push(pane_frame(app, theme));
+        pane.push(pane_frame(console));
         if frame % naive_every == 0 {
-            naive.push(naive_frame(app.events.rows(), selected));
+            naive.push(naive_frame(console.event_rows(), selected));
         }
     }
     (stats(pane), stats(naive))
 }
 
 /// The frame shows the selected event (the measurement draws real rows).
-fn shows(app: &App, theme: &Theme, id: &str) {
-    let mut terminal = terminal();
-    terminal
-        .draw(|frame| view::draw(frame, app, theme))
-        .expect("draws");
-    let screen = terminal.backend().to_string();
+fn shows(console: &Console, id: &str) {
+    let screen = console.screen(SIZE);
     assert!(screen.contains(id), "the frame shows {id}:\n{screen}");
 }
 
 fn main() {
-    let theme = Theme::fallback();
     println!();
     println!("Events pane frame, {}x{}, TestBackend (ms)", SIZE.0, SIZE.1);
     println!();
@@ -201,17 +179,17 @@ fn main() {
     );
     for count in COUNTS {
         for mix in [Mix::Typical, Mix::Worst] {
-            let mut app = loaded((0..count).map(|n| mix.row(n)).collect());
+            let mut console = loaded((0..count).map(|n| mix.row(n)).collect());
             for (place, selected) in [("top", 0), ("last", count - 1)] {
                 if place == "last" {
-                    app.update(key(KeyCode::Char('G')));
+                    console.press(KeyCode::Char('G'));
                 }
                 let session = format!("call_{selected:032x}");
-                let on = app.events.selected().map(|row| row.session_id.as_str());
+                let on = console.event_selected().map(|row| row.session_id.as_str());
                 assert_eq!(on, Some(session.as_str()));
                 // The session column shows the first 21 characters.
-                shows(&app, &theme, &session[..21]);
-                let (pane, naive) = measure(&app, &theme, selected);
+                shows(&console, &session[..21]);
+                let (pane, naive) = measure(&console, selected);
                 println!(
                     "{:<28} {:>9} {:<7} {:>11.3} {:>9.3} {:>12.1} {:>10.1}  {}",
                     mix.name(),

@@ -1,4 +1,4 @@
-//! `cargo bench --bench metrics`: the observer's `GET /metrics` (issue 22:
+//! `cargo bench --bench metrics`: the observer's `GET /metrics` (target:
 //! under 10 ms with 1,000 subscriptions).
 //!
 //! A store is filled with 1,000 listed subscriptions and 20 events each

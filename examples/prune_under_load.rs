@@ -24,14 +24,15 @@
 //! about 7 GB in `dir`).
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod support;
+
+use support::{ChildGuard, isolated};
 
 use chrono::Utc;
 use rusqlite::{Connection, OpenFlags};
@@ -78,16 +79,6 @@ impl Options {
             }
         }
         Ok(options)
-    }
-}
-
-/// Kills the child if the benchmark stops early.
-struct ChildGuard(Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
@@ -271,43 +262,12 @@ fn store_bytes(db: &Path) -> u64 {
 // ---------------------------------------------------------------------------
 // The observer and the prune
 
-fn isolated(binary: &Path, dir: &Path) -> Command {
-    let mut command = Command::new(binary);
-    command
-        .env("EARSHOT_CONFIG", dir.join("no-config.toml"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env_remove("EARSHOT_STORE")
-        .stdin(Stdio::null());
-    command
-}
-
 fn start_listen(binary: &Path, dir: &Path, db: &Path) -> Result<(ChildGuard, String), BoxError> {
     let mut command = isolated(binary, dir);
     command
         .args(["listen", "--secret", SECRET, "--store"])
-        .arg(db)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut child = ChildGuard(command.spawn()?);
-    let stdout = child.0.stdout.take().ok_or("no stdout")?;
-    let (first_line, line) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = first_line.send(first);
-        }
-        for _ in lines.map_while(Result::ok) {}
-    });
-    let line = line
-        .recv_timeout(Duration::from_secs(600))
-        .map_err(|_| "listen printed no `listening on` line within 10 min")?;
-    let url = line
-        .strip_prefix("listening on ")
-        .ok_or_else(|| format!("unexpected first line {line:?}"))?
-        .trim()
-        .to_owned();
-    Ok((child, url))
+        .arg(db);
+    support::start_listen(command, Duration::from_secs(600))
 }
 
 /// One prune segment's figures, from its `--json` summary and the clock.

@@ -3,32 +3,25 @@
 //! one frame of the pane with that value focused (120×40 `TestBackend`).
 //!
 //! Each size starts from an empty form: one `Event::Paste` of N
-//! characters; then, from empty again, N key presses one at a time. Only
-//! the public API is used, so the same file runs against an older tree.
+//! characters; then, from empty again, N key presses one at a time. The
+//! console is driven through its door for benchmarks, `earshot::bench`.
 //!
 //! Run: `cargo run --release --example signature_typing [N ...]`
 //! (default N: 100000 200000).
 
 use std::time::{Duration, Instant};
 
-use earshot::tui::action::Action;
-use earshot::tui::app::{App, AppConfig};
-use earshot::tui::theme::Theme;
-use earshot::tui::view;
+use earshot::bench::Console;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-
-fn key(code: KeyCode) -> Action {
-    Action::Input(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
-}
+use ratatui::crossterm::event::KeyCode;
 
 /// A console on the Signatures pane, typing into the header field.
-fn editing_header() -> App {
-    let mut app = App::new(AppConfig::default());
-    app.update(key(KeyCode::Char('5')));
-    app.update(key(KeyCode::Enter));
-    app
+fn editing_header() -> Console {
+    let mut console = Console::new();
+    console.press(KeyCode::Char('5'));
+    console.press(KeyCode::Enter);
+    console
 }
 
 fn timed(work: impl FnOnce()) -> Duration {
@@ -37,13 +30,9 @@ fn timed(work: impl FnOnce()) -> Duration {
     started.elapsed()
 }
 
-fn frame(app: &App, theme: &Theme) -> Duration {
+fn frame(console: &Console) -> Duration {
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("a test terminal");
-    timed(|| {
-        terminal
-            .draw(|frame| view::draw(frame, app, theme))
-            .expect("drawn");
-    })
+    timed(|| console.draw(&mut terminal))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -56,27 +45,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         sizes
     };
-    let theme = Theme::fallback();
     println!("chars     paste (s)  type (s)   frame (ms)");
     for n in sizes {
         let mut pasted = editing_header();
         let paste = timed(|| {
-            pasted.update(Action::Input(Event::Paste("a".repeat(n))));
+            pasted.paste("a".repeat(n));
         });
-        assert_eq!(
-            pasted.sigs.header.value().len(),
-            n,
-            "every character pasted"
-        );
+        assert_eq!(pasted.signature_header().len(), n, "every character pasted");
 
         let mut typed = editing_header();
         let typing = timed(|| {
             for _ in 0..n {
-                typed.update(key(KeyCode::Char('a')));
+                typed.press(KeyCode::Char('a'));
             }
         });
-        assert_eq!(typed.sigs.header.value().len(), n, "every character typed");
-        let frame = frame(&typed, &theme);
+        assert_eq!(typed.signature_header().len(), n, "every character typed");
+        let frame = frame(&typed);
         println!(
             "{n:<9} {:>9.3}  {:>8.3}  {:>10.3}",
             paste.as_secs_f64(),

@@ -8,9 +8,9 @@ fn main() -> ExitCode {
     if let Err(error) = color_eyre::install() {
         eprintln!("warning: could not install the error reporter: {error}");
     }
-    let cli = earshot::cli::Cli::parse();
-    match earshot::cli::run(cli) {
+    let cli = earshot::Cli::parse();
+    match earshot::run(cli) {
         Ok(code) => code,
-        Err(report) => earshot::cli::exit_with(&report),
+        Err(report) => earshot::exit_with(&report),
     }
 }

@@ -5,16 +5,13 @@
 //! ", no," corrections), memory stays bounded, and a small request sent
 //! meanwhile is served too.
 
-#[path = "it/common/mod.rs"]
-mod common;
-
 use std::time::Duration;
 
-use common::rss::peak_mib_of_self;
-use common::{API_KEY, wav};
 use earshot_core::api::dictation::{AudioSource, DictationRequest};
 use earshot_core::redact::SecretString;
 use earshot_emulator::{EmulatorConfig, TimeScale};
+use earshot_testkit::rss::peak_mib_of_self;
+use earshot_testkit::{API_KEY, wav};
 
 /// `ICMT` text taken at most (docs/decisions.md, dictation).
 const COMMENT_MAX: usize = 64 * 1024;
@@ -26,7 +23,7 @@ async fn a_megabyte_comment_is_cut_and_other_requests_are_served() {
     tokio::time::timeout(BOUND, async {
         let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
         config.time_scale = TimeScale::new(0.01).unwrap();
-        let harness = common::launch(config, None).await;
+        let harness = earshot_testkit::launch(config, None).await;
         let dir = tempfile::tempdir().unwrap();
         let comment = "meet on tuesday, no, wednesday um at three, ".repeat(22_000);
         // Just under the 1 MB a WAV header may take before its `data` chunk.

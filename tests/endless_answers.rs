@@ -4,17 +4,14 @@
 //! small. The receiver is a raw TCP server on 127.0.0.1 written here,
 //! streaming a chunked body until the reader hangs up.
 
-#[path = "it/common/mod.rs"]
-mod common;
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use common::rss::peak_mib_of_self;
-use common::{SECRET, eventually, start_at, wav};
 use earshot_core::api::types::prerecorded::NewTranscript;
 use earshot_core::receiver::check::{self, CheckConfig};
 use earshot_core::redact::SecretString;
+use earshot_testkit::rss::peak_mib_of_self;
+use earshot_testkit::{SECRET, eventually, start_at, wav};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -4,33 +4,18 @@ use super::BoxError;
 use super::Options;
 use super::Rng;
 use super::SECRET;
-use super::support;
+use super::support::{self, ChildGuard};
 use chrono::Utc;
 use earshot_core::signature;
 use rusqlite::Connection;
 use rusqlite::OpenFlags;
-use std::io::BufRead;
-use std::io::BufReader;
 use std::path::Path;
-use std::process::Child;
-use std::process::Command;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use std::time::Instant;
-
-/// Kills the child if the benchmark stops early.
-struct ChildGuard(Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// (VmRSS, VmHWM) in kB at 25, 50, 75, 100 % of a flood.
 type Quarters = [Option<(u64, u64)>; 4];
@@ -54,38 +39,12 @@ fn start_listen(
     dir: &Path,
     db: Option<&Path>,
 ) -> Result<(ChildGuard, String), BoxError> {
-    let mut command = Command::new(binary);
-    command
-        .args(["listen", "--secret", SECRET])
-        .env("EARSHOT_CONFIG", dir.join("no-config.toml"))
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env_remove("EARSHOT_STORE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+    let mut command = support::isolated(binary, dir);
+    command.args(["listen", "--secret", SECRET]);
     if let Some(db) = db {
         command.arg("--store").arg(db);
     }
-    let mut child = ChildGuard(command.spawn()?);
-    let stdout = child.0.stdout.take().ok_or("no stdout")?;
-    let (first_line, line) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        if let Some(Ok(first)) = lines.next() {
-            let _ = first_line.send(first);
-        }
-        for _ in lines.map_while(Result::ok) {}
-    });
-    let line = line
-        .recv_timeout(Duration::from_secs(20))
-        .map_err(|_| "listen printed no `listening on` line within 20 s")?;
-    let url = line
-        .strip_prefix("listening on ")
-        .ok_or_else(|| format!("unexpected first line {line:?}"))?
-        .trim()
-        .to_owned();
-    Ok((child, url))
+    support::start_listen(command, Duration::from_secs(20))
 }
 
 async fn flood_once(

@@ -1,9 +1,13 @@
 //! Helpers shared by the benchmark examples: finding the release binary,
-//! reading a process's peak memory, silent WAV audio. Each example uses a
-//! subset.
+//! running it isolated from the user's settings and starting its
+//! `listen`, reading a process's peak memory, silent WAV audio. Each
+//! example uses a subset.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// `target/release/earshot`, next to the running example's directory.
 pub fn release_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
@@ -21,6 +25,60 @@ pub fn release_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
         .into());
     }
     Ok(binary)
+}
+
+/// A child process killed when dropped, so that a benchmark that stops
+/// early leaves nothing running.
+pub struct ChildGuard(pub Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `binary` with its config, state and store inside `dir` (none of the
+/// user's) and no stdin.
+pub fn isolated(binary: &Path, dir: &Path) -> Command {
+    let mut command = Command::new(binary);
+    command
+        .env("EARSHOT_CONFIG", dir.join("no-config.toml"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env_remove("EARSHOT_STORE")
+        .stdin(Stdio::null());
+    command
+}
+
+/// Starts `command` (an `earshot listen`; its stderr is discarded): the
+/// child and the URL of its first line, `listening on URL`, waited for at
+/// most `within` (opening a large store checks it first). A thread keeps
+/// draining its stdout.
+pub fn start_listen(
+    mut command: Command,
+    within: Duration,
+) -> Result<(ChildGuard, String), Box<dyn std::error::Error + Send + Sync>> {
+    command.stdout(Stdio::piped()).stderr(Stdio::null());
+    let mut child = ChildGuard(command.spawn()?);
+    let stdout = child.0.stdout.take().ok_or("no stdout")?;
+    let (first_line, line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        if let Some(Ok(first)) = lines.next() {
+            let _ = first_line.send(first);
+        }
+        for _ in lines.map_while(Result::ok) {}
+    });
+    let line = line
+        .recv_timeout(within)
+        .map_err(|_| format!("listen printed no `listening on` line within {within:?}"))?;
+    let url = line
+        .strip_prefix("listening on ")
+        .ok_or_else(|| format!("unexpected first line {line:?}"))?
+        .trim()
+        .to_owned();
+    Ok((child, url))
 }
 
 /// Peak resident memory (`VmHWM`, kB) of `process` ("self" or a pid), from

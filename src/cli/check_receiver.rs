@@ -158,8 +158,10 @@ fn render(report: &Report, colour: bool) -> String {
             result_word(case.outcome).to_owned(),
             case.name.to_owned(),
             case.answer.clone(),
-            case.latency_ms
-                .map_or_else(|| "-".to_owned(), |ms| format!("{ms} ms")),
+            case.latency_ms.map_or_else(
+                || "-".to_owned(),
+                |ms| earshot_core::duration_text::of(std::time::Duration::from_millis(ms)),
+            ),
             case.expected.clone(),
             case.platform_would
                 .clone()

@@ -5,12 +5,9 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use color_eyre::eyre::WrapErr;
-use futures_util::StreamExt;
-use tokio::sync::mpsc::UnboundedReceiver;
 use url::Url;
 
 use super::demo_history;
-use crate::tui::action::{Action, InboxResult, JobsResult};
 use crate::tui::{ConsoleOptions, run_console};
 use earshot_core::api::types::agents::{EventKind, NewSubscription};
 use earshot_core::api::validate::UrlPolicy;
@@ -93,17 +90,11 @@ pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<E
         inbox_url: Some(inbox.url()),
         store: Some(store_path),
         time_scale: time_scale.factor(),
+        discovered_jobs: Some(traffic.job_feed()),
+        received_webhooks: Some(received),
         ..ConsoleOptions::default()
     };
-    let job_ids = traffic.job_feed();
-    let new_jobs = receiver_stream(job_ids)
-        .ready_chunks(64)
-        .map(|ids| Action::Jobs(JobsResult::Discovered(ids)))
-        .boxed();
-    let inbox_feed = received
-        .map(|request| Action::Inbox(InboxResult::Received(Box::new(request))))
-        .boxed();
-    let result = run_console(client, options, vec![new_jobs, inbox_feed]).await;
+    let result = run_console(client, options).await;
     traffic.stop();
     inbox.stop().await;
     emulator.shutdown().await;
@@ -133,12 +124,6 @@ async fn start_inbox(
         .await
         .wrap_err("could not start the Inbox receiver on 127.0.0.1")?;
     Ok((listener, secret, received))
-}
-
-fn receiver_stream<T: Send + 'static>(
-    mut receiver: UnboundedReceiver<T>,
-) -> impl futures_util::Stream<Item = T> + Send + 'static {
-    futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
 }
 
 /// What the Probe pane's sample "says": the emulator transcribes a WAV's

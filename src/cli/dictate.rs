@@ -13,6 +13,7 @@ use earshot_core::api::dictation::{AudioSource, DictationError, DictationPath, D
 use earshot_core::api::types::dictation::{AudioFormat, Dictation, DictationConfig, Rewrite};
 use earshot_core::api::{ApiError, Client, Region};
 use earshot_core::config::resolve;
+use earshot_core::duration_text;
 
 #[derive(Args, Debug)]
 pub struct DictateArgs {
@@ -175,19 +176,21 @@ pub fn render(answer: &Dictation) -> String {
         }
     }
     let mut details = format!(
-        "session {} · {:.1} s of audio · confidence {:.2}",
+        "session {} · {} of audio · confidence {:.2}",
         answer.session_id,
-        answer.audio_duration_ms / 1000.0,
+        duration_text::of_millis(answer.audio_duration_ms),
         answer.confidence
     );
     if let Some(total) = answer.request_time_ms {
-        details.push_str(&format!(" · server {total:.1} ms"));
+        details.push_str(&format!(" · server {}", duration_text::of_millis(total)));
         let parts: Vec<String> = [
             ("auth", answer.auth_time_ms),
             ("transcription", answer.sync_time_ms),
         ]
         .into_iter()
-        .filter_map(|(name, value)| value.map(|ms| format!("{name} {ms:.1} ms")))
+        .filter_map(|(name, value)| {
+            value.map(|ms| format!("{name} {}", duration_text::of_millis(ms)))
+        })
         .collect();
         if !parts.is_empty() {
             details.push_str(&format!(" ({})", parts.join(", ")));
@@ -214,8 +217,9 @@ mod tests {
         let text = render(&answer);
         assert!(text.starts_with("text:    um hello\n"), "{text}");
         assert!(text.contains("rewrite timed out"), "{text}");
+        assert!(text.contains("1.5 s of audio"), "{text}");
         assert!(
-            text.contains("server 12.5 ms (auth 0.1 ms, transcription 10.0 ms)"),
+            text.contains("server 12 ms (auth 0.1 ms, transcription 10 ms)"),
             "{text}"
         );
     }

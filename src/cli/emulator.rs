@@ -182,4 +182,26 @@ mod tests {
         let plain = config(&[]);
         assert_eq!((plain.keep_conversations, plain.keep_jobs), (None, None));
     }
+
+    /// `Emulator::builder()` promises the defaults of `earshot emulator`
+    /// with no flags (the key aside: both generate one).
+    #[test]
+    fn the_builder_defaults_are_the_flags_defaults() {
+        let builder = Emulator::builder();
+        let built = builder.config();
+        let flags = config(&[]);
+        let args = Args::try_parse_from(["emulator"]).expect("no flags");
+        assert_eq!(args.emulator.listen.to_string(), "127.0.0.1:0");
+        assert_eq!(built.time_scale, flags.time_scale);
+        assert_eq!(built.allow_private_urls, flags.allow_private_urls);
+        assert_eq!(built.concurrency, flags.concurrency);
+        assert_eq!(built.http_limit, flags.http_limit);
+        assert_eq!(built.poll_limit, flags.poll_limit);
+        assert_eq!(built.dictation_timing, flags.dictation_timing);
+        assert_eq!(built.dictation_audio_cap, flags.dictation_audio_cap);
+        assert_eq!(built.server_limits, flags.server_limits);
+        assert_eq!(built.keep_conversations, flags.keep_conversations);
+        assert_eq!(built.keep_jobs, flags.keep_jobs);
+        assert_eq!(built.recording_bytes, flags.recording_bytes);
+    }
 }

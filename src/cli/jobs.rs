@@ -349,7 +349,7 @@ async fn watch(
     }
     if !json {
         eprintln!(
-            "watching {} job(s) with a budget of {budget} requests per 5 minutes",
+            "watching {} job(s) with a budget of {budget} requests per 5 min",
             ids.len()
         );
     }
@@ -466,8 +466,8 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
             json!({ "paused": true, "resume_in_secs": resume_in.as_secs() }).to_string()
         }
         (WatchEvent::Paused { resume_in }, false) => format!(
-            "account request limit reached (403): all polling paused for {} s",
-            resume_in.as_secs()
+            "account request limit reached (403): all polling paused for {}",
+            earshot_core::duration_text::of_secs(resume_in.as_secs())
         ),
         (WatchEvent::Resumed, true) => json!({ "paused": false }).to_string(),
         (WatchEvent::Resumed, false) => "polling resumed".to_owned(),
@@ -505,7 +505,8 @@ fn summary(
     let errored = count(&TranscriptStatus::Error);
     let pending = views.len() - completed - errored - not_found;
     let requests: u32 = views.iter().map(|view| view.polls).sum();
-    let elapsed = started.elapsed().as_secs_f64();
+    let took = started.elapsed();
+    let elapsed = took.as_secs_f64();
     if json {
         let line = json!({
             "summary": { "jobs": views.len(), "completed": completed, "error": errored,
@@ -516,8 +517,9 @@ fn summary(
         emit(&format!("{line}\n"))?;
     } else {
         eprintln!(
-            "{} job(s): {completed} completed, {errored} error, {not_found} not found, {pending} still pending; {requests} requests in {elapsed:.1} s{}",
+            "{} job(s): {completed} completed, {errored} error, {not_found} not found, {pending} still pending; {requests} requests in {}{}",
             views.len(),
+            earshot_core::duration_text::of(took),
             match stopped_by {
                 Some(signal) => format!(" (interrupted by {})", signal.name()),
                 None => String::new(),

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use super::GlobalOptions;
 use super::store_cmd::{removed_list, thousands};
-use earshot_core::config;
 use earshot_core::store::pruner::{self, Pruner};
 use earshot_core::store::retention::Period;
+use earshot_core::{config, duration_text};
 
 /// `--retention` if given, else the chosen profile's `retention`; the
 /// error is the message for exit 2.
@@ -28,9 +28,9 @@ pub(super) fn period(
 pub(super) fn start(path: &Path, period: Period) -> color_eyre::Result<Pruner> {
     let every = pruner::interval(period);
     eprintln!(
-        "keeping {period}: older rows are removed {} s after the start, then every {} min",
-        pruner::FIRST_RUN_AFTER.as_secs(),
-        every.as_secs() / 60
+        "keeping {period}: older rows are removed {} after the start, then every {}",
+        duration_text::of(pruner::FIRST_RUN_AFTER),
+        duration_text::of(every)
     );
     let pruner = Pruner::start(path.to_owned(), period, move |outcome| match outcome {
         Ok(report) => {
@@ -44,16 +44,16 @@ pub(super) fn start(path: &Path, period: Period) -> color_eyre::Result<Pruner> {
                     String::new()
                 };
                 eprintln!(
-                    "earshot listen: removed {} rows older than {period} ({}) in {:.1} s{kept}",
+                    "earshot listen: removed {} rows older than {period} ({}) in {}{kept}",
                     thousands(report.removed.total()),
                     removed_list(&report.removed),
-                    report.elapsed.as_secs_f64()
+                    duration_text::of(report.elapsed)
                 );
             }
         }
         Err(error) => eprintln!(
-            "earshot listen: the retention prune failed ({error}); trying again in {} min",
-            every.as_secs() / 60
+            "earshot listen: the retention prune failed ({error}); trying again in {}",
+            duration_text::of(every)
         ),
     })?;
     Ok(pruner)

@@ -5,6 +5,7 @@ mod bounded_stdout;
 pub(crate) mod changes;
 pub(crate) mod check_receiver;
 pub(crate) mod config;
+mod console;
 pub(crate) mod deliveries;
 pub(crate) mod demo;
 mod demo_history;
@@ -217,7 +218,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         api_key: cli.api_key,
     };
     let Some(command) = cli.command else {
-        return crate::tui::launch(crate::tui::LaunchFlags {
+        return console::launch(console::LaunchFlags {
             config: global.config.clone(),
             profile: global.profile.clone(),
             read_only: cli.read_only,

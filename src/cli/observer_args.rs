@@ -163,8 +163,8 @@ impl ObserverArgs {
                 }),
             };
             eprintln!(
-                "sweeping every {} s within {} requests",
-                self.sweep_every.as_secs(),
+                "sweeping every {} within {} requests",
+                earshot_core::duration_text::of(self.sweep_every),
                 self.sweep_budget
             );
             let thread = sweeper

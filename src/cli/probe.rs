@@ -16,10 +16,11 @@ use super::{Connection, GlobalOptions};
 use earshot_core::api::probe::{self, REGIONS};
 use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Rewrite};
 use earshot_core::api::{Client, Region};
+use earshot_core::duration_text;
 
 #[derive(Args, Debug)]
 pub struct ProbeArgs {
-    /// WAV file to send (at most 120 s: dictation's limit).
+    /// WAV file to send (at most 2 min: dictation's limit).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The sync `X-SVC-Model` value.
@@ -157,7 +158,7 @@ async fn probe_sync(client: &Client, region: Region, file: &std::path::Path, mod
 }
 
 fn ms(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_owned(), |ms| format!("{ms:.1}"))
+    value.map_or_else(|| "-".to_owned(), duration_text::of_millis)
 }
 
 /// A row per region, dictation and sync side by side; then the URLs and
@@ -166,14 +167,14 @@ pub fn render(probes: &[Probe]) -> String {
     let mut table = Table::new(&[
         "REGION",
         "DICTATION",
-        "LATENCY ms",
-        "SERVER ms",
-        "AUTH ms",
-        "TRANSCRIBE ms",
+        "LATENCY",
+        "SERVER",
+        "AUTH",
+        "TRANSCRIBE",
         "REWRITE",
         "SYNC",
-        "LATENCY ms",
-        "SERVER ms",
+        "LATENCY",
+        "SERVER",
     ]);
     let status = |probe: &Probe| match (probe.ok, probe.status) {
         (true, _) => "200 ok".to_owned(),
@@ -185,13 +186,13 @@ pub fn render(probes: &[Probe]) -> String {
         table.row(vec![
             dictation.region.to_string(),
             status(dictation),
-            format!("{:.1}", dictation.latency_ms),
+            duration_text::of_millis(dictation.latency_ms),
             ms(dictation.request_time_ms),
             ms(dictation.auth_time_ms),
             ms(dictation.sync_time_ms),
             dictation.rewrite.clone().unwrap_or_else(|| "-".to_owned()),
             status(sync),
-            format!("{:.1}", sync.latency_ms),
+            duration_text::of_millis(sync.latency_ms),
             ms(sync.request_time_ms),
         ]);
     }

@@ -236,8 +236,12 @@ fn line(sent: &Sent) -> String {
         (Some(error), _) => format!("FAILED {error}"),
     };
     format!(
-        "{}  {:<17}  {}  {}  {} ms\n",
-        sent.event_id, sent.event, sent.session_id, outcome, sent.latency_ms
+        "{}  {:<17}  {}  {}  {}\n",
+        sent.event_id,
+        sent.event,
+        sent.session_id,
+        outcome,
+        earshot_core::duration_text::of_millis(sent.latency_ms as f64)
     )
 }
 

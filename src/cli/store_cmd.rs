@@ -20,6 +20,7 @@ use serde_json::json;
 use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::plain;
+use earshot_core::duration_text;
 use earshot_core::receiver::capture_erase::{self, CaptureErasure};
 use earshot_core::store::forget::{self, Forgotten};
 use earshot_core::store::retention::{self, Period, PruneReport, Removed};
@@ -177,10 +178,10 @@ fn prune_text(period: Period, report: &PruneReport) -> String {
         .map(|rules| rules.cutoff_ms)
         .unwrap_or_default();
     let mut out = format!(
-        "removed {} rows older than {period} (before {}) in {:.1} s:\n",
+        "removed {} rows older than {period} (before {}) in {}:\n",
         thousands(report.removed.total()),
         utc(cutoff),
-        report.elapsed.as_secs_f64()
+        duration_text::of(report.elapsed)
     );
     for (table, rows) in report.removed.per_table() {
         out.push_str(&format!(
@@ -258,10 +259,10 @@ impl ProgressLine {
         }
         self.shown = Some(now);
         let text = format!(
-            "pruning: {} rows removed so far ({}), {:.0} s",
+            "pruning: {} rows removed so far ({}), {}",
             thousands(removed.total()),
             removed_list(removed),
-            now.duration_since(self.started).as_secs_f64()
+            duration_text::of_secs(now.duration_since(self.started).as_secs())
         );
         let mut err = std::io::stderr().lock();
         if self.tty {
@@ -347,10 +348,10 @@ fn forget(args: ForgetArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCo
     }
     if wal_emptied == Some(false) {
         eprintln!(
-            "warning: a reader kept an older snapshot of the store open for {} s, so its \
+            "warning: a reader kept an older snapshot of the store open for {}, so its \
              write-ahead log ({}-wal) still holds copies of the erased pages until the next \
              checkpoint; run `sqlite3 {} 'PRAGMA wal_checkpoint(TRUNCATE)'` once readers are done",
-            EMPTY_WAL_WAIT.as_secs(),
+            duration_text::of(EMPTY_WAL_WAIT),
             store.path().display(),
             store.path().display()
         );

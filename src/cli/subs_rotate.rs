@@ -230,8 +230,8 @@ pub async fn run(
         return Ok(ExitCode::SUCCESS);
     }
     say(format!(
-        "watching {short} for {} s (ctrl-c stops watching; the rotation stays)",
-        args.watch.as_secs()
+        "watching {short} for {} (ctrl-c stops watching; the rotation stays)",
+        earshot_core::duration_text::of(args.watch)
     ));
     let mut last = None;
     // The store's last use: the watch sweeps into it.

@@ -13,6 +13,7 @@ use std::time::Instant;
 use chrono::{DateTime, Local};
 use ratatui::crossterm::event::Event;
 
+#[cfg(test)]
 use super::command::Command;
 use super::panes::{Pane, registry};
 use earshot_core::api::ApiError;
@@ -29,7 +30,9 @@ macro_rules! action_enum {
         pub enum Action {
             /// A key, a paste, a resize.
             Input(Event),
-            /// A command picked by key or at the `:` prompt.
+            /// A command run without its key (the keys and the `:` prompt
+            /// run theirs inside `App::update`).
+            #[cfg(test)]
             Run(Command),
             /// The clock, while something on screen counts down.
             Tick(Instant),
@@ -72,14 +75,6 @@ macro_rules! action_enum {
     };
 }
 registry!(action_enum);
-
-// Where the panes' results were before they moved into the panes: the
-// demo and the integration tests name them here.
-pub use super::panes::deliveries::DeliveriesResult;
-pub use super::panes::inbox::InboxResult;
-pub use super::panes::jobs::JobsResult;
-pub use super::panes::probe::ProbeResult;
-pub use super::panes::subscriptions::SubsResult;
 
 /// Where the Events pane re-sends an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -281,30 +276,4 @@ pub enum Effect {
         what: &'static str,
         text: SecretString,
     },
-}
-
-impl Effect {
-    /// Whether the effect is a platform call.
-    pub fn is_network(&self) -> bool {
-        !matches!(
-            self,
-            Effect::Copy { .. }
-                | Effect::ReadBodyFile { .. }
-                | Effect::ReadCapture { .. }
-                | Effect::StartListener { .. }
-                | Effect::JobWebhook { .. }
-                | Effect::UnwatchJobs(..)
-                | Effect::LoadHealth { .. }
-                | Effect::LoadFailingSessions { .. }
-                | Effect::LoadKnownSessions
-                | Effect::LoadEvents { .. }
-                | Effect::LoadIncidents { .. }
-                | Effect::PlanRecover { .. }
-                | Effect::CancelRecover
-                | Effect::AckIncident { .. }
-                | Effect::LoadEventDetail { .. }
-                | Effect::StopRotationWatch
-                | Effect::SwitchProfile { .. }
-        )
-    }
 }

@@ -269,6 +269,7 @@ impl App {
                 Vec::new()
             }
             Action::Input(_) => Vec::new(),
+            #[cfg(test)]
             Action::Run(command) => {
                 self.dirty = true;
                 self.run(command)
@@ -446,7 +447,7 @@ impl App {
             Command::NextPane => self.go_to(self.pane.next()),
             Command::PrevPane => self.go_to(self.pane.prev()),
             Command::GoTo(pane) => self.go_to(pane),
-            Command::CommandLine => {
+            Command::OpenCommandLine => {
                 self.overlay = Some(Overlay::CommandLine(Input::default()));
                 Vec::new()
             }

@@ -5,12 +5,14 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
-use crate::tui::action::{Action, Effect, Failure, JobsResult, SubsResult};
+use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig, Connection, Overlay};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
+use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tests::fixtures as rows;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::prerecorded::TranscriptStatus;

@@ -28,7 +28,7 @@ macro_rules! command_enum {
             PrevPane,
             GoTo(PaneId),
             /// Open the `:` prompt.
-            CommandLine,
+            OpenCommandLine,
             /// Run what was typed at the `:` prompt.
             RunCommandLine,
             /// `tab` at the `:` prompt: complete a command or profile name.
@@ -79,7 +79,7 @@ pub(crate) fn global_commands() -> Vec<CommandInfo<Command>> {
             ":",
             "command line (:q, :subs, :2 …)",
             keys![Key::char(':')],
-            CommandLine,
+            OpenCommandLine,
         ),
         CommandInfo::new("r", "refresh", keys![Key::char('r')], Refresh),
         CommandInfo::new("q", "quit", keys![Key::char('q')], Quit).quick(),

@@ -12,10 +12,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::action::{Action, Failure, ResendTarget, SubsResult};
+use super::action::{Action, Failure, ResendTarget};
 use super::context::ActionTx;
 use super::panes::events::{EventsResult, Resent};
 use super::panes::health::HealthResult;
+use super::panes::subscriptions::SubsResult;
 use earshot_core::api::Client;
 use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;
@@ -326,8 +327,8 @@ fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
     let url = url.split('?').next().unwrap_or(url);
     let summary = match (&sent.error, sent.http_status) {
         (None, Some(status)) => format!(
-            "delivered to {url}: HTTP {status} in {} ms",
-            sent.latency_ms
+            "delivered to {url}: HTTP {status} in {}",
+            earshot_core::duration_text::of_millis(sent.latency_ms as f64)
         ),
         (Some(error), _) => format!("not delivered to {url}: {error}"),
         (None, None) => format!("not delivered to {url}"),
@@ -397,7 +398,7 @@ pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, d
 }
 
 /// How long the console watches a rotated subscription.
-const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
+pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The signed-duplicate check of a receiver at `url` (the rotate dialog's,
 /// and the edit dialog's for a new URL): the newest event the subscription

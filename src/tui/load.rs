@@ -57,11 +57,6 @@ impl<T> Load<T> {
         self.seq
     }
 
-    /// The latest load's sequence number (0: none started).
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-
     /// Whether `seq` is the latest load: the answer to any other is late.
     pub fn is_current(&self, seq: u64) -> bool {
         seq == self.seq

@@ -5,6 +5,7 @@
 //! - [`app`]: the state and the one `update(Action) -> Vec<Effect>`;
 //! - [`action`]: every `Action` and `Effect`;
 //! - [`keymap`]: keys, commands, footer and help from one list;
+//!   [`command`]: the console's `Command` and the global key lists;
 //! - [`load`]: what a pane reads in the background, and where that stands;
 //! - [`panes`]: the eight panes (Health, Subscriptions, Deliveries, Jobs,
 //!   Signatures, Probe, Inbox, Events);
@@ -14,14 +15,17 @@
 //!   config file without a restart;
 //! - [`view`] and [`widgets`]: drawing only;
 //! - [`theme`]: TOML themes, `NO_COLOR`, colour depth;
-//! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks;
+//! - [`event_loop`]: the select loop; [`worker`]: effects as tokio tasks
+//!   (the incident-history ones in `history_tasks`);
 //! - [`input`]: the terminal's events, read on a thread;
 //! - [`terminal`]: raw mode, restore on exit / panic / signal;
 //! - [`clipboard`]: OSC 52; [`logging`]: the log file.
+//! - [`inputs`]: the typed streams from outside turned into actions.
 //!
-//! This file owns the two ways in: [`run_console`] (a client in hand, as
-//! `earshot demo` starts it) and [`launch`] (`earshot` with no subcommand:
-//! resolve the profile, then `run_console`).
+//! This file owns the way in, [`run_console`]: a client in hand and the
+//! [`ConsoleOptions`] the command line resolved (`earshot` with no
+//! subcommand, `earshot demo`), with typed streams for what arrives from
+//! outside while it runs ([`inputs`]).
 
 pub mod action;
 pub mod app;
@@ -32,6 +36,7 @@ pub mod context;
 pub mod event_loop;
 mod history_tasks;
 pub(crate) mod input;
+mod inputs;
 pub mod keymap;
 pub mod load;
 pub(crate) mod logging;
@@ -44,25 +49,22 @@ pub mod view;
 pub(crate) mod widgets;
 pub mod worker;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use futures_util::stream::BoxStream;
+use tokio::sync::mpsc::UnboundedReceiver;
 use url::{Host, Url};
 
-use action::Action;
 use app::{App, AppConfig};
 use clipboard::Osc52;
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::api::{Client, Region};
-use earshot_core::config::{ConfigError, Paths, ResolveOptions, resolve};
-use earshot_core::redact::SecretString;
+use earshot_core::config::Paths;
+use earshot_core::receiver::listen::Requests;
 use earshot_core::shutdown::Stop;
 use event_loop::Services;
 
 /// How the console is started.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ConsoleOptions {
     /// On the built-in emulator: shows a DEMO marker.
     pub demo: bool,
@@ -107,6 +109,13 @@ pub struct ConsoleOptions {
     /// The platform's clock runs this many times real time (the demo's
     /// emulator: 0.1); shown in the status bar when not 1.
     pub time_scale: f64,
+    /// Transcript job ids submitted outside the console while it runs (the
+    /// demo's traffic), one at a time: the Jobs pane watches each (those
+    /// waiting together are taken together).
+    pub discovered_jobs: Option<UnboundedReceiver<String>>,
+    /// The requests the receiver at [`inbox_url`](Self::inbox_url)
+    /// answered, as it answers them: the Inbox lists each.
+    pub received_webhooks: Option<Requests>,
 }
 
 impl Default for ConsoleOptions {
@@ -131,19 +140,22 @@ impl Default for ConsoleOptions {
             inbox_url: None,
             store: None,
             time_scale: 1.0,
+            discovered_jobs: None,
+            received_webhooks: None,
         }
     }
 }
 
 /// Runs the console on the real terminal until the operator quits or a
-/// signal arrives; the terminal is restored in every case. `feeds` bring
-/// actions from outside (e.g. the demo's new jobs). Answers the signal
-/// that ended it, if one did (its exit status: [`Stop::exit_code`]).
+/// signal arrives; the terminal is restored in every case. What arrives
+/// from outside meanwhile comes through the options' input streams
+/// (`discovered_jobs`, `received_webhooks`). Answers the signal that
+/// ended it, if one did (its exit status: [`Stop::exit_code`]).
 pub async fn run_console(
     client: Client,
     options: ConsoleOptions,
-    feeds: Vec<BoxStream<'static, Action>>,
 ) -> color_eyre::Result<Option<Stop>> {
+    let feeds = inputs::feeds(options.discovered_jobs, options.received_webhooks);
     let paths = Paths::compute(None).ok();
     if let Some(paths) = &paths
         && let Err(why) = logging::init(&paths.state_dir)
@@ -252,8 +264,9 @@ pub async fn run_console(
 
 /// The sessions the incident history (the profile's `store`, or the
 /// default one) knows, most recently active first, for the Deliveries pane
-/// to offer (none when there is no store yet).
-fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
+/// to offer (none when there is no store yet): the console's
+/// [`ConsoleOptions::recent_ids`] on a profile.
+pub fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
     let Ok(path) = context::store_path(None, profile_store, Paths::compute(None).ok().as_ref())
     else {
         return Vec::new();
@@ -275,104 +288,6 @@ fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// What `earshot` with no subcommand was given.
-#[derive(Clone, Debug, Default)]
-pub struct LaunchFlags {
-    pub config: Option<PathBuf>,
-    pub profile: Option<String>,
-    pub read_only: bool,
-    pub theme: Option<String>,
-    /// `--url` and `--api-key`: win over `EARSHOT_URL` / `EARSHOT_API_KEY`
-    /// and the profile.
-    pub url: Option<Url>,
-    pub api_key: Option<SecretString>,
-}
-
-/// `earshot`: resolves the profile like every other command (with
-/// `--url` / `--api-key`, else `EARSHOT_URL` / `EARSHOT_API_KEY`, when
-/// set) and opens the console.
-/// Without a config file it says how to make one and suggests
-/// `earshot demo`, exiting 2.
-pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
-    let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-    let url = match (flags.url, env(earshot_core::config::ENV_URL)) {
-        (Some(url), _) => Some(url),
-        (None, None) => None,
-        (None, Some(text)) => match crate::cli::parse_origin(&text) {
-            Ok(url) => Some(url),
-            Err(error) => {
-                eprintln!(
-                    "error: {} = {text:?}: {error}",
-                    earshot_core::config::ENV_URL
-                );
-                return Ok(ExitCode::from(2));
-            }
-        },
-    };
-    let options = ResolveOptions {
-        config_path: flags.config.clone(),
-        profile: flags.profile.clone(),
-        url,
-        api_key: flags
-            .api_key
-            .or_else(|| env(earshot_core::config::ENV_API_KEY).map(SecretString::new)),
-    };
-    let resolved = match resolve(&options) {
-        Ok(resolved) => resolved,
-        Err(error @ ConfigError::NoConfigFile { .. }) => {
-            eprintln!("earshot: {error}");
-            eprintln!(
-                "  or try the console with no account at all: `earshot demo` runs a built-in emulator with live traffic"
-            );
-            return Ok(ExitCode::from(2));
-        }
-        Err(error) => return Err(error.into()),
-    };
-    let key = resolved.require_api_key()?.clone();
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        eprintln!(
-            "earshot: the console needs a terminal; for scripts use a subcommand (see `earshot --help`)"
-        );
-        return Ok(ExitCode::from(2));
-    }
-    let url_policy = policy_for(&resolved.endpoints.agents);
-    let client = Client::new(resolved.endpoints.clone(), key)?.with_url_policy(url_policy);
-    let profiles = earshot_core::config::profiles(flags.config.as_deref())?;
-    let current_profile = resolved
-        .profile_name
-        .clone()
-        .filter(|_| options.url.is_none());
-    let console = ConsoleOptions {
-        demo: false,
-        read_only: flags.read_only,
-        theme: flags.theme,
-        profile_read_only: resolved.read_only,
-        profile_theme: resolved.theme.clone(),
-        profile_store: resolved.store.clone(),
-        profiles,
-        current_profile,
-        config: flags.config.clone(),
-        profile_label: resolved
-            .profile_name
-            .clone()
-            .unwrap_or_else(|| "(EARSHOT_URL)".into()),
-        region: resolved.region.as_str().into(),
-        url_policy,
-        config_dir: resolved.config_file.parent().map(PathBuf::from),
-        recent_ids: known_sessions(resolved.store.clone()),
-        job_ids: Vec::new(),
-        probe_sample: None,
-        inbox_url: None,
-        store: None,
-        time_scale: 1.0,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let stopped_by = runtime.block_on(run_console(client, console, Vec::new()))?;
-    Ok(stopped_by.map_or(ExitCode::SUCCESS, Stop::exit_code))
-}
-
 /// Loopback agents endpoint (a local emulator, which then has to allow
 /// private receivers) → any http(s) receiver; otherwise the platform's
 /// rule. The server checks again either way.
@@ -391,18 +306,4 @@ pub(crate) fn policy_for(agents: &Url) -> UrlPolicy {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_loopback_emulator_accepts_private_receivers_and_the_platform_does_not() {
-        let policy = |url: &str| policy_for(&Url::parse(url).unwrap());
-        assert_eq!(policy("http://127.0.0.1:8080/"), UrlPolicy::AnyHttp);
-        assert_eq!(policy("http://localhost:8080/"), UrlPolicy::AnyHttp);
-        assert_eq!(policy("http://[::1]:8080/"), UrlPolicy::AnyHttp);
-        assert_eq!(
-            policy("https://agents.example.com/"),
-            UrlPolicy::PublicHttps
-        );
-    }
-}
+mod tests;

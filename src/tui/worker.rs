@@ -1,12 +1,14 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
-//! its result back as an [`Action`]. Loads and the long-running work that
-//! a newer request replaces (the Subscriptions, Deliveries, Events and
-//! event-detail loads, the probe, the rotation watch, the Inbox receiver)
-//! are "latest request wins": each has one `Latest` slot, and a new one
-//! aborts the one still running (its answer would be stale anyway;
-//! `update` also drops it by sequence number). Everything else (changes
-//! to the platform, copies, one-off reads) runs as a task of its own, to
-//! its end. Dropping the worker aborts everything in flight.
+//! its result back as an [`Action`]. Seven kinds of work are "latest
+//! request wins", each with one `Latest` slot where a new request aborts
+//! the one still running: the Subscriptions, Deliveries, Events and
+//! event-detail loads, the probe, the rotation watch and the Inbox
+//! receiver. Every other effect runs as a plain task of its own, to its
+//! end: changes to the platform, copies, the job watcher's commands, and
+//! the other reads (Health, failing sessions, incidents, known sessions,
+//! a body or capture file; `update` drops an answer whose sequence number
+//! a newer request has passed). Dropping the worker aborts everything in
+//! flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
@@ -16,13 +18,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::AbortHandle;
 
-use super::action::{
-    Action, DeliveriesResult, Effect, Failure, InboxResult, JobsResult, SubsResult,
-};
+use super::action::{Action, Effect, Failure};
 use super::clipboard::Clipboard;
 use super::context::ActionTx;
 use super::history_tasks::{self, StorePath};
+use super::panes::deliveries::DeliveriesResult;
+use super::panes::inbox::InboxResult;
+use super::panes::jobs::JobsResult;
 use super::panes::signatures::SigsResult;
+use super::panes::subscriptions::SubsResult;
 use earshot_core::api::Client;
 use earshot_core::api::types::prerecorded::NewTranscript;
 use earshot_core::poll::hints::Known;

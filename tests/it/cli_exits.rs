@@ -5,7 +5,8 @@
 
 use crate::common;
 use crate::common::cli::{
-    earshot_async as earshot, finish, isolated_async as isolated, send_signal, text, wait_out,
+    earshot_async as earshot, finish, isolated_async as isolated, listening_url,
+    listening_url_and_lines, next_line, send_signal, stderr_lines, text, wait_out,
 };
 use std::path::Path;
 use std::process::Stdio;
@@ -13,18 +14,8 @@ use std::time::Duration;
 
 use crate::common::tmux::{Tmux, shell_quote};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader, Lines};
 
 const SECRET: &str = "whsec_cli_exits_0123456789abcdefghijklmno";
-
-/// The next line of `lines` within 15 s.
-async fn next_line<R: AsyncRead + Unpin>(lines: &mut Lines<BufReader<R>>) -> String {
-    tokio::time::timeout(Duration::from_secs(15), lines.next_line())
-        .await
-        .expect("a line within 15 s")
-        .expect("readable")
-        .expect("still open")
-}
 
 // ---------------------------------------------------------------------------
 // jobs watch: a 404 is final
@@ -95,19 +86,13 @@ async fn jobs_watch_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() 
             .args(["jobs", "watch", "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f"])
             .spawn()
             .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-        let first = next_line(&mut stderr).await;
+        let stderr = stderr_lines(&mut child);
+        let first = next_line(&stderr);
         assert!(first.starts_with("watching 1 job"), "{first}");
         send_signal(&child, signal).await;
-        let mut rest = String::new();
-        while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(15), stderr.next_line())
-            .await
-            .expect("stderr within 15 s")
-        {
-            rest.push_str(&line);
-            rest.push('\n');
-        }
         let output = wait_out(child).await;
+        // Its stderr ended with it: every line has come.
+        let rest: String = stderr.iter().map(|line| line + "\n").collect();
         assert_eq!(output.status.code(), Some(code), "{name}: {rest}");
         assert!(rest.contains("1 still pending"), "{name}: {rest}");
         assert!(rest.contains(&format!("interrupted by {name}")), "{rest}");
@@ -122,14 +107,10 @@ async fn listen_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() {
             .env("EARSHOT_WEBHOOK_SECRET", SECRET)
             .spawn()
             .unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = next_line(&mut stdout).await;
-        assert!(
-            first.starts_with("listening on http://127.0.0.1:"),
-            "{first}"
-        );
+        let (url, stdout) = listening_url_and_lines(&mut child);
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         send_signal(&child, signal).await;
-        let summary = next_line(&mut stdout).await;
+        let summary = next_line(&stdout);
         assert_eq!(summary, "received 0, accepted 0, rejected 0, duplicates 0");
         let output = wait_out(child).await;
         assert_eq!(output.status.code(), Some(code), "{signal}: {output:?}");
@@ -140,9 +121,8 @@ async fn listen_prints_its_summary_and_exits_143_on_sigterm_129_on_sighup() {
 async fn the_emulator_stops_and_exits_143_on_sigterm_129_on_sighup() {
     for (signal, code, name) in [("TERM", 143, "SIGTERM"), ("HUP", 129, "SIGHUP")] {
         let mut child = earshot().args(["emulator"]).spawn().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let first = next_line(&mut stdout).await;
-        assert!(first.starts_with("listening on http://"), "{first}");
+        let url = listening_url(&mut child);
+        assert!(url.starts_with("http://"), "{url}");
         send_signal(&child, signal).await;
         let output = wait_out(child).await;
         let stderr = text(&output.stderr);

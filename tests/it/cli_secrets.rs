@@ -3,15 +3,16 @@
 //! and capture files that keep secrets off disk.
 
 use crate::common;
-use crate::common::cli::{earshot_async as earshot, finish, text};
+use crate::common::cli::{
+    earshot_async as earshot, finish, listening_url_and_lines, next_line, text,
+};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use earshot_core::receiver::listen::{self, ListenConfig};
 use earshot_core::redact::SecretString;
-use earshot_emulator::{Emulator, EmulatorConfig};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::ChildStdout;
+use earshot_emulator::{Emulator, EmulatorConfig, StartError};
 
 // ---------------------------------------------------------------------------
 // Item: the emulator refuses an empty or unprintable API key
@@ -38,8 +39,8 @@ async fn the_emulator_refuses_empty_whitespace_and_control_character_keys() {
 async fn an_emulator_with_an_empty_key_does_not_start() {
     let config = EmulatorConfig::new(SecretString::new(""));
     let refused = Emulator::start("127.0.0.1:0".parse().unwrap(), config).await;
-    let error = refused.err().expect("an empty key is refused");
-    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    let error = refused.expect_err("an empty key is refused");
+    assert!(matches!(error, StartError::InvalidApiKey(_)), "{error:?}");
 }
 
 #[tokio::test]
@@ -225,27 +226,15 @@ async fn sign_and_verify_take_the_secrets_from_the_environment_or_files() {
     }
 }
 
-/// Starts `command` (an `earshot listen`) and returns it with its URL.
-async fn spawn_listen(
+/// Starts `command` (an `earshot listen`): the child, its URL and the
+/// later lines of its stdout.
+fn spawn_listen(
     command: &mut tokio::process::Command,
-) -> (
-    tokio::process::Child,
-    String,
-    tokio::io::Lines<BufReader<ChildStdout>>,
-) {
+) -> (tokio::process::Child, String, Receiver<String>) {
     let mut child = checked(command.arg("--trust-any-source"))
         .spawn()
         .expect("start earshot listen");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-        .await
-        .expect("a first line within 10 s")
-        .unwrap()
-        .unwrap_or_default();
-    let url = first
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"))
-        .to_owned();
+    let (url, lines) = listening_url_and_lines(&mut child);
     (child, url, lines)
 }
 
@@ -297,7 +286,7 @@ async fn listen_takes_its_secrets_from_the_environment_or_files() {
     let mut by_file = earshot();
     secrets_from_files(by_file.arg("listen"), &files);
     for command in [&mut by_env, &mut by_file] {
-        let (child, url, _lines) = spawn_listen(command).await;
+        let (child, url, _) = spawn_listen(command);
         assert_eq!(deliver_both(&url, CURRENT, AUTH_VALUE).await, (200, 200));
         assert_eq!(
             deliver_both(&url, PREVIOUS, "wrong token").await,
@@ -420,7 +409,7 @@ async fn capture_two(file: &Path, extra: &[&str]) -> Vec<String> {
         .args(extra)
         .env("EARSHOT_WEBHOOK_SECRET", CURRENT)
         .env("EARSHOT_AUTH_HEADER", AUTH);
-    let (child, url, mut lines) = spawn_listen(&mut command).await;
+    let (child, url, lines) = spawn_listen(&mut command);
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
     let body = r#"{"event_id":"evt-capture-1","event":"call.ended","timestamp":"2026-01-01T00:00:00Z","call":{"call_id":"c"}}"#;
     let header = earshot_core::signature::sign(
@@ -449,15 +438,7 @@ async fn capture_two(file: &Path, extra: &[&str]) -> Vec<String> {
         .unwrap()
         .status();
     assert_eq!(status.as_u16(), 200);
-    let mut printed = Vec::new();
-    for _ in 0..2 {
-        let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-            .await
-            .expect("a line within 10 s")
-            .unwrap()
-            .expect("stdout open");
-        printed.push(line);
-    }
+    let printed = vec![next_line(&lines), next_line(&lines)];
     drop(child);
     printed
 }
@@ -519,7 +500,7 @@ async fn a_previous_secret_only_in_the_environment_does_not_stop_a_prerecorded_l
         .arg("listen")
         .env("EARSHOT_AUTH_HEADER", AUTH)
         .env("EARSHOT_PREVIOUS_WEBHOOK_SECRET", PREVIOUS);
-    let (child, url, _lines) = spawn_listen(&mut command).await;
+    let (child, url, _) = spawn_listen(&mut command);
     assert_eq!(deliver_both(&url, PREVIOUS, AUTH_VALUE).await.1, 200);
     drop(child);
     // Given on the command line, it needs the current secret.

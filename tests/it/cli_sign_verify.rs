@@ -143,7 +143,7 @@ fn json_output_carries_the_verdict_and_coded_findings() {
         ["timestamp_outside_tolerance", "matched_previous_secret"]
     );
     let first = value["findings"][0]["message"].as_str().unwrap();
-    assert!(first.contains("412 s old"), "{first}");
+    assert!(first.contains("6 min 52 s old"), "{first}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use crate::common::cli::{listening_url_and_lines, next_line};
 use crate::common::{API_KEY, Harness, Options, SECRET, eventually, start, start_with, wav};
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::receiver::capture::{self, Kind, VerdictCode, encode_base64};
@@ -592,24 +593,12 @@ async fn earshot_listen_prints_its_url_a_line_per_request_and_a_summary() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let read_line = async |lines: &mut tokio::io::Lines<_>| -> String {
-        tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-            .await
-            .expect("a line within 10 s")
-            .unwrap()
-            .expect("stdout open")
-    };
-    let first = read_line(&mut lines).await;
-    let url = first
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {first}"))
-        .to_owned();
+    let (url, lines) = listening_url_and_lines(&mut child);
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
 
     let (status, _) = post_signed(&url, SECRET, unix_now(), &event_body("evt-cli-12345")).await;
     assert_eq!(status, 200);
-    let line = read_line(&mut lines).await;
+    let line = next_line(&lines);
     assert!(line.contains("call.failed"), "{line}");
     assert!(line.contains("evt-cli-"), "{line}");
     assert!(line.contains("ok (current secret)"), "{line}");
@@ -617,7 +606,7 @@ async fn earshot_listen_prints_its_url_a_line_per_request_and_a_summary() {
 
     let (status, _) = post_signed(&url, NEW_SECRET, unix_now(), &event_body("evt-cli-2")).await;
     assert_eq!(status, 401);
-    let line = read_line(&mut lines).await;
+    let line = next_line(&lines);
     assert!(
         line.contains("invalid signature: no_matching_signature"),
         "{line}"
@@ -631,7 +620,7 @@ async fn earshot_listen_prints_its_url_a_line_per_request_and_a_summary() {
         .await
         .unwrap();
     assert!(killed.success());
-    let summary = read_line(&mut lines).await;
+    let summary = next_line(&lines);
     assert_eq!(summary, "received 2, accepted 1, rejected 1, duplicates 0");
     let status = tokio::time::timeout(Duration::from_secs(5), child.wait())
         .await

@@ -3,12 +3,11 @@
 //! (its `VmHWM`, with a generous limit), and stderr says how many lines
 //! were not printed.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::SECRET;
+use crate::common::cli::{earshot_async, listening_url_then_unread, stderr_lines};
 use crate::common::rss::peak_mib_of;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 
 /// Requests sent, each with a body of [`BODY_BYTES`]: 80 MiB in all.
 const REQUESTS: usize = 80;
@@ -30,24 +29,13 @@ fn body(index: usize) -> Vec<u8> {
 #[tokio::test]
 async fn an_unread_stdout_drops_printed_lines_not_answers() {
     tokio::time::timeout(BOUND, async {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_earshot"))
+        let mut child = earshot_async()
             .args(["listen", "--json", "--secret", SECRET])
-            .env_remove("EARSHOT_URL")
-            .env_remove("EARSHOT_API_KEY")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
             .spawn()
             .unwrap();
         // Read the first line only; the pipe stays open and unread.
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut first = String::new();
-        stdout.read_line(&mut first).await.unwrap();
-        let url = first
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("first line: {first}"))
-            .to_owned();
+        let (url, stdout) = listening_url_then_unread(&mut child);
+        let stderr = stderr_lines(&mut child);
 
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         for index in 0..REQUESTS {
@@ -76,15 +64,8 @@ async fn an_unread_stdout_drops_printed_lines_not_answers() {
         assert!(killed.success());
         let status = child.wait().await.unwrap();
         assert_eq!(status.code(), Some(143), "SIGTERM: 128 + 15");
-        let mut stderr = String::new();
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .take(64 * 1024)
-            .read_to_string(&mut stderr)
-            .await
-            .unwrap();
+        // Its stderr ended with it: every line has come.
+        let stderr: String = stderr.iter().map(|line| line + "\n").collect();
         assert!(
             stderr.contains("lines not printed: stdout is not keeping up"),
             "{stderr}"

@@ -7,10 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::SECRET;
-use crate::common::cli::earshot_async;
+use crate::common::cli::{earshot_async, listening_url};
 use crate::common::rss::peak_mib_of;
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 
 /// The most any test here waits in all.
@@ -28,15 +27,7 @@ async fn listen(args: &[&str]) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("earshot listen starts");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
-    let mut first = String::new();
-    stdout.read_line(&mut first).await.expect("the first line");
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("first line: {first}"))
-        .to_owned();
-    tokio::spawn(async move { tokio::io::copy(&mut stdout, &mut tokio::io::sink()).await });
+    let url = listening_url(&mut child);
     (child, url)
 }
 

@@ -188,7 +188,7 @@ fn diagnose_names_the_cause_each_invalid_vector_states() {
                     "digest itself is fine"
                 );
                 let text = first.to_string();
-                assert!(text.contains("301 s"), "{text}");
+                assert!(text.contains("5 min 1 s"), "{text}");
                 let direction = if v.why.as_deref().unwrap().contains("future") {
                     "in the future"
                 } else {

@@ -4,12 +4,11 @@
 //! modes is narrowed on open and said on stderr; a directory the user chose
 //! keeps its mode, earshot's own state directory is narrowed.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::cli::{isolate, text};
+use crate::common::cli::{isolate, listening_url, text};
 
 const SECRET: &str = "whsec-store-modes-0123456789abcdefghijkl";
 
@@ -101,17 +100,15 @@ fn the_wal_and_shm_of_a_running_observer_are_0600() {
     .stderr(Stdio::null())
     .spawn()
     .expect("earshot listen starts");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    // Listening: the store is open.
+    let url = listening_url(&mut child);
     let modes = ["", "-wal", "-shm"].map(|suffix| {
         let file = side(&db, suffix);
         (file.exists().then(|| mode(&file)), suffix)
     });
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(first.starts_with("listening on"), "{first:?}");
+    assert!(url.starts_with("http://"), "{url:?}");
     assert_eq!(
         modes,
         [

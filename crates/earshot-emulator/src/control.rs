@@ -101,7 +101,21 @@ pub(super) async fn start_session(
     body: Bytes,
 ) -> Result<Response, Problem> {
     let request: StartSession = parse_body(&body)?;
-    let agent_id = agent_or_default(request.agent_id)?;
+    let session_id = open_session(&state, request.agent_id)?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "session_id": session_id })),
+    )
+        .into_response())
+}
+
+/// Starts a session of `agent_id` (the default agent when `None`) and
+/// emits `session.started`; returns its id.
+pub(crate) fn open_session(
+    state: &SharedState,
+    agent_id: Option<String>,
+) -> Result<String, Problem> {
+    let agent_id = agent_or_default(agent_id)?;
     let session_id = new_id("ses");
     let session = SessionObject {
         session_id: session_id.clone(),
@@ -125,28 +139,31 @@ pub(super) async fn start_session(
         state.config.keep_conversations,
     );
     emit(
-        &state,
+        state,
         EventKind::SessionStarted,
         EventObject::Session(session),
     );
-    Ok((
-        StatusCode::CREATED,
-        Json(json!({ "session_id": session_id })),
-    )
-        .into_response())
+    Ok(session_id)
 }
 
 pub(super) async fn complete_session(
     State(state): State<SharedState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
+    close_session(&state, &id)?;
+    Ok(Json(json!({ "session_id": id, "status": "completed" })))
+}
+
+/// Completes session `id` and emits `session.completed`; its artifacts
+/// are listed after the (scaled) 90 s.
+pub(crate) fn close_session(state: &SharedState, id: &str) -> Result<(), Problem> {
     let scale = state.config.time_scale;
     let now = Utc::now();
     let session = {
         let mut store = state.lock();
         let base = state.base_url.clone();
-        let Some(conversation) = store.conversations.get_mut(&id) else {
-            return Err(Problem::not_found("session", &id));
+        let Some(conversation) = store.conversations.get_mut(id) else {
+            return Err(Problem::not_found("session", id));
         };
         let ConversationObject::Session(session) = &mut conversation.object else {
             return Err(Problem::bad_request(format!(
@@ -170,22 +187,22 @@ pub(super) async fn complete_session(
         let artifacts = presign_artifacts(
             &mut store,
             &base,
-            &id,
+            id,
             event_at + scale.scale(ARTIFACT_LIFETIME),
             now,
             state.config.recording_bytes,
         );
-        if let Some(conversation) = store.conversations.get_mut(&id) {
+        if let Some(conversation) = store.conversations.get_mut(id) {
             conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
         }
         session
     };
     emit(
-        &state,
+        state,
         EventKind::SessionCompleted,
         EventObject::Session(session),
     );
-    Ok(Json(json!({ "session_id": id, "status": "completed" })))
+    Ok(())
 }
 
 fn elapsed_seconds(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
@@ -253,30 +270,85 @@ fn silent_wav() -> Bytes {
         .clone()
 }
 
-#[derive(Deserialize)]
+/// A phone call to place: the body of `POST /_emulator/calls`. Start from
+/// [`NewCall::connected`] or [`NewCall::failed`].
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-struct StartCall {
+#[non_exhaustive]
+pub struct NewCall {
+    /// The agent that answers (a uuid); `None`: the emulator's default agent.
     #[serde(default)]
-    agent_id: Option<String>,
-    outcome: CallOutcome,
+    pub agent_id: Option<String>,
+    pub outcome: CallOutcome,
+    /// The caller; `None`: `+15555550123`.
     #[serde(default)]
-    from_number: Option<String>,
+    pub from_number: Option<String>,
+    /// The number called; `None`: `+15555550188`.
     #[serde(default)]
-    to_number: Option<String>,
+    pub to_number: Option<String>,
 }
 
-#[derive(Deserialize, Clone, Copy)]
+/// How a placed call goes.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
-enum CallOutcome {
+pub enum CallOutcome {
+    /// Answered: `call.connected` now, `call.ended` when it is ended.
     Connected,
+    /// Never answered: `call.failed` at once.
     Failed,
+}
+
+impl NewCall {
+    /// A call the default agent answers.
+    pub fn connected() -> NewCall {
+        NewCall::with_outcome(CallOutcome::Connected)
+    }
+
+    /// A call that could not be placed or answered.
+    pub fn failed() -> NewCall {
+        NewCall::with_outcome(CallOutcome::Failed)
+    }
+
+    fn with_outcome(outcome: CallOutcome) -> NewCall {
+        NewCall {
+            agent_id: None,
+            outcome,
+            from_number: None,
+            to_number: None,
+        }
+    }
+
+    /// The agent (a uuid) the call is for.
+    pub fn agent_id(mut self, agent_id: impl Into<String>) -> NewCall {
+        self.agent_id = Some(agent_id.into());
+        self
+    }
+
+    /// The caller's number, as the payload's `from_number` carries it.
+    pub fn from_number(mut self, number: impl Into<String>) -> NewCall {
+        self.from_number = Some(number.into());
+        self
+    }
+
+    /// The number called, as the payload's `to_number` carries it.
+    pub fn to_number(mut self, number: impl Into<String>) -> NewCall {
+        self.to_number = Some(number.into());
+        self
+    }
 }
 
 pub(super) async fn start_call(
     State(state): State<SharedState>,
     body: Bytes,
 ) -> Result<Response, Problem> {
-    let request: StartCall = parse_body(&body)?;
+    let request: NewCall = parse_body(&body)?;
+    let call_id = place_call(&state, request)?;
+    Ok((StatusCode::CREATED, Json(json!({ "call_id": call_id }))).into_response())
+}
+
+/// Places a call and emits `call.connected` or `call.failed`; returns its
+/// id.
+pub(crate) fn place_call(state: &SharedState, request: NewCall) -> Result<String, Problem> {
     let agent_id = agent_or_default(request.agent_id)?;
     let call_id = new_id("call");
     let now = Utc::now().fixed_offset();
@@ -308,21 +380,28 @@ pub(super) async fn start_call(
         },
         state.config.keep_conversations,
     );
-    emit(&state, kind, EventObject::Call(call));
-    Ok((StatusCode::CREATED, Json(json!({ "call_id": call_id }))).into_response())
+    emit(state, kind, EventObject::Call(call));
+    Ok(call_id)
 }
 
 pub(super) async fn end_call(
     State(state): State<SharedState>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, Problem> {
+    hang_up(&state, &id)?;
+    Ok(Json(json!({ "call_id": id, "status": "ended" })))
+}
+
+/// Ends connected call `id` and emits `call.ended` with its presigned
+/// recording and transcript URLs.
+pub(crate) fn hang_up(state: &SharedState, id: &str) -> Result<(), Problem> {
     let scale = state.config.time_scale;
     let now = Utc::now();
     let call = {
         let mut store = state.lock();
         let base = state.base_url.clone();
-        match store.conversations.get(&id).map(|c| &c.object) {
-            None => return Err(Problem::not_found("call", &id)),
+        match store.conversations.get(id).map(|c| &c.object) {
+            None => return Err(Problem::not_found("call", id)),
             Some(ConversationObject::Session(_)) => {
                 return Err(Problem::bad_request(format!(
                     "{id} is a session; complete it with /_emulator/sessions/{id}/complete"
@@ -341,16 +420,16 @@ pub(super) async fn end_call(
         let artifacts = presign_artifacts(
             &mut store,
             &base,
-            &id,
+            id,
             expires,
             now,
             state.config.recording_bytes,
         );
-        let Some(conversation) = store.conversations.get_mut(&id) else {
-            return Err(Problem::not_found("call", &id));
+        let Some(conversation) = store.conversations.get_mut(id) else {
+            return Err(Problem::not_found("call", id));
         };
         let ConversationObject::Call(call) = &mut conversation.object else {
-            return Err(Problem::not_found("call", &id));
+            return Err(Problem::not_found("call", id));
         };
         call.status = "ended".into();
         call.ended_at = Some(now.fixed_offset());
@@ -363,17 +442,23 @@ pub(super) async fn end_call(
         conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
         call
     };
-    emit(&state, EventKind::CallEnded, EventObject::Call(call));
-    Ok(Json(json!({ "call_id": id, "status": "ended" })))
+    emit(state, EventKind::CallEnded, EventObject::Call(call));
+    Ok(())
 }
 
 async fn arm_fault(State(state): State<SharedState>, body: Bytes) -> Result<Json<Fault>, Problem> {
     let fault: Fault = parse_body(&body)?;
+    arm(&state, fault.clone())?;
+    Ok(Json(fault))
+}
+
+/// Arms `fault`, if it is one that can be armed.
+pub(crate) fn arm(state: &SharedState, fault: Fault) -> Result<(), Problem> {
     if let Some(reason) = fault.problem() {
         return Err(Problem::bad_request(reason));
     }
-    state.faults.arm(fault.clone());
-    Ok(Json(fault))
+    state.faults.arm(fault);
+    Ok(())
 }
 
 /// The faults still armed, with the uses each has left: a test waits on

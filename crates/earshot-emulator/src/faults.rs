@@ -14,17 +14,37 @@ use serde::{Deserialize, Serialize};
 use super::SharedState;
 use super::problem::Problem;
 
-/// The body of `POST /_emulator/faults`.
-#[derive(Clone, Debug, Deserialize, Serialize)]
+/// A fault for the next `count` requests whose path starts with
+/// `path_prefix`: the body of `POST /_emulator/faults`. Start from
+/// [`Fault::status`], [`Fault::latency`] or [`Fault::drop_connection`]:
+///
+/// ```
+/// # use std::time::Duration;
+/// # use earshot_emulator::Fault;
+/// // The next two subscription requests wait 200 ms, then answer 503.
+/// let fault = Fault::status("/v1/webhook-subscriptions", 503)
+///     .with_latency(Duration::from_millis(200))
+///     .times(2);
+/// assert_eq!(fault.count, 2);
+/// ```
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Fault {
+#[non_exhaustive]
+pub struct Fault {
+    /// Requests whose path starts with this (`/v1/...`, `/v2/...`; never
+    /// `/_emulator`).
     pub path_prefix: String,
+    /// The status answered instead of the real answer.
     #[serde(default)]
     pub status: Option<u16>,
+    /// Added before answering (or dropping).
     #[serde(default)]
     pub latency_ms: Option<u64>,
+    /// The connection is closed instead of answered.
     #[serde(default)]
     pub drop: bool,
+    /// How many requests it applies to; on the armed list, how many are
+    /// left.
     #[serde(default = "one")]
     pub count: u32,
 }
@@ -34,8 +54,55 @@ fn one() -> u32 {
 }
 
 impl Fault {
+    fn at(path_prefix: impl Into<String>) -> Fault {
+        Fault {
+            path_prefix: path_prefix.into(),
+            status: None,
+            latency_ms: None,
+            drop: false,
+            count: 1,
+        }
+    }
+
+    /// The next request under `path_prefix` is answered `status` (a
+    /// problem body; a 429 carries `Retry-After: 1`).
+    pub fn status(path_prefix: impl Into<String>, status: u16) -> Fault {
+        Fault::at(path_prefix).with_status(status)
+    }
+
+    /// The next request under `path_prefix` waits `latency` first, then
+    /// gets its real answer.
+    pub fn latency(path_prefix: impl Into<String>, latency: Duration) -> Fault {
+        Fault::at(path_prefix).with_latency(latency)
+    }
+
+    /// The next request under `path_prefix` has its connection dropped.
+    pub fn drop_connection(path_prefix: impl Into<String>) -> Fault {
+        let mut fault = Fault::at(path_prefix);
+        fault.drop = true;
+        fault
+    }
+
+    /// Answers `status` as well.
+    pub fn with_status(mut self, status: u16) -> Fault {
+        self.status = Some(status);
+        self
+    }
+
+    /// Waits `latency` as well (whole milliseconds).
+    pub fn with_latency(mut self, latency: Duration) -> Fault {
+        self.latency_ms = Some(u64::try_from(latency.as_millis()).unwrap_or(u64::MAX));
+        self
+    }
+
+    /// Applies to the next `count` requests instead of one.
+    pub fn times(mut self, count: u32) -> Fault {
+        self.count = count;
+        self
+    }
+
     /// Why this fault cannot be armed, if it cannot.
-    pub fn problem(&self) -> Option<String> {
+    pub(crate) fn problem(&self) -> Option<String> {
         if !self.path_prefix.starts_with('/') {
             return Some("`path_prefix`: must start with /".into());
         }

@@ -1,17 +1,108 @@
-//! The platform emulator: one axum listener serving every spec area by path.
+//! An emulator of the speech-to-text platform earshot operates, to run as
+//! a local platform inside your own tests: one HTTP listener (axum) that
+//! serves every area of the platform interface at one origin, in memory.
 //!
-//! [`Emulator::start`] binds, spawns the server and returns a handle with
-//! its URL and API key; tests start it on `127.0.0.1:0`, `earshot emulator`
-//! runs it headless, `earshot demo` runs it in-process. Where the spec is
-//! silent, the choices are written down in `docs/decisions.md`.
+//! What it emulates, by path:
+//!
+//! - **dictation and sync** (`POST /v1/transcribe`, `/v1/transcribe/live`,
+//!   `/transcribe`): the text is the `ICMT` comment of an uploaded WAV, or
+//!   a fixed sentence; no speech is recognised;
+//! - **voice agent webhooks** (`/v1/webhook-subscriptions`,
+//!   `/v1/sessions/{id}/webhook-deliveries`, `/v1/sessions/{id}`):
+//!   subscriptions with the platform's validation, and deliveries signed
+//!   `X-SVC-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` with the
+//!   platform's deadline, retries and delivery records;
+//! - **pre-recorded transcription** (`/v2/upload`, `/v2/transcript`): a
+//!   job queue limited by the account's concurrency, webhooks with their
+//!   custom auth header, and the request and polling rate limits (403,
+//!   429 with `Retry-After`).
+//!
+//! Nothing on the platform makes a session or a call happen through its
+//! API, and a test needs failures on demand: the [`Emulator`] handle does
+//! both, in process — [`start_session`](Emulator::start_session),
+//! [`start_call`](Emulator::start_call), [`arm_fault`](Emulator::arm_fault),
+//! [`update_account`](Emulator::update_account), [`stats`](Emulator::stats)
+//! — and the same operations are open to any language at `/_emulator/...`
+//! (no authentication). Every platform duration (the 15 s delivery
+//! deadline, retry intervals, processing, the 90 s artifact delay) is
+//! multiplied by the time scale, so a test of retries takes milliseconds.
+//!
+//! # Embedding it
+//!
+//! Add it as a dev-dependency (`earshot-emulator = { path = ".../crates/earshot-emulator" }`
+//! or the git repository), then start one per test with
+//! [`Emulator::builder`] on a free port of `127.0.0.1` and talk to it over
+//! HTTP with any client, passing [`Emulator::api_key`] in `Authorization`
+//! (the raw key; `Bearer ` is accepted too):
+//!
+//! ```rust
+//! use earshot_emulator::Emulator;
+//! use serde_json::{Value, json};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let emulator = Emulator::builder()
+//!         .time_scale(0.01) // a 15 s deadline passes in 150 ms
+//!         .allow_private_urls(true) // receivers on 127.0.0.1, over http
+//!         .start()
+//!         .await?;
+//!     let http = reqwest::Client::builder().no_proxy().build()?;
+//!     let subscriptions = emulator.url().join("v1/webhook-subscriptions")?;
+//!
+//!     let created: Value = http
+//!         .post(subscriptions.clone())
+//!         .header("Authorization", emulator.api_key().expose())
+//!         .json(&json!({
+//!             "url": "http://127.0.0.1:9/hooks",
+//!             "events": ["session.started", "session.completed"],
+//!             "secret": "whsec_an_example_secret_of_32_chars_or_more",
+//!         }))
+//!         .send()
+//!         .await?
+//!         .error_for_status()?
+//!         .json()
+//!         .await?;
+//!     assert_eq!(created["secret_version"], 1);
+//!
+//!     let listed: Value = http
+//!         .get(subscriptions)
+//!         .header("Authorization", emulator.api_key().expose())
+//!         .send()
+//!         .await?
+//!         .error_for_status()?
+//!         .json()
+//!         .await?;
+//!     assert_eq!(listed["subscriptions"][0]["id"], created["id"]);
+//!
+//!     // The platform's activity, on demand: `session.started` is signed
+//!     // and sent to the subscription above (nothing listens on port 9,
+//!     // so its delivery is retried in the background).
+//!     let session = emulator.start_session(None).await?;
+//!     assert!(session.starts_with("ses_"));
+//!     // The key stays out of logs: `{:?}` shows it masked.
+//!     assert!(!format!("{emulator:?}").contains(emulator.api_key().expose()));
+//!
+//!     emulator.shutdown().await;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! [`Emulator::start`] with an [`EmulatorConfig`] is the same, with every
+//! setting in one struct (what `earshot emulator` and `earshot demo` use).
+//! [`scenario`] drives endless demo traffic against a running emulator.
+//! Where the platform's specification is silent, the choices are written
+//! down in `docs/decisions.md`.
 
 mod agents;
 mod auth;
+mod builder;
 mod clock;
 mod control;
 mod delivery;
 mod dictation;
+mod error;
 mod faults;
+mod handle;
 mod limits;
 mod prerecorded;
 mod problem;
@@ -34,8 +125,14 @@ use url::Url;
 use earshot_core::http_server::{self, ServerLimits};
 use earshot_core::redact::SecretString;
 
+pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
+pub use control::{CallOutcome, NewCall};
 pub use dictation::DictationTiming;
+pub use error::{ControlError, StartError};
+pub use faults::Fault;
+pub use prerecorded::{AccountChange, AccountSnapshot};
+pub use stats::StatsSnapshot;
 
 /// How an emulator behaves; the flags of `earshot emulator`.
 #[derive(Clone, Debug)]
@@ -126,33 +223,56 @@ pub(crate) struct State {
 
 pub(crate) type SharedState = Arc<State>;
 
-/// A running emulator. Dropping it does not stop it; call [`shutdown`].
+/// A running emulator: its address and API key, and the control
+/// operations of a test (`handle.rs`). Dropping it does not stop it; call
+/// [`shutdown`]. `Debug` shows the key masked.
 ///
 /// [`shutdown`]: Emulator::shutdown
 pub struct Emulator {
     addr: SocketAddr,
     url: Url,
     api_key: SecretString,
+    state: SharedState,
     stop: watch::Sender<bool>,
     server: JoinHandle<std::io::Result<()>>,
 }
 
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator")
+            .field("url", &self.url.as_str())
+            .field("api_key", &self.api_key)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Emulator {
-    /// Binds `listen` (port 0 picks a free one) and starts serving.
-    /// Refuses a key that is empty or could not travel in a header
-    /// (`InvalidInput`): such a key would let anyone in, or no one.
-    pub async fn start(listen: SocketAddr, config: EmulatorConfig) -> std::io::Result<Emulator> {
-        earshot_core::api::validate::api_key(config.api_key.expose()).map_err(|error| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, error.to_string())
-        })?;
-        let listener = TcpListener::bind(listen).await?;
-        let addr = listener.local_addr()?;
-        let base_url = Url::parse(&format!("http://{addr}/"))
-            .map_err(|error| std::io::Error::other(error.to_string()))?;
+    /// An emulator set up knob by knob, with the defaults of `earshot
+    /// emulator`: `Emulator::builder().time_scale(0.01).start().await?`.
+    pub fn builder() -> EmulatorBuilder {
+        EmulatorBuilder::default()
+    }
+
+    /// Binds `listen` (port 0 picks a free one) and starts serving in the
+    /// background of the current tokio runtime. Refuses a key that is
+    /// empty or could not travel in a header
+    /// ([`StartError::InvalidApiKey`]): such a key would let anyone in, or
+    /// no one.
+    pub async fn start(listen: SocketAddr, config: EmulatorConfig) -> Result<Emulator, StartError> {
+        earshot_core::api::validate::api_key(config.api_key.expose())
+            .map_err(StartError::InvalidApiKey)?;
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|source| StartError::Bind {
+                addr: listen,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(StartError::LocalAddr)?;
+        let base_url = base_url(addr)?;
         let api_key = config.api_key.clone();
         let server_limits = config.server_limits;
         let state = Arc::new(State::new(config, base_url.clone())?);
-        let router = router(state);
+        let router = router(state.clone());
         let (stop, mut stopped) = watch::channel(false);
         let server = tokio::spawn(http_server::serve(
             listener,
@@ -166,20 +286,26 @@ impl Emulator {
             addr,
             url: base_url,
             api_key,
+            state,
             stop,
             server,
         })
     }
 
+    /// The address it listens on (the port chosen when 0 was asked).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
-    /// `http://HOST:PORT/`: every area is served at this one origin.
+    /// `http://HOST:PORT/`: every area is served at this one origin, so
+    /// it is the base of the agents, pre-recorded, dictation and sync
+    /// URLs alike (`url().join("v1/webhook-subscriptions")`).
     pub fn url(&self) -> Url {
         self.url.clone()
     }
 
+    /// The API key the emulated account accepts; `.expose()` gives the
+    /// text for a header. Its `Debug` and `Display` are masked.
     pub fn api_key(&self) -> &SecretString {
         &self.api_key
     }
@@ -197,6 +323,12 @@ impl Emulator {
             Err(error) => Err(std::io::Error::other(error.to_string())),
         }
     }
+}
+
+/// `http://ADDR/` (an IPv6 address in brackets, as `SocketAddr` prints it).
+fn base_url(addr: SocketAddr) -> Result<Url, StartError> {
+    Url::parse(&format!("http://{addr}/"))
+        .map_err(|error| StartError::LocalAddr(std::io::Error::other(error.to_string())))
 }
 
 fn router(state: SharedState) -> Router {
@@ -220,10 +352,10 @@ fn router(state: SharedState) -> Router {
 
 impl State {
     /// Empty records for an emulator reachable at `base_url`.
-    fn new(config: EmulatorConfig, base_url: Url) -> std::io::Result<State> {
-        let other = |error: reqwest::Error| std::io::Error::other(error.to_string());
-        let deliveries = delivery::Engine::new(config.time_scale).map_err(other)?;
-        let prerecorded = prerecorded::Prerecorded::new(&config).map_err(other)?;
+    fn new(config: EmulatorConfig, base_url: Url) -> Result<State, StartError> {
+        let client = |error: reqwest::Error| StartError::HttpClient(Box::new(error));
+        let deliveries = delivery::Engine::new(config.time_scale).map_err(client)?;
+        let prerecorded = prerecorded::Prerecorded::new(&config).map_err(client)?;
         let limits = limits::Limits::new(config.http_limit, config.poll_limit);
         Ok(State {
             config,

@@ -52,6 +52,14 @@ impl Problem {
         Problem::new(StatusCode::CONFLICT, detail)
     }
 
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
     /// The body of this problem in `area`'s shape.
     fn body(&self, area: Area) -> serde_json::Value {
         match area {

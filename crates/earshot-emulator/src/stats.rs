@@ -14,13 +14,14 @@ use super::SharedState;
 
 #[derive(Default)]
 pub(crate) struct Stats {
-    counts: Mutex<Counts>,
+    counts: Mutex<StatsSnapshot>,
     deliveries_in_progress: AtomicU64,
 }
 
-/// The `/_emulator/stats` answer. Status keys are strings (`"200"`).
-#[derive(Clone, Default, Serialize)]
-pub(crate) struct Counts {
+/// What the emulator has answered so far: the `/_emulator/stats` answer.
+/// Status keys are strings (`"200"`); routes read `METHOD /path/{param}`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StatsSnapshot {
     by_status: BTreeMap<String, u64>,
     by_route: BTreeMap<String, BTreeMap<String, u64>>,
     /// Events still being delivered to a subscription, and pre-recorded
@@ -54,6 +55,35 @@ impl Drop for DeliveryInProgress {
     }
 }
 
+impl StatsSnapshot {
+    /// Answers by status (`"200"` → how many), every route together.
+    pub fn by_status(&self) -> &BTreeMap<String, u64> {
+        &self.by_status
+    }
+
+    /// Answers by route, then status: `"POST /v1/webhook-subscriptions"`
+    /// → `"201"` → how many.
+    pub fn by_route(&self) -> &BTreeMap<String, BTreeMap<String, u64>> {
+        &self.by_route
+    }
+
+    /// How many answers `route` gave with `status` (0 if none).
+    pub fn count(&self, route: &str, status: u16) -> u64 {
+        self.by_route
+            .get(route)
+            .and_then(|statuses| statuses.get(&status.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Webhook deliveries attempting or waiting for a retry (agents'
+    /// events and pre-recorded webhooks). Zero: nothing more is sent until
+    /// something new happens.
+    pub fn deliveries_in_progress(&self) -> u64 {
+        self.deliveries_in_progress
+    }
+}
+
 impl Stats {
     fn record(&self, route: String, status: u16) {
         let mut counts = self
@@ -70,7 +100,7 @@ impl Stats {
             .or_default() += 1;
     }
 
-    pub fn snapshot(&self) -> Counts {
+    pub fn snapshot(&self) -> StatsSnapshot {
         let mut counts = self
             .counts
             .lock()

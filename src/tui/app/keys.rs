@@ -74,7 +74,7 @@ impl App {
         });
         sections.push(CommandSection {
             title: "Command line (:)",
-            commands: command_line::help_entries(Command::CommandLine),
+            commands: command_line::help_entries(Command::OpenCommandLine),
         });
         sections
             .into_iter()

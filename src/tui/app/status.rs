@@ -93,6 +93,7 @@ impl Status {
     }
 
     /// The areas whose latest platform call failed.
+    #[cfg(test)]
     pub fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
         self.failing.iter().map(|(area, _)| *area)
     }

@@ -28,7 +28,7 @@ use ratatui::crossterm::event::KeyCode;
 use tokio::sync::mpsc::UnboundedSender;
 use tui_input::Input;
 
-pub use profiles::{ConfigProfiles, Opened, ProfileSource};
+pub use profiles::{ConfigProfiles, ProfileSource};
 pub(crate) use profiles::{load_theme, store_path};
 
 use super::action::{Action, Effect, Failure};

@@ -8,12 +8,14 @@ use ratatui::crossterm::event::KeyCode;
 use tui_input::Input;
 
 use super::{Account, CtxCommand, Stamped};
-use crate::tui::action::{Action, Effect, JobsResult, SubsResult};
+use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, AppConfig, Overlay};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::{Field, RecoverForm};
+use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::jobs::tests as jobs;
+use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tests::{fixtures, subscription};
 use crate::tui::test_keys::{key, press, type_text};
 use crate::tui::theme::Theme;

@@ -276,13 +276,6 @@ macro_rules! pane_ids {
 registry!(pane_ids);
 
 impl PaneId {
-    pub fn index(self) -> usize {
-        PaneId::ALL
-            .iter()
-            .position(|pane| *pane == self)
-            .unwrap_or(0)
-    }
-
     pub fn next(self) -> PaneId {
         cycle(&PaneId::ALL, self, true)
     }

@@ -19,7 +19,7 @@ use std::str::FromStr;
 use ratatui::style::{Color, Modifier, Style};
 
 mod depth;
-pub use depth::{ColorDepth, nearest_16, nearest_256};
+pub use depth::ColorDepth;
 use serde::Deserialize;
 
 /// Built-in themes, by name.

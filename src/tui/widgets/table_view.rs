@@ -129,6 +129,7 @@ impl<R> TableView<R> {
     }
 
     /// Replaces the wall clock `since:` counts back from (tests).
+    #[cfg(test)]
     pub fn with_clock(mut self, clock: fn() -> i64) -> TableView<R> {
         self.clock = clock;
         self

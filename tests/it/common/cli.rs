@@ -3,9 +3,11 @@
 //! directories in a temp dir), the observer (`earshot listen --store`), and
 //! running a command with a deadline.
 
-use std::io::{BufRead, BufReader};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use earshot_core::api::types::agents::EventKind;
@@ -99,18 +101,7 @@ pub fn observer(db: &Path, secret: &str) -> (Child, String) {
         .stderr(Stdio::null())
         .spawn()
         .expect("earshot listen starts");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
-    let mut first = String::new();
-    stdout
-        .read_line(&mut first)
-        .expect("listen prints its address");
-    // Keep reading: a closed stdout ends `listen` (as `listen | head` should).
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("first line names the address")
-        .to_owned();
+    let url = listening_url(&mut child);
     (child, url)
 }
 
@@ -200,10 +191,7 @@ pub async fn wait_out(child: tokio::process::Child) -> Output {
 /// `earshot listen --secret SECRET --store DB`: the child, the URL it
 /// prints first (its stdout is drained after that: a closed stdout ends
 /// `listen`), and its stderr, line by line.
-pub fn listen_with_store(
-    secret: &str,
-    db: &Path,
-) -> (Child, String, std::sync::mpsc::Receiver<String>) {
+pub fn listen_with_store(secret: &str, db: &Path) -> (Child, String, Receiver<String>) {
     let mut child = earshot()
         .args(["listen", "--secret", secret, "--store"])
         .arg(db)
@@ -217,28 +205,103 @@ pub fn listen_with_store(
     (child, url, lines)
 }
 
-/// The URL a started `earshot listen` (or a shell running one) prints
-/// first, `listening on URL`; its stdout is drained after that (a closed
-/// stdout ends `listen`).
-pub fn listening_url(child: &mut Child) -> String {
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
+/// A started child with its stdout and stderr piped, `std`'s or tokio's:
+/// what [`listening_url`] and [`stderr_lines`] read.
+pub trait Piped {
+    /// Its stdout (taken: once), read blocking.
+    fn take_stdout(&mut self) -> Box<dyn Read + Send>;
+    /// Its stderr (taken: once), read blocking.
+    fn take_stderr(&mut self) -> Box<dyn Read + Send>;
+}
+
+impl Piped for Child {
+    fn take_stdout(&mut self) -> Box<dyn Read + Send> {
+        Box::new(self.stdout.take().expect("stdout piped"))
+    }
+
+    fn take_stderr(&mut self) -> Box<dyn Read + Send> {
+        Box::new(self.stderr.take().expect("stderr piped"))
+    }
+}
+
+impl Piped for tokio::process::Child {
+    fn take_stdout(&mut self) -> Box<dyn Read + Send> {
+        let stdout = self.stdout.take().expect("stdout piped");
+        Box::new(File::from(
+            stdout.into_owned_fd().expect("a blocking stdout"),
+        ))
+    }
+
+    fn take_stderr(&mut self) -> Box<dyn Read + Send> {
+        let stderr = self.stderr.take().expect("stderr piped");
+        Box::new(File::from(
+            stderr.into_owned_fd().expect("a blocking stderr"),
+        ))
+    }
+}
+
+/// The URL a started `earshot listen` (or `earshot emulator`, or a shell
+/// running one) prints first, `listening on URL`; its stdout is drained
+/// after that (a closed stdout ends `listen`).
+pub fn listening_url(child: &mut impl Piped) -> String {
+    let (url, mut rest) = listening_url_then_unread(child);
+    std::thread::spawn(move || std::io::copy(&mut rest, &mut std::io::sink()));
+    url
+}
+
+/// [`listening_url`], and every later line of stdout as it comes.
+pub fn listening_url_and_lines(child: &mut impl Piped) -> (String, Receiver<String>) {
+    let (url, rest) = listening_url_then_unread(child);
+    (url, lines_of(rest))
+}
+
+/// [`listening_url`] without the draining: the rest of stdout stays in the
+/// pipe, unread, for as long as the reader returned is kept (dropped, it
+/// closes the pipe, which ends `listen`).
+pub fn listening_url_then_unread(
+    child: &mut impl Piped,
+) -> (String, BufReader<Box<dyn Read + Send>>) {
+    let mut stdout = BufReader::new(child.take_stdout());
     let mut first = String::new();
     stdout.read_line(&mut first).expect("the first line");
-    std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    first
+    let url = first
         .trim()
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("`listening on URL`, not {first:?}"))
-        .to_owned()
+        .to_owned();
+    (url, stdout)
 }
 
 /// The child's stderr, line by line, as it comes.
-pub fn stderr_lines(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
-    let stderr = BufReader::new(child.stderr.take().expect("stderr piped"));
+pub fn stderr_lines(child: &mut impl Piped) -> Receiver<String> {
+    lines_of(BufReader::new(child.take_stderr()))
+}
+
+/// The next of `lines` (a child's stdout or stderr) within 15 s.
+pub fn next_line(lines: &Receiver<String>) -> String {
+    lines
+        .recv_timeout(Duration::from_secs(15))
+        .expect("a line within 15 s")
+}
+
+/// The lines of `pipe` (invalid UTF-8 replaced), sent as they come; once
+/// the receiver is gone the rest is still read, so the child never
+/// blocks on, or fails writing to, a full or closed pipe.
+fn lines_of(mut pipe: BufReader<Box<dyn Read + Send>>) -> Receiver<String> {
     let (sender, lines) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match pipe.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&line);
+            let text = text.strip_suffix('\n').unwrap_or(&text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            if sender.send(text.to_owned()).is_err() {
+                let _ = std::io::copy(&mut pipe, &mut std::io::sink());
                 return;
             }
         }

@@ -126,11 +126,10 @@ pub fn countdown(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     if seconds <= 0 {
         return "retry due now".into();
     }
-    if seconds < 120 {
-        format!("retry in {seconds} s")
-    } else {
-        format!("retry in {} min {} s", seconds / 60, seconds % 60)
-    }
+    format!(
+        "retry in {}",
+        crate::duration_text::of_secs(seconds.unsigned_abs())
+    )
 }
 
 /// The part 7 C troubleshooting table's causes for this attempt's error.
@@ -141,7 +140,7 @@ pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
             "the receiver hashed a re-serialised body instead of the raw bytes",
             "it omitted the `<t>.` prefix when computing the signature",
             "it has a different secret (rotated, or another subscription's)",
-            "if only intermittent: its clock is off by more than 300 s",
+            "if only intermittent: its clock is off by more than 5 min",
         ],
         Problem::Status(code) if (300..400).contains(&code) => {
             vec!["the subscription URL redirects: redirects are not followed; use the final URL"]
@@ -154,7 +153,7 @@ pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
         }
         Problem::Status(_) => vec!["the receiver rejected the delivery: see its logs"],
         Problem::Timeout => {
-            vec!["the receiver exceeds the 15-second limit: answer 2xx first, then do the work"]
+            vec!["the receiver exceeds the 15 s limit: answer 2xx first, then do the work"]
         }
         Problem::Connection => vec!["the receiver is down, or the URL is wrong (host, port, TLS)"],
         Problem::Unknown => Vec::new(),
@@ -169,7 +168,7 @@ pub fn diagnosis(problem: Problem) -> &'static str {
         Problem::None => "",
         Problem::Status(401) => {
             "invalid signature: the receiver re-serialises the body, drops the `<t>.` prefix, \
-             has another secret, or its clock is off by more than 300 s"
+             has another secret, or its clock is off by more than 5 min"
         }
         Problem::Status(code) if (300..400).contains(&code) => {
             "redirect not followed: use the final URL (failed for good)"

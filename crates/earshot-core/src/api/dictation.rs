@@ -39,7 +39,8 @@ const DICTATION_TIMEOUT: Duration = Duration::from_secs(200);
 const WAV_HEADER_WINDOWS: [u64; 2] = [64 * 1024, 1024 * 1024];
 
 /// Which path serves the request: the same operation at both.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum DictationPath {
     /// `/v1/transcribe/live`, the documented default.
     #[default]
@@ -286,7 +287,7 @@ impl Refusal {
                 "check the API key (`earshot config show`); dictation takes the raw key in Authorization, with no `Bearer ` prefix"
             }
             Refusal::TooLarge => {
-                "the audio is over the server's size cap; send at most 120 s, or record mono or at a lower sample rate"
+                "the audio is over the server's size cap; send at most 2 min, or record mono or at a lower sample rate"
             }
             Refusal::UnsupportedAudio => {
                 "dictation takes only audio/wav or audio/pcm; send compressed audio to the buffered /v1/transcribe endpoint instead"
@@ -435,10 +436,10 @@ fn check_duration(duration: Duration, path: &Path) -> Result<(), ValidationError
         return Err(ValidationError::new(
             "audio",
             format!(
-                "{} lasts {:.1} s; dictation takes at most {} s (use pre-recorded transcription, `earshot jobs submit`, for longer audio)",
+                "{} lasts {}; dictation takes at most {} (use pre-recorded transcription, `earshot jobs submit`, for longer audio)",
                 path.display(),
-                duration.as_secs_f64(),
-                MAX_AUDIO.as_secs()
+                crate::duration_text::of(duration),
+                crate::duration_text::of(MAX_AUDIO)
             ),
         ));
     }

@@ -87,9 +87,8 @@ impl Endpoints {
 }
 
 /// Data-residency region for dictation and sync.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Region {
     #[default]
@@ -236,6 +235,7 @@ fn path_segment(id: &str) -> Result<String, validate::InvalidId> {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "clap")]
     #[test]
     fn a_region_has_one_name_for_serde_clap_and_display() {
         use clap::ValueEnum;

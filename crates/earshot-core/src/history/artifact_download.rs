@@ -103,7 +103,7 @@ pub enum DownloadError {
     },
     #[error(
         "the {kind} download stalled: nothing came for {} ({shown}); nothing kept",
-        seconds(*idle)
+        crate::duration_text::of(*idle)
     )]
     Stalled {
         kind: String,
@@ -112,7 +112,7 @@ pub enum DownloadError {
     },
     #[error(
         "the {kind} download did not finish within its deadline of {} ({written} of {} bytes came) ({shown}); nothing kept",
-        seconds(*deadline),
+        crate::duration_text::of(*deadline),
         total.map_or_else(|| "unknown".to_owned(), |total| total.to_string())
     )]
     TooSlow {
@@ -379,15 +379,6 @@ fn redirect_target(link: &str, location: Option<&reqwest::header::HeaderValue>) 
         )
 }
 
-/// "60 s", "0.3 s".
-fn seconds(duration: Duration) -> String {
-    if duration.subsec_millis() == 0 {
-        format!("{} s", duration.as_secs())
-    } else {
-        format!("{:.1} s", duration.as_secs_f64())
-    }
-}
-
 /// Letters, digits, `_` and `-` only (anything else, `.` and `/`
 /// included, becomes `_`): a name that stays in `dir`.
 fn safe_name(text: &str) -> String {
@@ -570,7 +561,7 @@ mod tests {
         assert!(took >= Duration::from_millis(500), "{took:?}");
         assert_eq!(left, 0, "the temporary file is removed");
         let text = error.to_string();
-        assert!(text.contains("deadline of 0.5 s"), "{text}");
+        assert!(text.contains("deadline of 500 ms"), "{text}");
         assert!(!text.contains("secret0sig"), "{text}");
     }
 
@@ -600,7 +591,7 @@ mod tests {
         assert!(took >= Duration::from_millis(300), "{took:?}");
         assert_eq!(left, 0, "the temporary file is removed");
         let text = error.to_string();
-        assert!(text.contains("nothing came for 0.3 s"), "{text}");
+        assert!(text.contains("nothing came for 300 ms"), "{text}");
         assert!(!text.contains("secret0sig"), "{text}");
     }
 

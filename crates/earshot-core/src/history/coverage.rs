@@ -75,15 +75,9 @@ impl Coverage {
     }
 }
 
-/// "35 s", "12 min", "3 h", "2 d".
+/// A span of `ms` milliseconds in whole seconds: "35 s", "12 min", "2 d 3 h".
 fn ago(ms: i64) -> String {
-    let seconds = ms.max(0) / 1_000;
-    match seconds {
-        0..120 => format!("{seconds} s"),
-        120..7_200 => format!("{} min", seconds / 60),
-        7_200..172_800 => format!("{} h", seconds / 3_600),
-        _ => format!("{} d", seconds / 86_400),
-    }
+    crate::duration_text::of_secs(ms.max(0).unsigned_abs() / 1_000)
 }
 
 /// The observer's coverage of the window since `since_ms`.

@@ -421,7 +421,8 @@ fn empty_artifacts_note(
                 ""
             };
             format!(
-                "not written yet: usually within about 90 s of {end_event} ({verb} {} ago{late})",
+                "not written yet: usually within about {} of {end_event} ({verb} {} ago{late})",
+                span(ARTIFACT_DELAY_SECS),
                 span(ago)
             )
         }
@@ -440,16 +441,10 @@ pub(crate) fn expiry_phrase(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     }
 }
 
-/// A duration in words at the precision an operator needs: `35 s`,
-/// `41 min`, `2 h 05 min`, `3 d 4 h`.
+/// A span of whole seconds (none when negative): `35 s`, `41 min`,
+/// `2 h 5 min`, `3 d 4 h`.
 pub(crate) fn span(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    match seconds {
-        0..60 => format!("{seconds} s"),
-        60..3_600 => format!("{} min", seconds / 60),
-        3_600..86_400 => format!("{} h {:02} min", seconds / 3_600, seconds % 3_600 / 60),
-        _ => format!("{} d {} h", seconds / 86_400, seconds % 86_400 / 3_600),
-    }
+    crate::duration_text::of_secs(seconds.max(0).unsigned_abs())
 }
 
 fn ms_to_time(ms: i64) -> Option<DateTime<Utc>> {
@@ -597,7 +592,7 @@ mod tests {
         assert_eq!(
             view.artifacts_note.as_deref(),
             Some(
-                "not written yet: usually within about 90 s of session.completed (completed 35 s ago)"
+                "not written yet: usually within about 1 min 30 s of session.completed (completed 35 s ago)"
             )
         );
         let open = build(
@@ -641,7 +636,7 @@ mod tests {
     fn spans_read_like_an_operator_speaks() {
         assert_eq!(span(35), "35 s");
         assert_eq!(span(41 * 60 + 5), "41 min");
-        assert_eq!(span(2 * 3600 + 5 * 60), "2 h 05 min");
+        assert_eq!(span(2 * 3600 + 5 * 60), "2 h 5 min");
         assert_eq!(span(3 * 86_400 + 4 * 3600), "3 d 4 h");
     }
 

@@ -1,7 +1,7 @@
 //! The observer's private endpoints, `GET /healthz` and `GET /metrics`, on
 //! their own address (`--metrics-listen`), never on the webhook port: that
 //! one faces the platform (the internet), and the metrics name every
-//! subscription. Served by [`http_server::serve`] with small limits (a
+//! subscription. Served by [`crate::http_server::serve`] with small limits (a
 //! scraper sends no body). Another path is 404; another method on these two
 //! is 405 with `Allow`.
 
@@ -14,15 +14,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 use super::health::{Health, StoreHealth};
 use super::metrics::{Format, Metrics};
-use crate::http_server::{self, ServerLimits};
-
-/// How long [`MonitorServer::stop`] waits for open requests.
-const STOP_GRACE: Duration = Duration::from_secs(2);
+use crate::http_server::{Running, ServerLimits};
 
 /// What the endpoints read.
 #[derive(Debug)]
@@ -109,8 +104,7 @@ async fn not_found() -> Response {
 #[derive(Debug)]
 pub struct MonitorServer {
     pub addr: SocketAddr,
-    stop: watch::Sender<bool>,
-    task: Option<JoinHandle<std::io::Result<()>>>,
+    server: Running,
 }
 
 impl MonitorServer {
@@ -118,14 +112,9 @@ impl MonitorServer {
     pub async fn start(addr: SocketAddr, router: Router) -> std::io::Result<MonitorServer> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let (stop, mut stopped) = watch::channel(false);
-        let task = tokio::spawn(http_server::serve(listener, router, limits(), async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        }));
         Ok(MonitorServer {
             addr,
-            stop,
-            task: Some(task),
+            server: Running::spawn(listener, router, limits(), None),
         })
     }
 
@@ -135,18 +124,7 @@ impl MonitorServer {
     }
 
     /// Stops accepting, lets open requests finish briefly, and returns.
-    pub async fn stop(mut self) {
-        let _ = self.stop.send(true);
-        if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(STOP_GRACE, &mut task).await.is_err()
-        {
-            task.abort();
-        }
-    }
-}
-
-impl Drop for MonitorServer {
-    fn drop(&mut self) {
-        let _ = self.stop.send(true);
+    pub async fn stop(self) {
+        self.server.stop().await;
     }
 }

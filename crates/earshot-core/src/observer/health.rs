@@ -119,8 +119,8 @@ impl StoreHealth {
             return Health::Down {
                 reason: "writer_not_answering",
                 detail: format!(
-                    "the store's writer has not answered a probe for {} s",
-                    age.as_secs()
+                    "the store's writer has not answered a probe for {}",
+                    crate::duration_text::of_secs(age.as_secs())
                 ),
             };
         }
@@ -152,8 +152,8 @@ pub async fn probe_once(writer: &Writer) -> Result<(), String> {
     match tokio::time::timeout(PROBE_TIMEOUT, writer.probe()).await {
         Ok(result) => result.map_err(|error| error.to_string()),
         Err(_) => Err(format!(
-            "the store's writer did not answer a probe within {} s",
-            PROBE_TIMEOUT.as_secs()
+            "the store's writer did not answer a probe within {}",
+            crate::duration_text::of(PROBE_TIMEOUT)
         )),
     }
 }

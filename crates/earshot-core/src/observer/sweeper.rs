@@ -99,7 +99,7 @@ impl Sweeper {
             ticks.tick().await;
             let result = self.once(&mut store).await;
             let now = store::now_ms();
-            let next = format!("next try in {}", seconds(self.plan.every));
+            let next = format!("next try in {}", crate::duration_text::of(self.plan.every));
             match result {
                 Ok(report) => {
                     let stopped = report.stopped.clone();
@@ -207,10 +207,6 @@ impl Failures {
         *self = Failures::default();
         was_failing
     }
-}
-
-fn seconds(every: Duration) -> String {
-    format!("{} s", every.as_secs())
 }
 
 #[cfg(test)]

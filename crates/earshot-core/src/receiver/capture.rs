@@ -144,6 +144,41 @@ pub struct CaptureEntry {
 }
 
 impl CaptureEntry {
+    /// A request as received (at `received_at`, RFC 3339, and
+    /// `received_unix`, from `source`), before any verdict: status 0, kind
+    /// `Other`, verdict `Unrecognized`, no details, and no copy of the body
+    /// yet.
+    pub fn unjudged(
+        received_at: String,
+        received_unix: i64,
+        source: String,
+        method: String,
+        path: String,
+        headers: Vec<(String, String)>,
+    ) -> CaptureEntry {
+        CaptureEntry {
+            received_at,
+            received_unix,
+            source,
+            method,
+            path,
+            headers,
+            body_base64: String::new(),
+            body: None,
+            status: 0,
+            kind: Kind::Other,
+            verdict: VerdictCode::Unrecognized,
+            reason: None,
+            event: None,
+            event_id: None,
+            transcript_id: None,
+            transcript_status: None,
+            duplicate: false,
+            matched: None,
+            untrusted_source: false,
+        }
+    }
+
     /// The first value of header `name` (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -460,30 +495,23 @@ mod tests {
     use super::*;
 
     fn entry(body: &[u8]) -> CaptureEntry {
-        let mut entry = CaptureEntry {
-            received_at: "2026-01-01T00:00:00Z".to_owned(),
-            received_unix: 1_767_225_600,
-            source: "127.0.0.1:5000".to_owned(),
-            method: "POST".to_owned(),
-            path: "/hook?x=1".to_owned(),
-            headers: vec![
+        let mut entry = CaptureEntry::unjudged(
+            "2026-01-01T00:00:00Z".to_owned(),
+            1_767_225_600,
+            "127.0.0.1:5000".to_owned(),
+            "POST".to_owned(),
+            "/hook?x=1".to_owned(),
+            vec![
                 ("x-svc-signature".to_owned(), "t=1,v1=ab".to_owned()),
                 ("content-type".to_owned(), "application/json".to_owned()),
             ],
-            body_base64: String::new(),
-            body: None,
-            status: 200,
-            kind: Kind::Agents,
-            verdict: VerdictCode::Ok,
-            reason: None,
-            event: Some("call.ended".to_owned()),
-            event_id: Some("e1".to_owned()),
-            transcript_id: None,
-            transcript_status: None,
-            duplicate: false,
-            matched: Some("current".to_owned()),
-            untrusted_source: false,
-        };
+        );
+        entry.status = 200;
+        entry.kind = Kind::Agents;
+        entry.verdict = VerdictCode::Ok;
+        entry.event = Some("call.ended".to_owned());
+        entry.event_id = Some("e1".to_owned());
+        entry.matched = Some("current".to_owned());
         entry.set_body(body);
         entry
     }

@@ -189,27 +189,17 @@ mod tests {
     use crate::receiver::capture::{CaptureWriter, Kind, VerdictCode};
 
     fn entry(body: &[u8]) -> CaptureEntry {
-        let mut entry = CaptureEntry {
-            received_at: "2026-01-01T00:00:00Z".to_owned(),
-            received_unix: 1_767_225_600,
-            source: "127.0.0.1:5000".to_owned(),
-            method: "POST".to_owned(),
-            path: "/hook".to_owned(),
-            headers: vec![("content-type".to_owned(), "application/json".to_owned())],
-            body_base64: String::new(),
-            body: None,
-            status: 200,
-            kind: Kind::Agents,
-            verdict: VerdictCode::Ok,
-            reason: None,
-            event: None,
-            event_id: None,
-            transcript_id: None,
-            transcript_status: None,
-            duplicate: false,
-            matched: None,
-            untrusted_source: false,
-        };
+        let mut entry = CaptureEntry::unjudged(
+            "2026-01-01T00:00:00Z".to_owned(),
+            1_767_225_600,
+            "127.0.0.1:5000".to_owned(),
+            "POST".to_owned(),
+            "/hook".to_owned(),
+            vec![("content-type".to_owned(), "application/json".to_owned())],
+        );
+        entry.status = 200;
+        entry.kind = Kind::Agents;
+        entry.verdict = VerdictCode::Ok;
         entry.set_body(body);
         entry
     }

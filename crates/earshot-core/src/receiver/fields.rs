@@ -5,9 +5,9 @@
 //! Every other value is skipped with [`IgnoredAny`], which keeps nothing
 //! (serde_json skips a nested value without recursing, with a byte of
 //! scratch per level), so reading any body, whoever sent it, costs at most
-//! the size of those four strings and its depth in bytes. A `serde_json::Value` of an unsigned 10 MiB `[0,0,…]` took
-//! over 200 MB; the receiver no longer builds one (docs/decisions.md,
-//! "Receiver: listen").
+//! the size of those four strings and its depth in bytes. A
+//! `serde_json::Value` of an unsigned 10 MiB `[0,0,…]` would take over
+//! 200 MB, so the receiver builds none (docs/decisions.md, "Receiver").
 
 use std::fmt;
 

@@ -65,10 +65,11 @@ pub struct ChecklistInput<'a> {
 
 /// "signed 12 s ago", "signed 3 s in the future", "signed this second".
 pub fn age(skew_secs: i64) -> String {
+    let magnitude = crate::duration_text::of_secs(skew_secs.unsigned_abs());
     match skew_secs {
         0 => "signed this second".to_owned(),
-        s if s > 0 => format!("signed {s} s ago"),
-        s => format!("signed {} s in the future", s.unsigned_abs()),
+        s if s > 0 => format!("signed {magnitude} ago"),
+        _ => format!("signed {magnitude} in the future"),
     }
 }
 
@@ -81,7 +82,10 @@ pub fn checklist(input: &ChecklistInput<'_>, diagnosis: &Diagnosis) -> Vec<Check
         now,
         tolerance_secs,
     } = *input;
-    let clock = format!("timestamp within {tolerance_secs} s of now ({now})");
+    let clock = format!(
+        "timestamp within {} of now ({now})",
+        crate::duration_text::of_secs(tolerance_secs)
+    );
     let secret = "signature matches a secret you gave";
     let check = |passed: Option<bool>, text: String| Check { passed, text };
     let parsed = match parse_header(header.trim()) {

@@ -15,6 +15,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::{Choice, ConstantTimeEq};
 
+use crate::duration_text;
+
 mod checklist;
 mod diagnose;
 mod header;
@@ -204,8 +206,9 @@ impl fmt::Display for InvalidReason {
                 ..
             } => write!(
                 f,
-                "timestamp outside tolerance: {} (tolerance {tolerance_secs} s)",
-                describe_skew(*skew_secs)
+                "timestamp outside tolerance: {} (tolerance {})",
+                describe_skew(*skew_secs),
+                duration_text::of_secs(*tolerance_secs)
             ),
             Self::NoMatchingSignature { .. } => {
                 f.write_str("no candidate secret reproduces any v1 signature")
@@ -421,8 +424,11 @@ fn describe_skew(skew_secs: i64) -> String {
     let magnitude = skew_secs.unsigned_abs();
     match skew_secs {
         0 => "signed this second".to_owned(),
-        s if s > 0 => format!("signature is {magnitude} s old"),
-        _ => format!("signature is {magnitude} s in the future"),
+        s if s > 0 => format!("signature is {} old", duration_text::of_secs(magnitude)),
+        _ => format!(
+            "signature is {} in the future",
+            duration_text::of_secs(magnitude)
+        ),
     }
 }
 

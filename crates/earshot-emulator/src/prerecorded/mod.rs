@@ -17,7 +17,7 @@
 //!
 //! Decisions where the spec is silent are in `docs/decisions.md`.
 
-mod account;
+pub(crate) mod account;
 mod queue;
 mod records;
 mod transcripts;
@@ -38,6 +38,7 @@ use axum::routing::{get, post};
 use super::problem::Problem;
 use super::{EmulatorConfig, SharedState, limits};
 
+pub use account::{AccountChange, AccountSnapshot};
 pub(crate) use account::{get_account, set_account};
 use records::{Account, Jobs};
 pub(crate) use transcripts::create;

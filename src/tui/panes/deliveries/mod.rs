@@ -59,7 +59,11 @@ pub enum DeliveriesResult {
     /// `seq` identifies the load; a superseded load's answer is dropped.
     Loaded {
         seq: u64,
+        /// The load answered, as the worker names it: the pane matches an
+        /// answer by `seq` alone and reads neither.
+        #[expect(dead_code, reason = "the pane matches answers by `seq` alone")]
         id: String,
+        #[expect(dead_code, reason = "the pane matches answers by `seq` alone")]
         latest: bool,
         result: Result<Vec<DeliveryRecord>, Failure>,
     },
@@ -210,6 +214,7 @@ impl DeliveriesPane {
         }
     }
 
+    #[cfg(test)]
     pub fn recent(&self) -> &[String] {
         &self.recent
     }
@@ -235,6 +240,7 @@ impl DeliveriesPane {
     }
 
     /// Rows as if just loaded for `id` (fixtures for tests and snapshots).
+    #[cfg(test)]
     pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
         self.id = Some(id.to_owned());
         self.liveness = Liveness::of(&rows);
@@ -245,6 +251,7 @@ impl DeliveriesPane {
 
     /// The session record as if just loaded (fixtures for tests and
     /// snapshots).
+    #[cfg(test)]
     pub fn set_session(&mut self, view: SessionView) {
         self.session = Some(Box::new(view));
         self.session_error = None;

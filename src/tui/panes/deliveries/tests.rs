@@ -9,9 +9,10 @@ use serde_json::Map;
 
 use super::verdict::{Verdict, countdown, likely_causes, verdict};
 use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
-use crate::tui::action::{Action, DeliveriesResult, Effect, Failure};
+use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
+use crate::tui::panes::deliveries::DeliveriesResult;
 use crate::tui::panes::{Pane, PaneId};
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
@@ -351,7 +352,7 @@ fn the_retry_verdict_follows_rules_5_and_6() {
     let mut timeout_pending = timeout.clone();
     timeout_pending.next_retry_at = Some(at(3));
     assert!(matches!(verdict(&timeout_pending), Verdict::RetryAt(_)));
-    assert!(likely_causes(&timeout)[0].contains("15-second"));
+    assert!(likely_causes(&timeout)[0].contains("15 s limit"));
 
     let redirect = record(
         "r",
@@ -374,7 +375,7 @@ fn the_retry_verdict_follows_rules_5_and_6() {
             .iter()
             .any(|cause| cause.contains("different secret"))
     );
-    assert!(causes.iter().any(|cause| cause.contains("300 s")));
+    assert!(causes.iter().any(|cause| cause.contains("5 min")));
 
     let refused = record(
         "c",

@@ -218,7 +218,8 @@ const NUM_W: u16 = 2;
 const STATUS_W: u16 = 9;
 const HTTP_W: u16 = 4;
 const TIME_W: u16 = 8;
-const NEXT_W: u16 = 10;
+/// "in " and a countdown, or a clock time.
+const NEXT_W: u16 = 3 + earshot_core::duration_text::COLUMN_WIDTH;
 
 fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
     if area.height < 2 {

@@ -226,6 +226,7 @@ impl EventsPane {
     }
 
     /// Replaces the wall clock (tests use a fixed one).
+    #[cfg(test)]
     pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self
@@ -236,6 +237,7 @@ impl EventsPane {
     }
 
     /// Rows as if just loaded (fixtures for tests, snapshots, benches).
+    #[cfg(test)]
     pub fn set_rows(&mut self, rows: Vec<EventRow>) {
         let mut shown = std::mem::take(self.list.value_mut());
         take_rows(&mut self.table, self.paused_at.is_none(), &mut shown, rows);

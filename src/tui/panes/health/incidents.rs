@@ -75,13 +75,6 @@ impl Incidents {
             .count()
     }
 
-    /// Rows as if just loaded (fixtures for tests and snapshots).
-    pub fn set_rows(&mut self, rows: Vec<Incident>) {
-        let mut shown = std::mem::take(self.list.value_mut());
-        self.table.replace(&mut shown, rows);
-        self.list.set(shown);
-    }
-
     /// Asks for the list.
     pub(super) fn reload(&mut self, since_ms: i64, out: &mut Outcome) {
         out.effects.push(Effect::LoadIncidents {

@@ -220,6 +220,7 @@ impl HealthPane {
 
     /// Replaces the wall clock (tests use a fixed one), also the one the
     /// tables' `since:` counts back from.
+    #[cfg(test)]
     pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self.table = TableView::new(&tables::BOARD).with_clock(clock);
@@ -233,6 +234,7 @@ impl HealthPane {
     }
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
+    #[cfg(test)]
     pub fn set_rows(&mut self, rows: Vec<SubscriptionHealth>) {
         let mut shown = std::mem::take(self.board.value_mut());
         self.table.replace(&mut shown, rows);
@@ -248,19 +250,13 @@ impl HealthPane {
     }
 
     /// The selected row's position on the board (as filtered and sorted).
+    #[cfg(test)]
     pub fn selected_index(&self) -> Option<usize> {
         self.table.selected_position()
     }
 
     pub(crate) fn selected_session(&self) -> Option<&FailingSession> {
         self.sessions_table.selected(&self.sessions)
-    }
-
-    /// Sessions rows as if just loaded (fixtures for tests and snapshots).
-    pub fn set_sessions(&mut self, subscription_id: &str, sessions: Vec<FailingSession>) {
-        self.sessions_of = Some(subscription_id.to_owned());
-        self.mode = Mode::Sessions;
-        self.sessions_table.replace(&mut self.sessions, sessions);
     }
 
     /// The `/` prompt of the table on screen is open.

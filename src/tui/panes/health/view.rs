@@ -622,11 +622,11 @@ fn draw_sent(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Them
                 (None, None) => "no answer".to_owned(),
             };
             let text = format!(
-                "{} {:<18} {:<24} {answer} ({} ms)",
+                "{} {:<18} {:<24} {answer} ({})",
                 if sent.delivered { "✓" } else { "✗" },
                 sent.event,
                 fit(&sent.session_id, 24),
-                sent.latency_ms
+                earshot_core::duration_text::of_millis(sent.latency_ms as f64)
             );
             let role = if sent.delivered {
                 Role::Ok

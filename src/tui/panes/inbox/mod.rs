@@ -311,13 +311,9 @@ impl InboxPane {
     }
 
     /// Bytes the rows hold together (at most [`HELD_MAX`]).
+    #[cfg(test)]
     pub fn held_bytes(&self) -> usize {
         self.held
-    }
-
-    /// The selected row's position in the table (as filtered and sorted).
-    pub fn selected_index(&self) -> Option<usize> {
-        self.table.selected_position()
     }
 
     pub fn selected(&self) -> Option<&InboxRow> {

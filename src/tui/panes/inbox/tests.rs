@@ -6,10 +6,11 @@ use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::{InboxCommand, Listening, View};
-use crate::tui::action::{Action, Effect, Failure, InboxResult};
+use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::inbox::InboxResult;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::receiver::capture::CaptureEntry;
 use earshot_core::receiver::listen::Received;

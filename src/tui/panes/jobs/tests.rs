@@ -7,10 +7,11 @@ use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 use super::parse_ids;
-use crate::tui::action::{Action, Effect, JobsResult};
+use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::jobs::JobsCommand;
+use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::{Pane, PaneId};
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};

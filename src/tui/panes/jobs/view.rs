@@ -18,6 +18,7 @@ use crate::tui::widgets::input as field;
 use crate::tui::widgets::table;
 use crate::tui::widgets::{fit, width};
 use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_core::duration_text;
 use earshot_core::poll::Tick;
 use earshot_core::poll::schedule::JobProblem;
 
@@ -77,7 +78,11 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
                 .to_owned(),
             status_style(status, theme),
         ),
-        line("watched for", span(view.map(|v| v.added_at), None, now), fg),
+        line(
+            "watched for",
+            span(view.map(|v| v.added_at), None, now, full),
+            fg,
+        ),
         line(
             "queued / processing",
             format!(
@@ -85,12 +90,14 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
                 span(
                     view.and_then(|v| v.queued_since),
                     view.and_then(|v| v.processing_since),
-                    now
+                    now,
+                    full
                 ),
                 span(
                     view.and_then(|v| v.processing_since),
                     view.and_then(|v| v.finished_at),
-                    now
+                    now,
+                    full
                 )
             ),
             fg,
@@ -228,7 +235,10 @@ fn draw_banner(frame: &mut Frame<'_>, area: Rect, resume_in: Duration, theme: &T
     let text = match resume_in.as_secs() {
         0 => " account request limit reached (403): polling resumes now".to_owned(),
         secs => {
-            format!(" account request limit reached (403): polling paused, resumes in {secs} s")
+            format!(
+                " account request limit reached (403): polling paused, resumes in {}",
+                duration_text::of_secs(secs)
+            )
         }
     };
     frame.render_widget(
@@ -254,7 +264,7 @@ fn draw_prompt(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, kind: Prompt,
 /// The fixed columns; the error takes the rest.
 const ID_W: u16 = 8;
 const STATUS_W: u16 = 16;
-const TIME_W: u16 = 6;
+const TIME_W: u16 = duration_text::COMPACT_WIDTH;
 const HOOK_W: u16 = 4;
 
 fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
@@ -283,20 +293,20 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
     );
 }
 
-/// `12s`, `3m04s`, `1h02m`.
-pub(crate) fn short_duration(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
-        _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
-    }
+/// Whole seconds for the detail: `12 s`, `3 min 4 s`, `1 h 2 min`.
+fn full(duration: Duration) -> String {
+    duration_text::of_secs(duration.as_secs())
 }
 
-/// From `start` to `end` (or now), if it started.
-fn span(start: Option<Tick>, end: Option<Tick>, now: Tick) -> String {
+/// Whole seconds for the table's columns: `12 s`, `3 min`, `1 h`.
+pub(crate) fn short_duration(duration: Duration) -> String {
+    duration_text::compact_secs(duration.as_secs())
+}
+
+/// From `start` to `end` (or now) as `text`, if it started.
+fn span(start: Option<Tick>, end: Option<Tick>, now: Tick, text: fn(Duration) -> String) -> String {
     match start {
-        Some(start) => short_duration(end.unwrap_or(now).saturating_sub(start)),
+        Some(start) => text(end.unwrap_or(now).saturating_sub(start)),
         None => "—".into(),
     }
 }
@@ -361,10 +371,11 @@ fn table_row(
             view.queued_since,
             view.processing_since.or(view.finished_at),
             now,
+            short_duration,
         )
     });
     let processing = view.map_or("—".into(), |view| {
-        span(view.processing_since, view.finished_at, now)
+        span(view.processing_since, view.finished_at, now, short_duration)
     });
     let hook = row.hook().map_or("—".to_owned(), |code| code.to_string());
     let cells = vec![

@@ -205,6 +205,7 @@ impl ProbePane {
     }
 
     /// Replaces the home directory `~/` stands for (tests).
+    #[cfg(test)]
     pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
         self.home = home;
         self
@@ -230,6 +231,7 @@ impl ProbePane {
     }
 
     /// Sets a field as if typed.
+    #[cfg(test)]
     pub fn set(&mut self, field: Field, value: &str) {
         *self.input_mut(field) = Input::new(value.to_owned());
     }

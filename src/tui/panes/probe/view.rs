@@ -16,6 +16,7 @@ use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::{fit, wrapped};
 use earshot_core::api::Region;
 use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
+use earshot_core::duration_text;
 
 /// Width of the form's label column.
 const LABEL_W: u16 = 14;
@@ -61,7 +62,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &Theme
 /// What an empty field says when it does not have the keyboard.
 fn placeholder(field: Field) -> &'static str {
     match field {
-        Field::File => "a WAV file of at most 120 s (press e to type its path; ~/ works)",
+        Field::File => "a WAV file of at most 2 min (press e to type its path; ~/ works)",
         Field::Instruction => "optional llm_instruction: replaces the rewrite's cleanup task",
     }
 }
@@ -257,7 +258,10 @@ fn call_lines<T>(
         } => {
             let mut lines = vec![line(
                 &label,
-                &format!("200 ok · {latency_ms:.1} ms round trip"),
+                &format!(
+                    "200 ok · {} round trip",
+                    duration_text::of_millis(*latency_ms)
+                ),
                 room,
                 theme.style(Role::Ok),
             )];
@@ -275,7 +279,10 @@ fn call_lines<T>(
             let error = theme.style(Role::Error);
             let mut lines = vec![line(
                 &label,
-                &format!("{status} · {latency_ms:.1} ms round trip"),
+                &format!(
+                    "{status} · {} round trip",
+                    duration_text::of_millis(*latency_ms)
+                ),
                 room,
                 error,
             )];
@@ -342,22 +349,26 @@ fn sync_lines(answer: &SyncTranscript, room: usize, theme: &Theme) -> Vec<Line<'
     lines
 }
 
-/// The server's own timings, in ms: total, then its parts.
+/// The server's own timings (given in ms): total, then its parts.
 pub fn timings(request: Option<f64>, auth: Option<f64>, transcribe: Option<f64>) -> String {
     let Some(request) = request else {
         return "no timings in the answer".to_owned();
     };
     let mut parts = Vec::new();
     if let Some(auth) = auth {
-        parts.push(format!("auth {auth:.1}"));
+        parts.push(format!("auth {}", duration_text::of_millis(auth)));
     }
     if let Some(transcribe) = transcribe {
-        parts.push(format!("transcribe {transcribe:.1}"));
+        parts.push(format!(
+            "transcribe {}",
+            duration_text::of_millis(transcribe)
+        ));
     }
+    let request = duration_text::of_millis(request);
     if parts.is_empty() {
-        format!("{request:.1} ms")
+        request
     } else {
-        format!("{request:.1} ms ({})", parts.join(", "))
+        format!("{request} ({})", parts.join(", "))
     }
 }
 

@@ -240,6 +240,7 @@ impl SignaturesPane {
     }
 
     /// Replaces the clock used when `now` is empty (tests, snapshots).
+    #[cfg(test)]
     pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self.recheck();
@@ -269,6 +270,7 @@ impl SignaturesPane {
     }
 
     /// Sets a field as if typed, and checks again.
+    #[cfg(test)]
     pub fn set(&mut self, field: Field, value: &str) {
         *self.input_mut(field) = Input::new(value.to_owned());
         self.recheck();

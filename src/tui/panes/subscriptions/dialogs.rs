@@ -540,8 +540,9 @@ fn apply_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
 fn watch_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(Span::styled(
         format!(
-            "Rotated to secret version {}. Watching its deliveries (10 minutes; esc stops).",
-            dialog.version_after.unwrap_or_default()
+            "Rotated to secret version {}. Watching its deliveries ({}; esc stops).",
+            dialog.version_after.unwrap_or_default(),
+            earshot_core::duration_text::of(crate::tui::history_tasks::ROTATION_WATCH)
         ),
         theme.style(Role::Fg),
     ))];

@@ -41,7 +41,7 @@ use commands::{
     delete_commands, detail_commands, discard_commands, edit_commands, filter_commands,
     form_commands, rotate_commands, secret_commands, table_commands,
 };
-pub use edit::{EditField, EditForm};
+pub use edit::EditForm;
 use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, SecretOnce};
 pub use results::SubsResult;
@@ -157,12 +157,14 @@ impl SubscriptionsPane {
     }
 
     /// Replaces the secret generator (tests use a fixed one).
+    #[cfg(test)]
     pub fn with_generator(mut self, generate: fn() -> Result<String, String>) -> Self {
         self.generate = generate;
         self
     }
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
+    #[cfg(test)]
     pub fn set_rows(&mut self, rows: Vec<Subscription>) {
         self.list.set(rows);
         self.refilter(None);
@@ -173,6 +175,7 @@ impl SubscriptionsPane {
     }
 
     /// The rows passing the filter, in the order shown.
+    #[cfg(test)]
     pub fn visible_rows(&self) -> impl Iterator<Item = &Subscription> + '_ {
         (0..self.table.len()).filter_map(|position| self.visible_row(position))
     }

@@ -46,6 +46,5 @@ impl DeleteConfirm {
 pub struct SecretOnce {
     pub short: String,
     pub secret: SecretString,
-    pub version: u32,
     pub copied: bool,
 }

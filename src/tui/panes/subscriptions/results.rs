@@ -129,12 +129,10 @@ impl SubscriptionsPane {
         match result {
             Ok(created) => {
                 let short = short_id(&created.id).to_owned();
-                let version = created.secret_version;
                 self.modal = form.generated.take().map(|secret| {
                     Modal::Secret(SecretOnce {
                         short: short.clone(),
                         secret,
-                        version,
                         copied: false,
                     })
                 });

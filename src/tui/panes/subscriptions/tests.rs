@@ -5,9 +5,10 @@ use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
 use super::{Modal, Stage, SubscriptionsPane, View};
-use crate::tui::action::{Action, Effect, Failure, SubsResult};
+use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
+use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 use earshot_core::api::validate::UrlPolicy;

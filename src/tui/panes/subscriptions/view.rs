@@ -13,7 +13,6 @@ use super::dialogs::{draw_create, draw_delete, draw_edit, draw_rotate, draw_secr
 use super::{Modal, SubscriptionsPane, View, short_id};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::table;
-pub use crate::tui::widgets::table::scroll_offset;
 use crate::tui::widgets::{distinct_short, fit, fit_url};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 
@@ -325,7 +324,7 @@ fn draw_detail(
 
 #[cfg(test)]
 mod tests {
-    use super::scroll_offset;
+    use crate::tui::widgets::table::scroll_offset;
 
     #[test]
     fn the_window_follows_the_selection() {

@@ -14,25 +14,20 @@ fn request(
 ) -> Received {
     Received {
         entry: CaptureEntry {
-            received_at: "2026-11-25T01:00:00.000Z".into(),
-            received_unix: 1_795_568_400,
-            source: "127.0.0.1:4000".into(),
-            method: "POST".into(),
-            path: "/".into(),
-            headers: Vec::new(),
-            body_base64: String::new(),
-            body: None,
             status: 200,
             kind,
             verdict,
             reason: reason.map(str::to_owned),
             event: event.map(str::to_owned),
-            event_id: None,
-            transcript_id: None,
-            transcript_status: None,
             duplicate: verdict == VerdictCode::Duplicate,
-            matched: None,
-            untrusted_source: false,
+            ..CaptureEntry::unjudged(
+                "2026-11-25T01:00:00.000Z".into(),
+                1_795_568_400,
+                "127.0.0.1:4000".into(),
+                "POST".into(),
+                "/".into(),
+                Vec::new(),
+            )
         },
         body: Bytes::new(),
         signature: None,

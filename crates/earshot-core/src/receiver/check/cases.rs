@@ -13,6 +13,7 @@ use super::payloads::{self, EventBody};
 use super::send::{Answer, Attempt, send};
 use super::{CaseReport, CheckConfig, CheckError, Outcome};
 use crate::api::types::agents::EventKind;
+use crate::duration_text;
 use crate::redact::SecretString;
 use crate::signature;
 
@@ -40,7 +41,7 @@ const BAD_SIGNATURE: Hints = Hints {
 };
 const STALE: Hints = Hints {
     rejected: "",
-    accepted: "timestamp not checked against the 300 s tolerance (or the receiver's clock is \
+    accepted: "timestamp not checked against the 5 min tolerance (or the receiver's clock is \
                off: check NTP)",
     payload: false,
 };
@@ -144,12 +145,18 @@ impl Battery<'_> {
         );
         let stale_case = self.case(
             "stale-timestamp",
-            format!("session.started, correctly signed, t {STALE_SECS} s in the past"),
+            format!(
+                "session.started, correctly signed, t {} in the past",
+                duration_text::of_secs(STALE_SECS.unsigned_abs())
+            ),
             vec![self.step(Expect::Reject, STALE, &stale, secret, -STALE_SECS)],
         );
         let future_case = self.case(
             "future-timestamp",
-            format!("session.started, correctly signed, t {FUTURE_SECS} s in the future"),
+            format!(
+                "session.started, correctly signed, t {} in the future",
+                duration_text::of_secs(FUTURE_SECS.unsigned_abs())
+            ),
             vec![self.step(Expect::Reject, STALE, &future, secret, FUTURE_SECS)],
         );
         let duplicate_case = self.case(

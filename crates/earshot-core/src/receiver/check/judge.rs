@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::Kind;
 use super::send::{Answer, Attempt};
+use crate::duration_text;
 
 /// Spec part 8 C: a voice-agent receiver answers within 15 s.
 pub const AGENTS_DEADLINE: Duration = Duration::from_secs(15);
@@ -66,7 +67,7 @@ impl Rules {
     }
 
     pub fn fate(&self, attempt: &Attempt) -> Fate {
-        let deadline = secs(self.deadline);
+        let deadline = duration_text::of(self.deadline);
         let code = match &attempt.answer {
             Answer::Timeout => return Fate::Retried(format!("no answer within {deadline}")),
             Answer::Refused | Answer::ConnectionError(_) => {
@@ -112,7 +113,7 @@ impl Rules {
 
     /// The behaviour a case expects, in words.
     pub fn expected(&self, expect: Expect, times: usize) -> String {
-        let within = secs(self.deadline);
+        let within = duration_text::of(self.deadline);
         match (expect, self.kind, times) {
             (Expect::Accept, _, 1) => format!("2xx within {within}"),
             (Expect::Accept, _, _) => format!("2xx within {within}, both times"),
@@ -123,7 +124,7 @@ impl Rules {
 
     /// Why a failing answer fails, as the receiver's likely mistake.
     pub fn hint(&self, expect: Expect, attempt: &Attempt, hints: &Hints, url: &str) -> String {
-        let deadline = secs(self.deadline);
+        let deadline = duration_text::of(self.deadline);
         let code = match &attempt.answer {
             Answer::Timeout => {
                 return format!(
@@ -151,7 +152,7 @@ impl Rules {
             return format!(
                 "answered after {}, beyond the {deadline} deadline: the platform counts it as a \
                  timeout and retries; answer first, process in the background",
-                secs(attempt.latency)
+                duration_text::of(attempt.latency)
             );
         }
         match (expect, code) {
@@ -178,17 +179,6 @@ impl Rules {
             ),
             (Expect::Accept, _) => hints.rejected.to_owned(),
         }
-    }
-}
-
-/// `15 s`, `1.5 s`, `0.25 s`.
-pub(crate) fn secs(duration: Duration) -> String {
-    let millis = duration.as_millis();
-    if millis.is_multiple_of(1000) {
-        format!("{} s", millis / 1000)
-    } else {
-        let text = format!("{:.2}", duration.as_secs_f64());
-        format!("{} s", text.trim_end_matches('0'))
     }
 }
 
@@ -260,12 +250,5 @@ mod tests {
         assert!(!rules.passes(Expect::Reject, &answered(500, 5)));
         assert!(!rules.passes(Expect::Reject, &answered(200, 5)));
         assert!(!rules.passes(Expect::Accept, &answered(301, 5)));
-    }
-
-    #[test]
-    fn seconds_print_without_trailing_zeros() {
-        assert_eq!(secs(Duration::from_secs(15)), "15 s");
-        assert_eq!(secs(Duration::from_millis(1500)), "1.5 s");
-        assert_eq!(secs(Duration::from_millis(250)), "0.25 s");
     }
 }

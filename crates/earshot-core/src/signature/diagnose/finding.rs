@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::duration_text;
 use crate::signature::{HeaderError, Mistake, describe_skew};
 
 /// How a finding weighs: a cause of failure, something to watch, or a
@@ -129,17 +130,19 @@ impl Finding {
                     ""
                 };
                 format!(
-                    "{} — {cause}; that is {over} s beyond the {tolerance_secs} s \
-                     tolerance{millis}",
-                    describe_skew(*skew_secs)
+                    "{} — {cause}; that is {} beyond the {} tolerance{millis}",
+                    describe_skew(*skew_secs),
+                    duration_text::of_secs(over),
+                    duration_text::of_secs(*tolerance_secs)
                 )
             }
             Self::TimestampNearLimit {
                 skew_secs,
                 tolerance_secs,
             } => format!(
-                "{}, within the {tolerance_secs} s tolerance but past half of it",
-                describe_skew(*skew_secs)
+                "{}, within the {} tolerance but past half of it",
+                describe_skew(*skew_secs),
+                duration_text::of_secs(*tolerance_secs)
             ),
             Self::MatchedPreviousSecret { matched, first } => format!(
                 "the signature matches the {matched} secret, not the {first} one: this delivery \

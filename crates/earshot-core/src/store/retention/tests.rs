@@ -1,6 +1,13 @@
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
 use rusqlite::params;
 
+use super::policy::{DAY_MS, HOUR_MS, MINUTE_MS};
+use super::run::{LARGEST_BATCH, SMALLEST_BATCH, next_size};
 use super::*;
+use crate::store::Store;
 
 const NOW: i64 = 1_800_000_000_000;
 

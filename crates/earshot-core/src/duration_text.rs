@@ -1,0 +1,209 @@
+//! Durations as an operator reads them, in one style for every message, table
+//! and console line: "850 ms", "1.5 s", "12 s", "2 min 5 s", "41 min",
+//! "3 h 2 min", "2 d 3 h". Machine-readable output (JSON) keeps its numbers and
+//! does not come here.
+//!
+//! The style: a number, a space, a unit (`ms`, `s`, `min`, `h`, `d`). While
+//! the largest unit counts fewer than ten, the next one follows unless it is
+//! zero ("2 min 5 s", "3 h 2 min", "5 min 1 s" past a "5 min" tolerance), or
+//! a tenth for seconds and milliseconds ("1.5 s", "2.5 ms"); from ten on the
+//! largest unit stands alone ("41 min", "12 s"): the smaller part no longer
+//! changes what an operator does, and a countdown's words then change once a
+//! minute, not every second. Parts are cut, never rounded up, so a countdown
+//! never shows more than is left. Any duration under 1000 days fits in 10
+//! characters ("9 min 59 s"). A table with several duration columns may
+//! use [`compact_secs`], the largest unit alone ("1 min", "3 h"), which fits
+//! in 6.
+
+use std::time::Duration;
+
+const MINUTE: u64 = 60;
+const HOUR: u64 = 60 * MINUTE;
+const DAY: u64 = 24 * HOUR;
+
+/// Width of a table column that holds any [`of`] or [`of_secs`] text of a
+/// duration under 1000 days.
+pub const COLUMN_WIDTH: u16 = 10;
+
+/// Width of a table column that holds any [`compact_secs`] text of a
+/// duration under 1000 days.
+pub const COMPACT_WIDTH: u16 = 6;
+
+/// `duration` in the one style: "0 s", "850 ms", "1.5 s", "2 min 5 s".
+pub fn of(duration: Duration) -> String {
+    if duration.is_zero() {
+        return "0 s".into();
+    }
+    match duration.as_secs() {
+        0 => below_a_second(duration.subsec_micros()),
+        secs @ 1..10 => with_tenth(secs, duration.subsec_millis() / 100, "s"),
+        secs => of_secs(secs),
+    }
+}
+
+/// Whole seconds in the one style: "0 s", "12 s", "2 min 5 s", "41 min".
+pub fn of_secs(secs: u64) -> String {
+    match secs {
+        0..MINUTE => format!("{secs} s"),
+        MINUTE..HOUR => pair(secs / MINUTE, "min", secs % MINUTE, "s"),
+        HOUR..DAY => pair(secs / HOUR, "h", secs % HOUR / MINUTE, "min"),
+        _ => pair(secs / DAY, "d", secs % DAY / HOUR, "h"),
+    }
+}
+
+/// Whole seconds as the largest unit alone, for narrow table columns:
+/// "0 s", "59 s", "1 min" (for 1 min 59 s too), "41 min", "3 h", "2 d".
+pub fn compact_secs(secs: u64) -> String {
+    match secs {
+        0..MINUTE => format!("{secs} s"),
+        MINUTE..HOUR => format!("{} min", secs / MINUTE),
+        HOUR..DAY => format!("{} h", secs / HOUR),
+        _ => format!("{} d", secs / DAY),
+    }
+}
+
+/// A measured time given in milliseconds (server timings, round trips):
+/// "0.4 ms", "12 ms", "1.5 s". A negative or unreadable value reads "0 s".
+pub fn of_millis(millis: f64) -> String {
+    if millis.is_nan() || millis <= 0.0 {
+        return of(Duration::ZERO);
+    }
+    of(Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX))
+}
+
+fn below_a_second(micros: u32) -> String {
+    let millis = micros / 1000;
+    if millis < 10 {
+        with_tenth(u64::from(millis), micros % 1000 / 100, "ms")
+    } else {
+        format!("{millis} ms")
+    }
+}
+
+fn with_tenth(whole: u64, tenth: u32, unit: &str) -> String {
+    if tenth == 0 {
+        format!("{whole} {unit}")
+    } else {
+        format!("{whole}.{tenth} {unit}")
+    }
+}
+
+fn pair(large: u64, large_unit: &str, small: u64, small_unit: &str) -> String {
+    if large >= 10 || small == 0 {
+        format!("{large} {large_unit}")
+    } else {
+        format!("{large} {large_unit} {small} {small_unit}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(millis: u64) -> String {
+        of(Duration::from_millis(millis))
+    }
+
+    #[test]
+    fn zero_reads_zero_seconds() {
+        assert_eq!(of(Duration::ZERO), "0 s");
+        assert_eq!(of_secs(0), "0 s");
+        assert_eq!(of_millis(0.0), "0 s");
+    }
+
+    #[test]
+    fn under_a_second_reads_milliseconds() {
+        assert_eq!(ms(850), "850 ms");
+        assert_eq!(ms(10), "10 ms");
+        assert_eq!(ms(999), "999 ms");
+        assert_eq!(of(Duration::from_micros(2_500)), "2.5 ms");
+        assert_eq!(of(Duration::from_micros(400)), "0.4 ms");
+        // Under a tenth of a millisecond, cut like every other part.
+        assert_eq!(of(Duration::from_micros(40)), "0 ms");
+    }
+
+    #[test]
+    fn a_few_seconds_keep_their_tenth() {
+        assert_eq!(ms(1_000), "1 s");
+        assert_eq!(ms(1_500), "1.5 s");
+        assert_eq!(ms(1_099), "1 s");
+        assert_eq!(ms(9_999), "9.9 s");
+    }
+
+    #[test]
+    fn ten_seconds_and_more_are_whole() {
+        assert_eq!(ms(10_000), "10 s");
+        assert_eq!(ms(12_900), "12 s");
+        assert_eq!(of_secs(59), "59 s");
+    }
+
+    #[test]
+    fn exactly_a_minute_reads_one_minute() {
+        assert_eq!(of_secs(60), "1 min");
+        assert_eq!(ms(60_000), "1 min");
+    }
+
+    #[test]
+    fn minutes_carry_seconds_while_under_ten() {
+        assert_eq!(of_secs(125), "2 min 5 s");
+        assert_eq!(of_secs(184), "3 min 4 s");
+        assert_eq!(of_secs(301), "5 min 1 s");
+        assert_eq!(of_secs(599), "9 min 59 s");
+        assert_eq!(of_secs(600), "10 min");
+        assert_eq!(of_secs(41 * 60 + 5), "41 min");
+        assert_eq!(of_secs(3_599), "59 min");
+    }
+
+    #[test]
+    fn hours_carry_minutes_while_under_ten() {
+        assert_eq!(of_secs(3_600), "1 h");
+        assert_eq!(of_secs(3_659), "1 h");
+        assert_eq!(of_secs(3 * 3_600 + 2 * 60 + 59), "3 h 2 min");
+        assert_eq!(of_secs(12 * 3_600 + 30 * 60), "12 h");
+        assert_eq!(of_secs(86_399), "23 h");
+    }
+
+    #[test]
+    fn days_carry_hours_while_under_ten() {
+        assert_eq!(of_secs(86_400), "1 d");
+        assert_eq!(of_secs(2 * 86_400 + 3 * 3_600 + 59 * 60), "2 d 3 h");
+        assert_eq!(of_secs(30 * 86_400 + 5 * 3_600), "30 d");
+    }
+
+    #[test]
+    fn compact_keeps_the_largest_unit_alone() {
+        assert_eq!(compact_secs(0), "0 s");
+        assert_eq!(compact_secs(59), "59 s");
+        assert_eq!(compact_secs(60), "1 min");
+        assert_eq!(compact_secs(119), "1 min");
+        assert_eq!(compact_secs(3 * 3_600 + 2 * 60), "3 h");
+        assert_eq!(compact_secs(2 * 86_400 + 3 * 3_600), "2 d");
+    }
+
+    #[test]
+    fn measured_milliseconds_read_in_the_same_style() {
+        assert_eq!(of_millis(0.4), "0.4 ms");
+        assert_eq!(of_millis(12.5), "12 ms");
+        assert_eq!(of_millis(1_500.0), "1.5 s");
+        assert_eq!(of_millis(-3.0), "0 s");
+        assert_eq!(of_millis(f64::NAN), "0 s");
+        assert_eq!(of_millis(f64::INFINITY), of(Duration::MAX));
+    }
+
+    #[test]
+    fn every_duration_under_a_thousand_days_fits_the_column() {
+        let widest = (0..1_000 * DAY)
+            .step_by(997)
+            .chain([10 * MINUTE - 1, 10 * HOUR - 1, 10 * DAY - 1, 999 * DAY])
+            .map(|secs| of_secs(secs).len())
+            .max();
+        assert_eq!(widest, Some(usize::from(COLUMN_WIDTH)));
+        assert!(ms(9_999).len() <= usize::from(COLUMN_WIDTH));
+        let widest = (0..1_000 * DAY)
+            .step_by(997)
+            .chain([HOUR - 1, DAY - 1, 999 * DAY])
+            .map(|secs| compact_secs(secs).len())
+            .max();
+        assert_eq!(widest, Some(usize::from(COMPACT_WIDTH)));
+    }
+}

@@ -1,0 +1,106 @@
+//! `earshot` with no subcommand: the command-line work before the console
+//! opens (the profile resolved like every other command's, the terminal
+//! checked, exit 2 for what the operator has to fix, the runtime), then
+//! [`run_console`] on what it resolved.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use url::Url;
+
+use crate::tui::{ConsoleOptions, known_sessions, policy_for, run_console};
+use earshot_core::api::Client;
+use earshot_core::config::{ConfigError, ENV_API_KEY, ENV_URL, ResolveOptions, resolve};
+use earshot_core::redact::SecretString;
+use earshot_core::shutdown::Stop;
+
+/// What `earshot` with no subcommand was given.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchFlags {
+    pub config: Option<PathBuf>,
+    pub profile: Option<String>,
+    pub read_only: bool,
+    pub theme: Option<String>,
+    /// `--url` and `--api-key`: win over `EARSHOT_URL` / `EARSHOT_API_KEY`
+    /// and the profile.
+    pub url: Option<Url>,
+    pub api_key: Option<SecretString>,
+}
+
+/// `earshot`: resolves the profile like every other command (with
+/// `--url` / `--api-key`, else `EARSHOT_URL` / `EARSHOT_API_KEY`, when
+/// set) and opens the console.
+/// Without a config file it says how to make one and suggests
+/// `earshot demo`, exiting 2.
+pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
+    let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+    let url = match (flags.url, env(ENV_URL)) {
+        (Some(url), _) => Some(url),
+        (None, None) => None,
+        (None, Some(text)) => match super::parse_origin(&text) {
+            Ok(url) => Some(url),
+            Err(error) => {
+                eprintln!("error: {ENV_URL} = {text:?}: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    let options = ResolveOptions {
+        config_path: flags.config.clone(),
+        profile: flags.profile.clone(),
+        url,
+        api_key: flags
+            .api_key
+            .or_else(|| env(ENV_API_KEY).map(SecretString::new)),
+    };
+    let resolved = match resolve(&options) {
+        Ok(resolved) => resolved,
+        Err(error @ ConfigError::NoConfigFile { .. }) => {
+            eprintln!("earshot: {error}");
+            eprintln!(
+                "  or try the console with no account at all: `earshot demo` runs a built-in emulator with live traffic"
+            );
+            return Ok(ExitCode::from(2));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let key = resolved.require_api_key()?.clone();
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "earshot: the console needs a terminal; for scripts use a subcommand (see `earshot --help`)"
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let url_policy = policy_for(&resolved.endpoints.agents);
+    let client = Client::new(resolved.endpoints.clone(), key)?.with_url_policy(url_policy);
+    let profiles = earshot_core::config::profiles(flags.config.as_deref())?;
+    let current_profile = resolved
+        .profile_name
+        .clone()
+        .filter(|_| options.url.is_none());
+    let console = ConsoleOptions {
+        read_only: flags.read_only,
+        theme: flags.theme,
+        profile_read_only: resolved.read_only,
+        profile_theme: resolved.theme.clone(),
+        profile_store: resolved.store.clone(),
+        profiles,
+        current_profile,
+        config: flags.config.clone(),
+        profile_label: resolved
+            .profile_name
+            .clone()
+            .unwrap_or_else(|| "(EARSHOT_URL)".into()),
+        region: resolved.region.as_str().into(),
+        url_policy,
+        config_dir: resolved.config_file.parent().map(PathBuf::from),
+        recent_ids: known_sessions(resolved.store.clone()),
+        ..ConsoleOptions::default()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let stopped_by = runtime.block_on(run_console(client, console))?;
+    Ok(stopped_by.map_or(ExitCode::SUCCESS, Stop::exit_code))
+}

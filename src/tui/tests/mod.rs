@@ -1,0 +1,30 @@
+//! The console's tests that run more than one of its parts together: the
+//! real event loop on `TestBackend` driven by keys ([`event_loop`]), the
+//! worker against an emulator over real HTTP (`*_worker`), and the
+//! snapshots of every pane ([`screens`]). Each pane's own unit tests stay
+//! next to the pane.
+
+mod changes_worker;
+mod event_loop;
+mod jobs_worker;
+mod probe_worker;
+mod screens;
+mod session_worker;
+mod support;
+
+use url::Url;
+
+use super::policy_for;
+use earshot_core::api::validate::UrlPolicy;
+
+#[test]
+fn a_loopback_emulator_accepts_private_receivers_and_the_platform_does_not() {
+    let policy = |url: &str| policy_for(&Url::parse(url).unwrap());
+    assert_eq!(policy("http://127.0.0.1:8080/"), UrlPolicy::AnyHttp);
+    assert_eq!(policy("http://localhost:8080/"), UrlPolicy::AnyHttp);
+    assert_eq!(policy("http://[::1]:8080/"), UrlPolicy::AnyHttp);
+    assert_eq!(
+        policy("https://agents.example.com/"),
+        UrlPolicy::PublicHttps
+    );
+}

@@ -1,0 +1,181 @@
+//! The Events pane: the live list (following, then paused with new events
+//! above) and one event in full, with its body's personal data masked.
+
+use super::*;
+use crate::tui::panes::events::Mode;
+use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::history::event_list::{
+    AttemptLine, EventDetail, EventRow, SubscriptionOutcome, SubscriptionTimeline,
+};
+use earshot_core::store::outcomes::{EventState, Outcome};
+
+const BROKEN: &str = "1a2b3c4d-0000-4000-8000-000000000001";
+const FINE: &str = "2b3c4d5e-0000-4000-8000-000000000002";
+/// 2025-03-14T09:26:53Z.
+const AT_MS: i64 = 1_741_944_413_000;
+
+fn outcome(id: &str, state: EventState, attempts: i64) -> SubscriptionOutcome {
+    SubscriptionOutcome {
+        id: id.into(),
+        state,
+        attempts,
+    }
+}
+
+fn event(n: i64, event: &str, broken: EventState) -> EventRow {
+    EventRow {
+        event_id: format!("9c1e7b{n:02}-5d3a-4c8e-9f10-2b4c6d8e0a1f"),
+        event: event.into(),
+        session_id: format!("call_4f2a9c1e7b{n:02}"),
+        occurred_at: String::new(),
+        occurred_ms: AT_MS - n * 61_000,
+        received_ms: 0,
+        subscriptions: vec![
+            outcome(
+                BROKEN,
+                broken,
+                if broken == EventState::Missed { 6 } else { 1 },
+            ),
+            outcome(FINE, EventState::Delivered, 1),
+        ],
+    }
+}
+
+fn rows() -> Vec<EventRow> {
+    vec![
+        event(1, "call.ended", EventState::Missed),
+        event(2, "call.connected", EventState::Pending),
+        event(3, "call.ended", EventState::Recovered),
+        event(4, "session.completed", EventState::Delivered),
+        event(5, "call.failed", EventState::Unknown),
+    ]
+}
+
+fn on_events() -> App {
+    let mut app = bare_app(AppConfig::default());
+    app.status.connection = Connection::Ok;
+    keys(&mut app, "8");
+    app.events.set_rows(rows());
+    app
+}
+
+#[test]
+fn events_list_following_the_newest() {
+    let app = on_events();
+    snapshot("events_list", &app);
+    let terminal = render(&app, (120, 40));
+    // Each subscription's outcome in its state's colour.
+    let missed = find(&terminal, "1a2b3c4d missed ×6");
+    assert_eq!(
+        fg_at(&terminal, (missed.0 + 9, missed.1)),
+        colour(Role::Error)
+    );
+    let screen = screen_text(&terminal);
+    assert!(screen.contains("following the newest"), "{screen}");
+}
+
+#[test]
+fn events_list_paused_says_how_many_arrived_above() {
+    let mut app = on_events();
+    keys(&mut app, "jj");
+    let mut fresh = vec![
+        event(-1, "call.ended", EventState::Missed),
+        event(0, "call.connected", EventState::Missed),
+    ];
+    fresh.extend(rows());
+    app.events.set_rows(fresh);
+    let terminal = render(&app, (120, 40));
+    let screen = screen_text(&terminal);
+    assert!(screen.contains("PAUSED, 2 new above"), "{screen}");
+    assert_eq!(
+        app.events.selected().map(|row| row.event.as_str()),
+        Some("call.ended"),
+        "still on the third event of before"
+    );
+    assert_eq!(
+        app.events.selected().map(|row| row.occurred_ms),
+        Some(AT_MS - 3 * 61_000)
+    );
+}
+
+fn attempt(n: u32, status: u16, retry: bool) -> AttemptLine {
+    let at = chrono::DateTime::parse_from_rfc3339("2025-03-14T09:20:00Z").expect("a time");
+    AttemptLine {
+        record: DeliveryRecord {
+            id: format!("dlv_{n}"),
+            subscription_id: BROKEN.into(),
+            session_id: "call_4f2a9c1e7b01".into(),
+            status: if retry {
+                DeliveryStatus::Pending
+            } else {
+                DeliveryStatus::Failed
+            },
+            attempt_count: n,
+            http_status_code: Some(status),
+            error: Some(format!("HTTP {status}: invalid signature")),
+            delivered_at: None,
+            next_retry_at: None,
+            created_at: at + chrono::Duration::minutes(i64::from(n)),
+            extra: Map::new(),
+        },
+        diagnosis: Some("401 invalid signature: the receiver has another secret".into()),
+        will_retry: retry,
+    }
+}
+
+fn detail() -> EventDetail {
+    let row = event(1, "call.ended", EventState::Missed);
+    let outcome = Outcome {
+        subscription_id: BROKEN.into(),
+        event_key: row.event_id.clone(),
+        event_id: Some(row.event_id.clone()),
+        event: Some(row.event.clone()),
+        session_id: row.session_id.clone(),
+        occurred_ms: row.occurred_ms,
+        state: EventState::Missed,
+        attempts: 2,
+        http_status_code: 401,
+        error_class: String::new(),
+        first_failure_ms: Some(row.occurred_ms),
+        last_failure_ms: Some(row.occurred_ms),
+        settled_ms: None,
+    };
+    let body = json!({
+        "event": "call.ended",
+        "call": {
+            "call_id": "call_4f2a9c1e7b01",
+            "from_number": "+15555550189",
+            "recording_url": "https://files.example/rec/abcdef.wav?X-Amz-Signature=deadbeef"
+        }
+    });
+    EventDetail {
+        row,
+        headers: vec![
+            ("x-svc-signature".into(), "t=1741944413,v1=6a0c…".into()),
+            ("x-svc-event".into(), "call.ended".into()),
+        ],
+        body: body.to_string().into_bytes(),
+        subscriptions: vec![SubscriptionTimeline {
+            outcome,
+            url: Some("https://hooks.example.com/voice".into()),
+            attempts: vec![attempt(1, 401, true), attempt(2, 401, false)],
+        }],
+    }
+}
+
+#[test]
+fn events_detail_with_attempts_and_the_body_masked() {
+    let mut app = on_events();
+    let detail = detail();
+    app.events.detail_of = Some(detail.row.event_id.clone());
+    app.events.detail = Some(Box::new(detail));
+    app.events.mode = Mode::Detail;
+    snapshot("events_detail", &app);
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(!screen.contains("5555550189"), "{screen}");
+    assert!(!screen.contains("deadbeef"), "{screen}");
+    assert!(screen.contains("+1 •••• ••89"), "{screen}");
+    keys(&mut app, "n");
+    let screen = screen_text(&render(&app, (120, 40)));
+    assert!(screen.contains("+15555550189"), "n shows it: {screen}");
+}

@@ -1,0 +1,68 @@
+//! What the console's tests share: the workspace's test kit
+//! (`earshot-testkit`: an emulator with a client, receivers, WAV, a config
+//! with two profiles, waiting for a condition), and here the observer
+//! in-process and a clipboard that keeps nothing.
+
+use std::path::PathBuf;
+
+pub use earshot_testkit::{
+    API_KEY, Harness, Options, Receiver, SECRET, eventually, start, start_at, start_with,
+    two_profile_config, wav,
+};
+
+use crate::tui::clipboard::Clipboard;
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::receiver::listen::{self, ListenConfig, Listener};
+use earshot_core::redact::SecretString;
+
+/// The observer in-process: a receiver that keeps every genuine event of
+/// the subscriptions it is given in the store at `db` (what `earshot
+/// listen --store` runs), in a temp dir; stopped with [`Observed::stop`].
+pub struct Observed {
+    _dir: tempfile::TempDir,
+    pub db: PathBuf,
+    listener: Listener,
+}
+
+impl Observed {
+    /// Subscribed on `harness` to `events` with `secret`.
+    pub async fn start(harness: &Harness, events: &[EventKind], secret: &str) -> Observed {
+        let dir = tempfile::tempdir().expect("a temp dir for the store");
+        let db = dir.path().join("earshot.db");
+        let store = earshot_core::store::Store::open(&db).expect("the store opens");
+        let (writer, _thread) =
+            earshot_core::store::writer::Writer::start(store).expect("the store's writer starts");
+        let config = ListenConfig {
+            secrets: vec![("current".to_owned(), SecretString::new(secret))],
+            store: Some(writer),
+            ..ListenConfig::default()
+        };
+        let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let (listener, mut requests) = listen::start(loopback, config)
+            .await
+            .expect("the observer starts");
+        // Nobody reads the requests here: take them as they come.
+        tokio::spawn(async move { while requests.recv().await.is_some() {} });
+        harness
+            .subscribe_secret(&listener.url(), events, secret)
+            .await;
+        Observed {
+            _dir: dir,
+            db,
+            listener,
+        }
+    }
+
+    pub async fn stop(self) {
+        self.listener.stop().await;
+    }
+}
+
+/// A clipboard that takes every copy and keeps nothing.
+pub struct NoClipboard;
+
+impl Clipboard for NoClipboard {
+    fn copy(&mut self, _text: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+}
