@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 /// Text waiting to be written, at most (one longer line is still taken
 /// when nothing else waits).
-pub const QUEUE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const QUEUE_BYTES: usize = 4 * 1024 * 1024;
 /// Lines waiting to be written, at most.
-pub const QUEUE_LINES: usize = 1024;
+pub(crate) const QUEUE_LINES: usize = 1024;
 
 /// The queue and its printing thread.
-pub struct BoundedStdout {
+pub(crate) struct BoundedStdout {
     queue: SyncSender<String>,
     queued: Arc<AtomicUsize>,
     closed: Arc<AtomicBool>,
@@ -30,7 +30,7 @@ pub struct BoundedStdout {
 
 impl BoundedStdout {
     /// Starts the thread writing to `out` (stdout in the command).
-    pub fn start(out: impl Write + Send + 'static) -> std::io::Result<Self> {
+    pub(crate) fn start(out: impl Write + Send + 'static) -> std::io::Result<Self> {
         let (queue, lines) = mpsc::sync_channel::<String>(QUEUE_LINES);
         let (finished, done) = mpsc::channel();
         let queued = Arc::new(AtomicUsize::new(0));
@@ -61,17 +61,17 @@ impl BoundedStdout {
 
     /// There is room for another line now; when not, skip building it and
     /// call [`skip`](Self::skip).
-    pub fn has_room(&self) -> bool {
+    pub(crate) fn has_room(&self) -> bool {
         self.queued.load(Ordering::Relaxed) < QUEUE_BYTES
     }
 
     /// The reader went away (writing failed): nothing more can be printed.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Relaxed)
     }
 
     /// Queues `line` (without its newline), or counts it as not printed.
-    pub fn print(&mut self, line: String) {
+    pub(crate) fn print(&mut self, line: String) {
         let len = line.len();
         let waiting = self.queued.load(Ordering::Relaxed);
         if waiting > 0 && waiting + len > QUEUE_BYTES {
@@ -89,7 +89,7 @@ impl BoundedStdout {
     }
 
     /// Counts a line that is not printed.
-    pub fn skip(&mut self) {
+    pub(crate) fn skip(&mut self) {
         self.unreported += 1;
     }
 
@@ -106,7 +106,7 @@ impl BoundedStdout {
 
     /// Prints `last` after everything queued, waiting at most `grace` for
     /// stdout to take it all; when it does not, `last` goes to stderr.
-    pub fn finish(mut self, last: String, grace: Duration) {
+    pub(crate) fn finish(mut self, last: String, grace: Duration) {
         let deadline = Instant::now() + grace;
         self.report();
         let mut pending = Some(last.clone());

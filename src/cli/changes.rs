@@ -13,17 +13,17 @@ use super::sessions::clock;
 use earshot_core::store::changes;
 
 #[derive(Args, Debug)]
-pub struct ChangesArgs {
+pub(crate) struct ChangesArgs {
     /// The window: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
     #[arg(long, default_value = "7d", value_parser = parse_since, value_name = "DURATION")]
-    pub since: i64,
+    pub(crate) since: i64,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
 }
 
-pub fn run(args: ChangesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) fn run(args: ChangesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let store = args.store.open(global)?;
     let listed = changes::since(&store, args.since)?;
     if args.json {

@@ -16,48 +16,48 @@ use super::secret_arg::{ReceiverSecretArgs, ReceiverSecrets};
 
 /// Send a battery of deliveries to your receiver and report how it answers.
 #[derive(clap::Args, Debug)]
-pub struct CheckReceiverArgs {
+pub(crate) struct CheckReceiverArgs {
     /// The receiver's URL, exactly as the subscription (or `webhook_url`)
     /// names it.
     #[arg(value_name = "URL")]
-    pub url: String,
+    pub(crate) url: String,
 
     #[command(flatten)]
-    pub secrets: ReceiverSecretArgs,
+    pub(crate) secrets: ReceiverSecretArgs,
 
     /// Which deliveries the receiver takes [default: agents]; agents needs
     /// the secret. Without --previous-secret the rotation case is skipped,
     /// without --auth-header the authentication cases.
     #[arg(long, value_enum)]
-    pub kind: Option<KindArg>,
+    pub(crate) kind: Option<KindArg>,
 
     /// Print one JSON object instead of the table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Seconds to wait for each answer; the receiver is held to this or the
     /// platform's deadline (15 s agents, 10 s pre-recorded), whichever is
     /// shorter.
     #[arg(long, value_name = "SECS", default_value_t = 15.0)]
-    pub timeout: f64,
+    pub(crate) timeout: f64,
 }
 
 impl CheckReceiverArgs {
-    pub fn kind(&self) -> KindArg {
+    pub(crate) fn kind(&self) -> KindArg {
         self.kind.unwrap_or(KindArg::Agents)
     }
 }
 
 /// `--kind`.
 #[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KindArg {
+pub(crate) enum KindArg {
     /// Signed voice-agent events (session.*, call.*).
     Agents,
     /// Pre-recorded `{transcript_id, status}` calls.
     Prerecorded,
 }
 
-pub async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: CheckReceiverArgs) -> color_eyre::Result<ExitCode> {
     let secrets = match args.secrets.resolve() {
         Ok(secrets) => secrets,
         Err(error) => {

@@ -11,7 +11,7 @@ use earshot_core::api::Endpoints;
 use earshot_core::config::{self, Paths, ResolveOptions, Resolved};
 
 #[derive(clap::Subcommand, Debug)]
-pub enum ConfigCommand {
+pub(crate) enum ConfigCommand {
     /// Write a commented template config file (mode 0600) to edit.
     Init {
         /// Replace an existing config file.
@@ -29,7 +29,7 @@ pub enum ConfigCommand {
     Path,
 }
 
-pub fn run(cmd: ConfigCommand, opts: &ResolveOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) fn run(cmd: ConfigCommand, opts: &ResolveOptions) -> color_eyre::Result<ExitCode> {
     match cmd {
         ConfigCommand::Init { force } => init(opts, force),
         ConfigCommand::Show { json } => show(opts, json),

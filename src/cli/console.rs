@@ -17,15 +17,15 @@ use earshot_core::shutdown::Stop;
 
 /// What `earshot` with no subcommand was given.
 #[derive(Clone, Debug, Default)]
-pub struct LaunchFlags {
-    pub config: Option<PathBuf>,
-    pub profile: Option<String>,
-    pub read_only: bool,
-    pub theme: Option<String>,
+pub(crate) struct LaunchFlags {
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) profile: Option<String>,
+    pub(crate) read_only: bool,
+    pub(crate) theme: Option<String>,
     /// `--url` and `--api-key`: win over `EARSHOT_URL` / `EARSHOT_API_KEY`
     /// and the profile.
-    pub url: Option<Url>,
-    pub api_key: Option<SecretString>,
+    pub(crate) url: Option<Url>,
+    pub(crate) api_key: Option<SecretString>,
 }
 
 /// `earshot`: resolves the profile like every other command (with
@@ -33,7 +33,7 @@ pub struct LaunchFlags {
 /// set) and opens the console.
 /// Without a config file it says how to make one and suggests
 /// `earshot demo`, exiting 2.
-pub fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
+pub(crate) fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let env = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
     let url = match (flags.url, env(ENV_URL)) {
         (Some(url), _) => Some(url),

@@ -10,19 +10,22 @@ use super::{Connection, GlobalOptions, report};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 #[derive(Args, Debug)]
-pub struct DeliveriesArgs {
+pub(crate) struct DeliveriesArgs {
     /// Session id, or a call id (calls are sessions here).
-    pub session_id: String,
+    pub(crate) session_id: String,
     /// Only the most recent attempt per subscription.
     #[arg(long)]
-    pub latest: bool,
+    pub(crate) latest: bool,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
-pub async fn run(args: DeliveriesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(
+    args: DeliveriesArgs,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
     let result = async {
         let client = args.connection.client(global)?;
         let records = if args.latest {

@@ -18,7 +18,7 @@ use earshot_core::signature::generate_secret;
 use earshot_emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
 use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
-pub async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<ExitCode> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "earshot demo: the demo is the console and needs a terminal (standard input and \

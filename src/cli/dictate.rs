@@ -16,48 +16,48 @@ use earshot_core::config::resolve;
 use earshot_core::duration_text;
 
 #[derive(Args, Debug)]
-pub struct DictateArgs {
+pub(crate) struct DictateArgs {
     /// WAV file to send, or `-` to stream standard input (a WAV, or raw
     /// PCM with --pcm) as it is captured.
     #[arg(value_name = "FILE|-")]
-    pub input: String,
+    pub(crate) input: String,
     /// The audio is raw 16-bit little-endian PCM (give --sample-rate and
     /// --channels).
     #[arg(long)]
-    pub pcm: bool,
+    pub(crate) pcm: bool,
     /// Sample rate of raw PCM, in Hz.
     #[arg(long, value_name = "HZ")]
-    pub sample_rate: Option<u32>,
+    pub(crate) sample_rate: Option<u32>,
     /// Channels of raw PCM.
     #[arg(long, value_name = "N")]
-    pub channels: Option<u16>,
+    pub(crate) channels: Option<u16>,
     /// A language code of the audio; repeat or separate with commas
     /// (default: en).
     #[arg(long = "language", value_name = "CODE", value_delimiter = ',')]
-    pub languages: Vec<String>,
+    pub(crate) languages: Vec<String>,
     /// The situation of the audio, to help transcription (`stt_prompt`).
     #[arg(long, value_name = "TEXT")]
-    pub prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
     /// A name or term to bias transcription toward; repeat for more.
     #[arg(long = "keyterm", value_name = "TERM")]
-    pub keyterms: Vec<String>,
+    pub(crate) keyterms: Vec<String>,
     /// Replace the default cleanup with this instruction (`llm_instruction`).
     #[arg(long, value_name = "TEXT")]
-    pub instruction: Option<String>,
+    pub(crate) instruction: Option<String>,
     /// Region to send to (default: the profile's).
     #[arg(long, value_enum, value_name = "REGION")]
-    pub region: Option<Region>,
+    pub(crate) region: Option<Region>,
     /// Path to use: live (/v1/transcribe/live) or stream (/v1/transcribe/stream).
     #[arg(long, value_enum, default_value = "live", value_name = "PATH")]
-    pub endpoint: DictationPath,
+    pub(crate) endpoint: DictationPath,
     /// Print the server's answer as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
-pub async fn run(args: DictateArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: DictateArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let result = async {
         let (client, profile_region) = connect(&args.connection, global)?;
         let request = DictationRequest {
@@ -158,7 +158,7 @@ pub(super) fn report_dictation(error: color_eyre::Report) -> color_eyre::Result<
 }
 
 /// The text, the rewrite (or why there is none), and one line of details.
-pub fn render(answer: &Dictation) -> String {
+pub(crate) fn render(answer: &Dictation) -> String {
     let mut out = format!("text:    {}\n", answer.text);
     match answer.rewrite() {
         Rewrite::Done(rewrite) => {

@@ -11,55 +11,55 @@ use earshot_core::redact::SecretString;
 use earshot_emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale, scenario};
 
 #[derive(clap::Args, Debug)]
-pub struct EmulatorArgs {
+pub(crate) struct EmulatorArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// The API key the emulated account accepts (default: generated). Not
     /// empty; printable ASCII without whitespace (exit 2 otherwise).
     #[arg(long, value_name = "KEY")]
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
     /// Accept subscription URLs on private or loopback addresses, over http.
     #[arg(long)]
-    pub allow_private_urls: bool,
+    pub(crate) allow_private_urls: bool,
     /// Multiply every platform duration (deadlines, retries, delays) by F
     /// [default: 1, or 0.1 with --traffic].
     #[arg(long, value_name = "F")]
-    pub time_scale: Option<TimeScale>,
+    pub(crate) time_scale: Option<TimeScale>,
     /// Pre-recorded transcription jobs processing at once (more wait, FIFO).
     #[arg(long, default_value = "5", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub concurrency: u32,
+    pub(crate) concurrency: u32,
     /// Pre-recorded API requests per five minutes before 403.
     #[arg(long, default_value = "20000", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub http_limit: u32,
+    pub(crate) http_limit: u32,
     /// GET requests per minute for one transcript before 429.
     #[arg(long, default_value = "60", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub poll_limit: u32,
+    pub(crate) poll_limit: u32,
     /// Emulated dictation: transcription speed, × real time, while the
     /// audio arrives (what streaming overlaps with the upload).
     #[arg(long, default_value = "100", value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub dictation_speed_up: u32,
+    pub(crate) dictation_speed_up: u32,
     /// Emulated dictation: work left once the last audio byte is in, in ms.
     #[arg(long, default_value = "50", value_name = "MS",
           value_parser = clap::value_parser!(u64).range(0..=600_000))]
-    pub dictation_finalize_ms: u64,
+    pub(crate) dictation_finalize_ms: u64,
     /// Emulated dictation: rewrite time, in ms (past the 5 s rewrite
     /// deadline it simply arrives late).
     #[arg(long, default_value = "100", value_name = "MS",
           value_parser = clap::value_parser!(u64).range(0..=600_000))]
-    pub dictation_rewrite_ms: u64,
+    pub(crate) dictation_rewrite_ms: u64,
     /// Run the demo scenario against this emulator: receivers on loopback,
     /// five subscriptions, sessions, calls and jobs (implies
     /// --allow-private-urls).
     #[arg(long)]
-    pub traffic: bool,
+    pub(crate) traffic: bool,
 }
 
-pub async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     // Headless: the log goes to stderr (stdout carries the two lines
     // scripts read). `EARSHOT_LOG=earshot=debug` shows every attempt.
     let filter = tracing_subscriber::EnvFilter::try_from_env("EARSHOT_LOG")

@@ -16,23 +16,23 @@ use earshot_core::history::event_query::EventQuery;
 use earshot_core::store;
 
 #[derive(Args, Debug)]
-pub struct EventsArgs {
+pub(crate) struct EventsArgs {
     /// Filter terms: type:T status:S sub:ID session:ID since:D, and free text.
-    pub query: Vec<String>,
+    pub(crate) query: Vec<String>,
     #[command(flatten)]
-    pub sweep: SweepArgs,
+    pub(crate) sweep: SweepArgs,
     /// How many events to list at most.
     #[arg(long, default_value_t = 100, value_name = "N")]
-    pub limit: usize,
+    pub(crate) limit: usize,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
-pub async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let query = match EventQuery::parse(&args.query.join(" "), store::now_ms()) {
         Ok(query) => query,
         Err(error) => {

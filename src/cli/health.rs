@@ -18,15 +18,15 @@ use earshot_core::history::sweep::SweepReport;
 use earshot_core::store;
 
 #[derive(Args, Debug)]
-pub struct HealthArgs {
+pub(crate) struct HealthArgs {
     #[command(flatten)]
-    pub sweep: SweepArgs,
+    pub(crate) sweep: SweepArgs,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
 /// `--json`: the sweep's figures and the board.
@@ -40,7 +40,7 @@ struct HealthJson<'a> {
     subscriptions: &'a [SubscriptionHealth],
 }
 
-pub async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let store = args.store.open(global)?;
     let (store, swept) = args
         .sweep

@@ -14,15 +14,15 @@ use earshot_core::store::{self, AsyncStore, Store};
 /// `--store PATH` (`EARSHOT_STORE`), else the profile's `store`, else
 /// `earshot.db` in the state dir.
 #[derive(Args, Debug, Clone, Default)]
-pub struct StoreArg {
+pub(crate) struct StoreArg {
     /// The incident-history store [default: the profile's `store`, else
     /// earshot.db in the state directory].
     #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH")]
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
 }
 
 impl StoreArg {
-    pub fn open(&self, global: &GlobalOptions) -> color_eyre::Result<Store> {
+    pub(crate) fn open(&self, global: &GlobalOptions) -> color_eyre::Result<Store> {
         open_store(self.path.as_deref(), global)
     }
 }
@@ -30,7 +30,7 @@ impl StoreArg {
 /// Opens `path`, else the profile's `store`, else the default store of
 /// the state directory (earshot's own, so it is narrowed to 0700 too);
 /// each mode narrowed is said on stderr.
-pub fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
+pub(crate) fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
     let given = match path {
         Some(path) => Some(path.to_owned()),
         None => earshot_core::config::profile_store(
@@ -56,23 +56,23 @@ pub fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Re
 /// `--since`, `--budget`, `--no-sweep`: the window, and the sweep a
 /// history command runs first.
 #[derive(Args, Debug, Clone)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// The window: a duration back from now (90s, 30m, 2h, 7d) or an RFC 3339 time.
     #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
-    pub since: i64,
+    pub(crate) since: i64,
     /// Requests the sweep may send at most.
     #[arg(long, default_value_t = earshot_core::history::sweep::DEFAULT_BUDGET, value_name = "N")]
-    pub budget: usize,
+    pub(crate) budget: usize,
     /// Use the store as it is, without asking the platform first.
     #[arg(long)]
-    pub no_sweep: bool,
+    pub(crate) no_sweep: bool,
 }
 
 impl SweepArgs {
     /// Sweeps into `store` unless `--no-sweep` (then an empty report),
     /// and hands the store back for the reads that follow; a sweep that
     /// stopped early is said on stderr and what it fetched kept.
-    pub async fn sweep_first(
+    pub(crate) async fn sweep_first(
         &self,
         connection: &Connection,
         global: &GlobalOptions,
@@ -93,7 +93,7 @@ impl SweepArgs {
 
 /// The plain store again after async work on it (the sweep, recover), for
 /// the synchronous reads that follow.
-pub fn plain(shared: AsyncStore) -> color_eyre::Result<Store> {
+pub(crate) fn plain(shared: AsyncStore) -> color_eyre::Result<Store> {
     shared
         .into_inner()
         .map_err(|_| color_eyre::eyre::eyre!("the store is still held by work that did not finish"))
@@ -101,12 +101,12 @@ pub fn plain(shared: AsyncStore) -> color_eyre::Result<Store> {
 
 /// `--since`: a duration back from now (`90s`, `30m`, `2h`, `7d`) or an
 /// RFC 3339 time; the start of the window in Unix milliseconds.
-pub fn parse_since(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_since(text: &str) -> Result<i64, String> {
     earshot_core::history::event_query::since(text, Utc::now().timestamp_millis())
 }
 
 /// A duration (`0`, `90s`, `10m`, `2h`): how long to watch.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     if text == "0" {
         return Ok(std::time::Duration::ZERO);

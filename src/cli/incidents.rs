@@ -20,24 +20,24 @@ use earshot_core::store;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
-pub struct IncidentsArgs {
+pub(crate) struct IncidentsArgs {
     #[command(subcommand)]
-    pub command: Option<IncidentsCommand>,
+    pub(crate) command: Option<IncidentsCommand>,
     #[command(flatten)]
-    pub sweep: SweepArgs,
+    pub(crate) sweep: SweepArgs,
     /// Resolved incidents too.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum IncidentsCommand {
+pub(crate) enum IncidentsCommand {
     /// Acknowledge an incident: your login name and the time are stored
     /// with it, for everyone on this store to see.
     Ack {
@@ -51,7 +51,10 @@ pub enum IncidentsCommand {
     },
 }
 
-pub async fn run(args: IncidentsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(
+    args: IncidentsArgs,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
     if let Some(IncidentsCommand::Ack { id, note, store }) = args.command {
         let store = store.open(global)?;
         return match acknowledge(&store, &id, &operator(), note.as_deref(), store::now_ms())? {

@@ -30,15 +30,15 @@ use earshot_core::redact::SecretString;
 use earshot_core::shutdown::Stop;
 
 #[derive(Args, Debug)]
-pub struct JobsArgs {
+pub(crate) struct JobsArgs {
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
     #[command(subcommand)]
-    pub command: JobsCommand,
+    pub(crate) command: JobsCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum JobsCommand {
+pub(crate) enum JobsCommand {
     /// Upload a file (or name an audio URL) and start a transcript job.
     Submit {
         /// Audio file to upload.
@@ -123,7 +123,7 @@ fn webhook_auth(
         .transpose()
 }
 
-pub async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: JobsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let result = async {
         let client = args.connection.client(global)?;
         match args.command {

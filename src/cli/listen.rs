@@ -35,41 +35,41 @@ const FINISH_GRACE: Duration = Duration::from_secs(2);
 /// Give each secret by file or environment variable rather than on the
 /// command line, where other users see it in `ps`.
 #[derive(clap::Args, Debug)]
-pub struct ListenArgs {
+pub(crate) struct ListenArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
 
     #[command(flatten)]
-    pub secrets: ReceiverSecretArgs,
+    pub(crate) secrets: ReceiverSecretArgs,
 
     #[command(flatten)]
-    pub tls: TlsArgs,
+    pub(crate) tls: TlsArgs,
 
     /// Append every request (exact body, headers, verdict) to FILE as JSON
     /// lines; replay one with `earshot verify --capture FILE`.
     #[arg(long, value_name = "FILE")]
-    pub capture: Option<PathBuf>,
+    pub(crate) capture: Option<PathBuf>,
 
     /// Do not flag pre-recorded webhooks from outside the platform's fixed
     /// addresses (44.238.19.20, 54.220.25.36).
     #[arg(long)]
-    pub trust_any_source: bool,
+    pub(crate) trust_any_source: bool,
 
     /// Allowed difference between a signature's `t` and now, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = signature::DEFAULT_TOLERANCE_SECS)]
-    pub tolerance: u64,
+    pub(crate) tolerance: u64,
 
     /// Keep secret header values (the auth header, `authorization`,
     /// cookies) verbatim in the capture file and `--json` lines. Without it
     /// they are replaced by a fingerprint, `Bear…(38 chars)`; the signature
     /// header and the body are always kept, so `verify --capture` works.
     #[arg(long)]
-    pub capture_secrets: bool,
+    pub(crate) capture_secrets: bool,
 
     /// Print each request as a JSON line (the capture entry) instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Be the observer: keep every genuine voice-agent event (exact bytes)
     /// in the incident-history store before answering 2xx. PATH, else
@@ -78,20 +78,20 @@ pub struct ListenArgs {
     // `--store` alone is `Some(None)`: clap refuses an empty path, so no
     // `default_missing_value` can stand for "no path given".
     #[arg(long, value_name = "PATH", num_args = 0..=1)]
-    pub store: Option<Option<PathBuf>>,
+    pub(crate) store: Option<Option<PathBuf>>,
 
     #[command(flatten)]
-    pub observer: ObserverArgs,
+    pub(crate) observer: ObserverArgs,
 
     /// With --store: remove what the store holds once it is older than D
     /// (30d, 12h, 90m), shortly after the start and then hourly, in small
     /// batches. Beats the profile's `retention`; without either, nothing
     /// is removed.
     #[arg(long, value_name = "D", requires = "store", value_parser = super::store_cmd::parse_period)]
-    pub retention: Option<earshot_core::store::retention::Period>,
+    pub(crate) retention: Option<earshot_core::store::retention::Period>,
 }
 
-pub async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let mut config = match config_from(&args) {
         Ok(config) => config,
         Err(message) => {

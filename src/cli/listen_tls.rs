@@ -10,22 +10,22 @@ use earshot_core::tls::ServerTls;
 /// The TLS flags of `listen`; both or neither (clap refuses one alone,
 /// exit 2).
 #[derive(clap::Args, Debug, Default)]
-pub struct TlsArgs {
+pub(crate) struct TlsArgs {
     /// Serve https with the certificate chain in FILE (PEM, the server's
     /// certificate first, then its intermediates). Needs --tls-key. SIGHUP
     /// then reloads both files instead of stopping `listen`.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
-    pub tls_cert: Option<PathBuf>,
+    pub(crate) tls_cert: Option<PathBuf>,
 
     /// The private key of --tls-cert, in FILE (PEM; never printed).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
-    pub tls_key: Option<PathBuf>,
+    pub(crate) tls_key: Option<PathBuf>,
 }
 
 impl TlsArgs {
     /// The server's TLS when both flags are given; the error is the
     /// message for exit 2 (it names the file at fault, never quotes it).
-    pub fn load(&self) -> Result<Option<ServerTls>, String> {
+    pub(crate) fn load(&self) -> Result<Option<ServerTls>, String> {
         match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => ServerTls::load(cert, key)
                 .map(Some)
@@ -39,7 +39,7 @@ impl TlsArgs {
 /// What SIGHUP does to `listen`: with TLS it reloads the certificate
 /// ([`reload_on_hangup`], installed now), without it it stops `listen`
 /// like SIGINT and SIGTERM.
-pub fn on_hangup(tls: Option<ServerTls>) -> std::io::Result<OnHangup> {
+pub(crate) fn on_hangup(tls: Option<ServerTls>) -> std::io::Result<OnHangup> {
     match tls {
         Some(tls) => {
             reload_on_hangup(tls)?;

@@ -10,25 +10,25 @@ use earshot_core::api::validate::ValidationError;
 
 /// The hint after a URL refused before sending (the client checks the
 /// platform's rule unless `--allow-private-urls` was given).
-pub const BEFORE_SENDING: &str = "the platform takes only a public https:// URL. For a local \
+pub(crate) const BEFORE_SENDING: &str = "the platform takes only a public https:// URL. For a local \
      trial, start `earshot emulator --allow-private-urls` and pass --allow-private-urls here \
      too: http://127.0.0.1 URLs then work";
 
 /// The hint after the server refused a URL that `--allow-private-urls`
 /// let through.
-pub const BY_THE_SERVER: &str = "the server refused the URL: the platform takes only a public \
+pub(crate) const BY_THE_SERVER: &str = "the server refused the URL: the platform takes only a public \
      https:// URL, and an emulator takes http:// and private addresses only when started with \
      `earshot emulator --allow-private-urls`";
 
 /// The hint for `rule`, a URL refused before sending.
-pub fn refused_before_sending(rule: &ValidationError) -> Option<&'static str> {
+pub(crate) fn refused_before_sending(rule: &ValidationError) -> Option<&'static str> {
     (rule.field == "url").then_some(BEFORE_SENDING)
 }
 
 /// The hint for `error` when it is a refused receiver URL: refused by the
 /// client's check, or by the server once `--allow-private-urls` let it
 /// through. `None` for every other error.
-pub fn hint(error: &ApiError, allow_private_urls: bool) -> Option<&'static str> {
+pub(crate) fn hint(error: &ApiError, allow_private_urls: bool) -> Option<&'static str> {
     match error {
         ApiError::Invalid(rule) => refused_before_sending(rule),
         ApiError::Status {
@@ -43,7 +43,7 @@ pub fn hint(error: &ApiError, allow_private_urls: bool) -> Option<&'static str> 
 /// Says a refused URL and its hint on stderr and answers the exit code
 /// (2 when refused before sending, as all bad input; 1 when the server
 /// refused); any other error is handed back.
-pub fn report(error: ApiError, allow_private_urls: bool) -> color_eyre::Result<ExitCode> {
+pub(crate) fn report(error: ApiError, allow_private_urls: bool) -> color_eyre::Result<ExitCode> {
     let Some(hint) = hint(&error, allow_private_urls) else {
         return Err(error.into());
     };

@@ -54,45 +54,45 @@ use earshot_core::redact::SecretString;
 pub struct Cli {
     /// Config file to use instead of the platform default.
     #[arg(long, global = true, env = "EARSHOT_CONFIG", value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Profile of the config file to use.
     #[arg(long, global = true, env = "EARSHOT_PROFILE", value_name = "NAME")]
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// Console: hide every command that changes the platform. (Console
     /// only, so `subs delete --read-only` is an error, not a silent no-op.)
     #[arg(long)]
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Console theme: default, light, high-contrast, mono, or NAME for
     /// `<config dir>/themes/NAME.toml`.
     #[arg(long, value_name = "NAME")]
-    pub theme: Option<String>,
+    pub(crate) theme: Option<String>,
     /// Console: every endpoint at this origin (as `--url` of every command;
     /// `EARSHOT_URL`).
     #[arg(long = "url", id = "console_url", value_name = "URL", value_parser = parse_origin)]
-    pub url: Option<Url>,
+    pub(crate) url: Option<Url>,
     /// Console: the API key to send (as `--api-key` of every command;
     /// prefer `EARSHOT_API_KEY` or the profile's `api_key_file`: a value
     /// given here is visible to other users in `ps`).
     #[arg(long = "api-key", id = "console_api_key", value_name = "KEY")]
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 /// The console flags, also after `demo` (`earshot demo --theme light
 /// --read-only`), as operators type them.
 #[derive(clap::Args, Debug, Default)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Hide every command that changes the platform.
     #[arg(long)]
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Console theme: default, light, high-contrast, mono, or NAME.
     #[arg(long, value_name = "NAME")]
-    pub theme: Option<String>,
+    pub(crate) theme: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// The console on the built-in emulator with live demo traffic.
     Demo(DemoArgs),
     /// Run the platform emulator headless (for tests, demos and scripts).
@@ -147,7 +147,7 @@ pub enum Command {
 
 /// `--url` and `--api-key`: override the profile for one command.
 #[derive(Args, Debug, Clone, Default)]
-pub struct Connection {
+pub(crate) struct Connection {
     /// Every endpoint at this origin (e.g. an emulator's URL).
     #[arg(
         long,
@@ -156,7 +156,7 @@ pub struct Connection {
         value_name = "URL",
         value_parser = parse_origin
     )]
-    pub url: Option<Url>,
+    pub(crate) url: Option<Url>,
     /// API key to send, instead of the profile's. Prefer EARSHOT_API_KEY or
     /// the profile's `api_key_file`: a value given here is visible to other
     /// users in `ps`.
@@ -167,7 +167,7 @@ pub struct Connection {
         hide_env_values = true,
         value_name = "KEY"
     )]
-    pub api_key: Option<String>,
+    pub(crate) api_key: Option<String>,
 }
 
 /// `--url`: an `http://` or `https://` origin; anything else is bad input
@@ -193,7 +193,7 @@ impl Connection {
     }
 
     /// A client for the resolved profile, or an error saying what is missing.
-    pub fn client(&self, cli: &GlobalOptions) -> color_eyre::Result<Client> {
+    pub(crate) fn client(&self, cli: &GlobalOptions) -> color_eyre::Result<Client> {
         let resolved = resolve(&self.resolve_options(cli))?;
         let key = resolved.require_api_key()?.clone();
         Ok(Client::new(resolved.endpoints, key)?)
@@ -202,12 +202,12 @@ impl Connection {
 
 /// The flags every subcommand sees.
 #[derive(Debug, Clone, Default)]
-pub struct GlobalOptions {
-    pub config: Option<PathBuf>,
-    pub profile: Option<String>,
+pub(crate) struct GlobalOptions {
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) profile: Option<String>,
     /// `--url` and `--api-key` given before the subcommand.
-    pub url: Option<Url>,
-    pub api_key: Option<String>,
+    pub(crate) url: Option<Url>,
+    pub(crate) api_key: Option<String>,
 }
 
 pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {

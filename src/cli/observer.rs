@@ -37,15 +37,15 @@ use earshot_core::signature::generate_secret;
 const PROXIED_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 #[derive(Args, Debug)]
-pub struct ObserverArgs {
+pub(crate) struct ObserverArgs {
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
     #[command(subcommand)]
-    pub command: ObserverCommand,
+    pub(crate) command: ObserverCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ObserverCommand {
+pub(crate) enum ObserverCommand {
     /// Subscribe the observer to all five events at URL (or find and fix
     /// the subscription there), keep its secret in a 0600 file, and print
     /// the `earshot listen` command and a systemd unit that run it.
@@ -53,40 +53,43 @@ pub enum ObserverCommand {
 }
 
 #[derive(Args, Debug)]
-pub struct SetupArgs {
+pub(crate) struct SetupArgs {
     /// The observer's URL: https:// and publicly reachable (http://127.0.0.1
     /// with --allow-private-urls, for a trial on an emulator).
     #[arg(value_name = "URL")]
-    pub receiver_url: String,
+    pub(crate) receiver_url: String,
     /// The file the subscription's secret is kept in: used when it exists,
     /// written (0600) when not [default: observer.secret in the state
     /// directory].
     #[arg(long, value_name = "FILE")]
-    pub secret_file: Option<PathBuf>,
+    pub(crate) secret_file: Option<PathBuf>,
     /// Give the observer a new secret although the file holds one: the
     /// file is replaced, and a subscription that exists gets the new
     /// secret too (deliveries fail until listen runs with it).
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Where the printed `listen` binds [default: the URL's own address
     /// for a loopback or private URL, else 127.0.0.1:8080 behind the proxy
     /// that terminates TLS].
     #[arg(long, value_name = "ADDR")]
-    pub listen: Option<SocketAddr>,
+    pub(crate) listen: Option<SocketAddr>,
     /// Allow an http:// or private-address URL (for an emulator started
     /// with --allow-private-urls).
     #[arg(long)]
-    pub allow_private_urls: bool,
+    pub(crate) allow_private_urls: bool,
     /// The store the printed `listen` keeps events in, and changes are
     /// recorded in [default: earshot.db in the state directory].
     #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    pub(crate) store: Option<PathBuf>,
     /// Print a summary as JSON (never the secret).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub async fn run(args: ObserverArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(
+    args: ObserverArgs,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
     match args.command {
         ObserverCommand::Setup(setup_args) => setup(setup_args, &args.connection, global).await,
     }

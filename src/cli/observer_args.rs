@@ -21,32 +21,32 @@ use earshot_core::store::writer::Writer;
 use earshot_core::store::{Store, totals};
 
 #[derive(clap::Args, Debug)]
-pub struct ObserverArgs {
+pub(crate) struct ObserverArgs {
     /// Serve GET /healthz and GET /metrics (OpenMetrics for Prometheus) on
     /// this address, e.g. 127.0.0.1:9464; keep it private: the metrics
     /// name every subscription. Never served on the webhook port.
     #[arg(long, value_name = "ADDR")]
-    pub metrics_listen: Option<SocketAddr>,
+    pub(crate) metrics_listen: Option<SocketAddr>,
 
     /// Sweep the platform's delivery records in the background, so the
     /// store knows what each subscription's events became with no console
     /// open (needs --store, and the profile's API key, EARSHOT_API_KEY or
     /// --api-key).
     #[arg(long, requires = "store")]
-    pub sweep: bool,
+    pub(crate) sweep: bool,
 
     /// How often the background sweep runs (30s, 5m, ...; at least 1s).
     #[arg(long, value_name = "DURATION", default_value = "60s",
           value_parser = parse_interval, requires = "sweep")]
-    pub sweep_every: Duration,
+    pub(crate) sweep_every: Duration,
 
     /// Requests one background sweep may send at most.
     #[arg(long, value_name = "N", default_value_t = earshot_core::history::sweep::DEFAULT_BUDGET as u64,
           value_parser = clap::value_parser!(u64).range(1..), requires = "sweep")]
-    pub sweep_budget: u64,
+    pub(crate) sweep_budget: u64,
 
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
 /// `--sweep-every`: a duration of at least a second.
@@ -60,7 +60,7 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
 
 /// What runs beside the receiver; stopped with [`Observing::stop`].
 #[derive(Default)]
-pub struct Observing {
+pub(crate) struct Observing {
     metrics: Option<Arc<Metrics>>,
     server: Option<MonitorServer>,
     tasks: Vec<JoinHandle<()>>,
@@ -68,14 +68,14 @@ pub struct Observing {
 }
 
 /// The store as `listen` opened it: where, and its writer.
-pub struct OpenStore {
-    pub path: PathBuf,
-    pub writer: Writer,
+pub(crate) struct OpenStore {
+    pub(crate) path: PathBuf,
+    pub(crate) writer: Writer,
 }
 
 /// Why the monitoring could not start.
 #[derive(Debug, thiserror::Error)]
-pub enum StartError {
+pub(crate) enum StartError {
     /// Bad input (exit 2): the message says what to give.
     #[error("{0}")]
     Usage(String),
@@ -92,7 +92,7 @@ impl ObserverArgs {
     /// Starts what the flags ask for: the sweeper, and the endpoints with
     /// the store's probe. The receiver is not started yet; give it
     /// [`Observing::watch`].
-    pub async fn start(
+    pub(crate) async fn start(
         &self,
         global: &GlobalOptions,
         store: Option<&OpenStore>,
@@ -202,14 +202,14 @@ async fn seed_from_store(metrics: &Arc<Metrics>, store: &OpenStore) {
 
 impl Observing {
     /// What the receiver tells of each request and store write.
-    pub fn watch(&self) -> Option<Arc<dyn Watch>> {
+    pub(crate) fn watch(&self) -> Option<Arc<dyn Watch>> {
         self.metrics
             .clone()
             .map(|metrics| metrics as Arc<dyn Watch>)
     }
 
     /// Stops the sweeper, the probe and the endpoints.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         for task in &self.tasks {
             task.abort();
         }

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use earshot_core::redact::SecretString;
 
 /// The file name of the default secret file, in the state directory.
-pub const DEFAULT_FILE_NAME: &str = "observer.secret";
+pub(crate) const DEFAULT_FILE_NAME: &str = "observer.secret";
 
 /// The mode of the secret file.
-pub const FILE_MODE: u32 = 0o600;
+pub(crate) const FILE_MODE: u32 = 0o600;
 
 /// What the secret file holds before setup.
-pub enum Held {
+pub(crate) enum Held {
     /// No file at the path.
     Missing,
     /// A file holding a secret that meets the platform's rule.
@@ -27,7 +27,7 @@ pub enum Held {
 
 /// Why the secret file cannot be used. Never quotes the secret.
 #[derive(Debug, thiserror::Error)]
-pub enum SecretFileError {
+pub(crate) enum SecretFileError {
     #[error(transparent)]
     Read(#[from] super::secret_arg::SecretArgError),
     #[error(
@@ -50,7 +50,7 @@ pub enum SecretFileError {
 /// What the file at `path` holds; with `replace`, only that it is a
 /// regular file or missing. An existing file readable by group or others
 /// is narrowed to 0600 first, said on stderr.
-pub fn inspect(path: &Path, replace: bool) -> Result<Held, SecretFileError> {
+pub(crate) fn inspect(path: &Path, replace: bool) -> Result<Held, SecretFileError> {
     let shown = || path.display().to_string();
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
@@ -104,14 +104,14 @@ fn narrow(path: &Path, metadata: &std::fs::Metadata) {
 fn narrow(_path: &Path, _metadata: &std::fs::Metadata) {}
 
 /// A new secret written beside its file, not yet in place.
-pub struct Staged {
+pub(crate) struct Staged {
     temp: tempfile::NamedTempFile,
     path: PathBuf,
 }
 
 /// Why a staged secret did not reach its file.
 #[derive(Debug, thiserror::Error)]
-pub enum StageError {
+pub(crate) enum StageError {
     #[error("cannot write the secret beside {path}: {source}")]
     Write {
         path: String,
@@ -131,7 +131,7 @@ pub enum StageError {
 
 /// Writes `secret` (and a newline) to a new file beside `path`, 0600 from
 /// its creation on, synced; missing directories are made 0700.
-pub fn stage(path: &Path, secret: &SecretString) -> Result<Staged, StageError> {
+pub(crate) fn stage(path: &Path, secret: &SecretString) -> Result<Staged, StageError> {
     let error = |source| StageError::Write {
         path: path.display().to_string(),
         source,
@@ -169,7 +169,7 @@ pub fn stage(path: &Path, secret: &SecretString) -> Result<Staged, StageError> {
 impl Staged {
     /// Moves the secret to its file: over an existing one when `replace`,
     /// else only if none appeared meanwhile.
-    pub fn commit(self, replace: bool) -> Result<(), StageError> {
+    pub(crate) fn commit(self, replace: bool) -> Result<(), StageError> {
         let Staged { temp, path } = self;
         let persisted = if replace {
             temp.persist(&path)

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 /// The unit's file name under /etc/systemd/system.
-pub const UNIT_NAME: &str = "earshot-observer.service";
+pub(crate) const UNIT_NAME: &str = "earshot-observer.service";
 
 /// The service account the unit runs as.
 const SERVICE_USER: &str = "earshot";
@@ -17,24 +17,24 @@ const CREDENTIAL: &str = "webhook-secret";
 
 /// What both texts are made of.
 #[derive(Clone, Debug)]
-pub struct Service<'a> {
+pub(crate) struct Service<'a> {
     /// The subscription's receiver URL (named in the unit's description).
-    pub url: &'a str,
+    pub(crate) url: &'a str,
     /// Where `listen` binds.
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// The secret file, absolute.
-    pub secret_file: &'a Path,
+    pub(crate) secret_file: &'a Path,
     /// `--store PATH` for the shell command; `None` is `--store` alone
     /// (the default store).
-    pub store: Option<&'a Path>,
+    pub(crate) store: Option<&'a Path>,
     /// The earshot binary the unit starts, absolute.
-    pub executable: &'a Path,
+    pub(crate) executable: &'a Path,
 }
 
 impl Service<'_> {
     /// `earshot listen …` as a shell runs it: every path quoted as needed,
     /// `--store` last (alone, it takes no value).
-    pub fn listen_command(&self) -> String {
+    pub(crate) fn listen_command(&self) -> String {
         let mut words = vec![
             "earshot".to_owned(),
             "listen".to_owned(),
@@ -53,7 +53,7 @@ impl Service<'_> {
     /// The systemd unit: a dedicated user, the secret as a credential,
     /// the store in the state directory, and the hardening that leaves
     /// `listen` only its socket and that directory.
-    pub fn systemd_unit(&self) -> String {
+    pub(crate) fn systemd_unit(&self) -> String {
         let executable = exec_word(&self.executable.to_string_lossy());
         let listen = self.listen;
         let secret_file = unit_value(&self.secret_file.to_string_lossy());
@@ -131,7 +131,7 @@ impl Service<'_> {
 
 /// The path of the running earshot, for the unit's `ExecStart=`
 /// (`/usr/local/bin/earshot` when it cannot be had).
-pub fn current_executable() -> PathBuf {
+pub(crate) fn current_executable() -> PathBuf {
     std::env::current_exe()
         .ok()
         .filter(|path| path.is_absolute())
@@ -172,7 +172,7 @@ fn exec_word(word: &str) -> String {
 /// https://hooks.example.com/earshot --secret-file
 /// /etc/earshot/observer.secret` prints for a binary in /usr/local/bin.
 #[cfg(test)]
-pub fn documented_example() -> Service<'static> {
+pub(crate) fn documented_example() -> Service<'static> {
     Service {
         url: "https://hooks.example.com/earshot",
         listen: SocketAddr::from(([127, 0, 0, 1], 8080)),

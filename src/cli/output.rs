@@ -4,16 +4,16 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-pub use earshot_core::api::short_id;
+pub(crate) use earshot_core::api::short_id;
 
 /// Text on stdout; an error (not a panic) when the reader has gone away.
-pub fn emit(text: &str) -> io::Result<()> {
+pub(crate) fn emit(text: &str) -> io::Result<()> {
     emit_styled(&plain(text))
 }
 
 /// [`emit`] for text whose escape sequences are earshot's own (colours),
 /// never values from the store or the network.
-pub fn emit_styled(text: &str) -> io::Result<()> {
+pub(crate) fn emit_styled(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()
@@ -22,7 +22,7 @@ pub fn emit_styled(text: &str) -> io::Result<()> {
 /// `text` with every control character but newline and tab shown as an
 /// escape (`\x{1b}`), so a value from the store or the network (a URL with
 /// ESC or BEL in it) cannot drive the operator's terminal.
-pub fn plain(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn plain(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(is_unsafe) {
         return text.into();
     }
@@ -42,7 +42,7 @@ fn is_unsafe(c: char) -> bool {
 }
 
 /// Pretty JSON on stdout, one document.
-pub fn print_json<T: Serialize>(value: &T) -> color_eyre::Result<()> {
+pub(crate) fn print_json<T: Serialize>(value: &T) -> color_eyre::Result<()> {
     let mut out = io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
@@ -57,24 +57,24 @@ fn columns(text: &str) -> usize {
 
 /// A plain-text table with a header row and columns padded to fit, by
 /// display width, so cells with wide characters still line up.
-pub struct Table {
+pub(crate) struct Table {
     headers: Vec<&'static str>,
     rows: Vec<Vec<String>>,
 }
 
 impl Table {
-    pub fn new(headers: &[&'static str]) -> Table {
+    pub(crate) fn new(headers: &[&'static str]) -> Table {
         Table {
             headers: headers.to_vec(),
             rows: Vec::new(),
         }
     }
 
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut widths: Vec<usize> = self.headers.iter().map(|h| columns(h)).collect();
         for row in &self.rows {
             for (width, cell) in widths.iter_mut().zip(row) {
@@ -100,13 +100,13 @@ impl Table {
         text
     }
 
-    pub fn print(&self) -> io::Result<()> {
+    pub(crate) fn print(&self) -> io::Result<()> {
         emit(&self.render())
     }
 }
 
 /// A timestamp as `2026-11-21 10:00:03Z`, or `-`.
-pub fn time<Tz: chrono::TimeZone>(at: Option<&chrono::DateTime<Tz>>) -> String {
+pub(crate) fn time<Tz: chrono::TimeZone>(at: Option<&chrono::DateTime<Tz>>) -> String {
     at.map_or_else(
         || "-".to_owned(),
         |at| at.to_utc().format("%Y-%m-%d %H:%M:%SZ").to_string(),

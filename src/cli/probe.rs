@@ -19,41 +19,41 @@ use earshot_core::api::{Client, Region};
 use earshot_core::duration_text;
 
 #[derive(Args, Debug)]
-pub struct ProbeArgs {
+pub(crate) struct ProbeArgs {
     /// WAV file to send (at most 2 min: dictation's limit).
     #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// The sync `X-SVC-Model` value.
     #[arg(long, default_value = DEFAULT_SYNC_MODEL, value_name = "MODEL")]
-    pub model: String,
+    pub(crate) model: String,
     /// Print the results as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
 /// One call's outcome.
 #[derive(Clone, Debug, Serialize)]
-pub struct Probe {
-    pub region: Region,
+pub(crate) struct Probe {
+    pub(crate) region: Region,
     /// `dictation` or `sync`.
-    pub service: &'static str,
-    pub url: String,
-    pub ok: bool,
+    pub(crate) service: &'static str,
+    pub(crate) url: String,
+    pub(crate) ok: bool,
     /// The HTTP status, when an answer came.
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
     /// Request sent to answer read, as seen from here.
-    pub latency_ms: f64,
-    pub request_time_ms: Option<f64>,
-    pub auth_time_ms: Option<f64>,
-    pub sync_time_ms: Option<f64>,
+    pub(crate) latency_ms: f64,
+    pub(crate) request_time_ms: Option<f64>,
+    pub(crate) auth_time_ms: Option<f64>,
+    pub(crate) sync_time_ms: Option<f64>,
     /// Dictation only: `ok`, `timeout`, `error` or `missing`.
-    pub rewrite: Option<String>,
-    pub error: Option<String>,
+    pub(crate) rewrite: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
-pub async fn run(args: ProbeArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: ProbeArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let result = async {
         let (client, _) = connect(&args.connection, global)?;
         let mut probes = Vec::new();
@@ -163,7 +163,7 @@ fn ms(value: Option<f64>) -> String {
 
 /// A row per region, dictation and sync side by side; then the URLs and
 /// any errors.
-pub fn render(probes: &[Probe]) -> String {
+pub(crate) fn render(probes: &[Probe]) -> String {
     let mut table = Table::new(&[
         "REGION",
         "DICTATION",

@@ -14,7 +14,7 @@ const LINE_AT_LEAST_EVERY: Duration = Duration::from_secs(5);
 
 /// Reports one transfer. `update` takes `&self`, so the reporter can be
 /// shared with a callback that must be `Fn + Send + Sync` (behind an `Arc`).
-pub struct Progress {
+pub(crate) struct Progress {
     label: String,
     tty: bool,
     started: Instant,
@@ -31,7 +31,7 @@ struct State {
 impl Progress {
     /// A reporter for a transfer called `label`, starting now; redraws in
     /// place when stderr is a terminal.
-    pub fn new(label: &str) -> Progress {
+    pub(crate) fn new(label: &str) -> Progress {
         Progress::at(label, std::io::stderr().is_terminal(), Instant::now())
     }
 
@@ -45,7 +45,7 @@ impl Progress {
     }
 
     /// `done` bytes of `total` (when known) have moved.
-    pub fn update(&self, done: u64, total: Option<u64>) {
+    pub(crate) fn update(&self, done: u64, total: Option<u64>) {
         let Some(text) = self.due_line(Instant::now(), done, total) else {
             return;
         };
@@ -59,7 +59,7 @@ impl Progress {
     }
 
     /// Clears the terminal line, if one was drawn.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if self.lock().drawn {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K");

@@ -34,47 +34,47 @@ fn parse_event_type(text: &str) -> Result<String, String> {
 }
 
 #[derive(Args, Debug)]
-pub struct RedeliverArgs {
+pub(crate) struct RedeliverArgs {
     /// The subscription (its id, or the 8-character short id).
-    pub subscription_id: String,
+    pub(crate) subscription_id: String,
     #[command(flatten)]
-    pub sweep: SweepArgs,
+    pub(crate) sweep: SweepArgs,
     /// File holding the subscription's signing secret (preferred; or set
     /// EARSHOT_WEBHOOK_SECRET). Never taken on the command line.
     #[arg(long, value_name = "FILE")]
-    pub secret_file: Option<PathBuf>,
+    pub(crate) secret_file: Option<PathBuf>,
     /// List what would be sent; send nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Also send the events an earlier run was stopped while sending (the
     /// receiver may already have them; it should deduplicate by event_id).
     #[arg(long)]
-    pub resend_interrupted: bool,
+    pub(crate) resend_interrupted: bool,
     /// Only these events (by event_id).
     #[arg(long = "event-id", value_name = "ID", num_args = 1..)]
-    pub event_ids: Vec<String>,
+    pub(crate) event_ids: Vec<String>,
     /// Only events of these types (call.ended, session.completed, …).
     #[arg(long = "type", value_name = "TYPE", num_args = 1.., value_parser = parse_event_type)]
-    pub types: Vec<String>,
+    pub(crate) types: Vec<String>,
     /// Only events of these sessions or calls.
     #[arg(long = "session", value_name = "ID", num_args = 1..)]
-    pub sessions: Vec<String>,
+    pub(crate) sessions: Vec<String>,
     /// At most N events, oldest first.
     #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// Send from the start at full pace instead of sending the first event
     /// alone and stopping if it fails.
     #[arg(long)]
-    pub no_canary: bool,
+    pub(crate) no_canary: bool,
     /// Stop after N failures in a row (0: never).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_FAILURES)]
-    pub max_failures: usize,
+    pub(crate) max_failures: usize,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
 #[derive(Serialize)]
@@ -112,7 +112,10 @@ struct EventJson<'a> {
     sent: Option<&'a Sent>,
 }
 
-pub async fn run(args: RedeliverArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(
+    args: RedeliverArgs,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
     let secret = if args.dry_run {
         None
     } else {

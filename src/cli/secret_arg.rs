@@ -11,17 +11,17 @@ use std::path::{Path, PathBuf};
 use earshot_core::redact::SecretString;
 
 /// The current webhook signing secret.
-pub const WEBHOOK_SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
+pub(crate) const WEBHOOK_SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
 /// The webhook signing secret before the last rotation.
-pub const PREVIOUS_WEBHOOK_SECRET_ENV: &str = "EARSHOT_PREVIOUS_WEBHOOK_SECRET";
+pub(crate) const PREVIOUS_WEBHOOK_SECRET_ENV: &str = "EARSHOT_PREVIOUS_WEBHOOK_SECRET";
 /// The pre-recorded auth header a receiver requires or checks, `NAME:VALUE`.
-pub const AUTH_HEADER_ENV: &str = "EARSHOT_AUTH_HEADER";
+pub(crate) const AUTH_HEADER_ENV: &str = "EARSHOT_AUTH_HEADER";
 /// The pre-recorded auth header a submitted job's webhook carries.
-pub const WEBHOOK_AUTH_ENV: &str = "EARSHOT_WEBHOOK_AUTH";
+pub(crate) const WEBHOOK_AUTH_ENV: &str = "EARSHOT_WEBHOOK_AUTH";
 
 /// Why a secret could not be had. Never quotes the secret.
 #[derive(Debug, thiserror::Error)]
-pub enum SecretArgError {
+pub(crate) enum SecretArgError {
     /// Not a regular file, too large, unreadable or not text: the shared
     /// bounded reader's words.
     #[error(transparent)]
@@ -34,7 +34,7 @@ pub enum SecretArgError {
 
 /// The secret from `value` (the flag), else the file, else the variable
 /// `env`; `None` when none of the three is given.
-pub fn resolve(
+pub(crate) fn resolve(
     value: Option<&SecretString>,
     file: Option<&Path>,
     env: &'static str,
@@ -56,57 +56,57 @@ pub fn resolve(
 /// The three secret flags of a command that checks deliveries against a
 /// receiver (`listen`, `check-receiver`), each with its file form.
 #[derive(clap::Args, Debug, Default)]
-pub struct ReceiverSecretArgs {
+pub(crate) struct ReceiverSecretArgs {
     /// The subscription's signing secret (never printed in full). Prefer
     /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
     /// visible to other users in `ps`.
     #[arg(long, value_name = "S", conflicts_with = "secret_file")]
-    pub secret: Option<SecretString>,
+    pub(crate) secret: Option<SecretString>,
 
     /// Read the signing secret from FILE (trailing newline ignored).
     #[arg(long, value_name = "FILE")]
-    pub secret_file: Option<PathBuf>,
+    pub(crate) secret_file: Option<PathBuf>,
 
     /// The secret before the last rotation: deliveries still in flight were
     /// signed with it. Prefer --previous-secret-file or
     /// EARSHOT_PREVIOUS_WEBHOOK_SECRET.
     #[arg(long, value_name = "S", conflicts_with = "previous_secret_file")]
-    pub previous_secret: Option<SecretString>,
+    pub(crate) previous_secret: Option<SecretString>,
 
     /// Read the previous secret from FILE.
     #[arg(long, value_name = "FILE")]
-    pub previous_secret_file: Option<PathBuf>,
+    pub(crate) previous_secret_file: Option<PathBuf>,
 
     /// The pre-recorded auth header, `NAME:VALUE`, as set with
     /// `webhook_auth_header_name`/`_value` (the value is never printed).
     /// Prefer --auth-header-file or EARSHOT_AUTH_HEADER: a value given here
     /// is visible to other users in `ps`.
     #[arg(long, value_name = "NAME:VALUE", conflicts_with = "auth_header_file")]
-    pub auth_header: Option<SecretString>,
+    pub(crate) auth_header: Option<SecretString>,
 
     /// Read the auth header, `NAME:VALUE`, from FILE.
     #[arg(long, value_name = "FILE")]
-    pub auth_header_file: Option<PathBuf>,
+    pub(crate) auth_header_file: Option<PathBuf>,
 }
 
 /// [`ReceiverSecretArgs`] resolved: each from its flag, its file or the
 /// environment.
 #[derive(Debug, Default)]
-pub struct ReceiverSecrets {
-    pub current: Option<SecretString>,
-    pub previous: Option<SecretString>,
-    pub auth_header: Option<SecretString>,
+pub(crate) struct ReceiverSecrets {
+    pub(crate) current: Option<SecretString>,
+    pub(crate) previous: Option<SecretString>,
+    pub(crate) auth_header: Option<SecretString>,
 }
 
 impl ReceiverSecretArgs {
     /// Whether a previous secret was given by flag or file (not only by
     /// the environment).
-    pub fn previous_given(&self) -> bool {
+    pub(crate) fn previous_given(&self) -> bool {
         self.previous_secret.is_some() || self.previous_secret_file.is_some()
     }
 
     /// Each secret from its flag, else its file, else its variable.
-    pub fn resolve(&self) -> Result<ReceiverSecrets, SecretArgError> {
+    pub(crate) fn resolve(&self) -> Result<ReceiverSecrets, SecretArgError> {
         Ok(ReceiverSecrets {
             current: resolve(
                 self.secret.as_ref(),
@@ -129,7 +129,7 @@ impl ReceiverSecretArgs {
 
 /// The exit-2 message for a secret that was not given: the preferred
 /// forms first.
-pub fn missing(flag: &str, env: &str) -> String {
+pub(crate) fn missing(flag: &str, env: &str) -> String {
     format!(
         "give {flag}-file FILE or set {env} ({flag} VALUE also works, but other users see it in \
          `ps`)"
@@ -139,7 +139,7 @@ pub fn missing(flag: &str, env: &str) -> String {
 /// A secret file's text without its trailing newline (`\n` or `\r\n`).
 /// Refuses anything but a regular file of at most
 /// [`earshot_core::bounded_file::SECRET_FILE`] bytes of UTF-8.
-pub fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
+pub(crate) fn read_secret_file(path: &Path) -> Result<SecretString, SecretArgError> {
     let text =
         earshot_core::bounded_file::read_to_string(path, earshot_core::bounded_file::SECRET_FILE)?;
     let secret = text.strip_suffix('\n').unwrap_or(&text);

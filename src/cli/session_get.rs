@@ -20,28 +20,28 @@ use earshot_core::redact::{mask_phone, redact_url};
 use earshot_core::store::{self, Store, deliveries};
 
 #[derive(Args, Debug)]
-pub struct GetArgs {
+pub(crate) struct GetArgs {
     /// A session id, or a call id.
-    pub id: String,
+    pub(crate) id: String,
     /// The view as JSON (the record as returned, full link URLs included).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Download the recording and transcript into this directory.
     #[arg(long, value_name = "DIR")]
-    pub download: Option<PathBuf>,
+    pub(crate) download: Option<PathBuf>,
     /// With --download: replace files already there.
     #[arg(long, requires = "download")]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Show the caller's number in full (personal data; masked by default).
     #[arg(long)]
-    pub show_number: bool,
+    pub(crate) show_number: bool,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
-pub async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     if !super::sessions::plausible_id(&args.id) {
         eprintln!(
             "error: `{}` is not a session or call id (letters, digits, `_` and `-` only)",
@@ -112,7 +112,7 @@ fn mask_numbers(value: &mut Value) {
 }
 
 /// The text view: one fact a line, URLs redacted.
-pub fn render(view: &SessionView, now: chrono::DateTime<Utc>, show_number: bool) -> String {
+pub(crate) fn render(view: &SessionView, now: chrono::DateTime<Utc>, show_number: bool) -> String {
     let mut out = String::new();
     let mut line = |label: &str, text: &str| {
         out.push_str(&format!("{label:<11} {text}\n"));

@@ -15,13 +15,13 @@ use super::output::{Table, emit, print_json};
 use earshot_core::store::{self, sessions};
 
 #[derive(Args, Debug)]
-pub struct SessionsArgs {
+pub(crate) struct SessionsArgs {
     #[command(subcommand)]
-    pub command: SessionsCommand,
+    pub(crate) command: SessionsCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum SessionsCommand {
+pub(crate) enum SessionsCommand {
     /// Add session or call ids for the sweep to follow.
     Add {
         /// Session ids, or call ids (calls are sessions here).
@@ -49,7 +49,7 @@ pub enum SessionsCommand {
     Get(super::session_get::GetArgs),
 }
 
-pub fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     match args.command {
         SessionsCommand::Add {
             ids,

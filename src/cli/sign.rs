@@ -14,29 +14,29 @@ use super::secret_arg;
 
 /// Sign a webhook body the way the platform does.
 #[derive(clap::Args, Debug)]
-pub struct SignArgs {
+pub(crate) struct SignArgs {
     /// The subscription secret (any length; it is never printed). Prefer
     /// --secret-file or EARSHOT_WEBHOOK_SECRET: a value given here is
     /// visible to other users in `ps`.
     #[arg(long, value_name = "S", conflicts_with = "secret_file")]
-    pub secret: Option<SecretString>,
+    pub(crate) secret: Option<SecretString>,
 
     /// Read the secret from FILE (trailing newline ignored).
     #[arg(long, value_name = "FILE")]
-    pub secret_file: Option<PathBuf>,
+    pub(crate) secret_file: Option<PathBuf>,
 
     /// The raw body to sign; `-` reads standard input.
     #[arg(long, value_name = "F")]
-    pub body_file: PathBuf,
+    pub(crate) body_file: PathBuf,
 
     /// Unix seconds to sign at (default: now).
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
-    pub timestamp: Option<i64>,
+    pub(crate) timestamp: Option<i64>,
 }
 
 /// Prints `t=<T>,v1=<hex>` on standard output. Exit 2 when the secret or
 /// the body cannot be read.
-pub fn run(args: SignArgs) -> color_eyre::Result<ExitCode> {
+pub(crate) fn run(args: SignArgs) -> color_eyre::Result<ExitCode> {
     let secret = match secret_arg::resolve(
         args.secret.as_ref(),
         args.secret_file.as_deref(),

@@ -32,13 +32,13 @@ const EMPTY_WAL_WAIT: Duration = Duration::from_secs(2);
 const QUIET_FOR: Duration = Duration::from_secs(1);
 
 #[derive(Args, Debug)]
-pub struct StoreArgs {
+pub(crate) struct StoreArgs {
     #[command(subcommand)]
-    pub command: StoreCommand,
+    pub(crate) command: StoreCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum StoreCommand {
+pub(crate) enum StoreCommand {
     /// Remove what the store holds that is older than a period (what
     /// `listen --store --retention D` does hourly), in small batches that
     /// leave a running observer free to file events.
@@ -49,34 +49,34 @@ pub enum StoreCommand {
 }
 
 #[derive(Args, Debug)]
-pub struct PruneArgs {
+pub(crate) struct PruneArgs {
     /// Remove rows older than this: whole days, hours or minutes (30d,
     /// 12h, 90m). What an open incident or an unfinished recovery still
     /// needs stays for at most one more period.
     #[arg(long, value_name = "D", value_parser = parse_period)]
-    pub older_than: Period,
+    pub(crate) older_than: Period,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     /// The summary as one JSON object.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Args, Debug)]
-pub struct ForgetArgs {
+pub(crate) struct ForgetArgs {
     /// Session or call ids, exactly as the platform gives them (no prefixes).
     #[arg(required = true, value_name = "SESSION_OR_CALL_ID")]
-    pub ids: Vec<String>,
+    pub(crate) ids: Vec<String>,
     #[command(flatten)]
-    pub store: StoreArg,
+    pub(crate) store: StoreArg,
     /// Also rewrite this capture file (`listen --capture FILE`) without the
     /// entries that name an id. Stop a listener writing to it first.
     /// Repeatable.
     #[arg(long, value_name = "FILE")]
-    pub capture: Vec<PathBuf>,
+    pub(crate) capture: Vec<PathBuf>,
     /// The summary as one JSON object.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `--older-than` / `--retention`: a period, or the message for exit 2.
@@ -84,7 +84,7 @@ pub(super) fn parse_period(text: &str) -> Result<Period, String> {
     Period::parse(text).map_err(|error| error.to_string())
 }
 
-pub async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     match args.command {
         StoreCommand::Prune(args) => prune(args, global).await,
         StoreCommand::Forget(args) => forget(args, global),

@@ -28,9 +28,9 @@ use earshot_core::store::Store;
 use earshot_core::store::changes::{self, Change};
 
 #[derive(Args, Debug)]
-pub struct SubsArgs {
+pub(crate) struct SubsArgs {
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
     /// The incident-history store changes are recorded in [default: the
     /// profile's `store`, else earshot.db in the state directory].
     #[arg(
@@ -39,13 +39,13 @@ pub struct SubsArgs {
         global = true,
         value_name = "PATH"
     )]
-    pub store: Option<PathBuf>,
+    pub(crate) store: Option<PathBuf>,
     #[command(subcommand)]
-    pub command: SubsCommand,
+    pub(crate) command: SubsCommand,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum SubsCommand {
+pub(crate) enum SubsCommand {
     /// List subscriptions, newest first.
     List {
         /// Include paused subscriptions.
@@ -136,7 +136,7 @@ pub enum SubsCommand {
 /// Where a new secret comes from: a file, or the OS random generator.
 #[derive(Args, Debug)]
 #[group(required = true, multiple = false)]
-pub struct SecretSource {
+pub(crate) struct SecretSource {
     /// Read the secret from this file (trailing newline ignored).
     #[arg(long, value_name = "FILE")]
     secret_file: Option<PathBuf>,
@@ -169,7 +169,7 @@ impl SecretSource {
     }
 }
 
-pub async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let client = args.connection.client(global)?;
     let changes = ChangeLog {
         store: args.store.clone(),
@@ -537,14 +537,14 @@ async fn new_url_accepts(
 
 /// Where changes are recorded: the store at `--store` or the default.
 pub(super) struct ChangeLog<'a> {
-    pub store: Option<PathBuf>,
-    pub global: &'a GlobalOptions,
+    pub(crate) store: Option<PathBuf>,
+    pub(crate) global: &'a GlobalOptions,
 }
 
 impl ChangeLog<'_> {
     /// Records a change made on the platform; a store that cannot be
     /// opened is said on stderr, and the change stands.
-    pub fn note(&self, subscription_id: &str, action: &str, detail: String) {
+    pub(crate) fn note(&self, subscription_id: &str, action: &str, detail: String) {
         match super::history_args::open_store(self.store.as_deref(), self.global) {
             Ok(store) => note_change(&store, subscription_id, action, detail),
             Err(error) => eprintln!("warning: the change was not recorded: {error}"),

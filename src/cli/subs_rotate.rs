@@ -35,39 +35,39 @@ use earshot_core::signature::generate_secret;
 use earshot_core::store;
 
 #[derive(Args, Debug)]
-pub struct RotateArgs {
+pub(crate) struct RotateArgs {
     /// The subscription (its id, or a unique start of it).
-    pub id: String,
+    pub(crate) id: String,
     /// The new secret, from this file.
     #[arg(long, value_name = "FILE", required_unless_present = "generate_secret")]
-    pub secret_file: Option<PathBuf>,
+    pub(crate) secret_file: Option<PathBuf>,
     /// Generate the new secret, show it once (or write it with
     /// --secret-out) and stop: nothing is sent to the platform yet.
     #[arg(long, conflicts_with = "secret_file")]
-    pub generate_secret: bool,
+    pub(crate) generate_secret: bool,
     /// Where --generate-secret writes the new secret (created 0600).
     #[arg(long, value_name = "FILE", requires = "generate_secret")]
-    pub secret_out: Option<PathBuf>,
+    pub(crate) secret_out: Option<PathBuf>,
     /// The secret the receiver holds now (or EARSHOT_WEBHOOK_SECRET), to
     /// check it still accepts it.
     #[arg(long, value_name = "FILE")]
-    pub current_secret_file: Option<PathBuf>,
+    pub(crate) current_secret_file: Option<PathBuf>,
     /// Check the receiver accepts the new secret; do not rotate.
     #[arg(long, conflicts_with = "skip_check")]
-    pub check_only: bool,
+    pub(crate) check_only: bool,
     /// Rotate without checking the receiver first (a leaked secret may
     /// matter more than the events refused until the receiver has the new one).
     #[arg(long)]
-    pub skip_check: bool,
+    pub(crate) skip_check: bool,
     /// With no delivered event in the store, check with a made-up event
     /// (the receiver will see it as a new event).
     #[arg(long)]
-    pub synthetic_probe: bool,
+    pub(crate) synthetic_probe: bool,
     /// How long to watch deliveries after the rotation (0 to skip).
     #[arg(long, default_value = "10m", value_parser = history_args::parse_duration, value_name = "DURATION")]
-    pub watch: Duration,
+    pub(crate) watch: Duration,
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 #[derive(Serialize, Default)]
@@ -82,7 +82,7 @@ struct RotateJson {
     stopped: Option<String>,
 }
 
-pub async fn run(
+pub(crate) async fn run(
     args: RotateArgs,
     client: &Client,
     store_path: Option<&Path>,

@@ -14,24 +14,27 @@ use earshot_core::api::sync::SyncRequest;
 use earshot_core::api::types::dictation::DEFAULT_SYNC_MODEL;
 
 #[derive(Args, Debug)]
-pub struct TranscribeArgs {
+pub(crate) struct TranscribeArgs {
     /// WAV file to transcribe.
     #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Region to send to (default: the profile's).
     #[arg(long, value_enum, value_name = "REGION")]
-    pub region: Option<Region>,
+    pub(crate) region: Option<Region>,
     /// The `X-SVC-Model` value.
     #[arg(long, default_value = DEFAULT_SYNC_MODEL, value_name = "MODEL")]
-    pub model: String,
+    pub(crate) model: String,
     /// Print the server's answer as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub connection: Connection,
+    pub(crate) connection: Connection,
 }
 
-pub async fn run(args: TranscribeArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(
+    args: TranscribeArgs,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
     let result = async {
         let (client, profile_region) = connect(&args.connection, global)?;
         let request = SyncRequest {

@@ -24,7 +24,7 @@ const LABELS: [&str; 2] = ["current", "previous"];
 
 /// Verify a webhook signature and say why it fails.
 #[derive(clap::Args, Debug)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// The `X-SVC-Signature` value as received: `t=<unix>,v1=<hex>`.
     #[arg(
         long,
@@ -33,7 +33,7 @@ pub struct VerifyArgs {
         required_unless_present = "capture",
         conflicts_with = "capture"
     )]
-    pub header: Option<String>,
+    pub(crate) header: Option<String>,
 
     /// The raw request body as received; `-` reads standard input.
     #[arg(
@@ -42,13 +42,13 @@ pub struct VerifyArgs {
         required_unless_present = "capture",
         conflicts_with = "capture"
     )]
-    pub body_file: Option<PathBuf>,
+    pub(crate) body_file: Option<PathBuf>,
 
     /// Replay a request captured by `earshot listen --capture FILE`: its
     /// header and exact body, checked at its receive time (unless --now).
     /// Default: the last entry that carries X-SVC-Signature.
     #[arg(long, value_name = "FILE")]
-    pub capture: Option<PathBuf>,
+    pub(crate) capture: Option<PathBuf>,
 
     /// With --capture: the entry on line N of the file (1-based).
     #[arg(
@@ -57,11 +57,11 @@ pub struct VerifyArgs {
         requires = "capture",
         conflicts_with = "event_id"
     )]
-    pub index: Option<usize>,
+    pub(crate) index: Option<usize>,
 
     /// With --capture: the last entry with this event_id.
     #[arg(long, value_name = "ID", requires = "capture")]
-    pub event_id: Option<String>,
+    pub(crate) event_id: Option<String>,
 
     /// The current secret; give `--secret` again for the previous one
     /// during a rotation. Never printed in full. Prefer --secret-file or
@@ -69,38 +69,38 @@ pub struct VerifyArgs {
     /// EARSHOT_PREVIOUS_WEBHOOK_SECRET): a value given here is visible to
     /// other users in `ps`.
     #[arg(long = "secret", value_name = "S")]
-    pub secrets: Vec<SecretString>,
+    pub(crate) secrets: Vec<SecretString>,
 
     /// Read the current secret from FILE (trailing newline ignored).
     #[arg(long, value_name = "FILE", conflicts_with = "secrets")]
-    pub secret_file: Option<PathBuf>,
+    pub(crate) secret_file: Option<PathBuf>,
 
     /// Read the secret before the last rotation from FILE.
     #[arg(long, value_name = "FILE")]
-    pub previous_secret_file: Option<PathBuf>,
+    pub(crate) previous_secret_file: Option<PathBuf>,
 
     /// The receiver's clock, Unix seconds (default: now). Use the receive
     /// time to check an old capture.
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
-    pub now: Option<i64>,
+    pub(crate) now: Option<i64>,
 
     /// Allowed difference between `t` and now, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = signature::DEFAULT_TOLERANCE_SECS)]
-    pub tolerance: u64,
+    pub(crate) tolerance: u64,
 
     /// The hex digest your receiver computed: earshot names the mistake
     /// that produces it.
     #[arg(long, value_name = "HEX")]
-    pub receiver_digest: Option<String>,
+    pub(crate) receiver_digest: Option<String>,
 
     /// Print one JSON object instead of the checklist.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Runs the check and prints the result; see the module doc for the exit
 /// status.
-pub fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
+pub(crate) fn run(args: VerifyArgs) -> color_eyre::Result<ExitCode> {
     let input = match Input::from_args(&args) {
         Ok(input) => input,
         Err(message) => {

@@ -27,7 +27,7 @@ macro_rules! action_enum {
     ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
         /// A message to `App::update`.
         #[derive(Clone, Debug)]
-        pub enum Action {
+        pub(crate) enum Action {
             /// A key, a paste, a resize.
             Input(Event),
             /// A command run without its key (the keys and the `:` prompt
@@ -78,7 +78,7 @@ registry!(action_enum);
 
 /// Where the Events pane re-sends an event.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ResendTarget {
+pub(crate) enum ResendTarget {
     /// A subscription's URL (the send is recorded in the store).
     Subscription(String),
     /// Any URL the operator gives, e.g. a receiver under development.
@@ -87,10 +87,10 @@ pub enum ResendTarget {
 
 /// A failed call, as the status bar shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    pub message: String,
-    pub status: Option<u16>,
-    pub at: DateTime<Local>,
+pub(crate) struct Failure {
+    pub(crate) message: String,
+    pub(crate) status: Option<u16>,
+    pub(crate) at: DateTime<Local>,
 }
 
 impl std::fmt::Display for Failure {
@@ -101,7 +101,7 @@ impl std::fmt::Display for Failure {
 }
 
 impl Failure {
-    pub fn new(message: impl Into<String>) -> Failure {
+    pub(crate) fn new(message: impl Into<String>) -> Failure {
         Failure {
             message: message.into(),
             status: None,
@@ -120,7 +120,7 @@ impl Failure {
 
 /// Background work `update` asks for; the event loop runs each in a task.
 #[derive(Clone, Debug)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Supersedes any load still running.
     LoadSubscriptions {
         seq: u64,

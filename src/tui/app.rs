@@ -29,25 +29,25 @@ use super::widgets::input as text;
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::signature::HEADER_NAME;
 
-pub use status::{Connection, Status, Toast};
+pub(crate) use status::{Connection, Status, Toast};
 
 /// How long a toast stays up.
-pub const TOAST_FOR: Duration = Duration::from_secs(4);
+pub(crate) const TOAST_FOR: Duration = Duration::from_secs(4);
 
 /// Facts the console is started with.
 #[derive(Clone, Debug)]
-pub struct AppConfig {
+pub(crate) struct AppConfig {
     /// Running on the built-in emulator (`earshot demo`): shows DEMO.
-    pub demo: bool,
+    pub(crate) demo: bool,
     /// `--read-only`, or the profile's `read_only`: no command that
     /// changes the platform exists.
-    pub read_only: bool,
-    pub profile_label: String,
-    pub region: String,
+    pub(crate) read_only: bool,
+    pub(crate) profile_label: String,
+    pub(crate) region: String,
     /// Which receiver URLs the create form accepts.
-    pub url_policy: UrlPolicy,
+    pub(crate) url_policy: UrlPolicy,
     /// The platform's clock, as a factor of real time (1: real time).
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
 }
 
 impl Default for AppConfig {
@@ -65,7 +65,7 @@ impl Default for AppConfig {
 
 /// Something drawn over the panes.
 #[derive(Clone, Debug)]
-pub enum Overlay {
+pub(crate) enum Overlay {
     Help {
         scroll: u16,
     },
@@ -85,16 +85,16 @@ pub enum Overlay {
 
 /// What a pane's update produced besides its own state changes.
 #[derive(Debug, Default)]
-pub struct Outcome {
-    pub effects: Vec<Effect>,
-    pub toast: Option<String>,
-    pub failure: Option<Failure>,
+pub(crate) struct Outcome {
+    pub(crate) effects: Vec<Effect>,
+    pub(crate) toast: Option<String>,
+    pub(crate) failure: Option<Failure>,
     /// A platform call succeeded.
-    pub succeeded: bool,
+    pub(crate) succeeded: bool,
     /// An action for the whole app to run next (e.g. open another pane).
-    pub then: Option<Action>,
+    pub(crate) then: Option<Action>,
     /// The account's request budget, as the status bar shows it.
-    pub budget: Option<String>,
+    pub(crate) budget: Option<String>,
 }
 
 impl Outcome {
@@ -115,29 +115,29 @@ macro_rules! app_state {
     ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
         /// The whole console's state.
         #[derive(Debug)]
-        pub struct App {
-            pub config: AppConfig,
+        pub(crate) struct App {
+            pub(crate) config: AppConfig,
             /// The pane on screen.
-            pub pane: PaneId,
+            pub(crate) pane: PaneId,
             $(
                 #[doc = concat!("The ", stringify!($id), " pane.")]
-                pub $field: $ty,
+                pub(crate) $field: $ty,
             )*
-            pub overlay: Option<Overlay>,
-            pub status: Status,
-            pub toast: Option<Toast>,
+            pub(crate) overlay: Option<Overlay>,
+            pub(crate) status: Status,
+            pub(crate) toast: Option<Toast>,
             /// The profiles `:ctx` switches between, and the account
             /// generation.
-            pub ctx: Contexts,
+            pub(crate) ctx: Contexts,
             /// Something changed since the last frame.
-            pub dirty: bool,
+            pub(crate) dirty: bool,
             /// The console is to end: the event loop leaves
             /// ([`App::quit_now`]).
-            pub quit: bool,
+            pub(crate) quit: bool,
         }
 
         impl App {
-            pub fn new(config: AppConfig) -> App {
+            pub(crate) fn new(config: AppConfig) -> App {
                 let ctx = Contexts {
                     forced_read_only: config.read_only,
                     ..Contexts::default()
@@ -178,7 +178,7 @@ macro_rules! app_state {
             /// other action to [`App::handle`]. The answers of platform
             /// calls say how the platform is (the status bar); local
             /// work's failures are notices.
-            pub fn update(&mut self, action: Action) -> Vec<Effect> {
+            pub(crate) fn update(&mut self, action: Action) -> Vec<Effect> {
                 match action {
                     $(
                         Action::$name(result) => {
@@ -211,7 +211,7 @@ registry!(app_state);
 
 impl App {
     /// The work to start with: every pane's first loads.
-    pub fn init(&mut self) -> Vec<Effect> {
+    pub(crate) fn init(&mut self) -> Vec<Effect> {
         let mut out = Outcome::default();
         for id in PaneId::ALL {
             self.pane_mut(id).init(&mut out);
@@ -221,19 +221,19 @@ impl App {
 
     /// Remembers session and call ids for the Deliveries pane (most recent
     /// first); the first is loaded by `init` when nothing is on screen.
-    pub fn seed_recent_ids(&mut self, ids: Vec<String>) {
+    pub(crate) fn seed_recent_ids(&mut self, ids: Vec<String>) {
         self.deliveries.seed_recent(ids);
         self.dirty = true;
     }
 
     /// Transcript job ids the Jobs pane watches from the start.
-    pub fn seed_job_ids(&mut self, ids: Vec<String>) {
+    pub(crate) fn seed_job_ids(&mut self, ids: Vec<String>) {
         self.jobs.seed(ids);
         self.dirty = true;
     }
 
     /// The WAV file the Probe pane offers first (the demo's sample).
-    pub fn seed_probe_file(&mut self, path: &std::path::Path) {
+    pub(crate) fn seed_probe_file(&mut self, path: &std::path::Path) {
         self.probe.seed_file(path);
         self.dirty = true;
     }
@@ -246,12 +246,12 @@ impl App {
     }
 
     /// Whether the loop should run its tick: something counts down.
-    pub fn wants_tick(&self) -> bool {
+    pub(crate) fn wants_tick(&self) -> bool {
         self.toast.is_some() || self.pane_ref(self.pane).wants_tick()
     }
 
     /// A request is in flight.
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         PaneId::ALL.into_iter().any(|id| self.pane_ref(id).busy())
     }
 
@@ -534,7 +534,7 @@ impl App {
     /// The one way out: every quit (a key, `:q!`, a yes to the question,
     /// a signal, the end of input) sets [`App::quit`], and the event loop
     /// leaves when it sees it set.
-    pub fn quit_now(&mut self) {
+    pub(crate) fn quit_now(&mut self) {
         self.quit = true;
     }
 

@@ -8,15 +8,15 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 /// Where a copy goes.
-pub trait Clipboard: Send {
+pub(crate) trait Clipboard: Send {
     fn copy(&mut self, text: &str) -> io::Result<()>;
 }
 
 /// Writes OSC 52 sequences to a terminal.
-pub struct Osc52<W: Write + Send>(pub W);
+pub(crate) struct Osc52<W: Write + Send>(pub W);
 
 impl Osc52<io::Stdout> {
-    pub fn stdout() -> Osc52<io::Stdout> {
+    pub(crate) fn stdout() -> Osc52<io::Stdout> {
         Osc52(io::stdout())
     }
 }
@@ -29,7 +29,7 @@ impl<W: Write + Send> Clipboard for Osc52<W> {
 }
 
 /// `ESC ] 52 ; c ; <base64> BEL`: set the clipboard to `text`.
-pub fn osc52(text: &str) -> String {
+pub(crate) fn osc52(text: &str) -> String {
     format!("\x1b]52;c;{}\x07", STANDARD.encode(text.as_bytes()))
 }
 

@@ -19,7 +19,7 @@ macro_rules! command_enum {
         /// Everything the console can be asked to do by a key or the `:`
         /// prompt.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum Command {
+        pub(crate) enum Command {
             /// Open the help overlay.
             Help,
             /// Close the top overlay (help, prompt).

@@ -11,7 +11,7 @@ use super::panes::PaneId;
 
 /// What a typed line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Typed {
+pub(crate) enum Typed {
     Nothing,
     Quit,
     QuitNow,
@@ -31,17 +31,17 @@ pub enum Typed {
 
 /// One command of the line: its spellings, its argument, what it does.
 #[derive(Clone, Copy, Debug)]
-pub struct LineCommand {
+pub(crate) struct LineCommand {
     /// As help shows it: `:sub ID`.
-    pub usage: &'static str,
-    pub names: &'static [&'static str],
-    pub argument: Option<&'static str>,
-    pub description: &'static str,
+    pub(crate) usage: &'static str,
+    pub(crate) names: &'static [&'static str],
+    pub(crate) argument: Option<&'static str>,
+    pub(crate) description: &'static str,
     parse: fn(Option<&str>) -> Option<Typed>,
 }
 
 /// Every command but the pane names, in help order.
-pub const COMMANDS: [LineCommand; 9] = [
+pub(crate) const COMMANDS: [LineCommand; 9] = [
     LineCommand {
         usage: ":q",
         names: &["q", "quit", "qa"],
@@ -116,7 +116,7 @@ fn jump(pane: PaneId, id: &str) -> Typed {
 
 /// The help overlay's section of the line's commands, from the same list
 /// (`command` is what each entry runs if picked: `:` opens the line).
-pub fn help_entries<C: Copy>(command: C) -> Vec<CommandInfo<C>> {
+pub(crate) fn help_entries<C: Copy>(command: C) -> Vec<CommandInfo<C>> {
     COMMANDS
         .iter()
         .map(|line| CommandInfo::new(line.usage, line.description, keys![Key::char(':')], command))
@@ -124,7 +124,7 @@ pub fn help_entries<C: Copy>(command: C) -> Vec<CommandInfo<C>> {
 }
 
 /// What `typed` asks for, or the hint to show when nothing matches.
-pub fn parse(typed: &str) -> Result<Typed, String> {
+pub(crate) fn parse(typed: &str) -> Result<Typed, String> {
     let typed = typed.trim().trim_start_matches(':').trim();
     if typed.is_empty() {
         return Ok(Typed::Nothing);
@@ -154,15 +154,15 @@ pub fn parse(typed: &str) -> Result<Typed, String> {
 /// What `tab` made of the line: the line (longer when something was
 /// completed) and, when several names still fit, those names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Completion {
-    pub line: String,
-    pub choices: Vec<String>,
+pub(crate) struct Completion {
+    pub(crate) line: String,
+    pub(crate) choices: Vec<String>,
 }
 
 /// Completes the command name being typed (from [`COMMANDS`] and the
 /// pane names), or the profile name after `:ctx` (from `profiles`): to
 /// the whole name when one fits, else as far as every fitting name agrees.
-pub fn complete(typed: &str, profiles: &[String]) -> Completion {
+pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
     let unchanged = || Completion {
         line: typed.to_owned(),
         choices: Vec::new(),
@@ -245,7 +245,7 @@ pub fn complete(typed: &str, profiles: &[String]) -> Completion {
 }
 
 /// The commands and panes the line takes, in one line (from the lists).
-pub fn hint() -> String {
+pub(crate) fn hint() -> String {
     let panes = PaneId::ALL.len();
     let commands: Vec<&str> = COMMANDS.iter().map(|command| command.usage).collect();
     format!(

@@ -34,25 +34,25 @@ use super::worker::Worker;
 use earshot_core::api::Client;
 
 /// How often the tick fires while it runs.
-pub const TICK: Duration = Duration::from_millis(500);
+pub(crate) const TICK: Duration = Duration::from_millis(500);
 
 /// Most actions handled between two frames: all that is waiting, up to
 /// a whole paste (the input queue's size), and still a bound so a flood of
 /// results shows progress.
-pub const MAX_BATCH: usize = super::input::QUEUE;
+pub(crate) const MAX_BATCH: usize = super::input::QUEUE;
 
 /// What the loop talks to besides the terminal.
-pub struct Services {
-    pub client: Client,
-    pub clipboard: Box<dyn Clipboard>,
+pub(crate) struct Services {
+    pub(crate) client: Client,
+    pub(crate) clipboard: Box<dyn Clipboard>,
     /// Actions from outside the console (the demo's new jobs, a webhook
     /// listener), handled like results of its own tasks.
-    pub feeds: Vec<BoxStream<'static, Action>>,
+    pub(crate) feeds: Vec<BoxStream<'static, Action>>,
     /// The incident-history store (or why there is none).
-    pub store: Result<std::path::PathBuf, String>,
+    pub(crate) store: Result<std::path::PathBuf, String>,
     /// Where `:ctx` opens another profile; `None`: the console stays on
     /// the account it started on.
-    pub profiles: Option<Box<dyn ProfileSource>>,
+    pub(crate) profiles: Option<Box<dyn ProfileSource>>,
 }
 
 /// What the console runs on now: the worker (client and store), the
@@ -75,7 +75,7 @@ enum Incoming {
 }
 
 /// Runs `app` until it quits, the input ends or `shutdown` resolves.
-pub async fn run<B, S, F>(
+pub(crate) async fn run<B, S, F>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     theme: &Theme,

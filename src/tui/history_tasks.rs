@@ -34,7 +34,7 @@ const CONSOLE_SWEEP_BUDGET: usize = 50;
 const FAILING_SESSIONS_SHOWN: usize = 500;
 
 /// Where the console's store is, or why there is none.
-pub type StorePath = Result<PathBuf, String>;
+pub(crate) type StorePath = Result<PathBuf, String>;
 
 fn failure(error: impl std::fmt::Display) -> Failure {
     Failure::new(error.to_string())
@@ -53,7 +53,7 @@ async fn with_store<T: Send + 'static>(
         .map_err(Failure::new)
 }
 
-pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx) {
+pub(crate) async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx) {
     let result = with_store(path, move |store| {
         report::board(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
     })
@@ -61,7 +61,7 @@ pub async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx)
     let _ = tx.send(Action::Health(HealthResult::Loaded { seq, result }));
 }
 
-pub async fn load_failing_sessions(
+pub(crate) async fn load_failing_sessions(
     path: StorePath,
     seq: u64,
     subscription_id: String,
@@ -84,7 +84,7 @@ pub async fn load_failing_sessions(
 /// Known session ids the Deliveries prompt offers at most.
 const KNOWN_SESSIONS_OFFERED: usize = 10_000;
 
-pub async fn load_known_sessions(path: StorePath, tx: ActionTx) {
+pub(crate) async fn load_known_sessions(path: StorePath, tx: ActionTx) {
     let result = with_store(path, |store| {
         sessions::ids(store, KNOWN_SESSIONS_OFFERED).map_err(|error| error.to_string())
     })
@@ -95,7 +95,7 @@ pub async fn load_known_sessions(path: StorePath, tx: ActionTx) {
     }
 }
 
-pub async fn remember_session(path: StorePath, id: String) {
+pub(crate) async fn remember_session(path: StorePath, id: String) {
     let result = with_store(path, move |store| {
         sessions::add(store, &[id], sessions::Source::Console, store::now_ms())
             .map_err(|error| error.to_string())
@@ -108,7 +108,7 @@ pub async fn remember_session(path: StorePath, id: String) {
 
 /// The Deliveries pane's session block: the record from the platform,
 /// the events and attempts from the store (none when there is no store).
-pub async fn session_view(
+pub(crate) async fn session_view(
     client: &Client,
     path: StorePath,
     id: String,
@@ -138,7 +138,7 @@ async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
     AsyncStore::open(path).await.map_err(failure)
 }
 
-pub async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
+pub(crate) async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
     let store = match open(path).await {
         Ok(store) => store,
         Err(failure) => {
@@ -154,7 +154,12 @@ pub async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
 
 /// What recover would send: the store as last swept (recover itself
 /// sweeps first, so it may send a little more).
-pub async fn plan_recover(path: StorePath, subscription_id: String, since_ms: i64, tx: ActionTx) {
+pub(crate) async fn plan_recover(
+    path: StorePath,
+    subscription_id: String,
+    since_ms: i64,
+    tx: ActionTx,
+) {
     let id = subscription_id.clone();
     let result = with_store(path, move |store| {
         recover::plan(store, &id, since_ms, &recover::Scope::default())
@@ -171,7 +176,7 @@ pub async fn plan_recover(path: StorePath, subscription_id: String, since_ms: i6
 /// Sweeps, plans and re-sends what a subscription missed, with the
 /// brakes (canary, failures in a row); `cancel` stops it after the event
 /// being sent.
-pub async fn recover(
+pub(crate) async fn recover(
     client: Client,
     path: StorePath,
     subscription_id: String,
@@ -243,7 +248,7 @@ pub async fn recover(
     let _ = tx.send(Action::Health(HealthResult::Recovered(result)));
 }
 
-pub async fn load_events(
+pub(crate) async fn load_events(
     path: StorePath,
     seq: u64,
     query: EventQuery,
@@ -258,7 +263,7 @@ pub async fn load_events(
     let _ = tx.send(Action::Events(EventsResult::Loaded { seq, result }));
 }
 
-pub async fn load_event_detail(path: StorePath, seq: u64, event_id: String, tx: ActionTx) {
+pub(crate) async fn load_event_detail(path: StorePath, seq: u64, event_id: String, tx: ActionTx) {
     let result = with_store(path, move |store| {
         event_list::detail(store, &event_id)
             .map(|detail| detail.map(Box::new))
@@ -270,7 +275,7 @@ pub async fn load_event_detail(path: StorePath, seq: u64, event_id: String, tx: 
 
 /// One event to a subscription (recorded in the store, so the event shows
 /// `recovered` if it was missed) or to any URL (recorded nowhere).
-pub async fn resend_event(
+pub(crate) async fn resend_event(
     path: StorePath,
     event_id: String,
     target: ResendTarget,
@@ -339,7 +344,13 @@ fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
     }
 }
 
-pub async fn load_incidents(path: StorePath, seq: u64, since_ms: i64, all: bool, tx: ActionTx) {
+pub(crate) async fn load_incidents(
+    path: StorePath,
+    seq: u64,
+    since_ms: i64,
+    all: bool,
+    tx: ActionTx,
+) {
     let result = with_store(path, move |store| {
         incidents::list(store, since_ms, all).map_err(|error| error.to_string())
     })
@@ -348,7 +359,7 @@ pub async fn load_incidents(path: StorePath, seq: u64, since_ms: i64, all: bool,
 }
 
 /// Stores who is on an incident, for every console on the same store.
-pub async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: ActionTx) {
+pub(crate) async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: ActionTx) {
     let result = with_store(path, move |store| {
         let by = incidents::operator();
         match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
@@ -369,7 +380,12 @@ pub async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: 
 /// Records a change the console made on the platform (never a secret), so
 /// `earshot changes` and the Health board show it; a store that cannot be
 /// written is logged, and the change stands.
-pub async fn note_change(path: StorePath, subscription_id: &str, action: &str, detail: String) {
+pub(crate) async fn note_change(
+    path: StorePath,
+    subscription_id: &str,
+    action: &str,
+    detail: String,
+) {
     let change = earshot_core::store::changes::Change::now(
         incidents::operator(),
         subscription_id,
@@ -404,7 +420,7 @@ pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from
 /// and the edit dialog's for a new URL): the newest event the subscription
 /// was delivered (the observer's bytes), signed with `new`, `current` when
 /// given and a wrong secret.
-pub async fn check_rotation(
+pub(crate) async fn check_rotation(
     path: StorePath,
     id: String,
     url: String,
@@ -437,7 +453,7 @@ pub async fn check_rotation(
 
 /// Sweeps the rotated subscription's sessions every 5 s for
 /// [`ROTATION_WATCH`], reporting each time (stops at a 401).
-pub async fn watch_rotation(
+pub(crate) async fn watch_rotation(
     client: Client,
     path: StorePath,
     id: String,

@@ -24,13 +24,13 @@ use tokio::sync::mpsc;
 
 /// Events read but not yet handled; the thread waits (and the terminal
 /// keeps the rest) when the loop is this far behind.
-pub const QUEUE: usize = 8192;
+pub(crate) const QUEUE: usize = 8192;
 
 /// How often the reading thread looks whether it should stop.
 const STOP_CHECK: Duration = Duration::from_millis(100);
 
 /// The terminal's events, read on a thread; stops reading when dropped.
-pub struct TerminalInput {
+pub(crate) struct TerminalInput {
     events: mpsc::Receiver<Event>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
@@ -39,7 +39,7 @@ pub struct TerminalInput {
 impl TerminalInput {
     /// Starts the reading thread. A read error ends the stream (and so
     /// the console) rather than spinning on a broken terminal.
-    pub fn start() -> std::io::Result<TerminalInput> {
+    pub(crate) fn start() -> std::io::Result<TerminalInput> {
         let (tx, events) = mpsc::channel(QUEUE);
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();

@@ -26,24 +26,24 @@ pub(crate) use keys;
 /// One key binding: a key code and the modifiers that must be held.
 /// For characters, Shift is implied by the character itself (`R`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Key {
-    pub code: KeyCode,
-    pub modifiers: KeyModifiers,
+pub(crate) struct Key {
+    pub(crate) code: KeyCode,
+    pub(crate) modifiers: KeyModifiers,
 }
 
 impl Key {
-    pub const fn plain(code: KeyCode) -> Key {
+    pub(crate) const fn plain(code: KeyCode) -> Key {
         Key {
             code,
             modifiers: KeyModifiers::NONE,
         }
     }
 
-    pub const fn char(c: char) -> Key {
+    pub(crate) const fn char(c: char) -> Key {
         Key::plain(KeyCode::Char(c))
     }
 
-    pub const fn ctrl(c: char) -> Key {
+    pub(crate) const fn ctrl(c: char) -> Key {
         Key {
             code: KeyCode::Char(c),
             modifiers: KeyModifiers::CONTROL,
@@ -52,7 +52,7 @@ impl Key {
 
     /// Whether a key press is this binding. Shift is ignored for
     /// characters (terminals disagree on reporting it) and for back-tab.
-    pub fn matches(&self, event: &KeyEvent) -> bool {
+    pub(crate) fn matches(&self, event: &KeyEvent) -> bool {
         if event.kind == KeyEventKind::Release {
             return false;
         }
@@ -75,7 +75,7 @@ impl Key {
 
 /// A movement through a table's rows, shared by every pane with a table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Move {
+pub(crate) enum Move {
     Up,
     Down,
     Top,
@@ -87,7 +87,7 @@ pub enum Move {
 impl Move {
     /// The row selected after this movement from `selected`, in a table of
     /// `len` rows showing `page` of them.
-    pub fn apply(self, selected: usize, len: usize, page: usize) -> usize {
+    pub(crate) fn apply(self, selected: usize, len: usize, page: usize) -> usize {
         let last = len.saturating_sub(1);
         let page = isize::try_from(page.max(1)).unwrap_or(10);
         let by = |delta: isize| selected.saturating_add_signed(delta).min(last);
@@ -138,31 +138,31 @@ pub(crate) fn movement<C: Copy>(command: fn(Move) -> C) -> Vec<CommandInfo<C>> {
 }
 
 /// `↑ / k` and `↓ / j`.
-pub const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
-pub const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
-pub const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
-pub const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
+pub(crate) const UP: &[Key] = &[Key::plain(KeyCode::Up), Key::char('k')];
+pub(crate) const DOWN: &[Key] = &[Key::plain(KeyCode::Down), Key::char('j')];
+pub(crate) const ENTER: &[Key] = &[Key::plain(KeyCode::Enter)];
+pub(crate) const ESC: &[Key] = &[Key::plain(KeyCode::Esc)];
 
 /// One command as help, footer and key handling all see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CommandInfo<C> {
+pub(crate) struct CommandInfo<C> {
     /// The keys as help shows them, e.g. `"shift-tab"`, `"1–5"`.
-    pub keys: &'static str,
-    pub description: &'static str,
+    pub(crate) keys: &'static str,
+    pub(crate) description: &'static str,
     /// Shown in the footer.
-    pub quick: bool,
+    pub(crate) quick: bool,
     /// The footer's shorter label, when the description is long.
-    pub footer: Option<&'static str>,
+    pub(crate) footer: Option<&'static str>,
     /// Changes something on the platform: hidden by `--read-only`.
-    pub mutating: bool,
+    pub(crate) mutating: bool,
     /// Listed in help (false for the extra bindings of a grouped entry).
-    pub in_help: bool,
-    pub bindings: &'static [Key],
-    pub command: C,
+    pub(crate) in_help: bool,
+    pub(crate) bindings: &'static [Key],
+    pub(crate) command: C,
 }
 
 impl<C: Copy> CommandInfo<C> {
-    pub const fn new(
+    pub(crate) const fn new(
         keys: &'static str,
         description: &'static str,
         bindings: &'static [Key],
@@ -181,7 +181,7 @@ impl<C: Copy> CommandInfo<C> {
     }
 
     /// Also shown in the footer.
-    pub const fn quick(mut self) -> CommandInfo<C> {
+    pub(crate) const fn quick(mut self) -> CommandInfo<C> {
         self.quick = true;
         self
     }
@@ -200,7 +200,7 @@ impl<C: Copy> CommandInfo<C> {
     }
 
     /// A binding of a group whose first entry carries the help line.
-    pub const fn hidden(mut self) -> CommandInfo<C> {
+    pub(crate) const fn hidden(mut self) -> CommandInfo<C> {
         self.in_help = false;
         self
     }
@@ -217,7 +217,7 @@ impl<C> CommandInfo<C> {
 
     /// The same entry running `into(command)`: how a pane's own command
     /// becomes one of the console's.
-    pub fn map<D>(self, into: impl FnOnce(C) -> D) -> CommandInfo<D> {
+    pub(crate) fn map<D>(self, into: impl FnOnce(C) -> D) -> CommandInfo<D> {
         CommandInfo {
             keys: self.keys,
             description: self.description,
@@ -233,14 +233,14 @@ impl<C> CommandInfo<C> {
 
 /// A titled group of commands for the help overlay.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CommandSection<C> {
-    pub title: &'static str,
-    pub commands: Vec<CommandInfo<C>>,
+pub(crate) struct CommandSection<C> {
+    pub(crate) title: &'static str,
+    pub(crate) commands: Vec<CommandInfo<C>>,
 }
 
 impl<C: Copy> CommandSection<C> {
     /// The same section with every command mapped by `into`.
-    pub fn map<D>(self, into: fn(C) -> D) -> CommandSection<D> {
+    pub(crate) fn map<D>(self, into: fn(C) -> D) -> CommandSection<D> {
         CommandSection {
             title: self.title,
             commands: self
@@ -254,7 +254,7 @@ impl<C: Copy> CommandSection<C> {
 
 /// The one place read-only mode acts: mutating commands are dropped, so
 /// their keys do nothing and their help lines disappear together.
-pub fn permitted<C>(commands: Vec<CommandInfo<C>>, read_only: bool) -> Vec<CommandInfo<C>> {
+pub(crate) fn permitted<C>(commands: Vec<CommandInfo<C>>, read_only: bool) -> Vec<CommandInfo<C>> {
     commands
         .into_iter()
         .filter(|command| !(read_only && command.mutating))
@@ -262,7 +262,7 @@ pub fn permitted<C>(commands: Vec<CommandInfo<C>>, read_only: bool) -> Vec<Comma
 }
 
 /// The command a key press runs, from a list of commands.
-pub fn find<C: Copy>(commands: &[CommandInfo<C>], event: &KeyEvent) -> Option<C> {
+pub(crate) fn find<C: Copy>(commands: &[CommandInfo<C>], event: &KeyEvent) -> Option<C> {
     commands
         .iter()
         .find(|info| info.bindings.iter().any(|key| key.matches(event)))

@@ -13,7 +13,7 @@ use std::fmt::Display;
 
 /// A value read in the background, and where its reading stands.
 #[derive(Clone, Debug, Default)]
-pub struct Load<T> {
+pub(crate) struct Load<T> {
     /// The latest load started (0: none yet).
     seq: u64,
     /// That load has not answered yet.
@@ -28,7 +28,7 @@ pub struct Load<T> {
 
 impl<T: Default> Load<T> {
     /// Not loaded, nothing running.
-    pub fn new() -> Load<T> {
+    pub(crate) fn new() -> Load<T> {
         Load {
             seq: 0,
             loading: false,
@@ -40,7 +40,7 @@ impl<T: Default> Load<T> {
 
     /// Back to not loaded, and idle (another thing is to be read). A load
     /// in flight is still the latest: start another to drop its answer.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.loading = false;
         self.loaded = false;
         self.error = None;
@@ -51,14 +51,14 @@ impl<T: Default> Load<T> {
 impl<T> Load<T> {
     /// Starts a load: its sequence number, which its answer carries. The
     /// last value and error stay until the answer.
-    pub fn start(&mut self) -> u64 {
+    pub(crate) fn start(&mut self) -> u64 {
         self.seq += 1;
         self.loading = true;
         self.seq
     }
 
     /// Whether `seq` is the latest load: the answer to any other is late.
-    pub fn is_current(&self, seq: u64) -> bool {
+    pub(crate) fn is_current(&self, seq: u64) -> bool {
         seq == self.seq
     }
 
@@ -66,13 +66,17 @@ impl<T> Load<T> {
     /// changes). Otherwise the load is over: a value replaces the last
     /// one, an error is kept beside it (and handed back, for the status
     /// bar).
-    pub fn finish<E: Display>(&mut self, seq: u64, result: Result<T, E>) -> Option<Result<(), E>> {
+    pub(crate) fn finish<E: Display>(
+        &mut self,
+        seq: u64,
+        result: Result<T, E>,
+    ) -> Option<Result<(), E>> {
         self.finish_with(seq, result, |value, fresh| *value = fresh)
     }
 
     /// [`Load::finish`], with the value taken in by `take` (which may keep
     /// a selection, or merge the fresh rows into the last ones).
-    pub fn finish_with<U, E: Display>(
+    pub(crate) fn finish_with<U, E: Display>(
         &mut self,
         seq: u64,
         result: Result<U, E>,
@@ -98,7 +102,7 @@ impl<T> Load<T> {
 
     /// A value that did not come from a load (fixtures, a value built
     /// here): loaded, no error.
-    pub fn set(&mut self, value: T) {
+    pub(crate) fn set(&mut self, value: T) {
         self.value = value;
         self.loaded = true;
         self.error = None;
@@ -107,32 +111,32 @@ impl<T> Load<T> {
     /// An error about this value from other work than its load (e.g. the
     /// store could not be opened for a sweep): shown like a failed load,
     /// the last value kept; a load running still runs.
-    pub fn fail(&mut self, error: impl Into<String>) {
+    pub(crate) fn fail(&mut self, error: impl Into<String>) {
         self.error = Some(error.into());
     }
 
     /// The last value (`T::default()` before the first).
-    pub fn value(&self) -> &T {
+    pub(crate) fn value(&self) -> &T {
         &self.value
     }
 
     /// The last value, to change in place (a row updated by a command).
-    pub fn value_mut(&mut self) -> &mut T {
+    pub(crate) fn value_mut(&mut self) -> &mut T {
         &mut self.value
     }
 
     /// A load is running.
-    pub fn loading(&self) -> bool {
+    pub(crate) fn loading(&self) -> bool {
         self.loading
     }
 
     /// A value has arrived at least once (since the last reset).
-    pub fn loaded(&self) -> bool {
+    pub(crate) fn loaded(&self) -> bool {
         self.loaded
     }
 
     /// Why the last load failed, until one succeeds.
-    pub fn error(&self) -> Option<&str> {
+    pub(crate) fn error(&self) -> Option<&str> {
         self.error.as_deref()
     }
 }

@@ -10,12 +10,12 @@ use std::sync::Mutex;
 use tracing_subscriber::EnvFilter;
 
 /// The log file's name in the state dir.
-pub const LOG_FILE: &str = "console.log";
+pub(crate) const LOG_FILE: &str = "console.log";
 
 /// Sends `tracing` to `<state_dir>/console.log`; the path, or why not.
 /// If a subscriber is already installed (say, by the demo), it is kept
 /// and the answer is `None`.
-pub fn init(state_dir: &Path) -> Result<Option<PathBuf>, String> {
+pub(crate) fn init(state_dir: &Path) -> Result<Option<PathBuf>, String> {
     if tracing::dispatcher::has_been_set() {
         return Ok(None);
     }

@@ -27,27 +27,27 @@
 //! subcommand, `earshot demo`), with typed streams for what arrives from
 //! outside while it runs ([`inputs`]).
 
-pub mod action;
-pub mod app;
-pub mod clipboard;
-pub mod command;
+pub(crate) mod action;
+pub(crate) mod app;
+pub(crate) mod clipboard;
+pub(crate) mod command;
 pub(crate) mod command_line;
-pub mod context;
-pub mod event_loop;
+pub(crate) mod context;
+pub(crate) mod event_loop;
 mod history_tasks;
 pub(crate) mod input;
 mod inputs;
-pub mod keymap;
-pub mod load;
+pub(crate) mod keymap;
+pub(crate) mod load;
 pub(crate) mod logging;
-pub mod panes;
+pub(crate) mod panes;
 pub(crate) mod terminal;
 #[cfg(test)]
 pub(crate) mod test_keys;
-pub mod theme;
-pub mod view;
+pub(crate) mod theme;
+pub(crate) mod view;
 pub(crate) mod widgets;
-pub mod worker;
+pub(crate) mod worker;
 
 use std::path::PathBuf;
 
@@ -65,57 +65,57 @@ use event_loop::Services;
 
 /// How the console is started.
 #[derive(Debug)]
-pub struct ConsoleOptions {
+pub(crate) struct ConsoleOptions {
     /// On the built-in emulator: shows a DEMO marker.
-    pub demo: bool,
+    pub(crate) demo: bool,
     /// `--read-only`: hide every command that changes the platform, on
     /// every profile of the run.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// `--theme NAME`: beats every profile's theme.
-    pub theme: Option<String>,
+    pub(crate) theme: Option<String>,
     /// The profile's own console settings: `read_only`, `theme`, `store`
     /// (`EARSHOT_STORE` beats the store).
-    pub profile_read_only: bool,
-    pub profile_theme: Option<String>,
-    pub profile_store: Option<PathBuf>,
+    pub(crate) profile_read_only: bool,
+    pub(crate) profile_theme: Option<String>,
+    pub(crate) profile_store: Option<PathBuf>,
     /// The config file's profiles `:ctx` switches between (none: no
     /// switching), the one the console runs on as the file says it (`None`
     /// with `--url`, which overrides its endpoints), and `--config`, where
     /// a switch reads the profile again.
-    pub profiles: Vec<earshot_core::config::ProfileSummary>,
-    pub current_profile: Option<String>,
-    pub config: Option<PathBuf>,
+    pub(crate) profiles: Vec<earshot_core::config::ProfileSummary>,
+    pub(crate) current_profile: Option<String>,
+    pub(crate) config: Option<PathBuf>,
     /// Shown in the status bar.
-    pub profile_label: String,
-    pub region: String,
+    pub(crate) profile_label: String,
+    pub(crate) region: String,
     /// Which receiver URLs the create form accepts before sending:
     /// [`UrlPolicy::AnyHttp`] for the demo's loopback receivers.
-    pub url_policy: UrlPolicy,
+    pub(crate) url_policy: UrlPolicy,
     /// The directory holding `themes/`; `None`: the per-user config dir.
-    pub config_dir: Option<PathBuf>,
+    pub(crate) config_dir: Option<PathBuf>,
     /// Session and call ids the Deliveries pane offers (most recent
     /// first); the first is loaded at start.
-    pub recent_ids: Vec<String>,
+    pub(crate) recent_ids: Vec<String>,
     /// Transcript job ids the Jobs pane watches from the start.
-    pub job_ids: Vec<String>,
+    pub(crate) job_ids: Vec<String>,
     /// A WAV file the Probe pane offers first (the demo's sample).
-    pub probe_sample: Option<PathBuf>,
+    pub(crate) probe_sample: Option<PathBuf>,
     /// A receiver already running for the Inbox (its requests arrive as a
     /// feed): its URL.
-    pub inbox_url: Option<String>,
+    pub(crate) inbox_url: Option<String>,
     /// The incident-history store the Health pane reads; `None`: the
     /// default one (`EARSHOT_STORE`, else `earshot.db` in the state dir).
-    pub store: Option<PathBuf>,
+    pub(crate) store: Option<PathBuf>,
     /// The platform's clock runs this many times real time (the demo's
     /// emulator: 0.1); shown in the status bar when not 1.
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// Transcript job ids submitted outside the console while it runs (the
     /// demo's traffic), one at a time: the Jobs pane watches each (those
     /// waiting together are taken together).
-    pub discovered_jobs: Option<UnboundedReceiver<String>>,
+    pub(crate) discovered_jobs: Option<UnboundedReceiver<String>>,
     /// The requests the receiver at [`inbox_url`](Self::inbox_url)
     /// answered, as it answers them: the Inbox lists each.
-    pub received_webhooks: Option<Requests>,
+    pub(crate) received_webhooks: Option<Requests>,
 }
 
 impl Default for ConsoleOptions {
@@ -151,7 +151,7 @@ impl Default for ConsoleOptions {
 /// from outside meanwhile comes through the options' input streams
 /// (`discovered_jobs`, `received_webhooks`). Answers the signal that
 /// ended it, if one did (its exit status: [`Stop::exit_code`]).
-pub async fn run_console(
+pub(crate) async fn run_console(
     client: Client,
     options: ConsoleOptions,
 ) -> color_eyre::Result<Option<Stop>> {
@@ -266,7 +266,7 @@ pub async fn run_console(
 /// default one) knows, most recently active first, for the Deliveries pane
 /// to offer (none when there is no store yet): the console's
 /// [`ConsoleOptions::recent_ids`] on a profile.
-pub fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
+pub(crate) fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
     let Ok(path) = context::store_path(None, profile_store, Paths::compute(None).ok().as_ref())
     else {
         return Vec::new();

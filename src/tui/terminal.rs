@@ -17,13 +17,13 @@ use ratatui::crossterm::terminal::{
 };
 
 /// The terminal, restored when dropped.
-pub struct TerminalGuard {
+pub(crate) struct TerminalGuard {
     terminal: Terminal<CrosstermBackend<Stdout>>,
 }
 
 impl TerminalGuard {
     /// Raw mode, alternate screen, bracketed paste.
-    pub fn enter() -> io::Result<TerminalGuard> {
+    pub(crate) fn enter() -> io::Result<TerminalGuard> {
         enable_raw_mode()?;
         // Cleared with an escape sequence, not `Terminal::clear`, which asks
         // the terminal where its cursor is: one more round trip over SSH,
@@ -70,7 +70,7 @@ impl Drop for TerminalGuard {
 
 /// Puts the terminal back as the shell expects it. Safe to call twice and
 /// after the terminal went away (a dropped SSH link): errors are ignored.
-pub fn restore() {
+pub(crate) fn restore() {
     let _ = execute!(
         io::stdout(),
         DisableBracketedPaste,
@@ -82,7 +82,7 @@ pub fn restore() {
 
 /// Restores the terminal before the previous panic hook (color-eyre's)
 /// prints, so the report lands on a usable screen.
-pub fn install_panic_hook() {
+pub(crate) fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();

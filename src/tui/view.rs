@@ -15,11 +15,11 @@ use super::widgets::input::{self as field, Echo};
 use super::widgets::{footer, help, popup, status, width};
 
 /// The smallest terminal the console lays out in.
-pub const MIN_WIDTH: u16 = 60;
-pub const MIN_HEIGHT: u16 = 20;
+pub(crate) const MIN_WIDTH: u16 = 60;
+pub(crate) const MIN_HEIGHT: u16 = 20;
 
 /// Draws one frame.
-pub fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, app: &App, theme: &Theme) {
     let area = frame.area();
     frame.render_widget(Paragraph::new("").style(theme.base()), area);
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {

@@ -35,7 +35,7 @@ use earshot_core::poll::watcher::{self, Command as WatchCommand};
 use earshot_core::receiver::capture::{self, Selector};
 use earshot_core::receiver::listen::{self, ListenConfig};
 
-pub struct Worker {
+pub(crate) struct Worker {
     client: Client,
     tx: ActionTx,
     clipboard: Box<dyn Clipboard>,
@@ -101,7 +101,11 @@ struct JobsWatch {
 impl Worker {
     /// A worker for `client`, answering on `tx` (a plain channel, or one
     /// stamped with the account's generation: [`ActionTx::stamped`]).
-    pub fn new(client: Client, tx: impl Into<ActionTx>, clipboard: Box<dyn Clipboard>) -> Self {
+    pub(crate) fn new(
+        client: Client,
+        tx: impl Into<ActionTx>,
+        clipboard: Box<dyn Clipboard>,
+    ) -> Self {
         Worker {
             client,
             tx: tx.into(),
@@ -122,7 +126,7 @@ impl Worker {
     }
 
     /// The incident-history store to read and sweep into.
-    pub fn with_store(mut self, store: StorePath) -> Self {
+    pub(crate) fn with_store(mut self, store: StorePath) -> Self {
         self.store = store;
         self
     }
@@ -139,7 +143,12 @@ impl Worker {
     /// re-send, a sweep) is left to finish on the old account: aborting it
     /// mid-request would leave unknown whether the platform applied it and
     /// the change unrecorded.
-    pub fn change_account(&mut self, client: Client, store: StorePath, tx: impl Into<ActionTx>) {
+    pub(crate) fn change_account(
+        &mut self,
+        client: Client,
+        store: StorePath,
+        tx: impl Into<ActionTx>,
+    ) {
         for slot in [
             &mut self.load,
             &mut self.deliveries_load,
@@ -179,13 +188,13 @@ impl Worker {
     }
 
     /// Starts every effect.
-    pub fn start_all(&mut self, effects: Vec<Effect>) {
+    pub(crate) fn start_all(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             self.start(effect);
         }
     }
 
-    pub fn start(&mut self, effect: Effect) {
+    pub(crate) fn start(&mut self, effect: Effect) {
         self.tasks.retain(|task| !task.is_finished());
         let client = self.client.clone();
         let tx = self.tx.clone();

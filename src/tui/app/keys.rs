@@ -16,7 +16,7 @@ use super::{App, Overlay};
 impl App {
     /// The commands that exist right now: keys match these, the footer
     /// shows their quick ones. Read-only filtering happens here, once.
-    pub fn commands(&self) -> Vec<CommandInfo<Command>> {
+    pub(crate) fn commands(&self) -> Vec<CommandInfo<Command>> {
         permitted(self.all_commands(), self.config.read_only)
     }
 
@@ -66,7 +66,7 @@ impl App {
 
     /// What `?` shows: the current pane's commands, then the global ones,
     /// through the same read-only filter as the keys.
-    pub fn help_sections(&self) -> Vec<CommandSection<Command>> {
+    pub(crate) fn help_sections(&self) -> Vec<CommandSection<Command>> {
         let mut sections = self.pane_ref(self.pane).help_sections();
         sections.push(CommandSection {
             title: "Global",

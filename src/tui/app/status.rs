@@ -9,7 +9,7 @@ use super::super::panes::PaneId;
 
 /// The platform as the status bar reports it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Connection {
+pub(crate) enum Connection {
     /// No answer yet.
     Unknown,
     Ok,
@@ -24,12 +24,12 @@ pub enum Connection {
 /// error leaves the error slot when its area recovers; a local notice (a
 /// theme, an unknown command, the clipboard) leaves at the next key.
 #[derive(Clone, Debug)]
-pub struct Status {
-    pub connection: Connection,
+pub(crate) struct Status {
+    pub(crate) connection: Connection,
     /// Requests used of the account budget; the Jobs pane fills it.
-    pub budget: Option<String>,
+    pub(crate) budget: Option<String>,
     /// What the error slot shows.
-    pub last_error: Option<Failure>,
+    pub(crate) last_error: Option<Failure>,
     /// Areas whose latest platform call failed, oldest failure first (at
     /// most one entry per pane).
     failing: Vec<(PaneId, Failure)>,
@@ -49,7 +49,7 @@ impl Status {
     }
 
     /// The latest platform call of `area` failed.
-    pub fn failed(&mut self, area: PaneId, failure: Failure) {
+    pub(crate) fn failed(&mut self, area: PaneId, failure: Failure) {
         self.failing.retain(|(failing, _)| *failing != area);
         self.failing.push((area, failure.clone()));
         self.connection = Connection::Error;
@@ -58,7 +58,7 @@ impl Status {
     }
 
     /// The latest platform call of `area` succeeded.
-    pub fn succeeded(&mut self, area: PaneId) {
+    pub(crate) fn succeeded(&mut self, area: PaneId) {
         self.failing.retain(|(failing, _)| *failing != area);
         match self.failing.last() {
             Some((other, failure)) => {
@@ -94,14 +94,14 @@ impl Status {
 
     /// The areas whose latest platform call failed.
     #[cfg(test)]
-    pub fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
+    pub(crate) fn failing_areas(&self) -> impl Iterator<Item = PaneId> + '_ {
         self.failing.iter().map(|(area, _)| *area)
     }
 }
 
 /// A short message that goes away by itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Toast {
-    pub text: String,
-    pub until: Instant,
+pub(crate) struct Toast {
+    pub(crate) text: String,
+    pub(crate) until: Instant,
 }

@@ -22,13 +22,13 @@
 mod profiles;
 #[cfg(test)]
 mod tests;
-pub mod view;
+pub(crate) mod view;
 
 use ratatui::crossterm::event::KeyCode;
 use tokio::sync::mpsc::UnboundedSender;
 use tui_input::Input;
 
-pub use profiles::{ConfigProfiles, ProfileSource};
+pub(crate) use profiles::{ConfigProfiles, ProfileSource};
 pub(crate) use profiles::{load_theme, store_path};
 
 use super::action::{Action, Effect, Failure};
@@ -42,42 +42,42 @@ use earshot_core::config::ProfileSummary;
 
 /// The profiles the console knows and which one it runs on.
 #[derive(Clone, Debug, Default)]
-pub struct Contexts {
+pub(crate) struct Contexts {
     /// The config file's profiles, by name (read when the console starts).
-    pub profiles: Vec<ProfileSummary>,
+    pub(crate) profiles: Vec<ProfileSummary>,
     /// The profile in use; `None` on `--url` alone (or in the demo).
-    pub current: Option<String>,
+    pub(crate) current: Option<String>,
     /// Switches so far: what a worker of an older generation sends is
     /// dropped.
-    pub generation: u64,
+    pub(crate) generation: u64,
     /// `--read-only`: read-only on every profile of the run.
-    pub forced_read_only: bool,
+    pub(crate) forced_read_only: bool,
 }
 
 /// What the console runs on after a switch, as the status bar and the
 /// read-only filter need it.
 #[derive(Clone, Debug)]
-pub struct Account {
-    pub profile: String,
-    pub region: String,
+pub(crate) struct Account {
+    pub(crate) profile: String,
+    pub(crate) region: String,
     /// The profile's `read_only`.
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Which receiver URLs the create form accepts.
-    pub url_policy: UrlPolicy,
+    pub(crate) url_policy: UrlPolicy,
 }
 
 /// An action and the generation of the account whose worker sent it.
 #[derive(Debug)]
-pub struct Stamped {
-    pub generation: u64,
-    pub action: Action,
+pub(crate) struct Stamped {
+    pub(crate) generation: u64,
+    pub(crate) action: Action,
 }
 
 /// Where a worker sends its results: the event loop's channel, each
 /// action stamped with the worker's account generation; or, for a worker
 /// tested on its own, a plain channel of actions.
 #[derive(Clone, Debug)]
-pub struct ActionTx {
+pub(crate) struct ActionTx {
     generation: u64,
     channel: Channel,
 }
@@ -90,7 +90,7 @@ enum Channel {
 
 impl ActionTx {
     /// Sends on `tx`, stamped with `generation`.
-    pub fn stamped(generation: u64, tx: UnboundedSender<Stamped>) -> ActionTx {
+    pub(crate) fn stamped(generation: u64, tx: UnboundedSender<Stamped>) -> ActionTx {
         ActionTx {
             generation,
             channel: Channel::Stamped(tx),
@@ -99,7 +99,7 @@ impl ActionTx {
 
     /// Sends `action`; an error when the console is gone (the action is
     /// dropped: nobody is left to show it).
-    pub fn send(&self, action: Action) -> Result<(), ConsoleGone> {
+    pub(crate) fn send(&self, action: Action) -> Result<(), ConsoleGone> {
         match &self.channel {
             Channel::Plain(tx) => tx.send(action).map_err(|_| ConsoleGone),
             Channel::Stamped(tx) => tx
@@ -114,7 +114,7 @@ impl ActionTx {
 
 /// The console stopped reading results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConsoleGone;
+pub(crate) struct ConsoleGone;
 
 impl From<UnboundedSender<Action>> for ActionTx {
     fn from(tx: UnboundedSender<Action>) -> ActionTx {
@@ -127,7 +127,7 @@ impl From<UnboundedSender<Action>> for ActionTx {
 
 /// The picker's keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CtxCommand {
+pub(crate) enum CtxCommand {
     Up,
     Down,
     /// Switch to the profile selected.
@@ -152,7 +152,7 @@ pub(crate) fn picker_commands() -> Vec<CommandInfo<Command>> {
 
 impl App {
     /// The config file's profiles `:ctx` offers, and the one in use.
-    pub fn set_profiles(&mut self, profiles: Vec<ProfileSummary>, current: Option<String>) {
+    pub(crate) fn set_profiles(&mut self, profiles: Vec<ProfileSummary>, current: Option<String>) {
         self.ctx.profiles = profiles;
         self.ctx.current = current;
         self.dirty = true;
@@ -160,7 +160,7 @@ impl App {
 
     /// An action a worker (or a feed) sent for account `generation`:
     /// dropped when the console has switched accounts since.
-    pub fn update_stamped(&mut self, stamped: Stamped) -> Vec<Effect> {
+    pub(crate) fn update_stamped(&mut self, stamped: Stamped) -> Vec<Effect> {
         if stamped.generation != self.ctx.generation {
             tracing::debug!(
                 from = stamped.generation,
@@ -291,7 +291,7 @@ impl App {
     /// screen), the status bar names the profile, and the first loads
     /// start again. `notice`: something about the switch to say (a theme
     /// that could not be loaded, a store shared with the previous profile).
-    pub fn switched(&mut self, account: Account, notice: Option<String>) -> Vec<Effect> {
+    pub(crate) fn switched(&mut self, account: Account, notice: Option<String>) -> Vec<Effect> {
         self.ctx.generation += 1;
         self.ctx.current = Some(account.profile.clone());
         self.config.read_only = self.ctx.forced_read_only || account.read_only;
@@ -327,7 +327,7 @@ impl App {
     }
 
     /// The profile could not be opened: nothing changed.
-    pub fn switch_failed(&mut self, name: &str, why: &str) {
+    pub(crate) fn switch_failed(&mut self, name: &str, why: &str) {
         let still = self.ctx.current.as_deref().map_or_else(
             || "where it was".to_owned(),
             |current| format!("on profile {current}"),

@@ -16,18 +16,18 @@ use earshot_core::api::Client;
 use earshot_core::config::{Paths, ResolveOptions, resolve};
 
 /// A profile opened for a switch: what the console then runs on.
-pub struct Opened {
-    pub account: Account,
-    pub client: Client,
+pub(crate) struct Opened {
+    pub(crate) account: Account,
+    pub(crate) client: Client,
     /// Its incident-history store (or why there is none).
-    pub store: StorePath,
+    pub(crate) store: StorePath,
     /// Its theme (the `--theme` of the run, else the profile's, else the
     /// default), with a notice when it could not be loaded as asked.
-    pub theme: LoadedTheme,
+    pub(crate) theme: LoadedTheme,
 }
 
 /// Where the console finds the profiles it switches to.
-pub trait ProfileSource {
+pub(crate) trait ProfileSource {
     /// The profile `name`, ready to run on, or why it cannot be used (a
     /// sentence for the status bar).
     fn open(&self, name: &str) -> Result<Opened, String>;
@@ -36,14 +36,14 @@ pub trait ProfileSource {
 /// The profiles of a config file (`--config`, else `EARSHOT_CONFIG`, else
 /// the per-user one).
 #[derive(Clone, Debug, Default)]
-pub struct ConfigProfiles {
+pub(crate) struct ConfigProfiles {
     config: Option<PathBuf>,
     /// `--theme`: beats every profile's `theme`.
     theme_flag: Option<String>,
 }
 
 impl ConfigProfiles {
-    pub fn new(config: Option<PathBuf>, theme_flag: Option<String>) -> ConfigProfiles {
+    pub(crate) fn new(config: Option<PathBuf>, theme_flag: Option<String>) -> ConfigProfiles {
         ConfigProfiles { config, theme_flag }
     }
 }

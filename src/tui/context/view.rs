@@ -13,7 +13,13 @@ use crate::tui::widgets::{fit, popup, width};
 
 /// The picker: one line per profile, the one in use marked `●`, the
 /// selection highlighted.
-pub fn draw_picker(frame: &mut Frame<'_>, area: Rect, app: &App, selected: usize, theme: &Theme) {
+pub(crate) fn draw_picker(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    app: &App,
+    selected: usize,
+    theme: &Theme,
+) {
     let profiles = &app.ctx.profiles;
     let name_width = profiles
         .iter()
@@ -72,7 +78,7 @@ pub fn draw_picker(frame: &mut Frame<'_>, area: Rect, app: &App, selected: usize
 }
 
 /// "Switching to NAME stops or loses …: switch anyway?"
-pub fn draw_confirm_switch(
+pub(crate) fn draw_confirm_switch(
     frame: &mut Frame<'_>,
     area: Rect,
     to: &str,

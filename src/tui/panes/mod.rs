@@ -10,14 +10,14 @@
 //! adding a pane is its folder, its `pub mod` line here and its line in
 //! the registry.
 
-pub mod deliveries;
-pub mod events;
-pub mod health;
-pub mod inbox;
-pub mod jobs;
-pub mod probe;
-pub mod signatures;
-pub mod subscriptions;
+pub(crate) mod deliveries;
+pub(crate) mod events;
+pub(crate) mod health;
+pub(crate) mod inbox;
+pub(crate) mod jobs;
+pub(crate) mod probe;
+pub(crate) mod signatures;
+pub(crate) mod subscriptions;
 
 use std::fmt::Debug;
 use std::time::Instant;
@@ -54,7 +54,7 @@ macro_rules! registry {
 pub(crate) use registry;
 
 /// What a pane is: the app drives every pane through this trait alone.
-pub trait Pane {
+pub(crate) trait Pane {
     /// Its commands (keys run them), wrapped by the app into its own
     /// `Command` so the key machinery (`keymap.rs`) knows no pane.
     type Command: Copy + Debug + Eq;
@@ -143,7 +143,7 @@ pub trait Pane {
 /// Whichever pane is on screen, as the app and the view ask it: [`Pane`]
 /// with its commands wrapped into the console's `Command` (every pane is
 /// one, through the blanket impl).
-pub trait AnyPane {
+pub(crate) trait AnyPane {
     fn commands(&self) -> Vec<CommandInfo<Command>>;
     fn help_sections(&self) -> Vec<CommandSection<Command>>;
     fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, read_only: bool);
@@ -243,15 +243,15 @@ macro_rules! pane_ids {
     ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
         /// A pane, in tab order.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum PaneId {
+        pub(crate) enum PaneId {
             $($id,)*
         }
 
         impl PaneId {
             /// Every pane, in tab order.
-            pub const ALL: [PaneId; [$(PaneId::$id),*].len()] = [$(PaneId::$id),*];
+            pub(crate) const ALL: [PaneId; [$(PaneId::$id),*].len()] = [$(PaneId::$id),*];
 
-            pub fn title(self) -> &'static str {
+            pub(crate) fn title(self) -> &'static str {
                 match self {
                     $(PaneId::$id => <$ty as Pane>::TITLE,)*
                 }
@@ -276,7 +276,7 @@ macro_rules! pane_ids {
 registry!(pane_ids);
 
 impl PaneId {
-    pub fn next(self) -> PaneId {
+    pub(crate) fn next(self) -> PaneId {
         cycle(&PaneId::ALL, self, true)
     }
 

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-pub use earshot_testkit::{
+pub(crate) use earshot_testkit::{
     API_KEY, Harness, Options, Receiver, SECRET, eventually, start, start_at, start_with,
     two_profile_config, wav,
 };
@@ -18,15 +18,15 @@ use earshot_core::redact::SecretString;
 /// The observer in-process: a receiver that keeps every genuine event of
 /// the subscriptions it is given in the store at `db` (what `earshot
 /// listen --store` runs), in a temp dir; stopped with [`Observed::stop`].
-pub struct Observed {
+pub(crate) struct Observed {
     _dir: tempfile::TempDir,
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
     listener: Listener,
 }
 
 impl Observed {
     /// Subscribed on `harness` to `events` with `secret`.
-    pub async fn start(harness: &Harness, events: &[EventKind], secret: &str) -> Observed {
+    pub(crate) async fn start(harness: &Harness, events: &[EventKind], secret: &str) -> Observed {
         let dir = tempfile::tempdir().expect("a temp dir for the store");
         let db = dir.path().join("earshot.db");
         let store = earshot_core::store::Store::open(&db).expect("the store opens");
@@ -53,13 +53,13 @@ impl Observed {
         }
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.listener.stop().await;
     }
 }
 
 /// A clipboard that takes every copy and keeps nothing.
-pub struct NoClipboard;
+pub(crate) struct NoClipboard;
 
 impl Clipboard for NoClipboard {
     fn copy(&mut self, _text: &str) -> std::io::Result<()> {

@@ -6,7 +6,7 @@ use ratatui::style::Color;
 
 /// How many colours the terminal shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColorDepth {
+pub(crate) enum ColorDepth {
     TrueColor,
     Indexed256,
     Ansi16,
@@ -14,7 +14,7 @@ pub enum ColorDepth {
 
 impl ColorDepth {
     /// `COLORTERM` truecolor/24bit, else `TERM` containing `256color`, else 16.
-    pub fn detect(env: &dyn Fn(&str) -> Option<String>) -> ColorDepth {
+    pub(crate) fn detect(env: &dyn Fn(&str) -> Option<String>) -> ColorDepth {
         let colorterm = env("COLORTERM").unwrap_or_default().to_ascii_lowercase();
         if colorterm.contains("truecolor") || colorterm.contains("24bit") {
             ColorDepth::TrueColor
@@ -26,7 +26,7 @@ impl ColorDepth {
     }
 
     /// `color` as this terminal can show it.
-    pub fn map(self, color: Color) -> Color {
+    pub(crate) fn map(self, color: Color) -> Color {
         match (self, color) {
             (ColorDepth::TrueColor, _) => color,
             (ColorDepth::Indexed256, Color::Rgb(r, g, b)) => Color::Indexed(nearest_256(r, g, b)),
@@ -49,7 +49,7 @@ const CUBE_LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
 
 /// The xterm-256 index nearest to an RGB colour (colour cube or grey ramp;
 /// the first 16 are left alone because terminals redefine them).
-pub fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
+pub(crate) fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
     let level = |v: u8| -> usize {
         CUBE_LEVELS
             .iter()
@@ -113,7 +113,7 @@ const ANSI_16: [(Color, (u8, u8, u8)); 16] = [
 ];
 
 /// The ANSI colour nearest to an RGB colour.
-pub fn nearest_16(r: u8, g: u8, b: u8) -> Color {
+pub(crate) fn nearest_16(r: u8, g: u8, b: u8) -> Color {
     ANSI_16
         .iter()
         .min_by_key(|(_, rgb)| distance((r, g, b), *rgb))

@@ -19,11 +19,11 @@ use std::str::FromStr;
 use ratatui::style::{Color, Modifier, Style};
 
 mod depth;
-pub use depth::ColorDepth;
+pub(crate) use depth::ColorDepth;
 use serde::Deserialize;
 
 /// Built-in themes, by name.
-pub const BUILT_IN: [(&str, &str); 4] = [
+pub(crate) const BUILT_IN: [(&str, &str); 4] = [
     ("default", include_str!("../../../themes/default.toml")),
     ("light", include_str!("../../../themes/light.toml")),
     (
@@ -35,7 +35,7 @@ pub const BUILT_IN: [(&str, &str); 4] = [
 
 /// A semantic role: what a piece of text means, not which widget draws it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
+pub(crate) enum Role {
     Fg,
     Accent,
     Ok,
@@ -49,18 +49,18 @@ pub enum Role {
 /// only what it wants.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ThemeFile {
-    pub fg: Option<String>,
-    pub bg: Option<String>,
-    pub accent: Option<String>,
-    pub ok: Option<String>,
-    pub warn: Option<String>,
-    pub error: Option<String>,
-    pub muted: Option<String>,
-    pub selection: Option<String>,
-    pub border: Option<String>,
+pub(crate) struct ThemeFile {
+    pub(crate) fg: Option<String>,
+    pub(crate) bg: Option<String>,
+    pub(crate) accent: Option<String>,
+    pub(crate) ok: Option<String>,
+    pub(crate) warn: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) muted: Option<String>,
+    pub(crate) selection: Option<String>,
+    pub(crate) border: Option<String>,
     #[serde(default)]
-    pub modifiers: BTreeMap<String, Vec<String>>,
+    pub(crate) modifiers: BTreeMap<String, Vec<String>>,
 }
 
 const MODIFIER_KEYS: [&str; 10] = [
@@ -77,7 +77,7 @@ const MODIFIER_KEYS: [&str; 10] = [
 ];
 
 impl ThemeFile {
-    pub fn parse(text: &str) -> Result<ThemeFile, String> {
+    pub(crate) fn parse(text: &str) -> Result<ThemeFile, String> {
         let file: ThemeFile = toml::from_str(text).map_err(|error| error.to_string())?;
         for (key, names) in &file.modifiers {
             if !MODIFIER_KEYS.contains(&key.as_str()) {
@@ -113,7 +113,7 @@ impl ThemeFile {
     }
 
     /// `self` with every key `over` sets replaced by `over`'s value.
-    pub fn merge(mut self, over: ThemeFile) -> ThemeFile {
+    pub(crate) fn merge(mut self, over: ThemeFile) -> ThemeFile {
         let pick = |base: &mut Option<String>, new: Option<String>| {
             if new.is_some() {
                 *base = new;
@@ -157,8 +157,8 @@ fn parse_modifier(name: &str) -> Result<Modifier, String> {
 
 /// A resolved theme: a style per role, ready to draw with.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Theme {
-    pub name: String,
+pub(crate) struct Theme {
+    pub(crate) name: String,
     fg: Color,
     bg: Color,
     accent: Color,
@@ -212,7 +212,7 @@ impl Theme {
     }
 
     /// The built-in default theme at full colour (for tests and fallbacks).
-    pub fn fallback() -> Theme {
+    pub(crate) fn fallback() -> Theme {
         let file = ThemeFile::parse(BUILT_IN[0].1).unwrap_or_default();
         Theme::from_file("default", &file, ColorDepth::TrueColor).unwrap_or_else(|_| Theme {
             name: "default".into(),
@@ -235,7 +235,7 @@ impl Theme {
     }
 
     /// Ordinary text on the theme's background.
-    pub fn base(&self) -> Style {
+    pub(crate) fn base(&self) -> Style {
         Style::new()
             .fg(self.fg)
             .bg(self.bg)
@@ -243,7 +243,7 @@ impl Theme {
     }
 
     /// Text of a role (foreground and modifiers only, so it composes).
-    pub fn style(&self, role: Role) -> Style {
+    pub(crate) fn style(&self, role: Role) -> Style {
         let (color, key) = match role {
             Role::Fg => (self.fg, "fg"),
             Role::Accent => (self.accent, "accent"),
@@ -258,7 +258,7 @@ impl Theme {
 
     /// The selected row: a background colour, or reverse video where
     /// colour can't carry it (mono themes, 16-colour terminals).
-    pub fn selection(&self) -> Style {
+    pub(crate) fn selection(&self) -> Style {
         let modifier = self.modifier("selection");
         if self.depth == ColorDepth::Ansi16 || self.selection == Color::Reset {
             let reversed = if modifier.is_empty() {
@@ -272,7 +272,7 @@ impl Theme {
     }
 
     /// The status bar.
-    pub fn status(&self) -> Style {
+    pub(crate) fn status(&self) -> Style {
         Style::new()
             .fg(self.fg)
             .add_modifier(self.modifier("status"))
@@ -281,21 +281,21 @@ impl Theme {
 
 /// What to load: the name asked for and where user themes live.
 #[derive(Clone, Debug, Default)]
-pub struct ThemeRequest<'a> {
+pub(crate) struct ThemeRequest<'a> {
     /// `--theme NAME`; beats `NO_COLOR`.
-    pub name: Option<&'a str>,
+    pub(crate) name: Option<&'a str>,
     /// `<config dir>/themes`.
-    pub user_dir: Option<&'a Path>,
+    pub(crate) user_dir: Option<&'a Path>,
     /// `NO_COLOR` is set to a non-empty value.
-    pub no_color: bool,
-    pub depth: Option<ColorDepth>,
+    pub(crate) no_color: bool,
+    pub(crate) depth: Option<ColorDepth>,
 }
 
 /// A theme and, when something was wrong, what it fell back to and why.
 #[derive(Clone, Debug)]
-pub struct LoadedTheme {
-    pub theme: Theme,
-    pub notice: Option<String>,
+pub(crate) struct LoadedTheme {
+    pub(crate) theme: Theme,
+    pub(crate) notice: Option<String>,
 }
 
 /// `NO_COLOR` set to anything but the empty string.
@@ -305,7 +305,7 @@ pub(crate) fn no_color(env: &dyn Fn(&str) -> Option<String>) -> bool {
 
 /// Resolves a theme: default → built-in of that name → user file of that
 /// name, each merging over the last.
-pub fn load(request: &ThemeRequest<'_>) -> LoadedTheme {
+pub(crate) fn load(request: &ThemeRequest<'_>) -> LoadedTheme {
     let depth = request.depth.unwrap_or(ColorDepth::TrueColor);
     let name = match (request.name, request.no_color) {
         (Some(name), _) => name,

@@ -12,7 +12,7 @@ use crate::tui::theme::{Role, Theme};
 
 /// Draws `commands`' quick entries, dropping the middle ones when the line
 /// is too narrow (the last two, help and quit, stay), and `toast`.
-pub fn draw<C>(
+pub(crate) fn draw<C>(
     frame: &mut Frame<'_>,
     area: Rect,
     commands: &[CommandInfo<C>],

@@ -19,7 +19,11 @@ const MIN_DESCRIPTION: usize = 12;
 /// The help text as lines at most `room` columns wide where it can be
 /// (also what tests read): a description that does not fit wraps onto
 /// lines indented to the description column.
-pub fn lines<C>(sections: &[CommandSection<C>], theme: &Theme, room: usize) -> Vec<Line<'static>> {
+pub(crate) fn lines<C>(
+    sections: &[CommandSection<C>],
+    theme: &Theme,
+    room: usize,
+) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for section in sections {
         if !lines.is_empty() {
@@ -52,7 +56,7 @@ pub fn lines<C>(sections: &[CommandSection<C>], theme: &Theme, room: usize) -> V
 const TWO_COLUMNS_FROM: u16 = 110;
 
 /// Draws the overlay; `scroll` is clamped so the last line stays in view.
-pub fn draw<C>(
+pub(crate) fn draw<C>(
     frame: &mut Frame<'_>,
     area: Rect,
     sections: &[CommandSection<C>],

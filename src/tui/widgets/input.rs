@@ -22,10 +22,10 @@ use crate::tui::theme::{Role, Theme};
 
 /// Values up to this many bytes are edited and drawn by tui-input as is
 /// (it also keeps its yank buffer, ctrl-y, across typed characters).
-pub const SHORT_VALUE: usize = 4 * 1024;
+pub(crate) const SHORT_VALUE: usize = 4 * 1024;
 
 /// Types a key into the field; whether the value or cursor changed.
-pub fn type_key(input: &mut Input, key: &KeyEvent) -> bool {
+pub(crate) fn type_key(input: &mut Input, key: &KeyEvent) -> bool {
     match to_input_request(&Event::Key(*key)) {
         Some(InputRequest::InsertChar(c)) => insert(input, c.encode_utf8(&mut [0; 4])),
         Some(request) => input.handle(request).is_some(),
@@ -36,7 +36,7 @@ pub fn type_key(input: &mut Input, key: &KeyEvent) -> bool {
 /// Inserts pasted text at the cursor; line breaks and tabs are dropped
 /// (every field is one line, and a secret copied with a newline must still
 /// validate).
-pub fn paste(input: &mut Input, text: &str) -> bool {
+pub(crate) fn paste(input: &mut Input, text: &str) -> bool {
     let breaks = |c: char| matches!(c, '\n' | '\r' | '\t');
     if text.contains(breaks) {
         insert(input, &text.replace(breaks, ""))
@@ -49,7 +49,7 @@ pub fn paste(input: &mut Input, text: &str) -> bool {
 /// whether anything changed. A long value is rebuilt in one pass (its
 /// yank buffer is then dropped), so inserting n characters into a value
 /// of m bytes costs O(n + m), not O(n × m).
-pub fn insert(input: &mut Input, text: &str) -> bool {
+pub(crate) fn insert(input: &mut Input, text: &str) -> bool {
     if text.is_empty() {
         return false;
     }
@@ -79,7 +79,7 @@ pub fn insert(input: &mut Input, text: &str) -> bool {
 /// The byte where character `n` of `s` starts (`s.len()` past the end).
 /// Counts character starts 64 bytes at a time, which the compiler
 /// vectorises, then walks at most one chunk.
-pub fn byte_index(s: &str, n: usize) -> usize {
+pub(crate) fn byte_index(s: &str, n: usize) -> usize {
     const CHUNK: usize = 64;
     let starts = |bytes: &[u8]| bytes.iter().filter(|b| *b & 0xC0 != 0x80).count();
     let mut left = n;
@@ -106,7 +106,7 @@ pub fn byte_index(s: &str, n: usize) -> usize {
 /// is short, else a copy of the characters within four widths of the
 /// cursor on either side, the cursor at the same place among them. The
 /// visible line is the same; the cost is the width's, not the value's.
-pub fn near_cursor(input: &Input, width: usize) -> Cow<'_, Input> {
+pub(crate) fn near_cursor(input: &Input, width: usize) -> Cow<'_, Input> {
     let value = input.value();
     if value.len() <= SHORT_VALUE {
         return Cow::Borrowed(input);
@@ -129,7 +129,7 @@ pub fn near_cursor(input: &Input, width: usize) -> Cow<'_, Input> {
 
 /// How a field shows its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Echo {
+pub(crate) enum Echo {
     Plain,
     /// One `•` per character: for secrets.
     Masked,
@@ -137,7 +137,7 @@ pub enum Echo {
 
 /// Draws `input` in `area` (one line), scrolled so the cursor shows; sets
 /// the terminal cursor there when `focused`.
-pub fn draw(
+pub(crate) fn draw(
     frame: &mut Frame<'_>,
     area: Rect,
     input: &Input,
@@ -179,7 +179,13 @@ pub fn draw(
 
 /// An accented `label` and, after it, `input` focused and plain in the
 /// selection style (the panes' one-line prompts).
-pub fn draw_prompt(frame: &mut Frame<'_>, area: Rect, label: &str, input: &Input, theme: &Theme) {
+pub(crate) fn draw_prompt(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    label: &str,
+    input: &Input,
+    theme: &Theme,
+) {
     let [label_area, input_area] = Layout::horizontal([
         Constraint::Length(u16::try_from(label.len()).unwrap_or(u16::MAX)),
         Constraint::Min(1),
@@ -201,7 +207,7 @@ pub fn draw_prompt(frame: &mut Frame<'_>, area: Rect, label: &str, input: &Input
 
 /// Row `index` of a form drawn one field per line in `area`: the cells
 /// of its label and of its field, or `None` below the bottom.
-pub fn form_row(area: Rect, index: usize, label_width: u16) -> Option<[Rect; 2]> {
+pub(crate) fn form_row(area: Rect, index: usize, label_width: u16) -> Option<[Rect; 2]> {
     let y = area.y.saturating_add(u16::try_from(index).ok()?);
     if y >= area.bottom() {
         return None;
@@ -216,7 +222,13 @@ pub fn form_row(area: Rect, index: usize, label_width: u16) -> Option<[Rect; 2]>
 
 /// A form field's label: marked `›` and accented while `active`, muted
 /// otherwise.
-pub fn draw_label(frame: &mut Frame<'_>, area: Rect, label: &str, active: bool, theme: &Theme) {
+pub(crate) fn draw_label(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    label: &str,
+    active: bool,
+    theme: &Theme,
+) {
     let (marker, role) = if active {
         ("›", Role::Accent)
     } else {
@@ -230,7 +242,7 @@ pub fn draw_label(frame: &mut Frame<'_>, area: Rect, label: &str, active: bool, 
 
 /// The field after `current` in `order` (before it unless `forward`),
 /// wrapping round; counted from the first when `current` is not there.
-pub fn cycle<T: Copy + PartialEq>(order: &[T], current: T, forward: bool) -> T {
+pub(crate) fn cycle<T: Copy + PartialEq>(order: &[T], current: T, forward: bool) -> T {
     let position = order.iter().position(|item| *item == current).unwrap_or(0);
     let step = if forward { 1 } else { order.len() - 1 };
     order[(position + step) % order.len()]

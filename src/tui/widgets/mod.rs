@@ -4,19 +4,19 @@
 //! scroll ([`table::TableState`]) and its filter, sort and order
 //! ([`table_view::TableView`]), which the panes own.
 
-pub mod footer;
-pub mod help;
-pub mod input;
-pub mod popup;
-pub mod status;
-pub mod table;
-pub mod table_view;
+pub(crate) mod footer;
+pub(crate) mod help;
+pub(crate) mod input;
+pub(crate) mod popup;
+pub(crate) mod status;
+pub(crate) mod table;
+pub(crate) mod table_view;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// Display columns of `text` (wide characters count two).
-pub fn width(text: &str) -> usize {
+pub(crate) fn width(text: &str) -> usize {
     Span::raw(text).width()
 }
 
@@ -27,14 +27,14 @@ fn char_width(c: char) -> usize {
 
 /// A time in Unix milliseconds as `HH:MM:SS` UTC (the clock the store's
 /// and the platform's times are shown in), `—` when out of range.
-pub fn utc_clock(ms: i64) -> String {
+pub(crate) fn utc_clock(ms: i64) -> String {
     chrono::TimeZone::timestamp_millis_opt(&chrono::Utc, ms)
         .single()
         .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
 }
 
 /// `text` cut to `width` display columns, ending in `…` when cut.
-pub fn fit(text: &str, width: usize) -> String {
+pub(crate) fn fit(text: &str, width: usize) -> String {
     if self::width(text) <= width {
         return text.to_owned();
     }
@@ -57,7 +57,7 @@ pub fn fit(text: &str, width: usize) -> String {
 
 /// A line of styled spans cut to `width` columns, the last kept span
 /// ending in `…` when anything was cut (styles kept).
-pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+pub(crate) fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
     let total: usize = line
         .spans
         .iter()
@@ -93,7 +93,7 @@ pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
 /// the path, with `…` where the middle was cut (`http://127.0.0.1:40591/…
 /// hooks`); narrower, the host without the scheme, then the host alone
 /// with its port kept (`…0.0.1:40591`). Not a URL: [`fit`].
-pub fn fit_url(url: &str, width: usize) -> String {
+pub(crate) fn fit_url(url: &str, width: usize) -> String {
     if self::width(url) <= width {
         return url.to_owned();
     }
@@ -150,7 +150,7 @@ fn keep_end(text: &str, width: usize) -> String {
 /// How a column of ids in 8 characters names each so that no two look
 /// alike: the first eight characters, or, when two distinct ids share
 /// those (agents numbered at the end, say), `…` and the last seven.
-pub fn distinct_short<'a>(ids: impl Iterator<Item = &'a str>) -> impl Fn(&str) -> String {
+pub(crate) fn distinct_short<'a>(ids: impl Iterator<Item = &'a str>) -> impl Fn(&str) -> String {
     use std::collections::BTreeSet;
     let distinct: BTreeSet<&str> = ids.collect();
     let prefixes: BTreeSet<&str> = distinct
@@ -172,14 +172,14 @@ pub fn distinct_short<'a>(ids: impl Iterator<Item = &'a str>) -> impl Fn(&str) -
 /// `text` cut into lines of at most `width` display columns at spaces (a
 /// word longer than a line is cut where it must be; wide characters count
 /// two). Always at least one line.
-pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
     wrap_with(textwrap::Options::new(width.max(1)), text)
 }
 
 /// `text` word-wrapped to `room` columns: the first line after `first`,
 /// the others after `rest` (a word longer than a line is cut; every line
 /// leaves at least 8 columns for the text). Always at least one line.
-pub fn wrapped(
+pub(crate) fn wrapped(
     first: &str,
     rest: &str,
     text: &str,

@@ -10,7 +10,7 @@ use crate::tui::theme::{Role, Theme};
 
 /// Clears a centred `width`×`height` box in `area` (clamped), draws its
 /// border and title, and answers the inner area.
-pub fn open(
+pub(crate) fn open(
     frame: &mut Frame<'_>,
     area: Rect,
     width: u16,

@@ -10,7 +10,7 @@ use super::{fit, width};
 use crate::tui::app::{App, Connection};
 use crate::tui::theme::{Role, Theme};
 
-pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) {
     let status = theme.status();
     let label = |text: &'static str| Span::styled(text, theme.style(Role::Muted).patch(status));
     let value = |text: String| Span::styled(text, theme.style(Role::Fg).patch(status));

@@ -14,7 +14,7 @@ use crate::tui::keymap::Move;
 use crate::tui::theme::{Role, Theme};
 
 /// Keeps `selected` on screen, moving the window as little as possible.
-pub fn scroll_offset(previous: usize, selected: usize, height: usize, len: usize) -> usize {
+pub(crate) fn scroll_offset(previous: usize, selected: usize, height: usize, len: usize) -> usize {
     let height = height.max(1);
     let mut offset = previous.min(len.saturating_sub(height));
     if selected < offset {
@@ -28,7 +28,7 @@ pub fn scroll_offset(previous: usize, selected: usize, height: usize, len: usize
 /// The positions of the rows a table of `len` rows shows in `area` (one
 /// line of it is the header). Remembers the page height (the page up /
 /// down step) in `page` and the window's start in `offset`.
-pub fn visible_window(
+pub(crate) fn visible_window(
     area: Rect,
     page: &Cell<usize>,
     offset: &Cell<usize>,
@@ -43,11 +43,11 @@ pub fn visible_window(
 }
 
 /// Blank cells between two columns.
-pub const COLUMN_GAP: u16 = 1;
+pub(crate) const COLUMN_GAP: u16 = 1;
 
 /// What is left of `width` for the flexible columns once the `fixed` ones
 /// and the gaps between all `columns` are taken.
-pub fn rest_width(width: u16, fixed: &[u16], columns: usize) -> u16 {
+pub(crate) fn rest_width(width: u16, fixed: &[u16], columns: usize) -> u16 {
     let gaps = u16::try_from(columns.saturating_sub(1)).unwrap_or(u16::MAX);
     width
         .saturating_sub(fixed.iter().sum())
@@ -56,7 +56,7 @@ pub fn rest_width(width: u16, fixed: &[u16], columns: usize) -> u16 {
 
 /// `fixed` columns, then one that takes what is left of `width`: the
 /// widths, and the last column's.
-pub fn fixed_then_rest(width: u16, fixed: &[u16]) -> (Vec<Constraint>, u16) {
+pub(crate) fn fixed_then_rest(width: u16, fixed: &[u16]) -> (Vec<Constraint>, u16) {
     let rest = rest_width(width, fixed, fixed.len() + 1);
     let widths = fixed
         .iter()
@@ -69,23 +69,23 @@ pub fn fixed_then_rest(width: u16, fixed: &[u16]) -> (Vec<Constraint>, u16) {
 /// A table's header and the widths of all its columns but the last, which
 /// takes what they leave ([`TableState::draw_window`]), and the column
 /// the rows are sorted by.
-pub struct Columns<'c> {
-    pub header: &'c [&'static str],
-    pub fixed: &'c [u16],
-    pub sorted: Option<SortMark>,
+pub(crate) struct Columns<'c> {
+    pub(crate) header: &'c [&'static str],
+    pub(crate) fixed: &'c [u16],
+    pub(crate) sorted: Option<SortMark>,
 }
 
 /// The column a table is sorted by, and which way: its header ends in
 /// `▲` (ascending) or `▼` (descending).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SortMark {
-    pub column: usize,
-    pub descending: bool,
+pub(crate) struct SortMark {
+    pub(crate) column: usize,
+    pub(crate) descending: bool,
 }
 
 /// `header` with the sort arrow, in `width` columns when given (the
 /// header is cut to make room rather than the arrow).
-pub fn marked_header(header: &str, descending: bool, width: Option<u16>) -> String {
+pub(crate) fn marked_header(header: &str, descending: bool, width: Option<u16>) -> String {
     let arrow = if descending { '▼' } else { '▲' };
     let width = width.map_or(usize::MAX, usize::from);
     if super::width(header) + 2 <= width {
@@ -107,7 +107,7 @@ pub fn marked_header(header: &str, descending: bool, width: Option<u16>) -> Stri
 
 /// Draws `rows` under a muted `header` (the `sorted` column marked),
 /// [`COLUMN_GAP`] apart.
-pub fn draw<'a>(
+pub(crate) fn draw<'a>(
     frame: &mut Frame<'_>,
     area: Rect,
     header: &[&'static str],
@@ -137,7 +137,7 @@ pub fn draw<'a>(
 
 /// In place of a table with no rows: a muted note, inset, under a blank
 /// line.
-pub fn draw_note(frame: &mut Frame<'_>, area: Rect, note: &str, theme: &Theme) {
+pub(crate) fn draw_note(frame: &mut Frame<'_>, area: Rect, note: &str, theme: &Theme) {
     frame.render_widget(
         Paragraph::new(vec![Line::default(), Line::from(note.to_owned())])
             .style(theme.style(Role::Muted))
@@ -148,7 +148,13 @@ pub fn draw_note(frame: &mut Frame<'_>, area: Rect, note: &str, theme: &Theme) {
 
 /// In place of a table that could not load: `what` failed (and how to try
 /// again) in the error colour, then why.
-pub fn draw_load_error(frame: &mut Frame<'_>, area: Rect, what: &str, why: &str, theme: &Theme) {
+pub(crate) fn draw_load_error(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    what: &str,
+    why: &str,
+    theme: &Theme,
+) {
     let lines = vec![
         Line::default(),
         Line::from(Span::styled(what.to_owned(), theme.style(Role::Error))),
@@ -163,12 +169,12 @@ pub fn draw_load_error(frame: &mut Frame<'_>, area: Rect, what: &str, why: &str,
 /// A table's selection and scroll state: the selected row, the window's
 /// start last frame and the page height last frame (kept by the view).
 #[derive(Debug)]
-pub struct TableState {
+pub(crate) struct TableState {
     selected: usize,
     /// First row on screen; kept by the view so the selection stays visible.
-    pub offset: Cell<usize>,
+    pub(crate) offset: Cell<usize>,
     /// Rows the table showed last frame (the page up / down step).
-    pub page: Cell<usize>,
+    pub(crate) page: Cell<usize>,
 }
 
 impl Default for TableState {
@@ -183,46 +189,46 @@ impl Default for TableState {
 
 impl TableState {
     /// The selected position in a table of `len` rows (none when empty).
-    pub fn selected(&self, len: usize) -> Option<usize> {
+    pub(crate) fn selected(&self, len: usize) -> Option<usize> {
         (len > 0).then_some(self.selected)
     }
 
     /// The selected position, even in an empty table.
-    pub fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.selected
     }
 
-    pub fn select(&mut self, position: usize) {
+    pub(crate) fn select(&mut self, position: usize) {
         self.selected = position;
     }
 
     /// Keeps the selection inside a table of `len` rows.
-    pub fn clamp(&mut self, len: usize) {
+    pub(crate) fn clamp(&mut self, len: usize) {
         self.selected = self.selected.min(len.saturating_sub(1));
     }
 
     /// Selects `position` if there is one, else keeps the selection inside
     /// a table of `len` rows.
-    pub fn select_or_clamp(&mut self, position: Option<usize>, len: usize) {
+    pub(crate) fn select_or_clamp(&mut self, position: Option<usize>, len: usize) {
         match position {
             Some(position) => self.selected = position,
             None => self.clamp(len),
         }
     }
 
-    pub fn apply(&mut self, to: Move, len: usize) {
+    pub(crate) fn apply(&mut self, to: Move, len: usize) {
         self.selected = to.apply(self.selected, len, self.page.get());
     }
 
     /// Back to the first row, scrolled to the top.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.selected = 0;
         self.offset.set(0);
     }
 
     /// The rows a table of `len` rows shows in `area`; see
     /// [`visible_window`].
-    pub fn window(&self, area: Rect, len: usize) -> Range<usize> {
+    pub(crate) fn window(&self, area: Rect, len: usize) -> Range<usize> {
         visible_window(area, &self.page, &self.offset, self.selected(len), len)
     }
 
@@ -230,7 +236,7 @@ impl TableState {
     /// `area` under `columns.header`: `columns.fixed` widths, then one
     /// column that takes the rest. `row(position, selected, rest_width)`
     /// builds each row on screen; `None` leaves it out.
-    pub fn draw_window<'a>(
+    pub(crate) fn draw_window<'a>(
         &self,
         frame: &mut Frame<'_>,
         area: Rect,
@@ -258,7 +264,7 @@ impl TableState {
 
     /// The rows the view will show on the next frame, from the page height
     /// it showed last (without moving the remembered offset).
-    pub fn next_window(&self, len: usize) -> Range<usize> {
+    pub(crate) fn next_window(&self, len: usize) -> Range<usize> {
         let height = self.page.get().max(1);
         let start = scroll_offset(
             self.offset.get(),

@@ -30,13 +30,13 @@ use super::input as field;
 use super::table::{SortMark, TableState};
 use crate::tui::keymap::Move;
 
-pub use draw::{draw_prompt, filter_title, prompt_line};
-pub use keys::{TableCommand, prompt_commands, table_commands, wrapped};
-pub use schema::{Column, Field, FieldKind, Schema, SortKey};
+pub(crate) use draw::{draw_prompt, filter_title, prompt_line};
+pub(crate) use keys::{TableCommand, prompt_commands, table_commands, wrapped};
+pub(crate) use schema::{Column, Field, FieldKind, Schema, SortKey};
 use schema::{Filter, compare};
 
 /// Rows a view can order: a slice, a `Vec` or a `VecDeque`.
-pub trait Rows<R> {
+pub(crate) trait Rows<R> {
     fn count(&self) -> usize;
     fn row(&self, index: usize) -> Option<&R>;
 }
@@ -76,18 +76,18 @@ impl<R> Rows<R> for VecDeque<R> {
 /// then (each filter typed selects it again when it shows it, so a
 /// half-typed word that hides it for a moment does not lose it).
 #[derive(Debug)]
-pub struct Prompt {
-    pub input: Input,
-    pub error: Option<String>,
+pub(crate) struct Prompt {
+    pub(crate) input: Input,
+    pub(crate) error: Option<String>,
     before: String,
     anchor: Option<String>,
 }
 
 /// A table's filter, sort, order and selection.
-pub struct TableView<R: 'static> {
+pub(crate) struct TableView<R: 'static> {
     schema: &'static Schema<R>,
     /// The selection (a position in the order) and the scroll.
-    pub state: TableState,
+    pub(crate) state: TableState,
     filter: Filter,
     sort: Option<SortMark>,
     /// Row indices in the order shown; `None`: every row, in its own
@@ -96,7 +96,7 @@ pub struct TableView<R: 'static> {
     /// Rows when the order was last made.
     total: usize,
     /// The `/` prompt, while it is open.
-    pub prompt: Option<Prompt>,
+    pub(crate) prompt: Option<Prompt>,
     /// Unix milliseconds now, for `since:` (a fixed clock in tests).
     clock: fn() -> i64,
 }
@@ -115,7 +115,7 @@ impl<R> fmt::Debug for TableView<R> {
 }
 
 impl<R> TableView<R> {
-    pub fn new(schema: &'static Schema<R>) -> TableView<R> {
+    pub(crate) fn new(schema: &'static Schema<R>) -> TableView<R> {
         TableView {
             schema,
             state: TableState::default(),
@@ -130,28 +130,28 @@ impl<R> TableView<R> {
 
     /// Replaces the wall clock `since:` counts back from (tests).
     #[cfg(test)]
-    pub fn with_clock(mut self, clock: fn() -> i64) -> TableView<R> {
+    pub(crate) fn with_clock(mut self, clock: fn() -> i64) -> TableView<R> {
         self.clock = clock;
         self
     }
 
-    pub fn schema(&self) -> &'static Schema<R> {
+    pub(crate) fn schema(&self) -> &'static Schema<R> {
         self.schema
     }
 
     // ---- the order and the selection ------------------------------------
 
     /// Rows shown.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.order.as_ref().map_or(self.total, Vec::len)
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The row index shown at `position`.
-    pub fn index(&self, position: usize) -> Option<usize> {
+    pub(crate) fn index(&self, position: usize) -> Option<usize> {
         match &self.order {
             Some(order) => order.get(position).copied(),
             None => (position < self.total).then_some(position),
@@ -159,55 +159,59 @@ impl<R> TableView<R> {
     }
 
     /// The row shown at `position`.
-    pub fn row_at<'r, S: Rows<R> + ?Sized>(&self, rows: &'r S, position: usize) -> Option<&'r R> {
+    pub(crate) fn row_at<'r, S: Rows<R> + ?Sized>(
+        &self,
+        rows: &'r S,
+        position: usize,
+    ) -> Option<&'r R> {
         rows.row(self.index(position)?)
     }
 
     /// The selected position (none when nothing is shown).
-    pub fn selected_position(&self) -> Option<usize> {
+    pub(crate) fn selected_position(&self) -> Option<usize> {
         self.state.selected(self.len())
     }
 
     /// The selected row's index in the rows.
-    pub fn selected_index(&self) -> Option<usize> {
+    pub(crate) fn selected_index(&self) -> Option<usize> {
         self.index(self.state.position())
     }
 
-    pub fn selected<'r, S: Rows<R> + ?Sized>(&self, rows: &'r S) -> Option<&'r R> {
+    pub(crate) fn selected<'r, S: Rows<R> + ?Sized>(&self, rows: &'r S) -> Option<&'r R> {
         rows.row(self.selected_index()?)
     }
 
     /// What identifies the selected row.
-    pub fn selected_key<S: Rows<R> + ?Sized>(&self, rows: &S) -> Option<String> {
+    pub(crate) fn selected_key<S: Rows<R> + ?Sized>(&self, rows: &S) -> Option<String> {
         self.selected(rows)
             .map(|row| (self.schema.key)(row).into_owned())
     }
 
     /// Where the row `key` identifies is shown.
-    pub fn position_of<S: Rows<R> + ?Sized>(&self, rows: &S, key: &str) -> Option<usize> {
+    pub(crate) fn position_of<S: Rows<R> + ?Sized>(&self, rows: &S, key: &str) -> Option<usize> {
         (0..self.len()).find(|position| {
             self.row_at(rows, *position)
                 .is_some_and(|row| (self.schema.key)(row) == key)
         })
     }
 
-    pub fn apply(&mut self, to: Move) {
+    pub(crate) fn apply(&mut self, to: Move) {
         self.state.apply(to, self.len());
     }
 
-    pub fn select(&mut self, position: usize) {
+    pub(crate) fn select(&mut self, position: usize) {
         self.state.select(position);
     }
 
     /// Back to the first row, scrolled to the top.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.state.reset();
     }
 
     /// The rows changed (or were mutated in place): the order is made
     /// again; the selection goes to `kept` (a row's key, taken before the
     /// change) if it is shown, else stays inside the table.
-    pub fn refresh<S: Rows<R> + ?Sized>(&mut self, rows: &S, kept: Option<String>) {
+    pub(crate) fn refresh<S: Rows<R> + ?Sized>(&mut self, rows: &S, kept: Option<String>) {
         self.recompute(rows);
         let position = kept.and_then(|kept| self.find_near(rows, &kept));
         self.state.select_or_clamp(position, self.len());
@@ -230,7 +234,7 @@ impl<R> TableView<R> {
     }
 
     /// Replaces `rows` with `fresh`, the selection staying on its record.
-    pub fn replace(&mut self, rows: &mut Vec<R>, fresh: Vec<R>) {
+    pub(crate) fn replace(&mut self, rows: &mut Vec<R>, fresh: Vec<R>) {
         let kept = self.selected_key(rows);
         *rows = fresh;
         self.refresh(rows, kept);
@@ -267,17 +271,21 @@ impl<R> TableView<R> {
     // ---- the filter -----------------------------------------------------
 
     /// The filter in force, as typed (empty: none).
-    pub fn filter_text(&self) -> &str {
+    pub(crate) fn filter_text(&self) -> &str {
         &self.filter.text
     }
 
-    pub fn filtering(&self) -> bool {
+    pub(crate) fn filtering(&self) -> bool {
         !self.filter.text.is_empty()
     }
 
     /// Filters by `text`, the selection staying on its record if it is
     /// still shown; an error (nothing changed) says what to write.
-    pub fn set_filter<S: Rows<R> + ?Sized>(&mut self, text: &str, rows: &S) -> Result<(), String> {
+    pub(crate) fn set_filter<S: Rows<R> + ?Sized>(
+        &mut self,
+        text: &str,
+        rows: &S,
+    ) -> Result<(), String> {
         let kept = self.selected_key(rows);
         self.filter_keeping(text, rows, kept)
     }
@@ -294,12 +302,12 @@ impl<R> TableView<R> {
         Ok(())
     }
 
-    pub fn prompting(&self) -> bool {
+    pub(crate) fn prompting(&self) -> bool {
         self.prompt.is_some()
     }
 
     /// `/`: the prompt, holding the filter in force.
-    pub fn open_prompt<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
+    pub(crate) fn open_prompt<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
         self.prompt = Some(Prompt {
             input: Input::new(self.filter.text.clone()),
             error: None,
@@ -323,7 +331,7 @@ impl<R> TableView<R> {
 
     /// `enter`: the filter typed stays, and the prompt closes (unless it
     /// does not parse).
-    pub fn submit_prompt<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
+    pub(crate) fn submit_prompt<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
         self.typed(rows);
         if self.prompt.as_ref().is_some_and(|p| p.error.is_none()) {
             self.prompt = None;
@@ -331,7 +339,7 @@ impl<R> TableView<R> {
     }
 
     /// `esc` in the prompt: back to the filter in force before it opened.
-    pub fn cancel_prompt<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
+    pub(crate) fn cancel_prompt<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
         if let Some(prompt) = self.prompt.take()
             && self
                 .filter_keeping(&prompt.before, rows, prompt.anchor)
@@ -342,7 +350,7 @@ impl<R> TableView<R> {
     }
 
     /// `esc` on the table: no filter.
-    pub fn clear_filter<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
+    pub(crate) fn clear_filter<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
         self.prompt = None;
         let kept = self.selected_key(rows);
         self.filter = Filter::default();
@@ -350,7 +358,7 @@ impl<R> TableView<R> {
     }
 
     /// A key for the prompt (refilters when the text changed).
-    pub fn type_key<S: Rows<R> + ?Sized>(&mut self, key: &KeyEvent, rows: &S) {
+    pub(crate) fn type_key<S: Rows<R> + ?Sized>(&mut self, key: &KeyEvent, rows: &S) {
         if let Some(prompt) = &mut self.prompt
             && field::type_key(&mut prompt.input, key)
         {
@@ -359,7 +367,7 @@ impl<R> TableView<R> {
     }
 
     /// Pasted text for the prompt.
-    pub fn paste<S: Rows<R> + ?Sized>(&mut self, pasted: &str, rows: &S) {
+    pub(crate) fn paste<S: Rows<R> + ?Sized>(&mut self, pasted: &str, rows: &S) {
         if let Some(prompt) = &mut self.prompt
             && field::paste(&mut prompt.input, pasted)
         {
@@ -370,14 +378,14 @@ impl<R> TableView<R> {
     // ---- the sort -------------------------------------------------------
 
     /// The column sorted by, and which way.
-    pub fn sorted(&self) -> Option<SortMark> {
+    pub(crate) fn sorted(&self) -> Option<SortMark> {
         self.sort
     }
 
     /// `S`: the column sorted by goes ▲, then ▼, then on to the next
     /// column; after the last column's ▼ the rows are in their own order
     /// again. The selection stays on its record.
-    pub fn cycle_sort<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
+    pub(crate) fn cycle_sort<S: Rows<R> + ?Sized>(&mut self, rows: &S) {
         let last = self.schema.columns.len().checked_sub(1);
         let next = match (self.sort, last) {
             (_, None) => None,
@@ -400,14 +408,14 @@ impl<R> TableView<R> {
 
     /// Sorts by `sort` (`None`: the rows' own order), the selection
     /// staying on its record.
-    pub fn set_sort<S: Rows<R> + ?Sized>(&mut self, sort: Option<SortMark>, rows: &S) {
+    pub(crate) fn set_sort<S: Rows<R> + ?Sized>(&mut self, sort: Option<SortMark>, rows: &S) {
         let kept = self.selected_key(rows);
         self.sort = sort.filter(|mark| mark.column < self.schema.columns.len());
         self.refresh(rows, kept);
     }
 
     /// Runs a table command on `rows` (a table the view filters itself).
-    pub fn run<S: Rows<R> + ?Sized>(&mut self, command: TableCommand, rows: &S) {
+    pub(crate) fn run<S: Rows<R> + ?Sized>(&mut self, command: TableCommand, rows: &S) {
         match command {
             TableCommand::Filter => self.open_prompt(rows),
             TableCommand::ApplyFilter => self.submit_prompt(rows),

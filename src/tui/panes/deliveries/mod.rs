@@ -18,9 +18,9 @@
 
 mod commands;
 mod live;
-pub mod table;
-pub use earshot_core::api::delivery_verdict as verdict;
-pub mod view;
+pub(crate) mod table;
+pub(crate) use earshot_core::api::delivery_verdict as verdict;
+pub(crate) mod view;
 
 use std::time::{Duration, Instant};
 
@@ -47,15 +47,15 @@ use commands::{detail_commands, id_prompt_commands, table_commands};
 use live::Liveness;
 
 /// Most recently viewed ids kept.
-pub const RECENT_MAX: usize = 20;
+pub(crate) const RECENT_MAX: usize = 20;
 /// Most ids the prompt lists at once (type to narrow them).
 const CHOICES_MAX: usize = 1_000;
 /// How often the attempts are loaded again while a retry is to come.
-pub const REFRESH_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const REFRESH_EVERY: Duration = Duration::from_secs(2);
 
 /// Results of the Deliveries pane's platform calls.
 #[derive(Clone, Debug)]
-pub enum DeliveriesResult {
+pub(crate) enum DeliveriesResult {
     /// `seq` identifies the load; a superseded load's answer is dropped.
     Loaded {
         seq: u64,
@@ -78,7 +78,7 @@ pub enum DeliveriesResult {
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DlvCommand {
+pub(crate) enum DlvCommand {
     /// Through the table (or the detail's rows).
     Move(Move),
     /// Table → detail.
@@ -107,14 +107,14 @@ pub enum DlvCommand {
 
 /// Table or detail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     Table,
     Detail,
 }
 
 /// What has the keyboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// The id prompt.
     Prompt,
     /// The table's `/` prompt.
@@ -125,9 +125,9 @@ pub enum Mode {
 
 /// The pane's state.
 #[derive(Debug)]
-pub struct DeliveriesPane {
+pub(crate) struct DeliveriesPane {
     /// The session or call id on screen.
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
     /// The attempts of `id`, as last loaded.
     list: Load<Vec<DeliveryRecord>>,
     /// What makes `rows` live, kept with them (see [`Self::live`]).
@@ -135,9 +135,9 @@ pub struct DeliveriesPane {
     /// The filter, the sort, the order and the selection in it.
     pub(crate) table: TableView<DeliveryRecord>,
     /// Showing `/latest` rather than every attempt.
-    pub latest: bool,
-    pub prompt: Input,
-    pub prompting: bool,
+    pub(crate) latest: bool,
+    pub(crate) prompt: Input,
+    pub(crate) prompting: bool,
     /// Ids that loaded recently, most recent first.
     recent: Vec<String>,
     /// Every session the incident history knows, most recently active
@@ -147,19 +147,19 @@ pub struct DeliveriesPane {
     /// the ids offered.
     typed: String,
     /// The recent id picked with ↑↓, if any.
-    pub recent_selected: Option<usize>,
-    pub view: View,
+    pub(crate) recent_selected: Option<usize>,
+    pub(crate) view: View,
     /// When the last load was issued (the auto-refresh's pace).
     last_load: Option<Instant>,
     /// Wall-clock time countdowns are drawn from; moved on by the tick.
-    pub now: DateTime<Utc>,
+    pub(crate) now: DateTime<Utc>,
     clock: fn() -> DateTime<Utc>,
     /// The session record of the id on screen, once loaded.
     session: Option<Box<SessionView>>,
     /// Why the session record could not be loaded.
-    pub session_error: Option<String>,
+    pub(crate) session_error: Option<String>,
     /// The caller's number shown in full (the operator asked).
-    pub reveal_number: bool,
+    pub(crate) reveal_number: bool,
     /// The link `c` copies next (cycles through the session's links).
     next_link: usize,
 }
@@ -171,7 +171,7 @@ impl Default for DeliveriesPane {
 }
 
 impl DeliveriesPane {
-    pub fn new() -> DeliveriesPane {
+    pub(crate) fn new() -> DeliveriesPane {
         DeliveriesPane {
             id: None,
             list: Load::new(),
@@ -196,7 +196,7 @@ impl DeliveriesPane {
     }
 
     /// Replaces the wall clock (tests and snapshots use a fixed one).
-    pub fn with_clock(mut self, clock: fn() -> DateTime<Utc>) -> Self {
+    pub(crate) fn with_clock(mut self, clock: fn() -> DateTime<Utc>) -> Self {
         self.clock = clock;
         self.now = clock();
         self
@@ -215,7 +215,7 @@ impl DeliveriesPane {
     }
 
     #[cfg(test)]
-    pub fn recent(&self) -> &[String] {
+    pub(crate) fn recent(&self) -> &[String] {
         &self.recent
     }
 
@@ -241,7 +241,7 @@ impl DeliveriesPane {
 
     /// Rows as if just loaded for `id` (fixtures for tests and snapshots).
     #[cfg(test)]
-    pub fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
+    pub(crate) fn set_rows(&mut self, id: &str, rows: Vec<DeliveryRecord>) {
         self.id = Some(id.to_owned());
         self.liveness = Liveness::of(&rows);
         let mut shown = std::mem::take(self.list.value_mut());
@@ -252,12 +252,12 @@ impl DeliveriesPane {
     /// The session record as if just loaded (fixtures for tests and
     /// snapshots).
     #[cfg(test)]
-    pub fn set_session(&mut self, view: SessionView) {
+    pub(crate) fn set_session(&mut self, view: SessionView) {
         self.session = Some(Box::new(view));
         self.session_error = None;
     }
 
-    pub fn session(&self) -> Option<&SessionView> {
+    pub(crate) fn session(&self) -> Option<&SessionView> {
         self.session.as_deref()
     }
 
@@ -268,20 +268,20 @@ impl DeliveriesPane {
             .is_some_and(|view| view.links.iter().any(|link| !link.expired(self.now)))
     }
 
-    pub fn rows(&self) -> &[DeliveryRecord] {
+    pub(crate) fn rows(&self) -> &[DeliveryRecord] {
         self.list.value()
     }
 
     /// The selected row's position in the table (as filtered and sorted).
-    pub fn selected_index(&self) -> Option<usize> {
+    pub(crate) fn selected_index(&self) -> Option<usize> {
         self.table.selected_position()
     }
 
-    pub fn selected(&self) -> Option<&DeliveryRecord> {
+    pub(crate) fn selected(&self) -> Option<&DeliveryRecord> {
         self.table.selected(self.list.value())
     }
 
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         if self.prompting {
             Mode::Prompt
         } else if self.table.prompting() {
@@ -302,7 +302,7 @@ impl DeliveriesPane {
     /// attempts are loaded again and countdowns move. Asked on every frame
     /// and loop pass, so it reads the summary kept when the rows change
     /// rather than scanning them: constant time at any row count.
-    pub fn live(&self) -> bool {
+    pub(crate) fn live(&self) -> bool {
         self.liveness.live_at(self.now)
     }
 
@@ -350,7 +350,7 @@ impl DeliveriesPane {
     // ---- helpers ------------------------------------------------------
 
     /// Shows `id` (from another pane), loading its attempts.
-    pub fn open(&mut self, id: String, out: &mut Outcome) {
+    pub(crate) fn open(&mut self, id: String, out: &mut Outcome) {
         self.open_id(id, out);
     }
 

@@ -20,7 +20,7 @@ fn created_ms(row: &DeliveryRecord) -> i64 {
     row.created_at.timestamp_millis()
 }
 
-pub static TABLE: Schema<DeliveryRecord> = Schema {
+pub(crate) static TABLE: Schema<DeliveryRecord> = Schema {
     columns: &[
         Column {
             header: "ATTEMPT",

@@ -22,7 +22,7 @@ use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::redact::mask_phone;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &Theme) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     draw_title(frame, title, pane, theme);
     let (body, filter) = pane.table.split_prompt(body);

@@ -16,8 +16,8 @@
 //! `view.rs`.
 
 mod commands;
-pub mod table;
-pub mod view;
+pub(crate) mod table;
+pub(crate) mod view;
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -44,15 +44,15 @@ use earshot_core::signature::HEADER_NAME;
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
 
 /// How often the list (and an open event) is read again while on screen.
-pub const RELOAD_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(2);
 /// The newest events the list holds; a filter narrows to older ones.
-pub const LIST_LIMIT: usize = 5_000;
+pub(crate) const LIST_LIMIT: usize = 5_000;
 /// The list's window when the filter gives no `since:`.
 const DEFAULT_SINCE_MS: i64 = 7 * 86_400_000;
 
 /// What reaches the Events pane.
 #[derive(Clone, Debug)]
-pub enum EventsResult {
+pub(crate) enum EventsResult {
     /// The list read from the store; `seq` identifies the read.
     Loaded {
         seq: u64,
@@ -69,14 +69,14 @@ pub enum EventsResult {
 
 /// A re-send's answer: whether a 2xx came, and the line saying so.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resent {
-    pub delivered: bool,
-    pub summary: String,
+pub(crate) struct Resent {
+    pub(crate) delivered: bool,
+    pub(crate) summary: String,
 }
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EventsCommand {
+pub(crate) enum EventsCommand {
     /// In the list: the selection; in an event: scrolling.
     Move(Move),
     /// Open the selected event.
@@ -102,7 +102,7 @@ pub enum EventsCommand {
 
 /// What has the keyboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     List,
     Filter,
     Detail,
@@ -111,7 +111,7 @@ pub enum Mode {
 
 /// The re-send form's fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     /// The URL (sending to any URL).
     Url,
     Secret,
@@ -121,28 +121,28 @@ pub enum Field {
 
 /// Where the form sends.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum FormTarget {
+pub(crate) enum FormTarget {
     Subscription { id: String, url: Option<String> },
     AnyUrl,
 }
 
 /// The re-send form and what it reports.
 #[derive(Debug)]
-pub struct ResendForm {
-    pub event_id: String,
-    pub target: FormTarget,
-    pub url: Input,
-    pub secret: Input,
-    pub confirm: Input,
-    pub field: Field,
-    pub sending: bool,
+pub(crate) struct ResendForm {
+    pub(crate) event_id: String,
+    pub(crate) target: FormTarget,
+    pub(crate) url: Input,
+    pub(crate) secret: Input,
+    pub(crate) confirm: Input,
+    pub(crate) field: Field,
+    pub(crate) sending: bool,
     /// The last send's answer, or why it could not run.
-    pub result: Option<Result<Resent, String>>,
+    pub(crate) result: Option<Result<Resent, String>>,
 }
 
 impl ResendForm {
     /// The fields in tab order.
-    pub fn fields(&self) -> &'static [Field] {
+    pub(crate) fn fields(&self) -> &'static [Field] {
         match self.target {
             FormTarget::Subscription { .. } => &[Field::Secret, Field::Confirm],
             FormTarget::AnyUrl => &[Field::Url, Field::Secret],
@@ -160,34 +160,34 @@ impl ResendForm {
 
 /// The pane's state.
 #[derive(Debug)]
-pub struct EventsPane {
+pub(crate) struct EventsPane {
     /// The events as last read (a failed read of the event open shows
     /// here too).
     list: Load<Vec<EventRow>>,
     /// The sort, the order and the selection in it.
     pub(crate) table: TableView<EventRow>,
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// The filter being typed.
-    pub filter_input: Input,
+    pub(crate) filter_input: Input,
     /// The filter in force, as typed.
-    pub filter: String,
+    pub(crate) filter: String,
     query: EventQuery,
     /// Why the typed filter was refused.
-    pub filter_error: Option<String>,
+    pub(crate) filter_error: Option<String>,
     /// While paused: the newest event when following stopped.
     paused_at: Option<String>,
     /// While paused: events that arrived above it since.
-    pub new_above: usize,
+    pub(crate) new_above: usize,
     /// The event open in full, and which event it is.
-    pub detail: Option<Box<EventDetail>>,
-    pub detail_of: Option<String>,
+    pub(crate) detail: Option<Box<EventDetail>>,
+    pub(crate) detail_of: Option<String>,
     /// The first line of the event shown; the view clamps it.
-    pub detail_scroll: Cell<usize>,
+    pub(crate) detail_scroll: Cell<usize>,
     /// The subscription (index in the event's timelines) marked for re-send.
-    pub marked: usize,
+    pub(crate) marked: usize,
     /// Personal data shown in full in the body.
-    pub reveal: bool,
-    pub resend: Option<ResendForm>,
+    pub(crate) reveal: bool,
+    pub(crate) resend: Option<ResendForm>,
     /// The latest read of the event open: an answer to another is late.
     detail_seq: u64,
     last_load: Option<Instant>,
@@ -202,7 +202,7 @@ impl Default for EventsPane {
 }
 
 impl EventsPane {
-    pub fn new() -> EventsPane {
+    pub(crate) fn new() -> EventsPane {
         EventsPane {
             list: Load::new(),
             table: TableView::new(&table::TABLE),
@@ -227,30 +227,30 @@ impl EventsPane {
 
     /// Replaces the wall clock (tests use a fixed one).
     #[cfg(test)]
-    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+    pub(crate) fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self
     }
 
-    pub fn rows(&self) -> &[EventRow] {
+    pub(crate) fn rows(&self) -> &[EventRow] {
         self.list.value()
     }
 
     /// Rows as if just loaded (fixtures for tests, snapshots, benches).
     #[cfg(test)]
-    pub fn set_rows(&mut self, rows: Vec<EventRow>) {
+    pub(crate) fn set_rows(&mut self, rows: Vec<EventRow>) {
         let mut shown = std::mem::take(self.list.value_mut());
         take_rows(&mut self.table, self.paused_at.is_none(), &mut shown, rows);
         self.list.set(shown);
         self.count_new_above();
     }
 
-    pub fn selected(&self) -> Option<&EventRow> {
+    pub(crate) fn selected(&self) -> Option<&EventRow> {
         self.table.selected(self.list.value())
     }
 
     /// The view follows the newest event (the selection is at the top).
-    pub fn following(&self) -> bool {
+    pub(crate) fn following(&self) -> bool {
         self.paused_at.is_none()
     }
 
@@ -403,10 +403,11 @@ impl EventsPane {
         }
         // Each field is checked in the order it is filled in.
         let url = form.url.value().trim().to_owned();
-        let url_ok = url::Url::parse(&url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
-        if form.target == FormTarget::AnyUrl && !url_ok {
+        if form.target == FormTarget::AnyUrl
+            && let Err(why) = earshot_core::api::validate::http_url(&url)
+        {
             form.field = Field::Url;
-            out.toast = Some("give an http:// or https:// URL to send to".into());
+            out.toast = Some(format!("the URL to send to {why}"));
             return;
         }
         let secret = form.secret.value().trim().to_owned();

@@ -31,7 +31,7 @@ fn worst_rank(row: &EventRow) -> SortKey<'static> {
     }))
 }
 
-pub static TABLE: Schema<EventRow> = Schema {
+pub(crate) static TABLE: Schema<EventRow> = Schema {
     columns: &[
         Column {
             header: "TIME UTC",

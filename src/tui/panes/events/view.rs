@@ -22,7 +22,7 @@ use earshot_core::history::event_list::{AttemptLine, EventDetail, EventRow, Subs
 use earshot_core::store::outcomes::EventState;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Theme) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     draw_title(frame, title, pane, theme);
     let (body, prompt) = prompt_line(body, pane.mode == Mode::Filter);

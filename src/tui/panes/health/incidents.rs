@@ -18,14 +18,14 @@ use earshot_core::history::incidents::{Incident, IncidentState};
 
 /// The incidents list and its acknowledgement prompt.
 #[derive(Debug)]
-pub struct Incidents {
+pub(crate) struct Incidents {
     /// The incidents of the window, as last read.
     list: Load<Vec<Incident>>,
     pub(crate) table: TableView<Incident>,
     /// Resolved incidents listed too.
-    pub all: bool,
+    pub(crate) all: bool,
     /// The note being typed for the selected incident.
-    pub note: Option<Input>,
+    pub(crate) note: Option<Input>,
 }
 
 impl Default for Incidents {
@@ -40,16 +40,16 @@ impl Default for Incidents {
 }
 
 impl Incidents {
-    pub fn rows(&self) -> &[Incident] {
+    pub(crate) fn rows(&self) -> &[Incident] {
         self.list.value()
     }
 
     /// The list has been read at least once.
-    pub fn loaded(&self) -> bool {
+    pub(crate) fn loaded(&self) -> bool {
         self.list.loaded()
     }
 
-    pub fn selected(&self) -> Option<&Incident> {
+    pub(crate) fn selected(&self) -> Option<&Incident> {
         self.table.selected(self.list.value())
     }
 
@@ -68,7 +68,7 @@ impl Incidents {
     }
 
     /// Incidents nobody acknowledged yet and not resolved.
-    pub fn open_count(&self) -> usize {
+    pub(crate) fn open_count(&self) -> usize {
         self.rows()
             .iter()
             .filter(|incident| incident.state == IncidentState::Open)

@@ -12,10 +12,10 @@
 //! render path. Drawing is in `view.rs`.
 
 mod commands;
-pub mod incidents;
-pub mod recover;
-pub mod tables;
-pub mod view;
+pub(crate) mod incidents;
+pub(crate) mod recover;
+pub(crate) mod tables;
+pub(crate) mod view;
 
 use std::time::{Duration, Instant};
 
@@ -42,13 +42,13 @@ use commands::{
     ack_commands, board_commands, incidents_commands, recover_commands, sessions_commands,
 };
 use incidents::Incidents;
-pub use recover::{Field, RecoverForm};
+pub(crate) use recover::{Field, RecoverForm};
 
 /// How often the board is read again from the store while on screen.
-pub const RELOAD_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// How often the sweep asks the platform while the pane is on screen (each
 /// sweep spends at most its small budget, one request when nothing is due).
-pub const SWEEP_EVERY: Duration = Duration::from_secs(5);
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(5);
 
 /// Whether `every` has passed since `last` (or nothing happened yet).
 fn due(last: Option<Instant>, every: Duration, at: Instant) -> bool {
@@ -57,7 +57,7 @@ fn due(last: Option<Instant>, every: Duration, at: Instant) -> bool {
 
 /// What reaches the Health pane.
 #[derive(Clone, Debug)]
-pub enum HealthResult {
+pub(crate) enum HealthResult {
     /// The board read from the store; `seq` identifies the read.
     Loaded {
         seq: u64,
@@ -97,7 +97,7 @@ pub enum HealthResult {
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HealthCommand {
+pub(crate) enum HealthCommand {
     Move(Move),
     /// Board → failing sessions; sessions → open one in Deliveries.
     Open,
@@ -125,14 +125,14 @@ pub enum HealthCommand {
 
 /// The board's window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
+pub(crate) enum Window {
     Hour,
     Day,
     Week,
 }
 
 impl Window {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Window::Hour => "1 h",
             Window::Day => "24 h",
@@ -159,7 +159,7 @@ impl Window {
 
 /// What has the keyboard.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Board,
     Sessions,
     Recover,
@@ -168,23 +168,23 @@ pub enum Mode {
 
 /// The pane's state.
 #[derive(Debug)]
-pub struct HealthPane {
+pub(crate) struct HealthPane {
     /// The board's rows, as last read from the store.
     board: Load<Vec<SubscriptionHealth>>,
     /// What the observer covers, from the last read.
-    pub coverage: Option<Coverage>,
+    pub(crate) coverage: Option<Coverage>,
     /// The board's filter, sort and selection.
     pub(crate) table: TableView<SubscriptionHealth>,
-    pub window: Window,
-    pub mode: Mode,
+    pub(crate) window: Window,
+    pub(crate) mode: Mode,
     /// The subscription whose failing sessions are listed.
-    pub sessions_of: Option<String>,
+    pub(crate) sessions_of: Option<String>,
     sessions: Vec<FailingSession>,
     pub(crate) sessions_table: TableView<FailingSession>,
-    pub recover: Option<RecoverForm>,
-    pub incidents: Incidents,
-    pub sweeping: bool,
-    pub last_sweep: Option<Result<SweepReport, String>>,
+    pub(crate) recover: Option<RecoverForm>,
+    pub(crate) incidents: Incidents,
+    pub(crate) sweeping: bool,
+    pub(crate) last_sweep: Option<Result<SweepReport, String>>,
     last_load: Option<Instant>,
     last_sweep_at: Option<Instant>,
     /// Milliseconds since the epoch, for "since" (a fixed clock in tests).
@@ -198,7 +198,7 @@ impl Default for HealthPane {
 }
 
 impl HealthPane {
-    pub fn new() -> HealthPane {
+    pub(crate) fn new() -> HealthPane {
         HealthPane {
             board: Load::new(),
             coverage: None,
@@ -221,7 +221,7 @@ impl HealthPane {
     /// Replaces the wall clock (tests use a fixed one), also the one the
     /// tables' `since:` counts back from.
     #[cfg(test)]
-    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+    pub(crate) fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self.table = TableView::new(&tables::BOARD).with_clock(clock);
         self.sessions_table = TableView::new(&tables::SESSIONS).with_clock(clock);
@@ -229,29 +229,29 @@ impl HealthPane {
         self
     }
 
-    pub fn rows(&self) -> &[SubscriptionHealth] {
+    pub(crate) fn rows(&self) -> &[SubscriptionHealth] {
         self.board.value()
     }
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
     #[cfg(test)]
-    pub fn set_rows(&mut self, rows: Vec<SubscriptionHealth>) {
+    pub(crate) fn set_rows(&mut self, rows: Vec<SubscriptionHealth>) {
         let mut shown = std::mem::take(self.board.value_mut());
         self.table.replace(&mut shown, rows);
         self.board.set(shown);
     }
 
-    pub fn sessions(&self) -> &[FailingSession] {
+    pub(crate) fn sessions(&self) -> &[FailingSession] {
         &self.sessions
     }
 
-    pub fn selected(&self) -> Option<&SubscriptionHealth> {
+    pub(crate) fn selected(&self) -> Option<&SubscriptionHealth> {
         self.table.selected(self.board.value())
     }
 
     /// The selected row's position on the board (as filtered and sorted).
     #[cfg(test)]
-    pub fn selected_index(&self) -> Option<usize> {
+    pub(crate) fn selected_index(&self) -> Option<usize> {
         self.table.selected_position()
     }
 

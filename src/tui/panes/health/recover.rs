@@ -18,30 +18,30 @@ const SENT_SHOWN: usize = 500;
 
 /// The form's two fields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Secret,
     Confirm,
 }
 
 /// The recover form and what it reports.
 #[derive(Debug)]
-pub struct RecoverForm {
-    pub subscription_id: String,
-    pub url: String,
-    pub secret: Input,
-    pub confirm: Input,
-    pub field: Field,
+pub(crate) struct RecoverForm {
+    pub(crate) subscription_id: String,
+    pub(crate) url: String,
+    pub(crate) secret: Input,
+    pub(crate) confirm: Input,
+    pub(crate) field: Field,
     /// What would be sent, once read (or why it could not be).
-    pub preview: Option<Result<Preview, String>>,
+    pub(crate) preview: Option<Result<Preview, String>>,
     /// Sent so far of the total, while running.
-    pub progress: Option<(usize, usize)>,
+    pub(crate) progress: Option<(usize, usize)>,
     /// Each event re-sent and its answer, oldest first (the newest
     /// [`SENT_SHOWN`]).
-    pub sent: Vec<Sent>,
+    pub(crate) sent: Vec<Sent>,
     /// `esc` asked the run to stop after the event being sent.
-    pub cancelling: bool,
+    pub(crate) cancelling: bool,
     /// The last run's summary line, or why it could not run.
-    pub result: Option<Result<String, String>>,
+    pub(crate) result: Option<Result<String, String>>,
 }
 
 impl RecoverForm {
@@ -65,7 +65,7 @@ impl RecoverForm {
         }
     }
 
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.progress.is_some()
     }
 

@@ -13,7 +13,7 @@ use earshot_core::query::FieldName;
 use earshot_core::store::deliveries::FailingSession;
 
 /// A board row's state, as `status:` reads it.
-pub fn board_status(row: &SubscriptionHealth) -> &'static str {
+pub(crate) fn board_status(row: &SubscriptionHealth) -> &'static str {
     if row.is_failing() {
         "failing"
     } else if !row.enabled {
@@ -34,12 +34,12 @@ fn failing_since_ms(row: &SubscriptionHealth) -> Option<i64> {
 }
 
 /// The FAILING cell: since when it fails (UTC clock), `—` when it does not.
-pub fn failing_clock(row: &SubscriptionHealth) -> String {
+pub(crate) fn failing_clock(row: &SubscriptionHealth) -> String {
     failing_since_ms(row).map_or("—".to_owned(), utc_clock)
 }
 
 /// The WHY cell: the largest failure group.
-pub fn largest_group(row: &SubscriptionHealth) -> String {
+pub(crate) fn largest_group(row: &SubscriptionHealth) -> String {
     row.failures
         .first()
         .map(|group| format!("×{} {}", group.count, group.diagnosis))
@@ -50,7 +50,7 @@ fn count(value: i64) -> Cow<'static, str> {
     Cow::Owned(value.to_string())
 }
 
-pub static BOARD: Schema<SubscriptionHealth> = Schema {
+pub(crate) static BOARD: Schema<SubscriptionHealth> = Schema {
     columns: &[
         Column {
             header: "SUB",
@@ -121,7 +121,7 @@ pub static BOARD: Schema<SubscriptionHealth> = Schema {
 
 /// A failing session's state, as `status:` reads it: `failed` while an
 /// event of it is still missed, `recovered` once none is.
-pub fn session_status(session: &FailingSession) -> &'static str {
+pub(crate) fn session_status(session: &FailingSession) -> &'static str {
     if session.missed > 0 {
         "failed"
     } else {
@@ -129,7 +129,7 @@ pub fn session_status(session: &FailingSession) -> &'static str {
     }
 }
 
-pub fn session_types(session: &FailingSession) -> String {
+pub(crate) fn session_types(session: &FailingSession) -> String {
     if session.event_types.is_empty() {
         "?".to_owned()
     } else {
@@ -141,7 +141,7 @@ fn http(code: Option<u16>) -> Cow<'static, str> {
     Cow::Owned(code.map_or("—".to_owned(), |code| code.to_string()))
 }
 
-pub static SESSIONS: Schema<FailingSession> = Schema {
+pub(crate) static SESSIONS: Schema<FailingSession> = Schema {
     columns: &[
         Column {
             header: "SESSION / CALL",
@@ -209,7 +209,7 @@ pub static SESSIONS: Schema<FailingSession> = Schema {
                   (last failure), free text",
 };
 
-pub static INCIDENTS: Schema<Incident> = Schema {
+pub(crate) static INCIDENTS: Schema<Incident> = Schema {
     columns: &[
         Column {
             header: "ID",

@@ -25,7 +25,7 @@ use earshot_core::history::report::{LatestChange, SubscriptionHealth};
 use earshot_core::store::deliveries::FailingSession;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     let (body, prompt) = prompt_line(body, pane.prompting());
     match pane.mode {

@@ -14,8 +14,8 @@
 //! `view.rs`.
 
 mod commands;
-pub mod table;
-pub mod view;
+pub(crate) mod table;
+pub(crate) mod view;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -41,21 +41,21 @@ use earshot_core::signature::HEADER_NAME;
 use commands::{detail_commands, form_commands, table_commands};
 
 /// Requests kept on screen; older ones stay in the capture file only.
-pub const ROWS_MAX: usize = 2_000;
+pub(crate) const ROWS_MAX: usize = 2_000;
 /// Bodies up to this size are kept exactly (the Signatures pane can check
 /// them); webhook payloads are a few KiB.
-pub const BODY_KEEP_MAX: usize = 256 * 1024;
+pub(crate) const BODY_KEEP_MAX: usize = 256 * 1024;
 /// What a larger body keeps: its first bytes, to look at.
-pub const PREVIEW_BYTES: usize = 4 * 1024;
+pub(crate) const PREVIEW_BYTES: usize = 4 * 1024;
 /// Most bytes the rows hold together (bodies, headers, fields); the oldest
 /// rows go first.
-pub const HELD_MAX: usize = 32 * 1024 * 1024;
+pub(crate) const HELD_MAX: usize = 32 * 1024 * 1024;
 /// Where the form proposes to listen.
-pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8787";
+pub(crate) const DEFAULT_ADDRESS: &str = "127.0.0.1:8787";
 
 /// What reaches the Inbox pane.
 #[derive(Clone, Debug)]
-pub enum InboxResult {
+pub(crate) enum InboxResult {
     /// The receiver asked for with `seq` listens at this URL, or not.
     Started {
         seq: u64,
@@ -67,7 +67,7 @@ pub enum InboxResult {
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InboxCommand {
+pub(crate) enum InboxCommand {
     Move(Move),
     /// Table → detail.
     Open,
@@ -91,7 +91,7 @@ pub enum InboxCommand {
 
 /// A field of the start form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Address,
     Current,
     Previous,
@@ -101,13 +101,13 @@ const FIELDS: [Field; 3] = [Field::Address, Field::Current, Field::Previous];
 
 /// The start form: where to listen and the secrets to verify with.
 #[derive(Debug)]
-pub struct ListenForm {
-    pub address: Input,
-    pub current: Input,
-    pub previous: Input,
-    pub focus: Field,
+pub(crate) struct ListenForm {
+    pub(crate) address: Input,
+    pub(crate) current: Input,
+    pub(crate) previous: Input,
+    pub(crate) focus: Field,
     /// Why the last submit was refused.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl ListenForm {
@@ -150,7 +150,7 @@ impl ListenForm {
 
 /// Whether a receiver runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Listening {
+pub(crate) enum Listening {
     Off,
     Starting(SocketAddr),
     On { url: String },
@@ -159,16 +159,16 @@ pub enum Listening {
 
 /// Requests by outcome, since the receiver started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    pub received: u64,
-    pub accepted: u64,
-    pub duplicates: u64,
-    pub rejected: u64,
+pub(crate) struct Counts {
+    pub(crate) received: u64,
+    pub(crate) accepted: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) rejected: u64,
 }
 
 /// Table or detail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     Table,
     Detail,
 }
@@ -177,10 +177,10 @@ pub enum View {
 /// capture file's copies of the body (`body_base64`, `body`), and `body`
 /// itself whole up to [`BODY_KEEP_MAX`], else its first [`PREVIEW_BYTES`].
 #[derive(Clone, Debug)]
-pub struct InboxRow {
+pub(crate) struct InboxRow {
     request: Received,
     /// The body's real size.
-    pub body_len: usize,
+    pub(crate) body_len: usize,
     /// Bytes this row holds (its share of [`HELD_MAX`]).
     held: usize,
     /// What identifies it in the table: the order it arrived in.
@@ -188,7 +188,7 @@ pub struct InboxRow {
 }
 
 impl InboxRow {
-    pub fn new(mut request: Received) -> InboxRow {
+    pub(crate) fn new(mut request: Received) -> InboxRow {
         let body_len = request.body.len();
         let kept = if body_len > BODY_KEEP_MAX {
             PREVIEW_BYTES
@@ -251,7 +251,7 @@ impl std::ops::Deref for InboxRow {
 
 /// The pane's state.
 #[derive(Debug)]
-pub struct InboxPane {
+pub(crate) struct InboxPane {
     /// Newest first.
     rows: VecDeque<InboxRow>,
     /// Bytes the rows hold together, at most [`HELD_MAX`].
@@ -260,15 +260,15 @@ pub struct InboxPane {
     pub(crate) table: TableView<InboxRow>,
     /// Requests pushed so far (each row's key).
     pushed: u64,
-    pub view: View,
-    pub form: Option<ListenForm>,
-    pub listening: Listening,
-    pub counts: Counts,
+    pub(crate) view: View,
+    pub(crate) form: Option<ListenForm>,
+    pub(crate) listening: Listening,
+    pub(crate) counts: Counts,
     /// Requests that arrived above the selection since it left the top
     /// (the view follows the newest only at the top, as `less +F`).
-    pub new_above: usize,
+    pub(crate) new_above: usize,
     /// The detail shows secret header values and personal data in full.
-    pub reveal: bool,
+    pub(crate) reveal: bool,
     start_seq: u64,
 }
 
@@ -279,7 +279,7 @@ impl Default for InboxPane {
 }
 
 impl InboxPane {
-    pub fn new() -> InboxPane {
+    pub(crate) fn new() -> InboxPane {
         InboxPane {
             rows: VecDeque::new(),
             held: 0,
@@ -297,26 +297,26 @@ impl InboxPane {
 
     /// The selection is on the newest request, and stays there as more
     /// arrive.
-    pub fn following(&self) -> bool {
+    pub(crate) fn following(&self) -> bool {
         self.table.state.position() == 0 && self.view == View::Table
     }
 
     /// A receiver started outside the pane (the demo's) delivers here.
-    pub fn set_listening(&mut self, url: String) {
+    pub(crate) fn set_listening(&mut self, url: String) {
         self.listening = Listening::On { url };
     }
 
-    pub fn rows(&self) -> &VecDeque<InboxRow> {
+    pub(crate) fn rows(&self) -> &VecDeque<InboxRow> {
         &self.rows
     }
 
     /// Bytes the rows hold together (at most [`HELD_MAX`]).
     #[cfg(test)]
-    pub fn held_bytes(&self) -> usize {
+    pub(crate) fn held_bytes(&self) -> usize {
         self.held
     }
 
-    pub fn selected(&self) -> Option<&InboxRow> {
+    pub(crate) fn selected(&self) -> Option<&InboxRow> {
         self.table.selected(&self.rows)
     }
 

@@ -12,7 +12,7 @@ use crate::tui::widgets::table_view::{Column, Field, FieldKind, Schema, SortKey}
 use earshot_core::query::FieldName;
 
 /// The verdict codes `status:` takes (the receiver's, as captured).
-pub const VERDICTS: &[&str] = &[
+pub(crate) const VERDICTS: &[&str] = &[
     "ok",
     "duplicate",
     "invalid_signature",
@@ -30,7 +30,7 @@ fn received_ms(row: &InboxRow) -> Option<i64> {
         .map(|at| at.timestamp_millis())
 }
 
-pub static TABLE: Schema<InboxRow> = Schema {
+pub(crate) static TABLE: Schema<InboxRow> = Schema {
     columns: &[
         Column {
             header: "TIME",

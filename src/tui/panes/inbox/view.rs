@@ -22,7 +22,7 @@ use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::Received;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
     let form_height = if pane.form.is_some() { 5 } else { 0 };
     let [title, form, body] = Layout::vertical([
         Constraint::Length(1),

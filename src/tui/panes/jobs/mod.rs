@@ -11,8 +11,8 @@
 //! table (`table.rs` its columns). Drawing is in `view.rs`.
 
 mod commands;
-pub mod table;
-pub mod view;
+pub(crate) mod table;
+pub(crate) mod view;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ use commands::{detail_commands, job_prompt_commands, table_commands};
 
 /// What reaches the Jobs pane from the background.
 #[derive(Clone, Debug)]
-pub enum JobsResult {
+pub(crate) enum JobsResult {
     /// The watcher's report.
     Watch(earshot_core::poll::watcher::WatchEvent),
     /// A file upload in progress (bytes sent of total).
@@ -51,7 +51,7 @@ pub enum JobsResult {
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobsCommand {
+pub(crate) enum JobsCommand {
     /// Through the table (or the detail's rows).
     Move(Move),
     /// Open the add-ids prompt.
@@ -75,7 +75,7 @@ pub enum JobsCommand {
 
 /// Which prompt is open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Prompt {
+pub(crate) enum Prompt {
     /// Job ids, comma or space separated.
     AddIds,
     /// A path to an audio file.
@@ -83,23 +83,23 @@ pub enum Prompt {
 }
 
 /// Rows the pane holds; older finished jobs make room for new ones.
-pub const ROWS_MAX: usize = 1_000;
+pub(crate) const ROWS_MAX: usize = 1_000;
 
 /// One watched job.
 #[derive(Clone, Debug)]
-pub struct JobRow {
-    pub id: String,
+pub(crate) struct JobRow {
+    pub(crate) id: String,
     /// The watcher's latest view (`None` until its first report).
-    pub view: Option<JobView>,
+    pub(crate) view: Option<JobView>,
     /// The latest record fetched for it.
-    pub transcript: Option<Transcript>,
+    pub(crate) transcript: Option<Transcript>,
     /// The last poll failure, until a good answer.
-    pub poll_error: Option<String>,
+    pub(crate) poll_error: Option<String>,
     /// What the Inbox answered the job's pre-recorded webhook (the
     /// platform's record says so too, once polled).
-    pub hook_received: Option<u16>,
+    pub(crate) hook_received: Option<u16>,
     /// When the pane started watching it, in Unix milliseconds (`since:`).
-    pub added_ms: i64,
+    pub(crate) added_ms: i64,
 }
 
 impl JobRow {
@@ -116,18 +116,18 @@ impl JobRow {
 
     /// The receiver's answer to the job's webhook: the platform's record,
     /// else what the Inbox answered.
-    pub fn hook(&self) -> Option<u16> {
+    pub(crate) fn hook(&self) -> Option<u16> {
         self.transcript
             .as_ref()
             .and_then(|transcript| transcript.webhook_status_code)
             .or(self.hook_received)
     }
 
-    pub fn status(&self) -> Option<&TranscriptStatus> {
+    pub(crate) fn status(&self) -> Option<&TranscriptStatus> {
         self.view.as_ref().and_then(|view| view.status.as_ref())
     }
 
-    pub fn stale(&self) -> bool {
+    pub(crate) fn stale(&self) -> bool {
         self.view.as_ref().is_some_and(|view| view.stale)
     }
 
@@ -135,47 +135,47 @@ impl JobRow {
         self.status() == Some(&TranscriptStatus::Error)
     }
 
-    pub fn is_terminal(&self) -> bool {
+    pub(crate) fn is_terminal(&self) -> bool {
         self.status().is_some_and(TranscriptStatus::is_terminal)
     }
 }
 
 /// An upload in progress.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Upload {
-    pub path: String,
-    pub sent: u64,
-    pub total: u64,
+pub(crate) struct Upload {
+    pub(crate) path: String,
+    pub(crate) sent: u64,
+    pub(crate) total: u64,
 }
 
 /// The pane's state.
 #[derive(Debug)]
-pub struct JobsPane {
+pub(crate) struct JobsPane {
     rows: Vec<JobRow>,
     /// The filter, the sort, the order and the selection in it.
     pub(crate) table: TableView<JobRow>,
-    pub prompt: Input,
-    pub prompting: Option<Prompt>,
+    pub(crate) prompt: Input,
+    pub(crate) prompting: Option<Prompt>,
     /// Requests used of the account share, and the share.
-    pub budget: Option<(u32, u32)>,
+    pub(crate) budget: Option<(u32, u32)>,
     /// What spent them.
-    pub spent: Spent,
+    pub(crate) spent: Spent,
     /// The breakdown shows under the gauge (`b`).
-    pub breakdown: bool,
+    pub(crate) breakdown: bool,
     /// Polling paused by a 403: until when (the banner counts down).
-    pub paused_until: Option<Instant>,
-    pub upload: Option<Upload>,
+    pub(crate) paused_until: Option<Instant>,
+    pub(crate) upload: Option<Upload>,
     /// The ids last sent as the focus.
     focus: Vec<String>,
     /// When the watcher started (its ticks count from here), roughly: it
     /// starts with the first [`Effect::WatchJobs`].
-    pub epoch: Instant,
+    pub(crate) epoch: Instant,
     /// A [`Effect::WatchJobs`] was sent (the watcher runs).
     watching: bool,
     /// The time ages are drawn at; moved on by the tick.
-    pub now: Instant,
+    pub(crate) now: Instant,
     /// The selected job's record is open.
-    pub detail: bool,
+    pub(crate) detail: bool,
 }
 
 impl Default for JobsPane {
@@ -185,7 +185,7 @@ impl Default for JobsPane {
 }
 
 impl JobsPane {
-    pub fn new() -> JobsPane {
+    pub(crate) fn new() -> JobsPane {
         let now = Instant::now();
         JobsPane {
             rows: Vec::new(),
@@ -210,21 +210,21 @@ impl JobsPane {
         self.now.saturating_duration_since(self.epoch)
     }
 
-    pub fn rows(&self) -> &[JobRow] {
+    pub(crate) fn rows(&self) -> &[JobRow] {
         &self.rows
     }
 
     /// The selected row's position in the table (as filtered and sorted).
-    pub fn selected_index(&self) -> Option<usize> {
+    pub(crate) fn selected_index(&self) -> Option<usize> {
         self.table.selected_position()
     }
 
-    pub fn selected(&self) -> Option<&JobRow> {
+    pub(crate) fn selected(&self) -> Option<&JobRow> {
         self.table.selected(&self.rows)
     }
 
     /// Ids to watch from the start (the demo's jobs); `init` sends them.
-    pub fn seed(&mut self, ids: Vec<String>) {
+    pub(crate) fn seed(&mut self, ids: Vec<String>) {
         let kept = self.table.selected_key(&self.rows);
         for (at, id) in ids.iter().enumerate() {
             self.insert(id, at);

@@ -16,7 +16,7 @@ use earshot_core::poll::Tick;
 use earshot_core::query::FieldName;
 
 /// The STATUS word (`unknown` before the first report).
-pub fn status(row: &JobRow) -> &str {
+pub(crate) fn status(row: &JobRow) -> &str {
     row.status().map_or("unknown", TranscriptStatus::as_str)
 }
 
@@ -41,7 +41,7 @@ fn hook(row: &JobRow) -> Cow<'static, str> {
     )
 }
 
-pub static TABLE: Schema<JobRow> = Schema {
+pub(crate) static TABLE: Schema<JobRow> = Schema {
     columns: &[
         Column {
             header: "JOB",

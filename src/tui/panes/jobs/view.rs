@@ -23,7 +23,7 @@ use earshot_core::poll::Tick;
 use earshot_core::poll::schedule::JobProblem;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     let banner = u16::from(pane.paused_until.is_some());
     let prompt = u16::from(pane.prompting.is_some());
     let breakdown = u16::from(pane.breakdown);

@@ -11,7 +11,7 @@
 //! probe`. Drawing is in `view.rs`, the keys in `commands.rs`.
 
 mod commands;
-pub mod view;
+pub(crate) mod view;
 
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,7 @@ const PAGE_STEP: u16 = 10;
 /// One call of a Probe pane run, as it ended; `seq` identifies the run
 /// (a superseded run's answers are dropped). `latency_ms` is measured here.
 #[derive(Clone, Debug)]
-pub enum ProbeResult {
+pub(crate) enum ProbeResult {
     Dictation {
         seq: u64,
         region: earshot_core::api::Region,
@@ -58,7 +58,7 @@ pub enum ProbeResult {
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProbeCommand {
+pub(crate) enum ProbeCommand {
     /// Probe every checked region with the file (supersedes a run).
     Run,
     /// Start typing into the form.
@@ -79,15 +79,15 @@ pub enum ProbeCommand {
 
 /// A form field, in tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     File,
     Instruction,
 }
 
 impl Field {
-    pub const ORDER: [Field; 2] = [Field::File, Field::Instruction];
+    pub(crate) const ORDER: [Field; 2] = [Field::File, Field::Instruction];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Field::File => "WAV file",
             Field::Instruction => "instruction",
@@ -97,14 +97,14 @@ impl Field {
 
 /// A region and whether the next run probes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegionChoice {
-    pub region: Region,
-    pub checked: bool,
+pub(crate) struct RegionChoice {
+    pub(crate) region: Region,
+    pub(crate) checked: bool,
 }
 
 /// One call of a run: still running, or ended after `latency_ms`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Call<T> {
+pub(crate) enum Call<T> {
     Running,
     Done {
         latency_ms: f64,
@@ -117,32 +117,32 @@ impl<T> Call<T> {
         matches!(self, Call::Running)
     }
 
-    pub fn is_ok(&self) -> bool {
+    pub(crate) fn is_ok(&self) -> bool {
         matches!(self, Call::Done { result: Ok(_), .. })
     }
 }
 
 /// A region's two calls in a run.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RegionRun {
-    pub region: Region,
-    pub dictation: Call<Box<Dictation>>,
-    pub sync: Call<SyncTranscript>,
+pub(crate) struct RegionRun {
+    pub(crate) region: Region,
+    pub(crate) dictation: Call<Box<Dictation>>,
+    pub(crate) sync: Call<SyncTranscript>,
 }
 
 /// The latest run: what was sent, and each region's calls.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Run {
-    pub seq: u64,
+pub(crate) struct Run {
+    pub(crate) seq: u64,
     /// The file as typed.
-    pub file: String,
-    pub instruction: Option<String>,
-    pub regions: Vec<RegionRun>,
+    pub(crate) file: String,
+    pub(crate) instruction: Option<String>,
+    pub(crate) regions: Vec<RegionRun>,
 }
 
 impl Run {
     /// Calls answered so far, of all.
-    pub fn progress(&self) -> (usize, usize) {
+    pub(crate) fn progress(&self) -> (usize, usize) {
         let done = self
             .regions
             .iter()
@@ -151,7 +151,7 @@ impl Run {
         (done, self.regions.len() * 2)
     }
 
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         let (done, all) = self.progress();
         done < all
     }
@@ -159,19 +159,19 @@ impl Run {
 
 /// The pane's state.
 #[derive(Clone, Debug)]
-pub struct ProbePane {
-    pub file: Input,
-    pub instruction: Input,
-    pub focus: Field,
+pub(crate) struct ProbePane {
+    pub(crate) file: Input,
+    pub(crate) instruction: Input,
+    pub(crate) focus: Field,
     /// Keys go to the form.
-    pub editing: bool,
-    pub regions: Vec<RegionChoice>,
+    pub(crate) editing: bool,
+    pub(crate) regions: Vec<RegionChoice>,
     /// The region `space` toggles.
-    pub region_cursor: usize,
-    pub run: Option<Run>,
+    pub(crate) region_cursor: usize,
+    pub(crate) run: Option<Run>,
     seq: u64,
     /// Lines of the results scrolled away.
-    pub scroll: u16,
+    pub(crate) scroll: u16,
     /// For `~/` in the file field.
     home: Option<PathBuf>,
 }
@@ -183,7 +183,7 @@ impl Default for ProbePane {
 }
 
 impl ProbePane {
-    pub fn new() -> ProbePane {
+    pub(crate) fn new() -> ProbePane {
         ProbePane {
             file: Input::default(),
             instruction: Input::default(),
@@ -206,7 +206,7 @@ impl ProbePane {
 
     /// Replaces the home directory `~/` stands for (tests).
     #[cfg(test)]
-    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+    pub(crate) fn with_home(mut self, home: Option<PathBuf>) -> Self {
         self.home = home;
         self
     }
@@ -216,7 +216,7 @@ impl ProbePane {
         self.file = Input::new(path.display().to_string());
     }
 
-    pub fn input(&self, field: Field) -> &Input {
+    pub(crate) fn input(&self, field: Field) -> &Input {
         match field {
             Field::File => &self.file,
             Field::Instruction => &self.instruction,
@@ -232,7 +232,7 @@ impl ProbePane {
 
     /// Sets a field as if typed.
     #[cfg(test)]
-    pub fn set(&mut self, field: Field, value: &str) {
+    pub(crate) fn set(&mut self, field: Field, value: &str) {
         *self.input_mut(field) = Input::new(value.to_owned());
     }
 

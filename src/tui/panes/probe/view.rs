@@ -21,12 +21,12 @@ use earshot_core::duration_text;
 /// Width of the form's label column.
 const LABEL_W: u16 = 14;
 /// The narrowest column regions are drawn side by side in.
-pub const MIN_COLUMN: u16 = 34;
+pub(crate) const MIN_COLUMN: u16 = 34;
 /// Indent of a result's value under its label (`  llm_error `).
 const VALUE_INDENT: usize = 12;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &Theme) {
     let [title, form, regions, results] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(2),
@@ -350,7 +350,7 @@ fn sync_lines(answer: &SyncTranscript, room: usize, theme: &Theme) -> Vec<Line<'
 }
 
 /// The server's own timings (given in ms): total, then its parts.
-pub fn timings(request: Option<f64>, auth: Option<f64>, transcribe: Option<f64>) -> String {
+pub(crate) fn timings(request: Option<f64>, auth: Option<f64>, transcribe: Option<f64>) -> String {
     let Some(request) = request else {
         return "no timings in the answer".to_owned();
     };

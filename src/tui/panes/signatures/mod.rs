@@ -10,7 +10,7 @@
 //! Drawing is in `view.rs`, the keys in `commands.rs`.
 
 mod commands;
-pub mod view;
+pub(crate) mod view;
 
 use std::convert::Infallible;
 use std::fmt;
@@ -39,15 +39,15 @@ use commands::{browse_commands, edit_commands};
 const SCROLL_STEP: u16 = 3;
 
 /// The prefix that makes the body field name a file.
-pub const FILE_PREFIX: &str = "file:";
+pub(crate) const FILE_PREFIX: &str = "file:";
 /// A body field starting with this replays a request captured by
 /// `earshot listen --capture` (`capture:PATH` for the last signed one,
 /// `capture:PATH#LINE` for one line): header, exact body and receive time.
-pub const CAPTURE_PREFIX: &str = "capture:";
+pub(crate) const CAPTURE_PREFIX: &str = "capture:";
 
 /// Where the body comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodySource {
+pub(crate) enum BodySource {
     /// What is typed or pasted, byte for byte.
     Typed,
     File(String),
@@ -59,7 +59,7 @@ pub enum BodySource {
 
 /// Results of the Signatures pane's background work.
 #[derive(Clone, Debug)]
-pub enum SigsResult {
+pub(crate) enum SigsResult {
     /// `seq` identifies the read; a superseded read's answer is dropped.
     BodyLoaded {
         seq: u64,
@@ -75,7 +75,7 @@ pub enum SigsResult {
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SigsCommand {
+pub(crate) enum SigsCommand {
     /// Start typing into the form.
     Edit,
     /// Stop typing (the global keys work again).
@@ -93,7 +93,7 @@ pub enum SigsCommand {
 
 /// A form field, in tab order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Header,
     Body,
     Current,
@@ -103,7 +103,7 @@ pub enum Field {
 }
 
 impl Field {
-    pub const ORDER: [Field; 6] = [
+    pub(crate) const ORDER: [Field; 6] = [
         Field::Header,
         Field::Body,
         Field::Current,
@@ -112,7 +112,7 @@ impl Field {
         Field::Receiver,
     ];
 
-    pub fn next(self) -> Field {
+    pub(crate) fn next(self) -> Field {
         text::cycle(&Field::ORDER, self, true)
     }
 
@@ -120,7 +120,7 @@ impl Field {
         text::cycle(&Field::ORDER, self, false)
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Field::Header => "X-SVC-Signature",
             Field::Body => "body",
@@ -139,14 +139,14 @@ impl Field {
 /// Body bytes that stand for the body field while it reads `source`
 /// exactly (a `file:PATH`, or a body handed over by another pane).
 #[derive(Clone, PartialEq, Eq)]
-pub struct LoadedBody {
-    pub source: String,
-    pub result: Result<Vec<u8>, String>,
+pub(crate) struct LoadedBody {
+    pub(crate) source: String,
+    pub(crate) result: Result<Vec<u8>, String>,
 }
 
 /// What the form adds up to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Report {
+pub(crate) enum Report {
     /// Not enough to check yet, or an input to fix first: why.
     Waiting(String),
     Checked {
@@ -156,24 +156,24 @@ pub enum Report {
 }
 
 /// The pane's state. `Debug` masks the secrets.
-pub struct SignaturesPane {
-    pub header: Input,
-    pub body: Input,
-    pub current: Input,
-    pub previous: Input,
-    pub now: Input,
-    pub receiver: Input,
-    pub focus: Field,
+pub(crate) struct SignaturesPane {
+    pub(crate) header: Input,
+    pub(crate) body: Input,
+    pub(crate) current: Input,
+    pub(crate) previous: Input,
+    pub(crate) now: Input,
+    pub(crate) receiver: Input,
+    pub(crate) focus: Field,
     /// Keys go to the form.
-    pub editing: bool,
+    pub(crate) editing: bool,
     /// Bytes for a `file:PATH` (or handed-over) body, and the read of a
     /// body file or capture line.
     read: Load<Option<LoadedBody>>,
     /// Who signed it, as another pane knew it (e.g. a subscription id).
-    pub secret_hint: Option<String>,
-    pub report: Report,
+    pub(crate) secret_hint: Option<String>,
+    pub(crate) report: Report,
     /// Lines of the check scrolled away (reset by every edit).
-    pub scroll: u16,
+    pub(crate) scroll: u16,
     clock: fn() -> i64,
 }
 
@@ -221,7 +221,7 @@ fn unix_now() -> i64 {
 }
 
 impl SignaturesPane {
-    pub fn new() -> SignaturesPane {
+    pub(crate) fn new() -> SignaturesPane {
         SignaturesPane {
             header: Input::default(),
             body: Input::default(),
@@ -241,13 +241,13 @@ impl SignaturesPane {
 
     /// Replaces the clock used when `now` is empty (tests, snapshots).
     #[cfg(test)]
-    pub fn with_clock(mut self, clock: fn() -> i64) -> Self {
+    pub(crate) fn with_clock(mut self, clock: fn() -> i64) -> Self {
         self.clock = clock;
         self.recheck();
         self
     }
 
-    pub fn input(&self, field: Field) -> &Input {
+    pub(crate) fn input(&self, field: Field) -> &Input {
         match field {
             Field::Header => &self.header,
             Field::Body => &self.body,
@@ -271,14 +271,14 @@ impl SignaturesPane {
 
     /// Sets a field as if typed, and checks again.
     #[cfg(test)]
-    pub fn set(&mut self, field: Field, value: &str) {
+    pub(crate) fn set(&mut self, field: Field, value: &str) {
         *self.input_mut(field) = Input::new(value.to_owned());
         self.recheck();
     }
 
     /// The body bytes read for a `file:PATH` or capture (or handed over),
     /// with what they stand for.
-    pub fn loaded(&self) -> Option<&LoadedBody> {
+    pub(crate) fn loaded(&self) -> Option<&LoadedBody> {
         self.read.value().as_ref()
     }
 

@@ -19,7 +19,7 @@ use earshot_core::signature::Severity;
 const LABEL_W: u16 = 19;
 
 /// Draws the pane in `area`.
-pub fn draw(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
     let rows = u16::try_from(Field::ORDER.len()).unwrap_or(6);
     let [title, form, hint, result] = Layout::vertical([
         Constraint::Length(1),

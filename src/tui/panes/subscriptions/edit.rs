@@ -20,7 +20,7 @@ use super::short_id;
 
 /// Where the keyboard is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EditField {
+pub(crate) enum EditField {
     Url,
     /// One of the five event toggles, by index into `EventKind::ALL`.
     Event(usize),
@@ -41,34 +41,34 @@ impl EditField {
         EditField::Confirm,
     ];
 
-    pub fn is_text(self) -> bool {
+    pub(crate) fn is_text(self) -> bool {
         !matches!(self, EditField::Event(_))
     }
 }
 
 /// The edit dialog's state.
 #[derive(Clone, Debug)]
-pub struct EditForm {
-    pub id: String,
-    pub short: String,
-    pub old_url: String,
-    pub old_events: Vec<String>,
-    pub url: Input,
-    pub events: [bool; 5],
-    pub focus: EditField,
-    pub secret: Input,
-    pub confirm: Input,
+pub(crate) struct EditForm {
+    pub(crate) id: String,
+    pub(crate) short: String,
+    pub(crate) old_url: String,
+    pub(crate) old_events: Vec<String>,
+    pub(crate) url: Input,
+    pub(crate) events: [bool; 5],
+    pub(crate) focus: EditField,
+    pub(crate) secret: Input,
+    pub(crate) confirm: Input,
     /// The new URL's check is in flight.
-    pub checking: bool,
+    pub(crate) checking: bool,
     /// The new URL's check, when one ran: each answer's line, and whether
     /// it passed.
-    pub check: Option<(Vec<String>, bool)>,
-    pub submitting: bool,
-    pub error: Option<String>,
+    pub(crate) check: Option<(Vec<String>, bool)>,
+    pub(crate) submitting: bool,
+    pub(crate) error: Option<String>,
 }
 
 impl EditForm {
-    pub fn new(subscription: &Subscription) -> EditForm {
+    pub(crate) fn new(subscription: &Subscription) -> EditForm {
         let events =
             EventKind::ALL.map(|kind| subscription.events.iter().any(|e| e == kind.as_str()));
         EditForm {
@@ -108,7 +108,7 @@ impl EditForm {
     }
 
     /// What would change, one line each (empty: nothing).
-    pub fn diff(&self) -> Vec<String> {
+    pub(crate) fn diff(&self) -> Vec<String> {
         let mut lines = Vec::new();
         if let Some(url) = self.new_url() {
             lines.push(format!("url     {} → {url}", self.old_url));

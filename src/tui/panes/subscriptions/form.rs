@@ -15,7 +15,7 @@ use earshot_core::signature::generate_secret;
 
 /// Where the keyboard is in the form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Url,
     /// One of the five event toggles, by index into `EventKind::ALL`.
     Event(usize),
@@ -35,7 +35,7 @@ impl Field {
         Field::Secret,
     ];
 
-    pub fn next(self) -> Field {
+    pub(crate) fn next(self) -> Field {
         cycle(&Field::ORDER, self, true)
     }
 
@@ -50,46 +50,46 @@ impl Field {
 
 /// One message per field; `None` where the field is fine.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FieldErrors {
-    pub url: Option<String>,
-    pub events: Option<String>,
-    pub agent: Option<String>,
-    pub secret: Option<String>,
+pub(crate) struct FieldErrors {
+    pub(crate) url: Option<String>,
+    pub(crate) events: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) secret: Option<String>,
 }
 
 impl FieldErrors {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.url.is_none() && self.events.is_none() && self.agent.is_none() && self.secret.is_none()
     }
 }
 
 /// The form's state.
 #[derive(Clone, Debug)]
-pub struct CreateForm {
-    pub url: Input,
-    pub events: [bool; 5],
-    pub agent: Input,
+pub(crate) struct CreateForm {
+    pub(crate) url: Input,
+    pub(crate) events: [bool; 5],
+    pub(crate) agent: Input,
     /// Pasted secret; empty means "generate one".
-    pub secret: Input,
-    pub focus: Field,
-    pub errors: FieldErrors,
+    pub(crate) secret: Input,
+    pub(crate) focus: Field,
+    pub(crate) errors: FieldErrors,
     /// A create was attempted: validate on every change from now on.
-    pub attempted: bool,
+    pub(crate) attempted: bool,
     /// Sent; waiting for the platform.
-    pub submitting: bool,
+    pub(crate) submitting: bool,
     /// The secret generated for the request in flight, shown once on success.
-    pub generated: Option<SecretString>,
+    pub(crate) generated: Option<SecretString>,
     /// The platform's answer to the last attempt, when it refused.
-    pub server_error: Option<String>,
+    pub(crate) server_error: Option<String>,
     /// Esc was pressed on a dirty form: asking whether to discard it.
-    pub confirm_discard: bool,
+    pub(crate) confirm_discard: bool,
 }
 
 /// A valid form: the request to send and the secret if one was generated.
 #[derive(Debug)]
-pub struct Ready {
-    pub request: NewSubscription,
-    pub generated: Option<SecretString>,
+pub(crate) struct Ready {
+    pub(crate) request: NewSubscription,
+    pub(crate) generated: Option<SecretString>,
 }
 
 impl Default for CreateForm {
@@ -141,7 +141,7 @@ impl CreateForm {
     }
 
     /// Re-checks after a change, once a create was attempted.
-    pub fn changed(&mut self, policy: UrlPolicy) {
+    pub(crate) fn changed(&mut self, policy: UrlPolicy) {
         self.server_error = None;
         if self.attempted {
             self.errors = self.check(policy);
@@ -149,7 +149,7 @@ impl CreateForm {
     }
 
     /// Every field against the client's rules; no secret is generated.
-    pub fn check(&self, policy: UrlPolicy) -> FieldErrors {
+    pub(crate) fn check(&self, policy: UrlPolicy) -> FieldErrors {
         let mut errors = FieldErrors::default();
         if self.url.value().trim().is_empty() {
             errors.url = Some("required".into());
@@ -176,7 +176,7 @@ impl CreateForm {
 
     /// The request to send, or the errors to show. Generates a secret when
     /// none was pasted (with `generate`, injectable for tests).
-    pub fn submit(
+    pub(crate) fn submit(
         &mut self,
         policy: UrlPolicy,
         generate: &dyn Fn() -> Result<String, String>,

@@ -10,13 +10,13 @@
 
 mod commands;
 mod dialogs;
-pub mod edit;
-pub mod form;
-pub mod modals;
+pub(crate) mod edit;
+pub(crate) mod form;
+pub(crate) mod modals;
 mod results;
-pub mod rotation;
-pub mod table;
-pub mod view;
+pub(crate) mod rotation;
+pub(crate) mod table;
+pub(crate) mod view;
 
 use std::collections::HashSet;
 
@@ -41,17 +41,17 @@ use commands::{
     delete_commands, detail_commands, discard_commands, edit_commands, filter_commands,
     form_commands, rotate_commands, secret_commands, table_commands,
 };
-pub use edit::EditForm;
+pub(crate) use edit::EditForm;
 use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, SecretOnce};
-pub use results::SubsResult;
-pub use rotation::{RotateForm, Stage};
+pub(crate) use results::SubsResult;
+pub(crate) use rotation::{RotateForm, Stage};
 
-pub use earshot_core::api::short_id;
+pub(crate) use earshot_core::api::short_id;
 
 /// What the pane can be asked to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SubsCommand {
+pub(crate) enum SubsCommand {
     /// Through the table (or the detail's rows).
     Move(Move),
     /// Table → detail.
@@ -84,14 +84,14 @@ pub enum SubsCommand {
 
 /// Table or detail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     Table,
     Detail,
 }
 
 /// A dialog over the pane.
 #[derive(Clone, Debug)]
-pub enum Modal {
+pub(crate) enum Modal {
     Create(Box<CreateForm>),
     Delete(DeleteConfirm),
     Rotate(Box<RotateForm>),
@@ -101,7 +101,7 @@ pub enum Modal {
 
 /// What has the keyboard: decides which commands exist right now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     Table,
     Detail,
     Filter,
@@ -124,17 +124,17 @@ pub enum Mode {
 
 /// The pane's state.
 #[derive(Debug)]
-pub struct SubscriptionsPane {
+pub(crate) struct SubscriptionsPane {
     /// The subscriptions, as last loaded (and changed since by this pane's
     /// own calls).
     list: Load<Vec<Subscription>>,
     /// The filter, the sort, the order they give and the selection in it.
     pub(crate) table: TableView<Subscription>,
-    pub include_disabled: bool,
+    pub(crate) include_disabled: bool,
     /// The newest change to each subscription (`earshot changes`).
     changes: Vec<(String, LatestChange)>,
-    pub view: View,
-    pub modal: Option<Modal>,
+    pub(crate) view: View,
+    pub(crate) modal: Option<Modal>,
     /// Ids with a pause / resume in flight.
     pending: HashSet<String>,
     url_policy: UrlPolicy,
@@ -142,7 +142,7 @@ pub struct SubscriptionsPane {
 }
 
 impl SubscriptionsPane {
-    pub fn new(url_policy: UrlPolicy) -> SubscriptionsPane {
+    pub(crate) fn new(url_policy: UrlPolicy) -> SubscriptionsPane {
         SubscriptionsPane {
             list: Load::new(),
             table: TableView::new(&table::TABLE),
@@ -158,25 +158,25 @@ impl SubscriptionsPane {
 
     /// Replaces the secret generator (tests use a fixed one).
     #[cfg(test)]
-    pub fn with_generator(mut self, generate: fn() -> Result<String, String>) -> Self {
+    pub(crate) fn with_generator(mut self, generate: fn() -> Result<String, String>) -> Self {
         self.generate = generate;
         self
     }
 
     /// Rows as if just loaded (fixtures for tests and snapshots).
     #[cfg(test)]
-    pub fn set_rows(&mut self, rows: Vec<Subscription>) {
+    pub(crate) fn set_rows(&mut self, rows: Vec<Subscription>) {
         self.list.set(rows);
         self.refilter(None);
     }
 
-    pub fn rows(&self) -> &[Subscription] {
+    pub(crate) fn rows(&self) -> &[Subscription] {
         self.list.value()
     }
 
     /// The rows passing the filter, in the order shown.
     #[cfg(test)]
-    pub fn visible_rows(&self) -> impl Iterator<Item = &Subscription> + '_ {
+    pub(crate) fn visible_rows(&self) -> impl Iterator<Item = &Subscription> + '_ {
         (0..self.table.len()).filter_map(|position| self.visible_row(position))
     }
 
@@ -189,11 +189,11 @@ impl SubscriptionsPane {
         self.table.row_at(self.list.value(), position)
     }
 
-    pub fn selected_index(&self) -> Option<usize> {
+    pub(crate) fn selected_index(&self) -> Option<usize> {
         self.table.selected_position()
     }
 
-    pub fn selected(&self) -> Option<&Subscription> {
+    pub(crate) fn selected(&self) -> Option<&Subscription> {
         self.table.selected(self.list.value())
     }
 
@@ -212,7 +212,7 @@ impl SubscriptionsPane {
         }
     }
 
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         match &self.modal {
             Some(Modal::Create(form)) if form.confirm_discard => Mode::ConfirmDiscard,
             Some(Modal::Create(form)) => Mode::Create {

@@ -14,17 +14,17 @@ use super::short_id;
 
 /// Delete: enabled only when the typed text is exactly the short id.
 #[derive(Clone, Debug)]
-pub struct DeleteConfirm {
-    pub id: String,
-    pub short: String,
-    pub url: String,
-    pub input: Input,
-    pub submitting: bool,
-    pub error: Option<String>,
+pub(crate) struct DeleteConfirm {
+    pub(crate) id: String,
+    pub(crate) short: String,
+    pub(crate) url: String,
+    pub(crate) input: Input,
+    pub(crate) submitting: bool,
+    pub(crate) error: Option<String>,
 }
 
 impl DeleteConfirm {
-    pub fn new(subscription: &Subscription) -> DeleteConfirm {
+    pub(crate) fn new(subscription: &Subscription) -> DeleteConfirm {
         DeleteConfirm {
             id: subscription.id.clone(),
             short: short_id(&subscription.id).to_owned(),
@@ -43,8 +43,8 @@ impl DeleteConfirm {
 
 /// A fresh secret, shown once. `copied` records an OSC 52 copy.
 #[derive(Clone, Debug)]
-pub struct SecretOnce {
-    pub short: String,
-    pub secret: SecretString,
-    pub copied: bool,
+pub(crate) struct SecretOnce {
+    pub(crate) short: String,
+    pub(crate) secret: SecretString,
+    pub(crate) copied: bool,
 }

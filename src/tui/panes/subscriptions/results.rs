@@ -12,7 +12,7 @@ use earshot_core::api::types::agents::Subscription;
 
 /// Results of the Subscriptions pane's platform calls.
 #[derive(Clone, Debug)]
-pub enum SubsResult {
+pub(crate) enum SubsResult {
     /// `seq` identifies the load; a superseded load's answer is dropped.
     Loaded {
         seq: u64,

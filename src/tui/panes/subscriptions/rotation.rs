@@ -27,7 +27,7 @@ use super::short_id;
 
 /// Where the rotation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     Prepare,
     Check,
     Apply,
@@ -35,7 +35,7 @@ pub enum Stage {
 }
 
 impl Stage {
-    pub fn number(self) -> usize {
+    pub(crate) fn number(self) -> usize {
         match self {
             Stage::Prepare => 1,
             Stage::Check => 2,
@@ -47,36 +47,36 @@ impl Stage {
 
 /// The staged rotation of one subscription.
 #[derive(Clone, Debug)]
-pub struct RotateForm {
-    pub id: String,
-    pub short: String,
-    pub url: String,
-    pub current_version: u32,
-    pub stage: Stage,
+pub(crate) struct RotateForm {
+    pub(crate) id: String,
+    pub(crate) short: String,
+    pub(crate) url: String,
+    pub(crate) current_version: u32,
+    pub(crate) stage: Stage,
     /// Prepare: a pasted secret (empty: generate one).
-    pub secret: Input,
+    pub(crate) secret: Input,
     /// Check: the current secret, optional (masked, never kept).
-    pub current: Input,
+    pub(crate) current: Input,
     /// Check: typing goes to `current`.
-    pub editing_current: bool,
+    pub(crate) editing_current: bool,
     /// Apply: the short id, typed.
-    pub confirm: Input,
+    pub(crate) confirm: Input,
     /// The prepared secret: shown in the dialog until it closes.
-    pub new_secret: Option<SecretString>,
-    pub copied: bool,
-    pub checking: bool,
-    pub check: Option<Result<CheckReport, String>>,
+    pub(crate) new_secret: Option<SecretString>,
+    pub(crate) copied: bool,
+    pub(crate) checking: bool,
+    pub(crate) check: Option<Result<CheckReport, String>>,
     /// Apply was reached without a passed check.
-    pub skipped: bool,
-    pub submitting: bool,
-    pub error: Option<String>,
+    pub(crate) skipped: bool,
+    pub(crate) submitting: bool,
+    pub(crate) error: Option<String>,
     /// After the `PATCH`: the version and what the watch saw last.
-    pub version_after: Option<u32>,
-    pub watch: Option<WatchReport>,
+    pub(crate) version_after: Option<u32>,
+    pub(crate) watch: Option<WatchReport>,
 }
 
 impl RotateForm {
-    pub fn new(subscription: &Subscription) -> RotateForm {
+    pub(crate) fn new(subscription: &Subscription) -> RotateForm {
         RotateForm {
             id: subscription.id.clone(),
             short: short_id(&subscription.id).to_owned(),
@@ -100,7 +100,7 @@ impl RotateForm {
     }
 
     /// Whether typed keys go to a field now.
-    pub fn captures_text(&self) -> bool {
+    pub(crate) fn captures_text(&self) -> bool {
         match self.stage {
             Stage::Prepare => true,
             Stage::Check => self.editing_current && !self.checking,

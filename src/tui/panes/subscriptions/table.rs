@@ -11,7 +11,7 @@ use earshot_core::query::FieldName;
 
 /// The STATE column's word (`…` while a change is in flight is the
 /// view's).
-pub fn state(row: &Subscription) -> &'static str {
+pub(crate) fn state(row: &Subscription) -> &'static str {
     if row.enabled { "enabled" } else { "paused" }
 }
 
@@ -28,7 +28,7 @@ fn created_ms(row: &Subscription) -> Option<i64> {
         .map(|at| at.timestamp_millis())
 }
 
-pub static TABLE: Schema<Subscription> = Schema {
+pub(crate) static TABLE: Schema<Subscription> = Schema {
     columns: &[
         Column {
             header: "ID",

@@ -17,7 +17,7 @@ use crate::tui::widgets::{distinct_short, fit, fit_url};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 
 /// Draws the pane in `area`.
-pub fn draw(
+pub(crate) fn draw(
     frame: &mut Frame<'_>,
     area: Rect,
     pane: &SubscriptionsPane,

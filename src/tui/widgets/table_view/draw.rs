@@ -19,7 +19,7 @@ impl<R> TableView<R> {
     /// headers (the sorted one marked), `fixed` widths, then one column
     /// that takes the rest. `build(row, selected, rest_width)` builds
     /// each row on screen.
-    pub fn draw<S: Rows<R> + ?Sized>(
+    pub(crate) fn draw<S: Rows<R> + ?Sized>(
         &self,
         frame: &mut Frame<'_>,
         area: Rect,
@@ -42,22 +42,22 @@ impl<R> TableView<R> {
     }
 
     /// ` · filter: status:failed · 3 of 40` while a filter is in force.
-    pub fn title_spans(&self, theme: &Theme) -> Vec<Span<'static>> {
+    pub(crate) fn title_spans(&self, theme: &Theme) -> Vec<Span<'static>> {
         filter_title(self.filter_text(), self.len(), Some(self.total), theme)
     }
 
     /// The note in place of a table whose rows the filter all hides.
-    pub fn draw_no_match(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    pub(crate) fn draw_no_match(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         draw_no_match(frame, area, self.filter_text(), theme);
     }
 
     /// `area` less its last line while the prompt is open, and that line.
-    pub fn split_prompt(&self, area: Rect) -> (Rect, Rect) {
+    pub(crate) fn split_prompt(&self, area: Rect) -> (Rect, Rect) {
         prompt_line(area, self.prompting())
     }
 
     /// The prompt on its line, if it is open.
-    pub fn draw_prompt(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
+    pub(crate) fn draw_prompt(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme) {
         if let Some(prompt) = &self.prompt {
             draw_prompt(frame, area, &prompt.input, prompt.error.as_deref(), theme);
         }
@@ -66,7 +66,7 @@ impl<R> TableView<R> {
 
 /// ` · filter: TEXT · 3 of 40` (` · 3` with no `total`) while `text` is
 /// not empty; nothing otherwise.
-pub fn filter_title(
+pub(crate) fn filter_title(
     text: &str,
     shown: usize,
     total: Option<usize>,
@@ -87,20 +87,20 @@ pub fn filter_title(
 }
 
 /// In place of a table whose rows the filter `text` all hides.
-pub fn draw_no_match(frame: &mut Frame<'_>, area: Rect, text: &str, theme: &Theme) {
+pub(crate) fn draw_no_match(frame: &mut Frame<'_>, area: Rect, text: &str, theme: &Theme) {
     let note = format!("no row matches the filter `{text}` (esc clears it)");
     table::draw_note(frame, area, &note, theme);
 }
 
 /// `area` less its last line while `open`, and that line.
-pub fn prompt_line(area: Rect, open: bool) -> (Rect, Rect) {
+pub(crate) fn prompt_line(area: Rect, open: bool) -> (Rect, Rect) {
     let [rest, line] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(u16::from(open))]).areas(area);
     (rest, line)
 }
 
 /// The `/` prompt on one line, and why what is typed does not parse.
-pub fn draw_prompt(
+pub(crate) fn draw_prompt(
     frame: &mut Frame<'_>,
     area: Rect,
     input: &Input,

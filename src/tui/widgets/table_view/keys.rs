@@ -5,7 +5,7 @@ use crate::tui::keymap::{CommandInfo, ENTER, ESC, Key, keys};
 
 /// What a key on a table asks of its view.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TableCommand {
+pub(crate) enum TableCommand {
     /// `/`: open the prompt.
     Filter,
     /// `enter` in the prompt.
@@ -20,7 +20,10 @@ pub enum TableCommand {
 
 /// A table's `/` (its line in help is `filter_help`), `S`, and `esc`
 /// while a filter is in force.
-pub fn table_commands(filter_help: &'static str, filtered: bool) -> Vec<CommandInfo<TableCommand>> {
+pub(crate) fn table_commands(
+    filter_help: &'static str,
+    filtered: bool,
+) -> Vec<CommandInfo<TableCommand>> {
     let mut commands = vec![
         CommandInfo::new(
             "/",
@@ -46,7 +49,7 @@ pub fn table_commands(filter_help: &'static str, filtered: bool) -> Vec<CommandI
 }
 
 /// `commands` as a pane's own (`into` wraps [`TableCommand`]).
-pub fn wrapped<C: Copy>(
+pub(crate) fn wrapped<C: Copy>(
     commands: Vec<CommandInfo<TableCommand>>,
     into: fn(TableCommand) -> C,
 ) -> Vec<CommandInfo<C>> {
@@ -54,7 +57,7 @@ pub fn wrapped<C: Copy>(
 }
 
 /// The prompt's keys (everything else is typed into it).
-pub fn prompt_commands() -> Vec<CommandInfo<TableCommand>> {
+pub(crate) fn prompt_commands() -> Vec<CommandInfo<TableCommand>> {
     vec![
         CommandInfo::new(
             "enter",

@@ -8,40 +8,40 @@ use std::cmp::Ordering;
 use earshot_core::query::{self, FieldName, Since, Term};
 
 /// Reads a text from a row.
-pub type Text<R> = fn(&R) -> Cow<'_, str>;
+pub(crate) type Text<R> = fn(&R) -> Cow<'_, str>;
 
 /// A column as the view filters and sorts it.
-pub struct Column<R: 'static> {
-    pub header: &'static str,
+pub(crate) struct Column<R: 'static> {
+    pub(crate) header: &'static str,
     /// Its text, which free words match (`None`: a column that moves with
     /// the clock, such as an age).
-    pub text: Option<Text<R>>,
+    pub(crate) text: Option<Text<R>>,
     /// What it sorts by.
-    pub sort: fn(&R) -> SortKey<'_>,
+    pub(crate) sort: fn(&R) -> SortKey<'_>,
 }
 
 /// What a column sorts by: numbers by value, text in any case; rows
 /// without a value come last whichever the direction.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SortKey<'a> {
+pub(crate) enum SortKey<'a> {
     Number(i64),
     Text(Cow<'a, str>),
     Missing,
 }
 
 impl<'a> SortKey<'a> {
-    pub fn text(text: &'a str) -> SortKey<'a> {
+    pub(crate) fn text(text: &'a str) -> SortKey<'a> {
         SortKey::Text(Cow::Borrowed(text))
     }
 
     /// A time or a count when there is one.
-    pub fn number(value: Option<i64>) -> SortKey<'a> {
+    pub(crate) fn number(value: Option<i64>) -> SortKey<'a> {
         value.map_or(SortKey::Missing, SortKey::Number)
     }
 }
 
 /// How a field reads a row and what its value keeps.
-pub enum FieldKind<R: 'static> {
+pub(crate) enum FieldKind<R: 'static> {
     /// Rows whose text contains the value (any case).
     Text(Text<R>),
     /// Rows whose word is the value, one of `values` (any case).
@@ -55,20 +55,20 @@ pub enum FieldKind<R: 'static> {
 }
 
 /// A field of the filter: `name:value`.
-pub struct Field<R: 'static> {
-    pub name: FieldName,
-    pub kind: FieldKind<R>,
+pub(crate) struct Field<R: 'static> {
+    pub(crate) name: FieldName,
+    pub(crate) kind: FieldKind<R>,
 }
 
 /// What a table's rows look like to the view.
-pub struct Schema<R: 'static> {
+pub(crate) struct Schema<R: 'static> {
     /// In the order the table shows them.
-    pub columns: &'static [Column<R>],
-    pub fields: &'static [Field<R>],
+    pub(crate) columns: &'static [Column<R>],
+    pub(crate) fields: &'static [Field<R>],
     /// What identifies a row: the selection follows it.
-    pub key: Text<R>,
+    pub(crate) key: Text<R>,
     /// `/`'s help line, naming the fields (`filter: status:S sub:ID …`).
-    pub filter_help: &'static str,
+    pub(crate) filter_help: &'static str,
 }
 
 impl<R> Schema<R> {
@@ -77,7 +77,7 @@ impl<R> Schema<R> {
     }
 
     /// The headers, in order.
-    pub fn headers(&self) -> Vec<&'static str> {
+    pub(crate) fn headers(&self) -> Vec<&'static str> {
         self.columns.iter().map(|column| column.header).collect()
     }
 
@@ -146,7 +146,7 @@ impl<R> Schema<R> {
 
 /// Whether `haystack` contains `needle` (lower-case), in any case; no
 /// copy of an ASCII haystack is made.
-pub fn contains_any_case(haystack: &str, needle: &str) -> bool {
+pub(crate) fn contains_any_case(haystack: &str, needle: &str) -> bool {
     if needle.is_empty() {
         return true;
     }
