@@ -562,6 +562,25 @@ async fn jobs_watch_listen_reports_a_pushed_failure_with_its_message_for_one_get
     harness.emulator.shutdown().await;
 }
 
+/// Whether a thread of process `pid` sits in `write` or `writev` on its
+/// stdout (fd 1): a line waiting on a full pipe. Read from
+/// `/proc/PID/task/*/syscall` (the call number, then its first argument).
+fn writing_stdout(pid: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    const WRITES: [&str; 2] = ["1", "20"];
+    #[cfg(target_arch = "aarch64")]
+    const WRITES: [&str; 2] = ["64", "66"];
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("syscall")).is_ok_and(|line| {
+            let mut fields = line.split_whitespace();
+            fields.next().is_some_and(|call| WRITES.contains(&call)) && fields.next() == Some("0x1")
+        })
+    })
+}
+
 /// `earshot jobs watch --listen` whose stdout blocks:
 /// the receiver's requests wait for the watch loop, which waits for stdout,
 /// so what waits is bounded (`ListenConfig::queue_bytes`) and the rest is
@@ -609,7 +628,13 @@ async fn jobs_watch_listen_with_a_blocked_stdout_answers_503_instead_of_queueing
             (all_polls(&harness.stats().await) > 0).then_some(())
         })
         .await;
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        let pid = child.id().expect("jobs watch is running");
+        eventually(
+            Duration::from_secs(20),
+            "the line blocked on stdout",
+            || async { writing_stdout(pid).then_some(()) },
+        )
+        .await;
 
         let http = reqwest::Client::builder().no_proxy().build().unwrap();
         let body = axum::body::Bytes::from(vec![b'x'; BODY_BYTES]);
@@ -627,7 +652,7 @@ async fn jobs_watch_listen_with_a_blocked_stdout_answers_503_instead_of_queueing
                 answers.push((answer.status().as_u16(), retry_after));
             }
         }
-        let pid = child.id().expect("jobs watch is still running");
+        assert!(child.id().is_some(), "jobs watch is still running");
         let peak = crate::common::rss::peak_mib_of(pid);
         let refused = answers.iter().filter(|(status, _)| *status == 503).count();
         // What the queue holds, and a batch the loop may take before it
