@@ -1,6 +1,7 @@
 //! The incident-history work the worker runs for the Health and Deliveries
-//! panes: store reads, the sweep, recover with progress, the Events pane's
-//! list, detail and re-send, and the Deliveries pane's session view. Each
+//! panes: store reads, the sweep, recover with progress and the Deliveries
+//! pane's session view; and what panes' own tasks share (opening the
+//! store, recording a change). Each
 //! opens the store at the configured path for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
 //! writes), as an [`AsyncStore`]: the one way the console reaches the
@@ -12,14 +13,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::action::{Action, Failure, ResendTarget};
+use super::action::{Action, Failure};
 use super::context::ActionTx;
-use super::panes::events::{EventsResult, Resent};
 use super::panes::health::HealthResult;
-use super::panes::subscriptions::SubsResult;
 use earshot_core::api::Client;
-use earshot_core::history::event_list;
-use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::session_view::{self, SessionView};
 use earshot_core::history::{recover, report, sweep};
@@ -36,12 +33,12 @@ const FAILING_SESSIONS_SHOWN: usize = 500;
 /// Where the console's store is, or why there is none.
 pub(crate) type StorePath = Result<PathBuf, String>;
 
-fn failure(error: impl std::fmt::Display) -> Failure {
+pub(crate) fn failure(error: impl std::fmt::Display) -> Failure {
     Failure::new(error.to_string())
 }
 
 /// Opens the store and runs `work` with it ([`AsyncStore::run`]).
-async fn with_store<T: Send + 'static>(
+pub(crate) async fn with_store<T: Send + 'static>(
     path: StorePath,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
 ) -> Result<T, Failure> {
@@ -133,7 +130,7 @@ pub(crate) async fn session_view(
 }
 
 /// Opens the store (on the blocking pool, as every call on it).
-async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
+pub(crate) async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
     let path = path.map_err(Failure::new)?;
     AsyncStore::open(path).await.map_err(failure)
 }
@@ -248,102 +245,6 @@ pub(crate) async fn recover(
     let _ = tx.send(Action::Health(HealthResult::Recovered(result)));
 }
 
-pub(crate) async fn load_events(
-    path: StorePath,
-    seq: u64,
-    query: EventQuery,
-    since_ms: i64,
-    limit: usize,
-    tx: ActionTx,
-) {
-    let result = with_store(path, move |store| {
-        event_list::list(store, &query, since_ms, limit).map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Events(EventsResult::Loaded { seq, result }));
-}
-
-pub(crate) async fn load_event_detail(path: StorePath, seq: u64, event_id: String, tx: ActionTx) {
-    let result = with_store(path, move |store| {
-        event_list::detail(store, &event_id)
-            .map(|detail| detail.map(Box::new))
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Events(EventsResult::Detail { seq, result }));
-}
-
-/// One event to a subscription (recorded in the store, so the event shows
-/// `recovered` if it was missed) or to any URL (recorded nowhere).
-pub(crate) async fn resend_event(
-    path: StorePath,
-    event_id: String,
-    target: ResendTarget,
-    secret: SecretString,
-    tx: ActionTx,
-) {
-    let log = path.clone();
-    let result = async {
-        let store = open(path).await?;
-        let event = event_id.clone();
-        match target {
-            ResendTarget::Subscription(id) => {
-                let plan = store
-                    .run(move |store| recover::plan_event(store, &id, &event))
-                    .await
-                    .map_err(failure)?;
-                let report =
-                    recover::run(&store, &plan, &secret, recover::Brakes::default(), |_| {
-                        std::ops::ControlFlow::Continue(())
-                    })
-                    .await
-                    .map_err(failure)?;
-                let sent = report
-                    .sent
-                    .first()
-                    .ok_or_else(|| Failure::new("nothing was sent"))?;
-                let answer = if sent.delivered {
-                    "delivered"
-                } else {
-                    "not delivered"
-                };
-                let detail = format!("event {event_id} re-sent: {answer}");
-                note_change(log, &plan.subscription.id, "recover", detail).await;
-                Ok(sent_line(sent, &plan.subscription.url))
-            }
-            ResendTarget::Url(url) => {
-                let event = store
-                    .run(move |store| recover::observed_event(store, &event))
-                    .await
-                    .map_err(failure)?;
-                let http = recover::sender().map_err(failure)?;
-                let sent = recover::send_event(&http, &url, &secret, &event).await;
-                Ok(sent_line(&sent, &url))
-            }
-        }
-    }
-    .await;
-    let _ = tx.send(Action::Events(EventsResult::Resent(result)));
-}
-
-/// `delivered to https://…: HTTP 200 in 35 ms`, or why not (the URL
-/// without its query, which may hold a token).
-fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
-    let url = url.split('?').next().unwrap_or(url);
-    let summary = match (&sent.error, sent.http_status) {
-        (None, Some(status)) => format!(
-            "delivered to {url}: HTTP {status} in {}",
-            earshot_core::duration_text::of_millis(sent.latency_ms as f64)
-        ),
-        (Some(error), _) => format!("not delivered to {url}: {error}"),
-        (None, None) => format!("not delivered to {url}"),
-    };
-    Resent {
-        delivered: sent.delivered,
-        summary,
-    }
-}
-
 pub(crate) async fn load_incidents(
     path: StorePath,
     seq: u64,
@@ -410,78 +311,5 @@ pub(crate) async fn note_change(
                 tracing::warn!(error = %failure.message, "the change was not recorded");
             }
         }
-    }
-}
-
-/// How long the console watches a rotated subscription.
-pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// The signed-duplicate check of a receiver at `url` (the rotate dialog's,
-/// and the edit dialog's for a new URL): the newest event the subscription
-/// was delivered (the observer's bytes), signed with `new`, `current` when
-/// given and a wrong secret.
-pub(crate) async fn check_rotation(
-    path: StorePath,
-    id: String,
-    url: String,
-    new: SecretString,
-    current: Option<SecretString>,
-    tx: ActionTx,
-) {
-    let key = id.clone();
-    let result = async {
-        let probe = with_store(path, move |store| {
-            earshot_core::history::rotation::probe_event(store, &key, false)
-                .map_err(|error| error.to_string())
-        })
-        .await?
-        .ok_or_else(|| {
-            Failure::new(
-                "the store holds no event this subscription was delivered, so there is \
-                 nothing to check the receiver with: let the observer (`earshot listen \
-                 --store`) and the sweep file one, or use `earshot subs rotate ID \
-                 --synthetic-probe`",
-            )
-        })?;
-        earshot_core::history::rotation::check(&url, &probe, &new, current.as_ref())
-            .await
-            .map_err(failure)
-    }
-    .await;
-    let _ = tx.send(Action::Subs(SubsResult::Checked { id, result }));
-}
-
-/// Sweeps the rotated subscription's sessions every 5 s for
-/// [`ROTATION_WATCH`], reporting each time (stops at a 401).
-pub(crate) async fn watch_rotation(
-    client: Client,
-    path: StorePath,
-    id: String,
-    rotated_ms: i64,
-    tx: ActionTx,
-) {
-    let Ok(store) = open(path).await else {
-        return;
-    };
-    let report = |report: &earshot_core::history::rotation::WatchReport| {
-        let _ = tx.send(Action::Subs(SubsResult::Watched {
-            id: id.clone(),
-            report: report.clone(),
-        }));
-    };
-    let last = earshot_core::history::rotation::watch(
-        &client,
-        &store,
-        &id,
-        rotated_ms,
-        ROTATION_WATCH,
-        report,
-    )
-    .await;
-    match last {
-        Ok(last) => {
-            let _ = tx.send(Action::Subs(SubsResult::Watched { id, report: last }));
-        }
-        Err(error) => tracing::warn!(%error, "the rotation watch stopped"),
     }
 }

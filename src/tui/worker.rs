@@ -1,17 +1,21 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
-//! its result back as an [`Action`]. Seven kinds of work are "latest
-//! request wins", each with one `Latest` slot where a new request aborts
-//! the one still running: the Subscriptions, Deliveries, Events and
-//! event-detail loads, the probe, the rotation watch and the Inbox
-//! receiver. Every other effect runs as a plain task of its own, to its
+//! its result back as an [`Action`]. Some work is "latest request wins",
+//! each kind with one `Latest` slot where a new request aborts the one
+//! still running: the Deliveries load, the probe, the Inbox receiver, and
+//! the kinds a pane's own effects declare ([`PaneEffect::latest_key`]:
+//! the Subscriptions list and rotation watch, the Events list and event
+//! reads). Every other effect runs as a plain task of its own, to its
 //! end: changes to the platform, copies, the job watcher's commands, and
 //! the other reads (Health, failing sessions, incidents, known sessions,
 //! a body or capture file; `update` drops an answer whose sequence number
-//! a newer request has passed). Dropping the worker aborts everything in
-//! flight.
+//! a newer request has passed). A pane's own effects (`Effect::<Pane>`)
+//! run from its folder ([`PaneEffect::run`]); the worker hands them the
+//! client and the store and sends their answer back as the pane's
+//! `Action`. Dropping the worker aborts everything in flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,7 +30,7 @@ use super::panes::deliveries::DeliveriesResult;
 use super::panes::inbox::InboxResult;
 use super::panes::jobs::JobsResult;
 use super::panes::signatures::SigsResult;
-use super::panes::subscriptions::SubsResult;
+use super::panes::{Pane, PaneEffect, Report, TaskInput, registry};
 use earshot_core::api::Client;
 use earshot_core::api::types::prerecorded::NewTranscript;
 use earshot_core::poll::hints::Known;
@@ -39,18 +43,13 @@ pub(crate) struct Worker {
     client: Client,
     tx: ActionTx,
     clipboard: Box<dyn Clipboard>,
-    /// The subscriptions load in flight, if any.
-    load: Latest,
     /// The deliveries load in flight, if any.
     deliveries_load: Latest,
     /// The probe run in flight, if any.
     probe_run: Latest,
-    /// The Events list read in flight, if any.
-    events_load: Latest,
-    /// The event detail read in flight, if any.
-    event_detail_load: Latest,
-    /// The watch after a console rotation, if any.
-    rotation_watch: Latest,
+    /// The panes' own "latest wins" work in flight, by the effect's type
+    /// and its [`PaneEffect::latest_key`].
+    pane_latest: HashMap<(&'static str, &'static str), Latest>,
     /// The Inbox's receiver: the task that owns it and forwards what it
     /// receives (aborting it stops the receiver).
     inbox: Latest,
@@ -110,12 +109,9 @@ impl Worker {
             client,
             tx: tx.into(),
             clipboard,
-            load: Latest::default(),
             deliveries_load: Latest::default(),
             probe_run: Latest::default(),
-            events_load: Latest::default(),
-            event_detail_load: Latest::default(),
-            rotation_watch: Latest::default(),
+            pane_latest: HashMap::new(),
             inbox: Latest::default(),
             tasks: Vec::new(),
             jobs: None,
@@ -150,16 +146,14 @@ impl Worker {
         tx: impl Into<ActionTx>,
     ) {
         for slot in [
-            &mut self.load,
             &mut self.deliveries_load,
             &mut self.probe_run,
-            &mut self.events_load,
-            &mut self.event_detail_load,
-            &mut self.rotation_watch,
             &mut self.inbox,
         ] {
             slot.abort();
         }
+        // Dropping a slot aborts its task.
+        self.pane_latest.clear();
         if let Some(cancel) = self.recover_cancel.take() {
             cancel.store(true, Ordering::Relaxed);
         }
@@ -199,6 +193,7 @@ impl Worker {
         let client = self.client.clone();
         let tx = self.tx.clone();
         match effect {
+            pane @ registry!(pane_effect_pattern) => self.start_pane(pane),
             // The event loop switches accounts itself (a new client, store
             // and channel): it never hands this effect on.
             Effect::SwitchProfile { name } => {
@@ -272,33 +267,6 @@ impl Worker {
                     tx,
                 ));
             }
-            Effect::LoadEvents {
-                seq,
-                query,
-                since_ms,
-                limit,
-            } => {
-                let store = self.store.clone();
-                self.events_load.replace(history_tasks::load_events(
-                    store, seq, query, since_ms, limit, tx,
-                ));
-            }
-            Effect::LoadEventDetail { seq, event_id } => {
-                let store = self.store.clone();
-                self.event_detail_load
-                    .replace(history_tasks::load_event_detail(store, seq, event_id, tx));
-            }
-            Effect::ResendEvent {
-                event_id,
-                target,
-                secret,
-            } => {
-                tracing::info!(%event_id, "re-send one event");
-                let store = self.store.clone();
-                self.spawn(history_tasks::resend_event(
-                    store, event_id, target, secret, tx,
-                ));
-            }
             Effect::LoadIncidents { seq, since_ms, all } => {
                 let store = self.store.clone();
                 self.spawn(history_tasks::load_incidents(store, seq, since_ms, all, tx));
@@ -352,19 +320,6 @@ impl Worker {
                 if let Some(cancel) = &self.recover_cancel {
                     cancel.store(true, Ordering::Relaxed);
                 }
-            }
-            Effect::LoadSubscriptions {
-                seq,
-                include_disabled,
-            } => {
-                tracing::debug!(seq, include_disabled, "list subscriptions");
-                self.load.replace(async move {
-                    let result = client
-                        .list_subscriptions(include_disabled)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    let _ = tx.send(Action::Subs(SubsResult::Loaded { seq, result }));
-                });
             }
             Effect::LoadDeliveries { seq, id, latest } => {
                 tracing::debug!(seq, %id, latest, "list deliveries");
@@ -445,93 +400,30 @@ impl Worker {
                 let watcher = self.job_watcher();
                 self.spawn(submit_file(client, tx, path, watcher));
             }
-            Effect::CreateSubscription(request) => {
-                tracing::info!("create subscription");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let result = client
-                        .create_subscription(&request)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if let Ok(created) = &result {
-                        let detail = format!("{} for {}", created.url, created.events.join(","));
-                        history_tasks::note_change(store, &created.id, "create", detail).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Created { result }));
-                });
-            }
-            Effect::PatchSubscription { id, patch } => {
-                tracing::info!(%id, enabled = ?patch.enabled, "update subscription");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let result = client
-                        .update_subscription(&id, &patch)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if result.is_ok() {
-                        let action = match patch.enabled {
-                            Some(true) => "resume",
-                            Some(false) => "pause",
-                            None => "update",
-                        };
-                        history_tasks::note_change(store, &id, action, String::new()).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Patched { id, result }));
-                });
-            }
-            Effect::RotateSecret { id, secret } => {
-                tracing::info!(%id, "rotate subscription secret");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let patch = earshot_core::api::types::agents::SubscriptionPatch {
-                        secret: Some(secret),
-                        ..Default::default()
-                    };
-                    let result = client
-                        .update_subscription(&id, &patch)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if let Ok(rotated) = &result {
-                        // The version, never the secret.
-                        let detail = format!("secret version {}", rotated.secret_version);
-                        history_tasks::note_change(store, &id, "rotate", detail).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Rotated { id, result }));
-                });
-            }
-            Effect::CheckRotation {
-                id,
-                url,
-                new,
-                current,
-            } => {
-                tracing::info!(%id, "check the receiver before a rotation");
-                let store = self.store.clone();
-                self.spawn(history_tasks::check_rotation(
-                    store, id, url, new, current, tx,
-                ));
-            }
-            Effect::WatchRotation { id, rotated_ms } => {
-                let store = self.store.clone();
-                self.rotation_watch.replace(history_tasks::watch_rotation(
-                    client, store, id, rotated_ms, tx,
-                ));
-            }
-            Effect::StopRotationWatch => self.rotation_watch.abort(),
-            Effect::DeleteSubscription { id } => {
-                tracing::info!(%id, "delete subscription");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let result = client
-                        .delete_subscription(&id)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if result.is_ok() {
-                        history_tasks::note_change(store, &id, "delete", String::new()).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Deleted { id, result }));
-                });
-            }
+        }
+    }
+
+    /// Runs a pane's own effect as it declares: in its "latest wins" slot
+    /// or to its end, its reports sent back wrapped by `report` (the
+    /// pane's `Action` variant).
+    fn run_pane_effect<E, R>(&mut self, effect: E, report: fn(R) -> Action)
+    where
+        E: PaneEffect<R>,
+        R: Send + 'static,
+    {
+        let key = effect.latest_key();
+        let input = TaskInput {
+            client: self.client.clone(),
+            store: self.store.clone(),
+        };
+        let work = effect.run(input, Report::new(self.tx.clone(), report));
+        match key {
+            Some(key) => self
+                .pane_latest
+                .entry((std::any::type_name::<E>(), key))
+                .or_default()
+                .replace(work),
+            None => self.spawn(work),
         }
     }
 
@@ -571,6 +463,34 @@ impl Worker {
         commands
     }
 }
+
+/// Every pane's `Effect` variant, as one pattern (from the registry).
+macro_rules! pane_effect_pattern {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        ($(Effect::$name(_))|*)
+    };
+}
+use pane_effect_pattern;
+
+/// [`Worker::start_pane`], from the registry: each pane's effects run as
+/// its [`PaneEffect`] says, answering with its `Action` variant.
+macro_rules! start_pane {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        impl Worker {
+            /// A pane's own effect (`Effect::<Pane>`).
+            fn start_pane(&mut self, effect: Effect) {
+                match effect {
+                    $(Effect::$name(effect) => {
+                        self.run_pane_effect::<<$ty as Pane>::Effect, _>(effect, Action::$name)
+                    })*
+                    // `start` hands on the panes' variants only.
+                    console => tracing::warn!(effect = ?console, "not a pane's effect; ignored"),
+                }
+            }
+        }
+    };
+}
+registry!(start_pane);
 
 /// Uploads `path`, reporting progress (at most once per percent), creates
 /// a transcript job from it and reports its id. Both requests are counted
@@ -720,7 +640,7 @@ mod tests {
             Box::new(NoClipboard),
         );
         let (load, load_gone) = pending_task();
-        worker.load.replace(load);
+        worker.probe_run.replace(load);
         let (change, mut change_gone) = pending_task();
         worker.spawn(change);
         let cancel = Arc::new(AtomicBool::new(false));

@@ -16,6 +16,7 @@ use crate::tui::panes::health::{Field, RecoverForm};
 use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::jobs::tests as jobs;
 use crate::tui::panes::subscriptions::SubsResult;
+use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::panes::subscriptions::tests::{fixtures, subscription};
 use crate::tui::test_keys::{key, press, type_text};
 use crate::tui::theme::Theme;
@@ -92,7 +93,7 @@ fn subs_load_seq(effects: &[Effect]) -> u64 {
     effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadSubscriptions { seq, .. } => Some(*seq),
+            Effect::Subs(SubsEffect::Load { seq, .. }) => Some(*seq),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no subscriptions load in {effects:?}"))

@@ -31,7 +31,7 @@ use super::super::load::Load;
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
-use super::Pane;
+use super::{NoEffect, Pane};
 use earshot_core::history::coverage::Coverage;
 use earshot_core::history::report::SubscriptionHealth;
 use earshot_core::history::sweep::SweepReport;
@@ -360,6 +360,7 @@ impl HealthPane {
 impl Pane for HealthPane {
     type Command = HealthCommand;
     type Result = HealthResult;
+    type Effect = NoEffect;
     const TITLE: &'static str = "Health";
     const NAMES: &'static [&'static str] = &["health", "board"];
     const CALLS_PLATFORM: bool = true;

@@ -31,7 +31,7 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::theme::Theme;
 use super::super::widgets::input::{self as text, cycle};
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::Pane;
+use super::{NoEffect, Pane};
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::Received;
@@ -388,6 +388,7 @@ impl InboxPane {
 impl Pane for InboxPane {
     type Command = InboxCommand;
     type Result = InboxResult;
+    type Effect = NoEffect;
     const TITLE: &'static str = "Inbox";
     const NAMES: &'static [&'static str] = &["inbox", "listen"];
     const CALLS_PLATFORM: bool = false;

@@ -26,7 +26,7 @@ use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
-use super::Pane;
+use super::{NoEffect, Pane};
 use earshot_core::api::Region;
 use earshot_core::api::probe::{Answer, ProbeOptions, REGIONS};
 use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
@@ -304,6 +304,7 @@ impl ProbePane {
 impl Pane for ProbePane {
     type Command = ProbeCommand;
     type Result = ProbeResult;
+    type Effect = NoEffect;
     const TITLE: &'static str = "Probe";
     const NAMES: &'static [&'static str] = &["probe"];
     const CALLS_PLATFORM: bool = true;

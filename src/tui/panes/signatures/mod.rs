@@ -26,7 +26,7 @@ use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::load::Load;
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
-use super::Pane;
+use super::{NoEffect, Pane};
 use earshot_core::redact::mask;
 use earshot_core::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
@@ -431,6 +431,7 @@ impl SignaturesPane {
 impl Pane for SignaturesPane {
     type Command = SigsCommand;
     type Result = SigsResult;
+    type Effect = NoEffect;
     const TITLE: &'static str = "Signatures";
     const SHORT_TITLE: &'static str = "Sigs";
     const NAMES: &'static [&'static str] = &["signatures", "sigs", "sig"];
