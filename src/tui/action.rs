@@ -138,34 +138,6 @@ macro_rules! effect_enum {
             SubmitFile {
                 path: std::path::PathBuf,
             },
-            /// Read a body file for the Signatures pane (local, not a platform
-            /// call).
-            ReadBodyFile {
-                seq: u64,
-                path: String,
-            },
-            /// Read one request from a capture file (`line`: its line; `None`:
-            /// the last signed one) for the Signatures pane (local).
-            ReadCapture {
-                seq: u64,
-                path: String,
-                line: Option<usize>,
-            },
-            /// Dictation and sync in every region of `regions` at once (the
-            /// Probe pane); supersedes any probe still running.
-            RunProbe {
-                seq: u64,
-                file: std::path::PathBuf,
-                regions: Vec<earshot_core::api::Region>,
-                options: earshot_core::api::probe::ProbeOptions,
-            },
-            /// Start the local webhook receiver (replacing a running one).
-            StartListener {
-                seq: u64,
-                bind: std::net::SocketAddr,
-                /// Labelled `current` / `previous`; masked in `Debug`.
-                secrets: Vec<(String, SecretString)>,
-            },
             /// A pre-recorded webhook said this job changed: the watcher updates
             /// it without a request.
             JobWebhook {

@@ -1,17 +1,20 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
-//! its result back as an [`Action`]. Some work is "latest request wins",
-//! each kind with one `Latest` slot where a new request aborts the one
-//! still running: the Deliveries load, the probe, the Inbox receiver, and
-//! the kinds a pane's own effects declare ([`PaneEffect::latest_key`]:
-//! the Subscriptions list and rotation watch, the Events list and event
-//! reads). Every other effect runs as a plain task of its own, to its
-//! end: changes to the platform, copies, the job watcher's commands, and
-//! the other reads (Health, failing sessions, incidents, known sessions,
-//! a body or capture file; `update` drops an answer whose sequence number
-//! a newer request has passed). A pane's own effects (`Effect::<Pane>`)
-//! run from its folder ([`PaneEffect::run`]); the worker hands them the
-//! client and the store and sends their answer back as the pane's
-//! `Action`. Dropping the worker aborts everything in flight.
+//! its result back as an [`Action`].
+//!
+//! A pane's own effects (`Effect::<Pane>`, declared and run in its
+//! folder: [`PaneEffect`]) go through one generic path: the worker hands
+//! the task the client and the store, wraps what it reports as the pane's
+//! `Action`, and keeps one `Latest` slot per kind the pane declares
+//! "latest request wins" ([`PaneEffect::latest_key`]: the Subscriptions
+//! list and rotation watch, the Events list and event reads, the probe,
+//! the Inbox receiver), where a new request aborts the one still running.
+//!
+//! The console's effects (work no pane owns alone) are matched here: the
+//! Deliveries load (a `Latest` slot too), the job watcher and its
+//! commands, the Health pane's store reads, sweep and recover, the known
+//! sessions, copies. Every task but the slots' runs to its end (`update`
+//! drops an answer whose sequence number a newer request has passed).
+//! Dropping the worker aborts everything in flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
@@ -27,17 +30,13 @@ use super::clipboard::Clipboard;
 use super::context::ActionTx;
 use super::history_tasks::{self, StorePath};
 use super::panes::deliveries::DeliveriesResult;
-use super::panes::inbox::InboxResult;
 use super::panes::jobs::JobsResult;
-use super::panes::signatures::SigsResult;
 use super::panes::{Pane, PaneEffect, Report, TaskInput, registry};
 use earshot_core::api::Client;
 use earshot_core::api::types::prerecorded::NewTranscript;
 use earshot_core::poll::hints::Known;
 use earshot_core::poll::schedule::{JobHint, SchedulerConfig};
 use earshot_core::poll::watcher::{self, Command as WatchCommand};
-use earshot_core::receiver::capture::{self, Selector};
-use earshot_core::receiver::listen::{self, ListenConfig};
 
 pub(crate) struct Worker {
     client: Client,
@@ -45,14 +44,9 @@ pub(crate) struct Worker {
     clipboard: Box<dyn Clipboard>,
     /// The deliveries load in flight, if any.
     deliveries_load: Latest,
-    /// The probe run in flight, if any.
-    probe_run: Latest,
     /// The panes' own "latest wins" work in flight, by the effect's type
     /// and its [`PaneEffect::latest_key`].
     pane_latest: HashMap<(&'static str, &'static str), Latest>,
-    /// The Inbox's receiver: the task that owns it and forwards what it
-    /// receives (aborting it stops the receiver).
-    inbox: Latest,
     /// Every other task in flight (finished ones are pruned as we go).
     tasks: Vec<AbortHandle>,
     /// The job watcher, started by the first Jobs effect.
@@ -110,9 +104,7 @@ impl Worker {
             tx: tx.into(),
             clipboard,
             deliveries_load: Latest::default(),
-            probe_run: Latest::default(),
             pane_latest: HashMap::new(),
-            inbox: Latest::default(),
             tasks: Vec::new(),
             jobs: None,
             store: Err("no incident-history store configured".into()),
@@ -132,8 +124,9 @@ impl Worker {
     /// `store` and `tx` (stamped with the new account's generation, so
     /// whatever the old tasks still send is dropped by the console).
     ///
-    /// Stopped: the loads, the probe, the rotation watch, the Inbox's
-    /// receiver and the job watcher (told to stop, then aborted). A recover
+    /// Stopped: every "latest wins" slot (the loads, the probe, the
+    /// rotation watch, the Inbox's receiver) and the job watcher (told to
+    /// stop, then aborted). A recover
     /// is asked to stop after the event being sent, so the store records
     /// what was sent. Every other call (a change the operator confirmed, a
     /// re-send, a sweep) is left to finish on the old account: aborting it
@@ -145,13 +138,7 @@ impl Worker {
         store: StorePath,
         tx: impl Into<ActionTx>,
     ) {
-        for slot in [
-            &mut self.deliveries_load,
-            &mut self.probe_run,
-            &mut self.inbox,
-        ] {
-            slot.abort();
-        }
+        self.deliveries_load.abort();
         // Dropping a slot aborts its task.
         self.pane_latest.clear();
         if let Some(cancel) = self.recover_cancel.take() {
@@ -198,43 +185,6 @@ impl Worker {
             // and channel): it never hands this effect on.
             Effect::SwitchProfile { name } => {
                 tracing::warn!(%name, "a profile switch reached the worker; ignored");
-            }
-            Effect::ReadBodyFile { seq, path } => {
-                // The path only: the body may carry anything.
-                tracing::debug!(seq, %path, "read body file");
-                self.spawn(async move {
-                    let file = std::path::PathBuf::from(&path);
-                    let result = tokio::task::spawn_blocking(move || {
-                        earshot_core::bounded_file::read(
-                            &file,
-                            earshot_core::bounded_file::BODY_FILE,
-                        )
-                        .map_err(|error| error.to_string())
-                    })
-                    .await
-                    .unwrap_or_else(|error| Err(error.to_string()));
-                    let _ = tx.send(Action::Sigs(SigsResult::BodyLoaded { seq, path, result }));
-                });
-            }
-            Effect::ReadCapture { seq, path, line } => {
-                tracing::debug!(seq, %path, ?line, "read a capture");
-                let selector = line.map_or(Selector::LastSigned, Selector::Line);
-                self.spawn(async move {
-                    let result = tokio::task::spawn_blocking(move || {
-                        capture::replay(std::path::Path::new(&path), &selector)
-                    })
-                    .await
-                    .unwrap_or_else(|error| Err(error.to_string()));
-                    let _ = tx.send(Action::Sigs(SigsResult::CaptureLoaded { seq, result }));
-                });
-            }
-            Effect::StartListener { seq, bind, secrets } => {
-                tracing::info!(%bind, "start the inbox receiver");
-                let config = ListenConfig {
-                    secrets,
-                    ..ListenConfig::default()
-                };
-                self.inbox.replace(run_inbox(tx, seq, bind, config));
             }
             Effect::JobWebhook { id, status } => {
                 if let Some(jobs) = &self.jobs {
@@ -348,27 +298,6 @@ impl Worker {
                         id,
                         result,
                     }));
-                });
-            }
-            Effect::RunProbe {
-                seq,
-                file,
-                regions,
-                options,
-            } => {
-                tracing::info!(seq, regions = regions.len(), "probe dictation and sync");
-                self.probe_run.replace(async move {
-                    earshot_core::api::probe::all_at_once(
-                        &client,
-                        &file,
-                        &regions,
-                        &options,
-                        |answer| {
-                            let result = super::panes::probe::result_of(seq, answer);
-                            let _ = tx.send(Action::Probe(result));
-                        },
-                    )
-                    .await;
                 });
             }
             Effect::WatchJobs(ids) => {
@@ -557,35 +486,6 @@ async fn submit_file(
     });
 }
 
-/// Starts the receiver, reports it, and forwards every request it answers
-/// until the task is aborted (which drops, and so stops, the receiver).
-async fn run_inbox(tx: ActionTx, seq: u64, bind: std::net::SocketAddr, config: ListenConfig) {
-    match listen::start(bind, config).await {
-        Err(error) => {
-            let failure = Failure::new(format!("the inbox receiver did not start: {error}"));
-            let _ = tx.send(Action::Inbox(InboxResult::Started {
-                seq,
-                result: Err(failure),
-            }));
-        }
-        Ok((listener, mut received)) => {
-            let _ = tx.send(Action::Inbox(InboxResult::Started {
-                seq,
-                result: Ok(listener.url()),
-            }));
-            while let Some(request) = received.recv().await {
-                if tx
-                    .send(Action::Inbox(InboxResult::Received(Box::new(request))))
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            drop(listener);
-        }
-    }
-}
-
 impl Drop for Worker {
     fn drop(&mut self) {
         // The `Latest` slots abort their own tasks when dropped.
@@ -640,7 +540,7 @@ mod tests {
             Box::new(NoClipboard),
         );
         let (load, load_gone) = pending_task();
-        worker.probe_run.replace(load);
+        worker.deliveries_load.replace(load);
         let (change, mut change_gone) = pending_task();
         worker.spawn(change);
         let cancel = Arc::new(AtomicBool::new(false));
