@@ -144,31 +144,6 @@ macro_rules! effect_enum {
                 id: String,
                 status: earshot_core::api::types::prerecorded::TranscriptStatus,
             },
-            /// Read the Health board from the store (local).
-            LoadHealth {
-                seq: u64,
-                since_ms: i64,
-            },
-            /// Read one subscription's failing sessions from the store (local).
-            LoadFailingSessions {
-                seq: u64,
-                subscription_id: String,
-                since_ms: i64,
-            },
-            /// Read the incidents seen since `since_ms` (resolved ones with
-            /// `all`) from the store (local).
-            LoadIncidents {
-                seq: u64,
-                since_ms: i64,
-                all: bool,
-            },
-            /// Acknowledge an incident as the operator's login name (local).
-            AckIncident {
-                id: String,
-                note: Option<String>,
-            },
-            /// Sweep the known sessions' delivery records into the store.
-            SweepHistory,
             /// Read the known sessions' ids for the Deliveries prompt (local).
             LoadKnownSessions,
             /// Re-send what a subscription missed for good since `since_ms`; the
@@ -177,11 +152,6 @@ macro_rules! effect_enum {
                 subscription_id: String,
                 since_ms: i64,
                 secret: SecretString,
-            },
-            /// What recover would send (local: the store as last swept).
-            PlanRecover {
-                subscription_id: String,
-                since_ms: i64,
             },
             /// Stop the recover in flight after the event being sent.
             CancelRecover,

@@ -1,7 +1,8 @@
-//! The incident-history work the worker runs for the Health and Deliveries
-//! panes: store reads, the sweep, recover with progress and the Deliveries
-//! pane's session view; and what panes' own tasks share (opening the
-//! store, recording a change). Each
+//! The incident-history work of the console's own effects (the known
+//! sessions, remembering a viewed session, the Deliveries pane's session
+//! view, recover with progress) and what the panes' tasks share: opening
+//! the store ([`open`], [`with_store`]), recording a change
+//! ([`note_change`]), the sweep's budget. Each task
 //! opens the store at the configured path for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
 //! writes), as an [`AsyncStore`]: the one way the console reaches the
@@ -17,18 +18,16 @@ use super::action::{Action, Failure};
 use super::context::ActionTx;
 use super::panes::health::HealthResult;
 use earshot_core::api::Client;
-use earshot_core::history::incidents::{self, Acknowledged};
+use earshot_core::history::incidents;
 use earshot_core::history::session_view::{self, SessionView};
-use earshot_core::history::{recover, report, sweep};
+use earshot_core::history::{recover, sweep};
 use earshot_core::redact::SecretString;
-use earshot_core::store::{self, AsyncStore, Store, StoreError, deliveries, sessions};
+use earshot_core::store::{self, AsyncStore, Store, StoreError, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
 /// nothing is due).
-const CONSOLE_SWEEP_BUDGET: usize = 50;
-/// Failing sessions listed at most for one subscription.
-const FAILING_SESSIONS_SHOWN: usize = 500;
+pub(crate) const CONSOLE_SWEEP_BUDGET: usize = 50;
 
 /// Where the console's store is, or why there is none.
 pub(crate) type StorePath = Result<PathBuf, String>;
@@ -48,34 +47,6 @@ pub(crate) async fn with_store<T: Send + 'static>(
         .await
         .map_err(failure)?
         .map_err(Failure::new)
-}
-
-pub(crate) async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx) {
-    let result = with_store(path, move |store| {
-        report::board(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Loaded { seq, result }));
-}
-
-pub(crate) async fn load_failing_sessions(
-    path: StorePath,
-    seq: u64,
-    subscription_id: String,
-    since_ms: i64,
-    tx: ActionTx,
-) {
-    let id = subscription_id.clone();
-    let result = with_store(path, move |store| {
-        deliveries::failing_sessions(store, &id, since_ms, FAILING_SESSIONS_SHOWN)
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Sessions {
-        seq,
-        subscription_id,
-        result,
-    }));
 }
 
 /// Known session ids the Deliveries prompt offers at most.
@@ -133,41 +104,6 @@ pub(crate) async fn session_view(
 pub(crate) async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
     let path = path.map_err(Failure::new)?;
     AsyncStore::open(path).await.map_err(failure)
-}
-
-pub(crate) async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
-    let store = match open(path).await {
-        Ok(store) => store,
-        Err(failure) => {
-            let _ = tx.send(Action::Health(HealthResult::NoStore(failure.message)));
-            return;
-        }
-    };
-    let result = sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
-        .await
-        .map_err(failure);
-    let _ = tx.send(Action::Health(HealthResult::Swept(result)));
-}
-
-/// What recover would send: the store as last swept (recover itself
-/// sweeps first, so it may send a little more).
-pub(crate) async fn plan_recover(
-    path: StorePath,
-    subscription_id: String,
-    since_ms: i64,
-    tx: ActionTx,
-) {
-    let id = subscription_id.clone();
-    let result = with_store(path, move |store| {
-        recover::plan(store, &id, since_ms, &recover::Scope::default())
-            .map(|plan| plan.preview())
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Planned {
-        subscription_id,
-        result,
-    }));
 }
 
 /// Sweeps, plans and re-sends what a subscription missed, with the
@@ -243,39 +179,6 @@ pub(crate) async fn recover(
     }
     .await;
     let _ = tx.send(Action::Health(HealthResult::Recovered(result)));
-}
-
-pub(crate) async fn load_incidents(
-    path: StorePath,
-    seq: u64,
-    since_ms: i64,
-    all: bool,
-    tx: ActionTx,
-) {
-    let result = with_store(path, move |store| {
-        incidents::list(store, since_ms, all).map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Incidents { seq, result }));
-}
-
-/// Stores who is on an incident, for every console on the same store.
-pub(crate) async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: ActionTx) {
-    let result = with_store(path, move |store| {
-        let by = incidents::operator();
-        match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
-            Ok(Acknowledged::Done(incident)) => {
-                Ok(format!("acknowledged incident {} as {by}", incident.id))
-            }
-            Ok(Acknowledged::NotFound) => Err(format!("no incident {id} in the store any more")),
-            Ok(Acknowledged::Ambiguous(count)) => Err(format!(
-                "{id} matches {count} incidents: give more of the id"
-            )),
-            Err(error) => Err(error.to_string()),
-        }
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Acknowledged(result)));
 }
 
 /// Records a change the console made on the platform (never a secret), so

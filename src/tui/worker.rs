@@ -9,12 +9,13 @@
 //! list and rotation watch, the Events list and event reads, the probe,
 //! the Inbox receiver), where a new request aborts the one still running.
 //!
-//! The console's effects (work no pane owns alone) are matched here: the
-//! Deliveries load (a `Latest` slot too), the job watcher and its
-//! commands, the Health pane's store reads, sweep and recover, the known
-//! sessions, copies. Every task but the slots' runs to its end (`update`
-//! drops an answer whose sequence number a newer request has passed).
-//! Dropping the worker aborts everything in flight.
+//! The console's effects (work that holds the worker's state or is no
+//! one pane's) are matched here: the Deliveries load (a `Latest` slot
+//! too; it remembers the session once per id), the job watcher and its
+//! commands, recover (its stop flag), the known sessions, copies. Every
+//! task but the slots' runs to its end (`update` drops an answer whose
+//! sequence number a newer request has passed). Dropping the worker
+//! aborts everything in flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
@@ -199,53 +200,9 @@ impl Worker {
                     ))));
                 }
             }
-            Effect::LoadHealth { seq, since_ms } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_health(store, seq, since_ms, tx));
-            }
-            Effect::LoadFailingSessions {
-                seq,
-                subscription_id,
-                since_ms,
-            } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_failing_sessions(
-                    store,
-                    seq,
-                    subscription_id,
-                    since_ms,
-                    tx,
-                ));
-            }
-            Effect::LoadIncidents { seq, since_ms, all } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_incidents(store, seq, since_ms, all, tx));
-            }
-            Effect::AckIncident { id, note } => {
-                tracing::info!(%id, "acknowledge an incident");
-                let store = self.store.clone();
-                self.spawn(history_tasks::acknowledge(store, id, note, tx));
-            }
             Effect::LoadKnownSessions => {
                 let store = self.store.clone();
                 self.spawn(history_tasks::load_known_sessions(store, tx));
-            }
-            Effect::SweepHistory => {
-                tracing::debug!("sweep the incident history");
-                let store = self.store.clone();
-                self.spawn(history_tasks::sweep(client, store, tx));
-            }
-            Effect::PlanRecover {
-                subscription_id,
-                since_ms,
-            } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::plan_recover(
-                    store,
-                    subscription_id,
-                    since_ms,
-                    tx,
-                ));
             }
             Effect::Recover {
                 subscription_id,
@@ -499,6 +456,7 @@ impl Drop for Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::panes::health::tasks::HealthEffect;
 
     /// A task that runs until aborted; its receiver errs once it is.
     fn pending_task() -> (
@@ -565,10 +523,10 @@ mod tests {
         );
         assert_eq!(worker.store, Err("no store".to_owned()));
         // What the worker sends from now on is the new account's.
-        worker.start(Effect::LoadHealth {
+        worker.start(Effect::Health(HealthEffect::Load {
             seq: 7,
             since_ms: 0,
-        });
+        }));
         let answer = tokio::time::timeout(within, rx.recv()).await;
         assert!(
             matches!(

@@ -12,6 +12,7 @@ use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, AppConfig, Overlay};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::health::{Field, RecoverForm};
 use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::jobs::tests as jobs;
@@ -155,7 +156,7 @@ fn a_switch_empties_every_pane_and_the_status_bar_names_the_new_profile() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadHealth { .. })),
+            .any(|effect| matches!(effect, Effect::Health(HealthEffect::Load { .. }))),
         "{effects:?}"
     );
     assert!(

@@ -8,6 +8,7 @@ use super::{Modal, Stage, SubscriptionsPane, View};
 use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::test_keys::{key, press, type_text};
@@ -484,9 +485,9 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
     app.pane = PaneId::Subscriptions;
     let seq = match first.as_slice() {
         [
-            Effect::LoadHealth { .. },
-            Effect::LoadIncidents { .. },
-            Effect::SweepHistory,
+            Effect::Health(HealthEffect::Load { .. }),
+            Effect::Health(HealthEffect::LoadIncidents { .. }),
+            Effect::Health(HealthEffect::Sweep),
             Effect::Subs(SubsEffect::Load { seq, .. }),
         ] => *seq,
         other => panic!(

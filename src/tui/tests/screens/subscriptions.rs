@@ -5,6 +5,7 @@
 use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::AppConfig;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::SubscriptionsPane;
 use crate::tui::panes::subscriptions::tasks::SubsEffect;
@@ -160,9 +161,9 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
     let mut app = bare_app(AppConfig::default());
     let seq = match app.init().as_slice() {
         [
-            Effect::LoadHealth { .. },
-            Effect::LoadIncidents { .. },
-            Effect::SweepHistory,
+            Effect::Health(HealthEffect::Load { .. }),
+            Effect::Health(HealthEffect::LoadIncidents { .. }),
+            Effect::Health(HealthEffect::Sweep),
             Effect::Subs(SubsEffect::Load { seq, .. }),
         ] => *seq,
         other => panic!(
