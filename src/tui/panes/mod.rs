@@ -1,14 +1,18 @@
 //! The panes: the one list of them ([`registry!`]), their ids
-//! ([`PaneId`]: tab order, titles, `:` names), and what every pane answers
-//! ([`Pane`]): its drawing, its commands (keys) and help, its tick, `r`
-//! and the results of its background work.
+//! ([`PaneId`]: tab order, titles, `:` names, `:NAME ID`), what every
+//! pane answers ([`Pane`]): its drawing, its commands (keys) and help, its
+//! tick, `r`, its `:NAME ID` ([`Jump`]) and the results of its background
+//! work, and what that work is ([`PaneEffect`]: handed [`TaskInput`],
+//! reporting through [`Report`]).
 //!
 //! Each pane lives in its own folder and owns its state, its commands (in
-//! its own type), its update and its view. The app holds one of each (the
-//! registry makes the `App` field, the `Command` and `Action` variants and
-//! the dispatch), and asks the pane on screen through [`AnyPane`]; so
-//! adding a pane is its folder, its `pub mod` line here and its line in
-//! the registry.
+//! its own type), its update, its view and its background work (its
+//! `tasks.rs`). The app holds one of each (the registry makes the `App`
+//! field, the `Command`, `Action` and `Effect` variants and the
+//! dispatch; the worker runs each pane's effects alike; the `:` line
+//! lists each pane's `:NAME ID`), and asks the pane on screen through
+//! [`AnyPane`]; so adding a pane is its folder, its `pub mod` line here
+//! and its line in the registry.
 
 pub(crate) mod deliveries;
 pub(crate) mod events;
@@ -35,10 +39,12 @@ use super::theme::Theme;
 use super::widgets::input::cycle;
 
 /// Every pane, in tab order: its [`PaneId`], the `App` field holding it,
-/// its type, and the name of its `Command` and `Action` variants. The one
-/// place a pane is registered: `registry!(callback)` hands the list to a
-/// macro that builds from it ([`PaneId`] here, `Command` in `command.rs`,
-/// `Action` in `action.rs`, the `App` and its dispatch in `app.rs`).
+/// its type, and the name of its `Command`, `Action` and `Effect`
+/// variants. The one place a pane is registered: `registry!(callback)`
+/// hands the list to a macro that builds from it ([`PaneId`] here,
+/// `Command` in `command.rs`, `Action` and `Effect` in `action.rs`, the
+/// `App` and its dispatch in `app.rs`, the running of pane effects in
+/// `worker.rs`).
 macro_rules! registry {
     ($then:ident) => {
         $then! {
