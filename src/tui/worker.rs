@@ -565,4 +565,77 @@ mod tests {
             "the last task outlived its slot"
         );
     }
+
+    /// A pane effect that runs until aborted, holding `alive` (its
+    /// receiver ends once every holder is gone), in the slot `key` names.
+    #[derive(Clone, Debug)]
+    struct Holds {
+        alive: tokio::sync::mpsc::UnboundedSender<()>,
+        key: Option<&'static str>,
+    }
+
+    impl PaneEffect<()> for Holds {
+        fn latest_key(&self) -> Option<&'static str> {
+            self.key
+        }
+
+        async fn run(self, _: TaskInput, _: Report<()>) {
+            let _alive = self.alive;
+            std::future::pending::<()>().await;
+        }
+    }
+
+    fn holds(key: Option<&'static str>) -> (Holds, tokio::sync::mpsc::UnboundedReceiver<()>) {
+        let (alive, gone) = tokio::sync::mpsc::unbounded_channel();
+        (Holds { alive, key }, gone)
+    }
+
+    #[tokio::test]
+    async fn a_pane_effect_replaces_its_kind_only_and_an_account_switch_stops_the_slots() {
+        let within = std::time::Duration::from_secs(10);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut worker = Worker::new(
+            client_at("http://127.0.0.1:9/"),
+            tx.clone(),
+            Box::new(NoClipboard),
+        );
+        let report = |()| Action::Failed(Failure::new("unused"));
+        let (first, mut first_gone) = holds(Some("list"));
+        worker.run_pane_effect(first, report);
+        let (other_kind, mut other_gone) = holds(Some("detail"));
+        worker.run_pane_effect(other_kind, report);
+        let (to_its_end, mut end_gone) = holds(None);
+        worker.run_pane_effect(to_its_end, report);
+        let (second, mut second_gone) = holds(Some("list"));
+        worker.run_pane_effect(second, report);
+
+        let aborted = tokio::time::timeout(within, first_gone.recv()).await;
+        assert_eq!(aborted, Ok(None), "the first list read still runs");
+        for (what, gone) in [
+            ("another kind", &mut other_gone),
+            ("the newer read", &mut second_gone),
+            ("a task run to its end", &mut end_gone),
+        ] {
+            assert_eq!(
+                gone.try_recv(),
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty),
+                "{what} was stopped"
+            );
+        }
+
+        worker.change_account(
+            client_at("http://127.0.0.1:10/"),
+            Err("no store".into()),
+            tx,
+        );
+        for gone in [&mut other_gone, &mut second_gone] {
+            let aborted = tokio::time::timeout(within, gone.recv()).await;
+            assert_eq!(aborted, Ok(None), "a slot outlived the account switch");
+        }
+        assert_eq!(
+            end_gone.try_recv(),
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty),
+            "a task run to its end is left to finish"
+        );
+    }
 }
