@@ -137,7 +137,7 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
             );
             *seq
         }
-        other => panic!("expected one StartListener, got {other:?}"),
+        other => panic!("expected one InboxEffect::Listen, got {other:?}"),
     };
     assert!(app.inbox.form.is_none());
     assert!(app.busy());
