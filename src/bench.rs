@@ -17,6 +17,7 @@ use crate::tui::panes::Pane;
 use crate::tui::panes::deliveries::DeliveriesPane;
 use crate::tui::panes::deliveries::DeliveriesResult;
 use crate::tui::panes::events::EventsResult;
+use crate::tui::panes::events::tasks::EventsEffect;
 use crate::tui::theme::Theme;
 use crate::tui::view;
 use earshot_core::api::types::agents::DeliveryRecord;
@@ -178,7 +179,7 @@ fn loads(effects: Vec<Effect>) -> Vec<Load> {
                 seq,
                 deliveries: Some((id, latest)),
             }),
-            Effect::LoadEvents { seq, .. } => Some(Load {
+            Effect::Events(EventsEffect::Load { seq, .. }) => Some(Load {
                 seq,
                 deliveries: None,
             }),

@@ -17,7 +17,6 @@ use ratatui::crossterm::event::Event;
 use super::command::Command;
 use super::panes::{Pane, registry};
 use earshot_core::api::ApiError;
-use earshot_core::api::types::agents::{NewSubscription, SubscriptionPatch};
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::history::report::LatestChange;
 use earshot_core::redact::SecretString;
@@ -76,15 +75,6 @@ macro_rules! action_enum {
 }
 registry!(action_enum);
 
-/// Where the Events pane re-sends an event.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum ResendTarget {
-    /// A subscription's URL (the send is recorded in the store).
-    Subscription(String),
-    /// Any URL the operator gives, e.g. a receiver under development.
-    Url(String),
-}
-
 /// A failed call, as the status bar shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Failure {
@@ -118,162 +108,64 @@ impl Failure {
     }
 }
 
-/// Background work `update` asks for; the event loop runs each in a task.
-#[derive(Clone, Debug)]
-pub(crate) enum Effect {
-    /// Supersedes any load still running.
-    LoadSubscriptions {
-        seq: u64,
-        include_disabled: bool,
-    },
-    CreateSubscription(NewSubscription),
-    /// Every attempt of a session or call (`latest`: the newest per
-    /// subscription); supersedes any deliveries load still running. The
-    /// id also joins the incident history's known sessions.
-    LoadDeliveries {
-        seq: u64,
-        id: String,
-        latest: bool,
-    },
-    /// Pause or resume (the patch carries `enabled`).
-    PatchSubscription {
-        id: String,
-        patch: SubscriptionPatch,
-    },
-    RotateSecret {
-        id: String,
-        secret: SecretString,
-    },
-    /// Check a receiver accepts the new secret (and the current one, when
-    /// given) before a rotation; both are masked in `Debug`.
-    CheckRotation {
-        id: String,
-        url: String,
-        new: SecretString,
-        current: Option<SecretString>,
-    },
-    /// Watch a rotated subscription's deliveries (replacing any watch).
-    WatchRotation {
-        id: String,
-        rotated_ms: i64,
-    },
-    /// Stop the watch (the dialog closed).
-    StopRotationWatch,
-    DeleteSubscription {
-        id: String,
-    },
-    /// Watch these transcript jobs (starts the watcher on first use).
-    WatchJobs(Vec<String>),
-    /// The jobs on screen: polled first.
-    FocusJobs(Vec<String>),
-    /// Stop watching these jobs (the pane made room: they left the table).
-    UnwatchJobs(Vec<String>),
-    /// Upload a file, create a transcript job from it and watch it.
-    SubmitFile {
-        path: std::path::PathBuf,
-    },
-    /// Read a body file for the Signatures pane (local, not a platform
-    /// call).
-    ReadBodyFile {
-        seq: u64,
-        path: String,
-    },
-    /// Read one request from a capture file (`line`: its line; `None`:
-    /// the last signed one) for the Signatures pane (local).
-    ReadCapture {
-        seq: u64,
-        path: String,
-        line: Option<usize>,
-    },
-    /// Dictation and sync in every region of `regions` at once (the
-    /// Probe pane); supersedes any probe still running.
-    RunProbe {
-        seq: u64,
-        file: std::path::PathBuf,
-        regions: Vec<earshot_core::api::Region>,
-        options: earshot_core::api::probe::ProbeOptions,
-    },
-    /// Start the local webhook receiver (replacing a running one).
-    StartListener {
-        seq: u64,
-        bind: std::net::SocketAddr,
-        /// Labelled `current` / `previous`; masked in `Debug`.
-        secrets: Vec<(String, SecretString)>,
-    },
-    /// A pre-recorded webhook said this job changed: the watcher updates
-    /// it without a request.
-    JobWebhook {
-        id: String,
-        status: earshot_core::api::types::prerecorded::TranscriptStatus,
-    },
-    /// Read the Health board from the store (local).
-    LoadHealth {
-        seq: u64,
-        since_ms: i64,
-    },
-    /// Read one subscription's failing sessions from the store (local).
-    LoadFailingSessions {
-        seq: u64,
-        subscription_id: String,
-        since_ms: i64,
-    },
-    /// Read the incidents seen since `since_ms` (resolved ones with
-    /// `all`) from the store (local).
-    LoadIncidents {
-        seq: u64,
-        since_ms: i64,
-        all: bool,
-    },
-    /// Acknowledge an incident as the operator's login name (local).
-    AckIncident {
-        id: String,
-        note: Option<String>,
-    },
-    /// Sweep the known sessions' delivery records into the store.
-    SweepHistory,
-    /// Read the known sessions' ids for the Deliveries prompt (local).
-    LoadKnownSessions,
-    /// Re-send what a subscription missed for good since `since_ms`; the
-    /// secret is masked in `Debug` and never stored.
-    Recover {
-        subscription_id: String,
-        since_ms: i64,
-        secret: SecretString,
-    },
-    /// Read the Events list from the store (local).
-    LoadEvents {
-        seq: u64,
-        query: earshot_core::history::event_query::EventQuery,
-        since_ms: i64,
-        limit: usize,
-    },
-    /// Read one event in full from the store (local).
-    LoadEventDetail {
-        seq: u64,
-        event_id: String,
-    },
-    /// Re-send one observed event, signed anew with `secret` (masked in
-    /// `Debug`, never stored).
-    ResendEvent {
-        event_id: String,
-        target: ResendTarget,
-        secret: SecretString,
-    },
-    /// What recover would send (local: the store as last swept).
-    PlanRecover {
-        subscription_id: String,
-        since_ms: i64,
-    },
-    /// Stop the recover in flight after the event being sent.
-    CancelRecover,
-    /// Switch the console to this profile of the config file (`:ctx`):
-    /// the event loop opens it and, once it could, calls `App::switched`.
-    SwitchProfile {
-        name: String,
-    },
-    /// Copy to the operator's clipboard with OSC 52.
-    Copy {
-        what: &'static str,
-        text: SecretString,
-    },
+/// [`Effect`], with a variant per pane (its own background work, which
+/// its folder declares and runs) from the registry.
+macro_rules! effect_enum {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        /// Background work `update` asks for; the worker runs each in a task.
+        #[derive(Clone, Debug)]
+        pub(crate) enum Effect {
+            $(
+                #[doc = concat!("The ", stringify!($id), " pane's own work (its `Pane::Effect`).")]
+                #[allow(dead_code, reason = "a pane with no effects of its own has a variant none can build")]
+                $name(<$ty as Pane>::Effect),
+            )*
+            /// Every attempt of a session or call (`latest`: the newest per
+            /// subscription); supersedes any deliveries load still running. The
+            /// id also joins the incident history's known sessions.
+            LoadDeliveries {
+                seq: u64,
+                id: String,
+                latest: bool,
+            },
+            /// Watch these transcript jobs (starts the watcher on first use).
+            WatchJobs(Vec<String>),
+            /// The jobs on screen: polled first.
+            FocusJobs(Vec<String>),
+            /// Stop watching these jobs (the pane made room: they left the table).
+            UnwatchJobs(Vec<String>),
+            /// Upload a file, create a transcript job from it and watch it.
+            SubmitFile {
+                path: std::path::PathBuf,
+            },
+            /// A pre-recorded webhook said this job changed: the watcher updates
+            /// it without a request.
+            JobWebhook {
+                id: String,
+                status: earshot_core::api::types::prerecorded::TranscriptStatus,
+            },
+            /// Read the known sessions' ids for the Deliveries prompt (local).
+            LoadKnownSessions,
+            /// Re-send what a subscription missed for good since `since_ms`; the
+            /// secret is masked in `Debug` and never stored.
+            Recover {
+                subscription_id: String,
+                since_ms: i64,
+                secret: SecretString,
+            },
+            /// Stop the recover in flight after the event being sent.
+            CancelRecover,
+            /// Switch the console to this profile of the config file (`:ctx`):
+            /// the event loop opens it and, once it could, calls `App::switched`.
+            SwitchProfile {
+                name: String,
+            },
+            /// Copy to the operator's clipboard with OSC 52.
+            Copy {
+                what: &'static str,
+                text: SecretString,
+            },
+        }
+    };
 }
+registry!(effect_enum);

@@ -9,10 +9,12 @@ use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig, Connection, Overlay};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::events::tasks::EventsEffect;
 use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
 use crate::tui::panes::subscriptions::SubsResult;
+use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::panes::subscriptions::tests::fixtures as rows;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::prerecorded::TranscriptStatus;
@@ -245,7 +247,7 @@ fn a_toast_stays_until_its_time_and_needs_the_tick_only_meanwhile() {
 /// A subscriptions load answered with these rows.
 fn subs_loaded(app: &mut App) {
     let seq = match app.update(key('r')).as_slice() {
-        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        [Effect::Subs(SubsEffect::Load { seq, .. })] => *seq,
         other => panic!("expected one load, got {other:?}"),
     };
     app.update(Action::Subs(SubsResult::Loaded {
@@ -322,7 +324,7 @@ fn with_two_panes_failing_the_other_error_shows_when_one_recovers() {
         },
     );
     let seq = match app.update(key('r')).as_slice() {
-        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        [Effect::Subs(SubsEffect::Load { seq, .. })] => *seq,
         other => panic!("expected one load, got {other:?}"),
     };
     app.update(Action::Subs(SubsResult::Loaded {
@@ -348,7 +350,7 @@ fn with_two_panes_failing_the_other_error_shows_when_one_recovers() {
 fn a_local_notice_is_not_a_platform_error_and_stays_after_a_success() {
     let mut app = app(false);
     let seq = match app.update(key('r')).as_slice() {
-        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        [Effect::Subs(SubsEffect::Load { seq, .. })] => *seq,
         other => panic!("expected one load, got {other:?}"),
     };
     app.notice("theme \"nope\" not found: using the default");
@@ -393,7 +395,7 @@ fn the_prompt_opens_a_subscription_a_session_and_an_event() {
     assert_eq!(app.pane, PaneId::Events);
     assert!(
         effects.iter().any(
-            |effect| matches!(effect, Effect::LoadEvents { query, .. } if query.words == ["9c1e7b"])
+            |effect| matches!(effect, Effect::Events(EventsEffect::Load { query, .. }) if query.words == ["9c1e7b"])
         ),
         "{effects:?}"
     );

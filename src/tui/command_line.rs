@@ -1,13 +1,14 @@
-//! The `:` command line: one list ([`COMMANDS`]) that parsing, the hint
+//! The `:` command line: one list ([`commands`]) that parsing, the hint
 //! after a mistake and the help overlay all read, so they cannot disagree.
 //! Pane names come from [`PaneId`] (`:3`, `:deliveries`, `:dlv`, …); the
-//! rest take an argument where it helps an operator jump: `:sub ID`,
-//! `:session ID`, `:event ID`, `:job ID`, `:ctx NAME`. `tab`
+//! rest take an argument where it helps an operator jump: the panes'
+//! `:NAME ID` commands (`:sub ID`, `:session ID`, `:event ID`, `:job ID`,
+//! each declared by its pane as `Pane::JUMP`) and `:ctx NAME`. `tab`
 //! completes a command's name from the same list ([`complete`]), and a
 //! profile's name after `:ctx`.
 
 use super::keymap::{CommandInfo, Key, keys};
-use super::panes::PaneId;
+use super::panes::{Jump, PaneId};
 
 /// What a typed line asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,73 +38,92 @@ pub(crate) struct LineCommand {
     pub(crate) names: &'static [&'static str],
     pub(crate) argument: Option<&'static str>,
     pub(crate) description: &'static str,
-    parse: fn(Option<&str>) -> Option<Typed>,
+    runs: Runs,
 }
 
-/// Every command but the pane names, in help order.
-pub(crate) const COMMANDS: [LineCommand; 9] = [
+/// What a line command makes of its argument.
+#[derive(Clone, Copy, Debug)]
+enum Runs {
+    /// The console's own command.
+    Console(fn(Option<&str>) -> Option<Typed>),
+    /// A pane's `:NAME ID`: the pane, at that id.
+    Jump(PaneId),
+}
+
+impl LineCommand {
+    fn parse(&self, argument: Option<&str>) -> Option<Typed> {
+        match self.runs {
+            Runs::Console(parse) => parse(argument),
+            Runs::Jump(pane) => argument.map(|id| jump(pane, id)),
+        }
+    }
+
+    fn of_pane(pane: PaneId, jump: Jump) -> LineCommand {
+        LineCommand {
+            usage: jump.usage,
+            names: jump.names,
+            argument: Some("ID"),
+            description: jump.description,
+            runs: Runs::Jump(pane),
+        }
+    }
+}
+
+/// Every command but the pane names, in help order: the console's first,
+/// then the panes' `:NAME ID` (by their `help_order`), then `:ctx`.
+pub(crate) fn commands() -> Vec<LineCommand> {
+    let mut jumps: Vec<(PaneId, Jump)> = PaneId::ALL
+        .into_iter()
+        .filter_map(|pane| Some((pane, pane.jump()?)))
+        .collect();
+    jumps.sort_by_key(|(_, jump)| jump.help_order);
+    let jumps = jumps
+        .into_iter()
+        .map(|(pane, jump)| LineCommand::of_pane(pane, jump));
+    let [quit, quit_now, help, refresh, context] = CONSOLE;
+    [quit, quit_now, help, refresh]
+        .into_iter()
+        .chain(jumps)
+        .chain([context])
+        .collect()
+}
+
+/// The console's own commands.
+const CONSOLE: [LineCommand; 5] = [
     LineCommand {
         usage: ":q",
         names: &["q", "quit", "qa"],
         argument: None,
         description: "quit (asks when a form would be lost)",
-        parse: |argument| argument.is_none().then_some(Typed::Quit),
+        runs: Runs::Console(|argument| argument.is_none().then_some(Typed::Quit)),
     },
     LineCommand {
         usage: ":q!",
         names: &["q!", "quit!"],
         argument: None,
         description: "quit without asking",
-        parse: |argument| argument.is_none().then_some(Typed::QuitNow),
+        runs: Runs::Console(|argument| argument.is_none().then_some(Typed::QuitNow)),
     },
     LineCommand {
         usage: ":help",
         names: &["help", "?"],
         argument: None,
         description: "every key of the pane on screen",
-        parse: |argument| argument.is_none().then_some(Typed::Help),
+        runs: Runs::Console(|argument| argument.is_none().then_some(Typed::Help)),
     },
     LineCommand {
         usage: ":r",
         names: &["r", "refresh"],
         argument: None,
         description: "read the pane on screen again",
-        parse: |argument| argument.is_none().then_some(Typed::Refresh),
-    },
-    LineCommand {
-        usage: ":sub ID",
-        names: &["sub", "subs"],
-        argument: Some("ID"),
-        description: "a subscription by id or prefix, its detail open",
-        parse: |argument| argument.map(|id| jump(PaneId::Subscriptions, id)),
-    },
-    LineCommand {
-        usage: ":session ID",
-        names: &["session", "call", "ses"],
-        argument: Some("ID"),
-        description: "a session's or call's delivery attempts",
-        parse: |argument| argument.map(|id| jump(PaneId::Deliveries, id)),
-    },
-    LineCommand {
-        usage: ":event ID",
-        names: &["event", "evt"],
-        argument: Some("ID"),
-        description: "an event (the Events list filtered to it)",
-        parse: |argument| argument.map(|id| jump(PaneId::Events, id)),
-    },
-    LineCommand {
-        usage: ":job ID",
-        names: &["job"],
-        argument: Some("ID"),
-        description: "a transcript job (a watched job's 8-character id works)",
-        parse: |argument| argument.map(|id| jump(PaneId::Jobs, id)),
+        runs: Runs::Console(|argument| argument.is_none().then_some(Typed::Refresh)),
     },
     LineCommand {
         usage: ":ctx [NAME]",
         names: &["ctx", "context"],
         argument: Some("NAME"),
         description: "switch account: pick a profile of the config, or this one",
-        parse: |argument| Some(Typed::Context(argument.map(str::to_owned))),
+        runs: Runs::Console(|argument| Some(Typed::Context(argument.map(str::to_owned)))),
     },
 ];
 
@@ -117,7 +137,7 @@ fn jump(pane: PaneId, id: &str) -> Typed {
 /// The help overlay's section of the line's commands, from the same list
 /// (`command` is what each entry runs if picked: `:` opens the line).
 pub(crate) fn help_entries<C: Copy>(command: C) -> Vec<CommandInfo<C>> {
-    COMMANDS
+    commands()
         .iter()
         .map(|line| CommandInfo::new(line.usage, line.description, keys![Key::char(':')], command))
         .collect()
@@ -140,12 +160,14 @@ pub(crate) fn parse(typed: &str) -> Result<Typed, String> {
         return Ok(Typed::GoTo(pane));
     }
     let name_lower = name.to_ascii_lowercase();
-    for command in &COMMANDS {
+    for command in commands() {
         if command.names.contains(&name_lower.as_str()) {
-            return (command.parse)(argument).ok_or_else(|| match command.argument {
-                Some(what) => format!(":{name} needs {what}: e.g. :{name} db318dee"),
-                None => format!(":{name} takes no argument"),
-            });
+            return command
+                .parse(argument)
+                .ok_or_else(|| match command.argument {
+                    Some(what) => format!(":{name} needs {what}: e.g. :{name} db318dee"),
+                    None => format!(":{name} takes no argument"),
+                });
         }
     }
     Err(format!("unknown command :{typed}: {}", hint()))
@@ -159,7 +181,7 @@ pub(crate) struct Completion {
     pub(crate) choices: Vec<String>,
 }
 
-/// Completes the command name being typed (from [`COMMANDS`] and the
+/// Completes the command name being typed (from [`commands`] and the
 /// pane names), or the profile name after `:ctx` (from `profiles`): to
 /// the whole name when one fits, else as far as every fitting name agrees.
 pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
@@ -167,6 +189,7 @@ pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
         line: typed.to_owned(),
         choices: Vec::new(),
     };
+    let commands = commands();
     let line = typed.trim_start().trim_start_matches(':');
     let (name, rest) = match line.split_once(char::is_whitespace) {
         Some((name, rest)) => (name, Some(rest.trim_start())),
@@ -174,7 +197,7 @@ pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
     };
     let (prefix, candidates): (String, Vec<String>) = match rest {
         None => {
-            let mut names: Vec<String> = COMMANDS
+            let mut names: Vec<String> = commands
                 .iter()
                 .flat_map(|command| command.names.iter())
                 .map(|name| (*name).to_owned())
@@ -188,11 +211,11 @@ pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
             (String::new(), names)
         }
         Some(argument) if !argument.contains(char::is_whitespace) => {
-            let takes_profile = COMMANDS
+            let takes_profile = commands
                 .iter()
                 .find(|command| command.names.contains(&name.to_ascii_lowercase().as_str()))
                 .is_some_and(|command| {
-                    matches!((command.parse)(Some(argument)), Some(Typed::Context(_)))
+                    matches!(command.parse(Some(argument)), Some(Typed::Context(_)))
                 });
             if !takes_profile {
                 return unchanged();
@@ -213,7 +236,7 @@ pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
         [only] => {
             // A command that takes an argument gets the space before it.
             let space = rest.is_none()
-                && COMMANDS.iter().any(|command| {
+                && commands.iter().any(|command| {
                     command.argument.is_some() && command.names.contains(&only.as_str())
                 })
                 && PaneId::from_name(only).is_none();
@@ -247,7 +270,7 @@ pub(crate) fn complete(typed: &str, profiles: &[String]) -> Completion {
 /// The commands and panes the line takes, in one line (from the lists).
 pub(crate) fn hint() -> String {
     let panes = PaneId::ALL.len();
-    let commands: Vec<&str> = COMMANDS.iter().map(|command| command.usage).collect();
+    let commands: Vec<&str> = commands().iter().map(|command| command.usage).collect();
     format!(
         "try {}, or a pane: :1…:{panes}, {}",
         commands.join(", "),
@@ -266,7 +289,7 @@ mod tests {
     #[test]
     fn every_spelling_in_the_list_parses_and_the_hint_names_it() {
         let hint = hint();
-        for command in &COMMANDS {
+        for command in commands() {
             assert!(hint.contains(&format!(":{}", command.names[0])), "{hint}");
             for name in command.names {
                 let line = match command.argument {
@@ -290,7 +313,7 @@ mod tests {
     #[test]
     fn help_lists_what_the_line_accepts() {
         let entries = help_entries(());
-        assert_eq!(entries.len(), COMMANDS.len());
+        assert_eq!(entries.len(), commands().len());
         for entry in entries {
             let name = entry.keys.trim_start_matches(':');
             let line = name.replace("ID", "abc123");

@@ -1,6 +1,8 @@
-//! The incident-history work the worker runs for the Health and Deliveries
-//! panes: store reads, the sweep, recover with progress, the Events pane's
-//! list, detail and re-send, and the Deliveries pane's session view. Each
+//! The incident-history work of the console's own effects (the known
+//! sessions, remembering a viewed session, the Deliveries pane's session
+//! view, recover with progress) and what the panes' tasks share: opening
+//! the store ([`open`], [`with_store`]), recording a change
+//! ([`note_change`]), the sweep's budget. Each task
 //! opens the store at the configured path for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
 //! writes), as an [`AsyncStore`]: the one way the console reaches the
@@ -12,36 +14,30 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::action::{Action, Failure, ResendTarget};
+use super::action::{Action, Failure};
 use super::context::ActionTx;
-use super::panes::events::{EventsResult, Resent};
 use super::panes::health::HealthResult;
-use super::panes::subscriptions::SubsResult;
 use earshot_core::api::Client;
-use earshot_core::history::event_list;
-use earshot_core::history::event_query::EventQuery;
-use earshot_core::history::incidents::{self, Acknowledged};
+use earshot_core::history::incidents;
 use earshot_core::history::session_view::{self, SessionView};
-use earshot_core::history::{recover, report, sweep};
+use earshot_core::history::{recover, sweep};
 use earshot_core::redact::SecretString;
-use earshot_core::store::{self, AsyncStore, Store, StoreError, deliveries, sessions};
+use earshot_core::store::{self, AsyncStore, Store, StoreError, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
 /// nothing is due).
-const CONSOLE_SWEEP_BUDGET: usize = 50;
-/// Failing sessions listed at most for one subscription.
-const FAILING_SESSIONS_SHOWN: usize = 500;
+pub(crate) const CONSOLE_SWEEP_BUDGET: usize = 50;
 
 /// Where the console's store is, or why there is none.
 pub(crate) type StorePath = Result<PathBuf, String>;
 
-fn failure(error: impl std::fmt::Display) -> Failure {
+pub(crate) fn failure(error: impl std::fmt::Display) -> Failure {
     Failure::new(error.to_string())
 }
 
 /// Opens the store and runs `work` with it ([`AsyncStore::run`]).
-async fn with_store<T: Send + 'static>(
+pub(crate) async fn with_store<T: Send + 'static>(
     path: StorePath,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
 ) -> Result<T, Failure> {
@@ -51,34 +47,6 @@ async fn with_store<T: Send + 'static>(
         .await
         .map_err(failure)?
         .map_err(Failure::new)
-}
-
-pub(crate) async fn load_health(path: StorePath, seq: u64, since_ms: i64, tx: ActionTx) {
-    let result = with_store(path, move |store| {
-        report::board(store, since_ms, store::now_ms()).map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Loaded { seq, result }));
-}
-
-pub(crate) async fn load_failing_sessions(
-    path: StorePath,
-    seq: u64,
-    subscription_id: String,
-    since_ms: i64,
-    tx: ActionTx,
-) {
-    let id = subscription_id.clone();
-    let result = with_store(path, move |store| {
-        deliveries::failing_sessions(store, &id, since_ms, FAILING_SESSIONS_SHOWN)
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Sessions {
-        seq,
-        subscription_id,
-        result,
-    }));
 }
 
 /// Known session ids the Deliveries prompt offers at most.
@@ -133,44 +101,9 @@ pub(crate) async fn session_view(
 }
 
 /// Opens the store (on the blocking pool, as every call on it).
-async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
+pub(crate) async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
     let path = path.map_err(Failure::new)?;
     AsyncStore::open(path).await.map_err(failure)
-}
-
-pub(crate) async fn sweep(client: Client, path: StorePath, tx: ActionTx) {
-    let store = match open(path).await {
-        Ok(store) => store,
-        Err(failure) => {
-            let _ = tx.send(Action::Health(HealthResult::NoStore(failure.message)));
-            return;
-        }
-    };
-    let result = sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
-        .await
-        .map_err(failure);
-    let _ = tx.send(Action::Health(HealthResult::Swept(result)));
-}
-
-/// What recover would send: the store as last swept (recover itself
-/// sweeps first, so it may send a little more).
-pub(crate) async fn plan_recover(
-    path: StorePath,
-    subscription_id: String,
-    since_ms: i64,
-    tx: ActionTx,
-) {
-    let id = subscription_id.clone();
-    let result = with_store(path, move |store| {
-        recover::plan(store, &id, since_ms, &recover::Scope::default())
-            .map(|plan| plan.preview())
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Planned {
-        subscription_id,
-        result,
-    }));
 }
 
 /// Sweeps, plans and re-sends what a subscription missed, with the
@@ -248,135 +181,6 @@ pub(crate) async fn recover(
     let _ = tx.send(Action::Health(HealthResult::Recovered(result)));
 }
 
-pub(crate) async fn load_events(
-    path: StorePath,
-    seq: u64,
-    query: EventQuery,
-    since_ms: i64,
-    limit: usize,
-    tx: ActionTx,
-) {
-    let result = with_store(path, move |store| {
-        event_list::list(store, &query, since_ms, limit).map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Events(EventsResult::Loaded { seq, result }));
-}
-
-pub(crate) async fn load_event_detail(path: StorePath, seq: u64, event_id: String, tx: ActionTx) {
-    let result = with_store(path, move |store| {
-        event_list::detail(store, &event_id)
-            .map(|detail| detail.map(Box::new))
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Events(EventsResult::Detail { seq, result }));
-}
-
-/// One event to a subscription (recorded in the store, so the event shows
-/// `recovered` if it was missed) or to any URL (recorded nowhere).
-pub(crate) async fn resend_event(
-    path: StorePath,
-    event_id: String,
-    target: ResendTarget,
-    secret: SecretString,
-    tx: ActionTx,
-) {
-    let log = path.clone();
-    let result = async {
-        let store = open(path).await?;
-        let event = event_id.clone();
-        match target {
-            ResendTarget::Subscription(id) => {
-                let plan = store
-                    .run(move |store| recover::plan_event(store, &id, &event))
-                    .await
-                    .map_err(failure)?;
-                let report =
-                    recover::run(&store, &plan, &secret, recover::Brakes::default(), |_| {
-                        std::ops::ControlFlow::Continue(())
-                    })
-                    .await
-                    .map_err(failure)?;
-                let sent = report
-                    .sent
-                    .first()
-                    .ok_or_else(|| Failure::new("nothing was sent"))?;
-                let answer = if sent.delivered {
-                    "delivered"
-                } else {
-                    "not delivered"
-                };
-                let detail = format!("event {event_id} re-sent: {answer}");
-                note_change(log, &plan.subscription.id, "recover", detail).await;
-                Ok(sent_line(sent, &plan.subscription.url))
-            }
-            ResendTarget::Url(url) => {
-                let event = store
-                    .run(move |store| recover::observed_event(store, &event))
-                    .await
-                    .map_err(failure)?;
-                let http = recover::sender().map_err(failure)?;
-                let sent = recover::send_event(&http, &url, &secret, &event).await;
-                Ok(sent_line(&sent, &url))
-            }
-        }
-    }
-    .await;
-    let _ = tx.send(Action::Events(EventsResult::Resent(result)));
-}
-
-/// `delivered to https://…: HTTP 200 in 35 ms`, or why not (the URL
-/// without its query, which may hold a token).
-fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
-    let url = url.split('?').next().unwrap_or(url);
-    let summary = match (&sent.error, sent.http_status) {
-        (None, Some(status)) => format!(
-            "delivered to {url}: HTTP {status} in {}",
-            earshot_core::duration_text::of_millis(sent.latency_ms as f64)
-        ),
-        (Some(error), _) => format!("not delivered to {url}: {error}"),
-        (None, None) => format!("not delivered to {url}"),
-    };
-    Resent {
-        delivered: sent.delivered,
-        summary,
-    }
-}
-
-pub(crate) async fn load_incidents(
-    path: StorePath,
-    seq: u64,
-    since_ms: i64,
-    all: bool,
-    tx: ActionTx,
-) {
-    let result = with_store(path, move |store| {
-        incidents::list(store, since_ms, all).map_err(|error| error.to_string())
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Incidents { seq, result }));
-}
-
-/// Stores who is on an incident, for every console on the same store.
-pub(crate) async fn acknowledge(path: StorePath, id: String, note: Option<String>, tx: ActionTx) {
-    let result = with_store(path, move |store| {
-        let by = incidents::operator();
-        match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
-            Ok(Acknowledged::Done(incident)) => {
-                Ok(format!("acknowledged incident {} as {by}", incident.id))
-            }
-            Ok(Acknowledged::NotFound) => Err(format!("no incident {id} in the store any more")),
-            Ok(Acknowledged::Ambiguous(count)) => Err(format!(
-                "{id} matches {count} incidents: give more of the id"
-            )),
-            Err(error) => Err(error.to_string()),
-        }
-    })
-    .await;
-    let _ = tx.send(Action::Health(HealthResult::Acknowledged(result)));
-}
-
 /// Records a change the console made on the platform (never a secret), so
 /// `earshot changes` and the Health board show it; a store that cannot be
 /// written is logged, and the change stands.
@@ -410,78 +214,5 @@ pub(crate) async fn note_change(
                 tracing::warn!(error = %failure.message, "the change was not recorded");
             }
         }
-    }
-}
-
-/// How long the console watches a rotated subscription.
-pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
-
-/// The signed-duplicate check of a receiver at `url` (the rotate dialog's,
-/// and the edit dialog's for a new URL): the newest event the subscription
-/// was delivered (the observer's bytes), signed with `new`, `current` when
-/// given and a wrong secret.
-pub(crate) async fn check_rotation(
-    path: StorePath,
-    id: String,
-    url: String,
-    new: SecretString,
-    current: Option<SecretString>,
-    tx: ActionTx,
-) {
-    let key = id.clone();
-    let result = async {
-        let probe = with_store(path, move |store| {
-            earshot_core::history::rotation::probe_event(store, &key, false)
-                .map_err(|error| error.to_string())
-        })
-        .await?
-        .ok_or_else(|| {
-            Failure::new(
-                "the store holds no event this subscription was delivered, so there is \
-                 nothing to check the receiver with: let the observer (`earshot listen \
-                 --store`) and the sweep file one, or use `earshot subs rotate ID \
-                 --synthetic-probe`",
-            )
-        })?;
-        earshot_core::history::rotation::check(&url, &probe, &new, current.as_ref())
-            .await
-            .map_err(failure)
-    }
-    .await;
-    let _ = tx.send(Action::Subs(SubsResult::Checked { id, result }));
-}
-
-/// Sweeps the rotated subscription's sessions every 5 s for
-/// [`ROTATION_WATCH`], reporting each time (stops at a 401).
-pub(crate) async fn watch_rotation(
-    client: Client,
-    path: StorePath,
-    id: String,
-    rotated_ms: i64,
-    tx: ActionTx,
-) {
-    let Ok(store) = open(path).await else {
-        return;
-    };
-    let report = |report: &earshot_core::history::rotation::WatchReport| {
-        let _ = tx.send(Action::Subs(SubsResult::Watched {
-            id: id.clone(),
-            report: report.clone(),
-        }));
-    };
-    let last = earshot_core::history::rotation::watch(
-        &client,
-        &store,
-        &id,
-        rotated_ms,
-        ROTATION_WATCH,
-        report,
-    )
-    .await;
-    match last {
-        Ok(last) => {
-            let _ = tx.send(Action::Subs(SubsResult::Watched { id, report: last }));
-        }
-        Err(error) => tracing::warn!(%error, "the rotation watch stopped"),
     }
 }

@@ -1,17 +1,25 @@
 //! Runs [`Effect`]s: every platform call in its own tokio task that sends
-//! its result back as an [`Action`]. Seven kinds of work are "latest
-//! request wins", each with one `Latest` slot where a new request aborts
-//! the one still running: the Subscriptions, Deliveries, Events and
-//! event-detail loads, the probe, the rotation watch and the Inbox
-//! receiver. Every other effect runs as a plain task of its own, to its
-//! end: changes to the platform, copies, the job watcher's commands, and
-//! the other reads (Health, failing sessions, incidents, known sessions,
-//! a body or capture file; `update` drops an answer whose sequence number
-//! a newer request has passed). Dropping the worker aborts everything in
-//! flight.
+//! its result back as an [`Action`].
+//!
+//! A pane's own effects (`Effect::<Pane>`, declared and run in its
+//! folder: [`PaneEffect`]) go through one generic path: the worker hands
+//! the task the client and the store, wraps what it reports as the pane's
+//! `Action`, and keeps one `Latest` slot per kind the pane declares
+//! "latest request wins" ([`PaneEffect::latest_key`]: the Subscriptions
+//! list and rotation watch, the Events list and event reads, the probe,
+//! the Inbox receiver), where a new request aborts the one still running.
+//!
+//! The console's effects (work that holds the worker's state or is no
+//! one pane's) are matched here: the Deliveries load (a `Latest` slot
+//! too; it remembers the session once per id), the job watcher and its
+//! commands, recover (its stop flag), the known sessions, copies. Every
+//! task but the slots' runs to its end (`update` drops an answer whose
+//! sequence number a newer request has passed). Dropping the worker
+//! aborts everything in flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,37 +31,23 @@ use super::clipboard::Clipboard;
 use super::context::ActionTx;
 use super::history_tasks::{self, StorePath};
 use super::panes::deliveries::DeliveriesResult;
-use super::panes::inbox::InboxResult;
 use super::panes::jobs::JobsResult;
-use super::panes::signatures::SigsResult;
-use super::panes::subscriptions::SubsResult;
+use super::panes::{Pane, PaneEffect, Report, TaskInput, registry};
 use earshot_core::api::Client;
 use earshot_core::api::types::prerecorded::NewTranscript;
 use earshot_core::poll::hints::Known;
 use earshot_core::poll::schedule::{JobHint, SchedulerConfig};
 use earshot_core::poll::watcher::{self, Command as WatchCommand};
-use earshot_core::receiver::capture::{self, Selector};
-use earshot_core::receiver::listen::{self, ListenConfig};
 
 pub(crate) struct Worker {
     client: Client,
     tx: ActionTx,
     clipboard: Box<dyn Clipboard>,
-    /// The subscriptions load in flight, if any.
-    load: Latest,
     /// The deliveries load in flight, if any.
     deliveries_load: Latest,
-    /// The probe run in flight, if any.
-    probe_run: Latest,
-    /// The Events list read in flight, if any.
-    events_load: Latest,
-    /// The event detail read in flight, if any.
-    event_detail_load: Latest,
-    /// The watch after a console rotation, if any.
-    rotation_watch: Latest,
-    /// The Inbox's receiver: the task that owns it and forwards what it
-    /// receives (aborting it stops the receiver).
-    inbox: Latest,
+    /// The panes' own "latest wins" work in flight, by the effect's type
+    /// and its [`PaneEffect::latest_key`].
+    pane_latest: HashMap<(&'static str, &'static str), Latest>,
     /// Every other task in flight (finished ones are pruned as we go).
     tasks: Vec<AbortHandle>,
     /// The job watcher, started by the first Jobs effect.
@@ -110,13 +104,8 @@ impl Worker {
             client,
             tx: tx.into(),
             clipboard,
-            load: Latest::default(),
             deliveries_load: Latest::default(),
-            probe_run: Latest::default(),
-            events_load: Latest::default(),
-            event_detail_load: Latest::default(),
-            rotation_watch: Latest::default(),
-            inbox: Latest::default(),
+            pane_latest: HashMap::new(),
             tasks: Vec::new(),
             jobs: None,
             store: Err("no incident-history store configured".into()),
@@ -136,8 +125,9 @@ impl Worker {
     /// `store` and `tx` (stamped with the new account's generation, so
     /// whatever the old tasks still send is dropped by the console).
     ///
-    /// Stopped: the loads, the probe, the rotation watch, the Inbox's
-    /// receiver and the job watcher (told to stop, then aborted). A recover
+    /// Stopped: every "latest wins" slot (the loads, the probe, the
+    /// rotation watch, the Inbox's receiver) and the job watcher (told to
+    /// stop, then aborted). A recover
     /// is asked to stop after the event being sent, so the store records
     /// what was sent. Every other call (a change the operator confirmed, a
     /// re-send, a sweep) is left to finish on the old account: aborting it
@@ -149,17 +139,9 @@ impl Worker {
         store: StorePath,
         tx: impl Into<ActionTx>,
     ) {
-        for slot in [
-            &mut self.load,
-            &mut self.deliveries_load,
-            &mut self.probe_run,
-            &mut self.events_load,
-            &mut self.event_detail_load,
-            &mut self.rotation_watch,
-            &mut self.inbox,
-        ] {
-            slot.abort();
-        }
+        self.deliveries_load.abort();
+        // Dropping a slot aborts its task.
+        self.pane_latest.clear();
         if let Some(cancel) = self.recover_cancel.take() {
             cancel.store(true, Ordering::Relaxed);
         }
@@ -199,47 +181,11 @@ impl Worker {
         let client = self.client.clone();
         let tx = self.tx.clone();
         match effect {
+            pane @ registry!(pane_effect_pattern) => self.start_pane(pane),
             // The event loop switches accounts itself (a new client, store
             // and channel): it never hands this effect on.
             Effect::SwitchProfile { name } => {
                 tracing::warn!(%name, "a profile switch reached the worker; ignored");
-            }
-            Effect::ReadBodyFile { seq, path } => {
-                // The path only: the body may carry anything.
-                tracing::debug!(seq, %path, "read body file");
-                self.spawn(async move {
-                    let file = std::path::PathBuf::from(&path);
-                    let result = tokio::task::spawn_blocking(move || {
-                        earshot_core::bounded_file::read(
-                            &file,
-                            earshot_core::bounded_file::BODY_FILE,
-                        )
-                        .map_err(|error| error.to_string())
-                    })
-                    .await
-                    .unwrap_or_else(|error| Err(error.to_string()));
-                    let _ = tx.send(Action::Sigs(SigsResult::BodyLoaded { seq, path, result }));
-                });
-            }
-            Effect::ReadCapture { seq, path, line } => {
-                tracing::debug!(seq, %path, ?line, "read a capture");
-                let selector = line.map_or(Selector::LastSigned, Selector::Line);
-                self.spawn(async move {
-                    let result = tokio::task::spawn_blocking(move || {
-                        capture::replay(std::path::Path::new(&path), &selector)
-                    })
-                    .await
-                    .unwrap_or_else(|error| Err(error.to_string()));
-                    let _ = tx.send(Action::Sigs(SigsResult::CaptureLoaded { seq, result }));
-                });
-            }
-            Effect::StartListener { seq, bind, secrets } => {
-                tracing::info!(%bind, "start the inbox receiver");
-                let config = ListenConfig {
-                    secrets,
-                    ..ListenConfig::default()
-                };
-                self.inbox.replace(run_inbox(tx, seq, bind, config));
             }
             Effect::JobWebhook { id, status } => {
                 if let Some(jobs) = &self.jobs {
@@ -254,80 +200,9 @@ impl Worker {
                     ))));
                 }
             }
-            Effect::LoadHealth { seq, since_ms } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_health(store, seq, since_ms, tx));
-            }
-            Effect::LoadFailingSessions {
-                seq,
-                subscription_id,
-                since_ms,
-            } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_failing_sessions(
-                    store,
-                    seq,
-                    subscription_id,
-                    since_ms,
-                    tx,
-                ));
-            }
-            Effect::LoadEvents {
-                seq,
-                query,
-                since_ms,
-                limit,
-            } => {
-                let store = self.store.clone();
-                self.events_load.replace(history_tasks::load_events(
-                    store, seq, query, since_ms, limit, tx,
-                ));
-            }
-            Effect::LoadEventDetail { seq, event_id } => {
-                let store = self.store.clone();
-                self.event_detail_load
-                    .replace(history_tasks::load_event_detail(store, seq, event_id, tx));
-            }
-            Effect::ResendEvent {
-                event_id,
-                target,
-                secret,
-            } => {
-                tracing::info!(%event_id, "re-send one event");
-                let store = self.store.clone();
-                self.spawn(history_tasks::resend_event(
-                    store, event_id, target, secret, tx,
-                ));
-            }
-            Effect::LoadIncidents { seq, since_ms, all } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_incidents(store, seq, since_ms, all, tx));
-            }
-            Effect::AckIncident { id, note } => {
-                tracing::info!(%id, "acknowledge an incident");
-                let store = self.store.clone();
-                self.spawn(history_tasks::acknowledge(store, id, note, tx));
-            }
             Effect::LoadKnownSessions => {
                 let store = self.store.clone();
                 self.spawn(history_tasks::load_known_sessions(store, tx));
-            }
-            Effect::SweepHistory => {
-                tracing::debug!("sweep the incident history");
-                let store = self.store.clone();
-                self.spawn(history_tasks::sweep(client, store, tx));
-            }
-            Effect::PlanRecover {
-                subscription_id,
-                since_ms,
-            } => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::plan_recover(
-                    store,
-                    subscription_id,
-                    since_ms,
-                    tx,
-                ));
             }
             Effect::Recover {
                 subscription_id,
@@ -352,19 +227,6 @@ impl Worker {
                 if let Some(cancel) = &self.recover_cancel {
                     cancel.store(true, Ordering::Relaxed);
                 }
-            }
-            Effect::LoadSubscriptions {
-                seq,
-                include_disabled,
-            } => {
-                tracing::debug!(seq, include_disabled, "list subscriptions");
-                self.load.replace(async move {
-                    let result = client
-                        .list_subscriptions(include_disabled)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    let _ = tx.send(Action::Subs(SubsResult::Loaded { seq, result }));
-                });
             }
             Effect::LoadDeliveries { seq, id, latest } => {
                 tracing::debug!(seq, %id, latest, "list deliveries");
@@ -393,27 +255,6 @@ impl Worker {
                         id,
                         result,
                     }));
-                });
-            }
-            Effect::RunProbe {
-                seq,
-                file,
-                regions,
-                options,
-            } => {
-                tracing::info!(seq, regions = regions.len(), "probe dictation and sync");
-                self.probe_run.replace(async move {
-                    earshot_core::api::probe::all_at_once(
-                        &client,
-                        &file,
-                        &regions,
-                        &options,
-                        |answer| {
-                            let result = super::panes::probe::result_of(seq, answer);
-                            let _ = tx.send(Action::Probe(result));
-                        },
-                    )
-                    .await;
                 });
             }
             Effect::WatchJobs(ids) => {
@@ -445,93 +286,30 @@ impl Worker {
                 let watcher = self.job_watcher();
                 self.spawn(submit_file(client, tx, path, watcher));
             }
-            Effect::CreateSubscription(request) => {
-                tracing::info!("create subscription");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let result = client
-                        .create_subscription(&request)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if let Ok(created) = &result {
-                        let detail = format!("{} for {}", created.url, created.events.join(","));
-                        history_tasks::note_change(store, &created.id, "create", detail).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Created { result }));
-                });
-            }
-            Effect::PatchSubscription { id, patch } => {
-                tracing::info!(%id, enabled = ?patch.enabled, "update subscription");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let result = client
-                        .update_subscription(&id, &patch)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if result.is_ok() {
-                        let action = match patch.enabled {
-                            Some(true) => "resume",
-                            Some(false) => "pause",
-                            None => "update",
-                        };
-                        history_tasks::note_change(store, &id, action, String::new()).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Patched { id, result }));
-                });
-            }
-            Effect::RotateSecret { id, secret } => {
-                tracing::info!(%id, "rotate subscription secret");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let patch = earshot_core::api::types::agents::SubscriptionPatch {
-                        secret: Some(secret),
-                        ..Default::default()
-                    };
-                    let result = client
-                        .update_subscription(&id, &patch)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if let Ok(rotated) = &result {
-                        // The version, never the secret.
-                        let detail = format!("secret version {}", rotated.secret_version);
-                        history_tasks::note_change(store, &id, "rotate", detail).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Rotated { id, result }));
-                });
-            }
-            Effect::CheckRotation {
-                id,
-                url,
-                new,
-                current,
-            } => {
-                tracing::info!(%id, "check the receiver before a rotation");
-                let store = self.store.clone();
-                self.spawn(history_tasks::check_rotation(
-                    store, id, url, new, current, tx,
-                ));
-            }
-            Effect::WatchRotation { id, rotated_ms } => {
-                let store = self.store.clone();
-                self.rotation_watch.replace(history_tasks::watch_rotation(
-                    client, store, id, rotated_ms, tx,
-                ));
-            }
-            Effect::StopRotationWatch => self.rotation_watch.abort(),
-            Effect::DeleteSubscription { id } => {
-                tracing::info!(%id, "delete subscription");
-                let store = self.store.clone();
-                self.spawn(async move {
-                    let result = client
-                        .delete_subscription(&id)
-                        .await
-                        .map_err(|error| Failure::from_api(&error));
-                    if result.is_ok() {
-                        history_tasks::note_change(store, &id, "delete", String::new()).await;
-                    }
-                    let _ = tx.send(Action::Subs(SubsResult::Deleted { id, result }));
-                });
-            }
+        }
+    }
+
+    /// Runs a pane's own effect as it declares: in its "latest wins" slot
+    /// or to its end, its reports sent back wrapped by `report` (the
+    /// pane's `Action` variant).
+    fn run_pane_effect<E, R>(&mut self, effect: E, report: fn(R) -> Action)
+    where
+        E: PaneEffect<R>,
+        R: Send + 'static,
+    {
+        let key = effect.latest_key();
+        let input = TaskInput {
+            client: self.client.clone(),
+            store: self.store.clone(),
+        };
+        let work = effect.run(input, Report::new(self.tx.clone(), report));
+        match key {
+            Some(key) => self
+                .pane_latest
+                .entry((std::any::type_name::<E>(), key))
+                .or_default()
+                .replace(work),
+            None => self.spawn(work),
         }
     }
 
@@ -571,6 +349,34 @@ impl Worker {
         commands
     }
 }
+
+/// Every pane's `Effect` variant, as one pattern (from the registry).
+macro_rules! pane_effect_pattern {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        ($(Effect::$name(_))|*)
+    };
+}
+use pane_effect_pattern;
+
+/// [`Worker::start_pane`], from the registry: each pane's effects run as
+/// its [`PaneEffect`] says, answering with its `Action` variant.
+macro_rules! start_pane {
+    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
+        impl Worker {
+            /// A pane's own effect (`Effect::<Pane>`).
+            fn start_pane(&mut self, effect: Effect) {
+                match effect {
+                    $(Effect::$name(effect) => {
+                        self.run_pane_effect::<<$ty as Pane>::Effect, _>(effect, Action::$name)
+                    })*
+                    // `start` hands on the panes' variants only.
+                    console => tracing::warn!(effect = ?console, "not a pane's effect; ignored"),
+                }
+            }
+        }
+    };
+}
+registry!(start_pane);
 
 /// Uploads `path`, reporting progress (at most once per percent), creates
 /// a transcript job from it and reports its id. Both requests are counted
@@ -637,35 +443,6 @@ async fn submit_file(
     });
 }
 
-/// Starts the receiver, reports it, and forwards every request it answers
-/// until the task is aborted (which drops, and so stops, the receiver).
-async fn run_inbox(tx: ActionTx, seq: u64, bind: std::net::SocketAddr, config: ListenConfig) {
-    match listen::start(bind, config).await {
-        Err(error) => {
-            let failure = Failure::new(format!("the inbox receiver did not start: {error}"));
-            let _ = tx.send(Action::Inbox(InboxResult::Started {
-                seq,
-                result: Err(failure),
-            }));
-        }
-        Ok((listener, mut received)) => {
-            let _ = tx.send(Action::Inbox(InboxResult::Started {
-                seq,
-                result: Ok(listener.url()),
-            }));
-            while let Some(request) = received.recv().await {
-                if tx
-                    .send(Action::Inbox(InboxResult::Received(Box::new(request))))
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            drop(listener);
-        }
-    }
-}
-
 impl Drop for Worker {
     fn drop(&mut self) {
         // The `Latest` slots abort their own tasks when dropped.
@@ -679,6 +456,7 @@ impl Drop for Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::panes::health::tasks::HealthEffect;
 
     /// A task that runs until aborted; its receiver errs once it is.
     fn pending_task() -> (
@@ -720,7 +498,7 @@ mod tests {
             Box::new(NoClipboard),
         );
         let (load, load_gone) = pending_task();
-        worker.load.replace(load);
+        worker.deliveries_load.replace(load);
         let (change, mut change_gone) = pending_task();
         worker.spawn(change);
         let cancel = Arc::new(AtomicBool::new(false));
@@ -745,10 +523,10 @@ mod tests {
         );
         assert_eq!(worker.store, Err("no store".to_owned()));
         // What the worker sends from now on is the new account's.
-        worker.start(Effect::LoadHealth {
+        worker.start(Effect::Health(HealthEffect::Load {
             seq: 7,
             since_ms: 0,
-        });
+        }));
         let answer = tokio::time::timeout(within, rx.recv()).await;
         assert!(
             matches!(
@@ -785,6 +563,79 @@ mod tests {
         assert!(
             matches!(aborted, Ok(Err(_))),
             "the last task outlived its slot"
+        );
+    }
+
+    /// A pane effect that runs until aborted, holding `alive` (its
+    /// receiver ends once every holder is gone), in the slot `key` names.
+    #[derive(Clone, Debug)]
+    struct Holds {
+        alive: tokio::sync::mpsc::UnboundedSender<()>,
+        key: Option<&'static str>,
+    }
+
+    impl PaneEffect<()> for Holds {
+        fn latest_key(&self) -> Option<&'static str> {
+            self.key
+        }
+
+        async fn run(self, _: TaskInput, _: Report<()>) {
+            let _alive = self.alive;
+            std::future::pending::<()>().await;
+        }
+    }
+
+    fn holds(key: Option<&'static str>) -> (Holds, tokio::sync::mpsc::UnboundedReceiver<()>) {
+        let (alive, gone) = tokio::sync::mpsc::unbounded_channel();
+        (Holds { alive, key }, gone)
+    }
+
+    #[tokio::test]
+    async fn a_pane_effect_replaces_its_kind_only_and_an_account_switch_stops_the_slots() {
+        let within = std::time::Duration::from_secs(10);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut worker = Worker::new(
+            client_at("http://127.0.0.1:9/"),
+            tx.clone(),
+            Box::new(NoClipboard),
+        );
+        let report = |()| Action::Failed(Failure::new("unused"));
+        let (first, mut first_gone) = holds(Some("list"));
+        worker.run_pane_effect(first, report);
+        let (other_kind, mut other_gone) = holds(Some("detail"));
+        worker.run_pane_effect(other_kind, report);
+        let (to_its_end, mut end_gone) = holds(None);
+        worker.run_pane_effect(to_its_end, report);
+        let (second, mut second_gone) = holds(Some("list"));
+        worker.run_pane_effect(second, report);
+
+        let aborted = tokio::time::timeout(within, first_gone.recv()).await;
+        assert_eq!(aborted, Ok(None), "the first list read still runs");
+        for (what, gone) in [
+            ("another kind", &mut other_gone),
+            ("the newer read", &mut second_gone),
+            ("a task run to its end", &mut end_gone),
+        ] {
+            assert_eq!(
+                gone.try_recv(),
+                Err(tokio::sync::mpsc::error::TryRecvError::Empty),
+                "{what} was stopped"
+            );
+        }
+
+        worker.change_account(
+            client_at("http://127.0.0.1:10/"),
+            Err("no store".into()),
+            tx,
+        );
+        for gone in [&mut other_gone, &mut second_gone] {
+            let aborted = tokio::time::timeout(within, gone.recv()).await;
+            assert_eq!(aborted, Ok(None), "a slot outlived the account switch");
+        }
+        assert_eq!(
+            end_gone.try_recv(),
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty),
+            "a task run to its end is left to finish"
         );
     }
 }

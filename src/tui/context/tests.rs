@@ -12,10 +12,12 @@ use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, AppConfig, Overlay};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::health::{Field, RecoverForm};
 use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::jobs::tests as jobs;
 use crate::tui::panes::subscriptions::SubsResult;
+use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::panes::subscriptions::tests::{fixtures, subscription};
 use crate::tui::test_keys::{key, press, type_text};
 use crate::tui::theme::Theme;
@@ -92,7 +94,7 @@ fn subs_load_seq(effects: &[Effect]) -> u64 {
     effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadSubscriptions { seq, .. } => Some(*seq),
+            Effect::Subs(SubsEffect::Load { seq, .. }) => Some(*seq),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no subscriptions load in {effects:?}"))
@@ -154,7 +156,7 @@ fn a_switch_empties_every_pane_and_the_status_bar_names_the_new_profile() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadHealth { .. })),
+            .any(|effect| matches!(effect, Effect::Health(HealthEffect::Load { .. }))),
         "{effects:?}"
     );
     assert!(

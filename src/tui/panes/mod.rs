@@ -1,14 +1,18 @@
 //! The panes: the one list of them ([`registry!`]), their ids
-//! ([`PaneId`]: tab order, titles, `:` names), and what every pane answers
-//! ([`Pane`]): its drawing, its commands (keys) and help, its tick, `r`
-//! and the results of its background work.
+//! ([`PaneId`]: tab order, titles, `:` names, `:NAME ID`), what every
+//! pane answers ([`Pane`]): its drawing, its commands (keys) and help, its
+//! tick, `r`, its `:NAME ID` ([`Jump`]) and the results of its background
+//! work, and what that work is ([`PaneEffect`]: handed [`TaskInput`],
+//! reporting through [`Report`]).
 //!
 //! Each pane lives in its own folder and owns its state, its commands (in
-//! its own type), its update and its view. The app holds one of each (the
-//! registry makes the `App` field, the `Command` and `Action` variants and
-//! the dispatch), and asks the pane on screen through [`AnyPane`]; so
-//! adding a pane is its folder, its `pub mod` line here and its line in
-//! the registry.
+//! its own type), its update, its view and its background work (its
+//! `tasks.rs`). The app holds one of each (the registry makes the `App`
+//! field, the `Command`, `Action` and `Effect` variants and the
+//! dispatch; the worker runs each pane's effects alike; the `:` line
+//! lists each pane's `:NAME ID`), and asks the pane on screen through
+//! [`AnyPane`]; so adding a pane is its folder, its `pub mod` line here
+//! and its line in the registry.
 
 pub(crate) mod deliveries;
 pub(crate) mod events;
@@ -26,17 +30,21 @@ use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
+use super::action::Action;
 use super::app::{AppConfig, Outcome};
 use super::command::Command;
+use super::context::ActionTx;
 use super::keymap::{CommandInfo, CommandSection};
 use super::theme::Theme;
 use super::widgets::input::cycle;
 
 /// Every pane, in tab order: its [`PaneId`], the `App` field holding it,
-/// its type, and the name of its `Command` and `Action` variants. The one
-/// place a pane is registered: `registry!(callback)` hands the list to a
-/// macro that builds from it ([`PaneId`] here, `Command` in `command.rs`,
-/// `Action` in `action.rs`, the `App` and its dispatch in `app.rs`).
+/// its type, and the name of its `Command`, `Action` and `Effect`
+/// variants. The one place a pane is registered: `registry!(callback)`
+/// hands the list to a macro that builds from it ([`PaneId`] here,
+/// `Command` in `command.rs`, `Action` and `Effect` in `action.rs`, the
+/// `App` and its dispatch in `app.rs`, the running of pane effects in
+/// `worker.rs`).
 macro_rules! registry {
     ($then:ident) => {
         $then! {
@@ -59,7 +67,12 @@ pub(crate) trait Pane {
     /// `Command` so the key machinery (`keymap.rs`) knows no pane.
     type Command: Copy + Debug + Eq;
     /// What its background work (the worker's tasks) reports to it.
-    type Result: Clone + Debug;
+    type Result: Clone + Debug + Send + 'static;
+    /// Its own background work (its tasks live in its folder; the worker
+    /// runs them as [`PaneEffect`] says), wrapped by the registry into the
+    /// console's `Effect`; [`NoEffect`] when it asks only for the
+    /// console's.
+    type Effect: PaneEffect<Self::Result>;
     /// Its tab's title.
     const TITLE: &'static str;
     /// The title when the tab bar is short of room.
@@ -70,6 +83,10 @@ pub(crate) trait Pane {
     /// follows them; `false`: local work (the store, files, a receiver),
     /// whose failures are notices.
     const CALLS_PLATFORM: bool;
+    /// Its `:NAME ID` command, if it has one (`:sub ID`, `:session ID`,
+    /// `:event ID`, `:job ID`): the `:` line lists it and runs it as
+    /// [`Pane::jump_to`].
+    const JUMP: Option<Jump> = None;
 
     /// An empty pane for the account `config` describes.
     fn create(config: &AppConfig) -> Self
@@ -95,8 +112,7 @@ pub(crate) trait Pane {
     fn init(&mut self, _out: &mut Outcome) {}
     /// The pane came on screen.
     fn on_shown(&mut self, _out: &mut Outcome) {}
-    /// Its `:` command with an id (`:sub ID`, `:session ID`, `:event ID`,
-    /// `:job ID`; the list is `command_line.rs`): the pane is on screen,
+    /// Its `:NAME ID` command ([`Pane::JUMP`]): the pane is on screen,
     /// show that id.
     fn jump_to(&mut self, _id: &str, _out: &mut Outcome) {}
     /// `r` (or `:r`): read again what the pane shows.
@@ -137,6 +153,84 @@ pub(crate) trait Pane {
         } else {
             Vec::new()
         }
+    }
+}
+
+/// A pane's `:NAME ID` command, as the `:` line parses, completes and
+/// lists it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Jump {
+    /// As help shows it: `:event ID`.
+    pub(crate) usage: &'static str,
+    /// Its spellings, lower case (the first in the line's hint).
+    pub(crate) names: &'static [&'static str],
+    pub(crate) description: &'static str,
+    /// Its place among the jumps in the help overlay and the hint (the
+    /// order an operator follows a trail: subscription, session, event,
+    /// job), lowest first.
+    pub(crate) help_order: u8,
+}
+
+/// What the worker hands every task of a pane: the account's client and
+/// its incident-history store.
+pub(crate) struct TaskInput {
+    pub(crate) client: earshot_core::api::Client,
+    pub(crate) store: super::history_tasks::StorePath,
+}
+
+/// Where a pane's task sends what it reports (`R`, the pane's `Result`):
+/// to the console, as the pane's `Action` variant.
+pub(crate) struct Report<R> {
+    tx: ActionTx,
+    wrap: fn(R) -> Action,
+}
+
+impl<R> Clone for Report<R> {
+    fn clone(&self) -> Self {
+        Report {
+            tx: self.tx.clone(),
+            wrap: self.wrap,
+        }
+    }
+}
+
+impl<R> Report<R> {
+    pub(crate) fn new(tx: ActionTx, wrap: fn(R) -> Action) -> Self {
+        Report { tx, wrap }
+    }
+
+    /// Sends `result` to the pane; `false`: the console is gone (or has
+    /// moved to another account), so the task may stop.
+    pub(crate) fn send(&self, result: R) -> bool {
+        self.tx.send((self.wrap)(result)).is_ok()
+    }
+}
+
+/// A pane's background work, `R` being what it reports (the pane's
+/// `Result`): the worker spawns [`PaneEffect::run`], whose reports reach
+/// the pane as its `Action` variant.
+pub(crate) trait PaneEffect<R>: Clone + Debug + Send + 'static {
+    /// "Latest request wins": effects with the same key (within the pane)
+    /// share one slot, and a new one aborts the one still running (an
+    /// effect that does nothing but stop the one running is one too);
+    /// `None`: it runs to its end (changes, sends).
+    fn latest_key(&self) -> Option<&'static str>;
+    /// The work itself, in a task of its own: it reports as often as it
+    /// has something to say (a read: once).
+    fn run(self, input: TaskInput, report: Report<R>) -> impl Future<Output = ()> + Send + 'static;
+}
+
+/// The effects of a pane that asks only for the console's.
+#[derive(Clone, Debug)]
+pub(crate) enum NoEffect {}
+
+impl<R: Send + 'static> PaneEffect<R> for NoEffect {
+    fn latest_key(&self) -> Option<&'static str> {
+        match *self {}
+    }
+
+    async fn run(self, _: TaskInput, _: Report<R>) {
+        match self {}
     }
 }
 
@@ -261,6 +355,13 @@ macro_rules! pane_ids {
             pub(crate) fn short_title(self) -> &'static str {
                 match self {
                     $(PaneId::$id => <$ty as Pane>::SHORT_TITLE,)*
+                }
+            }
+
+            /// Its `:NAME ID` command, if it has one.
+            pub(crate) fn jump(self) -> Option<Jump> {
+                match self {
+                    $(PaneId::$id => <$ty as Pane>::JUMP,)*
                 }
             }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::support::{NoClipboard, start};
 use crate::tui::action::{Action, Effect};
 use crate::tui::panes::subscriptions::SubsResult;
+use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::worker::Worker;
 use earshot_core::api::types::agents::{EventKind, SubscriptionPatch};
 use earshot_core::history::report;
@@ -30,17 +31,17 @@ async fn console_pause_and_rotate_are_recorded_without_the_secret() {
     let mut worker =
         Worker::new(harness.client.clone(), tx, Box::new(NoClipboard)).with_store(Ok(db.clone()));
     worker.start_all(vec![
-        Effect::PatchSubscription {
+        Effect::Subs(SubsEffect::Patch {
             id: subscription.id.clone(),
             patch: SubscriptionPatch {
                 enabled: Some(false),
                 ..SubscriptionPatch::default()
             },
-        },
-        Effect::RotateSecret {
+        }),
+        Effect::Subs(SubsEffect::Rotate {
             id: subscription.id.clone(),
             secret: SecretString::new(NEW_SECRET),
-        },
+        }),
     ]);
     let mut answered = 0;
     tokio::time::timeout(Duration::from_secs(20), async {

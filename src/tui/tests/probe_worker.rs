@@ -13,6 +13,7 @@ use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::probe::ProbeResult;
+use crate::tui::panes::probe::tasks::ProbeEffect;
 use crate::tui::panes::probe::{Call, ProbeCommand};
 use crate::tui::theme::Theme;
 use crate::tui::view;
@@ -194,7 +195,7 @@ async fn a_new_run_supersedes_the_one_in_flight() {
     // Both of the first run's calls reached the emulator and are held there.
     harness.wait_fault_uses_left(0).await;
     let second = probe.run();
-    let Some(Effect::RunProbe { seq, .. }) = second.first() else {
+    let Some(Effect::Probe(ProbeEffect::Run { seq, .. })) = second.first() else {
         panic!("{second:?}");
     };
     let seq = *seq;

@@ -37,7 +37,7 @@ use super::super::load::Load;
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::Pane;
+use super::{Jump, NoEffect, Pane};
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::history::session_view::SessionView;
@@ -424,10 +424,17 @@ impl DeliveriesPane {
 impl Pane for DeliveriesPane {
     type Command = DlvCommand;
     type Result = DeliveriesResult;
+    type Effect = NoEffect;
     const TITLE: &'static str = "Deliveries";
     const SHORT_TITLE: &'static str = "Dlv";
     const NAMES: &'static [&'static str] = &["deliveries", "dlv", "del"];
     const CALLS_PLATFORM: bool = true;
+    const JUMP: Option<Jump> = Some(Jump {
+        usage: ":session ID",
+        names: &["session", "call", "ses"],
+        description: "a session's or call's delivery attempts",
+        help_order: 2,
+    });
 
     fn create(_: &AppConfig) -> DeliveriesPane {
         DeliveriesPane::new()

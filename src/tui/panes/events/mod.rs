@@ -11,12 +11,12 @@
 //! personal data masked until `n`, per subscription its attempts), and the
 //! re-send of that event to one subscription (its secret, and its short id
 //! typed as confirmation) or to any URL with a secret the operator gives.
-//! Store reads and sends run in the worker ([`Effect::LoadEvents`],
-//! [`Effect::LoadEventDetail`], [`Effect::ResendEvent`]). Drawing is in
-//! `view.rs`.
+//! Store reads and sends are its [`EventsEffect`]s, run by the worker
+//! from `tasks.rs`. Drawing is in `view.rs`.
 
 mod commands;
 pub(crate) mod table;
+pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::cell::Cell;
@@ -27,14 +27,14 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure, ResendTarget};
+use super::super::action::{Action, Effect, Failure};
 use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
-use super::Pane;
+use super::{Jump, Pane};
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::history::event_list::{EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
@@ -42,6 +42,7 @@ use earshot_core::redact::SecretString;
 use earshot_core::signature::HEADER_NAME;
 
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
+use tasks::{EventsEffect, ResendTarget};
 
 /// How often the list (and an open event) is read again while on screen.
 pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(2);
@@ -258,18 +259,18 @@ impl EventsPane {
 
     fn reload(&mut self, out: &mut Outcome) {
         self.last_load = Some(Instant::now());
-        out.effects.push(Effect::LoadEvents {
+        out.effects.push(Effect::Events(EventsEffect::Load {
             seq: self.list.start(),
             query: self.query.clone(),
             since_ms: (self.clock)() - DEFAULT_SINCE_MS,
             limit: LIST_LIMIT,
-        });
+        }));
         if let Some(id) = &self.detail_of {
             self.detail_seq += 1;
-            out.effects.push(Effect::LoadEventDetail {
+            out.effects.push(Effect::Events(EventsEffect::Detail {
                 seq: self.detail_seq,
                 event_id: id.clone(),
-            });
+            }));
         }
     }
 
@@ -327,10 +328,10 @@ impl EventsPane {
         self.reveal = false;
         self.mode = Mode::Detail;
         self.detail_seq += 1;
-        out.effects.push(Effect::LoadEventDetail {
+        out.effects.push(Effect::Events(EventsEffect::Detail {
             seq: self.detail_seq,
             event_id: id,
-        });
+        }));
     }
 
     /// `:event ID`: the list filtered to what `text` matches.
@@ -429,11 +430,11 @@ impl EventsPane {
         };
         form.sending = true;
         form.result = None;
-        out.effects.push(Effect::ResendEvent {
+        out.effects.push(Effect::Events(EventsEffect::Resend {
             event_id: form.event_id.clone(),
             target,
             secret: SecretString::new(secret),
-        });
+        }));
         // The secret leaves the form as soon as it is sent.
         form.secret = Input::default();
     }
@@ -499,10 +500,17 @@ fn take_rows(
 impl Pane for EventsPane {
     type Command = EventsCommand;
     type Result = EventsResult;
+    type Effect = EventsEffect;
     const TITLE: &'static str = "Events";
     const SHORT_TITLE: &'static str = "Evts";
     const NAMES: &'static [&'static str] = &["events", "event", "evt"];
     const CALLS_PLATFORM: bool = false;
+    const JUMP: Option<Jump> = Some(Jump {
+        usage: ":event ID",
+        names: &["event", "evt"],
+        description: "an event (the Events list filtered to it)",
+        help_order: 3,
+    });
 
     fn create(_: &AppConfig) -> EventsPane {
         EventsPane::new()

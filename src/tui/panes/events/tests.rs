@@ -3,8 +3,9 @@
 
 use ratatui::crossterm::event::KeyCode;
 
+use super::tasks::{EventsEffect, ResendTarget};
 use super::{EventsPane, Mode};
-use crate::tui::action::{Action, Effect, ResendTarget};
+use crate::tui::action::{Action, Effect};
 use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::PaneId;
 use crate::tui::panes::events::{EventsResult, Resent};
@@ -57,7 +58,7 @@ fn list_seq(effects: &[Effect]) -> u64 {
     effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadEvents { seq, .. } => Some(*seq),
+            Effect::Events(EventsEffect::Load { seq, .. }) => Some(*seq),
             _ => None,
         })
         .unwrap_or_else(|| panic!("a list read in {effects:?}"))
@@ -117,7 +118,9 @@ fn opened() -> App {
     let seq = effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadEventDetail { seq, event_id } if event_id == "evt-3" => Some(*seq),
+            Effect::Events(EventsEffect::Detail { seq, event_id }) if event_id == "evt-3" => {
+                Some(*seq)
+            }
             _ => None,
         })
         .unwrap_or_else(|| panic!("evt-3 read in full: {effects:?}"));
@@ -181,7 +184,7 @@ fn slash_filters_in_the_query_language_and_a_bad_term_says_why() {
     assert!(!app.quit);
     let effects = app.update(press(KeyCode::Enter));
     let query = effects.iter().find_map(|effect| match effect {
-        Effect::LoadEvents { query, .. } => Some(query.clone()),
+        Effect::Events(EventsEffect::Load { query, .. }) => Some(query.clone()),
         _ => None,
     });
     let query = query.unwrap_or_else(|| panic!("a filtered read in {effects:?}"));
@@ -205,7 +208,7 @@ fn slash_filters_in_the_query_language_and_a_bad_term_says_why() {
     assert!(app.events.filter.is_empty());
     let cleared = effects
         .iter()
-        .any(|effect| matches!(effect, Effect::LoadEvents { query, .. } if query.is_empty()));
+        .any(|effect| matches!(effect, Effect::Events(EventsEffect::Load { query, .. }) if query.is_empty()));
     assert!(cleared, "{effects:?}");
 }
 
@@ -253,11 +256,11 @@ fn resend_needs_the_secret_and_the_short_id_typed() {
     type_text(&mut app, "db318dee");
     let effects = app.update(press(KeyCode::Enter));
     let sent = effects.iter().find_map(|effect| match effect {
-        Effect::ResendEvent {
+        Effect::Events(EventsEffect::Resend {
             event_id,
             target,
             secret,
-        } => Some((event_id.clone(), target.clone(), secret.expose().to_owned())),
+        }) => Some((event_id.clone(), target.clone(), secret.expose().to_owned())),
         _ => None,
     });
     assert_eq!(
@@ -285,7 +288,7 @@ fn resend_needs_the_secret_and_the_short_id_typed() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadEvents { .. })),
+            .any(|effect| matches!(effect, Effect::Events(EventsEffect::Load { .. }))),
         "the list shows the recovery"
     );
 }
@@ -307,7 +310,7 @@ fn sending_to_a_url_takes_only_http_urls() {
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
-            Effect::ResendEvent { target: ResendTarget::Url(url), .. } if url == "http://127.0.0.1:9/hook"
+            Effect::Events(EventsEffect::Resend { target: ResendTarget::Url(url), .. }) if url == "http://127.0.0.1:9/hook"
         )),
         "{effects:?}"
     );

@@ -4,12 +4,13 @@
 //! login name so every console on the same store shows it. `v` shows the
 //! resolved ones too; `/` filters and `S` sorts the list as every table.
 //! Reads and the acknowledgement run in the worker
-//! ([`Effect::LoadIncidents`], [`Effect::AckIncident`]).
+//! ([`HealthEffect::LoadIncidents`], [`HealthEffect::AckIncident`]).
 
 use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
 use super::tables::INCIDENTS;
+use super::tasks::HealthEffect;
 use crate::tui::action::{Effect, Failure};
 use crate::tui::app::Outcome;
 use crate::tui::load::Load;
@@ -77,11 +78,12 @@ impl Incidents {
 
     /// Asks for the list.
     pub(super) fn reload(&mut self, since_ms: i64, out: &mut Outcome) {
-        out.effects.push(Effect::LoadIncidents {
-            seq: self.list.start(),
-            since_ms,
-            all: self.all,
-        });
+        out.effects
+            .push(Effect::Health(HealthEffect::LoadIncidents {
+                seq: self.list.start(),
+                since_ms,
+                all: self.all,
+            }));
     }
 
     /// The list read with `seq` (a stale one is dropped); why it could not
@@ -116,9 +118,9 @@ impl Incidents {
             return;
         };
         let note = note.value().trim().to_owned();
-        out.effects.push(Effect::AckIncident {
+        out.effects.push(Effect::Health(HealthEffect::AckIncident {
             id: incident.id.clone(),
             note: (!note.is_empty()).then_some(note),
-        });
+        }));
     }
 }

@@ -8,13 +8,14 @@
 //! one in Deliveries), and recover: a form with the subscription's secret
 //! (masked, never kept) and the short id typed as confirmation, then
 //! progress and the result. Store queries and the sweep run in the worker
-//! ([`Effect::LoadHealth`], [`Effect::SweepHistory`], …), never on the
+//! ([`HealthEffect::Load`], [`HealthEffect::Sweep`], …), never on the
 //! render path. Drawing is in `view.rs`.
 
 mod commands;
 pub(crate) mod incidents;
 pub(crate) mod recover;
 pub(crate) mod tables;
+pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::time::{Duration, Instant};
@@ -43,6 +44,7 @@ use commands::{
 };
 use incidents::Incidents;
 pub(crate) use recover::{Field, RecoverForm};
+use tasks::HealthEffect;
 
 /// How often the board is read again from the store while on screen.
 pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(5);
@@ -292,17 +294,18 @@ impl HealthPane {
     fn reload(&mut self, out: &mut Outcome) {
         let seq = self.board.start();
         self.last_load = Some(Instant::now());
-        out.effects.push(Effect::LoadHealth {
+        out.effects.push(Effect::Health(HealthEffect::Load {
             seq,
             since_ms: self.since_ms(),
-        });
+        }));
         self.incidents.reload(self.since_ms(), out);
         if let (Mode::Sessions, Some(id)) = (self.mode, self.sessions_of.clone()) {
-            out.effects.push(Effect::LoadFailingSessions {
-                seq,
-                subscription_id: id,
-                since_ms: self.since_ms(),
-            });
+            out.effects
+                .push(Effect::Health(HealthEffect::LoadFailingSessions {
+                    seq,
+                    subscription_id: id,
+                    since_ms: self.since_ms(),
+                }));
         }
     }
 
@@ -312,7 +315,7 @@ impl HealthPane {
         }
         self.sweeping = true;
         self.last_sweep_at = Some(Instant::now());
-        out.effects.push(Effect::SweepHistory);
+        out.effects.push(Effect::Health(HealthEffect::Sweep));
     }
 
     /// Sweeps when [`SWEEP_EVERY`] has passed and none is running (the
@@ -360,6 +363,7 @@ impl HealthPane {
 impl Pane for HealthPane {
     type Command = HealthCommand;
     type Result = HealthResult;
+    type Effect = HealthEffect;
     const TITLE: &'static str = "Health";
     const NAMES: &'static [&'static str] = &["health", "board"];
     const CALLS_PLATFORM: bool = true;

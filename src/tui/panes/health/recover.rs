@@ -7,6 +7,7 @@
 
 use tui_input::Input;
 
+use super::tasks::HealthEffect;
 use crate::tui::action::Effect;
 use crate::tui::app::Outcome;
 use crate::tui::panes::subscriptions::short_id;
@@ -47,10 +48,10 @@ pub(crate) struct RecoverForm {
 impl RecoverForm {
     /// A form for `subscription_id`, asking for its preview.
     pub(super) fn open(subscription_id: &str, url: &str, since_ms: i64, out: &mut Outcome) -> Self {
-        out.effects.push(Effect::PlanRecover {
+        out.effects.push(Effect::Health(HealthEffect::PlanRecover {
             subscription_id: subscription_id.to_owned(),
             since_ms,
-        });
+        }));
         RecoverForm {
             subscription_id: subscription_id.to_owned(),
             url: url.to_owned(),

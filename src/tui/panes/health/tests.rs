@@ -9,6 +9,7 @@ use crate::tui::app::{App, AppConfig};
 use crate::tui::panes::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::HealthResult;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::coverage::{Coverage, CoverageState};
 use earshot_core::history::incidents::Incident;
@@ -90,7 +91,7 @@ fn load_seq(effects: &[Effect]) -> u64 {
     effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadHealth { seq, .. } => Some(*seq),
+            Effect::Health(HealthEffect::Load { seq, .. }) => Some(*seq),
             _ => None,
         })
         .unwrap_or_else(|| panic!("a board read in {effects:?}"))
@@ -115,14 +116,14 @@ fn the_console_opens_on_the_board_which_reads_the_store_and_sweeps() {
     assert_eq!(PaneId::ALL[0], PaneId::Health, "the first tab");
     let effects = app.init();
     let since = effects.iter().find_map(|effect| match effect {
-        Effect::LoadHealth { since_ms, .. } => Some(*since_ms),
+        Effect::Health(HealthEffect::Load { since_ms, .. }) => Some(*since_ms),
         _ => None,
     });
     assert_eq!(since, Some(NOW_MS - 86_400_000), "the last 24 h by default");
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::SweepHistory))
+            .any(|effect| matches!(effect, Effect::Health(HealthEffect::Sweep)))
     );
 }
 
@@ -155,11 +156,11 @@ fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
     let (seq, of) = effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadFailingSessions {
+            Effect::Health(HealthEffect::LoadFailingSessions {
                 seq,
                 subscription_id,
                 ..
-            } => Some((*seq, subscription_id.clone())),
+            }) => Some((*seq, subscription_id.clone())),
             _ => None,
         })
         .expect("the failing sessions are read");
@@ -205,7 +206,7 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
-            Effect::PlanRecover { subscription_id, .. } if subscription_id == BROKEN
+            Effect::Health(HealthEffect::PlanRecover { subscription_id, .. }) if subscription_id == BROKEN
         )),
         "{effects:?}"
     );
@@ -325,7 +326,7 @@ fn w_cycles_the_window_and_reads_again() {
     let effects = app.update(key('w'));
     assert_eq!(app.health.window, Window::Week);
     let since = effects.iter().find_map(|effect| match effect {
-        Effect::LoadHealth { since_ms, .. } => Some(*since_ms),
+        Effect::Health(HealthEffect::Load { since_ms, .. }) => Some(*since_ms),
         _ => None,
     });
     assert_eq!(since, Some(NOW_MS - 604_800_000));
@@ -377,7 +378,7 @@ fn answer_sessions(app: &mut App, effects: &[Effect], ids: &[&str]) {
     let seq = effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadFailingSessions { seq, .. } => Some(*seq),
+            Effect::Health(HealthEffect::LoadFailingSessions { seq, .. }) => Some(*seq),
             _ => None,
         })
         .unwrap_or_else(|| panic!("the failing sessions are read: {effects:?}"));
@@ -439,7 +440,7 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
     let (seq, all) = effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadIncidents { seq, all, .. } => Some((*seq, *all)),
+            Effect::Health(HealthEffect::LoadIncidents { seq, all, .. }) => Some((*seq, *all)),
             _ => None,
         })
         .unwrap_or_else(|| panic!("the incidents are read: {effects:?}"));
@@ -459,7 +460,7 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
     assert!(typed.is_empty() && !app.quit);
     let effects = app.update(press(KeyCode::Enter));
     let acked = effects.iter().find_map(|effect| match effect {
-        Effect::AckIncident { id, note } => Some((id.clone(), note.clone())),
+        Effect::Health(HealthEffect::AckIncident { id, note }) => Some((id.clone(), note.clone())),
         _ => None,
     });
     assert_eq!(
@@ -472,17 +473,16 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadIncidents { .. })),
+            .any(|effect| matches!(effect, Effect::Health(HealthEffect::LoadIncidents { .. }))),
         "the list shows the acknowledgement"
     );
     assert!(app.toast.as_ref().is_some_and(|t| t.text.contains("alice")));
     // `v` asks for the resolved ones too.
     let effects = app.update(key('v'));
-    assert!(
-        effects
-            .iter()
-            .any(|effect| matches!(effect, Effect::LoadIncidents { all: true, .. }))
-    );
+    assert!(effects.iter().any(|effect| matches!(
+        effect,
+        Effect::Health(HealthEffect::LoadIncidents { all: true, .. })
+    )));
 }
 
 /// The newest change the board reads reaches the Subscriptions

@@ -5,7 +5,7 @@
 //! Owns the start form (address, current and previous secret), the rows
 //! (newest first, at most [`ROWS_MAX`] and [`HELD_MAX`] bytes: a body over
 //! [`BODY_KEEP_MAX`] keeps only a [`PREVIEW_BYTES`] preview), the counts,
-//! and the table and detail views. Starting is [`Effect::StartListener`], answered by
+//! and the table and detail views. Starting is [`InboxEffect::Listen`], answered by
 //! [`InboxResult::Started`]; requests arrive as [`InboxResult::Received`].
 //! `s` on a signed request opens it in the Signatures pane with its header
 //! and exact body; `app.rs` hands a pre-recorded webhook to the job watcher
@@ -15,6 +15,7 @@
 
 mod commands;
 pub(crate) mod table;
+pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::collections::VecDeque;
@@ -37,6 +38,7 @@ use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::Received;
 use earshot_core::redact::SecretString;
 use earshot_core::signature::HEADER_NAME;
+use tasks::InboxEffect;
 
 use commands::{detail_commands, form_commands, table_commands};
 
@@ -337,11 +339,11 @@ impl InboxPane {
                 self.form = None;
                 self.start_seq += 1;
                 self.listening = Listening::Starting(bind);
-                out.effects.push(Effect::StartListener {
+                out.effects.push(Effect::Inbox(InboxEffect::Listen {
                     seq: self.start_seq,
                     bind,
                     secrets,
-                });
+                }));
             }
         }
     }
@@ -388,6 +390,7 @@ impl InboxPane {
 impl Pane for InboxPane {
     type Command = InboxCommand;
     type Result = InboxResult;
+    type Effect = InboxEffect;
     const TITLE: &'static str = "Inbox";
     const NAMES: &'static [&'static str] = &["inbox", "listen"];
     const CALLS_PLATFORM: bool = false;

@@ -11,6 +11,7 @@ use crate::tui::app::{App, AppConfig};
 use crate::tui::command::Command;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::inbox::InboxResult;
+use crate::tui::panes::inbox::tasks::InboxEffect;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::receiver::capture::CaptureEntry;
 use earshot_core::receiver::listen::Received;
@@ -122,7 +123,7 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
     type_text(&mut app, "whsec_previous_secret_0123456789abcdef");
     let effects = app.update(press(KeyCode::Enter));
     let seq = match effects.as_slice() {
-        [Effect::StartListener { seq, bind, secrets }] => {
+        [Effect::Inbox(InboxEffect::Listen { seq, bind, secrets })] => {
             assert_eq!(bind.to_string(), super::DEFAULT_ADDRESS);
             let labels: Vec<&str> = secrets.iter().map(|(label, _)| label.as_str()).collect();
             assert_eq!(labels, ["current", "previous"]);
@@ -136,7 +137,7 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
             );
             *seq
         }
-        other => panic!("expected one StartListener, got {other:?}"),
+        other => panic!("expected one InboxEffect::Listen, got {other:?}"),
     };
     assert!(app.inbox.form.is_none());
     assert!(app.busy());
@@ -164,7 +165,7 @@ fn a_bind_failure_shows_in_the_pane_and_the_status_bar() {
     app.update(press(KeyCode::Tab));
     type_text(&mut app, "whsec_current_secret_0123456789abcdef");
     let seq = match app.update(press(KeyCode::Enter)).as_slice() {
-        [Effect::StartListener { seq, .. }] => *seq,
+        [Effect::Inbox(InboxEffect::Listen { seq, .. })] => *seq,
         other => panic!("{other:?}"),
     };
     app.update(Action::Inbox(InboxResult::Started {

@@ -28,7 +28,7 @@ use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::Pane;
+use super::{Jump, NoEffect, Pane};
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::Tick;
 use earshot_core::poll::schedule::{JobView, Spent};
@@ -449,9 +449,16 @@ impl JobsPane {
 impl Pane for JobsPane {
     type Command = JobsCommand;
     type Result = JobsResult;
+    type Effect = NoEffect;
     const TITLE: &'static str = "Jobs";
     const NAMES: &'static [&'static str] = &["jobs", "job"];
     const CALLS_PLATFORM: bool = true;
+    const JUMP: Option<Jump> = Some(Jump {
+        usage: ":job ID",
+        names: &["job"],
+        description: "a transcript job (a watched job's 8-character id works)",
+        help_order: 4,
+    });
 
     fn create(_: &AppConfig) -> JobsPane {
         JobsPane::new()

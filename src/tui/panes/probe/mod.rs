@@ -5,12 +5,13 @@
 //!
 //! Owns the form (file path, optional `llm_instruction`), the region
 //! checkboxes (one always stays checked) and the results of the latest
-//! run. A run is [`Effect::RunProbe`]; each call's end comes back as a
+//! run. A run is [`ProbeEffect::Run`]; each call's end comes back as a
 //! [`ProbeResult`] with the run's `seq`, so a superseded run's answers are
 //! dropped. The calls are [`earshot_core::api::probe`]'s, shared with `earshot
 //! probe`. Drawing is in `view.rs`, the keys in `commands.rs`.
 
 mod commands;
+pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ use super::Pane;
 use earshot_core::api::Region;
 use earshot_core::api::probe::{Answer, ProbeOptions, REGIONS};
 use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
+use tasks::ProbeEffect;
 
 use commands::{browse_commands, edit_commands};
 
@@ -289,7 +291,7 @@ impl ProbePane {
                 })
                 .collect(),
         });
-        out.effects.push(Effect::RunProbe {
+        out.effects.push(Effect::Probe(ProbeEffect::Run {
             seq: self.seq,
             file: expand_home(&typed, self.home.as_deref()),
             regions,
@@ -297,13 +299,14 @@ impl ProbePane {
                 model: DEFAULT_SYNC_MODEL.to_owned(),
                 instruction,
             },
-        });
+        }));
     }
 }
 
 impl Pane for ProbePane {
     type Command = ProbeCommand;
     type Result = ProbeResult;
+    type Effect = ProbeEffect;
     const TITLE: &'static str = "Probe";
     const NAMES: &'static [&'static str] = &["probe"];
     const CALLS_PLATFORM: bool = true;

@@ -13,6 +13,7 @@ use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, vie
 use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::probe::ProbeResult;
+use crate::tui::panes::probe::tasks::ProbeEffect;
 use crate::tui::panes::{Pane, PaneId};
 use crate::tui::test_keys::{press, type_text};
 use crate::tui::theme::Theme;
@@ -82,7 +83,7 @@ fn filled() -> ProbePane {
 fn start(pane: &mut ProbePane) -> u64 {
     let out = run(pane, ProbeCommand::Run);
     match out.effects.as_slice() {
-        [Effect::RunProbe { seq, .. }] => *seq,
+        [Effect::Probe(ProbeEffect::Run { seq, .. })] => *seq,
         other => panic!("expected one RunProbe, got {other:?}"),
     }
 }
@@ -144,12 +145,12 @@ fn a_run_is_one_effect_with_a_new_seq_the_checked_regions_and_the_expanded_path(
     run(&mut pane, ProbeCommand::ToggleRegion);
     let out = run(&mut pane, ProbeCommand::Run);
     let [
-        Effect::RunProbe {
+        Effect::Probe(ProbeEffect::Run {
             seq,
             file,
             regions,
             options,
-        },
+        }),
     ] = out.effects.as_slice()
     else {
         panic!("expected one RunProbe, got {:?}", out.effects);
@@ -373,7 +374,7 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
     );
     let effects = app.update(press(KeyCode::Char('p')));
     assert!(
-        matches!(effects.as_slice(), [Effect::RunProbe { regions, .. }] if regions.len() == 2),
+        matches!(effects.as_slice(), [Effect::Probe(ProbeEffect::Run { regions, .. })] if regions.len() == 2),
         "{effects:?}"
     );
     assert!(app.busy());
@@ -381,7 +382,7 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
     let effects = app.update(press(KeyCode::Char('r')));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::RunProbe { seq: 2, .. }]
+        [Effect::Probe(ProbeEffect::Run { seq: 2, .. })]
     ));
     // Help lists the pane's keys.
     let help = app.help_sections();
@@ -395,12 +396,12 @@ fn a_seeded_file_is_ready_to_probe_with_enter() {
     app.update(press(KeyCode::Char('6')));
     let effects = app.update(press(KeyCode::Enter));
     assert!(
-        matches!(effects.as_slice(), [Effect::RunProbe { file, .. }]
+        matches!(effects.as_slice(), [Effect::Probe(ProbeEffect::Run { file, .. })]
             if file == &PathBuf::from("/tmp/demo/sample.wav")),
         "{effects:?}"
     );
     let seq = match effects.as_slice() {
-        [Effect::RunProbe { seq, .. }] => *seq,
+        [Effect::Probe(ProbeEffect::Run { seq, .. })] => *seq,
         _ => unreachable!(),
     };
     app.update(Action::Probe(dictation_done(

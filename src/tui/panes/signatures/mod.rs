@@ -4,12 +4,13 @@
 //! Owns the form (header, body — pasted text or `file:PATH` —, current
 //! and previous secret, a `now` override, the receiver's digest) and the
 //! [`Report`] computed from it with the pure [`diagnose`] on every edit.
-//! A body file is read by the worker ([`Effect::ReadBodyFile`], answered
+//! A body file is read by the worker ([`SigsEffect::ReadBodyFile`], answered
 //! by [`SigsResult::BodyLoaded`]). Nothing here touches the platform.
 //! Secrets are drawn masked, never logged, and masked in `Debug`.
 //! Drawing is in `view.rs`, the keys in `commands.rs`.
 
 mod commands;
+pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::convert::Infallible;
@@ -32,6 +33,7 @@ use earshot_core::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
     checklist, diagnose,
 };
+use tasks::SigsEffect;
 
 use commands::{browse_commands, edit_commands};
 
@@ -431,6 +433,7 @@ impl SignaturesPane {
 impl Pane for SignaturesPane {
     type Command = SigsCommand;
     type Result = SigsResult;
+    type Effect = SigsEffect;
     const TITLE: &'static str = "Signatures";
     const SHORT_TITLE: &'static str = "Sigs";
     const NAMES: &'static [&'static str] = &["signatures", "sigs", "sig"];
@@ -466,17 +469,17 @@ impl Pane for SignaturesPane {
             SigsCommand::Check => match self.body_source() {
                 BodySource::Typed => self.recheck(),
                 BodySource::File(path) => {
-                    out.effects.push(Effect::ReadBodyFile {
+                    out.effects.push(Effect::Sigs(SigsEffect::ReadBodyFile {
                         seq: self.read.start(),
                         path,
-                    });
+                    }));
                 }
                 BodySource::Capture { path, line } => {
-                    out.effects.push(Effect::ReadCapture {
+                    out.effects.push(Effect::Sigs(SigsEffect::ReadCapture {
                         seq: self.read.start(),
                         path,
                         line,
-                    });
+                    }));
                 }
             },
             SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),

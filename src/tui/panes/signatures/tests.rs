@@ -11,6 +11,7 @@ use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::signatures::SigsResult;
+use crate::tui::panes::signatures::tasks::SigsEffect;
 use crate::tui::test_keys::press;
 use earshot_core::signature::{
     Finding, HeaderError, InvalidReason, MAX_HEADER_LEN, Mistake, Severity, Verdict, sign,
@@ -166,7 +167,7 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
     let mut out = Outcome::default();
     pane.run(SigsCommand::Check, &mut out);
     let seq = match out.effects.as_slice() {
-        [Effect::ReadBodyFile { seq, path }] => {
+        [Effect::Sigs(SigsEffect::ReadBodyFile { seq, path })] => {
             assert_eq!(path, "/tmp/body.json");
             *seq
         }
@@ -323,7 +324,7 @@ fn a_capture_line_is_replayed_with_its_header_body_and_receive_time() {
     let mut out = Outcome::default();
     pane.run(SigsCommand::Check, &mut out);
     let seq = match out.effects.as_slice() {
-        [Effect::ReadCapture { seq, path, line }] => {
+        [Effect::Sigs(SigsEffect::ReadCapture { seq, path, line })] => {
             assert_eq!((path.as_str(), *line), ("/tmp/inbox.jsonl", Some(3)));
             *seq
         }
@@ -356,6 +357,6 @@ fn a_capture_without_a_line_asks_for_the_last_signed_request() {
     pane.run(SigsCommand::Check, &mut out);
     assert!(matches!(
         out.effects.as_slice(),
-        [Effect::ReadCapture { path, line: None, .. }] if path == "inbox.jsonl"
+        [Effect::Sigs(SigsEffect::ReadCapture { path, line: None, .. })] if path == "inbox.jsonl"
     ));
 }

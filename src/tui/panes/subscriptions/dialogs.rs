@@ -542,7 +542,7 @@ fn watch_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
         format!(
             "Rotated to secret version {}. Watching its deliveries ({}; esc stops).",
             dialog.version_after.unwrap_or_default(),
-            earshot_core::duration_text::of(crate::tui::history_tasks::ROTATION_WATCH)
+            earshot_core::duration_text::of(super::tasks::ROTATION_WATCH)
         ),
         theme.style(Role::Fg),
     ))];

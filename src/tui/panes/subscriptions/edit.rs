@@ -17,6 +17,7 @@ use earshot_core::history::rotation::CheckReport;
 use earshot_core::redact::SecretString;
 
 use super::short_id;
+use super::tasks::SubsEffect;
 
 /// Where the keyboard is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,12 +186,12 @@ impl EditForm {
         {
             self.checking = true;
             self.check = None;
-            out.effects.push(Effect::CheckRotation {
+            out.effects.push(Effect::Subs(SubsEffect::CheckRotation {
                 id: self.id.clone(),
                 url: url.clone(),
                 new: SecretString::new(secret),
                 current: None,
-            });
+            }));
             return;
         }
         self.patch(url, events, out);
@@ -198,14 +199,14 @@ impl EditForm {
 
     fn patch(&mut self, url: Option<String>, events: Option<Vec<EventKind>>, out: &mut Outcome) {
         self.submitting = true;
-        out.effects.push(Effect::PatchSubscription {
+        out.effects.push(Effect::Subs(SubsEffect::Patch {
             id: self.id.clone(),
             patch: SubscriptionPatch {
                 url,
                 events,
                 ..SubscriptionPatch::default()
             },
-        });
+        }));
     }
 
     /// The new URL's check answered: a pass sends the `PATCH` (the short
@@ -277,7 +278,7 @@ mod tests {
         edit.confirm = Input::new("db318dee".into());
         edit.submit(UrlPolicy::PublicHttps, &mut out);
         match out.effects.as_slice() {
-            [Effect::PatchSubscription { patch, .. }] => {
+            [Effect::Subs(SubsEffect::Patch { patch, .. })] => {
                 assert_eq!(patch.url.as_deref(), Some("https://hooks.example.com/b"));
                 assert_eq!(patch.events, None, "the events did not change");
                 assert!(patch.secret.is_none() && patch.enabled.is_none());
@@ -296,9 +297,9 @@ mod tests {
         edit.submit(UrlPolicy::PublicHttps, &mut out);
         match out.effects.as_slice() {
             [
-                Effect::CheckRotation {
+                Effect::Subs(SubsEffect::CheckRotation {
                     url, new, current, ..
-                },
+                }),
             ] => {
                 assert_eq!(url, "https://hooks.example.com/b", "the new URL is probed");
                 assert_eq!(new.expose(), "whsec_the_subscriptions_secret_0123456789");
@@ -322,7 +323,7 @@ mod tests {
         edit.on_checked(Ok(report(true)), &mut out);
         assert!(matches!(
             out.effects.as_slice(),
-            [Effect::PatchSubscription { patch, .. }] if patch.url.as_deref() == Some("https://hooks.example.com/b")
+            [Effect::Subs(SubsEffect::Patch { patch, .. })] if patch.url.as_deref() == Some("https://hooks.example.com/b")
         ));
     }
 

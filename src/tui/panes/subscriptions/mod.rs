@@ -16,6 +16,7 @@ pub(crate) mod modals;
 mod results;
 pub(crate) mod rotation;
 pub(crate) mod table;
+pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::collections::HashSet;
@@ -31,7 +32,7 @@ use super::super::load::Load;
 use super::super::theme::Theme;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
-use super::Pane;
+use super::{Jump, Pane};
 use earshot_core::api::types::agents::{Subscription, SubscriptionPatch};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::history::report::LatestChange;
@@ -46,6 +47,7 @@ use form::{CreateForm, fresh_secret};
 use modals::{DeleteConfirm, SecretOnce};
 pub(crate) use results::SubsResult;
 pub(crate) use rotation::{RotateForm, Stage};
+use tasks::SubsEffect;
 
 pub(crate) use earshot_core::api::short_id;
 
@@ -266,7 +268,8 @@ impl SubscriptionsPane {
             ..SubscriptionPatch::default()
         };
         self.pending.insert(id.clone());
-        out.effects.push(Effect::PatchSubscription { id, patch });
+        out.effects
+            .push(Effect::Subs(SubsEffect::Patch { id, patch }));
     }
 
     fn submit(&mut self, out: &mut Outcome) {
@@ -277,16 +280,17 @@ impl SubscriptionsPane {
                 if let Some(ready) = form.submit(policy, &generate) {
                     form.submitting = true;
                     form.generated = ready.generated;
-                    out.effects.push(Effect::CreateSubscription(ready.request));
+                    out.effects
+                        .push(Effect::Subs(SubsEffect::Create(ready.request)));
                 }
             }
             Some(Modal::Delete(dialog)) if !dialog.submitting => {
                 if dialog.confirmed() {
                     dialog.submitting = true;
                     dialog.error = None;
-                    out.effects.push(Effect::DeleteSubscription {
+                    out.effects.push(Effect::Subs(SubsEffect::Delete {
                         id: dialog.id.clone(),
-                    });
+                    }));
                 } else {
                     dialog.error = Some(format!("type {} exactly to delete", dialog.short));
                 }
@@ -320,7 +324,8 @@ impl SubscriptionsPane {
             }
             Some(Modal::Rotate(dialog)) => {
                 if dialog.stage == Stage::Watch {
-                    out.effects.push(Effect::StopRotationWatch);
+                    out.effects
+                        .push(Effect::Subs(SubsEffect::StopRotationWatch));
                 }
                 self.modal = None;
             }
@@ -371,10 +376,17 @@ impl SubscriptionsPane {
 impl Pane for SubscriptionsPane {
     type Command = SubsCommand;
     type Result = SubsResult;
+    type Effect = SubsEffect;
     const TITLE: &'static str = "Subscriptions";
     const SHORT_TITLE: &'static str = "Subs";
     const NAMES: &'static [&'static str] = &["subs", "sub", "subscriptions"];
     const CALLS_PLATFORM: bool = true;
+    const JUMP: Option<Jump> = Some(Jump {
+        usage: ":sub ID",
+        names: &["sub", "subs"],
+        description: "a subscription by id or prefix, its detail open",
+        help_order: 1,
+    });
 
     fn create(config: &AppConfig) -> SubscriptionsPane {
         SubscriptionsPane::new(config.url_policy)
@@ -424,10 +436,10 @@ impl Pane for SubscriptionsPane {
 
     /// Loads the list again, superseding a load still running.
     fn refresh(&mut self, out: &mut Outcome) {
-        out.effects.push(Effect::LoadSubscriptions {
+        out.effects.push(Effect::Subs(SubsEffect::Load {
             seq: self.list.start(),
             include_disabled: self.include_disabled,
-        });
+        }));
     }
 
     fn run(&mut self, command: SubsCommand, out: &mut Outcome) {

@@ -24,6 +24,7 @@ use earshot_core::history::rotation::{CheckReport, WatchReport};
 use earshot_core::redact::SecretString;
 
 use super::short_id;
+use super::tasks::SubsEffect;
 
 /// Where the rotation is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,12 +181,12 @@ impl RotateForm {
         self.checking = true;
         self.editing_current = false;
         self.check = None;
-        out.effects.push(Effect::CheckRotation {
+        out.effects.push(Effect::Subs(SubsEffect::CheckRotation {
             id: self.id.clone(),
             url: self.url.clone(),
             new,
             current: (!current.is_empty()).then(|| SecretString::new(current)),
-        });
+        }));
     }
 
     /// The check's answers; a pass leads to Apply.
@@ -220,10 +221,10 @@ impl RotateForm {
             return;
         };
         self.submitting = true;
-        out.effects.push(Effect::RotateSecret {
+        out.effects.push(Effect::Subs(SubsEffect::Rotate {
             id: self.id.clone(),
             secret,
-        });
+        }));
     }
 
     /// The `PATCH` succeeded: on to Watch from now.
@@ -231,10 +232,10 @@ impl RotateForm {
         self.submitting = false;
         self.version_after = Some(version);
         self.stage = Stage::Watch;
-        out.effects.push(Effect::WatchRotation {
+        out.effects.push(Effect::Subs(SubsEffect::WatchRotation {
             id: self.id.clone(),
             rotated_ms: earshot_core::store::now_ms(),
-        });
+        }));
     }
 }
 
@@ -280,7 +281,10 @@ mod tests {
         dialog.submit(&generated, &mut out);
         assert!(matches!(
             out.effects.as_slice(),
-            [Effect::CheckRotation { current: None, .. }]
+            [Effect::Subs(SubsEffect::CheckRotation {
+                current: None,
+                ..
+            })]
         ));
         dialog.on_checked(Ok(report(false)));
         assert_eq!(
@@ -317,7 +321,7 @@ mod tests {
         dialog.confirm = Input::new("db318dee".into());
         dialog.submit(&generated, &mut out);
         match out.effects.as_slice() {
-            [Effect::RotateSecret { secret, .. }] => {
+            [Effect::Subs(SubsEffect::Rotate { secret, .. })] => {
                 assert_eq!(secret.expose(), "whsec_generated_0123456789abcdefghij");
             }
             other => panic!("one PATCH, got {other:?}"),
@@ -327,7 +331,7 @@ mod tests {
         assert_eq!(dialog.stage, Stage::Watch);
         assert!(matches!(
             out.effects.as_slice(),
-            [Effect::WatchRotation { .. }]
+            [Effect::Subs(SubsEffect::WatchRotation { .. })]
         ));
     }
 

@@ -8,7 +8,9 @@ use super::{Modal, Stage, SubscriptionsPane, View};
 use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::{App, AppConfig, Connection};
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
+use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 use earshot_core::api::validate::UrlPolicy;
@@ -121,18 +123,18 @@ fn toggling_include_disabled_emits_a_load_effect() {
     let effects = app.update(key('a'));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::LoadSubscriptions {
+        [Effect::Subs(SubsEffect::Load {
             include_disabled: false,
             ..
-        }]
+        })]
     ));
     let effects = app.update(key('a'));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::LoadSubscriptions {
+        [Effect::Subs(SubsEffect::Load {
             include_disabled: true,
             ..
-        }]
+        })]
     ));
 }
 
@@ -142,7 +144,7 @@ fn a_superseded_load_result_is_dropped() {
     let first = app.update(key('r'));
     let second = app.update(key('r'));
     let seq = |effects: &[Effect]| match effects {
-        [Effect::LoadSubscriptions { seq, .. }] => *seq,
+        [Effect::Subs(SubsEffect::Load { seq, .. })] => *seq,
         other => panic!("expected one load, got {other:?}"),
     };
     let (stale, current) = (seq(&first), seq(&second));
@@ -165,7 +167,7 @@ fn pause_emits_a_patch_for_the_selected_row() {
     let mut app = app();
     let effects = app.update(key('p'));
     match effects.as_slice() {
-        [Effect::PatchSubscription { id, patch }] => {
+        [Effect::Subs(SubsEffect::Patch { id, patch })] => {
             assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");
             assert_eq!(patch.enabled, Some(false));
             assert!(patch.url.is_none() && patch.secret.is_none() && patch.events.is_none());
@@ -181,7 +183,7 @@ fn pause_emits_a_patch_for_the_selected_row() {
     // The paused row (second) resumes.
     app.update(key('j'));
     match app.update(key('p')).as_slice() {
-        [Effect::PatchSubscription { id, patch }] => {
+        [Effect::Subs(SubsEffect::Patch { id, patch })] => {
             assert_eq!(id, "2b3c4d5e-0000-4000-8000-000000000002");
             assert_eq!(patch.enabled, Some(true));
         }
@@ -246,7 +248,7 @@ fn delete_requires_the_exact_short_id() {
     app.update(press(KeyCode::Backspace));
     let effects = app.update(press(KeyCode::Enter));
     assert!(
-        matches!(effects.as_slice(), [Effect::DeleteSubscription { id }] if id == "1a2b3c4d-0000-4000-8000-000000000001"),
+        matches!(effects.as_slice(), [Effect::Subs(SubsEffect::Delete { id })] if id == "1a2b3c4d-0000-4000-8000-000000000001"),
         "{effects:?}"
     );
 
@@ -295,7 +297,7 @@ fn the_create_form_shows_errors_per_field_and_sends_nothing_until_valid() {
     }
     let effects = app.update(press(KeyCode::Enter));
     match effects.as_slice() {
-        [Effect::CreateSubscription(request)] => {
+        [Effect::Subs(SubsEffect::Create(request))] => {
             assert_eq!(request.url, "https://93.184.216.34/hook");
             assert_eq!(request.events, vec![EventKind::SessionStarted]);
             assert_eq!(request.agent_id, None);
@@ -373,7 +375,7 @@ fn rotate_walks_prepare_check_apply_watch() {
     type_text(&mut app, "whsec_current_one_0123456789");
     let effects = app.update(press(KeyCode::Enter));
     match effects.as_slice() {
-        [Effect::CheckRotation { new, current, .. }] => {
+        [Effect::Subs(SubsEffect::CheckRotation { new, current, .. })] => {
             assert_eq!(*new, secret);
             assert_eq!(
                 current.as_ref().map(|c| c.expose().to_owned()).as_deref(),
@@ -405,7 +407,7 @@ fn rotate_walks_prepare_check_apply_watch() {
     type_text(&mut app, "1a2b3c4d");
     let effects = app.update(press(KeyCode::Enter));
     match effects.as_slice() {
-        [Effect::RotateSecret { id, secret: sent }] => {
+        [Effect::Subs(SubsEffect::Rotate { id, secret: sent })] => {
             assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");
             assert_eq!(*sent, secret, "the prepared secret, not another");
         }
@@ -426,12 +428,15 @@ fn rotate_walks_prepare_check_apply_watch() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchRotation { .. })),
+            .any(|effect| matches!(effect, Effect::Subs(SubsEffect::WatchRotation { .. }))),
         "{effects:?}"
     );
     assert_eq!(app.subs.rows()[0].secret_version, 2);
     let effects = app.update(press(KeyCode::Esc));
-    assert!(matches!(effects.as_slice(), [Effect::StopRotationWatch]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Subs(SubsEffect::StopRotationWatch)]
+    ));
     assert!(app.subs.modal.is_none(), "closing drops the secret");
 }
 
@@ -480,10 +485,10 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
     app.pane = PaneId::Subscriptions;
     let seq = match first.as_slice() {
         [
-            Effect::LoadHealth { .. },
-            Effect::LoadIncidents { .. },
-            Effect::SweepHistory,
-            Effect::LoadSubscriptions { seq, .. },
+            Effect::Health(HealthEffect::Load { .. }),
+            Effect::Health(HealthEffect::LoadIncidents { .. }),
+            Effect::Health(HealthEffect::Sweep),
+            Effect::Subs(SubsEffect::Load { seq, .. }),
         ] => *seq,
         other => panic!(
             "expected the board and incidents reads, the sweep and the first load, got {other:?}"
@@ -500,7 +505,7 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
     assert_eq!(app.status.connection, Connection::Error);
     assert!(matches!(
         app.update(key('r')).as_slice(),
-        [Effect::LoadSubscriptions { .. }]
+        [Effect::Subs(SubsEffect::Load { .. })]
     ));
 }
 
@@ -523,7 +528,7 @@ fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
     type_text(&mut app, "1a2b3c4d");
     let effects = app.update(press(KeyCode::Enter));
     let (id, patch) = match effects.as_slice() {
-        [Effect::PatchSubscription { id, patch }] => (id.clone(), patch.clone()),
+        [Effect::Subs(SubsEffect::Patch { id, patch })] => (id.clone(), patch.clone()),
         other => panic!("one PATCH, got {other:?}"),
     };
     assert_eq!(id, "1a2b3c4d-0000-4000-8000-000000000001");

@@ -4,6 +4,7 @@
 use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::App;
 use crate::tui::panes::probe::ProbeResult;
+use crate::tui::panes::probe::tasks::ProbeEffect;
 use crate::tui::theme::Role;
 use earshot_core::api::Region;
 use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
@@ -51,7 +52,7 @@ fn probe_app() -> App {
 fn results_app() -> App {
     let mut app = probe_app();
     let effects = app.update(key(KeyCode::Enter));
-    let Some(Effect::RunProbe { seq, .. }) = effects.first() else {
+    let Some(Effect::Probe(ProbeEffect::Run { seq, .. })) = effects.first() else {
         panic!("{effects:?}");
     };
     let seq = *seq;

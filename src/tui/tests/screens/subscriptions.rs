@@ -5,8 +5,10 @@
 use crate::tui::action::{Action, Effect, Failure};
 use crate::tui::app::AppConfig;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::SubscriptionsPane;
+use crate::tui::panes::subscriptions::tasks::SubsEffect;
 use crate::tui::theme::{Role, Theme};
 use earshot_core::api::types::agents::Subscription;
 use earshot_core::api::validate::UrlPolicy;
@@ -74,7 +76,10 @@ fn rotate_dialog_walks_prepare_check_apply_watch() {
 
     app.update(key(KeyCode::Enter));
     let effects = app.update(key(KeyCode::Enter));
-    assert!(matches!(effects.as_slice(), [Effect::CheckRotation { .. }]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Subs(SubsEffect::CheckRotation { .. })]
+    ));
     let answer = |signed_with, should_accept, status: u16, ok, verdict: &str| CheckAnswer {
         signed_with,
         should_accept,
@@ -122,7 +127,10 @@ fn rotate_dialog_walks_prepare_check_apply_watch() {
 
     keys(&mut app, "1a2b3c4d");
     let effects = app.update(key(KeyCode::Enter));
-    assert!(matches!(effects.as_slice(), [Effect::RotateSecret { .. }]));
+    assert!(matches!(
+        effects.as_slice(),
+        [Effect::Subs(SubsEffect::Rotate { .. })]
+    ));
     let mut rotated = fixtures()[0].clone();
     rotated.secret_version = 4;
     app.update(Action::Subs(SubsResult::Rotated {
@@ -153,10 +161,10 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
     let mut app = bare_app(AppConfig::default());
     let seq = match app.init().as_slice() {
         [
-            Effect::LoadHealth { .. },
-            Effect::LoadIncidents { .. },
-            Effect::SweepHistory,
-            Effect::LoadSubscriptions { seq, .. },
+            Effect::Health(HealthEffect::Load { .. }),
+            Effect::Health(HealthEffect::LoadIncidents { .. }),
+            Effect::Health(HealthEffect::Sweep),
+            Effect::Subs(SubsEffect::Load { seq, .. }),
         ] => *seq,
         other => panic!(
             "expected the board and incidents reads, the sweep and the first load, got {other:?}"

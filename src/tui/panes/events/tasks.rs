@@ -1,0 +1,158 @@
+//! The Events pane's background work: what it asks for ([`EventsEffect`])
+//! and the tasks that do it (the list and one event read from the store,
+//! the re-send of one event). The worker runs them as [`PaneEffect`]
+//! says: the two reads "latest wins", each in its own slot; a re-send to
+//! its end.
+
+use super::{EventsResult, Resent};
+use crate::tui::action::Failure;
+use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
+use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use earshot_core::history::event_list;
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::history::recover;
+use earshot_core::redact::SecretString;
+
+/// What the Events pane asks the worker for (all local: the store, and
+/// the receiver a re-send goes to).
+#[derive(Clone, Debug)]
+pub(crate) enum EventsEffect {
+    /// Read the list from the store; supersedes any list read running.
+    Load {
+        seq: u64,
+        query: EventQuery,
+        since_ms: i64,
+        limit: usize,
+    },
+    /// Read one event in full from the store; supersedes any such read
+    /// running.
+    Detail { seq: u64, event_id: String },
+    /// Re-send one observed event, signed anew with `secret` (masked in
+    /// `Debug`, never stored).
+    Resend {
+        event_id: String,
+        target: ResendTarget,
+        secret: SecretString,
+    },
+}
+
+/// Where the Events pane re-sends an event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ResendTarget {
+    /// A subscription's URL (the send is recorded in the store).
+    Subscription(String),
+    /// Any URL the operator gives, e.g. a receiver under development.
+    Url(String),
+}
+
+impl PaneEffect<EventsResult> for EventsEffect {
+    fn latest_key(&self) -> Option<&'static str> {
+        match self {
+            EventsEffect::Load { .. } => Some("list"),
+            EventsEffect::Detail { .. } => Some("detail"),
+            EventsEffect::Resend { .. } => None,
+        }
+    }
+
+    async fn run(self, input: TaskInput, report: Report<EventsResult>) {
+        let store = input.store;
+        let result = match self {
+            EventsEffect::Load {
+                seq,
+                query,
+                since_ms,
+                limit,
+            } => {
+                let result = with_store(store, move |store| {
+                    event_list::list(store, &query, since_ms, limit)
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                EventsResult::Loaded { seq, result }
+            }
+            EventsEffect::Detail { seq, event_id } => {
+                let result = with_store(store, move |store| {
+                    event_list::detail(store, &event_id)
+                        .map(|detail| detail.map(Box::new))
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                EventsResult::Detail { seq, result }
+            }
+            EventsEffect::Resend {
+                event_id,
+                target,
+                secret,
+            } => {
+                tracing::info!(%event_id, "re-send one event");
+                EventsResult::Resent(resend(store, event_id, target, secret).await)
+            }
+        };
+        report.send(result);
+    }
+}
+
+/// One event to a subscription (recorded in the store, so the event shows
+/// `recovered` if it was missed) or to any URL (recorded nowhere).
+async fn resend(
+    path: StorePath,
+    event_id: String,
+    target: ResendTarget,
+    secret: SecretString,
+) -> Result<Resent, Failure> {
+    let log = path.clone();
+    let store = open(path).await?;
+    let event = event_id.clone();
+    match target {
+        ResendTarget::Subscription(id) => {
+            let plan = store
+                .run(move |store| recover::plan_event(store, &id, &event))
+                .await
+                .map_err(failure)?;
+            let report = recover::run(&store, &plan, &secret, recover::Brakes::default(), |_| {
+                std::ops::ControlFlow::Continue(())
+            })
+            .await
+            .map_err(failure)?;
+            let sent = report
+                .sent
+                .first()
+                .ok_or_else(|| Failure::new("nothing was sent"))?;
+            let answer = if sent.delivered {
+                "delivered"
+            } else {
+                "not delivered"
+            };
+            let detail = format!("event {event_id} re-sent: {answer}");
+            note_change(log, &plan.subscription.id, "recover", detail).await;
+            Ok(sent_line(sent, &plan.subscription.url))
+        }
+        ResendTarget::Url(url) => {
+            let event = store
+                .run(move |store| recover::observed_event(store, &event))
+                .await
+                .map_err(failure)?;
+            let http = recover::sender().map_err(failure)?;
+            let sent = recover::send_event(&http, &url, &secret, &event).await;
+            Ok(sent_line(&sent, &url))
+        }
+    }
+}
+
+/// `delivered to https://…: HTTP 200 in 35 ms`, or why not (the URL
+/// without its query, which may hold a token).
+fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
+    let url = url.split('?').next().unwrap_or(url);
+    let summary = match (&sent.error, sent.http_status) {
+        (None, Some(status)) => format!(
+            "delivered to {url}: HTTP {status} in {}",
+            earshot_core::duration_text::of_millis(sent.latency_ms as f64)
+        ),
+        (Some(error), _) => format!("not delivered to {url}: {error}"),
+        (None, None) => format!("not delivered to {url}"),
+    };
+    Resent {
+        delivered: sent.delivered,
+        summary,
+    }
+}

@@ -1,0 +1,142 @@
+//! The Health pane's background work ([`HealthEffect`]): the board, a
+//! subscription's failing sessions and the incidents read from the store,
+//! an acknowledgement, the sweep and recover's plan. All run to their
+//! end; the pane drops an answer whose sequence number a newer read has
+//! passed. Recover itself is the console's (`Effect::Recover`): the
+//! worker holds the flag that stops it after the event being sent, at
+//! `esc` and at an account switch.
+
+use super::HealthResult;
+use crate::tui::history_tasks::{CONSOLE_SWEEP_BUDGET, failure, open, with_store};
+use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use earshot_core::history::incidents::{self, Acknowledged};
+use earshot_core::history::{recover, report, sweep};
+use earshot_core::store::{self, deliveries};
+
+/// Failing sessions listed at most for one subscription.
+const FAILING_SESSIONS_SHOWN: usize = 500;
+
+/// What the Health pane asks the worker for.
+#[derive(Clone, Debug)]
+pub(crate) enum HealthEffect {
+    /// Read the board from the store (local).
+    Load { seq: u64, since_ms: i64 },
+    /// Read one subscription's failing sessions from the store (local).
+    LoadFailingSessions {
+        seq: u64,
+        subscription_id: String,
+        since_ms: i64,
+    },
+    /// Read the incidents seen since `since_ms` (resolved ones with
+    /// `all`) from the store (local).
+    LoadIncidents { seq: u64, since_ms: i64, all: bool },
+    /// Acknowledge an incident as the operator's login name (local).
+    AckIncident { id: String, note: Option<String> },
+    /// Sweep the known sessions' delivery records into the store.
+    Sweep,
+    /// What recover would send (local: the store as last swept).
+    PlanRecover {
+        subscription_id: String,
+        since_ms: i64,
+    },
+}
+
+impl PaneEffect<HealthResult> for HealthEffect {
+    fn latest_key(&self) -> Option<&'static str> {
+        None
+    }
+
+    async fn run(self, input: TaskInput, report: Report<HealthResult>) {
+        let TaskInput { client, store } = input;
+        let result = match self {
+            HealthEffect::Load { seq, since_ms } => {
+                let result = with_store(store, move |store| {
+                    report::board(store, since_ms, store::now_ms())
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                HealthResult::Loaded { seq, result }
+            }
+            HealthEffect::LoadFailingSessions {
+                seq,
+                subscription_id,
+                since_ms,
+            } => {
+                let id = subscription_id.clone();
+                let result = with_store(store, move |store| {
+                    deliveries::failing_sessions(store, &id, since_ms, FAILING_SESSIONS_SHOWN)
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                HealthResult::Sessions {
+                    seq,
+                    subscription_id,
+                    result,
+                }
+            }
+            HealthEffect::LoadIncidents { seq, since_ms, all } => {
+                let result = with_store(store, move |store| {
+                    incidents::list(store, since_ms, all).map_err(|error| error.to_string())
+                })
+                .await;
+                HealthResult::Incidents { seq, result }
+            }
+            HealthEffect::AckIncident { id, note } => {
+                tracing::info!(%id, "acknowledge an incident");
+                HealthResult::Acknowledged(acknowledge(store, id, note).await)
+            }
+            HealthEffect::Sweep => {
+                tracing::debug!("sweep the incident history");
+                match open(store).await {
+                    Err(failure) => HealthResult::NoStore(failure.message),
+                    Ok(store) => HealthResult::Swept(
+                        sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
+                            .await
+                            .map_err(failure),
+                    ),
+                }
+            }
+            HealthEffect::PlanRecover {
+                subscription_id,
+                since_ms,
+            } => {
+                // The store as last swept (recover itself sweeps first, so
+                // it may send a little more).
+                let id = subscription_id.clone();
+                let result = with_store(store, move |store| {
+                    recover::plan(store, &id, since_ms, &recover::Scope::default())
+                        .map(|plan| plan.preview())
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                HealthResult::Planned {
+                    subscription_id,
+                    result,
+                }
+            }
+        };
+        report.send(result);
+    }
+}
+
+/// Stores who is on an incident, for every console on the same store.
+async fn acknowledge(
+    path: crate::tui::history_tasks::StorePath,
+    id: String,
+    note: Option<String>,
+) -> Result<String, crate::tui::action::Failure> {
+    with_store(path, move |store| {
+        let by = incidents::operator();
+        match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
+            Ok(Acknowledged::Done(incident)) => {
+                Ok(format!("acknowledged incident {} as {by}", incident.id))
+            }
+            Ok(Acknowledged::NotFound) => Err(format!("no incident {id} in the store any more")),
+            Ok(Acknowledged::Ambiguous(count)) => Err(format!(
+                "{id} matches {count} incidents: give more of the id"
+            )),
+            Err(error) => Err(error.to_string()),
+        }
+    })
+    .await
+}

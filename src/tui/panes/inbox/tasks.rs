@@ -1,0 +1,60 @@
+//! The Inbox pane's background work ([`InboxEffect`]): the local webhook
+//! receiver, run by a task that reports it started and then every request
+//! it answers. A new receiver replaces the running one; aborting the task
+//! (an account switch, the worker dropped) stops the receiver.
+
+use super::InboxResult;
+use crate::tui::action::Failure;
+use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use earshot_core::receiver::listen::{self, ListenConfig};
+use earshot_core::redact::SecretString;
+
+/// What the Inbox pane asks the worker for.
+#[derive(Clone, Debug)]
+pub(crate) enum InboxEffect {
+    /// Start the local webhook receiver (replacing a running one).
+    Listen {
+        seq: u64,
+        bind: std::net::SocketAddr,
+        /// Labelled `current` / `previous`; masked in `Debug`.
+        secrets: Vec<(String, SecretString)>,
+    },
+}
+
+impl PaneEffect<InboxResult> for InboxEffect {
+    fn latest_key(&self) -> Option<&'static str> {
+        match self {
+            InboxEffect::Listen { .. } => Some("receiver"),
+        }
+    }
+
+    async fn run(self, _: TaskInput, report: Report<InboxResult>) {
+        let InboxEffect::Listen { seq, bind, secrets } = self;
+        tracing::info!(%bind, "start the inbox receiver");
+        let config = ListenConfig {
+            secrets,
+            ..ListenConfig::default()
+        };
+        match listen::start(bind, config).await {
+            Err(error) => {
+                let failure = Failure::new(format!("the inbox receiver did not start: {error}"));
+                report.send(InboxResult::Started {
+                    seq,
+                    result: Err(failure),
+                });
+            }
+            Ok((listener, mut received)) => {
+                report.send(InboxResult::Started {
+                    seq,
+                    result: Ok(listener.url()),
+                });
+                while let Some(request) = received.recv().await {
+                    if !report.send(InboxResult::Received(Box::new(request))) {
+                        break;
+                    }
+                }
+                drop(listener);
+            }
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The Subscriptions pane's background work: what it asks for
+//! ([`SubsEffect`]) and the tasks that do it. The worker runs them as
+//! [`PaneEffect`] says: the list read and the rotation watch "latest
+//! wins", each in its own slot (stopping the watch is a watch that does
+//! nothing); every change to the platform runs to its end and is recorded
+//! in the store (never a secret).
+
+use super::SubsResult;
+use crate::tui::action::Failure;
+use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
+use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use earshot_core::api::Client;
+use earshot_core::api::types::agents::{NewSubscription, SubscriptionPatch};
+use earshot_core::history::rotation::{self, WatchReport};
+use earshot_core::redact::SecretString;
+
+/// How long the console watches a rotated subscription.
+pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What the Subscriptions pane asks the worker for.
+#[derive(Clone, Debug)]
+pub(crate) enum SubsEffect {
+    /// List the subscriptions; supersedes any list still running.
+    Load {
+        seq: u64,
+        include_disabled: bool,
+    },
+    Create(NewSubscription),
+    /// Pause or resume (the patch carries `enabled`), or an edit.
+    Patch {
+        id: String,
+        patch: SubscriptionPatch,
+    },
+    Rotate {
+        id: String,
+        secret: SecretString,
+    },
+    /// Check a receiver accepts the new secret (and the current one, when
+    /// given) before a rotation; both are masked in `Debug`.
+    CheckRotation {
+        id: String,
+        url: String,
+        new: SecretString,
+        current: Option<SecretString>,
+    },
+    /// Watch a rotated subscription's deliveries (replacing any watch).
+    WatchRotation {
+        id: String,
+        rotated_ms: i64,
+    },
+    /// Stop the watch (the dialog closed).
+    StopRotationWatch,
+    Delete {
+        id: String,
+    },
+}
+
+impl PaneEffect<SubsResult> for SubsEffect {
+    fn latest_key(&self) -> Option<&'static str> {
+        match self {
+            SubsEffect::Load { .. } => Some("list"),
+            SubsEffect::WatchRotation { .. } | SubsEffect::StopRotationWatch => {
+                Some("rotation watch")
+            }
+            SubsEffect::Create(_)
+            | SubsEffect::Patch { .. }
+            | SubsEffect::Rotate { .. }
+            | SubsEffect::CheckRotation { .. }
+            | SubsEffect::Delete { .. } => None,
+        }
+    }
+
+    async fn run(self, input: TaskInput, report: Report<SubsResult>) {
+        let TaskInput { client, store } = input;
+        let api = |error: earshot_core::api::ApiError| Failure::from_api(&error);
+        let result = match self {
+            SubsEffect::Load {
+                seq,
+                include_disabled,
+            } => {
+                tracing::debug!(seq, include_disabled, "list subscriptions");
+                let result = client.list_subscriptions(include_disabled).await;
+                SubsResult::Loaded {
+                    seq,
+                    result: result.map_err(api),
+                }
+            }
+            SubsEffect::Create(request) => {
+                tracing::info!("create subscription");
+                let result = client.create_subscription(&request).await.map_err(api);
+                if let Ok(created) = &result {
+                    let detail = format!("{} for {}", created.url, created.events.join(","));
+                    note_change(store, &created.id, "create", detail).await;
+                }
+                SubsResult::Created { result }
+            }
+            SubsEffect::Patch { id, patch } => {
+                tracing::info!(%id, enabled = ?patch.enabled, "update subscription");
+                let result = client.update_subscription(&id, &patch).await.map_err(api);
+                if result.is_ok() {
+                    let action = match patch.enabled {
+                        Some(true) => "resume",
+                        Some(false) => "pause",
+                        None => "update",
+                    };
+                    note_change(store, &id, action, String::new()).await;
+                }
+                SubsResult::Patched { id, result }
+            }
+            SubsEffect::Rotate { id, secret } => {
+                tracing::info!(%id, "rotate subscription secret");
+                let patch = SubscriptionPatch {
+                    secret: Some(secret),
+                    ..Default::default()
+                };
+                let result = client.update_subscription(&id, &patch).await.map_err(api);
+                if let Ok(rotated) = &result {
+                    // The version, never the secret.
+                    let detail = format!("secret version {}", rotated.secret_version);
+                    note_change(store, &id, "rotate", detail).await;
+                }
+                SubsResult::Rotated { id, result }
+            }
+            SubsEffect::CheckRotation {
+                id,
+                url,
+                new,
+                current,
+            } => {
+                tracing::info!(%id, "check the receiver before a rotation");
+                let result = check_rotation(store, id.clone(), url, new, current).await;
+                SubsResult::Checked { id, result }
+            }
+            SubsEffect::WatchRotation { id, rotated_ms } => {
+                watch_rotation(client, store, id, rotated_ms, report).await;
+                return;
+            }
+            // Taking the watch's slot stopped it.
+            SubsEffect::StopRotationWatch => return,
+            SubsEffect::Delete { id } => {
+                tracing::info!(%id, "delete subscription");
+                let result = client.delete_subscription(&id).await.map_err(api);
+                if result.is_ok() {
+                    note_change(store, &id, "delete", String::new()).await;
+                }
+                SubsResult::Deleted { id, result }
+            }
+        };
+        report.send(result);
+    }
+}
+
+/// The signed-duplicate check of a receiver at `url` (the rotate dialog's,
+/// and the edit dialog's for a new URL): the newest event the subscription
+/// was delivered (the observer's bytes), signed with `new`, `current` when
+/// given and a wrong secret.
+async fn check_rotation(
+    path: StorePath,
+    id: String,
+    url: String,
+    new: SecretString,
+    current: Option<SecretString>,
+) -> Result<rotation::CheckReport, Failure> {
+    let probe = with_store(path, move |store| {
+        rotation::probe_event(store, &id, false).map_err(|error| error.to_string())
+    })
+    .await?
+    .ok_or_else(|| {
+        Failure::new(
+            "the store holds no event this subscription was delivered, so there is \
+             nothing to check the receiver with: let the observer (`earshot listen \
+             --store`) and the sweep file one, or use `earshot subs rotate ID \
+             --synthetic-probe`",
+        )
+    })?;
+    rotation::check(&url, &probe, &new, current.as_ref())
+        .await
+        .map_err(failure)
+}
+
+/// Sweeps the rotated subscription's sessions every 5 s for
+/// [`ROTATION_WATCH`], reporting each time (stops at a 401).
+async fn watch_rotation(
+    client: Client,
+    path: StorePath,
+    id: String,
+    rotated_ms: i64,
+    report: Report<SubsResult>,
+) {
+    let Ok(store) = open(path).await else {
+        return;
+    };
+    let each = |watched: &WatchReport| {
+        report.send(SubsResult::Watched {
+            id: id.clone(),
+            report: watched.clone(),
+        });
+    };
+    let last = rotation::watch(&client, &store, &id, rotated_ms, ROTATION_WATCH, each).await;
+    match last {
+        Ok(last) => {
+            report.send(SubsResult::Watched { id, report: last });
+        }
+        Err(error) => tracing::warn!(%error, "the rotation watch stopped"),
+    }
+}
