@@ -112,12 +112,9 @@ impl Console {
 
     /// Answers a Deliveries load with `rows`, as the worker does.
     pub fn answer_deliveries(&mut self, load: Load, rows: Vec<DeliveryRecord>) {
-        let (id, latest) = load.deliveries.expect("a Deliveries load");
         self.app
             .update(Action::Deliveries(DeliveriesResult::Loaded {
                 seq: load.seq,
-                id,
-                latest,
                 result: Ok(rows),
             }));
     }

@@ -243,12 +243,7 @@ impl Worker {
                         client.list_deliveries(&id).await
                     }
                     .map_err(|error| Failure::from_api(&error));
-                    let _ = tx.send(Action::Deliveries(DeliveriesResult::Loaded {
-                        seq,
-                        id: id.clone(),
-                        latest,
-                        result,
-                    }));
+                    let _ = tx.send(Action::Deliveries(DeliveriesResult::Loaded { seq, result }));
                     let result = history_tasks::session_view(&client, store, id.clone()).await;
                     let _ = tx.send(Action::Deliveries(DeliveriesResult::Session {
                         seq,

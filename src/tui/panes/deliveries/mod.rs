@@ -59,12 +59,6 @@ pub(crate) enum DeliveriesResult {
     /// `seq` identifies the load; a superseded load's answer is dropped.
     Loaded {
         seq: u64,
-        /// The load answered, as the worker names it: the pane matches an
-        /// answer by `seq` alone and reads neither.
-        #[expect(dead_code, reason = "the pane matches answers by `seq` alone")]
-        id: String,
-        #[expect(dead_code, reason = "the pane matches answers by `seq` alone")]
-        latest: bool,
         result: Result<Vec<DeliveryRecord>, Failure>,
     },
     /// The session record with the stored events, put together; sent after

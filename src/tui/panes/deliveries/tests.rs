@@ -101,8 +101,6 @@ fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {
 fn loaded(app: &mut App, seq: u64, rows: Vec<DeliveryRecord>) {
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
-        id: SESSION.into(),
-        latest: false,
         result: Ok(rows),
     }));
 }
@@ -139,8 +137,6 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
     );
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
-        id: "q1 sess_x".into(),
-        latest: false,
         result: Ok(vec![delivered()]),
     }));
     assert_eq!(app.deliveries.recent(), ["q1 sess_x"]);
@@ -165,8 +161,6 @@ fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "call_cf06d2e4", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
-        id: "call_cf06d2e4".into(),
-        latest: false,
         result: Ok(vec![delivered()]),
     }));
     assert_eq!(app.deliveries.recent(), ["call_cf06d2e4", "call_0b7e11"]);
@@ -191,8 +185,6 @@ fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "call_dead", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
-        id: "call_dead".into(),
-        latest: false,
         result: Err(Failure::new("deliveries failed: HTTP 404: not found")),
     }));
     assert!(app.deliveries.list.error().is_some());
@@ -243,8 +235,6 @@ fn a_failed_load_reaches_the_pane_and_the_status_bar() {
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "nope", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
-        id: "nope".into(),
-        latest: false,
         result: Err(Failure::new(
             "latest deliveries failed: HTTP 404: not found",
         )),
@@ -282,8 +272,6 @@ fn recent_ids_are_picked_with_the_arrows_most_recent_first() {
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "sess_old", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
-        id: "sess_old".into(),
-        latest: false,
         result: Ok(vec![delivered()]),
     }));
     assert_eq!(app.deliveries.recent(), ["sess_old", "call_new"]);
@@ -596,8 +584,6 @@ fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
     pane.on_result(
         DeliveriesResult::Loaded {
             seq,
-            id: SESSION.into(),
-            latest: false,
             result: Ok(rows),
         },
         &mut out,
