@@ -10,7 +10,7 @@ use crate::common;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::common::{API_KEY, SECRET, launch};
+use crate::common::{API_KEY, SECRET, eventually, launch};
 use earshot_core::http_server::ServerLimits;
 use earshot_core::receiver::listen::{self, ListenConfig};
 use earshot_core::redact::SecretString;
@@ -334,7 +334,14 @@ const ANSWERED_WITHIN: Duration = Duration::from_secs(5);
 struct Tricklers(Vec<tokio::task::JoinHandle<()>>);
 
 impl Tricklers {
-    async fn start(addr: SocketAddr, head: &str, count: usize) -> Tricklers {
+    /// `open` counts the server's open connections: they are in once it
+    /// says `count`.
+    async fn start(
+        addr: SocketAddr,
+        head: &str,
+        count: usize,
+        open: impl Fn() -> usize,
+    ) -> Tricklers {
         let mut tasks = Vec::with_capacity(count);
         for _ in 0..count {
             let mut stream = TcpStream::connect(addr).await.unwrap();
@@ -348,8 +355,15 @@ impl Tricklers {
                 }
             }));
         }
-        // Let the server take them all in.
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        eventually(
+            Duration::from_secs(10),
+            "the server takes the tricklers in",
+            || {
+                let taken = open() >= count;
+                async move { taken.then_some(()) }
+            },
+        )
+        .await;
         Tricklers(tasks)
     }
 }
@@ -374,6 +388,7 @@ async fn listen_serves_a_delivery_while_tricklers_fill_every_slot() {
         listener.addr,
         &post_head(1000),
         TRICKLE_LIMITS.max_connections,
+        || listener.open_connections(),
     )
     .await;
     let body = br#"{"event_id":"evt-behind-tricklers","event":"call.ended"}"#.to_vec();
@@ -409,6 +424,7 @@ async fn emulator_serves_a_request_while_tricklers_fill_every_slot() {
         harness.emulator.addr(),
         &head,
         TRICKLE_LIMITS.max_connections,
+        || harness.emulator.open_connections(),
     )
     .await;
     let (status, _) =

@@ -235,6 +235,7 @@ pub struct Emulator {
     state: SharedState,
     stop: watch::Sender<bool>,
     server: JoinHandle<std::io::Result<()>>,
+    open: http_server::OpenConnections,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -274,14 +275,11 @@ impl Emulator {
         let state = Arc::new(State::new(config, base_url.clone())?);
         let router = router(state.clone());
         let (stop, mut stopped) = watch::channel(false);
-        let server = tokio::spawn(http_server::serve(
-            listener,
-            router,
-            server_limits,
-            async move {
+        let (open, serving) =
+            http_server::server(listener, router, server_limits, None, async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
-            },
-        ));
+            });
+        let server = tokio::spawn(serving);
         Ok(Emulator {
             addr,
             url: base_url,
@@ -289,12 +287,19 @@ impl Emulator {
             state,
             stop,
             server,
+            open,
         })
     }
 
     /// The address it listens on (the port chosen when 0 was asked).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// How many connections it holds open now (at most
+    /// [`ServerLimits::max_connections`](http_server::ServerLimits)).
+    pub fn open_connections(&self) -> usize {
+        self.open.count()
     }
 
     /// `http://HOST:PORT/`: every area is served at this one origin, so

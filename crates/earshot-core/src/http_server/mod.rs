@@ -81,7 +81,47 @@ pub async fn serve_with_tls(
     tls: Option<&ServerTls>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
+    server(listener, app, limits, tls, shutdown).1.await
+}
+
+/// How many connections a server holds open now (each holds one of its
+/// `max_connections` slots), readable while it serves.
+#[derive(Clone)]
+pub struct OpenConnections(Arc<Shared>);
+
+impl OpenConnections {
+    /// The connections accepted and not yet closed.
+    pub fn count(&self) -> usize {
+        self.0
+            .open
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .len()
+    }
+}
+
+impl std::fmt::Debug for OpenConnections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("OpenConnections")
+            .field(&self.count())
+            .finish()
+    }
+}
+
+/// [`serve_with_tls`] as a future still to run, and the count of its open
+/// connections.
+pub fn server(
+    listener: TcpListener,
+    app: Router,
+    limits: ServerLimits,
+    tls: Option<&ServerTls>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (
+    OpenConnections,
+    impl Future<Output = io::Result<()>> + Send + 'static,
+) {
     let shared = Arc::new(Shared::new(limits));
+    let open = OpenConnections(shared.clone());
     let app = app.layer(axum::middleware::from_fn_with_state(
         shared.clone(),
         bound_body,
@@ -92,12 +132,12 @@ pub async fn serve_with_tls(
         permits: Arc::new(Semaphore::new(limits.max_connections.max(1))),
         shared,
     };
-    axum::serve(
+    let serving = axum::serve(
         guarded,
         app.into_make_service_with_connect_info::<Connection>(),
     )
-    .with_graceful_shutdown(shutdown)
-    .await
+    .with_graceful_shutdown(shutdown);
+    (open, async move { serving.await })
 }
 
 /// What one server's connections and requests share.

@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{ServerLimits, serve_with_tls};
+use super::{OpenConnections, ServerLimits, server};
 use crate::tls::ServerTls;
 
 /// How long [`Running::stop`] waits for open requests to finish.
@@ -21,6 +21,7 @@ pub const STOP_GRACE: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub struct Running {
     stop: watch::Sender<bool>,
+    open: OpenConnections,
     task: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -37,13 +38,18 @@ impl Running {
         let stopped = async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
-        let task = tokio::spawn(async move {
-            serve_with_tls(listener, app, limits, tls.as_ref(), stopped).await
-        });
+        let (open, serving) = server(listener, app, limits, tls.as_ref(), stopped);
+        let task = tokio::spawn(serving);
         Running {
             stop,
+            open,
             task: Some(task),
         }
+    }
+
+    /// How many connections it holds open now.
+    pub fn open_connections(&self) -> usize {
+        self.open.count()
     }
 
     /// Stops accepting, lets open requests finish (for at most

@@ -50,6 +50,11 @@ impl Listener {
         format!("{scheme}://{}", self.addr)
     }
 
+    /// How many connections it holds open now.
+    pub fn open_connections(&self) -> usize {
+        self.server.open_connections()
+    }
+
     /// Stops accepting, lets open requests finish (briefly), and returns.
     pub async fn stop(self) {
         self.server.stop().await;
