@@ -490,31 +490,34 @@ pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, Base64Error> {
     STANDARD.decode(text.trim())
 }
 
+/// An accepted, signed `call.ended` entry carrying `body`: what the
+/// capture file's tests write.
+#[cfg(test)]
+pub(crate) fn accepted_entry(body: &[u8]) -> CaptureEntry {
+    let mut entry = CaptureEntry::unjudged(
+        "2026-01-01T00:00:00Z".to_owned(),
+        1_767_225_600,
+        "127.0.0.1:5000".to_owned(),
+        "POST".to_owned(),
+        "/hook?x=1".to_owned(),
+        vec![
+            ("x-svc-signature".to_owned(), "t=1,v1=ab".to_owned()),
+            ("content-type".to_owned(), "application/json".to_owned()),
+        ],
+    );
+    entry.status = 200;
+    entry.kind = Kind::Agents;
+    entry.verdict = VerdictCode::Ok;
+    entry.event = Some("call.ended".to_owned());
+    entry.event_id = Some("e1".to_owned());
+    entry.matched = Some("current".to_owned());
+    entry.set_body(body);
+    entry
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn entry(body: &[u8]) -> CaptureEntry {
-        let mut entry = CaptureEntry::unjudged(
-            "2026-01-01T00:00:00Z".to_owned(),
-            1_767_225_600,
-            "127.0.0.1:5000".to_owned(),
-            "POST".to_owned(),
-            "/hook?x=1".to_owned(),
-            vec![
-                ("x-svc-signature".to_owned(), "t=1,v1=ab".to_owned()),
-                ("content-type".to_owned(), "application/json".to_owned()),
-            ],
-        );
-        entry.status = 200;
-        entry.kind = Kind::Agents;
-        entry.verdict = VerdictCode::Ok;
-        entry.event = Some("call.ended".to_owned());
-        entry.event_id = Some("e1".to_owned());
-        entry.matched = Some("current".to_owned());
-        entry.set_body(body);
-        entry
-    }
 
     #[test]
     fn base64_matches_the_rfc_4648_vectors() {
@@ -556,8 +559,8 @@ mod tests {
     fn entries_round_trip_through_a_file_with_line_numbers() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("capture.jsonl");
-        let first = entry(b"{ \"b\" : 1,\n\t\"a\": \"\xc3\xa9\" }\r\n");
-        let second = entry(&[0xff, 0x00, b'x']);
+        let first = accepted_entry(b"{ \"b\" : 1,\n\t\"a\": \"\xc3\xa9\" }\r\n");
+        let second = accepted_entry(&[0xff, 0x00, b'x']);
         let mut writer = CaptureWriter::open(&path).unwrap();
         writer.append(&first).unwrap();
         drop(writer);
@@ -583,7 +586,7 @@ mod tests {
 
     #[test]
     fn a_bad_line_is_an_error_naming_it() {
-        let good = serde_json::to_string(&entry(b"{}")).unwrap();
+        let good = serde_json::to_string(&accepted_entry(b"{}")).unwrap();
         let text = format!("{good}\n\n{good}\nnot json\n{good}\n");
         let results: Vec<_> = CaptureReader::new(text.as_bytes()).collect();
         assert_eq!(results.len(), 4);

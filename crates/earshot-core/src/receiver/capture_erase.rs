@@ -186,23 +186,7 @@ fn sync_dir(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::receiver::capture::{CaptureWriter, Kind, VerdictCode};
-
-    fn entry(body: &[u8]) -> CaptureEntry {
-        let mut entry = CaptureEntry::unjudged(
-            "2026-01-01T00:00:00Z".to_owned(),
-            1_767_225_600,
-            "127.0.0.1:5000".to_owned(),
-            "POST".to_owned(),
-            "/hook".to_owned(),
-            vec![("content-type".to_owned(), "application/json".to_owned())],
-        );
-        entry.status = 200;
-        entry.kind = Kind::Agents;
-        entry.verdict = VerdictCode::Ok;
-        entry.set_body(body);
-        entry
-    }
+    use crate::receiver::capture::{CaptureWriter, accepted_entry};
 
     #[test]
     fn entries_naming_an_id_go_and_the_rest_stay_byte_for_byte() {
@@ -210,15 +194,17 @@ mod tests {
         let path = dir.path().join("capture.jsonl");
         let mut writer = CaptureWriter::open(&path).unwrap();
         writer
-            .append(&entry(br#"{"call":{"call_id":"call_a1"}}"#))
+            .append(&accepted_entry(br#"{"call":{"call_id":"call_a1"}}"#))
             .unwrap();
         writer
-            .append(&entry(br#"{"call":{"call_id":"call_a11"}}"#))
+            .append(&accepted_entry(br#"{"call":{"call_id":"call_a11"}}"#))
             .unwrap();
         // Not UTF-8: only the base64 holds the id.
-        writer.append(&entry(b"\xff call_a1 \xfe")).unwrap();
         writer
-            .append(&entry(br#"{"session":{"session_id":"ses_b2"}}"#))
+            .append(&accepted_entry(b"\xff call_a1 \xfe"))
+            .unwrap();
+        writer
+            .append(&accepted_entry(br#"{"session":{"session_id":"ses_b2"}}"#))
             .unwrap();
         drop(writer);
         let before = std::fs::read_to_string(&path).unwrap();
