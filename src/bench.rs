@@ -28,9 +28,14 @@ use earshot_core::history::event_list::EventRow;
 #[derive(Debug)]
 pub struct Load {
     seq: u64,
-    /// A Deliveries load's id and whether it asked for the latest
-    /// session; `None` for an Events load.
-    deliveries: Option<(String, bool)>,
+    pane: LoadOf,
+}
+
+/// Which pane a [`Load`] is for.
+#[derive(Debug, PartialEq, Eq)]
+enum LoadOf {
+    Deliveries,
+    Events,
 }
 
 /// The console with nothing loaded, as it starts.
@@ -112,6 +117,7 @@ impl Console {
 
     /// Answers a Deliveries load with `rows`, as the worker does.
     pub fn answer_deliveries(&mut self, load: Load, rows: Vec<DeliveryRecord>) {
+        assert_eq!(load.pane, LoadOf::Deliveries, "a Deliveries load");
         self.app
             .update(Action::Deliveries(DeliveriesResult::Loaded {
                 seq: load.seq,
@@ -121,7 +127,7 @@ impl Console {
 
     /// Answers an Events load (a read of the store) with `rows`.
     pub fn answer_events(&mut self, load: Load, rows: Vec<EventRow>) {
-        assert!(load.deliveries.is_none(), "an Events load");
+        assert_eq!(load.pane, LoadOf::Events, "an Events load");
         self.app.update(Action::Events(EventsResult::Loaded {
             seq: load.seq,
             result: Ok(rows),
@@ -172,13 +178,13 @@ fn loads(effects: Vec<Effect>) -> Vec<Load> {
     effects
         .into_iter()
         .filter_map(|effect| match effect {
-            Effect::LoadDeliveries { seq, id, latest } => Some(Load {
+            Effect::LoadDeliveries { seq, .. } => Some(Load {
                 seq,
-                deliveries: Some((id, latest)),
+                pane: LoadOf::Deliveries,
             }),
             Effect::Events(EventsEffect::Load { seq, .. }) => Some(Load {
                 seq,
-                deliveries: None,
+                pane: LoadOf::Events,
             }),
             _ => None,
         })
