@@ -25,6 +25,8 @@ pub struct Harness {
     pub client: Client,
     pub http: reqwest::Client,
     pub base: String,
+    /// The key the client sends; the raw calls send it too.
+    api_key: &'static str,
 }
 
 /// Emulator options for a test.
@@ -105,7 +107,7 @@ pub async fn launch(config: EmulatorConfig, url_policy: Option<UrlPolicy>) -> Ha
 }
 
 /// A client (and a raw HTTP client) for a running emulator.
-fn harness(emulator: Emulator, api_key: &str, url_policy: Option<UrlPolicy>) -> Harness {
+fn harness(emulator: Emulator, api_key: &'static str, url_policy: Option<UrlPolicy>) -> Harness {
     let mut client = Client::new(
         Endpoints::all_at(&emulator.url()),
         SecretString::new(api_key),
@@ -120,6 +122,7 @@ fn harness(emulator: Emulator, api_key: &str, url_policy: Option<UrlPolicy>) -> 
         client,
         http: reqwest::Client::builder().no_proxy().build().unwrap(),
         base,
+        api_key,
     }
 }
 
@@ -221,7 +224,7 @@ impl Harness {
         let response = self
             .http
             .get(format!("{}{path}", self.base))
-            .header("Authorization", API_KEY)
+            .header("Authorization", self.api_key)
             .send()
             .await
             .unwrap();
@@ -293,7 +296,7 @@ impl Harness {
         path: &str,
         body: Option<&str>,
     ) -> RawAnswer {
-        self.raw(method, path, Some(API_KEY), body).await
+        self.raw(method, path, Some(self.api_key), body).await
     }
 
     /// `PATCH /v1/webhook-subscriptions/{id}` with a raw JSON body.
