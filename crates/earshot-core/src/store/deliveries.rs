@@ -262,3 +262,25 @@ pub fn since(store: &Store, subscription_id: &str, at_ms: i64) -> rusqlite::Resu
         old_pending,
     })
 }
+
+/// How many of the observer's newest filed events
+/// [`observer_subscriptions`] looks at.
+const OBSERVER_EVIDENCE_EVENTS: i64 = 500;
+
+/// The subscriptions whose deliveries reached the observer, as evidence
+/// shows it: a filed event keeps its `X-SVC-Delivery-Id`, which is the id
+/// of the platform's delivery record for that attempt, so the swept
+/// records matching the observer's newest filed events name its
+/// subscription. Empty until a sweep has listed an attempt the observer
+/// filed; earshot never guesses it from a URL.
+pub fn observer_subscriptions(store: &Store) -> rusqlite::Result<Vec<String>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT DISTINCT d.subscription_id
+         FROM (SELECT delivery_id FROM events WHERE delivery_id IS NOT NULL
+               ORDER BY occurred_ms DESC LIMIT ?1) AS e
+         JOIN deliveries AS d ON d.id = e.delivery_id
+         ORDER BY d.subscription_id",
+    )?;
+    let rows = statement.query_map([OBSERVER_EVIDENCE_EVENTS], |row| row.get(0))?;
+    super::readable(rows)
+}

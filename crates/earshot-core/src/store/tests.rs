@@ -469,3 +469,37 @@ fn a_version_2_store_gains_the_unfiled_table() {
     assert_eq!(version, SCHEMA_VERSION);
     assert_eq!(events::count_unfiled(&store).unwrap(), 0);
 }
+
+#[test]
+fn the_observers_subscription_is_the_one_whose_attempt_ids_it_filed() {
+    let (_dir, mut store) = temp_store();
+    // The observer filed one event, delivered to it as attempt `d1`.
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", 1_000)).unwrap();
+    assert!(
+        deliveries::observer_subscriptions(&store)
+            .unwrap()
+            .is_empty(),
+        "nothing swept yet: no evidence, no guess"
+    );
+    let observer = record(
+        "d1",
+        "sub_obs",
+        "ses_1",
+        DeliveryStatus::Delivered,
+        Some(200),
+        1_000,
+    );
+    let customer = record(
+        "d2",
+        "sub_cust",
+        "ses_1",
+        DeliveryStatus::Delivered,
+        Some(200),
+        1_000,
+    );
+    deliveries::record_sweep(&mut store, "ses_1", &[customer, observer], 2_000).unwrap();
+    assert_eq!(
+        deliveries::observer_subscriptions(&store).unwrap(),
+        vec!["sub_obs".to_owned()]
+    );
+}
