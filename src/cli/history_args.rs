@@ -25,12 +25,19 @@ impl StoreArg {
     pub(crate) fn open(&self, global: &GlobalOptions) -> color_eyre::Result<Store> {
         open_store(self.path.as_deref(), global)
     }
+
+    /// The path [`StoreArg::open`] would open, without opening it.
+    pub(crate) fn path(&self, global: &GlobalOptions) -> color_eyre::Result<PathBuf> {
+        Ok(store_path(self.path.as_deref(), global)?.0)
+    }
 }
 
-/// Opens `path`, else the profile's `store`, else the default store of
-/// the state directory (earshot's own, so it is narrowed to 0700 too);
-/// each mode narrowed is said on stderr.
-pub(crate) fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
+/// `path`, else the profile's `store`, else the default store of the state
+/// directory (with that directory, which is earshot's own).
+fn store_path(
+    path: Option<&Path>,
+    global: &GlobalOptions,
+) -> color_eyre::Result<(PathBuf, Option<PathBuf>)> {
     let given = match path {
         Some(path) => Some(path.to_owned()),
         None => earshot_core::config::profile_store(
@@ -38,13 +45,20 @@ pub(crate) fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_e
             global.profile.as_deref(),
         )?,
     };
-    let (path, own_dir) = match given {
+    Ok(match given {
         Some(path) => (path, None),
         None => {
             let state_dir = Paths::compute(global.config.as_deref())?.state_dir;
             (store::default_path(&state_dir), Some(state_dir))
         }
-    };
+    })
+}
+
+/// Opens `path`, else the profile's `store`, else the default store of
+/// the state directory (earshot's own, so it is narrowed to 0700 too);
+/// each mode narrowed is said on stderr.
+pub(crate) fn open_store(path: Option<&Path>, global: &GlobalOptions) -> color_eyre::Result<Store> {
+    let (path, own_dir) = store_path(path, global)?;
     let store = Store::open(&path)?;
     let own_dir = own_dir.and_then(|dir| store::private::tighten_dir(&dir));
     for tightened in own_dir.iter().chain(store.tightened()) {

@@ -123,7 +123,7 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         opened = Some(OpenStore { path, writer });
     }
     let tls = config.tls.clone();
-    let observing = match args.observer.start(global, opened.as_ref()).await {
+    let mut observing = match args.observer.start(global, opened.as_ref()).await {
         Ok(observing) => observing,
         Err(StartError::Usage(message)) => {
             eprintln!("earshot listen: {message}");
@@ -146,6 +146,9 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
     // Scripts read this line; keep its shape.
     writeln!(stdout, "listening on {}", listener.url())?;
     stdout.flush()?;
+    if let Some(store) = &opened {
+        observing.check_store(&store.path)?;
+    }
     // From here on printing never holds up receiving: a slow stdout loses
     // lines (counted on stderr), never answers or capture entries.
     let mut out = BoundedStdout::start(stdout)?;

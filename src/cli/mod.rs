@@ -32,6 +32,7 @@ pub(crate) mod secret_arg;
 pub(crate) mod session_get;
 pub(crate) mod sessions;
 pub(crate) mod sign;
+pub(crate) mod store_check;
 pub(crate) mod store_cmd;
 pub(crate) mod subs;
 mod subs_rotate;
@@ -312,6 +313,14 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
             }
             message.push_str(&text);
         }
+    }
+    // A damaged page read through a path that did not go by StoreError
+    // still says what it is and which check to run.
+    let damaged = report
+        .chain()
+        .find_map(earshot_core::store::StoreError::damaged_read);
+    if let Some(damaged) = damaged.filter(|_| !message.contains("earshot store check")) {
+        message = damaged.to_string();
     }
     eprintln!("error: {message}");
     failure

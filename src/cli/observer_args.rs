@@ -17,6 +17,7 @@ use earshot_core::observer::health::{self, StoreHealth};
 use earshot_core::observer::metrics::{Covered, Metrics};
 use earshot_core::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
 use earshot_core::receiver::watch::Watch;
+use earshot_core::store::checker::Checker;
 use earshot_core::store::writer::Writer;
 use earshot_core::store::{Store, totals};
 
@@ -65,6 +66,9 @@ pub(crate) struct Observing {
     server: Option<MonitorServer>,
     tasks: Vec<JoinHandle<()>>,
     sweeper: Option<SweeperThread>,
+    /// The store's health as `/healthz` reads it, with `--metrics-listen`.
+    store_health: Option<Arc<StoreHealth>>,
+    checker: Option<Checker>,
 }
 
 /// The store as `listen` opened it: where, and its writer.
@@ -133,6 +137,7 @@ impl ObserverArgs {
                     health.clone(),
                 )));
             }
+            observing.store_health = health.clone();
             let monitored = Arc::new(Monitored {
                 metrics: metrics.clone(),
                 store: health,
@@ -208,8 +213,46 @@ impl Observing {
             .map(|metrics| metrics as Arc<dyn Watch>)
     }
 
-    /// Stops the sweeper, the probe and the endpoints.
+    /// Checks every page of the store at `path` in the background, once the
+    /// receiver answers (opening it read only the header): each outcome
+    /// is said on stderr and, with `--metrics-listen`, in `/healthz` and
+    /// `/metrics`.
+    pub(crate) fn check_store(&mut self, path: &std::path::Path) -> color_eyre::Result<()> {
+        let health = self.store_health.clone();
+        let shown = path.display().to_string();
+        self.checker = Some(Checker::start(path.to_owned(), move |outcome| {
+            let ended = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |since| since.as_secs_f64());
+            let line = match &outcome {
+                Ok(checked) if checked.is_sound() => format!(
+                    "store check: every page of {shown} is sound ({})",
+                    earshot_core::duration_text::of(checked.elapsed)
+                ),
+                Ok(checked) => format!(
+                    "store check: {shown} is DAMAGED ({}): events whose pages are damaged \
+                     are answered 503 and retried by the platform; run `earshot store check` \
+                     and restore a backup or move the file aside",
+                    checked.problems.join("; ")
+                ),
+                Err(error) => format!("store check: could not run ({error})"),
+            };
+            eprintln!("earshot listen: {}", super::output::plain(&line));
+            if let (Some(health), Ok(checked)) = (&health, &outcome) {
+                let result = if checked.is_sound() {
+                    Ok(())
+                } else {
+                    Err(checked.problems.join("; "))
+                };
+                health.note_integrity(ended, result);
+            }
+        })?);
+        Ok(())
+    }
+
+    /// Stops the sweeper, the probe, the store check and the endpoints.
     pub(crate) async fn stop(self) {
+        drop(self.checker);
         for task in &self.tasks {
             task.abort();
         }

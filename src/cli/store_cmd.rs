@@ -1,5 +1,6 @@
-//! `earshot store prune --older-than D` and `earshot store forget ID…`:
-//! retention by hand and a data subject's erasure
+//! `earshot store prune --older-than D`, `earshot store forget ID…` and
+//! `earshot store check` (`store_check.rs`): retention by hand, a data
+//! subject's erasure and the whole-file check
 //! ([`earshot_core::store::retention`], [`earshot_core::store::forget`]) on the store at
 //! `--store` (`EARSHOT_STORE`) or the default; both are safe while
 //! `listen --store` files events into it. Exit 0 done, 1 an id with
@@ -46,6 +47,10 @@ pub(crate) enum StoreCommand {
     /// Erase everything the store holds about sessions or calls (a data
     /// subject's erasure request), and with `--capture` from capture files.
     Forget(ForgetArgs),
+    /// Read every page of the store and say whether it is sound (opening a
+    /// store reads only its header, so a damaged page shows only when a
+    /// command reads it). Read-only: safe while the observer runs.
+    Check(super::store_check::CheckArgs),
 }
 
 #[derive(Args, Debug)]
@@ -88,6 +93,7 @@ pub(crate) async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::
     match args.command {
         StoreCommand::Prune(args) => prune(args, global).await,
         StoreCommand::Forget(args) => forget(args, global),
+        StoreCommand::Check(args) => super::store_check::run(args, global).await,
     }
 }
 

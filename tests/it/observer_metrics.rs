@@ -571,6 +571,27 @@ async fn healthz_is_503_while_the_store_cannot_be_written() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_store_is_served_at_once_and_its_background_check_turns_healthz_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    crate::store_files::store_with_damaged_events(&db).await;
+    let observer = Observer::start(&["--store", db.to_str().unwrap()], &[]);
+    let body = healthz_until(&observer, 503).await;
+    assert_eq!(body["reason"], "store_damaged", "{body}");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("earshot store check"), "{body}");
+    assert!(
+        !detail.contains(dir.path().to_str().unwrap()),
+        "no path shown: {body}"
+    );
+    let samples = checked_metrics(&observer).await;
+    assert_eq!(value(&samples, "earshot_store_check_sound"), Some(0.0));
+    assert!(
+        value(&samples, "earshot_store_check_last_timestamp_seconds").is_some_and(|at| at > 0.0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_store_healthz_is_up_and_the_webhook_port_is_unchanged() {
     let observer = Observer::start(&[], &[]);
     let (status, body) = healthz(&observer).await;

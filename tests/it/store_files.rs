@@ -1,7 +1,9 @@
 //! What `--store PATH` may name, through the real binary: another
 //! program's SQLite file is refused byte for byte untouched; a device, a
 //! directory or a FIFO is refused with exit 2 before SQLite opens it; a
-//! damaged store is refused at open by its integrity check; and a write
+//! damaged page stops the command that reads it with an error naming
+//! `earshot store check`, which finds it (opening reads only the header);
+//! and a write
 //! the store refuses while `listen` runs is said on stderr with SQLite's
 //! reason.
 
@@ -133,60 +135,113 @@ async fn store_with_events(db: &Path, count: usize) {
         .unwrap();
 }
 
-/// Overwrites the root page of the index nearest the middle of the file
-/// with garbage; its name.
-fn damage_an_index(db: &Path) -> String {
+/// Overwrites the root page of table or index `name` with garbage.
+pub(crate) fn damage_root_page(db: &Path, name: &str) {
     let conn = rusqlite::Connection::open(db).unwrap();
     let page_size: i64 = conn
         .query_row("PRAGMA page_size", [], |row| row.get(0))
         .unwrap();
-    let pages: i64 = conn
-        .query_row("PRAGMA page_count", [], |row| row.get(0))
-        .unwrap();
-    let (name, root): (String, i64) = conn
+    let root: i64 = conn
         .query_row(
-            "SELECT name, rootpage FROM sqlite_master WHERE type = 'index' AND rootpage > 1
-             ORDER BY abs(rootpage - ?1) LIMIT 1",
-            [pages / 2],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+            "SELECT rootpage FROM sqlite_master WHERE name = ?1",
+            [name],
+            |row| row.get(0),
         )
         .unwrap();
-    let (root, page_size) = (root as u64, page_size as u64);
     drop(conn);
+    let (root, page_size) = (root as u64, page_size as u64);
     let mut file = std::fs::OpenOptions::new().write(true).open(db).unwrap();
     file.seek(SeekFrom::Start((root - 1) * page_size)).unwrap();
     file.write_all(&vec![0xA5; page_size as usize]).unwrap();
-    name
+}
+
+/// A store of 200 events whose index by receive time is damaged: what
+/// `health` reads (it counts the events in its window with it).
+pub(crate) async fn store_with_damaged_events(db: &Path) {
+    store_with_events(db, 200).await;
+    damage_root_page(db, "events_by_received");
 }
 
 #[tokio::test]
-async fn a_store_with_a_damaged_index_is_refused_at_open_by_its_integrity_check() {
+async fn a_damaged_page_a_command_reads_stops_it_naming_the_check_and_the_check_finds_it() {
     let home = tempfile::tempdir().unwrap();
     let db = home.path().join("earshot.db");
-    store_with_events(&db, 200).await;
-    let index = damage_an_index(&db);
+    store_with_damaged_events(&db).await;
     let before = std::fs::read(&db).unwrap();
     let path = db.to_str().unwrap();
-    for args in [
-        &["listen", "--secret", SECRET, "--store", path][..],
-        &["health", "--no-sweep", "--store", path],
-    ] {
-        let out = within_10s(home.path(), args);
-        let stderr = text(&out.stderr);
-        assert!(
-            !out.status.success(),
-            "{args:?} ({index} damaged): {stderr}"
-        );
-        assert!(
-            stderr.contains(path)
-                && stderr.contains("integrity check")
-                && stderr.contains("quick_check")
-                && stderr.contains("move it aside"),
-            "{args:?}: {stderr}"
-        );
-        assert!(!stderr.contains("storing events in"), "{stderr}");
-    }
+
+    let health = within_10s(home.path(), &["health", "--no-sweep", "--store", path]);
+    let stderr = text(&health.stderr);
+    assert_eq!(health.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("damaged where this command read it")
+            && stderr.contains("earshot store check"),
+        "{stderr}"
+    );
+    assert!(
+        !text(&health.stdout).contains("DELIVERED"),
+        "no board from a damaged store: {}",
+        text(&health.stdout)
+    );
+
+    let check = within_10s(home.path(), &["store", "check", "--store", path]);
+    let stdout = text(&check.stdout);
+    assert_eq!(
+        check.status.code(),
+        Some(1),
+        "{stdout}{}",
+        text(&check.stderr)
+    );
+    assert!(
+        stdout.starts_with(&format!("{path}: DAMAGED (quick_check of ")),
+        "{stdout}"
+    );
+    let json = within_10s(home.path(), &["store", "check", "--json", "--store", path]);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["sound"], false, "{json}");
+    assert!(!json["problems"].as_array().unwrap().is_empty(), "{json}");
     assert!(std::fs::read(&db).unwrap() == before, "the file changed");
+
+    // The observer answers at once on it, and says what its background
+    // check found.
+    let (mut child, _url, lines) = listen_with_store(SECRET, &db);
+    let said = lines
+        .iter()
+        .find(|line| line.contains("store check:"))
+        .unwrap_or_default();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        said.contains("DAMAGED") && said.contains("earshot store check"),
+        "{said}"
+    );
+}
+
+#[tokio::test]
+async fn a_sound_store_opens_without_the_whole_file_check_and_store_check_says_sound() {
+    let home = tempfile::tempdir().unwrap();
+    let db = home.path().join("earshot.db");
+    store_with_events(&db, 50).await;
+    // A damaged page no command reads: `health` is unaffected, since
+    // opening reads only the header; `store check` finds it.
+    let path = db.to_str().unwrap();
+    let sound = within_10s(home.path(), &["store", "check", "--store", path]);
+    assert_eq!(sound.status.code(), Some(0), "{}", text(&sound.stderr));
+    assert!(
+        text(&sound.stdout).contains(": sound (quick_check of "),
+        "{}",
+        text(&sound.stdout)
+    );
+    damage_root_page(&db, "events_by_session");
+    let health = within_10s(
+        home.path(),
+        &["health", "--no-sweep", "--json", "--store", path],
+    );
+    let board: serde_json::Value = serde_json::from_slice(&health.stdout)
+        .unwrap_or_else(|_| panic!("{}", text(&health.stderr)));
+    assert_eq!(board["observer"]["events_in_window"], 50, "{board}");
+    let check = within_10s(home.path(), &["store", "check", "--store", path]);
+    assert_eq!(check.status.code(), Some(1), "{}", text(&check.stdout));
 }
 
 #[tokio::test]

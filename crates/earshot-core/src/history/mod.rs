@@ -59,6 +59,6 @@ pub enum HistoryError {
 
 impl From<rusqlite::Error> for HistoryError {
     fn from(error: rusqlite::Error) -> Self {
-        HistoryError::Store(StoreError::Sql(error))
+        HistoryError::Store(StoreError::from(error))
     }
 }

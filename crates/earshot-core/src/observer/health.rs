@@ -9,6 +9,9 @@
 //!   a probe result older than [`STALE_AFTER`].
 //! - Every event write's outcome: a failed commit makes the store unhealthy
 //!   until a later write or probe succeeds.
+//! - The background whole-file check (`store::checker`): damage it finds
+//!   makes the store unhealthy until a later check finds none (the
+//!   observer answers meanwhile; the platform retries what fails).
 //!
 //! `GET /healthz` reads the result ([`StoreHealth::check`]); it never
 //! waits for the disk.
@@ -80,6 +83,9 @@ struct State {
     probe: Option<(Instant, Result<(), String>)>,
     /// The last event write: when it ended, and its error if it failed.
     write: Option<(Instant, Option<String>)>,
+    /// The last whole-file check: when it ended (Unix seconds), and its
+    /// findings if the store is damaged.
+    integrity: Option<(f64, Result<(), String>)>,
 }
 
 impl StoreHealth {
@@ -89,6 +95,19 @@ impl StoreHealth {
 
     pub fn note_write(&self, failed: Option<&str>) {
         self.lock().write = Some((Instant::now(), failed.map(str::to_owned)));
+    }
+
+    /// The outcome of a whole-file check that ended at `at_unix` seconds.
+    pub fn note_integrity(&self, at_unix: f64, result: Result<(), String>) {
+        self.lock().integrity = Some((at_unix, result));
+    }
+
+    /// When the last whole-file check ended (Unix seconds) and whether it
+    /// found the store sound; `None` before the first.
+    pub fn integrity(&self) -> Option<(f64, bool)> {
+        let state = self.lock();
+        let (at, result) = state.integrity.as_ref()?;
+        Some((*at, result.is_ok()))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -112,6 +131,14 @@ impl StoreHealth {
             return Health::Down {
                 reason: "store_not_writable",
                 detail: error.clone(),
+            };
+        }
+        if let Some((_, Err(findings))) = &state.integrity {
+            return Health::Down {
+                reason: "store_damaged",
+                detail: format!(
+                    "the whole-file check found damage ({findings}): run `earshot store check`"
+                ),
             };
         }
         let age = now.saturating_duration_since(*probed_at);
@@ -191,6 +218,23 @@ mod tests {
         health.note_write(Some("disk I/O error"));
         assert!(!health.check().is_up());
         health.note_probe(Ok(()));
+        assert!(health.check().is_up());
+    }
+
+    #[test]
+    fn damage_the_background_check_finds_is_down_until_a_check_finds_none() {
+        let health = StoreHealth::default();
+        health.note_probe(Ok(()));
+        assert_eq!(health.integrity(), None, "no check yet");
+        health.note_integrity(1.0, Err("Tree 7 page 7: btreeInitPage() error 11".into()));
+        let down = health.check();
+        assert!(
+            matches!(&down, Health::Down { reason: "store_damaged", detail }
+                if detail.contains("page 7") && detail.contains("earshot store check")),
+            "{down:?}"
+        );
+        assert_eq!(health.integrity(), Some((1.0, false)));
+        health.note_integrity(2.0, Ok(()));
         assert!(health.check().is_up());
     }
 

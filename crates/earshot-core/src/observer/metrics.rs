@@ -423,7 +423,26 @@ impl Collector for StoreFiles {
             None,
             MetricType::Gauge,
         )?;
-        ConstGauge::new(writable).encode(metric)
+        ConstGauge::new(writable).encode(metric)?;
+        // Only once known: before the first check, no figure at all.
+        let Some((checked_at, sound)) = self.health.integrity() else {
+            return Ok(());
+        };
+        let metric = encoder.encode_descriptor(
+            "earshot_store_check_sound",
+            "1 when the last whole-file check of the store (run in the background after the \
+             start, then daily) found every page sound, 0 when it found damage.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(i64::from(sound)).encode(metric)?;
+        let metric = encoder.encode_descriptor(
+            "earshot_store_check_last_timestamp",
+            "When the last whole-file check of the store ended (Unix time).",
+            Some(&Unit::Seconds),
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(checked_at).encode(metric)
     }
 }
 

@@ -1,26 +1,29 @@
 //! The checks a path passes before earshot writes to it, none of which
 //! writes: it is a regular file or missing (a device, FIFO or directory is
 //! refused before SQLite opens it), and an existing file, opened read-only,
-//! is empty or an earshot store of a schema this build knows that passes
-//! `PRAGMA quick_check`. A refused file keeps every byte (no journal mode
-//! is set); only a file already in WAL mode gets the `-wal` and `-shm` any
-//! reader makes.
+//! is empty or an earshot store of a schema this build knows. These read
+//! the header pages only, so opening costs the same on a 5 GB store as on
+//! an empty one. A refused file keeps every byte (no journal mode is set);
+//! only a file already in WAL mode gets the `-wal` and `-shm` any reader
+//! makes.
+//!
+//! The whole-file check ([`whole_file`]: `PRAGMA quick_check`, or
+//! `integrity_check`) reads every page, a minute on a large cold store, so
+//! it is not part of opening: `earshot store check` runs it, and the
+//! observer runs it in the background once it is answering. A damaged page
+//! a command does read is still never a wrong answer: SQLite reports the
+//! corruption on that read, and [`StoreError::DamagedRead`] names the
+//! check to run.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, ErrorCode, InterruptHandle, OpenFlags};
 
 use super::{BUSY_TIMEOUT, StoreError, classify, io_error, schema};
 
-/// Most problems `PRAGMA quick_check` reports in a refusal.
-const MAX_PROBLEMS: usize = 3;
-
-/// Stores that passed `quick_check` in this process: it reads the whole
-/// file (about 0.1 s for 100,000 events), and the console opens its store
-/// for every refresh.
-static CHECKED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+/// Most problems the whole-file check reports.
+const MAX_PROBLEMS: usize = 10;
 
 /// Whether `path` exists; an error if it is there but not a regular file.
 pub(super) fn regular_or_missing(path: &Path) -> Result<bool, StoreError> {
@@ -44,61 +47,102 @@ pub(super) fn existing(path: &Path) -> Result<(), StoreError> {
     let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
     let header = schema::Header::read(&conn).map_err(fail)?;
-    header.judge(path)?;
-    if header.tables > 0 {
-        once_per_process(path, || quick_check(&conn, path))?;
-    }
-    Ok(())
+    header.judge(path)
 }
 
-/// Runs `check` unless it passed for `path` before in this process.
-fn once_per_process(
+/// How thorough [`whole_file`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// `PRAGMA quick_check`: the structure of every table and index page
+    /// and the format of every record.
+    Quick,
+    /// `PRAGMA integrity_check`: that too, and whether every index holds
+    /// exactly its table's rows (slower).
+    Full,
+}
+
+/// What [`whole_file`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// The file's size in bytes.
+    pub bytes: u64,
+    pub elapsed: Duration,
+    /// Empty when the store is sound; else SQLite's findings, at most
+    /// [`MAX_PROBLEMS`].
+    pub problems: Vec<String>,
+}
+
+impl Checked {
+    pub fn is_sound(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Reads every page of the store at `path` on a read-only connection (it
+/// never writes, and a running observer goes on filing meanwhile).
+pub fn whole_file(path: &Path, depth: Depth) -> Result<Checked, StoreError> {
+    whole_file_with(path, depth, |_| {})
+}
+
+/// [`whole_file`], handing `opened` the connection's interrupt handle
+/// first, so another thread can end a long check.
+pub fn whole_file_with(
     path: &Path,
-    check: impl FnOnce() -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let passed = |checked: &BTreeSet<PathBuf>| checked.contains(&key);
-    // A poisoned lock only means a check panicked: the set is still valid.
-    if passed(&CHECKED.lock().unwrap_or_else(|poison| poison.into_inner())) {
-        return Ok(());
-    }
-    check()?;
-    CHECKED
-        .lock()
-        .unwrap_or_else(|poison| poison.into_inner())
-        .insert(key);
-    Ok(())
-}
-
-/// `PRAGMA quick_check`: the structure of every table and index page and
-/// the format of every record (unlike `integrity_check`, not whether each
-/// index matches its table).
-fn quick_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let damaged = |detail: String| StoreError::Damaged {
-        path: path.to_owned(),
-        detail,
+    depth: Depth,
+    opened: impl FnOnce(InterruptHandle),
+) -> Result<Checked, StoreError> {
+    let started = Instant::now();
+    let bytes = match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => metadata.len(),
+        Ok(metadata) => {
+            return Err(StoreError::NotAFile {
+                path: path.to_owned(),
+                kind: crate::bounded_file::kind_name(&metadata.file_type()),
+            });
+        }
+        Err(error) => return Err(io_error(path, error)),
     };
-    let problems = quick_check_rows(conn).map_err(|error| match error.sqlite_error_code() {
-        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => damaged(error.to_string()),
-        _ => classify(path, error),
-    })?;
-    match problems.as_slice() {
-        [ok] if ok == "ok" => Ok(()),
-        _ => Err(damaged(one_line(&problems))),
-    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let fail = |error| classify(path, error);
+    let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+    opened(conn.get_interrupt_handle());
+    schema::Header::read(&conn).map_err(fail)?.judge(path)?;
+    let problems = match check_rows(&conn, depth) {
+        Ok(rows) if rows.len() == 1 && rows[0] == "ok" => Vec::new(),
+        Ok(rows) => one_line(&rows),
+        Err(error) => match error.sqlite_error_code() {
+            // The check could not even walk the file: that is its finding.
+            Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => vec![error.to_string()],
+            _ => return Err(classify(path, error)),
+        },
+    };
+    Ok(Checked {
+        bytes,
+        elapsed: started.elapsed(),
+        problems,
+    })
 }
 
-/// quick_check's rows on one line, without its `*** in database main ***`
-/// headings.
-fn one_line(problems: &[String]) -> String {
+/// The check's findings, one per line, without its `*** in database main
+/// ***` headings.
+fn one_line(problems: &[String]) -> Vec<String> {
     let lines = problems.iter().flat_map(|problem| problem.lines());
-    let kept: Vec<&str> = lines.filter(|line| !line.starts_with("***")).collect();
-    kept.join("; ")
+    lines
+        .filter(|line| !line.starts_with("***") && !line.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
-/// The rows `PRAGMA quick_check` returns: `ok`, or up to [`MAX_PROBLEMS`].
-fn quick_check_rows(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut statement = conn.prepare(&format!("PRAGMA quick_check({MAX_PROBLEMS})"))?;
+/// The rows the check returns: `ok`, or up to [`MAX_PROBLEMS`] findings.
+fn check_rows(conn: &Connection, depth: Depth) -> rusqlite::Result<Vec<String>> {
+    let pragma = match depth {
+        Depth::Quick => "quick_check",
+        Depth::Full => "integrity_check",
+    };
+    let mut statement = conn.prepare(&format!("PRAGMA {pragma}({MAX_PROBLEMS})"))?;
     let rows = statement.query_map([], |row| row.get(0))?;
     rows.collect()
 }

@@ -16,7 +16,8 @@
 pub mod async_store;
 pub mod chains;
 pub mod changes;
-mod check;
+pub mod check;
+pub mod checker;
 pub mod deliveries;
 pub mod event_list;
 pub mod events;
@@ -71,12 +72,12 @@ pub enum StoreError {
     )]
     NotAStore { path: PathBuf, detail: String },
     #[error(
-        "{} failed its integrity check (PRAGMA quick_check: {detail}); it was left \
-         untouched: move it aside (earshot then starts a new store there) or pass --store \
-         with another path",
-        path.display()
+        "the store is damaged where this command read it ({detail}); nothing was counted \
+         from the damaged part. Run `earshot store check` (with the same --store) to see \
+         the whole file, then restore a backup or move the file aside (earshot starts a new \
+         store there)"
     )]
-    Damaged { path: PathBuf, detail: String },
+    DamagedRead { detail: String },
     #[error(
         "{} was written by a newer earshot (schema version {found}; this build knows up to \
          {supported}); it was left untouched: upgrade earshot or pass --store with another path",
@@ -93,7 +94,7 @@ pub enum StoreError {
         source: std::io::Error,
     },
     #[error("store query failed: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Sql(rusqlite::Error),
     #[error("the store's writer has stopped")]
     WriterGone,
     #[error("the store could not commit: {0}")]
@@ -222,17 +223,51 @@ fn io_error(path: &Path, error: std::io::Error) -> StoreError {
     }
 }
 
+/// A page SQLite finds damaged while a command reads it is said as such,
+/// with the check to run, never as a bare query failure.
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        if is_damage(&error) {
+            StoreError::DamagedRead {
+                detail: error.to_string(),
+            }
+        } else {
+            StoreError::Sql(error)
+        }
+    }
+}
+
+impl StoreError {
+    /// [`StoreError::DamagedRead`] when `cause` is SQLite reporting a
+    /// damaged page (for an error that reached the top another way).
+    pub fn damaged_read(cause: &(dyn std::error::Error + 'static)) -> Option<StoreError> {
+        let error = cause.downcast_ref::<rusqlite::Error>()?;
+        is_damage(error).then(|| StoreError::DamagedRead {
+            detail: error.to_string(),
+        })
+    }
+}
+
+/// SQLite's word for a page it cannot read as it should be.
+fn is_damage(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase)
+    )
+}
+
 /// A damaged or foreign file reads as "not a store", anything else as is.
 fn classify(path: &Path, error: rusqlite::Error) -> StoreError {
-    match error.sqlite_error_code() {
-        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => StoreError::NotAStore {
+    if is_damage(&error) {
+        StoreError::NotAStore {
             path: path.to_owned(),
             detail: error.to_string(),
-        },
-        _ => StoreError::Open {
+        }
+    } else {
+        StoreError::Open {
             path: path.to_owned(),
             source: error,
-        },
+        }
     }
 }
 
