@@ -420,11 +420,16 @@ async fn set_enabled(
 /// The client, taking http:// and private addresses when asked (an
 /// emulator started with --allow-private-urls).
 fn with_policy(client: &Client, allow_private_urls: bool) -> Client {
-    client.clone().with_url_policy(if allow_private_urls {
+    client.clone().with_url_policy(url_policy(allow_private_urls))
+}
+
+/// The URL rule `--allow-private-urls` chooses.
+fn url_policy(allow_private_urls: bool) -> UrlPolicy {
+    if allow_private_urls {
         UrlPolicy::AnyHttp
     } else {
         UrlPolicy::PublicHttps
-    })
+    }
 }
 
 /// What `subs update` was asked.
@@ -455,6 +460,17 @@ async fn update(
     } = args;
     if patch.url.is_none() && patch.events.is_none() {
         eprintln!("error: give --receiver-url and/or --event: nothing to change");
+        return Ok(ExitCode::from(2));
+    }
+    // Every rule before anything is sent or asked: a refused URL is bad
+    // input (exit 2), and the probe below would otherwise carry a delivered
+    // event, signed with the real secret, to it.
+    let policy = url_policy(allow_private_urls);
+    if let Err(rule) = patch.validate(policy) {
+        return super::local_trial::report(ApiError::Invalid(rule), allow_private_urls);
+    }
+    if let Err(error) = earshot_core::api::validate::path_id(id) {
+        eprintln!("error: {error}");
         return Ok(ExitCode::from(2));
     }
     let record = find(client, id).await?;
@@ -525,14 +541,23 @@ async fn new_url_accepts(
     );
     let checked = earshot_core::history::rotation::check(url, &probe, secret, None).await?;
     for answer in &checked.answers {
-        eprintln!(
-            "  {} signed with the {}: {}",
-            if answer.ok { "ok  " } else { "FAIL" },
-            answer.signed_with,
-            answer.verdict
-        );
+        eprintln!("{}", probe_line(answer));
     }
     Ok(checked.passed)
+}
+
+/// One answer of a receiver check, as `subs update` and `subs rotate` say
+/// it: `  ok   signed with the new secret: …`, `  FAIL signed with a wrong
+/// secret: …`.
+pub(super) fn probe_line(answer: &earshot_core::history::rotation::CheckAnswer) -> String {
+    let label = answer.signed_with;
+    let with = if label.starts_with("a ") {
+        label.to_owned()
+    } else {
+        format!("the {label}")
+    };
+    let mark = if answer.ok { "ok  " } else { "FAIL" };
+    format!("  {mark} signed with {with}: {}", answer.verdict)
 }
 
 /// Where changes are recorded: the store at `--store` or the default.
@@ -602,4 +627,33 @@ fn confirm_typed(short: &str, action: &str) -> bool {
 fn confirm(short: &str, url: &str) -> bool {
     eprintln!("delete subscription {short} ({url}) and its delivery history?");
     confirm_typed(short, "delete")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe_line;
+    use earshot_core::history::rotation::CheckAnswer;
+
+    fn answer(signed_with: &'static str, ok: bool) -> CheckAnswer {
+        CheckAnswer {
+            signed_with,
+            should_accept: signed_with != "a wrong secret",
+            http_status: Some(if ok { 200 } else { 401 }),
+            error: None,
+            ok,
+            verdict: "accepted (200)".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_check_answer_reads_as_english() {
+        assert_eq!(
+            probe_line(&answer("new secret", true)),
+            "  ok   signed with the new secret: accepted (200)"
+        );
+        assert_eq!(
+            probe_line(&answer("a wrong secret", false)),
+            "  FAIL signed with a wrong secret: accepted (200)"
+        );
+    }
 }
