@@ -420,7 +420,9 @@ async fn set_enabled(
 /// The client, taking http:// and private addresses when asked (an
 /// emulator started with --allow-private-urls).
 fn with_policy(client: &Client, allow_private_urls: bool) -> Client {
-    client.clone().with_url_policy(url_policy(allow_private_urls))
+    client
+        .clone()
+        .with_url_policy(url_policy(allow_private_urls))
 }
 
 /// The URL rule `--allow-private-urls` chooses.

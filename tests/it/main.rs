@@ -16,6 +16,7 @@ mod dictation;
 mod embedded_emulator;
 mod emulator_basics;
 mod error_shapes;
+mod events_outcomes;
 mod incident_history;
 mod incidents_by_event;
 mod jobs_watch;

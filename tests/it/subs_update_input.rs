@@ -75,7 +75,10 @@ async fn a_refused_receiver_url_sends_nothing_and_asks_nothing() {
         let said = text(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{url}: {said}");
         assert!(said.contains("`url`"), "{url}: {said}");
-        assert!(said.contains("--allow-private-urls"), "{url}: the hint: {said}");
+        assert!(
+            said.contains("--allow-private-urls"),
+            "{url}: the hint: {said}"
+        );
         assert!(!said.contains("checking"), "{url}: no probe: {said}");
         assert!(!said.contains("type "), "{url}: no question: {said}");
         assert_eq!(new.count(), 0, "{url}: nothing reached the new receiver");

@@ -391,7 +391,6 @@ mod tests {
         }
     }
 
-
     /// Every other spelling of a loopback host the URL parser accepts is
     /// refused as loopback too: it is the address, not the text, that is
     /// checked.
