@@ -269,7 +269,7 @@ pub(crate) fn detail_lines(
         Line::default(),
         heading(format!(
             " per subscription ({}; m marks one for R re-send and s signature)",
-            detail.subscriptions.len()
+            subscriptions_count(detail)
         )),
     ];
     if detail.subscriptions.is_empty() {
@@ -279,7 +279,14 @@ pub(crate) fn detail_lines(
         )));
     }
     for (index, timeline) in detail.subscriptions.iter().enumerate() {
-        lines.extend(timeline_lines(timeline, index == marked, width, theme));
+        let observer = is_observer(detail, &timeline.outcome.subscription_id);
+        lines.extend(timeline_lines(
+            timeline,
+            index == marked,
+            observer,
+            width,
+            theme,
+        ));
     }
     lines.push(Line::default());
     lines.push(heading(" headers (as the observer stored them)".to_owned()));
@@ -308,9 +315,32 @@ pub(crate) fn detail_lines(
     lines
 }
 
+/// Whether `id` is the observer's own subscription (as the list marks it).
+fn is_observer(detail: &EventDetail, id: &str) -> bool {
+    detail
+        .row
+        .subscriptions
+        .iter()
+        .any(|outcome| outcome.observer && outcome.id == id)
+}
+
+/// `3 customers and the observer`, `1 customer`: the observer's own
+/// subscription is never counted as a customer.
+fn subscriptions_count(detail: &EventDetail) -> String {
+    let observer = detail
+        .subscriptions
+        .iter()
+        .any(|timeline| is_observer(detail, &timeline.outcome.subscription_id));
+    let customers = detail.subscriptions.len() - usize::from(observer);
+    let plural = if customers == 1 { "" } else { "s" };
+    let and = if observer { " and the observer" } else { "" };
+    format!("{customers} customer{plural}{and}")
+}
+
 fn timeline_lines(
     timeline: &SubscriptionTimeline,
     marked: bool,
+    observer: bool,
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
@@ -336,6 +366,12 @@ fn timeline_lines(
             theme.style(Role::Muted),
         ),
     ];
+    if observer {
+        head.push(Span::styled(
+            "  (the observer's own)",
+            theme.style(Role::Muted),
+        ));
+    }
     if marked {
         head[1] = head[1].clone().patch_style(theme.selection());
     }

@@ -124,8 +124,21 @@ fn attempt(n: u32, status: u16, retry: bool) -> AttemptLine {
     }
 }
 
+/// The observer's one attempt, answered 200.
+fn delivered_attempt() -> AttemptLine {
+    let mut line = attempt(1, 200, false);
+    line.record.subscription_id = FINE.into();
+    line.record.status = DeliveryStatus::Delivered;
+    line.record.error = None;
+    line.record.delivered_at = Some(line.record.created_at);
+    line.diagnosis = None;
+    line
+}
+
 fn detail() -> EventDetail {
-    let row = event(1, "call.ended", EventState::Missed);
+    let mut row = event(1, "call.ended", EventState::Missed);
+    // FINE is the observer's own subscription.
+    row.subscriptions[1].observer = true;
     let outcome = Outcome {
         subscription_id: BROKEN.into(),
         event_key: row.event_id.clone(),
@@ -156,11 +169,26 @@ fn detail() -> EventDetail {
             ("x-svc-event".into(), "call.ended".into()),
         ],
         body: body.to_string().into_bytes(),
-        subscriptions: vec![SubscriptionTimeline {
-            outcome,
-            url: Some("https://hooks.example.com/voice".into()),
-            attempts: vec![attempt(1, 401, true), attempt(2, 401, false)],
-        }],
+        subscriptions: vec![
+            SubscriptionTimeline {
+                outcome: outcome.clone(),
+                url: Some("https://hooks.example.com/voice".into()),
+                attempts: vec![attempt(1, 401, true), attempt(2, 401, false)],
+            },
+            SubscriptionTimeline {
+                outcome: Outcome {
+                    subscription_id: FINE.into(),
+                    state: EventState::Delivered,
+                    attempts: 1,
+                    http_status_code: 200,
+                    first_failure_ms: None,
+                    last_failure_ms: None,
+                    ..outcome
+                },
+                url: Some("https://observer.example.com/inbox".into()),
+                attempts: vec![delivered_attempt()],
+            },
+        ],
     }
 }
 
@@ -176,6 +204,15 @@ fn events_detail_with_attempts_and_the_body_masked() {
     assert!(!screen.contains("5555550189"), "{screen}");
     assert!(!screen.contains("deadbeef"), "{screen}");
     assert!(screen.contains("+1 •••• ••89"), "{screen}");
+    assert!(
+        screen.contains("per subscription (1 customer and the observer;"),
+        "{screen}"
+    );
+    let observer = screen
+        .lines()
+        .find(|line| line.contains("2b3c4d5e DELIVERED"))
+        .unwrap_or_else(|| panic!("the observer's timeline: {screen}"));
+    assert!(observer.contains("(the observer's own)"), "{observer}");
     keys(&mut app, "n");
     let screen = screen_text(&render(&app, (120, 40)));
     assert!(screen.contains("+15555550189"), "n shows it: {screen}");
