@@ -12,6 +12,7 @@ mod common;
 mod config;
 mod delivery_engine;
 mod demo_bounded;
+mod demo_dirs;
 mod dictation;
 mod embedded_emulator;
 mod emulator_basics;
