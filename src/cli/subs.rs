@@ -285,11 +285,7 @@ async fn create(
         Ok(record) => record,
         Err(error) => return super::local_trial::report(error, allow_private_urls),
     };
-    changes.note(
-        &record.id,
-        "create",
-        format!("{} for {}", record.url, record.events.join(",")),
-    );
+    changes.note(&record.id, "create", changes::detail(None, Some(&record)));
     show(&record, json, generated.then_some(&secret))
 }
 
@@ -413,7 +409,11 @@ async fn set_enabled(
     };
     let updated = client.update_subscription(&record.id, &patch).await?;
     let action = if enabled { "resume" } else { "pause" };
-    changes.note(&record.id, action, String::new());
+    changes.note(
+        &record.id,
+        action,
+        changes::detail(Some(&record), Some(&updated)),
+    );
     show(&updated, json, None)
 }
 
@@ -513,7 +513,11 @@ async fn update(
         Ok(updated) => updated,
         Err(error) => return super::local_trial::report(error, allow_private_urls),
     };
-    changes.note(&record.id, "update", diff.join("; "));
+    changes.note(
+        &record.id,
+        "update",
+        changes::detail(Some(&record), Some(&updated)),
+    );
     show(&updated, json, None)
 }
 
@@ -569,20 +573,22 @@ pub(super) struct ChangeLog<'a> {
 }
 
 impl ChangeLog<'_> {
-    /// Records a change made on the platform; a store that cannot be
-    /// opened is said on stderr, and the change stands.
+    /// Records a change made on the platform (tried twice, as the console
+    /// does); a store that cannot be written is said on stderr, and the
+    /// change stands.
     pub(crate) fn note(&self, subscription_id: &str, action: &str, detail: String) {
-        match super::history_args::open_store(self.store.as_deref(), self.global) {
-            Ok(store) => note_change(&store, subscription_id, action, detail),
-            Err(error) => eprintln!("warning: the change was not recorded: {error}"),
+        let change = Change::now(operator(), subscription_id, action, detail);
+        let open = || super::history_args::open_store(self.store.as_deref(), self.global);
+        if let Err(error) = changes::record_with_retry(open, &change) {
+            eprintln!("warning: the change was not recorded: {error}");
         }
     }
 }
 
-/// Records a change in `store`, as the operator.
+/// Records a change in `store`, as the operator (tried twice).
 pub(super) fn note_change(store: &Store, subscription_id: &str, action: &str, detail: String) {
     let change = Change::now(operator(), subscription_id, action, detail);
-    if let Err(error) = changes::record(store, &change) {
+    if let Err(error) = changes::record_twice(store, &change) {
         eprintln!("warning: the change was not recorded: {error}");
     }
 }
@@ -600,7 +606,7 @@ async fn delete(
         return Ok(ExitCode::from(1));
     }
     client.delete_subscription(&record.id).await?;
-    changes.note(&record.id, "delete", record.url.clone());
+    changes.note(&record.id, "delete", changes::detail(Some(&record), None));
     println!(
         "deleted subscription {} ({}) and its delivery history",
         record.id, record.url

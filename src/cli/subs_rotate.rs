@@ -199,9 +199,8 @@ pub(crate) async fn run(
         &record.id,
         "rotate",
         format!(
-            "secret version {} → {}{}",
-            record.secret_version,
-            updated.secret_version,
+            "{}{}",
+            store::changes::detail(Some(&record), Some(&updated)),
             if args.skip_check {
                 " (check skipped)"
             } else {
