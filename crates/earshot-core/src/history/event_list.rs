@@ -48,9 +48,11 @@ impl SubscriptionOutcome {
 
 /// Puts a list's outcomes in the order every list shows them: the
 /// subscription `named` (an id prefix, as a `sub:` filter gives it) first,
-/// then the customers', then the observer's own; by id within each.
+/// then the customers' worst first (missed, pending, unknown, recovered,
+/// delivered: what a cut cell keeps is what needs a look), then the
+/// observer's own; by id among equals.
 pub fn order_outcomes(outcomes: &mut [SubscriptionOutcome], named: Option<&str>) {
-    let rank = |outcome: &SubscriptionOutcome| {
+    let group = |outcome: &SubscriptionOutcome| {
         if named.is_some_and(|prefix| outcome.id.starts_with(prefix)) {
             0
         } else if outcome.observer {
@@ -59,7 +61,24 @@ pub fn order_outcomes(outcomes: &mut [SubscriptionOutcome], named: Option<&str>)
             1
         }
     };
-    outcomes.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.id.cmp(&b.id)));
+    outcomes.sort_by(|a, b| {
+        group(a)
+            .cmp(&group(b))
+            .then_with(|| severity(a.state).cmp(&severity(b.state)))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// How bad a state is, worst (missed, 0) first: the order of the
+/// outcomes in a row and of rows sorted by their worst.
+pub fn severity(state: EventState) -> u8 {
+    match state {
+        EventState::Missed => 0,
+        EventState::Pending => 1,
+        EventState::Unknown => 2,
+        EventState::Recovered => 3,
+        EventState::Delivered => 4,
+    }
 }
 
 /// One event of the list.
@@ -88,17 +107,10 @@ impl EventRow {
     /// The worst state among its subscriptions (missed before pending
     /// before unknown before recovered before delivered).
     pub fn worst(&self) -> Option<EventState> {
-        let rank = |state: EventState| match state {
-            EventState::Missed => 0,
-            EventState::Pending => 1,
-            EventState::Unknown => 2,
-            EventState::Recovered => 3,
-            EventState::Delivered => 4,
-        };
         self.subscriptions
             .iter()
             .map(|outcome| outcome.state)
-            .min_by_key(|state| rank(*state))
+            .min_by_key(|state| severity(*state))
     }
 }
 

@@ -373,7 +373,7 @@ fn the_event_list_puts_the_named_subscription_first_and_the_observer_last() {
     assert_eq!(
         texts,
         ["aaaa1111 missed", "bbbb2222 delivered", "obs ✓"],
-        "customers by id, the observer last and marked"
+        "customers worst first, the observer last and marked"
     );
     assert_eq!(customers, 2, "the observer is no customer");
     let (texts, _) = shown("sub:bbbb");
