@@ -63,6 +63,7 @@ impl Mix {
                     id: format!("{s:08x}-0000-4000-8000-000000000000"),
                     state,
                     attempts,
+                    observer: false,
                 })
                 .collect(),
         }

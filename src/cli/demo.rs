@@ -76,8 +76,9 @@ pub(crate) async fn run(read_only: bool, theme: Option<String>) -> color_eyre::R
         })
         .await
         .wrap_err("could not subscribe the Inbox to the demo's events")?;
-    // Kept (with its directory) until the console closes.
-    let probe_sample = probe_sample();
+    // In the history directory: one directory to remove, however the demo
+    // ends.
+    let probe_sample = probe_sample(history.path());
     let options = ConsoleOptions {
         demo: true,
         read_only,
@@ -86,7 +87,7 @@ pub(crate) async fn run(read_only: bool, theme: Option<String>) -> color_eyre::R
         url_policy: UrlPolicy::AnyHttp,
         recent_ids: traffic.recent_conversations(),
         job_ids: traffic.job_ids(),
-        probe_sample: probe_sample.as_ref().map(|(_, path)| path.clone()),
+        probe_sample,
         inbox_url: Some(inbox.url()),
         store: Some(store_path),
         time_scale: time_scale.factor(),
@@ -130,17 +131,13 @@ async fn start_inbox(
 /// `ICMT` text, and its rewrite resolves the correction.
 const PROBE_SENTENCE: &str = "um send the report to Dana, no, to Alex by Friday";
 
-/// A two-second WAV for the Probe pane, in a temporary directory; `None`
-/// (and an empty file field) when it cannot be written.
-fn probe_sample() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+/// A two-second WAV for the Probe pane, in `dir` (the demo's own
+/// directory); `None` (and an empty file field) when it cannot be written.
+fn probe_sample(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     const RATE: u32 = 8000;
-    let dir = tempfile::Builder::new()
-        .prefix("earshot-demo-")
-        .tempdir()
-        .ok()?;
-    let path = dir.path().join("probe-sample.wav");
+    let path = dir.join("probe-sample.wav");
     let silence = vec![0u8; RATE as usize * 2 * 2];
     let wav = earshot_core::wav::encode_pcm16(RATE, 1, &silence, Some(PROBE_SENTENCE));
     std::fs::write(&path, wav).ok()?;
-    Some((dir, path))
+    Some(path)
 }

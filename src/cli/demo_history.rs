@@ -1,9 +1,10 @@
 //! Where `earshot demo` keeps its store (personal-looking data, its Inbox
-//! filled by the demo traffic): a private temp directory named
-//! `earshot-demo-history-<pid>-<random>`, 0700, removed when the demo ends
-//! (it quits, or SIGINT, SIGTERM or SIGHUP stops the console). A demo
-//! killed outright leaves its directory: the next demo removes every one
-//! whose pid is no longer running ([`remove_stale`]).
+//! filled by the demo traffic) and its Probe sample: one private temp
+//! directory named `earshot-demo-history-<pid>-<random>`, 0700, removed
+//! when the demo ends (it quits, or SIGINT, SIGTERM or SIGHUP stops the
+//! console; a closed terminal too, whose writes no longer fail the exit).
+//! A demo killed outright leaves its directory: the next demo removes
+//! every one whose pid is no longer running ([`remove_stale`]).
 
 use std::path::{Path, PathBuf};
 

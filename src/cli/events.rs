@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::history_args::{StoreArg, SweepArgs};
-use super::output::{Table, emit, print_json, short_id};
+use super::output::{Table, emit, print_json};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::event_list::{EventRow, list};
@@ -60,10 +60,11 @@ fn render(rows: &[EventRow], limit: usize) -> String {
     }
     let mut table = Table::new(&["TIME", "TYPE", "SESSION", "EVENT", "SUBSCRIPTIONS"]);
     for row in rows {
+        // The `sub:` filter's first, the observer's own last as `obs ✓`.
         let outcomes: Vec<String> = row
             .subscriptions
             .iter()
-            .map(|outcome| format!("{} {}", short_id(&outcome.id), outcome.state.as_str()))
+            .map(|outcome| outcome.short_text())
             .collect();
         table.row(vec![
             clock(Some(row.occurred_ms)),

@@ -314,9 +314,8 @@ async fn create(
         &record.id,
         "create",
         format!(
-            "{} for {} (observer setup)",
-            record.url,
-            record.events.join(",")
+            "{} (observer setup)",
+            earshot_core::store::changes::detail(None, Some(&record))
         ),
     );
     if let Some(staged) = staged
@@ -419,7 +418,7 @@ async fn fix(
         Ok(updated) => updated,
         Err(error) => return local_trial::report(error, wanted.allow_private_urls).map(Err),
     };
-    note_fixes(changes, &record.id, &patch, &said);
+    note_fixes(changes, record, &updated, &patch);
     if let Some(staged) = staged
         && let Err(code) = commit(staged, secret == SecretAction::Replaced)
     {
@@ -434,25 +433,33 @@ async fn fix(
     }))
 }
 
-/// Records each change in the change log, as `subs` names them.
-fn note_fixes(changes: &ChangeLog<'_>, id: &str, patch: &SubscriptionPatch, said: &[String]) {
-    if patch.events.is_some() {
-        let detail = said.iter().find(|line| line.starts_with("events:"));
-        changes.note(
-            id,
-            "update",
-            format!(
-                "{} (observer setup)",
-                detail.map_or("events", String::as_str)
-            ),
-        );
-    }
-    if patch.enabled.is_some() {
-        changes.note(id, "resume", "observer setup".to_owned());
-    }
-    if patch.secret.is_some() {
-        changes.note(id, "rotate", "observer setup --force".to_owned());
-    }
+/// Records setup's change in the change log, worded as every change is
+/// ([`changes::detail`]): a rotation when it gave a new secret, else an
+/// update when it added events, else a resume.
+fn note_fixes(
+    changes: &ChangeLog<'_>,
+    before: &Subscription,
+    after: &Subscription,
+    patch: &SubscriptionPatch,
+) {
+    let action = if patch.secret.is_some() {
+        "rotate"
+    } else if patch.events.is_some() {
+        "update"
+    } else {
+        "resume"
+    };
+    let forced = if patch.secret.is_some() {
+        " --force"
+    } else {
+        ""
+    };
+    let detail = earshot_core::store::changes::detail(Some(before), Some(after));
+    changes.note(
+        &before.id,
+        action,
+        format!("{detail} (observer setup{forced})"),
+    );
 }
 
 /// Several subscriptions send to the URL: listed, none chosen.

@@ -183,7 +183,7 @@ pub(crate) async fn run(
             &store,
             &plan.subscription.id,
             "recover",
-            format!("{} re-sent, {delivered} delivered", report.sent.len()),
+            earshot_core::store::changes::recover_detail(report.sent.len(), delivered),
         );
     }
     if args.json {

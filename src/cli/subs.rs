@@ -285,11 +285,7 @@ async fn create(
         Ok(record) => record,
         Err(error) => return super::local_trial::report(error, allow_private_urls),
     };
-    changes.note(
-        &record.id,
-        "create",
-        format!("{} for {}", record.url, record.events.join(",")),
-    );
+    changes.note(&record.id, "create", changes::detail(None, Some(&record)));
     show(&record, json, generated.then_some(&secret))
 }
 
@@ -413,18 +409,29 @@ async fn set_enabled(
     };
     let updated = client.update_subscription(&record.id, &patch).await?;
     let action = if enabled { "resume" } else { "pause" };
-    changes.note(&record.id, action, String::new());
+    changes.note(
+        &record.id,
+        action,
+        changes::detail(Some(&record), Some(&updated)),
+    );
     show(&updated, json, None)
 }
 
 /// The client, taking http:// and private addresses when asked (an
 /// emulator started with --allow-private-urls).
 fn with_policy(client: &Client, allow_private_urls: bool) -> Client {
-    client.clone().with_url_policy(if allow_private_urls {
+    client
+        .clone()
+        .with_url_policy(url_policy(allow_private_urls))
+}
+
+/// The URL rule `--allow-private-urls` chooses.
+fn url_policy(allow_private_urls: bool) -> UrlPolicy {
+    if allow_private_urls {
         UrlPolicy::AnyHttp
     } else {
         UrlPolicy::PublicHttps
-    })
+    }
 }
 
 /// What `subs update` was asked.
@@ -455,6 +462,17 @@ async fn update(
     } = args;
     if patch.url.is_none() && patch.events.is_none() {
         eprintln!("error: give --receiver-url and/or --event: nothing to change");
+        return Ok(ExitCode::from(2));
+    }
+    // Every rule before anything is sent or asked: a refused URL is bad
+    // input (exit 2), and the probe below would otherwise carry a delivered
+    // event, signed with the real secret, to it.
+    let policy = url_policy(allow_private_urls);
+    if let Err(rule) = patch.validate(policy) {
+        return super::local_trial::report(ApiError::Invalid(rule), allow_private_urls);
+    }
+    if let Err(error) = earshot_core::api::validate::path_id(id) {
+        eprintln!("error: {error}");
         return Ok(ExitCode::from(2));
     }
     let record = find(client, id).await?;
@@ -495,7 +513,11 @@ async fn update(
         Ok(updated) => updated,
         Err(error) => return super::local_trial::report(error, allow_private_urls),
     };
-    changes.note(&record.id, "update", diff.join("; "));
+    changes.note(
+        &record.id,
+        "update",
+        changes::detail(Some(&record), Some(&updated)),
+    );
     show(&updated, json, None)
 }
 
@@ -525,14 +547,23 @@ async fn new_url_accepts(
     );
     let checked = earshot_core::history::rotation::check(url, &probe, secret, None).await?;
     for answer in &checked.answers {
-        eprintln!(
-            "  {} signed with the {}: {}",
-            if answer.ok { "ok  " } else { "FAIL" },
-            answer.signed_with,
-            answer.verdict
-        );
+        eprintln!("{}", probe_line(answer));
     }
     Ok(checked.passed)
+}
+
+/// One answer of a receiver check, as `subs update` and `subs rotate` say
+/// it: `  ok   signed with the new secret: …`, `  FAIL signed with a wrong
+/// secret: …`.
+pub(super) fn probe_line(answer: &earshot_core::history::rotation::CheckAnswer) -> String {
+    let label = answer.signed_with;
+    let with = if label.starts_with("a ") {
+        label.to_owned()
+    } else {
+        format!("the {label}")
+    };
+    let mark = if answer.ok { "ok  " } else { "FAIL" };
+    format!("  {mark} signed with {with}: {}", answer.verdict)
 }
 
 /// Where changes are recorded: the store at `--store` or the default.
@@ -542,20 +573,22 @@ pub(super) struct ChangeLog<'a> {
 }
 
 impl ChangeLog<'_> {
-    /// Records a change made on the platform; a store that cannot be
-    /// opened is said on stderr, and the change stands.
+    /// Records a change made on the platform (tried twice, as the console
+    /// does); a store that cannot be written is said on stderr, and the
+    /// change stands.
     pub(crate) fn note(&self, subscription_id: &str, action: &str, detail: String) {
-        match super::history_args::open_store(self.store.as_deref(), self.global) {
-            Ok(store) => note_change(&store, subscription_id, action, detail),
-            Err(error) => eprintln!("warning: the change was not recorded: {error}"),
+        let change = Change::now(operator(), subscription_id, action, detail);
+        let open = || super::history_args::open_store(self.store.as_deref(), self.global);
+        if let Err(error) = changes::record_with_retry(open, &change) {
+            eprintln!("warning: the change was not recorded: {error}");
         }
     }
 }
 
-/// Records a change in `store`, as the operator.
+/// Records a change in `store`, as the operator (tried twice).
 pub(super) fn note_change(store: &Store, subscription_id: &str, action: &str, detail: String) {
     let change = Change::now(operator(), subscription_id, action, detail);
-    if let Err(error) = changes::record(store, &change) {
+    if let Err(error) = changes::record_twice(store, &change) {
         eprintln!("warning: the change was not recorded: {error}");
     }
 }
@@ -573,7 +606,7 @@ async fn delete(
         return Ok(ExitCode::from(1));
     }
     client.delete_subscription(&record.id).await?;
-    changes.note(&record.id, "delete", record.url.clone());
+    changes.note(&record.id, "delete", changes::detail(Some(&record), None));
     println!(
         "deleted subscription {} ({}) and its delivery history",
         record.id, record.url
@@ -602,4 +635,33 @@ fn confirm_typed(short: &str, action: &str) -> bool {
 fn confirm(short: &str, url: &str) -> bool {
     eprintln!("delete subscription {short} ({url}) and its delivery history?");
     confirm_typed(short, "delete")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::probe_line;
+    use earshot_core::history::rotation::CheckAnswer;
+
+    fn answer(signed_with: &'static str, ok: bool) -> CheckAnswer {
+        CheckAnswer {
+            signed_with,
+            should_accept: signed_with != "a wrong secret",
+            http_status: Some(if ok { 200 } else { 401 }),
+            error: None,
+            ok,
+            verdict: "accepted (200)".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_check_answer_reads_as_english() {
+        assert_eq!(
+            probe_line(&answer("new secret", true)),
+            "  ok   signed with the new secret: accepted (200)"
+        );
+        assert_eq!(
+            probe_line(&answer("a wrong secret", false)),
+            "  FAIL signed with a wrong secret: accepted (200)"
+        );
+    }
 }

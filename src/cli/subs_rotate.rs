@@ -164,12 +164,7 @@ pub(crate) async fn run(
         ));
         let checked = check(&record.url, &probe, &new, current.as_ref()).await?;
         for answer in &checked.answers {
-            say(format!(
-                "  {} signed with the {}: {}",
-                if answer.ok { "ok  " } else { "FAIL" },
-                answer.signed_with,
-                answer.verdict
-            ));
+            say(super::subs::probe_line(answer));
         }
         if current.is_none() {
             say(format!(
@@ -204,9 +199,8 @@ pub(crate) async fn run(
         &record.id,
         "rotate",
         format!(
-            "secret version {} → {}{}",
-            record.secret_version,
-            updated.secret_version,
+            "{}{}",
+            store::changes::detail(Some(&record), Some(&updated)),
             if args.skip_check {
                 " (check skipped)"
             } else {

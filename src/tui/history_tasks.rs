@@ -22,7 +22,7 @@ use earshot_core::history::incidents;
 use earshot_core::history::session_view::{self, SessionView};
 use earshot_core::history::{recover, sweep};
 use earshot_core::redact::SecretString;
-use earshot_core::store::{self, AsyncStore, Store, StoreError, sessions};
+use earshot_core::store::{self, AsyncStore, Store, StoreError, changes, sessions};
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
@@ -157,7 +157,7 @@ pub(crate) async fn recover(
         .map_err(failure)?;
         let delivered = report.delivered();
         if !report.sent.is_empty() {
-            let detail = format!("{} re-sent, {delivered} delivered", report.sent.len());
+            let detail = changes::recover_detail(report.sent.len(), delivered);
             note_change(log, &subscription_id, "recover", detail).await;
         }
         let mut summary = format!(
@@ -182,37 +182,24 @@ pub(crate) async fn recover(
 }
 
 /// Records a change the console made on the platform (never a secret), so
-/// `earshot changes` and the Health board show it; a store that cannot be
-/// written is logged, and the change stands.
+/// `earshot changes` and the Health board show it; tried twice, as the
+/// command line does ([`changes::record_with_retry`]); a store that cannot
+/// be written is logged, and the change stands.
 pub(crate) async fn note_change(
     path: StorePath,
     subscription_id: &str,
     action: &str,
     detail: String,
 ) {
-    let change = earshot_core::store::changes::Change::now(
-        incidents::operator(),
-        subscription_id,
-        action,
-        detail,
-    );
-    // The audit trail is worth a second try: two changes made at once can
-    // meet a store that one of them is still creating.
-    for attempt in 1..=2 {
-        let change = change.clone();
-        let result = with_store(path.clone(), move |store| {
-            earshot_core::store::changes::record(store, &change).map_err(|error| error.to_string())
-        })
-        .await;
-        match result {
-            Ok(()) => return,
-            Err(failure) if attempt == 1 => {
-                tracing::debug!(error = %failure.message, "recording the change again");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-            Err(failure) => {
-                tracing::warn!(error = %failure.message, "the change was not recorded");
-            }
-        }
+    let change = changes::Change::now(incidents::operator(), subscription_id, action, detail);
+    let recorded = tokio::task::spawn_blocking(move || {
+        let path = path?;
+        changes::record_with_retry(|| Store::open(&path), &change)
+    })
+    .await;
+    match recorded {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(%error, "the change was not recorded"),
+        Err(error) => tracing::warn!(%error, "the change was not recorded"),
     }
 }

@@ -65,6 +65,34 @@ impl DerefMut for TerminalGuard {
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         restore();
+        // A terminal that went away (closed, SIGHUP, a dropped SSH link)
+        // refuses the cursor, and every later write to it fails: Rust's
+        // `eprintln!` (ratatui's own drop prints one) panics on a failed
+        // write, and a panic in a drop aborts, skipping every clean-up after
+        // the console (the demo's directory). Output goes nowhere instead.
+        if self.terminal.show_cursor().is_err() {
+            silence_output();
+        }
+    }
+}
+
+/// Points standard output and error at `/dev/null`: what is printed once
+/// the terminal is gone is lost instead of a panic.
+fn silence_output() {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+            return;
+        };
+        for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+            // SAFETY: dup2 replaces the descriptor atomically with one this
+            // function holds open; the standard streams' Rust handles keep
+            // using the descriptor number, now /dev/null.
+            unsafe {
+                libc::dup2(null.as_raw_fd(), fd);
+            }
+        }
     }
 }
 

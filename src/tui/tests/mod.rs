@@ -8,6 +8,7 @@ mod changes_worker;
 mod event_loop;
 mod jobs_worker;
 mod probe_worker;
+mod readme;
 mod screens;
 mod session_worker;
 mod support;

@@ -166,6 +166,14 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Closes the session's terminal, as closing a terminal window does:
+    /// its processes get SIGHUP, and their terminal is gone.
+    pub fn close(&self) {
+        self.run(&["kill-session", "-t", SESSION]);
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").output();

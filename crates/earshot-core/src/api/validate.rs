@@ -391,6 +391,36 @@ mod tests {
         }
     }
 
+    /// Every other spelling of a loopback host the URL parser accepts is
+    /// refused as loopback too: it is the address, not the text, that is
+    /// checked.
+    #[test]
+    fn loopback_in_any_spelling_is_refused() {
+        for raw in [
+            "https://[::ffff:127.0.0.1]/new",
+            "https://[::ffff:7f00:1]/new",
+            "https://2130706433/new",
+            "https://0x7f000001/new",
+            "https://0177.0.0.1/new",
+            "https://127.1/new",
+            "https://127.0.0.1./new",
+            "https://localhost./new",
+            "https://LOCALHOST/new",
+            "https://api.localhost/new",
+            "https://[0:0:0:0:0:0:0:1]/new",
+        ] {
+            let error = url(raw).expect_err(raw);
+            assert!(error.rule.contains("loopback"), "{raw}: {error}");
+        }
+        for raw in ["https://0.0.0.0/new", "https://0/new", "https://[::]/new"] {
+            let error = url(raw).expect_err(raw);
+            assert!(error.rule.contains("unspecified"), "{raw}: {error}");
+        }
+        for raw in ["http://127.0.0.1:9/new", "http://[::ffff:127.0.0.1]/new"] {
+            let error = url(raw).expect_err(raw);
+            assert!(error.rule.contains("https://"), "{raw}: {error}");
+        }
+    }
     #[test]
     fn event_rules() {
         assert!(event_names(&["call.ended".into()]).is_ok());

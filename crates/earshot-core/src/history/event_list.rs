@@ -22,6 +22,63 @@ pub struct SubscriptionOutcome {
     pub id: String,
     pub state: EventState,
     pub attempts: i64,
+    /// The observer's own subscription, as evidence names it
+    /// ([`deliveries::observer_subscriptions`]): not a customer's.
+    pub observer: bool,
+}
+
+impl SubscriptionOutcome {
+    /// How a list shows it: `db318dee missed ×4` (attempts when more than
+    /// one), or for the observer's own subscription `obs ✓` when it was
+    /// delivered and `obs missed` otherwise.
+    pub fn short_text(&self) -> String {
+        if self.observer {
+            return match self.state {
+                EventState::Delivered => "obs ✓".to_owned(),
+                state => format!("obs {}", state.as_str()),
+            };
+        }
+        let mut text = format!("{} {}", crate::api::short_id(&self.id), self.state.as_str());
+        if self.attempts > 1 {
+            text.push_str(&format!(" ×{}", self.attempts));
+        }
+        text
+    }
+}
+
+/// Puts a list's outcomes in the order every list shows them: the
+/// subscription `named` (an id prefix, as a `sub:` filter gives it) first,
+/// then the customers' worst first (missed, pending, unknown, recovered,
+/// delivered: what a cut cell keeps is what needs a look), then the
+/// observer's own; by id among equals.
+pub fn order_outcomes(outcomes: &mut [SubscriptionOutcome], named: Option<&str>) {
+    let group = |outcome: &SubscriptionOutcome| {
+        if named.is_some_and(|prefix| outcome.id.starts_with(prefix)) {
+            0
+        } else if outcome.observer {
+            2
+        } else {
+            1
+        }
+    };
+    outcomes.sort_by(|a, b| {
+        group(a)
+            .cmp(&group(b))
+            .then_with(|| severity(a.state).cmp(&severity(b.state)))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+}
+
+/// How bad a state is, worst (missed, 0) first: the order of the
+/// outcomes in a row and of rows sorted by their worst.
+pub fn severity(state: EventState) -> u8 {
+    match state {
+        EventState::Missed => 0,
+        EventState::Pending => 1,
+        EventState::Unknown => 2,
+        EventState::Recovered => 3,
+        EventState::Delivered => 4,
+    }
 }
 
 /// One event of the list.
@@ -41,20 +98,19 @@ pub struct EventRow {
 }
 
 impl EventRow {
+    /// How many customers' subscriptions it went to (the observer's own
+    /// left out).
+    pub fn customers(&self) -> usize {
+        self.subscriptions.iter().filter(|o| !o.observer).count()
+    }
+
     /// The worst state among its subscriptions (missed before pending
     /// before unknown before recovered before delivered).
     pub fn worst(&self) -> Option<EventState> {
-        let rank = |state: EventState| match state {
-            EventState::Missed => 0,
-            EventState::Pending => 1,
-            EventState::Unknown => 2,
-            EventState::Recovered => 3,
-            EventState::Delivered => 4,
-        };
         self.subscriptions
             .iter()
             .map(|outcome| outcome.state)
-            .min_by_key(|state| rank(*state))
+            .min_by_key(|state| severity(*state))
     }
 }
 
@@ -78,19 +134,22 @@ pub fn list(
     let ids: Vec<&str> = listed.iter().map(|event| event.event_id.as_str()).collect();
     let mut outcomes = event_list::outcomes_of(store, &ids)?;
     outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    let observers = deliveries::observer_subscriptions(store)?;
     Ok(listed
         .into_iter()
         .map(|event| {
             let start = outcomes.partition_point(|o| o.event_id.as_deref() < Some(&event.event_id));
-            let subscriptions = outcomes[start..]
+            let mut subscriptions: Vec<SubscriptionOutcome> = outcomes[start..]
                 .iter()
                 .take_while(|o| o.event_id.as_deref() == Some(event.event_id.as_str()))
                 .map(|o| SubscriptionOutcome {
                     id: o.subscription_id.clone(),
                     state: o.state,
                     attempts: o.attempts,
+                    observer: observers.contains(&o.subscription_id),
                 })
                 .collect();
+            order_outcomes(&mut subscriptions, query.subscription.as_deref());
             row(event, subscriptions)
         })
         .collect())
@@ -177,14 +236,17 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
             attempts,
         });
     }
-    let subscriptions_row = outcomes
+    let observers = deliveries::observer_subscriptions(store)?;
+    let mut subscriptions_row: Vec<SubscriptionOutcome> = outcomes
         .iter()
         .map(|o| SubscriptionOutcome {
             id: o.subscription_id.clone(),
             state: o.state,
             attempts: o.attempts,
+            observer: observers.contains(&o.subscription_id),
         })
         .collect();
+    order_outcomes(&mut subscriptions_row, None);
     let listed = ListedEvent {
         event_id: stored.event_id,
         event: stored.event,

@@ -1,12 +1,18 @@
 //! What earshot changed on the platform (create, update, pause, resume,
 //! rotate, delete, recover runs): when, by whom, on which subscription,
 //! what — never a secret (a rotation records the version), so "what
-//! changed at 14:05?" has an answer during an incident.
+//! changed at 14:05?" has an answer during an incident. The command line
+//! and the console word a change's detail with one function ([`detail`])
+//! and record it with one ([`record_with_retry`]).
+
+use std::fmt::Display;
+use std::time::Duration;
 
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use super::Store;
+use crate::api::types::agents::Subscription;
 
 /// One change.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -33,6 +39,102 @@ impl Change {
             detail,
         }
     }
+}
+
+/// What a change did to a subscription, from its record before (`None`
+/// for a create) and after (`None` for a delete): `https://a/x for
+/// call.ended,call.failed` (created), `https://a/x` (deleted), else what
+/// differs, `; `-separated: `url https://a/x → https://b/y`, `events a → a,b`,
+/// `state enabled → paused`, `secret version 1 → 2`. A URL's query (which
+/// may hold a token) is left out, and a secret is never in a record.
+pub fn detail(before: Option<&Subscription>, after: Option<&Subscription>) -> String {
+    let state = |record: &Subscription| if record.enabled { "enabled" } else { "paused" };
+    match (before, after) {
+        (None, None) => String::new(),
+        (None, Some(after)) => format!(
+            "{} for {}{}",
+            url_text(&after.url),
+            after.events.join(","),
+            if after.enabled { "" } else { " (paused)" }
+        ),
+        (Some(before), None) => url_text(&before.url),
+        (Some(before), Some(after)) => {
+            let mut parts = Vec::new();
+            if before.url != after.url {
+                parts.push(format!(
+                    "url {} → {}",
+                    url_text(&before.url),
+                    url_text(&after.url)
+                ));
+            }
+            if before.events != after.events {
+                parts.push(format!(
+                    "events {} → {}",
+                    before.events.join(","),
+                    after.events.join(",")
+                ));
+            }
+            if before.enabled != after.enabled {
+                parts.push(format!("state {} → {}", state(before), state(after)));
+            }
+            if before.secret_version != after.secret_version {
+                parts.push(format!(
+                    "secret version {} → {}",
+                    before.secret_version, after.secret_version
+                ));
+            }
+            if parts.is_empty() {
+                "nothing changed".to_owned()
+            } else {
+                parts.join("; ")
+            }
+        }
+    }
+}
+
+/// A recover run's detail: `23 re-sent, 23 delivered`.
+pub fn recover_detail(sent: usize, delivered: usize) -> String {
+    format!("{sent} re-sent, {delivered} delivered")
+}
+
+/// A URL as a change's detail shows it: without its query (`?…`).
+fn url_text(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, _)) => format!("{base}?…"),
+        None => url.to_owned(),
+    }
+}
+
+/// How long [`record_with_retry`] waits before its second try.
+const RETRY_AFTER: Duration = Duration::from_millis(100);
+
+/// Opens the store with `open` and records `change`, once more after
+/// 100 ms if that fails: the audit trail is worth a second try, as two
+/// changes made at once can meet a store one of them is still creating,
+/// or busy. Blocks (the console calls it on the blocking pool). The error
+/// of the second try, in words.
+pub fn record_with_retry<E: Display>(
+    open: impl Fn() -> Result<Store, E>,
+    change: &Change,
+) -> Result<(), String> {
+    twice(|| {
+        let store = open().map_err(|error| error.to_string())?;
+        record(&store, change).map_err(|error| error.to_string())
+    })
+}
+
+/// [`record_with_retry`] in a store already open.
+pub fn record_twice(store: &Store, change: &Change) -> Result<(), String> {
+    twice(|| record(store, change).map_err(|error| error.to_string()))
+}
+
+/// `attempt`, and once more after [`RETRY_AFTER`] if it fails.
+fn twice(attempt: impl Fn() -> Result<(), String>) -> Result<(), String> {
+    attempt().or_else(|first| {
+        tracing::debug!(error = %first, "recording the change again");
+        std::thread::sleep(RETRY_AFTER);
+        attempt()
+    })
 }
 
 /// Records `change`.
@@ -81,4 +183,73 @@ fn change_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
         action: row.get(3)?,
         detail: row.get(4)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(url: &str, events: &[&str], enabled: bool, version: u32) -> Subscription {
+        Subscription {
+            id: "sub_1".into(),
+            url: url.into(),
+            events: events.iter().map(|event| (*event).to_owned()).collect(),
+            agent_id: None,
+            enabled,
+            secret_version: version,
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_detail_says_what_differs_and_never_a_query() {
+        let a = record("https://a.example/x?token=s3cret", &["call.ended"], true, 1);
+        let b = record(
+            "https://b.example/y",
+            &["call.ended", "call.failed"],
+            false,
+            2,
+        );
+        assert_eq!(
+            detail(None, Some(&a)),
+            "https://a.example/x?… for call.ended"
+        );
+        assert_eq!(detail(Some(&b), None), "https://b.example/y");
+        assert_eq!(
+            detail(Some(&a), Some(&b)),
+            "url https://a.example/x?… → https://b.example/y; events call.ended → \
+             call.ended,call.failed; state enabled → paused; secret version 1 → 2"
+        );
+        assert_eq!(detail(Some(&a), Some(&a)), "nothing changed");
+        assert!(!detail(Some(&a), Some(&b)).contains("s3cret"));
+        assert_eq!(
+            detail(None, Some(&b)),
+            "https://b.example/y for call.ended,call.failed (paused)"
+        );
+    }
+
+    #[test]
+    fn a_change_is_recorded_on_the_second_try_when_the_first_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("earshot.db");
+        let tries = std::cell::Cell::new(0);
+        let open = || {
+            tries.set(tries.get() + 1);
+            if tries.get() == 1 {
+                Err("the store is being created")
+            } else {
+                Store::open(&path).map_err(|_| "cannot open")
+            }
+        };
+        let change = Change::now(
+            "bob".into(),
+            "sub_1",
+            "pause",
+            "state enabled → paused".into(),
+        );
+        assert_eq!(record_with_retry(open, &change), Ok(()));
+        assert_eq!(tries.get(), 2);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(since(&store, 0).unwrap(), vec![change]);
+    }
 }

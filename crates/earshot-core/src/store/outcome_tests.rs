@@ -342,3 +342,45 @@ fn the_event_list_filters_by_state_subscription_type_session_and_text() {
         ]
     );
 }
+
+#[test]
+fn the_event_list_puts_the_named_subscription_first_and_the_observer_last() {
+    use crate::history::event_list::list;
+    use crate::history::event_query::EventQuery;
+    let (_dir, mut store) = temp_store();
+    let subs = [
+        subscription("aaaa1111", &SESSION_EVENTS, true),
+        subscription("bbbb2222", &SESSION_EVENTS, true),
+        subscription("0bse0000", &SESSION_EVENTS, true),
+    ];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    // The observer filed e1 from attempt `d1`: its subscription is 0bse0000.
+    events::insert(&store.conn, &event("e1", "ses_one", "session.started", T0)).unwrap();
+    let records = vec![
+        delivered("d1", "0bse0000", "ses_one", T0 + 100),
+        failed("r1", "aaaa1111", "ses_one", 401, T0 + 100),
+        delivered("r2", "bbbb2222", "ses_one", T0 + 100),
+    ];
+    deliveries::record_sweep(&mut store, "ses_one", &records, T0 + HOUR).unwrap();
+    let shown = |query: &str| -> (Vec<String>, usize) {
+        let query = EventQuery::parse(query, T0 + HOUR).unwrap();
+        let rows = list(&store, &query, T0 - 1, 100).unwrap();
+        let row = &rows[0];
+        let texts = row.subscriptions.iter().map(|o| o.short_text()).collect();
+        (texts, row.customers())
+    };
+    let (texts, customers) = shown("");
+    assert_eq!(
+        texts,
+        ["aaaa1111 missed", "bbbb2222 delivered", "obs ✓"],
+        "customers worst first, the observer last and marked"
+    );
+    assert_eq!(customers, 2, "the observer is no customer");
+    let (texts, _) = shown("sub:bbbb");
+    assert_eq!(texts, ["bbbb2222 delivered", "aaaa1111 missed", "obs ✓"]);
+    let (texts, _) = shown("sub:0bse");
+    assert_eq!(
+        texts[0], "obs ✓",
+        "the named one first, even the observer's"
+    );
+}

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 
 use crate::tui::widgets::table_view::{Column, Schema, SortKey};
 use crate::tui::widgets::utc_clock;
-use earshot_core::history::event_list::EventRow;
+use earshot_core::history::event_list::{EventRow, severity};
 
 /// The PER SUBSCRIPTION column's text: each subscription and its state.
 fn outcomes(row: &EventRow) -> String {
@@ -21,14 +21,7 @@ fn outcomes(row: &EventRow) -> String {
 
 /// How bad its worst outcome is (missed first when ascending).
 fn worst_rank(row: &EventRow) -> SortKey<'static> {
-    use earshot_core::store::outcomes::EventState;
-    SortKey::number(row.worst().map(|state| match state {
-        EventState::Missed => 0,
-        EventState::Pending => 1,
-        EventState::Unknown => 2,
-        EventState::Recovered => 3,
-        EventState::Delivered => 4,
-    }))
+    SortKey::number(row.worst().map(|state| i64::from(severity(state))))
 }
 
 pub(crate) static TABLE: Schema<EventRow> = Schema {

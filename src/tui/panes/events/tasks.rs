@@ -118,12 +118,10 @@ async fn resend(
                 .sent
                 .first()
                 .ok_or_else(|| Failure::new("nothing was sent"))?;
-            let answer = if sent.delivered {
-                "delivered"
-            } else {
-                "not delivered"
-            };
-            let detail = format!("event {event_id} re-sent: {answer}");
+            let detail = format!(
+                "{} (event {event_id})",
+                earshot_core::store::changes::recover_detail(1, usize::from(sent.delivered))
+            );
             note_change(log, &plan.subscription.id, "recover", detail).await;
             Ok(sent_line(sent, &plan.subscription.url))
         }

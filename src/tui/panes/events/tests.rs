@@ -35,6 +35,7 @@ fn event(n: i64) -> EventRow {
             id: SUB.into(),
             state: EventState::Missed,
             attempts: 4,
+            observer: false,
         }],
     }
 }

@@ -16,7 +16,7 @@ use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 use crate::tui::widgets::table_view::{draw_prompt, filter_title, prompt_line};
-use crate::tui::widgets::{fit, utc_clock, wrap_words};
+use crate::tui::widgets::{fit, fit_line, utc_clock, width as text_width, wrap_words};
 use earshot_core::history::body_view;
 use earshot_core::history::event_list::{AttemptLine, EventDetail, EventRow, SubscriptionTimeline};
 use earshot_core::store::outcomes::EventState;
@@ -124,27 +124,17 @@ fn list_row(row: &EventRow, selected: bool, outcome_w: usize, theme: &Theme) -> 
     let mut style = row
         .worst()
         .map_or(theme.style(Role::Muted), |state| state_style(state, theme));
-    let mut outcomes = Vec::new();
-    let mut room = outcome_w;
-    for (index, outcome) in row.subscriptions.iter().enumerate() {
-        let mut text = format!("{} {}", short_id(&outcome.id), outcome.state.as_str());
-        if outcome.attempts > 1 {
-            text.push_str(&format!(" ×{}", outcome.attempts));
-        }
-        if index > 0 {
-            text.insert_str(0, " · ");
-        }
-        let shown = fit(&text, room);
-        room = room.saturating_sub(crate::tui::widgets::width(&shown));
-        let mut span_style = state_style(outcome.state, theme);
-        if selected {
-            span_style = span_style.patch(theme.selection());
-        }
-        outcomes.push(Span::styled(shown, span_style));
-        if room == 0 {
-            break;
-        }
-    }
+    let mut outcomes: Vec<Span<'static>> = outcome_cell(row, outcome_w)
+        .into_iter()
+        .map(|(text, state)| {
+            let mut span_style =
+                state.map_or(theme.style(Role::Muted), |state| state_style(state, theme));
+            if selected {
+                span_style = span_style.patch(theme.selection());
+            }
+            Span::styled(text, span_style)
+        })
+        .collect();
     if outcomes.is_empty() {
         outcomes.push(Span::raw("no subscription listens"));
     }
@@ -155,9 +145,76 @@ fn list_row(row: &EventRow, selected: bool, outcome_w: usize, theme: &Theme) -> 
         Line::from(utc_clock(row.occurred_ms)),
         Line::from(fit(&row.event, usize::from(TYPE_W))),
         Line::from(fit(&row.session_id, usize::from(SESSION_W))),
-        Line::from(outcomes),
+        fit_line(Line::from(outcomes), outcome_w),
     ])
     .style(style)
+}
+
+/// The PER SUBSCRIPTION cell in `width` columns, as pieces and the state
+/// each is coloured by: the outcomes in the list's order (the one a
+/// `sub:` filter names first, always shown), the customers' that do not
+/// fit counted, `+3 more` (no state), never cut mid-id; the observer's own
+/// (`obs ✓`) last when there is room: every event listed is one the
+/// observer stored, so its mark is what gives way first.
+pub(crate) fn outcome_cell(row: &EventRow, width: usize) -> Vec<(String, Option<EventState>)> {
+    let with_observer = cell_pieces(row, width, true);
+    let used: usize = with_observer.iter().map(|(text, _)| text_width(text)).sum();
+    if used <= width {
+        with_observer
+    } else {
+        cell_pieces(row, width, false)
+    }
+}
+
+/// [`outcome_cell`]'s pieces, with or without the observer's mark (when it
+/// is not the first).
+fn cell_pieces(row: &EventRow, width: usize, observer: bool) -> Vec<(String, Option<EventState>)> {
+    const SEP: &str = " · ";
+    let all = &row.subscriptions;
+    let texts: Vec<String> = all.iter().map(|outcome| outcome.short_text()).collect();
+    let observers_from = |start: usize| -> usize {
+        if !observer {
+            return 0;
+        }
+        (start..all.len())
+            .filter(|&i| all[i].observer)
+            .map(|i| text_width(SEP) + text_width(&texts[i]))
+            .sum()
+    };
+    let customers_from =
+        |start: usize| -> usize { all[start..].iter().filter(|o| !o.observer).count() };
+    let more = |count: usize| format!("+{count} more");
+    let mut pieces = Vec::new();
+    let mut used = 0;
+    for (index, outcome) in all.iter().enumerate() {
+        let sep = if pieces.is_empty() { "" } else { SEP };
+        let piece = format!("{sep}{}", texts[index]);
+        if index > 0 && outcome.observer && !observer {
+            continue;
+        }
+        if index > 0 && !outcome.observer {
+            let after = customers_from(index + 1);
+            let counted = if after > 0 {
+                text_width(SEP) + text_width(&more(after))
+            } else {
+                0
+            };
+            if used + text_width(&piece) + counted + observers_from(index + 1) > width {
+                pieces.push((format!("{sep}{}", more(customers_from(index))), None));
+                if observer {
+                    for (rest, text) in all.iter().zip(&texts).skip(index + 1) {
+                        if rest.observer {
+                            pieces.push((format!("{SEP}{text}"), Some(rest.state)));
+                        }
+                    }
+                }
+                break;
+            }
+        }
+        used += text_width(&piece);
+        pieces.push((piece, Some(outcome.state)));
+    }
+    pieces
 }
 
 fn state_style(state: EventState, theme: &Theme) -> Style {
@@ -212,7 +269,7 @@ pub(crate) fn detail_lines(
         Line::default(),
         heading(format!(
             " per subscription ({}; m marks one for R re-send and s signature)",
-            detail.subscriptions.len()
+            subscriptions_count(detail)
         )),
     ];
     if detail.subscriptions.is_empty() {
@@ -222,7 +279,14 @@ pub(crate) fn detail_lines(
         )));
     }
     for (index, timeline) in detail.subscriptions.iter().enumerate() {
-        lines.extend(timeline_lines(timeline, index == marked, width, theme));
+        let observer = is_observer(detail, &timeline.outcome.subscription_id);
+        lines.extend(timeline_lines(
+            timeline,
+            index == marked,
+            observer,
+            width,
+            theme,
+        ));
     }
     lines.push(Line::default());
     lines.push(heading(" headers (as the observer stored them)".to_owned()));
@@ -251,9 +315,32 @@ pub(crate) fn detail_lines(
     lines
 }
 
+/// Whether `id` is the observer's own subscription (as the list marks it).
+fn is_observer(detail: &EventDetail, id: &str) -> bool {
+    detail
+        .row
+        .subscriptions
+        .iter()
+        .any(|outcome| outcome.observer && outcome.id == id)
+}
+
+/// `3 customers and the observer`, `1 customer`: the observer's own
+/// subscription is never counted as a customer.
+fn subscriptions_count(detail: &EventDetail) -> String {
+    let observer = detail
+        .subscriptions
+        .iter()
+        .any(|timeline| is_observer(detail, &timeline.outcome.subscription_id));
+    let customers = detail.subscriptions.len() - usize::from(observer);
+    let plural = if customers == 1 { "" } else { "s" };
+    let and = if observer { " and the observer" } else { "" };
+    format!("{customers} customer{plural}{and}")
+}
+
 fn timeline_lines(
     timeline: &SubscriptionTimeline,
     marked: bool,
+    observer: bool,
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
@@ -279,6 +366,12 @@ fn timeline_lines(
             theme.style(Role::Muted),
         ),
     ];
+    if observer {
+        head.push(Span::styled(
+            "  (the observer's own)",
+            theme.style(Role::Muted),
+        ));
+    }
     if marked {
         head[1] = head[1].clone().patch_style(theme.selection());
     }

@@ -10,9 +10,10 @@ use crate::tui::action::Failure;
 use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
-use earshot_core::api::types::agents::{NewSubscription, SubscriptionPatch};
+use earshot_core::api::types::agents::{NewSubscription, Subscription, SubscriptionPatch};
 use earshot_core::history::rotation::{self, WatchReport};
 use earshot_core::redact::SecretString;
+use earshot_core::store::changes;
 
 /// How long the console watches a rotated subscription.
 pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
@@ -89,21 +90,22 @@ impl PaneEffect<SubsResult> for SubsEffect {
                 tracing::info!("create subscription");
                 let result = client.create_subscription(&request).await.map_err(api);
                 if let Ok(created) = &result {
-                    let detail = format!("{} for {}", created.url, created.events.join(","));
+                    let detail = changes::detail(None, Some(created));
                     note_change(store, &created.id, "create", detail).await;
                 }
                 SubsResult::Created { result }
             }
             SubsEffect::Patch { id, patch } => {
                 tracing::info!(%id, enabled = ?patch.enabled, "update subscription");
+                let before = record_before(&client, &id).await;
                 let result = client.update_subscription(&id, &patch).await.map_err(api);
-                if result.is_ok() {
+                if let Ok(after) = &result {
                     let action = match patch.enabled {
                         Some(true) => "resume",
                         Some(false) => "pause",
                         None => "update",
                     };
-                    note_change(store, &id, action, String::new()).await;
+                    note_change(store, &id, action, change_detail(before, Some(after))).await;
                 }
                 SubsResult::Patched { id, result }
             }
@@ -113,10 +115,11 @@ impl PaneEffect<SubsResult> for SubsEffect {
                     secret: Some(secret),
                     ..Default::default()
                 };
+                let before = record_before(&client, &id).await;
                 let result = client.update_subscription(&id, &patch).await.map_err(api);
                 if let Ok(rotated) = &result {
                     // The version, never the secret.
-                    let detail = format!("secret version {}", rotated.secret_version);
+                    let detail = change_detail(before, Some(rotated));
                     note_change(store, &id, "rotate", detail).await;
                 }
                 SubsResult::Rotated { id, result }
@@ -139,14 +142,31 @@ impl PaneEffect<SubsResult> for SubsEffect {
             SubsEffect::StopRotationWatch => return,
             SubsEffect::Delete { id } => {
                 tracing::info!(%id, "delete subscription");
+                let before = record_before(&client, &id).await;
                 let result = client.delete_subscription(&id).await.map_err(api);
                 if result.is_ok() {
-                    note_change(store, &id, "delete", String::new()).await;
+                    note_change(store, &id, "delete", change_detail(before, None)).await;
                 }
                 SubsResult::Deleted { id, result }
             }
         };
         report.send(result);
+    }
+}
+
+/// The subscription as the platform holds it before a change, for the
+/// change log's detail (the command line reads it the same way); `None`
+/// when it cannot be read, and the change goes ahead.
+async fn record_before(client: &Client, id: &str) -> Option<Subscription> {
+    client.get_subscription(id).await.ok()
+}
+
+/// The change log's detail ([`changes::detail`]), or that the record
+/// before is unknown.
+fn change_detail(before: Option<Subscription>, after: Option<&Subscription>) -> String {
+    match before {
+        Some(before) => changes::detail(Some(&before), after),
+        None => "unknown: the subscription could not be read before the change".to_owned(),
     }
 }
 

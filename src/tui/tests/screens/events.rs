@@ -19,6 +19,7 @@ fn outcome(id: &str, state: EventState, attempts: i64) -> SubscriptionOutcome {
         id: id.into(),
         state,
         attempts,
+        observer: false,
     }
 }
 
@@ -123,8 +124,21 @@ fn attempt(n: u32, status: u16, retry: bool) -> AttemptLine {
     }
 }
 
+/// The observer's one attempt, answered 200.
+fn delivered_attempt() -> AttemptLine {
+    let mut line = attempt(1, 200, false);
+    line.record.subscription_id = FINE.into();
+    line.record.status = DeliveryStatus::Delivered;
+    line.record.error = None;
+    line.record.delivered_at = Some(line.record.created_at);
+    line.diagnosis = None;
+    line
+}
+
 fn detail() -> EventDetail {
-    let row = event(1, "call.ended", EventState::Missed);
+    let mut row = event(1, "call.ended", EventState::Missed);
+    // FINE is the observer's own subscription.
+    row.subscriptions[1].observer = true;
     let outcome = Outcome {
         subscription_id: BROKEN.into(),
         event_key: row.event_id.clone(),
@@ -155,11 +169,26 @@ fn detail() -> EventDetail {
             ("x-svc-event".into(), "call.ended".into()),
         ],
         body: body.to_string().into_bytes(),
-        subscriptions: vec![SubscriptionTimeline {
-            outcome,
-            url: Some("https://hooks.example.com/voice".into()),
-            attempts: vec![attempt(1, 401, true), attempt(2, 401, false)],
-        }],
+        subscriptions: vec![
+            SubscriptionTimeline {
+                outcome: outcome.clone(),
+                url: Some("https://hooks.example.com/voice".into()),
+                attempts: vec![attempt(1, 401, true), attempt(2, 401, false)],
+            },
+            SubscriptionTimeline {
+                outcome: Outcome {
+                    subscription_id: FINE.into(),
+                    state: EventState::Delivered,
+                    attempts: 1,
+                    http_status_code: 200,
+                    first_failure_ms: None,
+                    last_failure_ms: None,
+                    ..outcome
+                },
+                url: Some("https://observer.example.com/inbox".into()),
+                attempts: vec![delivered_attempt()],
+            },
+        ],
     }
 }
 
@@ -175,7 +204,93 @@ fn events_detail_with_attempts_and_the_body_masked() {
     assert!(!screen.contains("5555550189"), "{screen}");
     assert!(!screen.contains("deadbeef"), "{screen}");
     assert!(screen.contains("+1 •••• ••89"), "{screen}");
+    assert!(
+        screen.contains("per subscription (1 customer and the observer;"),
+        "{screen}"
+    );
+    let observer = screen
+        .lines()
+        .find(|line| line.contains("2b3c4d5e DELIVERED"))
+        .unwrap_or_else(|| panic!("the observer's timeline: {screen}"));
+    assert!(observer.contains("(the observer's own)"), "{observer}");
     keys(&mut app, "n");
     let screen = screen_text(&render(&app, (120, 40)));
     assert!(screen.contains("+15555550189"), "n shows it: {screen}");
+}
+
+/// Six customers and the observer, filtered to the fifth customer: it
+/// comes first, the observer is marked `obs ✓` and never counted as a
+/// customer, and what does not fit is `+N more`, never a cut id.
+#[test]
+fn events_list_outcomes_named_first_observer_marked_rest_counted() {
+    use earshot_core::history::event_list::order_outcomes;
+    let mut app = on_events();
+    keys(&mut app, "/sub:5e6f");
+    app.update(key(KeyCode::Enter));
+    let mut subscriptions: Vec<SubscriptionOutcome> = [
+        (
+            "0b5e7e11-0000-4000-8000-000000000000",
+            EventState::Delivered,
+        ),
+        ("1a2b3c4d-0000-4000-8000-000000000001", EventState::Missed),
+        (
+            "2b3c4d5e-0000-4000-8000-000000000002",
+            EventState::Delivered,
+        ),
+        ("3c4d5e6f-0000-4000-8000-000000000003", EventState::Pending),
+        (
+            "4d5e6f7a-0000-4000-8000-000000000004",
+            EventState::Delivered,
+        ),
+        (
+            "5e6f7a8b-0000-4000-8000-000000000005",
+            EventState::Recovered,
+        ),
+        (
+            "6f7a8b9c-0000-4000-8000-000000000006",
+            EventState::Delivered,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(n, (id, state))| SubscriptionOutcome {
+        observer: n == 0,
+        ..outcome(id, state, 1)
+    })
+    .collect();
+    order_outcomes(&mut subscriptions, Some("5e6f"));
+    let mut row = event(1, "call.ended", EventState::Missed);
+    row.subscriptions = subscriptions;
+    assert_eq!(row.customers(), 6);
+    app.events.set_rows(vec![row]);
+    snapshot("events_list_outcomes", &app);
+    for size in [(80, 24), (120, 40)] {
+        let screen = screen_text(&render(&app, size));
+        let line = screen
+            .lines()
+            .find(|line| line.contains("call_4f2a9c1e7b01"))
+            .unwrap_or_else(|| panic!("the event's row: {screen}"));
+        let cell = line
+            .split_once("call_4f2a9c1e7b01")
+            .map(|(_, cell)| cell.trim())
+            .unwrap_or_default();
+        assert!(cell.starts_with("5e6f7a8b recovered"), "{size:?}: {cell}");
+        // The observer's mark gives way first when the room is short.
+        let customers = match cell.strip_suffix(" · obs ✓") {
+            Some(customers) => customers,
+            None if size.0 == 80 => cell,
+            None => panic!("{size:?}: the observer marked: {cell}"),
+        };
+        assert!(!cell.contains('…'), "{size:?}: no cut id: {cell}");
+        // Every short id shown is whole, and the count adds up to six.
+        let (listed, more) = customers
+            .rsplit_once(" · +")
+            .unwrap_or_else(|| panic!("{size:?}: a count: {cell}"));
+        let shown = listed.split(" · ").count();
+        let more: usize = more
+            .strip_suffix(" more")
+            .and_then(|count| count.parse().ok())
+            .unwrap_or_else(|| panic!("{size:?}: a count: {cell}"));
+        assert_eq!(shown + more, 6, "{size:?}: {cell}");
+    }
 }
