@@ -29,6 +29,7 @@ fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> Subscr
         next_retry_at: None,
         failures: Vec::new(),
         latest_change: None,
+        unknown_since: None,
     }
 }
 
@@ -111,8 +112,11 @@ fn health_board_without_an_observer_says_it_cannot_know() {
         state: CoverageState::None,
         last_event_at: None,
         events_in_window: 0,
+        silent_since: None,
+        evidence: None,
         newest_unobserved_ms: None,
         last_event_ms: None,
+        silent_since_ms: None,
     });
     let terminal = render(&app, (120, 40));
     let screen = format!("{:?}", terminal.backend());
