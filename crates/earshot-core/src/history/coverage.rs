@@ -142,7 +142,10 @@ pub fn silence(facts: &ObserverFacts, now_ms: i64, floor_ms: i64) -> Option<Evid
     if let Some(at_ms) = facts.own_attempt_ms.filter(|at| *at > last + floor_ms) {
         return Some(Evidence::OwnAttempt { at_ms });
     }
-    if let Some(at_ms) = facts.newest_unobserved_ms.filter(|at| *at > last + floor_ms) {
+    if let Some(at_ms) = facts
+        .newest_unobserved_ms
+        .filter(|at| *at > last + floor_ms)
+    {
         return Some(Evidence::Unfiled { at_ms });
     }
     let (count, first) = facts.hour_before;

@@ -68,7 +68,12 @@ fn attempts_it_never_filed_are_the_strongest_evidence_its_own_first() {
     facts.newest_unobserved_ms = Some(T0 + 3 * MIN);
     facts.own_attempt_ms = Some(T0 + 2 * MIN);
     let own = silence(&facts, T0 + 5 * MIN, SILENT_AFTER_MS);
-    assert_eq!(own, Some(Evidence::OwnAttempt { at_ms: T0 + 2 * MIN }));
+    assert_eq!(
+        own,
+        Some(Evidence::OwnAttempt {
+            at_ms: T0 + 2 * MIN
+        })
+    );
     assert!(
         own.unwrap()
             .words(T0, T0 + 5 * MIN)
@@ -76,6 +81,16 @@ fn attempts_it_never_filed_are_the_strongest_evidence_its_own_first() {
     );
     facts.own_attempt_ms = None;
     let other = silence(&facts, T0 + 5 * MIN, SILENT_AFTER_MS);
-    assert_eq!(other, Some(Evidence::Unfiled { at_ms: T0 + 3 * MIN }));
-    assert!(other.unwrap().words(T0, T0).contains("3 min after its last one"));
+    assert_eq!(
+        other,
+        Some(Evidence::Unfiled {
+            at_ms: T0 + 3 * MIN
+        })
+    );
+    assert!(
+        other
+            .unwrap()
+            .words(T0, T0)
+            .contains("3 min after its last one")
+    );
 }

@@ -62,8 +62,9 @@ fn attempts_to_the_observers_own_subscription_it_never_filed_make_it_silent() {
     assert_eq!(silent.silent_since_ms, Some(T0 + 5), "its last filed event");
     let line = silent.silence_line().unwrap();
     assert!(
-        line.starts_with("observer silent since 08:00 (the platform tried its own subscription at 08:02, ")
-            && line.ends_with(" after its last filed event)"),
+        line.starts_with(
+            "observer silent since 08:00 (the platform tried its own subscription at 08:02, "
+        ) && line.ends_with(" after its last filed event)"),
         "{line}"
     );
     // Every enabled row reads unknown from then on.
@@ -132,7 +133,14 @@ fn store_with_an_incident() -> (tempfile::TempDir, Store) {
     deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
     events::insert(&store.conn, &filed("e1", "ses_1", "r1", T0)).unwrap();
     let records = [
-        record("r1", "obs", "ses_1", DeliveryStatus::Delivered, Some(200), T0),
+        record(
+            "r1",
+            "obs",
+            "ses_1",
+            DeliveryStatus::Delivered,
+            Some(200),
+            T0,
+        ),
         record("c1", "cust", "ses_1", DeliveryStatus::Failed, Some(401), T0),
     ];
     deliveries::record_sweep(&mut store, "ses_1", &records, T0 + 1_000).unwrap();
@@ -146,10 +154,13 @@ fn store_with_an_incident() -> (tempfile::TempDir, Store) {
 fn deleting_or_pausing_a_subscription_resolves_its_incidents_with_the_reason() {
     for end in [SubscriptionEnd::Deleted, SubscriptionEnd::Paused] {
         let (_dir, mut store) = store_with_an_incident();
-        let resolved =
-            incidents::end_with_subscription(&store.conn, "cust", end, T0 + 2_000).unwrap();
+        let resolved = incidents::end_subscription(&store, "cust", end, T0 + 2_000).unwrap();
         assert_eq!(resolved, 1);
-        assert!(incidents::list(&store, T0 - HOUR, false).unwrap().is_empty());
+        assert!(
+            incidents::list(&store, T0 - HOUR, false)
+                .unwrap()
+                .is_empty()
+        );
         let all = crate::history::incidents::list(&store, T0 - HOUR, true).unwrap();
         assert_eq!(all[0].resolved_reason.as_deref(), Some(end.reason()));
         assert_eq!(all[0].resolved_at.as_deref(), Some("2027-01-15T08:00:02Z"));
@@ -172,7 +183,11 @@ fn deleting_or_pausing_a_subscription_resolves_its_incidents_with_the_reason() {
         let mut again = records.to_vec();
         again[0].attempt_count = 2;
         deliveries::record_sweep(&mut store, "ses_1", &again, T0 + 3_000).unwrap();
-        assert!(incidents::list(&store, T0 - HOUR, false).unwrap().is_empty());
+        assert!(
+            incidents::list(&store, T0 - HOUR, false)
+                .unwrap()
+                .is_empty()
+        );
     }
 }
 
@@ -182,12 +197,18 @@ fn a_listing_without_the_subscription_or_with_it_paused_resolves_its_incidents()
     let paused = [subscription("obs", true), subscription("cust", false)];
     deliveries::replace_subscriptions(&mut store, &paused, T0 + 2_000).unwrap();
     let all = incidents::list(&store, T0 - HOUR, true).unwrap();
-    assert_eq!(all[0].resolved_reason.as_deref(), Some("subscription paused"));
+    assert_eq!(
+        all[0].resolved_reason.as_deref(),
+        Some("subscription paused")
+    );
 
     let (_dir, mut store) = store_with_an_incident();
     let without = [subscription("obs", true)];
     deliveries::replace_subscriptions(&mut store, &without, T0 + 2_000).unwrap();
     let all = incidents::list(&store, T0 - HOUR, true).unwrap();
-    assert_eq!(all[0].resolved_reason.as_deref(), Some("subscription deleted"));
+    assert_eq!(
+        all[0].resolved_reason.as_deref(),
+        Some("subscription deleted")
+    );
     assert_eq!(all[0].resolved_ms, Some(T0 + 2_000));
 }

@@ -79,7 +79,17 @@ impl SubscriptionEnd {
 /// sweep's listing): its open incidents are resolved at `now_ms` with the
 /// reason, and the stored subscription follows (a deleted one leaves the
 /// board, a paused one shows paused). How many incidents it resolved.
-pub fn end_with_subscription(
+pub fn end_subscription(
+    store: &Store,
+    subscription_id: &str,
+    end: SubscriptionEnd,
+    now_ms: i64,
+) -> rusqlite::Result<usize> {
+    end_with_subscription(&store.conn, subscription_id, end, now_ms)
+}
+
+/// [`end_subscription`] inside a transaction (a sweep's listing).
+pub(crate) fn end_with_subscription(
     conn: &Connection,
     subscription_id: &str,
     end: SubscriptionEnd,

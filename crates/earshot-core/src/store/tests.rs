@@ -472,11 +472,9 @@ fn a_version_2_store_gains_the_unfiled_table() {
     // Version 5: why an incident was resolved.
     let reasons: i64 = store
         .conn
-        .query_row(
-            "SELECT count(resolved_reason) FROM incidents",
-            [],
-            |row| row.get(0),
-        )
+        .query_row("SELECT count(resolved_reason) FROM incidents", [], |row| {
+            row.get(0)
+        })
         .unwrap();
     assert_eq!(reasons, 0);
 }
