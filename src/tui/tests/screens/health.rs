@@ -123,6 +123,29 @@ fn health_board_without_an_observer_says_it_cannot_know() {
     assert!(screen.contains("cannot be known"), "{screen}");
 }
 
+/// A silent observer leads the title, whole, at 80 columns.
+#[test]
+fn health_title_leads_with_the_observers_silence_at_80_columns() {
+    let mut app = board();
+    let since = 1_796_479_509_900; // 14:05:09 UTC
+    app.health.coverage = Some(Coverage {
+        state: CoverageState::Silent,
+        last_event_at: None,
+        events_in_window: 505,
+        silent_since: Some("2026-12-05T14:05:09Z".into()),
+        evidence: Some("no event filed for 4 min".into()),
+        newest_unobserved_ms: None,
+        last_event_ms: Some(since),
+        silent_since_ms: Some(since),
+    });
+    let terminal = render(&app, (80, 24));
+    let screen = format!("{:?}", terminal.backend());
+    assert!(
+        screen.contains("Health · observer silent since 14:05"),
+        "{screen}"
+    );
+}
+
 #[test]
 fn health_recover_form_masks_the_secret() {
     let mut app = board();
