@@ -13,6 +13,7 @@ use earshot_core::api::Client;
 use earshot_core::api::types::agents::{NewSubscription, SubscriptionPatch};
 use earshot_core::history::rotation::{self, WatchReport};
 use earshot_core::redact::SecretString;
+use earshot_core::store::incidents::{SubscriptionEnd, end_subscription};
 
 /// How long the console watches a rotated subscription.
 pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
@@ -103,7 +104,10 @@ impl PaneEffect<SubsResult> for SubsEffect {
                         Some(false) => "pause",
                         None => "update",
                     };
-                    note_change(store, &id, action, String::new()).await;
+                    note_change(store.clone(), &id, action, String::new()).await;
+                    if patch.enabled == Some(false) {
+                        end_incidents(store, &id, SubscriptionEnd::Paused).await;
+                    }
                 }
                 SubsResult::Patched { id, result }
             }
@@ -141,12 +145,27 @@ impl PaneEffect<SubsResult> for SubsEffect {
                 tracing::info!(%id, "delete subscription");
                 let result = client.delete_subscription(&id).await.map_err(api);
                 if result.is_ok() {
-                    note_change(store, &id, "delete", String::new()).await;
+                    note_change(store.clone(), &id, "delete", String::new()).await;
+                    end_incidents(store, &id, SubscriptionEnd::Deleted).await;
                 }
                 SubsResult::Deleted { id, result }
             }
         };
         report.send(result);
+    }
+}
+
+/// Resolves the open incidents of a subscription the console deleted or
+/// paused, with the reason; a store that cannot be written is logged.
+async fn end_incidents(store: StorePath, id: &str, end: SubscriptionEnd) {
+    let id = id.to_owned();
+    let ended = with_store(store, move |store| {
+        end_subscription(store, &id, end, earshot_core::store::now_ms())
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    if let Err(failure) = ended {
+        tracing::warn!(error = %failure.message, "its incidents were not resolved");
     }
 }
 
