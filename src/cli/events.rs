@@ -46,6 +46,12 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
         .sweep_first(&args.connection, global, store)
         .await?;
     let rows = list(&store, &query, args.sweep.since, args.limit)?;
+    let now = earshot_core::store::now_ms();
+    let coverage = earshot_core::history::coverage::coverage(&store, args.sweep.since, now)?;
+    if let Some(line) = coverage.silence_line() {
+        // stderr: stdout stays parseable.
+        eprintln!("{line}: events after it are not in the store");
+    }
     if args.json {
         print_json(&rows)?;
     } else {

@@ -1,8 +1,9 @@
 //! `earshot health [--since DURATION]`: sweep the known sessions within a
-//! budget, then report per subscription from the store, in events. Exit 0
-//! when every event was delivered, 1 when something was missed or a
-//! receiver is failing, 3 when the observer saw too little to know ("unknown",
-//! as monitoring plugins use it), 2 on bad input.
+//! budget, then report per subscription from the store, in events. Exits
+//! by the one rule of `history::verdict`: 3 when the observer is silent or
+//! filed nothing in the window ("unknown", as monitoring plugins use it), 1
+//! while an incident is unresolved or an event was missed, else 0 (pending
+//! alone is not a failure); 2 on bad input.
 
 use std::process::ExitCode;
 
@@ -15,6 +16,7 @@ use super::{Connection, GlobalOptions};
 use earshot_core::history::coverage::Coverage;
 use earshot_core::history::report::{SubscriptionHealth, board};
 use earshot_core::history::sweep::SweepReport;
+use earshot_core::history::verdict;
 use earshot_core::store;
 
 #[derive(Args, Debug)]
@@ -63,19 +65,14 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
         emit(&text)?;
         print_board(&report.subscriptions, &swept, args.sweep.no_sweep)?;
     }
-    Ok(exit_code(&report.subscriptions, &report.observer))
-}
-
-/// 1 when something is known to be wrong, else 3 when the observer saw
-/// too little to know, else 0.
-fn exit_code(board: &[SubscriptionHealth], observer: &Coverage) -> ExitCode {
-    if board.iter().any(SubscriptionHealth::is_failing) {
-        ExitCode::FAILURE
-    } else if !observer.is_known() {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    }
+    let incidents = earshot_core::history::incidents::list(&store, args.sweep.since, false)?;
+    let verdict = verdict::verdict(&report, &incidents);
+    eprintln!(
+        "{} events pending; {} unresolved incidents",
+        verdict::pending(&report),
+        incidents.len()
+    );
+    Ok(ExitCode::from(verdict.exit_code()))
 }
 
 fn print_board(
@@ -127,7 +124,10 @@ fn print_board(
             row.events.missed.to_string(),
             row.events.recovered.to_string(),
             row.events.pending.to_string(),
-            row.events.unknown.to_string(),
+            match &row.unknown_since {
+                Some(since) => format!("unknown since {since}"),
+                None => row.events.unknown.to_string(),
+            },
             row.failing_since.clone().unwrap_or_else(|| "-".into()),
             row.last_success_at.clone().unwrap_or_else(|| "-".into()),
         ]);

@@ -2,8 +2,10 @@
 //! (subscription × diagnosis) with first and last seen, events missed and
 //! recovered, and a state (open, acknowledged, resolved); `earshot
 //! incidents ack ID [--note TEXT]` records who is on one, for every console
-//! on the same store. Exit 0, 1 when an incident is open (not acknowledged,
-//! not resolved), 2 on bad input.
+//! on the same store. Exits by the rule `earshot health` shares
+//! (`history::verdict`): 3 when the observer is silent or filed nothing in
+//! the window, 1 while an incident is unresolved (acknowledged too) or an
+//! event was missed, else 0; 2 on bad input.
 
 use std::process::ExitCode;
 
@@ -13,9 +15,9 @@ use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json, short_id};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
-use earshot_core::history::incidents::{
-    Acknowledged, Incident, IncidentState, acknowledge, list, operator,
-};
+use earshot_core::history::incidents::{Acknowledged, Incident, acknowledge, list, operator};
+use earshot_core::history::report::board;
+use earshot_core::history::verdict;
 use earshot_core::store;
 
 #[derive(Args, Debug)]
@@ -89,14 +91,20 @@ pub(crate) async fn run(
     } else {
         emit(&render(&incidents, args.all))?;
     }
-    let open = incidents
-        .iter()
-        .any(|incident| incident.state == IncidentState::Open);
-    Ok(if open {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    let now = store::now_ms();
+    let report = board(&store, args.sweep.since, now)?;
+    let unresolved = list(&store, args.sweep.since, false)?;
+    if let Some(line) = report.observer.silence_line() {
+        eprintln!("{line}: missed events cannot be known");
+    }
+    eprintln!(
+        "{} events pending; {} unresolved incidents",
+        verdict::pending(&report),
+        unresolved.len()
+    );
+    Ok(ExitCode::from(
+        verdict::verdict(&report, &unresolved).exit_code(),
+    ))
 }
 
 fn render(incidents: &[Incident], all: bool) -> String {
@@ -120,7 +128,10 @@ fn render(incidents: &[Incident], all: bool) -> String {
     for incident in incidents {
         table.row(vec![
             incident.id.clone(),
-            incident.state.as_str().to_owned(),
+            match &incident.resolved_reason {
+                Some(reason) => format!("resolved: {reason}"),
+                None => incident.state.as_str().to_owned(),
+            },
             short_id(&incident.subscription_id).to_owned(),
             incident.missed.to_string(),
             incident.recovered.to_string(),

@@ -24,8 +24,9 @@ use earshot_core::api::{ApiError, Client};
 use earshot_core::history::incidents::operator;
 use earshot_core::redact::SecretString;
 use earshot_core::signature::generate_secret;
-use earshot_core::store::Store;
 use earshot_core::store::changes::{self, Change};
+use earshot_core::store::incidents::{SubscriptionEnd, end_subscription};
+use earshot_core::store::{self, Store};
 
 #[derive(Args, Debug)]
 pub(crate) struct SubsArgs {
@@ -414,6 +415,9 @@ async fn set_enabled(
         action,
         changes::detail(Some(&record), Some(&updated)),
     );
+    if !enabled {
+        changes.ended(&record.id, SubscriptionEnd::Paused);
+    }
     show(&updated, json, None)
 }
 
@@ -585,6 +589,24 @@ impl ChangeLog<'_> {
     }
 }
 
+impl ChangeLog<'_> {
+    /// Resolves the open incidents of a subscription deleted or paused,
+    /// with the reason; a store that cannot be written is said on stderr.
+    pub(crate) fn ended(&self, subscription_id: &str, end: SubscriptionEnd) {
+        let ended = super::history_args::open_store(self.store.as_deref(), self.global)
+            .map_err(|error| error.to_string())
+            .and_then(|store| {
+                end_subscription(&store, subscription_id, end, store::now_ms())
+                    .map_err(|error| error.to_string())
+            });
+        match ended {
+            Ok(0) => {}
+            Ok(count) => eprintln!("resolved {count} open incidents: {}", end.reason()),
+            Err(error) => eprintln!("warning: its incidents were not resolved: {error}"),
+        }
+    }
+}
+
 /// Records a change in `store`, as the operator (tried twice).
 pub(super) fn note_change(store: &Store, subscription_id: &str, action: &str, detail: String) {
     let change = Change::now(operator(), subscription_id, action, detail);
@@ -607,6 +629,7 @@ async fn delete(
     }
     client.delete_subscription(&record.id).await?;
     changes.note(&record.id, "delete", changes::detail(Some(&record), None));
+    changes.ended(&record.id, SubscriptionEnd::Deleted);
     println!(
         "deleted subscription {} ({}) and its delivery history",
         record.id, record.url

@@ -193,7 +193,8 @@ async fn the_board_counts_events_and_a_scoped_braked_recover_shows_as_recovered(
     assert!(printed.contains("7 delivered, 0 failed"), "{printed}");
     assert_eq!(event_ids(&failing.captured()[2 * EVENTS + 1..]), sent_ids);
 
-    // The repair shows: recovered, nothing missed, exit 0.
+    // The repair shows: recovered, nothing missed; the incident stays open
+    // until a later event is delivered, so the one exit rule says 1.
     let output = run(&mut against(&harness.base, &db, &health)).await;
     let report = json(&output);
     let bad = row(&report, &broken.id);
@@ -201,7 +202,7 @@ async fn the_board_counts_events_and_a_scoped_braked_recover_shows_as_recovered(
     assert_eq!(bad["events"]["recovered"], EVENTS, "{bad}");
     assert!(bad["failing_since"].is_null(), "{bad}");
     assert!(bad["last_success_at"].is_string(), "{bad}");
-    assert_eq!(output.status.code(), Some(0), "{report}");
+    assert_eq!(output.status.code(), Some(1), "{report}");
 
     // The incident: one failure group, its events recovered; acknowledged
     // by the operator with a note.

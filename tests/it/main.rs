@@ -27,6 +27,7 @@ mod listen_hostile;
 mod listen_tls;
 mod observer_metrics;
 mod observer_setup;
+mod observer_silence;
 mod prerecorded_emulator;
 mod scenario;
 mod sdk_compat;

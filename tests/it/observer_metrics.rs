@@ -332,6 +332,9 @@ async fn metrics_count_what_arrived_and_what_each_subscription_got() {
         ("earshot_store_writable", 1.0),
         ("earshot_subscriptions_enabled", 3.0),
         ("earshot_sweep_errors_total", 0.0),
+        // Receiving and filing: not silent.
+        ("earshot_observer_silent", 0.0),
+        ("earshot_observer_silent_since_timestamp_seconds", 0.0),
         (&events(&own.id, "missed"), 0.0),
         (&events(&broken.id, "delivered"), 0.0),
     ];

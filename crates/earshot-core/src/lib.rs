@@ -11,7 +11,8 @@
 //!   ([`observer`]) and configuration ([`config`]).
 //! - Shared helpers with one job each: secrets that never print
 //!   ([`redact`]), bounded file reads ([`bounded_file`]), errors as text
-//!   ([`error_text`]), durations as text ([`duration_text`]), answers from servers earshot does not control
+//!   ([`error_text`]), durations as text ([`duration_text`]), times of day
+//!   ([`clock_text`]), answers from servers earshot does not control
 //!   ([`http_answer`]), HTTP serving with limits ([`http_server`]) and its
 //!   TLS ([`tls`]), the stop signals ([`shutdown`]), the sliding-window log
 //!   ([`sliding_window`]), the WAV reader ([`wav`]) and the filter language
@@ -19,6 +20,7 @@
 
 pub mod api;
 pub mod bounded_file;
+pub mod clock_text;
 pub mod config;
 pub mod duration_text;
 pub mod error_text;

@@ -28,9 +28,7 @@ fn char_width(c: char) -> usize {
 /// A time in Unix milliseconds as `HH:MM:SS` UTC (the clock the store's
 /// and the platform's times are shown in), `—` when out of range.
 pub(crate) fn utc_clock(ms: i64) -> String {
-    chrono::TimeZone::timestamp_millis_opt(&chrono::Utc, ms)
-        .single()
-        .map_or("—".to_owned(), |at| at.format("%H:%M:%S").to_string())
+    earshot_core::clock_text::utc_clock(ms)
 }
 
 /// `text` cut to `width` display columns, ending in `…` when cut.

@@ -123,6 +123,14 @@ impl Observed {
     }
 }
 
+impl Observed {
+    /// Stops the observer (killed, as a crash would).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for Observed {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -2,7 +2,8 @@
 //! (`store::incidents`) with its diagnosis in words, its events missed and
 //! recovered, and a state: open, acknowledged (by whom, when, with what
 //! note) or resolved (on its own: a later event was delivered and nothing
-//! missed is left unrecovered).
+//! missed is left unrecovered; or with its subscription, deleted or
+//! paused, the reason kept).
 
 use serde::Serialize;
 
@@ -47,6 +48,9 @@ pub struct Incident {
     pub acknowledged_at: Option<String>,
     pub note: Option<String>,
     pub resolved_at: Option<String>,
+    /// What resolved it when not its own recovery: `subscription deleted`,
+    /// `subscription paused`; `null` otherwise.
+    pub resolved_reason: Option<String>,
     #[serde(skip)]
     pub first_seen_ms: i64,
     #[serde(skip)]
@@ -69,6 +73,7 @@ impl From<IncidentRow> for Incident {
             last_seen_at: rfc3339(row.last_seen_ms),
             acknowledged_at: row.acknowledged_ms.map(rfc3339),
             resolved_at: row.resolved_ms.map(rfc3339),
+            resolved_reason: row.resolved_reason,
             id: row.id,
             subscription_id: row.subscription_id,
             missed: row.missed,

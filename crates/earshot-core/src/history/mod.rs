@@ -33,6 +33,7 @@ pub mod report;
 pub mod rotation;
 pub mod session_view;
 pub mod sweep;
+pub mod verdict;
 
 use crate::api::ApiError;
 use crate::store::StoreError;

@@ -72,6 +72,9 @@ pub struct SubscriptionHealth {
     /// The newest change earshot made to it (`earshot changes`), so
     /// failures starting right after one are seen for what they are.
     pub latest_change: Option<LatestChange>,
+    /// The observer is silent since this time (RFC 3339, UTC): events
+    /// after it are unknown, the row is never healthy.
+    pub unknown_since: Option<String>,
 }
 
 /// A change as the board shows it ("rotate 14:05 by alice").
@@ -148,9 +151,12 @@ pub struct Board {
 
 /// The board since `since_ms`.
 pub fn board(store: &Store, since_ms: i64, now_ms: i64) -> Result<Board, StoreError> {
+    let observer = coverage(store, since_ms, now_ms)?;
+    let mut subscriptions = health(store, since_ms, now_ms)?;
+    observer.mark_unknown(&mut subscriptions);
     Ok(Board {
-        observer: coverage(store, since_ms, now_ms)?,
-        subscriptions: health(store, since_ms, now_ms)?,
+        observer,
+        subscriptions,
     })
 }
 
@@ -181,6 +187,7 @@ pub fn health(
                 next_retry_at: None,
                 failures: Vec::new(),
                 latest_change: None,
+                unknown_since: None,
             };
             (subscription.id, row)
         })

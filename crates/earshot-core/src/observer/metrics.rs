@@ -121,6 +121,8 @@ struct SweepMetrics {
     requests: Counter,
     last_success: Gauge<f64, AtomicU64>,
     sessions_due: Gauge,
+    silent: Gauge,
+    silent_since: Gauge<f64, AtomicU64>,
     subscriptions: Arc<SubscriptionGauges>,
 }
 
@@ -245,6 +247,16 @@ impl Metrics {
         }
     }
 
+    /// The observer's silence as the store shows it: since when, or `None`.
+    pub fn set_silence(&self, since_ms: Option<i64>) {
+        if let Some(sweep) = &self.sweep {
+            sweep.silent.set(i64::from(since_ms.is_some()));
+            sweep
+                .silent_since
+                .set(since_ms.map_or(0.0, |ms| ms as f64 / 1000.0));
+        }
+    }
+
     /// Replaces the per-subscription gauges with the store's figures.
     pub fn set_subscriptions(&self, totals: Vec<SubscriptionTotals>) {
         if let Some(sweep) = &self.sweep {
@@ -317,6 +329,21 @@ impl SweepMetrics {
              still pending)",
             sessions_due.clone(),
         );
+        let silent = Gauge::default();
+        registry.register(
+            "earshot_observer_silent",
+            "1 while the store shows the observer silent (attempts it never filed, or a gap \
+             its pace does not allow: `earshot health` exits 3), else 0; read after each sweep",
+            silent.clone(),
+        );
+        let silent_since = Gauge::<f64, AtomicU64>::default();
+        registry.register_with_unit(
+            "earshot_observer_silent_since_timestamp",
+            "Since when the observer is silent: its last filed event (Unix time; 0 when not \
+             silent)",
+            Unit::Seconds,
+            silent_since.clone(),
+        );
         let subscriptions = Arc::new(SubscriptionGauges::default());
         registry.register_collector(Box::new(subscriptions.clone()));
         SweepMetrics {
@@ -325,6 +352,8 @@ impl SweepMetrics {
             requests,
             last_success,
             sessions_due,
+            silent,
+            silent_since,
             subscriptions,
         }
     }

@@ -176,6 +176,16 @@ impl Sweeper {
                 "the subscription gauges were not refreshed ({error})"
             )),
         }
+        let now = crate::store::now_ms();
+        let coverage = store
+            .run(move |store| crate::history::coverage::coverage(store, now - 24 * 3_600_000, now))
+            .await;
+        match coverage {
+            Ok(coverage) => metrics.set_silence(coverage.silent_since_ms),
+            Err(error) => (self.say)(&format!(
+                "the observer's silence gauge was not refreshed ({error})"
+            )),
+        }
     }
 }
 

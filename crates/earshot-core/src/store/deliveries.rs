@@ -4,6 +4,7 @@
 
 use rusqlite::params;
 
+use super::incidents::{SubscriptionEnd, end_with_subscription};
 use super::{Store, outcomes};
 
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
@@ -119,7 +120,8 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
 /// Replaces the stored subscriptions with `list` (the platform's whole
 /// list, paused ones included). A subscription no longer listed was deleted
 /// on the platform; its delivery rows stay (history is never dropped by a
-/// sweep) but reports leave it out.
+/// sweep) but reports leave it out. The open incidents of one deleted or
+/// paused are resolved with that reason.
 pub fn replace_subscriptions(
     store: &mut Store,
     list: &[Subscription],
@@ -146,7 +148,29 @@ pub fn replace_subscriptions(
             ])?;
         }
     }
-    tx.execute("DELETE FROM subscriptions WHERE seen_ms <> ?1", [now_ms])?;
+    // What the listing shows ended (deleted by any tool, or paused) ends
+    // its open incidents, with the reason.
+    let ended: Vec<(String, bool)> = {
+        let mut statement = tx.prepare_cached(
+            "SELECT id, 1 FROM subscriptions WHERE seen_ms <> ?1
+             UNION
+             SELECT DISTINCT subscription_id, 1 FROM incidents
+             WHERE resolved_ms IS NULL
+               AND subscription_id NOT IN (SELECT id FROM subscriptions WHERE seen_ms = ?1)
+             UNION
+             SELECT id, 0 FROM subscriptions WHERE seen_ms = ?1 AND enabled = 0",
+        )?;
+        let rows = statement.query_map([now_ms], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        super::readable(rows)?
+    };
+    for (id, deleted) in ended {
+        let end = if deleted {
+            SubscriptionEnd::Deleted
+        } else {
+            SubscriptionEnd::Paused
+        };
+        end_with_subscription(&tx, &id, end, now_ms)?;
+    }
     tx.commit()
 }
 
@@ -283,4 +307,28 @@ pub fn observer_subscriptions(store: &Store) -> rusqlite::Result<Vec<String>> {
     )?;
     let rows = statement.query_map([OBSERVER_EVIDENCE_EVENTS], |row| row.get(0))?;
     super::readable(rows)
+}
+
+/// The newest attempt, delivered or failed, the platform made to any of
+/// `subscription_ids` (the observer's own, [`observer_subscriptions`]):
+/// two lookups per subscription in the partial indexes on
+/// `(subscription_id, created_ms)`.
+pub fn newest_attempt_ms(
+    store: &Store,
+    subscription_ids: &[String],
+) -> rusqlite::Result<Option<i64>> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT max(at) FROM (
+             SELECT max(created_ms) AS at FROM deliveries
+             WHERE subscription_id = ?1 AND status = 'failed'
+             UNION ALL
+             SELECT max(created_ms) FROM deliveries
+             WHERE subscription_id = ?1 AND status = 'delivered')",
+    )?;
+    let mut newest: Option<i64> = None;
+    for id in subscription_ids {
+        let at: Option<i64> = statement.query_row([id], |row| row.get(0))?;
+        newest = newest.max(at);
+    }
+    Ok(newest)
 }

@@ -396,3 +396,22 @@ pub fn received_since(store: &Store, since_ms: i64) -> rusqlite::Result<(i64, Op
         .query_row([], |row| row.get(0))?;
     Ok((in_window, newest))
 }
+
+/// The observer's pace before `last_ms`: how many events it received in
+/// the `span_ms` up to `last_ms` (both ends included), and the first of
+/// them. One range of `events_by_received`, never a scan of the table.
+pub fn pace_before(
+    store: &Store,
+    last_ms: i64,
+    span_ms: i64,
+) -> rusqlite::Result<(i64, Option<i64>)> {
+    store
+        .conn
+        .prepare_cached(
+            "SELECT count(*), min(received_ms) FROM events
+             WHERE received_ms BETWEEN ?1 AND ?2",
+        )?
+        .query_row([last_ms - span_ms, last_ms], |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })
+}

@@ -4,6 +4,9 @@
 //! events fail the same way, and is resolved on its own once a later
 //! event to that subscription was delivered and none of its events is
 //! missed or still retrying. A failure after that opens a new incident.
+//! An incident also ends with its subscription: deleting or pausing it
+//! resolves its open incidents with the reason ([`end_with_subscription`]),
+//! and failures from before that end, swept later, open none.
 //! Operators acknowledge one, with a note, so a second console on the
 //! same store sees who is on it.
 //!
@@ -28,6 +31,9 @@ pub struct IncidentRow {
     pub first_seen_ms: i64,
     pub last_seen_ms: i64,
     pub resolved_ms: Option<i64>,
+    /// What resolved it, when not its own recovery: `subscription deleted`,
+    /// `subscription paused`.
+    pub resolved_reason: Option<String>,
     pub acknowledged_by: Option<String>,
     pub acknowledged_ms: Option<i64>,
     pub note: Option<String>,
@@ -50,6 +56,75 @@ fn incident_id(subscription_id: &str, code: u16, class: &str, first_ms: i64) -> 
         .take(4)
         .map(|byte| format!("{byte:02x}"))
         .collect()
+}
+
+/// Why a subscription's incidents ended with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubscriptionEnd {
+    Deleted,
+    Paused,
+}
+
+impl SubscriptionEnd {
+    /// The reason kept with each incident it resolved.
+    pub fn reason(self) -> &'static str {
+        match self {
+            SubscriptionEnd::Deleted => "subscription deleted",
+            SubscriptionEnd::Paused => "subscription paused",
+        }
+    }
+}
+
+/// A subscription was deleted or paused (by earshot, or seen so by a
+/// sweep's listing): its open incidents are resolved at `now_ms` with the
+/// reason, and the stored subscription follows (a deleted one leaves the
+/// board, a paused one shows paused). How many incidents it resolved.
+pub fn end_subscription(
+    store: &Store,
+    subscription_id: &str,
+    end: SubscriptionEnd,
+    now_ms: i64,
+) -> rusqlite::Result<usize> {
+    end_with_subscription(&store.conn, subscription_id, end, now_ms)
+}
+
+/// [`end_subscription`] inside a transaction (a sweep's listing).
+pub(crate) fn end_with_subscription(
+    conn: &Connection,
+    subscription_id: &str,
+    end: SubscriptionEnd,
+    now_ms: i64,
+) -> rusqlite::Result<usize> {
+    let resolved = conn
+        .prepare_cached(
+            "UPDATE incidents SET resolved_ms = ?2, resolved_reason = ?3
+             WHERE subscription_id = ?1 AND resolved_ms IS NULL",
+        )?
+        .execute(params![subscription_id, now_ms, end.reason()])?;
+    let follow = match end {
+        SubscriptionEnd::Deleted => "DELETE FROM subscriptions WHERE id = ?1",
+        SubscriptionEnd::Paused => {
+            "UPDATE subscriptions SET enabled = 0, record = json_set(record, '$.enabled', json('false'))
+             WHERE id = ?1"
+        }
+    };
+    conn.prepare_cached(follow)?.execute([subscription_id])?;
+    Ok(resolved)
+}
+
+/// Whether a failure at `last_ms` of `subscription_id` happened before its
+/// subscription ended (or it was deleted): it opens no incident.
+fn before_end(conn: &Connection, subscription_id: &str, last_ms: i64) -> rusqlite::Result<bool> {
+    let (ended_ms, deleted): (Option<i64>, bool) = conn
+        .prepare_cached(
+            "SELECT max(resolved_ms), coalesce(max(resolved_reason = ?2), 0) FROM incidents
+             WHERE subscription_id = ?1 AND resolved_reason IS NOT NULL",
+        )?
+        .query_row(
+            params![subscription_id, SubscriptionEnd::Deleted.reason()],
+            |found| Ok((found.get(0)?, found.get(1)?)),
+        )?;
+    Ok(deleted || ended_ms.is_some_and(|ended| last_ms <= ended))
 }
 
 /// Folds one failed event into its group's current incident, or opens one.
@@ -79,6 +154,7 @@ pub(crate) fn note_failure(conn: &Connection, row: &Outcome) -> rusqlite::Result
         }
         // Already part of an incident that has since been resolved.
         Some((_, last_seen, Some(_))) if last <= last_seen => {}
+        _ if before_end(conn, &row.subscription_id, last)? => {}
         _ => {
             let id = incident_id(
                 &row.subscription_id,
@@ -136,7 +212,7 @@ pub(crate) fn settle(
 pub fn list(store: &Store, since_ms: i64, all: bool) -> rusqlite::Result<Vec<IncidentRow>> {
     let mut statement = store.conn.prepare_cached(
         "SELECT id, subscription_id, http_status_code, error_class, first_seen_ms, last_seen_ms,
-                resolved_ms, acknowledged_by, acknowledged_ms, note
+                resolved_ms, acknowledged_by, acknowledged_ms, note, resolved_reason
          FROM incidents
          WHERE last_seen_ms >= ?1 AND (?2 OR resolved_ms IS NULL)
          ORDER BY last_seen_ms DESC, id",
@@ -153,7 +229,7 @@ pub fn list(store: &Store, since_ms: i64, all: bool) -> rusqlite::Result<Vec<Inc
 pub fn find(store: &Store, prefix: &str) -> rusqlite::Result<Vec<IncidentRow>> {
     let mut statement = store.conn.prepare_cached(
         "SELECT id, subscription_id, http_status_code, error_class, first_seen_ms, last_seen_ms,
-                resolved_ms, acknowledged_by, acknowledged_ms, note
+                resolved_ms, acknowledged_by, acknowledged_ms, note, resolved_reason
          FROM incidents WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 10",
     )?;
     let rows = statement.query_map([prefix], incident_row)?;
@@ -192,6 +268,7 @@ fn incident_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<IncidentRow> {
         acknowledged_by: row.get(7)?,
         acknowledged_ms: row.get(8)?,
         note: row.get(9)?,
+        resolved_reason: row.get(10)?,
         missed: 0,
         recovered: 0,
         retrying: 0,

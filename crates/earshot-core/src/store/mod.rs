@@ -313,6 +313,8 @@ pub fn now_ms() -> i64 {
 }
 
 #[cfg(test)]
+mod ending_tests;
+#[cfg(test)]
 mod outcome_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,8 @@
 //! Version 1 is the first schema; version 2 adds what an operator counts
 //! in events (`event_outcomes`, its counts, `incidents`); version 3 adds
 //! `unfiled_events` (genuine deliveries `events` cannot file); version 4
-//! indexes attempts by time, for the retention prune. A migration runs inside one immediate
+//! indexes attempts by time, for the retention prune; version 5 keeps why
+//! an incident was resolved (`resolved_reason`). A migration runs inside one immediate
 //! transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
 //! application_id` marks the file as earshot's: a SQLite file of another
@@ -16,11 +17,11 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
 const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] =
-    [version_1, version_2, version_3, version_4];
+    [version_1, version_2, version_3, version_4, version_5];
 
 /// "EARS": marks a SQLite file as an earshot store.
 const APPLICATION_ID: i64 = 0x4541_5253;
@@ -335,6 +336,13 @@ CREATE INDEX unfiled_events_by_received ON unfiled_events (received_ms);
 /// the oldest ones without reading the whole table.
 fn version_4() -> String {
     "CREATE INDEX deliveries_by_created ON deliveries (created_ms);".to_owned()
+}
+
+/// Why an incident was resolved: empty (NULL) when on its own (a later
+/// event delivered), else what ended it (`subscription deleted`,
+/// `subscription paused`).
+fn version_5() -> String {
+    "ALTER TABLE incidents ADD COLUMN resolved_reason TEXT;".to_owned()
 }
 
 /// What a file is judged by before anything is written to it.

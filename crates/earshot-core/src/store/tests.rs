@@ -457,6 +457,7 @@ fn a_version_2_store_gains_the_unfiled_table() {
         .conn
         .execute_batch(
             "DROP TABLE unfiled_events; DROP INDEX deliveries_by_created;
+             ALTER TABLE incidents DROP COLUMN resolved_reason;
              PRAGMA user_version = 2;",
         )
         .unwrap();
@@ -468,6 +469,14 @@ fn a_version_2_store_gains_the_unfiled_table() {
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION);
     assert_eq!(events::count_unfiled(&store).unwrap(), 0);
+    // Version 5: why an incident was resolved.
+    let reasons: i64 = store
+        .conn
+        .query_row("SELECT count(resolved_reason) FROM incidents", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(reasons, 0);
 }
 
 #[test]

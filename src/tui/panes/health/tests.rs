@@ -47,6 +47,7 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
         retries_due: 0,
         next_retry_at: None,
         latest_change: None,
+        unknown_since: None,
         failures: if failed > 0 {
             vec![FailureGroup {
                 diagnosis: "401 invalid signature: …".into(),
@@ -71,8 +72,11 @@ fn board(subscriptions: Vec<SubscriptionHealth>) -> Board {
             state: CoverageState::Ok,
             last_event_at: Some("2027-01-15T08:00:00Z".into()),
             events_in_window: 40,
+            silent_since: None,
+            evidence: None,
             newest_unobserved_ms: None,
             last_event_ms: Some(NOW_MS - 30_000),
+            silent_since_ms: None,
         },
         subscriptions,
     }
@@ -425,6 +429,7 @@ fn incident(id: &str, state: earshot_core::history::incidents::IncidentState) ->
         acknowledged_at: None,
         note: None,
         resolved_at: None,
+        resolved_reason: None,
         first_seen_ms: NOW_MS - 3_600_000,
         last_seen_ms: NOW_MS - 60_000,
         acknowledged_ms: None,

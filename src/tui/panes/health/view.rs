@@ -49,14 +49,24 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: 
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
     let muted = theme.style(Role::Muted);
     let failing = pane.rows().iter().filter(|row| row.is_failing()).count();
-    let mut spans = vec![
-        Span::styled(" Health", theme.style(Role::Accent)),
+    let mut spans = vec![Span::styled(" Health", theme.style(Role::Accent))];
+    // The observer's silence comes first: the title is cut at the right,
+    // so it is never what a narrow terminal drops.
+    let silence = pane.coverage.as_ref().and_then(|c| c.silent_since_ms);
+    if let Some(since) = silence {
+        let since = earshot_core::clock_text::utc_minute(since);
+        spans.push(Span::styled(
+            format!(" · observer silent since {since}"),
+            theme.style(Role::Error),
+        ));
+    }
+    spans.extend([
         Span::styled(
             format!("  last {}", pane.window.label()),
             theme.style(Role::Fg),
         ),
         Span::styled(format!(" · {} subscriptions", pane.rows().len()), muted),
-    ];
+    ]);
     if pane.mode == Mode::Board {
         spans.extend(pane.table.title_spans(theme));
     }
@@ -95,6 +105,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         None => {}
     }
     match &pane.coverage {
+        Some(_) if silence.is_some() => {}
         Some(coverage) if !coverage.is_known() => spans.push(Span::styled(
             match coverage.state {
                 CoverageState::None => " · observer: no events in the window, missed events \

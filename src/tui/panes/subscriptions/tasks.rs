@@ -14,6 +14,7 @@ use earshot_core::api::types::agents::{NewSubscription, Subscription, Subscripti
 use earshot_core::history::rotation::{self, WatchReport};
 use earshot_core::redact::SecretString;
 use earshot_core::store::changes;
+use earshot_core::store::incidents::{SubscriptionEnd, end_subscription};
 
 /// How long the console watches a rotated subscription.
 pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
@@ -105,7 +106,16 @@ impl PaneEffect<SubsResult> for SubsEffect {
                         Some(false) => "pause",
                         None => "update",
                     };
-                    note_change(store, &id, action, change_detail(before, Some(after))).await;
+                    note_change(
+                        store.clone(),
+                        &id,
+                        action,
+                        change_detail(before, Some(after)),
+                    )
+                    .await;
+                    if patch.enabled == Some(false) {
+                        end_incidents(store, &id, SubscriptionEnd::Paused).await;
+                    }
                 }
                 SubsResult::Patched { id, result }
             }
@@ -145,7 +155,8 @@ impl PaneEffect<SubsResult> for SubsEffect {
                 let before = record_before(&client, &id).await;
                 let result = client.delete_subscription(&id).await.map_err(api);
                 if result.is_ok() {
-                    note_change(store, &id, "delete", change_detail(before, None)).await;
+                    note_change(store.clone(), &id, "delete", change_detail(before, None)).await;
+                    end_incidents(store, &id, SubscriptionEnd::Deleted).await;
                 }
                 SubsResult::Deleted { id, result }
             }
@@ -167,6 +178,20 @@ fn change_detail(before: Option<Subscription>, after: Option<&Subscription>) -> 
     match before {
         Some(before) => changes::detail(Some(&before), after),
         None => "unknown: the subscription could not be read before the change".to_owned(),
+    }
+}
+
+/// Resolves the open incidents of a subscription the console deleted or
+/// paused, with the reason; a store that cannot be written is logged.
+async fn end_incidents(store: StorePath, id: &str, end: SubscriptionEnd) {
+    let id = id.to_owned();
+    let ended = with_store(store, move |store| {
+        end_subscription(store, &id, end, earshot_core::store::now_ms())
+            .map_err(|error| error.to_string())
+    })
+    .await;
+    if let Err(failure) = ended {
+        tracing::warn!(error = %failure.message, "its incidents were not resolved");
     }
 }
 

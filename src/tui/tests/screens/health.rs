@@ -29,6 +29,7 @@ fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> Subscr
         next_retry_at: None,
         failures: Vec::new(),
         latest_change: None,
+        unknown_since: None,
     }
 }
 
@@ -111,12 +112,38 @@ fn health_board_without_an_observer_says_it_cannot_know() {
         state: CoverageState::None,
         last_event_at: None,
         events_in_window: 0,
+        silent_since: None,
+        evidence: None,
         newest_unobserved_ms: None,
         last_event_ms: None,
+        silent_since_ms: None,
     });
     let terminal = render(&app, (120, 40));
     let screen = format!("{:?}", terminal.backend());
     assert!(screen.contains("cannot be known"), "{screen}");
+}
+
+/// A silent observer leads the title, whole, at 80 columns.
+#[test]
+fn health_title_leads_with_the_observers_silence_at_80_columns() {
+    let mut app = board();
+    let since = 1_796_479_509_900; // 14:05:09 UTC
+    app.health.coverage = Some(Coverage {
+        state: CoverageState::Silent,
+        last_event_at: None,
+        events_in_window: 505,
+        silent_since: Some("2026-12-05T14:05:09Z".into()),
+        evidence: Some("no event filed for 4 min".into()),
+        newest_unobserved_ms: None,
+        last_event_ms: Some(since),
+        silent_since_ms: Some(since),
+    });
+    let terminal = render(&app, (80, 24));
+    let screen = format!("{:?}", terminal.backend());
+    assert!(
+        screen.contains("Health · observer silent since 14:05"),
+        "{screen}"
+    );
 }
 
 #[test]

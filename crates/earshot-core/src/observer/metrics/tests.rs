@@ -218,7 +218,7 @@ fn help_texts_need_no_escaping_in_either_format() {
     for format in [Format::OpenMetrics, Format::PrometheusText] {
         let text = metrics.render(format).unwrap();
         let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP ")).collect();
-        assert_eq!(helps.len(), 16, "{text}");
+        assert_eq!(helps.len(), 18, "{text}");
         for help in helps {
             let words: Vec<&str> = help.splitn(4, ' ').collect();
             assert!(words[2].starts_with("earshot_"), "{help}");
