@@ -7,7 +7,9 @@ use clap::Args;
 
 use super::output::{Table, print_json, short_id, time};
 use super::{Connection, GlobalOptions, report};
+use earshot_core::api::delivery_verdict::final_at_once;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::duration_text;
 
 #[derive(Args, Debug)]
 pub(crate) struct DeliveriesArgs {
@@ -60,15 +62,20 @@ fn print_table(records: &[DeliveryRecord]) -> std::io::Result<()> {
         "NEXT",
         "ERROR",
     ]);
+    let now = chrono::Utc::now();
     for record in records {
-        let status = match &record.status {
-            DeliveryStatus::Failed if record.next_retry_at.is_none() => "FAILED".to_owned(),
-            DeliveryStatus::Failed => "failed, will retry".to_owned(),
-            other => other.to_string(),
+        let status = match (&record.status, final_at_once(record)) {
+            (status @ DeliveryStatus::Delivered, _) => status.to_string(),
+            (_, Some(why)) => format!("FAILED ({why})"),
+            (status, None) => status_word(status, record),
         };
         let next = match (&record.delivered_at, &record.next_retry_at) {
             (Some(delivered), _) => format!("delivered {}", time(Some(delivered))),
-            (None, Some(retry)) => format!("retry {}", time(Some(retry))),
+            (None, Some(retry)) => format!(
+                "retry {} ({})",
+                time(Some(retry)),
+                duration_text::due((retry.with_timezone(&chrono::Utc) - now).num_seconds())
+            ),
             (None, None) => "-".to_owned(),
         };
         table.row(vec![
@@ -85,4 +92,14 @@ fn print_table(records: &[DeliveryRecord]) -> std::io::Result<()> {
         ]);
     }
     table.print()
+}
+
+/// The status word of an attempt not final at once: failed for good when
+/// no retry is scheduled.
+fn status_word(status: &DeliveryStatus, record: &DeliveryRecord) -> String {
+    match status {
+        DeliveryStatus::Failed if record.next_retry_at.is_none() => "FAILED".to_owned(),
+        DeliveryStatus::Failed => "failed, will retry".to_owned(),
+        other => other.to_string(),
+    }
 }

@@ -313,6 +313,11 @@ fn the_detail_shows_a_countdown_from_the_fixed_now() {
         "retry in 2 min 5 s"
     );
     assert_eq!(countdown(fixed_now(), fixed_now()), "retry due now");
+    assert_eq!(
+        countdown(fixed_now() - chrono::Duration::seconds(4), fixed_now()),
+        "retry overdue 4 s",
+        "a retry time that passed is said as passed"
+    );
     app.update(press(KeyCode::Esc));
     assert_eq!(app.deliveries.view, View::Table);
 }
