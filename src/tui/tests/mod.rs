@@ -10,6 +10,7 @@ mod jobs_worker;
 mod probe_worker;
 mod screens;
 mod session_worker;
+mod subs_change_watch;
 mod support;
 
 use url::Url;
