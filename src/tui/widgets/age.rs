@@ -41,6 +41,13 @@ pub(crate) fn words<T>(load: &Load<T>, now: Instant, period: Duration) -> Option
     }
 }
 
+/// Whether the clock moving from `before` to `after` changes what
+/// [`words`] say: a pane redraws for its age only then (once a second at
+/// most, not every tick).
+pub(crate) fn moved<T>(load: &Load<T>, before: Instant, after: Instant, period: Duration) -> bool {
+    words(load, before, period) != words(load, after, period)
+}
+
 /// [`words`] as a title part (" · as of 14 s ago"), empty before anything
 /// was loaded.
 pub(crate) fn spans<T>(
@@ -105,7 +112,10 @@ mod tests {
     #[test]
     fn the_age_advances_with_the_clock() {
         let load = loaded(Duration::ZERO);
-        let later = Instant::now() + Duration::from_secs(3);
+        let now = Instant::now();
+        let later = now + Duration::from_secs(3);
+        assert!(moved(&load, now, later, PERIOD));
+        assert!(!moved(&load, later, later, PERIOD));
         assert_eq!(
             words(&load, later, PERIOD).map(|(text, _)| text),
             Some("as of 3 s ago".to_owned())

@@ -110,6 +110,13 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         )),
         None => {}
     }
+    // The board's age last: what comes before matters more.
+    spans.extend(crate::tui::widgets::age::spans(
+        &pane.board,
+        pane.ticked,
+        super::RELOAD_EVERY,
+        theme,
+    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 
