@@ -26,6 +26,7 @@ mod listen_tls;
 mod observer_metrics;
 mod observer_setup;
 mod prerecorded_emulator;
+mod retry_ends;
 mod scenario;
 mod sdk_compat;
 mod server_limits;
