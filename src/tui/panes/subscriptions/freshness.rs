@@ -1,15 +1,20 @@
 //! How fresh the Subscriptions list is: the change log it watches (a
 //! change recorded by anyone — the CLI, another console — newer than the
-//! last seen reads the list again) and the clock its age is drawn from.
+//! last seen reads the list again), the slower reread that catches a
+//! change made outside earshot, and the clock its age is drawn from.
 
 use std::time::{Duration, Instant};
 
 use crate::tui::action::Failure;
 
 /// How often the pane asks the store for the newest change while on
-/// screen; also the period its age is measured against (older than twice
-/// this reads "stale").
+/// screen.
 pub(crate) const WATCH_EVERY: Duration = Duration::from_secs(2);
+
+/// How often the list is read again while on screen even with no change
+/// recorded (one made outside earshot leaves none); the period its age is
+/// measured against (older than twice this reads "stale").
+pub(crate) const LIST_EVERY: Duration = Duration::from_secs(30);
 
 /// The newest change seen in the store's change log.
 #[derive(Debug, Default)]

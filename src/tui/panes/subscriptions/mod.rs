@@ -177,7 +177,7 @@ impl SubscriptionsPane {
 
     /// The list's age as the title says it ([`age::words`]).
     pub(crate) fn age_words(&self) -> Option<(String, crate::tui::theme::Role)> {
-        age::words(&self.list, self.clock, freshness::WATCH_EVERY)
+        age::words(&self.list, self.clock, freshness::LIST_EVERY)
     }
 
     /// Replaces the secret generator (tests use a fixed one).
@@ -467,11 +467,19 @@ impl Pane for SubscriptionsPane {
         true
     }
 
-    /// Asks for the newest change every [`freshness::WATCH_EVERY`];
-    /// redraws when the age's words change (once a second at most).
+    /// Asks for the newest change every [`freshness::WATCH_EVERY`], reads
+    /// the list again every [`freshness::LIST_EVERY`]; redraws when the
+    /// age's words change (once a second at most).
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         if self.changes_seen.due(at) {
             out.effects.push(Effect::Subs(SubsEffect::NewestChange));
+        }
+        let listed_long_ago = self
+            .list
+            .succeeded_at()
+            .is_some_and(|listed| at.saturating_duration_since(listed) >= freshness::LIST_EVERY);
+        if listed_long_ago && !self.list.loading() {
+            self.refresh_list(out);
         }
         let before = self.age_words();
         self.clock = at;

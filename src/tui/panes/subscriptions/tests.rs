@@ -616,8 +616,37 @@ fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
         app.subs.age_words().map(|(text, _)| text),
         Some("as of 2 s ago".to_owned())
     );
-    tick(&mut app, 5_000);
+    tick(&mut app, 59_000);
+    assert_eq!(
+        app.subs.age_words().map(|(_, role)| role),
+        Some(crate::tui::theme::Role::Muted)
+    );
+    // A reread was asked at 30 s; its answer has not come.
+    tick(&mut app, 61_000);
     let (text, role) = app.subs.age_words().expect("loaded");
-    assert_eq!(text, "stale: as of 5 s ago", "older than twice the period");
+    assert_eq!(
+        text, "stale: as of 1 min 1 s ago",
+        "older than twice the period"
+    );
     assert_eq!(role, crate::tui::theme::Role::Warn);
+}
+
+#[test]
+fn the_list_is_read_again_every_30_s_with_no_change_recorded() {
+    let mut app = App::new(AppConfig::default());
+    app.pane = PaneId::Subscriptions;
+    app.subs.set_rows(fixtures());
+    let listed = std::time::Instant::now();
+    let reloads = |effects: &[Effect]| {
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Subs(SubsEffect::Load { .. })))
+    };
+    let at = |secs| Action::Tick(listed + std::time::Duration::from_secs(secs));
+    assert!(!reloads(&app.update(at(10))));
+    assert!(
+        reloads(&app.update(at(31))),
+        "a change made outside earshot"
+    );
+    assert!(!reloads(&app.update(at(32))), "one reread at a time");
 }

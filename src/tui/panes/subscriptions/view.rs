@@ -82,7 +82,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme
     spans.extend(age::spans(
         &pane.list,
         pane.clock,
-        super::freshness::WATCH_EVERY,
+        super::freshness::LIST_EVERY,
         theme,
     ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
