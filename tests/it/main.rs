@@ -42,6 +42,7 @@ mod store_modes;
 mod store_reliability;
 mod store_retention;
 mod subscriptions_api;
+mod tmux_age;
 mod tmux_e2e;
 mod troubleshooting;
 mod tui_launch;
