@@ -5,9 +5,13 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::history_args::StoreArg;
 use super::output::{Table, print_json, short_id, time};
 use super::{Connection, GlobalOptions, report};
+use earshot_core::api::delivery_verdict::final_at_once;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
+use earshot_core::duration_text;
+use earshot_core::store::{Store, give_up};
 
 #[derive(Args, Debug)]
 pub(crate) struct DeliveriesArgs {
@@ -20,6 +24,9 @@ pub(crate) struct DeliveriesArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) connection: Connection,
+    /// The store whose history says when the platform gives up retrying.
+    #[command(flatten)]
+    pub(crate) store: StoreArg,
 }
 
 pub(crate) async fn run(
@@ -42,6 +49,7 @@ pub(crate) async fn run(
             );
         } else {
             print_table(&records)?;
+            print_retries(&records, || give_up_text(&args.store, global));
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -60,15 +68,20 @@ fn print_table(records: &[DeliveryRecord]) -> std::io::Result<()> {
         "NEXT",
         "ERROR",
     ]);
+    let now = chrono::Utc::now();
     for record in records {
-        let status = match &record.status {
-            DeliveryStatus::Failed if record.next_retry_at.is_none() => "FAILED".to_owned(),
-            DeliveryStatus::Failed => "failed, will retry".to_owned(),
-            other => other.to_string(),
+        let status = match (&record.status, final_at_once(record)) {
+            (status @ DeliveryStatus::Delivered, _) => status.to_string(),
+            (_, Some(why)) => format!("FAILED ({why})"),
+            (status, None) => status_word(status, record),
         };
         let next = match (&record.delivered_at, &record.next_retry_at) {
             (Some(delivered), _) => format!("delivered {}", time(Some(delivered))),
-            (None, Some(retry)) => format!("retry {}", time(Some(retry))),
+            (None, Some(retry)) => format!(
+                "retry {} ({})",
+                time(Some(retry)),
+                duration_text::due((retry.with_timezone(&chrono::Utc) - now).num_seconds())
+            ),
             (None, None) => "-".to_owned(),
         };
         table.row(vec![
@@ -85,4 +98,67 @@ fn print_table(records: &[DeliveryRecord]) -> std::io::Result<()> {
         ]);
     }
     table.print()
+}
+
+/// The status word of an attempt not final at once: failed for good when
+/// no retry is scheduled.
+fn status_word(status: &DeliveryStatus, record: &DeliveryRecord) -> String {
+    match status {
+        DeliveryStatus::Failed if record.next_retry_at.is_none() => "FAILED".to_owned(),
+        DeliveryStatus::Failed => "failed, will retry".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// Each retrying attempt's end, below the table: its attempt number, when
+/// the retry comes, and when the platform gave up on this account before
+/// (the spec does not say how many retries remain); a final one says why.
+fn print_retries(records: &[DeliveryRecord], give_up: impl FnOnce() -> String) {
+    let now = chrono::Utc::now();
+    // Read once, and only when an attempt retries.
+    let mut give_up = Some(give_up);
+    let mut seen: Option<String> = None;
+    for record in records {
+        if record.status == DeliveryStatus::Delivered {
+            continue;
+        }
+        if let Some(why) = final_at_once(record) {
+            println!(
+                "{}: attempts {} · {why}",
+                short_id(&record.id),
+                record.attempt_count
+            );
+        } else if let Some(retry) = &record.next_retry_at {
+            let due = duration_text::due((retry.with_timezone(&chrono::Utc) - now).num_seconds());
+            let seen =
+                seen.get_or_insert_with(|| give_up.take().map_or_else(String::new, |read| read()));
+            println!(
+                "{}: attempts {} · next {due} · {seen}",
+                short_id(&record.id),
+                record.attempt_count
+            );
+        }
+    }
+}
+
+/// What the store's history says about when the platform gives up; the
+/// store is read only when it exists (this command creates none).
+fn give_up_text(store: &StoreArg, global: &GlobalOptions) -> String {
+    let path = match store.path(global) {
+        Ok(path) if path.exists() => path,
+        Ok(path) => {
+            return format!(
+                "when the platform gives up: unknown (no store at {})",
+                path.display()
+            );
+        }
+        Err(error) => return format!("when the platform gives up: unknown ({error})"),
+    };
+    match Store::open(&path)
+        .map_err(|error| error.to_string())
+        .and_then(|store| give_up::observed(&store).map_err(|error| error.to_string()))
+    {
+        Ok(observed) => give_up::GiveUp::describe(observed),
+        Err(error) => format!("when the platform gives up: unknown (store: {error})"),
+    }
 }

@@ -7,9 +7,13 @@
 //! the answer to the latest load started is taken: one that a newer load
 //! has superseded arrives late and is dropped. Panes draw from
 //! [`Load::value`], [`Load::error`], [`Load::loading`] and
-//! [`Load::loaded`]; they never keep the four facts themselves.
+//! [`Load::loaded`]; they never keep the four facts themselves. It also
+//! keeps when the last load succeeded and when the last one failed
+//! ([`Load::succeeded_at`], [`Load::failed_at`]): the age every pane shows
+//! (`widgets::age`) is read from here.
 
 use std::fmt::Display;
+use std::time::Instant;
 
 /// A value read in the background, and where its reading stands.
 #[derive(Clone, Debug, Default)]
@@ -24,6 +28,10 @@ pub(crate) struct Load<T> {
     error: Option<String>,
     /// The last value (`T::default()` before the first).
     value: T,
+    /// When the last value arrived.
+    succeeded_at: Option<Instant>,
+    /// When the last load failed, until one succeeds.
+    failed_at: Option<Instant>,
 }
 
 impl<T: Default> Load<T> {
@@ -35,6 +43,8 @@ impl<T: Default> Load<T> {
             loaded: false,
             error: None,
             value: T::default(),
+            succeeded_at: None,
+            failed_at: None,
         }
     }
 
@@ -45,6 +55,8 @@ impl<T: Default> Load<T> {
         self.loaded = false;
         self.error = None;
         self.value = T::default();
+        self.succeeded_at = None;
+        self.failed_at = None;
     }
 }
 
@@ -91,10 +103,13 @@ impl<T> Load<T> {
                 take(&mut self.value, fresh);
                 self.loaded = true;
                 self.error = None;
+                self.succeeded_at = Some(Instant::now());
+                self.failed_at = None;
                 Ok(())
             }
             Err(error) => {
                 self.error = Some(error.to_string());
+                self.failed_at = Some(Instant::now());
                 Err(error)
             }
         })
@@ -106,6 +121,8 @@ impl<T> Load<T> {
         self.value = value;
         self.loaded = true;
         self.error = None;
+        self.succeeded_at = Some(Instant::now());
+        self.failed_at = None;
     }
 
     /// An error about this value from other work than its load (e.g. the
@@ -113,6 +130,7 @@ impl<T> Load<T> {
     /// the last value kept; a load running still runs.
     pub(crate) fn fail(&mut self, error: impl Into<String>) {
         self.error = Some(error.into());
+        self.failed_at = Some(Instant::now());
     }
 
     /// The last value (`T::default()` before the first).
@@ -138,6 +156,25 @@ impl<T> Load<T> {
     /// Why the last load failed, until one succeeds.
     pub(crate) fn error(&self) -> Option<&str> {
         self.error.as_deref()
+    }
+
+    /// When the value on screen arrived (`None`: nothing loaded yet).
+    pub(crate) fn succeeded_at(&self) -> Option<Instant> {
+        self.succeeded_at
+    }
+
+    /// When the last load failed, until one succeeds.
+    pub(crate) fn failed_at(&self) -> Option<Instant> {
+        self.failed_at
+    }
+
+    /// Moves both times `by` into the past, as if the loads had answered
+    /// that long ago (tests of the age a pane shows).
+    #[cfg(test)]
+    pub(crate) fn age_by(&mut self, by: std::time::Duration) {
+        let back = |at: Instant| at.checked_sub(by).unwrap_or(at);
+        self.succeeded_at = self.succeeded_at.map(back);
+        self.failed_at = self.failed_at.map(back);
     }
 }
 
@@ -194,6 +231,26 @@ mod tests {
         );
         list.finish(seq, Ok::<_, String>(vec![8]));
         assert_eq!(list.error(), None);
+    }
+
+    #[test]
+    fn the_times_of_the_last_success_and_failure_are_kept() {
+        let mut list: Load<Vec<u32>> = Load::new();
+        assert!(list.succeeded_at().is_none() && list.failed_at().is_none());
+        let before = Instant::now();
+        let seq = list.start();
+        list.finish(seq, Ok::<_, String>(vec![1]));
+        let succeeded = list.succeeded_at().expect("a success is dated");
+        assert!(succeeded >= before && list.failed_at().is_none());
+        let seq = list.start();
+        list.finish(seq, Err::<Vec<u32>, _>("refused".to_owned()));
+        assert_eq!(list.succeeded_at(), Some(succeeded), "the data's age stays");
+        assert!(list.failed_at().is_some_and(|at| at >= succeeded));
+        let seq = list.start();
+        list.finish(seq, Ok::<_, String>(vec![2]));
+        assert!(list.failed_at().is_none(), "a success clears the failure");
+        list.reset();
+        assert!(list.succeeded_at().is_none());
     }
 
     #[test]

@@ -62,6 +62,28 @@ pub fn compact_secs(secs: u64) -> String {
     }
 }
 
+/// A scheduled time relative to now, `delta_secs` after it (negative: it
+/// has passed): "in 2 min", "due now", "overdue 4 s". A time that passed is
+/// said as passed, never as a countdown stuck at zero.
+pub fn due(delta_secs: i64) -> String {
+    match delta_secs {
+        0 => "due now".into(),
+        1.. => format!("in {}", of_secs(delta_secs.unsigned_abs())),
+        _ => format!("overdue {}", of_secs(delta_secs.unsigned_abs())),
+    }
+}
+
+/// A time something happened, `secs_since` before now: "4 s ago", "just
+/// now" (under a second); a time ahead (a clock ahead of ours) reads
+/// "in 4 s".
+pub fn ago(secs_since: i64) -> String {
+    match secs_since {
+        0 => "just now".into(),
+        1.. => format!("{} ago", of_secs(secs_since.unsigned_abs())),
+        _ => format!("in {}", of_secs(secs_since.unsigned_abs())),
+    }
+}
+
 /// A measured time given in milliseconds (server timings, round trips):
 /// "0.4 ms", "12 ms", "1.5 s". A negative or unreadable value reads "0 s".
 pub fn of_millis(millis: f64) -> String {
@@ -102,6 +124,17 @@ mod tests {
 
     fn ms(millis: u64) -> String {
         of(Duration::from_millis(millis))
+    }
+
+    #[test]
+    fn a_time_relative_to_now_says_whether_it_passed() {
+        assert_eq!(due(125), "in 2 min 5 s");
+        assert_eq!(due(0), "due now");
+        assert_eq!(due(-4), "overdue 4 s");
+        assert_eq!(due(-600), "overdue 10 min");
+        assert_eq!(ago(14), "14 s ago");
+        assert_eq!(ago(0), "just now");
+        assert_eq!(ago(-3), "in 3 s");
     }
 
     #[test]

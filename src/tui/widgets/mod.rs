@@ -4,6 +4,7 @@
 //! scroll ([`table::TableState`]) and its filter, sort and order
 //! ([`table_view::TableView`]), which the panes own.
 
+pub(crate) mod age;
 pub(crate) mod footer;
 pub(crate) mod help;
 pub(crate) mod input;

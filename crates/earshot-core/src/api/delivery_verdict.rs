@@ -100,6 +100,21 @@ pub fn verdict(record: &DeliveryRecord) -> Verdict {
     }
 }
 
+/// Why this attempt is final at once, whatever else the record says: a
+/// 3xx or a 4xx other than 408, 425 and 429 is not retried (rule 6).
+/// `None` for a retryable or delivered attempt.
+pub fn final_at_once(record: &DeliveryRecord) -> Option<&'static str> {
+    match Problem::of(record) {
+        Problem::Status(code) if (300..400).contains(&code) => {
+            Some("final: a redirect is not retried")
+        }
+        problem @ Problem::Status(code) if (400..500).contains(&code) && !problem.retryable() => {
+            Some("final: 4xx is not retried")
+        }
+        _ => None,
+    }
+}
+
 impl Verdict {
     /// One line for the detail view, with the countdown from `now`.
     pub fn describe(&self, now: DateTime<Utc>) -> String {
@@ -120,15 +135,12 @@ impl Verdict {
     }
 }
 
-/// "retry in 12 s", "retry in 2 min 5 s", or "retry due now".
+/// "retry in 12 s", "retry in 2 min 5 s", "retry due now", or, once the
+/// time has passed without a newer attempt seen, "retry overdue 4 s".
 pub fn countdown(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    let seconds = (at - now).num_seconds();
-    if seconds <= 0 {
-        return "retry due now".into();
-    }
     format!(
-        "retry in {}",
-        crate::duration_text::of_secs(seconds.unsigned_abs())
+        "retry {}",
+        crate::duration_text::due((at - now).num_seconds())
     )
 }
 

@@ -175,6 +175,16 @@ pub fn latest_for(store: &Store, subscription_id: &str) -> rusqlite::Result<Opti
         .optional()
 }
 
+/// The id of the newest change recorded by anyone (the CLI, a console):
+/// a cheap read a console polls to learn that what it shows was changed
+/// elsewhere. `None` while no change was recorded.
+pub fn newest_id(store: &Store) -> rusqlite::Result<Option<i64>> {
+    store
+        .conn
+        .prepare_cached("SELECT MAX(id) FROM changes")?
+        .query_row([], |row| row.get(0))
+}
+
 fn change_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
     Ok(Change {
         at_ms: row.get(0)?,
@@ -188,6 +198,7 @@ fn change_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::tests::temp_store;
 
     fn record(url: &str, events: &[&str], enabled: bool, version: u32) -> Subscription {
         Subscription {
@@ -251,5 +262,17 @@ mod tests {
         assert_eq!(tries.get(), 2);
         let store = Store::open(&path).unwrap();
         assert_eq!(since(&store, 0).unwrap(), vec![change]);
+    }
+
+    #[test]
+    fn the_newest_change_id_grows_with_each_change_recorded() {
+        let (_dir, store) = temp_store();
+        assert_eq!(newest_id(&store).expect("read"), None);
+        let change = |action: &str| Change::now("ops".into(), "sub_1", action, String::new());
+        super::record(&store, &change("update")).expect("record");
+        let first = newest_id(&store).expect("read").expect("one change");
+        super::record(&store, &change("rotate")).expect("record");
+        let second = newest_id(&store).expect("read").expect("two changes");
+        assert!(second > first, "{second} after {first}");
     }
 }

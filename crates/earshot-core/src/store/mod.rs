@@ -22,6 +22,7 @@ pub mod deliveries;
 pub mod event_list;
 pub mod events;
 pub mod forget;
+pub mod give_up;
 pub mod health;
 pub mod incidents;
 pub mod outcomes;

@@ -35,6 +35,7 @@ use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
 use super::super::theme::Theme;
+use super::super::widgets::age;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use super::{Jump, NoEffect, Pane};
@@ -148,6 +149,8 @@ pub(crate) struct DeliveriesPane {
     /// Wall-clock time countdowns are drawn from; moved on by the tick.
     pub(crate) now: DateTime<Utc>,
     clock: fn() -> DateTime<Utc>,
+    /// The last tick: the attempts' age is drawn from it.
+    pub(crate) ticked: Instant,
     /// The session record of the id on screen, once loaded.
     session: Option<Box<SessionView>>,
     /// Why the session record could not be loaded.
@@ -182,6 +185,7 @@ impl DeliveriesPane {
             last_load: None,
             now: Utc::now(),
             clock: Utc::now,
+            ticked: Instant::now(),
             session: None,
             session_error: None,
             reveal_number: false,
@@ -253,13 +257,6 @@ impl DeliveriesPane {
 
     pub(crate) fn session(&self) -> Option<&SessionView> {
         self.session.as_deref()
-    }
-
-    /// A link of the session still works: its expiry counts down.
-    pub(crate) fn counting_down(&self) -> bool {
-        self.session
-            .as_ref()
-            .is_some_and(|view| view.links.iter().any(|link| !link.expired(self.now)))
     }
 
     pub(crate) fn rows(&self) -> &[DeliveryRecord] {
@@ -445,8 +442,9 @@ impl Pane for DeliveriesPane {
 
     /// Whether the tick should run for this pane (the app asks only while
     /// the pane is on screen): retries to come, or links counting down.
+    /// With an id on screen, its attempts' age moves on too.
     fn wants_tick(&self) -> bool {
-        self.id.is_some() && (self.live() || self.counting_down())
+        self.id.is_some()
     }
 
     fn help_sections() -> Vec<CommandSection<DlvCommand>> {
@@ -493,6 +491,8 @@ impl Pane for DeliveriesPane {
     /// (once a minute, once a second in the last minute), not every tick.
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         let before = self.countdown_words();
+        let aged = age::moved(&self.list, self.ticked, at, REFRESH_EVERY);
+        self.ticked = at;
         self.now = (self.clock)();
         let live = self.id.is_some() && self.live();
         if live
@@ -502,7 +502,7 @@ impl Pane for DeliveriesPane {
         {
             self.refresh(out);
         }
-        live || self.countdown_words() != before
+        live || aged || self.countdown_words() != before
     }
 
     fn run(&mut self, command: DlvCommand, out: &mut Outcome) {

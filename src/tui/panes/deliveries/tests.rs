@@ -313,6 +313,11 @@ fn the_detail_shows_a_countdown_from_the_fixed_now() {
         "retry in 2 min 5 s"
     );
     assert_eq!(countdown(fixed_now(), fixed_now()), "retry due now");
+    assert_eq!(
+        countdown(fixed_now() - chrono::Duration::seconds(4), fixed_now()),
+        "retry overdue 4 s",
+        "a retry time that passed is said as passed"
+    );
     app.update(press(KeyCode::Esc));
     assert_eq!(app.deliveries.view, View::Table);
 }
@@ -395,12 +400,19 @@ fn the_tick_reloads_only_while_something_is_pending() {
     let seq = load_seq(&app.update(Action::Tick(later())), SESSION, false);
 
     loaded(&mut app, seq, vec![failed_401(), delivered()]);
-    assert!(!app.wants_tick(), "nothing pending: no tick");
-    assert!(app.update(Action::Tick(later())).is_empty());
+    assert!(
+        app.wants_tick(),
+        "nothing pending: the tick moves the age only"
+    );
+    assert!(
+        app.update(Action::Tick(later())).is_empty(),
+        "and reloads nothing"
+    );
 
-    // On another pane the tick does not reload either.
+    // On another pane (one that does not tick) the tick does not reload
+    // either.
     let mut app = app_loaded(vec![pending_503()]);
-    app.update(key('2'));
+    app.update(key('5'));
     assert!(!app.wants_tick());
     assert!(app.update(Action::Tick(later())).is_empty());
 }
@@ -524,7 +536,11 @@ fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
     assert!(out.effects.is_empty(), "no reload for a countdown");
     MOVED_BY.store(3_600, std::sync::atomic::Ordering::SeqCst);
     assert!(pane.on_tick(Instant::now(), &mut out), "expired: redraw");
-    assert!(!pane.wants_tick(), "an expired link no longer ticks");
+    out.effects.clear();
+    assert!(
+        !pane.on_tick(Instant::now(), &mut out) && out.effects.is_empty(),
+        "an expired link neither redraws nor reloads"
+    );
 }
 
 // ---- liveness kept with the rows --------------------------------------

@@ -158,6 +158,12 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
     } else if pane.live() {
         spans.push(Span::styled(" · auto-refresh", theme.style(Role::Warn)));
     }
+    spans.extend(crate::tui::widgets::age::spans(
+        &pane.list,
+        pane.ticked,
+        super::REFRESH_EVERY,
+        theme,
+    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 

@@ -192,6 +192,8 @@ pub(crate) struct EventsPane {
     /// The latest read of the event open: an answer to another is late.
     detail_seq: u64,
     last_load: Option<Instant>,
+    /// The last tick: the data's age is drawn from it.
+    pub(crate) ticked: Instant,
     /// Milliseconds since the epoch, for `since:` (a fixed clock in tests).
     clock: fn() -> i64,
 }
@@ -222,6 +224,7 @@ impl EventsPane {
             resend: None,
             detail_seq: 0,
             last_load: None,
+            ticked: Instant::now(),
             clock: earshot_core::store::now_ms,
         }
     }
@@ -557,11 +560,13 @@ impl Pane for EventsPane {
     /// the list shows). Whether anything changed.
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         out.then = Some(Action::SweepIfDue(at));
+        let aged = crate::tui::widgets::age::moved(&self.list, self.ticked, at, RELOAD_EVERY);
+        self.ticked = at;
         let due = self
             .last_load
             .is_none_or(|last| at.saturating_duration_since(last) >= RELOAD_EVERY);
         if self.list.loading() || !due {
-            return false;
+            return aged;
         }
         self.reload(out);
         true

@@ -81,6 +81,12 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &EventsPane, theme: &Them
             theme.style(Role::Fg),
         ));
     }
+    spans.extend(crate::tui::widgets::age::spans(
+        &pane.list,
+        pane.ticked,
+        super::RELOAD_EVERY,
+        theme,
+    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 

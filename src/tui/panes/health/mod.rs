@@ -188,6 +188,8 @@ pub(crate) struct HealthPane {
     pub(crate) sweeping: bool,
     pub(crate) last_sweep: Option<Result<SweepReport, String>>,
     last_load: Option<Instant>,
+    /// The last tick: the data's age is drawn from it.
+    pub(crate) ticked: Instant,
     last_sweep_at: Option<Instant>,
     /// Milliseconds since the epoch, for "since" (a fixed clock in tests).
     clock: fn() -> i64,
@@ -215,6 +217,7 @@ impl HealthPane {
             sweeping: false,
             last_sweep: None,
             last_load: None,
+            ticked: Instant::now(),
             last_sweep_at: None,
             clock: earshot_core::store::now_ms,
         }
@@ -412,12 +415,14 @@ impl Pane for HealthPane {
     /// The clock, while the pane is on screen: reload every
     /// [`RELOAD_EVERY`], sweep every [`SWEEP_EVERY`]. Whether to redraw.
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        let aged = crate::tui::widgets::age::moved(&self.board, self.ticked, at, RELOAD_EVERY);
+        self.ticked = at;
         let swept = self.sweep_if_due(at, out);
         let reloaded = !self.board.loading() && due(self.last_load, RELOAD_EVERY, at);
         if reloaded {
             self.reload(out);
         }
-        swept || reloaded
+        swept || reloaded || aged
     }
 
     fn run(&mut self, command: HealthCommand, out: &mut Outcome) {

@@ -121,7 +121,24 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         )),
         None => {}
     }
+    // The board's age last: what comes before matters more.
+    spans.extend(crate::tui::widgets::age::spans(
+        &pane.board,
+        pane.ticked,
+        super::RELOAD_EVERY,
+        theme,
+    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
+}
+
+/// A retry time from the report (RFC 3339) said relative to `now_ms`:
+/// "in 2 min", "overdue 4 s" (a time that passed is not shown as if to
+/// come).
+fn retry_due(next: &str, now_ms: i64) -> String {
+    match chrono::DateTime::parse_from_rfc3339(next) {
+        Ok(at) => earshot_core::duration_text::due((at.timestamp_millis() - now_ms) / 1000),
+        Err(_) => next.to_owned(),
+    }
 }
 
 const SUB_W: u16 = 9;
@@ -164,7 +181,7 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         |row, selected, failure_w| board_row(row, selected, url_cells, failure_w, theme),
     );
     if let Some(row) = pane.selected() {
-        draw_failures(frame, below, row, theme);
+        draw_failures(frame, below, row, (pane.clock)(), theme);
     }
 }
 
@@ -249,7 +266,13 @@ fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -
 }
 
 /// The selected subscription's failure groups and retries.
-fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, theme: &Theme) {
+fn draw_failures(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    row: &SubscriptionHealth,
+    now_ms: i64,
+    theme: &Theme,
+) {
     if area.height == 0 {
         return;
     }
@@ -264,7 +287,9 @@ fn draw_failures(frame: &mut Frame<'_>, area: Rect, row: &SubscriptionHealth, th
             Span::styled(row.url.clone(), theme.style(Role::Fg)),
             Span::styled(
                 match (&row.next_retry_at, row.retries_due) {
-                    (Some(next), count) => format!("  · {count} retries due, next {next}"),
+                    (Some(next), count) => {
+                        format!("  · {count} retries due, next {}", retry_due(next, now_ms))
+                    }
                     _ => String::new(),
                 },
                 theme.style(Role::Warn),
@@ -648,4 +673,18 @@ fn draw_sent(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Them
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_due;
+
+    #[test]
+    fn a_retry_time_that_passed_reads_overdue() {
+        let next = "2025-03-14T09:30:00Z";
+        let at_ms = 1_741_944_600_000; // 09:30:00
+        assert_eq!(retry_due(next, at_ms + 90_000), "overdue 1 min 30 s");
+        assert_eq!(retry_due(next, at_ms - 150_000), "in 2 min 30 s");
+        assert_eq!(retry_due("not a time", at_ms), "not a time");
+    }
 }

@@ -494,9 +494,10 @@ impl Pane for JobsPane {
         ]
     }
 
-    /// Something on screen moves with the clock.
+    /// Something on screen moves with the clock: a job's AGE counts up
+    /// even once it finished.
     fn wants_tick(&self) -> bool {
-        self.paused_until.is_some() || self.rows.iter().any(|row| !row.is_terminal())
+        self.paused_until.is_some() || !self.rows.is_empty()
     }
 
     /// Starts watching the seeded ids.
@@ -513,10 +514,15 @@ impl Pane for JobsPane {
         self.focus_changed(out);
     }
 
-    /// The clock moves the countdowns on: always a redraw.
+    /// The clock moves the countdowns and ages on: a redraw while a job
+    /// or the banner moves, else only when the whole second turns (AGE
+    /// moves by seconds at most).
     fn on_tick(&mut self, at: Instant, _out: &mut Outcome) -> bool {
+        let before = self.now_tick().as_secs();
         self.now = at.max(self.now);
-        true
+        self.paused_until.is_some()
+            || self.rows.iter().any(|row| !row.is_terminal())
+            || self.now_tick().as_secs() != before
     }
 
     fn run(&mut self, command: JobsCommand, out: &mut Outcome) {

@@ -563,3 +563,33 @@ fn on_the_top_row_the_selection_follows_new_jobs() {
         Some("first")
     );
 }
+
+/// A job that finished before the first tick kept `AGE 0 s`: the clock
+/// stopped with the last running job. AGE counts up for finished jobs too,
+/// redrawing once the whole second turns, not every tick.
+#[test]
+fn a_finished_jobs_age_counts_up() {
+    let mut app = jobs_app(false);
+    type_text(&mut app, "a");
+    type_text(&mut app, "job1");
+    app.update(press(KeyCode::Enter));
+    watch(
+        &mut app,
+        WatchEvent::Changed {
+            view: view("job1", Some(TranscriptStatus::Completed)),
+            transcript: None,
+        },
+    );
+    assert!(app.jobs.rows()[0].is_terminal());
+    assert!(app.wants_tick(), "the AGE still moves");
+    let epoch = app.jobs.epoch;
+    app.dirty = false;
+    app.update(Action::Tick(epoch + Duration::from_millis(5_200)));
+    assert!(app.dirty, "a second turned: redraw");
+    assert_eq!(app.jobs.now_tick().as_secs(), 5);
+    let age = super::view::short_duration(app.jobs.now_tick());
+    assert_eq!(age, "5 s");
+    app.dirty = false;
+    app.update(Action::Tick(epoch + Duration::from_millis(5_600)));
+    assert!(!app.dirty, "the same second: no redraw");
+}

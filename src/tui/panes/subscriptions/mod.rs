@@ -12,6 +12,7 @@ mod commands;
 mod dialogs;
 pub(crate) mod edit;
 pub(crate) mod form;
+pub(crate) mod freshness;
 pub(crate) mod modals;
 mod results;
 pub(crate) mod rotation;
@@ -20,6 +21,7 @@ pub(crate) mod tasks;
 pub(crate) mod view;
 
 use std::collections::HashSet;
+use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
@@ -30,6 +32,7 @@ use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
 use super::super::theme::Theme;
+use super::super::widgets::age;
 use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::{Jump, Pane};
@@ -141,6 +144,10 @@ pub(crate) struct SubscriptionsPane {
     pending: HashSet<String>,
     url_policy: UrlPolicy,
     generate: fn() -> Result<String, String>,
+    /// The newest change seen in the store's change log.
+    changes_seen: freshness::ChangesSeen,
+    /// The clock the list's age is drawn from (moved on by the tick).
+    pub(crate) clock: Instant,
 }
 
 impl SubscriptionsPane {
@@ -155,7 +162,22 @@ impl SubscriptionsPane {
             pending: HashSet::new(),
             url_policy,
             generate: fresh_secret,
+            changes_seen: freshness::ChangesSeen::default(),
+            clock: Instant::now(),
         }
+    }
+
+    /// Loads the list again, superseding a load still running.
+    pub(crate) fn refresh_list(&mut self, out: &mut Outcome) {
+        out.effects.push(Effect::Subs(SubsEffect::Load {
+            seq: self.list.start(),
+            include_disabled: self.include_disabled,
+        }));
+    }
+
+    /// The list's age as the title says it ([`age::words`]).
+    pub(crate) fn age_words(&self) -> Option<(String, crate::tui::theme::Role)> {
+        age::words(&self.list, self.clock, freshness::LIST_EVERY)
     }
 
     /// Replaces the secret generator (tests use a fixed one).
@@ -429,17 +451,39 @@ impl Pane for SubscriptionsPane {
         ]
     }
 
-    /// The first load.
+    /// The first load, and the change log's baseline.
     fn init(&mut self, out: &mut Outcome) {
         self.refresh(out);
+        out.effects.push(Effect::Subs(SubsEffect::NewestChange));
     }
 
     /// Loads the list again, superseding a load still running.
     fn refresh(&mut self, out: &mut Outcome) {
-        out.effects.push(Effect::Subs(SubsEffect::Load {
-            seq: self.list.start(),
-            include_disabled: self.include_disabled,
-        }));
+        self.refresh_list(out);
+    }
+
+    /// The list's age moves on, and the change log is watched.
+    fn wants_tick(&self) -> bool {
+        true
+    }
+
+    /// Asks for the newest change every [`freshness::WATCH_EVERY`], reads
+    /// the list again every [`freshness::LIST_EVERY`]; redraws when the
+    /// age's words change (once a second at most).
+    fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
+        if self.changes_seen.due(at) {
+            out.effects.push(Effect::Subs(SubsEffect::NewestChange));
+        }
+        let listed_long_ago = self
+            .list
+            .succeeded_at()
+            .is_some_and(|listed| at.saturating_duration_since(listed) >= freshness::LIST_EVERY);
+        if listed_long_ago && !self.list.loading() {
+            self.refresh_list(out);
+        }
+        let before = self.age_words();
+        self.clock = at;
+        self.age_words() != before
     }
 
     fn run(&mut self, command: SubsCommand, out: &mut Outcome) {

@@ -44,6 +44,8 @@ pub(crate) enum SubsResult {
         id: String,
         result: Result<(), Failure>,
     },
+    /// The id of the newest change in the store's change log.
+    NewestChange(Result<Option<i64>, Failure>),
 }
 
 impl SubscriptionsPane {
@@ -59,6 +61,13 @@ impl SubscriptionsPane {
                         out.succeeded = true;
                     }
                     Some(Err(failure)) => out.failure = Some(failure),
+                }
+            }
+            SubsResult::NewestChange(result) => {
+                if self.changes_seen.saw(result) {
+                    // Changed elsewhere (the CLI, another console): what
+                    // is shown is stale, read it again.
+                    self.refresh_list(out);
                 }
             }
             SubsResult::Patched { id, result } => {

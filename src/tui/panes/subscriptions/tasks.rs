@@ -55,12 +55,16 @@ pub(crate) enum SubsEffect {
     Delete {
         id: String,
     },
+    /// Read the id of the newest change in the store's change log (made by
+    /// this console, another one or the CLI).
+    NewestChange,
 }
 
 impl PaneEffect<SubsResult> for SubsEffect {
     fn latest_key(&self) -> Option<&'static str> {
         match self {
             SubsEffect::Load { .. } => Some("list"),
+            SubsEffect::NewestChange => Some("newest change"),
             SubsEffect::WatchRotation { .. } | SubsEffect::StopRotationWatch => {
                 Some("rotation watch")
             }
@@ -160,6 +164,13 @@ impl PaneEffect<SubsResult> for SubsEffect {
                 }
                 SubsResult::Deleted { id, result }
             }
+            SubsEffect::NewestChange => SubsResult::NewestChange(
+                with_store(store, |store| {
+                    earshot_core::store::changes::newest_id(store)
+                        .map_err(|error| error.to_string())
+                })
+                .await,
+            ),
         };
         report.send(result);
     }

@@ -489,9 +489,10 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
             Effect::Health(HealthEffect::LoadIncidents { .. }),
             Effect::Health(HealthEffect::Sweep),
             Effect::Subs(SubsEffect::Load { seq, .. }),
+            Effect::Subs(SubsEffect::NewestChange),
         ] => *seq,
         other => panic!(
-            "expected the board and incidents reads, the sweep and the first load, got {other:?}"
+            "expected the board and incidents reads, the sweep, the first load and the change log's baseline, got {other:?}"
         ),
     };
     app.update(Action::Subs(SubsResult::Loaded {
@@ -565,4 +566,87 @@ fn read_only_has_no_edit() {
     app.pane = PaneId::Subscriptions;
     app.update(key('e'));
     assert!(app.subs.modal.is_none());
+}
+
+#[test]
+fn a_newer_change_in_the_log_reads_the_list_again_and_the_first_is_the_baseline() {
+    let mut app = App::new(AppConfig::default());
+    app.pane = PaneId::Subscriptions;
+    app.subs.set_rows(fixtures());
+    let asks = |effects: &[Effect]| {
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Subs(SubsEffect::NewestChange)))
+    };
+    let reloads = |effects: &[Effect]| {
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Subs(SubsEffect::Load { .. })))
+    };
+    let start = std::time::Instant::now();
+    assert!(asks(&app.update(Action::Tick(start))), "the log is watched");
+    let baseline = app.update(Action::Subs(SubsResult::NewestChange(Ok(Some(7)))));
+    assert!(!reloads(&baseline), "the first answer is the baseline");
+    let same = app.update(Action::Subs(SubsResult::NewestChange(Ok(Some(7)))));
+    assert!(!reloads(&same), "nothing new, nothing read");
+    let newer = app.update(Action::Subs(SubsResult::NewestChange(Ok(Some(8)))));
+    assert!(
+        reloads(&newer),
+        "a change made elsewhere reads the list again"
+    );
+}
+
+#[test]
+fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
+    let mut app = App::new(AppConfig::default());
+    app.pane = PaneId::Subscriptions;
+    app.subs.set_rows(fixtures());
+    let loaded = std::time::Instant::now();
+    let tick = |app: &mut App, after_ms: u64| {
+        app.dirty = false;
+        app.update(Action::Tick(
+            loaded + std::time::Duration::from_millis(after_ms),
+        ));
+        app.dirty
+    };
+    assert!(tick(&mut app, 1_000), "'just now' becomes '1 s ago'");
+    assert!(!tick(&mut app, 1_500), "still '1 s ago'");
+    assert!(tick(&mut app, 2_000));
+    assert_eq!(
+        app.subs.age_words().map(|(text, _)| text),
+        Some("as of 2 s ago".to_owned())
+    );
+    tick(&mut app, 59_000);
+    assert_eq!(
+        app.subs.age_words().map(|(_, role)| role),
+        Some(crate::tui::theme::Role::Muted)
+    );
+    // A reread was asked at 30 s; its answer has not come.
+    tick(&mut app, 61_000);
+    let (text, role) = app.subs.age_words().expect("loaded");
+    assert_eq!(
+        text, "stale: as of 1 min 1 s ago",
+        "older than twice the period"
+    );
+    assert_eq!(role, crate::tui::theme::Role::Warn);
+}
+
+#[test]
+fn the_list_is_read_again_every_30_s_with_no_change_recorded() {
+    let mut app = App::new(AppConfig::default());
+    app.pane = PaneId::Subscriptions;
+    app.subs.set_rows(fixtures());
+    let listed = std::time::Instant::now();
+    let reloads = |effects: &[Effect]| {
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Subs(SubsEffect::Load { .. })))
+    };
+    let at = |secs| Action::Tick(listed + std::time::Duration::from_secs(secs));
+    assert!(!reloads(&app.update(at(10))));
+    assert!(
+        reloads(&app.update(at(31))),
+        "a change made outside earshot"
+    );
+    assert!(!reloads(&app.update(at(32))), "one reread at a time");
 }

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::dialogs::{draw_create, draw_delete, draw_edit, draw_rotate, draw_secret};
 use super::{Modal, SubscriptionsPane, View, short_id};
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::table;
+use crate::tui::widgets::{age, table};
 use crate::tui::widgets::{distinct_short, fit, fit_url};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 
@@ -79,6 +79,12 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SubscriptionsPane, theme
     if pane.list.loading() {
         spans.push(Span::styled(" · loading…", theme.style(Role::Warn)));
     }
+    spans.extend(age::spans(
+        &pane.list,
+        pane.clock,
+        super::freshness::LIST_EVERY,
+        theme,
+    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 

@@ -201,8 +201,8 @@ fn the_countdown_ticks_only_while_the_pane_is_on_screen() {
     app.deliveries.set_rows(CALL, Vec::new());
     app.deliveries.set_session(ended_call_view());
     assert!(app.wants_tick(), "counting down on screen");
-    keys(&mut app, "2");
-    // Let any toast run out: then nothing on the Subscriptions pane ticks.
+    keys(&mut app, "5");
+    // Let any toast run out: then nothing on the Signatures pane ticks.
     app.update(Action::Tick(
         std::time::Instant::now() + std::time::Duration::from_secs(3_600),
     ));

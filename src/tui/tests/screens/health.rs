@@ -69,6 +69,8 @@ fn board() -> App {
     ];
     broken.retries_due = 2;
     broken.next_retry_at = Some("2025-03-14T09:31:00Z".into());
+    // The board drawn at 09:30:00: the next retry is a minute away.
+    app.health = crate::tui::panes::health::HealthPane::new().with_clock(|| 1_741_944_600_000);
     broken.missed_by_type = [
         ("call.ended".to_owned(), 25),
         ("call.connected".to_owned(), 12),

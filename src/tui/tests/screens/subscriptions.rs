@@ -165,9 +165,10 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
             Effect::Health(HealthEffect::LoadIncidents { .. }),
             Effect::Health(HealthEffect::Sweep),
             Effect::Subs(SubsEffect::Load { seq, .. }),
+            Effect::Subs(SubsEffect::NewestChange),
         ] => *seq,
         other => panic!(
-            "expected the board and incidents reads, the sweep and the first load, got {other:?}"
+            "expected the board and incidents reads, the sweep, the first load and the change log's baseline, got {other:?}"
         ),
     };
     app.pane = PaneId::Subscriptions;
