@@ -526,7 +526,7 @@ async fn new_url_accepts(
     let checked = earshot_core::history::rotation::check(url, &probe, secret, None).await?;
     for answer in &checked.answers {
         eprintln!(
-            "  {} signed with the {}: {}",
+            "  {} signed with {}: {}",
             if answer.ok { "ok  " } else { "FAIL" },
             answer.signed_with,
             answer.verdict

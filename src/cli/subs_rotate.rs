@@ -165,7 +165,7 @@ pub(crate) async fn run(
         let checked = check(&record.url, &probe, &new, current.as_ref()).await?;
         for answer in &checked.answers {
             say(format!(
-                "  {} signed with the {}: {}",
+                "  {} signed with {}: {}",
                 if answer.ok { "ok  " } else { "FAIL" },
                 answer.signed_with,
                 answer.verdict

@@ -2,7 +2,7 @@
 //! to. Each record is kept as the platform returned it (unknown fields
 //! too), with the columns the queries need beside it.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::{Store, outcomes};
 
@@ -164,6 +164,25 @@ pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
         }
     }
     Ok(list)
+}
+
+/// One stored subscription, as last listed, and when that was (Unix
+/// milliseconds).
+pub fn listed(store: &Store, id: &str) -> rusqlite::Result<Option<(Subscription, i64)>> {
+    let row = store
+        .conn
+        .prepare_cached("SELECT record, seen_ms FROM subscriptions WHERE id = ?1")?
+        .query_row([id], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+        })
+        .optional()?;
+    Ok(row.and_then(|(json, seen_ms)| match serde_json::from_str(&json) {
+        Ok(subscription) => Some((subscription, seen_ms)),
+        Err(_) => {
+            super::skip_row("a subscription record that is not JSON");
+            None
+        }
+    }))
 }
 
 /// A session where a subscription's attempts failed, for the Health pane's
