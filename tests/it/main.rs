@@ -44,3 +44,4 @@ mod subscriptions_api;
 mod tmux_e2e;
 mod troubleshooting;
 mod tui_launch;
+mod verify_receiver;

@@ -16,9 +16,8 @@ pub const GIVEN: &str = "the secret you gave";
 /// The label of a send signed with the second secret the operator gave.
 pub const SECOND: &str = "the second secret you gave";
 
-/// What the answers show.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// What the answers show (serialized as its [`Held::code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Held {
     /// Refuses every secret given, and a wrong one.
     Different,
@@ -56,6 +55,12 @@ impl Held {
     /// wrong one.
     pub fn accepts_given(self) -> bool {
         matches!(self, Held::Given | Held::Second | Held::Both)
+    }
+}
+
+impl Serialize for Held {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.code())
     }
 }
 
@@ -120,14 +125,19 @@ pub struct Verdict {
     pub next: Option<String>,
 }
 
-/// "HTTP 401 signed with the secret you gave, HTTP 401 signed with a wrong
-/// secret".
+/// "HTTP 401 (signed with the secret you gave), HTTP 401 (signed with a
+/// wrong secret)".
 pub fn answers_text(answers: &[ProbeAnswer]) -> String {
     answers
         .iter()
-        .map(|answer| format!("{} signed with {}", answer.answer_text(), answer.signed_with))
+        .map(answer_words)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// "HTTP 401 (signed with the secret you gave)".
+fn answer_words(answer: &ProbeAnswer) -> String {
+    format!("{} (signed with {})", answer.answer_text(), answer.signed_with)
 }
 
 /// "secret version 3 per the record the sweep listed 2 min ago; rotated
@@ -164,7 +174,7 @@ pub fn verdict(
         answers
             .iter()
             .find(|answer| held_ok(answer))
-            .map(|answer| format!("{} signed with {}", answer.answer_text(), answer.signed_with))
+            .map(answer_words)
             .unwrap_or_else(|| answers_text(answers))
     };
     let (text, next) = match held {
@@ -213,8 +223,9 @@ pub fn verdict(
                     .unwrap_or_default()
             ),
             Some(
-                "its 401 came from something it no longer does, or from another check (an \
-                 auth header?): fix its verification (`earshot check-receiver`)"
+                "the platform's 401 did not come from a signature check it makes now (it \
+                 changed since, or another check refused it): make it verify signatures \
+                 (`earshot check-receiver` tests it)"
                     .to_owned(),
             ),
         ),

@@ -112,6 +112,78 @@ pub fn known(
     })
 }
 
+/// Whether the observer's secret is the one to ask `record`'s receiver
+/// with: only where `record`'s URL is the observer's own, by evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObserverEvidence {
+    /// `record`'s URL is that of `observer_subscription`, whose attempts
+    /// the observer filed, and the secret verifies the signature the
+    /// observer received with `event_id` (one of those attempts).
+    Fits {
+        observer_subscription: String,
+        event_id: String,
+    },
+    /// No swept attempt is one the observer filed: which subscription is
+    /// the observer's is not known.
+    NoObserverSubscription,
+    /// `record`'s URL is not the URL of the observer's subscription.
+    NotObserverUrl,
+    /// The secret does not verify the signature the observer received
+    /// with `event_id`.
+    SecretDoesNotFit { event_id: String },
+}
+
+/// How far back a filed signature is checked (its age is no evidence
+/// against the secret).
+const ANY_AGE_SECS: u64 = 100 * 365 * 24 * 3600;
+
+/// Whether `secret` is the observer's and `record`'s URL its own (see
+/// [`ObserverEvidence`]).
+pub fn observer_evidence(
+    store: &Store,
+    record: &Subscription,
+    secret: &SecretString,
+) -> Result<ObserverEvidence, StoreError> {
+    let observer = deliveries::observer_subscriptions(store)?;
+    if observer.is_empty() {
+        return Ok(ObserverEvidence::NoObserverSubscription);
+    }
+    let mut own = None;
+    for id in observer {
+        if deliveries::listed(store, &id)?.is_some_and(|(listed, _)| listed.url == record.url) {
+            own = Some(id);
+            break;
+        }
+    }
+    let Some(observer_subscription) = own else {
+        return Ok(ObserverEvidence::NotObserverUrl);
+    };
+    let Some(event_id) = deliveries::observer_event(store, &observer_subscription)? else {
+        return Ok(ObserverEvidence::NoObserverSubscription);
+    };
+    let (headers, body) =
+        crate::store::event_list::headers_and_body(store, &event_id)?.unwrap_or_default();
+    let header = headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(crate::signature::HEADER_NAME))
+        .map(|(_, value)| value.as_str())
+        .unwrap_or_default();
+    let signed_at = crate::signature::parse_header(header).map_or(0, |parsed| parsed.timestamp);
+    let candidates = [crate::signature::Candidate {
+        label: "observer",
+        secret: secret.expose().as_bytes(),
+    }];
+    let verdict = crate::signature::verify(header, &body, &candidates, signed_at, ANY_AGE_SECS);
+    Ok(if verdict.is_valid() {
+        ObserverEvidence::Fits {
+            observer_subscription,
+            event_id,
+        }
+    } else {
+        ObserverEvidence::SecretDoesNotFit { event_id }
+    })
+}
+
 /// The check's answers and verdict.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Checked {

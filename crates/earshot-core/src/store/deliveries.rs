@@ -303,3 +303,17 @@ pub fn observer_subscriptions(store: &Store) -> rusqlite::Result<Vec<String>> {
     let rows = statement.query_map([OBSERVER_EVIDENCE_EVENTS], |row| row.get(0))?;
     super::readable(rows)
 }
+
+/// The newest event the observer filed from an attempt of
+/// `subscription_id` (its `X-SVC-Delivery-Id` is that attempt's id), as
+/// [`observer_subscriptions`] reads the evidence.
+pub fn observer_event(store: &Store, subscription_id: &str) -> rusqlite::Result<Option<String>> {
+    store
+        .conn
+        .prepare_cached(
+            "SELECT e.event_id FROM events AS e JOIN deliveries AS d ON d.id = e.delivery_id
+             WHERE d.subscription_id = ?1 ORDER BY e.occurred_ms DESC LIMIT 1",
+        )?
+        .query_row([subscription_id], |row| row.get(0))
+        .optional()
+}
