@@ -11,13 +11,11 @@
 
 use std::process::ExitCode;
 
+use earshot_core::history::HistoryError;
 use earshot_core::history::held_secret::{GIVEN, SECOND};
 use earshot_core::history::recover::find_subscription;
-use earshot_core::history::refused_delivery::{
-    self, Checked, ObserverEvidence, observer_evidence,
-};
+use earshot_core::history::refused_delivery::{self, Checked, ObserverEvidence, observer_evidence};
 use earshot_core::history::sweep::DEFAULT_BUDGET;
-use earshot_core::history::HistoryError;
 use earshot_core::redact::{SecretString, mask};
 use earshot_core::store::outcomes::{self, Outcome};
 use earshot_core::store::{self, Store, events};
@@ -165,7 +163,11 @@ fn text(checked: &Checked, given: &SecretString, second: Option<&SecretString>) 
             answer.answer_text()
         ));
     }
-    let mark = if checked.accepts_given() { "✓" } else { "✗" };
+    let mark = if checked.accepts_given() {
+        "✓"
+    } else {
+        "✗"
+    };
     out.push_str(&format!("{mark} {}\n", checked.verdict));
     if let Some(next) = &checked.next {
         out.push_str(&format!("\nNext: {next}\n"));

@@ -43,7 +43,9 @@ async fn a_refused_delivery_is_checked_by_asking_the_receiver() {
     harness
         .subscribe_secret(&alice_url, &EventKind::ALL, ALICE)
         .await;
-    let bob = harness.subscribe_secret(&bob_url, &EventKind::ALL, BOB).await;
+    let bob = harness
+        .subscribe_secret(&bob_url, &EventKind::ALL, BOB)
+        .await;
     let anything = Receiver::healthy().await;
     let lax = harness
         .subscribe_secret(&anything.url(), &EventKind::ALL, BOB)
@@ -79,11 +81,8 @@ async fn a_refused_delivery_is_checked_by_asking_the_receiver() {
         std::fs::write(&path, secret).unwrap();
         path
     };
-    let (bob_file, alice_file, new_file) = (
-        file("bob", BOB),
-        file("alice", ALICE),
-        file("new", NEW),
-    );
+    let (bob_file, alice_file, new_file) =
+        (file("bob", BOB), file("alice", ALICE), file("new", NEW));
     let verify = |subscription: &str, extra: &[&std::path::Path], flags: &[&str]| {
         let mut command = cli::against(
             &harness.base,
@@ -182,7 +181,13 @@ async fn a_refused_delivery_is_checked_by_asking_the_receiver() {
     let mut unknown = cli::against(
         &harness.base,
         &db,
-        &["verify", "--event", "no-such-event", "--subscription", short],
+        &[
+            "verify",
+            "--event",
+            "no-such-event",
+            "--subscription",
+            short,
+        ],
     );
     unknown.arg("--secret-file").arg(&alice_file);
     let out = run(&mut unknown).await;

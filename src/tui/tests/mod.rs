@@ -10,6 +10,7 @@ mod jobs_worker;
 mod probe_worker;
 mod screens;
 mod session_worker;
+mod sigs_worker;
 mod support;
 
 use url::Url;

@@ -137,7 +137,11 @@ pub fn answers_text(answers: &[ProbeAnswer]) -> String {
 
 /// "HTTP 401 (signed with the secret you gave)".
 fn answer_words(answer: &ProbeAnswer) -> String {
-    format!("{} (signed with {})", answer.answer_text(), answer.signed_with)
+    format!(
+        "{} (signed with {})",
+        answer.answer_text(),
+        answer.signed_with
+    )
 }
 
 /// "secret version 3 per the record the sweep listed 2 min ago; rotated
@@ -152,7 +156,9 @@ fn platform_words(known: &Known, now_ms: i64, clock: fn(i64) -> String) -> Strin
             "rotated {} UTC by {}, {} ago, per the change log",
             clock(change.at_ms),
             change.operator,
-            crate::duration_text::of_secs(u64::try_from((now_ms - change.at_ms) / 1000).unwrap_or(0))
+            crate::duration_text::of_secs(
+                u64::try_from((now_ms - change.at_ms) / 1000).unwrap_or(0)
+            )
         ),
         None => "no rotation by earshot on record".to_owned(),
     };
@@ -197,9 +203,9 @@ pub fn verdict(
         Held::Given | Held::Second | Held::Both => {
             let which = match held {
                 Held::Given => format!("{GIVEN} is the one it holds"),
-                Held::Second => format!(
-                    "{SECOND} is the one it holds, not the first (which it refuses)"
-                ),
+                Held::Second => {
+                    format!("{SECOND} is the one it holds, not the first (which it refuses)")
+                }
                 _ => "it holds both secrets you gave".to_owned(),
             };
             (
@@ -322,9 +328,14 @@ mod tests {
         let with = verdict(&answers, &known(Some(rotation)), 121_000, clock);
         assert!(with.held.accepts_given());
         assert!(
-            with.text.contains("the secret you gave is the one it holds")
-                && with.text.contains("secret version 3 per the platform's record")
-                && with.text.contains("rotated clock(1000) UTC by bob, 2 min ago"),
+            with.text
+                .contains("the secret you gave is the one it holds")
+                && with
+                    .text
+                    .contains("secret version 3 per the platform's record")
+                && with
+                    .text
+                    .contains("rotated clock(1000) UTC by bob, 2 min ago"),
             "{}",
             with.text
         );
@@ -334,15 +345,28 @@ mod tests {
             "{}",
             without.text
         );
-        let down = verdict(&[answer(GIVEN, None), answer(WRONG, None)], &known(None), 0, clock);
+        let down = verdict(
+            &[answer(GIVEN, None), answer(WRONG, None)],
+            &known(None),
+            0,
+            clock,
+        );
         assert_eq!(down.held, Held::Down);
-        assert!(down.text.contains("it is down: connection refused"), "{}", down.text);
+        assert!(
+            down.text.contains("it is down: connection refused"),
+            "{}",
+            down.text
+        );
         let failing = verdict(
             &[answer(GIVEN, Some(502)), answer(WRONG, Some(401))],
             &known(None),
             0,
             clock,
         );
-        assert!(failing.text.contains("it answers 5xx: HTTP 502"), "{}", failing.text);
+        assert!(
+            failing.text.contains("it answers 5xx: HTTP 502"),
+            "{}",
+            failing.text
+        );
     }
 }

@@ -53,7 +53,11 @@ pub fn locate(
     let listens = deliveries::listed(store, subscription_id)?.map(|(record, _)| record.events);
     let wanted: Vec<StoredEvent> = events::for_session(store, session_id)?
         .into_iter()
-        .filter(|event| listens.as_ref().is_none_or(|types| types.contains(&event.event)))
+        .filter(|event| {
+            listens
+                .as_ref()
+                .is_none_or(|types| types.contains(&event.event))
+        })
         .collect();
     let refused = match_events(&records, &wanted)
         .into_iter()

@@ -176,13 +176,15 @@ pub fn listed(store: &Store, id: &str) -> rusqlite::Result<Option<(Subscription,
             Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
         })
         .optional()?;
-    Ok(row.and_then(|(json, seen_ms)| match serde_json::from_str(&json) {
-        Ok(subscription) => Some((subscription, seen_ms)),
-        Err(_) => {
-            super::skip_row("a subscription record that is not JSON");
-            None
-        }
-    }))
+    Ok(
+        row.and_then(|(json, seen_ms)| match serde_json::from_str(&json) {
+            Ok(subscription) => Some((subscription, seen_ms)),
+            Err(_) => {
+                super::skip_row("a subscription record that is not JSON");
+                None
+            }
+        }),
+    )
 }
 
 /// A session where a subscription's attempts failed, for the Health pane's

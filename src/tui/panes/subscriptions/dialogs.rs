@@ -493,7 +493,7 @@ fn check_lines(dialog: &RotateForm, theme: &Theme) -> Vec<Line<'static>> {
                 let role = if answer.ok { Role::Ok } else { Role::Error };
                 lines.push(Line::from(Span::styled(
                     format!(
-                        "{} signed with {}: {}",
+                        "{} {}: {}",
                         if answer.ok { "✓" } else { "✗" },
                         answer.signed_with,
                         answer.verdict
