@@ -240,3 +240,6 @@ pub async fn check(
         rotation: known.rotation.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests;
