@@ -61,14 +61,14 @@ pub fn locate(
         .collect();
     let refused = match_events(&records, &wanted)
         .into_iter()
-        .filter(|chain| {
+        .rev()
+        .find(|chain| {
             chain.attempts.iter().any(|attempt| {
                 attempt.status == DeliveryStatus::Failed
                     && attempt.http_status_code == Some(401)
                     && delivery_id.is_none_or(|id| attempt.id == id)
             })
-        })
-        .last();
+        });
     Ok(match refused {
         None => Located::NoRefusal,
         Some(chain) => match chain.event {

@@ -85,7 +85,7 @@ pub(crate) enum SigsResult {
         result: Result<Located, String>,
     },
     /// A receiver answered the probe `seq`.
-    Asked { seq: u64, asked: Asked },
+    Asked { seq: u64, asked: Box<Asked> },
 }
 
 /// What the pane can be asked to do.

@@ -188,14 +188,14 @@ impl SignaturesPane {
     }
 
     /// The receiver answered; kept only for the event it was asked about.
-    pub(super) fn on_asked(&mut self, seq: u64, asked: Asked, out: &mut Outcome) {
+    pub(super) fn on_asked(&mut self, seq: u64, asked: Box<Asked>, out: &mut Outcome) {
         if !self.probe.is_current(seq) {
             return;
         }
         if let Err(error) = &asked.result {
             out.toast = Some(format!("the receiver could not be asked: {error}"));
         }
-        self.probe.finish(seq, Ok::<_, Infallible>(Some(asked)));
+        self.probe.finish(seq, Ok::<_, Infallible>(Some(*asked)));
     }
 
     /// The receiver's verdict, only when it was computed for the event and

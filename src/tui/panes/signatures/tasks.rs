@@ -102,12 +102,12 @@ impl PaneEffect<SigsResult> for SigsEffect {
                 .await;
                 SigsResult::Asked {
                     seq,
-                    asked: Asked {
+                    asked: Box::new(Asked {
                         event_id,
                         subscription_id,
                         at_ms: earshot_core::store::now_ms(),
                         result,
-                    },
+                    }),
                 }
             }
         };

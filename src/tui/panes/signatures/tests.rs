@@ -523,12 +523,12 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
     let answer = |seq, event_id: &str| {
         Action::Sigs(SigsResult::Asked {
             seq,
-            asked: Asked {
+            asked: Box::new(Asked {
                 event_id: event_id.into(),
                 subscription_id: SUB.into(),
                 at_ms: 0,
                 result: Ok(accepted(event_id)),
-            },
+            }),
         })
     };
     app.update(answer(seq, "evt-a"));
