@@ -38,6 +38,7 @@ pub(crate) mod subs;
 mod subs_rotate;
 pub(crate) mod transcribe;
 pub(crate) mod verify;
+mod verify_receiver;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -230,6 +231,9 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     };
     let result = match command {
         Command::Sign(args) => sign::run(args),
+        Command::Verify(args) if args.event.is_some() => {
+            runtime()?.block_on(verify_receiver::run(args, &global))
+        }
         Command::Verify(args) => verify::run(args),
         Command::Config {
             connection,

@@ -560,14 +560,11 @@ async fn new_url_accepts(
 /// it: `  ok   signed with the new secret: …`, `  FAIL signed with a wrong
 /// secret: …`.
 pub(super) fn probe_line(answer: &earshot_core::history::rotation::CheckAnswer) -> String {
-    let label = answer.signed_with;
-    let with = if label.starts_with("a ") {
-        label.to_owned()
-    } else {
-        format!("the {label}")
-    };
     let mark = if answer.ok { "ok  " } else { "FAIL" };
-    format!("  {mark} signed with {with}: {}", answer.verdict)
+    format!(
+        "  {mark} signed with {}: {}",
+        answer.signed_with, answer.verdict
+    )
 }
 
 /// Where changes are recorded: the store at `--store` or the default.
@@ -679,7 +676,7 @@ mod tests {
     #[test]
     fn a_check_answer_reads_as_english() {
         assert_eq!(
-            probe_line(&answer("new secret", true)),
+            probe_line(&answer("the new secret", true)),
             "  ok   signed with the new secret: accepted (200)"
         );
         assert_eq!(

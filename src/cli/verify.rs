@@ -6,6 +6,10 @@
 //! With `--capture FILE` the header and the exact body come from a request
 //! `earshot listen` captured ([`earshot_core::receiver::capture`]), checked at the
 //! time it was received.
+//!
+//! With `--event ID --subscription SUB` (a delivery the receiver refused
+//! with 401) there is no header to check: [`super::verify_receiver`] asks
+//! the receiver instead.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,8 +34,8 @@ pub(crate) struct VerifyArgs {
         long,
         value_name = "H",
         allow_hyphen_values = true,
-        required_unless_present = "capture",
-        conflicts_with = "capture"
+        required_unless_present_any = ["capture", "event"],
+        conflicts_with_all = ["capture", "event"]
     )]
     pub(crate) header: Option<String>,
 
@@ -39,16 +43,38 @@ pub(crate) struct VerifyArgs {
     #[arg(
         long,
         value_name = "F",
-        required_unless_present = "capture",
-        conflicts_with = "capture"
+        required_unless_present_any = ["capture", "event"],
+        conflicts_with_all = ["capture", "event"]
     )]
     pub(crate) body_file: Option<PathBuf>,
 
     /// Replay a request captured by `earshot listen --capture FILE`: its
     /// header and exact body, checked at its receive time (unless --now).
     /// Default: the last entry that carries X-SVC-Signature.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "event")]
     pub(crate) capture: Option<PathBuf>,
+
+    /// A delivery the receiver refused with 401: the event (its id, as
+    /// `earshot events` lists it). earshot has its exact bytes but not the
+    /// header the platform sent, so it asks the subscription's receiver:
+    /// the event signed with the secret you give, then a wrong one.
+    #[arg(long, value_name = "ID", requires = "subscription")]
+    pub(crate) event: Option<String>,
+
+    /// With --event: the subscription whose receiver refused it (id or
+    /// unique prefix).
+    #[arg(long, value_name = "SUB", requires = "event")]
+    pub(crate) subscription: Option<String>,
+
+    /// With --event: use the store as it is, without sweeping first.
+    #[arg(long, requires = "event")]
+    pub(crate) no_sweep: bool,
+
+    #[command(flatten)]
+    pub(crate) store: super::history_args::StoreArg,
+
+    #[command(flatten)]
+    pub(crate) connection: super::Connection,
 
     /// With --capture: the entry on line N of the file (1-based).
     #[arg(
@@ -75,13 +101,19 @@ pub(crate) struct VerifyArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "secrets")]
     pub(crate) secret_file: Option<PathBuf>,
 
-    /// Read the secret before the last rotation from FILE.
+    /// Read the secret before the last rotation from FILE (with --event:
+    /// a second secret to ask the receiver with).
     #[arg(long, value_name = "FILE")]
     pub(crate) previous_secret_file: Option<PathBuf>,
 
     /// The receiver's clock, Unix seconds (default: now). Use the receive
     /// time to check an old capture.
-    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "T",
+        allow_negative_numbers = true,
+        conflicts_with = "event"
+    )]
     pub(crate) now: Option<i64>,
 
     /// Allowed difference between `t` and now, in seconds.
@@ -90,7 +122,7 @@ pub(crate) struct VerifyArgs {
 
     /// The hex digest your receiver computed: earshot names the mistake
     /// that produces it.
-    #[arg(long, value_name = "HEX")]
+    #[arg(long, value_name = "HEX", conflicts_with = "event")]
     pub(crate) receiver_digest: Option<String>,
 
     /// Print one JSON object instead of the checklist.

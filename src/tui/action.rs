@@ -48,11 +48,15 @@ macro_rules! action_enum {
             /// (`secret_hint` says whose secret signed it; never the secret).
             /// Without a header, the Inbox's capture of `delivery_id` fills
             /// it in.
+            /// `refused`: a delivery its receiver refused with 401 (the
+            /// form asks the receiver; the header, if any, must be the one
+            /// that receiver got).
             OpenInSignatures {
                 header: Option<String>,
                 body: Option<Vec<u8>>,
                 secret_hint: Option<String>,
                 delivery_id: Option<String>,
+                refused: Option<RefusedDelivery>,
             },
             /// The newest change earshot made to each subscription (the
             /// Health board read them), for the Subscriptions detail.
@@ -74,6 +78,18 @@ macro_rules! action_enum {
     };
 }
 registry!(action_enum);
+
+/// A delivery its receiver refused with 401, handed to the Signatures
+/// pane (which asks that receiver which secret it holds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RefusedDelivery {
+    pub(crate) subscription_id: String,
+    pub(crate) session_id: String,
+    /// The event, when the handing pane knows it (Events).
+    pub(crate) event_id: Option<String>,
+    /// The attempt refused, when the handing pane knows it (Deliveries).
+    pub(crate) delivery_id: Option<String>,
+}
 
 /// A failed call, as the status bar shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use ratatui::crossterm::event::{Event, KeyEvent, KeyEventKind};
 use tui_input::Input;
 
-use super::action::{Action, Effect, Failure};
+use super::action::{Action, Effect, Failure, RefusedDelivery};
 use super::command::Command;
 use super::command_line::{self, Typed};
 use super::context::Contexts;
@@ -290,10 +290,8 @@ impl App {
                 body,
                 secret_hint,
                 delivery_id,
-            } => {
-                self.open_in_signatures(header, body, secret_hint, delivery_id);
-                Vec::new()
-            }
+                refused,
+            } => self.open_in_signatures(header, body, secret_hint, delivery_id, refused),
             Action::SubscriptionChanges(changes) => {
                 self.dirty = true;
                 self.subs.set_changes(changes);
@@ -353,7 +351,8 @@ impl App {
         body: Option<Vec<u8>>,
         secret_hint: Option<String>,
         delivery_id: Option<String>,
-    ) {
+        refused: Option<RefusedDelivery>,
+    ) -> Vec<Effect> {
         self.dirty = true;
         let captured = delivery_id
             .as_deref()
@@ -372,7 +371,7 @@ impl App {
         };
         self.overlay = None;
         self.pane = PaneId::Signatures;
-        self.sigs.open_with(header, body, secret_hint);
+        self.apply(|app, out| app.sigs.open_with(header, body, secret_hint, refused, out))
     }
 
     fn on_key(&mut self, key: &KeyEvent) -> Vec<Effect> {

@@ -58,6 +58,13 @@ impl<T: Default> Load<T> {
         self.succeeded_at = None;
         self.failed_at = None;
     }
+
+    /// [`Load::reset`], and a load in flight is no longer the latest: its
+    /// answer is dropped (the thing it read is gone).
+    pub(crate) fn clear(&mut self) {
+        self.reset();
+        self.seq += 1;
+    }
 }
 
 impl<T> Load<T> {

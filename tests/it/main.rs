@@ -50,3 +50,4 @@ mod tmux_age;
 mod tmux_e2e;
 mod troubleshooting;
 mod tui_launch;
+mod verify_receiver;

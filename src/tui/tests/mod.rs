@@ -11,6 +11,7 @@ mod probe_worker;
 mod readme;
 mod screens;
 mod session_worker;
+mod sigs_worker;
 mod subs_change_watch;
 mod support;
 

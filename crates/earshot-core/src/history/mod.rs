@@ -14,8 +14,11 @@
 //! - [`artifact_download`] streams a recording or transcript to disk;
 //! - [`session_view`] puts one session's record, events, links and
 //!   deliveries together;
-//! - [`rotation`] checks a receiver holds a new secret before a rotation,
-//!   and watches what follows;
+//! - [`receiver_probe`] asks a receiver with signed duplicates of an event
+//!   it was sent (the one place that does): [`rotation`] checks a receiver
+//!   holds a new secret before a rotation, and watches what follows;
+//!   [`refused_delivery`] asks a receiver that answered 401 which secret it
+//!   holds, read by [`held_secret`];
 //! - [`recover`] re-sends, signed anew, the observer's exact bytes of every
 //!   event a subscription missed for good.
 //!
@@ -27,8 +30,11 @@ pub mod body_view;
 pub mod coverage;
 pub mod event_list;
 pub mod event_query;
+pub mod held_secret;
 pub mod incidents;
+pub mod receiver_probe;
 pub mod recover;
+pub mod refused_delivery;
 pub mod report;
 pub mod rotation;
 pub mod session_view;

@@ -8,8 +8,8 @@
 //!   which a receiver following spec 6 C.2 deduplicates), or, when asked, a
 //!   synthetic event;
 //! - [`check`] sends it signed with the new secret, then the current one
-//!   (when given: earshot stores no secret), then a wrong one, and expects
-//!   not-401, not-401, 401;
+//!   (when given: earshot stores no secret), then a wrong one (the sends
+//!   are [`receiver_probe`]'s), and expects not-401, not-401, 401;
 //! - [`watch`] follows the subscription after the `PATCH`: what was
 //!   delivered since, any 401 (stop and act), and when no attempt signed
 //!   with the old secret is still pending, so the old one can go.
@@ -19,11 +19,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::HistoryError;
-use super::recover::{send_event, sender};
+use super::receiver_probe::{self, ProbeAnswer};
 use super::sweep::sweep;
 use crate::api::Client;
 use crate::redact::SecretString;
-use crate::signature::generate_secret;
 use crate::store::events::{self, StoredEvent};
 use crate::store::outcomes::{self, EventState};
 use crate::store::{AsyncStore, Store, deliveries};
@@ -83,7 +82,8 @@ fn synthetic_event() -> ProbeEvent {
 /// One send of the check.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CheckAnswer {
-    /// `new secret`, `current secret`, `a wrong secret`.
+    /// `the new secret`, `the current secret`, `a wrong secret`: reads
+    /// after "signed with".
     pub signed_with: &'static str,
     /// Whether a receiver doing its job accepts it.
     pub should_accept: bool,
@@ -105,57 +105,62 @@ pub struct CheckReport {
 }
 
 /// Sends `probe` to `url` signed with `new`, then `current` (when given),
-/// then a wrong secret.
+/// then a wrong secret ([`receiver_probe::ask`]), and expects not-401,
+/// not-401, 401.
 pub async fn check(
     url: &str,
     probe: &ProbeEvent,
     new: &SecretString,
     current: Option<&SecretString>,
 ) -> Result<CheckReport, HistoryError> {
-    let http = sender()?;
-    let wrong = SecretString::new(generate_secret().unwrap_or_else(|_| "whsec_wrong".into()));
-    let mut sends: Vec<(&'static str, &SecretString, bool)> = vec![("new secret", new, true)];
+    let mut signed: Vec<(&'static str, &SecretString)> = vec![("the new secret", new)];
     if let Some(current) = current {
-        sends.push(("current secret", current, true));
+        signed.push(("the current secret", current));
     }
-    sends.push(("a wrong secret", &wrong, false));
-    let mut answers = Vec::new();
-    for (signed_with, secret, should_accept) in sends {
-        let sent = send_event(&http, url, secret, &probe.event).await;
-        let refused = sent.http_status == Some(401);
-        let answered = sent.http_status.is_some();
-        let ok = answered && refused != should_accept;
-        let verdict = match (should_accept, sent.http_status) {
-            (_, None) => format!(
-                "no answer ({}): the receiver must be reachable to check",
-                sent.error.clone().unwrap_or_default()
-            ),
-            (true, Some(401)) => format!(
-                "refused: the receiver does not accept the {signed_with} yet; add it next to the \
-                 one it has (both must verify until the rotation drains)"
-            ),
-            (true, Some(code)) => format!("accepted ({code})"),
-            (false, Some(401)) => "refused, as it should be: the receiver checks signatures".into(),
-            (false, Some(code)) => format!(
-                "accepted ({code}) although the signature is wrong: the receiver does not verify \
-                 signatures, so this check proves nothing; fix its verification first"
-            ),
-        };
-        answers.push(CheckAnswer {
-            signed_with,
-            should_accept,
-            http_status: sent.http_status,
-            error: sent.error,
-            ok,
-            verdict,
-        });
-    }
+    let answers = receiver_probe::ask(url, &probe.event, &signed)
+        .await?
+        .into_iter()
+        .map(expect)
+        .collect::<Vec<_>>();
     Ok(CheckReport {
         event_id: probe.event.event_id.clone(),
         synthetic: probe.synthetic,
         passed: answers.iter().all(|answer| answer.ok),
         answers,
     })
+}
+
+/// One answer against what a receiver ready for the rotation does: accept
+/// every secret given, refuse a wrong one.
+fn expect(answer: ProbeAnswer) -> CheckAnswer {
+    let signed_with = answer.signed_with;
+    let should_accept = signed_with != receiver_probe::WRONG;
+    let refused = answer.refused();
+    let ok = answer.http_status.is_some() && refused != should_accept;
+    let verdict = match (should_accept, answer.http_status) {
+        (_, None) => format!(
+            "no answer ({}): the receiver must be reachable to check",
+            answer.error.clone().unwrap_or_default()
+        ),
+        (true, Some(401)) => format!(
+            "refused: the receiver does not accept {signed_with} yet; add it next to the \
+             one it has (both must verify until the rotation drains)"
+        ),
+        (true, Some(code)) => format!("accepted ({code})"),
+        (false, Some(401)) => "refused, as it should be: the receiver checks signatures".into(),
+        (false, Some(code)) => format!(
+            "accepted ({code}) although the signature is wrong: the receiver does not verify \
+             signatures, so this check proves nothing; fix its verification first"
+        ),
+    };
+    CheckAnswer {
+        signed_with,
+        should_accept,
+        http_status: answer.http_status,
+        error: answer.error,
+        ok,
+        verdict,
+    }
 }
 
 /// What a watch saw since the rotation.

@@ -185,6 +185,22 @@ pub fn newest_id(store: &Store) -> rusqlite::Result<Option<i64>> {
         .query_row([], |row| row.get(0))
 }
 
+/// The newest change of `action` (`rotate`, …) to `subscription_id`.
+pub fn latest_of(
+    store: &Store,
+    subscription_id: &str,
+    action: &str,
+) -> rusqlite::Result<Option<Change>> {
+    store
+        .conn
+        .prepare_cached(
+            "SELECT at_ms, operator, subscription_id, action, detail FROM changes
+             WHERE subscription_id = ?1 AND action = ?2 ORDER BY at_ms DESC, id DESC LIMIT 1",
+        )?
+        .query_row([subscription_id, action], change_row)
+        .optional()
+}
+
 fn change_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
     Ok(Change {
         at_ms: row.get(0)?,

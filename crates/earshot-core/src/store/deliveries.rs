@@ -2,7 +2,7 @@
 //! to. Each record is kept as the platform returned it (unknown fields
 //! too), with the columns the queries need beside it.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::incidents::{SubscriptionEnd, end_with_subscription};
 use super::{Store, outcomes};
@@ -190,6 +190,27 @@ pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
     Ok(list)
 }
 
+/// One stored subscription, as last listed, and when that was (Unix
+/// milliseconds).
+pub fn listed(store: &Store, id: &str) -> rusqlite::Result<Option<(Subscription, i64)>> {
+    let row = store
+        .conn
+        .prepare_cached("SELECT record, seen_ms FROM subscriptions WHERE id = ?1")?
+        .query_row([id], |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+        })
+        .optional()?;
+    Ok(
+        row.and_then(|(json, seen_ms)| match serde_json::from_str(&json) {
+            Ok(subscription) => Some((subscription, seen_ms)),
+            Err(_) => {
+                super::skip_row("a subscription record that is not JSON");
+                None
+            }
+        }),
+    )
+}
+
 /// A session where a subscription's attempts failed, for the Health pane's
 /// drill-down.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -331,4 +352,18 @@ pub fn newest_attempt_ms(
         newest = newest.max(at);
     }
     Ok(newest)
+}
+
+/// The newest event the observer filed from an attempt of
+/// `subscription_id` (its `X-SVC-Delivery-Id` is that attempt's id), as
+/// [`observer_subscriptions`] reads the evidence.
+pub fn observer_event(store: &Store, subscription_id: &str) -> rusqlite::Result<Option<String>> {
+    store
+        .conn
+        .prepare_cached(
+            "SELECT e.event_id FROM events AS e JOIN deliveries AS d ON d.id = e.delivery_id
+             WHERE d.subscription_id = ?1 ORDER BY e.occurred_ms DESC LIMIT 1",
+        )?
+        .query_row([subscription_id], |row| row.get(0))
+        .optional()
 }

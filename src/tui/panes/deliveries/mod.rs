@@ -30,7 +30,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure};
+use super::super::action::{Action, Effect, Failure, RefusedDelivery};
 use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
@@ -681,21 +681,27 @@ fn is_signature_rejection(record: &DeliveryRecord) -> bool {
     record.status == DeliveryStatus::Failed && record.http_status_code == Some(401)
 }
 
-/// What the Signatures pane gets for a 401 attempt. The platform does not
-/// return a delivery's header or body, so the hint says where they come
-/// from (the receiver's log, or `earshot listen --capture`).
+/// What the Signatures pane gets for a 401 attempt: the attempt, so it
+/// loads the observer's copy of its event and asks the receiver (the
+/// platform does not return a delivery's header; the Inbox's capture of
+/// it, when earshot's own receiver got it, fills the header in).
 fn signature_handover(record: &DeliveryRecord) -> Action {
     Action::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: Some(format!(
-            "subscription {}'s current secret; delivery {} (attempt {}) was refused with 401: \
-             paste the X-SVC-Signature header and raw body your receiver logged",
+            "subscription {}'s receiver refused delivery {} (attempt {}) with 401",
             short_id(&record.subscription_id),
             short_id(&record.id),
             record.attempt_count,
         )),
         delivery_id: Some(record.id.clone()),
+        refused: Some(RefusedDelivery {
+            subscription_id: record.subscription_id.clone(),
+            session_id: record.session_id.clone(),
+            event_id: None,
+            delivery_id: Some(record.id.clone()),
+        }),
     }
 }
 

@@ -27,7 +27,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure};
+use super::super::action::{Action, Effect, Failure, RefusedDelivery};
 use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
@@ -442,26 +442,50 @@ impl EventsPane {
         form.secret = Input::default();
     }
 
+    /// `s`: the event in the Signatures form. For the marked subscription's
+    /// delivery refused with 401 the observer's header is not handed over
+    /// (it was signed with the observer's secret, so only that one checks
+    /// as valid): the form asks that receiver instead.
     fn open_in_signatures(&mut self, out: &mut Outcome) {
         let Some(detail) = &self.detail else { return };
+        let event_id = detail.row.event_id.clone();
+        let refused = detail
+            .subscriptions
+            .get(self.marked)
+            .filter(|timeline| timeline.outcome.http_status_code == 401)
+            .map(|timeline| RefusedDelivery {
+                subscription_id: timeline.outcome.subscription_id.clone(),
+                session_id: detail.row.session_id.clone(),
+                event_id: Some(event_id.clone()),
+                delivery_id: None,
+            });
+        if let Some(refused) = refused {
+            out.then = Some(Action::OpenInSignatures {
+                header: None,
+                body: Some(detail.body.clone()),
+                secret_hint: Some(format!(
+                    "subscription {}'s receiver refused event {event_id} with 401",
+                    short_id(&refused.subscription_id)
+                )),
+                delivery_id: None,
+                refused: Some(refused),
+            });
+            return;
+        }
         let header = detail
             .headers
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(HEADER_NAME))
             .map(|(_, value)| value.clone());
-        let whose = self
-            .marked_subscription()
-            .map_or("the subscription's".to_owned(), |(id, _)| {
-                format!("subscription {}'s", short_id(&id))
-            });
         out.then = Some(Action::OpenInSignatures {
             header,
             body: Some(detail.body.clone()),
             secret_hint: Some(format!(
-                "{whose} secret; event {} as the observer received it",
-                detail.row.event_id
+                "the observer's secret: event {event_id} as the observer received it (signed \
+                 for the observer's subscription, not the others)"
             )),
             delivery_id: None,
+            refused: None,
         });
     }
 

@@ -223,16 +223,37 @@ fn an_open_event_keeps_its_place_in_the_list_when_rows_arrive() {
 }
 
 #[test]
-fn s_opens_the_event_in_signatures_with_the_observed_header_and_body() {
+fn s_on_a_401_subscription_hands_the_observers_bytes_without_its_header() {
     let mut app = opened();
-    app.update(key('s'));
+    let effects = app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert_eq!(app.sigs.input(SigField::Header).value(), "t=1,v1=abc");
+    // The observer's header was signed with the observer's secret: it
+    // proves nothing about the receiver that refused the event.
+    assert_eq!(app.sigs.input(SigField::Header).value(), "");
     let body = br#"{"event":"call.ended"}"#.len();
     assert_eq!(
         app.sigs.input(SigField::Body).value(),
-        format!("<delivery body, {body} bytes>")
+        format!("<the observer's copy of event evt-3, {body} bytes>")
     );
+    let refused = app.sigs.refused.as_ref().expect("a refused delivery");
+    assert_eq!(refused.target.subscription_id, SUB);
+    assert_eq!(refused.event_id.as_deref(), Some("evt-3"));
+    assert!(effects.is_empty(), "the bytes came along: {effects:?}");
+}
+
+#[test]
+fn s_on_a_delivered_subscription_hands_the_observed_header_and_body() {
+    let mut app = opened();
+    let mut delivered = detail();
+    delivered.subscriptions[0].outcome.http_status_code = 0;
+    delivered.subscriptions[0].outcome.state = EventState::Delivered;
+    app.events.detail = Some(Box::new(delivered));
+    app.update(key('s'));
+    assert_eq!(app.pane, PaneId::Signatures);
+    assert_eq!(app.sigs.input(SigField::Header).value(), "t=1,v1=abc");
+    assert!(app.sigs.refused.is_none());
+    let hint = app.sigs.secret_hint.clone().unwrap_or_default();
+    assert!(hint.contains("the observer's secret"), "{hint}");
 }
 
 #[test]

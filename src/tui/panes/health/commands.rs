@@ -18,8 +18,13 @@ fn table(filter_help: &'static str, filtered: bool) -> Vec<CommandInfo<HealthCom
     wrapped(table_commands(filter_help, filtered), H::Table)
 }
 
-/// The board: movement and the drill-down with a selected row.
-pub(super) fn board_commands(selection: bool, filtered: bool) -> Vec<CommandInfo<HealthCommand>> {
+/// The board: movement and the drill-down with a selected row (`refused`:
+/// it has a failure group refused with 401).
+pub(super) fn board_commands(
+    selection: bool,
+    refused: bool,
+    filtered: bool,
+) -> Vec<CommandInfo<HealthCommand>> {
     let mut commands = Vec::new();
     if selection {
         commands.extend(movement(H::Move));
@@ -48,6 +53,17 @@ pub(super) fn board_commands(selection: bool, filtered: bool) -> Vec<CommandInfo
         .quick_as("incidents"),
     );
     commands.push(window_command());
+    if refused {
+        commands.push(
+            CommandInfo::new(
+                "s",
+                "its 401s: ask the receiver which secret it holds (Signatures)",
+                keys![Key::char('s')],
+                H::CheckRefused,
+            )
+            .quick_as("ask receiver"),
+        );
+    }
     commands.extend(table(BOARD.filter_help, filtered));
     commands
 }

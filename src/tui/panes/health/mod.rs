@@ -25,7 +25,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure};
+use super::super::action::{Action, Effect, Failure, RefusedDelivery};
 use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection, Move};
 use super::super::load::Load;
@@ -34,10 +34,11 @@ use super::super::widgets::input as text;
 use super::super::widgets::table_view::{TableCommand, TableView};
 use super::Pane;
 use earshot_core::history::coverage::Coverage;
-use earshot_core::history::report::SubscriptionHealth;
+use earshot_core::history::report::{FailureGroup, SubscriptionHealth};
 use earshot_core::history::sweep::SweepReport;
 use earshot_core::store::deliveries::FailingSession;
 
+use crate::tui::panes::subscriptions::short_id;
 use crate::tui::widgets::table_view::{prompt_commands, wrapped};
 use commands::{
     ack_commands, board_commands, incidents_commands, recover_commands, sessions_commands,
@@ -109,6 +110,9 @@ pub(crate) enum HealthCommand {
     CycleWindow,
     /// Open the recover form for the selected subscription.
     Recover,
+    /// The selected subscription's 401 failure group: its example event in
+    /// Signatures, to ask the receiver which secret it holds.
+    CheckRefused,
     /// Between the secret and the confirmation.
     NextField,
     RecoverSubmit,
@@ -355,6 +359,42 @@ impl HealthPane {
         }
     }
 
+    /// The 401 failure group of the selected row, if any.
+    fn refused_group(&self) -> Option<(&SubscriptionHealth, &FailureGroup)> {
+        let row = self.selected()?;
+        let group = row
+            .failures
+            .iter()
+            .find(|group| group.http_status == Some(401))?;
+        Some((row, group))
+    }
+
+    /// `s`: the 401 group's example event in the Signatures form, which
+    /// asks the receiver (the observer's header is no evidence for it).
+    fn check_refused(&mut self, out: &mut Outcome) {
+        let Some((row, group)) = self.refused_group() else {
+            out.toast = Some("no failure refused with 401 for that subscription".into());
+            return;
+        };
+        out.then = Some(Action::OpenInSignatures {
+            header: None,
+            body: None,
+            secret_hint: Some(format!(
+                "subscription {}'s receiver refused {} events with 401 (e.g. {})",
+                short_id(&row.id),
+                group.count,
+                group.example_session_id
+            )),
+            delivery_id: None,
+            refused: Some(RefusedDelivery {
+                subscription_id: row.id.clone(),
+                session_id: group.example_session_id.clone(),
+                event_id: None,
+                delivery_id: None,
+            }),
+        });
+    }
+
     fn open_recover(&mut self, out: &mut Outcome) {
         let since_ms = self.since_ms();
         let Some(row) = self.selected() else { return };
@@ -382,7 +422,7 @@ impl Pane for HealthPane {
     fn help_sections() -> Vec<CommandSection<HealthCommand>> {
         let section = |title, commands| CommandSection { title, commands };
         vec![
-            section("Health board", board_commands(true, true)),
+            section("Health board", board_commands(true, true, true)),
             section("Failing sessions", sessions_commands(true, true)),
             section("Recover (typing)", recover_commands(false)),
             section("Recover (sending)", recover_commands(true)),
@@ -444,6 +484,7 @@ impl Pane for HealthPane {
                 self.reload(out);
             }
             Recover => self.open_recover(out),
+            CheckRefused => self.check_refused(out),
             NextField => {
                 if let Some(form) = &mut self.recover {
                     form.next_field();
@@ -584,7 +625,11 @@ impl Pane for HealthPane {
     fn commands(&self) -> Vec<CommandInfo<HealthCommand>> {
         match self.mode {
             _ if self.prompting() => wrapped(prompt_commands(), HealthCommand::Table),
-            Mode::Board => board_commands(self.selected().is_some(), self.table.filtering()),
+            Mode::Board => board_commands(
+                self.selected().is_some(),
+                self.refused_group().is_some(),
+                self.table.filtering(),
+            ),
             Mode::Sessions => sessions_commands(
                 self.selected_session().is_some(),
                 self.sessions_table.filtering(),

@@ -513,3 +513,30 @@ fn the_boards_newest_change_reaches_the_subscriptions_detail() {
     assert_eq!(change.as_deref(), Some("alice"));
     assert!(app.subs.latest_change(FINE).is_none());
 }
+
+#[test]
+fn s_hands_the_401_groups_example_to_signatures_to_ask_the_receiver() {
+    let mut app = loaded();
+    assert_eq!(
+        app.health.selected().map(|row| row.id.as_str()),
+        Some(BROKEN)
+    );
+    let effects = app.update(key('s'));
+    assert_eq!(app.pane, PaneId::Signatures);
+    let form = app.sigs.refused.clone().expect("a refused delivery");
+    assert_eq!(form.target.subscription_id, BROKEN);
+    assert_eq!(form.target.session_id, "ses_example");
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Sigs(_))),
+        "the store is read for its event: {effects:?}"
+    );
+
+    // A subscription with no 401 group has no `s`.
+    let mut app = loaded();
+    app.update(press(KeyCode::Down));
+    assert_eq!(app.health.selected().map(|row| row.id.as_str()), Some(FINE));
+    app.update(key('s'));
+    assert_eq!(app.pane, PaneId::Health);
+}

@@ -591,6 +591,7 @@ pub(crate) fn signature_handover(received: &Received) -> Action {
             received.verdict().code()
         )),
         delivery_id: None,
+        refused: None,
     }
 }
 

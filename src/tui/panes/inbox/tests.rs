@@ -271,6 +271,7 @@ fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
         body: None,
         secret_hint: Some("subscription 2b3c4d5e".into()),
         delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
+        refused: None,
     });
     assert_eq!(app.pane, PaneId::Signatures);
     assert_eq!(app.sigs.header.value(), HEADER);
@@ -281,6 +282,7 @@ fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
             body: None,
             secret_hint: None,
             delivery_id: Some("never-captured".into()),
+            refused: None,
         });
         app.sigs.header.value().to_owned()
     };
@@ -427,6 +429,7 @@ fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
         body: None,
         secret_hint: None,
         delivery_id: Some("d-big".into()),
+        refused: None,
     });
     assert_eq!(app.pane, PaneId::Signatures);
     assert_eq!(app.sigs.header.value(), "");

@@ -1,6 +1,7 @@
 //! The Signatures pane's command lists: browsing (the global keys work)
 //! and editing (keys go to the form). Nothing here changes the platform,
-//! so `--read-only` leaves the pane as it is.
+//! so `--read-only` leaves the pane as it is (asking a receiver sends it
+//! duplicates of an event it was sent, which it deduplicates).
 
 use ratatui::crossterm::event::KeyCode;
 
@@ -21,8 +22,25 @@ fn scrolling() -> Vec<CommandInfo<SigsCommand>> {
     ]
 }
 
-pub(super) fn browse_commands() -> Vec<CommandInfo<SigsCommand>> {
-    let mut commands = vec![
+/// `p`: for a delivery refused with 401.
+fn ask_command() -> CommandInfo<SigsCommand> {
+    CommandInfo::new(
+        "p",
+        "refused with 401: ask the receiver which secret it holds (sends it the event signed \
+         with the secret typed, then a wrong one)",
+        keys![Key::char('p')],
+        S::AskReceiver,
+    )
+    .quick_as("ask receiver")
+}
+
+/// `refused`: a delivery refused with 401 is in the form.
+pub(super) fn browse_commands(refused: bool) -> Vec<CommandInfo<SigsCommand>> {
+    let mut commands = Vec::new();
+    if refused {
+        commands.push(ask_command());
+    }
+    commands.extend([
         CommandInfo::new(
             "enter / i",
             "edit the form",
@@ -44,20 +62,33 @@ pub(super) fn browse_commands() -> Vec<CommandInfo<SigsCommand>> {
             S::ScrollDown,
         )
         .hidden(),
-    ];
+    ]);
     commands.extend(scrolling().into_iter().map(CommandInfo::hidden));
     commands
 }
 
-pub(super) fn edit_commands() -> Vec<CommandInfo<SigsCommand>> {
-    let mut commands = vec![
+/// `refused`: a delivery refused with 401 is in the form; `asks`: with no
+/// header, so `enter` asks its receiver.
+pub(super) fn edit_commands(refused: bool, asks: bool) -> Vec<CommandInfo<SigsCommand>> {
+    let enter = if asks {
+        CommandInfo::new(
+            "enter",
+            "ask the receiver which secret it holds (refused with 401)",
+            keys![Key::plain(KeyCode::Enter)],
+            S::Check,
+        )
+        .quick_as("ask receiver")
+    } else {
         CommandInfo::new(
             "enter",
             "check (reads a file:PATH body)",
             keys![Key::plain(KeyCode::Enter)],
             S::Check,
         )
-        .quick_as("check"),
+        .quick_as("check")
+    };
+    let mut commands = vec![
+        enter,
         CommandInfo::new(
             "tab / ↓",
             "next field",
@@ -79,6 +110,17 @@ pub(super) fn edit_commands() -> Vec<CommandInfo<SigsCommand>> {
         )
         .quick_as("done"),
     ];
+    if refused && !asks {
+        commands.push(
+            CommandInfo::new(
+                "ctrl-p",
+                "ask the receiver which secret it holds (refused with 401)",
+                keys![Key::ctrl('p')],
+                S::AskReceiver,
+            )
+            .quick_as("ask receiver"),
+        );
+    }
     commands.extend(scrolling());
     commands
 }

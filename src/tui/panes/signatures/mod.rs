@@ -5,11 +5,15 @@
 //! and previous secret, a `now` override, the receiver's digest) and the
 //! [`Report`] computed from it with the pure [`diagnose`] on every edit.
 //! A body file is read by the worker ([`SigsEffect::ReadBodyFile`], answered
-//! by [`SigsResult::BodyLoaded`]). Nothing here touches the platform.
-//! Secrets are drawn masked, never logged, and masked in `Debug`.
-//! Drawing is in `view.rs`, the keys in `commands.rs`.
+//! by [`SigsResult::BodyLoaded`]). A delivery another pane hands over
+//! replaces everything in the form; one a receiver refused with 401 is
+//! checked by asking the receiver (`refused.rs`), the only work here that
+//! sends anything (duplicates of an event, to that receiver; nothing
+//! changes on the platform). Secrets are drawn masked, never logged, and
+//! masked in `Debug`. Drawing is in `view.rs`, the keys in `commands.rs`.
 
 mod commands;
+pub(crate) mod refused;
 pub(crate) mod tasks;
 pub(crate) mod view;
 
@@ -22,6 +26,7 @@ use ratatui::layout::Rect;
 use tui_input::Input;
 
 use super::super::action::Effect;
+use super::super::action::RefusedDelivery;
 use super::super::app::{AppConfig, Outcome};
 use super::super::keymap::{CommandInfo, CommandSection};
 use super::super::load::Load;
@@ -33,6 +38,7 @@ use earshot_core::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
     checklist, diagnose,
 };
+use refused::{Asked, Located, RefusedForm};
 use tasks::SigsEffect;
 
 use commands::{browse_commands, edit_commands};
@@ -73,6 +79,13 @@ pub(crate) enum SigsResult {
         seq: u64,
         result: Result<earshot_core::receiver::capture::Replay, String>,
     },
+    /// The store said which event a refused delivery was (read `seq`).
+    RefusedLoaded {
+        seq: u64,
+        result: Result<Located, String>,
+    },
+    /// A receiver answered the probe `seq`.
+    Asked { seq: u64, asked: Box<Asked> },
 }
 
 /// What the pane can be asked to do.
@@ -84,8 +97,11 @@ pub(crate) enum SigsCommand {
     Done,
     NextField,
     PrevField,
-    /// Check now; loads a `file:PATH` body first.
+    /// Check now; loads a `file:PATH` body first (for a refused delivery
+    /// with no header in the form: asks the receiver).
     Check,
+    /// Ask the receiver of a refused delivery which secret it holds.
+    AskReceiver,
     /// Empty every field.
     Clear,
     /// Scroll the check up / down a few lines.
@@ -173,6 +189,11 @@ pub(crate) struct SignaturesPane {
     read: Load<Option<LoadedBody>>,
     /// Who signed it, as another pane knew it (e.g. a subscription id).
     pub(crate) secret_hint: Option<String>,
+    /// A delivery its receiver refused with 401, when one was handed over.
+    pub(crate) refused: Option<RefusedForm>,
+    /// The receiver's answers to the last probe (kept with the event and
+    /// subscription they are for).
+    probe: Load<Option<Asked>>,
     pub(crate) report: Report,
     /// Lines of the check scrolled away (reset by every edit).
     pub(crate) scroll: u16,
@@ -207,6 +228,8 @@ impl fmt::Debug for SignaturesPane {
                 }),
             )
             .field("loading", &self.read.loading())
+            .field("refused", &self.refused)
+            .field("asking", &self.probe.loading())
             .field("report", &self.report)
             .finish_non_exhaustive()
     }
@@ -235,6 +258,8 @@ impl SignaturesPane {
             editing: false,
             read: Load::new(),
             secret_hint: None,
+            refused: None,
+            probe: Load::new(),
             report: Report::Waiting(WAITING.into()),
             scroll: 0,
             clock: unix_now,
@@ -313,28 +338,59 @@ impl SignaturesPane {
 
     // ---- update -------------------------------------------------------
 
-    /// Another pane hands a delivery over to be checked.
+    /// Another pane hands a delivery over to be checked: it replaces
+    /// everything in the form (fields, bytes, any verdict). A delivery
+    /// refused with 401 (`refused`) gets the receiver probe; its header is
+    /// kept only when it is the one that receiver got (`header` is then the
+    /// Inbox's capture, the handing panes pass none of their own).
     pub(crate) fn open_with(
         &mut self,
         header: Option<String>,
         body: Option<Vec<u8>>,
         secret_hint: Option<String>,
+        refused: Option<RefusedDelivery>,
+        out: &mut Outcome,
     ) {
+        self.empty_form();
         if let Some(header) = header {
             self.header = Input::new(header);
         }
-        if let Some(bytes) = body {
-            let source = format!("<delivery body, {} bytes>", bytes.len());
-            self.body = Input::new(source.clone());
-            self.read.set(Some(LoadedBody {
-                source,
-                result: Ok(bytes),
-            }));
+        match refused {
+            Some(target) => self.open_refused(target, body, out),
+            None => {
+                if let Some(bytes) = body {
+                    let source = format!("<delivery body, {} bytes>", bytes.len());
+                    self.body = Input::new(source.clone());
+                    self.read.set(Some(LoadedBody {
+                        source,
+                        result: Ok(bytes),
+                    }));
+                }
+            }
         }
         self.secret_hint = secret_hint;
         self.focus = Field::Current;
         self.editing = true;
         self.recheck();
+    }
+
+    /// Every field, the bytes, the refused delivery and any verdict gone
+    /// (a read or probe in flight answers late and is dropped).
+    fn empty_form(&mut self) {
+        for field in Field::ORDER {
+            *self.input_mut(field) = Input::default();
+        }
+        self.read.clear();
+        self.probe.clear();
+        self.refused = None;
+        self.secret_hint = None;
+        self.focus = Field::Header;
+    }
+
+    /// `enter` asks the receiver: a refused delivery with no header in the
+    /// form, so there is nothing to compare.
+    pub(crate) fn asks_receiver(&self) -> bool {
+        self.refused.is_some() && self.header.value().trim().is_empty()
     }
 
     /// Computes the report again from the form (pure and fast: a header
@@ -370,7 +426,7 @@ impl SignaturesPane {
     fn compute(&self) -> Report {
         let header = self.header.value().trim();
         if header.is_empty() {
-            return Report::Waiting(WAITING.into());
+            return Report::Waiting(self.refused_note().unwrap_or_else(|| WAITING.into()));
         }
         let now = match self.now.value().trim() {
             "" => (self.clock)(),
@@ -451,11 +507,11 @@ impl Pane for SignaturesPane {
         vec![
             CommandSection {
                 title: "Signatures",
-                commands: browse_commands(),
+                commands: browse_commands(true),
             },
             CommandSection {
                 title: "Signature form (typing)",
-                commands: edit_commands(),
+                commands: edit_commands(true, false),
             },
         ]
     }
@@ -466,6 +522,8 @@ impl Pane for SignaturesPane {
             SigsCommand::Done => self.editing = false,
             SigsCommand::NextField => self.focus = self.focus.next(),
             SigsCommand::PrevField => self.focus = self.focus.prev(),
+            SigsCommand::Check if self.asks_receiver() => self.ask_receiver(out),
+            SigsCommand::AskReceiver => self.ask_receiver(out),
             SigsCommand::Check => match self.body_source() {
                 BodySource::Typed => self.recheck(),
                 BodySource::File(path) => {
@@ -485,12 +543,7 @@ impl Pane for SignaturesPane {
             SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
             SigsCommand::ScrollDown => self.scroll = self.scroll.saturating_add(SCROLL_STEP),
             SigsCommand::Clear => {
-                for field in Field::ORDER {
-                    *self.input_mut(field) = Input::default();
-                }
-                self.read.reset();
-                self.secret_hint = None;
-                self.focus = Field::Header;
+                self.empty_form();
                 self.recheck();
                 out.toast = Some("form cleared".into());
             }
@@ -543,18 +596,21 @@ impl Pane for SignaturesPane {
                 self.read.finish(seq, Ok::<_, Infallible>(Some(body)));
                 self.recheck();
             }
+            SigsResult::RefusedLoaded { seq, result } => self.on_refused_loaded(seq, result, out),
+            SigsResult::Asked { seq, asked } => self.on_asked(seq, asked, out),
         }
     }
 
     fn busy(&self) -> bool {
-        self.read.loading()
+        self.read.loading() || self.probe.loading()
     }
 
     fn commands(&self) -> Vec<CommandInfo<SigsCommand>> {
+        let refused = self.refused.is_some();
         if self.editing {
-            edit_commands()
+            edit_commands(refused, self.asks_receiver())
         } else {
-            browse_commands()
+            browse_commands(refused)
         }
     }
 

@@ -1,11 +1,22 @@
 //! The Signatures pane's background work ([`SigsEffect`]): reading a
-//! body file or one request of a capture file, off the render path. Both
-//! are local and run to their end; the pane drops an answer whose
-//! sequence number a newer read has passed.
+//! body file or one request of a capture file, off the render path; for a
+//! delivery refused with 401, finding the observer's copy of its event in
+//! the store, and asking its receiver which secret it holds
+//! ([`earshot_core::history::refused_delivery`]). The reads run to their
+//! end; a newer probe replaces one running. The pane drops an answer
+//! whose sequence number a newer request has passed.
 
 use super::SigsResult;
+use super::refused::{Asked, Located};
+use crate::tui::action::RefusedDelivery as Refused;
+use crate::tui::history_tasks::{failure, open, with_store};
+use crate::tui::panes::subscriptions::short_id;
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use earshot_core::api::Client;
+use earshot_core::history::refused_delivery::{self, Checked, RecordFrom};
 use earshot_core::receiver::capture::{self, Selector};
+use earshot_core::redact::SecretString;
+use earshot_core::store::{StoreError, events};
 
 /// What the Signatures pane asks the worker for.
 #[derive(Clone, Debug)]
@@ -19,14 +30,28 @@ pub(crate) enum SigsEffect {
         path: String,
         line: Option<usize>,
     },
+    /// Find the observer's copy of the event a refused delivery was.
+    LoadRefused { seq: u64, target: Refused },
+    /// Ask the subscription's receiver about the event, signed with
+    /// `given` (and `second`), then a wrong secret.
+    AskReceiver {
+        seq: u64,
+        event_id: String,
+        subscription_id: String,
+        given: SecretString,
+        second: Option<SecretString>,
+    },
 }
 
 impl PaneEffect<SigsResult> for SigsEffect {
     fn latest_key(&self) -> Option<&'static str> {
-        None
+        match self {
+            SigsEffect::AskReceiver { .. } => Some("ask receiver"),
+            _ => None,
+        }
     }
 
-    async fn run(self, _: TaskInput, report: Report<SigsResult>) {
+    async fn run(self, input: TaskInput, report: Report<SigsResult>) {
         let result = match self {
             SigsEffect::ReadBodyFile { seq, path } => {
                 // The path only: the body may carry anything.
@@ -50,7 +75,143 @@ impl PaneEffect<SigsResult> for SigsEffect {
                 .unwrap_or_else(|error| Err(error.to_string()));
                 SigsResult::CaptureLoaded { seq, result }
             }
+            SigsEffect::LoadRefused { seq, target } => {
+                tracing::debug!(seq, subscription = %target.subscription_id, "find a refused event");
+                let result = with_store(input.store, move |store| {
+                    locate(store, &target).map_err(|error| error.to_string())
+                })
+                .await
+                .map_err(|failure| failure.message);
+                SigsResult::RefusedLoaded { seq, result }
+            }
+            SigsEffect::AskReceiver {
+                seq,
+                event_id,
+                subscription_id,
+                given,
+                second,
+            } => {
+                tracing::info!(seq, %event_id, subscription = %subscription_id, "ask a receiver");
+                let result = ask(
+                    &input,
+                    event_id.clone(),
+                    subscription_id.clone(),
+                    given,
+                    second,
+                )
+                .await;
+                SigsResult::Asked {
+                    seq,
+                    asked: Box::new(Asked {
+                        event_id,
+                        subscription_id,
+                        at_ms: earshot_core::store::now_ms(),
+                        result,
+                    }),
+                }
+            }
         };
         report.send(result);
     }
+}
+
+/// The observer's copy of the event `target` was, or why there is none.
+fn locate(store: &earshot_core::store::Store, target: &Refused) -> Result<Located, StoreError> {
+    let short = short_id(&target.subscription_id);
+    let event = match &target.event_id {
+        Some(event_id) => events::get(store, event_id)?,
+        None => match refused_delivery::locate(
+            store,
+            &target.subscription_id,
+            &target.session_id,
+            target.delivery_id.as_deref(),
+        )? {
+            refused_delivery::Located::Event(event) => Some(event),
+            refused_delivery::Located::NotFiled => {
+                return Ok(Located::Missing(format!(
+                    "the observer never filed the event of this attempt (session {}, \
+                     subscription {short}): earshot holds no bytes of it to ask the receiver \
+                     with; point a subscription to every event at the observer (`earshot \
+                     observer`) so the next ones are kept",
+                    target.session_id
+                )));
+            }
+            refused_delivery::Located::NoRefusal => {
+                return Ok(Located::Missing(format!(
+                    "the store holds no attempt of subscription {short} refused with 401 in \
+                     session {}: let the sweep read it (the Health pane sweeps; `earshot \
+                     health`), then press s again",
+                    target.session_id
+                )));
+            }
+        },
+    };
+    Ok(match event {
+        Some(event) => Located::Event {
+            event_id: event.event_id,
+            body: event.body,
+        },
+        None => Located::Missing(format!(
+            "the store holds no event {}: the observer never filed it",
+            target.event_id.as_deref().unwrap_or_default()
+        )),
+    })
+}
+
+/// The probe: the event's bytes and the subscription's record from the
+/// store (the record from the platform when the store does not list it),
+/// then the receiver's answers.
+async fn ask(
+    input: &TaskInput,
+    event_id: String,
+    subscription_id: String,
+    given: SecretString,
+    second: Option<SecretString>,
+) -> Result<Checked, String> {
+    let store = open(input.store.clone()).await.map_err(|f| f.message)?;
+    let (id, sub) = (event_id.clone(), subscription_id.clone());
+    let (event, stored) = store
+        .run(move |store| {
+            Ok::<_, StoreError>((
+                events::get(store, &id)?,
+                refused_delivery::stored(store, &sub)?,
+            ))
+        })
+        .await
+        .map_err(|error| error.to_string())?;
+    let event = event.ok_or_else(|| format!("the store no longer holds event {event_id}"))?;
+    let (record, from) = match stored {
+        Some(stored) => stored,
+        None => (
+            fetch(&input.client, &subscription_id).await?,
+            RecordFrom::Platform,
+        ),
+    };
+    let now_ms = earshot_core::store::now_ms();
+    let for_known = record.clone();
+    let known = store
+        .run(move |store| refused_delivery::known(store, &for_known, from, now_ms))
+        .await
+        .map_err(|error| error.to_string())?;
+    refused_delivery::check(
+        &record,
+        &known,
+        &event,
+        &given,
+        second.as_ref(),
+        now_ms,
+        crate::tui::widgets::utc_clock,
+    )
+    .await
+    .map_err(|error| failure(error).message)
+}
+
+async fn fetch(
+    client: &Client,
+    id: &str,
+) -> Result<earshot_core::api::types::agents::Subscription, String> {
+    client
+        .get_subscription(id)
+        .await
+        .map_err(|error| format!("the subscription's record could not be read: {error}"))
 }

@@ -5,14 +5,23 @@
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::refused::Asked;
 use super::{Field, Report, SignaturesPane, SigsCommand};
-use crate::tui::action::{Action, Effect};
+use crate::tui::action::{Action, Effect, RefusedDelivery};
 use crate::tui::app::{App, AppConfig, Outcome};
 use crate::tui::panes::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::signatures::SigsResult;
 use crate::tui::panes::signatures::tasks::SigsEffect;
 use crate::tui::test_keys::press;
+use crate::tui::theme::Theme;
+use crate::tui::view;
+use earshot_core::history::held_secret::{self, GIVEN, Known};
+use earshot_core::history::receiver_probe::{ProbeAnswer, WRONG};
+use earshot_core::history::refused_delivery::Checked;
 use earshot_core::signature::{
     Finding, HeaderError, InvalidReason, MAX_HEADER_LEN, Mistake, Severity, Verdict, sign,
 };
@@ -280,6 +289,7 @@ fn another_pane_can_hand_a_delivery_over() {
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: Some("subscription 2b3c4d5e".into()),
         delivery_id: None,
+        refused: None,
     });
     assert_eq!(app.pane, PaneId::Signatures);
     assert!(app.sigs.editing);
@@ -359,4 +369,192 @@ fn a_capture_without_a_line_asks_for_the_last_signed_request() {
         out.effects.as_slice(),
         [Effect::Sigs(SigsEffect::ReadCapture { path, line: None, .. })] if path == "inbox.jsonl"
     ));
+}
+
+const SUB: &str = "2b3c4d5e-6f70-4b1c-9d2e-3f4a5b6c7d8e";
+
+/// A delivery refused with 401 as the Events pane hands it over: the
+/// observer's bytes of `event_id`, no header.
+fn refused_event(event_id: &str) -> Action {
+    Action::OpenInSignatures {
+        header: None,
+        body: Some(V4_BODY.as_bytes().to_vec()),
+        secret_hint: Some("subscription 2b3c4d5e's receiver refused it with 401".into()),
+        delivery_id: None,
+        refused: Some(RefusedDelivery {
+            subscription_id: SUB.into(),
+            session_id: "ses_1".into(),
+            event_id: Some(event_id.into()),
+            delivery_id: None,
+        }),
+    }
+}
+
+/// The answers of a receiver that holds the secret given.
+fn accepted(event_id: &str) -> Checked {
+    let answers = vec![
+        ProbeAnswer {
+            signed_with: GIVEN,
+            http_status: Some(200),
+            error: None,
+        },
+        ProbeAnswer {
+            signed_with: WRONG,
+            http_status: Some(401),
+            error: Some("HTTP 401".into()),
+        },
+    ];
+    let known = Known {
+        short_id: "2b3c4d5e".into(),
+        secret_version: Some(2),
+        record_from: "the platform's record, read now".into(),
+        rotation: None,
+    };
+    let verdict = held_secret::verdict(&answers, &known, 0, crate::tui::widgets::utc_clock);
+    Checked {
+        event_id: event_id.into(),
+        subscription_id: SUB.into(),
+        url: "https://hooks.example/b".into(),
+        answers,
+        held: verdict.held,
+        verdict: verdict.text,
+        next: verdict.next,
+        secret_version: Some(2),
+        rotation: None,
+    }
+}
+
+fn screen(app: &App) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    terminal
+        .draw(|frame| view::draw(frame, app, &Theme::fallback()))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+/// `enter` in the form of a refused delivery (the secret typed first,
+/// while the form has the keys) or `p` asks its receiver: the seq.
+fn ask(app: &mut App, event_id: &str) -> u64 {
+    let effects = if app.sigs.editing {
+        for c in V4_SECRET.chars() {
+            app.update(press(KeyCode::Char(c)));
+        }
+        app.update(press(KeyCode::Enter))
+    } else {
+        app.update(press(KeyCode::Char('p')))
+    };
+    effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::Sigs(SigsEffect::AskReceiver {
+                seq,
+                event_id: asked,
+                subscription_id,
+                ..
+            }) if asked == event_id && subscription_id == SUB => Some(*seq),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the receiver is asked about {event_id}: {effects:?}"))
+}
+
+#[test]
+fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(Action::OpenInSignatures {
+        header: Some(V4_HEADER.into()),
+        body: Some(V4_BODY.as_bytes().to_vec()),
+        secret_hint: None,
+        delivery_id: None,
+        refused: None,
+    });
+    for c in V4_SECRET.chars() {
+        app.update(press(KeyCode::Char(c)));
+    }
+    assert!(checked(&app.sigs).1.is_valid());
+    assert!(screen(&app).contains("valid: signed with the current secret"));
+
+    // A 401 row of Deliveries: no header, no bytes yet (read from the store).
+    let effects = app.update(Action::OpenInSignatures {
+        header: None,
+        body: None,
+        secret_hint: None,
+        delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
+        refused: Some(RefusedDelivery {
+            subscription_id: SUB.into(),
+            session_id: "ses_1".into(),
+            event_id: None,
+            delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
+        }),
+    });
+    assert!(
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::Sigs(SigsEffect::LoadRefused { target, .. })
+                if target.delivery_id.as_deref() == Some("a1000000-0000-4000-8000-000000000001")
+        )),
+        "{effects:?}"
+    );
+    for field in Field::ORDER.into_iter().filter(|f| *f != Field::Body) {
+        assert!(
+            app.sigs.input(field).value().is_empty(),
+            "{field:?} emptied"
+        );
+    }
+    let Report::Waiting(why) = &app.sigs.report else {
+        panic!("no verdict without a header: {:?}", app.sigs.report);
+    };
+    assert!(why.contains("refused this delivery with 401"), "{why}");
+    let shown = screen(&app);
+    assert!(!shown.contains("valid: signed with"), "{shown}");
+    assert!(shown.contains("p asks its receiver"), "{shown}");
+}
+
+#[test]
+fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(refused_event("evt-a"));
+    assert!(
+        app.sigs.header.value().is_empty(),
+        "not the observer's header"
+    );
+    let seq = ask(&mut app, "evt-a");
+    let answer = |seq, event_id: &str| {
+        Action::Sigs(SigsResult::Asked {
+            seq,
+            asked: Box::new(Asked {
+                event_id: event_id.into(),
+                subscription_id: SUB.into(),
+                at_ms: 0,
+                result: Ok(accepted(event_id)),
+            }),
+        })
+    };
+    app.update(answer(seq, "evt-a"));
+    assert!(app.sigs.shown_verdict().is_some());
+    let shown = screen(&app);
+    assert!(
+        shown.contains("the secret you gave is the one it") && shown.contains("HTTP 401"),
+        "{shown}"
+    );
+
+    // Another event: the verdict for evt-a is gone at once.
+    app.update(refused_event("evt-b"));
+    assert!(app.sigs.shown_verdict().is_none());
+    assert!(!screen(&app).contains("is the one it"));
+    // The answer of the probe about evt-a, late: dropped.
+    let seq_b = ask(&mut app, "evt-b");
+    app.update(answer(seq, "evt-a"));
+    assert!(app.sigs.shown_verdict().is_none());
+    // A verdict is shown beside its own event only.
+    app.update(answer(seq_b, "evt-a"));
+    assert!(app.sigs.shown_verdict().is_none(), "computed for evt-a");
+    let seq_b = ask(&mut app, "evt-b");
+    app.update(answer(seq_b, "evt-b"));
+    assert!(
+        app.sigs
+            .shown_verdict()
+            .is_some_and(|asked| asked.event_id == "evt-b")
+    );
 }

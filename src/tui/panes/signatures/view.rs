@@ -12,7 +12,7 @@ use tui_input::Input;
 use super::{Field, Report, SignaturesPane, verdict_line};
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input::{self as field, Echo};
-use crate::tui::widgets::{fit, wrapped};
+use crate::tui::widgets::{fit, utc_clock, wrapped};
 use earshot_core::signature::Severity;
 
 /// Width of the label column.
@@ -36,12 +36,14 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, the
 
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &Theme) {
     let muted = theme.style(Role::Muted);
+    let what = if pane.refused.is_some() {
+        "  a delivery refused with 401 · p asks its receiver (sends it duplicates)"
+    } else {
+        "  check an X-SVC-Signature by hand · nothing is sent"
+    };
     let mut spans = vec![
         Span::styled(" Signatures", theme.style(Role::Accent)),
-        Span::styled(
-            "  check an X-SVC-Signature by hand · nothing is sent",
-            muted,
-        ),
+        Span::styled(what, muted),
     ];
     if pane.editing {
         spans.push(Span::styled(" · editing", theme.style(Role::Warn)));
@@ -49,12 +51,24 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &
     if pane.read.loading() {
         spans.push(Span::styled(" · reading…", theme.style(Role::Warn)));
     }
+    if pane.asking() {
+        spans.push(Span::styled(
+            " · asking the receiver…",
+            theme.style(Role::Warn),
+        ));
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 
-/// What an empty field says when it does not have the keyboard.
-fn placeholder(field: Field) -> &'static str {
+/// What an empty field says when it does not have the keyboard
+/// (`refused`: a delivery refused with 401 is in the form).
+fn placeholder(field: Field, refused: bool) -> &'static str {
     match field {
+        Field::Header if refused => {
+            "unknown: earshot does not have the header the platform sent this receiver"
+        }
+        Field::Current if refused => "a secret to ask the receiver with (p)",
+        Field::Previous if refused => "optional: a second secret to ask with",
         Field::Header => "t=<unix seconds>,v1=<64 hex>",
         Field::Body => "paste the raw body, or file:PATH",
         Field::Current => "the subscription's secret",
@@ -76,7 +90,7 @@ fn draw_form(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &T
         if input.value().is_empty() && !typing {
             frame.render_widget(
                 Paragraph::new(Span::styled(
-                    placeholder(field_id),
+                    placeholder(field_id, pane.refused.is_some()),
                     theme.style(Role::Muted),
                 )),
                 input_area,
@@ -155,6 +169,73 @@ fn draw_hint(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: &T
     );
 }
 
+/// The receiver's answers and verdict, beside the event they are for.
+fn receiver_lines(pane: &SignaturesPane, room: usize, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let Some(asked) = pane.shown_verdict() else {
+        return lines;
+    };
+    let muted = theme.style(Role::Muted);
+    match &asked.result {
+        Ok(checked) => {
+            lines.extend(wrapped(
+                "  ",
+                "    ",
+                &format!(
+                    "the receiver at {} answered (at {} UTC, about event {}):",
+                    checked.url,
+                    utc_clock(asked.at_ms),
+                    asked.event_id
+                ),
+                room,
+                muted,
+            ));
+            for answer in &checked.answers {
+                lines.extend(wrapped(
+                    "    ",
+                    "      ",
+                    &format!(
+                        "signed with {}: {}",
+                        answer.signed_with,
+                        answer.answer_text()
+                    ),
+                    room,
+                    theme.style(Role::Fg),
+                ));
+            }
+            let (style, mark) = if checked.accepts_given() {
+                (theme.style(Role::Ok), "✓")
+            } else {
+                (theme.style(Role::Error), "✗")
+            };
+            lines.extend(wrapped(
+                &format!("  {mark} "),
+                "    ",
+                &checked.verdict,
+                room,
+                style,
+            ));
+            if let Some(next) = &checked.next {
+                lines.extend(wrapped(
+                    "    → ",
+                    "      ",
+                    next,
+                    room,
+                    theme.style(Role::Fg),
+                ));
+            }
+        }
+        Err(error) => lines.extend(wrapped(
+            "  ✗ ",
+            "    ",
+            &format!("the receiver could not be asked: {error}"),
+            room,
+            theme.style(Role::Error),
+        )),
+    }
+    lines
+}
+
 fn severity_style(severity: Severity, theme: &Theme) -> Style {
     match severity {
         Severity::Problem => theme.style(Role::Error),
@@ -171,7 +252,7 @@ fn draw_report(frame: &mut Frame<'_>, area: Rect, pane: &SignaturesPane, theme: 
     let room = usize::from(area.width);
     let fg = theme.style(Role::Fg);
     let muted = theme.style(Role::Muted);
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut lines: Vec<Line<'static>> = receiver_lines(pane, room, theme);
     match &pane.report {
         Report::Waiting(why) => {
             lines.extend(wrapped("  ", "  ", why, room, muted));

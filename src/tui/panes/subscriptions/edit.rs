@@ -222,7 +222,7 @@ impl EditForm {
                     .iter()
                     .map(|answer| {
                         let mark = if answer.ok { "✓" } else { "✗" };
-                        let with = answer.signed_with.replace("new secret", "its secret");
+                        let with = answer.signed_with.replace("the new secret", "its secret");
                         format!("{mark} signed with {with}: {}", answer.verdict)
                     })
                     .collect();

@@ -95,7 +95,7 @@ fn rotate_dialog_walks_prepare_check_apply_watch() {
             synthetic: false,
             answers: vec![
                 answer(
-                    "new secret",
+                    "the new secret",
                     true,
                     401,
                     false,
