@@ -48,6 +48,7 @@ mod subs_update_input;
 mod subscriptions_api;
 mod tmux_age;
 mod tmux_e2e;
+mod tmux_silence;
 mod troubleshooting;
 mod tui_launch;
 mod verify_receiver;

@@ -120,11 +120,16 @@ fn event(id: &str, at_ms: i64) -> ObservedEvent {
 
 /// A store at `db` with `count` observed events, checkpointed (no WAL).
 async fn store_with_events(db: &Path, count: usize) {
+    store_with_events_at(db, count, Utc::now().timestamp_millis(), 1).await;
+}
+
+/// A store at `db` with `count` observed events received `every_ms` apart
+/// from `first_ms` on, checkpointed (no WAL).
+pub(crate) async fn store_with_events_at(db: &Path, count: usize, first_ms: i64, every_ms: i64) {
     let (writer, thread) = Writer::start(Store::open(db).unwrap()).unwrap();
-    let now = Utc::now().timestamp_millis();
     for n in 0..count {
         writer
-            .write(event(&format!("e{n}"), now + n as i64))
+            .write(event(&format!("e{n}"), first_ms + n as i64 * every_ms))
             .await
             .unwrap();
     }
