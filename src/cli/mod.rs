@@ -90,6 +90,10 @@ pub(crate) struct DemoArgs {
     /// Console theme: default, light, high-contrast, mono, or NAME.
     #[arg(long, value_name = "NAME")]
     pub(crate) theme: Option<String>,
+    /// Platform events (sessions and calls) a second the demo traffic
+    /// aims at [default: about 1.25].
+    #[arg(long, value_name = "EVENTS_PER_S", value_parser = emulator::traffic_rate)]
+    pub(crate) traffic_rate: Option<std::time::Duration>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -239,6 +243,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Demo(args) => runtime()?.block_on(demo::run(
             cli.read_only || args.read_only,
             args.theme.or(cli.theme),
+            args.traffic_rate,
         )),
         Command::Subs(args) => runtime()?.block_on(subs::run(args, &global)),
         Command::Deliveries(args) => runtime()?.block_on(deliveries::run(args, &global)),
