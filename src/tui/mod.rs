@@ -41,6 +41,7 @@ pub(crate) mod keymap;
 pub(crate) mod load;
 pub(crate) mod logging;
 pub(crate) mod panes;
+pub(crate) mod screen;
 pub(crate) mod terminal;
 #[cfg(test)]
 pub(crate) mod test_keys;
