@@ -19,6 +19,8 @@
 //!   (the incident-history ones in `history_tasks`);
 //! - [`input`]: the terminal's events, read on a thread;
 //! - [`terminal`]: raw mode, restore on exit / panic / signal;
+//!   [`screen`]: the backend that writes frames in few bytes (scrolls,
+//!   changed cells only); [`frame_pace`]: when a frame is drawn;
 //! - [`clipboard`]: OSC 52; [`logging`]: the log file.
 //! - [`inputs`]: the typed streams from outside turned into actions.
 //!
@@ -34,6 +36,7 @@ pub(crate) mod command;
 pub(crate) mod command_line;
 pub(crate) mod context;
 pub(crate) mod event_loop;
+pub(crate) mod frame_pace;
 mod history_tasks;
 pub(crate) mod input;
 mod inputs;
@@ -229,6 +232,12 @@ pub(crate) async fn run_console(
     let signals = earshot_core::shutdown::signals();
     terminal::install_panic_hook();
     let mut terminal = terminal::TerminalGuard::enter()?;
+    let pace = match terminal.backend().flusher() {
+        screen::Flusher::Scroll => {
+            frame_pace::FramePace::for_terminal(false, terminal.backend().meter())
+        }
+        screen::Flusher::Ratatui => frame_pace::FramePace::immediate(),
+    };
     let events = input::TerminalInput::start()?;
     let caught = std::sync::OnceLock::new();
     let result = event_loop::run(
@@ -255,6 +264,7 @@ pub(crate) async fn run_console(
             feeds,
             store,
             profiles,
+            pace,
         },
     )
     .await;

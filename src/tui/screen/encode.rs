@@ -2,7 +2,8 @@
 //! moves (the shortest of `CSI row;col H`, `CSI n C` and CR LF), one
 //! `SGR` per change of style (only what changed, or a reset when that is
 //! shorter), and an erase to the end of the line (`CSI K`) for a row that
-//! ends blank. Knows nothing of scrolling ([`super::shift`] does) nor of
+//! ends blank; cells that moved along their row slide there first
+//! ([`super::slide`]). Knows nothing of scrolling ([`super::shift`] does) nor of
 //! ratatui's `Terminal` (the backend in `mod.rs` does).
 //!
 //! The [`Pen`] is what the terminal's cursor and graphic rendition are
@@ -15,6 +16,8 @@ use std::io::Write;
 
 use ratatui::buffer::{Buffer, Cell, CellWidth};
 use ratatui::style::{Color, Modifier};
+
+use super::slide;
 
 /// A cell's look: what an `SGR` sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -46,14 +49,33 @@ pub(crate) struct Pen {
     pub(crate) look: Option<Look>,
 }
 
-/// Two cells look the same on a terminal.
-fn same(a: &Cell, b: &Cell) -> bool {
-    a == b
+/// Modifiers that show on a blank cell.
+const VISIBLE_ON_BLANK: Modifier = Modifier::REVERSED
+    .union(Modifier::UNDERLINED)
+    .union(Modifier::CROSSED_OUT)
+    .union(Modifier::SLOW_BLINK)
+    .union(Modifier::RAPID_BLINK);
+
+/// Two cells look the same on a terminal: equal, or both a blank on the
+/// same background (a space shows no foreground).
+pub(crate) fn alike(a: (&str, Look), b: (&str, Look)) -> bool {
+    let plain_blank =
+        |(symbol, look): (&str, Look)| symbol == " " && !look.modifier.intersects(VISIBLE_ON_BLANK);
+    a == b || (plain_blank(a) && plain_blank(b) && a.1.bg == b.1.bg)
 }
 
-/// A plain blank: what an erase leaves with the default rendition.
+pub(crate) fn same(a: &Cell, b: &Cell) -> bool {
+    a == b || alike((a.symbol(), Look::of(a)), (b.symbol(), Look::of(b)))
+}
+
+/// How many cells of two rows do not look alike.
+pub(crate) fn differing(a: &[Cell], b: &[Cell]) -> usize {
+    a.iter().zip(b).filter(|(a, b)| !same(a, b)).count()
+}
+
+/// A blank on the default background: what an erase leaves.
 fn blank(cell: &Cell) -> bool {
-    cell.symbol() == " " && Look::of(cell) == Look::default()
+    alike((cell.symbol(), Look::of(cell)), (" ", Look::default()))
 }
 
 /// Every symbol in the row is one column wide.
@@ -82,7 +104,13 @@ pub(crate) fn rows(out: &mut Vec<u8>, shown: &Buffer, next: &Buffer, pen: &mut P
             continue;
         }
         if narrow(old) && narrow(new) {
-            changed_spans(out, old, new, y, pen);
+            match slide::plan(old, new) {
+                Some(slide) => {
+                    slide::write(out, slide, y, pen);
+                    changed_spans(out, &slide::apply(old, slide), new, y, pen);
+                }
+                None => changed_spans(out, old, new, y, pen),
+            }
         } else {
             write_row(out, new, y, pen);
         }

@@ -20,6 +20,7 @@
 
 pub(crate) mod encode;
 mod shift;
+mod slide;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -64,7 +65,7 @@ impl ByteMeter {
         self.0.load(Ordering::Relaxed)
     }
 
-    fn add(&self, bytes: usize) {
+    pub(crate) fn add(&self, bytes: usize) {
         self.0
             .fetch_add(u64::try_from(bytes).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
@@ -146,6 +147,10 @@ impl<W: Write> ScreenBackend<W> {
         backend.fixed_size = Some(size);
         backend.next = Buffer::empty(Rect::from((Position::ORIGIN, size)));
         backend
+    }
+
+    pub(crate) fn flusher(&self) -> Flusher {
+        self.flusher
     }
 
     /// What counts the bytes written.

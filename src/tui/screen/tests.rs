@@ -232,6 +232,14 @@ enum Change {
     Remove { at: u8, bottom: u8, count: u8 },
     /// One line replaced.
     Edit { at: u8, line: Line },
+    /// Symbols cut from a line at `pos`, others put in their place (the
+    /// rest of the line moving along).
+    Splice {
+        at: u8,
+        pos: u8,
+        cut: u8,
+        put: String,
+    },
 }
 
 fn change() -> impl Strategy<Value = Change> {
@@ -241,6 +249,8 @@ fn change() -> impl Strategy<Value = Change> {
         (any::<u8>(), any::<u8>(), 1u8..6)
             .prop_map(|(at, bottom, count)| Change::Remove { at, bottom, count }),
         (any::<u8>(), line()).prop_map(|(at, line)| Change::Edit { at, line }),
+        (any::<u8>(), any::<u8>(), 0u8..8, "[ab │界]{0,8}")
+            .prop_map(|(at, pos, cut, put)| Change::Splice { at, pos, cut, put }),
     ]
 }
 
@@ -278,6 +288,17 @@ fn apply(lines: &mut [Line], change: &Change) {
             band[len - shift..].fill(blank);
         }
         Change::Edit { at, line } => lines[usize::from(*at) % height] = line.clone(),
+        Change::Splice { at, pos, cut, put } => {
+            let line = &mut lines[usize::from(*at) % height];
+            let chars: Vec<char> = line.text.chars().collect();
+            let pos = usize::from(*pos) % (chars.len() + 1);
+            let cut = usize::from(*cut).min(chars.len() - pos);
+            line.text = chars[..pos]
+                .iter()
+                .chain(put.chars().collect::<Vec<_>>().iter())
+                .chain(&chars[pos + cut..])
+                .collect();
+        }
     }
 }
 
@@ -328,4 +349,67 @@ fn rows_removed_from_the_middle_are_a_scroll_up() {
     assert_eq!(vt.mismatch(&next), None);
     let text = String::from_utf8_lossy(&written);
     assert!(text.contains("\x1b[3M"), "{text:?}");
+}
+
+/// A footer that gains a key: the keys after it move right by an insert
+/// of characters, and only the new key is written.
+#[test]
+fn a_footer_that_gains_a_key_slides_the_rest_along() {
+    let (width, height) = (100, 5);
+    let (mut terminal, sink) = screen(width, height, Flusher::Scroll);
+    let mut vt = Vt::new(width, height);
+    let key = Style::new().fg(Color::Indexed(75)).add_modifier(Modifier::BOLD);
+    let hint = Style::new().fg(Color::Indexed(245));
+    let footer = |keys: &[(&str, &str)]| {
+        let mut buffer = Buffer::empty(Rect::new(0, 0, width, height));
+        let mut x = 1;
+        for (k, what) in keys {
+            buffer.set_string(x, 4, k, key);
+            buffer.set_string(x + 2, 4, what, hint);
+            x += 2 + u16::try_from(what.len()).unwrap_or(0) + 2;
+        }
+        buffer
+    };
+    let short = [("l", "listen"), ("x", "clear"), ("/", "filter"), ("?", "help"), ("q", "quit")];
+    let long = [
+        ("s", "check signature"),
+        ("l", "listen"),
+        ("x", "clear"),
+        ("/", "filter"),
+        ("?", "help"),
+        ("q", "quit"),
+    ];
+    vt.feed(&draw(&mut terminal, &sink, &footer(&short)));
+    let written = draw(&mut terminal, &sink, &footer(&long));
+    vt.feed(&written);
+    assert_eq!(vt.mismatch(&footer(&long)), None);
+    let text = String::from_utf8_lossy(&written);
+    assert!(text.contains("\x1b[19@"), "{text:?}");
+    assert!(written.len() < 60, "{} bytes: {text:?}", written.len());
+    let written = draw(&mut terminal, &sink, &footer(&short));
+    vt.feed(&written);
+    assert_eq!(vt.mismatch(&footer(&short)), None);
+    assert!(String::from_utf8_lossy(&written).contains("\x1b[19P"));
+}
+
+/// A delete of characters leaves blanks at the end of the row, even where
+/// the new row ends with the very symbols deleted.
+#[test]
+fn a_delete_of_characters_blanks_the_end_of_the_row() {
+    let (width, height) = (40, 2);
+    let (mut terminal, sink) = screen(width, height, Flusher::Scroll);
+    let mut vt = Vt::new(width, height);
+    let text = Style::new().fg(Color::Indexed(252));
+    let frame = |line: &str| {
+        let mut buffer = Buffer::empty(Rect::new(0, 0, width, height));
+        buffer.set_string(0, 1, line, text);
+        buffer
+    };
+    let old = "id 0123 abcdefghijklmnopqrstuvwxyz ABCDE";
+    let new = "id abcdefghijklmnopqrstuvwxyz ABCDE0123";
+    vt.feed(&draw(&mut terminal, &sink, &frame(old)));
+    let written = draw(&mut terminal, &sink, &frame(new));
+    vt.feed(&written);
+    assert!(String::from_utf8_lossy(&written).contains("\x1b[5P"));
+    assert_eq!(vt.mismatch(&frame(new)), None);
 }

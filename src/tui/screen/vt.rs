@@ -1,7 +1,8 @@
 //! A terminal for the tests: the screen a VT100-style terminal (xterm,
 //! tmux) shows after a byte stream, for exactly the sequences the screen
 //! backend may write — printing (wide symbols take two columns), CR LF,
-//! `CUP`, `CUF`, `EL`, `ED 2`, `IL`, `DL`, `DECSTBM`, `SGR`, `DECTCEM`.
+//! `CUP`, `CUF`, `EL`, `ED 2`, `IL`, `DL`, `ICH`, `DCH`, `DECSTBM`, `SGR`,
+//! `DECTCEM`.
 //! Anything else panics, and so does printing past the right edge (the
 //! backend never relies on the terminal wrapping). Erases and inserted
 //! lines take the current background, as terminals with
@@ -10,7 +11,7 @@
 use ratatui::buffer::{Buffer, CellWidth};
 use ratatui::style::{Color, Modifier};
 
-use super::encode::Look;
+use super::encode::{Look, alike};
 
 #[derive(Clone, Debug, PartialEq)]
 struct VtCell {
@@ -175,6 +176,24 @@ impl Vt {
                     self.cells[row + x] = VtCell::blank(bg);
                 }
             }
+            (_, '@' | 'P') => {
+                let row = self.y * self.width;
+                assert!(
+                    !self.cells[row..row + self.width].iter().any(|c| c.continuation),
+                    "ICH/DCH on a row with a wide symbol"
+                );
+                let tail = &mut self.cells[row + self.x..row + self.width];
+                let shift = count().min(tail.len());
+                let blank = VtCell::blank(self.look.bg);
+                if final_byte == '@' {
+                    tail.rotate_right(shift);
+                    tail[..shift].fill(blank);
+                } else {
+                    tail.rotate_left(shift);
+                    let len = tail.len();
+                    tail[len - shift..].fill(blank);
+                }
+            }
             ("2", 'J') => self.cells.fill(VtCell::blank(self.look.bg)),
             (_, 'L' | 'M') => {
                 assert!(
@@ -273,7 +292,8 @@ impl Vt {
                 let shown = &self.cells[y * self.width + x];
                 let wanted = &buffer.content[y * self.width + x];
                 let wanted_look = Look::of(wanted);
-                if shown.continuation || shown.symbol != wanted.symbol() || shown.look != wanted_look
+                if shown.continuation
+                    || !alike((&shown.symbol, shown.look), (wanted.symbol(), wanted_look))
                 {
                     return Some(format!(
                         "at ({x}, {y}): the terminal shows {:?} {:?}, the frame has {:?} {:?}",

@@ -253,6 +253,7 @@ async fn with_console_on<F, Fut>(
             feeds,
             store: Ok(store),
             profiles: source,
+            pace: crate::tui::frame_pace::FramePace::immediate(),
         },
     );
     let script = drive(Script {
