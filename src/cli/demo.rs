@@ -18,13 +18,24 @@ use earshot_core::signature::generate_secret;
 use earshot_emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
 use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
-/// `pace`: the traffic's conversations (`--traffic-rate`), else the
-/// scenario's own.
-pub(crate) async fn run(
-    read_only: bool,
-    theme: Option<String>,
-    pace: Option<std::time::Duration>,
-) -> color_eyre::Result<ExitCode> {
+/// The demo's flags.
+#[derive(Debug, Default)]
+pub(crate) struct DemoOptions {
+    pub(crate) read_only: bool,
+    pub(crate) low_bandwidth: bool,
+    pub(crate) theme: Option<String>,
+    /// The pace of the traffic's conversations (`--traffic-rate`), else
+    /// the scenario's own.
+    pub(crate) pace: Option<std::time::Duration>,
+}
+
+pub(crate) async fn run(flags: DemoOptions) -> color_eyre::Result<ExitCode> {
+    let DemoOptions {
+        read_only,
+        low_bandwidth,
+        theme,
+        pace,
+    } = flags;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "earshot demo: the demo is the console and needs a terminal (standard input and \
@@ -89,6 +100,7 @@ pub(crate) async fn run(
     let options = ConsoleOptions {
         demo: true,
         read_only,
+        low_bandwidth,
         theme,
         profile_label: "demo".into(),
         url_policy: UrlPolicy::AnyHttp,

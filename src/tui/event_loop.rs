@@ -58,6 +58,9 @@ pub(crate) struct Services {
     pub(crate) profiles: Option<Box<dyn ProfileSource>>,
     /// When frames are drawn.
     pub(crate) pace: FramePace,
+    /// `--low-bandwidth`: the theme of a profile switched to is taken
+    /// without decoration too.
+    pub(crate) low_bandwidth: bool,
 }
 
 /// What the console runs on now: the worker (client and store), the
@@ -68,6 +71,7 @@ struct Engine<'t> {
     profiles: Option<Box<dyn ProfileSource>>,
     store: StorePath,
     theme: Cow<'t, Theme>,
+    low_bandwidth: bool,
 }
 
 /// What the loop handles next: an action for `App::update` (the
@@ -118,6 +122,7 @@ where
         profiles: services.profiles,
         store: services.store,
         theme: Cow::Borrowed(theme),
+        low_bandwidth: services.low_bandwidth,
     };
     let mut events = events.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
@@ -278,7 +283,11 @@ impl Engine<'_> {
             ActionTx::stamped(app.ctx.generation, self.tx.clone()),
         );
         self.store = opened.store;
-        self.theme = Cow::Owned(opened.theme.theme);
+        self.theme = Cow::Owned(if self.low_bandwidth {
+            opened.theme.theme.without_decoration()
+        } else {
+            opened.theme.theme
+        });
         self.worker.start_all(effects);
     }
 }
@@ -319,6 +328,7 @@ mod tests {
             store: Err("no store in this test".into()),
             profiles: None,
             pace: FramePace::immediate(),
+            low_bandwidth: false,
         }
     }
 

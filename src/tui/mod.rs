@@ -75,6 +75,10 @@ pub(crate) struct ConsoleOptions {
     /// `--read-only`: hide every command that changes the platform, on
     /// every profile of the run.
     pub(crate) read_only: bool,
+    /// `--low-bandwidth`, or the starting profile's `low_bandwidth`: a
+    /// slower refresh and no decorative colours for the whole run (a
+    /// `:ctx` switch keeps the link it runs over).
+    pub(crate) low_bandwidth: bool,
     /// `--theme NAME`: beats every profile's theme.
     pub(crate) theme: Option<String>,
     /// The profile's own console settings: `read_only`, `theme`, `store`
@@ -127,6 +131,7 @@ impl Default for ConsoleOptions {
         ConsoleOptions {
             demo: false,
             read_only: false,
+            low_bandwidth: false,
             theme: None,
             profile_read_only: false,
             profile_theme: None,
@@ -225,7 +230,12 @@ pub(crate) async fn run_console(
         tracing::warn!(%notice, "theme");
         app.notice(notice);
     }
-    tracing::info!(demo = options.demo, read_only = options.read_only, theme = %loaded.theme.name, "console starts");
+    tracing::info!(demo = options.demo, read_only = options.read_only, low_bandwidth = options.low_bandwidth, theme = %loaded.theme.name, "console starts");
+    let theme = if options.low_bandwidth {
+        loaded.theme.without_decoration()
+    } else {
+        loaded.theme
+    };
 
     // Installed before the terminal changes: a signal from now on ends
     // the loop (and restores the terminal) instead of killing the process.
@@ -234,7 +244,7 @@ pub(crate) async fn run_console(
     let mut terminal = terminal::TerminalGuard::enter()?;
     let pace = match terminal.backend().flusher() {
         screen::Flusher::Scroll => {
-            frame_pace::FramePace::for_terminal(false, terminal.backend().meter())
+            frame_pace::FramePace::for_terminal(options.low_bandwidth, terminal.backend().meter())
         }
         screen::Flusher::Ratatui => frame_pace::FramePace::immediate(),
     };
@@ -243,7 +253,7 @@ pub(crate) async fn run_console(
     let result = event_loop::run(
         &mut terminal,
         &mut app,
-        &loaded.theme,
+        &theme,
         events,
         async {
             match signals {
@@ -265,6 +275,7 @@ pub(crate) async fn run_console(
             store,
             profiles,
             pace,
+            low_bandwidth: options.low_bandwidth,
         },
     )
     .await;

@@ -24,7 +24,7 @@ mod slide;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod vt;
+pub(crate) mod vt;
 
 use std::io::{self, Write};
 use std::sync::Arc;

@@ -3,39 +3,14 @@
 //! and a table that took a row at its top costs a scroll and a row, not a
 //! table.
 
-use std::cell::RefCell;
-use std::io::Write;
-use std::rc::Rc;
-
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect, Size};
 use ratatui::style::{Color, Modifier, Style};
 
-use super::vt::Vt;
+use super::vt::{Sink, Vt};
 use super::{Flusher, ScreenBackend};
-
-/// What the backend wrote, shared with the test.
-#[derive(Clone, Default)]
-struct Sink(Rc<RefCell<Vec<u8>>>);
-
-impl Sink {
-    fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut self.0.borrow_mut())
-    }
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// A console-like screen: a tab line, a title, a table of `rows` (the
 /// first at the top), a status line.

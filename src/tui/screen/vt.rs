@@ -8,10 +8,35 @@
 //! lines take the current background, as terminals with
 //! back-colour-erase do.
 
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
 use ratatui::buffer::{Buffer, CellWidth};
 use ratatui::style::{Color, Modifier};
 
 use super::encode::{Look, alike};
+
+/// What the backend wrote, shared with the test that feeds it to a [`Vt`].
+#[derive(Clone, Default)]
+pub(crate) struct Sink(Rc<RefCell<Vec<u8>>>);
+
+impl Sink {
+    pub(crate) fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 struct VtCell {

@@ -254,6 +254,7 @@ async fn with_console_on<F, Fut>(
             store: Ok(store),
             profiles: source,
             pace: crate::tui::frame_pace::FramePace::immediate(),
+            low_bandwidth: false,
         },
     );
     let script = drive(Script {
