@@ -115,7 +115,10 @@ mod tests {
         let start = Instant::now();
         meter.add(8_000);
         pace.drawn(start);
-        assert_eq!(pace.wait(start, false), Some(start + Duration::from_secs(2)));
+        assert_eq!(
+            pace.wait(start, false),
+            Some(start + Duration::from_secs(2))
+        );
         // A small one after it waits only the period.
         meter.add(100);
         pace.drawn(start + Duration::from_secs(2));

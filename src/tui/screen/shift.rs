@@ -87,7 +87,10 @@ fn best(shown: &[u64], next: &[u64], cost: &[usize], blank_cost: &[usize]) -> Op
         }
         // Rows y of `next` that row y - by of `shown` would make right:
         // y in first..end keeps y - by on the screen.
-        let (first, end) = (by.max(0).unsigned_abs(), (height + by.min(0)).unsigned_abs());
+        let (first, end) = (
+            by.max(0).unsigned_abs(),
+            (height + by.min(0)).unsigned_abs(),
+        );
         let shift = by.unsigned_abs();
         let matches = |y: usize| shown[y.wrapping_add_signed(-by)] == next[y];
         let mut y = first;

@@ -16,7 +16,9 @@ use super::{Flusher, ScreenBackend};
 /// first at the top), a status line.
 fn console(width: u16, height: u16, rows: &[String], status: &str) -> Buffer {
     let mut buffer = Buffer::empty(Rect::new(0, 0, width, height));
-    let accent = Style::new().fg(Color::Indexed(75)).add_modifier(Modifier::BOLD);
+    let accent = Style::new()
+        .fg(Color::Indexed(75))
+        .add_modifier(Modifier::BOLD);
     let text = Style::new().fg(Color::Indexed(252));
     let ok = Style::new().fg(Color::Rgb(95, 215, 135));
     buffer.set_string(1, 0, "1 Health │ 7 Inbox │ 8 Events", accent);
@@ -86,7 +88,11 @@ fn a_row_added_at_the_top_of_a_table_is_a_scroll_and_one_row() {
     let text = String::from_utf8_lossy(scrolled);
     assert!(text.contains("\x1b[3;39r\x1b[3H\x1b[L\x1b[r"), "{text:?}");
     assert!(scrolled.len() < 250, "{} bytes: {text:?}", scrolled.len());
-    assert!(ratatui.len() > 5 * scrolled.len(), "ratatui: {}, scrolled: {text:?}", ratatui.len());
+    assert!(
+        ratatui.len() > 5 * scrolled.len(),
+        "ratatui: {}, scrolled: {text:?}",
+        ratatui.len()
+    );
 }
 
 /// A frame that changes nothing writes nothing, and one that changes a
@@ -104,7 +110,11 @@ fn only_what_changed_is_written() {
     vt.feed(&written);
     assert_eq!(vt.mismatch(&next), None);
     // A move, a colour, "3", the reset.
-    assert!(written.len() <= 24, "{:?}", String::from_utf8_lossy(&written));
+    assert!(
+        written.len() <= 24,
+        "{:?}",
+        String::from_utf8_lossy(&written)
+    );
 }
 
 /// The cursor shows at a text field only when the frame asks for it, and
@@ -166,7 +176,9 @@ fn style(n: u8) -> Style {
         Style::new().fg(Color::Indexed(252)),
         Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
         Style::new().fg(Color::LightGreen).bg(Color::Indexed(236)),
-        Style::new().bg(Color::Rgb(47, 61, 85)).add_modifier(Modifier::REVERSED),
+        Style::new()
+            .bg(Color::Rgb(47, 61, 85))
+            .add_modifier(Modifier::REVERSED),
         Style::new()
             .fg(Color::Indexed(244))
             .add_modifier(Modifier::DIM | Modifier::UNDERLINED)
@@ -202,7 +214,11 @@ fn line() -> impl Strategy<Value = Line> {
 #[derive(Clone, Debug)]
 enum Change {
     /// `count` new lines at `at`, the band to `bottom` moving down.
-    Insert { at: u8, bottom: u8, lines: Vec<Line> },
+    Insert {
+        at: u8,
+        bottom: u8,
+        lines: Vec<Line>,
+    },
     /// `count` lines from `at` go, the band to `bottom` moving up.
     Remove { at: u8, bottom: u8, count: u8 },
     /// One line replaced.
@@ -219,10 +235,17 @@ enum Change {
 
 fn change() -> impl Strategy<Value = Change> {
     prop_oneof![
-        (any::<u8>(), any::<u8>(), proptest::collection::vec(line(), 1..6))
+        (
+            any::<u8>(),
+            any::<u8>(),
+            proptest::collection::vec(line(), 1..6)
+        )
             .prop_map(|(at, bottom, lines)| Change::Insert { at, bottom, lines }),
-        (any::<u8>(), any::<u8>(), 1u8..6)
-            .prop_map(|(at, bottom, count)| Change::Remove { at, bottom, count }),
+        (any::<u8>(), any::<u8>(), 1u8..6).prop_map(|(at, bottom, count)| Change::Remove {
+            at,
+            bottom,
+            count
+        }),
         (any::<u8>(), line()).prop_map(|(at, line)| Change::Edit { at, line }),
         (any::<u8>(), any::<u8>(), 0u8..8, "[ab │界]{0,8}")
             .prop_map(|(at, pos, cut, put)| Change::Splice { at, pos, cut, put }),
@@ -245,7 +268,11 @@ fn apply(lines: &mut [Line], change: &Change) {
         style: 0,
     };
     match change {
-        Change::Insert { at, bottom, lines: new } => {
+        Change::Insert {
+            at,
+            bottom,
+            lines: new,
+        } => {
             let at = usize::from(*at) % height;
             let bottom = (at + usize::from(*bottom) % (height - at)).max(at);
             let band = &mut lines[at..=bottom];
@@ -333,7 +360,9 @@ fn a_footer_that_gains_a_key_slides_the_rest_along() {
     let (width, height) = (100, 5);
     let (mut terminal, sink) = screen(width, height, Flusher::Scroll);
     let mut vt = Vt::new(width, height);
-    let key = Style::new().fg(Color::Indexed(75)).add_modifier(Modifier::BOLD);
+    let key = Style::new()
+        .fg(Color::Indexed(75))
+        .add_modifier(Modifier::BOLD);
     let hint = Style::new().fg(Color::Indexed(245));
     let footer = |keys: &[(&str, &str)]| {
         let mut buffer = Buffer::empty(Rect::new(0, 0, width, height));
@@ -345,7 +374,13 @@ fn a_footer_that_gains_a_key_slides_the_rest_along() {
         }
         buffer
     };
-    let short = [("l", "listen"), ("x", "clear"), ("/", "filter"), ("?", "help"), ("q", "quit")];
+    let short = [
+        ("l", "listen"),
+        ("x", "clear"),
+        ("/", "filter"),
+        ("?", "help"),
+        ("q", "quit"),
+    ];
     let long = [
         ("s", "check signature"),
         ("l", "listen"),

@@ -177,7 +177,13 @@ impl Vt {
         let numbers = |default: usize| -> Vec<usize> {
             params
                 .split(';')
-                .map(|p| if p.is_empty() { default } else { p.parse().expect("a number") })
+                .map(|p| {
+                    if p.is_empty() {
+                        default
+                    } else {
+                        p.parse().expect("a number")
+                    }
+                })
                 .collect()
         };
         let count = || numbers(1)[0].max(1);
@@ -204,7 +210,9 @@ impl Vt {
             (_, '@' | 'P') => {
                 let row = self.y * self.width;
                 assert!(
-                    !self.cells[row..row + self.width].iter().any(|c| c.continuation),
+                    !self.cells[row..row + self.width]
+                        .iter()
+                        .any(|c| c.continuation),
                     "ICH/DCH on a row with a wide symbol"
                 );
                 let tail = &mut self.cells[row + self.x..row + self.width];
@@ -246,7 +254,10 @@ impl Vt {
                     Some(&b) if b > 0 => b - 1,
                     _ => self.height - 1,
                 };
-                assert!(top < bottom && bottom < self.height, "a bad region {params}");
+                assert!(
+                    top < bottom && bottom < self.height,
+                    "a bad region {params}"
+                );
                 (self.top, self.bottom) = (top, bottom);
                 (self.x, self.y) = (0, 0);
             }
@@ -288,7 +299,8 @@ impl Vt {
                             }
                         }
                         Some(2) => {
-                            let mut part = || u8::try_from(params.next().expect("rgb")).expect("rgb");
+                            let mut part =
+                                || u8::try_from(params.next().expect("rgb")).expect("rgb");
                             Color::Rgb(part(), part(), part())
                         }
                         other => panic!("unexpected colour form {other:?}"),
@@ -308,7 +320,10 @@ impl Vt {
     /// symbol, which the buffer keeps blank, aside); `None`: it shows it.
     pub(crate) fn mismatch(&self, buffer: &Buffer) -> Option<String> {
         assert_eq!(
-            (usize::from(buffer.area.width), usize::from(buffer.area.height)),
+            (
+                usize::from(buffer.area.width),
+                usize::from(buffer.area.height)
+            ),
             (self.width, self.height)
         );
         for y in 0..self.height {

@@ -533,7 +533,11 @@ pub(crate) mod tests {
         assert_eq!(plain.base().fg, Some(Color::Reset));
         assert_eq!(plain.base().bg, Some(Color::Reset));
         assert_eq!(plain.style(Role::Border).fg, Some(Color::Reset));
-        assert_ne!(full.style(Role::Fg).fg, Some(Color::Reset), "the default has a text colour");
+        assert_ne!(
+            full.style(Role::Fg).fg,
+            Some(Color::Reset),
+            "the default has a text colour"
+        );
         for role in [Role::Accent, Role::Ok, Role::Warn, Role::Error, Role::Muted] {
             assert_eq!(plain.style(role), full.style(role), "{role:?}");
         }

@@ -177,7 +177,8 @@ fn a_new_request_costs_a_scroll_and_a_row_on_the_terminal() {
     for theme in [Theme::fallback(), Theme::fallback().without_decoration()] {
         let mut app = inbox_app();
         let sink = Sink::default();
-        let backend = ScreenBackend::with_size(sink.clone(), Flusher::Scroll, Size { width, height });
+        let backend =
+            ScreenBackend::with_size(sink.clone(), Flusher::Scroll, Size { width, height });
         let mut terminal = Terminal::new(backend).expect("a terminal");
         let mut vt = Vt::new(width, height);
         let mut frame = |app: &App, vt: &mut Vt| {
