@@ -74,7 +74,7 @@ pub(crate) fn differing(a: &[Cell], b: &[Cell]) -> usize {
 }
 
 /// A blank on the default background: what an erase leaves.
-fn blank(cell: &Cell) -> bool {
+pub(crate) fn blank(cell: &Cell) -> bool {
     alike((cell.symbol(), Look::of(cell)), (" ", Look::default()))
 }
 

@@ -3,13 +3,14 @@
 //! itself — an insert of blank characters (`ICH`, `CSI n @`) or a delete
 //! (`DCH`, `CSI n P`) at the first cell that differs — and the cell diff
 //! then writes only what is new. Only for rows of one-column symbols, and
-//! only when it saves bytes.
+//! only when it saves bytes. An insert never puts in more blanks than it
+//! moves cells: tmux (3.3) then blanks only as many as it moved.
 
 use std::io::Write;
 
 use ratatui::buffer::Cell;
 
-use super::encode::{self, Look, Pen, differing, same};
+use super::encode::{self, Look, Pen, blank, differing, same};
 
 /// `by` cells inserted (positive) or deleted (negative) at column `at`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,16 +27,29 @@ const SLIDE_COST: usize = 10;
 pub(crate) fn plan(old: &[Cell], new: &[Cell]) -> Option<Slide> {
     let width = new.len();
     let at = old.iter().zip(new).position(|(a, b)| !same(a, b))?;
-    let plain = differing(&old[at..], &new[at..]);
+    // Past the new row's last symbol an erase does, whatever is there.
+    let tail = new
+        .iter()
+        .rposition(|cell| !blank(cell))
+        .map_or(0, |last| last + 1);
+    let cost = |row: &[Cell]| {
+        let erase = if row[tail.max(at)..].iter().all(blank) {
+            0
+        } else {
+            3
+        };
+        differing(&row[at..tail.max(at)], &new[at..tail.max(at)]) + erase
+    };
+    let plain = cost(old);
     if plain <= SLIDE_COST {
         return None;
     }
     let mut best: Option<(usize, Slide)> = None;
     for shift in 1..width - at {
-        for by in [shift.cast_signed(), -shift.cast_signed()] {
+        let inserts = (2 * shift <= width - at).then_some(shift.cast_signed());
+        for by in inserts.into_iter().chain([-shift.cast_signed()]) {
             let slide = Slide { at, by };
-            let moved = apply(old, slide);
-            let left = differing(&moved[at..], &new[at..]) + SLIDE_COST;
+            let left = cost(&apply(old, slide)) + SLIDE_COST;
             if left < plain && best.is_none_or(|(fewest, _)| left < fewest) {
                 best = Some((left, slide));
             }

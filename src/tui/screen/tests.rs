@@ -423,3 +423,31 @@ fn a_delete_of_characters_blanks_the_end_of_the_row() {
     assert!(String::from_utf8_lossy(&written).contains("\x1b[5P"));
     assert_eq!(vt.mismatch(&frame(new)), None);
 }
+
+/// One pane's header over another's (a pane switch): whatever slides the
+/// backend plans, an insert never puts in more blanks than it moves cells
+/// (tmux 3.3 blanks too few then: the model terminal refuses it), and the
+/// terminal shows the new header.
+#[test]
+fn a_header_over_another_slides_only_as_tmux_can() {
+    let (width, height) = (120, 3);
+    let header = |text: &str| {
+        let mut buffer = Buffer::empty(Rect::new(0, 0, width, height));
+        buffer.set_string(0, 1, text, Style::new().fg(Color::Indexed(245)));
+        buffer
+    };
+    let events = "TIME UTC TYPE               SESSION / CALL         PER SUBSCRIPTION";
+    let subs = "ID       URL                                            EVENTS                                  AGENT    STATE    SECRET";
+    for (from, to) in [
+        (events, subs),
+        (subs, events),
+        ("TIME ", subs),
+        (subs, "ID"),
+    ] {
+        let (mut terminal, sink) = screen(width, height, Flusher::Scroll);
+        let mut vt = Vt::new(width, height);
+        vt.feed(&draw(&mut terminal, &sink, &header(from)));
+        vt.feed(&draw(&mut terminal, &sink, &header(to)));
+        assert_eq!(vt.mismatch(&header(to)), None, "{from:?} → {to:?}");
+    }
+}

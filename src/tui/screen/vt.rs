@@ -217,6 +217,10 @@ impl Vt {
                 );
                 let tail = &mut self.cells[row + self.x..row + self.width];
                 let shift = count().min(tail.len());
+                assert!(
+                    final_byte == 'P' || 2 * shift <= tail.len(),
+                    "an insert of {shift} moves fewer cells (tmux 3.3 would blank too few)"
+                );
                 let blank = VtCell::blank(self.look.bg);
                 if final_byte == '@' {
                     tail.rotate_right(shift);
