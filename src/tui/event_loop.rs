@@ -130,14 +130,14 @@ where
     let mut feeds_open = !services.feeds.is_empty();
     let mut feeds = select_all(services.feeds);
     let mut pace = services.pace;
-    // Input came since the last frame; a frame held back until then.
+    // Input came since the last frame.
     let mut after_input = true;
-    let mut held: Option<Instant>;
 
     let first = app.init();
     engine.start_all(app, first);
     while !app.quit {
-        held = None;
+        // A frame held back until then.
+        let mut held = None;
         if app.dirty {
             let now = Instant::now();
             match pace.wait(now, after_input) {

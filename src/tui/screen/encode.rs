@@ -303,7 +303,7 @@ enum Layer {
 }
 
 /// The index of a named colour in the 16-colour palette.
-pub(crate) fn palette_index(color: Color) -> Option<u8> {
+fn palette_index(color: Color) -> Option<u8> {
     Some(match color {
         Color::Black => 0,
         Color::Red => 1,

@@ -149,6 +149,7 @@ impl<W: Write> ScreenBackend<W> {
         backend
     }
 
+    /// Which code writes the frames.
     pub(crate) fn flusher(&self) -> Flusher {
         self.flusher
     }
@@ -210,8 +211,7 @@ impl<W: Write> ScreenBackend<W> {
         Write::flush(&mut self.inner)
     }
 
-    /// Forgets what the terminal shows and starts a blank frame of the
-    /// terminal's size.
+    /// Starts a blank frame of the terminal's size.
     fn reset_to_size(&mut self) -> io::Result<()> {
         let size = self.size()?;
         self.next = Buffer::empty(Rect::from((Position::ORIGIN, size)));
