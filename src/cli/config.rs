@@ -19,7 +19,8 @@ pub(crate) enum ConfigCommand {
         force: bool,
     },
     /// Show the resolved profile: endpoints, region, API key (masked) and
-    /// its source, and its console settings (read-only, store, theme).
+    /// its source, and its console settings (read-only, store, theme, low
+    /// bandwidth).
     Show {
         /// One JSON object instead of text.
         #[arg(long)]
@@ -139,6 +140,11 @@ fn show_text(r: &Resolved) -> String {
     if let Some(theme) = &r.theme {
         out.push_str(&format!("theme:       {theme}\n"));
     }
+    if r.low_bandwidth {
+        out.push_str(
+            "low bandwidth: yes (the console refreshes less often, without decorative colours)\n",
+        );
+    }
     if let Some(period) = r.retention {
         out.push_str(&format!(
             "retention:   {period} (listen --store removes what is older)\n"
@@ -168,5 +174,6 @@ fn show_json(r: &Resolved) -> serde_json::Value {
         "read_only": r.read_only,
         "store": r.store.as_ref().map(|store| store.display().to_string()),
         "theme": r.theme,
+        "low_bandwidth": r.low_bandwidth,
     })
 }

@@ -21,6 +21,7 @@ pub(crate) struct LaunchFlags {
     pub(crate) config: Option<PathBuf>,
     pub(crate) profile: Option<String>,
     pub(crate) read_only: bool,
+    pub(crate) low_bandwidth: bool,
     pub(crate) theme: Option<String>,
     /// `--url` and `--api-key`: win over `EARSHOT_URL` / `EARSHOT_API_KEY`
     /// and the profile.
@@ -81,6 +82,7 @@ pub(crate) fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         .filter(|_| options.url.is_none());
     let console = ConsoleOptions {
         read_only: flags.read_only,
+        low_bandwidth: flags.low_bandwidth || resolved.low_bandwidth,
         theme: flags.theme,
         profile_read_only: resolved.read_only,
         profile_theme: resolved.theme.clone(),

@@ -18,7 +18,24 @@ use earshot_core::signature::generate_secret;
 use earshot_emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
 use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
-pub(crate) async fn run(read_only: bool, theme: Option<String>) -> color_eyre::Result<ExitCode> {
+/// The demo's flags.
+#[derive(Debug, Default)]
+pub(crate) struct DemoOptions {
+    pub(crate) read_only: bool,
+    pub(crate) low_bandwidth: bool,
+    pub(crate) theme: Option<String>,
+    /// The pace of the traffic's conversations (`--traffic-rate`), else
+    /// the scenario's own.
+    pub(crate) pace: Option<std::time::Duration>,
+}
+
+pub(crate) async fn run(flags: DemoOptions) -> color_eyre::Result<ExitCode> {
+    let DemoOptions {
+        read_only,
+        low_bandwidth,
+        theme,
+        pace,
+    } = flags;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "earshot demo: the demo is the console and needs a terminal (standard input and \
@@ -53,13 +70,15 @@ pub(crate) async fn run(read_only: bool, theme: Option<String>) -> color_eyre::R
     let store = earshot_core::store::Store::open(&store_path)?;
     let (writer, _writer_thread) = earshot_core::store::writer::Writer::start(store)?;
     let (inbox, inbox_secret, received) = start_inbox(writer).await?;
+    let defaults = ScenarioConfig::default();
     let traffic = scenario::start(
         &emulator.url(),
         &api_key,
         ScenarioConfig {
             time_scale,
+            pace: pace.unwrap_or(defaults.pace),
             transcript_webhook: Url::parse(&format!("{}/transcripts", inbox.url())).ok(),
-            ..ScenarioConfig::default()
+            ..defaults
         },
     )
     .await
@@ -82,6 +101,7 @@ pub(crate) async fn run(read_only: bool, theme: Option<String>) -> color_eyre::R
     let options = ConsoleOptions {
         demo: true,
         read_only,
+        low_bandwidth,
         theme,
         profile_label: "demo".into(),
         url_policy: UrlPolicy::AnyHttp,

@@ -57,6 +57,25 @@ pub(crate) struct EmulatorArgs {
     /// --allow-private-urls).
     #[arg(long)]
     pub(crate) traffic: bool,
+    /// With --traffic: platform events (sessions and calls) a second the
+    /// traffic aims at [default: about 1.25].
+    #[arg(long, value_name = "EVENTS_PER_S", requires = "traffic", value_parser = traffic_rate)]
+    pub(crate) traffic_rate: Option<Duration>,
+}
+
+/// `--traffic-rate`: events a second, as the pace of the conversations
+/// that bring them.
+pub(crate) fn traffic_rate(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(scenario::ScenarioConfig::pace_for_rate)
+        .ok_or_else(|| {
+            format!(
+                "{text:?} is not a rate; give a positive number of events a second, at most {:.0}",
+                scenario::EVENTS_PER_CONVERSATION * 1000.0
+            )
+        })
 }
 
 pub(crate) async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
@@ -91,7 +110,7 @@ pub(crate) async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         emulator.url()
     );
     let demo = if args.traffic {
-        Some(start_traffic(&emulator, time_scale).await?)
+        Some(start_traffic(&emulator, time_scale, args.traffic_rate).await?)
     } else {
         None
     };
@@ -135,10 +154,13 @@ fn emulator_config(args: &EmulatorArgs, api_key: SecretString) -> EmulatorConfig
 async fn start_traffic(
     emulator: &Emulator,
     time_scale: TimeScale,
+    pace: Option<Duration>,
 ) -> color_eyre::Result<scenario::Scenario> {
+    let defaults = scenario::ScenarioConfig::default();
     let config = scenario::ScenarioConfig {
         time_scale,
-        ..scenario::ScenarioConfig::default()
+        pace: pace.unwrap_or(defaults.pace),
+        ..defaults
     };
     let demo = scenario::start(&emulator.url(), emulator.api_key(), config)
         .await
@@ -181,6 +203,23 @@ mod tests {
         // Without traffic, everything is kept (tests read it all back).
         let plain = config(&[]);
         assert_eq!((plain.keep_conversations, plain.keep_jobs), (None, None));
+    }
+
+    #[test]
+    fn traffic_rate_sets_the_pace_of_the_conversations() {
+        let args = Args::try_parse_from(["emulator", "--traffic", "--traffic-rate", "10"])
+            .expect("valid flags");
+        let pace = args.emulator.traffic_rate.expect("a pace");
+        // 10 events a second at 1.88 events a conversation.
+        assert_eq!(pace.as_millis(), 188);
+        for refused in ["0", "-1", "nan", "ten", "100000"] {
+            assert!(
+                Args::try_parse_from(["emulator", "--traffic", "--traffic-rate", refused]).is_err(),
+                "{refused} was taken"
+            );
+        }
+        // A rate for traffic there is not is an error, not a silent no-op.
+        assert!(Args::try_parse_from(["emulator", "--traffic-rate", "10"]).is_err());
     }
 
     /// `Emulator::builder()` promises the defaults of `earshot emulator`

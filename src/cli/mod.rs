@@ -64,6 +64,10 @@ pub struct Cli {
     /// only, so `subs delete --read-only` is an error, not a silent no-op.)
     #[arg(long)]
     pub(crate) read_only: bool,
+    /// Console: write fewer bytes, for a thin link (SSH from afar): a
+    /// slower refresh, no decorative colours.
+    #[arg(long)]
+    pub(crate) low_bandwidth: bool,
     /// Console theme: default, light, high-contrast, mono, or NAME for
     /// `<config dir>/themes/NAME.toml`.
     #[arg(long, value_name = "NAME")]
@@ -91,6 +95,13 @@ pub(crate) struct DemoArgs {
     /// Console theme: default, light, high-contrast, mono, or NAME.
     #[arg(long, value_name = "NAME")]
     pub(crate) theme: Option<String>,
+    /// Write fewer bytes: a slower refresh, no decorative colours.
+    #[arg(long)]
+    pub(crate) low_bandwidth: bool,
+    /// Platform events (sessions and calls) a second the demo traffic
+    /// aims at [default: about 1.25].
+    #[arg(long, value_name = "EVENTS_PER_S", value_parser = emulator::traffic_rate)]
+    pub(crate) traffic_rate: Option<std::time::Duration>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -224,6 +235,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             config: global.config.clone(),
             profile: global.profile.clone(),
             read_only: cli.read_only,
+            low_bandwidth: cli.low_bandwidth,
             theme: cli.theme,
             url: global.url.clone(),
             api_key: global.api_key.clone().map(SecretString::new),
@@ -240,10 +252,12 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             command,
         } => config::run(command, &connection.resolve_options(&global)),
         Command::Emulator(args) => runtime()?.block_on(emulator::run(args)),
-        Command::Demo(args) => runtime()?.block_on(demo::run(
-            cli.read_only || args.read_only,
-            args.theme.or(cli.theme),
-        )),
+        Command::Demo(args) => runtime()?.block_on(demo::run(demo::DemoOptions {
+            read_only: cli.read_only || args.read_only,
+            low_bandwidth: cli.low_bandwidth || args.low_bandwidth,
+            theme: args.theme.or(cli.theme),
+            pace: args.traffic_rate,
+        })),
         Command::Subs(args) => runtime()?.block_on(subs::run(args, &global)),
         Command::Deliveries(args) => runtime()?.block_on(deliveries::run(args, &global)),
         Command::Dictate(args) => runtime()?.block_on(dictate::run(args, &global)),

@@ -2,7 +2,9 @@
 //! shutdown signal, results of background tasks, terminal input and — only
 //! while something counts down — a tick. A frame is drawn only when the
 //! queue is drained and something changed, so a burst of results costs one
-//! frame and an idle console does no work at all.
+//! frame and an idle console does no work at all; and, unless the
+//! operator's input asked for it, no sooner than [`FramePace`] allows (a
+//! refresh period, a byte budget).
 //!
 //! Generic over the ratatui backend and the input stream: tests run the
 //! real loop on `TestBackend` with a scripted stream.
@@ -27,6 +29,7 @@ use super::action::{Action, Effect};
 use super::app::App;
 use super::clipboard::Clipboard;
 use super::context::{ActionTx, ProfileSource, Stamped};
+use super::frame_pace::FramePace;
 use super::history_tasks::StorePath;
 use super::theme::Theme;
 use super::view;
@@ -53,6 +56,11 @@ pub(crate) struct Services {
     /// Where `:ctx` opens another profile; `None`: the console stays on
     /// the account it started on.
     pub(crate) profiles: Option<Box<dyn ProfileSource>>,
+    /// When frames are drawn.
+    pub(crate) pace: FramePace,
+    /// `--low-bandwidth`: the theme of a profile switched to is taken
+    /// without decoration too.
+    pub(crate) low_bandwidth: bool,
 }
 
 /// What the console runs on now: the worker (client and store), the
@@ -63,15 +71,25 @@ struct Engine<'t> {
     profiles: Option<Box<dyn ProfileSource>>,
     store: StorePath,
     theme: Cow<'t, Theme>,
+    low_bandwidth: bool,
 }
 
 /// What the loop handles next: an action for `App::update` (the
 /// operator's keys, the clock), one a worker or feed sent, stamped with
-/// the account it is about, or the end (a signal, or no more input).
+/// the account it is about, the time for a frame held back, or the end (a
+/// signal, or no more input).
 enum Incoming {
     Local(Action),
     Stamped(Stamped),
+    FrameDue,
     End,
+}
+
+impl Incoming {
+    /// The operator's: a frame for it is drawn at once.
+    fn is_input(&self) -> bool {
+        matches!(self, Incoming::Local(Action::Input(_)))
+    }
 }
 
 /// Runs `app` until it quits, the input ends or `shutdown` resolves.
@@ -104,21 +122,35 @@ where
         profiles: services.profiles,
         store: services.store,
         theme: Cow::Borrowed(theme),
+        low_bandwidth: services.low_bandwidth,
     };
     let mut events = events.fuse();
     let mut shutdown = std::pin::pin!(shutdown);
     let mut tick: Option<Interval> = None;
     let mut feeds_open = !services.feeds.is_empty();
     let mut feeds = select_all(services.feeds);
+    let mut pace = services.pace;
+    // Input came since the last frame.
+    let mut after_input = true;
 
     let first = app.init();
     engine.start_all(app, first);
     while !app.quit {
+        // A frame held back until then.
+        let mut held = None;
         if app.dirty {
-            terminal
-                .draw(|frame| view::draw(frame, app, &engine.theme))
-                .map_err(color_eyre::Report::new)?;
-            app.dirty = false;
+            let now = Instant::now();
+            match pace.wait(now, after_input) {
+                None => {
+                    terminal
+                        .draw(|frame| view::draw(frame, app, &engine.theme))
+                        .map_err(color_eyre::Report::new)?;
+                    app.dirty = false;
+                    after_input = false;
+                    pace.drawn(now);
+                }
+                Some(at) => held = Some(at),
+            }
         }
         match (app.wants_tick(), tick.is_some()) {
             (true, false) => {
@@ -148,7 +180,11 @@ where
             now = next_tick(&mut tick), if tick.is_some() => {
                 Incoming::Local(Action::Tick(now.into_std()))
             }
+            () = tokio::time::sleep_until(held.unwrap_or_else(Instant::now)), if held.is_some() => {
+                Incoming::FrameDue
+            }
         };
+        after_input |= incoming.is_input();
         dispatch(app, &mut engine, incoming);
         // Drain what is already waiting before drawing.
         for _ in 0..MAX_BATCH {
@@ -171,6 +207,7 @@ where
             let Some(incoming) = next else {
                 break;
             };
+            after_input |= incoming.is_input();
             dispatch(app, &mut engine, incoming);
         }
     }
@@ -181,6 +218,7 @@ fn dispatch(app: &mut App, engine: &mut Engine<'_>, incoming: Incoming) {
     let effects = match incoming {
         Incoming::Local(action) => app.update(action),
         Incoming::Stamped(stamped) => app.update_stamped(stamped),
+        Incoming::FrameDue => return,
         Incoming::End => {
             app.quit_now();
             return;
@@ -245,7 +283,11 @@ impl Engine<'_> {
             ActionTx::stamped(app.ctx.generation, self.tx.clone()),
         );
         self.store = opened.store;
-        self.theme = Cow::Owned(opened.theme.theme);
+        self.theme = Cow::Owned(if self.low_bandwidth {
+            opened.theme.theme.without_decoration()
+        } else {
+            opened.theme.theme
+        });
         self.worker.start_all(effects);
     }
 }
@@ -285,6 +327,8 @@ mod tests {
             feeds: Vec::new(),
             store: Err("no store in this test".into()),
             profiles: None,
+            pace: FramePace::immediate(),
+            low_bandwidth: false,
         }
     }
 

@@ -19,6 +19,8 @@
 //!   (the incident-history ones in `history_tasks`);
 //! - [`input`]: the terminal's events, read on a thread;
 //! - [`terminal`]: raw mode, restore on exit / panic / signal;
+//!   [`screen`]: the backend that writes frames in few bytes (scrolls,
+//!   changed cells only); [`frame_pace`]: when a frame is drawn;
 //! - [`clipboard`]: OSC 52; [`logging`]: the log file.
 //! - [`inputs`]: the typed streams from outside turned into actions.
 //!
@@ -34,6 +36,7 @@ pub(crate) mod command;
 pub(crate) mod command_line;
 pub(crate) mod context;
 pub(crate) mod event_loop;
+pub(crate) mod frame_pace;
 mod history_tasks;
 pub(crate) mod input;
 mod inputs;
@@ -41,6 +44,7 @@ pub(crate) mod keymap;
 pub(crate) mod load;
 pub(crate) mod logging;
 pub(crate) mod panes;
+pub(crate) mod screen;
 pub(crate) mod terminal;
 #[cfg(test)]
 pub(crate) mod test_keys;
@@ -71,6 +75,10 @@ pub(crate) struct ConsoleOptions {
     /// `--read-only`: hide every command that changes the platform, on
     /// every profile of the run.
     pub(crate) read_only: bool,
+    /// `--low-bandwidth`, or the starting profile's `low_bandwidth`: a
+    /// slower refresh and no decorative colours for the whole run (a
+    /// `:ctx` switch keeps the link it runs over).
+    pub(crate) low_bandwidth: bool,
     /// `--theme NAME`: beats every profile's theme.
     pub(crate) theme: Option<String>,
     /// The profile's own console settings: `read_only`, `theme`, `store`
@@ -123,6 +131,7 @@ impl Default for ConsoleOptions {
         ConsoleOptions {
             demo: false,
             read_only: false,
+            low_bandwidth: false,
             theme: None,
             profile_read_only: false,
             profile_theme: None,
@@ -221,19 +230,30 @@ pub(crate) async fn run_console(
         tracing::warn!(%notice, "theme");
         app.notice(notice);
     }
-    tracing::info!(demo = options.demo, read_only = options.read_only, theme = %loaded.theme.name, "console starts");
+    tracing::info!(demo = options.demo, read_only = options.read_only, low_bandwidth = options.low_bandwidth, theme = %loaded.theme.name, "console starts");
+    let theme = if options.low_bandwidth {
+        loaded.theme.without_decoration()
+    } else {
+        loaded.theme
+    };
 
     // Installed before the terminal changes: a signal from now on ends
     // the loop (and restores the terminal) instead of killing the process.
     let signals = earshot_core::shutdown::signals();
     terminal::install_panic_hook();
     let mut terminal = terminal::TerminalGuard::enter()?;
+    let pace = match terminal.backend().flusher() {
+        screen::Flusher::Scroll => {
+            frame_pace::FramePace::for_terminal(options.low_bandwidth, terminal.backend().meter())
+        }
+        screen::Flusher::Ratatui => frame_pace::FramePace::immediate(),
+    };
     let events = input::TerminalInput::start()?;
     let caught = std::sync::OnceLock::new();
     let result = event_loop::run(
         &mut terminal,
         &mut app,
-        &loaded.theme,
+        &theme,
         events,
         async {
             match signals {
@@ -254,6 +274,8 @@ pub(crate) async fn run_console(
             feeds,
             store,
             profiles,
+            pace,
+            low_bandwidth: options.low_bandwidth,
         },
     )
     .await;

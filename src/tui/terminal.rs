@@ -2,23 +2,27 @@
 //! way in; restored on the way out — on a normal exit and on an error (the
 //! guard's `Drop`), on a panic (a hook that restores before chaining to
 //! color-eyre's), and on SIGTERM / SIGHUP / SIGINT (the loop's shutdown
-//! signal, [`earshot_core::shutdown`], ends it normally).
+//! signal, [`earshot_core::shutdown`], ends it normally). Frames go
+//! through [`ScreenBackend`], which scrolls regions of the screen: the way
+//! out resets the scroll region and the rendition first.
 
 use std::io::{self, Stdout};
 use std::ops::{Deref, DerefMut};
 
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::cursor::Show;
 use ratatui::crossterm::event::{DisableBracketedPaste, EnableBracketedPaste};
 use ratatui::crossterm::execute;
+use ratatui::crossterm::style::Print;
 use ratatui::crossterm::terminal::{
     Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
 };
 
+use super::screen::{Flusher, ScreenBackend};
+
 /// The terminal, restored when dropped.
 pub(crate) struct TerminalGuard {
-    terminal: Terminal<CrosstermBackend<Stdout>>,
+    terminal: Terminal<ScreenBackend<Stdout>>,
 }
 
 impl TerminalGuard {
@@ -34,7 +38,7 @@ impl TerminalGuard {
             Clear(ClearType::All),
             EnableBracketedPaste
         )
-        .and_then(|()| Terminal::new(CrosstermBackend::new(io::stdout())));
+        .and_then(|()| Terminal::new(ScreenBackend::new(io::stdout(), Flusher::from_env())));
         match entered {
             Ok(mut terminal) => {
                 terminal.hide_cursor()?;
@@ -49,7 +53,7 @@ impl TerminalGuard {
 }
 
 impl Deref for TerminalGuard {
-    type Target = Terminal<CrosstermBackend<Stdout>>;
+    type Target = Terminal<ScreenBackend<Stdout>>;
 
     fn deref(&self) -> &Self::Target {
         &self.terminal
@@ -96,11 +100,16 @@ fn silence_output() {
     }
 }
 
+/// The scroll region back to the whole screen, the default rendition: a
+/// frame cut short (a panic) may have left either set.
+pub(crate) const RESET_REGION_AND_LOOK: &str = "\x1b[r\x1b[0m";
+
 /// Puts the terminal back as the shell expects it. Safe to call twice and
 /// after the terminal went away (a dropped SSH link): errors are ignored.
 pub(crate) fn restore() {
     let _ = execute!(
         io::stdout(),
+        Print(RESET_REGION_AND_LOOK),
         DisableBracketedPaste,
         LeaveAlternateScreen,
         Show

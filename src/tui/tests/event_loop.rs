@@ -253,6 +253,8 @@ async fn with_console_on<F, Fut>(
             feeds,
             store: Ok(store),
             profiles: source,
+            pace: crate::tui::frame_pace::FramePace::immediate(),
+            low_bandwidth: false,
         },
     );
     let script = drive(Script {

@@ -211,6 +211,18 @@ impl Theme {
         })
     }
 
+    /// The theme without the colours that carry no meaning, for a thin
+    /// link (`--low-bandwidth`): ordinary text, the background and borders
+    /// in the terminal's own colours, so a row of text is one run of one
+    /// rendition. What the roles mean (accent, ok, warn, error, muted,
+    /// the selection) keeps its colour.
+    pub(crate) fn without_decoration(mut self) -> Theme {
+        self.fg = Color::Reset;
+        self.bg = Color::Reset;
+        self.border = Color::Reset;
+        self
+    }
+
     /// The built-in default theme at full colour (for tests and fallbacks).
     pub(crate) fn fallback() -> Theme {
         let file = ThemeFile::parse(BUILT_IN[0].1).unwrap_or_default();
@@ -510,6 +522,26 @@ pub(crate) mod tests {
             ..ThemeRequest::default()
         });
         assert_eq!(named.theme.name, "light");
+    }
+
+    /// `--low-bandwidth`: text, background and borders in the terminal's
+    /// own colours; every role that means something keeps its colour.
+    #[test]
+    fn without_decoration_keeps_the_colours_that_mean_something() {
+        let full = Theme::fallback();
+        let plain = full.clone().without_decoration();
+        assert_eq!(plain.base().fg, Some(Color::Reset));
+        assert_eq!(plain.base().bg, Some(Color::Reset));
+        assert_eq!(plain.style(Role::Border).fg, Some(Color::Reset));
+        assert_ne!(
+            full.style(Role::Fg).fg,
+            Some(Color::Reset),
+            "the default has a text colour"
+        );
+        for role in [Role::Accent, Role::Ok, Role::Warn, Role::Error, Role::Muted] {
+            assert_eq!(plain.style(role), full.style(role), "{role:?}");
+        }
+        assert_eq!(plain.selection(), full.selection());
     }
 
     #[test]

@@ -175,6 +175,7 @@ fn read_only_store_and_theme_are_read_from_the_profile() {
     ));
     let prod = resolve_ok(&opts(&path), &no_env);
     assert!(prod.read_only);
+    assert!(!prod.low_bandwidth, "off unless asked");
     assert_eq!(prod.store, Some(dir.path().join("history/prod.db")));
     assert_eq!(prod.theme.as_deref(), Some("light"));
     let staging = resolve_ok(
@@ -189,11 +190,16 @@ fn read_only_store_and_theme_are_read_from_the_profile() {
 }
 
 #[test]
-fn a_read_only_that_is_not_a_boolean_is_an_error_at_its_line() {
+fn a_read_only_or_low_bandwidth_that_is_not_a_boolean_is_an_error_at_its_line() {
     let e = error_of(&two_profiles("read_only = \"yes\"\n"));
     let shown = e.to_string();
     assert!(matches!(e, ConfigError::Invalid { line: 5, .. }), "{shown}");
     assert!(shown.contains("read_only"), "{shown}");
+    assert!(shown.contains("boolean"), "{shown}");
+    let e = error_of(&two_profiles("low_bandwidth = 1\n"));
+    let shown = e.to_string();
+    assert!(matches!(e, ConfigError::Invalid { line: 5, .. }), "{shown}");
+    assert!(shown.contains("low_bandwidth"), "{shown}");
     assert!(shown.contains("boolean"), "{shown}");
 }
 
@@ -228,7 +234,9 @@ fn config_show_prints_the_console_settings_of_the_profile() {
     let home = tempfile::tempdir().unwrap();
     let config = write_config(
         home.path(),
-        &two_profiles("read_only = true\nstore = \"prod.db\"\ntheme = \"mono\"\n"),
+        &two_profiles(
+            "read_only = true\nstore = \"prod.db\"\ntheme = \"mono\"\nlow_bandwidth = true\n",
+        ),
     );
     let out = earshot(home.path(), &config, &["config", "show", "--json"], &[]);
     assert!(out.status.success(), "{}", text(&out));
@@ -239,10 +247,12 @@ fn config_show_prints_the_console_settings_of_the_profile() {
         home.path().join("prod.db").display().to_string()
     );
     assert_eq!(v["theme"], "mono");
+    assert_eq!(v["low_bandwidth"], true);
     let out = earshot(home.path(), &config, &["config", "show"], &[]);
     let shown = text(&out);
     assert!(shown.contains("read-only:   yes"), "{shown}");
     assert!(shown.contains("theme:       mono"), "{shown}");
+    assert!(shown.contains("low bandwidth: yes"), "{shown}");
 }
 
 /// The history commands use the profile's store, so `earshot listen

@@ -35,6 +35,10 @@ pub(super) struct FileProfile {
     /// The console hides every command that changes the platform.
     #[serde(default)]
     pub(super) read_only: bool,
+    /// The console writes fewer bytes: a slower refresh, no decorative
+    /// colours (an SSH link that is thin).
+    #[serde(default)]
+    pub(super) low_bandwidth: bool,
     /// This profile's incident-history store (a path, like `api_key_file`).
     store: Option<Spanned<String>>,
     /// The console's theme for this profile.

@@ -46,7 +46,9 @@
 //!   history of this account, relative like a key file; `--store` /
 //!   `EARSHOT_STORE` beat it, and without it the store is the shared
 //!   `earshot.db` of the state directory) and `theme = "NAME"` (`--theme`
-//!   and `NO_COLOR` beat it). [`profiles`] lists the profiles for the
+//!   and `NO_COLOR` beat it), `low_bandwidth = true` (the console refreshes
+//!   less often and drops colours that carry no meaning, as
+//!   `--low-bandwidth` does). [`profiles`] lists the profiles for the
 //!   console's `:ctx`; [`profile_store`] is the `store` the history
 //!   commands default to.
 //! - `retention = "30d"` in a profile: how long `listen --store` keeps
@@ -184,6 +186,8 @@ pub struct Resolved {
     pub store: Option<PathBuf>,
     /// The profile's `theme` for the console (`--theme` beats it).
     pub theme: Option<String>,
+    /// The profile's `low_bandwidth`: the console writes fewer bytes.
+    pub low_bandwidth: bool,
     /// The profile's `retention`: how long `listen --store` keeps what it
     /// stores (`None`: for ever).
     pub retention: Option<Period>,
@@ -235,6 +239,7 @@ fn url_only(
         read_only: false,
         store: None,
         theme: None,
+        low_bandwidth: false,
         retention: None,
     })
 }
@@ -435,6 +440,7 @@ pub fn resolve_with_env(
         read_only: profile.read_only,
         store,
         theme,
+        low_bandwidth: profile.low_bandwidth,
         retention,
     })
 }

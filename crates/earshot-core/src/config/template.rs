@@ -59,6 +59,8 @@ api_key_env = "EARSHOT_API_KEY"
 #   theme = "light"       default, light, high-contrast, mono or a file in
 #                         themes/ beside this file; --theme and $NO_COLOR
 #                         beat it
+#   low_bandwidth = true  a thin link (SSH from afar): a slower refresh and
+#                         no decorative colours, as `--low-bandwidth` does
 
 # Shortcut: every endpoint at one origin (an emulator, a proxy); entries in
 # the endpoints table below then override single ones:

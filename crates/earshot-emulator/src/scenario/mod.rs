@@ -107,6 +107,25 @@ pub struct ScenarioConfig {
     pub transcript_webhook: Option<Url>,
 }
 
+/// Platform events one generated conversation brings on average: a
+/// session or a connected call two (its start and its end), a failed call
+/// one, in the mix [`traffic::run_conversations`] draws (45 %, 43 %, 12 %).
+pub const EVENTS_PER_CONVERSATION: f64 = 0.45 * 2.0 + 0.43 * 2.0 + 0.12;
+
+impl ScenarioConfig {
+    /// The pace at which the conversations bring about `events_per_second`
+    /// platform events a second (sessions and calls; the jobs' pace is
+    /// their own); `None` for a rate that is not a positive number, or one
+    /// so high the gap between conversations would be under a millisecond.
+    pub fn pace_for_rate(events_per_second: f64) -> Option<Duration> {
+        if !(events_per_second.is_finite() && events_per_second > 0.0) {
+            return None;
+        }
+        let pace = Duration::try_from_secs_f64(EVENTS_PER_CONVERSATION / events_per_second).ok()?;
+        (pace >= Duration::from_millis(1)).then_some(pace)
+    }
+}
+
 impl Default for ScenarioConfig {
     fn default() -> Self {
         ScenarioConfig {

@@ -158,3 +158,56 @@ fn inbox_detail_masks_secret_headers_and_personal_data_until_n() {
     assert!(screen.contains("whsec_R6gDvisible_nowhere"), "{screen}");
     assert!(screen.contains("+15555550123"), "{screen}");
 }
+
+/// On the real terminal's backend, a request arriving in the Inbox costs
+/// a scroll of the table and about a row, not the table: the terminal (a
+/// model of one) shows every frame exactly; without decoration
+/// (`--low-bandwidth`) the same frame costs less again.
+#[test]
+fn a_new_request_costs_a_scroll_and_a_row_on_the_terminal() {
+    use crate::tui::screen::vt::{Sink, Vt};
+    use crate::tui::screen::{Flusher, ScreenBackend};
+    use crate::tui::theme::Theme;
+    use crate::tui::view;
+    use ratatui::Terminal;
+    use ratatui::layout::Size;
+
+    let (width, height) = (120, 40);
+    let mut costs = Vec::new();
+    for theme in [Theme::fallback(), Theme::fallback().without_decoration()] {
+        let mut app = inbox_app();
+        let sink = Sink::default();
+        let backend =
+            ScreenBackend::with_size(sink.clone(), Flusher::Scroll, Size { width, height });
+        let mut terminal = Terminal::new(backend).expect("a terminal");
+        let mut vt = Vt::new(width, height);
+        let mut frame = |app: &App, vt: &mut Vt| {
+            let drawn = terminal
+                .draw(|frame| view::draw(frame, app, &theme))
+                .expect("drawn")
+                .buffer
+                .clone();
+            let written = sink.take();
+            vt.feed(&written);
+            assert_eq!(vt.mismatch(&drawn), None);
+            written.len()
+        };
+        frame(&app, &mut vt);
+        for second in 10..20 {
+            app.update(received(
+                &format!("14:03:{second}"),
+                json!({"kind": "agents", "verdict": "ok", "status": 200,
+                       "event": "session.started",
+                       "event_id": format!("{second}1c0b8e-4a5f-4c3e-9b2d-1e0f6a7b8c9d")}),
+                BODY,
+            ));
+            costs.push(frame(&app, &mut vt));
+        }
+    }
+    let (full, plain) = costs.split_at(10);
+    let (full, plain): (usize, usize) = (full.iter().sum(), plain.iter().sum());
+    // A row of 120 cells and its colours, the counts in the title (about
+    // 170 bytes; ratatui's own diff writes the whole table, thousands).
+    assert!(full / 10 < 300, "{full} bytes for ten requests");
+    assert!(plain < full, "without decoration {plain}, with {full}");
+}
