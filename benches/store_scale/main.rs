@@ -11,8 +11,9 @@
 //! --limit 100` (with each filter an operator types) and `incidents
 //! --json` as whole processes, each interleaved with the `sqlite3` shell
 //! doing the same work in plain SQL, warm and with the store's file
-//! evicted from the page cache first (cold). Build the binary first:
-//! `cargo build --release`.
+//! evicted from the page cache first (cold); `only=incidents,status` picks
+//! the rows whose name holds a word. Build the binary first: `cargo build
+//! --release`.
 
 mod builder;
 mod timing;
@@ -60,7 +61,14 @@ fn main() -> Result<(), BoxError> {
             eprintln!("built {} ({:.2} GB)", path.display(), bytes as f64 / 1e9);
             Ok(())
         }
-        "time" => timing::run(&path, value("runs", 5)?),
+        "time" => {
+            let only: Vec<String> = args
+                .iter()
+                .filter_map(|arg| arg.strip_prefix("only="))
+                .flat_map(|list| list.split(',').map(str::to_owned))
+                .collect();
+            timing::run(&path, value("runs", 5)?, &only)
+        }
         _ => Err("usage: store_scale build|time [events=N] [runs=N]".into()),
     }
 }
