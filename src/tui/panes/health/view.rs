@@ -60,15 +60,20 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
             theme.style(Role::Error),
         ));
     }
-    spans.extend([
-        Span::styled(
-            format!("  last {}", pane.window.label()),
-            theme.style(Role::Fg),
-        ),
-        Span::styled(format!(" · {} subscriptions", pane.rows().len()), muted),
-    ]);
-    if pane.mode == Mode::Board {
-        spans.extend(pane.table.title_spans(theme));
+    // Then what is wrong, and the board's age: a title is cut at the
+    // right, so the context (window, counts, the sweep) comes last.
+    match &pane.coverage {
+        Some(_) if silence.is_some() => {}
+        Some(coverage) if !coverage.is_known() => spans.push(Span::styled(
+            match coverage.state {
+                CoverageState::None => " · observer: no events in the window, missed events \
+                                       cannot be known"
+                    .to_owned(),
+                _ => " · observer SILENT: missed events cannot be known".to_owned(),
+            },
+            theme.style(Role::Error),
+        )),
+        _ => {}
     }
     if failing > 0 {
         spans.push(Span::styled(
@@ -85,6 +90,22 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
             ),
             theme.style(Role::Error),
         ));
+    }
+    spans.extend(crate::tui::widgets::age::spans(
+        &pane.board,
+        pane.ticked,
+        super::RELOAD_EVERY,
+        theme,
+    ));
+    spans.extend([
+        Span::styled(
+            format!(" · last {}", pane.window.label()),
+            theme.style(Role::Fg),
+        ),
+        Span::styled(format!(" · {} subscriptions", pane.rows().len()), muted),
+    ]);
+    if pane.mode == Mode::Board {
+        spans.extend(pane.table.title_spans(theme));
     }
     match &pane.last_sweep {
         _ if pane.sweeping => spans.push(Span::styled(" · sweeping…", theme.style(Role::Warn))),
@@ -104,30 +125,12 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         Some(Err(_)) => spans.push(Span::styled(" · sweep failed", theme.style(Role::Error))),
         None => {}
     }
-    match &pane.coverage {
-        Some(_) if silence.is_some() => {}
-        Some(coverage) if !coverage.is_known() => spans.push(Span::styled(
-            match coverage.state {
-                CoverageState::None => " · observer: no events in the window, missed events \
-                                       cannot be known"
-                    .to_owned(),
-                _ => " · observer SILENT: missed events cannot be known".to_owned(),
-            },
-            theme.style(Role::Error),
-        )),
-        Some(coverage) => spans.push(Span::styled(
+    if let Some(coverage) = pane.coverage.as_ref().filter(|c| c.is_known()) {
+        spans.push(Span::styled(
             format!(" · observer {} events", coverage.events_in_window),
             muted,
-        )),
-        None => {}
+        ));
     }
-    // The board's age last: what comes before matters more.
-    spans.extend(crate::tui::widgets::age::spans(
-        &pane.board,
-        pane.ticked,
-        super::RELOAD_EVERY,
-        theme,
-    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 
