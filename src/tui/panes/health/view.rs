@@ -97,6 +97,10 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         super::RELOAD_EVERY,
         theme,
     ));
+    // The filter the operator typed, before the context.
+    if pane.mode == Mode::Board {
+        spans.extend(pane.table.title_spans(theme));
+    }
     spans.extend([
         Span::styled(
             format!(" · last {}", pane.window.label()),
@@ -104,9 +108,6 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         ),
         Span::styled(format!(" · {} subscriptions", pane.rows().len()), muted),
     ]);
-    if pane.mode == Mode::Board {
-        spans.extend(pane.table.title_spans(theme));
-    }
     match &pane.last_sweep {
         _ if pane.sweeping => spans.push(Span::styled(" · sweeping…", theme.style(Role::Warn))),
         Some(Ok(report)) => spans.push(Span::styled(
