@@ -25,29 +25,36 @@ use super::{BUSY_TIMEOUT, StoreError, classify, io_error, schema};
 /// Most problems the whole-file check reports.
 const MAX_PROBLEMS: usize = 10;
 
-/// Whether `path` exists; an error if it is there but not a regular file.
-pub(super) fn regular_or_missing(path: &Path) -> Result<bool, StoreError> {
+/// The file at `path`, or `None` when it is missing; an error if it is
+/// there but not a regular file.
+pub(super) fn regular_or_missing(path: &Path) -> Result<Option<std::fs::Metadata>, StoreError> {
     match std::fs::metadata(path) {
-        Ok(metadata) if metadata.is_file() => Ok(true),
+        Ok(metadata) if metadata.is_file() => Ok(Some(metadata)),
         Ok(metadata) => Err(StoreError::NotAFile {
             path: path.to_owned(),
             kind: crate::bounded_file::kind_name(&metadata.file_type()),
         }),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(io_error(path, error)),
     }
 }
 
 /// Checks the existing file at `path` on a read-only connection.
 pub(super) fn existing(path: &Path) -> Result<(), StoreError> {
+    read_only(path).map(drop)
+}
+
+/// A read-only connection to the existing store at `path`, once its
+/// header is judged (a newer schema or another program's file refused).
+fn read_only(path: &Path) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
     let fail = |error| classify(path, error);
     let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
-    let header = schema::Header::read(&conn).map_err(fail)?;
-    header.judge(path)
+    schema::Header::read(&conn).map_err(fail)?.judge(path)?;
+    Ok(conn)
 }
 
 /// How thorough [`whole_file`] is.
@@ -92,24 +99,11 @@ pub fn whole_file_with(
     opened: impl FnOnce(InterruptHandle),
 ) -> Result<Checked, StoreError> {
     let started = Instant::now();
-    let bytes = match std::fs::metadata(path) {
-        Ok(metadata) if metadata.is_file() => metadata.len(),
-        Ok(metadata) => {
-            return Err(StoreError::NotAFile {
-                path: path.to_owned(),
-                kind: crate::bounded_file::kind_name(&metadata.file_type()),
-            });
-        }
-        Err(error) => return Err(io_error(path, error)),
+    let Some(file) = regular_or_missing(path)? else {
+        return Err(io_error(path, std::io::ErrorKind::NotFound.into()));
     };
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let fail = |error| classify(path, error);
-    let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+    let conn = read_only(path)?;
     opened(conn.get_interrupt_handle());
-    schema::Header::read(&conn).map_err(fail)?.judge(path)?;
     let problems = match check_rows(&conn, depth) {
         Ok(rows) if rows.len() == 1 && rows[0] == "ok" => Vec::new(),
         Ok(rows) => one_line(&rows),
@@ -120,7 +114,7 @@ pub fn whole_file_with(
         },
     };
     Ok(Checked {
-        bytes,
+        bytes: file.len(),
         elapsed: started.elapsed(),
         problems,
     })

@@ -143,7 +143,7 @@ impl Store {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             private::create_dir(parent).map_err(create)?;
         }
-        if check::regular_or_missing(path)? {
+        if check::regular_or_missing(path)?.is_some() {
             check::existing(path)?;
         } else {
             private::create_file(path).map_err(create)?;
