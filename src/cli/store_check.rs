@@ -3,10 +3,9 @@
 //! store no longer runs. Read-only, so safe beside a running observer.
 //! Exit 0 sound, 1 damaged (or the file cannot be read as a store).
 
-use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::json;
@@ -14,6 +13,7 @@ use serde_json::json;
 use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::plain;
+use super::store_cmd::ProgressLine;
 use earshot_core::duration_text;
 use earshot_core::store::check::{self, Checked, Depth};
 
@@ -30,8 +30,8 @@ pub(crate) struct CheckArgs {
     pub(crate) json: bool,
 }
 
-/// Seconds between the "still checking" lines on stderr.
-const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+/// How often the progress line is offered an update (it shows what is due).
+const PROGRESS_POLL: Duration = Duration::from_millis(100);
 
 pub(crate) async fn run(args: CheckArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
     let path = args.store.path(global)?;
@@ -76,33 +76,23 @@ pub(crate) async fn run(args: CheckArgs, global: &GlobalOptions) -> color_eyre::
     })
 }
 
-/// Runs `check` on the blocking pool, saying on stderr every few seconds
-/// that it still runs (in place on a terminal).
+/// Runs `check` on the blocking pool, saying on stderr how long it has
+/// run ([`ProgressLine`]).
 async fn with_progress<T: Send + 'static>(
     check: impl FnOnce() -> T + Send + 'static,
 ) -> color_eyre::Result<T> {
     let (done, finished) = mpsc::channel::<()>();
     let ticker = std::thread::spawn(move || {
-        let started = Instant::now();
-        let tty = std::io::stderr().is_terminal();
-        let mut drawn = false;
-        while let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_EVERY) {
-            let text = format!(
-                "still checking: {} so far",
-                duration_text::of_secs(started.elapsed().as_secs())
-            );
-            let mut err = std::io::stderr().lock();
-            let _ = if tty {
-                drawn = true;
-                write!(err, "\r\x1b[2K{text}")
-            } else {
-                writeln!(err, "{text}")
-            };
-            let _ = err.flush();
+        let mut progress = ProgressLine::new();
+        while let Err(mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PROGRESS_POLL) {
+            progress.show(|elapsed| {
+                format!(
+                    "still checking: {} so far",
+                    duration_text::of_secs(elapsed.as_secs())
+                )
+            });
         }
-        if drawn {
-            let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
-        }
+        progress.finish();
     });
     let result = tokio::task::spawn_blocking(check).await;
     drop(done);

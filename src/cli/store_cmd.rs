@@ -111,7 +111,16 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
                 period,
                 earshot_core::store::now_ms(),
                 &stop,
-                &mut |removed| progress.update(removed),
+                &mut |removed| {
+                    progress.show(|elapsed| {
+                        format!(
+                            "pruning: {} rows removed so far ({}), {}",
+                            thousands(removed.total()),
+                            removed_list(removed),
+                            duration_text::of_secs(elapsed.as_secs())
+                        )
+                    })
+                },
             );
             progress.finish();
             report
@@ -231,10 +240,11 @@ fn prune_json(period: Period, report: &PruneReport) -> serde_json::Value {
     })
 }
 
-/// The running totals of a long prune on stderr: on a terminal one line
-/// redrawn in place every half second and cleared at the end; otherwise a
-/// line every five seconds. Nothing during the first second.
-struct ProgressLine {
+/// Progress of long store work on stderr (a prune's running totals, a
+/// whole-file check's time so far): on a terminal one line redrawn in
+/// place every half second and cleared at the end; otherwise a line every
+/// five seconds. Nothing during the first second.
+pub(super) struct ProgressLine {
     started: Instant,
     shown: Option<Instant>,
     tty: bool,
@@ -242,7 +252,7 @@ struct ProgressLine {
 }
 
 impl ProgressLine {
-    fn new() -> ProgressLine {
+    pub(super) fn new() -> ProgressLine {
         ProgressLine {
             started: Instant::now(),
             shown: None,
@@ -251,7 +261,8 @@ impl ProgressLine {
         }
     }
 
-    fn update(&mut self, removed: &Removed) {
+    /// Shows `text` of the time since the start, when a line is due.
+    pub(super) fn show(&mut self, text: impl FnOnce(Duration) -> String) {
         let now = Instant::now();
         let every = if self.tty {
             Duration::from_millis(500)
@@ -264,12 +275,7 @@ impl ProgressLine {
             return;
         }
         self.shown = Some(now);
-        let text = format!(
-            "pruning: {} rows removed so far ({}), {}",
-            thousands(removed.total()),
-            removed_list(removed),
-            duration_text::of_secs(now.duration_since(self.started).as_secs())
-        );
+        let text = text(now.duration_since(self.started));
         let mut err = std::io::stderr().lock();
         if self.tty {
             let _ = write!(err, "\r\x1b[2K{text}");
@@ -280,7 +286,7 @@ impl ProgressLine {
         let _ = err.flush();
     }
 
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         if self.drawn {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K");
