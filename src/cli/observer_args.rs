@@ -221,9 +221,7 @@ impl Observing {
         let health = self.store_health.clone();
         let shown = path.display().to_string();
         self.checker = Some(Checker::start(path.to_owned(), move |outcome| {
-            let ended = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |since| since.as_secs_f64());
+            let ended = earshot_core::store::now_ms() as f64 / 1000.0;
             let line = match &outcome {
                 Ok(checked) if checked.is_sound() => format!(
                     "store check: every page of {shown} is sound ({})",
