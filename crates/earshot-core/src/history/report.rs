@@ -102,6 +102,29 @@ impl From<crate::store::changes::Change> for LatestChange {
 }
 
 impl SubscriptionHealth {
+    /// A subscription's row with nothing counted yet.
+    pub fn new(id: String, url: String, enabled: bool) -> SubscriptionHealth {
+        SubscriptionHealth {
+            id,
+            url,
+            enabled,
+            events: EventTotals::default(),
+            failing_since: None,
+            last_success_at: None,
+            missed_by_type: BTreeMap::new(),
+            delivered: 0,
+            failed: 0,
+            pending: 0,
+            success_rate: None,
+            last_failure_at: None,
+            retries_due: 0,
+            next_retry_at: None,
+            failures: Vec::new(),
+            latest_change: None,
+            unknown_since: None,
+        }
+    }
+
     /// Missed events by type in words: `call.ended 25`, `type unknown 2`.
     pub fn missed_by_type_words(&self) -> Vec<String> {
         self.missed_by_type
@@ -170,25 +193,11 @@ pub fn health(
     let mut rows: BTreeMap<String, SubscriptionHealth> = deliveries::subscriptions(store)?
         .into_iter()
         .map(|subscription| {
-            let row = SubscriptionHealth {
-                id: subscription.id.clone(),
-                url: subscription.url,
-                enabled: subscription.enabled,
-                events: EventTotals::default(),
-                failing_since: None,
-                last_success_at: None,
-                missed_by_type: BTreeMap::new(),
-                delivered: 0,
-                failed: 0,
-                pending: 0,
-                success_rate: None,
-                last_failure_at: None,
-                retries_due: 0,
-                next_retry_at: None,
-                failures: Vec::new(),
-                latest_change: None,
-                unknown_since: None,
-            };
+            let row = SubscriptionHealth::new(
+                subscription.id.clone(),
+                subscription.url,
+                subscription.enabled,
+            );
             (subscription.id, row)
         })
         .collect();

@@ -69,27 +69,13 @@ mod tests {
                 silent_since_ms: None,
             },
             subscriptions: vec![SubscriptionHealth {
-                id: "sub".into(),
-                url: "https://sub.example/hook".into(),
-                enabled: true,
                 events: EventTotals {
                     missed,
                     pending,
                     ..EventTotals::default()
                 },
-                failing_since: None,
-                last_success_at: None,
-                missed_by_type: Default::default(),
-                delivered: 0,
-                failed: 0,
                 pending,
-                success_rate: None,
-                last_failure_at: None,
-                retries_due: 0,
-                next_retry_at: None,
-                failures: Vec::new(),
-                latest_change: None,
-                unknown_since: None,
+                ..SubscriptionHealth::new("sub".into(), "https://sub.example/hook".into(), true)
             }],
         }
     }

@@ -28,9 +28,6 @@ fn now() -> i64 {
 
 fn row(id: &str, failed: i64) -> SubscriptionHealth {
     SubscriptionHealth {
-        id: id.into(),
-        url: format!("https://{id}.example/hook"),
-        enabled: true,
         events: EventTotals {
             delivered: 10,
             missed: failed,
@@ -38,16 +35,11 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
         },
         failing_since: (failed > 0).then(|| "2027-01-15T07:00:00Z".into()),
         last_success_at: Some("2027-01-15T06:00:00Z".into()),
-        missed_by_type: Default::default(),
         delivered: 10,
         failed,
         pending: 0,
         success_rate: Some(10.0 / (10.0 + failed as f64)),
         last_failure_at: (failed > 0).then(|| "2027-01-15T08:00:00Z".into()),
-        retries_due: 0,
-        next_retry_at: None,
-        latest_change: None,
-        unknown_since: None,
         failures: if failed > 0 {
             vec![FailureGroup {
                 diagnosis: "401 invalid signature: …".into(),
@@ -62,6 +54,7 @@ fn row(id: &str, failed: i64) -> SubscriptionHealth {
         } else {
             Vec::new()
         },
+        ..SubscriptionHealth::new(id.into(), format!("https://{id}.example/hook"), true)
     }
 }
 

@@ -7,9 +7,6 @@ use earshot_core::history::report::{EventTotals, FailureGroup, SubscriptionHealt
 
 fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> SubscriptionHealth {
     SubscriptionHealth {
-        id: id.into(),
-        url: url.into(),
-        enabled: true,
         events: EventTotals {
             delivered,
             missed: failed,
@@ -18,18 +15,14 @@ fn row(id: &str, url: &str, delivered: i64, failed: i64, pending: i64) -> Subscr
         },
         failing_since: (failed > 0).then(|| "2025-03-14T08:00:00Z".into()),
         last_success_at: (delivered > 0).then(|| "2025-03-14T07:59:00Z".into()),
-        missed_by_type: Default::default(),
         delivered,
         failed,
         pending,
         success_rate: (delivered + failed > 0)
             .then(|| delivered as f64 / (delivered + failed) as f64),
         last_failure_at: (failed > 0).then(|| "2025-03-14T09:26:53Z".into()),
-        retries_due: 0,
-        next_retry_at: None,
         failures: Vec::new(),
-        latest_change: None,
-        unknown_since: None,
+        ..SubscriptionHealth::new(id.into(), url.into(), true)
     }
 }
 
