@@ -184,7 +184,9 @@ impl SignaturesPane {
             given: SecretString::new(self.current.value()),
             second,
         }));
-        self.editing = false;
+        // The keyboard stays in the form: the next thing an operator does
+        // is try another secret, and a secret typed into a pane that lost
+        // the keyboard would run the pane's keys.
     }
 
     /// The receiver answered; kept only for the event it was asked about.
@@ -226,7 +228,7 @@ impl SignaturesPane {
              event's exact bytes (the observer's copy) but not the header the platform sent \
              that receiver — the observer's copy was signed with the observer's own secret, so \
              comparing it proves nothing. Type a secret (the subscription's, or the one you \
-             think the receiver holds; a second one in previous) and press p: earshot sends \
+             think the receiver holds; a second one in previous) and press p (enter while typing): earshot sends \
              the receiver these bytes signed with it, then with a wrong one (a duplicate \
              event_id, which it deduplicates), and says which secret it holds."
         ))

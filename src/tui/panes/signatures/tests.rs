@@ -558,3 +558,32 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
             .is_some_and(|asked| asked.event_id == "evt-b")
     );
 }
+
+/// After the receiver is asked the form keeps the keyboard, so the next
+/// secret the operator tries is typed into the field, never run as the
+/// pane's keys.
+#[test]
+fn the_form_keeps_the_keyboard_after_asking() {
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(refused_event("evt-a"));
+    ask(&mut app, "evt-a");
+    assert!(app.sigs.editing, "still typing after asking");
+
+    let asked_with = |effects: &[Effect]| {
+        effects.iter().find_map(|effect| match effect {
+            Effect::Sigs(SigsEffect::AskReceiver { given, .. }) => Some(given.expose().to_owned()),
+            _ => None,
+        })
+    };
+    app.update(Action::Input(Event::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    ))));
+    for c in "s3cond-guess".chars() {
+        app.update(press(KeyCode::Char(c)));
+    }
+    assert_eq!(app.pane, PaneId::Signatures, "no key ran as a pane key");
+    let effects = app.update(press(KeyCode::Enter));
+    assert_eq!(asked_with(&effects).as_deref(), Some("s3cond-guess"));
+}
