@@ -185,7 +185,8 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         |row, selected, failure_w| board_row(row, selected, url_cells, failure_w, theme),
     );
     if let Some(row) = pane.selected() {
-        draw_failures(frame, below, row, (pane.clock)(), theme);
+        let silent_since_ms = pane.coverage.as_ref().and_then(|c| c.silent_since_ms);
+        draw_failures(frame, below, row, silent_since_ms, (pane.clock)(), theme);
     }
 }
 
@@ -274,6 +275,7 @@ fn draw_failures(
     frame: &mut Frame<'_>,
     area: Rect,
     row: &SubscriptionHealth,
+    silent_since_ms: Option<i64>,
     now_ms: i64,
     theme: &Theme,
 ) {
@@ -300,6 +302,16 @@ fn draw_failures(
             ),
         ]),
     ];
+    if let Some(since) = silent_since_ms.filter(|_| row.enabled) {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "   unknown since {}: the observer is silent, so what this subscription's \
+                 events became after that is not known (the counts stop there)",
+                earshot_core::clock_text::utc_minute(since)
+            ),
+            theme.style(Role::Error),
+        )));
+    }
     if let Some(change) = &row.latest_change {
         lines.push(change_line(row, change, theme));
     }

@@ -139,6 +139,13 @@ fn health_title_leads_with_the_observers_silence_at_80_columns() {
         screen.contains("Health · observer silent since 14:05"),
         "{screen}"
     );
+    // The selected subscription says its counts stop at the silence.
+    let terminal = render(&app, (120, 40));
+    let screen = format!("{:?}", terminal.backend());
+    assert!(
+        screen.contains("unknown since 14:05: the observer is silent"),
+        "{screen}"
+    );
 }
 
 #[test]
