@@ -67,11 +67,7 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
     }
     let incidents = earshot_core::history::incidents::list(&store, args.sweep.since, false)?;
     let verdict = verdict::verdict(&report, &incidents);
-    eprintln!(
-        "{} events pending; {} unresolved incidents",
-        verdict::pending(&report),
-        incidents.len()
-    );
+    eprintln!("{}", verdict::summary(&report, &incidents));
     Ok(ExitCode::from(verdict.exit_code()))
 }
 

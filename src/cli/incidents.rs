@@ -97,11 +97,7 @@ pub(crate) async fn run(
     if let Some(line) = report.observer.silence_line() {
         eprintln!("{line}: missed events cannot be known");
     }
-    eprintln!(
-        "{} events pending; {} unresolved incidents",
-        verdict::pending(&report),
-        unresolved.len()
-    );
+    eprintln!("{}", verdict::summary(&report, &unresolved));
     Ok(ExitCode::from(
         verdict::verdict(&report, &unresolved).exit_code(),
     ))

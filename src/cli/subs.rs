@@ -598,7 +598,11 @@ impl ChangeLog<'_> {
             });
         match ended {
             Ok(0) => {}
-            Ok(count) => eprintln!("resolved {count} open incidents: {}", end.reason()),
+            Ok(count) => eprintln!(
+                "resolved {count} open incident{}: {}",
+                if count == 1 { "" } else { "s" },
+                end.reason()
+            ),
             Err(error) => eprintln!("warning: its incidents were not resolved: {error}"),
         }
     }

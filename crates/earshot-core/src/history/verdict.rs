@@ -50,6 +50,18 @@ pub fn pending(board: &Board) -> i64 {
         .sum()
 }
 
+/// The line both commands end with on stderr: "3 events pending; 1
+/// unresolved incident".
+pub fn summary(board: &Board, unresolved: &[Incident]) -> String {
+    let pending = pending(board);
+    let incidents = unresolved.len();
+    format!(
+        "{pending} event{} pending; {incidents} unresolved incident{}",
+        if pending == 1 { "" } else { "s" },
+        if incidents == 1 { "" } else { "s" },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +138,18 @@ mod tests {
                 "{state:?} missed {missed} pending {pending} {incident_state:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_summary_counts_in_words() {
+        let one = [incident(IncidentState::Open)];
+        assert_eq!(
+            summary(&board(CoverageState::Ok, 0, 1), &one),
+            "1 event pending; 1 unresolved incident"
+        );
+        assert_eq!(
+            summary(&board(CoverageState::Ok, 0, 131), &[]),
+            "131 events pending; 0 unresolved incidents"
+        );
     }
 }
