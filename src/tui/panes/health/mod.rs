@@ -195,6 +195,9 @@ pub(crate) struct HealthPane {
     /// The last tick: the data's age is drawn from it.
     pub(crate) ticked: Instant,
     last_sweep_at: Option<Instant>,
+    /// When the last sweep's answer arrived: the title says its age once
+    /// sweeps stall.
+    pub(crate) swept_at: Option<Instant>,
     /// Milliseconds since the epoch, for "since" (a fixed clock in tests).
     clock: fn() -> i64,
 }
@@ -223,6 +226,7 @@ impl HealthPane {
             last_load: None,
             ticked: Instant::now(),
             last_sweep_at: None,
+            swept_at: None,
             clock: earshot_core::store::now_ms,
         }
     }
@@ -559,6 +563,7 @@ impl Pane for HealthPane {
             }
             HealthResult::Swept(result) => {
                 self.sweeping = false;
+                self.swept_at = Some(Instant::now());
                 match result {
                     Ok(report) => {
                         if let Some(why) = &report.stopped {

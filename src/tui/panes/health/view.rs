@@ -19,6 +19,7 @@ use crate::tui::widgets::input::{self as field, Echo};
 use crate::tui::widgets::table;
 use crate::tui::widgets::table_view::prompt_line;
 use crate::tui::widgets::{fit, fit_line, fit_url, utc_clock, width};
+use earshot_core::duration_text;
 use earshot_core::history::coverage::CoverageState;
 use earshot_core::history::incidents::{Incident, IncidentState};
 use earshot_core::history::report::{LatestChange, SubscriptionHealth};
@@ -110,19 +111,35 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     ]);
     match &pane.last_sweep {
         _ if pane.sweeping => spans.push(Span::styled(" · sweeping…", theme.style(Role::Warn))),
-        Some(Ok(report)) => spans.push(Span::styled(
-            format!(
-                " · swept {} sessions ({} requests{})",
-                report.sessions_swept,
-                report.requests,
-                if report.left_for_later > 0 {
-                    format!(", {} still due", report.left_for_later)
+        Some(Ok(report)) => {
+            // A sweep runs every few seconds; its age is said only once
+            // sweeps stall, so the figures never read as current when
+            // they are not.
+            let stalled = pane
+                .swept_at
+                .map(|at| pane.ticked.saturating_duration_since(at))
+                .filter(|age| *age > 2 * super::SWEEP_EVERY);
+            spans.push(Span::styled(
+                format!(
+                    " · swept {} sessions{} ({} requests{})",
+                    report.sessions_swept,
+                    stalled
+                        .map(|age| format!(" {}", duration_text::ago(age.as_secs() as i64)))
+                        .unwrap_or_default(),
+                    report.requests,
+                    if report.left_for_later > 0 {
+                        format!(", {} still due", report.left_for_later)
+                    } else {
+                        String::new()
+                    }
+                ),
+                if stalled.is_some() {
+                    theme.style(Role::Warn)
                 } else {
-                    String::new()
-                }
-            ),
-            muted,
-        )),
+                    muted
+                },
+            ));
+        }
         Some(Err(_)) => spans.push(Span::styled(" · sweep failed", theme.style(Role::Error))),
         None => {}
     }

@@ -241,3 +241,40 @@ fn health_board_filter_errors_and_no_match() {
     assert!(screen.contains("legacy.example.net"), "{screen}");
     assert!(!screen.contains("filter:"), "{screen}");
 }
+
+/// The console sweeps every few seconds: the sweep's figures carry no age
+/// while fresh, and say it (amber) once sweeps stall.
+#[test]
+fn a_stalled_sweep_says_its_age_in_the_title() {
+    let mut app = board();
+    app.health.last_sweep = Some(Ok(earshot_core::history::sweep::SweepReport {
+        sessions_swept: 49,
+        requests: 50,
+        left_for_later: 57,
+        ..Default::default()
+    }));
+    app.health.swept_at = Some(app.health.ticked);
+    let title = |app: &App| {
+        render(app, (200, 24))
+            .backend()
+            .to_string()
+            .lines()
+            .nth(1)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        title(&app).contains("swept 49 sessions (50 requests, 57 still due)"),
+        "{}",
+        title(&app)
+    );
+    app.health.swept_at = app
+        .health
+        .ticked
+        .checked_sub(std::time::Duration::from_secs(130));
+    assert!(
+        title(&app).contains("swept 49 sessions 2 min 10 s ago (50 requests"),
+        "{}",
+        title(&app)
+    );
+}
