@@ -420,10 +420,12 @@ fn empty_artifacts_note(
             } else {
                 ""
             };
+            // The time itself, not "N s ago": a pane shows this line
+            // long after it was read.
             format!(
-                "not written yet: usually within about {} of {end_event} ({verb} {} ago{late})",
+                "not written yet: usually within about {} of {end_event} ({verb} {} UTC{late})",
                 span(ARTIFACT_DELAY_SECS),
-                span(ago)
+                crate::clock_text::utc_clock(at.timestamp_millis())
             )
         }
         _ if is_call => "call still open".to_owned(),
@@ -592,7 +594,7 @@ mod tests {
         assert_eq!(
             view.artifacts_note.as_deref(),
             Some(
-                "not written yet: usually within about 1 min 30 s of session.completed (completed 35 s ago)"
+                "not written yet: usually within about 1 min 30 s of session.completed (completed 12:00:00 UTC)"
             )
         );
         let open = build(

@@ -297,6 +297,17 @@ impl DeliveriesPane {
         self.liveness.live_at(self.now)
     }
 
+    /// The period the data's age is judged against: the refresh period
+    /// while the pane refreshes itself; none once nothing more is to come
+    /// (a finished session is not "stale", it is as of when it was read).
+    pub(crate) fn age_period(&self) -> Duration {
+        if self.live() {
+            REFRESH_EVERY
+        } else {
+            Duration::MAX
+        }
+    }
+
     // ---- update -------------------------------------------------------
 
     /// What the session block says of each link's expiry now.
@@ -491,7 +502,7 @@ impl Pane for DeliveriesPane {
     /// (once a minute, once a second in the last minute), not every tick.
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         let before = self.countdown_words();
-        let aged = age::moved(&self.list, self.ticked, at, REFRESH_EVERY);
+        let aged = age::moved(&self.list, self.ticked, at, self.age_period());
         self.ticked = at;
         self.now = (self.clock)();
         let live = self.id.is_some() && self.live();

@@ -652,3 +652,24 @@ proptest::proptest! {
         }
     }
 }
+
+/// A pane that refreshes itself goes stale past twice its period; one that
+/// stopped because nothing more is to come says when it was read, in the
+/// muted role, never "stale".
+#[test]
+fn only_a_refreshing_pane_goes_stale() {
+    use crate::tui::theme::Role;
+    use crate::tui::widgets::age;
+    let later = Instant::now() + Duration::from_secs(90);
+    let app = app_loaded(vec![pending_503()]);
+    let pane = &app.deliveries;
+    let (words, role) = age::words(&pane.list, later, pane.age_period()).expect("loaded");
+    assert!(words.starts_with("stale: as of 1 min"), "{words}");
+    assert_eq!(role, Role::Warn);
+
+    let app = app_loaded(vec![failed_401(), delivered()]);
+    let pane = &app.deliveries;
+    let (words, role) = age::words(&pane.list, later, pane.age_period()).expect("loaded");
+    assert!(words.starts_with("as of 1 min"), "{words}");
+    assert_eq!(role, Role::Muted);
+}

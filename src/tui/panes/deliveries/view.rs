@@ -161,7 +161,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &DeliveriesPane, theme: &
     spans.extend(crate::tui::widgets::age::spans(
         &pane.list,
         pane.ticked,
-        super::REFRESH_EVERY,
+        pane.age_period(),
         theme,
     ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
