@@ -27,6 +27,7 @@ use earshot_core::api::Client;
 use earshot_core::api::types::agents::{
     EventKind, NewSubscription, Subscription, SubscriptionPatch,
 };
+use earshot_core::api::url_identity;
 use earshot_core::api::validate::{self, UrlPolicy};
 use earshot_core::config::Paths;
 use earshot_core::redact::SecretString;
@@ -146,7 +147,7 @@ async fn setup(
     } else {
         UrlPolicy::PublicHttps
     };
-    let url = match validate::url_under(&args.receiver_url, policy) {
+    let url = match validate::url_under(&args.receiver_url, policy).and_then(no_fragment) {
         Ok(url) => url,
         Err(rule) => {
             eprintln!("error: {rule}\n  hint: {}", local_trial::BEFORE_SENDING);
@@ -482,10 +483,22 @@ fn refuse_several(url: &Url, several: &[Subscription]) {
     eprintln!("{}", super::output::plain(&text));
 }
 
-/// Whether two receiver URLs name the same place (`https://Host` and
-/// `https://host/` do).
+/// Whether two receiver URLs name the same receiver (`https://Host`,
+/// `https://host/`, `https://host./` and `https://host//` do).
 fn same_url(recorded: &str, wanted: &Url) -> bool {
-    Url::parse(recorded.trim()).is_ok_and(|recorded| recorded == *wanted)
+    Url::parse(recorded.trim()).is_ok_and(|recorded| url_identity::same_receiver(&recorded, wanted))
+}
+
+/// The platform never sends a fragment, so a URL with one (even an empty
+/// `#`) is a typing slip that would read as another receiver.
+fn no_fragment(url: Url) -> Result<Url, validate::ValidationError> {
+    match url.fragment() {
+        Some(_) => Err(validate::ValidationError::new(
+            "url",
+            "has a fragment (`#…`), which is never sent to the receiver; give the URL without it",
+        )),
+        None => Ok(url),
+    }
 }
 
 /// Where the default listen address came from.
@@ -605,6 +618,8 @@ mod tests {
         assert!(same_url("https://hooks.example.com:443/", &wanted));
         assert!(!same_url("https://hooks.example.com/other", &wanted));
         assert!(!same_url("not a url", &wanted));
+        let obs = Url::parse("https://hooks.example.com/obs").unwrap();
+        assert!(same_url("https://hooks.example.com//obs/", &obs));
     }
 
     #[test]

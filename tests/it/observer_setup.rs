@@ -548,3 +548,42 @@ async fn several_subscriptions_or_an_agent_scoped_one_at_the_url_are_listed_and_
     assert!(stderr.contains("subs delete"), "{stderr}");
     assert_eq!(at(&harness, &url).await, vec![scoped]);
 }
+
+/// One subscription however the URL is spelled: setup run again with the
+/// spellings the hardening run created a second one with finds the first;
+/// a URL with a fragment is refused (exit 2) before anything is asked.
+#[tokio::test]
+async fn five_spellings_of_one_url_give_one_subscription() {
+    let harness = common::start_at(0.1).await;
+    let home = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}/obs");
+    let trial = ["--allow-private-urls"];
+    ok(&run(&mut setup(&harness, home.path(), &url, &trial)).await);
+    let id = at(&harness, &url).await[0].id.clone();
+    for spelling in [
+        format!("http://127.0.0.1:{port}/obs/"),
+        format!("http://127.0.0.1:{port}/obs?"),
+        format!("http://127.0.0.1:{port}//obs"),
+        format!("http://127.0.0.1:{port}/%6Fbs"),
+        format!("http://127.0.0.1.:{port}/obs"),
+    ] {
+        let again = ok(&run(&mut setup(&harness, home.path(), &spelling, &trial)).await);
+        assert!(
+            again.contains(&format!("found subscription {id}")),
+            "{spelling}: {again}"
+        );
+    }
+    let fragment = run(&mut setup(
+        &harness,
+        home.path(),
+        &format!("{url}#"),
+        &trial,
+    ))
+    .await;
+    let stderr = text(&fragment.stderr);
+    assert_eq!(fragment.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("fragment"), "{stderr}");
+    let all = harness.client.list_subscriptions(true).await.unwrap();
+    assert_eq!(all.len(), 1, "{all:?}");
+}

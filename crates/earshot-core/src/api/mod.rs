@@ -10,8 +10,10 @@ pub mod dictation;
 mod error;
 pub mod prerecorded;
 pub mod probe;
+pub mod public_address;
 pub mod sync;
 pub mod types;
+pub mod url_identity;
 pub mod validate;
 
 pub use error::{ApiError, ErrorBody};

@@ -6,10 +6,11 @@
 //! rule, in words an operator can act on.
 
 use std::collections::HashSet;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 use url::{Host, Url};
 
+pub use super::public_address::non_public_reason;
 use super::types::agents::{EventKind, NewSubscription, SubscriptionPatch};
 
 pub const SECRET_MIN_LEN: usize = 32;
@@ -59,6 +60,9 @@ pub enum HttpUrlError {
 /// job): `http://` or `https://`, with a host. Spaces around it are
 /// ignored.
 pub fn http_url(raw: &str) -> Result<Url, HttpUrlError> {
+    if let Some(why) = control_character(raw) {
+        return Err(HttpUrlError::Unparsable(why));
+    }
     let parsed =
         Url::parse(raw.trim()).map_err(|error| HttpUrlError::Unparsable(error.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -84,6 +88,12 @@ pub fn url_under(raw: &str, policy: UrlPolicy) -> Result<Url, ValidationError> {
 /// is private, loopback, link-local or otherwise not public. Names are
 /// resolved only by the server (see [`non_public_reason`]).
 pub fn url(raw: &str) -> Result<Url, ValidationError> {
+    if let Some(why) = control_character(raw) {
+        return Err(ValidationError::new(
+            "url",
+            format!("is not a valid URL ({why})"),
+        ));
+    }
     let parsed = Url::parse(raw.trim())
         .map_err(|error| ValidationError::new("url", format!("is not a valid URL ({error})")))?;
     if parsed.scheme() != "https" {
@@ -109,6 +119,18 @@ pub fn url(raw: &str) -> Result<Url, ValidationError> {
     Ok(parsed)
 }
 
+/// A control character inside the URL (spaces and line breaks around it
+/// are trimmed). The URL parser drops tabs and line breaks silently, so a
+/// URL holding one would be stored as typed and reached as another.
+fn control_character(raw: &str) -> Option<String> {
+    let (index, c) = raw.trim().char_indices().find(|(_, c)| c.is_control())?;
+    Some(format!(
+        "holds the control character U+{:04X} at position {}",
+        u32::from(c),
+        raw.trim()[..index].chars().count() + 1
+    ))
+}
+
 fn check_public(field: &'static str, ip: IpAddr) -> Result<(), ValidationError> {
     match non_public_reason(ip) {
         Some(reason) => Err(ValidationError::new(
@@ -116,53 +138,6 @@ fn check_public(field: &'static str, ip: IpAddr) -> Result<(), ValidationError> 
             format!("must be publicly reachable; {ip} is a {reason} address"),
         )),
         None => Ok(()),
-    }
-}
-
-/// Why an address is not publicly routable, or `None` when it is.
-pub fn non_public_reason(ip: IpAddr) -> Option<&'static str> {
-    match ip {
-        IpAddr::V4(ip) => non_public_v4(ip),
-        IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
-            Some(mapped) => non_public_v4(mapped),
-            None => non_public_v6(ip),
-        },
-    }
-}
-
-fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, ..] = ip.octets();
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_private() {
-        Some("private")
-    } else if ip.is_link_local() {
-        Some("link-local")
-    } else if ip.is_unspecified() || a == 0 {
-        Some("unspecified")
-    } else if a == 100 && (64..128).contains(&b) {
-        Some("shared (carrier-grade NAT)")
-    } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
-        Some("reserved")
-    } else {
-        None
-    }
-}
-
-fn non_public_v6(ip: Ipv6Addr) -> Option<&'static str> {
-    let first = ip.segments()[0];
-    if ip.is_loopback() {
-        Some("loopback")
-    } else if ip.is_unspecified() {
-        Some("unspecified")
-    } else if first & 0xfe00 == 0xfc00 {
-        Some("private (unique local)")
-    } else if first & 0xffc0 == 0xfe80 {
-        Some("link-local")
-    } else if ip.is_multicast() {
-        Some("reserved")
-    } else {
-        None
     }
 }
 
@@ -421,6 +396,40 @@ mod tests {
             assert!(error.rule.contains("https://"), "{raw}: {error}");
         }
     }
+    /// A URL with a raw line break or tab is refused, not read as the URL
+    /// the parser makes of it; spaces and a line break around it are not
+    /// part of it.
+    #[test]
+    fn control_characters_inside_a_url_are_refused() {
+        for raw in [
+            "https://hooks.example.com/a\r\nX-Injected: 1",
+            "https://hooks.example.com/a\tb",
+            "https://hooks.exa\nmple.com/",
+            "https://hooks.example.com/\u{7f}",
+        ] {
+            let error = url(raw).expect_err(raw);
+            assert!(error.rule.contains("control character"), "{raw:?}: {error}");
+            let error = http_url(raw).expect_err(raw);
+            assert!(
+                error.to_string().contains("control character"),
+                "{raw:?}: {error}"
+            );
+        }
+        assert!(url("  https://hooks.example.com/a\n").is_ok());
+    }
+
+    #[test]
+    fn nat64_and_reserved_ranges_are_refused() {
+        for (raw, what) in [
+            ("https://[64:ff9b::7f00:1]/", "loopback"),
+            ("https://198.18.0.1/", "benchmarking"),
+            ("https://[2001:db8::1]/", "documentation"),
+        ] {
+            let error = url(raw).expect_err(raw);
+            assert!(error.rule.contains(what), "{raw}: {error}");
+        }
+    }
+
     #[test]
     fn event_rules() {
         assert!(event_names(&["call.ended".into()]).is_ok());
