@@ -39,9 +39,11 @@ fn non_public_v4(ip: Ipv4Addr) -> Option<&'static str> {
         Some("benchmarking")
     } else if matches!((a, b, c), (192, 0, 2) | (198, 51, 100) | (203, 0, 113)) {
         Some("documentation")
-    } else if (a, b, c) == (192, 0, 0) || (a, b, c) == (192, 88, 99) {
-        Some("reserved")
-    } else if ip.is_multicast() || ip.is_broadcast() || a >= 240 {
+    } else if matches!((a, b, c), (192, 0, 0) | (192, 88, 99))
+        || ip.is_multicast()
+        || ip.is_broadcast()
+        || a >= 240
+    {
         Some("reserved")
     } else {
         None
