@@ -340,7 +340,8 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
     if let Some(damaged) = damaged.filter(|_| !message.contains("earshot store check")) {
         message = damaged.to_string();
     }
-    eprintln!("error: {message}");
+    // A cause may quote what came from outside (an id, a URL, an answer).
+    eprintln!("error: {}", output::plain(&message));
     failure
 }
 

@@ -19,26 +19,11 @@ pub(crate) fn emit_styled(text: &str) -> io::Result<()> {
     out.flush()
 }
 
-/// `text` with every control character but newline and tab shown as an
-/// escape (`\x{1b}`), so a value from the store or the network (a URL with
-/// ESC or BEL in it) cannot drive the operator's terminal.
+/// `text` with every character that could drive or mislead the operator's
+/// terminal (controls but newline and tab, bidirectional overrides) shown
+/// as an escape (`\x{1b}`): [`earshot_core::terminal_text`].
 pub(crate) fn plain(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
-        return text.into();
-    }
-    let mut clean = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if is_unsafe(c) {
-            clean.push_str(&format!("\\x{{{:x}}}", u32::from(c)));
-        } else {
-            clean.push(c);
-        }
-    }
-    clean.into()
-}
-
-fn is_unsafe(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    earshot_core::terminal_text::escaped(text)
 }
 
 /// Pretty JSON on stdout, one document.

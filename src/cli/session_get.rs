@@ -45,7 +45,7 @@ pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Re
     if !super::sessions::plausible_id(&args.id) {
         eprintln!(
             "error: `{}` is not a session or call id (letters, digits, `_` and `-` only)",
-            args.id
+            super::output::plain(&args.id)
         );
         return Ok(ExitCode::from(2));
     }
@@ -54,7 +54,10 @@ pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Re
     let record = match client.get_session(&args.id).await {
         Ok(record) => Some(record),
         Err(error) if error.status() == Some(404) => {
-            eprintln!("error: the platform knows no session or call `{}`", args.id);
+            eprintln!(
+                "error: the platform knows no session or call `{}`",
+                super::output::plain(&args.id)
+            );
             return Ok(ExitCode::from(1));
         }
         Err(error) => {

@@ -170,3 +170,51 @@ async fn a_session_id_no_request_can_name_does_not_stop_the_sweep() {
     assert_eq!(report.unknown_sessions, 2, "{report:?}");
     harness.emulator.shutdown().await;
 }
+
+/// A stored id holding a right-to-left override (U+202E) or an isolate is
+/// shown as an escape by `events` and `sessions list`, never sent raw (the
+/// terminal would print the rest of the line reversed); an id given on the
+/// command line is echoed the same way in its error.
+#[tokio::test]
+async fn reordering_characters_in_stored_ids_are_shown_as_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    seeded(&db).await;
+    let edit = rusqlite::Connection::open(&db).unwrap();
+    edit.execute_batch(
+        "UPDATE events SET session_id = 'ses_ab' || char(8238) || 'dc' WHERE event_id = 'e0';
+         UPDATE sessions SET session_id = 'ses_ab' || char(8294) || 'dc' WHERE session_id = 'ses_1';",
+    )
+    .unwrap();
+    drop(edit);
+
+    for args in [
+        vec!["events", "--no-sweep", "--since", "2h"],
+        vec!["sessions", "list"],
+    ] {
+        let output = run(earshot().args(&args).arg("--store").arg(&db)).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            !stdout.contains('\u{202E}') && !stdout.contains('\u{2066}'),
+            "{args:?}: {stdout:?}"
+        );
+        assert!(
+            stdout.contains("\\x{202e}") || stdout.contains("\\x{2066}"),
+            "{args:?}: the id is shown, escaped: {stdout}"
+        );
+    }
+
+    let get = run(earshot().args(["sessions", "get", "ses_\u{1b}[31m\u{202E}x"])).await;
+    let stderr = String::from_utf8_lossy(&get.stderr);
+    assert_eq!(get.status.code(), Some(2), "{stderr}");
+    assert!(
+        !stderr.contains('\u{1b}') && !stderr.contains('\u{202E}'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("ses_\\x{1b}[31m\\x{202e}x"), "{stderr}");
+}

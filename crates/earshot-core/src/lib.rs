@@ -36,5 +36,6 @@ pub mod shutdown;
 pub mod signature;
 pub mod sliding_window;
 pub mod store;
+pub mod terminal_text;
 pub mod tls;
 pub mod wav;

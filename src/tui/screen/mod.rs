@@ -26,6 +26,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod vt;
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,6 +98,20 @@ struct Cursor {
     /// `None`: never said.
     visible: Option<bool>,
     at: Option<Position>,
+}
+
+/// `cell` without what must not reach the terminal as itself (controls,
+/// bidirectional overrides: [`earshot_core::terminal_text`]), whatever
+/// widget drew text from outside into it; a cell left empty is a blank.
+fn terminal_safe(cell: &Cell) -> Cow<'_, Cell> {
+    match earshot_core::terminal_text::stripped(cell.symbol()) {
+        Cow::Borrowed(_) => Cow::Borrowed(cell),
+        Cow::Owned(clean) => {
+            let mut safe = cell.clone();
+            safe.set_symbol(if clean.is_empty() { " " } else { &clean });
+            Cow::Owned(safe)
+        }
+    }
 }
 
 /// The backend the console draws through (see the module doc).
@@ -227,9 +242,16 @@ impl<W: Write> Backend for ScreenBackend<W> {
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
         if self.flusher == Flusher::Ratatui {
-            return self.inner.draw(content);
+            let cells: Vec<(u16, u16, Cell)> = content
+                .map(|(x, y, cell)| (x, y, terminal_safe(cell).into_owned()))
+                .collect();
+            return self
+                .inner
+                .draw(cells.iter().map(|(x, y, cell)| (*x, *y, cell)));
         }
         for (x, y, cell) in content {
+            let cell = terminal_safe(cell);
+            let cell = cell.as_ref();
             let position = Position { x, y };
             if !self.next.area.contains(position) {
                 // ratatui's area and ours parted: take the terminal's.

@@ -451,3 +451,23 @@ fn a_header_over_another_slides_only_as_tmux_can() {
         assert_eq!(vt.mismatch(&header(to)), None, "{from:?} → {to:?}");
     }
 }
+
+/// Text from outside drawn by any widget reaches the terminal without its
+/// bidirectional overrides, through either flusher (ratatui itself drops
+/// control characters, not these).
+#[test]
+fn reordering_and_control_characters_never_reach_the_terminal() {
+    for flusher in [Flusher::Scroll, Flusher::Ratatui] {
+        let (mut terminal, sink) = screen(40, 4, flusher);
+        let mut frame = Buffer::empty(Rect::new(0, 0, 40, 4));
+        frame.set_string(0, 1, "call_abc", Style::new());
+        frame[(8, 1)].set_symbol("\u{202E}");
+        frame[(9, 1)].set_symbol("d\u{2066}");
+        let bytes = String::from_utf8(draw(&mut terminal, &sink, &frame)).expect("UTF-8");
+        for unsafe_char in ['\u{202E}', '\u{2066}'] {
+            assert!(!bytes.contains(unsafe_char), "{flusher:?}: {bytes:?}");
+        }
+        assert!(bytes.contains("call_abc"), "{flusher:?}: {bytes:?}");
+        assert!(bytes.contains("call_abc d"), "{flusher:?}: {bytes:?}");
+    }
+}
