@@ -68,26 +68,54 @@ pub(crate) fn inspect(path: &Path, replace: bool) -> Result<Held, SecretFileErro
     if replace {
         return Ok(Held::Replaced);
     }
-    narrow(path, &metadata);
     let secret = super::secret_arg::read_secret_file(path)?;
     earshot_core::api::validate::secret(secret.expose()).map_err(|rule| SecretFileError::Rule {
         path: shown(),
         rule,
     })?;
+    // Only a file that holds a secret is narrowed, and never through a
+    // link: a mode is changed on the file named, not on what it points to.
+    narrow(path);
     Ok(Held::Secret(secret))
 }
 
-/// Removes group and other permissions from the secret file `path`.
+/// Removes group and other permissions from the secret file `path`,
+/// through a descriptor opened without following a symbolic link (a link
+/// is left alone, and said).
 #[cfg(unix)]
-fn narrow(path: &Path, metadata: &std::fs::Metadata) {
-    use std::os::unix::fs::PermissionsExt;
+fn narrow(path: &Path) {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(libc::ELOOP) => {
+            eprintln!(
+                "warning: {} is a symbolic link; the mode of the file it points to is left as \
+                 it is (make sure only you can read it)",
+                path.display()
+            );
+            return;
+        }
+        Err(error) => {
+            eprintln!(
+                "warning: cannot open {} to check its mode: {error}",
+                path.display()
+            );
+            return;
+        }
+    };
+    let Ok(metadata) = file.metadata() else {
+        return;
+    };
     let from = metadata.permissions().mode() & 0o7777;
     let to = from & FILE_MODE;
-    if from == to {
+    if from == to || !metadata.is_file() {
         return;
     }
-    let permissions = std::fs::Permissions::from_mode(to);
-    match std::fs::set_permissions(path, permissions) {
+    match file.set_permissions(std::fs::Permissions::from_mode(to)) {
         Ok(()) => eprintln!(
             "earshot: tightened {} from {from:04o} to {to:04o}: it holds the webhook secret",
             path.display()
@@ -101,7 +129,7 @@ fn narrow(path: &Path, metadata: &std::fs::Metadata) {
 }
 
 #[cfg(not(unix))]
-fn narrow(_path: &Path, _metadata: &std::fs::Metadata) {}
+fn narrow(_path: &Path) {}
 
 /// A new secret written beside its file, not yet in place.
 pub(crate) struct Staged {
@@ -281,5 +309,29 @@ mod tests {
             inspect(dir.path(), true),
             Err(SecretFileError::NotAFile { .. })
         ));
+    }
+
+    /// A link to a file that is not a secret (0644) is neither narrowed
+    /// nor read as one; a link to a secret is read, and its target's mode
+    /// left alone; a file that holds no secret keeps its mode.
+    #[test]
+    fn a_symbolic_link_never_has_its_target_narrowed() {
+        let dir = tempfile::tempdir().unwrap();
+        let notes = dir.path().join("notes.txt");
+        std::fs::write(&notes, "shopping list\n").unwrap();
+        std::fs::set_permissions(&notes, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.path().join("observer.secret");
+        std::os::unix::fs::symlink(&notes, &link).unwrap();
+        assert!(inspect(&link, false).is_err(), "not a secret");
+        assert_eq!(mode(&notes), 0o644, "the target's mode is kept");
+        assert!(inspect(&notes, false).is_err());
+        assert_eq!(mode(&notes), 0o644, "no secret in it: left alone");
+
+        std::fs::write(&notes, format!("{SECRET}\n")).unwrap();
+        let Ok(Held::Secret(secret)) = inspect(&link, false) else {
+            panic!("the secret, read through the link")
+        };
+        assert_eq!(secret.expose(), SECRET);
+        assert_eq!(mode(&notes), 0o644, "not changed through the link");
     }
 }
