@@ -206,3 +206,25 @@ fn a_fifo_as_secret_or_body_file_is_refused_at_once_not_waited_on() {
         assert_refused(&out, &pipe, "not a regular file (a FIFO)");
     }
 }
+
+/// `listen --capture` names a file to append to: a FIFO (which would block
+/// the open until a reader came), a device or a directory is refused at
+/// once with exit 2, before anything listens.
+// (A device is refused by the same check; no test opens one outside the
+// test's own directory.)
+#[test]
+fn listen_refuses_a_capture_that_is_not_a_regular_file_at_once() {
+    let home = tempfile::tempdir().unwrap();
+    let pipe = fifo(home.path(), "capture.fifo");
+    let out = within_10s(
+        home.path(),
+        &["listen", "--secret", SECRET, "--capture", &pipe],
+    );
+    assert_refused(&out, &pipe, "not a regular file (a FIFO)");
+    let dir = home.path().to_str().unwrap().to_owned();
+    let out = within_10s(
+        home.path(),
+        &["listen", "--secret", SECRET, "--capture", &dir],
+    );
+    assert_refused(&out, &dir, "not a regular file (a directory)");
+}

@@ -271,16 +271,36 @@ pub struct CaptureWriter {
 
 impl CaptureWriter {
     /// Opens `path` for appending, creating it when missing, readable and
-    /// writable by its owner only (an existing file keeps its mode).
+    /// writable by its owner only (an existing file keeps its mode). Only
+    /// a regular file: a FIFO, a device or a directory is refused at once
+    /// (the open does not wait for a FIFO's reader).
     pub fn open(path: &Path) -> Result<Self, CaptureError> {
         let mut options = OpenOptions::new();
         options.create(true).append(true);
         #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options.open(path).map_err(|source| CaptureError::Open {
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600).custom_flags(libc::O_NONBLOCK);
+        }
+        let opened = |source| CaptureError::Open {
             path: path.to_owned(),
             source,
-        })?;
+        };
+        // A FIFO with no reader refuses a non-blocking open (ENXIO): it is
+        // judged by what the path is, as any other file that is not regular.
+        let file = match options.open(path) {
+            Ok(file) => file,
+            Err(error) => {
+                return match std::fs::metadata(path) {
+                    Ok(metadata) if !metadata.is_file() => Err(not_regular(path, &metadata)),
+                    _ => Err(opened(error)),
+                };
+            }
+        };
+        let metadata = file.metadata().map_err(opened)?;
+        if !metadata.is_file() {
+            return Err(not_regular(path, &metadata));
+        }
         Ok(Self {
             path: path.to_owned(),
             file,
@@ -306,6 +326,14 @@ impl CaptureWriter {
                 source,
             })
     }
+}
+
+fn not_regular(path: &Path, metadata: &std::fs::Metadata) -> CaptureError {
+    CaptureError::File(crate::bounded_file::FileError::NotRegular {
+        what: "capture file",
+        path: path.to_owned(),
+        kind: crate::bounded_file::kind_name(&metadata.file_type()),
+    })
 }
 
 /// An entry and the line (1-based) it was read from.
