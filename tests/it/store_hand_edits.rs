@@ -218,3 +218,42 @@ async fn reordering_characters_in_stored_ids_are_shown_as_escapes() {
     );
     assert!(stderr.contains("ses_\\x{1b}[31m\\x{202e}x"), "{stderr}");
 }
+
+/// Counters edited up to `i64::MAX` in two hours of one window: `health`
+/// and `incidents` skip that group and say so on stderr, instead of
+/// stopping on an integer overflow.
+#[tokio::test]
+async fn a_counter_at_the_integer_limit_is_skipped_not_an_overflow() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    seeded(&db).await;
+    let edit = rusqlite::Connection::open(&db).unwrap();
+    for table in ["delivery_counts_hourly", "event_counts_hourly"] {
+        edit.execute_batch(&format!(
+            "UPDATE {table} SET count = 9223372036854775807;
+             INSERT INTO {table} SELECT hour - 1, subscription_id, {rest}
+                 FROM {table};",
+            rest = if table == "delivery_counts_hourly" {
+                "status, http_status_code, error_class, count, last_ms, example_session_id"
+            } else {
+                "state, event, http_status_code, error_class, count, last_ms, example_session_id"
+            }
+        ))
+        .unwrap();
+    }
+    drop(edit);
+    for command in ["health", "incidents"] {
+        let output = run(earshot()
+            .args([command, "--no-sweep", "--since", "3h", "--store"])
+            .arg(&db))
+        .await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("overflow"), "{command}: {stderr}");
+        assert!(stderr.contains("could not be read"), "{command}: {stderr}");
+        assert!(
+            matches!(output.status.code(), Some(0 | 1 | 3)),
+            "{command}: a verdict, not an error: {stderr}"
+        );
+        assert!(!stderr.contains("error:"), "{command}: {stderr}");
+    }
+}

@@ -32,7 +32,7 @@ pub struct OutcomeCount {
 /// subscription and outcome, not 1,440.
 pub fn outcomes_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<OutcomeCount>> {
     let mut statement = store.conn.prepare_cached(
-        "SELECT subscription_id, status, http_status_code, error_class, sum(count),
+        "SELECT subscription_id, status, http_status_code, error_class, total(count),
                 max(last_ms), example_session_id
          FROM (
              SELECT subscription_id, status, http_status_code, error_class, count, last_ms,
@@ -56,7 +56,7 @@ pub fn outcomes_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<Outc
             status: row.get(1)?,
             http_status_code: u16::try_from(code).ok().filter(|code| *code != 0),
             error_class: row.get(3)?,
-            count: row.get(4)?,
+            count: super::summed_count(row, 4)?,
             last_ms: row.get(5)?,
             example_session_id: row.get(6)?,
         })

@@ -297,6 +297,24 @@ pub(crate) fn readable<T, C: Default + Extend<T>>(
     Ok(kept)
 }
 
+/// A `total(count)` of a counts table as a count: a sum no account can
+/// reach (a hand-edited counter near `i64::MAX`, which `sum()` would have
+/// stopped the whole query on as an integer overflow) makes its row
+/// unreadable, so [`readable`] skips and counts it.
+pub(crate) fn summed_count(row: &rusqlite::Row<'_>, index: usize) -> rusqlite::Result<i64> {
+    /// More than a million events a second for a year.
+    const MOST: f64 = 3.2e13;
+    let total: f64 = row.get(index)?;
+    if (0.0..=MOST).contains(&total) {
+        Ok(total as i64)
+    } else {
+        Err(rusqlite::Error::IntegralValueOutOfRange(
+            index,
+            total as i64,
+        ))
+    }
+}
+
 /// Counts one row skipped as unreadable, and why.
 pub(crate) fn skip_row(why: &str) {
     SKIPPED_ROWS.fetch_add(1, Ordering::Relaxed);

@@ -482,7 +482,7 @@ pub struct EventCount {
 /// minute counts, as the attempt counts are read.
 pub fn counts_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<EventCount>> {
     let mut statement = store.conn.prepare_cached(
-        "SELECT subscription_id, state, event, http_status_code, error_class, sum(count),
+        "SELECT subscription_id, state, event, http_status_code, error_class, total(count),
                 max(last_ms), example_session_id
          FROM (
              SELECT subscription_id, state, event, http_status_code, error_class, count,
@@ -494,7 +494,7 @@ pub fn counts_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<EventC
              FROM event_counts_hourly WHERE hour >= ?2
          )
          GROUP BY subscription_id, state, event, http_status_code, error_class
-         HAVING sum(count) > 0",
+         HAVING total(count) > 0",
     )?;
     let first_minute = since_ms.div_euclid(60_000);
     let first_whole_hour = (first_minute + 59).div_euclid(60);
@@ -507,7 +507,7 @@ pub fn counts_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<EventC
             event: row.get(2)?,
             http_status_code: u16::try_from(code).ok().filter(|code| *code != 0),
             error_class: row.get(4)?,
-            count: row.get(5)?,
+            count: super::summed_count(row, 5)?,
             last_ms: row.get(6)?,
             example_session_id: row.get(7)?,
         })
