@@ -288,3 +288,27 @@ async fn a_write_the_store_refuses_is_said_on_stderr_with_sqlites_reason() {
     );
     assert!(!stderr.contains("ses_"), "no body on stderr: {stderr}");
 }
+
+/// A refused store in WAL mode (another program's, or an earshot store of
+/// a newer schema) is left as it was found: the `-wal` and `-shm` that
+/// reading its header made are gone again.
+#[tokio::test]
+async fn a_refused_store_in_wal_mode_leaves_nothing_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other-wal.db");
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(conn);
+    let newer = dir.path().join("newer.db");
+    drop(Store::open(&newer).unwrap());
+    let conn = rusqlite::Connection::open(&newer).unwrap();
+    conn.execute_batch("PRAGMA user_version = 999;").unwrap();
+    drop(conn);
+    for db in [&other, &newer] {
+        assert_eq!(side_files(db), Vec::<PathBuf>::new(), "clean to begin with");
+        let out = health(db).await;
+        assert!(!out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(side_files(db), Vec::<PathBuf>::new(), "{}", db.display());
+    }
+}

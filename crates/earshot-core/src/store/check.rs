@@ -3,9 +3,9 @@
 //! refused before SQLite opens it), and an existing file, opened read-only,
 //! is empty or an earshot store of a schema this build knows. These read
 //! the header pages only, so opening costs the same on a 5 GB store as on
-//! an empty one. A refused file keeps every byte (no journal mode is set);
-//! only a file already in WAL mode gets the `-wal` and `-shm` any reader
-//! makes.
+//! an empty one. A refused file keeps every byte (no journal mode is set),
+//! and the `-wal` and `-shm` a reader of a file in WAL mode makes are
+//! removed again when the file is refused.
 //!
 //! The whole-file check ([`whole_file`]: `PRAGMA quick_check`, or
 //! `integrity_check`) reads every page, a minute on a large cold store, so
@@ -47,14 +47,57 @@ pub(super) fn existing(path: &Path) -> Result<(), StoreError> {
 /// A read-only connection to the existing store at `path`, once its
 /// header is judged (a newer schema or another program's file refused).
 fn read_only(path: &Path) -> Result<Connection, StoreError> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let fail = |error| classify(path, error);
-    let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
-    schema::Header::read(&conn).map_err(fail)?.judge(path)?;
-    Ok(conn)
+    let side_files = SideFiles::before_open(path);
+    let judged = (|| {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let fail = |error| classify(path, error);
+        let conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        schema::Header::read(&conn).map_err(fail)?.judge(path)?;
+        Ok(conn)
+    })();
+    if judged.is_err() {
+        side_files.remove_made();
+    }
+    judged
+}
+
+/// The `-wal` and `-shm` a reader of a file in WAL mode makes beside it:
+/// which were missing before the open, so a refused store is left as it
+/// was found, with nothing new beside it.
+struct SideFiles {
+    made_by_this_open: Vec<std::path::PathBuf>,
+}
+
+impl SideFiles {
+    fn before_open(path: &Path) -> SideFiles {
+        let missing = ["-wal", "-shm"]
+            .into_iter()
+            .map(|suffix| {
+                let mut side = path.as_os_str().to_owned();
+                side.push(suffix);
+                std::path::PathBuf::from(side)
+            })
+            .filter(|side| !side.exists())
+            .collect();
+        SideFiles {
+            made_by_this_open: missing,
+        }
+    }
+
+    /// Removes the side files this open made; a `-wal` that holds anything
+    /// (another process wrote to it meanwhile) is kept.
+    fn remove_made(self) {
+        for side in self.made_by_this_open {
+            let empty_or_index = std::fs::metadata(&side)
+                .is_ok_and(|meta| meta.len() == 0 || side.to_string_lossy().ends_with("-shm"));
+            if empty_or_index {
+                let _ = std::fs::remove_file(&side);
+            }
+        }
+    }
 }
 
 /// How thorough [`whole_file`] is.
