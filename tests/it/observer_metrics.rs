@@ -594,6 +594,42 @@ async fn a_damaged_store_is_served_at_once_and_its_background_check_turns_health
     );
 }
 
+/// A store damaged while the observer runs, with no event arriving and
+/// after the background check found it sound: the probe reads the pages
+/// an event write goes through from the file, so `/healthz` turns 503
+/// at the next probe (every 5 s), and stays so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_damaged_under_a_quiet_observer_turns_healthz_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    crate::store_files::store_with_events(&db, 50).await;
+    let observer = Observer::start(&["--store", db.to_str().unwrap()], &[]);
+    healthz_until(&observer, 200).await;
+    let checked = Instant::now() + Duration::from_secs(30);
+    loop {
+        let samples = checked_metrics(&observer).await;
+        if value(&samples, "earshot_store_check_sound") == Some(1.0) {
+            break;
+        }
+        assert!(Instant::now() < checked, "no background check: {samples}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    crate::store_files::damage_root_page(&db, "events");
+    let damaged = Instant::now();
+    let body = healthz_until(&observer, 503).await;
+    // Measured, not asserted (a shared machine): one probe period apart.
+    eprintln!("/healthz 503 {:?} after the damage", damaged.elapsed());
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("the store cannot be read"), "{body}");
+    assert!(
+        !detail.contains(dir.path().to_str().unwrap()),
+        "no path shown: {body}"
+    );
+    tokio::time::sleep(earshot_core::observer::health::PROBE_EVERY).await;
+    assert_eq!(healthz(&observer).await.0, 503, "it stays down");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_store_healthz_is_up_and_the_webhook_port_is_unchanged() {
     let observer = Observer::start(&[], &[]);

@@ -119,7 +119,7 @@ fn event(id: &str, at_ms: i64) -> ObservedEvent {
 }
 
 /// A store at `db` with `count` observed events, checkpointed (no WAL).
-async fn store_with_events(db: &Path, count: usize) {
+pub(crate) async fn store_with_events(db: &Path, count: usize) {
     store_with_events_at(db, count, Utc::now().timestamp_millis(), 1).await;
 }
 

@@ -2,13 +2,15 @@
 //! not by a write per `GET /healthz`, but from two things it learns anyway.
 //!
 //! - A probe every [`PROBE_EVERY`], asked of the store's writer thread
-//!   ([`Writer::probe`]): it takes the write lock and writes, syncs and
-//!   removes one page in a file beside the store (`store::probe`). It is
+//!   ([`Writer::probe`]): it takes the write lock, reads from the file the
+//!   pages an event write goes through, and writes, syncs and removes one
+//!   page in a file beside the store (`store::probe`). It is
 //!   answered in turn with the writes, so a writer thread that died or hangs
 //!   shows too: no answer within [`PROBE_TIMEOUT`] is a failure, and so is
 //!   a probe result older than [`STALE_AFTER`].
 //! - Every event write's outcome: a failed commit makes the store unhealthy
-//!   until a later write or probe succeeds.
+//!   until a later event write succeeds (a probe that passes does not
+//!   clear it).
 //! - The background whole-file check (`store::checker`): damage it finds
 //!   makes the store unhealthy until a later check finds none (the
 //!   observer answers meanwhile; the platform retries what fails).
@@ -151,9 +153,9 @@ impl StoreHealth {
                 ),
             };
         }
-        if let Some((written_at, Some(error))) = &state.write
-            && written_at >= probed_at
-        {
+        // A failed event write stands until an event is written again: a
+        // probe that passes does not prove the write that failed would.
+        if let Some((_, Some(error))) = &state.write {
             return Health::Down {
                 reason: "store_write_failed",
                 detail: format!("the last event could not be stored: {error}"),
@@ -204,7 +206,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_is_down_until_a_later_write_or_probe_succeeds() {
+    fn a_failed_write_is_down_until_a_later_write_succeeds_not_a_probe() {
         let health = StoreHealth::default();
         health.note_probe(Ok(()));
         health.note_write(Some("disk I/O error"));
@@ -218,6 +220,8 @@ mod tests {
         health.note_write(Some("disk I/O error"));
         assert!(!health.check().is_up());
         health.note_probe(Ok(()));
+        assert!(!health.check().is_up(), "a probe does not clear it");
+        health.note_write(None);
         assert!(health.check().is_up());
     }
 

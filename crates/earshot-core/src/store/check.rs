@@ -46,7 +46,7 @@ pub(super) fn existing(path: &Path) -> Result<(), StoreError> {
 
 /// A read-only connection to the existing store at `path`, once its
 /// header is judged (a newer schema or another program's file refused).
-fn read_only(path: &Path) -> Result<Connection, StoreError> {
+pub(super) fn read_only(path: &Path) -> Result<Connection, StoreError> {
     let side_files = SideFiles::before_open(path);
     let judged = (|| {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY

@@ -4,6 +4,11 @@
 //!
 //! - the write lock: `BEGIN IMMEDIATE` then `ROLLBACK` (no page is written),
 //!   so a lock held elsewhere past the busy timeout fails the probe;
+//! - the pages an event write goes through, read from the file (a new
+//!   read-only connection, so no page comes from this process's cache):
+//!   the header, the schema, and the newest row of each table a filed
+//!   event lands in. A file damaged under a quiet observer fails here
+//!   before the next event finds it;
 //! - the directory: one page ([`PROBE_BYTES`]) written to a new file beside
 //!   the store, synced, and removed. SQLite creates its `-wal`, `-shm` and
 //!   `-journal` files there and needs room for pages; a read-only or
@@ -27,12 +32,32 @@ pub enum ProbeError {
     Lock(String),
     #[error("no file can be written beside the store: {0}")]
     Directory(String),
+    #[error("the store cannot be read: {0}")]
+    Read(String),
 }
 
-/// Tries the write lock and a file beside the store at `store`'s path.
+/// Tries the write lock, the pages an event write reads, and a file
+/// beside the store at `store`'s path.
 pub fn probe(store: &Store) -> Result<(), ProbeError> {
     lock(store)?;
-    beside(&store.path)
+    beside(&store.path)?;
+    pages(&store.path)
+}
+
+/// Reads, on a new read-only connection, the header, the schema and the
+/// newest row of every table an event write lands in.
+fn pages(db: &Path) -> Result<(), ProbeError> {
+    let read = |error: String| ProbeError::Read(error);
+    let conn = super::check::read_only(db).map_err(|error| read(error.to_string()))?;
+    conn.query_row(
+        "SELECT (SELECT count(*) FROM sqlite_master),
+                (SELECT max(rowid) FROM events),
+                (SELECT max(rowid) FROM sessions),
+                (SELECT max(rowid) FROM unfiled_events)",
+        [],
+        |_| Ok(()),
+    )
+    .map_err(|error| read(error.to_string()))
 }
 
 fn lock(store: &Store) -> Result<(), ProbeError> {

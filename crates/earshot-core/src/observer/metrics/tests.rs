@@ -161,6 +161,14 @@ fn store_metrics_read_the_files_and_the_health_at_each_scrape() {
     assert_eq!(sample(&text, "earshot_store_writable"), Some(0.0), "{text}");
     health.note_probe(Ok(()));
     let text = metrics.render(Format::OpenMetrics).unwrap();
+    assert_eq!(
+        sample(&text, "earshot_store_writable"),
+        Some(0.0),
+        "a passing probe does not clear a failed write"
+    );
+    metrics.stored(Duration::from_millis(3), None);
+    health.note_write(None);
+    let text = metrics.render(Format::OpenMetrics).unwrap();
     assert_eq!(sample(&text, "earshot_store_writable"), Some(1.0));
     assert!(text.ends_with("# EOF\n"));
 }
