@@ -119,16 +119,11 @@ pub(crate) fn parse_since(text: &str) -> Result<i64, String> {
     earshot_core::history::event_query::since(text, Utc::now().timestamp_millis())
 }
 
-/// A duration (`0`, `90s`, `10m`, `2h`): how long to watch.
+/// A duration (`0`, `90s`, `10m`, `2h`, `1h30m`): how long to watch, in
+/// the one grammar ([`earshot_core::duration_text::parse`]).
 pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let text = text.trim();
-    if text == "0" {
+    if text.trim() == "0" {
         return Ok(std::time::Duration::ZERO);
     }
-    let now = 0;
-    let back = earshot_core::history::event_query::since(text, now)
-        .ok()
-        .filter(|_| !text.contains('T'))
-        .ok_or_else(|| format!("`{text}`: give a duration like 0, 90s, 10m or 2h"))?;
-    Ok(std::time::Duration::from_millis(back.unsigned_abs()))
+    earshot_core::duration_text::parse(text).map_err(|error| error.to_string())
 }

@@ -627,7 +627,7 @@ async fn bad_periods_exit_2_and_say_what_to_give() {
             "0d",
         ],
         vec!["store", "prune", "--older-than", "30", "--store", db],
-        vec!["store", "prune", "--older-than", "1.5d", "--store", db],
+        vec!["store", "prune", "--older-than", "1.5w", "--store", db],
     ] {
         let out = run(earshot().args(&args)).await;
         assert_eq!(
@@ -638,9 +638,27 @@ async fn bad_periods_exit_2_and_say_what_to_give() {
         );
         let stderr = text(&out.stderr);
         assert!(
-            stderr.contains("30d, 12h or 90m") || stderr.contains("longer than zero"),
+            stderr.contains("30d, 12h, 90m, 90s or 1h30m") || stderr.contains("longer than zero"),
             "{args:?}: {stderr}"
         );
+    }
+    // One grammar for every duration: what `--since` takes, the prune and
+    // the retention take (seconds, combined units).
+    let other = dir.path().join("other.db");
+    let other = other.to_str().unwrap();
+    for period in ["90s", "1h30m", "1.5d"] {
+        for args in [
+            vec!["store", "prune", "--older-than", period, "--store", other],
+            vec!["events", "--no-sweep", "--since", period, "--store", other],
+        ] {
+            let out = run(earshot().args(&args)).await;
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{args:?}: {}",
+                text(&out.stderr)
+            );
+        }
     }
     // --retention is for the observer: without --store it is refused.
     let out = run(earshot().args(["listen", "--secret", SECRET, "--retention", "30d"])).await;

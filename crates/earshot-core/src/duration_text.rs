@@ -14,6 +14,13 @@
 //! characters ("9 min 59 s"). A table with several duration columns may
 //! use [`compact_secs`], the largest unit alone ("1 min", "3 h"), which fits
 //! in 6.
+//!
+//! [`parse`] reads durations back, the one grammar of every flag, query
+//! and config value that takes one (`--since`, `--retention`, `since:`,
+//! `store prune --older-than`, `--sweep-every`): parts of a number and a
+//! unit (`ms`, `s`, `m` or `min`, `h`, `d`), spaces between them allowed
+//! and none needed: `90s`, `30m`, `1h30m`, `2 min 5 s`, `1.5 s`. Whatever
+//! [`of`] prints parses back.
 
 use std::time::Duration;
 
@@ -93,6 +100,58 @@ pub fn of_millis(millis: f64) -> String {
     of(Duration::try_from_secs_f64(millis / 1000.0).unwrap_or(Duration::MAX))
 }
 
+/// Why a text is not a duration.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("`{0}`: give a duration like 90s, 30m, 2h, 7d or 1h30m")]
+    Unreadable(String),
+    #[error("`{0}` is too long a duration")]
+    TooLong(String),
+}
+
+/// Reads a duration in the one grammar (see the module doc). Surrounding
+/// spaces are ignored; an empty text, a part without a unit, a unit
+/// without a number or a negative number is unreadable.
+pub fn parse(text: &str) -> Result<Duration, DurationError> {
+    let text = text.trim();
+    let unreadable = || DurationError::Unreadable(text.to_owned());
+    let mut rest = text;
+    let mut total = Duration::ZERO;
+    if rest.is_empty() {
+        return Err(unreadable());
+    }
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_end);
+        let after = after.trim_start();
+        let unit_end = after
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_end);
+        let seconds_per = match unit {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3_600.0,
+            "d" => 86_400.0,
+            _ => return Err(unreadable()),
+        };
+        if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
+            return Err(unreadable());
+        }
+        let count: f64 = number.parse().map_err(|_| unreadable())?;
+        let part = Duration::try_from_secs_f64(count * seconds_per)
+            .map_err(|_| DurationError::TooLong(text.to_owned()))?;
+        total = total
+            .checked_add(part)
+            .ok_or_else(|| DurationError::TooLong(text.to_owned()))?;
+        rest = after.trim_start();
+    }
+    Ok(total)
+}
+
 fn below_a_second(micros: u32) -> String {
     let millis = micros / 1000;
     if millis < 10 {
@@ -124,6 +183,66 @@ mod tests {
 
     fn ms(millis: u64) -> String {
         of(Duration::from_millis(millis))
+    }
+
+    #[test]
+    fn one_grammar_reads_every_spelling() {
+        let secs = |n| Ok(Duration::from_secs(n));
+        assert_eq!(parse("90s"), secs(90));
+        assert_eq!(parse(" 30m "), secs(1_800));
+        assert_eq!(parse("30min"), secs(1_800));
+        assert_eq!(parse("2h"), secs(7_200));
+        assert_eq!(parse("7d"), secs(604_800));
+        assert_eq!(parse("1h30m"), secs(5_400));
+        assert_eq!(parse("2 min 5 s"), secs(125));
+        assert_eq!(parse("1.5 s"), Ok(Duration::from_millis(1_500)));
+        assert_eq!(parse("850 ms"), Ok(Duration::from_millis(850)));
+        assert_eq!(parse("0s"), Ok(Duration::ZERO));
+        for wrong in [
+            "",
+            "90",
+            "h",
+            "2 hours",
+            "5w",
+            "-5m",
+            "1.h",
+            ".5s",
+            "1h x",
+            "yesterday",
+        ] {
+            assert!(
+                matches!(parse(wrong), Err(DurationError::Unreadable(_))),
+                "{wrong:?}: {:?}",
+                parse(wrong)
+            );
+        }
+        assert!(matches!(
+            parse("99999999999999999999999d"),
+            Err(DurationError::TooLong(_))
+        ));
+    }
+
+    proptest::proptest! {
+        /// Whatever [`of`] prints reads back as at most what it was (parts
+        /// are cut, never rounded up) and within the part it cut.
+        #[test]
+        fn every_printed_duration_parses_back(millis in 0u64..86_400_000_000) {
+            let duration = Duration::from_millis(millis);
+            let printed = of(duration);
+            let read = parse(&printed).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            proptest::prop_assert!(read <= duration, "{printed}: {read:?} > {duration:?}");
+            let cut = duration - read;
+            // What the style cuts: below a tenth under 10 units, the next
+            // unit down from 10 on.
+            let most_cut = match duration.as_secs() {
+                0 => Duration::from_micros(100).max(duration / 10),
+                1..60 => Duration::from_millis(1_000),
+                60..3_600 => Duration::from_secs(60),
+                3_600..86_400 => Duration::from_secs(3_600),
+                _ => Duration::from_secs(86_400),
+            };
+            proptest::prop_assert!(cut <= most_cut, "{printed}: cut {cut:?}");
+        }
     }
 
     #[test]

@@ -95,7 +95,8 @@ pub fn not_one_of(term: &str, field: &str, values: &[&str]) -> String {
 /// A `since:` value: a duration back from now, or a moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Since {
-    /// Milliseconds back from now (`90s`, `30m`, `2h`, `7d`).
+    /// Milliseconds back from now (`90s`, `30m`, `2h`, `7d`, `1h30m`: the
+    /// one grammar of [`crate::duration_text::parse`]).
     Ago(i64),
     /// Unix milliseconds (an RFC 3339 time).
     At(i64),
@@ -107,28 +108,17 @@ impl Since {
         if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) {
             return Ok(Since::At(at.timestamp_millis()));
         }
-        let split = text
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len());
-        let (number, unit) = text.split_at(split);
-        let seconds_per = match unit {
-            "s" => 1,
-            "m" | "min" => 60,
-            "h" => 3_600,
-            "d" => 86_400,
-            _ => {
-                return Err(format!(
-                    "`{text}`: give a duration like 90s, 30m, 2h or 7d, or an RFC 3339 time"
-                ));
+        match crate::duration_text::parse(text) {
+            Ok(back) => i64::try_from(back.as_millis())
+                .map(Since::Ago)
+                .map_err(|_| format!("`{text}` is too far back")),
+            Err(crate::duration_text::DurationError::TooLong(_)) => {
+                Err(format!("`{text}` is too far back"))
             }
-        };
-        let count: i64 = number.parse().map_err(|_| {
-            format!("`{text}`: the duration needs a whole number before its unit (30m)")
-        })?;
-        count
-            .checked_mul(seconds_per * 1_000)
-            .map(Since::Ago)
-            .ok_or_else(|| format!("`{text}` is too far back"))
+            Err(_) => Err(format!(
+                "`{text}`: give a duration like 90s, 30m, 2h, 7d or 1h30m, or an RFC 3339 time"
+            )),
+        }
     }
 
     /// The moment, in Unix milliseconds, at `now_ms`.

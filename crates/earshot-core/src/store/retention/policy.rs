@@ -1,5 +1,5 @@
 //! What a prune keeps and what it removes: the retention period
-//! ([`Period`], read from `30d`, `12h` or `90m`), the cutoffs of one prune
+//! ([`Period`], read from `30d`, `12h`, `90m` or `90s`), the cutoffs of one prune
 //! ([`Rules`]) and the sessions held past the first of them
 //! ([`held_sessions`]).
 
@@ -21,8 +21,7 @@ pub(super) const DAY_MS: i64 = 24 * HOUR_MS;
 /// The longest period accepted: 100 years.
 const LONGEST_MS: i64 = 36_500 * DAY_MS;
 
-/// How long the store keeps what it holds: a whole number of days, hours
-/// or minutes (`30d`, `12h`, `90m`).
+/// How long the store keeps what it holds (`30d`, `12h`, `90m`, `90s`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Period {
     ms: i64,
@@ -31,7 +30,7 @@ pub struct Period {
 /// A period that cannot be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PeriodError {
-    #[error("`{0}`: give a whole number of days, hours or minutes, such as 30d, 12h or 90m")]
+    #[error("`{0}`: give a duration such as 30d, 12h, 90m, 90s or 1h30m")]
     Unreadable(String),
     #[error("`{0}`: a retention period is longer than zero")]
     Zero(String),
@@ -40,34 +39,22 @@ pub enum PeriodError {
 }
 
 impl Period {
-    /// Reads `30d`, `12h` or `90m` (surrounding spaces ignored).
+    /// Reads `30d`, `12h`, `90m`, `90s` or `1h30m` (the one grammar of
+    /// [`crate::duration_text::parse`]), to the millisecond.
     pub fn parse(text: &str) -> Result<Period, PeriodError> {
+        use crate::duration_text::{self, DurationError};
         let text = text.trim();
-        let split = text
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len());
-        let (number, unit) = text.split_at(split);
-        let unreadable = || PeriodError::Unreadable(text.to_owned());
-        let per = match unit {
-            "d" => DAY_MS,
-            "h" => HOUR_MS,
-            "m" => MINUTE_MS,
-            _ => return Err(unreadable()),
-        };
-        let count: i64 = number.parse().map_err(|_| {
-            if number.is_empty() {
-                unreadable()
-            } else {
-                PeriodError::TooLong(text.to_owned())
-            }
+        let period = duration_text::parse(text).map_err(|error| match error {
+            DurationError::Unreadable(_) => PeriodError::Unreadable(text.to_owned()),
+            DurationError::TooLong(_) => PeriodError::TooLong(text.to_owned()),
         })?;
-        if count == 0 {
-            return Err(PeriodError::Zero(text.to_owned()));
-        }
-        let ms = count
-            .checked_mul(per)
+        let ms = i64::try_from(period.as_millis())
+            .ok()
             .filter(|ms| *ms <= LONGEST_MS)
             .ok_or_else(|| PeriodError::TooLong(text.to_owned()))?;
+        if ms == 0 {
+            return Err(PeriodError::Zero(text.to_owned()));
+        }
         Ok(Period { ms })
     }
 
@@ -88,15 +75,19 @@ impl FromStr for Period {
     }
 }
 
-/// In the largest unit that divides it: `30d`, `36h`, `90m`.
+/// In the largest unit that divides it: `30d`, `36h`, `90m`, `90s`,
+/// `1500ms` (what [`Period::parse`] reads back).
 impl fmt::Display for Period {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.ms % DAY_MS == 0 {
-            write!(f, "{}d", self.ms / DAY_MS)
-        } else if self.ms % HOUR_MS == 0 {
-            write!(f, "{}h", self.ms / HOUR_MS)
-        } else {
-            write!(f, "{}m", self.ms / MINUTE_MS)
+        let units = [
+            (DAY_MS, "d"),
+            (HOUR_MS, "h"),
+            (MINUTE_MS, "m"),
+            (1_000, "s"),
+        ];
+        match units.iter().find(|(per, _)| self.ms % per == 0) {
+            Some((per, unit)) => write!(f, "{}{unit}", self.ms / per),
+            None => write!(f, "{}ms", self.ms),
         }
     }
 }

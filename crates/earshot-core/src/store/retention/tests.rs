@@ -20,14 +20,22 @@ fn period(text: &str) -> Period {
 }
 
 #[test]
-fn periods_are_whole_days_hours_or_minutes() {
+fn periods_read_the_one_duration_grammar() {
     assert_eq!(period("30d").as_millis(), 30 * DAY_MS);
     assert_eq!(period(" 12h ").as_millis(), 12 * HOUR_MS);
     assert_eq!(period("90m").as_millis(), 90 * MINUTE_MS);
     assert_eq!(period("1440m").to_string(), "1d");
     assert_eq!(period("36h").to_string(), "36h");
     assert_eq!(period("90m").to_string(), "90m");
-    for bad in ["", "30", "d", "30s", "1.5d", "-1d", "30 d", "30D", "thirty"] {
+    assert_eq!(period("90s").as_millis(), 90_000);
+    assert_eq!(period("90s").to_string(), "90s");
+    assert_eq!(period("1h30m").to_string(), "90m");
+    assert_eq!(period("1.5d").to_string(), "36h");
+    assert_eq!(period("30 d").to_string(), "30d");
+    for text in ["30d", "36h", "90m", "90s", "1500ms"] {
+        assert_eq!(period(text).to_string(), text, "printed as read");
+    }
+    for bad in ["", "30", "d", "-1d", "30D", "thirty", "1w"] {
         assert!(
             matches!(Period::parse(bad), Err(PeriodError::Unreadable(_))),
             "{bad:?}"
