@@ -476,13 +476,13 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
     emit_line(&line, json)
 }
 
-/// One row: as is in JSON, after the local time in text.
+/// One row: as is in JSON, after the time of day (UTC) in text.
 fn emit_line(line: &str, json: bool) -> color_eyre::Result<()> {
     if json {
         emit(&format!("{line}\n"))?;
     } else {
-        let clock = chrono::Local::now().format("%H:%M:%S");
-        emit(&format!("{clock}  {line}\n"))?;
+        let clock = earshot_core::clock_text::utc_clock(chrono::Utc::now().timestamp_millis());
+        emit(&format!("{clock}Z  {line}\n"))?;
     }
     Ok(())
 }

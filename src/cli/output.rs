@@ -94,7 +94,7 @@ impl Table {
 pub(crate) fn time<Tz: chrono::TimeZone>(at: Option<&chrono::DateTime<Tz>>) -> String {
     at.map_or_else(
         || "-".to_owned(),
-        |at| at.to_utc().format("%Y-%m-%d %H:%M:%SZ").to_string(),
+        |at| earshot_core::clock_text::utc_datetime(at.timestamp_millis()),
     )
 }
 

@@ -126,7 +126,11 @@ pub(crate) fn render(view: &SessionView, now: chrono::DateTime<Utc>, show_number
         let label = if index == 0 { "events" } else { "" };
         line(
             label,
-            &format!("{}  {}", event.at.format("%Y-%m-%d %H:%M:%S"), event.event),
+            &format!(
+                "{}  {}",
+                earshot_core::clock_text::utc_datetime(event.at.timestamp_millis()),
+                event.event
+            ),
         );
     }
     if view.events.is_empty() {

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use chrono::{TimeZone, Utc};
 use clap::{Args, Subcommand};
 use color_eyre::eyre::eyre;
 
@@ -150,9 +149,7 @@ fn print_table(known: &[sessions::KnownSession]) -> color_eyre::Result<()> {
     emit(&table.render()).map_err(|error| eyre!(error))
 }
 
-/// `2026-11-23 14:02:11` in UTC, or `-`.
+/// `2026-11-23 14:02:11Z`, or `-`.
 pub(super) fn clock(ms: Option<i64>) -> String {
-    ms.and_then(|ms| Utc.timestamp_millis_opt(ms).single())
-        .map(|at| at.format("%Y-%m-%d %H:%M:%S").to_string())
-        .unwrap_or_else(|| "-".into())
+    ms.map_or_else(|| "-".into(), earshot_core::clock_text::utc_datetime)
 }

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use chrono::{TimeZone, Utc};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -179,12 +178,9 @@ pub(super) fn removed_list(removed: &Removed) -> String {
     }
 }
 
-/// `2026-10-27 01:00:00 UTC`.
+/// `2026-10-27 01:00:00Z`.
 fn utc(ms: i64) -> String {
-    Utc.timestamp_millis_opt(ms).single().map_or_else(
-        || ms.to_string(),
-        |at| at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
-    )
+    earshot_core::clock_text::utc_datetime(ms)
 }
 
 fn prune_text(period: Period, report: &PruneReport) -> String {

@@ -1,5 +1,8 @@
-//! Times of day as an operator reads them: UTC, the clock the store's and
-//! the platform's times are shown in; `—` for a time out of range.
+//! Times as an operator reads them: UTC, the clock the store's and the
+//! platform's times are shown in; `—` for a time out of range. The console
+//! shows times of day ([`utc_clock`], under a `UTC` heading); the command
+//! line's text shows one style, [`utc_datetime`] (`2026-11-21 10:00:03Z`,
+//! the `Z` saying UTC), and RFC 3339 in its JSON.
 
 use chrono::{TimeZone, Utc};
 
@@ -12,6 +15,12 @@ fn format(ms: i64, pattern: &str) -> String {
 /// Unix milliseconds as `HH:MM:SS`, UTC.
 pub fn utc_clock(ms: i64) -> String {
     format(ms, "%H:%M:%S")
+}
+
+/// Unix milliseconds as `2026-11-21 10:00:03Z`: the command line's one
+/// human style.
+pub fn utc_datetime(ms: i64) -> String {
+    format(ms, "%Y-%m-%d %H:%M:%SZ")
 }
 
 /// Unix milliseconds as `HH:MM`, UTC ("silent since 14:05").
@@ -30,5 +39,6 @@ mod tests {
         assert_eq!(utc_clock(ms), "14:05:09");
         assert_eq!(utc_minute(ms), "14:05");
         assert_eq!(utc_clock(i64::MAX), "—");
+        assert_eq!(utc_datetime(ms), "2026-12-05 14:05:09Z");
     }
 }

@@ -80,7 +80,7 @@ pub enum DownloadError {
     Expired {
         kind: String,
         status: u16,
-        /// "expired 12 min ago (at 2026-11-23 13:05:00 UTC)".
+        /// "expired 12 min ago (at 2026-11-23 13:05:00Z)".
         when: String,
         shown: String,
     },
@@ -160,13 +160,13 @@ pub fn client() -> Result<reqwest::Client, DownloadError> {
         .map_err(|error| DownloadError::Client(error.without_url().to_string()))
 }
 
-/// "expired 12 min ago (at 2026-11-23 13:05:00 UTC)" or "expires in …".
+/// "expired 12 min ago (at 2026-11-23 13:05:00Z)" or "expires in …".
 pub fn when(link: &Link, now: DateTime<Utc>) -> String {
     match link.expires_at {
         Some(at) => format!(
             "{} (at {})",
             expiry_phrase(at, now),
-            at.format("%Y-%m-%d %H:%M:%S UTC")
+            crate::clock_text::utc_datetime(at.timestamp_millis())
         ),
         None => "has no known expiry".to_owned(),
     }
@@ -283,7 +283,7 @@ async fn answer(
         let hint = match link.expires_at {
             Some(at) if status == 403 => format!(
                 "; by its event it should work until {}",
-                at.format("%Y-%m-%d %H:%M:%S UTC")
+                crate::clock_text::utc_datetime(at.timestamp_millis())
             ),
             _ => String::new(),
         };
