@@ -8,8 +8,8 @@
 #   target/sdk/py-pydantic1/  Python virtualenv: assemblyai 1.8.x, pydantic 1
 #   target/sdk/node/          npm prefix: the assemblyai Node SDK 4.41.x
 #
-# Needs python3 (with its venv module) and npm; .ci/run installs them with
-# apt-get when missing. Idempotent: an environment whose recorded
+# Needs python3 (with its venv module), npm and the PyPI and npm registries;
+# tests/run.sh installs the tools with apt-get when missing. Idempotent: an environment whose recorded
 # requirements match is left as it is, so a second run takes a second.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
