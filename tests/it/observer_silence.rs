@@ -3,7 +3,9 @@
 //! receiver, one answering 401, and the observer. Deleting the failing
 //! subscription (`earshot subs delete ID --yes`) resolves its incident and
 //! `earshot incidents` exits 0; once the observer is killed while traffic
-//! goes on, `earshot health` exits 3 and says `observer silent since`.
+//! goes on, `earshot health` exits 3 and says `observer silent since`. In
+//! each of the three states (an incident open, none, the observer silent)
+//! `health` and `incidents` exit alike.
 //! The silence floor is lowered (`EARSHOT_SILENCE_FLOOR_MS`) so the test
 //! need not wait a minute.
 
@@ -39,9 +41,27 @@ async fn a_killed_observer_is_silent_and_a_deleted_subscription_ends_its_inciden
     })
     .await;
     let floor = [("EARSHOT_SILENCE_FLOOR_MS", "1000")];
+    // `health` and `incidents` exit by one rule: each state below is read
+    // by both, from the same store, and they agree.
+    let agree = |expected: i32| {
+        let (base, db) = (&harness.base, &db);
+        async move {
+            let mut codes = Vec::new();
+            for command in ["health", "incidents"] {
+                let args = [command, "--since", "1h", "--no-sweep"];
+                let output = run(against(base, db, &args).envs(floor)).await;
+                codes.push((command, output.status.code(), text(&output.stderr)));
+            }
+            assert!(
+                codes.iter().all(|(_, code, _)| *code == Some(expected)),
+                "both exit {expected}: {codes:?}"
+            );
+        }
+    };
     let incidents = ["incidents", "--since", "1h"];
     let output = run(against(&harness.base, &db, &incidents).envs(floor)).await;
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    agree(1).await;
 
     // Deleting the failing subscription ends its incident.
     let delete = ["subs", "delete", &broken.id, "--yes"];
@@ -62,6 +82,7 @@ async fn a_killed_observer_is_silent_and_a_deleted_subscription_ends_its_inciden
         "{}",
         text(&output.stdout)
     );
+    agree(0).await;
 
     // The observer dies; traffic goes on; health says unknown.
     observed.stop();
@@ -78,4 +99,5 @@ async fn a_killed_observer_is_silent_and_a_deleted_subscription_ends_its_inciden
         assert!(Instant::now() < deadline, "never silent: {printed}");
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    agree(3).await;
 }
