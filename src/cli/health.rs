@@ -18,6 +18,7 @@ use earshot_core::history::report::{SubscriptionHealth, board};
 use earshot_core::history::sweep::SweepReport;
 use earshot_core::history::verdict;
 use earshot_core::store;
+use earshot_core::store::timeline::Timeline;
 
 #[derive(Args, Debug)]
 pub(crate) struct HealthArgs {
@@ -25,6 +26,8 @@ pub(crate) struct HealthArgs {
     pub(crate) sweep: SweepArgs,
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) chart: super::health_chart::ChartArgs,
     #[command(flatten)]
     pub(crate) store: StoreArg,
     #[command(flatten)]
@@ -40,6 +43,9 @@ struct HealthJson<'a> {
     sweep_stopped: Option<&'a str>,
     observer: &'a Coverage,
     subscriptions: &'a [SubscriptionHealth],
+    /// With `--chart`: events per time bucket and subscription, by state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<&'a Timeline>,
 }
 
 pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -50,6 +56,7 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
         .await?;
     let now = store::now_ms();
     let report = board(&store, args.sweep.since, now)?;
+    let timeline = args.chart.read(&store, args.sweep.since, now)?;
     if args.json {
         print_json(&HealthJson {
             sessions_swept: swept.sessions_swept,
@@ -58,12 +65,16 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
             sweep_stopped: swept.stopped.as_deref(),
             observer: &report.observer,
             subscriptions: &report.subscriptions,
+            timeline: timeline.as_ref(),
         })?;
     } else {
         let mut text = report.observer.explain(now);
         text.push('\n');
         emit(&text)?;
         print_board(&report.subscriptions, &swept, args.sweep.no_sweep)?;
+        if let Some(timeline) = &timeline {
+            emit(&args.chart.text(timeline, &report.subscriptions))?;
+        }
     }
     let incidents = earshot_core::history::incidents::list(&store, args.sweep.since, false)?;
     let verdict = verdict::verdict(&report, &incidents);

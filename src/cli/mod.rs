@@ -13,6 +13,7 @@ pub(crate) mod dictate;
 pub(crate) mod emulator;
 pub(crate) mod events;
 pub(crate) mod health;
+mod health_chart;
 mod history_args;
 pub(crate) mod incidents;
 pub(crate) mod jobs;

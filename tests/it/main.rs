@@ -18,6 +18,7 @@ mod embedded_emulator;
 mod emulator_basics;
 mod error_shapes;
 mod events_outcomes;
+mod health_chart;
 mod incident_history;
 mod incidents_by_event;
 mod jobs_watch;

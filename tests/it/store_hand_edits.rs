@@ -14,9 +14,21 @@ use crate::common::cli::{earshot, run};
 const SUB: &str = "5f2b8c00-7d3a-4e6b-9c0f-000000000001";
 
 fn attempt(id: &str, session: &str, code: u16, at_ms: i64) -> DeliveryRecord {
+    attempt_to(SUB, id, session, code, at_ms)
+}
+
+/// One final attempt of `subscription` about `session`: delivered for 200,
+/// failed for good otherwise.
+pub(crate) fn attempt_to(
+    subscription: &str,
+    id: &str,
+    session: &str,
+    code: u16,
+    at_ms: i64,
+) -> DeliveryRecord {
     DeliveryRecord {
         id: id.into(),
-        subscription_id: SUB.into(),
+        subscription_id: subscription.into(),
         session_id: session.into(),
         status: if code == 200 {
             DeliveryStatus::Delivered
@@ -33,7 +45,7 @@ fn attempt(id: &str, session: &str, code: u16, at_ms: i64) -> DeliveryRecord {
     }
 }
 
-fn event(id: &str, session: &str, at_ms: i64) -> ObservedEvent {
+pub(crate) fn event(id: &str, session: &str, at_ms: i64) -> ObservedEvent {
     let at = Utc.timestamp_millis_opt(at_ms).unwrap().to_rfc3339();
     let body = format!(
         r#"{{"event_id":"{id}","event":"session.started","timestamp":"{at}","session":{{"session_id":"{session}"}}}}"#

@@ -38,6 +38,7 @@ pub mod refused_delivery;
 pub mod report;
 pub mod rotation;
 pub mod session_view;
+pub mod sparkline;
 pub mod sweep;
 pub mod verdict;
 

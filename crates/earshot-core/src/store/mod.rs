@@ -33,6 +33,7 @@ pub(crate) mod recoveries;
 pub mod retention;
 mod schema;
 pub mod sessions;
+pub mod timeline;
 pub mod totals;
 pub mod writer;
 

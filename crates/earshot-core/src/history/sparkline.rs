@@ -1,0 +1,171 @@
+//! A subscription's timeline as one line of characters, readable without
+//! colour: a bucket whose events were all delivered is a bar as high as
+//! their number (against the row's busiest bucket), and a bucket with an
+//! event in another state is that state's symbol, worst first: missed,
+//! recovered (missed, then re-sent), pending, unknown. So a row reads
+//! "fine, fine, failing since 22:17, recovered at 22:40" at a glance, in a
+//! terminal, a chat message or a ticket (`--ascii` where Unicode is not
+//! safe).
+
+use crate::store::timeline::{Bucket, Timeline};
+
+/// Which characters a sparkline is drawn with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Glyphs {
+    /// Block elements and symbols: `▁▂▃▄▅▆▇█ ✗ ↺ ~ ? ·`.
+    Unicode,
+    /// Plain ASCII: `_-=# x r ~ ? .`.
+    Ascii,
+}
+
+/// What one bucket shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// No event in the bucket.
+    Empty,
+    /// Every event delivered: a bar of height 1 to `levels` (the glyph set's).
+    Delivered(usize),
+    Missed,
+    Recovered,
+    Pending,
+    Unknown,
+}
+
+impl Glyphs {
+    fn bars(self) -> &'static [char] {
+        match self {
+            Glyphs::Unicode => &['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'],
+            Glyphs::Ascii => &['_', '-', '=', '#'],
+        }
+    }
+
+    /// The character of `mark`.
+    pub fn of(self, mark: Mark) -> char {
+        let unicode = self == Glyphs::Unicode;
+        match mark {
+            Mark::Empty => {
+                if unicode {
+                    '·'
+                } else {
+                    '.'
+                }
+            }
+            Mark::Delivered(level) => {
+                let bars = self.bars();
+                bars[level.clamp(1, bars.len()) - 1]
+            }
+            Mark::Missed => {
+                if unicode {
+                    '✗'
+                } else {
+                    'x'
+                }
+            }
+            Mark::Recovered => {
+                if unicode {
+                    '↺'
+                } else {
+                    'r'
+                }
+            }
+            Mark::Pending => '~',
+            Mark::Unknown => '?',
+        }
+    }
+
+    /// What each character means, for a legend line.
+    pub fn legend(self) -> String {
+        let bars: String = self.bars().iter().collect();
+        format!(
+            "{bars} delivered (height: how many), {} missed, {} recovered, ~ pending, ? unknown, {} none",
+            self.of(Mark::Missed),
+            self.of(Mark::Recovered),
+            self.of(Mark::Empty)
+        )
+    }
+}
+
+/// The marks of `buckets`, bars scaled to the busiest bucket of the row.
+pub fn marks(buckets: &[Bucket], levels: usize) -> Vec<Mark> {
+    let busiest = buckets.iter().map(Bucket::total).max().unwrap_or(0).max(1);
+    buckets
+        .iter()
+        .map(|bucket| {
+            if bucket.total() == 0 {
+                Mark::Empty
+            } else if bucket.missed > 0 {
+                Mark::Missed
+            } else if bucket.recovered > 0 {
+                Mark::Recovered
+            } else if bucket.pending > 0 {
+                Mark::Pending
+            } else if bucket.unknown > 0 {
+                Mark::Unknown
+            } else {
+                let levels = i64::try_from(levels.max(1)).unwrap_or(1);
+                // Rounded up: one event is never an empty-looking bar.
+                let level = (bucket.delivered * levels + busiest - 1) / busiest;
+                Mark::Delivered(usize::try_from(level.max(1)).unwrap_or(1))
+            }
+        })
+        .collect()
+}
+
+/// `buckets` as one line of `glyphs`.
+pub fn line(buckets: &[Bucket], glyphs: Glyphs) -> String {
+    marks(buckets, glyphs.bars().len())
+        .into_iter()
+        .map(|mark| glyphs.of(mark))
+        .collect()
+}
+
+/// A line under a sparkline with `^` under the bucket of `at_ms` and
+/// `label` after it; `None` when `at_ms` is outside the timeline.
+pub fn mark_under(timeline: &Timeline, at_ms: i64, label: &str) -> Option<String> {
+    let column = timeline.column_of(at_ms)?;
+    Some(format!("{}^ {label}", " ".repeat(column)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delivered(n: i64) -> Bucket {
+        Bucket {
+            delivered: n,
+            ..Bucket::default()
+        }
+    }
+
+    /// Twenty buckets fine, then failing, then re-sent, then fine again.
+    #[test]
+    fn a_row_reads_fine_failing_recovered() {
+        let mut buckets = vec![delivered(4); 5];
+        buckets.push(Bucket {
+            delivered: 1,
+            missed: 3,
+            ..Bucket::default()
+        });
+        buckets.push(Bucket {
+            recovered: 2,
+            ..Bucket::default()
+        });
+        buckets.push(Bucket {
+            pending: 1,
+            delivered: 2,
+            ..Bucket::default()
+        });
+        buckets.push(Bucket::default());
+        buckets.push(delivered(1));
+        buckets.push(delivered(8));
+        assert_eq!(line(&buckets, Glyphs::Unicode), "▄▄▄▄▄✗↺~·▁█");
+        assert_eq!(line(&buckets, Glyphs::Ascii), "-----xr~._#");
+    }
+
+    #[test]
+    fn the_legend_names_every_glyph_of_its_set() {
+        assert!(Glyphs::Unicode.legend().contains("✗ missed"));
+        assert!(Glyphs::Ascii.legend().contains("x missed"));
+        assert!(Glyphs::Ascii.legend().is_ascii());
+    }
+}
