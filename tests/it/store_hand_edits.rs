@@ -269,3 +269,29 @@ async fn a_counter_at_the_integer_limit_is_skipped_not_an_overflow() {
         assert!(!stderr.contains("error:"), "{command}: {stderr}");
     }
 }
+
+/// A query past its bounds (a paste of 999 words, or one of 5,000
+/// characters) is bad input: exit 2 saying the bound, and no store is
+/// opened for it.
+#[tokio::test]
+async fn a_query_past_its_bounds_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    let words: Vec<String> = (0..999).map(|n| format!("w{n}")).collect();
+    let long = "x".repeat(5_000);
+    for (query, says) in [
+        (words, "999 terms; at most 32"),
+        (vec![long], "5000 characters long; at most 1000"),
+    ] {
+        let output = run(earshot()
+            .arg("events")
+            .args(&query)
+            .args(["--no-sweep", "--store"])
+            .arg(&db))
+        .await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+    assert!(!db.exists(), "nothing opened for a refused query");
+}

@@ -48,9 +48,29 @@ pub enum Term<'t> {
     Word(String),
 }
 
+/// The most terms a query may hold: more is a paste gone wrong, and each
+/// term is a condition the store evaluates per row.
+pub const MAX_TERMS: usize = 32;
+
+/// The longest query, in characters.
+pub const MAX_QUERY_CHARS: usize = 1_000;
+
 /// The terms of `text`, with `fields` the list's fields; an error says
-/// which term is wrong and what to write instead.
+/// which term is wrong and what to write instead. A query of more than
+/// [`MAX_TERMS`] terms or [`MAX_QUERY_CHARS`] characters is refused.
 pub fn terms<'t>(text: &'t str, fields: &[FieldName]) -> Result<Vec<Term<'t>>, String> {
+    let count = text.split_whitespace().count();
+    if count > MAX_TERMS {
+        return Err(format!(
+            "the query has {count} terms; at most {MAX_TERMS} (narrow it with fields: type:, status:, sub:, since:)"
+        ));
+    }
+    let chars = text.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(format!(
+            "the query is {chars} characters long; at most {MAX_QUERY_CHARS}"
+        ));
+    }
     let mut terms = Vec::new();
     for term in text.split_whitespace() {
         let named = term.split_once(':').filter(|(field, value)| {
@@ -181,6 +201,18 @@ mod tests {
             terms("status:x", &[]),
             Err("unknown field `status`: this list takes free text only".into())
         );
+    }
+
+    #[test]
+    fn a_query_past_its_bounds_is_refused_saying_the_bound() {
+        let many = vec!["word"; MAX_TERMS + 1].join(" ");
+        let error = terms(&many, &FIELDS).unwrap_err();
+        assert!(error.contains("33 terms; at most 32"), "{error}");
+        assert!(terms(&vec!["word"; MAX_TERMS].join(" "), &FIELDS).is_ok());
+        let long = "é".repeat(MAX_QUERY_CHARS + 1);
+        let error = terms(&long, &FIELDS).unwrap_err();
+        assert!(error.contains("1001 characters"), "{error}");
+        assert!(terms(&"é".repeat(MAX_QUERY_CHARS), &FIELDS).is_ok());
     }
 
     #[test]
