@@ -308,6 +308,9 @@ fn forget(args: ForgetArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCo
         forgotten.push(forget::forget(&mut store, id)?);
     }
     let wal_emptied = if forgotten.iter().any(Forgotten::found) {
+        // Index pages keep copies of some deleted keys: rebuilt, so no
+        // erased id is left in the file.
+        earshot_core::store::erase_keys::rebuild(&store)?;
         Some(forget::empty_wal(&mut store, EMPTY_WAL_WAIT)?)
     } else {
         None

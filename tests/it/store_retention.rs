@@ -694,3 +694,42 @@ async fn bad_periods_exit_2_and_say_what_to_give() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("profiles.p.retention"));
 }
+
+/// `store forget` of 30 of 3,000 calls leaves none of their ids anywhere in
+/// the file's bytes (deleting alone leaves copies in the interior pages of
+/// the indexes keyed by session), and every other call's id is still there.
+#[tokio::test]
+async fn store_forget_of_30_of_3000_calls_leaves_no_copy_of_their_ids() {
+    use earshot_core::store::Store;
+    use earshot_core::store::writer::Writer;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    let id = |n: usize| format!("call_{n:06}_to_forget");
+    let (writer, thread) = Writer::start(Store::open(&db).unwrap()).unwrap();
+    let at = now_ms() - 3_600_000;
+    for n in 0..3_000 {
+        let observed = crate::store_hand_edits::event(&format!("e{n}"), &id(n), at + n as i64);
+        writer.write(observed).await.unwrap();
+    }
+    drop(writer);
+    thread.join().unwrap();
+    let erased: Vec<String> = (0..3_000).step_by(100).map(id).collect();
+    let out = run(earshot()
+        .args(["store", "forget"])
+        .args(&erased)
+        .arg("--store")
+        .arg(&db))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes.extend(std::fs::read(dir.path().join("earshot.db-wal")).unwrap_or_default());
+    let held = |ids: &[String]| -> Vec<String> {
+        ids.iter()
+            .filter(|id| bytes.windows(id.len()).any(|w| w == id.as_bytes()))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(held(&erased), Vec::<String>::new());
+    let kept: Vec<String> = (50..3_000).step_by(100).map(id).collect();
+    assert_eq!(held(&kept), kept);
+}

@@ -1,7 +1,9 @@
 //! Erasure (a data subject's request): everything the store holds about
 //! one session or call, removed in one transaction ([`forget`]), then the
-//! write-ahead log emptied into the main file ([`empty_wal`]) so no copy of
-//! the erased pages is left beside it.
+//! indexes keyed by session rebuilt (`erase_keys`: their interior pages
+//! keep copies of deleted keys) and the write-ahead log emptied into the
+//! main file ([`empty_wal`]) so no copy of the erased pages is left beside
+//! it.
 //!
 //! Removed: its events and their outcome rows, its delivery attempts, its
 //! recoveries, its `sessions` row, and the unfiled deliveries that name it

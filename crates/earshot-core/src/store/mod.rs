@@ -19,6 +19,7 @@ pub mod changes;
 pub mod check;
 pub mod checker;
 pub mod deliveries;
+pub mod erase_keys;
 pub mod event_list;
 pub mod events;
 pub mod forget;
