@@ -8,7 +8,7 @@ use clap::Args;
 use super::history_args::StoreArg;
 use super::output::{Table, print_json, short_id, time};
 use super::{Connection, GlobalOptions, report};
-use earshot_core::api::delivery_verdict::final_at_once;
+use earshot_core::api::delivery_verdict::{final_at_once, retry_line};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::duration_text;
 use earshot_core::store::{Store, give_up};
@@ -122,21 +122,14 @@ fn print_retries(records: &[DeliveryRecord], give_up: impl FnOnce() -> String) {
         if record.status == DeliveryStatus::Delivered {
             continue;
         }
-        if let Some(why) = final_at_once(record) {
-            println!(
-                "{}: attempts {} · {why}",
-                short_id(&record.id),
-                record.attempt_count
-            );
-        } else if let Some(retry) = &record.next_retry_at {
-            let due = duration_text::due((retry.with_timezone(&chrono::Utc) - now).num_seconds());
-            let seen =
-                seen.get_or_insert_with(|| give_up.take().map_or_else(String::new, |read| read()));
-            println!(
-                "{}: attempts {} · next {due} · {seen}",
-                short_id(&record.id),
-                record.attempt_count
-            );
+        let history = if record.next_retry_at.is_some() && final_at_once(record).is_none() {
+            seen.get_or_insert_with(|| give_up.take().map_or_else(String::new, |read| read()))
+                .as_str()
+        } else {
+            ""
+        };
+        if let Some(line) = retry_line(record, now, history) {
+            println!("{}: {line}", short_id(&record.id));
         }
     }
 }

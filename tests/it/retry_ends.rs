@@ -48,15 +48,15 @@ async fn deliveries_say_the_next_retry_relative_to_now_and_a_4xx_is_final() {
     assert!(stdout.contains("· final: 4xx is not retried"), "{stdout}");
     let retry_line = stdout
         .lines()
-        .find(|line| line.contains("· next "))
+        .find(|line| line.contains("· retry "))
         .unwrap_or_else(|| panic!("a line for the retry: {stdout}"));
     assert!(
-        ["· next in ", "· next overdue ", "· next due now"]
+        ["· retry in ", "· retry overdue ", "· retry due now"]
             .iter()
             .any(|said| retry_line.contains(said)),
         "{retry_line}"
     );
-    assert!(retry_line.contains("attempts "), "{retry_line}");
+    assert!(retry_line.contains(": attempt "), "{retry_line}");
     assert!(
         retry_line.contains("when the platform gives up: unknown (no store at"),
         "no store, no history: {retry_line}"

@@ -144,6 +144,29 @@ pub fn countdown(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     )
 }
 
+/// How a failed attempt's retries end, in one line for every place that
+/// shows it (`earshot deliveries`, the Deliveries and Events panes):
+/// "attempt 5 · retry in 2 min (22:21:40) · <history>", "attempt 5 ·
+/// retry overdue 4 s (…)" once its time passed with no newer attempt seen,
+/// or "attempt 2 · final: 4xx is not retried". `history` is what this
+/// account showed of when the platform gives up
+/// (`store::give_up::GiveUp::describe`): the spec does not say how many
+/// attempts a voice-agent delivery gets. `None` for an attempt with no
+/// retry to come and nothing final to say.
+pub fn retry_line(record: &DeliveryRecord, now: DateTime<Utc>, history: &str) -> Option<String> {
+    let attempt = format!("attempt {}", record.attempt_count);
+    if let Some(why) = final_at_once(record) {
+        return Some(format!("{attempt} · {why}"));
+    }
+    let at = record.next_retry_at?.with_timezone(&Utc);
+    let clock = crate::clock_text::utc_clock(at.timestamp_millis());
+    let mut line = format!("{attempt} · {} ({clock})", countdown(at, now));
+    if !history.is_empty() {
+        line.push_str(&format!(" · {history}"));
+    }
+    Some(line)
+}
+
 /// The part 7 C troubleshooting table's causes for this attempt's error.
 pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
     match Problem::of(record) {
@@ -193,5 +216,60 @@ pub fn diagnosis(problem: Problem) -> &'static str {
         Problem::Timeout => "timeout: slower than 15 s; answer 2xx first, then work (retried)",
         Problem::Connection => "connection error: receiver down or URL wrong (retried)",
         Problem::Unknown => "an error this build does not recognise",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::types::agents::DeliveryStatus;
+    use chrono::TimeZone;
+
+    fn failed(
+        code: Option<u16>,
+        error: Option<&str>,
+        retry_in_secs: Option<i64>,
+    ) -> DeliveryRecord {
+        let now = Utc.timestamp_opt(1_796_479_509, 0).unwrap();
+        DeliveryRecord {
+            id: "a1".into(),
+            subscription_id: "sub".into(),
+            session_id: "ses".into(),
+            status: DeliveryStatus::Failed,
+            attempt_count: 5,
+            http_status_code: code,
+            error: error.map(str::to_owned),
+            delivered_at: None,
+            next_retry_at: retry_in_secs
+                .map(|secs| (now + chrono::Duration::seconds(secs)).fixed_offset()),
+            created_at: now.fixed_offset(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_retry_line_says_the_attempt_when_and_the_accounts_history() {
+        let now = Utc.timestamp_opt(1_796_479_509, 0).unwrap();
+        let history = "on this account the platform gave up after 8 attempts (seen 14 times)";
+        let retrying = failed(Some(503), Some("HTTP 503"), Some(125));
+        assert_eq!(
+            retry_line(&retrying, now, history).as_deref(),
+            Some(
+                "attempt 5 · retry in 2 min 5 s (14:07:14) · on this account the platform gave \
+                 up after 8 attempts (seen 14 times)"
+            )
+        );
+        let later = now + chrono::Duration::seconds(129);
+        assert_eq!(
+            retry_line(&retrying, later, "").as_deref(),
+            Some("attempt 5 · retry overdue 4 s (14:07:14)")
+        );
+        let rejected = failed(Some(404), Some("HTTP 404"), None);
+        assert_eq!(
+            retry_line(&rejected, now, history).as_deref(),
+            Some("attempt 5 · final: 4xx is not retried")
+        );
+        let over = failed(None, Some("timeout"), None);
+        assert_eq!(retry_line(&over, now, history), None);
     }
 }

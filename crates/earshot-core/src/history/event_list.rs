@@ -197,6 +197,9 @@ pub struct EventDetail {
     /// The exact bytes every subscription was sent.
     pub body: Vec<u8>,
     pub subscriptions: Vec<SubscriptionTimeline>,
+    /// When the platform gave up retrying on this account, as its history
+    /// shows (`store::give_up`), said beside an attempt still retrying.
+    pub give_up: String,
 }
 
 /// Event `event_id` in full, or `None` when the store does not hold it.
@@ -254,11 +257,13 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
         occurred_ms: stored.occurred_ms,
         received_ms: 0,
     };
+    let give_up = crate::store::give_up::GiveUp::describe(crate::store::give_up::observed(store)?);
     Ok(Some(EventDetail {
         row: row(listed, subscriptions_row),
         headers,
         body,
         subscriptions: timelines,
+        give_up,
     }))
 }
 

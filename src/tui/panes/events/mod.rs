@@ -229,6 +229,11 @@ impl EventsPane {
         }
     }
 
+    /// Now, by the pane's clock (fixed in tests).
+    pub(crate) fn now_ms(&self) -> i64 {
+        (self.clock)()
+    }
+
     /// Replaces the wall clock (tests use a fixed one).
     #[cfg(test)]
     pub(crate) fn with_clock(mut self, clock: fn() -> i64) -> Self {

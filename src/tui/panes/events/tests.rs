@@ -106,6 +106,7 @@ fn detail() -> EventDetail {
             url: Some("https://hooks.example/call".into()),
             attempts: Vec::new(),
         }],
+        give_up: "on this account the platform gave up after 8 attempts (seen 14 times)".into(),
     }
 }
 

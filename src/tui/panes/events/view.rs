@@ -241,7 +241,8 @@ fn draw_detail(
     detail: &EventDetail,
     theme: &Theme,
 ) {
-    let lines = detail_lines(detail, pane.marked, pane.reveal, area.width, theme);
+    let now_ms = pane.now_ms();
+    let lines = detail_lines(detail, pane.marked, pane.reveal, now_ms, area.width, theme);
     let height = usize::from(area.height);
     let last_start = lines.len().saturating_sub(height);
     let start = pane.detail_scroll.get().min(last_start);
@@ -255,6 +256,7 @@ pub(crate) fn detail_lines(
     detail: &EventDetail,
     marked: usize,
     reveal: bool,
+    now_ms: i64,
     width: u16,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
@@ -290,6 +292,7 @@ pub(crate) fn detail_lines(
             timeline,
             index == marked,
             observer,
+            (now_ms, &detail.give_up),
             width,
             theme,
         ));
@@ -347,6 +350,7 @@ fn timeline_lines(
     timeline: &SubscriptionTimeline,
     marked: bool,
     observer: bool,
+    (now_ms, give_up): (i64, &str),
     width: usize,
     theme: &Theme,
 ) -> Vec<Line<'static>> {
@@ -388,13 +392,32 @@ fn timeline_lines(
             theme.style(Role::Muted),
         )));
     }
-    for attempt in &timeline.attempts {
-        lines.push(attempt_line(attempt, width, theme));
+    for (index, attempt) in timeline.attempts.iter().enumerate() {
+        let after = match timeline.attempts.get(index + 1) {
+            Some(next) => After::RetriedAt(next.record.created_at.timestamp_millis()),
+            None => After::Last { now_ms, give_up },
+        };
+        lines.push(attempt_line(attempt, after, width, theme));
     }
     lines
 }
 
-fn attempt_line(attempt: &AttemptLine, width: usize, theme: &Theme) -> Line<'static> {
+/// What follows an attempt in its subscription's list.
+#[derive(Clone, Copy)]
+enum After<'a> {
+    /// The retry it was, at this time (Unix ms).
+    RetriedAt(i64),
+    /// Nothing yet: a retry to come is said relative to now, with when the
+    /// platform gave up on this account before.
+    Last { now_ms: i64, give_up: &'a str },
+}
+
+fn attempt_line(
+    attempt: &AttemptLine,
+    after: After<'_>,
+    width: usize,
+    theme: &Theme,
+) -> Line<'static> {
     let record = &attempt.record;
     let status = record
         .http_status_code
@@ -408,11 +431,19 @@ fn attempt_line(attempt: &AttemptLine, width: usize, theme: &Theme) -> Line<'sta
     if let Some(diagnosis) = &attempt.diagnosis {
         text.push_str(&format!("  {diagnosis}"));
     }
-    if attempt.will_retry {
-        text.push_str(&match record.next_retry_at {
-            Some(at) => format!("  · retry at {}", at.format("%H:%M:%S")),
-            None => "  · will retry".to_owned(),
-        });
+    match after {
+        After::RetriedAt(at_ms) if attempt.will_retry => {
+            text.push_str(&format!("  · retried {}", utc_clock(at_ms)));
+        }
+        After::RetriedAt(_) => {}
+        After::Last { now_ms, give_up } => {
+            let now = chrono::DateTime::from_timestamp_millis(now_ms).unwrap_or_default();
+            match earshot_core::api::delivery_verdict::retry_line(record, now, give_up) {
+                Some(line) => text.push_str(&format!("  · {line}")),
+                None if attempt.will_retry => text.push_str("  · will retry"),
+                None => {}
+            }
+        }
     }
     let style = if record
         .http_status_code

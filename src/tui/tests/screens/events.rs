@@ -189,6 +189,7 @@ fn detail() -> EventDetail {
                 attempts: vec![delivered_attempt()],
             },
         ],
+        give_up: "on this account the platform gave up after 8 attempts (seen 14 times)".into(),
     }
 }
 
@@ -293,4 +294,46 @@ fn events_list_outcomes_named_first_observer_marked_rest_counted() {
             .unwrap_or_else(|| panic!("{size:?}: a count: {cell}"));
         assert_eq!(shown + more, 6, "{size:?}: {cell}");
     }
+}
+
+/// A subscription whose last attempt retries: the past attempt says when
+/// it was retried, the last one its attempt number, the retry relative to
+/// now (overdue once passed) and when this account's platform gave up.
+#[test]
+fn a_retrying_attempt_says_when_and_how_the_account_ends_its_retries() {
+    use crate::tui::panes::events::view::detail_lines;
+    let mut detail = detail();
+    let mut first = attempt(1, 503, true);
+    first.record.error = Some("HTTP 503: busy".into());
+    let mut last = attempt(2, 503, true);
+    last.record.error = Some("HTTP 503: busy".into());
+    let retry_at = last.record.created_at + chrono::Duration::seconds(125);
+    last.record.next_retry_at = Some(retry_at);
+    detail.subscriptions[0].attempts = vec![first, last];
+    let text = |now_ms: i64| {
+        detail_lines(&detail, 0, false, now_ms, 200, &Theme::fallback())
+            .iter()
+            .map(|line| line.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let created = detail.subscriptions[0].attempts[1]
+        .record
+        .created_at
+        .timestamp_millis();
+    let shown = text(created);
+    assert!(shown.contains("#1 09:21:00  503"), "{shown}");
+    assert!(shown.contains("· retried 09:22:00"), "{shown}");
+    assert!(
+        shown.contains(
+            "· attempt 2 · retry in 2 min 5 s (09:24:05) · on this account the platform gave up \
+             after 8 attempts (seen 14 times)"
+        ),
+        "{shown}"
+    );
+    let later = text(retry_at.timestamp_millis() + 4_000);
+    assert!(
+        later.contains("· attempt 2 · retry overdue 4 s (09:24:05)"),
+        "{later}"
+    );
 }
