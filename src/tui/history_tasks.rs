@@ -100,6 +100,20 @@ pub(crate) async fn session_view(
     )))
 }
 
+/// When the platform gave up retrying on this account, as the store's
+/// history shows it, in words (`store::give_up`); "unknown" with why when
+/// the store cannot be read.
+pub(crate) async fn give_up_text(path: StorePath) -> String {
+    with_store(path, |store| {
+        earshot_core::store::give_up::observed(store).map_err(|error| error.to_string())
+    })
+    .await
+    .map_or_else(
+        |failure| format!("when the platform gives up: unknown ({})", failure.message),
+        earshot_core::store::give_up::GiveUp::describe,
+    )
+}
+
 /// Opens the store (on the blocking pool, as every call on it).
 pub(crate) async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
     let path = path.map_err(Failure::new)?;

@@ -244,12 +244,15 @@ impl Worker {
                     }
                     .map_err(|error| Failure::from_api(&error));
                     let _ = tx.send(Action::Deliveries(DeliveriesResult::Loaded { seq, result }));
-                    let result = history_tasks::session_view(&client, store, id.clone()).await;
+                    let result =
+                        history_tasks::session_view(&client, store.clone(), id.clone()).await;
                     let _ = tx.send(Action::Deliveries(DeliveriesResult::Session {
                         seq,
                         id,
                         result,
                     }));
+                    let text = history_tasks::give_up_text(store).await;
+                    let _ = tx.send(Action::Deliveries(DeliveriesResult::GiveUp { seq, text }));
                 });
             }
             Effect::WatchJobs(ids) => {

@@ -69,6 +69,9 @@ pub(crate) enum DeliveriesResult {
         id: String,
         result: Result<Box<earshot_core::history::session_view::SessionView>, Failure>,
     },
+    /// When the platform gave up on this account, as the store shows it;
+    /// sent after each load, under the same `seq`.
+    GiveUp { seq: u64, text: String },
 }
 
 /// What the pane can be asked to do.
@@ -155,6 +158,9 @@ pub(crate) struct DeliveriesPane {
     session: Option<Box<SessionView>>,
     /// Why the session record could not be loaded.
     pub(crate) session_error: Option<String>,
+    /// When the platform gave up on this account (`store::give_up`), said
+    /// beside a retrying attempt; empty until read.
+    pub(crate) give_up: String,
     /// The caller's number shown in full (the operator asked).
     pub(crate) reveal_number: bool,
     /// The link `c` copies next (cycles through the session's links).
@@ -188,6 +194,7 @@ impl DeliveriesPane {
             ticked: Instant::now(),
             session: None,
             session_error: None,
+            give_up: String::new(),
             reveal_number: false,
             next_link: 0,
         }
@@ -620,6 +627,11 @@ impl Pane for DeliveriesPane {
                     }
                     // The attempts still show; the block says why it is empty.
                     Err(failure) => self.session_error = Some(failure.message),
+                }
+            }
+            DeliveriesResult::GiveUp { seq, text } => {
+                if self.list.is_current(seq) {
+                    self.give_up = text;
                 }
             }
         }

@@ -11,7 +11,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Row};
 
-use super::verdict::{countdown, likely_causes, verdict};
+use super::verdict::{countdown, likely_causes, retry_line, verdict};
 use super::{DeliveriesPane, Mode};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
@@ -403,6 +403,9 @@ fn draw_detail(
     };
     lines.push(Line::default());
     lines.extend(field("retry?", outcome.describe(pane.now), verdict_style));
+    if let Some(line) = retry_line(row, pane.now, &pane.give_up) {
+        lines.extend(field("retries", line, verdict_style));
+    }
     let causes = likely_causes(row);
     if !causes.is_empty() {
         lines.push(Line::default());

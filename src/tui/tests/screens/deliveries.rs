@@ -248,3 +248,23 @@ fn failed_attempts_stand_out_and_pending_ones_warn() {
         assert_eq!(pending, colour(Role::Warn), "pending cell ({x}, 4)");
     }
 }
+
+/// A retrying attempt's detail says how its retries end: the attempt
+/// number, the retry relative to the pane's clock with its time, and when
+/// this account's platform gave up before (read from the store).
+#[test]
+fn deliveries_detail_of_a_retry_says_when_and_the_accounts_history() {
+    let mut app = deliveries_app();
+    app.deliveries.give_up =
+        "on this account the platform gave up after 8 attempts (seen 14 times)".into();
+    app.update(key(KeyCode::Down));
+    app.update(key(KeyCode::Enter));
+    let text = screen_text(&render(&app, (160, 40)));
+    assert!(
+        text.contains(
+            "attempt 2 · retry in 12 s (09:30:12) · on this account the platform gave up after 8 \
+             attempts (seen 14 times)"
+        ),
+        "{text}"
+    );
+}
