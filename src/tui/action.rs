@@ -61,13 +61,15 @@ macro_rules! action_enum {
             /// The newest change earshot made to each subscription (the
             /// Health board read them), for the Subscriptions detail.
             SubscriptionChanges(Vec<(String, LatestChange)>),
-            /// The Inbox answered a pre-recorded webhook (`answered`: its
-            /// HTTP status) saying job `id` is now `status`, for the Jobs
-            /// pane if it watches the job.
+            /// The Inbox answered a pre-recorded webhook for job `id`
+            /// (`answered`: its HTTP status, at `at_ms`), saying the job is
+            /// now `status` when it passed the checks, for the Jobs pane if
+            /// it watches the job.
             WebhookForJob {
                 id: String,
-                status: TranscriptStatus,
+                status: Option<TranscriptStatus>,
                 answered: u16,
+                at_ms: i64,
             },
             /// Sweep the incident history if a sweep is due (the Events
             /// pane keeps it going while on screen, as the Health pane does).

@@ -301,13 +301,16 @@ impl App {
                 id,
                 status,
                 answered,
+                at_ms,
             } => {
                 self.dirty = true;
                 if !self.jobs.watches(&id) {
                     return Vec::new();
                 }
-                self.jobs.note_webhook(&id, answered);
-                vec![Effect::JobWebhook { id, status }]
+                self.jobs.note_webhook(&id, answered, at_ms);
+                status
+                    .map(|status| vec![Effect::JobWebhook { id, status }])
+                    .unwrap_or_default()
             }
             Action::SweepIfDue(at) => self.apply(|app, out| {
                 app.health.sweep_if_due(at, out);

@@ -167,6 +167,38 @@ pub fn retry_line(record: &DeliveryRecord, now: DateTime<Utc>, history: &str) ->
     Some(line)
 }
 
+/// Attempts a pre-recorded job's webhook gets (spec part 6 D.2): up to 10
+/// in all, 10 s apart; any 4xx is final.
+pub const JOB_WEBHOOK_ATTEMPTS: usize = 10;
+const JOB_WEBHOOK_SPACING_MS: i64 = 10_000;
+
+/// Where a pre-recorded job's webhook stands, from the attempts earshot's
+/// receiver answered (`(received at, Unix ms; the status it answered)`,
+/// oldest first): "delivered on attempt 2", "attempt 3 of 10 · answered
+/// 503 · gives up at 22:21:40", "attempt 1 of 10 · answered 401: a 4xx is
+/// final, no retry", "attempt 10 of 10 answered 503: the platform gave
+/// up". `None` before any attempt was seen.
+pub fn job_webhook_line(attempts: &[(i64, u16)]) -> Option<String> {
+    let (first_ms, _) = *attempts.first()?;
+    let (_, answered) = *attempts.last()?;
+    let n = attempts.len();
+    let of = format!("attempt {n} of {JOB_WEBHOOK_ATTEMPTS}");
+    Some(match answered {
+        200..=299 => format!("delivered on attempt {n}"),
+        400..=499 => format!("{of} · answered {answered}: a 4xx is final, no retry"),
+        _ if n >= JOB_WEBHOOK_ATTEMPTS => {
+            format!("{of} answered {answered}: the platform gave up")
+        }
+        _ => {
+            let last_ms = first_ms + (JOB_WEBHOOK_ATTEMPTS as i64 - 1) * JOB_WEBHOOK_SPACING_MS;
+            format!(
+                "{of} · answered {answered} · gives up at {} (10 attempts, 10 s apart)",
+                crate::clock_text::utc_clock(last_ms)
+            )
+        }
+    })
+}
+
 /// The part 7 C troubleshooting table's causes for this attempt's error.
 pub fn likely_causes(record: &DeliveryRecord) -> Vec<&'static str> {
     match Problem::of(record) {
@@ -245,6 +277,30 @@ mod tests {
             created_at: now.fixed_offset(),
             extra: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_job_webhook_says_which_attempt_of_ten_and_when_it_ends() {
+        let first = 1_796_479_509_000; // 14:05:09
+        let at = |n: i64| first + n * 10_000;
+        assert_eq!(job_webhook_line(&[]), None);
+        assert_eq!(
+            job_webhook_line(&[(at(0), 503), (at(1), 503), (at(2), 503)]).as_deref(),
+            Some("attempt 3 of 10 · answered 503 · gives up at 14:06:39 (10 attempts, 10 s apart)")
+        );
+        assert_eq!(
+            job_webhook_line(&[(at(0), 503), (at(1), 200)]).as_deref(),
+            Some("delivered on attempt 2")
+        );
+        assert_eq!(
+            job_webhook_line(&[(at(0), 401)]).as_deref(),
+            Some("attempt 1 of 10 · answered 401: a 4xx is final, no retry")
+        );
+        let ten: Vec<(i64, u16)> = (0..10).map(|n| (at(n), 503)).collect();
+        assert_eq!(
+            job_webhook_line(&ten).as_deref(),
+            Some("attempt 10 of 10 answered 503: the platform gave up")
+        );
     }
 
     #[test]

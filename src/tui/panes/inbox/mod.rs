@@ -492,6 +492,7 @@ impl Pane for InboxPane {
                     id,
                     status,
                     answered: received.status(),
+                    at_ms: received.entry.received_unix.saturating_mul(1000),
                 });
                 self.push(*received);
             }
@@ -563,14 +564,19 @@ impl Pane for InboxPane {
     }
 }
 
-/// A new pre-recorded webhook the job watcher should know about: its
-/// transcript id and status.
-fn job_update(received: &Received) -> Option<(String, TranscriptStatus)> {
+/// A pre-recorded webhook the Jobs pane should know about: its transcript
+/// id, and the status it says only when it passed the receiver's checks
+/// (every attempt counts towards the webhook's ten, answered or refused).
+fn job_update(received: &Received) -> Option<(String, Option<TranscriptStatus>)> {
     let entry = &received.entry;
-    if entry.kind != Kind::Prerecorded || entry.verdict != VerdictCode::Ok {
+    if entry.kind != Kind::Prerecorded {
         return None;
     }
-    let status = TranscriptStatus::parse(entry.transcript_status.as_deref()?);
+    let status = entry
+        .transcript_status
+        .as_deref()
+        .filter(|_| entry.verdict == VerdictCode::Ok)
+        .map(TranscriptStatus::parse);
     Some((entry.transcript_id.clone()?, status))
 }
 

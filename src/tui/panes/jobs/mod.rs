@@ -95,9 +95,10 @@ pub(crate) struct JobRow {
     pub(crate) transcript: Option<Transcript>,
     /// The last poll failure, until a good answer.
     pub(crate) poll_error: Option<String>,
-    /// What the Inbox answered the job's pre-recorded webhook (the
-    /// platform's record says so too, once polled).
-    pub(crate) hook_received: Option<u16>,
+    /// Each attempt of the job's pre-recorded webhook the Inbox answered:
+    /// when (Unix ms) and what, oldest first (the platform's record says
+    /// the last answer too, once polled).
+    pub(crate) hook_attempts: Vec<(i64, u16)>,
     /// When the pane started watching it, in Unix milliseconds (`since:`).
     pub(crate) added_ms: i64,
 }
@@ -109,7 +110,7 @@ impl JobRow {
             view: None,
             transcript: None,
             poll_error: None,
-            hook_received: None,
+            hook_attempts: Vec::new(),
             added_ms: earshot_core::store::now_ms(),
         }
     }
@@ -120,7 +121,12 @@ impl JobRow {
         self.transcript
             .as_ref()
             .and_then(|transcript| transcript.webhook_status_code)
-            .or(self.hook_received)
+            .or(self.hook_received())
+    }
+
+    /// What the Inbox answered the webhook's last attempt.
+    pub(crate) fn hook_received(&self) -> Option<u16> {
+        self.hook_attempts.last().map(|(_, answered)| *answered)
     }
 
     pub(crate) fn status(&self) -> Option<&TranscriptStatus> {
@@ -232,10 +238,11 @@ impl JobsPane {
         self.table.refresh(&self.rows, kept);
     }
 
-    /// The Inbox answered `status` to a pre-recorded webhook for `id`.
-    pub(crate) fn note_webhook(&mut self, id: &str, status: u16) {
+    /// The Inbox answered `status` to an attempt of the pre-recorded
+    /// webhook for `id`, at `at_ms`.
+    pub(crate) fn note_webhook(&mut self, id: &str, status: u16, at_ms: i64) {
         if let Some(row) = self.row_mut(id) {
-            row.hook_received = Some(status);
+            row.hook_attempts.push((at_ms, status));
         }
     }
 

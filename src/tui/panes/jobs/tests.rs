@@ -480,10 +480,49 @@ fn a_webhook_the_inbox_answered_fills_the_jobs_hook() {
     let mut app = jobs_app(false);
     app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
     assert_eq!(app.jobs.rows()[0].hook(), None);
-    app.jobs.note_webhook("job-1", 200);
-    app.jobs.note_webhook("not-watched", 200);
+    app.jobs.note_webhook("job-1", 200, 1_000);
+    app.jobs.note_webhook("not-watched", 200, 1_000);
     assert_eq!(app.jobs.rows()[0].hook(), Some(200));
     assert_eq!(app.jobs.rows().len(), 1);
+}
+
+/// Every attempt of a job's webhook the Inbox answered counts, refused or
+/// not: the job's detail says which attempt of ten it is and when the
+/// platform gives up, and a refused attempt does not move the job.
+#[test]
+fn a_refused_webhook_counts_its_attempts_of_ten() {
+    let mut app = jobs_app(false);
+    app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
+    let first = 1_796_479_509_000; // 14:05:09
+    for n in 0..3 {
+        let effects = app.update(Action::WebhookForJob {
+            id: "job-1".into(),
+            status: None,
+            answered: 401,
+            at_ms: first + n * 10_000,
+        });
+        assert!(
+            effects.is_empty(),
+            "a refused webhook moves no job: {effects:?}"
+        );
+    }
+    let line =
+        earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts);
+    assert_eq!(
+        line.as_deref(),
+        Some("attempt 3 of 10 · answered 401: a 4xx is final, no retry")
+    );
+    app.update(Action::WebhookForJob {
+        id: "job-1".into(),
+        status: None,
+        answered: 503,
+        at_ms: first + 30_000,
+    });
+    assert_eq!(
+        earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts)
+            .as_deref(),
+        Some("attempt 4 of 10 · answered 503 · gives up at 14:06:39 (10 attempts, 10 s apart)")
+    );
 }
 
 /// The jobs in the order the table shows them.

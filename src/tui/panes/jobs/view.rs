@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use earshot_core::api::delivery_verdict::job_webhook_line;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
@@ -111,7 +112,7 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
             "webhook answer",
             match (
                 transcript.and_then(|t| t.webhook_status_code),
-                row.hook_received,
+                row.hook_received(),
             ) {
                 (Some(code), _) => code.to_string(),
                 (None, Some(code)) => format!("{code} (answered by the Inbox)"),
@@ -120,6 +121,9 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
             fg,
         ),
     ];
+    if let Some(attempts) = job_webhook_line(&row.hook_attempts) {
+        lines.push(line("webhook attempts", attempts, fg));
+    }
     let error = error_text(row);
     if !error.is_empty() {
         lines.push(line("error", error, theme.style(Role::Error)));
