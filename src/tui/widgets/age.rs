@@ -18,10 +18,7 @@ use earshot_core::duration_text;
 /// How old data reads at `now`, and the role it is drawn in; `None` before
 /// anything was loaded or failed (the pane says "loading…" then).
 pub(crate) fn words<T>(load: &Load<T>, now: Instant, period: Duration) -> Option<(String, Role)> {
-    let ago = |at: Instant| {
-        let secs = now.saturating_duration_since(at).as_secs();
-        duration_text::ago(i64::try_from(secs).unwrap_or(i64::MAX))
-    };
+    let ago = |at: Instant| ago(at, now);
     let data = load.succeeded_at().map(ago);
     if let (Some(failed), Some(reason)) = (load.failed_at(), load.error()) {
         let data = data.map_or("no data yet".to_owned(), |data| {
@@ -39,6 +36,13 @@ pub(crate) fn words<T>(load: &Load<T>, now: Instant, period: Duration) -> Option
     } else {
         Some((format!("as of {data}"), Role::Muted))
     }
+}
+
+/// How long before `now` `at` was: "14 s ago", "just now" (whole seconds;
+/// the words change once a second at most, once a minute past ten).
+pub(crate) fn ago(at: Instant, now: Instant) -> String {
+    let secs = now.saturating_duration_since(at).as_secs();
+    duration_text::ago(i64::try_from(secs).unwrap_or(i64::MAX))
 }
 
 /// Whether the clock moving from `before` to `after` changes what

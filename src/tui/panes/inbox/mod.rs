@@ -20,6 +20,7 @@ pub(crate) mod view;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
@@ -272,6 +273,11 @@ pub(crate) struct InboxPane {
     /// The detail shows secret header values and personal data in full.
     pub(crate) reveal: bool,
     start_seq: u64,
+    /// When the last request arrived, and the clock's last tick: the title
+    /// says how long ago ("last in 12 s ago"), so a receiver gone quiet
+    /// shows.
+    pub(crate) last_in: Option<Instant>,
+    pub(crate) ticked: Instant,
 }
 
 impl Default for InboxPane {
@@ -294,6 +300,8 @@ impl InboxPane {
             new_above: 0,
             reveal: false,
             start_seq: 0,
+            last_in: None,
+            ticked: Instant::now(),
         }
     }
 
@@ -354,6 +362,7 @@ impl InboxPane {
     /// arrived above it.
     fn push(&mut self, received: Received) {
         self.count(&received);
+        self.last_in = Some(Instant::now());
         let following = self.following();
         let kept = (!following)
             .then(|| self.table.selected_key(&self.rows))
@@ -397,6 +406,20 @@ impl Pane for InboxPane {
 
     fn create(_: &AppConfig) -> InboxPane {
         InboxPane::new()
+    }
+
+    /// Ticks while something arrived: the title's "last in … ago" moves.
+    fn wants_tick(&self) -> bool {
+        self.last_in.is_some()
+    }
+
+    fn on_tick(&mut self, at: Instant, _out: &mut Outcome) -> bool {
+        let moved = self.last_in.is_some_and(|last| {
+            crate::tui::widgets::age::ago(last, self.ticked)
+                != crate::tui::widgets::age::ago(last, at)
+        });
+        self.ticked = at;
+        moved
     }
 
     fn draw(&self, frame: &mut Frame<'_>, area: Rect, theme: &Theme, _read_only: bool) {

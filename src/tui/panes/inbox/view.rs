@@ -85,6 +85,17 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
         });
     }
     spans.extend(pane.table.title_spans(theme));
+    // The age of what arrived last comes last: the title is cut at the
+    // right, and the counts and the following state say more.
+    if let Some(last) = pane.last_in {
+        spans.push(Span::styled(
+            format!(
+                " · last in {}",
+                crate::tui::widgets::age::ago(last, pane.ticked)
+            ),
+            muted,
+        ));
+    }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), area);
 }
 

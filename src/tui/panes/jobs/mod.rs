@@ -182,6 +182,9 @@ pub(crate) struct JobsPane {
     pub(crate) now: Instant,
     /// The selected job's record is open.
     pub(crate) detail: bool,
+    /// When the watcher last reported (a poll answered or failed): the
+    /// title's age.
+    pub(crate) reported_at: Option<Instant>,
 }
 
 impl Default for JobsPane {
@@ -205,6 +208,7 @@ impl JobsPane {
             upload: None,
             focus: Vec::new(),
             detail: false,
+            reported_at: None,
             epoch: now,
             now,
             watching: false,
@@ -306,6 +310,8 @@ impl JobsPane {
     // ---- update -------------------------------------------------------
 
     fn on_watch(&mut self, event: WatchEvent, out: &mut Outcome) {
+        // The pane's clock when it is ahead (tests fix it), else the wall's.
+        self.reported_at = Some(self.now.max(Instant::now()));
         match event {
             WatchEvent::Changed { view, transcript } => {
                 // A job the pane made room by forgetting stays forgotten.

@@ -144,6 +144,10 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
     );
 }
 
+/// How old the watcher's last report may be while a job runs before the
+/// title calls it stale (its slowest poll is a minute apart).
+const STALE_REPORT: std::time::Duration = std::time::Duration::from_secs(120);
+
 fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme) {
     let muted = theme.style(Role::Muted);
     let rows = pane.rows();
@@ -162,6 +166,24 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &Theme)
         ));
     }
     spans.extend(pane.table.title_spans(theme));
+    if let Some(at) = pane.reported_at {
+        // Past two minutes with a job still running, the watcher's word is
+        // old: said in amber, as every pane's stale data.
+        let running = pane.rows().iter().any(|row| !row.is_terminal());
+        let stale = running && pane.now.saturating_duration_since(at) > STALE_REPORT;
+        spans.push(Span::styled(
+            format!(
+                " · {}polled {}",
+                if stale { "stale: " } else { "" },
+                crate::tui::widgets::age::ago(at, pane.now)
+            ),
+            if stale {
+                theme.style(Role::Warn)
+            } else {
+                muted
+            },
+        ));
+    }
     if let Some(upload) = &pane.upload {
         let text = match (upload.sent * 100).checked_div(upload.total) {
             Some(percent) => format!(" · uploading {} {percent}%", upload.path),

@@ -211,3 +211,22 @@ fn a_new_request_costs_a_scroll_and_a_row_on_the_terminal() {
     assert!(full / 10 < 300, "{full} bytes for ten requests");
     assert!(plain < full, "without decoration {plain}, with {full}");
 }
+
+/// The title says how long ago the last request arrived, and the tick
+/// moves it: a receiver gone quiet shows as such.
+#[test]
+fn the_title_says_when_the_last_request_arrived() {
+    use crate::tui::panes::Pane;
+    let mut app = inbox_app();
+    let now = std::time::Instant::now();
+    app.inbox.last_in = now.checked_sub(std::time::Duration::from_secs(75));
+    app.inbox.ticked = now;
+    let text = screen_text(&render(&app, (160, 40)));
+    assert!(text.contains("· last in 1 min 15 s ago"), "{text}");
+    let mut out = crate::tui::app::Outcome::default();
+    assert!(
+        app.inbox
+            .on_tick(now + std::time::Duration::from_secs(1), &mut out),
+        "a second later the words moved: redraw"
+    );
+}

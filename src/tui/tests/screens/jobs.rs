@@ -12,7 +12,7 @@ use earshot_core::poll::schedule::{JobProblem, JobView};
 use earshot_core::poll::watcher::WatchEvent;
 use serde_json::Map;
 
-use super::{app, cells, colour, fg_at, find, keys, render, snapshot};
+use super::{app, cells, colour, fg_at, find, keys, render, screen_text, snapshot};
 
 fn secs(n: u64) -> Option<Duration> {
     Some(Duration::from_secs(n))
@@ -127,6 +127,8 @@ pub(super) fn jobs_app() -> App {
         },
     );
     app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
+    // The watcher's last report, 4 s before the fixed now.
+    app.jobs.reported_at = Some(app.jobs.now - Duration::from_secs(4));
     // The stale row's failed poll is in the status bar too, at a
     // fixed time.
     if let Some(error) = &mut app.status.last_error {
@@ -230,4 +232,17 @@ fn selected_job(app: &App) -> String {
         .selected()
         .map(|row| row.id.clone())
         .unwrap_or_default()
+}
+
+/// The watcher's last word is old while a job still runs: the title says
+/// so, in the warn role.
+#[test]
+fn an_old_poll_reads_stale_while_a_job_runs() {
+    let mut app = jobs_app();
+    app.jobs.reported_at = Some(app.jobs.now - Duration::from_secs(185));
+    let terminal = render(&app, (120, 40));
+    let text = screen_text(&terminal);
+    assert!(text.contains("· stale: polled 3 min 5 s ago"), "{text}");
+    let (x, y) = find(&terminal, "stale: polled");
+    assert_eq!(fg_at(&terminal, (x, y)), colour(Role::Warn));
 }
