@@ -140,6 +140,9 @@ pub(crate) struct Run {
     pub(crate) file: String,
     pub(crate) instruction: Option<String>,
     pub(crate) regions: Vec<RegionRun>,
+    /// When its last answer arrived (Unix ms): the results' time, said in
+    /// the title (a probe is run by hand, not refreshed).
+    pub(crate) finished_ms: Option<i64>,
 }
 
 impl Run {
@@ -290,6 +293,7 @@ impl ProbePane {
                     sync: Call::Running,
                 })
                 .collect(),
+            finished_ms: None,
         });
         out.effects.push(Effect::Probe(ProbeEffect::Run {
             seq: self.seq,
@@ -396,6 +400,7 @@ impl Pane for ProbePane {
         };
         out.succeeded |= ok;
         if !run.running() {
+            run.finished_ms = Some(earshot_core::store::now_ms());
             let all = run.progress().1;
             let answered = run
                 .regions

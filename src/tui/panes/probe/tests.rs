@@ -230,6 +230,25 @@ fn answers_are_stored_per_region_and_the_last_one_says_done() {
         out.toast.as_deref(),
         Some("probe done: 5 of 6 calls answered")
     );
+    // The results carry the time they were taken, in the title.
+    let finished = pane.run.as_ref().and_then(|run| run.finished_ms);
+    let now = earshot_core::store::now_ms();
+    assert!(
+        finished.is_some_and(|at| (now - 5_000..=now).contains(&at)),
+        "{finished:?}"
+    );
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 30)).unwrap();
+    terminal
+        .draw(|frame| {
+            crate::tui::panes::Pane::draw(&pane, frame, frame.area(), &Theme::fallback(), false)
+        })
+        .unwrap();
+    let title = terminal.backend().to_string();
+    let clock = earshot_core::clock_text::utc_clock(finished.unwrap_or_default());
+    assert!(
+        title.contains(&format!("· results of {clock} UTC")),
+        "{title}"
+    );
 }
 
 #[test]

@@ -52,6 +52,16 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &ProbePane, theme: &Theme
             theme.style(Role::Warn),
         ));
     }
+    // A probe is run by hand: its results carry the time they were taken.
+    if let Some(at) = pane.run.as_ref().and_then(|run| run.finished_ms) {
+        spans.push(Span::styled(
+            format!(
+                " · results of {} UTC",
+                earshot_core::clock_text::utc_clock(at)
+            ),
+            theme.style(Role::Fg),
+        ));
+    }
     spans.push(Span::styled(
         "  dictation and sync in each region, side by side · changes nothing",
         theme.style(Role::Muted),
