@@ -86,6 +86,17 @@ impl Tmux {
             .into_owned()
     }
 
+    /// The screen with its colours: the SGR escape sequences tmux keeps
+    /// (`capture-pane -e`).
+    pub fn screen_with_colours(&self) -> String {
+        String::from_utf8_lossy(
+            &self
+                .run(&["capture-pane", "-p", "-e", "-t", SESSION])
+                .stdout,
+        )
+        .into_owned()
+    }
+
     /// A tmux format evaluated for the pane, e.g. `#{alternate_on}`.
     pub fn format(&self, format: &str) -> String {
         let output = self.run(&["display-message", "-p", "-t", SESSION, format]);
