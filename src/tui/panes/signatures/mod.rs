@@ -184,6 +184,9 @@ pub(crate) struct SignaturesPane {
     pub(crate) focus: Field,
     /// Keys go to the form.
     pub(crate) editing: bool,
+    /// `EARSHOT_WEBHOOK_SECRET`, asked with when no secret is typed (a
+    /// fixed one in tests).
+    pub(crate) env_secret: fn() -> Option<earshot_core::redact::SecretString>,
     /// Bytes for a `file:PATH` (or handed-over) body, and the read of a
     /// body file or capture line.
     read: Load<Option<LoadedBody>>,
@@ -256,6 +259,12 @@ impl SignaturesPane {
             receiver: Input::default(),
             focus: Field::Header,
             editing: false,
+            env_secret: || {
+                std::env::var("EARSHOT_WEBHOOK_SECRET")
+                    .ok()
+                    .filter(|secret| !secret.is_empty())
+                    .map(earshot_core::redact::SecretString::new)
+            },
             read: Load::new(),
             secret_hint: None,
             refused: None,

@@ -166,14 +166,27 @@ impl SignaturesPane {
             }));
             return;
         };
-        if self.current.value().is_empty() {
-            out.toast = Some(
-                "type the secret to ask with in the current secret field (the subscription's, \
-                 or the one you think the receiver holds)"
-                    .into(),
-            );
-            return;
-        }
+        // The secret typed, else the one the console was started with.
+        let given = match self.current.value() {
+            "" => match (self.env_secret)() {
+                Some(secret) => {
+                    out.toast = Some("asked with EARSHOT_WEBHOOK_SECRET (nothing typed)".into());
+                    secret
+                }
+                None => {
+                    out.toast = Some(
+                        "earshot needs a secret to ask with: type the subscription's (or the one \
+                         you think the receiver holds) in the current secret field, or start the \
+                         console with EARSHOT_WEBHOOK_SECRET set; for the observer's own \
+                         subscription it is in the file `earshot observer setup` wrote \
+                         (observer.secret in the state directory)"
+                            .into(),
+                    );
+                    return;
+                }
+            },
+            typed => SecretString::new(typed),
+        };
         let second = Some(self.previous.value())
             .filter(|value| !value.is_empty())
             .map(SecretString::new);
@@ -181,7 +194,7 @@ impl SignaturesPane {
             seq: self.probe.start(),
             event_id,
             subscription_id: form.target.subscription_id.clone(),
-            given: SecretString::new(self.current.value()),
+            given,
             second,
         }));
         // The keyboard stays in the form: the next thing an operator does

@@ -587,3 +587,43 @@ fn the_form_keeps_the_keyboard_after_asking() {
     let effects = app.update(press(KeyCode::Enter));
     assert_eq!(asked_with(&effects).as_deref(), Some("s3cond-guess"));
 }
+
+/// Nothing typed: the receiver is asked with `EARSHOT_WEBHOOK_SECRET` when
+/// the console has it, and said so; without it, nothing is sent and the
+/// form says what earshot needs and where the observer's secret is.
+#[test]
+fn with_no_secret_typed_the_environment_is_used_or_what_is_needed_is_said() {
+    let mut app = App::new(AppConfig::default());
+    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.sigs.env_secret = || None;
+    app.update(refused_event("evt-a"));
+    app.update(press(KeyCode::Esc));
+    let effects = app.update(press(KeyCode::Char('p')));
+    assert!(
+        !effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Sigs(SigsEffect::AskReceiver { .. }))),
+        "{effects:?}"
+    );
+    let said = app
+        .toast
+        .as_ref()
+        .map(|toast| toast.text.clone())
+        .unwrap_or_default();
+    assert!(
+        said.contains("EARSHOT_WEBHOOK_SECRET") && said.contains("observer.secret"),
+        "{said}"
+    );
+
+    app.sigs.env_secret = || {
+        Some(earshot_core::redact::SecretString::new(
+            "from-the-environment",
+        ))
+    };
+    let effects = app.update(press(KeyCode::Char('p')));
+    let given = effects.iter().find_map(|effect| match effect {
+        Effect::Sigs(SigsEffect::AskReceiver { given, .. }) => Some(given.expose().to_owned()),
+        _ => None,
+    });
+    assert_eq!(given.as_deref(), Some("from-the-environment"));
+}
