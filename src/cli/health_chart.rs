@@ -74,9 +74,14 @@ impl ChartArgs {
                 .as_deref()
                 .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
                 .map(|at| at.timestamp_millis());
-            if let Some(mark) = failing_since.and_then(|at| {
-                sparkline::mark_under(timeline, at, &format!("failing since {}", utc_minute(at)))
-            }) {
+            let mark = failing_since.and_then(|at| {
+                let said = format!("failing since {}", utc_minute(at));
+                // Since before the chart's first column: said under it.
+                sparkline::mark_under(timeline, at, &said).or_else(|| {
+                    (at < timeline.start_ms).then(|| format!("^ {said}, before the first column"))
+                })
+            });
+            if let Some(mark) = mark {
                 text.push_str(&format!("{:<8}  {mark}\n", ""));
             }
         }

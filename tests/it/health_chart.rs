@@ -145,6 +145,28 @@ async fn the_chart_shows_when_failures_started_and_stopped() {
         "{stdout}"
     );
 
+    // A window that starts after the failures did: the mark says so under
+    // the first column.
+    let short = run(earshot()
+        .args([
+            "health",
+            "--no-sweep",
+            "--since",
+            "10m",
+            "--chart",
+            "--ascii",
+            "--store",
+        ])
+        .arg(&db))
+    .await;
+    let short = text(&short.stdout);
+    assert!(
+        short.contains(&format!(
+            "          ^ failing since {since}, before the first column"
+        )),
+        "{short}"
+    );
+
     // Unicode by default: the same columns in blocks and ✗.
     let unicode = text(&run(&mut chart(false)).await.stdout);
     assert!(
