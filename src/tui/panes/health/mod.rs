@@ -66,6 +66,11 @@ pub(crate) enum HealthResult {
         seq: u64,
         result: Result<earshot_core::history::report::Board, Failure>,
     },
+    /// The board's events per time bucket, read after the board `seq`.
+    Trend {
+        seq: u64,
+        result: Result<earshot_core::store::timeline::Timeline, Failure>,
+    },
     /// One subscription's failing sessions, read with the board `seq`.
     Sessions {
         seq: u64,
@@ -198,6 +203,9 @@ pub(crate) struct HealthPane {
     /// When the last sweep's answer arrived: the title says its age once
     /// sweeps stall.
     pub(crate) swept_at: Option<Instant>,
+    /// The board's events per time bucket: the selected subscription's
+    /// trend line.
+    pub(crate) trend: Option<earshot_core::store::timeline::Timeline>,
     /// Milliseconds since the epoch, for "since" (a fixed clock in tests).
     clock: fn() -> i64,
 }
@@ -227,6 +235,7 @@ impl HealthPane {
             ticked: Instant::now(),
             last_sweep_at: None,
             swept_at: None,
+            trend: None,
             clock: earshot_core::store::now_ms,
         }
     }
@@ -545,6 +554,12 @@ impl Pane for HealthPane {
                     .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
                     .collect();
                 out.then = Some(Action::SubscriptionChanges(changes));
+            }
+            HealthResult::Trend { seq, result } => {
+                if self.board.is_current(seq) {
+                    // A trend that cannot be read leaves none, not an old one.
+                    self.trend = result.ok();
+                }
             }
             HealthResult::Sessions {
                 seq,

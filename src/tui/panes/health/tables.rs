@@ -26,7 +26,7 @@ pub(crate) fn board_status(row: &SubscriptionHealth) -> &'static str {
 }
 
 /// When the current run of failures started, in Unix milliseconds.
-fn failing_since_ms(row: &SubscriptionHealth) -> Option<i64> {
+pub(crate) fn failing_since_ms(row: &SubscriptionHealth) -> Option<i64> {
     let at = row.failing_since.as_deref()?;
     chrono::DateTime::parse_from_rfc3339(at)
         .ok()

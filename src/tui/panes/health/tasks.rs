@@ -11,7 +11,10 @@ use crate::tui::history_tasks::{CONSOLE_SWEEP_BUDGET, failure, open, with_store}
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::{recover, report, sweep};
-use earshot_core::store::{self, deliveries};
+use earshot_core::store::{self, deliveries, timeline};
+
+/// Buckets in the selected subscription's trend line.
+pub(crate) const TREND_COLUMNS: usize = 48;
 
 /// Failing sessions listed at most for one subscription.
 const FAILING_SESSIONS_SHOWN: usize = 500;
@@ -50,12 +53,19 @@ impl PaneEffect<HealthResult> for HealthEffect {
         let TaskInput { client, store } = input;
         let result = match self {
             HealthEffect::Load { seq, since_ms } => {
-                let result = with_store(store, move |store| {
+                let result = with_store(store.clone(), move |store| {
                     report::board(store, since_ms, store::now_ms())
                         .map_err(|error| error.to_string())
                 })
                 .await;
-                HealthResult::Loaded { seq, result }
+                report.send(HealthResult::Loaded { seq, result });
+                // Then the board's trend, from the same counts.
+                let result = with_store(store, move |store| {
+                    timeline::timeline(store, since_ms, store::now_ms(), TREND_COLUMNS)
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                HealthResult::Trend { seq, result }
             }
             HealthEffect::LoadFailingSessions {
                 seq,

@@ -11,7 +11,7 @@ use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
-use super::tables::{failing_clock, largest_group, session_types};
+use super::tables::{failing_clock, failing_since_ms, largest_group, session_types};
 use super::{Field, HealthPane, Mode, RecoverForm};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
@@ -23,7 +23,9 @@ use earshot_core::duration_text;
 use earshot_core::history::coverage::CoverageState;
 use earshot_core::history::incidents::{Incident, IncidentState};
 use earshot_core::history::report::{LatestChange, SubscriptionHealth};
+use earshot_core::history::sparkline::{self, Glyphs, Mark};
 use earshot_core::store::deliveries::FailingSession;
+use earshot_core::store::timeline::Timeline;
 
 /// Draws the pane in `area`.
 pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
@@ -203,7 +205,20 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
     );
     if let Some(row) = pane.selected() {
         let silent_since_ms = pane.coverage.as_ref().and_then(|c| c.silent_since_ms);
-        draw_failures(frame, below, row, silent_since_ms, (pane.clock)(), theme);
+        let trend = pane
+            .trend
+            .as_ref()
+            .map(|timeline| trend_lines(timeline, row, theme))
+            .unwrap_or_default();
+        draw_failures(
+            frame,
+            below,
+            row,
+            silent_since_ms,
+            trend,
+            (pane.clock)(),
+            theme,
+        );
     }
 }
 
@@ -287,12 +302,60 @@ fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -
     Line::from(Span::styled(text, theme.style(role)))
 }
 
+/// The subscription's events over the window, one character per bucket
+/// (`history::sparkline`): bars in the ok colour, missed in the error
+/// colour, the other states in theirs; the symbols say the same without
+/// colour.
+fn trend_lines(timeline: &Timeline, row: &SubscriptionHealth, theme: &Theme) -> Vec<Line<'static>> {
+    let buckets = timeline
+        .subscriptions
+        .get(&row.id)
+        .cloned()
+        .unwrap_or_else(|| vec![Default::default(); timeline.columns]);
+    // The span the buckets cover, not the window's name: at most
+    // `TREND_COLUMNS` buckets, so it can be shorter than the window.
+    let span_ms = timeline.bucket_ms as f64 * timeline.columns as f64;
+    let label = format!(
+        "   last {}, one per {}: ",
+        duration_text::of_millis(span_ms),
+        duration_text::of_millis(timeline.bucket_ms as f64)
+    );
+    let indent = width(&label);
+    let mut spans = vec![Span::styled(label, theme.style(Role::Muted))];
+    for mark in sparkline::marks(&buckets, 8) {
+        let role = match mark {
+            Mark::Delivered(_) => Role::Ok,
+            Mark::Missed => Role::Error,
+            Mark::Recovered => Role::Accent,
+            Mark::Pending => Role::Warn,
+            Mark::Unknown | Mark::Empty => Role::Muted,
+        };
+        spans.push(Span::styled(
+            Glyphs::Unicode.of(mark).to_string(),
+            theme.style(role),
+        ));
+    }
+    let mut lines = vec![Line::from(spans)];
+    // Under the bucket the current failures began in, when it is shown.
+    let mark = failing_since_ms(row).and_then(|at| {
+        sparkline::mark_under(timeline, at, &format!("failing since {}", utc_clock(at)))
+    });
+    if let Some(mark) = mark {
+        lines.push(Line::from(Span::styled(
+            format!("{}{mark}", " ".repeat(indent)),
+            theme.style(Role::Error),
+        )));
+    }
+    lines
+}
+
 /// The selected subscription's failure groups and retries.
 fn draw_failures(
     frame: &mut Frame<'_>,
     area: Rect,
     row: &SubscriptionHealth,
     silent_since_ms: Option<i64>,
+    trend: Vec<Line<'static>>,
     now_ms: i64,
     theme: &Theme,
 ) {
@@ -319,6 +382,7 @@ fn draw_failures(
             ),
         ]),
     ];
+    lines.extend(trend);
     if let Some(since) = silent_since_ms.filter(|_| row.enabled) {
         lines.push(Line::from(Span::styled(
             format!(

@@ -278,3 +278,49 @@ fn a_stalled_sweep_says_its_age_in_the_title() {
         title(&app)
     );
 }
+
+/// The selected subscription's trend over the window: fine, failing for
+/// 20 minutes from 08:00 (the mark under that bucket), then delivered
+/// again; bars in the ok colour, missed in the error colour, and the
+/// symbols telling them apart without colour.
+#[test]
+fn health_trend_shows_when_failures_started_and_stopped() {
+    use earshot_core::store::timeline::{Bucket, Timeline};
+    let mut app = board();
+    let five_min = 300_000;
+    // 24 buckets of 5 minutes ending with the one that holds 09:30.
+    let end = 1_741_944_600_000 - 1_741_944_600_000 % five_min + five_min;
+    let delivered = |n| Bucket {
+        delivered: n,
+        ..Bucket::default()
+    };
+    let mut buckets = vec![delivered(4); 5];
+    buckets.extend(vec![
+        Bucket {
+            missed: 3,
+            ..Bucket::default()
+        };
+        4
+    ]);
+    buckets.extend(vec![delivered(2); 15]);
+    let id = app.health.rows()[0].id.clone();
+    app.health.trend = Some(Timeline {
+        start_ms: end - 24 * five_min,
+        bucket_ms: five_min,
+        columns: 24,
+        subscriptions: [(id, buckets)].into_iter().collect(),
+    });
+    snapshot("health_trend", &app);
+    let terminal = render(&app, (120, 40));
+    let text = screen_text(&terminal);
+    assert!(
+        text.contains("last 2 h, one per 5 min: █████✗✗✗✗▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄"),
+        "{text}"
+    );
+    let (x, y) = find(&terminal, "✗✗✗✗");
+    assert_eq!(fg_at(&terminal, (x, y)), colour(Role::Error));
+    assert_eq!(fg_at(&terminal, (x - 1, y)), colour(Role::Ok));
+    // Under the first failing bucket (08:00 is the sixth).
+    let (mark_x, _) = find(&terminal, "^ failing since 08:00:00");
+    assert_eq!(mark_x, x, "the mark under the bucket it began in");
+}
