@@ -48,7 +48,12 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, app: &App, theme: &Theme) 
     if let Some(error) = &app.status.last_error {
         spans.push(sep());
         let used: usize = spans.iter().map(|span| span.width()).sum();
-        let text = format!("{} {}", error.at.format("%H:%M:%S"), error.message);
+        // UTC, as every pane's clock.
+        let text = format!(
+            "{} {}",
+            super::utc_clock(error.at.timestamp_millis()),
+            error.message
+        );
         let room = usize::from(area.width).saturating_sub(used);
         let shown = fit(&text, room);
         if width(&shown) > 0 {

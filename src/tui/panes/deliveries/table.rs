@@ -49,7 +49,11 @@ pub(crate) static TABLE: Schema<DeliveryRecord> = Schema {
         },
         Column {
             header: "CREATED",
-            text: Some(|row| Cow::Owned(row.created_at.format("%H:%M:%S").to_string())),
+            text: Some(|row| {
+                Cow::Owned(crate::tui::widgets::utc_clock(
+                    row.created_at.timestamp_millis(),
+                ))
+            }),
             sort: |row| SortKey::Number(created_ms(row)),
         },
         // A countdown to the next retry moves with the clock: not text.

@@ -100,7 +100,7 @@ pub(crate) fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'s
             events.push(Span::styled(" · ", muted));
         }
         events.push(Span::styled(
-            event.at.format("%H:%M:%S ").to_string(),
+            format!("{} ", clock(&event.at.fixed_offset())),
             muted,
         ));
         events.push(Span::styled(event.event.clone(), fg));
@@ -261,8 +261,14 @@ fn status_style(status: &DeliveryStatus, theme: &Theme) -> Style {
     }
 }
 
+/// A platform time as every pane's clock: `HH:MM:SS`, UTC.
 fn clock(time: &DateTime<FixedOffset>) -> String {
-    time.format("%H:%M:%S").to_string()
+    crate::tui::widgets::utc_clock(time.timestamp_millis())
+}
+
+/// A platform time in full, as the command line says it (`… Z`, UTC).
+fn full_time(time: &DateTime<FixedOffset>) -> String {
+    earshot_core::clock_text::utc_datetime(time.timestamp_millis())
 }
 
 /// The table's "next retry / delivered" cell.
@@ -376,11 +382,11 @@ fn draw_detail(
                 fg
             },
         ),
-        field("created", row.created_at.to_rfc3339(), fg),
+        field("created", full_time(&row.created_at), fg),
     ]
     .concat();
     if let Some(at) = row.delivered_at {
-        lines.extend(field("delivered", at.to_rfc3339(), theme.style(Role::Ok)));
+        lines.extend(field("delivered", full_time(&at), theme.style(Role::Ok)));
     }
     if let Some(at) = row.next_retry_at {
         lines.extend(field(
@@ -388,7 +394,7 @@ fn draw_detail(
             format!(
                 "{} (at {})",
                 countdown(at.with_timezone(&Utc), pane.now),
-                at.to_rfc3339()
+                full_time(&at)
             ),
             theme.style(Role::Warn),
         ));

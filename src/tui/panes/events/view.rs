@@ -425,7 +425,7 @@ fn attempt_line(
     let mut text = format!(
         "#{} {}  {}",
         record.attempt_count,
-        record.created_at.format("%H:%M:%S"),
+        utc_clock(record.created_at.timestamp_millis()),
         status
     );
     if let Some(diagnosis) = &attempt.diagnosis {

@@ -34,7 +34,7 @@ pub(crate) static TABLE: Schema<InboxRow> = Schema {
     columns: &[
         Column {
             header: "TIME",
-            text: Some(|row| Cow::Owned(clock(&row.entry.received_at))),
+            text: Some(|row| Cow::Owned(clock(row.entry.received_unix))),
             sort: |row| SortKey::number(received_ms(row)),
         },
         Column {

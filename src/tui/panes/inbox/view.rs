@@ -183,9 +183,9 @@ fn draw_table(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
     );
 }
 
-/// `14:03:07` from the RFC 3339 receive time.
-pub(crate) fn clock(received_at: &str) -> String {
-    received_at.get(11..19).unwrap_or(received_at).to_owned()
+/// `14:03:07` (UTC) from the receive time, as every pane's clock.
+pub(crate) fn clock(received_unix: i64) -> String {
+    crate::tui::widgets::utc_clock(received_unix.saturating_mul(1000))
 }
 
 /// The event type, or the transcript's status.
@@ -244,7 +244,7 @@ fn verdict_style(row: &Received, theme: &Theme) -> Style {
 
 fn table_row(row: &Received, selected: bool, verdict_w: usize, theme: &Theme) -> Row<'static> {
     let cells = vec![
-        Line::from(clock(&row.entry.received_at)),
+        Line::from(clock(row.entry.received_unix)),
         Line::from(row.entry.kind.code().to_owned()),
         Line::from(fit(&what(row), usize::from(WHAT_W))),
         Line::from(id_of(row)),

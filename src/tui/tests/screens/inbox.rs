@@ -17,9 +17,13 @@ use super::{app, cells, colour, fg_at, find, key, keys, render, screen_text, sna
 const BODY: &str = r#"{"event_id":"7d1c0b8e-4a5f-4c3e-9b2d-1e0f6a7b8c9d","event":"call.ended","timestamp":"2026-11-22T14:03:05Z","call":{"call_id":"call_9f8e7d","status":"completed"}}"#;
 
 fn received(at: &str, fields: Value, body: &str) -> Action {
+    let received_at = format!("2026-11-22T{at}Z");
+    let received_unix = chrono::DateTime::parse_from_rfc3339(&received_at)
+        .expect("a time")
+        .timestamp();
     let mut entry = json!({
-        "received_at": format!("2026-11-22T{at}Z"),
-        "received_unix": 1_795_000_000,
+        "received_at": received_at,
+        "received_unix": received_unix,
         "source": "127.0.0.1:50412",
         "method": "POST",
         "path": "/hooks/svc",

@@ -160,12 +160,14 @@ fn cells(terminal: &Terminal<TestBackend>) -> String {
         .collect()
 }
 
-/// The status bar's fixed time of a failure (local time: the bar's own).
+/// The status bar's fixed time of a failure, 09:26:53 UTC (the bar says
+/// it in UTC whatever the machine's zone).
 fn fixed_local_time() -> chrono::DateTime<chrono::Local> {
-    chrono::Local
+    chrono::Utc
         .with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
         .single()
-        .expect("a valid local time")
+        .expect("a valid time")
+        .with_timezone(&chrono::Local)
 }
 
 fn screen_text(terminal: &Terminal<TestBackend>) -> String {
