@@ -313,6 +313,10 @@ pub fn exit_with(report: &color_eyre::Report) -> ExitCode {
             cause.downcast_ref::<ApiError>(),
             Some(ApiError::Invalid(_) | ApiError::InvalidId(_))
         ) || is_refused_file(cause)
+            || matches!(
+                cause.downcast_ref::<earshot_core::history::HistoryError>(),
+                Some(earshot_core::history::HistoryError::ReceiverUrl(_))
+            )
     });
     let failure = if bad_input {
         ExitCode::from(2)

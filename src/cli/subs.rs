@@ -501,7 +501,7 @@ async fn update(
     let short = short_id(&record.id).to_owned();
     if let (Some(url), Some(secret)) = (patch.url.as_deref(), &secret)
         && url != record.url
-        && !new_url_accepts(changes, &record, url, secret).await?
+        && !new_url_accepts(changes, &record, url, secret, policy).await?
     {
         eprintln!("not updated: the new receiver does not pass the check; fix it and run again");
         return Ok(ExitCode::from(1));
@@ -533,6 +533,7 @@ async fn new_url_accepts(
     record: &Subscription,
     url: &str,
     secret: &SecretString,
+    policy: UrlPolicy,
 ) -> color_eyre::Result<bool> {
     let store = super::history_args::open_store(changes.store.as_deref(), changes.global)?;
     let Some(probe) = earshot_core::history::rotation::probe_event(&store, &record.id, false)?
@@ -549,7 +550,7 @@ async fn new_url_accepts(
         "checking {url} with the observer's copy of delivered event {}",
         probe.event.event_id
     );
-    let checked = earshot_core::history::rotation::check(url, &probe, secret, None).await?;
+    let checked = earshot_core::history::rotation::check(url, &probe, secret, None, policy).await?;
     for answer in &checked.answers {
         eprintln!("{}", probe_line(answer));
     }

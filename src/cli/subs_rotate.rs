@@ -63,6 +63,11 @@ pub(crate) struct RotateArgs {
     /// (the receiver will see it as a new event).
     #[arg(long)]
     pub(crate) synthetic_probe: bool,
+    /// Probe a receiver on a private or loopback address too (an
+    /// emulator's); without it such a URL is refused before anything is
+    /// sent or changed.
+    #[arg(long)]
+    pub(crate) allow_private_urls: bool,
     /// How long to watch deliveries after the rotation (0 to skip).
     #[arg(long, default_value = "10m", value_parser = history_args::parse_duration, value_name = "DURATION")]
     pub(crate) watch: Duration,
@@ -162,7 +167,12 @@ pub(crate) async fn run(
             },
             probe.event.event_id
         ));
-        let checked = check(&record.url, &probe, &new, current.as_ref()).await?;
+        let policy = if args.allow_private_urls {
+            earshot_core::api::validate::UrlPolicy::AnyHttp
+        } else {
+            earshot_core::api::validate::UrlPolicy::PublicHttps
+        };
+        let checked = check(&record.url, &probe, &new, current.as_ref(), policy).await?;
         for answer in &checked.answers {
             say(super::subs::probe_line(answer));
         }

@@ -69,6 +69,10 @@ pub(crate) struct VerifyArgs {
     /// With --event: use the store as it is, without sweeping first.
     #[arg(long, requires = "event")]
     pub(crate) no_sweep: bool,
+    /// With --event: ask a receiver on a private or loopback address too
+    /// (an emulator's); without it such a URL is refused and nothing sent.
+    #[arg(long, requires = "event")]
+    pub(crate) allow_private_urls: bool,
 
     #[command(flatten)]
     pub(crate) store: super::history_args::StoreArg,

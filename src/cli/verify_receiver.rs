@@ -87,6 +87,11 @@ pub(crate) async fn run(args: VerifyArgs, global: &GlobalOptions) -> color_eyre:
         second.as_ref(),
         now_ms,
         crate::tui::widgets::utc_clock,
+        if args.allow_private_urls {
+            earshot_core::api::validate::UrlPolicy::AnyHttp
+        } else {
+            earshot_core::api::validate::UrlPolicy::PublicHttps
+        },
     )
     .await?;
     if args.json {

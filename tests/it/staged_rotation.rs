@@ -85,6 +85,7 @@ async fn a_rotation_waits_for_a_receiver_that_accepts_both_secrets() {
     let rotate = |extra: &[&str]| {
         let mut command = against(&harness.base, &db, &["subs", "rotate", &sub.id]);
         command
+            .arg("--allow-private-urls")
             .arg("--secret-file")
             .arg(&new_file)
             .arg("--current-secret-file")

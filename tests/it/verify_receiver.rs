@@ -87,7 +87,14 @@ async fn a_refused_delivery_is_checked_by_asking_the_receiver() {
         let mut command = cli::against(
             &harness.base,
             &db,
-            &["verify", "--event", &missed, "--subscription", subscription],
+            &[
+                "verify",
+                "--event",
+                &missed,
+                "--subscription",
+                subscription,
+                "--allow-private-urls",
+            ],
         );
         let names = ["--secret-file", "--previous-secret-file"];
         for (name, path) in names.iter().zip(extra) {
@@ -108,6 +115,21 @@ async fn a_refused_delivery_is_checked_by_asking_the_receiver() {
         "{said}"
     );
     assert!(!said.contains(BOB), "no secret in full: {said}");
+
+    // Without --allow-private-urls a receiver on loopback is not asked:
+    // the URL rule refuses it first (exit 2), and nothing reaches it.
+    let before = anything.count();
+    let mut strict = cli::against(
+        &harness.base,
+        &db,
+        &["verify", "--event", &missed, "--subscription", &lax.id[..8]],
+    );
+    strict.arg("--secret-file").arg(&bob_file);
+    let out = run(&mut strict).await;
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("--allow-private-urls"), "{said}");
+    assert_eq!(anything.count(), before, "nothing sent to the receiver");
 
     // The other customer's secret, which the receiver holds: accepted.
     let out = run(&mut verify(short, &[&alice_file], &[])).await;

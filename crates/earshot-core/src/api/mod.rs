@@ -163,6 +163,12 @@ impl Client {
         self
     }
 
+    /// The URL rule this client checks subscription URLs with; probes of
+    /// a receiver go by it too.
+    pub fn url_policy(&self) -> UrlPolicy {
+        self.url_policy
+    }
+
     pub fn endpoints(&self) -> &Endpoints {
         &self.endpoints
     }

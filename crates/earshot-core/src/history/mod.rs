@@ -63,6 +63,11 @@ pub enum HistoryError {
     AmbiguousSubscription(String),
     #[error("the store holds no event {0}: only events the observer received can be re-sent")]
     UnknownEvent(String),
+    #[error(
+        "the receiver's URL {0}, so earshot sends it nothing; to probe a receiver on this \
+         machine or a private network (an emulator's), give --allow-private-urls"
+    )]
+    ReceiverUrl(String),
 }
 
 impl From<rusqlite::Error> for HistoryError {

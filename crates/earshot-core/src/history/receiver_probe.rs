@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::HistoryError;
 use super::recover::{send_event, sender};
+use crate::api::validate::{self, UrlPolicy};
 use crate::redact::SecretString;
 use crate::signature::generate_secret;
 use crate::store::events::StoredEvent;
@@ -49,11 +50,17 @@ impl ProbeAnswer {
 
 /// Sends `event` to `url` once for each of `signed` (a label and its
 /// secret), in order, then once signed with a wrong secret ([`WRONG`]).
+/// The URL is checked by `policy` first (the one URL rule): a private or
+/// loopback receiver is asked only under [`UrlPolicy::AnyHttp`]
+/// (`--allow-private-urls`, or a console on a local emulator); nothing is
+/// sent otherwise.
 pub async fn ask(
     url: &str,
     event: &StoredEvent,
     signed: &[(&'static str, &SecretString)],
+    policy: UrlPolicy,
 ) -> Result<Vec<ProbeAnswer>, HistoryError> {
+    validate::url_under(url, policy).map_err(|rule| HistoryError::ReceiverUrl(rule.rule))?;
     let http = sender()?;
     let wrong = SecretString::new(generate_secret().unwrap_or_else(|_| "whsec_wrong".into()));
     let mut answers = Vec::with_capacity(signed.len() + 1);

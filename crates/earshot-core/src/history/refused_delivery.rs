@@ -221,12 +221,13 @@ pub async fn check(
     second: Option<&SecretString>,
     now_ms: i64,
     clock: fn(i64) -> String,
+    policy: crate::api::validate::UrlPolicy,
 ) -> Result<Checked, HistoryError> {
     let mut signed = vec![(GIVEN, given)];
     if let Some(second) = second {
         signed.push((SECOND, second));
     }
-    let answers = receiver_probe::ask(&record.url, event, &signed).await?;
+    let answers = receiver_probe::ask(&record.url, event, &signed, policy).await?;
     let verdict = held_secret::verdict(&answers, known, now_ms, clock);
     Ok(Checked {
         event_id: event.event_id.clone(),

@@ -112,12 +112,13 @@ pub async fn check(
     probe: &ProbeEvent,
     new: &SecretString,
     current: Option<&SecretString>,
+    policy: crate::api::validate::UrlPolicy,
 ) -> Result<CheckReport, HistoryError> {
     let mut signed: Vec<(&'static str, &SecretString)> = vec![("the new secret", new)];
     if let Some(current) = current {
         signed.push(("the current secret", current));
     }
-    let answers = receiver_probe::ask(url, &probe.event, &signed)
+    let answers = receiver_probe::ask(url, &probe.event, &signed, policy)
         .await?
         .into_iter()
         .map(expect)

@@ -201,6 +201,7 @@ async fn ask(
         second.as_ref(),
         now_ms,
         crate::tui::widgets::utc_clock,
+        input.client.url_policy(),
     )
     .await
     .map_err(|error| failure(error).message)

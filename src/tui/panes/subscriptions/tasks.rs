@@ -145,7 +145,8 @@ impl PaneEffect<SubsResult> for SubsEffect {
                 current,
             } => {
                 tracing::info!(%id, "check the receiver before a rotation");
-                let result = check_rotation(store, id.clone(), url, new, current).await;
+                let policy = client.url_policy();
+                let result = check_rotation(store, id.clone(), url, new, current, policy).await;
                 SubsResult::Checked { id, result }
             }
             SubsEffect::WatchRotation { id, rotated_ms } => {
@@ -216,6 +217,7 @@ async fn check_rotation(
     url: String,
     new: SecretString,
     current: Option<SecretString>,
+    client_policy: earshot_core::api::validate::UrlPolicy,
 ) -> Result<rotation::CheckReport, Failure> {
     let probe = with_store(path, move |store| {
         rotation::probe_event(store, &id, false).map_err(|error| error.to_string())
@@ -229,7 +231,7 @@ async fn check_rotation(
              --synthetic-probe`",
         )
     })?;
-    rotation::check(&url, &probe, &new, current.as_ref())
+    rotation::check(&url, &probe, &new, current.as_ref(), client_policy)
         .await
         .map_err(failure)
 }
