@@ -430,7 +430,7 @@ fn with_policy(client: &Client, allow_private_urls: bool) -> Client {
 }
 
 /// The URL rule `--allow-private-urls` chooses.
-fn url_policy(allow_private_urls: bool) -> UrlPolicy {
+pub(crate) fn url_policy(allow_private_urls: bool) -> UrlPolicy {
     if allow_private_urls {
         UrlPolicy::AnyHttp
     } else {

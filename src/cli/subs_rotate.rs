@@ -167,11 +167,7 @@ pub(crate) async fn run(
             },
             probe.event.event_id
         ));
-        let policy = if args.allow_private_urls {
-            earshot_core::api::validate::UrlPolicy::AnyHttp
-        } else {
-            earshot_core::api::validate::UrlPolicy::PublicHttps
-        };
+        let policy = super::subs::url_policy(args.allow_private_urls);
         let checked = check(&record.url, &probe, &new, current.as_ref(), policy).await?;
         for answer in &checked.answers {
             say(super::subs::probe_line(answer));

@@ -83,15 +83,9 @@ pub(crate) async fn run(args: VerifyArgs, global: &GlobalOptions) -> color_eyre:
         &record,
         &known,
         &event,
-        &given,
-        second.as_ref(),
-        now_ms,
-        crate::tui::widgets::utc_clock,
-        if args.allow_private_urls {
-            earshot_core::api::validate::UrlPolicy::AnyHttp
-        } else {
-            earshot_core::api::validate::UrlPolicy::PublicHttps
-        },
+        (&given, second.as_ref()),
+        (now_ms, crate::tui::widgets::utc_clock),
+        super::subs::url_policy(args.allow_private_urls),
     )
     .await?;
     if args.json {

@@ -212,15 +212,14 @@ impl Checked {
 }
 
 /// Asks `record`'s receiver about `event`: signed with `given`, then
-/// `second` when given, then a wrong secret.
+/// `second` when given, then a wrong secret; `(now_ms, clock)` say the
+/// times of the verdict.
 pub async fn check(
     record: &Subscription,
     known: &Known,
     event: &StoredEvent,
-    given: &SecretString,
-    second: Option<&SecretString>,
-    now_ms: i64,
-    clock: fn(i64) -> String,
+    (given, second): (&SecretString, Option<&SecretString>),
+    (now_ms, clock): (i64, fn(i64) -> String),
     policy: crate::api::validate::UrlPolicy,
 ) -> Result<Checked, HistoryError> {
     let mut signed = vec![(GIVEN, given)];

@@ -197,10 +197,8 @@ async fn ask(
         &record,
         &known,
         &event,
-        &given,
-        second.as_ref(),
-        now_ms,
-        crate::tui::widgets::utc_clock,
+        (&given, second.as_ref()),
+        (now_ms, crate::tui::widgets::utc_clock),
         input.client.url_policy(),
     )
     .await
