@@ -15,6 +15,10 @@ use crate::tui::load::Load;
 use crate::tui::theme::{Role, Theme};
 use earshot_core::duration_text;
 
+/// The period of a pane that stopped refreshing on purpose (nothing more
+/// is to come): its data is never stale, and its age is said exactly.
+pub(crate) const NOT_REFRESHED: Duration = Duration::MAX;
+
 /// How old data reads at `now`, and the role it is drawn in; `None` before
 /// anything was loaded or failed (the pane says "loading…" then).
 pub(crate) fn words<T>(load: &Load<T>, now: Instant, period: Duration) -> Option<(String, Role)> {
@@ -31,8 +35,17 @@ pub(crate) fn words<T>(load: &Load<T>, now: Instant, period: Duration) -> Option
     }
     let at = load.succeeded_at()?;
     let data = data.unwrap_or_default();
-    if now.saturating_duration_since(at) > period.saturating_mul(2) {
+    let age = now.saturating_duration_since(at);
+    if age > period.saturating_mul(2) {
         Some((format!("stale: as of {data}"), Role::Warn))
+    } else if age < period && period != NOT_REFRESHED {
+        // Within its refresh period the words hold still ("as of < 2 s
+        // ago"): a title that ticked every second cost a redraw a second
+        // over a thin link, and said nothing more.
+        Some((
+            format!("as of < {} ago", duration_text::of(period)),
+            Role::Muted,
+        ))
     } else {
         Some((format!("as of {data}"), Role::Muted))
     }
@@ -92,7 +105,10 @@ mod tests {
     fn fresh_data_says_its_age_and_turns_stale_past_twice_the_period() {
         let load = loaded(Duration::from_secs(4));
         let (text, role) = words(&load, Instant::now(), PERIOD).expect("loaded");
-        assert_eq!((text.as_str(), role), ("as of 4 s ago", Role::Muted));
+        assert_eq!((text.as_str(), role), ("as of < 5 s ago", Role::Muted));
+        let load = loaded(Duration::from_secs(7));
+        let (text, role) = words(&load, Instant::now(), PERIOD).expect("loaded");
+        assert_eq!((text.as_str(), role), ("as of 7 s ago", Role::Muted));
         let load = loaded(Duration::from_secs(11));
         let (text, role) = words(&load, Instant::now(), PERIOD).expect("loaded");
         assert_eq!((text.as_str(), role), ("stale: as of 11 s ago", Role::Warn));
@@ -117,12 +133,16 @@ mod tests {
     fn the_age_advances_with_the_clock() {
         let load = loaded(Duration::ZERO);
         let now = Instant::now();
-        let later = now + Duration::from_secs(3);
-        assert!(moved(&load, now, later, PERIOD));
-        assert!(!moved(&load, later, later, PERIOD));
+        let within = now + Duration::from_secs(3);
+        assert!(
+            !moved(&load, now, within, PERIOD),
+            "still within its period"
+        );
+        let later = now + Duration::from_secs(6);
+        assert!(moved(&load, within, later, PERIOD));
         assert_eq!(
             words(&load, later, PERIOD).map(|(text, _)| text),
-            Some("as of 3 s ago".to_owned())
+            Some("as of 6 s ago".to_owned())
         );
     }
 }

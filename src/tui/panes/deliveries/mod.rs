@@ -311,7 +311,7 @@ impl DeliveriesPane {
         if self.live() {
             REFRESH_EVERY
         } else {
-            Duration::MAX
+            crate::tui::widgets::age::NOT_REFRESHED
         }
     }
 

@@ -609,13 +609,21 @@ fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
         ));
         app.dirty
     };
-    assert!(tick(&mut app, 1_000), "'just now' becomes '1 s ago'");
-    assert!(!tick(&mut app, 1_500), "still '1 s ago'");
-    assert!(tick(&mut app, 2_000));
+    let words = |app: &App| app.subs.age_words().map(|(text, _)| text);
+    tick(&mut app, 1_000);
+    assert_eq!(words(&app).as_deref(), Some("as of < 30 s ago"));
+    tick(&mut app, 29_000);
+    assert_eq!(
+        words(&app).as_deref(),
+        Some("as of < 30 s ago"),
+        "within its period the words hold still"
+    );
+    assert!(tick(&mut app, 30_000), "'< 30 s ago' becomes '30 s ago'");
     assert_eq!(
         app.subs.age_words().map(|(text, _)| text),
-        Some("as of 2 s ago".to_owned())
+        Some("as of 30 s ago".to_owned())
     );
+    assert!(tick(&mut app, 31_000), "past its period it counts");
     tick(&mut app, 59_000);
     assert_eq!(
         app.subs.age_words().map(|(_, role)| role),
