@@ -332,6 +332,9 @@ impl App {
             self.toast = None;
             self.dirty = true;
         }
+        if self.status.flush_budget(now) {
+            self.dirty = true;
+        }
         let pane = self.pane;
         if !self.pane_ref(pane).wants_tick() {
             return Vec::new();
@@ -572,8 +575,10 @@ impl App {
         if let Some(text) = out.toast {
             self.set_toast(text);
         }
-        if let Some(budget) = out.budget {
-            self.status.budget = Some(budget);
+        if let Some(budget) = out.budget
+            && self.status.set_budget(budget, Instant::now())
+        {
+            self.dirty = true;
         }
         match (area, out.failure) {
             (Some(area), Some(failure)) => {

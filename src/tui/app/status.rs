@@ -2,7 +2,7 @@
 //! (pane) that calls the platform last saw it, the error slot, the request
 //! budget; and the [`Toast`], a short message that goes away by itself.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::super::action::Failure;
 use super::super::panes::PaneId;
@@ -23,11 +23,20 @@ pub(crate) enum Connection {
 /// area's latest call failed, `ok` once each has recovered. A platform
 /// error leaves the error slot when its area recovers; a local notice (a
 /// theme, an unknown command, the clipboard) leaves at the next key.
+/// How often the status bar's budget figure may change.
+pub(crate) const BUDGET_EVERY: Duration = Duration::from_secs(2);
+
 #[derive(Clone, Debug)]
 pub(crate) struct Status {
     pub(crate) connection: Connection,
     /// Requests used of the account budget; the Jobs pane fills it.
     pub(crate) budget: Option<String>,
+    /// A newer figure not shown yet, and when the shown one was set: the
+    /// watcher reports several times a second, the bar changes at most
+    /// every [`BUDGET_EVERY`] (a redraw per report cost ~100 bytes a
+    /// second over a thin link).
+    budget_next: Option<String>,
+    budget_at: Option<Instant>,
     /// What the error slot shows.
     pub(crate) last_error: Option<Failure>,
     /// Areas whose latest platform call failed, oldest failure first (at
@@ -42,9 +51,42 @@ impl Status {
         Status {
             connection: Connection::Unknown,
             budget: None,
+            budget_next: None,
+            budget_at: None,
             last_error: None,
             failing: Vec::new(),
             error_from: None,
+        }
+    }
+
+    /// The budget's newest figure, shown at once when the last one is at
+    /// least [`BUDGET_EVERY`] old, else at the next [`Status::flush_budget`].
+    /// Whether the bar changed.
+    pub(crate) fn set_budget(&mut self, text: String, now: Instant) -> bool {
+        if self.budget.as_deref() == Some(text.as_str()) {
+            self.budget_next = None;
+            return false;
+        }
+        self.budget_next = Some(text);
+        self.flush_budget(now)
+    }
+
+    /// Shows a held budget figure once its time has come; whether the bar
+    /// changed.
+    pub(crate) fn flush_budget(&mut self, now: Instant) -> bool {
+        let due = self
+            .budget_at
+            .is_none_or(|at| now.saturating_duration_since(at) >= BUDGET_EVERY);
+        match self.budget_next.take() {
+            Some(next) if due => {
+                self.budget = Some(next);
+                self.budget_at = Some(now);
+                true
+            }
+            held => {
+                self.budget_next = held;
+                false
+            }
         }
     }
 
@@ -104,4 +146,27 @@ impl Status {
 pub(crate) struct Toast {
     pub(crate) text: String,
     pub(crate) until: Instant,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reports several times a second: the bar shows the first at once,
+    /// then the newest at most every two seconds, the last one too.
+    #[test]
+    fn the_budget_changes_at_most_every_two_seconds_and_ends_on_the_newest() {
+        let mut status = Status::new();
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        assert!(status.set_budget("10/2000".into(), at(0)));
+        assert!(!status.set_budget("12/2000".into(), at(250)));
+        assert!(!status.set_budget("14/2000".into(), at(500)));
+        assert_eq!(status.budget.as_deref(), Some("10/2000"));
+        assert!(!status.flush_budget(at(1_900)));
+        assert!(status.flush_budget(at(2_000)));
+        assert_eq!(status.budget.as_deref(), Some("14/2000"), "the newest");
+        assert!(!status.flush_budget(at(4_000)), "nothing held");
+        assert!(!status.set_budget("14/2000".into(), at(4_100)), "unchanged");
+    }
 }
