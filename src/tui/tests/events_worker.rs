@@ -4,7 +4,7 @@
 //! no commit, and after new events or outcomes changed by a sweep reads
 //! again, its rows equal to a full re-query.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use super::support::{Observed, Receiver, SECRET, eventually, start};
@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 /// full read, `None` when the read was skipped.
 async fn read(
     client: &Client,
-    db: &PathBuf,
+    db: &Path,
     known: Option<StoreMark>,
 ) -> Option<(Vec<EventRow>, StoreMark)> {
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -39,7 +39,7 @@ async fn read(
     };
     let input = TaskInput {
         client: client.clone(),
-        store: Ok(db.clone()),
+        store: Ok(db.to_path_buf()),
     };
     effect
         .run(input, Report::new(tx.into(), Action::Events))
@@ -55,12 +55,12 @@ async fn read(
 }
 
 /// The list as a full query reads it now.
-fn full(db: &PathBuf) -> Vec<EventRow> {
+fn full(db: &Path) -> Vec<EventRow> {
     let store = Store::open(db).expect("the store");
     event_list::list(&store, &EventQuery::default(), 0, 100).expect("the list")
 }
 
-async fn filed(db: &PathBuf, session: &str, count: usize) {
+async fn filed(db: &Path, session: &str, count: usize) {
     eventually(Duration::from_secs(10), "the events filed", || async {
         let store = Store::open(db).ok()?;
         (events::for_session(&store, session).ok()?.len() == count).then_some(())
