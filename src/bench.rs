@@ -131,6 +131,7 @@ impl Console {
         self.app.update(Action::Events(EventsResult::Loaded {
             seq: load.seq,
             result: Ok(rows),
+            mark: None,
         }));
     }
 

@@ -26,6 +26,7 @@ pub mod forget;
 pub mod give_up;
 pub mod health;
 pub mod incidents;
+pub mod mark;
 pub mod outcomes;
 pub mod private;
 pub mod probe;

@@ -15,6 +15,7 @@
 //! from `tasks.rs`. Drawing is in `view.rs`.
 
 mod commands;
+mod freshness;
 pub(crate) mod table;
 pub(crate) mod tasks;
 pub(crate) mod view;
@@ -40,8 +41,10 @@ use earshot_core::history::event_list::{EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::redact::SecretString;
 use earshot_core::signature::HEADER_NAME;
+use earshot_core::store::mark::StoreMark;
 
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
+use freshness::Freshness;
 use tasks::{EventsEffect, ResendTarget};
 
 /// How often the list (and an open event) is read again while on screen.
@@ -58,7 +61,11 @@ pub(crate) enum EventsResult {
     Loaded {
         seq: u64,
         result: Result<Vec<EventRow>, Failure>,
+        /// The store's write mark taken before the read.
+        mark: Option<StoreMark>,
     },
+    /// The store saw no commit since the last full read: the list stands.
+    Unchanged { seq: u64 },
     /// One event in full (`None`: the store no longer holds it).
     Detail {
         seq: u64,
@@ -192,6 +199,7 @@ pub(crate) struct EventsPane {
     /// The latest read of the event open: an answer to another is late.
     detail_seq: u64,
     last_load: Option<Instant>,
+    freshness: Freshness,
     /// The last tick: the data's age is drawn from it.
     pub(crate) ticked: Instant,
     /// Milliseconds since the epoch, for `since:` (a fixed clock in tests).
@@ -224,6 +232,7 @@ impl EventsPane {
             resend: None,
             detail_seq: 0,
             last_load: None,
+            freshness: Freshness::default(),
             ticked: Instant::now(),
             clock: earshot_core::store::now_ms,
         }
@@ -266,8 +275,10 @@ impl EventsPane {
     // ---- update -------------------------------------------------------
 
     fn reload(&mut self, out: &mut Outcome) {
-        self.last_load = Some(Instant::now());
+        let now = Instant::now();
+        self.last_load = Some(now);
         out.effects.push(Effect::Events(EventsEffect::Load {
+            known: self.freshness.known(&self.query, now),
             seq: self.list.start(),
             query: self.query.clone(),
             since_ms: (self.clock)() - DEFAULT_SINCE_MS,
@@ -674,14 +685,19 @@ impl Pane for EventsPane {
     /// A background result for this pane.
     fn on_result(&mut self, result: EventsResult, out: &mut Outcome) {
         match result {
-            EventsResult::Loaded { seq, result } => {
+            EventsResult::Loaded { seq, result, mark } => {
                 let (table, following) = (&mut self.table, self.paused_at.is_none());
                 let taken = self.list.finish_with(seq, result, |shown, fresh| {
                     take_rows(table, following, shown, fresh);
                 });
                 if let Some(Ok(())) = taken {
+                    let read_at = self.last_load.unwrap_or_else(Instant::now);
+                    self.freshness.note(&self.query, mark, read_at);
                     self.count_new_above();
                 }
+            }
+            EventsResult::Unchanged { seq } => {
+                let _ = self.list.finish_with(seq, Ok::<_, Failure>(()), |_, ()| {});
             }
             EventsResult::Detail { seq, result } => {
                 if seq != self.detail_seq || self.detail_of.is_none() {

@@ -12,13 +12,17 @@ use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;
 use earshot_core::redact::SecretString;
+use earshot_core::store::mark::StoreMark;
 
 /// What the Events pane asks the worker for (all local: the store, and
 /// the receiver a re-send goes to).
 #[derive(Clone, Debug)]
 pub(crate) enum EventsEffect {
     /// Read the list from the store; supersedes any list read running.
+    /// With `known`, the store's write mark at the last full read: if it
+    /// still stands, nothing is read.
     Load {
+        known: Option<StoreMark>,
         seq: u64,
         query: EventQuery,
         since_ms: i64,
@@ -58,17 +62,25 @@ impl PaneEffect<EventsResult> for EventsEffect {
         let store = input.store;
         let result = match self {
             EventsEffect::Load {
+                known,
                 seq,
                 query,
                 since_ms,
                 limit,
             } => {
+                // Taken before the read: a commit during it changes the
+                // mark, so the next read is full.
+                let mark = store.as_ref().ok().map(|path| StoreMark::of(path));
+                if known.is_some() && known == mark {
+                    report.send(EventsResult::Unchanged { seq });
+                    return;
+                }
                 let result = with_store(store, move |store| {
                     event_list::list(store, &query, since_ms, limit)
                         .map_err(|error| error.to_string())
                 })
                 .await;
-                EventsResult::Loaded { seq, result }
+                EventsResult::Loaded { seq, result, mark }
             }
             EventsEffect::Detail { seq, event_id } => {
                 let result = with_store(store, move |store| {

@@ -71,6 +71,7 @@ fn arrive(app: &mut App, rows: Vec<EventRow>) {
     app.update(Action::Events(EventsResult::Loaded {
         seq,
         result: Ok(rows),
+        mark: None,
     }));
 }
 
@@ -172,6 +173,7 @@ fn a_stale_read_is_dropped() {
     app.update(Action::Events(EventsResult::Loaded {
         seq: 0,
         result: Ok(Vec::new()),
+        mark: None,
     }));
     assert_eq!(app.events.rows().len(), 2);
 }

@@ -1,0 +1,116 @@
+//! The Events pane's list read against the emulator over real HTTP: the
+//! observer files a session's events, and the pane's read (the worker's
+//! task, run as the worker runs it) skips the query while the store saw
+//! no commit, and after new events or outcomes changed by a sweep reads
+//! again, its rows equal to a full re-query.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::support::{Observed, Receiver, SECRET, eventually, start};
+use crate::tui::action::Action;
+use crate::tui::panes::events::EventsResult;
+use crate::tui::panes::events::tasks::EventsEffect;
+use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use earshot_core::api::Client;
+use earshot_core::api::types::agents::EventKind;
+use earshot_core::history::event_list::{self, EventRow};
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::history::sweep::sweep;
+use earshot_core::store::mark::StoreMark;
+use earshot_core::store::{AsyncStore, Store, events};
+use earshot_testkit::Reply;
+use tokio::sync::mpsc;
+
+/// What one list read of the pane answers: `Some` rows and the mark of a
+/// full read, `None` when the read was skipped.
+async fn read(
+    client: &Client,
+    db: &Path,
+    known: Option<StoreMark>,
+) -> Option<(Vec<EventRow>, StoreMark)> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let effect = EventsEffect::Load {
+        known,
+        seq: 1,
+        query: EventQuery::default(),
+        since_ms: 0,
+        limit: 100,
+    };
+    let input = TaskInput {
+        client: client.clone(),
+        store: Ok(db.to_path_buf()),
+    };
+    effect
+        .run(input, Report::new(tx.into(), Action::Events))
+        .await;
+    match rx.recv().await.expect("the read answers") {
+        Action::Events(EventsResult::Loaded { result, mark, .. }) => Some((
+            result.expect("the list reads"),
+            mark.expect("a store has a mark"),
+        )),
+        Action::Events(EventsResult::Unchanged { .. }) => None,
+        other => panic!("not a list answer: {other:?}"),
+    }
+}
+
+/// The list as a full query reads it now.
+fn full(db: &Path) -> Vec<EventRow> {
+    let store = Store::open(db).expect("the store");
+    event_list::list(&store, &EventQuery::default(), 0, 100).expect("the list")
+}
+
+async fn filed(db: &Path, session: &str, count: usize) {
+    eventually(Duration::from_secs(10), "the events filed", || async {
+        let store = Store::open(db).ok()?;
+        (events::for_session(&store, session).ok()?.len() == count).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_read_is_skipped_and_new_events_or_outcomes_are_read_again() {
+    let harness = start().await;
+    let observed = Observed::start(&harness, &EventKind::ALL, SECRET).await;
+    let db = observed.db.clone();
+    let receiver = Receiver::start(|_, _| Reply::status(500, "down")).await;
+    harness
+        .subscribe_secret(&receiver.url(), &EventKind::ALL, SECRET)
+        .await;
+    let client = harness.client.clone();
+
+    let first = harness.start_session(None).await;
+    harness.complete_session(&first).await;
+    filed(&db, &first, 2).await;
+    let (rows, mark) = read(&client, &db, None)
+        .await
+        .expect("a first read is full");
+    assert_eq!(rows, full(&db));
+    assert_eq!(rows.len(), 2);
+    assert!(
+        read(&client, &db, Some(mark.clone())).await.is_none(),
+        "no commit since: the read is skipped"
+    );
+
+    // The sweep files the customer's failed attempts: outcomes change.
+    let before_sweep = full(&db);
+    let store = AsyncStore::open(db.clone()).await.expect("the store");
+    sweep(&client, &store, 50).await.expect("a sweep");
+    drop(store);
+    let (rows, mark) = read(&client, &db, Some(mark))
+        .await
+        .expect("after a sweep the read is full");
+    assert_eq!(rows, full(&db));
+    assert_ne!(rows, before_sweep, "the sweep changed the outcomes shown");
+
+    let second = harness.start_session(None).await;
+    harness.complete_session(&second).await;
+    filed(&db, &second, 2).await;
+    let (rows, _) = read(&client, &db, Some(mark))
+        .await
+        .expect("after new events the read is full");
+    assert_eq!(rows, full(&db));
+    assert_eq!(rows.len(), 4);
+
+    observed.stop().await;
+}
