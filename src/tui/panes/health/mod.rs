@@ -71,6 +71,9 @@ pub(crate) enum HealthResult {
         seq: u64,
         result: Result<earshot_core::store::timeline::Timeline, Failure>,
     },
+    /// When the platform gave up retrying on this account, in words,
+    /// read after the board `seq`.
+    GiveUp { seq: u64, text: String },
     /// One subscription's failing sessions, read with the board `seq`.
     Sessions {
         seq: u64,
@@ -206,6 +209,9 @@ pub(crate) struct HealthPane {
     /// The board's events per time bucket: the selected subscription's
     /// trend line.
     pub(crate) trend: Option<earshot_core::store::timeline::Timeline>,
+    /// When the platform gave up on this account (`store::give_up`), said
+    /// beside the retries due; empty until read.
+    pub(crate) give_up: String,
     /// Milliseconds since the epoch, for "since" (a fixed clock in tests).
     clock: fn() -> i64,
 }
@@ -236,6 +242,7 @@ impl HealthPane {
             last_sweep_at: None,
             swept_at: None,
             trend: None,
+            give_up: String::new(),
             clock: earshot_core::store::now_ms,
         }
     }
@@ -559,6 +566,11 @@ impl Pane for HealthPane {
                 if self.board.is_current(seq) {
                     // A trend that cannot be read leaves none, not an old one.
                     self.trend = result.ok();
+                }
+            }
+            HealthResult::GiveUp { seq, text } => {
+                if self.board.is_current(seq) {
+                    self.give_up = text;
                 }
             }
             HealthResult::Sessions {

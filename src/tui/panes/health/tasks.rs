@@ -59,13 +59,16 @@ impl PaneEffect<HealthResult> for HealthEffect {
                 })
                 .await;
                 report.send(HealthResult::Loaded { seq, result });
-                // Then the board's trend, from the same counts.
-                let result = with_store(store, move |store| {
+                // Then the board's trend, from the same counts, and when
+                // the platform gave up on this account (the retries' end).
+                let result = with_store(store.clone(), move |store| {
                     timeline::timeline(store, since_ms, store::now_ms(), TREND_COLUMNS)
                         .map_err(|error| error.to_string())
                 })
                 .await;
-                HealthResult::Trend { seq, result }
+                report.send(HealthResult::Trend { seq, result });
+                let give_up = crate::tui::history_tasks::give_up_text(store).await;
+                HealthResult::GiveUp { seq, text: give_up }
             }
             HealthEffect::LoadFailingSessions {
                 seq,

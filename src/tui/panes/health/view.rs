@@ -204,21 +204,7 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         |row, selected, failure_w| board_row(row, selected, url_cells, failure_w, theme),
     );
     if let Some(row) = pane.selected() {
-        let silent_since_ms = pane.coverage.as_ref().and_then(|c| c.silent_since_ms);
-        let trend = pane
-            .trend
-            .as_ref()
-            .map(|timeline| trend_lines(timeline, row, theme))
-            .unwrap_or_default();
-        draw_failures(
-            frame,
-            below,
-            row,
-            silent_since_ms,
-            trend,
-            (pane.clock)(),
-            theme,
-        );
+        draw_failures(frame, below, pane, row, theme);
     }
 }
 
@@ -349,19 +335,25 @@ fn trend_lines(timeline: &Timeline, row: &SubscriptionHealth, theme: &Theme) -> 
     lines
 }
 
-/// The selected subscription's failure groups and retries.
+/// The selected subscription's trend, failure groups and retries.
 fn draw_failures(
     frame: &mut Frame<'_>,
     area: Rect,
+    pane: &HealthPane,
     row: &SubscriptionHealth,
-    silent_since_ms: Option<i64>,
-    trend: Vec<Line<'static>>,
-    now_ms: i64,
     theme: &Theme,
 ) {
     if area.height == 0 {
         return;
     }
+    let silent_since_ms = pane.coverage.as_ref().and_then(|c| c.silent_since_ms);
+    let trend = pane
+        .trend
+        .as_ref()
+        .map(|timeline| trend_lines(timeline, row, theme))
+        .unwrap_or_default();
+    let give_up = pane.give_up.as_str();
+    let now_ms = (pane.clock)();
     let muted = theme.style(Role::Muted);
     let mut lines = vec![
         Line::default(),
@@ -373,9 +365,13 @@ fn draw_failures(
             Span::styled(row.url.clone(), theme.style(Role::Fg)),
             Span::styled(
                 match (&row.next_retry_at, row.retries_due) {
-                    (Some(next), count) => {
+                    (Some(next), count) if give_up.is_empty() => {
                         format!("  · {count} retries due, next {}", retry_due(next, now_ms))
                     }
+                    (Some(next), count) => format!(
+                        "  · {count} retries due, next {} · {give_up}",
+                        retry_due(next, now_ms)
+                    ),
                     _ => String::new(),
                 },
                 theme.style(Role::Warn),

@@ -324,3 +324,20 @@ fn health_trend_shows_when_failures_started_and_stopped() {
     let (mark_x, _) = find(&terminal, "^ failing since 08:00:00");
     assert_eq!(mark_x, x, "the mark under the bucket it began in");
 }
+
+/// The retries due say when the platform gave up on this account before
+/// (read from the store with the board): the spec does not say.
+#[test]
+fn the_retries_due_say_when_this_accounts_platform_gives_up() {
+    let mut app = board();
+    app.health.give_up =
+        "on this account the platform gave up after 8 attempts (seen 14 times)".into();
+    let text = screen_text(&render(&app, (200, 40)));
+    assert!(
+        text.contains(
+            "· 2 retries due, next in 1 min · on this account the platform gave up after 8 \
+             attempts (seen 14 times)"
+        ),
+        "{text}"
+    );
+}
