@@ -5,12 +5,11 @@
 //! without colour too. A pane whose refreshes stall (the platform slow to
 //! answer) says its data is stale, in amber, before anything failed.
 
-use std::path::Path;
 use std::time::Duration;
 
 use earshot_core::api::types::agents::EventKind;
 
-use crate::common::tmux::{Tmux, shell_quote};
+use crate::common::tmux::Tmux;
 
 /// The first frame waits for the console to start.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -18,6 +17,24 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The pane's title line (just under the tab bar).
 fn title(screen: &str) -> &str {
     screen.lines().nth(1).unwrap_or_default()
+}
+
+/// The real console in tmux on a config of two profiles, `platform`'s
+/// first, once its first frame is up; the directory holding the config.
+fn console_on(
+    platform: &crate::common::Harness,
+    other: &crate::common::Harness,
+) -> (Tmux, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let key = crate::common::API_KEY;
+    let config =
+        crate::common::two_profile_config(dir.path(), (&platform.base, key), (&other.base, key));
+    let mut tmux = Tmux::new();
+    tmux.start_console(&config);
+    tmux.wait_for("the console", START_TIMEOUT, |screen| {
+        screen.contains("Health").then_some(())
+    });
+    (tmux, dir)
 }
 
 #[test]
@@ -28,21 +45,7 @@ fn a_failed_refresh_says_so_in_the_title_and_keeps_the_rows() {
     let (_receiver, subscription) =
         runtime.block_on(platform.healthy_subscriber(&[EventKind::CallEnded]));
     let short = subscription.id[..8].to_owned();
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let key = crate::common::API_KEY;
-    let config =
-        crate::common::two_profile_config(dir.path(), (&platform.base, key), (&other.base, key));
-
-    let mut tmux = Tmux::new();
-    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
-    let inner = format!(
-        "{binary} --config {}; echo \"EXIT:$?\"; sleep 60",
-        shell_quote(&config)
-    );
-    tmux.start(&format!("sh -c '{}'", inner.replace('\'', r"'\''")));
-    tmux.wait_for("the console", START_TIMEOUT, |screen| {
-        screen.contains("Health").then_some(())
-    });
+    let (tmux, _dir) = console_on(&platform, &other);
     tmux.press("2", "the subscription listed, with the list's age", |s| {
         title(s).trim_start().starts_with("Subscriptions")
             && title(s).contains("as of")
@@ -87,21 +90,7 @@ fn a_stalled_refresh_turns_the_age_amber_then_a_failed_one_says_so() {
         "a first attempt",
         |records| !records.is_empty(),
     ));
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let key = crate::common::API_KEY;
-    let config =
-        crate::common::two_profile_config(dir.path(), (&platform.base, key), (&other.base, key));
-
-    let mut tmux = Tmux::new();
-    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
-    let inner = format!(
-        "{binary} --config {}; echo \"EXIT:$?\"; sleep 60",
-        shell_quote(&config)
-    );
-    tmux.start(&format!("sh -c '{}'", inner.replace('\'', r"'\''")));
-    tmux.wait_for("the console", START_TIMEOUT, |screen| {
-        screen.contains("Health").then_some(())
-    });
+    let (tmux, _dir) = console_on(&platform, &other);
     tmux.press("3", "the Deliveries pane", |s| {
         title(s).trim_start().starts_with("Deliveries")
     });

@@ -367,12 +367,7 @@ fn ctx_switches_the_console_between_two_configured_platforms() {
         crate::common::two_profile_config(dir.path(), (&one.base, key), (&other.base, key));
 
     let mut tmux = Tmux::new();
-    let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
-    let inner = format!(
-        "{binary} --config {}; echo \"EXIT:$?\"; sleep 60",
-        shell_quote(&config)
-    );
-    tmux.start(&format!("sh -c '{}'", inner.replace('\'', r"'\''")));
+    tmux.start_console(&config);
     tmux.wait_for("the console on profile one", START_TIMEOUT, |screen| {
         status_bar(screen).contains("profile one").then_some(())
     });

@@ -64,6 +64,18 @@ impl Tmux {
         self.start_sized(shell_command, (WIDTH, HEIGHT));
     }
 
+    /// Starts the console on the config file `config` in a detached
+    /// 120×40 session; once it exits, its status (`EXIT:n`) stays on
+    /// screen a minute for the test to read.
+    pub fn start_console(&mut self, config: &Path) {
+        let binary = shell_quote(Path::new(env!("CARGO_BIN_EXE_earshot")));
+        let inner = format!(
+            "{binary} --config {}; echo \"EXIT:$?\"; sleep 60",
+            shell_quote(config)
+        );
+        self.start(&format!("sh -c '{}'", inner.replace('\'', r"'\''")));
+    }
+
     /// Starts `shell_command` in a detached session of `(width, height)`.
     pub fn start_sized(&mut self, shell_command: &str, (width, height): (u16, u16)) {
         let (width, height) = (width.to_string(), height.to_string());
