@@ -14,31 +14,9 @@ use serde::Serialize;
 
 use super::coverage::{Coverage, coverage};
 use crate::api::delivery_verdict::{Problem, diagnosis};
+pub use crate::store::outcomes::EventTotals;
 use crate::store::outcomes::{self, EventCount, EventState};
 use crate::store::{Store, StoreError, deliveries, health};
-
-/// Events of one subscription by state.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct EventTotals {
-    pub delivered: i64,
-    pub missed: i64,
-    pub recovered: i64,
-    pub pending: i64,
-    pub unknown: i64,
-}
-
-impl EventTotals {
-    fn add(&mut self, state: EventState, count: i64) {
-        let slot = match state {
-            EventState::Delivered => &mut self.delivered,
-            EventState::Missed => &mut self.missed,
-            EventState::Recovered => &mut self.recovered,
-            EventState::Pending => &mut self.pending,
-            EventState::Unknown => &mut self.unknown,
-        };
-        *slot += count;
-    }
-}
 
 /// One subscription's board row.
 #[derive(Clone, Debug, PartialEq, Serialize)]

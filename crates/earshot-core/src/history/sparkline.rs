@@ -7,7 +7,8 @@
 //! terminal, a chat message or a ticket (`--ascii` where Unicode is not
 //! safe).
 
-use crate::store::timeline::{Bucket, Timeline};
+use crate::store::outcomes::EventTotals;
+use crate::store::timeline::Timeline;
 
 /// Which characters a sparkline is drawn with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,8 +87,13 @@ impl Glyphs {
 }
 
 /// The marks of `buckets`, bars scaled to the busiest bucket of the row.
-pub fn marks(buckets: &[Bucket], levels: usize) -> Vec<Mark> {
-    let busiest = buckets.iter().map(Bucket::total).max().unwrap_or(0).max(1);
+pub fn marks(buckets: &[EventTotals], levels: usize) -> Vec<Mark> {
+    let busiest = buckets
+        .iter()
+        .map(EventTotals::total)
+        .max()
+        .unwrap_or(0)
+        .max(1);
     buckets
         .iter()
         .map(|bucket| {
@@ -112,7 +118,7 @@ pub fn marks(buckets: &[Bucket], levels: usize) -> Vec<Mark> {
 }
 
 /// `buckets` as one line of `glyphs`.
-pub fn line(buckets: &[Bucket], glyphs: Glyphs) -> String {
+pub fn line(buckets: &[EventTotals], glyphs: Glyphs) -> String {
     marks(buckets, glyphs.bars().len())
         .into_iter()
         .map(|mark| glyphs.of(mark))
@@ -130,10 +136,10 @@ pub fn mark_under(timeline: &Timeline, at_ms: i64, label: &str) -> Option<String
 mod tests {
     use super::*;
 
-    fn delivered(n: i64) -> Bucket {
-        Bucket {
+    fn delivered(n: i64) -> EventTotals {
+        EventTotals {
             delivered: n,
-            ..Bucket::default()
+            ..EventTotals::default()
         }
     }
 
@@ -141,21 +147,21 @@ mod tests {
     #[test]
     fn a_row_reads_fine_failing_recovered() {
         let mut buckets = vec![delivered(4); 5];
-        buckets.push(Bucket {
+        buckets.push(EventTotals {
             delivered: 1,
             missed: 3,
-            ..Bucket::default()
+            ..EventTotals::default()
         });
-        buckets.push(Bucket {
+        buckets.push(EventTotals {
             recovered: 2,
-            ..Bucket::default()
+            ..EventTotals::default()
         });
-        buckets.push(Bucket {
+        buckets.push(EventTotals {
             pending: 1,
             delivered: 2,
-            ..Bucket::default()
+            ..EventTotals::default()
         });
-        buckets.push(Bucket::default());
+        buckets.push(EventTotals::default());
         buckets.push(delivered(1));
         buckets.push(delivered(8));
         assert_eq!(line(&buckets, Glyphs::Unicode), "▄▄▄▄▄✗↺~·▁█");

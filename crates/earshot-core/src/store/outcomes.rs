@@ -66,6 +66,34 @@ impl EventState {
     }
 }
 
+/// Events of one subscription (the board's row, a timeline's bucket) by
+/// the state they are in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EventTotals {
+    pub delivered: i64,
+    pub missed: i64,
+    pub recovered: i64,
+    pub pending: i64,
+    pub unknown: i64,
+}
+
+impl EventTotals {
+    pub fn total(&self) -> i64 {
+        self.delivered + self.missed + self.recovered + self.pending + self.unknown
+    }
+
+    pub(crate) fn add(&mut self, state: EventState, count: i64) {
+        let slot = match state {
+            EventState::Delivered => &mut self.delivered,
+            EventState::Missed => &mut self.missed,
+            EventState::Recovered => &mut self.recovered,
+            EventState::Pending => &mut self.pending,
+            EventState::Unknown => &mut self.unknown,
+        };
+        *slot = slot.saturating_add(count);
+    }
+}
+
 /// The coarse class a failure is grouped under: empty when the status code
 /// says it all, else the start of the error (`timeout`, `connection error`,
 /// the first 8 characters of another), `unknown` when there is neither.

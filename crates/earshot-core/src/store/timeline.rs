@@ -11,7 +11,7 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::Store;
-use super::outcomes::EventState;
+use super::outcomes::{EventState, EventTotals};
 
 const MINUTE_MS: i64 = 60_000;
 const HOUR_MS: i64 = 60 * MINUTE_MS;
@@ -19,33 +19,6 @@ const HOUR_MS: i64 = 60 * MINUTE_MS;
 /// The bucket sizes a timeline picks from, in minutes: the smallest that
 /// fits the window in the columns given.
 const LADDER_MINUTES: [i64; 13] = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 10080];
-
-/// The events of one bucket, by the state they are in now.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Bucket {
-    pub delivered: i64,
-    pub missed: i64,
-    pub recovered: i64,
-    pub pending: i64,
-    pub unknown: i64,
-}
-
-impl Bucket {
-    pub fn total(&self) -> i64 {
-        self.delivered + self.missed + self.recovered + self.pending + self.unknown
-    }
-
-    fn add(&mut self, state: EventState, count: i64) {
-        let slot = match state {
-            EventState::Delivered => &mut self.delivered,
-            EventState::Missed => &mut self.missed,
-            EventState::Recovered => &mut self.recovered,
-            EventState::Pending => &mut self.pending,
-            EventState::Unknown => &mut self.unknown,
-        };
-        *slot = slot.saturating_add(count);
-    }
-}
 
 /// Every subscription's buckets over one window.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -56,7 +29,7 @@ pub struct Timeline {
     /// How many buckets each row has.
     pub columns: usize,
     /// Per subscription id, `columns` buckets, oldest first.
-    pub subscriptions: BTreeMap<String, Vec<Bucket>>,
+    pub subscriptions: BTreeMap<String, Vec<EventTotals>>,
 }
 
 impl Timeline {
@@ -124,14 +97,14 @@ pub fn timeline(
         },
     )?;
     let counted: Vec<(String, EventState, i64, i64)> = super::readable(rows)?;
-    let mut subscriptions: BTreeMap<String, Vec<Bucket>> = BTreeMap::new();
+    let mut subscriptions: BTreeMap<String, Vec<EventTotals>> = BTreeMap::new();
     for (subscription, state, column, count) in counted {
         let Some(column) = usize::try_from(column).ok().filter(|c| *c < columns) else {
             continue;
         };
         subscriptions
             .entry(subscription)
-            .or_insert_with(|| vec![Bucket::default(); columns])[column]
+            .or_insert_with(|| vec![EventTotals::default(); columns])[column]
             .add(state, count);
     }
     Ok(Timeline {

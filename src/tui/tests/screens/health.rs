@@ -285,20 +285,20 @@ fn a_stalled_sweep_says_its_age_in_the_title() {
 /// symbols telling them apart without colour.
 #[test]
 fn health_trend_shows_when_failures_started_and_stopped() {
-    use earshot_core::store::timeline::{Bucket, Timeline};
+    use earshot_core::store::timeline::Timeline;
     let mut app = board();
     let five_min = 300_000;
     // 24 buckets of 5 minutes ending with the one that holds 09:30.
     let end = 1_741_944_600_000 - 1_741_944_600_000 % five_min + five_min;
-    let delivered = |n| Bucket {
+    let delivered = |n| EventTotals {
         delivered: n,
-        ..Bucket::default()
+        ..EventTotals::default()
     };
     let mut buckets = vec![delivered(4); 5];
     buckets.extend(vec![
-        Bucket {
+        EventTotals {
             missed: 3,
-            ..Bucket::default()
+            ..EventTotals::default()
         };
         4
     ]);
