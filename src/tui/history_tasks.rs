@@ -104,11 +104,19 @@ pub(crate) async fn session_view(
 /// history shows it, in words (`store::give_up`); "unknown" with why when
 /// the store cannot be read.
 pub(crate) async fn give_up_text(path: StorePath) -> String {
-    with_store(path, |store| {
-        earshot_core::store::give_up::observed(store).map_err(|error| error.to_string())
-    })
-    .await
-    .map_or_else(
+    give_up_words(
+        with_store(path, |store| {
+            earshot_core::store::give_up::observed(store).map_err(|error| error.to_string())
+        })
+        .await,
+    )
+}
+
+/// [`give_up_text`]'s words for what the store's history showed.
+pub(crate) fn give_up_words(
+    observed: Result<Option<earshot_core::store::give_up::GiveUp>, Failure>,
+) -> String {
+    observed.map_or_else(
         |failure| format!("when the platform gives up: unknown ({})", failure.message),
         earshot_core::store::give_up::GiveUp::describe,
     )

@@ -7,11 +7,12 @@
 //! `esc` and at an account switch.
 
 use super::HealthResult;
-use crate::tui::history_tasks::{CONSOLE_SWEEP_BUDGET, failure, open, with_store};
+use crate::tui::action::Failure;
+use crate::tui::history_tasks::{CONSOLE_SWEEP_BUDGET, failure, give_up_words, open, with_store};
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::{recover, report, sweep};
-use earshot_core::store::{self, deliveries, timeline};
+use earshot_core::store::{self, deliveries, give_up, timeline};
 
 /// Buckets in the selected subscription's trend line.
 pub(crate) const TREND_COLUMNS: usize = 48;
@@ -53,22 +54,33 @@ impl PaneEffect<HealthResult> for HealthEffect {
         let TaskInput { client, store } = input;
         let result = match self {
             HealthEffect::Load { seq, since_ms } => {
-                let result = with_store(store.clone(), move |store| {
-                    report::board(store, since_ms, store::now_ms())
-                        .map_err(|error| error.to_string())
+                // One open of the store for the board, its trend from the
+                // same counts, and when the platform gave up on this
+                // account (the retries' end); each read fails alone.
+                let read = with_store(store, move |store| {
+                    let now_ms = store::now_ms();
+                    Ok((
+                        report::board(store, since_ms, now_ms).map_err(|error| error.to_string()),
+                        timeline::timeline(store, since_ms, now_ms, TREND_COLUMNS)
+                            .map_err(|error| error.to_string()),
+                        give_up::observed(store).map_err(|error| error.to_string()),
+                    ))
                 })
                 .await;
-                report.send(HealthResult::Loaded { seq, result });
-                // Then the board's trend, from the same counts, and when
-                // the platform gave up on this account (the retries' end).
-                let result = with_store(store.clone(), move |store| {
-                    timeline::timeline(store, since_ms, store::now_ms(), TREND_COLUMNS)
-                        .map_err(|error| error.to_string())
-                })
-                .await;
-                report.send(HealthResult::Trend { seq, result });
-                let give_up = crate::tui::history_tasks::give_up_text(store).await;
-                HealthResult::GiveUp { seq, text: give_up }
+                let (board, trend, give_up) = match read {
+                    Ok((board, trend, give_up)) => (
+                        board.map_err(Failure::new),
+                        trend.map_err(Failure::new),
+                        give_up.map_err(Failure::new),
+                    ),
+                    Err(failure) => (Err(failure.clone()), Err(failure.clone()), Err(failure)),
+                };
+                report.send(HealthResult::Loaded { seq, result: board });
+                report.send(HealthResult::Trend { seq, result: trend });
+                HealthResult::GiveUp {
+                    seq,
+                    text: give_up_words(give_up),
+                }
             }
             HealthEffect::LoadFailingSessions {
                 seq,
