@@ -15,6 +15,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use crate::store::private::side_file;
+
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -425,13 +427,6 @@ impl Watch for Metrics {
 struct StoreFiles {
     db: PathBuf,
     health: Arc<StoreHealth>,
-}
-
-/// `path` with `suffix` appended to its file name.
-fn side_file(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 impl Collector for StoreFiles {

@@ -75,11 +75,7 @@ impl SideFiles {
     fn before_open(path: &Path) -> SideFiles {
         let missing = ["-wal", "-shm"]
             .into_iter()
-            .map(|suffix| {
-                let mut side = path.as_os_str().to_owned();
-                side.push(suffix);
-                std::path::PathBuf::from(side)
-            })
+            .map(|suffix| super::private::side_file(path, suffix))
             .filter(|side| !side.exists())
             .collect();
         SideFiles {

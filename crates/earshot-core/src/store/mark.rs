@@ -10,8 +10,10 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::SystemTime;
+
+use super::private::side_file;
 
 /// The bytes of the `-shm` header a commit changes (the WAL index header:
 /// its change counter, last frame, page count, checksums, salts).
@@ -35,17 +37,10 @@ impl StoreMark {
     pub fn of(path: &Path) -> StoreMark {
         StoreMark {
             main: stamp(path),
-            wal: stamp(&beside(path, "-wal")),
-            shm_header: shm_header(&beside(path, "-shm")),
+            wal: stamp(&side_file(path, "-wal")),
+            shm_header: shm_header(&side_file(path, "-shm")),
         }
     }
-}
-
-/// `path` with `suffix` appended to its file name (`events.db-wal`).
-fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 fn stamp(path: &Path) -> FileStamp {

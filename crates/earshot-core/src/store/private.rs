@@ -97,14 +97,18 @@ pub(super) fn create_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
+/// The SQLite side file of the store at `path`: `suffix` appended to its
+/// file name (`earshot.db-wal`).
+pub fn side_file(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
 /// Narrows the store file at `path` and its side files that exist to
 /// 0600 (group and other permissions removed): what changed, or failed.
 pub(super) fn tighten_files(path: &Path) -> Vec<Tightened> {
-    let side = SIDE_SUFFIXES.iter().map(|suffix| {
-        let mut name = path.as_os_str().to_owned();
-        name.push(suffix);
-        PathBuf::from(name)
-    });
+    let side = SIDE_SUFFIXES.iter().map(|suffix| side_file(path, suffix));
     std::iter::once(path.to_owned())
         .chain(side)
         .filter_map(|file| tighten(&file, FILE_MODE))
