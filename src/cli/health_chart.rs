@@ -69,12 +69,7 @@ impl ChartArgs {
                 earshot_core::api::short_id(&row.id),
                 sparkline::line(buckets, glyphs)
             ));
-            let failing_since = row
-                .failing_since
-                .as_deref()
-                .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
-                .map(|at| at.timestamp_millis());
-            let mark = failing_since.and_then(|at| {
+            let mark = row.failing_since_ms().and_then(|at| {
                 let said = format!("failing since {}", utc_minute(at));
                 // Since before the chart's first column: said under it.
                 sparkline::mark_under(timeline, at, &said).or_else(|| {

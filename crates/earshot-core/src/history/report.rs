@@ -80,6 +80,14 @@ impl From<crate::store::changes::Change> for LatestChange {
 }
 
 impl SubscriptionHealth {
+    /// When the current run of failures started, in Unix milliseconds.
+    pub fn failing_since_ms(&self) -> Option<i64> {
+        let at = self.failing_since.as_deref()?;
+        chrono::DateTime::parse_from_rfc3339(at)
+            .ok()
+            .map(|at| at.timestamp_millis())
+    }
+
     /// A subscription's row with nothing counted yet.
     pub fn new(id: String, url: String, enabled: bool) -> SubscriptionHealth {
         SubscriptionHealth {

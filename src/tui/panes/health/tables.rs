@@ -25,17 +25,9 @@ pub(crate) fn board_status(row: &SubscriptionHealth) -> &'static str {
     }
 }
 
-/// When the current run of failures started, in Unix milliseconds.
-pub(crate) fn failing_since_ms(row: &SubscriptionHealth) -> Option<i64> {
-    let at = row.failing_since.as_deref()?;
-    chrono::DateTime::parse_from_rfc3339(at)
-        .ok()
-        .map(|at| at.timestamp_millis())
-}
-
 /// The FAILING cell: since when it fails (UTC clock), `—` when it does not.
 pub(crate) fn failing_clock(row: &SubscriptionHealth) -> String {
-    failing_since_ms(row).map_or("—".to_owned(), utc_clock)
+    row.failing_since_ms().map_or("—".to_owned(), utc_clock)
 }
 
 /// The WHY cell: the largest failure group.
@@ -85,7 +77,7 @@ pub(crate) static BOARD: Schema<SubscriptionHealth> = Schema {
         Column {
             header: "FAILING",
             text: Some(|row| Cow::Owned(failing_clock(row))),
-            sort: |row| SortKey::number(failing_since_ms(row)),
+            sort: |row| SortKey::number(row.failing_since_ms()),
         },
         Column {
             header: "WHY (LARGEST GROUP)",
@@ -111,7 +103,7 @@ pub(crate) static BOARD: Schema<SubscriptionHealth> = Schema {
         },
         Field {
             name: FieldName::new("since"),
-            kind: FieldKind::Since(failing_since_ms),
+            kind: FieldKind::Since(SubscriptionHealth::failing_since_ms),
         },
     ],
     key: |row| Cow::Borrowed(&row.id),

@@ -11,7 +11,7 @@ use ratatui::layout::{Constraint, Layout, Margin, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
-use super::tables::{failing_clock, failing_since_ms, largest_group, session_types};
+use super::tables::{failing_clock, largest_group, session_types};
 use super::{Field, HealthPane, Mode, RecoverForm};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
@@ -263,11 +263,7 @@ fn board_row(
 /// The newest change earshot made to the subscription, in the error
 /// colour when its failures started after it.
 fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -> Line<'static> {
-    let failing_after = row
-        .failing_since
-        .as_deref()
-        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
-        .is_some_and(|at| at.timestamp_millis() >= change.at_ms);
+    let failing_after = row.failing_since_ms().is_some_and(|at| at >= change.at_ms);
     let mut text = format!(
         "   last change: {} {} by {}",
         change.action,
@@ -323,7 +319,7 @@ fn trend_lines(timeline: &Timeline, row: &SubscriptionHealth, theme: &Theme) -> 
     }
     let mut lines = vec![Line::from(spans)];
     // Under the bucket the current failures began in, when it is shown.
-    let mark = failing_since_ms(row).and_then(|at| {
+    let mark = row.failing_since_ms().and_then(|at| {
         sparkline::mark_under(timeline, at, &format!("failing since {}", utc_clock(at)))
     });
     if let Some(mark) = mark {
