@@ -44,7 +44,7 @@ CREATE TABLE event_words_fill (
     next_rowid  INTEGER NOT NULL,
     last_rowid  INTEGER NOT NULL
 );
-INSERT INTO event_words_fill SELECT 1, coalesce(max(rowid), 0) FROM events;
+INSERT INTO event_words_fill SELECT 1, m FROM (SELECT max(rowid) AS m FROM events) WHERE m IS NOT NULL;
 "
     .to_owned()
 }
@@ -57,6 +57,11 @@ pub fn is_complete(conn: &Connection) -> rusqlite::Result<bool> {
         .query_row([], |row| Ok((row.get(0)?, row.get(1)?)))
         .optional()?;
     Ok(left.is_none_or(|(next, last)| next > last))
+}
+
+/// [`is_complete`] for an open store.
+pub fn index_complete(store: &Store) -> Result<bool, StoreError> {
+    Ok(is_complete(&store.conn)?)
 }
 
 /// How far filling the index of a migrated store has come.

@@ -14,6 +14,10 @@ use crate::api::types::agents::Subscription;
 
 const T0: i64 = 1_800_000_000_000;
 
+/// Takes a store back to before version 7 (for the migration tests).
+pub(super) const UNDO_VERSION_7: &str = "DROP TRIGGER events_worded; DROP TRIGGER events_reworded;
+    DROP TRIGGER events_unworded; DROP TABLE event_words; DROP TABLE event_words_fill;";
+
 /// Ids, sessions and types with what `instr` and FTS5 might read
 /// differently: case, accents, letters whose lower case differs in
 /// SQLite and Rust, quotes, `%` and `_`, FTS5 syntax, emoji, CJK.
@@ -357,11 +361,7 @@ fn a_migrated_store_scans_until_its_index_is_filled_in_batches() {
     // Back to version 6: no index, as a store written before it.
     store
         .conn
-        .execute_batch(
-            "DROP TRIGGER events_worded; DROP TRIGGER events_reworded;
-             DROP TRIGGER events_unworded; DROP TABLE event_words;
-             DROP TABLE event_words_fill; PRAGMA user_version = 6;",
-        )
+        .execute_batch(&format!("{UNDO_VERSION_7} PRAGMA user_version = 6;"))
         .unwrap();
     let path = store.path().to_owned();
     drop(store);

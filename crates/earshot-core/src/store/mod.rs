@@ -38,6 +38,7 @@ mod schema;
 pub mod sessions;
 pub mod timeline;
 pub mod totals;
+pub mod word_filler;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
