@@ -329,6 +329,21 @@ fn attempts(event: &Planned, now_ms: i64, rng: &mut fastrand::Rng) -> Vec<Delive
     out
 }
 
+/// The two subscriptions every event goes to: the observer's and a
+/// customer's, listening to every type.
+pub(crate) fn subscriptions() -> Result<Vec<Subscription>, BoxError> {
+    let subscription = |id: &str, url: &str| -> Result<Subscription, BoxError> {
+        Ok(serde_json::from_value(serde_json::json!({
+            "id": id, "url": url, "events": ["session.started", "session.completed",
+            "call.connected", "call.ended", "call.failed"], "enabled": true, "secret_version": 1,
+        }))?)
+    };
+    Ok(vec![
+        subscription(OBSERVER_SUB, "https://observer.example.invalid/hooks")?,
+        subscription(CUSTOMER_SUB, "https://customer.example.invalid/webhooks")?,
+    ])
+}
+
 /// Files `events` through the observer's writer into `store` as `listen
 /// --store` does (512 requests in flight, group commits), and how long
 /// that took, the writer's last commit included.
@@ -376,20 +391,7 @@ pub fn build(path: &Path, count: usize) -> Result<(), BoxError> {
 
     let swept = Instant::now();
     let mut store = Store::open(path)?;
-    let subscription = |id: &str, url: &str| -> Result<Subscription, BoxError> {
-        Ok(serde_json::from_value(serde_json::json!({
-            "id": id, "url": url, "events": ["session.started", "session.completed",
-            "call.connected", "call.ended", "call.failed"], "enabled": true, "secret_version": 1,
-        }))?)
-    };
-    deliveries::replace_subscriptions(
-        &mut store,
-        &[
-            subscription(OBSERVER_SUB, "https://observer.example.invalid/hooks")?,
-            subscription(CUSTOMER_SUB, "https://customer.example.invalid/webhooks")?,
-        ],
-        now_ms,
-    )?;
+    deliveries::replace_subscriptions(&mut store, &subscriptions()?, now_ms)?;
     let mut done = 0;
     for chunk in sessions.chunks(500) {
         let lists: Vec<(String, Vec<DeliveryRecord>)> = chunk

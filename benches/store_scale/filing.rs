@@ -1,7 +1,9 @@
 //! Filing rate (`filing`): new events through the observer's writer, as
 //! `listen --store` files them, into an empty store and into the built
 //! store, interleaved round by round (the order alternating), each round
-//! new events of the same shape as the built store's. Events per second
+//! new events of the same shape as the built store's, and the empty store
+//! given the built store's two subscriptions first (so each event gets
+//! the same two outcome rows and counts in both). Events per second
 //! for each, and their ratio; every event is counted in the store after
 //! its round (none lost).
 
@@ -9,10 +11,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use chrono::Utc;
-use earshot_core::store::Store;
+use earshot_core::store::{Store, deliveries};
 
 use super::BoxError;
-use super::builder::{file, plan};
+use super::builder::{file, plan, subscriptions};
 
 fn events_in(path: &Path) -> Result<i64, BoxError> {
     let conn = rusqlite::Connection::open(path)?;
@@ -21,7 +23,9 @@ fn events_in(path: &Path) -> Result<i64, BoxError> {
 
 /// Files `count` new events into `path`: how long it took.
 fn round(path: &Path, count: usize, seed: u64) -> Result<Duration, BoxError> {
-    let mut rng = fastrand::Rng::with_seed(seed);
+    // Never the ids of an earlier run: they would be repeats, not filed.
+    let nanos = u64::try_from(Utc::now().timestamp_nanos_opt().unwrap_or_default())?;
+    let mut rng = fastrand::Rng::with_seed(seed ^ nanos);
     let sessions = plan(count, Utc::now().timestamp_millis(), &mut rng);
     let planned = sessions.iter().flatten().count();
     let before = events_in(path).unwrap_or(0);
@@ -54,6 +58,13 @@ pub fn run(big: &Path, count: usize, rounds: usize) -> Result<(), BoxError> {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", fresh.display()));
         }
+        let mut store = Store::open(&fresh)?;
+        deliveries::replace_subscriptions(
+            &mut store,
+            &subscriptions()?,
+            Utc::now().timestamp_millis(),
+        )?;
+        drop(store);
         let seed = 0xF11E_0000 + n as u64 * 2;
         let order: [(&Path, bool); 2] = if n % 2 == 0 {
             [(&fresh, true), (big, false)]

@@ -43,7 +43,8 @@ pub struct ListedEvent {
 /// events' time index, newest first, stopping at `limit`. Free text the
 /// index does not serve (words under three characters, words so common
 /// that the newest rows find them soonest, a migrated store whose index is
-/// not filled yet) is checked with `instr` on the rows read.
+/// not filled yet) is checked with `instr` on the rows read; so is every
+/// word on the index's candidates, so the list is the scan's.
 pub fn list(
     store: &Store,
     filter: &Filter<'_>,
@@ -57,9 +58,12 @@ pub fn list(
     let by_outcomes = filter.state.is_some() || filter.subscription.is_some();
     let indexed = by_words(store, filter.words, limit)?;
     if let Some(expression) = &indexed {
+        // The index's matches and the events not in it yet: candidates,
+        // each checked below with the scan's own test of every word.
         sql.push_str(
-            "(SELECT rowid AS r, event_id FROM event_words WHERE event_words MATCH ?) w
-             CROSS JOIN events e ON e.rowid = w.r AND e.event_id = w.event_id WHERE 1",
+            "(SELECT rowid AS r FROM event_words WHERE event_words MATCH ?
+              UNION SELECT event_rowid FROM event_words_pending) w
+             CROSS JOIN events e ON e.rowid = w.r WHERE 1",
         );
         values.push(Value::Text(expression.clone()));
         if by_outcomes {
@@ -112,11 +116,7 @@ pub fn list(
         sql.push_str(" AND e.event = ?");
         values.push(Value::Text(event_type.to_owned()));
     }
-    let scanned = filter
-        .words
-        .iter()
-        .filter(|word| indexed.is_none() || !event_words::indexable(word));
-    for word in scanned {
+    for word in filter.words {
         sql.push_str(
             " AND (instr(lower(e.event_id), ?) > 0 OR instr(lower(e.session_id), ?) > 0
                    OR instr(e.event, ?) > 0)",

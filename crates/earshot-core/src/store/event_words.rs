@@ -4,8 +4,11 @@
 //! type as stored), so a word of three characters or more is found by the
 //! index where it was found by `instr` before, with the same results.
 //!
-//! Kept by triggers on `events` (insert, update, delete), keyed by the
-//! event's rowid; FTS5's own `secure-delete` is on, so a deleted event's
+//! Kept by triggers on `events`, keyed by the event's rowid: a delete
+//! removes the event's entries; an insert notes the event as pending
+//! (`event_words_pending`), and the writer puts a batch's pending events
+//! in the index in one statement at the end of its transaction
+//! ([`index_pending`]). FTS5's own `secure-delete` is on, so a deleted event's
 //! entries leave the index's pages at once (not only a tombstone), and
 //! `PRAGMA secure_delete` zeroes what they leave. A store migrated from an
 //! older version starts with an empty index and fills it in batches
@@ -28,17 +31,17 @@ CREATE VIRTUAL TABLE event_words USING fts5(
     tokenize = 'trigram case_sensitive 1', columnsize = 0
 );
 INSERT INTO event_words (event_words, rank) VALUES ('secure-delete', 1);
+CREATE TABLE event_words_pending (event_rowid INTEGER PRIMARY KEY);
 CREATE TRIGGER events_worded AFTER INSERT ON events BEGIN
-    INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
-    VALUES (NEW.rowid, NEW.event_id, lower(NEW.event_id), lower(NEW.session_id), NEW.event);
+    INSERT OR IGNORE INTO event_words_pending VALUES (NEW.rowid);
 END;
 CREATE TRIGGER events_reworded AFTER UPDATE OF event_id, session_id, event ON events BEGIN
     DELETE FROM event_words WHERE rowid = OLD.rowid;
-    INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
-    VALUES (NEW.rowid, NEW.event_id, lower(NEW.event_id), lower(NEW.session_id), NEW.event);
+    INSERT OR IGNORE INTO event_words_pending VALUES (NEW.rowid);
 END;
 CREATE TRIGGER events_unworded AFTER DELETE ON events BEGIN
     DELETE FROM event_words WHERE rowid = OLD.rowid;
+    DELETE FROM event_words_pending WHERE event_rowid = OLD.rowid;
 END;
 CREATE TABLE event_words_fill (
     next_rowid  INTEGER NOT NULL,
@@ -47,6 +50,26 @@ CREATE TABLE event_words_fill (
 INSERT INTO event_words_fill SELECT 1, m FROM (SELECT max(rowid) AS m FROM events) WHERE m IS NOT NULL;
 "
     .to_owned()
+}
+
+/// Puts the events noted as pending by the triggers in the index, in one
+/// statement (FTS5 writes a segment per statement that adds to it: one
+/// per event from a trigger, one per batch here). The writer calls it at
+/// the end of each batch's transaction; until then, and for events
+/// written by another program, the list checks pending events by
+/// scanning them.
+pub(crate) fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
+    let added = conn
+        .prepare_cached(
+            "INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
+             SELECT e.rowid, e.event_id, lower(e.event_id), lower(e.session_id), e.event
+             FROM event_words_pending p JOIN events e ON e.rowid = p.event_rowid
+             WHERE NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
+        )?
+        .execute([])?;
+    conn.prepare_cached("DELETE FROM event_words_pending")?
+        .execute([])?;
+    Ok(added)
 }
 
 /// Whether every event is in the index (a new store's always are; a
@@ -97,15 +120,18 @@ pub fn fill(store: &mut Store, batch: i64) -> Result<FillProgress, StoreError> {
     };
     let end = last.min(next.saturating_add(batch.max(1)) - 1);
     // An event filed since the migration under a reused rowid is in the
-    // index already (its trigger put it there).
+    // index already (the writer put it there). Asked of FTS5's content
+    // table: a rowid lookup through the FTS5 table in a subquery reads it
+    // all.
     let added = tx.execute(
         "INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
          SELECT e.rowid, e.event_id, lower(e.event_id), lower(e.session_id), e.event
          FROM events e
          WHERE e.rowid BETWEEN ?1 AND ?2
-           AND NOT EXISTS (SELECT 1 FROM event_words w WHERE w.rowid = e.rowid)",
+           AND NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
         params![next, end],
     )?;
+    let added = added + index_pending(&tx)?;
     let complete = end >= last;
     if complete {
         tx.execute("DELETE FROM event_words_fill", [])?;

@@ -16,7 +16,8 @@ const T0: i64 = 1_800_000_000_000;
 
 /// Takes a store back to before version 7 (for the migration tests).
 pub(super) const UNDO_VERSION_7: &str = "DROP TRIGGER events_worded; DROP TRIGGER events_reworded;
-    DROP TRIGGER events_unworded; DROP TABLE event_words; DROP TABLE event_words_fill;";
+    DROP TRIGGER events_unworded; DROP TABLE event_words; DROP TABLE event_words_fill;
+    DROP TABLE event_words_pending;";
 
 /// Ids, sessions and types with what `instr` and FTS5 might read
 /// differently: case, accents, letters whose lower case differs in
@@ -104,6 +105,8 @@ fn tricky_store() -> (tempfile::TempDir, Store) {
         )
         .expect("inserted");
     }
+    // As the writer does at the end of a batch.
+    event_words::index_pending(&store.conn).expect("indexed");
     (dir, store)
 }
 
@@ -232,6 +235,21 @@ fn free_text_through_the_index_lists_exactly_what_the_scan_lists() {
         ["evt-straße-0003"],
         "not `Call.Ended`: types keep case"
     );
+    // An event not in the index yet (filed by another program, or before
+    // the writer's batch ends) is found too.
+    events::insert(
+        &store.conn,
+        &observed("evt-pending-77", "ses_pending", "call.ended", T0 + 50_000),
+    )
+    .unwrap();
+    let words = ["pending-77".to_owned()];
+    assert!(event_list::by_words(&store, &words, 100).unwrap().is_some());
+    assert_eq!(one("pending-77"), ["evt-pending-77"]);
+    assert_eq!(
+        index_rows_of(&store, "evt-pending-77"),
+        (0, 0),
+        "not indexed"
+    );
 }
 
 /// The rows of the index (content and every indexed trigram) that belong
@@ -292,6 +310,7 @@ fn a_forgotten_or_pruned_event_leaves_the_index_and_the_file() {
         &observed(old.0, old.1, "call.ended", now_ms() - 40 * 86_400_000),
     )
     .unwrap();
+    event_words::index_pending(&store.conn).unwrap();
     store
         .conn
         .execute(
@@ -376,7 +395,7 @@ fn a_migrated_store_scans_until_its_index_is_filled_in_batches() {
     assert!(event_list::by_words(&store, &words, 100).unwrap().is_none());
     let scanned = ids(&store, &filter);
     assert_eq!(scanned.len(), 6, "{scanned:?}");
-    // Filed after the migration: indexed by its trigger.
+    // Filed after the migration: pending, indexed by the first batch.
     events::insert(
         &store.conn,
         &observed("evt-late", "ses_late", "call.ended", T0 + 99_000),
@@ -394,7 +413,7 @@ fn a_migrated_store_scans_until_its_index_is_filled_in_batches() {
         progress,
         [
             FillProgress {
-                added: 5,
+                added: 6,
                 done_rowids: 5,
                 all_rowids: 12,
                 complete: false
