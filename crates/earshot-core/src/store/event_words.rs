@@ -63,7 +63,7 @@ pub(crate) fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
         .prepare_cached(
             "INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
              SELECT e.rowid, e.event_id, lower(e.event_id), lower(e.session_id), e.event
-             FROM event_words_pending p JOIN events e ON e.rowid = p.event_rowid
+             FROM event_words_pending p CROSS JOIN events e ON e.rowid = p.event_rowid
              WHERE NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
         )?
         .execute([])?;
