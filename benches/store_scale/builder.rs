@@ -35,8 +35,8 @@ const RETRY_SECS: [i64; 5] = [5, 30, 120, 600, 1800];
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// One observed event and what the platform did with it.
-struct Planned {
-    event: ObservedEvent,
+pub(crate) struct Planned {
+    pub(crate) event: ObservedEvent,
     session_id: String,
     occurred_ms: i64,
     delivery_id: String,
@@ -182,7 +182,7 @@ fn headers(
 }
 
 /// `count` events over the 24 hours before `now_ms`, grouped by session.
-fn plan(count: usize, now_ms: i64, rng: &mut fastrand::Rng) -> Vec<Vec<Planned>> {
+pub(crate) fn plan(count: usize, now_ms: i64, rng: &mut fastrand::Rng) -> Vec<Vec<Planned>> {
     let start = now_ms - 24 * HOUR_MS;
     let mut sessions = Vec::new();
     let mut made = 0;
@@ -329,26 +329,36 @@ fn attempts(event: &Planned, now_ms: i64, rng: &mut fastrand::Rng) -> Vec<Delive
     out
 }
 
-/// Builds the store at `path` (which must not exist) with `count` events.
-pub fn build(path: &Path, count: usize) -> Result<(), BoxError> {
-    let started = Instant::now();
-    let now_ms = Utc::now().timestamp_millis();
-    let mut rng = fastrand::Rng::with_seed(0x5EED_2026_1205);
-    let sessions = plan(count, now_ms, &mut rng);
-    eprintln!(
-        "planned {} events in {} sessions in {:.1} s",
-        sessions.iter().map(Vec::len).sum::<usize>(),
-        sessions.len(),
-        started.elapsed().as_secs_f64()
-    );
+/// The two subscriptions every event goes to: the observer's and a
+/// customer's, listening to every type.
+pub(crate) fn subscriptions() -> Result<Vec<Subscription>, BoxError> {
+    let subscription = |id: &str, url: &str| -> Result<Subscription, BoxError> {
+        Ok(serde_json::from_value(serde_json::json!({
+            "id": id, "url": url, "events": ["session.started", "session.completed",
+            "call.connected", "call.ended", "call.failed"], "enabled": true, "secret_version": 1,
+        }))?)
+    };
+    Ok(vec![
+        subscription(OBSERVER_SUB, "https://observer.example.invalid/hooks")?,
+        subscription(CUSTOMER_SUB, "https://customer.example.invalid/webhooks")?,
+    ])
+}
+
+/// Files `events` through the observer's writer into `store` as `listen
+/// --store` does (512 requests in flight, group commits), and how long
+/// that took, the writer's last commit included.
+pub(crate) fn file<'a>(
+    store: Store,
+    events: impl Iterator<Item = &'a Planned>,
+) -> Result<std::time::Duration, BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let (writer, thread) = Writer::start(Store::open(path)?)?;
+    let (writer, thread) = Writer::start(store)?;
     let filed = Instant::now();
     runtime.block_on(async {
-        futures_util::stream::iter(sessions.iter().flatten())
+        futures_util::stream::iter(events)
             .for_each_concurrent(512, |planned| {
                 let writer = writer.clone();
                 async move {
@@ -361,24 +371,27 @@ pub fn build(path: &Path, count: usize) -> Result<(), BoxError> {
     });
     drop(writer);
     thread.join().map_err(|_| "the writer thread panicked")?;
-    eprintln!("filed in {:.1} s", filed.elapsed().as_secs_f64());
+    Ok(filed.elapsed())
+}
+
+/// Builds the store at `path` (which must not exist) with `count` events.
+pub fn build(path: &Path, count: usize) -> Result<(), BoxError> {
+    let started = Instant::now();
+    let now_ms = Utc::now().timestamp_millis();
+    let mut rng = fastrand::Rng::with_seed(0x5EED_2026_1205);
+    let sessions = plan(count, now_ms, &mut rng);
+    eprintln!(
+        "planned {} events in {} sessions in {:.1} s",
+        sessions.iter().map(Vec::len).sum::<usize>(),
+        sessions.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let filed = file(Store::open(path)?, sessions.iter().flatten())?;
+    eprintln!("filed in {:.1} s", filed.as_secs_f64());
 
     let swept = Instant::now();
     let mut store = Store::open(path)?;
-    let subscription = |id: &str, url: &str| -> Result<Subscription, BoxError> {
-        Ok(serde_json::from_value(serde_json::json!({
-            "id": id, "url": url, "events": ["session.started", "session.completed",
-            "call.connected", "call.ended", "call.failed"], "enabled": true, "secret_version": 1,
-        }))?)
-    };
-    deliveries::replace_subscriptions(
-        &mut store,
-        &[
-            subscription(OBSERVER_SUB, "https://observer.example.invalid/hooks")?,
-            subscription(CUSTOMER_SUB, "https://customer.example.invalid/webhooks")?,
-        ],
-        now_ms,
-    )?;
+    deliveries::replace_subscriptions(&mut store, &subscriptions()?, now_ms)?;
     let mut done = 0;
     for chunk in sessions.chunks(500) {
         let lists: Vec<(String, Vec<DeliveryRecord>)> = chunk

@@ -14,8 +14,14 @@
 //! evicted from the page cache first (cold); `only=incidents,status` picks
 //! the rows whose name holds a word. Build the binary first: `cargo build
 //! --release`.
+//!
+//! `cargo bench --bench store_scale -- filing [events=1000000] [n=20000]
+//! [rounds=3]` files `n` new events through the observer's writer into an
+//! empty store and into the built one, interleaved (`filing.rs`), and
+//! adds them to the built store.
 
 mod builder;
+mod filing;
 mod timing;
 
 use std::path::PathBuf;
@@ -69,7 +75,10 @@ fn main() -> Result<(), BoxError> {
                 .collect();
             timing::run(&path, value("runs", 5)?, &only)
         }
-        _ => Err("usage: store_scale build|time [events=N] [runs=N]".into()),
+        "filing" => filing::run(&path, value("n", 20_000)?, value("rounds", 3)?),
+        _ => {
+            Err("usage: store_scale build|time|filing [events=N] [runs=N] [n=N] [rounds=N]".into())
+        }
     }
 }
 

@@ -22,6 +22,8 @@ use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::{self, ListenConfig, ListenError, Received};
 use earshot_core::redact::SecretString;
 use earshot_core::signature;
+use earshot_core::store::event_words;
+use earshot_core::store::word_filler::WordFiller;
 use earshot_core::store::writer::Writer;
 
 use super::listen_tls::{self, TlsArgs};
@@ -101,6 +103,7 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
     };
     let mut opened = None;
     let mut pruner = None;
+    let mut filler = None;
     if let Some(given) = &args.store {
         let retention = match super::listen_retention::period(args.retention, global) {
             Ok(retention) => retention,
@@ -117,6 +120,9 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         let path = store.path().to_owned();
         if let Some(period) = retention {
             pruner = Some(super::listen_retention::start(store.path(), period)?);
+        }
+        if !event_words::index_complete(&store)? {
+            filler = Some(start_filling(store.path())?);
         }
         let (writer, _thread) = Writer::start(store)?;
         config.store = Some(writer.clone());
@@ -166,6 +172,7 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
     listener.stop().await;
     observing.stop().await;
     drop(pruner);
+    drop(filler);
     // Requests answered before the stop but not printed yet.
     while let Ok(request) = received.try_recv() {
         tally.count(&request);
@@ -333,4 +340,24 @@ impl Tally {
             self.received, self.accepted, self.rejected, self.duplicates
         )
     }
+}
+
+/// Fills the free-text index of a store made before it, in the
+/// background, and says when it starts and when it is complete.
+fn start_filling(path: &std::path::Path) -> color_eyre::Result<WordFiller> {
+    eprintln!(
+        "filling the free-text index of this store in the background (free text in \
+         `earshot events` scans until it is complete)"
+    );
+    Ok(WordFiller::start(path.to_owned(), |filled| match filled {
+        Ok((added, took)) => eprintln!(
+            "earshot listen: the free-text index is complete ({} events added in {})",
+            super::store_cmd::thousands(added),
+            earshot_core::duration_text::of(took)
+        ),
+        Err(error) => eprintln!(
+            "earshot listen: filling the free-text index failed ({error}); trying again in \
+             30 s (or run `earshot store index`)"
+        ),
+    })?)
 }

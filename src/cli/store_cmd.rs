@@ -50,6 +50,10 @@ pub(crate) enum StoreCommand {
     /// store reads only its header, so a damaged page shows only when a
     /// command reads it). Read-only: safe while the observer runs.
     Check(super::store_check::CheckArgs),
+    /// Fill the free-text index of a store made by an earlier version (in
+    /// short batches, safe while the observer runs); free text scans
+    /// until it is complete.
+    Index(super::store_index::IndexArgs),
 }
 
 #[derive(Args, Debug)]
@@ -93,6 +97,7 @@ pub(crate) async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::
         StoreCommand::Prune(args) => prune(args, global).await,
         StoreCommand::Forget(args) => forget(args, global),
         StoreCommand::Check(args) => super::store_check::run(args, global).await,
+        StoreCommand::Index(args) => super::store_index::run(args, global).await,
     }
 }
 

@@ -2,10 +2,10 @@
 //! `history::event_list`): what `earshot events` and the Events pane list.
 
 use rusqlite::types::Value;
-use rusqlite::{OptionalExtension, params_from_iter};
+use rusqlite::{OptionalExtension, params, params_from_iter};
 
-use super::Store;
 use super::outcomes::{EventState, Outcome, outcome_row};
+use super::{Store, event_words};
 
 /// What to keep; every field set must hold.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,11 +34,17 @@ pub struct ListedEvent {
 /// The newest events that pass `filter`, at most `limit`.
 ///
 /// Each filter picks the index that finds its rows without reading the
-/// others: with a state or subscription, the outcomes' `(state,
-/// occurred_ms)` index, newest first (stopping at `limit` distinct events
-/// when no free text is left to check);
-/// with a session prefix, a range of the session index; else the events'
-/// time index, newest first, stopping at `limit`. Free text has no index.
+/// others: free text of three characters or more, when the words are
+/// rare enough ([`by_words`]), the free-text index (`event_words`), each
+/// other filter checked on the rows it finds; with a state or
+/// subscription, the outcomes' `(state, occurred_ms)` index, newest first
+/// (stopping at `limit` distinct events when no free text is left to
+/// check); with a session prefix, a range of the session index; else the
+/// events' time index, newest first, stopping at `limit`. Free text the
+/// index does not serve (words under three characters, words so common
+/// that the newest rows find them soonest, a migrated store whose index is
+/// not filled yet) is checked with `instr` on the rows read; so is every
+/// word on the index's candidates, so the list is the scan's.
 pub fn list(
     store: &Store,
     filter: &Filter<'_>,
@@ -50,7 +56,33 @@ pub fn list(
         "SELECT e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms FROM ",
     );
     let by_outcomes = filter.state.is_some() || filter.subscription.is_some();
-    if by_outcomes {
+    let indexed = by_words(store, filter.words, limit)?;
+    if let Some(expression) = &indexed {
+        // The index's matches and the events not in it yet: candidates,
+        // each checked below with the scan's own test of every word.
+        sql.push_str(
+            "(SELECT rowid AS r FROM event_words WHERE event_words MATCH ?
+              UNION SELECT event_rowid FROM event_words_pending) w
+             CROSS JOIN events e ON e.rowid = w.r WHERE 1",
+        );
+        values.push(Value::Text(expression.clone()));
+        if by_outcomes {
+            // What the outcomes' index would have checked, on the rows found.
+            sql.push_str(
+                " AND EXISTS (SELECT 1 FROM event_outcomes o
+                  WHERE o.event_id = e.event_id AND o.occurred_ms >= ?",
+            );
+            values.push(Value::Integer(filter.since_ms));
+            push_outcome_conditions(&mut sql, &mut values, filter);
+            sql.push(')');
+        } else {
+            sql.push_str(" AND e.occurred_ms >= ?");
+            values.push(Value::Integer(filter.since_ms));
+            if let Some(session) = filter.session {
+                push_prefix(&mut sql, &mut values, "e.session_id", session);
+            }
+        }
+    } else if by_outcomes {
         let index = if filter.state.is_some() {
             "INDEXED BY event_outcomes_by_state_time"
         } else {
@@ -64,20 +96,7 @@ pub fn list(
               WHERE o.event_id IS NOT NULL AND o.occurred_ms >= ?"
         ));
         values.push(Value::Integer(filter.since_ms));
-        if let Some(state) = filter.state {
-            sql.push_str(" AND o.state = ?");
-            values.push(Value::Text(state.as_str().to_owned()));
-        }
-        if let Some(subscription) = filter.subscription {
-            push_prefix(&mut sql, &mut values, "o.subscription_id", subscription);
-        }
-        if let Some(event_type) = filter.event_type {
-            sql.push_str(" AND o.event = ?");
-            values.push(Value::Text(event_type.to_owned()));
-        }
-        if let Some(session) = filter.session {
-            push_prefix(&mut sql, &mut values, "o.session_id", session);
-        }
+        push_outcome_conditions(&mut sql, &mut values, filter);
         sql.push_str(" ORDER BY o.occurred_ms DESC");
         if filter.words.is_empty() {
             sql.push_str(" LIMIT ?");
@@ -120,6 +139,64 @@ pub fn list(
     })?;
     super::readable(rows)
 }
+
+/// The conditions on an event's outcome rows (`o`) besides its time.
+fn push_outcome_conditions(sql: &mut String, values: &mut Vec<Value>, filter: &Filter<'_>) {
+    if let Some(state) = filter.state {
+        sql.push_str(" AND o.state = ?");
+        values.push(Value::Text(state.as_str().to_owned()));
+    }
+    if let Some(subscription) = filter.subscription {
+        push_prefix(sql, values, "o.subscription_id", subscription);
+    }
+    if let Some(event_type) = filter.event_type {
+        sql.push_str(" AND o.event = ?");
+        values.push(Value::Text(event_type.to_owned()));
+    }
+    if let Some(session) = filter.session {
+        push_prefix(sql, values, "o.session_id", session);
+    }
+}
+
+/// The free-text index's query for `words`, when it is the way to list
+/// them: the index is complete, some word has three characters or more,
+/// and the words are rare enough that reading every event they match
+/// costs less than reading the newest events until `limit` of them match.
+/// With `m` matches in `n` events, the index reads `m` rows and the scan
+/// about `limit × n / m`: the index is used up to `m = √(limit × n)`.
+pub(super) fn by_words(
+    store: &Store,
+    words: &[String],
+    limit: i64,
+) -> rusqlite::Result<Option<String>> {
+    let long: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .filter(|word| event_words::indexable(word))
+        .collect();
+    if long.is_empty() || !event_words::is_complete(&store.conn)? {
+        return Ok(None);
+    }
+    let events: i64 = store
+        .conn
+        .prepare_cached("SELECT coalesce(max(rowid), 0) FROM events")?
+        .query_row([], |row| row.get(0))?;
+    let most = ((limit as f64) * (events as f64)).sqrt() as i64;
+    let most = most.clamp(MOST_MATCHES.0, MOST_MATCHES.1);
+    let expression = event_words::match_expression(long);
+    let matches: i64 = store
+        .conn
+        .prepare_cached(
+            "SELECT count(*) FROM
+                 (SELECT 1 FROM event_words WHERE event_words MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![expression, most + 1], |row| row.get(0))?;
+    Ok((matches <= most).then_some(expression))
+}
+
+/// The fewest and most matches the free-text index is used for (see
+/// [`by_words`]).
+const MOST_MATCHES: (i64, i64) = (1_000, 200_000);
 
 /// `AND column` starts with `prefix`, as a range an index can serve.
 fn push_prefix(sql: &mut String, values: &mut Vec<Value>, column: &str, prefix: &str) {

@@ -133,7 +133,13 @@ pub fn forget(store: &mut Store, session_id: &str) -> Result<Forgotten, StoreErr
             "DELETE FROM sessions WHERE session_id = ?1",
         ),
     ] {
-        removed.add(table, tx.execute(sql, [session_id])? as u64);
+        // The free-text index's entries go with the event's row.
+        let deleted = if table == Table::Events {
+            super::event_words::erasing(&tx, || Ok(tx.execute(sql, [session_id])?))?
+        } else {
+            tx.execute(sql, [session_id])?
+        };
+        removed.add(table, deleted as u64);
     }
     let mut delete_unfiled = tx.prepare("DELETE FROM unfiled_events WHERE id = ?1")?;
     for id in unfiled {

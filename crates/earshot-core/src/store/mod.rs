@@ -21,6 +21,7 @@ pub mod checker;
 pub mod deliveries;
 pub mod erase_keys;
 pub mod event_list;
+pub mod event_words;
 pub mod events;
 pub mod forget;
 pub mod give_up;
@@ -37,6 +38,7 @@ mod schema;
 pub mod sessions;
 pub mod timeline;
 pub mod totals;
+pub mod word_filler;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
@@ -336,6 +338,8 @@ pub fn now_ms() -> i64 {
 
 #[cfg(test)]
 mod ending_tests;
+#[cfg(test)]
+mod event_words_tests;
 #[cfg(test)]
 mod outcome_tests;
 #[cfg(test)]

@@ -5,8 +5,10 @@
 //! `unfiled_events` (genuine deliveries `events` cannot file); version 4
 //! indexes attempts by time, for the retention prune; version 5 keeps why
 //! an incident was resolved (`resolved_reason`); version 6 adds the state
-//! to the failed events' index, so incidents are counted from it. A
-//! migration runs inside one immediate
+//! to the failed events' index, so incidents are counted from it; version
+//! 7 adds the free-text index (`event_words`), empty on a migrated store
+//! until filled in batches after the migration. A migration runs inside
+//! one immediate
 //! transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
 //! application_id` marks the file as earshot's: a SQLite file of another
@@ -19,11 +21,17 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
 const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
-    version_1, version_2, version_3, version_4, version_5, version_6,
+    version_1,
+    version_2,
+    version_3,
+    version_4,
+    version_5,
+    version_6,
+    super::event_words::schema,
 ];
 
 /// "EARS": marks a SQLite file as an earshot store.

@@ -455,11 +455,12 @@ fn a_version_2_store_gains_the_unfiled_table() {
     let path = store.path().to_owned();
     store
         .conn
-        .execute_batch(
-            "DROP TABLE unfiled_events; DROP INDEX deliveries_by_created;
+        .execute_batch(&format!(
+            "{} DROP TABLE unfiled_events; DROP INDEX deliveries_by_created;
              ALTER TABLE incidents DROP COLUMN resolved_reason;
              PRAGMA user_version = 2;",
-        )
+            super::event_words_tests::UNDO_VERSION_7
+        ))
         .unwrap();
     drop(store);
     let store = Store::open(&path).expect("migrated");

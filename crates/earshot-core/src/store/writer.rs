@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::event_words;
 use super::events::{self, Filing};
 use super::probe::{ProbeError, probe};
 use super::{Store, StoreError};
@@ -254,6 +255,7 @@ fn commit(store: &mut Store, batch: &[Job]) -> Vec<Result<bool, String>> {
         for job in batch {
             fresh.push(events::keep(&tx, &job.filing)?);
         }
+        event_words::index_pending(&tx)?;
         tx.commit()?;
         Ok(fresh)
     };

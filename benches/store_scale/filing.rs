@@ -1,0 +1,98 @@
+//! Filing rate (`filing`): new events through the observer's writer, as
+//! `listen --store` files them, into an empty store and into the built
+//! store, interleaved round by round (the order alternating), each round
+//! new events of the same shape as the built store's, and the empty store
+//! given the built store's two subscriptions first (so each event gets
+//! the same two outcome rows and counts in both). Events per second
+//! for each, and their ratio; every event is counted in the store after
+//! its round (none lost).
+
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::Utc;
+use earshot_core::store::{Store, deliveries};
+
+use super::BoxError;
+use super::builder::{file, plan, subscriptions};
+
+fn events_in(path: &Path) -> Result<i64, BoxError> {
+    let conn = rusqlite::Connection::open(path)?;
+    Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)
+}
+
+/// Files `count` new events into `path`: how long it took.
+fn round(path: &Path, count: usize, seed: u64) -> Result<Duration, BoxError> {
+    // Never the ids of an earlier run: they would be repeats, not filed.
+    let nanos = u64::try_from(Utc::now().timestamp_nanos_opt().unwrap_or_default())?;
+    let mut rng = fastrand::Rng::with_seed(seed ^ nanos);
+    let sessions = plan(count, Utc::now().timestamp_millis(), &mut rng);
+    let planned = sessions.iter().flatten().count();
+    let before = events_in(path).unwrap_or(0);
+    let took = file(Store::open(path)?, sessions.iter().flatten())?;
+    let after = events_in(path)?;
+    let filed = usize::try_from(after - before)?;
+    if filed != planned {
+        return Err(format!("{}: {planned} sent, {filed} filed", path.display()).into());
+    }
+    Ok(took)
+}
+
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// `rounds` rounds of `count` events into a new store beside `big` and
+/// into `big` itself.
+pub fn run(big: &Path, count: usize, rounds: usize) -> Result<(), BoxError> {
+    if !big.exists() {
+        return Err(format!("{} is not built: run `build` first", big.display()).into());
+    }
+    let dir = big.parent().ok_or("the store has no directory")?;
+    let (mut empty, mut full) = (Vec::new(), Vec::new());
+    println!("| round | into | events | seconds | events/s |");
+    println!("|---|---|---|---|---|");
+    for n in 0..rounds {
+        let fresh = dir.join(format!("filing-empty-{n}.db"));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", fresh.display()));
+        }
+        let mut store = Store::open(&fresh)?;
+        deliveries::replace_subscriptions(
+            &mut store,
+            &subscriptions()?,
+            Utc::now().timestamp_millis(),
+        )?;
+        drop(store);
+        let seed = 0xF11E_0000 + n as u64 * 2;
+        let order: [(&Path, bool); 2] = if n % 2 == 0 {
+            [(&fresh, true), (big, false)]
+        } else {
+            [(big, false), (&fresh, true)]
+        };
+        for (index, (path, is_empty)) in order.into_iter().enumerate() {
+            let took = round(path, count, seed + index as u64)?;
+            let rate = count as f64 / took.as_secs_f64();
+            println!(
+                "| {n} | {} | {count} | {:.2} | {rate:.0} |",
+                if is_empty { "empty" } else { "built store" },
+                took.as_secs_f64()
+            );
+            if is_empty {
+                empty.push(rate);
+            } else {
+                full.push(rate);
+            }
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", fresh.display()));
+        }
+    }
+    let (empty, full) = (median(&mut empty), median(&mut full));
+    println!(
+        "median: empty {empty:.0} events/s, built store {full:.0} events/s: {:.2}×, none lost",
+        full / empty
+    );
+    Ok(())
+}
