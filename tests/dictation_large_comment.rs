@@ -13,7 +13,7 @@ use earshot_emulator::{EmulatorConfig, TimeScale};
 use earshot_testkit::rss::peak_mib_of_self;
 use earshot_testkit::{API_KEY, wav};
 
-/// `ICMT` text taken at most (docs/decisions.md, dictation).
+/// `ICMT` text taken at most (docs/decisions.md, "Emulator").
 const COMMENT_MAX: usize = 64 * 1024;
 const PEAK_LIMIT_MIB: u64 = 400;
 const BOUND: Duration = Duration::from_secs(60);

@@ -234,7 +234,8 @@ impl Harness {
     }
 }
 
-/// The agent the control routes use when they name none (docs/decisions.md).
+/// The agent the control routes use when they name none (docs/decisions.md,
+/// "Emulator": the values the spec does not show).
 pub const DEFAULT_AGENT: &str = "5f2b8c1e-7d3a-4e6b-9c0f-1a2b3c4d5e6f";
 
 /// A raw HTTP answer: status, headers and the body as text.

@@ -24,7 +24,7 @@
 //! - [`control`]: the `/_emulator/dictation` handlers.
 //!
 //! Decisions where the spec is silent are in `docs/decisions.md`
-//! ("Dictation and sync").
+//! ("Emulator").
 
 use std::collections::VecDeque;
 use std::sync::Mutex;

@@ -25,8 +25,8 @@
 //! running whatever the emulator answers. Randomness (gaps, agents, call
 //! outcomes) comes from a tiny PRNG seeded by [`ScenarioConfig::seed`].
 //! Dropping the [`Scenario`] (or [`Scenario::stop`]) ends its traffic and
-//! closes its receivers. Decisions are in `docs/decisions.md`, "Demo
-//! scenario".
+//! closes its receivers. Decisions are in `docs/decisions.md`,
+//! "Emulator".
 
 mod audio;
 mod receivers;
