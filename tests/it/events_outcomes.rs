@@ -67,3 +67,45 @@ async fn events_name_the_filtered_subscription_first_and_mark_the_observer() {
         assert!(line.trim_end().ends_with(&expected), "{line}\n{printed}");
     }
 }
+
+/// The types `earshot events --json FILTER…` lists, sorted.
+async fn listed_types(base: &str, db: &std::path::Path, filter: String) -> Vec<String> {
+    let mut command = against(base, db, &["events", "--json"]);
+    command.args(filter.split(' '));
+    let out = run(&mut command).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{filter}: {}",
+        text(&out.stderr)
+    );
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut types: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["type"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    types.sort();
+    types
+}
+
+/// The README's matching rule for `earshot events`: `type:` is text the
+/// type contains, any case; `session:` is the start of the id; a free
+/// word is contained in any case.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_match_fields_as_the_readme_says() {
+    let harness = common::start().await;
+    let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
+    let session = harness.start_session(None).await;
+    harness.complete_session(&session).await;
+    harness.wait_deliveries_idle().await;
+    let types = |filter: String| listed_types(&harness.base, &observed.db, filter);
+    let both = ["session.completed", "session.started"];
+    assert_eq!(types("type:SESSION".into()).await, both);
+    assert_eq!(types("type:comp".into()).await, ["session.completed"]);
+    let (start, middle) = (&session[..12], &session[6..14]);
+    assert_eq!(types(format!("session:{start}")).await, both);
+    assert!(types(format!("session:{middle}")).await.is_empty());
+    assert_eq!(types(middle.to_uppercase()).await, both);
+}

@@ -80,7 +80,7 @@ pub fn terms<'t>(text: &'t str, fields: &[FieldName]) -> Result<Vec<Term<'t>>, S
                 && !value.starts_with("//")
         });
         let Some((typed, value)) = named else {
-            terms.push(Term::Word(term.to_lowercase()));
+            terms.push(Term::Word(fold(term).into_owned()));
             continue;
         };
         let Some(field) = fields.iter().find(|field| field.answers(typed)) else {
@@ -154,6 +154,20 @@ impl Since {
 /// milliseconds.
 pub fn since(text: &str, now_ms: i64) -> Result<i64, String> {
     Since::parse(text).map(|since| since.at(now_ms))
+}
+
+/// Free text's case folding: Rust's Unicode lower case (`É` → `é`), for the
+/// query's words and what they are compared with, in memory and in the
+/// store (its SQL function `fold`); SQLite's own `lower` folds ASCII only.
+pub fn fold(text: &str) -> std::borrow::Cow<'_, str> {
+    if text
+        .bytes()
+        .any(|byte| byte.is_ascii_uppercase() || !byte.is_ascii())
+    {
+        std::borrow::Cow::Owned(text.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]

@@ -6,11 +6,13 @@ use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::outcomes::{EventState, Outcome, outcome_row};
 use super::{Store, event_words};
+use crate::query::fold;
 
 /// What to keep; every field set must hold.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Filter<'a> {
     pub since_ms: i64,
+    /// Text contained in the type, any case (`call` finds `call.ended`).
     pub event_type: Option<&'a str>,
     pub state: Option<EventState>,
     /// A subscription id prefix.
@@ -113,13 +115,13 @@ pub fn list(
         values.push(Value::Integer(filter.since_ms));
     }
     if let (Some(event_type), false) = (filter.event_type, by_outcomes) {
-        sql.push_str(" AND e.event = ?");
-        values.push(Value::Text(event_type.to_owned()));
+        sql.push_str(" AND instr(fold(e.event), ?) > 0");
+        values.push(Value::Text(fold(event_type).into_owned()));
     }
     for word in filter.words {
         sql.push_str(
-            " AND (instr(lower(e.event_id), ?) > 0 OR instr(lower(e.session_id), ?) > 0
-                   OR instr(e.event, ?) > 0)",
+            " AND (instr(fold(e.event_id), ?) > 0 OR instr(fold(e.session_id), ?) > 0
+                   OR instr(fold(e.event), ?) > 0)",
         );
         for _ in 0..3 {
             values.push(Value::Text(word.clone()));
@@ -150,8 +152,8 @@ fn push_outcome_conditions(sql: &mut String, values: &mut Vec<Value>, filter: &F
         push_prefix(sql, values, "o.subscription_id", subscription);
     }
     if let Some(event_type) = filter.event_type {
-        sql.push_str(" AND o.event = ?");
-        values.push(Value::Text(event_type.to_owned()));
+        sql.push_str(" AND instr(fold(o.event), ?) > 0");
+        values.push(Value::Text(fold(event_type).into_owned()));
     }
     if let Some(session) = filter.session {
         push_prefix(sql, values, "o.session_id", session);

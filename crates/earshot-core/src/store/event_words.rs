@@ -1,8 +1,8 @@
 //! The free-text index of events (`event_words`, schema 7): an FTS5 table
 //! with the trigram tokenizer over exactly what free text searches (the
-//! event id and session id lower-cased as SQLite's `lower` does, and the
-//! type as stored), so a word of three characters or more is found by the
-//! index where it was found by `instr` before, with the same results.
+//! event id, session id and type, each folded to lower case by [`crate::query::fold`],
+//! Unicode-aware), so a word of three characters or more is found by the
+//! index where the scan's `instr` finds it, with the same results.
 //!
 //! Kept by triggers on `events`, keyed by the event's rowid: a delete
 //! removes the event's entries; an insert notes the event as pending
@@ -54,6 +54,26 @@ INSERT INTO event_words_fill SELECT 1, m FROM (SELECT max(rowid) AS m FROM event
     .to_owned()
 }
 
+/// Makes [`crate::query::fold`] the SQL function `fold(text)` on `conn`, for the index
+/// and the scan alike. NULL folds to NULL.
+pub(super) fn register_fold(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::FunctionFlags;
+    conn.create_scalar_function(
+        "fold",
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |context| {
+            let folded = match context.get_raw(0) {
+                rusqlite::types::ValueRef::Text(bytes) => {
+                    Some(crate::query::fold(&String::from_utf8_lossy(bytes)).into_owned())
+                }
+                _ => None,
+            };
+            Ok(folded)
+        },
+    )
+}
+
 /// Puts the events noted as pending by the triggers in the index, in one
 /// statement (FTS5 writes a segment per statement that adds to it: one
 /// per event from a trigger, one per batch here). The writer calls it at
@@ -64,7 +84,7 @@ pub(crate) fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
     let added = conn
         .prepare_cached(
             "INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
-             SELECT e.rowid, e.event_id, lower(e.event_id), lower(e.session_id), e.event
+             SELECT e.rowid, e.event_id, fold(e.event_id), fold(e.session_id), fold(e.event)
              FROM event_words_pending p CROSS JOIN events e ON e.rowid = p.event_rowid
              WHERE NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
         )?
@@ -141,7 +161,7 @@ pub fn fill(store: &mut Store, batch: i64) -> Result<FillProgress, StoreError> {
     // all.
     let added = tx.execute(
         "INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
-         SELECT e.rowid, e.event_id, lower(e.event_id), lower(e.session_id), e.event
+         SELECT e.rowid, e.event_id, fold(e.event_id), fold(e.session_id), fold(e.event)
          FROM events e
          WHERE e.rowid BETWEEN ?1 AND ?2
            AND NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",

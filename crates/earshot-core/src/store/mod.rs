@@ -188,6 +188,7 @@ impl Store {
 
     fn configure(&self) -> rusqlite::Result<()> {
         self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        event_words::register_fold(&self.conn)?;
         // Reading the schema first makes a damaged or foreign file fail here,
         // before anything is written to it.
         self.conn

@@ -99,10 +99,10 @@ impl<R> Schema<R> {
             checks.push(match &self.fields[at].kind {
                 FieldKind::Text(_) => Check::Text {
                     field: at,
-                    needle: value.to_lowercase(),
+                    needle: query::fold(value).into_owned(),
                 },
                 FieldKind::Choice { values, .. } => {
-                    let value = value.to_lowercase();
+                    let value = query::fold(value).into_owned();
                     if !values.contains(&value.as_str()) {
                         return Err(query::not_one_of(term, name, values));
                     }
@@ -156,7 +156,7 @@ pub(crate) fn contains_any_case(haystack: &str, needle: &str) -> bool {
             .windows(needle.len())
             .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()));
     }
-    haystack.to_lowercase().contains(needle)
+    query::fold(haystack).contains(needle)
 }
 
 /// A filter in force: the text typed and its checks.
