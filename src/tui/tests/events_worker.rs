@@ -1,7 +1,8 @@
 //! The Events pane's list read against the emulator over real HTTP: the
 //! observer files a session's events, and the pane's read (the worker's
 //! task, run as the worker runs it) skips the query while the store saw
-//! no commit, and after new events or outcomes changed by a sweep reads
+//! no commit or a commit of nothing a list shows (the list version
+//! stands), and after new events or outcomes changed by a sweep reads
 //! again, its rows equal to a full re-query.
 
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use super::support::{Observed, Receiver, SECRET, eventually, start};
 use crate::tui::action::Action;
 use crate::tui::panes::events::EventsResult;
+use crate::tui::panes::events::freshness::ListMark;
 use crate::tui::panes::events::tasks::EventsEffect;
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
@@ -17,18 +19,20 @@ use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::sweep::sweep;
-use earshot_core::store::mark::StoreMark;
 use earshot_core::store::{AsyncStore, Store, events};
 use earshot_testkit::Reply;
 use tokio::sync::mpsc;
 
-/// What one list read of the pane answers: `Some` rows and the mark of a
-/// full read, `None` when the read was skipped.
-async fn read(
-    client: &Client,
-    db: &Path,
-    known: Option<StoreMark>,
-) -> Option<(Vec<EventRow>, StoreMark)> {
+/// What one list read of the pane answers.
+#[derive(Debug)]
+enum Read {
+    /// A full read: its rows and the mark it saw.
+    Full(Vec<EventRow>, ListMark),
+    /// Skipped, with the store's new mark when only the files' changed.
+    Skipped(Option<ListMark>),
+}
+
+async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let effect = EventsEffect::Load {
         known,
@@ -45,12 +49,19 @@ async fn read(
         .run(input, Report::new(tx.into(), Action::Events))
         .await;
     match rx.recv().await.expect("the read answers") {
-        Action::Events(EventsResult::Loaded { result, mark, .. }) => Some((
+        Action::Events(EventsResult::Loaded { result, mark, .. }) => Read::Full(
             result.expect("the list reads"),
             mark.expect("a store has a mark"),
-        )),
-        Action::Events(EventsResult::Unchanged { .. }) => None,
+        ),
+        Action::Events(EventsResult::Unchanged { mark, .. }) => Read::Skipped(mark),
         other => panic!("not a list answer: {other:?}"),
+    }
+}
+
+fn full_read(read: Read) -> (Vec<EventRow>, ListMark) {
+    match read {
+        Read::Full(rows, mark) => (rows, mark),
+        Read::Skipped(_) => panic!("the read was skipped"),
     }
 }
 
@@ -82,33 +93,42 @@ async fn an_idle_read_is_skipped_and_new_events_or_outcomes_are_read_again() {
     let first = harness.start_session(None).await;
     harness.complete_session(&first).await;
     filed(&db, &first, 2).await;
-    let (rows, mark) = read(&client, &db, None)
-        .await
-        .expect("a first read is full");
+    let (rows, mark) = full_read(read(&client, &db, None).await);
     assert_eq!(rows, full(&db));
     assert_eq!(rows.len(), 2);
     assert!(
-        read(&client, &db, Some(mark.clone())).await.is_none(),
+        matches!(
+            read(&client, &db, Some(mark.clone())).await,
+            Read::Skipped(None)
+        ),
         "no commit since: the read is skipped"
     );
+
+    // A commit of the sweep's bookkeeping only: one row read, no list.
+    rusqlite::Connection::open(&db)
+        .expect("the store")
+        .execute("UPDATE sessions SET last_swept_ms = 1", [])
+        .expect("noted");
+    let Read::Skipped(Some(renewed)) = read(&client, &db, Some(mark.clone())).await else {
+        panic!("a commit of nothing listed reads no list")
+    };
+    assert_ne!(renewed.files, mark.files);
+    assert_eq!(renewed.version, mark.version);
+    let mark = renewed;
 
     // The sweep files the customer's failed attempts: outcomes change.
     let before_sweep = full(&db);
     let store = AsyncStore::open(db.clone()).await.expect("the store");
     sweep(&client, &store, 50).await.expect("a sweep");
     drop(store);
-    let (rows, mark) = read(&client, &db, Some(mark))
-        .await
-        .expect("after a sweep the read is full");
+    let (rows, mark) = full_read(read(&client, &db, Some(mark)).await);
     assert_eq!(rows, full(&db));
     assert_ne!(rows, before_sweep, "the sweep changed the outcomes shown");
 
     let second = harness.start_session(None).await;
     harness.complete_session(&second).await;
     filed(&db, &second, 2).await;
-    let (rows, _) = read(&client, &db, Some(mark))
-        .await
-        .expect("after new events the read is full");
+    let (rows, _) = full_read(read(&client, &db, Some(mark)).await);
     assert_eq!(rows, full(&db));
     assert_eq!(rows.len(), 4);
 

@@ -41,7 +41,8 @@ pub struct ListedEvent {
 /// other filter checked on the rows it finds; with a state or
 /// subscription, the outcomes' `(state, occurred_ms)` index, newest first
 /// (stopping at `limit` distinct events when no free text is left to
-/// check); with a session prefix, a range of the session index; else the
+/// check); with a type that few events have ([`by_type`]), the type
+/// index; with a session prefix, a range of the session index; else the
 /// events' time index, newest first, stopping at `limit`. Free text the
 /// index does not serve (words under three characters, words so common
 /// that the newest rows find them soonest, a migrated store whose index is
@@ -106,6 +107,17 @@ pub fn list(
         }
         // CROSS JOIN keeps this loop order: the outcomes first.
         sql.push_str(") m CROSS JOIN events e ON e.event_id = m.event_id WHERE 1");
+    } else if let Some(types) = match (filter.event_type, filter.session) {
+        (Some(typed), None) => by_type(store, typed, filter.since_ms, limit)?,
+        _ => None,
+    } {
+        // A rare type: its events along the type index, sorted by time.
+        sql.push_str(
+            "events e INDEXED BY events_by_type
+             WHERE e.event IN (SELECT value FROM json_each(?)) AND e.occurred_ms >= ?",
+        );
+        values.push(Value::Text(types));
+        values.push(Value::Integer(filter.since_ms));
     } else if let Some(session) = filter.session {
         sql.push_str("events e INDEXED BY events_by_session WHERE e.occurred_ms >= ?");
         values.push(Value::Integer(filter.since_ms));
@@ -162,10 +174,7 @@ fn push_outcome_conditions(sql: &mut String, values: &mut Vec<Value>, filter: &F
 
 /// The free-text index's query for `words`, when it is the way to list
 /// them: the index is complete, some word has three characters or more,
-/// and the words are rare enough that reading every event they match
-/// costs less than reading the newest events until `limit` of them match.
-/// With `m` matches in `n` events, the index reads `m` rows and the scan
-/// about `limit × n / m`: the index is used up to `m = √(limit × n)`.
+/// and the words match at most [`most_matches`] events.
 pub(super) fn by_words(
     store: &Store,
     words: &[String],
@@ -179,12 +188,7 @@ pub(super) fn by_words(
     if long.is_empty() || !event_words::is_complete(&store.conn)? {
         return Ok(None);
     }
-    let events: i64 = store
-        .conn
-        .prepare_cached("SELECT coalesce(max(rowid), 0) FROM events")?
-        .query_row([], |row| row.get(0))?;
-    let most = ((limit as f64) * (events as f64)).sqrt() as i64;
-    let most = most.clamp(MOST_MATCHES.0, MOST_MATCHES.1);
+    let most = most_matches(store, limit)?;
     let expression = event_words::match_expression(long);
     let matches: i64 = store
         .conn
@@ -196,9 +200,54 @@ pub(super) fn by_words(
     Ok((matches <= most).then_some(expression))
 }
 
-/// The fewest and most matches the free-text index is used for (see
-/// [`by_words`]).
-const MOST_MATCHES: (i64, i64) = (1_000, 200_000);
+/// How many matches an index may find before reading the newest events
+/// until `limit` pass costs less: with `m` matches in `n` events, the
+/// index reads `m` rows and the newest-first scan about `limit × n / m`,
+/// so the index is used up to `m = √(limit × n)` (1,000 to 200,000).
+pub(super) fn most_matches(store: &Store, limit: i64) -> rusqlite::Result<i64> {
+    let events: i64 = store
+        .conn
+        .prepare_cached("SELECT coalesce(max(rowid), 0) FROM events")?
+        .query_row([], |row| row.get(0))?;
+    let most = ((limit as f64) * (events as f64)).sqrt() as i64;
+    Ok(most.clamp(1_000, 200_000))
+}
+
+/// The types stored that `typed` is contained in (any case), when the
+/// type index is the way to list them: fewer than [`most_matches`] of
+/// their events in the window. A JSON array, for `json_each`.
+pub(super) fn by_type(
+    store: &Store,
+    typed: &str,
+    since_ms: i64,
+    limit: i64,
+) -> rusqlite::Result<Option<String>> {
+    let wanted = fold(typed);
+    // Each distinct type in one seek of the index.
+    let mut statement = store.conn.prepare_cached(
+        "WITH RECURSIVE t(x) AS (
+             SELECT min(event) FROM events INDEXED BY events_by_type
+             UNION ALL
+             SELECT (SELECT min(event) FROM events INDEXED BY events_by_type WHERE event > x)
+             FROM t WHERE x IS NOT NULL)
+         SELECT x FROM t WHERE x IS NOT NULL",
+    )?;
+    let stored: Vec<String> = super::readable(statement.query_map([], |row| row.get(0))?)?;
+    let types: Vec<String> = stored
+        .into_iter()
+        .filter(|stored| fold(stored).contains(wanted.as_ref()))
+        .collect();
+    let types = serde_json::to_string(&types).unwrap_or_else(|_| "[]".to_owned());
+    let most = most_matches(store, limit)?;
+    let matches: i64 = store
+        .conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM events INDEXED BY events_by_type
+                 WHERE event IN (SELECT value FROM json_each(?1)) AND occurred_ms >= ?2 LIMIT ?3)",
+        )?
+        .query_row(params![types, since_ms, most + 1], |row| row.get(0))?;
+    Ok((matches <= most).then_some(types))
+}
 
 /// `AND column` starts with `prefix`, as a range an index can serve.
 fn push_prefix(sql: &mut String, values: &mut Vec<Value>, column: &str, prefix: &str) {

@@ -16,8 +16,10 @@ use crate::api::types::agents::Subscription;
 
 const T0: i64 = 1_800_000_000_000;
 
-/// Takes a store back to before version 7 (for the migration tests).
-pub(super) const UNDO_VERSION_7: &str = "DROP TRIGGER events_worded; DROP TRIGGER events_reworded;
+/// Takes a store back to before version 7 (for the migration tests):
+/// versions 8 (the type index) and 7 undone.
+pub(super) const UNDO_SINCE_VERSION_7: &str = "DROP INDEX events_by_type;
+    DROP TRIGGER events_worded; DROP TRIGGER events_reworded;
     DROP TRIGGER events_unworded; DROP TABLE event_words; DROP TABLE event_words_fill;
     DROP TABLE event_words_pending;";
 
@@ -385,7 +387,7 @@ fn a_migrated_store_scans_until_its_index_is_filled_in_batches() {
     // Back to version 6: no index, as a store written before it.
     store
         .conn
-        .execute_batch(&format!("{UNDO_VERSION_7} PRAGMA user_version = 6;"))
+        .execute_batch(&format!("{UNDO_SINCE_VERSION_7} PRAGMA user_version = 6;"))
         .unwrap();
     let path = store.path().to_owned();
     drop(store);
@@ -502,4 +504,39 @@ fn a_type_matches_the_types_that_contain_it_in_any_case() {
     assert_eq!(found("CALL.ENDED"), ["evt%percent_0005", "evt-straße-0003"]);
     assert_eq!(found("type"), ["evt-minus--0007"]);
     assert!(found("call.endedx").is_empty());
+}
+
+#[test]
+fn a_rare_type_is_listed_along_the_type_index_with_the_scans_answer() {
+    let (_dir, store) = tricky_store();
+    for typed in ["call", "SESSION.", "custom", "ended", "nothing"] {
+        let filter = Filter {
+            event_type: Some(typed),
+            ..Filter::default()
+        };
+        let indexed = event_list::by_type(&store, typed, 0, 100).unwrap();
+        assert!(indexed.is_some(), "{typed}: few events, the index is used");
+        let mut along_index = ids(&store, &filter);
+        // The same filter read with no type index at all.
+        store
+            .conn
+            .execute_batch("DROP INDEX events_by_type")
+            .unwrap();
+        let mut scanned = {
+            let sql = "SELECT event_id FROM events WHERE instr(fold(event), fold(?1)) > 0";
+            let mut statement = store.conn.prepare(sql).unwrap();
+            statement
+                .query_map([typed], |row| row.get::<_, String>(0))
+                .unwrap()
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap()
+        };
+        store
+            .conn
+            .execute_batch("CREATE INDEX events_by_type ON events (event, occurred_ms)")
+            .unwrap();
+        along_index.sort();
+        scanned.sort();
+        assert_eq!(along_index, scanned, "{typed}");
+    }
 }

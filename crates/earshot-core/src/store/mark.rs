@@ -7,6 +7,10 @@
 //! the `-wal` file; a write with no connection left open recreates them;
 //! a checkpoint rewrites the main file. The mark holds all three, so any
 //! commit changes it.
+//!
+//! Many commits change nothing a list shows (the sweep notes when it
+//! checked a session, re-lists the same subscriptions): after the mark
+//! moved, [`list_version`] tells those apart with one row read.
 
 use std::fs::File;
 use std::io::Read;
@@ -41,6 +45,16 @@ impl StoreMark {
             shm_header: shm_header(&side_file(path, "-shm")),
         }
     }
+}
+
+/// How often what an event list shows (events, their outcome rows, the
+/// subscriptions' records) has changed: counted by triggers (schema 8), so
+/// equal versions mean an equal list, whatever else was written.
+pub fn list_version(store: &super::Store) -> rusqlite::Result<i64> {
+    store
+        .conn
+        .prepare_cached("SELECT n FROM list_changes")?
+        .query_row([], |row| row.get(0))
 }
 
 fn stamp(path: &Path) -> FileStamp {
@@ -79,6 +93,50 @@ mod tests {
             after_insert,
             "an update changes it too"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn the_list_version_moves_with_what_a_list_shows_only() -> Result<(), Box<dyn std::error::Error>>
+    {
+        use super::list_version as version;
+        use crate::store::{deliveries, events};
+        let dir = tempfile::tempdir()?;
+        let mut store = Store::open(&dir.path().join("events.db"))?;
+        let subscription: crate::api::types::agents::Subscription =
+            serde_json::from_value(serde_json::json!({
+                "id": "sub_a", "url": "https://a.example.invalid/x",
+                "events": ["call.ended"], "enabled": true, "secret_version": 1,
+            }))?;
+        deliveries::replace_subscriptions(&mut store, std::slice::from_ref(&subscription), 1)?;
+        let start = version(&store)?;
+        // The sweep's bookkeeping: the same listing again, a session checked.
+        deliveries::replace_subscriptions(&mut store, std::slice::from_ref(&subscription), 2)?;
+        assert_eq!(version(&store)?, start, "an unchanged listing");
+        events::insert(
+            &store.conn,
+            &events::ObservedEvent {
+                event_id: "evt_1".into(),
+                event: "call.ended".into(),
+                session_id: "call_1".into(),
+                kind: "call",
+                occurred_ms: 10,
+                received_ms: 11,
+                delivery_id: None,
+                headers: vec![],
+                body: b"{}".to_vec(),
+            },
+        )?;
+        let after_event = version(&store)?;
+        assert!(after_event > start, "an event and its outcome rows");
+        store
+            .conn
+            .execute("UPDATE sessions SET last_swept_ms = 99", [])?;
+        assert_eq!(version(&store)?, after_event, "a session checked");
+        let mut paused = subscription.clone();
+        paused.enabled = false;
+        deliveries::replace_subscriptions(&mut store, &[paused], 3)?;
+        assert!(version(&store)? > after_event, "a subscription paused");
         Ok(())
     }
 }

@@ -459,7 +459,7 @@ fn a_version_2_store_gains_the_unfiled_table() {
             "{} DROP TABLE unfiled_events; DROP INDEX deliveries_by_created;
              ALTER TABLE incidents DROP COLUMN resolved_reason;
              PRAGMA user_version = 2;",
-            super::event_words_tests::UNDO_VERSION_7
+            super::event_words_tests::UNDO_SINCE_VERSION_7
         ))
         .unwrap();
     drop(store);

@@ -15,7 +15,7 @@
 //! from `tasks.rs`. Drawing is in `view.rs`.
 
 mod commands;
-mod freshness;
+pub(crate) mod freshness;
 pub(crate) mod table;
 pub(crate) mod tasks;
 pub(crate) mod view;
@@ -41,10 +41,9 @@ use earshot_core::history::event_list::{EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::redact::SecretString;
 use earshot_core::signature::HEADER_NAME;
-use earshot_core::store::mark::StoreMark;
 
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
-use freshness::Freshness;
+use freshness::{Freshness, ListMark};
 use tasks::{EventsEffect, ResendTarget};
 
 /// How often the list (and an open event) is read again while on screen.
@@ -61,11 +60,13 @@ pub(crate) enum EventsResult {
     Loaded {
         seq: u64,
         result: Result<Vec<EventRow>, Failure>,
-        /// The store's write mark taken before the read.
-        mark: Option<StoreMark>,
+        /// The store's mark taken before the read.
+        mark: Option<ListMark>,
     },
-    /// The store saw no commit since the last full read: the list stands.
-    Unchanged { seq: u64 },
+    /// Nothing a list shows changed since the last full read: the list
+    /// stands. `mark`: the store's new mark, when a commit of something
+    /// else moved it.
+    Unchanged { seq: u64, mark: Option<ListMark> },
     /// One event in full (`None`: the store no longer holds it).
     Detail {
         seq: u64,
@@ -696,8 +697,11 @@ impl Pane for EventsPane {
                     self.count_new_above();
                 }
             }
-            EventsResult::Unchanged { seq } => {
-                let _ = self.list.finish_with(seq, Ok::<_, Failure>(()), |_, ()| {});
+            EventsResult::Unchanged { seq, mark } => {
+                let taken = self.list.finish_with(seq, Ok::<_, Failure>(()), |_, ()| {});
+                if let (Some(Ok(())), Some(mark)) = (taken, mark) {
+                    self.freshness.renew(mark);
+                }
             }
             EventsResult::Detail { seq, result } => {
                 if seq != self.detail_seq || self.detail_of.is_none() {

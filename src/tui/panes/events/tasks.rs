@@ -4,6 +4,7 @@
 //! says: the two reads "latest wins", each in its own slot; a re-send to
 //! its end.
 
+use super::freshness::ListMark;
 use super::{EventsResult, Resent};
 use crate::tui::action::Failure;
 use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
@@ -12,17 +13,18 @@ use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;
 use earshot_core::redact::SecretString;
-use earshot_core::store::mark::StoreMark;
+use earshot_core::store::mark::{self, StoreMark};
 
 /// What the Events pane asks the worker for (all local: the store, and
 /// the receiver a re-send goes to).
 #[derive(Clone, Debug)]
 pub(crate) enum EventsEffect {
     /// Read the list from the store; supersedes any list read running.
-    /// With `known`, the store's write mark at the last full read: if it
-    /// still stands, nothing is read.
+    /// With `known`, the store's mark at the last full read: if its files'
+    /// write mark stands, nothing is read; if only its list version does,
+    /// one row is.
     Load {
-        known: Option<StoreMark>,
+        known: Option<ListMark>,
         seq: u64,
         query: EventQuery,
         since_ms: i64,
@@ -70,17 +72,41 @@ impl PaneEffect<EventsResult> for EventsEffect {
             } => {
                 // Taken before the read: a commit during it changes the
                 // mark, so the next read is full.
-                let mark = store.as_ref().ok().map(|path| StoreMark::of(path));
-                if known.is_some() && known == mark {
-                    report.send(EventsResult::Unchanged { seq });
-                    return;
-                }
-                let result = with_store(store, move |store| {
+                let files = store.as_ref().ok().map(|path| StoreMark::of(path));
+                let known_version = match (&known, &files) {
+                    (Some(known), Some(files)) if known.files == *files => {
+                        report.send(EventsResult::Unchanged { seq, mark: None });
+                        return;
+                    }
+                    (known, _) => known.as_ref().and_then(|known| known.version),
+                };
+                let read = with_store(store, move |store| {
+                    let version = mark::list_version(store).ok();
+                    if version.is_some() && version == known_version {
+                        return Ok((None, version));
+                    }
                     event_list::list(store, &query, since_ms, limit)
+                        .map(|rows| (Some(rows), version))
                         .map_err(|error| error.to_string())
                 })
                 .await;
-                EventsResult::Loaded { seq, result, mark }
+                let mark = |version| files.map(|files| ListMark { files, version });
+                match read {
+                    Ok((None, version)) => EventsResult::Unchanged {
+                        seq,
+                        mark: mark(version),
+                    },
+                    Ok((Some(rows), version)) => EventsResult::Loaded {
+                        seq,
+                        result: Ok(rows),
+                        mark: mark(version),
+                    },
+                    Err(failure) => EventsResult::Loaded {
+                        seq,
+                        result: Err(failure),
+                        mark: mark(None),
+                    },
+                }
             }
             EventsEffect::Detail { seq, event_id } => {
                 let result = with_store(store, move |store| {
