@@ -384,3 +384,27 @@ fn the_event_list_puts_the_named_subscription_first_and_the_observer_last() {
         "the named one first, even the observer's"
     );
 }
+
+#[test]
+fn a_re_check_that_changes_nothing_writes_no_event_row() {
+    let (_dir, mut store) = temp_store();
+    let subs = [subscription("bad", &SESSION_EVENTS, true)];
+    deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
+    events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
+    let records = vec![failed("b1", "bad", "ses_1", 401, T0 + 100)];
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + HOUR).unwrap();
+    let version = mark::list_version(&store).unwrap();
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + 2 * HOUR).unwrap();
+    assert_eq!(
+        mark::list_version(&store).unwrap(),
+        version,
+        "the same records again: no row rewritten"
+    );
+    assert_eq!(totals(&store, "bad", T0), vec![(EventState::Missed, 1)]);
+    let records = vec![
+        failed("b1", "bad", "ses_1", 401, T0 + 100),
+        delivered("b2", "bad", "ses_1", T0 + 200),
+    ];
+    deliveries::record_sweep(&mut store, "ses_1", &records, T0 + 3 * HOUR).unwrap();
+    assert!(mark::list_version(&store).unwrap() > version, "a new attempt");
+}

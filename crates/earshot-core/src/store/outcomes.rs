@@ -191,7 +191,16 @@ pub(crate) fn rebuild_sessions(
     let subscriptions = listening(conn)?;
     let mut touched: HashSet<String> = HashSet::new();
     for session_id in session_ids {
-        let rows = session_outcomes(conn, session_id, &subscriptions, now_ms)?;
+        let mut rows = session_outcomes(conn, session_id, &subscriptions, now_ms)?;
+        rows.sort_by(|a, b| {
+            (&a.subscription_id, &a.event_key).cmp(&(&b.subscription_id, &b.event_key))
+        });
+        // A re-check that changed nothing writes nothing: the sweep re-checks
+        // sessions in turn, and a rewrite of the same rows would move every
+        // live list's version and fill the WAL.
+        if stored_rows(conn, session_id)? == rows {
+            continue;
+        }
         conn.prepare_cached("DELETE FROM event_outcomes WHERE session_id = ?1")?
             .execute([session_id])?;
         let mut insert = conn.prepare_cached(
@@ -227,6 +236,18 @@ pub(crate) fn rebuild_sessions(
         incidents::settle(conn, &subscription_id, now_ms)?;
     }
     Ok(())
+}
+
+/// The stored rows of `session_id`, in key order.
+fn stored_rows(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Outcome>> {
+    let mut statement = conn.prepare_cached(
+        "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+                attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
+                settled_ms
+         FROM event_outcomes WHERE session_id = ?1 ORDER BY subscription_id, event_key",
+    )?;
+    let rows = statement.query_map([session_id], outcome_row)?;
+    rows.collect()
 }
 
 /// Every session with a stored attempt: what a store migrated from a
