@@ -406,5 +406,8 @@ fn a_re_check_that_changes_nothing_writes_no_event_row() {
         delivered("b2", "bad", "ses_1", T0 + 200),
     ];
     deliveries::record_sweep(&mut store, "ses_1", &records, T0 + 3 * HOUR).unwrap();
-    assert!(mark::list_version(&store).unwrap() > version, "a new attempt");
+    assert!(
+        mark::list_version(&store).unwrap() > version,
+        "a new attempt"
+    );
 }
