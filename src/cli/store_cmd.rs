@@ -68,6 +68,14 @@ pub(crate) struct PruneArgs {
     /// The summary as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Then rewrite the whole file (`VACUUM`) and empty the write-ahead
+    /// log, so no pruned row is left in the file's bytes (index and table
+    /// pages keep stale copies of some deleted cells). Holds the store's
+    /// write lock for the whole rewrite (minutes on a store of gigabytes,
+    /// while a running observer's deliveries wait and may be answered 503,
+    /// which the platform retries) and needs the file's size in free space.
+    #[arg(long)]
+    pub(crate) erase: bool,
 }
 
 #[derive(Args, Debug)]
@@ -127,7 +135,7 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
                 },
             );
             progress.finish();
-            report
+            report.map(|report| (report, store))
         }
     });
     let (report, stopped_by) = tokio::select! {
@@ -137,7 +145,25 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
             (task.await, Some(signal))
         }
     };
-    let report = report??;
+    let (report, mut store) = report??;
+    if args.erase && stopped_by.is_none() && report.removed.total() > 0 {
+        eprintln!(
+            "rewriting the store's file, so no pruned row is left in its bytes (the store is \
+             locked meanwhile)…"
+        );
+        let started = Instant::now();
+        earshot_core::store::erase_keys::rewrite(&store)?;
+        let emptied = forget::empty_wal(&mut store, EMPTY_WAL_WAIT)?;
+        eprintln!(
+            "rewrote the file in {}{}",
+            duration_text::of(started.elapsed()),
+            if emptied {
+                "; the write-ahead log is emptied"
+            } else {
+                "; the write-ahead log could not be emptied (a reader held it): run again"
+            }
+        );
+    }
     if args.json {
         println!("{}", prune_json(period, &report));
     } else {

@@ -733,3 +733,61 @@ async fn store_forget_of_30_of_3000_calls_leaves_no_copy_of_their_ids() {
     let kept: Vec<String> = (50..3_000).step_by(100).map(id).collect();
     assert_eq!(held(&kept), kept);
 }
+
+#[tokio::test]
+async fn a_prune_with_erase_leaves_no_pruned_call_id_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("earshot.db");
+    seed(
+        &db,
+        &format!(
+            "{}{}",
+            old_rows("gone_", 3_000, 40),
+            old_rows("kept_", 30, 1)
+        ),
+    );
+    let out = run(earshot()
+        .args([
+            "store",
+            "prune",
+            "--older-than",
+            "30d",
+            "--erase",
+            "--store",
+        ])
+        .arg(&db))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("the write-ahead log is emptied"),
+        "{}",
+        text(&out.stderr)
+    );
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    let mut bytes = std::fs::read(&db).unwrap();
+    bytes.extend(std::fs::read(&wal).unwrap_or_default());
+    // Every `call_gone_N` and `call_kept_N` in the bytes, in one pass.
+    let ids_after = |marker: &[u8]| -> BTreeSet<String> {
+        bytes
+            .windows(marker.len())
+            .enumerate()
+            .filter(|(_, window)| *window == marker)
+            .map(|(at, _)| {
+                let digits: String = bytes[at + marker.len()..]
+                    .iter()
+                    .take_while(|byte| byte.is_ascii_digit())
+                    .map(|byte| char::from(*byte))
+                    .collect();
+                format!("{}{digits}", String::from_utf8_lossy(marker))
+            })
+            .collect()
+    };
+    let left = ids_after(b"call_gone_");
+    assert!(left.is_empty(), "{} pruned ids left: {left:?}", left.len());
+    assert_eq!(
+        ids_after(b"call_kept_").len(),
+        30,
+        "what is kept is still there"
+    );
+}
