@@ -24,6 +24,8 @@ pub(super) const UNDO_SINCE_VERSION_7: &str = "DROP INDEX events_by_type;
     DROP TRIGGER event_outcomes_listed_update; DROP TRIGGER event_outcomes_listed_delete;
     DROP TRIGGER subscriptions_listed_insert; DROP TRIGGER subscriptions_listed_delete;
     DROP TRIGGER subscriptions_listed_update; DROP TABLE list_changes;
+    DROP TRIGGER events_received_counted; DROP TRIGGER events_received_uncounted;
+    DROP TRIGGER events_received_recounted; DROP TABLE events_received_hourly;
     DROP TRIGGER events_worded; DROP TRIGGER events_reworded;
     DROP TRIGGER events_unworded; DROP TABLE event_words; DROP TABLE event_words_fill;
     DROP TABLE event_words_pending;";

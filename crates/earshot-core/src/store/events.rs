@@ -384,12 +384,29 @@ fn stored_event(row: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
 }
 
 /// How many events the observer received since `since_ms`, and when it
-/// received its newest one (at any time).
+/// received its newest one (at any time). The whole hours after the first
+/// come from the hour counts the triggers keep; only the first, partial
+/// hour is counted along the time index (a 24-hour window of a busy store
+/// read every event's index entry before: 6,800 pages for 1.4 million).
 pub fn received_since(store: &Store, since_ms: i64) -> rusqlite::Result<(i64, Option<i64>)> {
-    let in_window = store
-        .conn
-        .prepare_cached("SELECT count(*) FROM events WHERE received_ms >= ?1")?
-        .query_row([since_ms], |row| row.get(0))?;
+    const HOUR_MS: i64 = 3_600_000;
+    let in_window = if since_ms < 0 {
+        // SQLite's hour of a time before 1970 rounds the other way.
+        store
+            .conn
+            .prepare_cached("SELECT count(*) FROM events WHERE received_ms >= ?1")?
+            .query_row([since_ms], |row| row.get(0))?
+    } else {
+        let hour = since_ms / HOUR_MS;
+        store
+            .conn
+            .prepare_cached(
+                "SELECT (SELECT total(count) FROM events_received_hourly WHERE hour > ?2)
+                      + (SELECT count(*) FROM events
+                         WHERE received_ms >= ?1 AND received_ms < (?2 + 1) * 3600000)",
+            )?
+            .query_row([since_ms, hour], |row| super::summed_count(row, 0))?
+    };
     let newest = store
         .conn
         .prepare_cached("SELECT max(received_ms) FROM events")?

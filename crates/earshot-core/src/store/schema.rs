@@ -9,9 +9,10 @@
 //! 7 adds the free-text index (`event_words`), empty on a migrated store
 //! until filled in batches after the migration; version 8 indexes events
 //! by type, so a rare type is listed without reading the window (a few
-//! seconds to build on a store of 1.4 million events), and counts the
+//! seconds to build on a store of 1.4 million events), counts the
 //! changes to what an event list shows (`list_changes`, see
-//! [`super::mark::list_version`]). A migration runs inside
+//! [`super::mark::list_version`]) and the events received per hour
+//! (`events_received_hourly`, see [`super::events::received_since`]). A migration runs inside
 //! one immediate
 //! transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
@@ -376,7 +377,24 @@ fn version_8() -> String {
     let mut sql = String::from(
         "CREATE INDEX events_by_type ON events (event, occurred_ms);
          CREATE TABLE list_changes (n INTEGER NOT NULL);
-         INSERT INTO list_changes VALUES (0);",
+         INSERT INTO list_changes VALUES (0);
+         CREATE TABLE events_received_hourly (hour INTEGER PRIMARY KEY, count INTEGER NOT NULL);
+         INSERT INTO events_received_hourly
+             SELECT received_ms / 3600000, count(*) FROM events GROUP BY 1;
+         CREATE TRIGGER events_received_counted AFTER INSERT ON events BEGIN
+             INSERT INTO events_received_hourly VALUES (NEW.received_ms / 3600000, 1)
+             ON CONFLICT (hour) DO UPDATE SET count = count + 1;
+         END;
+         CREATE TRIGGER events_received_uncounted AFTER DELETE ON events BEGIN
+             UPDATE events_received_hourly SET count = count - 1
+             WHERE hour = OLD.received_ms / 3600000;
+         END;
+         CREATE TRIGGER events_received_recounted AFTER UPDATE OF received_ms ON events BEGIN
+             UPDATE events_received_hourly SET count = count - 1
+             WHERE hour = OLD.received_ms / 3600000;
+             INSERT INTO events_received_hourly VALUES (NEW.received_ms / 3600000, 1)
+             ON CONFLICT (hour) DO UPDATE SET count = count + 1;
+         END;",
     );
     // What an event list shows: the events, their outcome rows, and the
     // subscriptions' records (which name the outcomes). A sweep that

@@ -513,3 +513,61 @@ fn the_observers_subscription_is_the_one_whose_attempt_ids_it_filed() {
         vec!["sub_obs".to_owned()]
     );
 }
+
+#[test]
+fn events_received_since_any_time_count_as_the_rows_do() {
+    let (_dir, store) = temp_store();
+    const HOUR: i64 = 3_600_000;
+    let t0 = 480_000 * HOUR;
+    // Received at whole hours, just before and after them, across 5 hours.
+    let times: Vec<i64> = (0..5)
+        .flat_map(|h| [t0 + h * HOUR - 6, t0 + h * HOUR - 5, t0 + h * HOUR + 1_000])
+        .collect();
+    for (n, at) in times.iter().enumerate() {
+        events::insert(
+            &store.conn,
+            &event(&format!("e{n}"), "ses_1", "session.started", at - 5),
+        )
+        .unwrap();
+    }
+    store
+        .conn
+        .execute("DELETE FROM events WHERE event_id = 'e4'", [])
+        .unwrap();
+    store
+        .conn
+        .execute(
+            "UPDATE events SET received_ms = ?1 WHERE event_id = 'e7'",
+            [t0 - 10 * HOUR],
+        )
+        .unwrap();
+    let rows = |since: i64| -> i64 {
+        store
+            .conn
+            .query_row(
+                "SELECT count(*) FROM events WHERE received_ms >= ?1",
+                [since],
+                |row| row.get(0),
+            )
+            .unwrap()
+    };
+    let mut checked = 0;
+    for since in [
+        t0 - 11 * HOUR,
+        t0 - HOUR,
+        t0 - 6,
+        t0 - 5,
+        t0 - 4,
+        t0,
+        t0 + 1_000,
+    ]
+    .into_iter()
+    .chain((0..6).flat_map(|h| [t0 + h * HOUR - 5, t0 + h * HOUR, t0 + h * HOUR + 1_001]))
+    {
+        let (counted, newest) = events::received_since(&store, since).unwrap();
+        assert_eq!(counted, rows(since), "since {since}");
+        assert_eq!(newest, times.iter().max().copied());
+        checked += usize::from(counted > 0);
+    }
+    assert!(checked > 10, "{checked}");
+}
