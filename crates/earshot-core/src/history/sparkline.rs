@@ -125,6 +125,24 @@ pub fn line(buckets: &[EventTotals], glyphs: Glyphs) -> String {
         .collect()
 }
 
+/// `buckets` merged into at most `cells` cells of equal runs of buckets
+/// (the last run may be shorter), oldest first, so a narrow sparkline
+/// still covers the whole window; and how many buckets a cell holds.
+pub fn merged(buckets: &[EventTotals], cells: usize) -> (Vec<EventTotals>, usize) {
+    let per_cell = buckets.len().div_ceil(cells.max(1)).max(1);
+    let merged = buckets
+        .chunks(per_cell)
+        .map(|run| {
+            let mut cell = EventTotals::default();
+            for bucket in run {
+                cell.absorb(bucket);
+            }
+            cell
+        })
+        .collect();
+    (merged, per_cell)
+}
+
 /// A line under a sparkline with `^` under the bucket of `at_ms` and
 /// `label` after it; `None` when `at_ms` is outside the timeline.
 pub fn mark_under(timeline: &Timeline, at_ms: i64, label: &str) -> Option<String> {
@@ -141,6 +159,20 @@ mod tests {
             delivered: n,
             ..EventTotals::default()
         }
+    }
+
+    #[test]
+    fn merged_cells_cover_every_bucket_and_keep_a_failure_seen() {
+        let mut buckets = vec![delivered(1); 48];
+        buckets[30].missed = 2;
+        let (cells, per_cell) = merged(&buckets, 24);
+        assert_eq!((cells.len(), per_cell), (24, 2));
+        assert_eq!(cells[0].delivered, 2);
+        assert_eq!(cells[15].missed, 2, "bucket 30 is in cell 15");
+        let (cells, per_cell) = merged(&buckets, 7);
+        assert_eq!((cells.len(), per_cell), (7, 7));
+        assert_eq!(cells.iter().map(EventTotals::total).sum::<i64>(), 48 + 2);
+        assert_eq!(merged(&buckets, 0).0.len(), 1, "at least one cell");
     }
 
     /// Twenty buckets fine, then failing, then re-sent, then fine again.

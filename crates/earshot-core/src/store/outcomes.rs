@@ -82,6 +82,19 @@ impl EventTotals {
         self.delivered + self.missed + self.recovered + self.pending + self.unknown
     }
 
+    /// Adds `other`'s events, state by state.
+    pub fn absorb(&mut self, other: &EventTotals) {
+        for (state, count) in [
+            (EventState::Delivered, other.delivered),
+            (EventState::Missed, other.missed),
+            (EventState::Recovered, other.recovered),
+            (EventState::Pending, other.pending),
+            (EventState::Unknown, other.unknown),
+        ] {
+            self.add(state, count);
+        }
+    }
+
     pub(crate) fn add(&mut self, state: EventState, count: i64) {
         let slot = match state {
             EventState::Delivered => &mut self.delivered,

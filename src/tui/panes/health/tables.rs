@@ -80,6 +80,12 @@ pub(crate) static BOARD: Schema<SubscriptionHealth> = Schema {
             sort: |row| SortKey::number(row.failing_since_ms()),
         },
         Column {
+            header: "TREND",
+            // Drawn from the timeline, not the row: nothing to match.
+            text: None,
+            sort: |row| SortKey::Number(row.events.missed),
+        },
+        Column {
             header: "WHY (LARGEST GROUP)",
             text: Some(|row| Cow::Owned(largest_group(row))),
             sort: |row| SortKey::number(row.failures.first().map(|group| group.count)),

@@ -192,27 +192,41 @@ fn draw_board(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Them
         Constraint::Min(0),
     ])
     .areas(area);
-    let url_w = url_width(board.width, pane.rows());
-    let fixed = [SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, COUNT_W, TIME_W];
+    let trend_w = trend_width(board.width);
+    let url_w = url_width(board.width, trend_w, pane.rows());
+    let fixed = [
+        SUB_W, url_w, COUNT_W, COUNT_W, COUNT_W, COUNT_W, TIME_W, trend_w,
+    ];
     let url_cells = usize::from(url_w);
+    let trend = pane
+        .trend
+        .as_ref()
+        .map(|timeline| (timeline, usize::from(trend_w)));
     pane.table.draw(
         frame,
         board,
         pane.rows(),
         &fixed,
         theme,
-        |row, selected, failure_w| board_row(row, selected, url_cells, failure_w, theme),
+        |row, selected, failure_w| board_row(row, selected, url_cells, failure_w, trend, theme),
     );
     if let Some(row) = pane.selected() {
         draw_failures(frame, below, pane, row, theme);
     }
 }
 
+/// The TREND column: 6 cells at 80 columns, growing with the width to 12
+/// (each cell then two hours of a 24-hour window); the diagnosis keeps
+/// the rest.
+fn trend_width(board_width: u16) -> u16 {
+    (board_width.saturating_sub(72) / 2).clamp(6, 12)
+}
+
 /// The URL column: as wide as the longest URL when the diagnosis keeps
 /// three fifths of the free width, else two fifths of it, and never
 /// under [`URL_MIN_W`] (the host's end and the port).
-fn url_width(board_width: u16, rows: &[SubscriptionHealth]) -> u16 {
-    let fixed = SUB_W + 4 * COUNT_W + TIME_W + 8;
+fn url_width(board_width: u16, trend_w: u16, rows: &[SubscriptionHealth]) -> u16 {
+    let fixed = SUB_W + 4 * COUNT_W + TIME_W + trend_w + 9;
     let free = board_width.saturating_sub(fixed);
     let longest = rows
         .iter()
@@ -227,6 +241,7 @@ fn board_row(
     selected: bool,
     url_w: usize,
     failure_w: usize,
+    trend: Option<(&Timeline, usize)>,
     theme: &Theme,
 ) -> Row<'static> {
     // Since when the current run of failures goes on (UTC clock time).
@@ -245,6 +260,9 @@ fn board_row(
         Line::from(events.recovered.to_string()),
         Line::from((events.pending + events.unknown).to_string()),
         Line::from(failing),
+        trend.map_or_else(Line::default, |(timeline, cells)| {
+            trend_cell(timeline, row, cells, theme)
+        }),
         Line::from(fit(&why, failure_w)),
     ];
     let mut style = if row.is_failing() {
@@ -284,6 +302,48 @@ fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -
     Line::from(Span::styled(text, theme.style(role)))
 }
 
+/// A board row's events over the whole window in `cells` characters
+/// (buckets merged, `sparkline::merged`), coloured by state and told apart
+/// by glyph without colour; the cell the current failures began in is
+/// underlined.
+fn trend_cell(
+    timeline: &Timeline,
+    row: &SubscriptionHealth,
+    cells: usize,
+    theme: &Theme,
+) -> Line<'static> {
+    let empty = vec![Default::default(); timeline.columns];
+    let buckets = timeline.subscriptions.get(&row.id).unwrap_or(&empty);
+    let (merged, per_cell) = sparkline::merged(buckets, cells);
+    let failing_cell = row
+        .failing_since_ms()
+        .and_then(|at| timeline.column_of(at))
+        .map(|column| column / per_cell);
+    let spans: Vec<Span<'static>> = sparkline::marks(&merged, 8)
+        .into_iter()
+        .enumerate()
+        .map(|(cell, mark)| {
+            let mut style = theme.style(mark_role(mark));
+            if Some(cell) == failing_cell {
+                style = style.add_modifier(ratatui::style::Modifier::UNDERLINED);
+            }
+            Span::styled(Glyphs::Unicode.of(mark).to_string(), style)
+        })
+        .collect();
+    Line::from(spans)
+}
+
+/// The colour of a sparkline mark.
+fn mark_role(mark: Mark) -> Role {
+    match mark {
+        Mark::Delivered(_) => Role::Ok,
+        Mark::Missed => Role::Error,
+        Mark::Recovered => Role::Accent,
+        Mark::Pending => Role::Warn,
+        Mark::Unknown | Mark::Empty => Role::Muted,
+    }
+}
+
 /// The subscription's events over the window, one character per bucket
 /// (`history::sparkline`): bars in the ok colour, missed in the error
 /// colour, the other states in theirs; the symbols say the same without
@@ -305,16 +365,9 @@ fn trend_lines(timeline: &Timeline, row: &SubscriptionHealth, theme: &Theme) -> 
     let indent = width(&label);
     let mut spans = vec![Span::styled(label, theme.style(Role::Muted))];
     for mark in sparkline::marks(&buckets, 8) {
-        let role = match mark {
-            Mark::Delivered(_) => Role::Ok,
-            Mark::Missed => Role::Error,
-            Mark::Recovered => Role::Accent,
-            Mark::Pending => Role::Warn,
-            Mark::Unknown | Mark::Empty => Role::Muted,
-        };
         spans.push(Span::styled(
             Glyphs::Unicode.of(mark).to_string(),
-            theme.style(role),
+            theme.style(mark_role(mark)),
         ));
     }
     let mut lines = vec![Line::from(spans)];

@@ -174,7 +174,8 @@ fn a_wide_terminal_gives_the_url_and_the_diagnosis_the_room() {
             .expect("the broken row")
             .to_owned()
     };
-    let wide_row = broken_row((200, 20));
+    // Wide enough for the whole diagnosis beside the 12-cell trend.
+    let wide_row = broken_row((215, 20));
     assert!(
         wide_row.contains("https://hooks.example.com/voice "),
         "the whole URL: {wide_row}"
@@ -323,6 +324,22 @@ fn health_trend_shows_when_failures_started_and_stopped() {
     // Under the first failing bucket (08:00 is the sixth).
     let (mark_x, _) = find(&terminal, "^ failing since 08:00:00");
     assert_eq!(mark_x, x, "the mark under the bucket it began in");
+    // The board's row: the same 24 buckets two to a cell, the cell the
+    // failures began in (buckets 4 and 5) underlined, the glyphs telling
+    // the states apart without colour.
+    let (row_x, row_y) = find(&terminal, "██✗✗✗▄▄▄▄▄▄▄");
+    let underlined = |x: u16| {
+        terminal.backend().buffer()[(x, row_y)]
+            .modifier
+            .contains(ratatui::style::Modifier::UNDERLINED)
+    };
+    assert!(underlined(row_x + 2), "the failing-since cell");
+    assert!(!underlined(row_x + 1) && !underlined(row_x + 3));
+    assert_eq!(fg_at(&terminal, (row_x + 2, row_y)), colour(Role::Error));
+    assert_eq!(fg_at(&terminal, (row_x, row_y)), colour(Role::Ok));
+    // At 80 columns the same window in six cells.
+    let narrow = render(&app, (80, 24));
+    find(&narrow, "█✗✗▄▄▄");
 }
 
 /// The retries due say when the platform gave up on this account before
