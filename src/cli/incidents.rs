@@ -1,22 +1,29 @@
 //! `earshot incidents [--since D] [--all] [--json]`: failure groups
 //! (subscription × diagnosis) with first and last seen, events missed and
 //! recovered, and a state (open, acknowledged, resolved); `earshot
+//! incidents ID` one of them on a time axis (`incident_chart`); `earshot
 //! incidents ack ID [--note TEXT]` records who is on one, for every console
 //! on the same store. Exits by the rule `earshot health` shares
 //! (`history::verdict`): 3 when the observer is silent or filed nothing in
 //! the window, 1 while an incident is unresolved (acknowledged too) or an
-//! event was missed, else 0; 2 on bad input.
+//! event was missed, else 0; 2 on bad input. With an ID: 1 while that
+//! incident is unresolved or when no incident has that id, else 0.
 
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
 use super::history_args::{StoreArg, SweepArgs};
+use super::incident_chart;
 use super::output::{Table, emit, print_json, short_id};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
-use earshot_core::history::incidents::{Acknowledged, Incident, acknowledge, list, operator};
+use earshot_core::history::incident_timeline;
+use earshot_core::history::incidents::{
+    Acknowledged, Incident, IncidentState, Lookup, acknowledge, list, lookup, operator,
+};
 use earshot_core::history::report::board;
+use earshot_core::history::sparkline::Glyphs;
 use earshot_core::history::verdict;
 use earshot_core::store;
 
@@ -25,6 +32,13 @@ use earshot_core::store;
 pub(crate) struct IncidentsArgs {
     #[command(subcommand)]
     pub(crate) command: Option<IncidentsCommand>,
+    /// One incident (its id, or a unique start of it) on a time axis: its
+    /// subscription's events from the first failure to now, with the
+    /// changes made meanwhile marked.
+    pub(crate) id: Option<String>,
+    /// With an ID: draw the chart in plain ASCII instead of Unicode blocks.
+    #[arg(long, requires = "id")]
+    pub(crate) ascii: bool,
     #[command(flatten)]
     pub(crate) sweep: SweepArgs,
     /// Resolved incidents too.
@@ -85,6 +99,9 @@ pub(crate) async fn run(
         .sweep
         .sweep_first(&args.connection, global, store)
         .await?;
+    if let Some(id) = &args.id {
+        return show(&store, id, args.ascii, args.json);
+    }
     let incidents = list(&store, args.sweep.since, args.all)?;
     if args.json {
         print_json(&incidents)?;
@@ -101,6 +118,38 @@ pub(crate) async fn run(
     Ok(ExitCode::from(
         verdict::verdict(&report, &unresolved).exit_code(),
     ))
+}
+
+/// `earshot incidents ID`: the incident and its timeline.
+fn show(store: &store::Store, id: &str, ascii: bool, json: bool) -> color_eyre::Result<ExitCode> {
+    let incident = match lookup(store, id)? {
+        Lookup::One(incident) => incident,
+        Lookup::NotFound => {
+            eprintln!("error: no incident {id}: `earshot incidents --all` lists them");
+            return Ok(ExitCode::FAILURE);
+        }
+        Lookup::Ambiguous(count) => {
+            eprintln!("error: {id} matches {count} incidents: give more of the id");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let chart =
+        incident_timeline::build(store, &incident, store::now_ms(), incident_chart::COLUMNS)?;
+    if json {
+        print_json(&serde_json::json!({ "incident": incident, "timeline": chart }))?;
+    } else {
+        let glyphs = if ascii {
+            Glyphs::Ascii
+        } else {
+            Glyphs::Unicode
+        };
+        emit(&incident_chart::text(&incident, &chart, glyphs))?;
+    }
+    Ok(if incident.state == IncidentState::Resolved {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn render(incidents: &[Incident], all: bool) -> String {

@@ -15,6 +15,7 @@ pub(crate) mod events;
 pub(crate) mod health;
 mod health_chart;
 mod history_args;
+mod incident_chart;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;

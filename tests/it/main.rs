@@ -20,6 +20,7 @@ mod error_shapes;
 mod events_outcomes;
 mod health_chart;
 mod incident_history;
+mod incident_timeline;
 mod incidents_by_event;
 mod jobs_watch;
 mod listen;

@@ -106,6 +106,33 @@ pub enum Acknowledged {
     Ambiguous(usize),
 }
 
+/// The incident an id names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Lookup {
+    One(Box<Incident>),
+    NotFound,
+    /// The id prefix matches this many (and none exactly).
+    Ambiguous(usize),
+}
+
+/// The incident whose id is `id` or starts with it.
+pub fn lookup(store: &Store, id: &str) -> Result<Lookup, StoreError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Ok(Lookup::NotFound);
+    }
+    let mut found = incidents::find(store, id)?;
+    let at = match found.as_slice() {
+        [] => return Ok(Lookup::NotFound),
+        [_] => 0,
+        many => match many.iter().position(|row| row.id == id) {
+            Some(exact) => exact,
+            None => return Ok(Lookup::Ambiguous(many.len())),
+        },
+    };
+    Ok(Lookup::One(Box::new(found.swap_remove(at).into())))
+}
+
 /// Acknowledges the incident whose id starts with `id`, as `by`, with an
 /// optional note (control characters dropped: it is shown to others).
 pub fn acknowledge(
@@ -115,32 +142,17 @@ pub fn acknowledge(
     note: Option<&str>,
     now_ms: i64,
 ) -> Result<Acknowledged, StoreError> {
-    let id = id.trim();
-    let found = if id.is_empty() {
-        Vec::new()
-    } else {
-        incidents::find(store, id)?
-    };
-    let target = match found.as_slice() {
-        [] => return Ok(Acknowledged::NotFound),
-        [one] => one.id.clone(),
-        many => {
-            if let Some(exact) = many.iter().find(|row| row.id == id) {
-                exact.id.clone()
-            } else {
-                return Ok(Acknowledged::Ambiguous(many.len()));
-            }
-        }
+    let target = match lookup(store, id)? {
+        Lookup::One(incident) => incident.id,
+        Lookup::NotFound => return Ok(Acknowledged::NotFound),
+        Lookup::Ambiguous(count) => return Ok(Acknowledged::Ambiguous(count)),
     };
     let clean = |text: &str| -> String { text.chars().filter(|c| !c.is_control()).collect() };
     let note = note.map(clean).filter(|note| !note.trim().is_empty());
     incidents::acknowledge(store, &target, &clean(by), note.as_deref(), now_ms)?;
-    let row = incidents::find(store, &target)?
-        .into_iter()
-        .find(|row| row.id == target);
-    Ok(match row {
-        Some(row) => Acknowledged::Done(Box::new(row.into())),
-        None => Acknowledged::NotFound,
+    Ok(match lookup(store, &target)? {
+        Lookup::One(incident) => Acknowledged::Done(incident),
+        _ => Acknowledged::NotFound,
     })
 }
 

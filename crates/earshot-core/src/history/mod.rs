@@ -31,6 +31,7 @@ pub mod coverage;
 pub mod event_list;
 pub mod event_query;
 pub mod held_secret;
+pub mod incident_timeline;
 pub mod incidents;
 pub mod receiver_probe;
 pub mod recover;
