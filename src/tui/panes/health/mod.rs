@@ -13,6 +13,7 @@
 
 mod commands;
 pub(crate) mod incidents;
+mod incidents_view;
 pub(crate) mod recover;
 pub(crate) mod tables;
 pub(crate) mod tasks;

@@ -21,7 +21,6 @@ use crate::tui::widgets::table_view::prompt_line;
 use crate::tui::widgets::{fit, fit_line, fit_url, utc_clock, width};
 use earshot_core::duration_text;
 use earshot_core::history::coverage::CoverageState;
-use earshot_core::history::incidents::{Incident, IncidentState};
 use earshot_core::history::report::{LatestChange, SubscriptionHealth};
 use earshot_core::history::sparkline::{self, Glyphs, Mark};
 use earshot_core::store::deliveries::FailingSession;
@@ -41,7 +40,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: 
     match pane.mode {
         Mode::Board => draw_board(frame, body, pane, theme),
         Mode::Sessions => draw_sessions(frame, body, pane, theme),
-        Mode::Incidents => draw_incidents(frame, body, pane, theme),
+        Mode::Incidents => super::incidents_view::draw(frame, body, pane, theme),
         Mode::Recover => match &pane.recover {
             Some(form) => draw_recover(frame, body, form, theme),
             None => draw_board(frame, body, pane, theme),
@@ -164,9 +163,9 @@ fn retry_due(next: &str, now_ms: i64) -> String {
     }
 }
 
-const SUB_W: u16 = 9;
-const COUNT_W: u16 = 6;
-const TIME_W: u16 = 8;
+pub(super) const SUB_W: u16 = 9;
+pub(super) const COUNT_W: u16 = 6;
+pub(super) const TIME_W: u16 = 8;
 /// Enough for `…0.0.1:38915`: which receiver it is.
 const URL_MIN_W: u16 = 14;
 
@@ -334,7 +333,7 @@ fn trend_cell(
 }
 
 /// The colour of a sparkline mark.
-fn mark_role(mark: Mark) -> Role {
+pub(super) fn mark_role(mark: Mark) -> Role {
     match mark {
         Mark::Delivered(_) => Role::Ok,
         Mark::Missed => Role::Error,
@@ -546,118 +545,6 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
     };
     pane.sessions_table
         .draw(frame, list, pane.sessions(), &fixed, theme, draw_row);
-}
-
-const ID_W: u16 = 8;
-const STATE_W: u16 = 12;
-
-fn draw_incidents(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
-    let incidents = &pane.incidents;
-    let rows = incidents.rows();
-    let [head, list, below] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(2),
-        Constraint::Length(4),
-    ])
-    .areas(area);
-    let heading = format!(
-        " incidents of the last {} · {} listed{} · a acknowledges, v {} resolved",
-        pane.window.label(),
-        rows.len(),
-        if incidents.all { " (resolved too)" } else { "" },
-        if incidents.all { "hides" } else { "shows" }
-    );
-    let mut spans = vec![Span::styled(heading, theme.style(Role::Muted))];
-    spans.extend(incidents.table.title_spans(theme));
-    frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
-    if rows.is_empty() {
-        let note = if incidents.loaded() {
-            "no incident in this window: every failure was delivered by a retry, or none happened"
-        } else {
-            "reading the incidents…"
-        };
-        table::draw_note(frame, list, note, theme);
-        return;
-    }
-    if incidents.table.is_empty() {
-        incidents.table.draw_no_match(frame, list, theme);
-        return;
-    }
-    let fixed = [ID_W, SUB_W, STATE_W, COUNT_W, COUNT_W, TIME_W, TIME_W];
-    let draw_row = |incident: &Incident, selected: bool, rest: usize| {
-        let role = match incident.state {
-            IncidentState::Open => Role::Error,
-            IncidentState::Acknowledged => Role::Warn,
-            IncidentState::Resolved => Role::Muted,
-        };
-        let mut style = theme.style(role);
-        if selected {
-            style = style.patch(theme.selection());
-        }
-        let cells = vec![
-            Line::from(fit(&incident.id, usize::from(ID_W))),
-            Line::from(short_id(&incident.subscription_id).to_owned()),
-            Line::from(incident.state.as_str()),
-            Line::from(incident.missed.to_string()),
-            Line::from(incident.recovered.to_string()),
-            Line::from(utc_clock(incident.first_seen_ms)),
-            Line::from(utc_clock(incident.last_seen_ms)),
-            Line::from(fit(&incident.diagnosis, rest)),
-        ];
-        Row::new(cells).style(style)
-    };
-    incidents
-        .table
-        .draw(frame, list, rows, &fixed, theme, draw_row);
-    draw_incident_detail(frame, below, pane, theme);
-}
-
-/// Under the list: who is on the selected incident, or the note prompt.
-fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
-    let Some(incident) = pane.incidents.selected() else {
-        return;
-    };
-    let muted = theme.style(Role::Muted);
-    let mut lines = vec![Line::default()];
-    lines.push(Line::from(Span::styled(
-        format!(
-            " {} · first seen {} · last seen {}",
-            incident.diagnosis, incident.first_seen_at, incident.last_seen_at
-        ),
-        theme.style(Role::Fg),
-    )));
-    match (&incident.acknowledged_by, incident.acknowledged_ms) {
-        (Some(by), Some(at)) => lines.push(Line::from(Span::styled(
-            format!(
-                " acknowledged by {by} {}{}",
-                utc_clock(at),
-                incident
-                    .note
-                    .as_deref()
-                    .map(|note| format!(": {note}"))
-                    .unwrap_or_default()
-            ),
-            theme.style(Role::Warn),
-        ))),
-        _ => lines.push(Line::from(Span::styled(
-            " nobody acknowledged it yet",
-            muted,
-        ))),
-    }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .style(theme.base())
-            .wrap(Wrap { trim: false }),
-        area,
-    );
-    if let Some(note) = &pane.incidents.note {
-        let prompt = Rect {
-            y: area.bottom().saturating_sub(1),
-            height: 1,
-            ..area
-        };
-        field::draw_prompt(frame, prompt, " note (enter acknowledges): ", note, theme);
-    }
 }
 
 fn draw_recover(frame: &mut Frame<'_>, area: Rect, form: &RecoverForm, theme: &Theme) {

@@ -358,3 +358,84 @@ fn the_retries_due_say_when_this_accounts_platform_gives_up() {
         "{text}"
     );
 }
+
+/// The incidents view: the selected incident's subscription over the
+/// window, with its first failure, the latest change recorded to the
+/// subscription and the acknowledgement marked under their buckets.
+#[test]
+fn an_incident_shows_its_first_failure_a_rotation_and_its_acknowledgement_in_time() {
+    use crate::tui::action::Effect;
+    use crate::tui::panes::health::HealthResult;
+    use crate::tui::panes::health::tasks::HealthEffect;
+    use earshot_core::history::incidents::{Incident, IncidentState};
+    use earshot_core::history::report::LatestChange;
+    use earshot_core::store::timeline::Timeline;
+    let mut app = board();
+    let five_min = 300_000;
+    let now = 1_741_944_600_000;
+    let start = now - 24 * five_min;
+    let at = |minutes_after_start: i64| start + minutes_after_start * 60_000;
+    let mut rows = app.health.rows().to_vec();
+    let id = rows[0].id.clone();
+    rows[0].latest_change = Some(LatestChange {
+        action: "rotate".into(),
+        at: String::new(),
+        operator: "alice".into(),
+        detail: "secret version 3".into(),
+        at_ms: at(52),
+    });
+    app.health.set_rows(rows);
+    let missed = EventTotals {
+        missed: 2,
+        ..EventTotals::default()
+    };
+    let mut buckets = vec![EventTotals::default(); 6];
+    buckets.extend(vec![missed; 18]);
+    app.health.trend = Some(Timeline {
+        start_ms: start,
+        bucket_ms: five_min,
+        columns: 24,
+        subscriptions: [(id.clone(), buckets)].into_iter().collect(),
+    });
+    let effects = app.update(key(KeyCode::Char('i')));
+    let seq = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::Health(HealthEffect::LoadIncidents { seq, .. }) => Some(*seq),
+            _ => None,
+        })
+        .expect("the incidents are read");
+    app.update(Action::Health(HealthResult::Incidents {
+        seq,
+        result: Ok(vec![Incident {
+            id: "0badcafe".into(),
+            subscription_id: id,
+            diagnosis: "401 invalid signature".into(),
+            first_seen_at: String::new(),
+            last_seen_at: String::new(),
+            missed: 36,
+            recovered: 0,
+            retrying: 0,
+            state: IncidentState::Acknowledged,
+            acknowledged_by: Some("bob".into()),
+            acknowledged_at: None,
+            note: None,
+            resolved_at: None,
+            resolved_reason: None,
+            first_seen_ms: at(31),
+            last_seen_ms: at(119),
+            acknowledged_ms: Some(at(75)),
+        }]),
+    }));
+    let terminal = render(&app, (120, 40));
+    let (line_x, _) = find(&terminal, "······✗✗✗");
+    for (minutes, said) in [
+        (31, "^ 08:01:00 first failure"),
+        (52, "^ 08:22:00 rotate by alice"),
+        (75, "^ 08:45:00 acknowledged by bob"),
+    ] {
+        let (x, _) = find(&terminal, said);
+        let bucket = u16::try_from(minutes / 5).unwrap();
+        assert_eq!(x, line_x + bucket, "{said} under its bucket");
+    }
+}
