@@ -8,6 +8,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Margin, Rect};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
@@ -260,7 +261,7 @@ fn board_row(
         Line::from((events.pending + events.unknown).to_string()),
         Line::from(failing),
         trend.map_or_else(Line::default, |(timeline, cells)| {
-            trend_cell(timeline, row, cells, theme)
+            trend_cell(timeline, row, cells, selected, theme)
         }),
         Line::from(fit(&why, failure_w)),
     ];
@@ -304,11 +305,12 @@ fn change_line(row: &SubscriptionHealth, change: &LatestChange, theme: &Theme) -
 /// A board row's events over the whole window in `cells` characters
 /// (buckets merged, `sparkline::merged`), coloured by state and told apart
 /// by glyph without colour; the cell the current failures began in is
-/// underlined.
+/// reversed against its row.
 fn trend_cell(
     timeline: &Timeline,
     row: &SubscriptionHealth,
     cells: usize,
+    selected: bool,
     theme: &Theme,
 ) -> Line<'static> {
     let empty = vec![Default::default(); timeline.columns];
@@ -324,7 +326,15 @@ fn trend_cell(
         .map(|(cell, mark)| {
             let mut style = theme.style(mark_role(mark));
             if Some(cell) == failing_cell {
-                style = style.add_modifier(ratatui::style::Modifier::UNDERLINED);
+                // Reversed against the row, so it stands out with or
+                // without colour, selected (itself reversed) or not.
+                let row_reversed =
+                    selected && theme.selection().add_modifier.contains(Modifier::REVERSED);
+                style = if row_reversed {
+                    style.remove_modifier(Modifier::REVERSED)
+                } else {
+                    style.add_modifier(Modifier::REVERSED)
+                };
             }
             Span::styled(Glyphs::Unicode.of(mark).to_string(), style)
         })

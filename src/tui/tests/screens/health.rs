@@ -302,16 +302,18 @@ fn health_trend_shows_when_failures_started_and_stopped() {
     let (mark_x, _) = find(&terminal, "^ failing since 08:00:00");
     assert_eq!(mark_x, x, "the mark under the bucket it began in");
     // The board's row: the same 24 buckets two to a cell, the cell the
-    // failures began in (buckets 4 and 5) underlined, the glyphs telling
+    // failures began in (buckets 4 and 5) reversed against its row, the glyphs telling
     // the states apart without colour.
     let (row_x, row_y) = find(&terminal, "██✗✗✗▄▄▄▄▄▄▄");
-    let underlined = |x: u16| {
+    let reversed = |x: u16| {
         terminal.backend().buffer()[(x, row_y)]
             .modifier
-            .contains(ratatui::style::Modifier::UNDERLINED)
+            .contains(ratatui::style::Modifier::REVERSED)
     };
-    assert!(underlined(row_x + 2), "the failing-since cell");
-    assert!(!underlined(row_x + 1) && !underlined(row_x + 3));
+    // In colour the selection is a background: the failing-since cell
+    // alone is reversed.
+    assert!(reversed(row_x + 2), "the failing-since cell");
+    assert!(!reversed(row_x + 1) && !reversed(row_x + 3));
     assert_eq!(fg_at(&terminal, (row_x + 2, row_y)), colour(Role::Error));
     assert_eq!(fg_at(&terminal, (row_x, row_y)), colour(Role::Ok));
     // At 80 columns the same window in six cells.
@@ -481,16 +483,17 @@ fn health_trend_reads_without_colour() {
         };
         let (row_x, row_y) = find(&terminal, cell);
         let failing_cell = if width >= 120 { row_x + 2 } else { row_x + 1 };
-        let underlined = |x: u16| {
+        let reversed = |x: u16| {
             terminal.backend().buffer()[(x, row_y)]
                 .modifier
-                .contains(ratatui::style::Modifier::UNDERLINED)
+                .contains(ratatui::style::Modifier::REVERSED)
         };
-        // The mono theme's error style is underlined, so a failing row is
-        // underlined whole and the board's failing-since underline is not
-        // told apart from its neighbours there: the `^ failing since` line
-        // under the selected row's trend (checked above) is the mark.
-        assert!(underlined(failing_cell), "{text}");
-        assert!(underlined(failing_cell - 1), "{text}");
+        // Without colour too, the cell the failures began in stands out
+        // from its neighbours in the (selected, reversed) row.
+        assert!(!reversed(failing_cell), "{text}");
+        assert!(
+            reversed(failing_cell - 1) && reversed(failing_cell + 1),
+            "{text}"
+        );
     }
 }
