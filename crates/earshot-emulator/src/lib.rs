@@ -136,7 +136,7 @@ pub use stats::StatsSnapshot;
 // needs no other crate to name them.
 pub use earshot_core::api::validate::ValidationError;
 pub use earshot_core::http_server::ServerLimits;
-pub use earshot_core::redact::SecretString;
+pub use earshot_protocol::redact::SecretString;
 
 /// How an emulator behaves; the flags of `earshot emulator`.
 #[derive(Clone, Debug)]
@@ -414,5 +414,5 @@ impl State {
 #[cfg(test)]
 pub(crate) fn test_wav(rate: u32, seconds: f64, comment: Option<&str>) -> Vec<u8> {
     let frames = (f64::from(rate) * seconds) as usize;
-    earshot_core::wav::encode_pcm16(rate, 1, &vec![0u8; frames * 2], comment)
+    earshot_protocol::wav::encode_pcm16(rate, 1, &vec![0u8; frames * 2], comment)
 }
