@@ -78,7 +78,7 @@ async fn run() -> Result<(), Failure> {
     let subscription = subscribe(&emulator, &hook_url, &secret).await?;
     println!("subscription {subscription} → {EVENT}");
 
-    let session_id = emulator.start_session(None).await?;
+    let session_id = emulator.start_session(None)?;
     println!("emitted   session {session_id}");
 
     let delivery = tokio::time::timeout(WAIT, deliveries.recv())

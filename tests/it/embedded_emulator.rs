@@ -86,7 +86,7 @@ async fn a_session_emitted_through_the_handle_arrives_signed() {
     .await;
     assert_eq!(status, 201, "{created}");
 
-    let session_id = emulator.start_session(None).await.unwrap();
+    let session_id = emulator.start_session(None).unwrap();
     let started = receiver.wait_count(1, "session.started").await;
     assert_eq!(started[0].header("x-svc-event"), "session.started");
     let header = started[0].header("x-svc-signature");
@@ -111,19 +111,19 @@ async fn a_session_emitted_through_the_handle_arrives_signed() {
     assert_eq!(event["session"]["session_id"], session_id.as_str());
     assert_eq!(event["session"]["status"], "created");
 
-    emulator.complete_session(&session_id).await.unwrap();
+    emulator.complete_session(&session_id).unwrap();
     let both = receiver.wait_count(2, "session.completed").await;
     assert_eq!(both[1].json()["event"], "session.completed");
-    let again = emulator.complete_session(&session_id).await;
+    let again = emulator.complete_session(&session_id);
     assert!(matches!(again, Err(ControlError::Conflict(_))), "{again:?}");
-    let unknown = emulator.complete_session("ses_nothing_here").await;
+    let unknown = emulator.complete_session("ses_nothing_here");
     assert!(
         matches!(unknown, Err(ControlError::NotFound(_))),
         "{unknown:?}"
     );
 
     let idle = eventually(Duration::from_secs(5), "deliveries settled", || async {
-        let stats = emulator.stats().await;
+        let stats = emulator.stats();
         (stats.deliveries_in_progress() == 0).then_some(stats)
     })
     .await;
@@ -140,32 +140,30 @@ async fn calls_placed_through_the_handle_emit_call_events() {
     assert_eq!(status, 201, "{created}");
 
     let call = NewCall::connected().from_number("+15555550999");
-    let call_id = emulator.start_call(call).await.unwrap();
+    let call_id = emulator.start_call(call).unwrap();
     let connected = receiver.wait_count(1, "call.connected").await;
     let body = connected[0].json();
     assert_eq!(body["event"], "call.connected");
     assert_eq!(body["call"]["call_id"], call_id.as_str());
     assert_eq!(body["call"]["from_number"], "+15555550999");
 
-    emulator.end_call(&call_id).await.unwrap();
+    emulator.end_call(&call_id).unwrap();
     let ended = receiver.wait_count(2, "call.ended").await[1].json();
     assert_eq!(ended["event"], "call.ended");
     assert!(ended["call"]["recording_url"].is_string(), "{ended}");
-    let twice = emulator.end_call(&call_id).await;
+    let twice = emulator.end_call(&call_id);
     assert!(matches!(twice, Err(ControlError::Conflict(_))), "{twice:?}");
 
-    let failed_id = emulator.start_call(NewCall::failed()).await.unwrap();
+    let failed_id = emulator.start_call(NewCall::failed()).unwrap();
     let failed = receiver.wait_count(3, "call.failed").await[2].json();
     assert_eq!(failed["event"], "call.failed");
     assert_eq!(failed["call"]["call_id"], failed_id.as_str());
-    let session_of_a_call = emulator.complete_session(&failed_id).await;
+    let session_of_a_call = emulator.complete_session(&failed_id);
     assert!(
         matches!(session_of_a_call, Err(ControlError::Invalid(_))),
         "{session_of_a_call:?}"
     );
-    let bad_agent = emulator
-        .start_call(NewCall::connected().agent_id("not-a-uuid"))
-        .await;
+    let bad_agent = emulator.start_call(NewCall::connected().agent_id("not-a-uuid"));
     assert!(
         matches!(bad_agent, Err(ControlError::Invalid(_))),
         "{bad_agent:?}"
@@ -178,33 +176,29 @@ async fn an_armed_fault_answers_the_next_request_only() {
     let emulator = emulator().await;
     emulator
         .arm_fault(Fault::status("/v1/webhook-subscriptions", 503))
-        .await
         .unwrap();
-    assert_eq!(emulator.armed_faults().await.len(), 1);
+    assert_eq!(emulator.armed_faults().len(), 1);
     assert_eq!(list_status(&emulator, KEY).await, 503);
-    assert!(emulator.armed_faults().await.is_empty());
+    assert!(emulator.armed_faults().is_empty());
     assert_eq!(list_status(&emulator, KEY).await, 200);
 
     emulator
         .arm_fault(Fault::status("/v1/", 429).times(3))
-        .await
         .unwrap();
-    assert_eq!(emulator.armed_faults().await[0].count, 3);
-    emulator.clear_faults().await;
+    assert_eq!(emulator.armed_faults()[0].count, 3);
+    emulator.clear_faults();
     assert_eq!(list_status(&emulator, KEY).await, 200);
 
-    let stats = emulator.stats().await;
+    let stats = emulator.stats();
     assert_eq!(stats.count("GET /v1/webhook-subscriptions", 503), 1);
     assert_eq!(stats.count("GET /v1/webhook-subscriptions", 200), 2);
 
-    let control = emulator
-        .arm_fault(Fault::drop_connection("/_emulator"))
-        .await;
+    let control = emulator.arm_fault(Fault::drop_connection("/_emulator"));
     assert!(
         matches!(control, Err(ControlError::Invalid(_))),
         "{control:?}"
     );
-    let relative = emulator.arm_fault(Fault::status("v1", 500)).await;
+    let relative = emulator.arm_fault(Fault::status("v1", 500));
     assert!(
         matches!(relative, Err(ControlError::Invalid(_))),
         "{relative:?}"
@@ -216,7 +210,7 @@ async fn an_armed_fault_answers_the_next_request_only() {
 async fn the_account_changed_through_the_handle_is_the_one_served() {
     let emulator = emulator().await;
     let change = AccountChange::default().balance(-1.0).concurrency(3);
-    let changed = emulator.update_account(change).await.unwrap();
+    let changed = emulator.update_account(change).unwrap();
     assert_eq!(changed.concurrency, 3);
     assert_eq!(changed.effective_concurrency, 1);
     let served: Value = http()
@@ -229,10 +223,8 @@ async fn the_account_changed_through_the_handle_is_the_one_served() {
         .unwrap();
     assert_eq!(served["balance"], -1.0);
     assert_eq!(served["effective_concurrency"], 1);
-    assert_eq!(emulator.account().await, changed);
-    let zero = emulator
-        .update_account(AccountChange::default().concurrency(0))
-        .await;
+    assert_eq!(emulator.account(), changed);
+    let zero = emulator.update_account(AccountChange::default().concurrency(0));
     assert!(matches!(zero, Err(ControlError::Invalid(_))), "{zero:?}");
     emulator.shutdown().await;
 }

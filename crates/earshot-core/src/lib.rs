@@ -20,10 +20,10 @@
 
 pub mod api;
 pub mod bounded_file;
-pub mod clock_text;
+pub use earshot_protocol::clock_text;
 pub mod config;
-pub mod duration_text;
-pub mod error_text;
+pub use earshot_protocol::duration_text;
+pub use earshot_protocol::error_text;
 pub mod history;
 pub mod http_answer;
 pub mod http_server;
@@ -31,11 +31,11 @@ pub mod observer;
 pub mod poll;
 pub mod query;
 pub mod receiver;
-pub mod redact;
+pub use earshot_protocol::redact;
 pub mod shutdown;
-pub mod signature;
+pub use earshot_protocol::signature;
 pub mod sliding_window;
 pub mod store;
 pub mod terminal_text;
 pub mod tls;
-pub mod wav;
+pub use earshot_protocol::wav;

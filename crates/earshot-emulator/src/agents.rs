@@ -22,7 +22,7 @@ use super::store::StoredSubscription;
 use super::{SharedState, auth};
 use earshot_core::api::types::agents::{DeliveryRecord, Subscription};
 use earshot_core::api::validate::{self, UrlPolicy, ValidationError};
-use earshot_core::redact::SecretString;
+use earshot_protocol::redact::SecretString;
 
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 200;

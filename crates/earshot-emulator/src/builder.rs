@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use earshot_core::http_server::ServerLimits;
-use earshot_core::redact::SecretString;
+use earshot_protocol::redact::SecretString;
 
 use super::{DictationTiming, Emulator, EmulatorConfig, StartError, TimeScale};
 

@@ -266,8 +266,15 @@ fn presign_artifacts(
 /// One second of silence, encoded once and shared by every recording.
 fn silent_wav() -> Bytes {
     static WAV: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
-    WAV.get_or_init(|| Bytes::from(earshot_core::wav::encode_pcm16(8000, 1, &[0; 16_000], None)))
-        .clone()
+    WAV.get_or_init(|| {
+        Bytes::from(earshot_protocol::wav::encode_pcm16(
+            8000,
+            1,
+            &[0; 16_000],
+            None,
+        ))
+    })
+    .clone()
 }
 
 /// A phone call to place: the body of `POST /_emulator/calls`. Start from
@@ -520,7 +527,7 @@ fn silence_stream(len: u64) -> Body {
     let data_len = u32::try_from(len.saturating_sub(44)).unwrap_or(u32::MAX - 36);
     // An empty PCM WAV is exactly the 44-byte header; its two sizes are
     // then set for the data that follows.
-    let mut header = earshot_core::wav::encode_pcm16(8000, 1, &[], None);
+    let mut header = earshot_protocol::wav::encode_pcm16(8000, 1, &[], None);
     if header.len() == 44 {
         header[4..8].copy_from_slice(&(data_len + 36).to_le_bytes());
         header[40..44].copy_from_slice(&data_len.to_le_bytes());

@@ -17,7 +17,7 @@ use super::stats::DeliveryInProgress;
 use super::{SharedState, TimeScale};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
 use earshot_core::http_answer::{self, ANSWER_LIMIT, AnswerError};
-use earshot_core::signature;
+use earshot_protocol::signature;
 
 /// The receiver's deadline (spec part 6 C rule 5), before scaling.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
@@ -263,7 +263,7 @@ async fn post(
             status: None,
             message: format!(
                 "connection error: {}",
-                earshot_core::error_text::root_cause(&error)
+                earshot_protocol::error_text::root_cause(&error)
             ),
         },
         Ok(Ok(answer)) => {

@@ -77,7 +77,7 @@
 //!     // The platform's activity, on demand: `session.started` is signed
 //!     // and sent to the subscription above (nothing listens on port 9,
 //!     // so its delivery is retried in the background).
-//!     let session = emulator.start_session(None).await?;
+//!     let session = emulator.start_session(None)?;
 //!     assert!(session.starts_with("ses_"));
 //!     // The key stays out of logs: `{:?}` shows it masked.
 //!     assert!(!format!("{emulator:?}").contains(emulator.api_key().expose()));
@@ -122,8 +122,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use url::Url;
 
-use earshot_core::http_server::{self, ServerLimits};
-use earshot_core::redact::SecretString;
+use earshot_core::http_server;
 
 pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
@@ -133,6 +132,11 @@ pub use error::{ControlError, StartError};
 pub use faults::Fault;
 pub use prerecorded::{AccountChange, AccountSnapshot};
 pub use stats::StatsSnapshot;
+// Types that appear in this crate's public signatures, so an embedder
+// needs no other crate to name them.
+pub use earshot_core::api::validate::ValidationError;
+pub use earshot_core::http_server::ServerLimits;
+pub use earshot_protocol::redact::SecretString;
 
 /// How an emulator behaves; the flags of `earshot emulator`.
 #[derive(Clone, Debug)]
@@ -224,17 +228,25 @@ pub(crate) struct State {
 pub(crate) type SharedState = Arc<State>;
 
 /// A running emulator: its address and API key, and the control
-/// operations of a test (`handle.rs`). Dropping it does not stop it; call
-/// [`shutdown`]. `Debug` shows the key masked.
+/// operations of a test (`handle.rs`). `Debug` shows the key masked.
 ///
+/// Dropping it stops the server: it stops accepting connections at once
+/// (a connect to [`addr`] is then refused) and finishes the answers in
+/// flight in the background. [`shutdown`] does the same and waits
+/// (briefly) for the server to end.
+///
+/// [`addr`]: Emulator::addr
 /// [`shutdown`]: Emulator::shutdown
+#[must_use = "dropping the Emulator stops its server"]
 pub struct Emulator {
     addr: SocketAddr,
     url: Url,
     api_key: SecretString,
     state: SharedState,
     stop: watch::Sender<bool>,
-    server: JoinHandle<std::io::Result<()>>,
+    /// `None` only once [`shutdown`](Emulator::shutdown) or
+    /// [`wait`](Emulator::wait) took it.
+    server: Option<JoinHandle<std::io::Result<()>>>,
     open: http_server::OpenConnections,
 }
 
@@ -286,7 +298,7 @@ impl Emulator {
             api_key,
             state,
             stop,
-            server,
+            server: Some(server),
             open,
         })
     }
@@ -316,17 +328,30 @@ impl Emulator {
     }
 
     /// Stops accepting requests and waits (briefly) for the server to end.
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.server).await;
+        if let Some(server) = self.server.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+        }
     }
 
     /// Resolves when the server ends on its own (it should not).
-    pub async fn wait(self) -> std::io::Result<()> {
-        match self.server.await {
+    pub async fn wait(mut self) -> std::io::Result<()> {
+        let Some(server) = self.server.take() else {
+            return Ok(());
+        };
+        match server.await {
             Ok(result) => result,
             Err(error) => Err(std::io::Error::other(error.to_string())),
         }
+    }
+}
+
+impl Drop for Emulator {
+    /// Stops the server (see [`Emulator`]); the task finishes the answers
+    /// in flight on its own.
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
     }
 }
 
@@ -389,5 +414,5 @@ impl State {
 #[cfg(test)]
 pub(crate) fn test_wav(rate: u32, seconds: f64, comment: Option<&str>) -> Vec<u8> {
     let frames = (f64::from(rate) * seconds) as usize;
-    earshot_core::wav::encode_pcm16(rate, 1, &vec![0u8; frames * 2], comment)
+    earshot_protocol::wav::encode_pcm16(rate, 1, &vec![0u8; frames * 2], comment)
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use earshot_core::api::types::agents::{CallObject, DeliveryRecord, SessionObject, Subscription};
-use earshot_core::redact::SecretString;
+use earshot_protocol::redact::SecretString;
 
 /// The account every emulated record belongs to.
 pub(crate) const ACCOUNT_ID: i64 = 4242;

@@ -19,7 +19,7 @@ use super::limits::{POLL_WINDOW, SWEEP_EVERY};
 use super::prerecorded::create;
 use super::{DEMO_KEEP_CONVERSATIONS, DEMO_KEEP_JOBS, EmulatorConfig, SharedState, State};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
-use earshot_core::redact::SecretString;
+use earshot_protocol::redact::SecretString;
 
 /// Each makes a conversation, ends it, records three attempts and a late
 /// one, submits a job and polls it: 8 operations, 100,000 in all.

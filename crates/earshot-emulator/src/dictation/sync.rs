@@ -15,7 +15,7 @@ use super::{InFlight, Refuse, Waiting, check_key, millis, too_large};
 use crate::SharedState;
 use crate::prerecorded::FIXED_TEXT;
 use crate::problem::Problem;
-use earshot_core::wav;
+use earshot_protocol::wav;
 
 /// `POST /transcribe`: one `audio` part (WAV), the raw key, `X-SVC-Model`.
 pub(super) async fn sync(State(state): State<SharedState>, request: Request) -> Response {

@@ -14,7 +14,7 @@ use super::{AUDIO_CAP, COMPRESSED_BYTES_PER_SECOND, FETCH_TIMEOUT, FIXED_TEXT, S
 use crate::SharedState;
 use crate::stats::DeliveryInProgress;
 use earshot_core::api::types::prerecorded::TranscriptStatus;
-use earshot_core::wav;
+use earshot_protocol::wav;
 
 /// Starts queued jobs, oldest first, while the account has free slots.
 /// Called with the jobs locked whenever a slot may have freed up.
@@ -123,7 +123,7 @@ async fn fetch_audio(state: &SharedState, audio_url: &str) -> Result<Bytes, Stri
             .map_err(|error| {
                 format!(
                     "could not download audio_url: {}",
-                    earshot_core::error_text::root_cause(&error)
+                    earshot_protocol::error_text::root_cause(&error)
                 )
             })?;
         let status = response.status();
@@ -151,7 +151,7 @@ async fn fetch_audio(state: &SharedState, audio_url: &str) -> Result<Bytes, Stri
             let chunk = chunk.map_err(|error| {
                 format!(
                     "could not download audio_url: {}",
-                    earshot_core::error_text::root_cause(&error)
+                    earshot_protocol::error_text::root_cause(&error)
                 )
             })?;
             if (audio.len() + chunk.len()) as u64 > AUDIO_CAP {

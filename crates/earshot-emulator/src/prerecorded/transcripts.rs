@@ -15,7 +15,7 @@ use crate::SharedState;
 use crate::problem::Problem;
 use earshot_core::api::prerecorded::RESERVED_AUTH_HEADERS;
 use earshot_core::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
-use earshot_core::redact::SecretString;
+use earshot_protocol::redact::SecretString;
 
 /// A validated `POST /v2/transcript` body.
 struct NewJob {

@@ -84,7 +84,7 @@ pub(super) async fn deliver_webhook(
                     transcript = id,
                     attempt,
                     "webhook: {}",
-                    earshot_core::error_text::root_cause(&error)
+                    earshot_protocol::error_text::root_cause(&error)
                 );
                 Attempt::Retry
             }

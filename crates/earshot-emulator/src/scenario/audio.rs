@@ -28,7 +28,7 @@ fn demo_wav(length: Duration, sentence: &str) -> Vec<u8> {
         let sample = (phase.sin() * 2000.0) as i16;
         data.extend_from_slice(&sample.to_le_bytes());
     }
-    earshot_core::wav::encode_pcm16(RATE, 1, &data, Some(sentence))
+    earshot_protocol::wav::encode_pcm16(RATE, 1, &data, Some(sentence))
 }
 
 /// Uploads the demo WAV once (through a temporary file, as `upload_file`
@@ -53,7 +53,7 @@ mod tests {
     #[test]
     fn the_demo_wav_parses_with_its_sentence_and_length() {
         let wav = demo_wav(Duration::from_secs(3), AUDIO_SENTENCE);
-        let info = earshot_core::wav::parse(&wav).unwrap();
+        let info = earshot_protocol::wav::parse(&wav).unwrap();
         assert_eq!(info.sample_rate, 8000);
         assert_eq!(info.channels, 1);
         assert_eq!(info.bits_per_sample, 16);

@@ -43,8 +43,8 @@ use super::TimeScale;
 use earshot_core::api::types::agents::{EventKind, NewSubscription};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::api::{ApiError, Client, Endpoints};
-use earshot_core::redact::SecretString;
-use earshot_core::signature;
+use earshot_protocol::redact::SecretString;
+use earshot_protocol::signature;
 
 use audio::upload_audio;
 use receivers::{ReceiverUrls, start_receivers};

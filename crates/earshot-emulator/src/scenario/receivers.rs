@@ -20,8 +20,8 @@ use url::Url;
 
 use super::{ScenarioError, Secrets, TRANSCRIPT_TOKEN_HEADER};
 use crate::TimeScale;
-use earshot_core::redact::SecretString;
-use earshot_core::signature::{self, Candidate};
+use earshot_protocol::redact::SecretString;
+use earshot_protocol::signature::{self, Candidate};
 
 pub(super) struct ReceiverUrls {
     pub(super) healthy: Url,

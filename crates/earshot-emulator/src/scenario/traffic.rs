@@ -14,7 +14,7 @@ use super::{
 };
 use earshot_core::api::Client;
 use earshot_core::api::types::prerecorded::NewTranscript;
-use earshot_core::redact::SecretString;
+use earshot_protocol::redact::SecretString;
 
 /// What the loops share: the two HTTP clients and where things go.
 pub(super) struct Traffic {
@@ -56,7 +56,7 @@ impl Traffic {
                 tracing::warn!(
                     path,
                     "demo: {method} failed: {}",
-                    earshot_core::error_text::root_cause(&error)
+                    earshot_protocol::error_text::root_cause(&error)
                 );
                 return None;
             }

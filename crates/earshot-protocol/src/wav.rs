@@ -317,7 +317,7 @@ pub fn parse_head(before_data: &[u8]) -> Result<WavInfo, WavError> {
 
 /// Why [`duration_of_prefix`] cannot measure a file.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum PrefixError {
+pub enum PrefixError {
     #[error(transparent)]
     Wav(#[from] WavError),
     /// The `data` chunk starts after the bytes read.
@@ -328,7 +328,7 @@ pub(crate) enum PrefixError {
 /// How long a WAV file of `file_len` bytes lasts, from its first bytes:
 /// the `data` chunk's declared size, or what the file holds when that
 /// size is a placeholder or runs past the end.
-pub(crate) fn duration_of_prefix(prefix: &[u8], file_len: u64) -> Result<Duration, PrefixError> {
+pub fn duration_of_prefix(prefix: &[u8], file_len: u64) -> Result<Duration, PrefixError> {
     if prefix.get(0..4) != Some(b"RIFF") || prefix.get(8..12) != Some(b"WAVE") {
         return Err(WavError::NotWav.into());
     }
