@@ -61,13 +61,12 @@ impl ChartArgs {
             utc_minute(end_ms),
             glyphs.legend()
         );
-        let empty = vec![Default::default(); timeline.columns];
         for row in board {
-            let buckets = timeline.subscriptions.get(&row.id).unwrap_or(&empty);
+            let buckets = timeline.buckets_of(&row.id);
             text.push_str(&format!(
                 "{:<8}  {}\n",
                 earshot_core::api::short_id(&row.id),
-                sparkline::line(buckets, glyphs)
+                sparkline::line(&buckets, glyphs)
             ));
             let mark = row.failing_since_ms().and_then(|at| {
                 let said = format!("failing since {}", utc_minute(at));

@@ -47,11 +47,7 @@ pub fn build(
     columns: usize,
 ) -> Result<IncidentTimeline, StoreError> {
     let read = timeline(store, incident.first_seen_ms, now_ms, columns)?;
-    let buckets = read
-        .subscriptions
-        .get(&incident.subscription_id)
-        .cloned()
-        .unwrap_or_else(|| vec![EventTotals::default(); read.columns]);
+    let buckets = read.buckets_of(&incident.subscription_id).into_owned();
     let mut marks: Vec<TimelineMark> = changes::since(store, read.start_ms)?
         .into_iter()
         .filter(|change| change.subscription_id.as_deref() == Some(&incident.subscription_id))

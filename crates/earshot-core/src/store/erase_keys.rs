@@ -5,7 +5,8 @@
 //! every index whose key holds a session or call id (`REINDEX`): the new
 //! index has dividers of kept ids only, and the old pages go to the free
 //! list, zeroed (`PRAGMA secure_delete`, which [`super::forget`] and the
-//! prune turn on).
+//! prune turn on). [`rewrite`] rewrites the whole file, for a prune asked
+//! to erase, where stale cells outlive a rebuild.
 
 use rusqlite::Connection;
 

@@ -5,6 +5,7 @@
 //! An event counts in the bucket of the time it occurred, in the state it
 //! is in now: a bucket of events missed and later re-sent reads recovered.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rusqlite::params;
@@ -33,6 +34,15 @@ pub struct Timeline {
 }
 
 impl Timeline {
+    /// The buckets of `subscription_id`: every one empty when it had no
+    /// event in the timeline.
+    pub fn buckets_of(&self, subscription_id: &str) -> Cow<'_, [EventTotals]> {
+        match self.subscriptions.get(subscription_id) {
+            Some(buckets) => Cow::Borrowed(buckets),
+            None => Cow::Owned(vec![EventTotals::default(); self.columns]),
+        }
+    }
+
     /// The bucket `at_ms` falls in, if inside the timeline.
     pub fn column_of(&self, at_ms: i64) -> Option<usize> {
         let offset = at_ms.checked_sub(self.start_ms)?;

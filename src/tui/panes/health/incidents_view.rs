@@ -10,15 +10,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::HealthPane;
-use super::view::{COUNT_W, SUB_W, TIME_W, mark_role};
+use super::view::{COUNT_W, SUB_W, TIME_W, trend_with_marks};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
 use crate::tui::widgets::table;
-use crate::tui::widgets::{fit, utc_clock, width};
-use earshot_core::duration_text;
+use crate::tui::widgets::{fit, utc_clock};
 use earshot_core::history::incidents::{Incident, IncidentState};
-use earshot_core::history::sparkline::{self, Glyphs};
 
 const ID_W: u16 = 8;
 const STATE_W: u16 = 12;
@@ -142,25 +140,6 @@ fn timeline_lines(pane: &HealthPane, incident: &Incident, theme: &Theme) -> Vec<
     let Some(timeline) = &pane.trend else {
         return Vec::new();
     };
-    let empty = vec![Default::default(); timeline.columns];
-    let buckets = timeline
-        .subscriptions
-        .get(&incident.subscription_id)
-        .unwrap_or(&empty);
-    let label = format!(
-        " last {}, one per {}: ",
-        duration_text::of_millis(timeline.bucket_ms as f64 * timeline.columns as f64),
-        duration_text::of_millis(timeline.bucket_ms as f64)
-    );
-    let indent = width(&label);
-    let mut spans = vec![Span::styled(label, theme.style(Role::Muted))];
-    for mark in sparkline::marks(buckets, 8) {
-        spans.push(Span::styled(
-            Glyphs::Unicode.of(mark).to_string(),
-            theme.style(mark_role(mark)),
-        ));
-    }
-    let mut lines = vec![Line::from(spans)];
     let change = pane
         .rows()
         .iter()
@@ -180,16 +159,16 @@ fn timeline_lines(pane: &HealthPane, incident: &Incident, theme: &Theme) -> Vec<
         Some((incident.first_seen_ms, "first failure".to_owned())),
         change,
         acknowledged,
-    ];
-    for (at, what) in marks.into_iter().flatten() {
-        if let Some(mark) =
-            sparkline::mark_under(timeline, at, &format!("{} {what}", utc_clock(at)))
-        {
-            lines.push(Line::from(Span::styled(
-                format!("{}{mark}", " ".repeat(indent)),
-                theme.style(Role::Muted),
-            )));
-        }
-    }
-    lines
+    ]
+    .into_iter()
+    .flatten()
+    .map(|(at, what)| (at, format!("{} {what}", utc_clock(at))));
+    trend_with_marks(
+        timeline,
+        &incident.subscription_id,
+        " ",
+        marks,
+        Role::Muted,
+        theme,
+    )
 }

@@ -313,9 +313,7 @@ fn trend_cell(
     selected: bool,
     theme: &Theme,
 ) -> Line<'static> {
-    let empty = vec![Default::default(); timeline.columns];
-    let buckets = timeline.subscriptions.get(&row.id).unwrap_or(&empty);
-    let (merged, per_cell) = sparkline::merged(buckets, cells);
+    let (merged, per_cell) = sparkline::merged(&timeline.buckets_of(&row.id), cells);
     let failing_cell = row
         .failing_since_ms()
         .and_then(|at| timeline.column_of(at))
@@ -343,7 +341,7 @@ fn trend_cell(
 }
 
 /// The colour of a sparkline mark.
-pub(super) fn mark_role(mark: Mark) -> Role {
+fn mark_role(mark: Mark) -> Role {
     match mark {
         Mark::Delivered(_) => Role::Ok,
         Mark::Missed => Role::Error,
@@ -353,42 +351,52 @@ pub(super) fn mark_role(mark: Mark) -> Role {
     }
 }
 
-/// The subscription's events over the window, one character per bucket
-/// (`history::sparkline`): bars in the ok colour, missed in the error
-/// colour, the other states in theirs; the symbols say the same without
-/// colour.
+/// The subscription's events over the window, one character per bucket,
+/// with the time its current failures began marked under its bucket.
 fn trend_lines(timeline: &Timeline, row: &SubscriptionHealth, theme: &Theme) -> Vec<Line<'static>> {
-    let buckets = timeline
-        .subscriptions
-        .get(&row.id)
-        .cloned()
-        .unwrap_or_else(|| vec![Default::default(); timeline.columns]);
+    let failing = row
+        .failing_since_ms()
+        .map(|at| (at, format!("failing since {}", utc_clock(at))));
+    trend_with_marks(timeline, &row.id, "   ", failing, Role::Error, theme)
+}
+
+/// `subscription_id`'s events over the timeline after a label saying its
+/// span (`history::sparkline`): bars in the ok colour, missed in the error
+/// colour, the other states in theirs, the symbols saying the same without
+/// colour. Under it, a line per mark `(time, text)` inside the timeline,
+/// its `^` under the time's bucket, in `marks_role`.
+pub(super) fn trend_with_marks(
+    timeline: &Timeline,
+    subscription_id: &str,
+    indent: &str,
+    marks: impl IntoIterator<Item = (i64, String)>,
+    marks_role: Role,
+    theme: &Theme,
+) -> Vec<Line<'static>> {
     // The span the buckets cover, not the window's name: at most
     // `TREND_COLUMNS` buckets, so it can be shorter than the window.
     let span_ms = timeline.bucket_ms as f64 * timeline.columns as f64;
     let label = format!(
-        "   last {}, one per {}: ",
+        "{indent}last {}, one per {}: ",
         duration_text::of_millis(span_ms),
         duration_text::of_millis(timeline.bucket_ms as f64)
     );
-    let indent = width(&label);
+    let under = " ".repeat(width(&label));
     let mut spans = vec![Span::styled(label, theme.style(Role::Muted))];
-    for mark in sparkline::marks(&buckets, 8) {
+    for mark in sparkline::marks(&timeline.buckets_of(subscription_id), 8) {
         spans.push(Span::styled(
             Glyphs::Unicode.of(mark).to_string(),
             theme.style(mark_role(mark)),
         ));
     }
     let mut lines = vec![Line::from(spans)];
-    // Under the bucket the current failures began in, when it is shown.
-    let mark = row.failing_since_ms().and_then(|at| {
-        sparkline::mark_under(timeline, at, &format!("failing since {}", utc_clock(at)))
-    });
-    if let Some(mark) = mark {
-        lines.push(Line::from(Span::styled(
-            format!("{}{mark}", " ".repeat(indent)),
-            theme.style(Role::Error),
-        )));
+    for (at, text) in marks {
+        if let Some(mark) = sparkline::mark_under(timeline, at, &text) {
+            lines.push(Line::from(Span::styled(
+                format!("{under}{mark}"),
+                theme.style(marks_role),
+            )));
+        }
     }
     lines
 }
