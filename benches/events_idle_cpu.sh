@@ -9,8 +9,7 @@
 # time index). Needs tmux; talks only to 127.0.0.1.
 BEFORE=$1; AFTER=$2; STORE=$3; SECS=${4:-60}; FILTER=${5:-type:call.failed}
 KEY=idle_key_0123456789
-HZ=$(getconf CLK_TCK)
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+. "$(dirname "$0")/events_pane_console.sh"
 measure() {
     BIN=$1; NAME=$2
     D=$(mktemp -d)
@@ -18,23 +17,10 @@ measure() {
     EMU=$!
     sleep 1
     URL=$(sed -n 's/^listening on //p' "$D/emu.out")
-    printf 'default_profile = "bench"\n[profiles.bench]\nurl = "%s"\nstore = "%s"\n' \
-        "$URL" "$STORE" > "$D/config.toml"
-    S="-L earshot-events-idle-$$"
-    tmux $S new-session -d -x 120 -y 40 -n console \
-        "env EARSHOT_CONFIG=$D/config.toml EARSHOT_API_KEY=$KEY $BIN"
-    sleep 3
-    tmux $S send-keys -t console 8
-    sleep 1
-    tmux $S send-keys -t console / "$FILTER" Enter
-    sleep 20
-    C=$(tmux $S list-panes -t console -F '#{pane_pid}')
-    c0=$(ticks "$C")
-    sleep "$SECS"
-    c1=$(ticks "$C")
-    echo "$NAME: console $(echo "$c0 $c1 $HZ $SECS" | awk '{printf "%.2f%%", ($2-$1)*100/($3*$4)}') of a core over ${SECS}s, filter '$FILTER'"
-    tmux $S capture-pane -p -t console | sed -n "1,6p;/as of/p" | cut -c1-118
-    tmux $S kill-server
+    events_console "$BIN" "$URL" "$STORE" "$KEY" "$FILTER" "$D" earshot-events-idle
+    echo "$NAME: console $(cpu_over "$SECS") of a core over ${SECS}s, filter '$FILTER'"
+    tmux $TMUX_SERVER capture-pane -p -t console | sed -n "1,6p;/as of/p" | cut -c1-118
+    tmux $TMUX_SERVER kill-server
     kill "$EMU"
     rm -r "$D"
 }

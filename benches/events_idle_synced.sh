@@ -12,9 +12,8 @@
 # the sqlite3 shell). Talks only to 127.0.0.1.
 BIN=$1; SESSIONS=${2:-300}; SECS=${3:-60}; FILTER=${4:-type:completed}
 KEY=idle_key_0123456789
-HZ=$(getconf CLK_TCK)
 D=$(mktemp -d)
-ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+. "$(dirname "$0")/events_pane_console.sh"
 "$BIN" emulator --listen 127.0.0.1:0 --api-key "$KEY" --time-scale 0.05 --allow-private-urls > "$D/emu.out" 2>/dev/null &
 EMU=$!
 printf 'whsec_idle_bench_secret_0123456789abcd' > "$D/secret"
@@ -33,24 +32,12 @@ while [ "$i" -lt "$SESSIONS" ]; do
     i=$((i + 1))
 done
 sleep 5
-printf 'default_profile = "bench"\n[profiles.bench]\nurl = "%s"\nstore = "%s"\n' \
-    "$URL" "$D/store.db" > "$D/config.toml"
-S="-L earshot-idle-synced-$$"
-tmux $S new-session -d -x 120 -y 40 -n console \
-    "env EARSHOT_CONFIG=$D/config.toml EARSHOT_API_KEY=$KEY $BIN"
-sleep 3
-tmux $S send-keys -t console 8
-sleep 1
-tmux $S send-keys -t console / "$FILTER" Enter
-sleep 20
-C=$(tmux $S list-panes -t console -F '#{pane_pid}')
+events_console "$BIN" "$URL" "$D/store.db" "$KEY" "$FILTER" "$D" earshot-idle-synced
 v0=$(sqlite3 "$D/store.db" 'SELECT n FROM list_changes')
-c0=$(ticks "$C")
-sleep "$SECS"
-c1=$(ticks "$C")
+cpu=$(cpu_over "$SECS")
 v1=$(sqlite3 "$D/store.db" 'SELECT n FROM list_changes')
-echo "console $(echo "$c0 $c1 $HZ $SECS" | awk '{printf "%.2f%%", ($2-$1)*100/($3*$4)}') of a core over ${SECS}s, filter '$FILTER', $SESSIONS sessions; list changes meanwhile: $((v1 - v0))"
-tmux $S capture-pane -p -t console | sed -n "2p;/as of/p" | cut -c1-118
-tmux $S kill-server
+echo "console $cpu of a core over ${SECS}s, filter '$FILTER', $SESSIONS sessions; list changes meanwhile: $((v1 - v0))"
+tmux $TMUX_SERVER capture-pane -p -t console | sed -n "2p;/as of/p" | cut -c1-118
+tmux $TMUX_SERVER kill-server
 kill "$OBS" "$EMU"
 rm -r "$D"
