@@ -181,23 +181,33 @@ fn headers(
     .collect()
 }
 
-/// `count` events over the 24 hours before `now_ms`, grouped by session.
-pub(crate) fn plan(count: usize, now_ms: i64, rng: &mut fastrand::Rng) -> Vec<Vec<Planned>> {
-    let start = now_ms - 24 * HOUR_MS;
+/// The day of traffic a store is built from: 24 hours before the build.
+pub(crate) const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// `count` events of sessions begun over the `window_ms` before `now_ms`
+/// (a day for the build, the last minute for live traffic), grouped by
+/// session. Session ids are random, as the platform's are
+/// (`call_<32 hex>`), so they spread over every index keyed by them.
+pub(crate) fn plan(
+    count: usize,
+    now_ms: i64,
+    window_ms: i64,
+    rng: &mut fastrand::Rng,
+) -> Vec<Vec<Planned>> {
+    let start = now_ms - window_ms;
     let mut sessions = Vec::new();
     let mut made = 0;
-    let mut n = 0u64;
     while made < count {
-        n += 1;
-        let began = start + (made as i64 * 24 * HOUR_MS) / count as i64;
+        let began = start + (made as i64 * window_ms) / count as i64;
         let roll = rng.u32(..1000);
+        let random = format!("{:016x}{:016x}", rng.u64(..), rng.u64(..));
         let (id, kinds): (String, &[&str]) = if roll < 20 {
-            (format!("call_{n:012x}"), &["call.failed"])
+            (format!("call_{random}"), &["call.failed"])
         } else if roll < 600 {
-            (format!("call_{n:012x}"), &["call.connected", "call.ended"])
+            (format!("call_{random}"), &["call.connected", "call.ended"])
         } else {
             (
-                format!("ses_{n:012x}"),
+                format!("ses_{random}"),
                 &["session.started", "session.completed"],
             )
         };
@@ -379,7 +389,7 @@ pub fn build(path: &Path, count: usize) -> Result<(), BoxError> {
     let started = Instant::now();
     let now_ms = Utc::now().timestamp_millis();
     let mut rng = fastrand::Rng::with_seed(0x5EED_2026_1205);
-    let sessions = plan(count, now_ms, &mut rng);
+    let sessions = plan(count, now_ms, DAY_MS, &mut rng);
     eprintln!(
         "planned {} events in {} sessions in {:.1} s",
         sessions.iter().map(Vec::len).sum::<usize>(),

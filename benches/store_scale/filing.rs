@@ -1,7 +1,9 @@
 //! Filing rate (`filing`): new events through the observer's writer, as
 //! `listen --store` files them, into an empty store and into the built
 //! store, interleaved round by round (the order alternating), each round
-//! new events of the same shape as the built store's, and the empty store
+//! new events of the same shape as the built store's, live (sessions of
+//! the last minute, random ids, as an observer receives them), and the
+//! empty store
 //! given the built store's two subscriptions first (so each event gets
 //! the same two outcome rows and counts in both). Events per second
 //! for each, and their ratio; every event is counted in the store after
@@ -16,6 +18,9 @@ use earshot_core::store::{Store, deliveries};
 use super::BoxError;
 use super::builder::{file, plan, subscriptions};
 
+/// The window a round's sessions began in.
+const LIVE_MS: i64 = 60_000;
+
 fn events_in(path: &Path) -> Result<i64, BoxError> {
     let conn = rusqlite::Connection::open(path)?;
     Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)
@@ -26,7 +31,9 @@ fn round(path: &Path, count: usize, seed: u64) -> Result<Duration, BoxError> {
     // Never the ids of an earlier run: they would be repeats, not filed.
     let nanos = u64::try_from(Utc::now().timestamp_nanos_opt().unwrap_or_default())?;
     let mut rng = fastrand::Rng::with_seed(seed ^ nanos);
-    let sessions = plan(count, Utc::now().timestamp_millis(), &mut rng);
+    // Live traffic: sessions of the last minute, as an observer receives
+    // them (a day's spread would land in the middle of every time index).
+    let sessions = plan(count, Utc::now().timestamp_millis(), LIVE_MS, &mut rng);
     let planned = sessions.iter().flatten().count();
     let before = events_in(path).unwrap_or(0);
     let took = file(Store::open(path)?, sessions.iter().flatten())?;

@@ -30,23 +30,26 @@ fn cases(since_ms: i64) -> Vec<Case> {
     // outcome rows, with every outcome row of those events.
     let listed = |condition: &str| -> String {
         format!(
-            "WITH picked AS (SELECT e.event_id, e.occurred_ms FROM events e
+            "WITH picked AS (SELECT e.event_id, e.session_id, e.occurred_ms FROM events e
                  WHERE e.occurred_ms >= {since_ms} AND {condition}
                  ORDER BY e.occurred_ms DESC LIMIT 100)
              SELECT p.event_id, o.subscription_id, o.state FROM picked p
-             LEFT JOIN event_outcomes o ON o.event_id = p.event_id;"
+             LEFT JOIN event_outcomes o
+                 ON o.session_id = p.session_id AND o.event_id = p.event_id;"
         )
     };
     // The newest 100 events with an outcome row passing a condition, read
     // along the outcomes' (state, time) index, with their outcome rows.
     let by_outcome = |condition: &str| -> String {
         format!(
-            "WITH picked AS (SELECT DISTINCT o.event_id, o.occurred_ms FROM event_outcomes o
+            "WITH picked AS (SELECT DISTINCT o.event_id, o.session_id, o.occurred_ms
+                 FROM event_outcomes o
                  WHERE o.event_id IS NOT NULL AND o.occurred_ms >= {since_ms} AND {condition}
                  ORDER BY o.occurred_ms DESC LIMIT 100)
              SELECT p.event_id, e.event, e.session_id, o.subscription_id, o.state FROM picked p
              JOIN events e ON e.event_id = p.event_id
-             LEFT JOIN event_outcomes o ON o.event_id = p.event_id;"
+             LEFT JOIN event_outcomes o
+                 ON o.session_id = p.session_id AND o.event_id = p.event_id;"
         )
     };
     let short = &CUSTOMER_SUB[..8];

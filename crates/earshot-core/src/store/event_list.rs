@@ -73,7 +73,8 @@ pub fn list(
             // What the outcomes' index would have checked, on the rows found.
             sql.push_str(
                 " AND EXISTS (SELECT 1 FROM event_outcomes o
-                  WHERE o.event_id = e.event_id AND o.occurred_ms >= ?",
+                  WHERE o.session_id = e.session_id AND o.event_id = e.event_id
+                    AND o.occurred_ms >= ?",
             );
             values.push(Value::Integer(filter.since_ms));
             push_outcome_conditions(&mut sql, &mut values, filter);
@@ -293,10 +294,12 @@ pub fn outcomes_of(store: &Store, event_ids: &[&str]) -> rusqlite::Result<Vec<Ou
     for chunk in event_ids.chunks(500) {
         let marks = vec!["?"; chunk.len()].join(", ");
         let sql = format!(
-            "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-                    attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
-                    settled_ms
-             FROM event_outcomes WHERE event_id IN ({marks}) ORDER BY subscription_id"
+            "SELECT o.subscription_id, o.event_key, o.event_id, o.event, o.session_id,
+                    o.occurred_ms, o.state, o.attempts, o.http_status_code, o.error_class,
+                    o.first_failure_ms, o.last_failure_ms, o.settled_ms
+             FROM events e
+             JOIN event_outcomes o ON o.session_id = e.session_id AND o.event_id = e.event_id
+             WHERE e.event_id IN ({marks}) ORDER BY o.subscription_id"
         );
         let mut statement = store.conn.prepare(&sql)?;
         let rows = statement.query_map(params_from_iter(chunk.iter()), outcome_row)?;

@@ -181,7 +181,8 @@ pub(crate) fn recovered(
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "UPDATE event_outcomes SET state = 'recovered', settled_ms = ?3
-         WHERE subscription_id = ?1 AND event_key = ?2 AND state = 'missed'",
+         WHERE session_id IN (SELECT session_id FROM events WHERE event_id = ?2)
+           AND subscription_id = ?1 AND event_key = ?2 AND state = 'missed'",
     )?
     .execute(params![subscription_id, event_id, at_ms])?;
     incidents::settle(conn, subscription_id, at_ms)
@@ -651,13 +652,16 @@ pub fn of_event(store: &Store, event_id: &str) -> rusqlite::Result<Vec<Outcome>>
         "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
                 attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
                 settled_ms
-         FROM event_outcomes WHERE event_id = ?1 ORDER BY subscription_id",
+         FROM event_outcomes
+         WHERE session_id IN (SELECT session_id FROM events WHERE event_id = ?1)
+           AND event_id = ?1
+         ORDER BY subscription_id",
     )?;
     let rows = statement.query_map([event_id], outcome_row)?;
     super::readable(rows)
 }
 
-/// One subscription's row for one event, if any.
+/// One subscription's row for one event the store holds, if any.
 pub fn get(
     store: &Store,
     subscription_id: &str,
@@ -669,7 +673,9 @@ pub fn get(
             "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
                     attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
                     settled_ms
-             FROM event_outcomes WHERE subscription_id = ?1 AND event_key = ?2",
+             FROM event_outcomes
+             WHERE session_id IN (SELECT session_id FROM events WHERE event_id = ?2)
+               AND subscription_id = ?1 AND event_key = ?2",
         )?
         .query_row(params![subscription_id, event_key], outcome_row)
         .optional()

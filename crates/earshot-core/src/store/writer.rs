@@ -100,6 +100,10 @@ impl Writer {
     /// [`Writer`] is dropped to be sure everything is committed.
     pub fn start(store: Store) -> Result<(Writer, JoinHandle<()>), StoreError> {
         let (queue, jobs) = mpsc::channel(QUEUE);
+        // A batch's statements spill their journals (for a statement that
+        // fails half way) past 64 KiB: in memory they cost no file writes
+        // (about 60 a filed event in a temporary file otherwise).
+        store.conn.pragma_update(None, "temp_store", "MEMORY")?;
         let thread = std::thread::Builder::new()
             .name("earshot-store".into())
             .spawn(move || run(store, jobs))

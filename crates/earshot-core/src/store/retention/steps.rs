@@ -202,7 +202,7 @@ impl Step for UnobservedOutcomesStep {
                 Ok((
                     (occurred.clone(), subscription.clone(), key.clone()),
                     Candidate {
-                        key: vec![subscription, key],
+                        key: vec![subscription, key, row.get(2)?],
                         time_ms: millis(ValueRef::from(&occurred)),
                         session: text(row.get_ref(2)?),
                         link: None,
@@ -223,7 +223,8 @@ impl Step for UnobservedOutcomesStep {
         let rows = delete(
             conn,
             "DELETE FROM event_outcomes
-             WHERE subscription_id = ?1 AND event_key = ?2 AND event_id IS NULL",
+             WHERE session_id = ?3 AND subscription_id = ?1 AND event_key = ?2
+               AND event_id IS NULL",
             row,
         )?;
         removed.add(Table::EventOutcomes, rows);
