@@ -101,12 +101,17 @@ mod control;
 mod delivery;
 mod dictation;
 mod error;
+mod expect;
 mod faults;
 mod handle;
+mod journal;
 mod limits;
+mod on_demand;
 mod prerecorded;
 mod problem;
+mod route;
 pub mod scenario;
+mod settled;
 mod stats;
 mod store;
 #[cfg(test)]
@@ -128,9 +133,19 @@ pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
 pub use control::{CallOutcome, NewCall};
 pub use dictation::DictationTiming;
+/// The protocol both the platform and its clients speak (signatures,
+/// the on-demand deliveries' cases), for a test that checks what its
+/// receiver got without another dependency.
+pub use earshot_protocol as protocol;
+pub use earshot_protocol::delivery::Delivery;
 pub use error::{ControlError, StartError};
+pub use expect::{ExpectRoute, Times, Unmet, VerifyError};
 pub use faults::Fault;
+pub use journal::{JOURNAL_BODY_LIMIT, JOURNAL_KEEP, JournalEntry};
+pub use on_demand::DeliveryAnswer;
 pub use prerecorded::{AccountChange, AccountSnapshot};
+pub use route::Route;
+pub use settled::{Busy, NotSettled};
 pub use stats::StatsSnapshot;
 // Types that appear in this crate's public signatures, so an embedder
 // needs no other crate to name them.
@@ -171,11 +186,19 @@ pub struct EmulatorConfig {
     /// generated while it is served (never held whole). `None`: one second
     /// of 8 kHz audio (16 KB). The session download measurement sets 100 MB.
     pub recording_bytes: Option<u64>,
+    /// Requests the journal keeps ([`Emulator::journal`]); older ones are
+    /// let go (expectations still count them). Default [`JOURNAL_KEEP`];
+    /// `earshot demo` keeps [`DEMO_KEEP_JOURNAL`].
+    pub journal_keep: usize,
 }
 
 /// What `earshot demo` and `earshot emulator --traffic` remember of their
 /// endless traffic: the newest 500 sessions and calls.
 pub const DEMO_KEEP_CONVERSATIONS: usize = 500;
+
+/// What `earshot demo` and `earshot emulator --traffic` keep in the
+/// journal of their endless traffic: the newest 1,000 requests.
+pub const DEMO_KEEP_JOURNAL: usize = 1_000;
 
 /// What `earshot demo` and `earshot emulator --traffic` remember of their
 /// endless jobs: the newest 1,000 finished ones (the Jobs pane holds at
@@ -198,6 +221,7 @@ impl EmulatorConfig {
             keep_conversations: None,
             keep_jobs: None,
             recording_bytes: None,
+            journal_keep: JOURNAL_KEEP,
         }
     }
 
@@ -207,6 +231,7 @@ impl EmulatorConfig {
     pub fn for_endless_traffic(mut self) -> Self {
         self.keep_conversations = Some(DEMO_KEEP_CONVERSATIONS);
         self.keep_jobs = Some(DEMO_KEEP_JOBS);
+        self.journal_keep = DEMO_KEEP_JOURNAL;
         self
     }
 }
@@ -223,6 +248,9 @@ pub(crate) struct State {
     prerecorded: prerecorded::Prerecorded,
     limits: limits::Limits,
     dictation: dictation::Dictation,
+    journal: journal::Journal,
+    /// Ticks when a job finishes or a delivery ends (for `settled`).
+    activity: settled::Activity,
 }
 
 pub(crate) type SharedState = Arc<State>;
@@ -248,6 +276,7 @@ pub struct Emulator {
     /// [`wait`](Emulator::wait) took it.
     server: Option<JoinHandle<std::io::Result<()>>>,
     open: http_server::OpenConnections,
+    expectations: expect::Shared,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -300,6 +329,7 @@ impl Emulator {
             stop,
             server: Some(server),
             open,
+            expectations: expect::Shared::default(),
         })
     }
 
@@ -349,9 +379,13 @@ impl Emulator {
 
 impl Drop for Emulator {
     /// Stops the server (see [`Emulator`]); the task finishes the answers
-    /// in flight on its own.
+    /// in flight on its own. Then checks the expectations if
+    /// [`verify`](Emulator::verify) was not called since the last was set,
+    /// and panics with their diff if one is not met (not while the thread
+    /// is already panicking).
     fn drop(&mut self) {
         let _ = self.stop.send(true);
+        self.verify_on_drop();
     }
 }
 
@@ -376,6 +410,10 @@ fn router(state: SharedState) -> Router {
             state.clone(),
             stats::count,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            journal::record,
+        ))
         .layer(axum::middleware::from_fn(problem::in_area_shape))
         .with_state(state)
 }
@@ -387,6 +425,7 @@ impl State {
         let deliveries = delivery::Engine::new(config.time_scale).map_err(client)?;
         let prerecorded = prerecorded::Prerecorded::new(&config).map_err(client)?;
         let limits = limits::Limits::new(config.http_limit, config.poll_limit);
+        let journal = journal::Journal::new(config.journal_keep);
         Ok(State {
             config,
             base_url,
@@ -397,6 +436,8 @@ impl State {
             prerecorded,
             limits,
             dictation: dictation::Dictation::default(),
+            journal,
+            activity: settled::Activity::default(),
         })
     }
 
