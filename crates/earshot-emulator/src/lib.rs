@@ -23,7 +23,7 @@
 //! [`start_call`](Emulator::start_call), [`arm_fault`](Emulator::arm_fault),
 //! [`update_account`](Emulator::update_account), [`stats`](Emulator::stats)
 //! — and the same operations are open to any language at `/_emulator/...`
-//! (no authentication). Every platform duration (the 15 s delivery
+//! (no authentication). It also keeps what a test asserts on (below). Every platform duration (the 15 s delivery
 //! deadline, retry intervals, processing, the 90 s artifact delay) is
 //! multiplied by the time scale, so a test of retries takes milliseconds.
 //!
@@ -86,6 +86,53 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! # Asserting on what it got
+//!
+//! The handle keeps a [`journal`](Emulator::journal) of every request
+//! (method, path, [`Route`], status, the start of its body, when), and
+//! checks expectations set with [`expect`](Emulator::expect):
+//! [`verify`](Emulator::verify) returns a [`VerifyError`] whose text is a
+//! diff (expected, received, and the journal's lines for the route); a
+//! test that forgets to verify gets the same diff as a panic when the
+//! emulator is dropped. [`settled`](Emulator::settled) returns once no job
+//! is queued or processing and no webhook delivery is pending, woken by
+//! the emulator's state rather than by polling:
+//!
+//! ```rust
+//! use std::time::Duration;
+//! use earshot_emulator::{Emulator, Route};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let emulator = Emulator::builder().time_scale(0.01).start().await?;
+//!     emulator.expect(Route::ListSubscriptions).times(1);
+//!     emulator.expect(Route::DeleteSubscription).never();
+//!
+//!     let http = reqwest::Client::builder().no_proxy().build()?;
+//!     http.get(emulator.url().join("v1/webhook-subscriptions")?)
+//!         .header("Authorization", emulator.api_key().expose())
+//!         .send()
+//!         .await?;
+//!
+//!     let journal = emulator.journal();
+//!     assert_eq!(journal[0].route, Some(Route::ListSubscriptions));
+//!     assert_eq!(journal[0].status, 200);
+//!     emulator.settled_within(Duration::from_secs(5)).await?;
+//!     emulator.verify()?; // else dropping `emulator` checks, and panics
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Deliveries on demand
+//!
+//! [`deliver`](Emulator::deliver) sends an event the platform already sent
+//! to a subscription once more, as a [`Delivery`] says: a duplicate, an
+//! out-of-order pair, signed with another secret, with a stale or future
+//! `t`, or late. These are the cases `earshot check-receiver` runs
+//! ([`protocol::delivery::cases`]), prepared by the same code, so the
+//! receiver a Rust test checks gets what the command line would send.
+//! `tests/deliveries.rs` in this crate shows each against a receiver.
 //!
 //! [`Emulator::start`] with an [`EmulatorConfig`] is the same, with every
 //! setting in one struct (what `earshot emulator` and `earshot demo` use).
