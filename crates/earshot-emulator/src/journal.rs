@@ -22,7 +22,7 @@ use earshot_protocol::clock_text::utc_clock;
 
 /// The most of a request body an entry keeps (the rest is counted in
 /// [`JournalEntry::body_len`]).
-pub const JOURNAL_BODY_LIMIT: usize = 16 * 1024;
+pub const JOURNAL_BODY_LIMIT: usize = 4 * 1024;
 /// Entries kept by default; older ones are let go, oldest first.
 pub const JOURNAL_KEEP: usize = 10_000;
 

@@ -8,7 +8,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
 use earshot_emulator::protocol::wav;
-use earshot_emulator::{AccountChange, Emulator, Fault, Route, Times};
+use earshot_emulator::{AccountChange, Emulator, Fault, JOURNAL_BODY_LIMIT, Route, Times};
 use reqwest::Method;
 use serde_json::{Value, json};
 use support::{Mode, Receiver, SECRET, call, emulator, subscribe};
@@ -92,6 +92,24 @@ async fn the_journal_lists_every_request_with_its_route_status_and_body() {
     assert!(line.starts_with("#1 ") && line.ends_with(&tail), "{line}");
     assert_eq!(emulator.journal_of(Route::GetSubscription).len(), 1);
     assert!(!id.is_empty());
+}
+
+#[tokio::test]
+async fn the_journal_keeps_the_start_of_a_long_body_and_counts_it_whole() {
+    let emulator = emulator().await;
+    let audio = audio(1, "long enough");
+    assert!(audio.len() > JOURNAL_BODY_LIMIT);
+    let response = support::http()
+        .post(emulator.url().join("v2/upload").expect("joins"))
+        .header("Authorization", emulator.api_key().expose())
+        .body(audio.clone())
+        .send()
+        .await
+        .expect("the upload is answered");
+    assert_eq!(response.status(), 200);
+    let entry = emulator.journal_of(Route::Upload).remove(0);
+    assert_eq!(entry.body, audio[..JOURNAL_BODY_LIMIT]);
+    assert_eq!(entry.body_len, audio.len() as u64);
 }
 
 #[tokio::test]
