@@ -23,7 +23,8 @@
 //! [`start_call`](Emulator::start_call), [`arm_fault`](Emulator::arm_fault),
 //! [`update_account`](Emulator::update_account), [`stats`](Emulator::stats)
 //! — and the same operations are open to any language at `/_emulator/...`
-//! (no authentication). It also keeps what a test asserts on (below). Every platform duration (the 15 s delivery
+//! (no authentication). What a Rust test asserts on and asks for (below)
+//! is in process only. Every platform duration (the 15 s delivery
 //! deadline, retry intervals, processing, the 90 s artifact delay) is
 //! multiplied by the time scale, so a test of retries takes milliseconds.
 //!
