@@ -17,6 +17,7 @@ use axum::response::Response;
 use futures_util::StreamExt;
 
 use super::SharedState;
+use super::faults::Dropped;
 use super::route::Route;
 use earshot_protocol::clock_text::utc_clock;
 
@@ -44,7 +45,10 @@ pub struct JournalEntry {
     /// (`/_emulator/...`) and paths no route serves.
     pub route: Option<Route>,
     /// The status answered (an injected fault's, when one applied).
+    /// Meaningless when [`dropped`](JournalEntry::dropped).
     pub status: u16,
+    /// An armed fault dropped the connection: the client got no answer.
+    pub dropped: bool,
     /// The first [`JOURNAL_BODY_LIMIT`] bytes of the body, as far as the
     /// emulator had read it when it answered.
     pub body: Vec<u8>,
@@ -74,8 +78,9 @@ impl JournalEntry {
 }
 
 impl fmt::Display for JournalEntry {
-    /// `#3 18:20:01 UTC  POST /v2/transcript → 201 (96 B body)`: no body
-    /// content (a subscription's secret travels in one).
+    /// `#3 18:20:01 UTC  POST /v2/transcript → 201 (96 B body)` (`→
+    /// dropped` for a dropped connection): no body content (a
+    /// subscription's secret travels in one).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -88,7 +93,11 @@ impl fmt::Display for JournalEntry {
         if self.query.is_some() {
             f.write_str("?…")?;
         }
-        write!(f, " → {} ({} B body)", self.status, self.body_len)
+        if self.dropped {
+            write!(f, " → dropped ({} B body)", self.body_len)
+        } else {
+            write!(f, " → {} ({} B body)", self.status, self.body_len)
+        }
     }
 }
 
@@ -103,6 +112,7 @@ impl fmt::Debug for JournalEntry {
             .field("path", &self.path)
             .field("route", &self.route)
             .field("status", &self.status)
+            .field("dropped", &self.dropped)
             .field("body_len", &self.body_len)
             .finish_non_exhaustive()
     }
@@ -217,6 +227,7 @@ pub(crate) async fn record(
         query,
         route,
         status: response.status().as_u16(),
+        dropped: response.extensions().get::<Dropped>().is_some(),
         body,
         body_len,
     });

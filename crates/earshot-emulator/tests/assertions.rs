@@ -145,8 +145,6 @@ async fn expectations_that_are_met_verify() {
 async fn an_unmet_expectation_fails_verify_with_a_diff_of_its_requests() {
     let emulator = emulator().await;
     emulator.expect(Route::CreateSubscription).times(3);
-    emulator.expect(Route::ListSubscriptions).never();
-    // Requests before `expect` are not counted.
     emulator.expect(Route::GetSession).times(0);
     emulator
         .arm_fault(Fault::status("/v1/webhook-subscriptions", 503))
@@ -162,6 +160,21 @@ async fn an_unmet_expectation_fails_verify_with_a_diff_of_its_requests() {
     .await;
     assert_eq!(faulted, 503);
     subscribe(&emulator, "http://127.0.0.1:9/a", &["session.started"]).await;
+
+    emulator
+        .arm_fault(Fault::drop_connection("/v1/webhook-subscriptions"))
+        .expect("a fault arms");
+    let dropped = support::http()
+        .get(
+            emulator
+                .url()
+                .join("v1/webhook-subscriptions")
+                .expect("joins"),
+        )
+        .header("Authorization", emulator.api_key().expose())
+        .send()
+        .await;
+    assert!(dropped.is_err(), "no answer: {dropped:?}");
 
     let error = emulator.verify().expect_err("2 of 3 creations, not 3");
     assert_eq!(error.unmet.len(), 1);
@@ -189,6 +202,14 @@ async fn an_unmet_expectation_fails_verify_with_a_diff_of_its_requests() {
         "{text}"
     );
     assert!(!text.contains(SECRET), "{text}");
+    let listed = emulator.journal_of(Route::ListSubscriptions).remove(0);
+    assert!(listed.dropped);
+    assert!(
+        listed
+            .to_string()
+            .ends_with(" GET /v1/webhook-subscriptions → dropped (0 B body)"),
+        "{listed}"
+    );
 }
 
 #[tokio::test]
