@@ -21,6 +21,7 @@
 pub mod api;
 pub mod bounded_file;
 pub use earshot_protocol::clock_text;
+pub use earshot_protocol::delivery;
 pub mod config;
 pub use earshot_protocol::duration_text;
 pub use earshot_protocol::error_text;

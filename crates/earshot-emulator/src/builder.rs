@@ -151,6 +151,14 @@ impl EmulatorBuilder {
         self
     }
 
+    /// How many requests the journal keeps ([`Emulator::journal`]);
+    /// older ones are let go, oldest first (expectations still count
+    /// them). Default [`JOURNAL_KEEP`](crate::JOURNAL_KEEP); 0 keeps none.
+    pub fn journal_keep(mut self, requests: usize) -> Self {
+        self.config.journal_keep = requests;
+        self
+    }
+
     /// The settings [`start`](EmulatorBuilder::start) will use.
     pub fn config(&self) -> &EmulatorConfig {
         &self.config

@@ -2,6 +2,7 @@
 //! faults, read stats, and serve the presigned artifact URLs.
 //! Shapes are fixed by DESIGN.md §5; tests and the demo rely on them.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -69,24 +70,32 @@ fn emit(state: &SharedState, kind: EventKind, object: EventObject) {
         EventObject::Session(session) => (session.session_id.clone(), session.agent_id.clone()),
         EventObject::Call(call) => (call.call_id.clone(), call.agent_id.clone()),
     };
+    let event_id = uuid::Uuid::new_v4().to_string();
     let event = WebhookEvent {
-        event_id: uuid::Uuid::new_v4().to_string(),
+        event_id: event_id.clone(),
         event: kind.as_str().to_owned(),
         timestamp: Utc::now().fixed_offset(),
         object,
     };
-    match serde_json::to_vec(&event) {
-        Ok(body) => delivery::dispatch(
-            state,
-            Event {
-                kind,
-                session_id,
-                agent_id,
-                body: Bytes::from(body),
-            },
-        ),
-        Err(error) => tracing::error!("could not serialise {kind} event: {error}"),
+    let body = match serde_json::to_vec(&event) {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::error!("could not serialise {kind} event: {error}");
+            return;
+        }
+    };
+    let event = Arc::new(Event {
+        event_id,
+        kind,
+        session_id,
+        agent_id,
+        body: Bytes::from(body),
+    });
+    // Kept with its session or call, for `Emulator::deliver`.
+    if let Some(conversation) = state.lock().conversations.get_mut(&event.session_id) {
+        conversation.events.push(event.clone());
     }
+    delivery::dispatch(state, event);
 }
 
 #[derive(Deserialize)]
@@ -135,6 +144,7 @@ pub(crate) fn open_session(
             object: ConversationObject::Session(session.clone()),
             artifacts_ready_at: None,
             artifacts: Vec::new(),
+            events: Vec::new(),
         },
         state.config.keep_conversations,
     );
@@ -384,6 +394,7 @@ pub(crate) fn place_call(state: &SharedState, request: NewCall) -> Result<String
             object: ConversationObject::Call(call.clone()),
             artifacts_ready_at: None,
             artifacts: Vec::new(),
+            events: Vec::new(),
         },
         state.config.keep_conversations,
     );

@@ -11,20 +11,19 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use chrono::{DateTime, Utc};
-use reqwest::header::{CONTENT_TYPE, USER_AGENT};
 
 use super::stats::DeliveryInProgress;
 use super::{SharedState, TimeScale};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
 use earshot_core::http_answer::{self, ANSWER_LIMIT, AnswerError};
-use earshot_protocol::signature;
+use earshot_protocol::delivery::{DELIVERY_ID_HEADER, Delivery, EventBytes, Outgoing};
 
 /// The receiver's deadline (spec part 6 C rule 5), before scaling.
 pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
 /// Attempts per event per subscription, the first included.
 pub(crate) const MAX_ATTEMPTS: u32 = 6;
 /// The `User-Agent` of deliveries: a delivery agent with version 1.0.
-pub(crate) const DELIVERY_USER_AGENT: &str = "SVC-Webhooks/1.0";
+pub(crate) const DELIVERY_USER_AGENT: &str = earshot_protocol::delivery::USER_AGENT;
 
 /// Wait before attempt `attempt + 1`, or `None` after the last attempt:
 /// 5 s, 30 s, 2 min, 10 min, 30 min (DESIGN.md §5), before scaling.
@@ -37,7 +36,7 @@ pub(crate) fn retry_delay(attempt: u32) -> Option<Duration> {
 /// The HTTP side of the engine: one client, no redirects followed.
 pub(crate) struct Engine {
     http: reqwest::Client,
-    scale: TimeScale,
+    pub(crate) scale: TimeScale,
 }
 
 impl Engine {
@@ -53,16 +52,27 @@ impl Engine {
 }
 
 /// An event as sent: the same bytes (and `event_id`) on every attempt.
+/// Kept with its session or call, for the deliveries a test asks for.
 pub(crate) struct Event {
+    pub event_id: String,
     pub kind: EventKind,
     pub session_id: String,
     pub agent_id: String,
     pub body: Bytes,
 }
 
+impl Event {
+    /// Its name and bytes, as a [`Delivery`] signs and sends them.
+    pub fn bytes(&self) -> EventBytes<'_> {
+        EventBytes {
+            name: self.kind.as_str(),
+            body: &self.body,
+        }
+    }
+}
+
 /// Sends `event` to every enabled subscription that asked for it.
-pub(crate) fn dispatch(state: &SharedState, event: Event) {
-    let event = Arc::new(event);
+pub(crate) fn dispatch(state: &SharedState, event: Arc<Event>) {
     let targets: Vec<String> = state
         .lock()
         .subscriptions
@@ -155,13 +165,22 @@ async fn attempt(
     event: &Event,
     attempt_number: u32,
 ) -> Option<String> {
-    let record_id = uuid::Uuid::new_v4().to_string();
-    let (url, secret) = {
+    let (url, outgoing, record_id) = {
         let mut store = state.lock();
         let stored = store.subscription(subscription_id)?;
-        // Read at signing time: a retry after a rotation uses the new
-        // secret, an attempt already in flight keeps the old one.
-        let prepared = (stored.record.url.clone(), stored.secret.clone());
+        // Signed now: a retry after a rotation uses the new secret, an
+        // attempt already in flight keeps the old one. The headers and
+        // signature are those of every delivery (`Delivery::requests`).
+        let outgoing = Delivery::of(event.event_id.as_str())
+            .requests(
+                |_| Some(event.bytes()),
+                &stored.secret,
+                Utc::now().timestamp(),
+            )
+            .ok()?
+            .pop()?;
+        let url = stored.record.url.clone();
+        let record_id = outgoing.header(DELIVERY_ID_HEADER)?.to_owned();
         // A session forgotten since (`keep_conversations`) gets no more
         // attempts: none would be listed.
         let recorded = store.add_delivery(DeliveryRecord {
@@ -177,11 +196,9 @@ async fn attempt(
             created_at: Utc::now().fixed_offset(),
             extra: Default::default(),
         });
-        recorded.then_some(prepared)?
+        recorded.then_some((url, outgoing, record_id))?
     };
-    let timestamp = Utc::now().timestamp();
-    let header = signature::sign(secret.expose().as_bytes(), timestamp, &event.body);
-    let outcome = post(&state.deliveries, &url, event, &record_id, &header).await;
+    let outcome = post(&state.deliveries, &url, &outgoing).await;
     let finished = Utc::now();
     let will_retry =
         matches!(outcome, Outcome::Retryable { .. }) && retry_delay(attempt_number).is_some();
@@ -230,28 +247,17 @@ fn retry_time(from: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
         .unwrap_or(from)
 }
 
-/// The HTTP call, bounded by the (scaled) 15 s deadline; at most
-/// [`ANSWER_LIMIT`] bytes of the answer are read.
-async fn post(
-    engine: &Engine,
-    url: &str,
-    event: &Event,
-    delivery_id: &str,
-    signature: &str,
-) -> Outcome {
+/// The HTTP call of `outgoing` (its headers and body, as prepared),
+/// bounded by the (scaled) 15 s deadline; at most [`ANSWER_LIMIT`] bytes
+/// of the answer are read.
+pub(crate) async fn post(engine: &Engine, url: &str, outgoing: &Outgoing) -> Outcome {
     let deadline = tokio::time::Instant::now() + engine.scale.scale(DEADLINE);
     let call = async {
-        let response = engine
-            .http
-            .post(url)
-            .header(CONTENT_TYPE, "application/json")
-            .header(USER_AGENT, DELIVERY_USER_AGENT)
-            .header("X-SVC-Signature", signature)
-            .header("X-SVC-Event", event.kind.as_str())
-            .header("X-SVC-Delivery-Id", delivery_id)
-            .body(event.body.clone())
-            .send()
-            .await?;
+        let mut request = engine.http.post(url).body(outgoing.body.clone());
+        for (name, value) in &outgoing.headers {
+            request = request.header(*name, value.as_str());
+        }
+        let response = request.send().await?;
         http_answer::read(response, ANSWER_LIMIT, deadline).await
     };
     match tokio::time::timeout_at(deadline, call).await {

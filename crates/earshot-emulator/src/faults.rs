@@ -214,11 +214,17 @@ fn drain(body: Body) {
     });
 }
 
+/// Marks the response of a dropped connection, for the journal.
+#[derive(Clone, Copy)]
+pub(crate) struct Dropped;
+
 /// A response whose body fails at once, so the server aborts the
 /// connection: the client sees the link drop, not an answer.
 fn dropped_connection() -> Response {
     let failing = futures_util::stream::once(async {
         Err::<axum::body::Bytes, std::io::Error>(std::io::Error::other("fault: connection dropped"))
     });
-    Response::new(Body::from_stream(failing))
+    let mut response = Response::new(Body::from_stream(failing));
+    response.extensions_mut().insert(Dropped);
+    response
 }

@@ -1,6 +1,8 @@
 //! What a test does to a running [`Emulator`] besides calling its public
 //! API: make the platform's activity happen (sessions, calls), arm faults,
-//! change the account, read the counters. Each method runs the same code
+//! change the account, read the counters and the journal. (Expectations
+//! are `expect.rs`'s, waiting until idle `settled.rs`'s, deliveries on
+//! demand `on_demand.rs`'s.) Each method runs the same code
 //! as its `/_emulator/...` control route, in process (no HTTP, so it is not
 //! counted in [`Emulator::stats`]). None of them waits, so none is
 //! `async`: a test calls them from sync or async code alike.
@@ -9,7 +11,7 @@ use super::control::{self, NewCall};
 use super::faults::Fault;
 use super::prerecorded::account::{self, AccountChange, AccountSnapshot};
 use super::stats::StatsSnapshot;
-use super::{ControlError, Emulator};
+use super::{ControlError, Emulator, JournalEntry, Route};
 
 impl Emulator {
     /// A WebSocket session begins: records it as `created` and emits
@@ -81,5 +83,25 @@ impl Emulator {
     /// allows. Same as `POST /_emulator/account`.
     pub fn update_account(&self, change: AccountChange) -> Result<AccountSnapshot, ControlError> {
         Ok(account::change(&self.state, change)?)
+    }
+
+    /// Every request received, oldest first, as far as the journal keeps
+    /// them ([`EmulatorBuilder::journal_keep`](crate::EmulatorBuilder::journal_keep)):
+    /// control routes included, the handle's own calls not (they are not
+    /// requests).
+    #[must_use]
+    pub fn journal(&self) -> Vec<JournalEntry> {
+        self.state.journal.entries()
+    }
+
+    /// The requests the journal keeps that took `route`, oldest first.
+    #[must_use]
+    pub fn journal_of(&self, route: Route) -> Vec<JournalEntry> {
+        self.state
+            .journal
+            .entries()
+            .into_iter()
+            .filter(|entry| entry.route == Some(route))
+            .collect()
     }
 }

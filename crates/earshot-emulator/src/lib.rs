@@ -23,7 +23,8 @@
 //! [`start_call`](Emulator::start_call), [`arm_fault`](Emulator::arm_fault),
 //! [`update_account`](Emulator::update_account), [`stats`](Emulator::stats)
 //! — and the same operations are open to any language at `/_emulator/...`
-//! (no authentication). Every platform duration (the 15 s delivery
+//! (no authentication). What a Rust test asserts on and asks for (below)
+//! is in process only. Every platform duration (the 15 s delivery
 //! deadline, retry intervals, processing, the 90 s artifact delay) is
 //! multiplied by the time scale, so a test of retries takes milliseconds.
 //!
@@ -87,6 +88,53 @@
 //! }
 //! ```
 //!
+//! # Asserting on what it got
+//!
+//! The handle keeps a [`journal`](Emulator::journal) of every request
+//! (method, path, [`Route`], status, the start of its body, when), and
+//! checks expectations set with [`expect`](Emulator::expect):
+//! [`verify`](Emulator::verify) returns a [`VerifyError`] whose text is a
+//! diff (expected, received, and the journal's lines for the route); a
+//! test that forgets to verify gets the same diff as a panic when the
+//! emulator is dropped. [`settled`](Emulator::settled) returns once no job
+//! is queued or processing and no webhook delivery is pending, woken by
+//! the emulator's state rather than by polling:
+//!
+//! ```rust
+//! use std::time::Duration;
+//! use earshot_emulator::{Emulator, Route};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let emulator = Emulator::builder().time_scale(0.01).start().await?;
+//!     emulator.expect(Route::ListSubscriptions).times(1);
+//!     emulator.expect(Route::DeleteSubscription).never();
+//!
+//!     let http = reqwest::Client::builder().no_proxy().build()?;
+//!     http.get(emulator.url().join("v1/webhook-subscriptions")?)
+//!         .header("Authorization", emulator.api_key().expose())
+//!         .send()
+//!         .await?;
+//!
+//!     let journal = emulator.journal();
+//!     assert_eq!(journal[0].route, Some(Route::ListSubscriptions));
+//!     assert_eq!(journal[0].status, 200);
+//!     emulator.settled_within(Duration::from_secs(5)).await?;
+//!     emulator.verify()?; // else dropping `emulator` checks, and panics
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Deliveries on demand
+//!
+//! [`deliver`](Emulator::deliver) sends an event the platform already sent
+//! to a subscription once more, as a [`Delivery`] says: a duplicate, an
+//! out-of-order pair, signed with another secret, with a stale or future
+//! `t`, or late. These are the cases `earshot check-receiver` runs
+//! ([`protocol::delivery::cases`]), prepared by the same code, so the
+//! receiver a Rust test checks gets what the command line would send.
+//! `tests/deliveries.rs` in this crate shows each against a receiver.
+//!
 //! [`Emulator::start`] with an [`EmulatorConfig`] is the same, with every
 //! setting in one struct (what `earshot emulator` and `earshot demo` use).
 //! [`scenario`] drives endless demo traffic against a running emulator.
@@ -101,12 +149,17 @@ mod control;
 mod delivery;
 mod dictation;
 mod error;
+mod expect;
 mod faults;
 mod handle;
+mod journal;
 mod limits;
+mod on_demand;
 mod prerecorded;
 mod problem;
+mod route;
 pub mod scenario;
+mod settled;
 mod stats;
 mod store;
 #[cfg(test)]
@@ -128,9 +181,19 @@ pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
 pub use control::{CallOutcome, NewCall};
 pub use dictation::DictationTiming;
+/// The protocol both the platform and its clients speak (signatures,
+/// the on-demand deliveries' cases), for a test that checks what its
+/// receiver got without another dependency.
+pub use earshot_protocol as protocol;
+pub use earshot_protocol::delivery::Delivery;
 pub use error::{ControlError, StartError};
+pub use expect::{ExpectRoute, Times, Unmet, VerifyError};
 pub use faults::Fault;
+pub use journal::{JOURNAL_BODY_LIMIT, JOURNAL_KEEP, JournalEntry};
+pub use on_demand::DeliveryAnswer;
 pub use prerecorded::{AccountChange, AccountSnapshot};
+pub use route::Route;
+pub use settled::{Busy, NotSettled};
 pub use stats::StatsSnapshot;
 // Types that appear in this crate's public signatures, so an embedder
 // needs no other crate to name them.
@@ -171,11 +234,19 @@ pub struct EmulatorConfig {
     /// generated while it is served (never held whole). `None`: one second
     /// of 8 kHz audio (16 KB). The session download measurement sets 100 MB.
     pub recording_bytes: Option<u64>,
+    /// Requests the journal keeps ([`Emulator::journal`]); older ones are
+    /// let go (expectations still count them). Default [`JOURNAL_KEEP`];
+    /// `earshot demo` keeps [`DEMO_KEEP_JOURNAL`].
+    pub journal_keep: usize,
 }
 
 /// What `earshot demo` and `earshot emulator --traffic` remember of their
 /// endless traffic: the newest 500 sessions and calls.
 pub const DEMO_KEEP_CONVERSATIONS: usize = 500;
+
+/// What `earshot demo` and `earshot emulator --traffic` keep in the
+/// journal of their endless traffic: the newest 1,000 requests.
+pub const DEMO_KEEP_JOURNAL: usize = 1_000;
 
 /// What `earshot demo` and `earshot emulator --traffic` remember of their
 /// endless jobs: the newest 1,000 finished ones (the Jobs pane holds at
@@ -198,6 +269,7 @@ impl EmulatorConfig {
             keep_conversations: None,
             keep_jobs: None,
             recording_bytes: None,
+            journal_keep: JOURNAL_KEEP,
         }
     }
 
@@ -207,6 +279,7 @@ impl EmulatorConfig {
     pub fn for_endless_traffic(mut self) -> Self {
         self.keep_conversations = Some(DEMO_KEEP_CONVERSATIONS);
         self.keep_jobs = Some(DEMO_KEEP_JOBS);
+        self.journal_keep = DEMO_KEEP_JOURNAL;
         self
     }
 }
@@ -223,6 +296,9 @@ pub(crate) struct State {
     prerecorded: prerecorded::Prerecorded,
     limits: limits::Limits,
     dictation: dictation::Dictation,
+    journal: journal::Journal,
+    /// Ticks when a job finishes or a delivery ends (for `settled`).
+    activity: settled::Activity,
 }
 
 pub(crate) type SharedState = Arc<State>;
@@ -248,6 +324,7 @@ pub struct Emulator {
     /// [`wait`](Emulator::wait) took it.
     server: Option<JoinHandle<std::io::Result<()>>>,
     open: http_server::OpenConnections,
+    expectations: expect::Shared,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -300,6 +377,7 @@ impl Emulator {
             stop,
             server: Some(server),
             open,
+            expectations: expect::Shared::default(),
         })
     }
 
@@ -349,9 +427,13 @@ impl Emulator {
 
 impl Drop for Emulator {
     /// Stops the server (see [`Emulator`]); the task finishes the answers
-    /// in flight on its own.
+    /// in flight on its own. Then checks the expectations if
+    /// [`verify`](Emulator::verify) was not called since the last was set,
+    /// and panics with their diff if one is not met (not while the thread
+    /// is already panicking).
     fn drop(&mut self) {
         let _ = self.stop.send(true);
+        self.verify_on_drop();
     }
 }
 
@@ -376,6 +458,10 @@ fn router(state: SharedState) -> Router {
             state.clone(),
             stats::count,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            journal::record,
+        ))
         .layer(axum::middleware::from_fn(problem::in_area_shape))
         .with_state(state)
 }
@@ -387,6 +473,7 @@ impl State {
         let deliveries = delivery::Engine::new(config.time_scale).map_err(client)?;
         let prerecorded = prerecorded::Prerecorded::new(&config).map_err(client)?;
         let limits = limits::Limits::new(config.http_limit, config.poll_limit);
+        let journal = journal::Journal::new(config.journal_keep);
         Ok(State {
             config,
             base_url,
@@ -397,6 +484,8 @@ impl State {
             prerecorded,
             limits,
             dictation: dictation::Dictation::default(),
+            journal,
+            activity: settled::Activity::default(),
         })
     }
 

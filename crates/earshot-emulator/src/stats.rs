@@ -52,6 +52,7 @@ impl Drop for DeliveryInProgress {
             .stats
             .deliveries_in_progress
             .fetch_sub(1, Ordering::Relaxed);
+        self.0.activity.changed();
     }
 }
 

@@ -4,12 +4,15 @@
 //! Held behind one mutex in [`super::State`]; nothing here awaits.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
 use earshot_core::api::types::agents::{CallObject, DeliveryRecord, SessionObject, Subscription};
 use earshot_protocol::redact::SecretString;
+
+use super::delivery::Event;
 
 /// The account every emulated record belongs to.
 pub(crate) const ACCOUNT_ID: i64 = 4242;
@@ -42,6 +45,8 @@ pub(crate) struct Conversation {
     pub artifacts_ready_at: Option<Instant>,
     /// `{kind, url, expires_at}` entries for `GET /v1/sessions/{id}`.
     pub artifacts: Vec<Value>,
+    /// The events emitted about it, oldest first (forgotten with it).
+    pub events: Vec<Arc<Event>>,
 }
 
 pub(crate) enum ConversationObject {
@@ -149,6 +154,15 @@ impl Store {
             .iter_mut()
             .rev()
             .find(|record| record.id == id)
+    }
+
+    /// The event `event_id`, if its session or call is still remembered.
+    pub fn event(&self, event_id: &str) -> Option<Arc<Event>> {
+        self.conversations
+            .values()
+            .flat_map(|conversation| &conversation.events)
+            .find(|event| event.event_id == event_id)
+            .cloned()
     }
 
     /// Every attempt for a session or call, oldest first.

@@ -6,9 +6,11 @@
 //! and it knows neither. Webhook signatures ([`signature`]), WAV
 //! ([`wav`]), secrets that never print ([`redact`]), and the text of
 //! errors ([`error_text`]), durations ([`duration_text`]) and times of
-//! day ([`clock_text`]).
+//! day ([`clock_text`]); the deliveries a receiver is tested with
+//! ([`delivery`]).
 
 pub mod clock_text;
+pub mod delivery;
 pub mod duration_text;
 pub mod error_text;
 pub mod redact;

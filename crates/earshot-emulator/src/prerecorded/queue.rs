@@ -89,6 +89,8 @@ async fn run_job(state: SharedState, id: String) {
         let in_progress = webhook.as_ref().map(|_| DeliveryInProgress::start(&state));
         (webhook, in_progress)
     };
+    // One job fewer processing: `settled` looks again.
+    state.activity.changed();
     if let Some((url, auth, status)) = webhook {
         deliver_webhook(&state, &id, status, &url, auth).await;
     }

@@ -7,6 +7,7 @@ use chrono::{Duration as Span, Utc};
 use futures_util::future::join_all;
 use reqwest::RequestBuilder;
 use reqwest::header::{CONTENT_TYPE, USER_AGENT};
+use std::time::Duration;
 
 use super::judge::{Expect, Hints, Rules};
 use super::payloads::{self, EventBody};
@@ -15,17 +16,11 @@ use super::{CaseReport, CheckConfig, CheckError, Outcome};
 use crate::api::types::agents::EventKind;
 use crate::duration_text;
 use crate::redact::SecretString;
-use crate::signature;
+use earshot_protocol::delivery::cases::{self, AHEAD_BY, AgentCase, CaseEvents, STALE_BY};
+use earshot_protocol::delivery::{self, EventBytes, Outgoing};
 
 /// The `User-Agent` of the platform's deliveries (the emulator's too).
-pub const DELIVERY_USER_AGENT: &str = "SVC-Webhooks/1.0";
-/// How far the stale case moves `t` back: one second past the 300 s
-/// tolerance of spec part 8 C. Transit only makes it staler.
-const STALE_SECS: i64 = signature::DEFAULT_TOLERANCE_SECS as i64 + 1;
-/// How far the future case moves `t` ahead: one more second, because the
-/// receiver reads its clock later, and in whole seconds (sent at 10.9 s
-/// with `t` = 10 + 301 and read at 11.0 s is only 300 s ahead).
-const FUTURE_SECS: i64 = STALE_SECS + 1;
+pub const DELIVERY_USER_AGENT: &str = delivery::USER_AGENT;
 
 const VALID: Hints = Hints {
     rejected: "re-serialised body, missing `<t>.` prefix, or a different secret: verify \
@@ -109,112 +104,97 @@ pub(crate) struct Battery<'a> {
 
 impl Battery<'_> {
     /// Spec parts 2 C, 5 C, 6 C: five valid events, three signatures that
-    /// must be refused, a duplicate, an out-of-order pair and a rotation.
+    /// must be refused, a duplicate, an out-of-order pair and a rotation:
+    /// the cases of [`AgentCase::ALL`], sent as their [`delivery::Delivery`] values
+    /// say (the emulator's `deliver` sends the same), over fresh events.
     pub async fn agents(&self, secret: &SecretString) -> Result<Vec<CaseReport>, CheckError> {
         let now = Utc::now();
-        let secret = secret.expose().as_bytes();
         let valid: Vec<EventBody> = EventKind::ALL
             .into_iter()
             .map(|kind| payloads::event(kind, now))
             .collect::<Result<_, _>>()?;
-        let wrong_secret = format!("whsec_not_yours_{}", uuid::Uuid::new_v4().simple());
         let forged = payloads::event(EventKind::SessionStarted, now)?;
-        let stale = payloads::event(EventKind::SessionStarted, now - Span::seconds(STALE_SECS))?;
-        let future = payloads::event(EventKind::SessionStarted, now + Span::seconds(FUTURE_SECS))?;
+        let stale = payloads::event(EventKind::SessionStarted, now - span(STALE_BY))?;
+        let future = payloads::event(EventKind::SessionStarted, now + span(AHEAD_BY))?;
         let repeated = payloads::event(EventKind::CallEnded, now)?;
         let (ended, connected) = payloads::ended_then_connected(now)?;
         let rotated = payloads::event(EventKind::SessionCompleted, now)?;
-
-        let valid_cases = join_all(valid.iter().map(|body| {
-            self.case(
-                body.kind.as_str(),
-                format!("{}, signed with the secret", body.kind.as_str()),
-                vec![self.step(Expect::Accept, VALID, body, secret, 0)],
-            )
-        }));
-        let forged_case = self.case(
-            "bad-signature",
-            "session.started, signed with another secret (well-formed header)".to_owned(),
-            vec![self.step(
-                Expect::Reject,
-                BAD_SIGNATURE,
-                &forged,
-                wrong_secret.as_bytes(),
-                0,
-            )],
-        );
-        let stale_case = self.case(
-            "stale-timestamp",
-            format!(
-                "session.started, correctly signed, t {} in the past",
-                duration_text::of_secs(STALE_SECS.unsigned_abs())
-            ),
-            vec![self.step(Expect::Reject, STALE, &stale, secret, -STALE_SECS)],
-        );
-        let future_case = self.case(
-            "future-timestamp",
-            format!(
-                "session.started, correctly signed, t {} in the future",
-                duration_text::of_secs(FUTURE_SECS.unsigned_abs())
-            ),
-            vec![self.step(Expect::Reject, STALE, &future, secret, FUTURE_SECS)],
-        );
-        let duplicate_case = self.case(
-            "duplicate",
-            format!(
-                "call.ended twice: same body and event_id ({}), new X-SVC-Delivery-Id",
-                repeated.event_id
-            ),
-            vec![
-                self.step(Expect::Accept, VALID, &repeated, secret, 0),
-                self.step(Expect::Accept, DUPLICATE, &repeated, secret, 0),
-            ],
-        );
-        let order_case = self.case(
-            "out-of-order",
-            "call.ended, then call.connected for the same call".to_owned(),
-            vec![
-                self.step(Expect::Accept, VALID, &ended, secret, 0),
-                self.step(Expect::Accept, OUT_OF_ORDER, &connected, secret, 0),
-            ],
-        );
-        let previous_case = async {
-            const NAME: &str = "previous-secret";
-            match &self.config.previous_secret {
-                None => skipped(
-                    NAME,
-                    "session.completed, signed with the previous secret",
-                    self.rules.expected(Expect::Accept, 1),
-                    "no previous secret given (--previous-secret): rotation not checked",
-                ),
-                Some(previous) => {
-                    self.case(
-                        NAME,
-                        "session.completed, signed with the previous secret".to_owned(),
-                        vec![self.step(
-                            Expect::Accept,
-                            PREVIOUS,
-                            &rotated,
-                            previous.expose().as_bytes(),
-                            0,
-                        )],
-                    )
-                    .await
-                }
-            }
+        let events = CaseEvents {
+            valid: valid
+                .iter()
+                .map(|body| (body.kind.as_str(), body.event_id.clone()))
+                .collect(),
+            forged: forged.event_id.clone(),
+            stale: stale.event_id.clone(),
+            future: future.event_id.clone(),
+            repeated: repeated.event_id.clone(),
+            connected: connected.event_id.clone(),
+            ended: ended.event_id.clone(),
+            rotated: rotated.event_id.clone(),
+            wrong_secret: cases::wrong_secret(),
+            previous_secret: self.config.previous_secret.clone(),
         };
-        let (valid_cases, forged, stale, future, duplicate, order, previous) = tokio::join!(
-            valid_cases,
-            forged_case,
-            stale_case,
-            future_case,
-            duplicate_case,
-            order_case,
-            previous_case
-        );
-        let mut cases = valid_cases;
-        cases.extend([forged, stale, future, duplicate, order, previous]);
-        Ok(cases)
+        let bodies: Vec<&EventBody> = valid
+            .iter()
+            .chain([
+                &forged, &stale, &future, &repeated, &ended, &connected, &rotated,
+            ])
+            .collect();
+        let lookup = |event_id: &str| {
+            bodies
+                .iter()
+                .find(|body| body.event_id == event_id)
+                .map(|body| EventBytes {
+                    name: body.kind.as_str(),
+                    body: &body.bytes,
+                })
+        };
+        let reports =
+            join_all(AgentCase::ALL.map(|case| self.agent_case(case, &events, &lookup, secret)))
+                .await;
+        reports.into_iter().collect()
+    }
+
+    /// One voice-agent case: its deliveries' requests in order, judged
+    /// against what the case expects.
+    async fn agent_case<'a>(
+        &self,
+        case: AgentCase,
+        events: &CaseEvents,
+        lookup: &impl Fn(&str) -> Option<EventBytes<'a>>,
+        secret: &SecretString,
+    ) -> Result<CaseReport, CheckError> {
+        let expect = if case.accepted() {
+            Expect::Accept
+        } else {
+            Expect::Reject
+        };
+        let sent = sent_text(case, events);
+        let Some(deliveries) = case.deliveries(events) else {
+            return Ok(skipped(
+                case.name(),
+                &sent,
+                self.rules.expected(expect, 1),
+                "no previous secret given (--previous-secret): rotation not checked",
+            ));
+        };
+        let (first_hints, then_hints) = agent_hints(case);
+        let mut steps = Vec::new();
+        for delivery in deliveries {
+            for outgoing in delivery.requests(lookup, secret, Utc::now().timestamp())? {
+                let hints = if steps.is_empty() {
+                    first_hints
+                } else {
+                    then_hints
+                };
+                steps.push(Step {
+                    expect,
+                    hints,
+                    request: self.outgoing(outgoing),
+                });
+            }
+        }
+        Ok(self.case(case.name(), sent, steps).await)
     }
 
     /// Spec parts 5 D, 6 D: both statuses, the auth header's absence and a
@@ -295,30 +275,16 @@ impl Battery<'_> {
         .await
     }
 
-    /// A voice-agent delivery of `body`, signed with `secret` at now +
-    /// `skew_secs`, with the headers of spec part 6 C rule 4.
-    fn step(
-        &self,
-        expect: Expect,
-        hints: Hints,
-        body: &EventBody,
-        secret: &[u8],
-        skew_secs: i64,
-    ) -> Step {
-        let timestamp = Utc::now().timestamp() + skew_secs;
-        let request = self
-            .post(body.bytes.clone())
-            .header(
-                signature::HEADER_NAME,
-                signature::sign(secret, timestamp, &body.bytes),
-            )
-            .header("X-SVC-Event", body.kind.as_str())
-            .header("X-SVC-Delivery-Id", uuid::Uuid::new_v4().to_string());
-        Step {
-            expect,
-            hints,
-            request,
+    /// A voice-agent delivery as [`delivery::Delivery::requests`] prepared it.
+    fn outgoing(&self, outgoing: Outgoing) -> RequestBuilder {
+        let mut request = self
+            .client
+            .post(self.config.url.clone())
+            .body(outgoing.body);
+        for (name, value) in outgoing.headers {
+            request = request.header(name, value);
         }
+        request
     }
 
     /// A pre-recorded webhook call of `body` with the auth header as `auth`.
@@ -426,5 +392,49 @@ fn describe(answer: &Answer) -> String {
         Answer::Timeout => "timeout".to_owned(),
         Answer::Refused => "refused".to_owned(),
         Answer::ConnectionError(_) => "error".to_owned(),
+    }
+}
+
+/// A whole-second offset for an event's own timestamp.
+fn span(duration: Duration) -> Span {
+    Span::seconds(i64::try_from(duration.as_secs()).unwrap_or(i64::MAX))
+}
+
+/// What a voice-agent case sends, as the report's `sent` column says it.
+fn sent_text(case: AgentCase, events: &CaseEvents) -> String {
+    match case {
+        AgentCase::BadSignature => {
+            "session.started, signed with another secret (well-formed header)".to_owned()
+        }
+        AgentCase::StaleTimestamp => format!(
+            "session.started, correctly signed, t {} in the past",
+            duration_text::of(STALE_BY)
+        ),
+        AgentCase::FutureTimestamp => format!(
+            "session.started, correctly signed, t {} in the future",
+            duration_text::of(AHEAD_BY)
+        ),
+        AgentCase::Duplicate => format!(
+            "call.ended twice: same body and event_id ({}), new X-SVC-Delivery-Id",
+            events.repeated
+        ),
+        AgentCase::OutOfOrder => "call.ended, then call.connected for the same call".to_owned(),
+        AgentCase::PreviousSecret => {
+            "session.completed, signed with the previous secret".to_owned()
+        }
+        valid => format!("{}, signed with the secret", valid.name()),
+    }
+}
+
+/// The mistakes a case's failure points at: for its first delivery, and
+/// for the ones after (the repeat, the late event).
+fn agent_hints(case: AgentCase) -> (Hints, Hints) {
+    match case {
+        AgentCase::BadSignature => (BAD_SIGNATURE, BAD_SIGNATURE),
+        AgentCase::StaleTimestamp | AgentCase::FutureTimestamp => (STALE, STALE),
+        AgentCase::Duplicate => (VALID, DUPLICATE),
+        AgentCase::OutOfOrder => (VALID, OUT_OF_ORDER),
+        AgentCase::PreviousSecret => (PREVIOUS, PREVIOUS),
+        _ => (VALID, VALID),
     }
 }

@@ -14,6 +14,8 @@ use url::Url;
 
 use crate::api::validate::{self, UrlPolicy};
 use crate::redact::SecretString;
+use earshot_protocol::delivery::UnknownEvent;
+use earshot_protocol::delivery::cases::AgentCase;
 
 mod cases;
 mod judge;
@@ -24,20 +26,18 @@ pub use super::auth_header::{AuthHeader, AuthHeaderError};
 pub use cases::DELIVERY_USER_AGENT;
 pub use judge::{AGENTS_DEADLINE, PRERECORDED_DEADLINE};
 
-/// The voice-agent cases, in report order.
-pub const AGENT_CASES: [&str; 11] = [
-    "session.started",
-    "session.completed",
-    "call.connected",
-    "call.ended",
-    "call.failed",
-    "bad-signature",
-    "stale-timestamp",
-    "future-timestamp",
-    "duplicate",
-    "out-of-order",
-    "previous-secret",
-];
+/// The voice-agent cases, in report order: the names of
+/// [`AgentCase::ALL`], the one list the emulator's on-demand deliveries
+/// share.
+pub const AGENT_CASES: [&str; 11] = {
+    let mut names = [""; 11];
+    let mut index = 0;
+    while index < names.len() {
+        names[index] = AgentCase::ALL[index].name();
+        index += 1;
+    }
+    names
+};
 
 /// The pre-recorded cases, in report order.
 pub const PRERECORDED_CASES: [&str; 5] = [
@@ -145,8 +145,8 @@ fn check_secret(flag: &'static str, secret: &SecretString) -> Result<(), CheckEr
     })
 }
 
-/// Why the battery could not run. Every variant but [`CheckError::Client`]
-/// and [`CheckError::Payload`] is bad input.
+/// Why the battery could not run. Every variant but [`CheckError::Client`],
+/// [`CheckError::Payload`] and [`CheckError::Event`] is bad input.
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
     #[error("the receiver URL {0}")]
@@ -166,13 +166,19 @@ pub enum CheckError {
     Client(#[source] reqwest::Error),
     #[error("could not serialise a payload: {0}")]
     Payload(#[from] serde_json::Error),
+    /// A case named an event the battery did not make (a bug).
+    #[error("{0}")]
+    Event(#[from] UnknownEvent),
 }
 
 impl CheckError {
     /// Whether the caller gave bad input (exit 2) rather than the battery
     /// failing to start.
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, CheckError::Client(_) | CheckError::Payload(_))
+        !matches!(
+            self,
+            CheckError::Client(_) | CheckError::Payload(_) | CheckError::Event(_)
+        )
     }
 }
 
