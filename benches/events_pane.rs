@@ -1,4 +1,4 @@
-//! `cargo bench --bench events_pane [-- events=100000]`: the Events
+//! `cargo bench --bench events_pane [-- events=50000]`: the Events
 //! pane's frame (target: < 1 ms).
 //!
 //! One full `view::draw` of the console on the Events pane at 120×40 on
@@ -153,7 +153,7 @@ fn shows(console: &Console, id: &str) -> Result<(), BoxError> {
 fn main() -> Result<(), BoxError> {
     let events = std::env::args()
         .find_map(|arg| arg.strip_prefix("events=").map(str::to_owned))
-        .map_or(Ok(100_000), |text| text.parse())?;
+        .map_or(Ok(50_000), |text| text.parse())?;
     let path = builder::built(events)?;
     let now_ms = console_read::store_now(&path)?;
     println!();

@@ -1,4 +1,4 @@
-//! `cargo bench --bench metrics [-- events=100000]`: the observer's `GET
+//! `cargo bench --bench metrics [-- events=50000]`: the observer's `GET
 //! /metrics` (target: under 10 ms with 1,000 subscriptions).
 //!
 //! The gauges are seeded from the realistic store (`store_scale/builder.rs`,
@@ -253,7 +253,7 @@ async fn case(db: &Path, label: &str, cold: bool) -> Result<f64, BoxError> {
 fn main() -> Result<(), BoxError> {
     let events = std::env::args()
         .find_map(|arg| arg.strip_prefix("events=").map(str::to_owned))
-        .map_or(Ok(100_000), |text| text.parse())?;
+        .map_or(Ok(50_000), |text| text.parse())?;
     let built = builder::built(events)?;
     // The copy given more subscriptions: in memory when the machine has
     // it (no disk for a second store), else beside the built one.

@@ -20,17 +20,38 @@
 //! newest 5,000 events passing each filter) against plain SQL, warm and
 //! cold, interleaved (`list.rs`).
 //!
+//! `cargo bench --bench store_scale -- health [events=1000000] [runs=5]`
+//! times a Health board refresh in process over 1 h and 24 h against
+//! plain `GROUP BY`s, warm and cold, interleaved (`board.rs`).
+//!
+//! `cargo bench --bench store_scale -- listen [events=1000000]
+//! [flood=20000] [conns=32] [rounds=2]` floods the release binary's
+//! `listen --store` filing into a copy of the built store, into a new one
+//! and with no store, interleaved (`listen.rs`; `cargo build --release`
+//! first).
+//!
+//! `cargo bench --bench store_scale -- sweep [events=1000000]
+//! [sessions=10000]` sweeps that many sessions of an in-process emulator
+//! into a copy of the built store (`sweep.rs`).
+//!
 //! `cargo bench --bench store_scale -- filing [events=1000000] [n=20000]
 //! [rounds=3]` files `n` new events through the observer's writer into an
 //! empty store and into the built one, interleaved (`filing.rs`), and
 //! adds them to the built store.
 
+mod board;
 mod builder;
 mod cache;
 mod cases;
 mod console_read;
 mod filing;
 mod list;
+mod listen;
+// The helpers the examples share (the release binary, `listen` started
+// isolated, a process's memory).
+#[path = "../../examples/support/mod.rs"]
+mod support;
+mod sweep;
 mod timing;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -60,13 +81,33 @@ fn main() -> Result<(), BoxError> {
         "build" => builder::built(events).map(|path| eprintln!("{} is built", path.display())),
         "time" => timing::run(&builder::built(events)?, value("runs", 5)?, &only),
         "list" => list::run(&builder::built(events)?, value("runs", 5)?, &only),
+        "health" => board::run(&builder::built(events)?, value("runs", 5)?),
+        "listen" => {
+            let built = builder::built(events)?;
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?
+                .block_on(listen::run(
+                    &built,
+                    value("flood", 20_000)?,
+                    value("conns", 32)?,
+                    value("rounds", 2)?,
+                ))
+        }
+        "sweep" => {
+            let built = builder::built(events)?;
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?
+                .block_on(sweep::run(&built, value("sessions", 10_000)?))
+        }
         "filing" => filing::run(
             &builder::built(events)?,
             value("n", 20_000)?,
             value("rounds", 3)?,
         ),
         _ => Err(
-            "usage: store_scale build|time|list|filing [events=N] [runs=N] [only=WORD,…] [n=N] [rounds=N]"
+            "usage: store_scale build|time|list|health|listen|sweep|filing [events=N] [runs=N] [only=WORD,…] [flood=N] [conns=N] [sessions=N] [n=N] [rounds=N]"
                 .into(),
         ),
     }

@@ -78,14 +78,21 @@ fn time(mut command: Command) -> Result<Duration, BoxError> {
 
 pub fn median_min_max(samples: &mut [Duration]) -> String {
     samples.sort_unstable();
-    let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
+    let ms = |d: &Duration| {
+        let ms = d.as_secs_f64() * 1000.0;
+        if ms < 10.0 {
+            format!("{ms:.1}")
+        } else {
+            format!("{ms:.0}")
+        }
+    };
     match (
         samples.first(),
         samples.get(samples.len() / 2),
         samples.last(),
     ) {
         (Some(min), Some(median), Some(max)) => {
-            format!("{:.0} ({:.0}–{:.0})", ms(median), ms(min), ms(max))
+            format!("{} ({}–{})", ms(median), ms(min), ms(max))
         }
         _ => "-".to_owned(),
     }
