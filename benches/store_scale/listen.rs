@@ -15,11 +15,9 @@ use chrono::Utc;
 use earshot_core::signature;
 use rusqlite::{Connection, OpenFlags};
 
-use super::BoxError;
 use super::builder::{Planned, plan};
 use super::support::{self, ChildGuard};
-
-const SECRET: &str = "whsec_bench_secret_0123456789abcdefghij";
+use super::{BoxError, SECRET};
 
 fn events_in(db: &Path) -> Result<i64, BoxError> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;

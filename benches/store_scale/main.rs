@@ -56,6 +56,9 @@ mod timing;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The signing secret of the `listen` and `sweep` benchmarks' webhooks.
+const SECRET: &str = "whsec_bench_secret_0123456789abcdefghij";
+
 fn main() -> Result<(), BoxError> {
     let args: Vec<String> = std::env::args()
         .skip(1)

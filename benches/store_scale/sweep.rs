@@ -15,11 +15,10 @@ use earshot_core::history;
 use earshot_core::redact::SecretString;
 use earshot_core::store::{self, Store, deliveries, sessions};
 
-use super::BoxError;
 use super::support;
+use super::{BoxError, SECRET};
 
 const KEY: &str = "bench_key_0123456789";
-const SECRET: &str = "whsec_bench_secret_0123456789abcdefghij";
 
 /// `count` sessions created, delivered and swept into a copy of `built`.
 pub async fn run(built: &Path, count: usize) -> Result<(), BoxError> {
