@@ -1,86 +1,68 @@
-//! `cargo bench --bench events_pane`: the Events pane's frame (target:
-//! < 1 ms at 1,000,000 events).
+//! `cargo bench --bench events_pane [-- events=50000]`: the Events
+//! pane's frame (target: < 1 ms).
 //!
 //! One full `view::draw` of the console on the Events pane at 120×40 on
 //! ratatui's `TestBackend` (a fresh `Terminal::draw` each time, so buffer
-//! diffing is included), holding 5,000 events (what a store read gives the
-//! pane, `LIST_LIMIT`) and 1,000,000, with the selection at the top and on
-//! the last row; the events loaded the way the worker answers a read
-//! (`Action::Events(EventsResult::Loaded)`). Two mixes: typical (one
-//! subscription, delivered) and worst (five subscriptions, every one
-//! missed after many attempts, so each row fills its outcome column and
-//! is cut). The reference, interleaved in the same run: the
-//! straightforward frame that builds a ratatui `Table` row for every event
-//! and lets the widget pick the window. Median and p99 of 100 frames after
-//! 10 warm-up frames (the reference: 100 at 5,000 events, 5 at 1,000,000). The store read behind a filter is measured by
-//! `examples/history_bench` (`only=eventlist`, docs/store.md).
+//! diffing is included), holding what the pane holds at most: 5,000 events
+//! (`LIST_LIMIT`), read from the realistic store (`store_scale/builder.rs`,
+//! built on first use) by the console's own read (`console_read.rs`) and
+//! answered the way the worker answers it
+//! (`Action::Events(EventsResult::Loaded)`); with the selection at the top
+//! and on the last row. Two filters: none (the newest 5,000: the typical
+//! mix, mostly delivered) and `status:missed` (the worst: every row a
+//! customer's missed outcome after its attempts, each outcome column
+//! full). The reference, interleaved in the same run: the straightforward
+//! frame that builds a ratatui `Table` row for every event and lets the
+//! widget pick the window. Median and p99 of 100 frames after 10 warm-up
+//! frames. The store read behind a filter is `store_scale -- list`.
 
 use std::time::{Duration, Instant};
 
 use earshot::bench::Console;
-use earshot_core::history::event_list::{EventRow, SubscriptionOutcome};
-use earshot_core::store::outcomes::EventState;
+use earshot_core::history::event_list::EventRow;
+use earshot_core::history::event_query::EventQuery;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
 use ratatui::layout::Constraint;
 use ratatui::widgets::{Row, Table, TableState};
 
+// Only the store and the read are used here; the rest is the builder's.
+#[allow(dead_code)]
+#[path = "store_scale/builder.rs"]
+mod builder;
+#[path = "store_scale/console_read.rs"]
+mod console_read;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 const SIZE: (u16, u16) = (120, 40);
 const FRAMES: usize = 100;
 const WARMUP: usize = 10;
-const COUNTS: [usize; 2] = [5_000, 1_000_000];
 const TARGET_MS: f64 = 1.0;
-
-#[derive(Clone, Copy)]
-enum Mix {
-    Typical,
-    Worst,
-}
-
-impl Mix {
-    fn name(self) -> &'static str {
-        match self {
-            Mix::Typical => "typical (1 sub delivered)",
-            Mix::Worst => "worst (5 subs missed ×12)",
-        }
-    }
-
-    fn row(self, n: usize) -> EventRow {
-        let (subscriptions, state, attempts) = match self {
-            Mix::Typical => (1, EventState::Delivered, 1),
-            Mix::Worst => (5, EventState::Missed, 12),
-        };
-        EventRow {
-            event_id: format!("{n:08x}-5d3a-4c8e-9f10-2b4c6d8e0a1f"),
-            event: "call.ended".into(),
-            session_id: format!("call_{n:032x}"),
-            occurred_at: String::new(),
-            occurred_ms: 1_800_000_000_000 - n as i64 * 1_000,
-            received_ms: 0,
-            subscriptions: (0..subscriptions)
-                .map(|s| SubscriptionOutcome {
-                    id: format!("{s:08x}-0000-4000-8000-000000000000"),
-                    state,
-                    attempts,
-                    observer: false,
-                })
-                .collect(),
-        }
-    }
-}
+/// The filters: none (typical), and the store's worst rows.
+const MIXES: [(&str, &str); 2] = [
+    ("typical (newest, no filter)", ""),
+    ("worst (status:missed)", "status:missed"),
+];
 
 /// Goes to the Events pane and answers its first read with `rows`.
-fn loaded(rows: Vec<EventRow>) -> Console {
+fn loaded(rows: Vec<EventRow>) -> Result<Console, BoxError> {
     let mut console = Console::new();
     let load = console
         .press(KeyCode::Char('8'))
         .pop()
-        .expect("the pane reads the store on first visit");
+        .ok_or("the pane did not read the store on its first visit")?;
     let count = rows.len();
     console.answer_events(load, rows);
-    assert_eq!(console.event_rows().len(), count);
-    console
+    if console.event_rows().len() != count {
+        return Err(format!(
+            "the pane holds {} of {count} rows",
+            console.event_rows().len()
+        )
+        .into());
+    }
+    Ok(console)
 }
 
 fn terminal() -> Terminal<TestBackend> {
@@ -144,69 +126,88 @@ fn stats(mut samples: Vec<Duration>) -> Stats {
     }
 }
 
-/// The pane's frames and the reference's, interleaved (the reference
-/// takes about a second a frame at 1,000,000 events, so it draws one frame
-/// in every `naive_every`).
+/// The pane's frames and the reference's, interleaved.
 fn measure(console: &Console, selected: usize) -> (Stats, Stats) {
-    let naive_every = (console.event_rows().len() / 50_000).max(1);
     for _ in 0..WARMUP {
         pane_frame(console);
     }
     naive_frame(console.event_rows(), selected);
     let mut pane = Vec::with_capacity(FRAMES);
-    let mut naive = Vec::new();
-    for frame in 0..FRAMES {
+    let mut naive = Vec::with_capacity(FRAMES);
+    for _ in 0..FRAMES {
         pane.push(pane_frame(console));
-        if frame % naive_every == 0 {
-            naive.push(naive_frame(console.event_rows(), selected));
-        }
+        naive.push(naive_frame(console.event_rows(), selected));
     }
     (stats(pane), stats(naive))
 }
 
 /// The frame shows the selected event (the measurement draws real rows).
-fn shows(console: &Console, id: &str) {
+fn shows(console: &Console, id: &str) -> Result<(), BoxError> {
     let screen = console.screen(SIZE);
-    assert!(screen.contains(id), "the frame shows {id}:\n{screen}");
+    if !screen.contains(id) {
+        return Err(format!("the frame does not show {id}:\n{screen}").into());
+    }
+    Ok(())
 }
 
-fn main() {
-    println!();
-    println!("Events pane frame, {}x{}, TestBackend (ms)", SIZE.0, SIZE.1);
+fn main() -> Result<(), BoxError> {
+    let events = std::env::args()
+        .find_map(|arg| arg.strip_prefix("events=").map(str::to_owned))
+        .map_or(Ok(50_000), |text| text.parse())?;
+    let path = builder::built(events)?;
+    let now_ms = console_read::store_now(&path)?;
     println!();
     println!(
-        "{:<28} {:>9} {:<7} {:>11} {:>9} {:>12} {:>10}  verdict",
-        "mix", "events", "where", "pane med", "pane p99", "naive med", "naive p99"
+        "Events pane frame, {}x{}, TestBackend (ms), rows read from {}",
+        SIZE.0,
+        SIZE.1,
+        path.display()
     );
-    for count in COUNTS {
-        for mix in [Mix::Typical, Mix::Worst] {
-            let mut console = loaded((0..count).map(|n| mix.row(n)).collect());
-            for (place, selected) in [("top", 0), ("last", count - 1)] {
-                if place == "last" {
-                    console.press(KeyCode::Char('G'));
-                }
-                let session = format!("call_{selected:032x}");
-                let on = console.event_selected().map(|row| row.session_id.as_str());
-                assert_eq!(on, Some(session.as_str()));
-                // The session column shows the first 21 characters.
-                shows(&console, &session[..21]);
-                let (pane, naive) = measure(&console, selected);
-                println!(
-                    "{:<28} {:>9} {:<7} {:>11.3} {:>9.3} {:>12.1} {:>10.1}  {}",
-                    mix.name(),
-                    count,
-                    place,
-                    pane.median,
-                    pane.p99,
-                    naive.median,
-                    naive.p99,
-                    if pane.median < TARGET_MS {
-                        "ok"
-                    } else {
-                        "OVER"
-                    }
-                );
+    println!();
+    println!(
+        "{:<28} {:>6} {:>8} {:<7} {:>9} {:>9} {:>10} {:>10}  verdict",
+        "mix", "rows", "outcomes", "where", "pane med", "pane p99", "naive med", "naive p99"
+    );
+    for (name, filter) in MIXES {
+        let rows = console_read::read(&path, &EventQuery::parse(filter, now_ms)?, now_ms)?;
+        let count = rows.len();
+        if count == 0 {
+            return Err(format!("`{filter}` lists nothing in {}", path.display()).into());
+        }
+        let outcomes = rows
+            .iter()
+            .map(|row| row.subscriptions.len())
+            .sum::<usize>();
+        let mut console = loaded(rows)?;
+        for (place, selected) in [("top", 0), ("last", count - 1)] {
+            if place == "last" {
+                console.press(KeyCode::Char('G'));
             }
+            let session = console.event_rows()[selected].session_id.clone();
+            let on = console.event_selected().map(|row| row.session_id.as_str());
+            if on != Some(session.as_str()) {
+                return Err(format!("row {selected} is not selected ({on:?})").into());
+            }
+            // The session column shows the first 21 characters.
+            shows(&console, &session[..session.len().min(21)])?;
+            let (pane, naive) = measure(&console, selected);
+            println!(
+                "{:<28} {:>6} {:>8} {:<7} {:>9.3} {:>9.3} {:>10.1} {:>10.1}  {}",
+                name,
+                count,
+                outcomes,
+                place,
+                pane.median,
+                pane.p99,
+                naive.median,
+                naive.p99,
+                if pane.median < TARGET_MS {
+                    "ok"
+                } else {
+                    "OVER"
+                }
+            );
         }
     }
+    Ok(())
 }

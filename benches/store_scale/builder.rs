@@ -16,8 +16,13 @@
 //!   each retried on the platform's schedule (5 s, 30 s, 2 min, 10 min,
 //!   30 min) and delivered by a later attempt six times in ten; the
 //!   chains still running at the end are pending.
+//!
+//! Every store benchmark reads its store from here ([`built`]:
+//! `target/bench-stores/events-N.db`, built on first use and kept), so
+//! each one sees the same bodies, headers, failure mix and rare type; `N`
+//! only sets the size (`events=20000` builds in seconds, the same mix).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
@@ -183,6 +188,10 @@ fn headers(
 
 /// The day of traffic a store is built from: 24 hours before the build.
 pub(crate) const DAY_MS: i64 = 24 * HOUR_MS;
+
+/// The window live traffic's sessions began in (what an observer receives
+/// as it runs): the filing and listen floods.
+pub(crate) const LIVE_MS: i64 = 60_000;
 
 /// `count` events of sessions begun over the `window_ms` before `now_ms`
 /// (a day for the build, the last minute for live traffic), grouped by
@@ -384,8 +393,48 @@ pub(crate) fn file<'a>(
     Ok(filed.elapsed())
 }
 
+/// `target/bench-stores/events-N.db`, beside the running benchmark's
+/// binary.
+pub fn store_path(events: usize) -> Result<PathBuf, BoxError> {
+    let exe = std::env::current_exe()?;
+    let target = exe
+        .ancestors()
+        .find(|dir| dir.file_name().is_some_and(|name| name == "target"))
+        .ok_or("cannot locate the target directory")?;
+    let dir = target.join("bench-stores");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir.join(format!("events-{events}.db")))
+}
+
+/// The store of `events` events, built first when it is not there yet
+/// (into a `.partial` file renamed when complete, so a build cut short is
+/// never taken for a store).
+pub fn built(events: usize) -> Result<PathBuf, BoxError> {
+    let path = store_path(events)?;
+    if path.exists() {
+        return Ok(path);
+    }
+    let partial = path.with_extension("partial");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", partial.display()));
+    }
+    build(&partial, events)?;
+    let conn = rusqlite::Connection::open(&partial)?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    drop(conn);
+    std::fs::rename(&partial, &path)?;
+    let bytes = std::fs::metadata(&path)?.len();
+    eprintln!(
+        "built {} ({:.2} GB, {:.0} bytes an event)",
+        path.display(),
+        bytes as f64 / 1e9,
+        bytes as f64 / events.max(1) as f64
+    );
+    Ok(path)
+}
+
 /// Builds the store at `path` (which must not exist) with `count` events.
-pub fn build(path: &Path, count: usize) -> Result<(), BoxError> {
+fn build(path: &Path, count: usize) -> Result<(), BoxError> {
     let started = Instant::now();
     let now_ms = Utc::now().timestamp_millis();
     let mut rng = fastrand::Rng::with_seed(0x5EED_2026_1205);

@@ -16,10 +16,7 @@ use chrono::Utc;
 use earshot_core::store::{Store, deliveries};
 
 use super::BoxError;
-use super::builder::{file, plan, subscriptions};
-
-/// The window a round's sessions began in.
-const LIVE_MS: i64 = 60_000;
+use super::builder::{LIVE_MS, file, plan, subscriptions};
 
 fn events_in(path: &Path) -> Result<i64, BoxError> {
     let conn = rusqlite::Connection::open(path)?;

@@ -3,8 +3,8 @@
 //! `cargo bench --bench store_scale -- build [events=1000000]` fills
 //! `target/bench-stores/events-N.db` through earshot's own write paths
 //! (`builder.rs`: realistic bodies and headers, a failure mix, a rare
-//! type, an incident of about 100,000 events); a store already built is
-//! kept.
+//! type, an incident of a tenth of the events); a store already built is
+//! kept, and every command builds the store it needs first.
 //!
 //! `cargo bench --bench store_scale -- time [events=1000000] [runs=5]`
 //! times the release binary's `health --json --no-sweep`, `events --json
@@ -15,18 +15,49 @@
 //! the rows whose name holds a word. Build the binary first: `cargo build
 //! --release`.
 //!
+//! `cargo bench --bench store_scale -- list [events=1000000] [runs=5]
+//! [only=missed,…]` times the console's Events read in process (the
+//! newest 5,000 events passing each filter) against plain SQL, warm and
+//! cold, interleaved (`list.rs`).
+//!
+//! `cargo bench --bench store_scale -- health [events=1000000] [runs=5]`
+//! times a Health board refresh in process over 1 h and 24 h against
+//! plain `GROUP BY`s, warm and cold, interleaved (`board.rs`).
+//!
+//! `cargo bench --bench store_scale -- listen [events=1000000]
+//! [flood=20000] [conns=32] [rounds=2]` floods the release binary's
+//! `listen --store` filing into a copy of the built store, into a new one
+//! and with no store, interleaved (`listen.rs`; `cargo build --release`
+//! first).
+//!
+//! `cargo bench --bench store_scale -- sweep [events=1000000]
+//! [sessions=10000]` sweeps that many sessions of an in-process emulator
+//! into a copy of the built store (`sweep.rs`).
+//!
 //! `cargo bench --bench store_scale -- filing [events=1000000] [n=20000]
 //! [rounds=3]` files `n` new events through the observer's writer into an
 //! empty store and into the built one, interleaved (`filing.rs`), and
 //! adds them to the built store.
 
+mod board;
 mod builder;
+mod cache;
+mod cases;
+mod console_read;
 mod filing;
+mod list;
+mod listen;
+// The helpers the examples share (the release binary, `listen` started
+// isolated, a process's memory).
+#[path = "../../examples/support/mod.rs"]
+mod support;
+mod sweep;
 mod timing;
 
-use std::path::PathBuf;
-
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The signing secret of the `listen` and `sweep` benchmarks' webhooks.
+const SECRET: &str = "whsec_bench_secret_0123456789abcdefghij";
 
 fn main() -> Result<(), BoxError> {
     let args: Vec<String> = std::env::args()
@@ -44,52 +75,43 @@ fn main() -> Result<(), BoxError> {
         }
     };
     let events = value("events", 1_000_000)?;
-    let path = store_path(events)?;
+    let only: Vec<String> = args
+        .iter()
+        .filter_map(|arg| arg.strip_prefix("only="))
+        .flat_map(|list| list.split(',').map(str::to_owned))
+        .collect();
     match command {
-        "build" => {
-            if path.exists() {
-                eprintln!(
-                    "{} is built already (remove it to build again)",
-                    path.display()
-                );
-                return Ok(());
-            }
-            let partial = path.with_extension("partial");
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", partial.display()));
-            }
-            builder::build(&partial, events)?;
-            let conn = rusqlite::Connection::open(&partial)?;
-            conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-            drop(conn);
-            std::fs::rename(&partial, &path)?;
-            let bytes = std::fs::metadata(&path)?.len();
-            eprintln!("built {} ({:.2} GB)", path.display(), bytes as f64 / 1e9);
-            Ok(())
+        "build" => builder::built(events).map(|path| eprintln!("{} is built", path.display())),
+        "time" => timing::run(&builder::built(events)?, value("runs", 5)?, &only),
+        "list" => list::run(&builder::built(events)?, value("runs", 5)?, &only),
+        "health" => board::run(&builder::built(events)?, value("runs", 5)?),
+        "listen" => {
+            let built = builder::built(events)?;
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?
+                .block_on(listen::run(
+                    &built,
+                    value("flood", 20_000)?,
+                    value("conns", 32)?,
+                    value("rounds", 2)?,
+                ))
         }
-        "time" => {
-            let only: Vec<String> = args
-                .iter()
-                .filter_map(|arg| arg.strip_prefix("only="))
-                .flat_map(|list| list.split(',').map(str::to_owned))
-                .collect();
-            timing::run(&path, value("runs", 5)?, &only)
+        "sweep" => {
+            let built = builder::built(events)?;
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?
+                .block_on(sweep::run(&built, value("sessions", 10_000)?))
         }
-        "filing" => filing::run(&path, value("n", 20_000)?, value("rounds", 3)?),
-        _ => {
-            Err("usage: store_scale build|time|filing [events=N] [runs=N] [n=N] [rounds=N]".into())
-        }
+        "filing" => filing::run(
+            &builder::built(events)?,
+            value("n", 20_000)?,
+            value("rounds", 3)?,
+        ),
+        _ => Err(
+            "usage: store_scale build|time|list|health|listen|sweep|filing [events=N] [runs=N] [only=WORD,…] [flood=N] [conns=N] [sessions=N] [n=N] [rounds=N]"
+                .into(),
+        ),
     }
-}
-
-/// `target/bench-stores/events-N.db`, beside the benchmark's own binary.
-fn store_path(events: usize) -> Result<PathBuf, BoxError> {
-    let exe = std::env::current_exe()?;
-    let target = exe
-        .ancestors()
-        .find(|dir| dir.file_name().is_some_and(|name| name == "target"))
-        .ok_or("cannot locate the target directory")?;
-    let dir = target.join("bench-stores");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir.join(format!("events-{events}.db")))
 }

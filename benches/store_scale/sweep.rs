@@ -1,31 +1,32 @@
-//! 4. `sweep`: many sessions swept against an in-process emulator.
+//! Sweep (`sweep`): SESSIONS sessions created and completed on an
+//! in-process emulator with one subscription to a local receiver
+//! answering 200, added by id to a copy of the realistic store, then swept
+//! with a budget of 20,000 requests a pass until a pass sweeps nothing:
+//! requests per session and sessions per second, each session's attempts
+//! committed into a store that already holds the built account's history.
 
-use super::BoxError;
-use super::KEY;
-use super::Options;
-use super::SECRET;
-use super::support;
-use earshot_core::api::types::agents::EventKind;
-use earshot_core::api::types::agents::NewSubscription;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use earshot_core::api::types::agents::{EventKind, NewSubscription};
 use earshot_core::history;
 use earshot_core::redact::SecretString;
-use earshot_core::store;
-use earshot_core::store::Store;
-use earshot_core::store::deliveries;
-use earshot_core::store::sessions;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
-use std::time::Instant;
+use earshot_core::store::{self, Store, deliveries, sessions};
 
-pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
+use super::support;
+use super::{BoxError, SECRET};
+
+const KEY: &str = "bench_key_0123456789";
+
+/// `count` sessions created, delivered and swept into a copy of `built`.
+pub async fn run(built: &Path, count: usize) -> Result<(), BoxError> {
     const BUDGET: usize = 20_000;
     const CONCURRENCY: usize = 32;
     println!(
-        "== 4. Sweep: {} sessions, one subscription, budget {BUDGET} ==",
-        options.sweep
+        "Sweep: {count} sessions, one subscription, budget {BUDGET}, into a copy of {}",
+        built.display()
     );
     let (receiver_url, received) = support::counting_receiver().await?;
     let (emulator, client) = support::emulator_with_client(KEY).await?;
@@ -45,17 +46,12 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
         .build()?;
     let base = emulator.url().as_str().trim_end_matches('/').to_owned();
     let next = Arc::new(AtomicUsize::new(0));
-    let ids = Arc::new(Mutex::new(Vec::with_capacity(options.sweep)));
+    let ids = Arc::new(Mutex::new(Vec::with_capacity(count)));
     let creating = Instant::now();
     let mut workers = Vec::new();
     for _ in 0..CONCURRENCY {
-        let (http, base, next, ids, total) = (
-            http.clone(),
-            base.clone(),
-            next.clone(),
-            ids.clone(),
-            options.sweep,
-        );
+        let (http, base, next, ids, total) =
+            (http.clone(), base.clone(), next.clone(), ids.clone(), count);
         workers.push(tokio::spawn(async move {
             while next.fetch_add(1, Ordering::Relaxed) < total {
                 let answer: serde_json::Value = http
@@ -82,7 +78,7 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
     for worker in workers {
         worker.await??;
     }
-    let expected = options.sweep * 2;
+    let expected = count * 2;
     while received.load(Ordering::Relaxed) < expected {
         if creating.elapsed() > Duration::from_secs(300) {
             return Err(format!(
@@ -93,16 +89,21 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    // The receiver has answered every attempt; let the engine record them.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // An attempt answered but not yet recorded as delivered is still due:
+    // the passes below come back to it, and count its requests.
     println!(
         "setup            {} sessions created and completed, {expected} deliveries answered 200, in {:.1} s",
-        options.sweep,
+        count,
         creating.elapsed().as_secs_f64()
     );
 
-    let dir = tempfile::tempdir()?;
-    let mut store = Store::open(&dir.path().join("sweep.db"))?;
+    // Beside the built store: the same disk.
+    let dir = tempfile::tempdir_in(built.parent().ok_or("the store has no directory")?)?;
+    let db = dir.path().join("sweep.db");
+    std::fs::copy(built, &db)?;
+    std::fs::File::open(&db)?.sync_all()?;
+    let mut store = Store::open(&db)?;
+    let (records_before, sessions_before) = (deliveries::count(&store)?, sessions::count(&store)?);
     let ids = ids.lock().map_err(|_| "poisoned")?.clone();
     sessions::add(&mut store, &ids, sessions::Source::Added, store::now_ms())?;
     let store = store::AsyncStore::new(store);
@@ -147,11 +148,10 @@ pub(super) async fn bench_sweep(options: &Options) -> Result<(), BoxError> {
         .into_inner()
         .map_err(|_| "the store is still held by the sweep")?;
     println!(
-        "stored           {} delivery records for {} sessions",
-        deliveries::count(&store)?,
-        sessions::count(&store)?
+        "stored           {} new delivery records for {} new sessions",
+        deliveries::count(&store)? - records_before,
+        sessions::count(&store)? - sessions_before
     );
     emulator.shutdown().await;
-    println!();
     Ok(())
 }

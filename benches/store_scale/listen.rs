@@ -1,28 +1,56 @@
-//! 3. `listen`: `earshot listen --store` flooded, against `listen` without a store.
+//! Whole-process filing (`listen`): the release binary's `earshot listen
+//! --store` flooded with FLOOD signed events (the builder's bodies and
+//! headers, new events of the same mix) from CONNS keep-alive
+//! connections, filing into a copy of the realistic store, into a new
+//! store, and with no store (the reference), interleaved ROUNDS times:
+//! requests/s, latency, rows stored against 2xx answers, the child's RSS
+//! during the flood.
 
-use super::BoxError;
-use super::Options;
-use super::Rng;
-use super::SECRET;
-use super::support::{self, ChildGuard};
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use chrono::Utc;
 use earshot_core::signature;
-use rusqlite::Connection;
-use rusqlite::OpenFlags;
-use std::path::Path;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::AtomicUsize;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
-use std::time::Instant;
+use rusqlite::{Connection, OpenFlags};
+
+use super::builder::{LIVE_MS, Planned, plan};
+use super::support::{self, ChildGuard};
+use super::{BoxError, SECRET};
+
+fn events_in(db: &Path) -> Result<i64, BoxError> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    Ok(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)
+}
 
 /// (VmRSS, VmHWM) in kB at 25, 50, 75, 100 % of a flood.
 type Quarters = [Option<(u64, u64)>; 4];
 
+/// Where `listen` files what it takes.
+#[derive(Clone, Copy, PartialEq)]
+enum Where {
+    /// A copy of the realistic store.
+    Built,
+    /// A new store.
+    Empty,
+    /// No store (the reference).
+    Nothing,
+}
+
+impl Where {
+    fn label(self) -> &'static str {
+        match self {
+            Where::Built => "--store built",
+            Where::Empty => "--store empty",
+            Where::Nothing => "no store",
+        }
+    }
+}
+
 /// One flood's figures.
 struct Flood {
-    with_store: bool,
+    into: Where,
     seconds: f64,
     ok: usize,
     other: usize,
@@ -49,12 +77,25 @@ fn start_listen(
 
 async fn flood_once(
     binary: &Path,
-    with_store: bool,
-    bodies: Arc<Vec<(Vec<u8>, String)>>,
+    built: &Path,
+    into: Where,
+    bodies: Arc<Vec<Planned>>,
     conns: usize,
 ) -> Result<Flood, BoxError> {
-    let dir = tempfile::tempdir()?;
+    // Beside the built store: the same disk.
+    let dir = tempfile::tempdir_in(built.parent().ok_or("the store has no directory")?)?;
     let db = dir.path().join("listen.db");
+    if into == Where::Built {
+        std::fs::copy(built, &db)?;
+        // Written back before the flood, not during it.
+        std::fs::File::open(&db)?.sync_all()?;
+    }
+    let before = if into == Where::Built {
+        events_in(&db)?
+    } else {
+        0
+    };
+    let with_store = into != Where::Nothing;
     let (child, url) = start_listen(binary, dir.path(), with_store.then_some(db.as_path()))?;
     let pid = child.0.id().to_string();
     let http = reqwest::Client::builder()
@@ -83,19 +124,23 @@ async fn flood_once(
             let (mut ok, mut other) = (0usize, 0usize);
             loop {
                 let n = next.fetch_add(1, Ordering::Relaxed);
-                let Some((body, event)) = bodies.get(n) else {
+                let Some(planned) = bodies.get(n) else {
                     break;
                 };
+                let event = &planned.event;
                 let sent = Instant::now();
-                let header = signature::sign(SECRET.as_bytes(), Utc::now().timestamp(), body);
-                let answer = http
-                    .post(&url)
-                    .header("content-type", "application/json")
-                    .header("user-agent", "SVC-Webhooks/1.0")
+                let header =
+                    signature::sign(SECRET.as_bytes(), Utc::now().timestamp(), &event.body);
+                // The platform's headers as the builder made them, signed now.
+                let mut request = http.post(&url);
+                for (name, value) in &event.headers {
+                    if !matches!(name.as_str(), "host" | "content-length" | "x-svc-signature") {
+                        request = request.header(name.as_str(), value.as_str());
+                    }
+                }
+                let answer = request
                     .header("X-SVC-Signature", header)
-                    .header("X-SVC-Event", event.as_str())
-                    .header("X-SVC-Delivery-Id", format!("dlv_bench_{n}"))
-                    .body(body.clone())
+                    .body(event.body.clone())
                     .send()
                     .await;
                 match answer {
@@ -141,15 +186,14 @@ async fn flood_once(
     };
     // Every 2xx was committed before it was sent: count while it runs.
     let rows = if with_store {
-        let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        Some(conn.query_row("SELECT count(*) FROM events", [], |row| row.get(0))?)
+        Some(events_in(&db)? - before)
     } else {
         None
     };
     drop(child);
     let memory = *memory.lock().map_err(|_| "poisoned")?;
     Ok(Flood {
-        with_store,
+        into,
         seconds,
         ok,
         other,
@@ -160,31 +204,28 @@ async fn flood_once(
     })
 }
 
-pub(super) async fn bench_listen(options: &Options) -> Result<(), BoxError> {
+/// `rounds` rounds of a `flood` from `conns` connections into each target.
+pub async fn run(built: &Path, flood: usize, conns: usize, rounds: usize) -> Result<(), BoxError> {
     let binary = support::release_binary().map_err(|error| error.to_string())?;
     println!(
-        "== 3. listen throughput: {} signed events from {} keep-alive connections, {} rounds ==",
-        options.flood, options.conns, options.rounds
+        "listen throughput: {flood} signed events from {conns} keep-alive connections, {rounds} rounds, built store {}",
+        built.display()
     );
     println!(
-        "{:<13} {:>9} {:>7} {:>9} {:>8} {:>8} {:>8}  RSS kB at 25/50/75/100 % (peak)",
-        "variant", "req/s", "2xx", "not 2xx", "p50", "p99", "rows",
+        "| variant | req/s | 2xx | not 2xx | p50 | p99 | rows filed | RSS kB at 25/50/75/100 % (peak) |"
     );
-    for _ in 0..options.rounds {
-        for with_store in [true, false] {
-            let mut rng = Rng(0x5EED);
-            let bodies: Vec<(Vec<u8>, String)> = (0..options.flood)
-                .map(|n| {
-                    let (body, headers, _) = super::event_size::realistic_event(n, &mut rng);
-                    let event = headers
-                        .iter()
-                        .find(|(name, _)| name == "x-svc-event")
-                        .map(|(_, value)| value.clone())
-                        .unwrap_or_default();
-                    (body, event)
-                })
-                .collect();
-            let flood = flood_once(&binary, with_store, Arc::new(bodies), options.conns).await?;
+    println!("|---|---|---|---|---|---|---|---|");
+    for round in 0..rounds {
+        for into in [Where::Built, Where::Empty, Where::Nothing] {
+            // New events each flood: never repeats of the built store's.
+            let nanos = u64::try_from(Utc::now().timestamp_nanos_opt().unwrap_or_default())?;
+            let mut rng = fastrand::Rng::with_seed(0x115E_0000 ^ nanos ^ round as u64);
+            let planned: Vec<Planned> =
+                plan(flood, Utc::now().timestamp_millis(), LIVE_MS, &mut rng)
+                    .into_iter()
+                    .flatten()
+                    .collect();
+            let flood = flood_once(&binary, built, into, Arc::new(planned), conns).await?;
             let memory: Vec<String> = flood
                 .memory
                 .iter()
@@ -199,26 +240,19 @@ pub(super) async fn bench_listen(options: &Options) -> Result<(), BoxError> {
                 .map_or("?".into(), |kb| kb.to_string());
             let rows = flood.rows.map_or("-".into(), |rows| {
                 let verdict = if rows == flood.ok as i64 { "=" } else { "≠" };
-                format!("{rows}{verdict}")
+                format!("{rows} {verdict} 2xx")
             });
             println!(
-                "{:<13} {:>9.0} {:>7} {:>9} {:>6.2}ms {:>6.2}ms {:>8}  {} ({peak})",
-                if flood.with_store {
-                    "--store"
-                } else {
-                    "no store"
-                },
+                "| {} | {:.0} | {} | {} | {:.2} ms | {:.2} ms | {rows} | {} ({peak}) |",
+                flood.into.label(),
                 (flood.ok + flood.other) as f64 / flood.seconds,
                 flood.ok,
                 flood.other,
                 flood.p50_ms,
                 flood.p99_ms,
-                rows,
                 memory.join("/"),
             );
         }
     }
-    println!("(rows: events stored; '=' when equal to the 2xx answers)");
-    println!();
     Ok(())
 }
