@@ -1,9 +1,10 @@
 //! The Events pane's list read against the emulator over real HTTP: the
 //! observer files a session's events, and the pane's read (the worker's
 //! task, run as the worker runs it) skips the query while the store saw
-//! no commit or a commit of nothing a list shows (the list version
-//! stands), and after new events or outcomes changed by a sweep reads
-//! again, its rows equal to a full re-query.
+//! no commit or a commit of nothing a list shows (the list state stands),
+//! reads only the new events once events were filed (the list they make
+//! with the rows held equal to a full re-query), and reads everything
+//! again after outcomes changed by a sweep.
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use std::time::Duration;
 use super::support::{Observed, Receiver, SECRET, eventually, start};
 use crate::tui::action::Action;
 use crate::tui::panes::events::EventsResult;
-use crate::tui::panes::events::freshness::ListMark;
+use crate::tui::panes::events::freshness::{ListMark, with_newer};
 use crate::tui::panes::events::tasks::EventsEffect;
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
@@ -30,6 +31,8 @@ enum Read {
     Full(Vec<EventRow>, ListMark),
     /// Skipped, with the store's new mark when only the files' changed.
     Skipped(Option<ListMark>),
+    /// Only the events filed since, and the mark it saw.
+    Newer(Vec<EventRow>, ListMark),
 }
 
 async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
@@ -54,6 +57,9 @@ async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
             mark.expect("a store has a mark"),
         ),
         Action::Events(EventsResult::Unchanged { mark, .. }) => Read::Skipped(mark),
+        Action::Events(EventsResult::Newer { rows, mark, .. }) => {
+            Read::Newer(rows, mark.expect("a store has a mark"))
+        }
         other => panic!("not a list answer: {other:?}"),
     }
 }
@@ -61,7 +67,7 @@ async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
 fn full_read(read: Read) -> (Vec<EventRow>, ListMark) {
     match read {
         Read::Full(rows, mark) => (rows, mark),
-        Read::Skipped(_) => panic!("the read was skipped"),
+        other => panic!("not a full read: {other:?}"),
     }
 }
 
@@ -113,7 +119,7 @@ async fn an_idle_read_is_skipped_and_new_events_or_outcomes_are_read_again() {
         panic!("a commit of nothing listed reads no list")
     };
     assert_ne!(renewed.files, mark.files);
-    assert_eq!(renewed.version, mark.version);
+    assert_eq!(renewed.state, mark.state);
     let mark = renewed;
 
     // The sweep files the customer's failed attempts: outcomes change.
@@ -125,12 +131,26 @@ async fn an_idle_read_is_skipped_and_new_events_or_outcomes_are_read_again() {
     assert_eq!(rows, full(&db));
     assert_ne!(rows, before_sweep, "the sweep changed the outcomes shown");
 
+    // New events only: those two are read, and with the rows held they
+    // make the list a full query gives.
     let second = harness.start_session(None).await;
     harness.complete_session(&second).await;
     filed(&db, &second, 2).await;
-    let (rows, _) = full_read(read(&client, &db, Some(mark)).await);
-    assert_eq!(rows, full(&db));
-    assert_eq!(rows.len(), 4);
+    let Read::Newer(newer, mark) = read(&client, &db, Some(mark)).await else {
+        panic!("events filed, nothing else changed: only they are read")
+    };
+    assert!(
+        matches!(read(&client, &db, Some(mark)).await, Read::Skipped(None)),
+        "and then nothing more"
+    );
+    assert_eq!(newer.len(), 2);
+    assert!(
+        newer.iter().all(|row| row.session_id == second),
+        "{newer:?}"
+    );
+    let merged = with_newer(&rows, newer, 100);
+    assert_eq!(merged, full(&db));
+    assert_eq!(merged.len(), 4);
 
     observed.stop().await;
 }

@@ -122,7 +122,20 @@ pub fn list(
     since_ms: i64,
     limit: usize,
 ) -> Result<Vec<EventRow>, StoreError> {
+    list_after(store, query, since_ms, limit, None)
+}
+
+/// [`list`] of the events filed after `after_seq` only (all with `None`):
+/// what a live list holding the events up to that sequence lacks.
+pub fn list_after(
+    store: &Store,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    after_seq: Option<i64>,
+) -> Result<Vec<EventRow>, StoreError> {
     let filter = Filter {
+        after_seq,
         since_ms: query.since_ms.unwrap_or(since_ms),
         event_type: query.event_type.as_deref(),
         state: query.state,

@@ -21,6 +21,9 @@ pub struct Filter<'a> {
     pub session: Option<&'a str>,
     /// Lower-case words each found in the event id, session id or type.
     pub words: &'a [String],
+    /// Only events filed after this sequence (`events.rowid`, see
+    /// [`super::mark::ListState`]): what a live list lacks.
+    pub after_seq: Option<i64>,
 }
 
 /// One listed event (its body stays in the store).
@@ -59,16 +62,24 @@ pub fn list(
         "SELECT e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms FROM ",
     );
     let by_outcomes = filter.state.is_some() || filter.subscription.is_some();
-    let indexed = by_words(store, filter.words, limit)?;
-    if let Some(expression) = &indexed {
-        // The index's matches and the events not in it yet: candidates,
-        // each checked below with the scan's own test of every word.
-        sql.push_str(
-            "(SELECT rowid AS r FROM event_words WHERE event_words MATCH ?
-              UNION SELECT event_rowid FROM event_words_pending) w
-             CROSS JOIN events e ON e.rowid = w.r WHERE 1",
-        );
-        values.push(Value::Text(expression.clone()));
+    let candidates = match filter.after_seq {
+        // The events filed since: a range of the table's own key.
+        Some(after) => Some(("events e WHERE e.rowid > ?", Value::Integer(after))),
+        // The index's matches and the events not in it yet.
+        None => by_words(store, filter.words, limit)?.map(|expression| {
+            (
+                "(SELECT rowid AS r FROM event_words WHERE event_words MATCH ?
+                  UNION SELECT event_rowid FROM event_words_pending) w
+                 CROSS JOIN events e ON e.rowid = w.r WHERE 1",
+                Value::Text(expression),
+            )
+        }),
+    };
+    if let Some((source, value)) = candidates {
+        // Each candidate is checked below with the scan's own test of every
+        // word and here with every other condition.
+        sql.push_str(source);
+        values.push(value);
         if by_outcomes {
             // What the outcomes' index would have checked, on the rows found.
             sql.push_str(

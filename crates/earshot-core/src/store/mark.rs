@@ -10,7 +10,7 @@
 //!
 //! Many commits change nothing a list shows (the sweep notes when it
 //! checked a session, re-lists the same subscriptions): after the mark
-//! moved, [`list_version`] tells those apart with one row read.
+//! moved, [`list_state`] tells those apart with one row read.
 
 use std::fs::File;
 use std::io::Read;
@@ -47,14 +47,34 @@ impl StoreMark {
     }
 }
 
-/// How often what an event list shows (events, their outcome rows, the
-/// subscriptions' records) has changed: counted by triggers (schema 8), so
-/// equal versions mean an equal list, whatever else was written.
-pub fn list_version(store: &super::Store) -> rusqlite::Result<i64> {
+/// What a live event list compares, read in one snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListState {
+    /// How often what an event list shows (events, their outcome rows, the
+    /// subscriptions' records) changed other than by events filed: counted
+    /// by triggers (schema 8; schema 9 leaves out a filed event and the
+    /// rows it starts with, which are new rows, not changes).
+    pub version: i64,
+    /// The newest event's sequence (`events.rowid`; 0 when none): events
+    /// filed since a read are those after it.
+    pub newest_seq: i64,
+}
+
+/// The store's [`ListState`]: equal states mean an equal list; an equal
+/// version with a newer sequence means only events were filed, and a list
+/// is brought up to date by reading those (`Filter::after_seq`).
+pub fn list_state(store: &super::Store) -> rusqlite::Result<ListState> {
     store
         .conn
-        .prepare_cached("SELECT n FROM list_changes")?
-        .query_row([], |row| row.get(0))
+        .prepare_cached(
+            "SELECT (SELECT n FROM list_changes), (SELECT coalesce(max(rowid), 0) FROM events)",
+        )?
+        .query_row([], |row| {
+            Ok(ListState {
+                version: row.get(0)?,
+                newest_seq: row.get(1)?,
+            })
+        })
 }
 
 fn stamp(path: &Path) -> FileStamp {
@@ -99,7 +119,8 @@ mod tests {
     #[test]
     fn the_list_version_moves_with_what_a_list_shows_only() -> Result<(), Box<dyn std::error::Error>>
     {
-        use super::list_version as version;
+        let version = |store: &Store| super::list_state(store).map(|state| state.version);
+        let newest = |store: &Store| super::list_state(store).map(|state| state.newest_seq);
         use crate::store::{deliveries, events};
         let dir = tempfile::tempdir()?;
         let mut store = Store::open(&dir.path().join("events.db"))?;
@@ -128,7 +149,17 @@ mod tests {
             },
         )?;
         let after_event = version(&store)?;
-        assert!(after_event > start, "an event and its outcome rows");
+        assert_eq!(
+            after_event, start,
+            "an event filed with its new rows is no change"
+        );
+        assert!(newest(&store)? > 0, "but a newer sequence");
+        store.conn.execute(
+            "UPDATE event_outcomes SET state = 'delivered', attempts = 1",
+            [],
+        )?;
+        let after_event = version(&store)?;
+        assert!(after_event > start, "its rows swept");
         store
             .conn
             .execute("UPDATE sessions SET last_swept_ms = 99", [])?;

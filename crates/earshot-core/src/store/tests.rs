@@ -571,3 +571,40 @@ fn events_received_since_any_time_count_as_the_rows_do() {
     }
     assert!(checked > 10, "{checked}");
 }
+
+#[test]
+fn a_list_after_a_sequence_holds_only_the_events_filed_since_that_pass_the_filter() {
+    use super::event_list::{self, Filter};
+    let (_dir, store) = temp_store();
+    let file = |id: &str, kind: &str, occurred_ms: i64| {
+        let session = format!("call_{id}");
+        events::insert(&store.conn, &event(id, &session, kind, occurred_ms)).expect("filed");
+    };
+    file("e1", "call.ended", 1_000);
+    file("e2", "call.ended", 5_000);
+    let before = mark::list_state(&store).expect("the state");
+    // Filed later, though e3 happened before e2.
+    file("e3", "session.started", 2_000);
+    file("e4", "call.ended", 3_000);
+    let after = mark::list_state(&store).expect("the state");
+    assert_eq!(after.version, before.version, "events filed change no list");
+    assert!(after.newest_seq > before.newest_seq, "{before:?} {after:?}");
+    let listed = |filter: &Filter<'_>| -> Vec<String> {
+        event_list::list(&store, filter, 100)
+            .expect("the list")
+            .into_iter()
+            .map(|listed| listed.event_id)
+            .collect()
+    };
+    let newer = Filter {
+        after_seq: Some(before.newest_seq),
+        ..Filter::default()
+    };
+    assert_eq!(listed(&newer), ["e4", "e3"]);
+    let calls = Filter {
+        event_type: Some("call"),
+        ..newer.clone()
+    };
+    assert_eq!(listed(&calls), ["e4"]);
+    assert_eq!(listed(&Filter::default()), ["e2", "e4", "e3", "e1"]);
+}

@@ -1,23 +1,26 @@
 //! Whether the Events pane's list is still what the store holds: the
-//! store's write mark and list version at the last full read, so an idle
-//! pane checks the files (no query), and after a commit reads one row
-//! (the list version) before it reads the list again.
+//! store's write mark and list state at the last read, so an idle pane
+//! checks the files (no query), after a commit reads one row (the list
+//! state), after events filed reads those only ([`with_newer`]), and reads
+//! the whole list again only when something it shows changed.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use earshot_core::history::event_list::EventRow;
 use earshot_core::history::event_query::EventQuery;
-use earshot_core::store::mark::StoreMark;
+use earshot_core::store::mark::{ListState, StoreMark};
 
 /// A full read at least this often even with no commit seen, so rows
 /// leaving the window (`since:`) go and the mark is never trusted long.
 pub(crate) const FULL_READ_EVERY: Duration = Duration::from_secs(60);
 
-/// What a read saw of the store: its files' write mark, and the version of
+/// What a read saw of the store: its files' write mark, and the state of
 /// what a list shows (`None` when it could not be read).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ListMark {
     pub(crate) files: StoreMark,
-    pub(crate) version: Option<i64>,
+    pub(crate) state: Option<ListState>,
 }
 
 /// The mark the last full read saw, for which filter, and when.
@@ -41,12 +44,33 @@ impl Freshness {
         self.last = mark.map(|mark| (query.clone(), mark, now));
     }
 
-    /// A skipped read found the list version unchanged under a new write
-    /// mark: the next skip compares with that mark; the last full read
-    /// keeps its time.
+    /// A read found nothing changed but, at most, events filed (read and
+    /// added) under a new write mark: the next read compares with that
+    /// mark; the last full read keeps its time.
     pub(crate) fn renew(&mut self, mark: ListMark) {
         if let Some((_, last, _)) = &mut self.last {
             *last = mark;
         }
     }
+}
+
+/// The list `shown` with the events filed since it was read (`newer`, read
+/// with the same filter), newest first as the store lists them, at most
+/// `limit`: what a full read would give when nothing else changed. An
+/// event in both (filed during the last read) is taken from `newer`.
+pub(crate) fn with_newer(
+    shown: &[EventRow],
+    mut newer: Vec<EventRow>,
+    limit: usize,
+) -> Vec<EventRow> {
+    let fresh: HashSet<&str> = newer.iter().map(|row| row.event_id.as_str()).collect();
+    let kept: Vec<EventRow> = shown
+        .iter()
+        .filter(|row| !fresh.contains(row.event_id.as_str()))
+        .cloned()
+        .collect();
+    newer.extend(kept);
+    newer.sort_by(|a, b| (b.occurred_ms, &b.event_id).cmp(&(a.occurred_ms, &a.event_id)));
+    newer.truncate(limit);
+    newer
 }

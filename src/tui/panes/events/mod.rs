@@ -43,7 +43,7 @@ use earshot_core::redact::SecretString;
 use earshot_core::signature::HEADER_NAME;
 
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
-use freshness::{Freshness, ListMark};
+use freshness::{Freshness, ListMark, with_newer};
 use tasks::{EventsEffect, ResendTarget};
 
 /// How often the list (and an open event) is read again while on screen.
@@ -67,6 +67,13 @@ pub(crate) enum EventsResult {
     /// stands. `mark`: the store's new mark, when a commit of something
     /// else moved it.
     Unchanged { seq: u64, mark: Option<ListMark> },
+    /// Only events were filed since the last read: those the filter passes
+    /// (`freshness::with_newer` adds them to the list), and the new mark.
+    Newer {
+        seq: u64,
+        rows: Vec<EventRow>,
+        mark: Option<ListMark>,
+    },
     /// One event in full (`None`: the store no longer holds it).
     Detail {
         seq: u64,
@@ -701,6 +708,21 @@ impl Pane for EventsPane {
                 let taken = self.list.finish_with(seq, Ok::<_, Failure>(()), |_, ()| {});
                 if let (Some(Ok(())), Some(mark)) = (taken, mark) {
                     self.freshness.renew(mark);
+                }
+            }
+            EventsResult::Newer { seq, rows, mark } => {
+                let (table, following) = (&mut self.table, self.paused_at.is_none());
+                let taken = self
+                    .list
+                    .finish_with(seq, Ok::<_, Failure>(rows), |shown, newer| {
+                        let merged = with_newer(shown, newer, LIST_LIMIT);
+                        take_rows(table, following, shown, merged);
+                    });
+                if let Some(Ok(())) = taken {
+                    if let Some(mark) = mark {
+                        self.freshness.renew(mark);
+                    }
+                    self.count_new_above();
                 }
             }
             EventsResult::Detail { seq, result } => {

@@ -9,7 +9,7 @@ use super::{EventsResult, Resent};
 use crate::tui::action::Failure;
 use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
 use crate::tui::panes::{PaneEffect, Report, TaskInput};
-use earshot_core::history::event_list;
+use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;
 use earshot_core::redact::SecretString;
@@ -20,9 +20,9 @@ use earshot_core::store::mark::{self, StoreMark};
 #[derive(Clone, Debug)]
 pub(crate) enum EventsEffect {
     /// Read the list from the store; supersedes any list read running.
-    /// With `known`, the store's mark at the last full read: if its files'
-    /// write mark stands, nothing is read; if only its list version does,
-    /// one row is.
+    /// With `known`, the store's mark at the last read: if its files' write
+    /// mark stands, nothing is read; if its list state does, one row is; if
+    /// only events were filed, those are.
     Load {
         known: Option<ListMark>,
         seq: u64,
@@ -40,6 +40,16 @@ pub(crate) enum EventsEffect {
         target: ResendTarget,
         secret: SecretString,
     },
+}
+
+/// What a list read found.
+enum Read {
+    /// Nothing a list shows changed.
+    Same,
+    /// Only events filed: those of them the filter passes.
+    Newer(Vec<EventRow>),
+    /// The whole list.
+    All(Vec<EventRow>),
 }
 
 /// Where the Events pane re-sends an event.
@@ -73,33 +83,50 @@ impl PaneEffect<EventsResult> for EventsEffect {
                 // Taken before the read: a commit during it changes the
                 // mark, so the next read is full.
                 let files = store.as_ref().ok().map(|path| StoreMark::of(path));
-                let known_version = match (&known, &files) {
+                let known_state = match (&known, &files) {
                     (Some(known), Some(files)) if known.files == *files => {
                         report.send(EventsResult::Unchanged { seq, mark: None });
                         return;
                     }
-                    (known, _) => known.as_ref().and_then(|known| known.version),
+                    (known, _) => known.as_ref().and_then(|known| known.state),
                 };
+                // The state is read before the list: a commit between them
+                // shows in the next read (an event listed twice is merged).
                 let read = with_store(store, move |store| {
-                    let version = mark::list_version(store).ok();
-                    if version.is_some() && version == known_version {
-                        return Ok((None, version));
-                    }
-                    event_list::list(store, &query, since_ms, limit)
-                        .map(|rows| (Some(rows), version))
+                    let state = mark::list_state(store).ok();
+                    let after = match (state, known_state) {
+                        (Some(now), Some(then)) if now == then => return Ok((Read::Same, state)),
+                        (Some(now), Some(then)) if now.version == then.version => {
+                            Some(then.newest_seq)
+                        }
+                        _ => None,
+                    };
+                    event_list::list_after(store, &query, since_ms, limit, after)
+                        .map(|rows| {
+                            let read = match after {
+                                Some(_) => Read::Newer(rows),
+                                None => Read::All(rows),
+                            };
+                            (read, state)
+                        })
                         .map_err(|error| error.to_string())
                 })
                 .await;
-                let mark = |version| files.map(|files| ListMark { files, version });
+                let mark = |state| files.map(|files| ListMark { files, state });
                 match read {
-                    Ok((None, version)) => EventsResult::Unchanged {
+                    Ok((Read::Same, state)) => EventsResult::Unchanged {
                         seq,
-                        mark: mark(version),
+                        mark: mark(state),
                     },
-                    Ok((Some(rows), version)) => EventsResult::Loaded {
+                    Ok((Read::Newer(rows), state)) => EventsResult::Newer {
+                        seq,
+                        rows,
+                        mark: mark(state),
+                    },
+                    Ok((Read::All(rows), state)) => EventsResult::Loaded {
                         seq,
                         result: Ok(rows),
-                        mark: mark(version),
+                        mark: mark(state),
                     },
                     Err(failure) => EventsResult::Loaded {
                         seq,

@@ -26,8 +26,9 @@ pub(super) struct Aged {
     by_time: bool,
     /// What else must hold, under the lock, for a row to go (`AND …`).
     unless: &'static str,
-    /// Rows of another table that go with each row removed, found by a
-    /// column of that name in both.
+    /// Rows of another table that go with each row removed, found by the
+    /// row's session and a column of that name in both (the session first:
+    /// outcome rows are keyed by it).
     dependents: Option<(&'static str, Table)>,
 }
 
@@ -70,7 +71,8 @@ impl Aged {
         }
     }
 
-    /// The rows of `table` whose `column` matches a removed row's go with it.
+    /// The rows of `table` of the same session whose `column` matches a
+    /// removed row's go with it (the rows must be [`Aged::held_by_session`]).
     pub(super) const fn with_dependents(self, column: &'static str, table: Table) -> Aged {
         Aged {
             dependents: Some((column, table)),
@@ -109,7 +111,10 @@ impl Aged {
             ),
             dependents: self.dependents.map(|(column, table)| {
                 (
-                    format!("DELETE FROM {} WHERE {column} = ?1", table.as_str()),
+                    format!(
+                        "DELETE FROM {} WHERE session_id = ?2 AND {column} = ?1",
+                        table.as_str()
+                    ),
                     table,
                 )
             }),
@@ -130,7 +135,8 @@ pub(super) struct AgedStep {
     select: String,
     /// Removes the row of key `?1` if still older than the cutoff `?2`.
     delete: String,
-    /// Removes the dependents of link `?1`, counted as their table.
+    /// Removes the dependents of link `?1` in session `?2`, counted as
+    /// their table.
     dependents: Option<(String, Table)>,
     /// Where the last batch stopped (at first, before every row).
     after: Cursor,
@@ -180,7 +186,9 @@ impl Step for AgedStep {
             && let Some((sql, table)) = &self.dependents
             && let Some(link) = &row.link
         {
-            let dependents = conn.prepare_cached(sql)?.execute([link])?;
+            let dependents = conn
+                .prepare_cached(sql)?
+                .execute(params![link, row.session])?;
             removed.add(*table, dependents as u64);
         }
         Ok(())
