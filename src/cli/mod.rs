@@ -244,6 +244,10 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
             api_key: global.api_key.clone().map(SecretString::new),
         });
     };
+    // The console (and the demo's) owns the terminal: it logs the notice.
+    if !matches!(command, Command::Demo(_)) {
+        earshot_core::store::say_slow_migrations_with(|text| eprintln!("earshot: {text}"));
+    }
     let result = match command {
         Command::Sign(args) => sign::run(args),
         Command::Verify(args) if args.event.is_some() => {

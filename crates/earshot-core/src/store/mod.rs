@@ -35,6 +35,7 @@ pub mod pruner;
 pub(crate) mod recoveries;
 pub mod retention;
 mod schema;
+pub use schema::say_slow_migrations_with;
 pub mod sessions;
 pub mod timeline;
 pub mod totals;

@@ -21,6 +21,7 @@
 //! program is refused rather than written to.
 
 use std::path::Path;
+use std::sync::OnceLock;
 
 use rusqlite::{Connection, TransactionBehavior};
 
@@ -41,6 +42,32 @@ const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
     version_8,
     version_9,
 ];
+
+/// The first version whose migration rewrites a large table (version 9,
+/// the outcome rows: about 20 s a million events).
+const FIRST_SLOW_MIGRATION: i64 = 9;
+
+/// How a migration that takes long says it is starting.
+static SAY_SLOW_MIGRATION: OnceLock<fn(&str)> = OnceLock::new();
+
+/// Says through `say` (the command line: on stderr) that a store is being
+/// upgraded by a migration that takes long, before it starts; unset, it is
+/// logged (`tracing`; the console's log). The first call wins.
+pub fn say_slow_migrations_with(say: fn(&str)) {
+    let _ = SAY_SLOW_MIGRATION.set(say);
+}
+
+fn say_slow_migration(path: &Path) {
+    let text = format!(
+        "upgrading the store {} to schema {SCHEMA_VERSION}: its event rows are rewritten once \
+         (about 20 s a million events); the commands after this one start at once",
+        path.display()
+    );
+    match SAY_SLOW_MIGRATION.get() {
+        Some(say) => say(&text),
+        None => tracing::warn!("{text}"),
+    }
+}
 
 /// "EARS": marks a SQLite file as an earshot store.
 const APPLICATION_ID: i64 = 0x4541_5253;
@@ -550,6 +577,9 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     let header = Header::read(&tx)?;
     header.judge(path)?;
     let version = header.version;
+    if (1..FIRST_SLOW_MIGRATION).contains(&version) {
+        say_slow_migration(path);
+    }
     let applied = usize::try_from(version).unwrap_or(0);
     for migration in MIGRATIONS.iter().skip(applied) {
         tx.execute_batch(&migration())?;

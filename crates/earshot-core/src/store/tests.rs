@@ -608,3 +608,69 @@ fn a_list_after_a_sequence_holds_only_the_events_filed_since_that_pass_the_filte
     assert_eq!(listed(&calls), ["e4"]);
     assert_eq!(listed(&Filter::default()), ["e2", "e4", "e3", "e1"]);
 }
+
+#[test]
+fn a_version_8_store_says_its_slow_upgrade_first_and_keeps_every_outcome_row() {
+    use std::sync::Mutex;
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    super::say_slow_migrations_with(|text| SAID.lock().expect("the notes").push(text.to_owned()));
+    let (_dir, store) = temp_store();
+    let path = store.path().to_owned();
+    store
+        .conn
+        .execute(
+            "INSERT INTO subscriptions (id, url, events, enabled, secret_version, seen_ms, record)
+             VALUES ('sub_a', 'https://a.example.invalid/x', '[\"call.ended\"]', 1, 1, 1, '{}')",
+            [],
+        )
+        .expect("a subscription");
+    for n in 0..3 {
+        let id = format!("e{n}");
+        let session = format!("call_{n}");
+        events::insert(&store.conn, &event(&id, &session, "call.ended", 1_000 + n)).expect("filed");
+    }
+    let rows = |store: &Store| -> Vec<(String, String, String)> {
+        let mut statement = store
+            .conn
+            .prepare("SELECT session_id, subscription_id, event_key FROM event_outcomes ORDER BY 3")
+            .expect("the rows");
+        statement
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
+            .expect("the rows")
+            .collect::<rusqlite::Result<_>>()
+            .expect("the rows")
+    };
+    let before = rows(&store);
+    assert_eq!(before.len(), 3, "one row per event for the subscription");
+    // Back to version 8: its trigger counting filed events as changes.
+    store
+        .conn
+        .execute_batch(
+            "CREATE TRIGGER events_listed_insert AFTER INSERT ON events
+             BEGIN UPDATE list_changes SET n = n + 1; END;
+             PRAGMA user_version = 8;",
+        )
+        .expect("taken back");
+    drop(store);
+    // Other tests' stores migrate in this process too: this store's notes.
+    let said = || -> Vec<String> {
+        let shown = path.display().to_string();
+        let notes = SAID.lock().expect("the notes");
+        notes
+            .iter()
+            .filter(|note| note.contains(&shown))
+            .cloned()
+            .collect()
+    };
+    assert!(said().is_empty(), "nothing said yet");
+    let store = Store::open(&path).expect("migrated");
+    let said = said();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("to schema 9"), "{said:?}");
+    assert_eq!(rows(&store), before);
+    let version: i64 = store
+        .conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .expect("the version");
+    assert_eq!(version, schema::SCHEMA_VERSION);
+}
