@@ -2,11 +2,14 @@
 //! first, with its outcome per subscription, filtered with the console's
 //! `/` language (`type:call.ended status:missed sub:db318dee
 //! session:call_… since:1h` and free text). Exit 0, or 2 on a bad query.
+//! `earshot events resend QUERY… --to URL` sends what it finds
+//! ([`events_resend`]).
 
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, Subcommand};
 
+use super::events_resend::{self, ResendArgs};
 use super::history_args::{StoreArg, SweepArgs};
 use super::output::{Table, emit, print_json};
 use super::sessions::clock;
@@ -16,7 +19,10 @@ use earshot_core::history::event_query::EventQuery;
 use earshot_core::store;
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct EventsArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<EventsAction>,
     /// Filter terms: type:T status:S sub:ID session:ID since:D, and free text.
     pub(crate) query: Vec<String>,
     #[command(flatten)]
@@ -32,7 +38,18 @@ pub(crate) struct EventsArgs {
     pub(crate) connection: Connection,
 }
 
+/// What else `earshot events` does with the events it finds.
+#[derive(Subcommand, Debug)]
+pub(crate) enum EventsAction {
+    /// Send the observer's exact bytes of the events a query finds to a URL
+    /// (your receiver under development), oldest first, signed now.
+    Resend(ResendArgs),
+}
+
 pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    if let Some(EventsAction::Resend(resend)) = args.action {
+        return events_resend::run(resend, global).await;
+    }
     let query = match EventQuery::parse(&args.query.join(" "), store::now_ms()) {
         Ok(query) => query,
         Err(error) => {

@@ -12,6 +12,7 @@ mod demo_history;
 pub(crate) mod dictate;
 pub(crate) mod emulator;
 pub(crate) mod events;
+mod events_resend;
 pub(crate) mod health;
 mod health_chart;
 mod history_args;

@@ -13,6 +13,7 @@ mod config;
 mod demo_dirs;
 mod dictation;
 mod events_outcomes;
+mod events_resend;
 mod health_chart;
 mod incident_history;
 mod incident_timeline;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use earshot_core::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
 use serde_json::{Value, json};
 
-use crate::common::cli::{isolate, isolated, post_signed, run, text};
+use crate::common::cli::{isolate, isolated, post_signed, python_verifies, run, text};
 use crate::common::{self, API_KEY, Harness, Options, Receiver, SECRET, eventually};
 
 const EXE: &str = env!("CARGO_BIN_EXE_earshot");
@@ -483,32 +483,6 @@ async fn a_paused_subscription_missing_events_is_fixed_in_place_and_force_gives_
     let header = delivery.header("x-svc-signature");
     assert_eq!(python_verifies(&missing, header, &delivery.body), "ok");
     assert_eq!(python_verifies(&secret_file, header, &delivery.body), "bad");
-}
-
-/// Whether the `X-SVC-Signature` `header` of `body` was made with the
-/// secret in `file`, per Python's `hmac`: `ok` or `bad`.
-fn python_verifies(file: &Path, header: &str, body: &[u8]) -> String {
-    const SCRIPT: &str = r#"
-import hashlib, hmac, sys
-secret = open(sys.argv[1]).read().rstrip("\n").encode()
-pairs = [part.split("=", 1) for part in sys.argv[2].split(",")]
-t = [value for key, value in pairs if key == "t"][0]
-body = sys.stdin.buffer.read()
-digest = hmac.new(secret, t.encode() + b"." + body, hashlib.sha256).hexdigest()
-print("ok" if any(hmac.compare_digest(digest, value) for key, value in pairs if key == "v1") else "bad")
-"#;
-    let mut child = Command::new("python3")
-        .args(["-c", SCRIPT])
-        .arg(file)
-        .arg(header)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|error| panic!("cannot run python3 ({error}); CI has it"));
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), body).unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "python3 failed");
-    text(&output.stdout).trim().to_owned()
 }
 
 #[tokio::test]

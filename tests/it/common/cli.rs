@@ -340,3 +340,29 @@ pub async fn post_signed(url: &str, secret: &str, body: &[u8]) -> (u16, serde_js
         response.json().await.unwrap_or(serde_json::Value::Null),
     )
 }
+
+/// Whether the `X-SVC-Signature` `header` of `body` was made with the
+/// secret in `file`, per Python's `hmac`: `ok` or `bad`.
+pub fn python_verifies(file: &Path, header: &str, body: &[u8]) -> String {
+    const SCRIPT: &str = r#"
+import hashlib, hmac, sys
+secret = open(sys.argv[1]).read().rstrip("\n").encode()
+pairs = [part.split("=", 1) for part in sys.argv[2].split(",")]
+t = [value for key, value in pairs if key == "t"][0]
+body = sys.stdin.buffer.read()
+digest = hmac.new(secret, t.encode() + b"." + body, hashlib.sha256).hexdigest()
+print("ok" if any(hmac.compare_digest(digest, value) for key, value in pairs if key == "v1") else "bad")
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(file)
+        .arg(header)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|error| panic!("cannot run python3 ({error}); CI has it"));
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), body).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "python3 failed");
+    text(&output.stdout).trim().to_owned()
+}

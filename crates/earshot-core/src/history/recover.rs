@@ -253,6 +253,22 @@ pub struct Sent {
     pub error: Option<String>,
 }
 
+impl Sent {
+    /// One line on what the send to `url` (its query left out: it may hold
+    /// a token) got: `delivered to URL: HTTP 200 in 12 ms`, or why not.
+    pub fn summary(&self, url: &str) -> String {
+        let url = url.split('?').next().unwrap_or(url);
+        match (&self.error, self.http_status) {
+            (None, Some(status)) => format!(
+                "delivered to {url}: HTTP {status} in {}",
+                crate::duration_text::of_millis(self.latency_ms as f64)
+            ),
+            (Some(error), _) => format!("not delivered to {url}: {error}"),
+            (None, None) => format!("not delivered to {url}"),
+        }
+    }
+}
+
 /// Missed events a report lists by session or call, since their bytes are
 /// not held: `call_ab12 (call.ended), ses_9f…`.
 pub fn not_observed_list(outcomes: &[Outcome]) -> String {

@@ -205,17 +205,8 @@ async fn resend(
 /// `delivered to https://…: HTTP 200 in 35 ms`, or why not (the URL
 /// without its query, which may hold a token).
 fn sent_line(sent: &recover::Sent, url: &str) -> Resent {
-    let url = url.split('?').next().unwrap_or(url);
-    let summary = match (&sent.error, sent.http_status) {
-        (None, Some(status)) => format!(
-            "delivered to {url}: HTTP {status} in {}",
-            earshot_core::duration_text::of_millis(sent.latency_ms as f64)
-        ),
-        (Some(error), _) => format!("not delivered to {url}: {error}"),
-        (None, None) => format!("not delivered to {url}"),
-    };
     Resent {
         delivered: sent.delivered,
-        summary,
+        summary: sent.summary(url),
     }
 }

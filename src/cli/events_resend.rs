@@ -1,0 +1,167 @@
+//! `earshot events resend QUERY… --to URL`: the observer's exact bytes of
+//! the events a query finds (an event id is free text that finds it),
+//! sent to any URL (your receiver under development), oldest first, each
+//! signed now with the secret that receiver checks, one line per event
+//! with its answer. The Events pane's send-to-URL goes through the same
+//! `recover::send_event`. Exit 0 when every event got a 2xx, 1 when one
+//! did not or nothing matched, 2 on bad input (nothing sent).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use serde::Serialize;
+
+use super::GlobalOptions;
+use super::history_args::StoreArg;
+use super::output::{emit, plain};
+use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
+use earshot_core::history::event_list::list;
+use earshot_core::history::event_query::EventQuery;
+use earshot_core::history::recover::{self, Sent};
+use earshot_core::store;
+
+/// The most events one run sends unless `--limit` says otherwise.
+const DEFAULT_LIMIT: usize = 100;
+
+#[derive(Args, Debug)]
+pub(crate) struct ResendArgs {
+    /// What to send: event ids, or the `/` language (type:call.ended
+    /// session:call_… since:1h, free text); every term must match.
+    #[arg(required = true, value_name = "QUERY")]
+    pub(crate) query: Vec<String>,
+    /// Where to send them: http:// or https://, any host (your app).
+    #[arg(long, value_name = "URL")]
+    pub(crate) to: String,
+    /// File holding the secret the receiver checks (or set
+    /// EARSHOT_WEBHOOK_SECRET). Never taken on the command line.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) secret_file: Option<PathBuf>,
+    /// At most N events (the newest N the query finds), sent oldest first.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT)]
+    pub(crate) limit: usize,
+    /// One JSON object per event on stdout, nothing else there.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) store: StoreArg,
+}
+
+/// The URL of `--to`, if it is one a receiver can be sent to.
+fn target(text: &str) -> Result<url::Url, String> {
+    if text.chars().any(char::is_control) {
+        return Err("--to holds a control character".to_owned());
+    }
+    let url = url::Url::parse(text).map_err(|error| format!("--to {text}: {error}"))?;
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(url),
+        _ => Err(format!("--to {text}: give an http:// or https:// URL")),
+    }
+}
+
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    sent: &'a Sent,
+    to: &'a str,
+}
+
+pub(crate) async fn run(args: ResendArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let bad = |message: String| {
+        eprintln!("error: {message}");
+        Ok(ExitCode::from(2))
+    };
+    let query = match EventQuery::parse(&args.query.join(" "), store::now_ms()) {
+        Ok(query) => query,
+        Err(error) => return bad(error.to_string()),
+    };
+    let url = match target(&args.to) {
+        Ok(url) => url,
+        Err(message) => return bad(message),
+    };
+    let secret = match secret_arg::resolve(None, args.secret_file.as_deref(), WEBHOOK_SECRET_ENV) {
+        Ok(Some(secret)) => secret,
+        Ok(None) => {
+            return bad(format!(
+                "give the secret the receiver checks with --secret-file FILE or \
+                 {WEBHOOK_SECRET_ENV}"
+            ));
+        }
+        Err(error) => return bad(error.to_string()),
+    };
+    // Nothing to send from a store that is not there: none is created.
+    let path = args.store.path(global)?;
+    if !path.exists() {
+        eprintln!(
+            "error: no store at {}: the observer (`earshot listen --store`) keeps the events \
+             this sends",
+            path.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let store = args.store.open(global)?;
+    // Since the store's first event unless the query says `since:`.
+    let mut rows = list(&store, &query, i64::MIN, args.limit)?;
+    if rows.is_empty() {
+        eprintln!(
+            "nothing in the store matches `{}`: list what it holds with `earshot events`",
+            plain(&args.query.join(" "))
+        );
+        return Ok(ExitCode::from(1));
+    }
+    rows.reverse();
+    let http = recover::sender()?;
+    let mut failed = 0;
+    for row in &rows {
+        let event = recover::observed_event(&store, &row.event_id)?;
+        let sent = recover::send_event(&http, url.as_str(), &secret, &event).await;
+        failed += usize::from(!sent.delivered);
+        if args.json {
+            println!(
+                "{}",
+                serde_json::to_string(&Line {
+                    sent: &sent,
+                    to: url.as_str()
+                })?
+            );
+        } else {
+            emit(&format!(
+                "{} {} {}: {}\n",
+                sent.event_id,
+                sent.event,
+                sent.session_id,
+                sent.summary(url.as_str())
+            ))?;
+        }
+    }
+    eprintln!(
+        "sent {} event(s) to {}: {} delivered, {failed} not",
+        rows.len(),
+        url.as_str().split('?').next().unwrap_or_default(),
+        rows.len() - failed
+    );
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target;
+
+    #[test]
+    fn only_an_http_or_https_url_with_a_host_is_a_target() {
+        assert!(target("http://127.0.0.1:3000/hooks").is_ok());
+        assert!(target("https://app.example.invalid/hooks?token=x").is_ok());
+        for refused in [
+            "ftp://127.0.0.1/x",
+            "127.0.0.1:3000",
+            "http://a/\r\nX: y",
+            "file:///tmp/x",
+        ] {
+            assert!(target(refused).is_err(), "{refused}");
+        }
+    }
+}
