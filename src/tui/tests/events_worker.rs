@@ -148,7 +148,7 @@ async fn an_idle_read_is_skipped_and_new_events_or_outcomes_are_read_again() {
         newer.iter().all(|row| row.session_id == second),
         "{newer:?}"
     );
-    let merged = with_newer(&rows, newer, 100);
+    let merged = with_newer(&rows, newer, 0, 100);
     assert_eq!(merged, full(&db));
     assert_eq!(merged.len(), 4);
 

@@ -55,18 +55,20 @@ impl Freshness {
 }
 
 /// The list `shown` with the events filed since it was read (`newer`, read
-/// with the same filter), newest first as the store lists them, at most
+/// with the same filter), without those older than `window_from` (the
+/// window moved on), newest first as the store lists them, at most
 /// `limit`: what a full read would give when nothing else changed. An
 /// event in both (filed during the last read) is taken from `newer`.
 pub(crate) fn with_newer(
     shown: &[EventRow],
     mut newer: Vec<EventRow>,
+    window_from: i64,
     limit: usize,
 ) -> Vec<EventRow> {
     let fresh: HashSet<&str> = newer.iter().map(|row| row.event_id.as_str()).collect();
     let kept: Vec<EventRow> = shown
         .iter()
-        .filter(|row| !fresh.contains(row.event_id.as_str()))
+        .filter(|row| row.occurred_ms >= window_from && !fresh.contains(row.event_id.as_str()))
         .cloned()
         .collect();
     newer.extend(kept);

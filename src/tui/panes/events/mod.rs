@@ -68,10 +68,12 @@ pub(crate) enum EventsResult {
     /// else moved it.
     Unchanged { seq: u64, mark: Option<ListMark> },
     /// Only events were filed since the last read: those the filter passes
-    /// (`freshness::with_newer` adds them to the list), and the new mark.
+    /// (`freshness::with_newer` adds them to the list, and takes out what
+    /// left the window, which starts at `window_from`), and the new mark.
     Newer {
         seq: u64,
         rows: Vec<EventRow>,
+        window_from: i64,
         mark: Option<ListMark>,
     },
     /// One event in full (`None`: the store no longer holds it).
@@ -710,12 +712,17 @@ impl Pane for EventsPane {
                     self.freshness.renew(mark);
                 }
             }
-            EventsResult::Newer { seq, rows, mark } => {
+            EventsResult::Newer {
+                seq,
+                rows,
+                window_from,
+                mark,
+            } => {
                 let (table, following) = (&mut self.table, self.paused_at.is_none());
                 let taken = self
                     .list
                     .finish_with(seq, Ok::<_, Failure>(rows), |shown, newer| {
-                        let merged = with_newer(shown, newer, LIST_LIMIT);
+                        let merged = with_newer(shown, newer, window_from, LIST_LIMIT);
                         take_rows(table, following, shown, merged);
                     });
                 if let Some(Ok(())) = taken {

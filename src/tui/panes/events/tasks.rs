@@ -92,6 +92,7 @@ impl PaneEffect<EventsResult> for EventsEffect {
                 };
                 // The state is read before the list: a commit between them
                 // shows in the next read (an event listed twice is merged).
+                let window_from = query.since_ms.unwrap_or(since_ms);
                 let read = with_store(store, move |store| {
                     let state = mark::list_state(store).ok();
                     let after = match (state, known_state) {
@@ -121,6 +122,7 @@ impl PaneEffect<EventsResult> for EventsEffect {
                     Ok((Read::Newer(rows), state)) => EventsResult::Newer {
                         seq,
                         rows,
+                        window_from,
                         mark: mark(state),
                     },
                     Ok((Read::All(rows), state)) => EventsResult::Loaded {
