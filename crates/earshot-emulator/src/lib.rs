@@ -141,6 +141,7 @@
 //! Where the platform's specification is silent, the choices are written
 //! down in `docs/decisions.md`.
 
+mod advance;
 mod agents;
 mod auth;
 mod builder;
@@ -177,6 +178,7 @@ use url::Url;
 
 use earshot_core::http_server;
 
+pub use advance::NoManualClock;
 pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
 pub use control::{CallOutcome, NewCall};
@@ -210,6 +212,10 @@ pub struct EmulatorConfig {
     pub allow_private_urls: bool,
     /// Every platform duration (deadlines, retries, artifact delays) × this.
     pub time_scale: TimeScale,
+    /// Scheduled work (retries, processing, the artifact delay, link
+    /// expiry) waits for [`Emulator::advance`] instead of real time; I/O
+    /// deadlines and dictation still pass at `time_scale`.
+    pub manual_clock: bool,
     /// Pre-recorded jobs processing at once (`--concurrency`).
     pub concurrency: u32,
     /// Pre-recorded API requests per five minutes (`--http-limit`).
@@ -260,6 +266,7 @@ impl EmulatorConfig {
             api_key,
             allow_private_urls: false,
             time_scale: TimeScale::REAL_TIME,
+            manual_clock: false,
             concurrency: prerecorded::DEFAULT_CONCURRENCY,
             http_limit: limits::DEFAULT_HTTP_LIMIT,
             poll_limit: limits::DEFAULT_POLL_LIMIT,
@@ -299,6 +306,8 @@ pub(crate) struct State {
     journal: journal::Journal,
     /// Ticks when a job finishes or a delivery ends (for `settled`).
     activity: settled::Activity,
+    /// What scheduled work waits on (`clock.rs`).
+    clock: clock::Clock,
 }
 
 pub(crate) type SharedState = Arc<State>;
@@ -474,6 +483,11 @@ impl State {
         let prerecorded = prerecorded::Prerecorded::new(&config).map_err(client)?;
         let limits = limits::Limits::new(config.http_limit, config.poll_limit);
         let journal = journal::Journal::new(config.journal_keep);
+        let clock = if config.manual_clock {
+            clock::Clock::Manual(Arc::new(clock::ManualClock::new()))
+        } else {
+            clock::Clock::Scaled(config.time_scale)
+        };
         Ok(State {
             config,
             base_url,
@@ -486,6 +500,7 @@ impl State {
             dictation: dictation::Dictation::default(),
             journal,
             activity: settled::Activity::default(),
+            clock,
         })
     }
 

@@ -28,7 +28,7 @@ impl Activity {
         self.0.send_modify(|tick| *tick = tick.wrapping_add(1));
     }
 
-    fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.0.subscribe()
     }
 }
