@@ -8,6 +8,10 @@ use std::time::Duration;
 use super::clock::{Clock, ManualClock};
 use super::{Emulator, TimeScale};
 
+/// The farthest the manual clock goes in all: a century, so every
+/// deadline past it is still a time the system can name.
+pub const MAX_CLOCK_MOVE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// [`Emulator::advance`] on an emulator whose time passes by itself.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[error(
@@ -30,14 +34,15 @@ impl Emulator {
     ///
     /// The receivers' answers are I/O, not scheduled work: an attempt in
     /// flight is waited for, up to its deadline (15 s × the time scale).
-    /// Advances on one emulator run one after another.
+    /// Advances on one emulator run one after another; in all they move
+    /// the clock at most [`MAX_CLOCK_MOVE`] (a century).
     pub async fn advance(&self, by: Duration) -> Result<(), NoManualClock> {
         let clock = match &self.state.clock {
             Clock::Manual(clock) => clock.clone(),
             Clock::Scaled(scale) => return Err(NoManualClock { scale: *scale }),
         };
         let _alone = clock.advancing.lock().await;
-        let target = clock.moved().saturating_add(by);
+        let target = clock.moved().saturating_add(by).min(MAX_CLOCK_MOVE);
         loop {
             self.run_due(&clock).await;
             match clock.next_deadline() {

@@ -234,7 +234,7 @@ use url::Url;
 
 use earshot_core::http_server;
 
-pub use advance::NoManualClock;
+pub use advance::{MAX_CLOCK_MOVE, NoManualClock};
 pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
 pub use control::{CallOutcome, NewCall};

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use earshot_emulator::protocol::signature::{InvalidReason, Verdict};
 use earshot_emulator::protocol::wav;
-use earshot_emulator::{Delivery, Emulator, NoManualClock, Route};
+use earshot_emulator::{Delivery, Emulator, MAX_CLOCK_MOVE, NoManualClock, Route};
 use reqwest::Method;
 use serde_json::{Value, json};
 use support::{Mode, Received, Receiver, call, manual_emulator, other_secret, subscribe};
@@ -239,4 +239,23 @@ async fn a_scaled_clock_cannot_be_advanced() {
         Err(NoManualClock { .. })
     ));
     assert_eq!(emulator.clock_moved(), None);
+}
+
+#[tokio::test]
+async fn the_clock_moves_a_century_at_most() {
+    let emulator = manual_emulator().await;
+    advance(&emulator, Duration::MAX).await;
+    advance(&emulator, SECOND).await;
+    assert_eq!(emulator.clock_moved(), Some(MAX_CLOCK_MOVE));
+    // Reading the moved clock still works: a session's record.
+    let session = emulator.start_session(None).expect("a session starts");
+    emulator.complete_session(&session).expect("it completes");
+    let (status, record) = call(
+        &emulator,
+        Method::GET,
+        &format!("v1/sessions/{session}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{record}");
 }
