@@ -8,6 +8,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use earshot_emulator::protocol::duration_text;
 use earshot_emulator::protocol::signature::{InvalidReason, Verdict};
 use earshot_emulator::protocol::wav;
 use earshot_emulator::{Delivery, Emulator, MAX_CLOCK_MOVE, NoManualClock, Route};
@@ -178,8 +179,8 @@ async fn the_tenth_webhook_attempt_comes_when_the_clock_is_moved_past_nine_inter
 
     assert_eq!(receiver.received().len(), 10);
     eprintln!(
-        "the 10th webhook attempt, 91 s of emulated time, took {} ms of wall time",
-        took.as_secs_f64() * 1000.0
+        "the 10th webhook attempt, 91 s of emulated time, took {} of wall time",
+        duration_text::of(took)
     );
     advance(&emulator, Duration::from_secs(3600)).await;
     assert_eq!(receiver.received().len(), 10, "10 attempts at most");
