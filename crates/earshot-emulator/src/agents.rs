@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -382,7 +382,7 @@ async fn get_session(
 ) -> Result<Json<Value>, Problem> {
     state
         .lock()
-        .conversation_json(&session_id, Instant::now())
+        .conversation_json(&session_id, state.clock.now())
         .map(Json)
         .ok_or_else(|| Problem::not_found("session or call", &session_id))
 }

@@ -78,6 +78,17 @@ impl EmulatorBuilder {
         self
     }
 
+    /// A clock the test moves with [`Emulator::advance`]: delivery
+    /// retries, pre-recorded processing and webhook retries, the 90 s
+    /// before a session's artifacts are listed and the hour a presigned
+    /// link works all wait for it, not for real time. What is I/O (a
+    /// receiver's 15 s deadline) and dictation still pass in real time ×
+    /// [`time_scale`](EmulatorBuilder::time_scale). Default: off.
+    pub fn manual_clock(mut self) -> Self {
+        self.config.manual_clock = true;
+        self
+    }
+
     /// Pre-recorded jobs processing at once; more wait, first in first
     /// out (`--concurrency`). At least 1; default 5.
     pub fn concurrency(mut self, jobs: u32) -> Self {

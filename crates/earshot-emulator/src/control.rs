@@ -147,6 +147,7 @@ pub(crate) fn open_session(
             events: Vec::new(),
         },
         state.config.keep_conversations,
+        state.clock.now(),
     );
     emit(
         state,
@@ -165,9 +166,9 @@ pub(super) async fn complete_session(
 }
 
 /// Completes session `id` and emits `session.completed`; its artifacts
-/// are listed after the (scaled) 90 s.
+/// are listed 90 s later on the emulator's clock.
 pub(crate) fn close_session(state: &SharedState, id: &str) -> Result<(), Problem> {
-    let scale = state.config.time_scale;
+    let clock = &state.clock;
     let now = Utc::now();
     let session = {
         let mut store = state.lock();
@@ -192,13 +193,13 @@ pub(crate) fn close_session(state: &SharedState, id: &str) -> Result<(), Problem
         session.public_close_reason = Some("client_disconnected".into());
         session.s3_prefix = None;
         let session = session.clone();
-        let event_at = Instant::now();
-        conversation.artifacts_ready_at = Some(event_at + scale.scale(ARTIFACT_DELAY));
+        let event_at = clock.now();
+        conversation.artifacts_ready_at = Some(event_at + clock.span(ARTIFACT_DELAY));
         let artifacts = presign_artifacts(
             &mut store,
             &base,
             id,
-            event_at + scale.scale(ARTIFACT_LIFETIME),
+            (event_at, clock.span(ARTIFACT_LIFETIME)),
             now,
             state.config.recording_bytes,
         );
@@ -221,17 +222,18 @@ fn elapsed_seconds(from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
     millis as f64 / 1000.0
 }
 
-/// Stores a recording and a transcript behind fresh tokens; returns each
+/// Stores a recording and a transcript behind fresh tokens, each working
+/// for `lifetime` from `event_at` on the emulator's clock; returns each
 /// URL with its `{kind, url, expires_at}` listing entry.
 fn presign_artifacts(
     store: &mut Store,
     base: &url::Url,
     conversation_id: &str,
-    expires: Instant,
+    (event_at, lifetime): (Instant, Duration),
     now: DateTime<Utc>,
     recording_bytes: Option<u64>,
 ) -> Vec<(String, Value)> {
-    let lifetime = expires.saturating_duration_since(Instant::now());
+    let expires = event_at + lifetime;
     let expires_at = now + chrono::Duration::from_std(lifetime).unwrap_or_default();
     let recording = match recording_bytes {
         Some(len) => ArtifactBody::Silence { len },
@@ -397,6 +399,7 @@ pub(crate) fn place_call(state: &SharedState, request: NewCall) -> Result<String
             events: Vec::new(),
         },
         state.config.keep_conversations,
+        state.clock.now(),
     );
     emit(state, kind, EventObject::Call(call));
     Ok(call_id)
@@ -413,7 +416,7 @@ pub(super) async fn end_call(
 /// Ends connected call `id` and emits `call.ended` with its presigned
 /// recording and transcript URLs.
 pub(crate) fn hang_up(state: &SharedState, id: &str) -> Result<(), Problem> {
-    let scale = state.config.time_scale;
+    let clock = &state.clock;
     let now = Utc::now();
     let call = {
         let mut store = state.lock();
@@ -433,13 +436,12 @@ pub(crate) fn hang_up(state: &SharedState, id: &str) -> Result<(), Problem> {
             }
             Some(ConversationObject::Call(_)) => {}
         }
-        let event_at = Instant::now();
-        let expires = event_at + scale.scale(ARTIFACT_LIFETIME);
+        let event_at = clock.now();
         let artifacts = presign_artifacts(
             &mut store,
             &base,
             id,
-            expires,
+            (event_at, clock.span(ARTIFACT_LIFETIME)),
             now,
             state.config.recording_bytes,
         );
@@ -456,7 +458,7 @@ pub(crate) fn hang_up(state: &SharedState, id: &str) -> Result<(), Problem> {
         let call = call.clone();
         // The links in call.ended work at once; the record lists the
         // artifacts once they are written, as for sessions.
-        conversation.artifacts_ready_at = Some(event_at + scale.scale(ARTIFACT_DELAY));
+        conversation.artifacts_ready_at = Some(event_at + clock.span(ARTIFACT_DELAY));
         conversation.artifacts = artifacts.into_iter().map(|(_, entry)| entry).collect();
         call
     };
@@ -504,7 +506,7 @@ async fn artifact(
             .artifacts
             .get(&token)
             .ok_or_else(|| Problem::not_found("artifact", &token))?;
-        if Instant::now() >= file.expires {
+        if state.clock.now() >= file.expires {
             return Err(Problem::new(
                 StatusCode::FORBIDDEN,
                 "this presigned URL has expired (artifact URLs work for one hour after the event); fetch the session again",

@@ -111,7 +111,7 @@ async fn deliver(state: SharedState, subscription_id: String, event: Arc<Event>)
             _ => None,
         };
         let Some(delay) = delay else { return };
-        tokio::time::sleep(state.deliveries.scale.scale(delay)).await;
+        state.clock.sleep(delay).await;
         let mut store = state.lock();
         let enabled = store
             .subscription(&subscription_id)
@@ -205,7 +205,7 @@ async fn attempt(
     let next_retry_at = will_retry
         .then(|| retry_delay(attempt_number))
         .flatten()
-        .map(|delay| retry_time(finished, state.deliveries.scale.scale(delay)));
+        .map(|delay| retry_time(finished, state.clock.span(delay)));
     tracing::debug!(
         subscription = subscription_id,
         event = event.kind.as_str(),

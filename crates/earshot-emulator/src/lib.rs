@@ -26,7 +26,8 @@
 //! (no authentication). What a Rust test asserts on and asks for (below)
 //! is in process only. Every platform duration (the 15 s delivery
 //! deadline, retry intervals, processing, the 90 s artifact delay) is
-//! multiplied by the time scale, so a test of retries takes milliseconds.
+//! multiplied by the time scale, so a test of retries takes milliseconds;
+//! or they wait for a clock the test moves (below).
 //!
 //! # Embedding it
 //!
@@ -135,12 +136,68 @@
 //! receiver a Rust test checks gets what the command line would send.
 //! `tests/deliveries.rs` in this crate shows each against a receiver.
 //!
+//! # A clock you move
+//!
+//! With [`manual_clock`](EmulatorBuilder::manual_clock), the platform's
+//! scheduled work — delivery retries (5 s, 30 s, 2 min, 10 min, 30 min),
+//! pre-recorded processing and webhook retries, the 90 s before a
+//! session's artifacts are listed, the hour a presigned link works —
+//! waits until the test moves time with [`advance`](Emulator::advance),
+//! which returns once the work due by then has run (each attempt made and
+//! answered). A test of the last retry takes milliseconds and never waits
+//! for one. This tests a small axum receiver that is down at first and
+//! must handle a duplicate once:
+//!
+//! ```rust
+//! use std::{sync::Arc, time::Duration};
+//! use axum::{Json, Router, extract::State, http::StatusCode, routing::post};
+//! use earshot_emulator::{Delivery, Emulator, Route};
+//! use serde_json::{Value, json};
+//! use tokio::sync::Mutex;
+//!
+//! /// The app under test: down for its first request, then handles each event once.
+//! async fn hook(State(done): State<Arc<Mutex<Vec<String>>>>, Json(event): Json<Value>) -> StatusCode {
+//!     let (mut done, id) = (done.lock().await, event["event_id"].as_str().unwrap_or("?").to_owned());
+//!     if done.is_empty() { done.push("was down".into()); return StatusCode::SERVICE_UNAVAILABLE; }
+//!     if !done.contains(&id) { done.push(id) } // a duplicate is answered, not handled twice
+//!     StatusCode::OK
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let done = Arc::new(Mutex::new(Vec::new()));
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//!     let url = format!("http://{}/hooks", listener.local_addr()?);
+//!     let app = Router::new().route("/hooks", post(hook)).with_state(done.clone());
+//!     tokio::spawn(async move { axum::serve(listener, app).await });
+//!     let emulator = Emulator::builder().manual_clock().allow_private_urls(true).start().await?;
+//!     emulator.expect(Route::CreateSubscription).times(1);
+//!     let created: Value = reqwest::Client::builder().no_proxy().build()?
+//!         .post(emulator.url().join("v1/webhook-subscriptions")?)
+//!         .header("Authorization", emulator.api_key().expose())
+//!         .json(&json!({ "url": url, "events": ["session.started"],
+//!                        "secret": "whsec_an_example_secret_of_32_chars_or_more" }))
+//!         .send().await?.error_for_status()?.json().await?;
+//!     emulator.start_session(None)?; // `session.started`: the app is down, 503
+//!     emulator.advance(Duration::from_secs(5)).await?; // the retry due 5 s later: 200
+//!     let event = done.lock().await[1].clone();
+//!     let subscription = created["id"].as_str().ok_or("no subscription id")?;
+//!     let answers = emulator.deliver(subscription, Delivery::duplicate_of(&event)).await?;
+//!     assert_eq!(answers[0].status, Some(200));
+//!     assert_eq!(*done.lock().await, ["was down", event.as_str()]); // handled once
+//!     assert_eq!(emulator.journal().len(), 1); // only the subscription reached the platform
+//!     emulator.verify()?;
+//!     Ok(())
+//! }
+//! ```
+//!
 //! [`Emulator::start`] with an [`EmulatorConfig`] is the same, with every
 //! setting in one struct (what `earshot emulator` and `earshot demo` use).
 //! [`scenario`] drives endless demo traffic against a running emulator.
 //! Where the platform's specification is silent, the choices are written
 //! down in `docs/decisions.md`.
 
+mod advance;
 mod agents;
 mod auth;
 mod builder;
@@ -177,6 +234,7 @@ use url::Url;
 
 use earshot_core::http_server;
 
+pub use advance::{MAX_CLOCK_MOVE, NoManualClock};
 pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
 pub use control::{CallOutcome, NewCall};
@@ -210,6 +268,10 @@ pub struct EmulatorConfig {
     pub allow_private_urls: bool,
     /// Every platform duration (deadlines, retries, artifact delays) × this.
     pub time_scale: TimeScale,
+    /// Scheduled work (retries, processing, the artifact delay, link
+    /// expiry) waits for [`Emulator::advance`] instead of real time; I/O
+    /// deadlines and dictation still pass at `time_scale`.
+    pub manual_clock: bool,
     /// Pre-recorded jobs processing at once (`--concurrency`).
     pub concurrency: u32,
     /// Pre-recorded API requests per five minutes (`--http-limit`).
@@ -260,6 +322,7 @@ impl EmulatorConfig {
             api_key,
             allow_private_urls: false,
             time_scale: TimeScale::REAL_TIME,
+            manual_clock: false,
             concurrency: prerecorded::DEFAULT_CONCURRENCY,
             http_limit: limits::DEFAULT_HTTP_LIMIT,
             poll_limit: limits::DEFAULT_POLL_LIMIT,
@@ -299,6 +362,8 @@ pub(crate) struct State {
     journal: journal::Journal,
     /// Ticks when a job finishes or a delivery ends (for `settled`).
     activity: settled::Activity,
+    /// What scheduled work waits on (`clock.rs`).
+    clock: clock::Clock,
 }
 
 pub(crate) type SharedState = Arc<State>;
@@ -474,6 +539,11 @@ impl State {
         let prerecorded = prerecorded::Prerecorded::new(&config).map_err(client)?;
         let limits = limits::Limits::new(config.http_limit, config.poll_limit);
         let journal = journal::Journal::new(config.journal_keep);
+        let clock = if config.manual_clock {
+            clock::Clock::Manual(Arc::new(clock::ManualClock::new()))
+        } else {
+            clock::Clock::Scaled(config.time_scale)
+        };
         Ok(State {
             config,
             base_url,
@@ -486,6 +556,7 @@ impl State {
             dictation: dictation::Dictation::default(),
             journal,
             activity: settled::Activity::default(),
+            clock,
         })
     }
 

@@ -28,7 +28,7 @@ impl Activity {
         self.0.send_modify(|tick| *tick = tick.wrapping_add(1));
     }
 
-    fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.0.subscribe()
     }
 }
@@ -119,6 +119,8 @@ impl Emulator {
     /// their retries (scaled by the time scale): at real time a receiver
     /// that keeps failing holds this for the whole schedule, so a test
     /// usually bounds it with [`settled_within`](Emulator::settled_within).
+    /// On a [manual clock](crate::EmulatorBuilder::manual_clock) a retry,
+    /// or a job processing, waits for [`advance`](Emulator::advance).
     pub async fn settled(&self) {
         let mut changes = self.state.activity.subscribe();
         while !Busy::of(&self.state).is_idle() {

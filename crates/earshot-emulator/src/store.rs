@@ -76,12 +76,14 @@ pub(crate) enum ArtifactBody {
 impl Store {
     /// Records a new session or call. With `keep` (the demo's traffic), the
     /// oldest conversations beyond `keep` are forgotten with their delivery
-    /// attempts and artifacts, and so are expired artifacts.
+    /// attempts and artifacts, and so are artifacts expired by `now` (the
+    /// emulator's clock).
     pub fn add_conversation(
         &mut self,
         id: String,
         conversation: Conversation,
         keep: Option<usize>,
+        now: Instant,
     ) {
         self.conversations.insert(id.clone(), conversation);
         self.order.push_back(id);
@@ -97,7 +99,6 @@ impl Store {
             self.deliveries.remove(&oldest);
             forgotten.push(oldest);
         }
-        let now = Instant::now();
         self.artifacts
             .retain(|_, file| file.expires > now && !forgotten.contains(&file.conversation));
     }

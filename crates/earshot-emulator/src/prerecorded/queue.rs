@@ -57,8 +57,7 @@ async fn run_job(state: SharedState, id: String) {
             if let Some(job) = state.prerecorded.jobs().transcripts.get_mut(&id) {
                 job.audio_duration = Some(audio.duration);
             }
-            let work = state.config.time_scale.scale(audio.duration / SPEED_UP);
-            tokio::time::sleep(work).await;
+            state.clock.sleep(audio.duration / SPEED_UP).await;
             Ok(audio.comment.unwrap_or_else(|| FIXED_TEXT.to_owned()))
         }
         Err(message) => Err(message),

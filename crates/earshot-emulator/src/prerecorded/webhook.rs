@@ -98,7 +98,7 @@ pub(super) async fn deliver_webhook(
             return;
         }
         if attempt < WEBHOOK_ATTEMPTS {
-            tokio::time::sleep(scale.scale(WEBHOOK_INTERVAL)).await;
+            state.clock.sleep(WEBHOOK_INTERVAL).await;
         }
     }
     tracing::info!(

@@ -35,6 +35,18 @@ pub async fn emulator() -> Emulator {
         .expect("the emulator starts on loopback")
 }
 
+/// An emulator whose scheduled work waits for `advance`, receivers on
+/// loopback (their 15 s deadline a hundredth of real time).
+pub async fn manual_emulator() -> Emulator {
+    Emulator::builder()
+        .manual_clock()
+        .time_scale(0.01)
+        .allow_private_urls(true)
+        .start()
+        .await
+        .expect("the emulator starts on loopback")
+}
+
 pub fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .no_proxy()
@@ -134,7 +146,7 @@ pub enum Mode {
 }
 
 struct Inner {
-    mode: Mode,
+    mode: Mutex<Mode>,
     /// The secrets it accepts: current first, then the previous one.
     secrets: Mutex<Vec<String>>,
     received: Mutex<Vec<Received>>,
@@ -151,7 +163,7 @@ pub struct Receiver {
 impl Receiver {
     pub async fn start(mode: Mode) -> Receiver {
         let inner = Arc::new(Inner {
-            mode,
+            mode: Mutex::new(mode),
             secrets: Mutex::new(vec![SECRET.to_owned()]),
             received: Mutex::new(Vec::new()),
             count: watch::channel(0).0,
@@ -171,6 +183,11 @@ impl Receiver {
 
     pub fn url(&self) -> String {
         format!("http://{}/hooks", self.addr)
+    }
+
+    /// Answers as `mode` from its next request on.
+    pub fn answer_as(&self, mode: Mode) {
+        *lock(&self.inner.mode) = mode;
     }
 
     /// Accept `secret` too (the new one after a rotation, first).
@@ -233,7 +250,8 @@ async fn receive(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Byte
                 signature::DEFAULT_TOLERANCE_SECS,
             )
         });
-    let status = match (inner.mode, &verdict) {
+    let mode = *lock(&inner.mode);
+    let status = match (mode, &verdict) {
         (Mode::Unavailable, _) => StatusCode::SERVICE_UNAVAILABLE,
         (Mode::Verify, Some(verdict)) if !verdict.is_valid() => StatusCode::UNAUTHORIZED,
         (Mode::Verify, _) => StatusCode::OK,
