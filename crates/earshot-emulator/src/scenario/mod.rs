@@ -109,7 +109,7 @@ pub struct ScenarioConfig {
 
 /// Platform events one generated conversation brings on average: a
 /// session or a connected call two (its start and its end), a failed call
-/// one, in the mix [`traffic::run_conversations`] draws (45 %, 43 %, 12 %).
+/// one, in the mix `traffic::run_conversations` draws (45 %, 43 %, 12 %).
 pub const EVENTS_PER_CONVERSATION: f64 = 0.45 * 2.0 + 0.43 * 2.0 + 0.12;
 
 impl ScenarioConfig {
