@@ -47,15 +47,17 @@ pub(crate) struct ResendArgs {
     pub(crate) store: StoreArg,
 }
 
-/// The URL of `--to`, if it is one a receiver can be sent to.
-fn target(text: &str) -> Result<url::Url, String> {
+/// The URL of the operator's own app given to `flag` (`--to`,
+/// `--forward-to`), if events can be sent there: http or https, a host,
+/// no control character.
+pub(super) fn app_url(flag: &str, text: &str) -> Result<url::Url, String> {
     if text.chars().any(char::is_control) {
-        return Err("--to holds a control character".to_owned());
+        return Err(format!("{flag} holds a control character"));
     }
-    let url = url::Url::parse(text).map_err(|error| format!("--to {text}: {error}"))?;
+    let url = url::Url::parse(text).map_err(|error| format!("{flag} {text}: {error}"))?;
     match url.scheme() {
         "http" | "https" if url.host().is_some() => Ok(url),
-        _ => Err(format!("--to {text}: give an http:// or https:// URL")),
+        _ => Err(format!("{flag} {text}: give an http:// or https:// URL")),
     }
 }
 
@@ -75,7 +77,7 @@ pub(crate) async fn run(args: ResendArgs, global: &GlobalOptions) -> color_eyre:
         Ok(query) => query,
         Err(error) => return bad(error.to_string()),
     };
-    let url = match target(&args.to) {
+    let url = match app_url("--to", &args.to) {
         Ok(url) => url,
         Err(message) => return bad(message),
     };
@@ -149,10 +151,11 @@ pub(crate) async fn run(args: ResendArgs, global: &GlobalOptions) -> color_eyre:
 
 #[cfg(test)]
 mod tests {
-    use super::target;
+    use super::app_url;
 
     #[test]
-    fn only_an_http_or_https_url_with_a_host_is_a_target() {
+    fn only_an_http_or_https_url_with_a_host_is_an_apps() {
+        let target = |text| app_url("--to", text);
         assert!(target("http://127.0.0.1:3000/hooks").is_ok());
         assert!(target("https://app.example.invalid/hooks?token=x").is_ok());
         for refused in [

@@ -11,6 +11,7 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::GlobalOptions;
@@ -19,7 +20,9 @@ use super::history_args::open_store;
 use super::observer_args::{ObserverArgs, OpenStore, StartError};
 use earshot_core::receiver::auth_header::AuthHeader;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
-use earshot_core::receiver::listen::{self, ListenConfig, ListenError, Received};
+use earshot_core::receiver::listen::{
+    self, Forward, Forwarded, ListenConfig, ListenError, Received,
+};
 use earshot_core::redact::SecretString;
 use earshot_core::signature;
 use earshot_core::store::event_words;
@@ -91,6 +94,20 @@ pub(crate) struct ListenArgs {
     /// is removed.
     #[arg(long, value_name = "D", requires = "store", value_parser = super::store_cmd::parse_period)]
     pub(crate) retention: Option<earshot_core::store::retention::Period>,
+
+    /// Pass every verified, new voice-agent event on to your app at URL
+    /// (its exact bytes and the platform's headers, in order per session or
+    /// call) and answer the platform with the app's answer, so its retries
+    /// apply; each line shows earshot's verdict and the app's. Without a
+    /// store.
+    #[arg(long, value_name = "URL", conflicts_with = "store")]
+    pub(crate) forward_to: Option<String>,
+
+    /// With --forward-to: sign anew with the app's own secret in FILE (or
+    /// EARSHOT_FORWARD_SECRET) instead of passing the platform's
+    /// X-SVC-Signature on.
+    #[arg(long, value_name = "FILE", requires = "forward_to")]
+    pub(crate) forward_secret_file: Option<PathBuf>,
 }
 
 pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
@@ -217,7 +234,13 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         }
     }
     let auth_header = auth_header.as_ref().map(parse_auth_header).transpose()?;
+    let forward = args
+        .forward_to
+        .as_deref()
+        .map(|url| forward_to(args, url))
+        .transpose()?;
     Ok(ListenConfig {
+        forward,
         secrets,
         tolerance_secs: args.tolerance,
         auth_header,
@@ -228,6 +251,20 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         tls: args.tls.load()?,
         ..ListenConfig::default()
     })
+}
+
+/// Where `--forward-to` sends verified events, and with which signature.
+fn forward_to(args: &ListenArgs, url: &str) -> Result<Arc<Forward>, String> {
+    let url = super::events_resend::app_url("--forward-to", url)?;
+    let secret = secret_arg::resolve(
+        None,
+        args.forward_secret_file.as_deref(),
+        secret_arg::FORWARD_SECRET_ENV,
+    )
+    .map_err(|error| error.to_string())?;
+    Forward::new(url, secret)
+        .map(Arc::new)
+        .map_err(|error| format!("--forward-to: {error}"))
 }
 
 /// `NAME:VALUE`, checked like `check-receiver` checks it: the lower-case
@@ -285,11 +322,31 @@ fn request_line(request: &Received) -> String {
         .as_deref()
         .or(entry.transcript_id.as_deref())
         .map_or_else(|| "-".to_owned(), |id| id.chars().take(8).collect());
+    let app = entry.forwarded.as_ref().map_or_else(String::new, app_text);
     format!(
-        "{time}  {what:<20} {id:<8}  {}  → {}",
+        "{time}  {what:<20} {id:<8}  {}  → {}{app}",
         verdict_text(request),
         entry.status
     )
+}
+
+/// The app's verdict on a forwarded event, beside earshot's: `  app: HTTP
+/// 500 in 3 ms "boom"`, or why it gave none.
+fn app_text(forwarded: &Forwarded) -> String {
+    let took = earshot_core::duration_text::of_millis(forwarded.latency_ms as f64);
+    match (forwarded.status, &forwarded.error) {
+        (Some(status), _) => {
+            let answer: String = forwarded.answer.trim().chars().take(40).collect();
+            let answer = super::output::plain(&answer).into_owned();
+            if answer.is_empty() {
+                format!("  app: HTTP {status} in {took}")
+            } else {
+                format!("  app: HTTP {status} in {took} {answer:?}")
+            }
+        }
+        (None, Some(error)) => format!("  app: not reached ({error}) after {took}"),
+        (None, None) => format!("  app: no answer after {took}"),
+    }
 }
 
 fn verdict_text(request: &Received) -> String {

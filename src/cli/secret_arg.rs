@@ -14,6 +14,8 @@ use earshot_core::redact::SecretString;
 pub(crate) const WEBHOOK_SECRET_ENV: &str = "EARSHOT_WEBHOOK_SECRET";
 /// The webhook signing secret before the last rotation.
 pub(crate) const PREVIOUS_WEBHOOK_SECRET_ENV: &str = "EARSHOT_PREVIOUS_WEBHOOK_SECRET";
+/// The secret of the app `listen --forward-to` signs anew for.
+pub(crate) const FORWARD_SECRET_ENV: &str = "EARSHOT_FORWARD_SECRET";
 /// The pre-recorded auth header a receiver requires or checks, `NAME:VALUE`.
 pub(crate) const AUTH_HEADER_ENV: &str = "EARSHOT_AUTH_HEADER";
 /// The pre-recorded auth header a submitted job's webhook carries.

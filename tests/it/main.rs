@@ -21,6 +21,7 @@ mod incidents_by_event;
 mod jobs_watch;
 mod listen;
 mod listen_backpressure;
+mod listen_forward;
 mod listen_hostile;
 mod listen_tls;
 mod observer_metrics;

@@ -13,6 +13,7 @@
 //! ([`redact_secret_headers`]) unless the operator asks for them, and a
 //! capture file is created readable by its owner only (0600).
 
+use super::listen::Forwarded;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -141,6 +142,10 @@ pub struct CaptureEntry {
     /// (a warning; it was still accepted).
     #[serde(default)]
     pub untrusted_source: bool,
+    /// What the app a verified delivery was forwarded to answered
+    /// (`listen --forward-to`): the second verdict beside earshot's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forwarded: Option<Forwarded>,
 }
 
 impl CaptureEntry {
@@ -176,6 +181,7 @@ impl CaptureEntry {
             duplicate: false,
             matched: None,
             untrusted_source: false,
+            forwarded: None,
         }
     }
 

@@ -30,17 +30,22 @@
 //! (`earshot listen --tls-cert/--tls-key`; the console's Inbox stays
 //! plain, on loopback).
 //!
+//! With [`ListenConfig::forward`], a verified, new voice-agent delivery is
+//! passed on to an app and answered with the app's answer (`forward`).
+//!
 //! Its parts: the configuration and bounds (`options`), the server and
 //! its one handler (`server`), the verdict on a request (`judge`), what
 //! a receiver keeps between requests (`state`), and the stream its reader
 //! takes requests from (`requests`).
 
+mod forward;
 mod judge;
 mod options;
 mod requests;
 mod server;
 mod state;
 
+pub use forward::{APP_DEADLINE, Forward, Forwarded};
 pub use judge::PLATFORM_SOURCES;
 pub use options::{DEDUPE_CAPACITY, ListenConfig, MAX_BODY_BYTES, QUEUE_BYTES};
 pub use requests::{Received, Requests};

@@ -10,6 +10,7 @@ use crate::signature;
 use crate::store::writer::Writer;
 use crate::tls::ServerTls;
 
+use super::Forward;
 #[cfg(doc)]
 use super::{PLATFORM_SOURCES, Requests};
 use crate::receiver::watch::Watch;
@@ -58,6 +59,9 @@ pub struct ListenConfig {
     /// neither captured nor queued: a reader that stops (a `jobs watch`
     /// whose stdout blocks) costs this much, not every request since.
     pub queue_bytes: usize,
+    /// Pass every verified, new voice-agent delivery on to this app and
+    /// answer with its answer (`listen --forward-to`).
+    pub forward: Option<Arc<Forward>>,
 }
 
 impl Default for ListenConfig {
@@ -73,6 +77,7 @@ impl Default for ListenConfig {
             watch: None,
             capture_secrets: false,
             queue_bytes: QUEUE_BYTES,
+            forward: None,
         }
     }
 }

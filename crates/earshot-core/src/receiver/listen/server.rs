@@ -14,12 +14,15 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{SecondsFormat, Utc};
 
-use super::judge::{Incoming, judge, store_failed, too_large};
+use super::judge::{Incoming, Judged, judge, store_failed, too_large};
 use super::requests::{self, Received, Requests, queued_cost};
 use super::state::Shared;
 use super::{ListenConfig, MAX_BODY_BYTES};
 use crate::http_server::{self, BodyError, Running, ServerLimits};
-use crate::receiver::capture::{self, CaptureEntry, CaptureError, CaptureWriter};
+use crate::receiver::capture::{
+    self, CaptureEntry, CaptureError, CaptureWriter, Kind, VerdictCode,
+};
+use crate::store::events::ObservedEvent;
 
 /// The receiver could not start.
 #[derive(Debug, thiserror::Error)]
@@ -156,11 +159,12 @@ async fn receive(
         }
         Err(_) => (Bytes::new(), too_large(&mut entry)),
     };
-    let (judged, store_error, unfiled) =
+    let (mut judged, store_error, unfiled) =
         match shared.keep(&entry, &bytes, now.timestamp_millis()).await {
             Ok(unfiled) => (judged, None, unfiled),
             Err(error) => (store_failed(&mut entry, &error), Some(error), None),
         };
+    forward(&shared, &parts.headers, &bytes, &mut entry, &mut judged).await;
     if !shared.config.capture_secrets {
         let auth_name = shared
             .config
@@ -189,6 +193,44 @@ async fn receive(
     }
     shared.outbox.send(received, place);
     response
+}
+
+/// With [`ListenConfig::forward`], a verified, new voice-agent delivery
+/// goes to the app, whose answer becomes the platform's (502 when the app
+/// gave none); one the app did not take is forgotten by the dedupe
+/// memory, so the platform's retry goes to the app again.
+async fn forward(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: &Bytes,
+    entry: &mut CaptureEntry,
+    judged: &mut Judged,
+) {
+    let Some(forward) = &shared.config.forward else {
+        return;
+    };
+    if entry.kind != Kind::Agents || entry.verdict != VerdictCode::Ok {
+        return;
+    }
+    // Turns are taken per session or call; an event that names none
+    // waits for no other.
+    let turn = ObservedEvent::from_delivery(body, Vec::new(), None, 0)
+        .map(|event| event.session_id)
+        .or_else(|| entry.event_id.clone())
+        .unwrap_or_default();
+    let forwarded = forward.send(&turn, headers, body).await;
+    if !forwarded.taken()
+        && let Some(event_id) = &entry.event_id
+    {
+        shared.forget_event(event_id);
+    }
+    judged.status = forwarded
+        .status
+        .and_then(|status| StatusCode::from_u16(status).ok())
+        .unwrap_or(StatusCode::BAD_GATEWAY);
+    judged.answer = serde_json::json!({ "ok": forwarded.taken(), "app_status": forwarded.status });
+    entry.status = judged.status.as_u16();
+    entry.forwarded = Some(forwarded);
 }
 
 fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {

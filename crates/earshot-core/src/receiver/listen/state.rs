@@ -91,6 +91,16 @@ impl Shared {
         seen.insert(key)
     }
 
+    /// Forgets the voice-agent event `event_id` (it was not processed): the
+    /// platform's retry of it is new again.
+    pub(super) fn forget_event(&self, event_id: &str) {
+        let mut seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        seen.forget(&format!("event:{event_id}"));
+    }
+
     /// Stores a genuine voice-agent event when a store is configured (in
     /// `unfiled_events` when `events` cannot file it: `Ok(Some(why))`). A
     /// repeat goes to the writer too: it is answered 2xx only once an
@@ -130,11 +140,7 @@ impl Shared {
         match written {
             Ok(new) => Ok(unfiled.filter(|_| new)),
             Err(error) => {
-                let mut seen = self
-                    .seen
-                    .lock()
-                    .unwrap_or_else(|poison| poison.into_inner());
-                seen.forget(&format!("event:{event_id}"));
+                self.forget_event(&event_id);
                 Err(error.to_string())
             }
         }

@@ -1,0 +1,171 @@
+//! Forwarding a verified delivery to the app a developer runs (`earshot
+//! listen --forward-to URL`): its exact bytes with the platform's headers
+//! (`X-SVC-Signature` as received, or signed anew for the app's own
+//! secret), one at a time per session or call, so events of one session
+//! reach the app in the order they were received even when the platform
+//! delivers them concurrently. The app's answer is the one the platform
+//! gets (the receiver answers with its status, so the platform's retries
+//! apply), and is shown beside earshot's own verdict.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::HeaderMap;
+use serde::{Deserialize, Serialize};
+
+use crate::redact::SecretString;
+use crate::signature;
+
+/// The longest an app may take: under the platform's 15 s, so the
+/// platform hears the app's answer rather than its own timeout.
+pub const APP_DEADLINE: Duration = Duration::from_secs(10);
+
+/// How much of the app's answer is kept to show.
+const ANSWER_SHOWN: usize = 200;
+
+/// The platform's headers a forwarded delivery carries as received.
+const PASSED_ON: [&str; 3] = ["x-svc-event", "x-svc-delivery-id", "content-type"];
+
+/// Where verified deliveries go, and with which signature.
+pub struct Forward {
+    url: reqwest::Url,
+    /// Signs anew for the app's secret; `None`: the received header.
+    secret: Option<SecretString>,
+    http: reqwest::Client,
+    /// One turn per session or call at a time (emptied as turns end).
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl std::fmt::Debug for Forward {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Forward")
+            .field("url", &self.url.as_str())
+            .field("re_signed", &self.secret.is_some())
+            .finish()
+    }
+}
+
+/// What the app answered a forwarded delivery.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Forwarded {
+    /// Its HTTP status; `None` when it gave none.
+    pub status: Option<u16>,
+    pub latency_ms: u64,
+    /// The start of its answer (lossy UTF-8, at most 200 bytes).
+    pub answer: String,
+    /// Why there is no status: `connection refused`, `timeout …`.
+    pub error: Option<String>,
+}
+
+impl Forwarded {
+    /// The app took it (a 2xx).
+    pub fn taken(&self) -> bool {
+        self.status
+            .is_some_and(|status| (200..300).contains(&status))
+    }
+}
+
+impl Forward {
+    /// Forwards to `url`, signing anew with `secret` when given.
+    pub fn new(url: reqwest::Url, secret: Option<SecretString>) -> Result<Forward, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(APP_DEADLINE)
+            .build()?;
+        Ok(Forward {
+            url,
+            secret,
+            http,
+            turns: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Sends `body` with the platform's `headers` to the app once the
+    /// earlier deliveries of `session` have had their answer.
+    pub async fn send(&self, session: &str, headers: &HeaderMap, body: &[u8]) -> Forwarded {
+        let turn = {
+            let mut turns = self
+                .turns
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            turns.entry(session.to_owned()).or_default().clone()
+        };
+        let guard = turn.lock().await;
+        let forwarded = self.post(headers, body).await;
+        drop(guard);
+        let mut turns = self
+            .turns
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        // Only this turn and the map hold it: no delivery of that session waits.
+        if Arc::strong_count(&turn) == 2 {
+            turns.remove(session);
+        }
+        forwarded
+    }
+
+    async fn post(&self, headers: &HeaderMap, body: &[u8]) -> Forwarded {
+        let mut request = self.http.post(self.url.clone()).body(body.to_vec());
+        for name in PASSED_ON {
+            if let Some(value) = headers.get(name) {
+                request = request.header(name, value.as_bytes());
+            }
+        }
+        let signed = match &self.secret {
+            Some(secret) => signature::sign(
+                secret.expose().as_bytes(),
+                chrono::Utc::now().timestamp(),
+                body,
+            ),
+            None => headers
+                .get(signature::HEADER_NAME)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        request = request.header(signature::HEADER_NAME, signed);
+        let started = Instant::now();
+        let latency = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => {
+                return Forwarded {
+                    status: None,
+                    latency_ms: latency(),
+                    answer: String::new(),
+                    error: Some(failure(&error)),
+                };
+            }
+        };
+        let status = response.status().as_u16();
+        let mut answer = Vec::new();
+        while answer.len() < ANSWER_SHOWN {
+            match response.chunk().await {
+                Ok(Some(chunk)) => answer.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        answer.truncate(ANSWER_SHOWN);
+        Forwarded {
+            status: Some(status),
+            latency_ms: latency(),
+            answer: String::from_utf8_lossy(&answer).into_owned(),
+            error: None,
+        }
+    }
+}
+
+/// A failed send in a few words.
+fn failure(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
+        format!(
+            "timeout: no answer within {}",
+            crate::duration_text::of(APP_DEADLINE)
+        )
+    } else if error.is_connect() {
+        "connection refused".to_owned()
+    } else {
+        format!("connection error: {error}")
+    }
+}

@@ -1,0 +1,147 @@
+//! `earshot listen --forward-to` through the real binary, with the
+//! emulator as the platform: a verified event goes on to the app with its
+//! exact bytes and the platform's headers, the app's refusal is the answer
+//! the platform gets (so it retries, and the retry reaches the app), each
+//! line shows earshot's verdict and the app's, and `--forward-secret-file`
+//! signs anew for the app's own secret (checked with Python's `hmac`).
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::cli::{earshot, listening_url_and_lines, python_verifies};
+use crate::common::{self, Receiver, Reply, SECRET, eventually};
+use earshot_core::api::types::agents::EventKind;
+
+const APP_SECRET: &str = "whsec_the_apps_own_secret_9876543210zyxw";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_gets_each_verified_event_and_its_refusal_is_retried_by_the_platform() {
+    let harness = common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (platform_secret, app_secret) = (dir.path().join("platform"), dir.path().join("app"));
+    std::fs::write(&platform_secret, SECRET).unwrap();
+    std::fs::write(&app_secret, APP_SECRET).unwrap();
+    // Down for the first event it gets, then fine.
+    let app = Receiver::start(|_, index| {
+        if index == 0 {
+            Reply::status(500, "boom")
+        } else {
+            Reply::ok()
+        }
+    })
+    .await;
+    let mut child = earshot()
+        .args(["listen", "--secret-file"])
+        .arg(&platform_secret)
+        .arg("--forward-to")
+        .arg(app.url())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("earshot listen starts");
+    let (url, lines) = listening_url_and_lines(&mut child);
+    harness
+        .subscribe_secret(&url, &[EventKind::SessionStarted], SECRET)
+        .await;
+    harness.start_session(None).await;
+    let received = eventually(
+        Duration::from_secs(20),
+        "the platform's retry reaches the app",
+        || {
+            let requests = app.requests.lock().unwrap().clone();
+            async move { (requests.len() >= 2).then_some(requests) }
+        },
+    )
+    .await;
+    assert_eq!(received.len(), 2, "the refused event, then its retry");
+    assert_eq!(received[0].body, received[1].body, "the same exact bytes");
+    for request in &received {
+        assert_eq!(request.header("x-svc-event"), "session.started");
+        let header = request.header("x-svc-signature");
+        assert_eq!(
+            python_verifies(&platform_secret, header, &request.body),
+            "ok"
+        );
+    }
+    assert_ne!(
+        received[0].header("x-svc-delivery-id"),
+        received[1].header("x-svc-delivery-id"),
+        "two attempts of the platform"
+    );
+    let shown: Vec<String> = (0..2)
+        .map(|_| {
+            lines
+                .recv_timeout(Duration::from_secs(5))
+                .expect("a line a request")
+        })
+        .collect();
+    assert!(
+        shown[0].contains("ok") && shown[0].contains("→ 500") && shown[0].contains("app: HTTP 500"),
+        "{shown:?}"
+    );
+    assert!(shown[0].contains("\"boom\""), "{shown:?}");
+    assert!(
+        shown[1].contains("→ 200") && shown[1].contains("app: HTTP 200"),
+        "{shown:?}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // Signed anew for the app's own secret.
+    let mut child = earshot()
+        .args(["listen", "--secret-file"])
+        .arg(&platform_secret)
+        .arg("--forward-to")
+        .arg(app.url())
+        .arg("--forward-secret-file")
+        .arg(&app_secret)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("earshot listen starts");
+    let (url, _lines) = listening_url_and_lines(&mut child);
+    harness
+        .subscribe_secret(&url, &[EventKind::SessionStarted], SECRET)
+        .await;
+    harness.start_session(None).await;
+    let resigned = eventually(Duration::from_secs(20), "the event reaches the app", || {
+        let requests = app.requests.lock().unwrap().clone();
+        async move { requests.get(2).cloned() }
+    })
+    .await;
+    let header = resigned.header("x-svc-signature");
+    assert_eq!(python_verifies(&app_secret, header, &resigned.body), "ok");
+    assert_eq!(
+        python_verifies(&platform_secret, header, &resigned.body),
+        "bad"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn forwarding_is_not_taken_with_a_store_and_a_bad_url_exits_2() {
+    for (args, why) in [
+        (
+            vec![
+                "--forward-to",
+                "http://127.0.0.1:9/x",
+                "--store",
+                "/nonexistent/x.db",
+            ],
+            "--store",
+        ),
+        (vec!["--forward-to", "ftp://127.0.0.1/x"], "http://"),
+    ] {
+        let out = earshot()
+            .args(["listen", "--secret", SECRET])
+            .args(&args)
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+    }
+}
