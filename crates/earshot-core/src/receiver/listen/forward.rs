@@ -169,3 +169,73 @@ fn failure(error: &reqwest::Error) -> String {
         format!("connection error: {error}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use axum::Router;
+    use axum::routing::post;
+    use tokio::sync::Notify;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_session_waits_for_its_earlier_event_and_another_session_does_not() {
+        let arrived: Arc<Mutex<Vec<String>>> = Arc::default();
+        let release = Arc::new(Notify::new());
+        let app = Router::new().route(
+            "/",
+            post({
+                let (arrived, release) = (arrived.clone(), release.clone());
+                move |body: axum::body::Bytes| async move {
+                    let text = String::from_utf8_lossy(&body).into_owned();
+                    arrived.lock().expect("the list").push(text.clone());
+                    if text == "first" {
+                        release.notified().await;
+                    }
+                    "ok"
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let url = format!("http://{}/", listener.local_addr().expect("its address"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let forward = Arc::new(Forward::new(url.parse().expect("a URL"), None).expect("a client"));
+        let send = |session: &'static str, body: &'static str| {
+            let forward = forward.clone();
+            tokio::spawn(async move {
+                forward
+                    .send(session, &HeaderMap::new(), body.as_bytes())
+                    .await
+            })
+        };
+        let seen = || arrived.lock().expect("the list").clone();
+        let first = send("s1", "first");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while seen().is_empty() {
+            assert!(Instant::now() < deadline, "the first event never arrived");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let second = send("s1", "second");
+        let other = send("s2", "other").await.expect("sent");
+        assert!(other.taken(), "{other:?}");
+        assert_eq!(
+            seen(),
+            ["first", "other"],
+            "the session's next event waits its turn"
+        );
+        release.notify_one();
+        for sent in [first, second] {
+            assert!(sent.await.expect("sent").taken());
+        }
+        assert_eq!(seen(), ["first", "other", "second"]);
+        assert!(
+            forward.turns.lock().expect("the turns").is_empty(),
+            "no turn is kept once no event waits"
+        );
+    }
+}
