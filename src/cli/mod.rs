@@ -41,6 +41,7 @@ pub(crate) mod store_index;
 pub(crate) mod subs;
 mod subs_rotate;
 pub(crate) mod transcribe;
+mod trigger;
 pub(crate) mod verify;
 mod verify_receiver;
 
@@ -146,6 +147,9 @@ pub(crate) enum Command {
     Redeliver(redeliver::RedeliverArgs),
     /// Every observed event with its outcome per subscription, filtered.
     Events(events::EventsArgs),
+    /// Send your receiver one realistic, signed voice-agent event, with
+    /// fields set from the command line.
+    Trigger(trigger::TriggerArgs),
     /// Failure groups (subscription × diagnosis) and who is on them.
     Incidents(incidents::IncidentsArgs),
     /// What earshot changed on the platform: when, who, what.
@@ -279,6 +283,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Health(args) => runtime()?.block_on(health::run(args, &global)),
         Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
         Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
+        Command::Trigger(args) => runtime()?.block_on(trigger::run(args)),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
         Command::Changes(args) => changes::run(args, &global),
         Command::Store(args) => runtime()?.block_on(store_cmd::run(args, &global)),

@@ -45,5 +45,6 @@ mod subscriptions_api;
 mod tmux_age;
 mod tmux_e2e;
 mod tmux_silence;
+mod trigger;
 mod tui_launch;
 mod verify_receiver;

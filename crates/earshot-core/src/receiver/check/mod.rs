@@ -25,6 +25,7 @@ pub(crate) mod send;
 pub use super::auth_header::{AuthHeader, AuthHeaderError};
 pub use cases::DELIVERY_USER_AGENT;
 pub use judge::{AGENTS_DEADLINE, PRERECORDED_DEADLINE};
+pub use payloads::{EventBody, SetError, with_fields};
 
 /// The voice-agent cases, in report order: the names of
 /// [`AgentCase::ALL`], the one list the emulator's on-demand deliveries

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Duration, FixedOffset, Utc};
 use serde::Serialize;
-use serde_json::Map;
+use serde_json::{Map, Value};
 
 use crate::api::types::agents::{CallObject, EventKind, EventObject, SessionObject, WebhookEvent};
 
@@ -21,10 +21,90 @@ const ARTIFACT_LIFETIME_SECS: i64 = 3600;
 
 /// One event ready to send: its kind, `event_id` and serialised body.
 #[derive(Debug, Clone)]
-pub(crate) struct EventBody {
+pub struct EventBody {
     pub kind: EventKind,
     pub event_id: String,
     pub bytes: Vec<u8>,
+}
+
+/// A field `earshot trigger --set` could not set.
+#[derive(Debug, thiserror::Error)]
+pub enum SetError {
+    #[error("{event} has no field `{path}` (its fields: {known})")]
+    NoSuchField {
+        event: &'static str,
+        path: String,
+        known: String,
+    },
+    #[error("`{path}` cannot take that value: {source}")]
+    WrongType {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error("the event could not be made: {0}")]
+    Made(serde_json::Error),
+}
+
+/// An event of `kind` as [`event`] makes it, with each `(path, value)` of
+/// `sets` in place (`call.from_number`, `session.duration_seconds`; a
+/// field the event has, of the type the platform sends), serialised in
+/// the platform's field order.
+pub fn with_fields(
+    kind: EventKind,
+    at: DateTime<Utc>,
+    sets: &[(String, Value)],
+) -> Result<EventBody, SetError> {
+    let made = event(kind, at).map_err(SetError::Made)?;
+    let original: Value = serde_json::from_slice(&made.bytes).map_err(SetError::Made)?;
+    let mut document = original.clone();
+    for (path, value) in sets {
+        let mut place = &mut document;
+        for key in path.split('.') {
+            if place.get(key).is_none() {
+                return Err(SetError::NoSuchField {
+                    event: kind.as_str(),
+                    path: path.clone(),
+                    known: field_paths(&original).join(", "),
+                });
+            }
+            place = &mut place[key];
+        }
+        *place = value.clone();
+    }
+    let typed: WebhookEvent =
+        serde_json::from_value(document).map_err(|source| SetError::WrongType {
+            path: sets
+                .iter()
+                .map(|(path, _)| path.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            source,
+        })?;
+    Ok(EventBody {
+        kind,
+        event_id: typed.event_id.clone(),
+        bytes: serde_json::to_vec(&typed).map_err(SetError::Made)?,
+    })
+}
+
+/// Every leaf of `document` as a dotted path (`call.from_number`).
+fn field_paths(document: &Value) -> Vec<String> {
+    let mut paths = Vec::new();
+    if let Value::Object(fields) = document {
+        for (key, value) in fields {
+            match value {
+                Value::Object(_) => {
+                    paths.extend(
+                        field_paths(value)
+                            .into_iter()
+                            .map(|path| format!("{key}.{path}")),
+                    );
+                }
+                _ => paths.push(key.clone()),
+            }
+        }
+    }
+    paths
 }
 
 /// A fresh conversation id: `ses_…` or `call_…` and 32 hex digits.
