@@ -16,7 +16,7 @@ use ratatui::widgets::Paragraph;
 use super::JobsPane;
 use super::queue::QueueCounts;
 use crate::tui::theme::{Role, Theme};
-use crate::tui::widgets::age;
+use crate::tui::widgets::{age, width};
 use earshot_core::duration_text;
 use earshot_core::history::sparkline::{Glyphs, Mark};
 
@@ -84,6 +84,12 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
     if short {
         title.push(Span::styled(format!(" · error {}", now.error), fg));
         title.push(Span::styled(format!(" · budget {}", budget_now(pane)), fg));
+    }
+    // What "queued" counts, where the title has room for it.
+    let note = " · queued: seen, or behind a job seen queued (FIFO)";
+    let used: usize = title.iter().map(|span| width(&span.content)).sum();
+    if !merged.is_empty() && used + width(note) <= usize::from(area.width) {
+        title.push(Span::styled(note, muted));
     }
     let mut lines = vec![Line::from(title)];
     if !merged.is_empty() {

@@ -111,6 +111,9 @@ pub(crate) struct JobRow {
     /// When this console submitted it (`s`), in Unix milliseconds; `None`
     /// for a job submitted elsewhere.
     pub(crate) submitted_ms: Option<i64>,
+    /// When it was handed to the watcher, on the pane's clock (the
+    /// chart's, before the watcher's first report).
+    pub(crate) added_tick: Tick,
 }
 
 impl JobRow {
@@ -123,6 +126,7 @@ impl JobRow {
             hook_attempts: Vec::new(),
             added_ms: earshot_core::store::now_ms(),
             submitted_ms: None,
+            added_tick: Tick::ZERO,
         }
     }
 
@@ -236,12 +240,17 @@ impl JobsPane {
     /// Builds the queue's buckets again as of the pane's clock; whether
     /// a bucket changed.
     pub(crate) fn refresh_queue(&mut self) -> bool {
-        let views = self.rows.iter().filter_map(|row| row.view.as_ref());
-        let since = views.clone().map(|view| view.added_at).min();
-        let Some(since) = since else {
+        // Submission order: older batches first (rows hold the newest
+        // batch on top, each batch in its own order).
+        let mut order: Vec<(usize, &JobRow)> = self.rows.iter().enumerate().collect();
+        order.sort_by_key(|(at, row)| (row.added_tick, *at));
+        let spans: Vec<JobSpan> = order
+            .iter()
+            .map(|(_, row)| JobSpan::of(row.added_tick, row.view.as_ref()))
+            .collect();
+        let Some(since) = spans.iter().map(|span| span.added).min() else {
             return false;
         };
-        let spans: Vec<JobSpan> = views.map(JobSpan::of).collect();
         let series = queue::series(&spans, since, self.now_tick(), queue::COLUMNS_MAX);
         if series == self.queue {
             return false;
@@ -433,6 +442,12 @@ impl JobsPane {
             self.watching = true;
             self.epoch = Instant::now();
             self.now = self.epoch;
+        }
+        let at = self.now_tick();
+        for id in &ids {
+            if let Some(row) = self.row_mut(id) {
+                row.added_tick = at;
+            }
         }
         out.effects.push(Effect::WatchJobs(ids));
     }

@@ -28,6 +28,8 @@ pub(crate) const BUDGET_MINUTES: usize = 60;
 /// One job's states as first seen (times on the watcher's clock).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct JobSpan {
+    /// When it was added to the watch.
+    pub(crate) added: Tick,
     pub(crate) queued: Option<Tick>,
     pub(crate) processing: Option<Tick>,
     pub(crate) finished: Option<Tick>,
@@ -36,12 +38,37 @@ pub(crate) struct JobSpan {
 }
 
 impl JobSpan {
-    pub(crate) fn of(view: &JobView) -> JobSpan {
+    /// A job added at `added`, as the watcher last reported it (`None`
+    /// before its first report).
+    pub(crate) fn of(added: Tick, view: Option<&JobView>) -> JobSpan {
         JobSpan {
-            queued: view.queued_since,
-            processing: view.processing_since,
-            finished: view.finished_at,
-            error: view.status == Some(TranscriptStatus::Error),
+            added,
+            queued: view.and_then(|view| view.queued_since),
+            processing: view.and_then(|view| view.processing_since),
+            finished: view.and_then(|view| view.finished_at),
+            error: view.is_some_and(|view| view.status == Some(TranscriptStatus::Error)),
+        }
+    }
+}
+
+/// The platform starts queued jobs in submission order (spec part 3), as
+/// the watcher assumes too: a job seen queued at `t` means every job
+/// submitted after it was queued at `t` as well, if it was not seen in a
+/// later state by then. `spans` in submission order; each job's queued
+/// start becomes the earlier of its own sighting and that inference.
+fn infer_fifo(spans: &mut [JobSpan]) {
+    let mut earliest: Option<Tick> = None;
+    for span in spans {
+        let seen_queued = span.queued;
+        if let Some(ahead) = earliest {
+            let inferred = ahead.max(span.added);
+            let left = span.processing.or(span.finished);
+            if left.is_none_or(|left| inferred < left) {
+                span.queued = Some(span.queued.map_or(inferred, |own| own.min(inferred)));
+            }
+        }
+        if let Some(queued) = seen_queued {
+            earliest = Some(earliest.map_or(queued, |ahead| ahead.min(queued)));
         }
     }
 }
@@ -126,9 +153,14 @@ fn bucket_for(span: Duration, columns: usize) -> Duration {
     Duration::from_secs(secs)
 }
 
-/// The queue from `since` (when the first job was added) to `now`, in at
-/// most `columns` buckets aligned on the bucket length (the newest kept).
+/// The queue of `spans` (in submission order) from `since` (when the
+/// first job was added) to `now`, in at most `columns` buckets aligned on
+/// the bucket length (the newest kept). A job is queued from when it or a
+/// job submitted before it was seen queued ([`infer_fifo`]).
 pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) -> QueueSeries {
+    let mut spans = spans.to_vec();
+    infer_fifo(&mut spans);
+    let spans = spans.as_slice();
     let columns = columns.max(1);
     let since = since.min(now);
     let bucket = bucket_for(now - since, columns);

@@ -6,6 +6,7 @@ fn secs(s: u64) -> Tick {
 
 fn span(queued: Option<u64>, processing: Option<u64>, finished: Option<u64>) -> JobSpan {
     JobSpan {
+        added: Tick::ZERO,
         queued: queued.map(secs),
         processing: processing.map(secs),
         finished: finished.map(secs),
@@ -115,4 +116,40 @@ fn the_budget_keeps_each_minutes_peak() {
         budget.record(secs(300 + minute * 60), 1, 2_000);
     }
     assert_eq!(budget.minutes.len(), BUDGET_MINUTES, "bounded");
+}
+
+/// Twelve jobs submitted in order; the watcher polled only the fifth
+/// while it waited (at 3 s) and saw the others first later: every job
+/// after the fifth was queued from 3 s (FIFO) until seen further.
+#[test]
+fn jobs_behind_one_seen_queued_count_as_queued() {
+    let mut spans = vec![span(None, Some(0), Some(10)); 4];
+    spans.push(span(Some(3), Some(10), Some(20)));
+    spans.extend(vec![span(None, Some(10), Some(20)); 3]);
+    // Not polled yet at all: queued behind it too.
+    spans.extend(vec![span(None, None, None); 4]);
+    // One added later than the sighting: queued from when it was added.
+    spans[11].added = secs(5);
+    let series = series_of(&spans, secs(12), 60);
+    assert_eq!(
+        series.counts[2],
+        counts(0, 4, 0, 0),
+        "nothing seen queued yet"
+    );
+    assert_eq!(series.counts[3], counts(7, 4, 0, 0));
+    assert_eq!(
+        series.counts[5],
+        counts(8, 4, 0, 0),
+        "the late one from 5 s"
+    );
+    assert_eq!(series.counts[10], counts(4, 4, 4, 0));
+    assert_eq!(series.seen_limit, Some(4));
+    // Out of order (a later job seen queued first) says nothing of the
+    // jobs ahead of it.
+    let mut reversed = vec![span(None, Some(6), None), span(Some(2), None, None)];
+    let series = series_of(&reversed, secs(7), 60);
+    assert_eq!(series.counts[3], counts(1, 0, 0, 0));
+    reversed.swap(0, 1);
+    let series = series_of(&reversed, secs(7), 60);
+    assert_eq!(series.counts[3], counts(2, 0, 0, 0), "in order: both");
 }
