@@ -205,6 +205,8 @@ pub(crate) struct JobsPane {
     pub(crate) queue: QueueSeries,
     /// The request budget's peak per minute.
     pub(crate) budget_minutes: BudgetMinutes,
+    /// A job changed since `queue` was built: the next tick builds it.
+    queue_dirty: bool,
 }
 
 impl Default for JobsPane {
@@ -234,12 +236,28 @@ impl JobsPane {
             watching: false,
             queue: QueueSeries::default(),
             budget_minutes: BudgetMinutes::default(),
+            queue_dirty: false,
         }
+    }
+
+    /// Builds the queue's buckets again when a job changed or the newest
+    /// bucket's time is over (once a tick at most, however many reports
+    /// came); whether a bucket changed.
+    fn queue_on_tick(&mut self) -> bool {
+        let bucket = self.queue.bucket.as_nanos().max(1);
+        let newest = self.queue.counts.len() as u128;
+        let first = self.queue.first_index;
+        let turned = self.now_tick().as_nanos() / bucket >= u128::from(first) + newest;
+        if !(self.queue_dirty || turned) {
+            return false;
+        }
+        self.refresh_queue()
     }
 
     /// Builds the queue's buckets again as of the pane's clock; whether
     /// a bucket changed.
     pub(crate) fn refresh_queue(&mut self) -> bool {
+        self.queue_dirty = false;
         // Submission order: older batches first (rows hold the newest
         // batch on top, each batch in its own order).
         let mut order: Vec<(usize, &JobRow)> = self.rows.iter().enumerate().collect();
@@ -374,7 +392,7 @@ impl JobsPane {
                     out.succeeded = true;
                 }
                 row.view = Some(view);
-                self.refresh_queue();
+                self.queue_dirty = true;
             }
             WatchEvent::PollFailed { id, message } => {
                 // The status bar says so too, until every row recovers.
@@ -593,7 +611,7 @@ impl Pane for JobsPane {
         let before = self.now_tick().as_secs();
         self.now = at.max(self.now);
         // Before the rest: a turned bucket is kept whatever else redraws.
-        let queue_moved = self.refresh_queue();
+        let queue_moved = self.queue_on_tick();
         queue_moved
             || self.paused_until.is_some()
             || self.rows.iter().any(|row| !row.is_terminal())

@@ -89,6 +89,8 @@ pub(crate) struct QueueCounts {
 pub(crate) struct QueueSeries {
     /// Each bucket's length.
     pub(crate) bucket: Duration,
+    /// The first bucket's number (its start over `bucket`).
+    pub(crate) first_index: u64,
     /// The counts at each bucket's end, oldest first (the last: at `now`).
     pub(crate) counts: Vec<QueueCounts>,
     /// The most jobs seen processing at once while another waited queued:
@@ -216,6 +218,7 @@ pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) 
     }
     QueueSeries {
         bucket,
+        first_index: first,
         counts,
         seen_limit,
     }
