@@ -212,10 +212,11 @@ fn row(label: &str, bars: Vec<Span<'static>>, value: String, theme: &Theme) -> L
     Line::from(spans)
 }
 
-/// The budget's peak as of now (`unknown` before the first report).
+/// The share's requests in its window as last reported, of the share
+/// (`unknown` before the first report).
 fn budget_now(pane: &JobsPane) -> String {
     match pane.budget {
-        Some((used, budget)) => format!("{used}/{budget} in 5 min"),
+        Some((used, budget)) => format!("{used}/{budget}"),
         None => "unknown".into(),
     }
 }
@@ -252,7 +253,7 @@ fn budget_row(pane: &JobsPane, cells: usize, theme: &Theme) -> Line<'static> {
     let value = if peaks.is_empty() {
         "unknown: no request yet".to_owned()
     } else {
-        format!("{} · █ share · ? none", budget_now(pane))
+        format!("{} in 5 min · █ share · ? none", budget_now(pane))
     };
     row("budget/min", spans, value, theme)
 }

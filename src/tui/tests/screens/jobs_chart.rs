@@ -135,3 +135,18 @@ fn a_jobs_record_has_its_timeline() {
         assert!(text.contains(line), "{line:?} in\n{text}");
     }
 }
+
+/// Shorter than 24 rows (the console needs 20) the chart folds its error
+/// and budget rows into its title, and the table keeps ten rows.
+#[test]
+fn on_a_short_screen_the_chart_shrinks_before_the_table() {
+    let app = draining_app();
+    let text = screen_text(&draw(&app, (80, 20), &Theme::fallback()));
+    assert!(text.contains("· error 1 · budget 300/2000"), "{text}");
+    assert!(text.contains("processing  "), "{text}");
+    assert!(!text.contains("budget/min"), "{text}");
+    assert!(
+        text.contains("09c0ffee"),
+        "the table keeps ten rows: {text}"
+    );
+}
