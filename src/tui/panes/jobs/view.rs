@@ -1,8 +1,8 @@
 //! Drawing the Jobs pane: the title, the request budget gauge, the
 //! "polling paused" banner, the prompt and the jobs table (only the rows
 //! on screen are built), the queue chart under it (`chart.rs`) and a
-//! job's record with its timeline (`timeline.rs`). Reads state, changes nothing but the remembered
-//! scroll offset and page height.
+//! job's record with its timeline (`timeline.rs`). Reads state, changes
+//! nothing but the remembered scroll offset and page height.
 
 use std::time::Duration;
 
@@ -133,7 +133,6 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, row: &JobRow,
     if let Some(attempts) = job_webhook_line(&row.hook_attempts) {
         lines.push(line("webhook attempts", attempts, fg));
     }
-
     let error = error_text(row);
     if !error.is_empty() {
         lines.push(line("error", error, theme.style(Role::Error)));
