@@ -1,8 +1,10 @@
 //! Drawing the Jobs chart under the table: the watched jobs queued,
 //! processing, completed and failed per bucket ([`super::queue`]), the
-//! processing row's bars measured against the account's concurrency as
-//! seen (a full bar is at the limit), and the request budget's peak per
-//! minute against the share. One row per state, so the mono theme tells
+//! processing row's bars measured against the most jobs seen processing
+//! while others waited (a full bar; the platform does not state the
+//! account's concurrency, and a queue that waits is at it, though a
+//! finish seen late by a poll can count a job one bucket too long), and
+//! the request budget's peak per minute against the share. One row per state, so the mono theme tells
 //! them apart by label and glyph (bars `▁…█`, a bucket a job failed in
 //! `✗`, `·` none);
 //! narrower than the buckets, runs of buckets merge (the most of each run),
@@ -113,7 +115,10 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
                 theme,
             ),
             match limit {
-                Some(limit) => format!("{} now · limit {limit} seen (█)", now.processing),
+                Some(most) => format!(
+                    "{} now · most with jobs waiting: {most} (█)",
+                    now.processing
+                ),
                 None => format!("{} now · limit unknown", now.processing),
             },
             theme,

@@ -94,8 +94,10 @@ pub(crate) struct QueueSeries {
     /// The counts at each bucket's end, oldest first (the last: at `now`).
     pub(crate) counts: Vec<QueueCounts>,
     /// The most jobs seen processing at once while another waited queued:
-    /// the account's concurrency, as far as the watcher saw (the platform
-    /// does not say it; FIFO starts a queued job as soon as a slot frees).
+    /// the account's concurrency as far as the watcher saw (the platform
+    /// does not state it; FIFO starts a queued job as soon as a slot
+    /// frees). Polls see a finish late, so under a short request budget it
+    /// can read above the account's limit.
     pub(crate) seen_limit: Option<u32>,
 }
 
