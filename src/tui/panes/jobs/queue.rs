@@ -93,11 +93,11 @@ pub(crate) struct QueueSeries {
     pub(crate) first_index: u64,
     /// The counts at each bucket's end, oldest first (the last: at `now`).
     pub(crate) counts: Vec<QueueCounts>,
-    /// The most jobs seen processing at once while another waited queued:
-    /// the account's concurrency as far as the watcher saw (the platform
-    /// does not state it; FIFO starts a queued job as soon as a slot
-    /// frees). Polls see a finish late, so under a short request budget it
-    /// can read above the account's limit.
+    /// The most jobs processing at a bucket's end while another waited
+    /// queued: the account's concurrency as far as the watcher saw (the
+    /// platform does not state it; FIFO starts a queued job as soon as a
+    /// slot frees). Polls see a finish late, so under a short request
+    /// budget it can read above the account's limit.
     pub(crate) seen_limit: Option<u32>,
 }
 
@@ -174,11 +174,10 @@ pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) 
     let steps = steps(spans);
     let mut totals = [0i64; 4];
     let mut next = 0;
-    let mut seen_limit: Option<u32> = None;
     let mut counts = Vec::with_capacity(columns);
     // Walks the changes in time order: each bucket's end takes the counts
-    // as of then; the concurrency is read after each moment's changes.
-    let mut apply_until = |until: Tick, next: &mut usize, totals: &mut [i64; 4]| {
+    // as of then.
+    let apply_until = |until: Tick, next: &mut usize, totals: &mut [i64; 4]| {
         while let Some(step) = steps.get(*next).filter(|step| step.at <= until) {
             let at = step.at;
             while let Some(step) = steps.get(*next).filter(|step| step.at == at) {
@@ -187,9 +186,6 @@ pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) 
                 totals[2] += step.completed;
                 totals[3] += step.error;
                 *next += 1;
-            }
-            if totals[0] > 0 && totals[1] > 0 {
-                seen_limit = Some(seen_limit.unwrap_or(0).max(count(totals[1])));
             }
         }
     };
@@ -218,6 +214,13 @@ pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) 
             failed: count(totals[3] - errors_before),
         });
     }
+    // Read at the buckets' ends as the chart is: a poll that sees a
+    // finish late counts the job a moment beside the one in its slot.
+    let seen_limit = counts
+        .iter()
+        .filter(|counts| counts.queued > 0 && counts.processing > 0)
+        .map(|counts| counts.processing)
+        .max();
     QueueSeries {
         bucket,
         first_index: first,
