@@ -87,8 +87,10 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
         title.push(Span::styled(format!(" · error {}", now.error), fg));
         title.push(Span::styled(format!(" · budget {}", budget_now(pane)), fg));
     }
-    // What "queued" counts, where the title has room for it.
-    let note = " · queued: seen, or behind a job seen queued (FIFO)";
+    // What the counts rest on, where the title has room: a job counts in
+    // the state a poll last saw (until a poll sees it finish), and behind
+    // a job seen queued as queued.
+    let note = " · each job as last polled (queued also by FIFO order)";
     let used: usize = title.iter().map(|span| width(&span.content)).sum();
     if !merged.is_empty() && used + width(note) <= usize::from(area.width) {
         title.push(Span::styled(note, muted));
