@@ -8,10 +8,16 @@
 //! screen as [`Effect::FocusJobs`], and its events come back as
 //! [`JobsResult::Watch`]. Submitting a file (`s`, hidden in read-only) is
 //! [`Effect::SubmitFile`]. `/` filters and `S` sorts the table as every
-//! table (`table.rs` its columns). Drawing is in `view.rs`.
+//! table (`table.rs` its columns). The queue over time under the table
+//! is `queue.rs` (its buckets, rebuilt only when a job changes or a
+//! bucket turns) drawn by `chart.rs`; a job's own timeline in its record
+//! is `timeline.rs`. Drawing is in `view.rs`.
 
+pub(crate) mod chart;
 mod commands;
+pub(crate) mod queue;
 pub(crate) mod table;
+mod timeline;
 pub(crate) mod view;
 
 use std::path::PathBuf;
@@ -35,6 +41,7 @@ use earshot_core::poll::schedule::{JobView, Spent};
 use earshot_core::poll::watcher::WatchEvent;
 
 use commands::{detail_commands, job_prompt_commands, table_commands};
+use queue::{BudgetMinutes, JobSpan, QueueSeries};
 
 /// What reaches the Jobs pane from the background.
 #[derive(Clone, Debug)]
@@ -101,6 +108,12 @@ pub(crate) struct JobRow {
     pub(crate) hook_attempts: Vec<(i64, u16)>,
     /// When the pane started watching it, in Unix milliseconds (`since:`).
     pub(crate) added_ms: i64,
+    /// When this console submitted it (`s`), in Unix milliseconds; `None`
+    /// for a job submitted elsewhere.
+    pub(crate) submitted_ms: Option<i64>,
+    /// When it was handed to the watcher, on the pane's clock (the
+    /// chart's, before the watcher's first report).
+    pub(crate) added_tick: Tick,
 }
 
 impl JobRow {
@@ -112,6 +125,8 @@ impl JobRow {
             poll_error: None,
             hook_attempts: Vec::new(),
             added_ms: earshot_core::store::now_ms(),
+            submitted_ms: None,
+            added_tick: Tick::ZERO,
         }
     }
 
@@ -185,6 +200,13 @@ pub(crate) struct JobsPane {
     /// When the watcher last reported (a poll answered or failed): the
     /// title's age.
     pub(crate) reported_at: Option<Instant>,
+    /// The watched jobs' queue over time, as of the last change or turn
+    /// of a bucket (the chart redraws only then).
+    pub(crate) queue: QueueSeries,
+    /// The request budget's peak per minute.
+    pub(crate) budget_minutes: BudgetMinutes,
+    /// A job changed since `queue` was built: the next tick builds it.
+    queue_dirty: bool,
 }
 
 impl Default for JobsPane {
@@ -212,7 +234,47 @@ impl JobsPane {
             epoch: now,
             now,
             watching: false,
+            queue: QueueSeries::default(),
+            budget_minutes: BudgetMinutes::default(),
+            queue_dirty: false,
         }
+    }
+
+    /// Builds the queue's buckets again when a job changed or the newest
+    /// bucket's time is over (once a tick at most, however many reports
+    /// came); whether a bucket changed.
+    fn queue_on_tick(&mut self) -> bool {
+        let bucket = self.queue.bucket.as_nanos().max(1);
+        let newest = self.queue.counts.len() as u128;
+        let first = self.queue.first_index;
+        let turned = self.now_tick().as_nanos() / bucket >= u128::from(first) + newest;
+        if !(self.queue_dirty || turned) {
+            return false;
+        }
+        self.refresh_queue()
+    }
+
+    /// Builds the queue's buckets again as of the pane's clock; whether
+    /// a bucket changed.
+    pub(crate) fn refresh_queue(&mut self) -> bool {
+        self.queue_dirty = false;
+        // Submission order: older batches first (rows hold the newest
+        // batch on top, each batch in its own order).
+        let mut order: Vec<(usize, &JobRow)> = self.rows.iter().enumerate().collect();
+        order.sort_by_key(|(at, row)| (row.added_tick, *at));
+        let spans: Vec<JobSpan> = order
+            .iter()
+            .map(|(_, row)| JobSpan::of(row.added_tick, row.view.as_ref()))
+            .collect();
+        let Some(since) = spans.iter().map(|span| span.added).min() else {
+            return false;
+        };
+        let series = queue::series(&spans, since, self.now_tick(), queue::COLUMNS_MAX);
+        if series == self.queue {
+            return false;
+        }
+        self.queue = series;
+        true
     }
 
     /// The watcher's clock now.
@@ -222,6 +284,12 @@ impl JobsPane {
 
     pub(crate) fn rows(&self) -> &[JobRow] {
         &self.rows
+    }
+
+    /// The rows to change, for fixtures that fix their wall-clock times.
+    #[cfg(test)]
+    pub(crate) fn rows_mut(&mut self) -> &mut [JobRow] {
+        &mut self.rows
     }
 
     /// The selected row's position in the table (as filtered and sorted).
@@ -324,6 +392,7 @@ impl JobsPane {
                     out.succeeded = true;
                 }
                 row.view = Some(view);
+                self.queue_dirty = true;
             }
             WatchEvent::PollFailed { id, message } => {
                 // The status bar says so too, until every row recovers.
@@ -352,6 +421,8 @@ impl JobsPane {
             } => {
                 self.budget = Some((used, budget));
                 self.spent = spent;
+                let at = self.now_tick();
+                self.budget_minutes.record(at, used, budget);
             }
         }
     }
@@ -389,6 +460,12 @@ impl JobsPane {
             self.watching = true;
             self.epoch = Instant::now();
             self.now = self.epoch;
+        }
+        let at = self.now_tick();
+        for id in &ids {
+            if let Some(row) = self.row_mut(id) {
+                row.added_tick = at;
+            }
         }
         out.effects.push(Effect::WatchJobs(ids));
     }
@@ -533,7 +610,10 @@ impl Pane for JobsPane {
     fn on_tick(&mut self, at: Instant, _out: &mut Outcome) -> bool {
         let before = self.now_tick().as_secs();
         self.now = at.max(self.now);
-        self.paused_until.is_some()
+        // Before the rest: a turned bucket is kept whatever else redraws.
+        let queue_moved = self.queue_on_tick();
+        queue_moved
+            || self.paused_until.is_some()
             || self.rows.iter().any(|row| !row.is_terminal())
             || self.now_tick().as_secs() != before
     }
@@ -624,7 +704,10 @@ impl Pane for JobsPane {
                             path.as_deref().unwrap_or("the file")
                         ));
                         out.succeeded = true;
-                        self.add_ids(vec![id], out);
+                        self.add_ids(vec![id.clone()], out);
+                        if let Some(row) = self.row_mut(&id) {
+                            row.submitted_ms = Some(earshot_core::store::now_ms());
+                        }
                     }
                     Err(failure) => out.failure = Some(failure),
                 }

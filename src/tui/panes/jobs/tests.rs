@@ -632,3 +632,40 @@ fn a_finished_jobs_age_counts_up() {
     app.update(Action::Tick(epoch + Duration::from_millis(5_600)));
     assert!(!app.dirty, "the same second: no redraw");
 }
+
+/// The chart's buckets are built on the tick, not on every report (a
+/// draining queue reports hundreds a second), and only when a job changed
+/// or the newest bucket's time is over: otherwise the chart stays as drawn.
+#[test]
+fn the_queue_chart_is_rebuilt_on_the_tick_only_when_a_bucket_can_change() {
+    use super::JobsPane;
+    use crate::tui::app::Outcome;
+    let mut pane = JobsPane::new();
+    let mut out = Outcome::default();
+    pane.add_ids(vec!["job-a".into(), "job-b".into()], &mut out);
+    let epoch = pane.epoch;
+    pane.now = epoch + Duration::from_millis(1_500);
+    assert!(pane.queue_on_tick(), "the first build");
+    let mut queued = view("job-a", Some(TranscriptStatus::Queued));
+    queued.queued_since = Some(Duration::from_millis(1_200));
+    pane.on_result(
+        JobsResult::Watch(WatchEvent::Changed {
+            view: queued,
+            transcript: None,
+        }),
+        &mut out,
+    );
+    let before = pane.queue.clone();
+    assert_eq!(before.counts.last().map(|c| c.queued), Some(0), "not yet");
+    assert!(pane.queue_on_tick(), "a job changed");
+    assert_eq!(
+        pane.queue.counts.last().map(|c| c.queued),
+        Some(2),
+        "job-a seen queued, job-b behind it"
+    );
+    pane.now = epoch + Duration::from_millis(1_900);
+    assert!(!pane.queue_on_tick(), "same bucket, nothing changed");
+    pane.now = epoch + Duration::from_millis(2_100);
+    assert!(pane.queue_on_tick(), "a new bucket");
+    assert_eq!(pane.queue.counts.len(), 3, "0 s, 1 s and 2 s");
+}

@@ -1,7 +1,8 @@
 //! Drawing the Jobs pane: the title, the request budget gauge, the
 //! "polling paused" banner, the prompt and the jobs table (only the rows
-//! on screen are built). Reads state, changes nothing but the remembered
-//! scroll offset and page height.
+//! on screen are built), the queue chart under it (`chart.rs`) and a
+//! job's record with its timeline (`timeline.rs`). Reads state, changes
+//! nothing but the remembered scroll offset and page height.
 
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row};
 
-use super::{JobRow, JobsPane, Prompt};
+use super::{JobRow, JobsPane, Prompt, chart, timeline};
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
@@ -51,13 +52,21 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
         draw_prompt(frame, prompt_area, pane, kind, theme);
     }
     match pane.selected() {
-        Some(row) if pane.detail => draw_detail(frame, body, row, pane.now_tick(), theme),
-        _ => draw_table(frame, body, pane, theme),
+        Some(row) if pane.detail => draw_detail(frame, body, pane, row, theme),
+        _ if pane.rows().is_empty() => draw_table(frame, body, pane, theme),
+        _ => {
+            let chart_h = chart::height_in(body.height);
+            let [table, chart_area] =
+                Layout::vertical([Constraint::Min(0), Constraint::Length(chart_h)]).areas(body);
+            draw_table(frame, table, pane, theme);
+            chart::draw(frame, chart_area, pane, theme);
+        }
     }
 }
 
 /// One job's record: what the watcher saw and what the platform said.
-fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme: &Theme) {
+fn draw_detail(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, row: &JobRow, theme: &Theme) {
+    let now = pane.now_tick();
     let muted = theme.style(Role::Muted);
     let fg = theme.style(Role::Fg);
     let line = |label: &str, value: String, style: Style| {
@@ -138,6 +147,7 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &JobRow, now: Tick, theme
         },
         fg,
     ));
+    lines.extend(timeline::lines(row, theme));
     frame.render_widget(
         Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false }),
         area,

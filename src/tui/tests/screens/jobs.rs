@@ -14,11 +14,11 @@ use serde_json::Map;
 
 use super::{app, cells, colour, fg_at, find, keys, render, screen_text, snapshot};
 
-fn secs(n: u64) -> Option<Duration> {
+pub(super) fn secs(n: u64) -> Option<Duration> {
     Some(Duration::from_secs(n))
 }
 
-fn view(id: &str, status: TranscriptStatus) -> JobView {
+pub(super) fn view(id: &str, status: TranscriptStatus) -> JobView {
     JobView {
         id: id.into(),
         status: Some(status),
@@ -55,11 +55,11 @@ fn record(
     })
 }
 
-fn watch(app: &mut App, event: WatchEvent) {
+pub(super) fn watch(app: &mut App, event: WatchEvent) {
     app.update(Action::Jobs(JobsResult::Watch(event)));
 }
 
-fn changed(app: &mut App, view: JobView, transcript: Option<Box<Transcript>>) {
+pub(super) fn changed(app: &mut App, view: JobView, transcript: Option<Box<Transcript>>) {
     watch(app, WatchEvent::Changed { view, transcript });
 }
 
@@ -69,6 +69,16 @@ fn changed_with_record(app: &mut App, view: JobView, hook: Option<u16>, error: O
     let status = view.status.clone().expect("a view with a status");
     let transcript = record(&view.id, status, hook, error);
     changed(app, view, Some(transcript));
+}
+
+/// Every row added at 09:25:18 UTC, 95 s before the fixed time the
+/// fixtures draw at, and the queue's buckets as of the pane's clock.
+pub(super) fn fix_clock(app: &mut App) {
+    let fixed_ms = super::fixed_local_time().timestamp_millis();
+    for row in app.jobs.rows_mut() {
+        row.added_ms = fixed_ms - 95_000;
+    }
+    app.jobs.refresh_queue();
 }
 
 pub(super) fn jobs_app() -> App {
@@ -129,6 +139,7 @@ pub(super) fn jobs_app() -> App {
     app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
     // The watcher's last report, 4 s before the fixed now.
     app.jobs.reported_at = Some(app.jobs.now - Duration::from_secs(4));
+    fix_clock(&mut app);
     // The stale row's failed poll is in the status bar too, at a
     // fixed time.
     if let Some(error) = &mut app.status.last_error {

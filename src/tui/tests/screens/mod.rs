@@ -10,6 +10,7 @@ mod health;
 mod help;
 mod inbox;
 mod jobs;
+mod jobs_chart;
 mod probe;
 mod signatures;
 mod subscriptions;
