@@ -18,10 +18,11 @@ use super::GlobalOptions;
 use super::bounded_stdout::BoundedStdout;
 use super::history_args::open_store;
 use super::observer_args::{ObserverArgs, OpenStore, StartError};
+use earshot_core::api::types::agents::EventKind;
 use earshot_core::receiver::auth_header::AuthHeader;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::{
-    self, Forward, Forwarded, ListenConfig, ListenError, Received,
+    self, Forward, Forwarded, ListenConfig, ListenError, Received, Routes,
 };
 use earshot_core::redact::SecretString;
 use earshot_core::signature;
@@ -40,6 +41,7 @@ const FINISH_GRACE: Duration = Duration::from_secs(2);
 /// Give each secret by file or environment variable rather than on the
 /// command line, where other users see it in `ps`.
 #[derive(clap::Args, Debug)]
+#[command(group = clap::ArgGroup::new("forwarding").multiple(true))]
 pub(crate) struct ListenArgs {
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:0", value_name = "ADDR")]
@@ -100,13 +102,29 @@ pub(crate) struct ListenArgs {
     /// call) and answer the platform with the app's answer, so its retries
     /// apply; each line shows earshot's verdict and the app's. Without a
     /// store.
-    #[arg(long, value_name = "URL", conflicts_with = "store")]
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with = "store",
+        group = "forwarding"
+    )]
     pub(crate) forward_to: Option<String>,
 
-    /// With --forward-to: sign anew with the app's own secret in FILE (or
-    /// EARSHOT_FORWARD_SECRET) instead of passing the platform's
-    /// X-SVC-Signature on.
-    #[arg(long, value_name = "FILE", requires = "forward_to")]
+    /// TYPE=URL: events of that type go to that app instead (repeatable;
+    /// `call.failed=http://127.0.0.1:3001/failed`); other types go to
+    /// --forward-to, or are not forwarded.
+    #[arg(
+        long = "forward",
+        value_name = "TYPE=URL",
+        conflicts_with = "store",
+        group = "forwarding"
+    )]
+    pub(crate) forward_by_type: Vec<String>,
+
+    /// With --forward-to or --forward: sign anew with the app's own secret
+    /// in FILE (or EARSHOT_FORWARD_SECRET) instead of passing the
+    /// platform's X-SVC-Signature on.
+    #[arg(long, value_name = "FILE", requires = "forwarding")]
     pub(crate) forward_secret_file: Option<PathBuf>,
 }
 
@@ -234,11 +252,7 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         }
     }
     let auth_header = auth_header.as_ref().map(parse_auth_header).transpose()?;
-    let forward = args
-        .forward_to
-        .as_deref()
-        .map(|url| forward_to(args, url))
-        .transpose()?;
+    let forward = forward_to(args)?;
     Ok(ListenConfig {
         forward,
         secrets,
@@ -253,17 +267,40 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
     })
 }
 
-/// Where `--forward-to` sends verified events, and with which signature.
-fn forward_to(args: &ListenArgs, url: &str) -> Result<Arc<Forward>, String> {
-    let url = super::events_resend::app_url("--forward-to", url)?;
+/// Where `--forward-to` and `--forward` send verified events, and with
+/// which signature; `None` when neither is given.
+fn forward_to(args: &ListenArgs) -> Result<Option<Arc<Forward>>, String> {
+    let app_url = super::events_resend::app_url;
+    let default = args
+        .forward_to
+        .as_deref()
+        .map(|url| app_url("--forward-to", url))
+        .transpose()?;
+    let mut by_type = Vec::new();
+    for route in &args.forward_by_type {
+        let (kind, url) = route
+            .split_once('=')
+            .ok_or_else(|| format!("--forward {route}: give TYPE=URL"))?;
+        let kind = EventKind::parse(kind).ok_or_else(|| {
+            let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
+            format!(
+                "--forward {route}: `{kind}` is not one of {}",
+                known.join(", ")
+            )
+        })?;
+        by_type.push((kind.as_str().to_owned(), app_url("--forward", url)?));
+    }
+    if default.is_none() && by_type.is_empty() {
+        return Ok(None);
+    }
     let secret = secret_arg::resolve(
         None,
         args.forward_secret_file.as_deref(),
         secret_arg::FORWARD_SECRET_ENV,
     )
     .map_err(|error| error.to_string())?;
-    Forward::new(url, secret)
-        .map(Arc::new)
+    Forward::new(Routes { by_type, default }, secret)
+        .map(|forward| Some(Arc::new(forward)))
         .map_err(|error| format!("--forward-to: {error}"))
 }
 

@@ -121,6 +121,47 @@ async fn the_app_gets_each_verified_event_and_its_refusal_is_retried_by_the_plat
     let _ = child.wait();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_type_given_its_own_app_goes_there_and_the_others_to_the_default() {
+    let harness = common::start().await;
+    let (all, completed) = (Receiver::healthy().await, Receiver::healthy().await);
+    let mut child = earshot()
+        .args(["listen", "--secret", SECRET, "--forward-to"])
+        .arg(all.url())
+        .arg("--forward")
+        .arg(format!("session.completed={}", completed.url()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("earshot listen starts");
+    let (url, _lines) = listening_url_and_lines(&mut child);
+    harness
+        .subscribe_secret(
+            &url,
+            &[EventKind::SessionStarted, EventKind::SessionCompleted],
+            SECRET,
+        )
+        .await;
+    let session = harness.start_session(None).await;
+    harness.complete_session(&session).await;
+    completed
+        .wait_count(1, "session.completed at its own app")
+        .await;
+    all.wait_count(1, "session.started at the default app")
+        .await;
+    assert_eq!(
+        completed.requests.lock().unwrap()[0].header("x-svc-event"),
+        "session.completed"
+    );
+    assert_eq!(
+        all.requests.lock().unwrap()[0].header("x-svc-event"),
+        "session.started"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 #[test]
 fn forwarding_is_not_taken_with_a_store_and_a_bad_url_exits_2() {
     for (args, why) in [
@@ -134,6 +175,11 @@ fn forwarding_is_not_taken_with_a_store_and_a_bad_url_exits_2() {
             "--store",
         ),
         (vec!["--forward-to", "ftp://127.0.0.1/x"], "http://"),
+        (
+            vec!["--forward", "call.nope=http://127.0.0.1:9/x"],
+            "is not one of",
+        ),
+        (vec!["--forward", "call.ended"], "TYPE=URL"),
     ] {
         let out = earshot()
             .args(["listen", "--secret", SECRET])

@@ -27,9 +27,29 @@ const ANSWER_SHOWN: usize = 200;
 /// The platform's headers a forwarded delivery carries as received.
 const PASSED_ON: [&str; 3] = ["x-svc-event", "x-svc-delivery-id", "content-type"];
 
+/// Which app an event goes to: its type's own, else the default.
+#[derive(Clone, Debug, Default)]
+pub struct Routes {
+    /// One app per event type (`listen --forward call.ended=URL`).
+    pub by_type: Vec<(String, reqwest::Url)>,
+    /// Every other type's (`--forward-to URL`); `None`: not forwarded.
+    pub default: Option<reqwest::Url>,
+}
+
+impl Routes {
+    /// The app an event of type `event` goes to, if any.
+    pub fn app_for(&self, event: &str) -> Option<&reqwest::Url> {
+        self.by_type
+            .iter()
+            .find(|(kind, _)| kind == event)
+            .map(|(_, url)| url)
+            .or(self.default.as_ref())
+    }
+}
+
 /// Where verified deliveries go, and with which signature.
 pub struct Forward {
-    url: reqwest::Url,
+    routes: Routes,
     /// Signs anew for the app's secret; `None`: the received header.
     secret: Option<SecretString>,
     http: reqwest::Client,
@@ -40,7 +60,7 @@ pub struct Forward {
 impl std::fmt::Debug for Forward {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Forward")
-            .field("url", &self.url.as_str())
+            .field("routes", &self.routes)
             .field("re_signed", &self.secret.is_some())
             .finish()
     }
@@ -67,23 +87,34 @@ impl Forwarded {
 }
 
 impl Forward {
-    /// Forwards to `url`, signing anew with `secret` when given.
-    pub fn new(url: reqwest::Url, secret: Option<SecretString>) -> Result<Forward, reqwest::Error> {
+    /// Forwards along `routes`, signing anew with `secret` when given.
+    pub fn new(routes: Routes, secret: Option<SecretString>) -> Result<Forward, reqwest::Error> {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(APP_DEADLINE)
             .build()?;
         Ok(Forward {
-            url,
+            routes,
             secret,
             http,
             turns: Mutex::new(HashMap::new()),
         })
     }
 
-    /// Sends `body` with the platform's `headers` to the app once the
+    /// The app an event of type `event` goes to, if any.
+    pub fn app_for(&self, event: &str) -> Option<&reqwest::Url> {
+        self.routes.app_for(event)
+    }
+
+    /// Sends `body` with the platform's `headers` to `app` once the
     /// earlier deliveries of `session` have had their answer.
-    pub async fn send(&self, session: &str, headers: &HeaderMap, body: &[u8]) -> Forwarded {
+    pub async fn send(
+        &self,
+        app: &reqwest::Url,
+        session: &str,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Forwarded {
         let turn = {
             let mut turns = self
                 .turns
@@ -92,7 +123,7 @@ impl Forward {
             turns.entry(session.to_owned()).or_default().clone()
         };
         let guard = turn.lock().await;
-        let forwarded = self.post(headers, body).await;
+        let forwarded = self.post(app, headers, body).await;
         drop(guard);
         let mut turns = self
             .turns
@@ -105,8 +136,8 @@ impl Forward {
         forwarded
     }
 
-    async fn post(&self, headers: &HeaderMap, body: &[u8]) -> Forwarded {
-        let mut request = self.http.post(self.url.clone()).body(body.to_vec());
+    async fn post(&self, app: &reqwest::Url, headers: &HeaderMap, body: &[u8]) -> Forwarded {
+        let mut request = self.http.post(app.clone()).body(body.to_vec());
         for name in PASSED_ON {
             if let Some(value) = headers.get(name) {
                 request = request.header(name, value.as_bytes());
@@ -181,6 +212,28 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_types_own_app_comes_before_the_default() {
+        let url = |text: &str| reqwest::Url::parse(text).expect("a URL");
+        let routes = Routes {
+            by_type: vec![("call.failed".to_owned(), url("http://127.0.0.1:1/failed"))],
+            default: Some(url("http://127.0.0.1:1/all")),
+        };
+        assert_eq!(
+            routes.app_for("call.failed").map(reqwest::Url::path),
+            Some("/failed")
+        );
+        assert_eq!(
+            routes.app_for("call.ended").map(reqwest::Url::path),
+            Some("/all")
+        );
+        let only = Routes {
+            default: None,
+            ..routes
+        };
+        assert_eq!(only.app_for("call.ended"), None, "no app: not forwarded");
+    }
+
     #[tokio::test]
     async fn a_session_waits_for_its_earlier_event_and_another_session_does_not() {
         let arrived: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -204,12 +257,20 @@ mod tests {
             .expect("a port");
         let url = format!("http://{}/", listener.local_addr().expect("its address"));
         tokio::spawn(async move { axum::serve(listener, app).await });
-        let forward = Arc::new(Forward::new(url.parse().expect("a URL"), None).expect("a client"));
+        let routes = Routes {
+            default: Some(url.parse().expect("a URL")),
+            ..Routes::default()
+        };
+        let forward = Arc::new(Forward::new(routes, None).expect("a client"));
         let send = |session: &'static str, body: &'static str| {
             let forward = forward.clone();
             tokio::spawn(async move {
+                let app = forward
+                    .app_for("call.ended")
+                    .cloned()
+                    .expect("the default app");
                 forward
-                    .send(session, &HeaderMap::new(), body.as_bytes())
+                    .send(&app, session, &HeaderMap::new(), body.as_bytes())
                     .await
             })
         };

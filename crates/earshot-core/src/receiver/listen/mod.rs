@@ -45,7 +45,7 @@ mod requests;
 mod server;
 mod state;
 
-pub use forward::{APP_DEADLINE, Forward, Forwarded};
+pub use forward::{APP_DEADLINE, Forward, Forwarded, Routes};
 pub use judge::PLATFORM_SOURCES;
 pub use options::{DEDUPE_CAPACITY, ListenConfig, MAX_BODY_BYTES, QUEUE_BYTES};
 pub use requests::{Received, Requests};

@@ -212,13 +212,16 @@ async fn forward(
     if entry.kind != Kind::Agents || entry.verdict != VerdictCode::Ok {
         return;
     }
+    let Some(app) = forward.app_for(entry.event.as_deref().unwrap_or_default()) else {
+        return;
+    };
     // Turns are taken per session or call; an event that names none
     // waits for no other.
     let turn = ObservedEvent::from_delivery(body, Vec::new(), None, 0)
         .map(|event| event.session_id)
         .or_else(|| entry.event_id.clone())
         .unwrap_or_default();
-    let forwarded = forward.send(&turn, headers, body).await;
+    let forwarded = forward.send(app, &turn, headers, body).await;
     if !forwarded.taken()
         && let Some(event_id) = &entry.event_id
     {
