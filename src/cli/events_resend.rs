@@ -13,6 +13,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::GlobalOptions;
+use super::edit_body;
 use super::history_args::StoreArg;
 use super::output::{emit, plain};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
@@ -43,6 +44,10 @@ pub(crate) struct ResendArgs {
     /// One JSON object per event on stdout, nothing else there.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Edit the body in $VISUAL or $EDITOR first (one event: the query must
+    /// find exactly one); the change is said, and the edited bytes signed.
+    #[arg(long)]
+    pub(crate) edit: bool,
     #[command(flatten)]
     pub(crate) store: StoreArg,
 }
@@ -111,11 +116,34 @@ pub(crate) async fn run(args: ResendArgs, global: &GlobalOptions) -> color_eyre:
         );
         return Ok(ExitCode::from(1));
     }
+    if args.edit && rows.len() != 1 {
+        eprintln!(
+            "error: --edit sends one event, and `{}` finds {}: give its event id",
+            plain(&args.query.join(" ")),
+            rows.len()
+        );
+        return Ok(ExitCode::from(2));
+    }
     rows.reverse();
     let http = recover::sender()?;
     let mut failed = 0;
     for row in &rows {
-        let event = recover::observed_event(&store, &row.event_id)?;
+        let mut event = recover::observed_event(&store, &row.event_id)?;
+        if args.edit {
+            let edited = match edit_body::edit(&event.body) {
+                Ok(edited) => edited,
+                Err(message) => {
+                    eprintln!("error: {}", plain(&message));
+                    return Ok(ExitCode::from(2));
+                }
+            };
+            match edit_body::diff(&event.body, &edited).as_str() {
+                "" if edited == event.body => eprintln!("unchanged: sending the stored bytes"),
+                "" => eprintln!("changed in white space only"),
+                changes => eprint!("{}", plain(changes)),
+            }
+            event.body = edited;
+        }
         let sent = recover::send_event(&http, url.as_str(), &secret, &event).await;
         failed += usize::from(!sent.delivered);
         if args.json {

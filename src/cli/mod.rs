@@ -10,6 +10,7 @@ pub(crate) mod deliveries;
 pub(crate) mod demo;
 mod demo_history;
 pub(crate) mod dictate;
+mod edit_body;
 pub(crate) mod emulator;
 pub(crate) mod events;
 mod events_resend;

@@ -115,6 +115,43 @@ async fn stored_events_reach_a_local_app_as_filed_oldest_first_signed_with_its_s
     );
     assert_eq!(app.requests.lock().unwrap().len(), 4);
 
+    // --edit: one event only, edited in the editor, the edited bytes signed.
+    let mut two = resend(&["--edit"]);
+    two.env("EDITOR", "true").env_remove("VISUAL");
+    let out = run(&mut two).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("finds 2"),
+        "{}",
+        text(&out.stderr)
+    );
+    let first: Value = serde_json::from_slice(&bodies[0]).unwrap();
+    let event_id = first["event_id"].as_str().unwrap().to_owned();
+    let mut one = common::cli::earshot();
+    one.args(["events", "resend", &event_id, "--edit", "--to"])
+        .arg(app.url())
+        .arg("--secret-file")
+        .arg(&secret_file)
+        .arg("--store")
+        .arg(&db)
+        .env("EDITOR", "sed -i s/session.started/session.edited/")
+        .env_remove("VISUAL");
+    let out = run(&mut one).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("- {") && stderr.contains("+ {"),
+        "the change said: {stderr}"
+    );
+    let edited = app.requests.lock().unwrap()[4].clone();
+    let sent = text(&edited.body);
+    assert!(
+        sent.contains("session.edited") && !sent.contains("session.started"),
+        "{sent}"
+    );
+    let header = edited.header("x-svc-signature");
+    assert_eq!(python_verifies(&secret_file, header, &edited.body), "ok");
+
     // Bad input sends nothing: no secret, a URL that is no receiver's, a
     // bad query; a store that is not there is not made.
     let mut no_secret = common::cli::earshot();
@@ -148,5 +185,5 @@ async fn stored_events_reach_a_local_app_as_filed_oldest_first_signed_with_its_s
     let out = run(&mut no_store).await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(!missing.exists(), "no store made");
-    assert_eq!(app.requests.lock().unwrap().len(), 4, "nothing more sent");
+    assert_eq!(app.requests.lock().unwrap().len(), 5, "nothing more sent");
 }
