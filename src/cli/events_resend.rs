@@ -16,7 +16,7 @@ use super::GlobalOptions;
 use super::edit_body;
 use super::history_args::StoreArg;
 use super::output::{emit, plain};
-use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
+use super::secret_arg;
 use earshot_core::history::event_list::list;
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover::{self, Sent};
@@ -86,15 +86,9 @@ pub(crate) async fn run(args: ResendArgs, global: &GlobalOptions) -> color_eyre:
         Ok(url) => url,
         Err(message) => return bad(message),
     };
-    let secret = match secret_arg::resolve(None, args.secret_file.as_deref(), WEBHOOK_SECRET_ENV) {
-        Ok(Some(secret)) => secret,
-        Ok(None) => {
-            return bad(format!(
-                "give the secret the receiver checks with --secret-file FILE or \
-                 {WEBHOOK_SECRET_ENV}"
-            ));
-        }
-        Err(error) => return bad(error.to_string()),
+    let secret = match secret_arg::receivers(args.secret_file.as_deref()) {
+        Ok(secret) => secret,
+        Err(message) => return bad(message),
     };
     // Nothing to send from a store that is not there: none is created.
     let path = args.store.path(global)?;

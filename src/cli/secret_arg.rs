@@ -34,6 +34,20 @@ pub(crate) enum SecretArgError {
     EnvNotUnicode { name: &'static str },
 }
 
+/// The secret a receiver under development checks, from `file` or
+/// `EARSHOT_WEBHOOK_SECRET` (never argv), for what earshot signs and
+/// sends it (`events resend`, `trigger`); the message for exit 2 when
+/// neither gives one.
+pub(crate) fn receivers(file: Option<&Path>) -> Result<SecretString, String> {
+    match resolve(None, file, WEBHOOK_SECRET_ENV) {
+        Ok(Some(secret)) => Ok(secret),
+        Ok(None) => Err(format!(
+            "give the secret the receiver checks with --secret-file FILE or {WEBHOOK_SECRET_ENV}"
+        )),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 /// The secret from `value` (the flag), else the file, else the variable
 /// `env`; `None` when none of the three is given.
 pub(crate) fn resolve(

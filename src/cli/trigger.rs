@@ -14,7 +14,7 @@ use clap::Args;
 use serde_json::Value;
 
 use super::output::{emit, plain};
-use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
+use super::secret_arg;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::recover;
 use earshot_core::receiver::check::with_fields;
@@ -78,15 +78,9 @@ pub(crate) async fn run(args: TriggerArgs) -> color_eyre::Result<ExitCode> {
         Ok(url) => url,
         Err(message) => return bad(message),
     };
-    let secret = match secret_arg::resolve(None, args.secret_file.as_deref(), WEBHOOK_SECRET_ENV) {
-        Ok(Some(secret)) => secret,
-        Ok(None) => {
-            return bad(format!(
-                "give the secret the receiver checks with --secret-file FILE or \
-                 {WEBHOOK_SECRET_ENV}"
-            ));
-        }
-        Err(error) => return bad(error.to_string()),
+    let secret = match secret_arg::receivers(args.secret_file.as_deref()) {
+        Ok(secret) => secret,
+        Err(message) => return bad(message),
     };
     let now = chrono::Utc::now();
     let made = match with_fields(kind, now, &sets) {
