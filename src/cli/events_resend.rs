@@ -118,7 +118,9 @@ pub(crate) async fn run(args: ResendArgs, global: &GlobalOptions) -> color_eyre:
         );
         return Ok(ExitCode::from(2));
     }
-    rows.reverse();
+    // Oldest first; events of the same time in the order they were
+    // received (a timestamp may have whole seconds only).
+    rows.sort_by_key(|row| (row.occurred_ms, row.received_ms));
     let http = recover::sender()?;
     let mut failed = 0;
     for row in &rows {

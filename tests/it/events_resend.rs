@@ -19,7 +19,10 @@ const APP_SECRET: &str = "whsec_the_apps_own_secret_9876543210zyxw";
 fn stored_bodies(db: &std::path::Path, session: &str) -> Vec<Vec<u8>> {
     let conn = rusqlite::Connection::open(db).expect("the store");
     let mut statement = conn
-        .prepare("SELECT body FROM events WHERE session_id = ?1 ORDER BY occurred_ms, event_id")
+        .prepare(
+            "SELECT body FROM events WHERE session_id = ?1
+             ORDER BY occurred_ms, received_ms, rowid",
+        )
         .expect("the query");
     statement
         .query_map([session], |row| row.get(0))
