@@ -461,12 +461,7 @@ pub async fn send_event(
     let delivered = http_status.is_some_and(|code| (200..300).contains(&code));
     let error = (!delivered).then(|| match &attempt.answer {
         Answer::Status { code, .. } => format!("HTTP {code}"),
-        Answer::Timeout => format!(
-            "timeout: no answer within {}",
-            crate::duration_text::of(DEADLINE)
-        ),
-        Answer::Refused => "connection refused".to_owned(),
-        Answer::ConnectionError(cause) => format!("connection error: {cause}"),
+        unanswered => unanswered.unanswered(DEADLINE).unwrap_or_default(),
     });
     Sent {
         event_id: event.event_id.clone(),

@@ -9,11 +9,12 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
 
+use crate::receiver::check::send::send_reading;
 use crate::redact::SecretString;
 use crate::signature;
 
@@ -89,9 +90,9 @@ impl Forwarded {
 impl Forward {
     /// Forwards along `routes`, signing anew with `secret` when given.
     pub fn new(routes: Routes, secret: Option<SecretString>) -> Result<Forward, reqwest::Error> {
+        // Each send is bounded by [`APP_DEADLINE`] (`check::send`).
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
-            .timeout(APP_DEADLINE)
             .build()?;
         Ok(Forward {
             routes,
@@ -156,55 +157,21 @@ impl Forward {
                 .to_owned(),
         };
         request = request.header(signature::HEADER_NAME, signed);
-        let started = Instant::now();
-        let latency = || u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let mut response = match request.send().await {
-            Ok(response) => response,
-            Err(error) => {
-                return Forwarded {
-                    status: None,
-                    latency_ms: latency(),
-                    answer: String::new(),
-                    error: Some(failure(&error)),
-                };
-            }
-        };
-        let status = response.status().as_u16();
-        let mut answer = Vec::new();
-        while answer.len() < ANSWER_SHOWN {
-            match response.chunk().await {
-                Ok(Some(chunk)) => answer.extend_from_slice(&chunk),
-                _ => break,
-            }
-        }
+        let (attempt, mut answer) = send_reading(request, APP_DEADLINE).await;
         answer.truncate(ANSWER_SHOWN);
         Forwarded {
-            status: Some(status),
-            latency_ms: latency(),
+            status: attempt.status(),
+            latency_ms: u64::try_from(attempt.latency.as_millis()).unwrap_or(u64::MAX),
             answer: String::from_utf8_lossy(&answer).into_owned(),
-            error: None,
+            error: attempt.answer.unanswered(APP_DEADLINE),
         }
-    }
-}
-
-/// A failed send in a few words.
-fn failure(error: &reqwest::Error) -> String {
-    if error.is_timeout() {
-        format!(
-            "timeout: no answer within {}",
-            crate::duration_text::of(APP_DEADLINE)
-        )
-    } else if error.is_connect() {
-        "connection refused".to_owned()
-    } else {
-        format!("connection error: {error}")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
     use axum::Router;
     use axum::routing::post;
