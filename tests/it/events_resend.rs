@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::cli::{Observed, python_verifies, run, text};
-use crate::common::{self, Receiver, Reply, eventually};
+use crate::common::{self, Receiver, eventually};
 use earshot_core::api::types::agents::EventKind;
 
 const OBSERVER_SECRET: &str = "whsec_observer_secret_0123456789abcdefgh";
@@ -44,14 +44,7 @@ async fn stored_events_reach_a_local_app_as_filed_oldest_first_signed_with_its_s
     })
     .await;
     // The app refuses the first event it gets, takes the rest.
-    let app = Receiver::start(|_, index| {
-        if index == 0 {
-            Reply::status(500, "boom")
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
+    let app = Receiver::failing_first(1, 500, "boom").await;
     let dir = tempfile::tempdir().unwrap();
     let secret_file = dir.path().join("app.secret");
     std::fs::write(&secret_file, format!("{APP_SECRET}\n")).unwrap();

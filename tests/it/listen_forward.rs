@@ -5,14 +5,35 @@
 //! line shows earshot's verdict and the app's, and `--forward-secret-file`
 //! signs anew for the app's own secret (checked with Python's `hmac`).
 
-use std::process::Stdio;
+use std::ffi::OsString;
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use crate::common::cli::{earshot, listening_url_and_lines, python_verifies};
-use crate::common::{self, Receiver, Reply, SECRET, eventually};
+use crate::common::{self, Harness, Receiver, SECRET, eventually};
 use earshot_core::api::types::agents::EventKind;
 
 const APP_SECRET: &str = "whsec_the_apps_own_secret_9876543210zyxw";
+
+/// `earshot listen ARGS` subscribed on the emulator to `events`, signed
+/// with [`SECRET`]: the child and its lines after `listening on`.
+async fn forwarding(
+    harness: &Harness,
+    args: &[OsString],
+    events: &[EventKind],
+) -> (Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = earshot()
+        .arg("listen")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("earshot listen starts");
+    let (url, lines) = listening_url_and_lines(&mut child);
+    harness.subscribe_secret(&url, events, SECRET).await;
+    (child, lines)
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_app_gets_each_verified_event_and_its_refusal_is_retried_by_the_platform() {
@@ -22,28 +43,14 @@ async fn the_app_gets_each_verified_event_and_its_refusal_is_retried_by_the_plat
     std::fs::write(&platform_secret, SECRET).unwrap();
     std::fs::write(&app_secret, APP_SECRET).unwrap();
     // Down for the first event it gets, then fine.
-    let app = Receiver::start(|_, index| {
-        if index == 0 {
-            Reply::status(500, "boom")
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
-    let mut child = earshot()
-        .args(["listen", "--secret-file"])
-        .arg(&platform_secret)
-        .arg("--forward-to")
-        .arg(app.url())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("earshot listen starts");
-    let (url, lines) = listening_url_and_lines(&mut child);
-    harness
-        .subscribe_secret(&url, &[EventKind::SessionStarted], SECRET)
-        .await;
+    let app = Receiver::failing_first(1, 500, "boom").await;
+    let forward = [
+        "--secret-file".into(),
+        platform_secret.clone().into(),
+        "--forward-to".into(),
+        app.url().into(),
+    ];
+    let (mut child, lines) = forwarding(&harness, &forward, &[EventKind::SessionStarted]).await;
     harness.start_session(None).await;
     let received = eventually(
         Duration::from_secs(20),
@@ -89,22 +96,12 @@ async fn the_app_gets_each_verified_event_and_its_refusal_is_retried_by_the_plat
     let _ = child.wait();
 
     // Signed anew for the app's own secret.
-    let mut child = earshot()
-        .args(["listen", "--secret-file"])
-        .arg(&platform_secret)
-        .arg("--forward-to")
-        .arg(app.url())
-        .arg("--forward-secret-file")
-        .arg(&app_secret)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("earshot listen starts");
-    let (url, _lines) = listening_url_and_lines(&mut child);
-    harness
-        .subscribe_secret(&url, &[EventKind::SessionStarted], SECRET)
-        .await;
+    let resigning = [
+        forward.as_slice(),
+        &["--forward-secret-file".into(), app_secret.clone().into()],
+    ]
+    .concat();
+    let (mut child, _lines) = forwarding(&harness, &resigning, &[EventKind::SessionStarted]).await;
     harness.start_session(None).await;
     let resigned = eventually(Duration::from_secs(20), "the event reaches the app", || {
         let requests = app.requests.lock().unwrap().clone();
@@ -125,24 +122,20 @@ async fn the_app_gets_each_verified_event_and_its_refusal_is_retried_by_the_plat
 async fn a_type_given_its_own_app_goes_there_and_the_others_to_the_default() {
     let harness = common::start().await;
     let (all, completed) = (Receiver::healthy().await, Receiver::healthy().await);
-    let mut child = earshot()
-        .args(["listen", "--secret", SECRET, "--forward-to"])
-        .arg(all.url())
-        .arg("--forward")
-        .arg(format!("session.completed={}", completed.url()))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("earshot listen starts");
-    let (url, _lines) = listening_url_and_lines(&mut child);
-    harness
-        .subscribe_secret(
-            &url,
-            &[EventKind::SessionStarted, EventKind::SessionCompleted],
-            SECRET,
-        )
-        .await;
+    let routes = [
+        "--secret".into(),
+        SECRET.into(),
+        "--forward-to".into(),
+        all.url().into(),
+        "--forward".into(),
+        format!("session.completed={}", completed.url()).into(),
+    ];
+    let (mut child, _lines) = forwarding(
+        &harness,
+        &routes,
+        &[EventKind::SessionStarted, EventKind::SessionCompleted],
+    )
+    .await;
     let session = harness.start_session(None).await;
     harness.complete_session(&session).await;
     completed

@@ -7,14 +7,14 @@
 
 use serde_json::Value;
 
+use crate::common::Receiver;
 use crate::common::cli::{earshot, python_verifies, run, text};
-use crate::common::{Receiver, Reply};
 
 const APP_SECRET: &str = "whsec_the_apps_own_secret_9876543210zyxw";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_triggered_event_reaches_the_receiver_signed_with_the_fields_given() {
-    let app = Receiver::start(|_, _| Reply::ok()).await;
+    let app = Receiver::healthy().await;
     let dir = tempfile::tempdir().unwrap();
     let secret = dir.path().join("app.secret");
     std::fs::write(&secret, APP_SECRET).unwrap();
