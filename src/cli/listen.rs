@@ -282,11 +282,8 @@ fn forward_to(args: &ListenArgs) -> Result<Option<Arc<Forward>>, String> {
             .split_once('=')
             .ok_or_else(|| format!("--forward {route}: give TYPE=URL"))?;
         let kind = EventKind::parse(kind).ok_or_else(|| {
-            let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
-            format!(
-                "--forward {route}: `{kind}` is not one of {}",
-                known.join(", ")
-            )
+            let known = super::redeliver::known_event_types();
+            format!("--forward {route}: `{kind}` is not one of {known}")
         })?;
         by_type.push((kind.as_str().to_owned(), app_url("--forward", url)?));
     }

@@ -25,12 +25,23 @@ use earshot_core::history::recover::{
 use earshot_core::store::AsyncStore;
 
 fn parse_event_type(text: &str) -> Result<String, String> {
-    EventKind::parse(text)
-        .map(|kind| kind.as_str().to_owned())
-        .ok_or_else(|| {
-            let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
-            format!("unknown event type `{text}`: one of {}", known.join(", "))
-        })
+    event_kind(text).map(|kind| kind.as_str().to_owned())
+}
+
+/// The voice-agent event type `text` names, or the message naming them all.
+pub(super) fn event_kind(text: &str) -> Result<EventKind, String> {
+    EventKind::parse(text).ok_or_else(|| {
+        format!(
+            "unknown event type `{text}`: one of {}",
+            known_event_types()
+        )
+    })
+}
+
+/// Every voice-agent event type, comma-separated.
+pub(super) fn known_event_types() -> String {
+    let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
+    known.join(", ")
 }
 
 #[derive(Args, Debug)]

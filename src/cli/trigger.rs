@@ -15,7 +15,6 @@ use serde_json::Value;
 
 use super::output::{emit, plain};
 use super::secret_arg;
-use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::recover;
 use earshot_core::receiver::check::with_fields;
 use earshot_core::store::events::{ObservedEvent, StoredEvent};
@@ -57,13 +56,9 @@ pub(crate) async fn run(args: TriggerArgs) -> color_eyre::Result<ExitCode> {
         eprintln!("error: {}", plain(&message));
         Ok(ExitCode::from(2))
     };
-    let Some(kind) = EventKind::parse(&args.event) else {
-        let known: Vec<&str> = EventKind::ALL.iter().map(|kind| kind.as_str()).collect();
-        return bad(format!(
-            "unknown event type `{}`: one of {}",
-            args.event,
-            known.join(", ")
-        ));
+    let kind = match super::redeliver::event_kind(&args.event) {
+        Ok(kind) => kind,
+        Err(message) => return bad(message),
     };
     let sets = match args
         .sets
