@@ -7,11 +7,10 @@ mod support;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;
 
-use earshot_emulator::protocol::wav;
 use earshot_emulator::{AccountChange, Emulator, Fault, JOURNAL_BODY_LIMIT, Route, Times};
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::{Mode, Receiver, SECRET, call, emulator, subscribe};
+use support::{Mode, Receiver, SECRET, audio, call, emulator, subscribe};
 
 #[tokio::test]
 async fn the_journal_lists_every_request_with_its_route_status_and_body() {
@@ -265,12 +264,6 @@ fn drop_does_not_panic_again_while_the_test_is_panicking() {
     );
 }
 
-/// A WAV of `seconds` of silence saying `text`.
-fn audio(seconds: u32, text: &str) -> Vec<u8> {
-    let samples = vec![0u8; 8000 * 2 * seconds as usize];
-    wav::encode_pcm16(8000, 1, &samples, Some(text))
-}
-
 #[tokio::test]
 async fn settled_returns_once_jobs_are_done_and_their_webhooks_answered() {
     let emulator = emulator().await;
@@ -278,17 +271,7 @@ async fn settled_returns_once_jobs_are_done_and_their_webhooks_answered() {
     emulator
         .update_account(AccountChange::default().concurrency(1))
         .expect("the concurrency changes");
-    let http = support::http();
-    let upload: Value = http
-        .post(emulator.url().join("v2/upload").expect("joins"))
-        .header("Authorization", emulator.api_key().expose())
-        .body(audio(40, "the words"))
-        .send()
-        .await
-        .expect("the upload is answered")
-        .json()
-        .await
-        .expect("the upload answers JSON");
+    let upload = support::upload(&emulator, audio(40, "the words")).await;
     let mut ids = Vec::new();
     for _ in 0..2 {
         let (status, job) = call(

@@ -10,11 +10,10 @@ use std::time::{Duration, Instant};
 
 use earshot_emulator::protocol::duration_text;
 use earshot_emulator::protocol::signature::{InvalidReason, Verdict};
-use earshot_emulator::protocol::wav;
 use earshot_emulator::{Delivery, Emulator, MAX_CLOCK_MOVE, NoManualClock, Route};
 use reqwest::Method;
 use serde_json::{Value, json};
-use support::{Mode, Received, Receiver, call, manual_emulator, other_secret, subscribe};
+use support::{Mode, Received, Receiver, audio, call, manual_emulator, other_secret, subscribe};
 
 const SECOND: Duration = Duration::from_secs(1);
 
@@ -128,25 +127,10 @@ async fn every_retry_a_duplicate_and_a_forged_delivery_reach_the_receiver_as_the
     emulator.verify().expect("the expectations hold");
 }
 
-/// A WAV of `seconds` of silence saying `text`.
-fn audio(seconds: u32, text: &str) -> Vec<u8> {
-    let samples = vec![0u8; 8000 * 2 * seconds as usize];
-    wav::encode_pcm16(8000, 1, &samples, Some(text))
-}
-
 /// A pre-recorded job of 4 s of audio (1 s of processing) with a webhook
 /// to `receiver`; its id.
 async fn job_with_webhook(emulator: &Emulator, receiver: &Receiver) -> String {
-    let upload: Value = support::http()
-        .post(emulator.url().join("v2/upload").expect("joins"))
-        .header("Authorization", emulator.api_key().expose())
-        .body(audio(4, "the words"))
-        .send()
-        .await
-        .expect("the upload is answered")
-        .json()
-        .await
-        .expect("the upload answers JSON");
+    let upload = support::upload(emulator, audio(4, "the words")).await;
     let (status, job) = call(
         emulator,
         Method::POST,

@@ -78,6 +78,27 @@ pub async fn call(
     (status, body)
 }
 
+/// A WAV of `seconds` of silence saying `text`.
+pub fn audio(seconds: u32, text: &str) -> Vec<u8> {
+    let samples = vec![0u8; 8000 * 2 * seconds as usize];
+    earshot_emulator::protocol::wav::encode_pcm16(8000, 1, &samples, Some(text))
+}
+
+/// Uploads `audio` (`POST /v2/upload`) with the API key: the answer,
+/// whose `upload_url` a job takes.
+pub async fn upload(emulator: &Emulator, audio: Vec<u8>) -> Value {
+    http()
+        .post(emulator.url().join("v2/upload").expect("joins"))
+        .header("Authorization", emulator.api_key().expose())
+        .body(audio)
+        .send()
+        .await
+        .expect("the upload is answered")
+        .json()
+        .await
+        .expect("the upload answers JSON")
+}
+
 /// Subscribes `url` to `events` with [`SECRET`]; the subscription's id.
 pub async fn subscribe(emulator: &Emulator, url: &str, events: &[&str]) -> String {
     let (status, created) = call(
