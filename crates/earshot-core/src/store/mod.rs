@@ -18,6 +18,7 @@ pub mod chains;
 pub mod changes;
 pub mod check;
 pub mod checker;
+mod checkpointer;
 pub mod deliveries;
 pub mod erase_keys;
 pub mod event_list;

@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::checkpointer::{Checkpointer, WAL_BOUND_PAGES};
 use super::event_words;
 use super::events::{self, Filing};
 use super::probe::{ProbeError, probe};
@@ -104,9 +105,21 @@ impl Writer {
         // fails half way) past 64 KiB: in memory they cost no file writes
         // (about 60 a filed event in a temporary file otherwise).
         store.conn.pragma_update(None, "temp_store", "MEMORY")?;
+        let checkpointer = match Checkpointer::start(store.path()) {
+            Ok(checkpointer) => {
+                store
+                    .conn
+                    .pragma_update(None, "wal_autocheckpoint", WAL_BOUND_PAGES)?;
+                Some(checkpointer)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the store's checkpoints stay on the writer's thread");
+                None
+            }
+        };
         let thread = std::thread::Builder::new()
             .name("earshot-store".into())
-            .spawn(move || run(store, jobs))
+            .spawn(move || run(store, jobs, checkpointer))
             .map_err(StoreError::Thread)?;
         let in_flight = Arc::default();
         Ok((Writer { queue, in_flight }, thread))
@@ -198,7 +211,9 @@ impl Writer {
     }
 }
 
-fn run(mut store: Store, mut work: mpsc::Receiver<Work>) {
+/// The writer's loop; `checkpointer` (stopped when the loop ends, before
+/// the store closes) copies each commit into the store file.
+fn run(mut store: Store, mut work: mpsc::Receiver<Work>, checkpointer: Option<Checkpointer>) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut probes = Vec::new();
     while let Some(first) = work.blocking_recv() {
@@ -217,11 +232,15 @@ fn run(mut store: Store, mut work: mpsc::Receiver<Work>) {
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.done.send(result);
         }
+        if let Some(checkpointer) = &checkpointer {
+            checkpointer.nudge();
+        }
         // After the writes queued with them: a probe waits its turn.
         for done in probes.drain(..) {
             let _ = done.send(probe(&store));
         }
     }
+    drop(checkpointer);
 }
 
 /// Answers the jobs whose event is already kept (a read: it does not wait
