@@ -30,6 +30,7 @@ use earshot_core::store::event_words;
 use earshot_core::store::word_filler::WordFiller;
 use earshot_core::store::writer::Writer;
 
+use super::listen_relay::{self, Relaying};
 use super::listen_tls::{self, TlsArgs};
 use super::secret_arg::{self, ReceiverSecretArgs, ReceiverSecrets};
 
@@ -99,26 +100,20 @@ pub(crate) struct ListenArgs {
 
     /// Pass every verified, new voice-agent event on to your app at URL
     /// (its exact bytes and the platform's headers, in order per session or
-    /// call) and answer the platform with the app's answer, so its retries
-    /// apply; each line shows earshot's verdict and the app's. Without a
-    /// store.
-    #[arg(
-        long,
-        value_name = "URL",
-        conflicts_with = "store",
-        group = "forwarding"
-    )]
+    /// call); each line shows earshot's verdict and the app's. Without a
+    /// store the platform gets the app's answer, so its retries apply. With
+    /// --store the platform gets earshot's once the event is stored, and
+    /// the stored events go to the app in the order received, each signed
+    /// when sent (--forward-secret-file, else --secret-file): while the app
+    /// is down or refuses, they wait and are sent again, none lost, and a
+    /// restart resumes where the app stopped taking them.
+    #[arg(long, value_name = "URL", group = "forwarding")]
     pub(crate) forward_to: Option<String>,
 
     /// TYPE=URL: events of that type go to that app instead (repeatable;
     /// `call.failed=http://127.0.0.1:3001/failed`); other types go to
     /// --forward-to, or are not forwarded.
-    #[arg(
-        long = "forward",
-        value_name = "TYPE=URL",
-        conflicts_with = "store",
-        group = "forwarding"
-    )]
+    #[arg(long = "forward", value_name = "TYPE=URL", group = "forwarding")]
     pub(crate) forward_by_type: Vec<String>,
 
     /// With --forward-to or --forward: sign anew with the app's own secret
@@ -137,6 +132,7 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         }
     };
     let mut opened = None;
+    let mut relay_forward = None;
     let mut pruner = None;
     let mut filler = None;
     if let Some(given) = &args.store {
@@ -161,6 +157,9 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         }
         let (writer, _thread) = Writer::start(store)?;
         config.store = Some(writer.clone());
+        // With a store, the platform is answered once an event is stored,
+        // and the relay forwards from the store.
+        relay_forward = config.forward.take();
         opened = Some(OpenStore { path, writer });
     }
     let tls = config.tls.clone();
@@ -190,6 +189,10 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
     if let Some(store) = &opened {
         observing.check_store(&store.path)?;
     }
+    let mut relaying = match (&opened, relay_forward) {
+        (Some(store), Some(forward)) => Some(Relaying::start(&store.path, forward)?),
+        _ => None,
+    };
     // From here on printing never holds up receiving: a slow stdout loses
     // lines (counted on stderr), never answers or capture entries.
     let mut out = BoundedStdout::start(stdout)?;
@@ -202,8 +205,12 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
                 tally.count(&request);
                 print_request(&mut out, &request, args.json)?;
             }
+            Some(note) = Relaying::next(&mut relaying) => {
+                listen_relay::print(&mut out, &note, args.json)?;
+            }
         }
     };
+    drop(relaying);
     listener.stop().await;
     observing.stop().await;
     drop(pruner);
@@ -252,7 +259,13 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
         }
     }
     let auth_header = auth_header.as_ref().map(parse_auth_header).transpose()?;
-    let forward = forward_to(args)?;
+    // From the store, events are signed when sent: the listener's own
+    // secret unless the app has its own.
+    let signs_with = args
+        .store
+        .as_ref()
+        .and(secrets.first().map(|(_, secret)| secret));
+    let forward = forward_to(args, signs_with)?;
     Ok(ListenConfig {
         forward,
         secrets,
@@ -268,8 +281,12 @@ fn config_from(args: &ListenArgs) -> Result<ListenConfig, String> {
 }
 
 /// Where `--forward-to` and `--forward` send verified events, and with
-/// which signature; `None` when neither is given.
-fn forward_to(args: &ListenArgs) -> Result<Option<Arc<Forward>>, String> {
+/// which signature (the app's own secret, else `fallback`, else the
+/// received header); `None` when neither is given.
+fn forward_to(
+    args: &ListenArgs,
+    fallback: Option<&SecretString>,
+) -> Result<Option<Arc<Forward>>, String> {
     let app_url = super::events_resend::app_url;
     let default = args
         .forward_to
@@ -295,7 +312,15 @@ fn forward_to(args: &ListenArgs) -> Result<Option<Arc<Forward>>, String> {
         args.forward_secret_file.as_deref(),
         secret_arg::FORWARD_SECRET_ENV,
     )
-    .map_err(|error| error.to_string())?;
+    .map_err(|error| error.to_string())?
+    .or_else(|| fallback.cloned());
+    if args.store.is_some() && secret.is_none() {
+        return Err(
+            "forwarding from the store signs each event when it is sent: give the app's \
+             secret (--forward-secret-file FILE) or the webhook secret (--secret-file FILE)"
+                .to_owned(),
+        );
+    }
     Forward::new(Routes { by_type, default }, secret)
         .map(|forward| Some(Arc::new(forward)))
         .map_err(|error| format!("--forward-to: {error}"))
@@ -366,7 +391,7 @@ fn request_line(request: &Received) -> String {
 
 /// The app's verdict on a forwarded event, beside earshot's: `  app: HTTP
 /// 500 in 3 ms "boom"`, or why it gave none.
-fn app_text(forwarded: &Forwarded) -> String {
+pub(super) fn app_text(forwarded: &Forwarded) -> String {
     let took = earshot_core::duration_text::of_millis(forwarded.latency_ms as f64);
     match (forwarded.status, &forwarded.error) {
         (Some(status), _) => {

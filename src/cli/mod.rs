@@ -21,6 +21,7 @@ mod incident_chart;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
+mod listen_relay;
 mod listen_retention;
 mod listen_tls;
 mod local_trial;

@@ -156,17 +156,8 @@ async fn a_type_given_its_own_app_goes_there_and_the_others_to_the_default() {
 }
 
 #[test]
-fn forwarding_is_not_taken_with_a_store_and_a_bad_url_exits_2() {
+fn a_bad_forwarding_url_or_route_exits_2() {
     for (args, why) in [
-        (
-            vec![
-                "--forward-to",
-                "http://127.0.0.1:9/x",
-                "--store",
-                "/nonexistent/x.db",
-            ],
-            "--store",
-        ),
         (vec!["--forward-to", "ftp://127.0.0.1/x"], "http://"),
         (
             vec!["--forward", "call.nope=http://127.0.0.1:9/x"],

@@ -23,6 +23,7 @@ mod listen;
 mod listen_backpressure;
 mod listen_forward;
 mod listen_hostile;
+mod listen_relay;
 mod listen_tls;
 mod observer_metrics;
 mod observer_setup;

@@ -17,8 +17,9 @@ use crate::api::types::agents::Subscription;
 const T0: i64 = 1_800_000_000_000;
 
 /// Takes a store back to before version 7 (for the migration tests):
-/// versions 8 (the type index) and 7 undone (9 dropped one of 8's triggers).
-pub(super) const UNDO_SINCE_VERSION_7: &str = "DROP INDEX events_by_type;
+/// versions 10 (the relay's cursors), 8 (the type index) and 7 undone (9
+/// dropped one of 8's triggers).
+pub(super) const UNDO_SINCE_VERSION_7: &str = "DROP TABLE relay_cursors; DROP INDEX events_by_type;
     DROP TRIGGER IF EXISTS events_listed_insert; DROP TRIGGER events_listed_update;
     DROP TRIGGER events_listed_delete; DROP TRIGGER event_outcomes_listed_insert;
     DROP TRIGGER event_outcomes_listed_update; DROP TRIGGER event_outcomes_listed_delete;

@@ -34,6 +34,7 @@ pub mod private;
 pub mod probe;
 pub mod pruner;
 pub(crate) mod recoveries;
+pub mod relay;
 pub mod retention;
 mod schema;
 pub use schema::say_slow_migrations_with;

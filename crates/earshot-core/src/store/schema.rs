@@ -14,7 +14,9 @@
 //! [`super::mark::list_state`]) and the events received per hour
 //! (`events_received_hourly`, see [`super::events::received_since`]);
 //! version 9 keys the outcome rows by session first, so filing an event
-//! writes one leaf of them, not six. A migration runs inside one
+//! writes one leaf of them, not six; version 10 keeps where a forwarder
+//! from the store stopped (`relay_cursors`, see [`super::relay`]). A
+//! migration runs inside one
 //! immediate transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
 //! application_id` marks the file as earshot's: a SQLite file of another
@@ -28,7 +30,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
 const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
@@ -41,6 +43,7 @@ const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
     super::event_words::schema,
     version_8,
     version_9,
+    super::relay::schema,
 ];
 
 /// The first version whose migration rewrites a large table (version 9,

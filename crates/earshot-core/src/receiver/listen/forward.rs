@@ -46,6 +46,20 @@ impl Routes {
             .map(|(_, url)| url)
             .or(self.default.as_ref())
     }
+
+    /// The routes in one line (the default app, then each type's): what
+    /// a relay from the store keeps its place under.
+    pub fn key(&self) -> String {
+        let mut key = self
+            .default
+            .as_ref()
+            .map_or("-", reqwest::Url::as_str)
+            .to_owned();
+        for (kind, url) in &self.by_type {
+            key.push_str(&format!(" {kind}={url}"));
+        }
+        key
+    }
 }
 
 /// Where verified deliveries go, and with which signature.
@@ -105,6 +119,11 @@ impl Forward {
     /// The app an event of type `event` goes to, if any.
     pub fn app_for(&self, event: &str) -> Option<&reqwest::Url> {
         self.routes.app_for(event)
+    }
+
+    /// Where it forwards.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
     }
 
     /// Sends `body` with the platform's `headers` to `app` once the

@@ -1,0 +1,110 @@
+//! `listen --store --forward-to`: the relay that passes stored events on
+//! to the app ([`earshot_core::receiver::relay`]) and what it prints: a
+//! line on stdout for each event the app took (with `--json`, a JSON
+//! line), and on stderr when the app stops taking events (the queue and
+//! since when) and when it takes them again.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use earshot_core::clock_text::utc_clock;
+use earshot_core::duration_text;
+use earshot_core::receiver::listen::Forward;
+use earshot_core::receiver::relay::{Relay, RelayNote, RelayedEvent};
+use tokio::sync::mpsc;
+
+use super::bounded_stdout::BoundedStdout;
+
+/// Notes that may wait for the printer.
+const NOTES: usize = 256;
+
+/// A running relay and its notes.
+pub(super) struct Relaying {
+    _relay: Relay,
+    notes: mpsc::Receiver<RelayNote>,
+}
+
+impl Relaying {
+    /// Starts the relay from the store at `path` along `forward`.
+    pub(super) fn start(path: &Path, forward: Arc<Forward>) -> color_eyre::Result<Relaying> {
+        let (send, notes) = mpsc::channel(NOTES);
+        let key = forward.routes().key();
+        let relay = Relay::start(path.to_owned(), key, forward, send)?;
+        eprintln!(
+            "forwarding stored events to your app in the order received; while it is down or \
+             refuses one, they wait in the store"
+        );
+        Ok(Relaying {
+            _relay: relay,
+            notes,
+        })
+    }
+
+    /// The next note; never, without a relay.
+    pub(super) async fn next(relaying: &mut Option<Relaying>) -> Option<RelayNote> {
+        match relaying {
+            Some(relaying) => relaying.notes.recv().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// Prints what the relay said.
+pub(super) fn print(
+    out: &mut BoundedStdout,
+    note: &RelayNote,
+    json: bool,
+) -> color_eyre::Result<()> {
+    match note {
+        RelayNote::Taken { event, forwarded } => {
+            if !out.has_room() {
+                out.skip();
+            } else if json {
+                out.print(serde_json::to_string(&serde_json::json!({
+                    "forwarded_from_store": true,
+                    "seq": event.seq,
+                    "event_id": event.event_id,
+                    "event": event.event,
+                    "session_id": event.session_id,
+                    "verdict": "ok",
+                    "app": forwarded,
+                }))?);
+            } else {
+                let app = super::listen::app_text(forwarded);
+                out.print(format!(
+                    "{}  {:<20} {}  forwarded from the store{app}",
+                    utc_clock(earshot_core::store::now_ms()),
+                    event.event,
+                    short(event)
+                ));
+            }
+        }
+        RelayNote::Stalled {
+            event,
+            forwarded,
+            since_ms,
+            queued,
+        } => say(&format!(
+            "the app did not take {} {} ({}): sent again every few seconds; {queued} queued · \
+             app refusing since {} UTC",
+            event.event,
+            short(event),
+            super::listen::app_text(forwarded).trim(),
+            utc_clock(*since_ms)
+        )),
+        RelayNote::Resumed { stalled_ms, queued } => say(&format!(
+            "the app takes events again after {}; forwarding the {queued} queued",
+            duration_text::of_millis(*stalled_ms as f64)
+        )),
+        RelayNote::StoreFailed(error) => say(&format!("forwarding from the store: {error}")),
+    }
+    Ok(())
+}
+
+fn short(event: &RelayedEvent) -> String {
+    event.event_id.chars().take(8).collect()
+}
+
+fn say(line: &str) {
+    eprintln!("earshot listen: {}", super::output::plain(line));
+}
