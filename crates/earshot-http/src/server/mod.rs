@@ -39,6 +39,7 @@ mod connections;
 mod guarded_io;
 mod limits;
 mod running;
+mod transport;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -51,7 +52,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use crate::tls::ServerTls;
 use body::bound_body;
 use connections::{ConnState, Connection, Guarded};
 
@@ -59,6 +59,7 @@ pub use body::{BodyError, over_budget};
 pub use guarded_io::GuardedIo;
 pub use limits::{RETRY_AFTER_SECS, ServerLimits, unavailable};
 pub use running::{Running, STOP_GRACE};
+pub use transport::TlsAcceptor;
 
 /// Serves `app` on `listener` within `limits` until `shutdown` resolves,
 /// then lets open requests finish. Handlers may extract
@@ -78,7 +79,7 @@ pub async fn serve_with_tls(
     listener: TcpListener,
     app: Router,
     limits: ServerLimits,
-    tls: Option<&ServerTls>,
+    tls: Option<&TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     server(listener, app, limits, tls, shutdown).1.await
@@ -114,7 +115,7 @@ pub fn server(
     listener: TcpListener,
     app: Router,
     limits: ServerLimits,
-    tls: Option<&ServerTls>,
+    tls: Option<&TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> (
     OpenConnections,
@@ -128,7 +129,7 @@ pub fn server(
     ));
     let guarded = Guarded {
         listener,
-        tls: tls.map(ServerTls::acceptor),
+        tls: tls.cloned(),
         permits: Arc::new(Semaphore::new(limits.max_connections.max(1))),
         shared,
     };

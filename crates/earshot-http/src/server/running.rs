@@ -10,8 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{OpenConnections, ServerLimits, server};
-use crate::tls::ServerTls;
+use super::{OpenConnections, ServerLimits, TlsAcceptor, server};
 
 /// How long [`Running::stop`] waits for open requests to finish.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -32,7 +31,7 @@ impl Running {
         listener: TcpListener,
         app: Router,
         limits: ServerLimits,
-        tls: Option<ServerTls>,
+        tls: Option<TlsAcceptor>,
     ) -> Running {
         let (stop, mut stopped) = watch::channel(false);
         let stopped = async move {
