@@ -21,8 +21,9 @@
 //! The head and keep-alive rules are enforced on the connection's bytes
 //! ([`GuardedIo`]), the body rules by a layer around every request body.
 //!
-//! Over TLS ([`serve_with_tls`], `earshot listen --tls-cert`) the same
-//! rules hold on the decrypted bytes. The handshake is made by each
+//! Over TLS ([`serve_with_tls`] with a [`TlsAcceptor`], which only the
+//! `tls` feature can make; `earshot listen --tls-cert`) the same rules hold
+//! on the decrypted bytes. The handshake is made by each
 //! connection's own task after accept, never by the accept loop, so a
 //! client that stalls in it delays no one; it holds its connection slot
 //! (and may be closed for a new client like any other), and it counts
@@ -32,7 +33,8 @@
 //! Its parts: the limits and the 503 answered at them (`limits`), the
 //! body layer and budget (`body`), the listener and what it knows of each
 //! connection (`connections`), the rules on a connection's bytes
-//! (`guarded_io`), and a server in its own task (`running`).
+//! (`guarded_io`), a connection's stream, plain or TLS (`transport`), and
+//! a server in its own task (`running`).
 
 mod body;
 mod connections;
