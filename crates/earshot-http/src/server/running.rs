@@ -26,7 +26,7 @@ pub struct Running {
 
 impl Running {
     /// Serves `app` on `listener` within `limits` (https when `tls` is
-    /// given, see [`serve_with_tls`]) in a new task.
+    /// given, see [`serve_with_tls`](super::serve_with_tls)) in a new task.
     pub fn spawn(
         listener: TcpListener,
         app: Router,
