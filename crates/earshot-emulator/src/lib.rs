@@ -201,8 +201,8 @@
 //! It depends on `earshot-protocol` (what the platform speaks) and
 //! `earshot-http` (serving with bounds) only: no SQLite, metrics or
 //! configuration crate, and no TLS crate unless its `tls` feature is on,
-//! which lets it deliver to https receivers (without it, an https
-//! subscription's attempts fail to connect).
+//! which lets it make https requests: deliveries and webhooks to https
+//! receivers, an https `audio_url` (without it, those fail to connect).
 //! Where the platform's specification is silent, the choices are written
 //! down in `docs/decisions.md`.
 
