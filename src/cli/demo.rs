@@ -15,7 +15,7 @@ use earshot_core::api::{Client, Endpoints};
 use earshot_core::receiver::listen::{self, ListenConfig, Listener, Requests};
 use earshot_core::redact::SecretString;
 use earshot_core::signature::generate_secret;
-use earshot_emulator::scenario::{self, DEMO_TIME_SCALE, ScenarioConfig};
+use earshot_demo::{self as scenario, DEMO_TIME_SCALE, ScenarioConfig};
 use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
 /// The demo's flags.

@@ -8,7 +8,8 @@ use std::time::Duration;
 use color_eyre::eyre::WrapErr;
 
 use earshot_core::redact::SecretString;
-use earshot_emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale, scenario};
+use earshot_demo as scenario;
+use earshot_emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct EmulatorArgs {

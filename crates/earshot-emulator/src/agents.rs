@@ -1,6 +1,6 @@
 //! Voice agent API routes (spec part 4 C): subscriptions, delivery history,
 //! sessions. Requests are checked with the same rules as the client
-//! ([`earshot_core::api::validate`]) plus DNS resolution of the URL's host.
+//! ([`earshot_protocol::validate`]) plus DNS resolution of the URL's host.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -20,9 +20,9 @@ use url::Host;
 use super::problem::Problem;
 use super::store::StoredSubscription;
 use super::{SharedState, auth};
-use earshot_core::api::types::agents::{DeliveryRecord, Subscription};
-use earshot_core::api::validate::{self, UrlPolicy, ValidationError};
 use earshot_protocol::redact::SecretString;
+use earshot_protocol::types::agents::{DeliveryRecord, Subscription};
+use earshot_protocol::validate::{self, UrlPolicy, ValidationError};
 
 const DEFAULT_PAGE: usize = 50;
 const MAX_PAGE: usize = 200;

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use earshot_core::http_server::ServerLimits;
+use earshot_http::server::ServerLimits;
 use earshot_protocol::redact::SecretString;
 
 use super::{DictationTiming, Emulator, EmulatorConfig, StartError, TimeScale};

@@ -24,10 +24,10 @@ use super::store::{
     ACCOUNT_ID, ArtifactBody, ArtifactFile, Conversation, ConversationObject, DEFAULT_AGENT_ID,
     Store,
 };
-use earshot_core::api::types::agents::{
+use earshot_protocol::types::agents::{
     CallObject, EventKind, EventObject, SessionObject, WebhookEvent,
 };
-use earshot_core::api::validate;
+use earshot_protocol::validate;
 
 /// Recording and transcript appear this long after `session.completed`.
 const ARTIFACT_DELAY: Duration = Duration::from_secs(90);

@@ -14,12 +14,12 @@ use chrono::{DateTime, Utc};
 
 use super::stats::DeliveryInProgress;
 use super::{SharedState, TimeScale};
-use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
-use earshot_core::http_answer::{self, ANSWER_LIMIT, AnswerError};
+use earshot_http::answer::{self as http_answer, ANSWER_LIMIT, AnswerError};
 use earshot_protocol::delivery::{DELIVERY_ID_HEADER, Delivery, EventBytes, Outgoing};
+use earshot_protocol::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
 
 /// The receiver's deadline (spec part 6 C rule 5), before scaling.
-pub(crate) const DEADLINE: Duration = Duration::from_secs(15);
+pub const DEADLINE: Duration = Duration::from_secs(15);
 /// Attempts per event per subscription, the first included.
 pub(crate) const MAX_ATTEMPTS: u32 = 6;
 /// The `User-Agent` of deliveries: a delivery agent with version 1.0.

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use axum::http::StatusCode;
 
 use super::problem::Problem;
-use earshot_core::api::validate::ValidationError;
+use earshot_protocol::validate::ValidationError;
 
 /// Why [`Emulator::start`](crate::Emulator::start) or
 /// [`EmulatorBuilder::start`](crate::EmulatorBuilder::start) failed.

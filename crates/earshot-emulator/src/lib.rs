@@ -193,7 +193,16 @@
 //!
 //! [`Emulator::start`] with an [`EmulatorConfig`] is the same, with every
 //! setting in one struct (what `earshot emulator` and `earshot demo` use).
-//! [`scenario`] drives endless demo traffic against a running emulator.
+//! The crate `earshot-demo` drives endless demo traffic against a running
+//! emulator.
+//!
+//! # What it builds
+//!
+//! It depends on `earshot-protocol` (what the platform speaks) and
+//! `earshot-http` (serving with bounds) only: no SQLite, metrics or
+//! configuration crate, and no TLS crate unless its `tls` feature is on,
+//! which lets it make https requests: deliveries and webhooks to https
+//! receivers, an https `audio_url` (without it, those fail to connect).
 //! Where the platform's specification is silent, the choices are written
 //! down in `docs/decisions.md`.
 
@@ -215,7 +224,6 @@ mod on_demand;
 mod prerecorded;
 mod problem;
 mod route;
-pub mod scenario;
 mod settled;
 mod stats;
 mod store;
@@ -232,12 +240,15 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use url::Url;
 
-use earshot_core::http_server;
+use earshot_http::server as http_server;
 
 pub use advance::{MAX_CLOCK_MOVE, NoManualClock};
 pub use builder::EmulatorBuilder;
 pub use clock::TimeScale;
 pub use control::{CallOutcome, NewCall};
+/// How long the platform waits for a receiver's answer (15 s, before the
+/// time scale): a receiver slower than this times out.
+pub use delivery::DEADLINE as DELIVERY_DEADLINE;
 pub use dictation::DictationTiming;
 /// The protocol both the platform and its clients speak (signatures,
 /// the on-demand deliveries' cases), for a test that checks what its
@@ -255,9 +266,9 @@ pub use settled::{Busy, NotSettled};
 pub use stats::StatsSnapshot;
 // Types that appear in this crate's public signatures, so an embedder
 // needs no other crate to name them.
-pub use earshot_core::api::validate::ValidationError;
-pub use earshot_core::http_server::ServerLimits;
+pub use earshot_http::server::ServerLimits;
 pub use earshot_protocol::redact::SecretString;
+pub use earshot_protocol::validate::ValidationError;
 
 /// How an emulator behaves; the flags of `earshot emulator`.
 #[derive(Clone, Debug)]
@@ -414,7 +425,7 @@ impl Emulator {
     /// ([`StartError::InvalidApiKey`]): such a key would let anyone in, or
     /// no one.
     pub async fn start(listen: SocketAddr, config: EmulatorConfig) -> Result<Emulator, StartError> {
-        earshot_core::api::validate::api_key(config.api_key.expose())
+        earshot_protocol::validate::api_key(config.api_key.expose())
             .map_err(StartError::InvalidApiKey)?;
         let listener = TcpListener::bind(listen)
             .await

@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::SharedState;
 use super::problem::Problem;
-use earshot_core::sliding_window::SlidingWindow;
+use earshot_protocol::sliding_window::SlidingWindow;
 
 /// The HTTP limit's window (spec: five minutes).
 pub(crate) const HTTP_WINDOW: Duration = Duration::from_secs(300);

@@ -22,7 +22,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use earshot_core::api::validate::ValidationError;
+use earshot_protocol::validate::ValidationError;
 
 /// An error answer: a status, its canonical title, and a detail sentence.
 /// Handlers return `Result<_, Problem>` and use `?`.

@@ -9,8 +9,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use earshot_core::api::types::agents::{CallObject, DeliveryRecord, SessionObject, Subscription};
 use earshot_protocol::redact::SecretString;
+use earshot_protocol::types::agents::{CallObject, DeliveryRecord, SessionObject, Subscription};
 
 use super::delivery::Event;
 

@@ -18,8 +18,8 @@ use super::control::{complete_session, end_call, start_call, start_session};
 use super::limits::{POLL_WINDOW, SWEEP_EVERY};
 use super::prerecorded::create;
 use super::{DEMO_KEEP_CONVERSATIONS, DEMO_KEEP_JOBS, EmulatorConfig, SharedState, State};
-use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_protocol::redact::SecretString;
+use earshot_protocol::types::agents::{DeliveryRecord, DeliveryStatus};
 
 /// Each makes a conversation, ends it, records three attempts and a late
 /// one, submits a job and polls it: 8 operations, 100,000 in all.

@@ -10,11 +10,11 @@ pub mod dictation;
 mod error;
 pub mod prerecorded;
 pub mod probe;
-pub mod public_address;
 pub mod sync;
-pub mod types;
 pub mod url_identity;
-pub mod validate;
+/// The wire types and their rules are what the platform speaks too:
+/// `earshot-protocol`'s, named here under their old paths.
+pub use earshot_protocol::{public_address, types, validate};
 
 pub use error::{ApiError, ErrorBody};
 

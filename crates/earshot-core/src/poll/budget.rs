@@ -119,7 +119,7 @@ impl TokenBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sliding_window::tests::max_in_any_window;
+    use crate::sliding_window::max_in_any_window;
     use proptest::prelude::*;
 
     fn secs(s: f64) -> Tick {

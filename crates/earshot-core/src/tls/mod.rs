@@ -5,14 +5,13 @@
 //!   certificate is looked up at each handshake, so [`ServerTls::reload`]
 //!   changes what new connections get while open ones keep theirs, and a
 //!   reload that fails changes nothing;
-//! - [`transport`]: one connection's bytes, plain or TLS, the handshake
-//!   run by the connection's own task after accept (`http_server` applies
-//!   its limits on top, the same for both).
+//! - [`ServerTls::acceptor`]: what `http_server` (`earshot-http`, its
+//!   `tls` feature) makes each connection's TLS with, the handshake run by
+//!   the connection's own task after accept, under the same limits.
 //!
 //! The crypto provider is aws-lc-rs, the one reqwest already links.
 
 pub mod files;
-pub(crate) mod transport;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -86,9 +85,10 @@ impl ServerTls {
         &self.inner.key_path
     }
 
-    /// The acceptor a server wraps each accepted connection with.
-    pub(crate) fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
-        tokio_rustls::TlsAcceptor::from(self.inner.config.clone())
+    /// The acceptor a server wraps each accepted connection with; it
+    /// sees every [`reload`](ServerTls::reload) made after.
+    pub fn acceptor(&self) -> crate::http_server::TlsAcceptor {
+        tokio_rustls::TlsAcceptor::from(self.inner.config.clone()).into()
     }
 }
 

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::Refuse;
 use crate::problem::Problem;
-use earshot_core::api::dictation as rules;
-use earshot_core::api::types::dictation::DictationConfig;
+use earshot_protocol::types::dictation::DictationConfig;
+use earshot_protocol::validate::dictation as rules;
 
 /// The config fields part 2 A accepts, aliases included.
 const CONFIG_FIELDS: [&str; 9] = [

@@ -26,7 +26,7 @@ use super::{
 use crate::SharedState;
 use crate::prerecorded::FIXED_TEXT;
 use crate::problem::Problem;
-use earshot_core::api::types::dictation::{AudioFormat, DictationConfig, REWRITE_DEADLINE};
+use earshot_protocol::types::dictation::{AudioFormat, DictationConfig, REWRITE_DEADLINE};
 
 /// Content types the buffered `/v1/transcribe` takes besides WAV and PCM.
 const COMPRESSED_TYPES: [&str; 12] = [

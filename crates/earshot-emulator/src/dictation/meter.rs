@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{Refuse, parse_error, too_long};
 use crate::problem::Problem;
-use earshot_core::api::types::dictation::{AudioFormat, DictationConfig, MAX_AUDIO};
+use earshot_protocol::types::dictation::{AudioFormat, DictationConfig, MAX_AUDIO};
 use earshot_protocol::wav::{self, DataChunk, WavInfo};
 
 /// A WAV `data` chunk must start within this many bytes.

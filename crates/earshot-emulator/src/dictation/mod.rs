@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 
 use super::SharedState;
 use super::problem::Problem;
-use earshot_core::api::types::dictation::MAX_AUDIO;
+use earshot_protocol::types::dictation::MAX_AUDIO;
 
 mod answers;
 mod body;
@@ -157,8 +157,8 @@ impl From<Problem> for Refuse {
     }
 }
 
-impl From<earshot_core::api::validate::ValidationError> for Refuse {
-    fn from(error: earshot_core::api::validate::ValidationError) -> Self {
+impl From<earshot_protocol::validate::ValidationError> for Refuse {
+    fn from(error: earshot_protocol::validate::ValidationError) -> Self {
         Refuse::Problem(error.into())
     }
 }

@@ -9,7 +9,7 @@ use super::Refuse;
 use super::config::parse_config;
 use super::meter::Meter;
 use super::rewrite;
-use earshot_core::api::types::dictation::{AudioFormat, DictationConfig};
+use earshot_protocol::types::dictation::{AudioFormat, DictationConfig};
 
 #[test]
 fn the_rewrite_drops_fillers_and_resolves_corrections() {

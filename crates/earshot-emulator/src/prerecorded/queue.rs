@@ -13,7 +13,7 @@ use super::webhook::deliver_webhook;
 use super::{AUDIO_CAP, COMPRESSED_BYTES_PER_SECOND, FETCH_TIMEOUT, FIXED_TEXT, SPEED_UP};
 use crate::SharedState;
 use crate::stats::DeliveryInProgress;
-use earshot_core::api::types::prerecorded::TranscriptStatus;
+use earshot_protocol::types::prerecorded::TranscriptStatus;
 use earshot_protocol::wav;
 
 /// Starts queued jobs, oldest first, while the account has free slots.

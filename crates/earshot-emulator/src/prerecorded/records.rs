@@ -9,7 +9,7 @@ use axum::http::{HeaderName, HeaderValue};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, json};
 
-use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
+use earshot_protocol::types::prerecorded::{Transcript, TranscriptStatus};
 
 /// The emulated account's settings (`/_emulator/account`).
 #[derive(Clone, Copy, Debug)]

@@ -13,9 +13,9 @@ use super::queue::pump;
 use super::records::Job;
 use crate::SharedState;
 use crate::problem::Problem;
-use earshot_core::api::prerecorded::RESERVED_AUTH_HEADERS;
-use earshot_core::api::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
 use earshot_protocol::redact::SecretString;
+use earshot_protocol::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
+use earshot_protocol::validate::prerecorded::RESERVED_AUTH_HEADERS;
 
 /// A validated `POST /v2/transcript` body.
 struct NewJob {

@@ -7,7 +7,7 @@ use axum::http::{HeaderName, HeaderValue};
 
 use super::{WEBHOOK_ATTEMPTS, WEBHOOK_DEADLINE, WEBHOOK_INTERVAL};
 use crate::SharedState;
-use earshot_core::api::types::prerecorded::{TranscriptStatus, TranscriptWebhook};
+use earshot_protocol::types::prerecorded::{TranscriptStatus, TranscriptWebhook};
 
 /// How one webhook attempt ended.
 #[derive(Debug, PartialEq)]
@@ -64,12 +64,9 @@ pub(super) async fn deliver_webhook(
             let status = response.status().as_u16();
             // Read (a bounded start of) the answer: a short one lets the
             // connection be reused, an endless one costs a few KiB.
-            let _ = earshot_core::http_answer::read(
-                response,
-                earshot_core::http_answer::ANSWER_LIMIT,
-                deadline,
-            )
-            .await;
+            let _ =
+                earshot_http::answer::read(response, earshot_http::answer::ANSWER_LIMIT, deadline)
+                    .await;
             Ok::<u16, reqwest::Error>(status)
         };
         let outcome = match tokio::time::timeout_at(deadline, call).await {

@@ -99,7 +99,12 @@ pub async fn start_with_limits(
         Listener {
             addr,
             tls: tls_on,
-            server: Running::spawn(listener, app, limits, tls),
+            server: Running::spawn(
+                listener,
+                app,
+                limits,
+                tls.as_ref().map(crate::tls::ServerTls::acceptor),
+            ),
         },
         requests,
     ))

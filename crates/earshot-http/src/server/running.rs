@@ -10,8 +10,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::{OpenConnections, ServerLimits, server};
-use crate::tls::ServerTls;
+use super::{OpenConnections, ServerLimits, TlsAcceptor, server};
 
 /// How long [`Running::stop`] waits for open requests to finish.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -27,12 +26,12 @@ pub struct Running {
 
 impl Running {
     /// Serves `app` on `listener` within `limits` (https when `tls` is
-    /// given, see [`serve_with_tls`]) in a new task.
+    /// given, see [`serve_with_tls`](super::serve_with_tls)) in a new task.
     pub fn spawn(
         listener: TcpListener,
         app: Router,
         limits: ServerLimits,
-        tls: Option<ServerTls>,
+        tls: Option<TlsAcceptor>,
     ) -> Running {
         let (stop, mut stopped) = watch::channel(false);
         let stopped = async move {

@@ -1,6 +1,6 @@
 //! A sliding-window log: at most `limit` events in any window of a given
 //! length, exactly the rule the platform enforces (spec part 8 E). The
-//! client's scheduler uses it as its guarantee ([`crate::poll::budget`]);
+//! client's scheduler uses it as its guarantee (`earshot_core::poll::budget`);
 //! the emulator enforces its limits with it (`emulator::limits`).
 //!
 //! Time is a `Duration` since an epoch the caller picks; nothing here reads
@@ -127,26 +127,28 @@ impl SlidingWindow {
     }
 }
 
+/// The most of `times` (in order) inside any half-open window `(t - w, t]`:
+/// what a log of `window` must never let past its limit. The reference the
+/// tests of this log and of its users (the poller's budget) check against.
+pub fn max_in_any_window(times: &[Duration], window: Duration) -> usize {
+    let mut best = 0;
+    let mut start = 0;
+    for (end, &t) in times.iter().enumerate() {
+        while times[start] + window <= t {
+            start += 1;
+        }
+        best = best.max(end + 1 - start);
+    }
+    best
+}
+
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use proptest::prelude::*;
 
     fn secs(s: f64) -> Duration {
         Duration::from_secs_f64(s)
-    }
-
-    /// Largest number of `times` in any half-open window `(t - w, t]`.
-    pub(crate) fn max_in_any_window(times: &[Duration], window: Duration) -> usize {
-        let mut best = 0;
-        let mut start = 0;
-        for (end, &t) in times.iter().enumerate() {
-            while times[start] + window <= t {
-                start += 1;
-            }
-            best = best.max(end + 1 - start);
-        }
-        best
     }
 
     #[test]

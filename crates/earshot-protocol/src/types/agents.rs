@@ -49,7 +49,7 @@ impl EventKind {
     }
 
     /// Phone calls emit only `call.*`; sessions only `session.*`.
-    pub(crate) fn is_call(self) -> bool {
+    pub fn is_call(self) -> bool {
         matches!(
             self,
             EventKind::CallConnected | EventKind::CallEnded | EventKind::CallFailed

@@ -88,7 +88,7 @@ pub struct NewTranscript {
     pub webhook_auth_header_name: Option<String>,
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::api::types::expose_optional_secret"
+        serialize_with = "crate::types::expose_optional_secret"
     )]
     pub webhook_auth_header_value: Option<crate::redact::SecretString>,
 }

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use url::Url;
 
 use super::{ScenarioError, Secrets, TRANSCRIPT_TOKEN_HEADER};
-use crate::TimeScale;
+use earshot_emulator::TimeScale;
 use earshot_protocol::redact::SecretString;
 use earshot_protocol::signature::{self, Candidate};
 
@@ -51,7 +51,7 @@ pub(super) async fn start_receivers(
         .route("/webhooks", post(reserialising_webhook))
         .with_state(Arc::new(secrets.reserialiser.clone()));
     let reserialiser = serve("reserialises-body", reserialiser, tasks).await?;
-    let deadline = scale.scale(crate::delivery::DEADLINE);
+    let deadline = scale.scale(earshot_emulator::DELIVERY_DEADLINE);
     let slow = Router::new()
         .route("/webhooks", post(slow_webhook))
         .with_state(Arc::new(Slow {

@@ -21,8 +21,9 @@
 //! The head and keep-alive rules are enforced on the connection's bytes
 //! ([`GuardedIo`]), the body rules by a layer around every request body.
 //!
-//! Over TLS ([`serve_with_tls`], `earshot listen --tls-cert`) the same
-//! rules hold on the decrypted bytes. The handshake is made by each
+//! Over TLS ([`serve_with_tls`] with a [`TlsAcceptor`], which only the
+//! `tls` feature can make; `earshot listen --tls-cert`) the same rules hold
+//! on the decrypted bytes. The handshake is made by each
 //! connection's own task after accept, never by the accept loop, so a
 //! client that stalls in it delays no one; it holds its connection slot
 //! (and may be closed for a new client like any other), and it counts
@@ -32,13 +33,15 @@
 //! Its parts: the limits and the 503 answered at them (`limits`), the
 //! body layer and budget (`body`), the listener and what it knows of each
 //! connection (`connections`), the rules on a connection's bytes
-//! (`guarded_io`), and a server in its own task (`running`).
+//! (`guarded_io`), a connection's stream, plain or TLS (`transport`), and
+//! a server in its own task (`running`).
 
 mod body;
 mod connections;
 mod guarded_io;
 mod limits;
 mod running;
+mod transport;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -51,7 +54,6 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use crate::tls::ServerTls;
 use body::bound_body;
 use connections::{ConnState, Connection, Guarded};
 
@@ -59,6 +61,7 @@ pub use body::{BodyError, over_budget};
 pub use guarded_io::GuardedIo;
 pub use limits::{RETRY_AFTER_SECS, ServerLimits, unavailable};
 pub use running::{Running, STOP_GRACE};
+pub use transport::TlsAcceptor;
 
 /// Serves `app` on `listener` within `limits` until `shutdown` resolves,
 /// then lets open requests finish. Handlers may extract
@@ -78,7 +81,7 @@ pub async fn serve_with_tls(
     listener: TcpListener,
     app: Router,
     limits: ServerLimits,
-    tls: Option<&ServerTls>,
+    tls: Option<&TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     server(listener, app, limits, tls, shutdown).1.await
@@ -114,7 +117,7 @@ pub fn server(
     listener: TcpListener,
     app: Router,
     limits: ServerLimits,
-    tls: Option<&ServerTls>,
+    tls: Option<&TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> (
     OpenConnections,
@@ -128,7 +131,7 @@ pub fn server(
     ));
     let guarded = Guarded {
         listener,
-        tls: tls.map(ServerTls::acceptor),
+        tls: tls.cloned(),
         permits: Arc::new(Semaphore::new(limits.max_connections.max(1))),
         shared,
     };

@@ -19,7 +19,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Shared;
 use super::guarded_io::GuardedIo;
-use crate::tls::transport::Transport;
+use super::transport::TlsAcceptor;
+use super::transport::Transport;
 
 /// How long a new client waits for the slot of the connection closed for
 /// it before another is closed.
@@ -47,7 +48,7 @@ impl Connected<IncomingStream<'_, Guarded>> for Connection {
 /// connection is TLS (its handshake made by the connection's task).
 pub(super) struct Guarded {
     pub(super) listener: TcpListener,
-    pub(super) tls: Option<tokio_rustls::TlsAcceptor>,
+    pub(super) tls: Option<TlsAcceptor>,
     pub(super) permits: Arc<Semaphore>,
     pub(super) shared: Arc<Shared>,
 }

@@ -1,16 +1,17 @@
 //! The demo scenario (`earshot emulator --traffic`, `earshot demo`): within
 //! seconds of starting it, every pane has live data, each receiver fails in
-//! its own characteristic way, and `stop()` ends the traffic.
+//! its own characteristic way, and `stop()` ends the traffic. Against the
+//! workspace's test kit (`earshot-testkit`: the emulator with a client).
 
-use crate::common;
 use std::time::{Duration, Instant};
 
-use crate::common::{API_KEY, Harness, Options};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::redact::SecretString;
+use earshot_demo::{self as scenario, DemoSubscription, ScenarioConfig, ScenarioError};
 use earshot_emulator::TimeScale;
-use earshot_emulator::scenario::{self, DemoSubscription, ScenarioConfig, ScenarioError};
+use earshot_testkit as common;
+use earshot_testkit::{API_KEY, Harness, Options};
 
 const SCALE: f64 = 0.05;
 

@@ -3,7 +3,9 @@
 //! on arrival, and on its own `--api-key`).
 //!
 //! Each rule broken gives one [`ValidationError`] naming the field and the
-//! rule, in words an operator can act on.
+//! rule, in words an operator can act on. The rules of a dictation
+//! `config` ([`dictation`]) and of a pre-recorded job ([`prerecorded`])
+//! are beside these.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -12,6 +14,9 @@ use url::{Host, Url};
 
 pub use super::public_address::non_public_reason;
 use super::types::agents::{EventKind, NewSubscription, SubscriptionPatch};
+
+pub mod dictation;
+pub mod prerecorded;
 
 pub const SECRET_MIN_LEN: usize = 32;
 pub const SECRET_MAX_LEN: usize = 256;

@@ -1,5 +1,10 @@
-//! The demo scenario: continuous, realistic traffic against a running
-//! emulator, so every pane of the console has live data with no setup.
+//! earshot-demo: the demo scenario, continuous and realistic traffic
+//! against a running emulator, so every pane of the console has live data
+//! with no setup (`earshot demo`, `earshot emulator --traffic`).
+//!
+//! A crate over both `earshot-emulator` and `earshot-core`: it plays the
+//! customer's integration with the platform client, which the emulator
+//! itself does not depend on.
 //!
 //! [`start`] drives the emulator over HTTP exactly as a customer's platform
 //! activity and a customer's integration would — the `/_emulator/*` control
@@ -39,10 +44,10 @@ use std::time::Duration;
 use tokio::task::{JoinHandle, JoinSet};
 use url::Url;
 
-use super::TimeScale;
 use earshot_core::api::types::agents::{EventKind, NewSubscription};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::api::{ApiError, Client, Endpoints};
+use earshot_emulator::TimeScale;
 use earshot_protocol::redact::SecretString;
 use earshot_protocol::signature;
 

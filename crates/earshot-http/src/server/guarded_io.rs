@@ -16,8 +16,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 
 use super::connections::ConnState;
+use super::transport::Transport;
 use super::{ServerLimits, Shared};
-use crate::tls::transport::Transport;
 
 /// Where a connection is in its request/answer cycle, as seen from bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 use super::{
     AUDIO_MAX, AUDIO_MIN, AUDIO_SENTENCE, JOB_WALL_TIME, PROCESSING_SPEED_UP, ScenarioError,
 };
-use crate::TimeScale;
 use earshot_core::api::Client;
+use earshot_emulator::TimeScale;
 
 /// The uploaded audio's length: long enough for jobs of about
 /// [`JOB_WALL_TIME`] at this time scale, within [`AUDIO_MIN`]..[`AUDIO_MAX`].
