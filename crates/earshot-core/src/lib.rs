@@ -8,7 +8,8 @@
 //!   ([`poll`]), webhook signatures ([`signature`]), the receiver toolkit
 //!   ([`receiver`]), the incident history ([`history`]) over its SQLite store
 //!   ([`store`]), the observer's health, metrics and background sweep
-//!   ([`observer`]) and configuration ([`config`]).
+//!   ([`observer`]), configuration ([`config`]) and incidents kept in a
+//!   file to replay on a developer's machine ([`capsule`]).
 //! - Shared helpers with one job each: secrets that never print
 //!   ([`redact`]), bounded file reads ([`bounded_file`]), errors as text
 //!   ([`error_text`]), durations as text ([`duration_text`]), times of day
@@ -20,6 +21,7 @@
 
 pub mod api;
 pub mod bounded_file;
+pub mod capsule;
 pub use earshot_protocol::clock_text;
 pub use earshot_protocol::delivery;
 pub mod config;

@@ -1,0 +1,268 @@
+//! A capsule re-enacted: each event to each of its subscriptions' receiver
+//! (one local URL, or each subscription's recorded URL when that is on
+//! this machine), at the recorded times of its attempts from the first
+//! one, divided by the speed; an event is tried again at its next recorded
+//! attempt's time while the receiver refuses it, as the platform did, and
+//! no more often. Each attempt is the capsule's bytes signed now with the
+//! replay's secret (`recover::send_event`: the platform's headers).
+//! Deliveries run side by side, so a slow answer delays no other event.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::CapsuleError;
+use super::format::{Capsule, ReplayedAttempt, ReplayedDelivery};
+use crate::history::recover::{send_event, sender};
+use crate::redact::SecretString;
+use crate::store::events::StoredEvent;
+
+/// Where the replay sends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// Every event to this URL.
+    To(url::Url),
+    /// Each subscription's events to its recorded URL (loopback only).
+    AsRecorded,
+}
+
+impl Target {
+    /// What the results' header says: the URL without its query.
+    pub fn shown(&self) -> String {
+        match self {
+            Target::To(url) => url.as_str().split('?').next().unwrap_or_default().to_owned(),
+            Target::AsRecorded => "as-recorded".to_owned(),
+        }
+    }
+}
+
+/// One event to one subscription's receiver, planned.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    pub event: StoredEvent,
+    pub subscription_id: String,
+    pub url: String,
+    /// When each attempt goes, in ms from the replay's start, at speed 1.
+    pub attempts_ms: Vec<i64>,
+}
+
+/// The deliveries of `capsule` to `target`, in the capsule's order: an
+/// event's recorded attempts for each subscription, or one attempt at the
+/// event's time when none was recorded.
+pub fn plan(capsule: &Capsule, target: &Target) -> Result<Vec<Planned>, CapsuleError> {
+    let mut planned = Vec::new();
+    for event in &capsule.events {
+        let stored = StoredEvent {
+            event_id: event.event_id.clone(),
+            event: event.event.clone(),
+            session_id: event.session_id.clone(),
+            occurred_ms: event.occurred_ms,
+            body: event.body_bytes(),
+        };
+        for delivery in &event.deliveries {
+            let url = match target {
+                Target::To(url) => url.to_string(),
+                Target::AsRecorded => recorded_url(capsule, &delivery.subscription_id)?,
+            };
+            let mut attempts_ms: Vec<i64> = delivery.attempts.iter().map(|a| a.at_ms).collect();
+            if attempts_ms.is_empty() {
+                attempts_ms.push(event.occurred_ms);
+            }
+            planned.push(Planned {
+                event: stored.clone(),
+                subscription_id: delivery.subscription_id.clone(),
+                url,
+                attempts_ms,
+            });
+        }
+    }
+    let start = planned
+        .iter()
+        .flat_map(|p| p.attempts_ms.iter().copied())
+        .min()
+        .unwrap_or_default();
+    for delivery in &mut planned {
+        for at in &mut delivery.attempts_ms {
+            *at -= start;
+        }
+    }
+    Ok(planned)
+}
+
+/// The recorded URL of `subscription_id`, if it is on this machine.
+fn recorded_url(capsule: &Capsule, subscription_id: &str) -> Result<String, CapsuleError> {
+    let url = capsule
+        .subscriptions
+        .iter()
+        .find(|subscription| subscription.id == subscription_id)
+        .map(|subscription| subscription.url.clone())
+        .unwrap_or_default();
+    let local = url::Url::parse(&url).is_ok_and(|parsed| match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    });
+    if local {
+        Ok(url)
+    } else {
+        Err(CapsuleError::NotLocal {
+            id: subscription_id.to_owned(),
+            url,
+        })
+    }
+}
+
+/// Runs `planned` at `speed` (2: twice as fast), signing with `secret`;
+/// `each` hears of each delivery as it ends. The deliveries, in plan order.
+pub async fn run(
+    planned: Vec<Planned>,
+    speed: f64,
+    secret: &SecretString,
+    mut each: impl FnMut(&ReplayedDelivery),
+) -> Result<Vec<ReplayedDelivery>, CapsuleError> {
+    let http = sender().map_err(|error| CapsuleError::Client(error.to_string()))?;
+    let start = Instant::now();
+    let (tell, mut ended) = tokio::sync::mpsc::unbounded_channel();
+    let count = planned.len();
+    for (index, delivery) in planned.into_iter().enumerate() {
+        let (http, secret, tell) = (http.clone(), secret.clone(), tell.clone());
+        tokio::spawn(async move {
+            let replayed = deliver(&http, &secret, delivery, start, speed).await;
+            let _ = tell.send((index, replayed));
+        });
+    }
+    drop(tell);
+    let mut results: Vec<Option<ReplayedDelivery>> = vec![None; count];
+    while let Some((index, replayed)) = ended.recv().await {
+        each(&replayed);
+        results[index] = Some(replayed);
+    }
+    Ok(results.into_iter().flatten().collect())
+}
+
+/// One delivery's attempts, each at its time, until one gets a 2xx.
+async fn deliver(
+    http: &reqwest::Client,
+    secret: &SecretString,
+    delivery: Planned,
+    start: Instant,
+    speed: f64,
+) -> ReplayedDelivery {
+    let mut attempts = Vec::new();
+    let mut delivered = false;
+    for at_ms in &delivery.attempts_ms {
+        let planned = Duration::from_secs_f64((*at_ms).max(0) as f64 / 1_000.0 / speed);
+        tokio::time::sleep_until(start + planned).await;
+        let sent_ms = start.elapsed().as_millis() as i64;
+        let sent = send_event(http, &delivery.url, secret, &delivery.event).await;
+        attempts.push(ReplayedAttempt {
+            planned_ms: planned.as_millis() as i64,
+            sent_ms,
+            http_status: sent.http_status,
+            error: sent.error,
+            latency_ms: sent.latency_ms,
+        });
+        if sent.delivered {
+            delivered = true;
+            break;
+        }
+    }
+    ReplayedDelivery {
+        event_id: delivery.event.event_id,
+        event: delivery.event.event,
+        subscription_id: delivery.subscription_id,
+        state: if delivered { "delivered" } else { "missed" }.to_owned(),
+        attempts,
+    }
+}
+
+/// The largest gap between an attempt's planned and actual time, in ms.
+pub fn worst_lateness_ms(deliveries: &[ReplayedDelivery]) -> i64 {
+    deliveries
+        .iter()
+        .flat_map(|delivery| &delivery.attempts)
+        .map(|attempt| (attempt.sent_ms - attempt.planned_ms).abs())
+        .max()
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capsule::format::{
+        AttemptLine, DeliveryLine, EventLine, FORMAT, Header, SubscriptionLine, VERSION,
+    };
+
+    fn attempt(at_ms: i64) -> AttemptLine {
+        AttemptLine {
+            attempt: 1,
+            at_ms,
+            status: "failed".into(),
+            http_status_code: Some(401),
+            error: None,
+            next_retry_ms: None,
+        }
+    }
+
+    fn capsule(url: &str) -> Capsule {
+        let event = |id: &str, at: i64, attempts: Vec<AttemptLine>| EventLine {
+            event_id: id.into(),
+            event: "call.ended".into(),
+            session_id: "call_1".into(),
+            occurred: String::new(),
+            occurred_ms: at,
+            received_ms: at,
+            headers: vec![],
+            body: Some("{}".into()),
+            body_base64: None,
+            body_masked: false,
+            deliveries: vec![DeliveryLine {
+                subscription_id: "sub_1".into(),
+                state: "missed".into(),
+                diagnosis: None,
+                attempts,
+            }],
+        };
+        Capsule {
+            header: Header {
+                format: FORMAT.into(),
+                version: VERSION,
+                first_ms: None,
+                last_ms: None,
+                subscription: None,
+                sessions: vec![],
+                events: 2,
+                personal_data: "masked".into(),
+                signatures: "dropped".into(),
+            },
+            subscriptions: vec![SubscriptionLine {
+                id: "sub_1".into(),
+                url: url.into(),
+                events: vec![],
+            }],
+            events: vec![
+                event("evt_1", 10_000, vec![attempt(10_050), attempt(12_050)]),
+                event("evt_2", 11_000, vec![]),
+            ],
+        }
+    }
+
+    #[test]
+    fn attempts_keep_their_recorded_offsets_from_the_first() {
+        let url = url::Url::parse("http://127.0.0.1:9/app").unwrap();
+        let planned = plan(&capsule("https://prod.example/hook"), &Target::To(url)).unwrap();
+        assert_eq!(planned[0].attempts_ms, [0, 2_000]);
+        // No attempt recorded: once, at the event's time.
+        assert_eq!(planned[1].attempts_ms, [950]);
+        assert_eq!(planned[1].url, "http://127.0.0.1:9/app");
+    }
+
+    #[test]
+    fn as_recorded_sends_only_to_a_receiver_on_this_machine() {
+        let far = plan(&capsule("https://prod.example/hook"), &Target::AsRecorded);
+        assert!(matches!(far, Err(CapsuleError::NotLocal { .. })));
+        let near = plan(&capsule("http://localhost:4000/hook"), &Target::AsRecorded).unwrap();
+        assert_eq!(near[0].url, "http://localhost:4000/hook");
+    }
+}
