@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::format::{Capsule, Results};
+use crate::history::report::failure_label;
+use crate::store::outcomes::error_class;
 
 /// One side of an event's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -21,10 +23,14 @@ pub struct Side {
 }
 
 impl Side {
-    /// `missed (401 invalid signature)`, `delivered`.
+    /// `missed (401 invalid signature)`, `delivered`: the diagnosis's
+    /// name, its explanation left to `why`.
     pub fn label(&self) -> String {
         match (&self.why, self.state.as_str()) {
-            (Some(why), "missed" | "pending") => format!("{} ({why})", self.state),
+            (Some(why), "missed" | "pending") => {
+                let name = why.split(':').next().unwrap_or(why);
+                format!("{} ({name})", self.state)
+            }
             _ => self.state.clone(),
         }
     }
@@ -103,10 +109,12 @@ pub fn compare(capsule: &Capsule, results: &Results) -> (Vec<Compared>, Vec<Summ
             let replay = match replayed.get(&key) {
                 Some(replay) => Side {
                     state: replay.state.clone(),
-                    why: replay
-                        .attempts
-                        .last()
-                        .and_then(|attempt| attempt.error.clone()),
+                    why: replay.attempts.last().and_then(|attempt| {
+                        attempt.error.as_deref().map(|error| {
+                            let class = error_class(attempt.http_status, Some(error));
+                            failure_label(attempt.http_status, &class)
+                        })
+                    }),
                     attempts: replay.attempts.len(),
                 },
                 None => Side {
@@ -218,12 +226,12 @@ mod tests {
             lines[0].line(),
             "evt_1 call.ended sub_1: recorded missed (401 invalid signature) — replay delivered"
         );
-        assert_eq!(lines[1].replay.label(), "missed (HTTP 500)");
+        assert_eq!(lines[1].replay.label(), "missed (500 receiver error)");
         assert_eq!(lines[2].replay.label(), "not replayed");
         assert_eq!(
             summaries[0].line(),
             "sub_1: recorded: 3 missed (401 invalid signature) — replay: 1 delivered, \
-             1 missed (HTTP 500), 1 not replayed"
+             1 missed (500 receiver error), 1 not replayed"
         );
     }
 }

@@ -43,7 +43,11 @@ pub struct Selection {
 pub fn export(store: &Store, selection: &Selection) -> Result<(Capsule, usize), CapsuleError> {
     let mut listed = listed_events(store, selection)?;
     listed.sort_by(|a, b| {
-        (a.occurred_ms, a.received_ms, &a.event_id).cmp(&(b.occurred_ms, b.received_ms, &b.event_id))
+        (a.occurred_ms, a.received_ms, &a.event_id).cmp(&(
+            b.occurred_ms,
+            b.received_ms,
+            &b.event_id,
+        ))
     });
     let observers = deliveries::observer_subscriptions(store)?;
     let wanted = |id: &str| match &selection.subscription {
@@ -66,7 +70,12 @@ pub fn export(store: &Store, selection: &Selection) -> Result<(Capsule, usize), 
             continue;
         }
         unknown += deliveries.iter().filter(|d| d.state == "unknown").count();
-        events.push(event_line(event, detail, deliveries, selection.keep_personal_data));
+        events.push(event_line(
+            event,
+            detail,
+            deliveries,
+            selection.keep_personal_data,
+        ));
     }
     let named: BTreeSet<&str> = events
         .iter()

@@ -169,20 +169,21 @@ pub struct Results {
 /// Writes `capsule` to `path` (replacing it).
 pub fn write(capsule: &Capsule, path: &Path) -> Result<(), CapsuleError> {
     let lines = std::iter::once(Line::Header(capsule.header.clone()))
-        .chain(capsule.subscriptions.iter().cloned().map(Line::Subscription))
+        .chain(
+            capsule
+                .subscriptions
+                .iter()
+                .cloned()
+                .map(Line::Subscription),
+        )
         .chain(capsule.events.iter().cloned().map(Line::Event));
     write_lines(path, lines)
 }
 
 /// Writes a replay's `results` to `path` (replacing it).
 pub fn write_results(results: &Results, path: &Path) -> Result<(), CapsuleError> {
-    let lines = std::iter::once(ResultLine::Replay(results.header.clone())).chain(
-        results
-            .deliveries
-            .iter()
-            .cloned()
-            .map(ResultLine::Delivery),
-    );
+    let lines = std::iter::once(ResultLine::Replay(results.header.clone()))
+        .chain(results.deliveries.iter().cloned().map(ResultLine::Delivery));
     write_lines(path, lines)
 }
 
@@ -334,7 +335,9 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let kinds: Vec<String> = text
             .lines()
-            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["kind"].to_string())
+            .map(|line| {
+                serde_json::from_str::<serde_json::Value>(line).unwrap()["kind"].to_string()
+            })
             .collect();
         assert_eq!(kinds, ["\"header\"", "\"subscription\"", "\"event\""]);
         let back = read(&path).unwrap();

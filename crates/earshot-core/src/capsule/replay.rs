@@ -1,9 +1,9 @@
 //! A capsule re-enacted: each event to each of its subscriptions' receiver
 //! (one local URL, or each subscription's recorded URL when that is on
-//! this machine), at the recorded times of its attempts from the first
-//! one, divided by the speed; an event is tried again at its next recorded
-//! attempt's time while the receiver refuses it, as the platform did, and
-//! no more often. Each attempt is the capsule's bytes signed now with the
+//! this machine), in the recorded order at the event's recorded time from
+//! the first event's, divided by the speed; while the receiver refuses it,
+//! an event is tried again as long after its first attempt as the platform
+//! did, and no more often. Each attempt is the capsule's bytes signed now with the
 //! replay's secret (`recover::send_event`: the platform's headers).
 //! Deliveries run side by side, so a slow answer delays no other event.
 
@@ -30,7 +30,12 @@ impl Target {
     /// What the results' header says: the URL without its query.
     pub fn shown(&self) -> String {
         match self {
-            Target::To(url) => url.as_str().split('?').next().unwrap_or_default().to_owned(),
+            Target::To(url) => url
+                .as_str()
+                .split('?')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
             Target::AsRecorded => "as-recorded".to_owned(),
         }
     }
@@ -64,10 +69,17 @@ pub fn plan(capsule: &Capsule, target: &Target) -> Result<Vec<Planned>, CapsuleE
                 Target::To(url) => url.to_string(),
                 Target::AsRecorded => recorded_url(capsule, &delivery.subscription_id)?,
             };
-            let mut attempts_ms: Vec<i64> = delivery.attempts.iter().map(|a| a.at_ms).collect();
-            if attempts_ms.is_empty() {
-                attempts_ms.push(event.occurred_ms);
-            }
+            // The first at the event's time (the events' order is the
+            // recorded one), each retry as long after it as recorded.
+            let first = delivery.attempts.first().map_or(0, |a| a.at_ms);
+            let attempts_ms: Vec<i64> = match delivery.attempts.len() {
+                0 => vec![event.occurred_ms],
+                _ => delivery
+                    .attempts
+                    .iter()
+                    .map(|a| event.occurred_ms + (a.at_ms - first).max(0))
+                    .collect(),
+            };
             planned.push(Planned {
                 event: stored.clone(),
                 subscription_id: delivery.subscription_id.clone(),
@@ -122,22 +134,31 @@ pub async fn run(
     mut each: impl FnMut(&ReplayedDelivery),
 ) -> Result<Vec<ReplayedDelivery>, CapsuleError> {
     let http = sender().map_err(|error| CapsuleError::Client(error.to_string()))?;
+    let secret = secret.clone();
     let start = Instant::now();
     let (tell, mut ended) = tokio::sync::mpsc::unbounded_channel();
     let count = planned.len();
-    for (index, delivery) in planned.into_iter().enumerate() {
-        let (http, secret, tell) = (http.clone(), secret.clone(), tell.clone());
-        tokio::spawn(async move {
-            let replayed = deliver(&http, &secret, delivery, start, speed).await;
-            let _ = tell.send((index, replayed));
-        });
-    }
-    drop(tell);
+    let mut order: Vec<(usize, Planned)> = planned.into_iter().enumerate().collect();
+    order.sort_by_key(|(index, delivery)| (delivery.attempts_ms.first().copied(), *index));
+    // One dispatcher starts the deliveries in order, each at its first
+    // attempt's time; each delivery then runs on its own.
+    let dispatch = tokio::spawn(async move {
+        for (index, delivery) in order {
+            let first = delivery.attempts_ms.first().copied().unwrap_or_default();
+            tokio::time::sleep_until(start + offset(first, speed)).await;
+            let (http, secret, tell) = (http.clone(), secret.clone(), tell.clone());
+            tokio::spawn(async move {
+                let replayed = deliver(&http, &secret, delivery, start, speed).await;
+                let _ = tell.send((index, replayed));
+            });
+        }
+    });
     let mut results: Vec<Option<ReplayedDelivery>> = vec![None; count];
     while let Some((index, replayed)) = ended.recv().await {
         each(&replayed);
         results[index] = Some(replayed);
     }
+    let _ = dispatch.await;
     Ok(results.into_iter().flatten().collect())
 }
 
@@ -152,7 +173,7 @@ async fn deliver(
     let mut attempts = Vec::new();
     let mut delivered = false;
     for at_ms in &delivery.attempts_ms {
-        let planned = Duration::from_secs_f64((*at_ms).max(0) as f64 / 1_000.0 / speed);
+        let planned = offset(*at_ms, speed);
         tokio::time::sleep_until(start + planned).await;
         let sent_ms = start.elapsed().as_millis() as i64;
         let sent = send_event(http, &delivery.url, secret, &delivery.event).await;
@@ -175,6 +196,11 @@ async fn deliver(
         state: if delivered { "delivered" } else { "missed" }.to_owned(),
         attempts,
     }
+}
+
+/// How long after the start an attempt planned at `at_ms` (speed 1) goes.
+fn offset(at_ms: i64, speed: f64) -> Duration {
+    Duration::from_secs_f64(at_ms.max(0) as f64 / 1_000.0 / speed)
 }
 
 /// The largest gap between an attempt's planned and actual time, in ms.
@@ -249,12 +275,12 @@ mod tests {
     }
 
     #[test]
-    fn attempts_keep_their_recorded_offsets_from_the_first() {
+    fn events_keep_their_order_and_retries_their_recorded_gaps() {
         let url = url::Url::parse("http://127.0.0.1:9/app").unwrap();
         let planned = plan(&capsule("https://prod.example/hook"), &Target::To(url)).unwrap();
         assert_eq!(planned[0].attempts_ms, [0, 2_000]);
         // No attempt recorded: once, at the event's time.
-        assert_eq!(planned[1].attempts_ms, [950]);
+        assert_eq!(planned[1].attempts_ms, [1_000]);
         assert_eq!(planned[1].url, "http://127.0.0.1:9/app");
     }
 
