@@ -42,7 +42,7 @@ enum Recorded {
 fn recorded(index: usize, count: usize) -> Recorded {
     if (count / 3..2 * count / 3).contains(&index) {
         Recorded::Missed
-    } else if index % 10 == 0 {
+    } else if index.is_multiple_of(10) {
         Recorded::SecondAttempt
     } else {
         Recorded::Delivered

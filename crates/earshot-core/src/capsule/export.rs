@@ -147,7 +147,7 @@ fn listed_events(store: &Store, selection: &Selection) -> Result<Vec<ListedEvent
                 .filter(|event| &event.session_id == session),
         );
     }
-    found.sort_by(|a, b| b.occurred_ms.cmp(&a.occurred_ms));
+    found.sort_by_key(|event| (std::cmp::Reverse(event.occurred_ms), event.event_id.clone()));
     found.dedup_by(|a, b| a.event_id == b.event_id);
     found.truncate(selection.limit);
     Ok(found)
