@@ -4,8 +4,9 @@
 //! machine with `--as-recorded`), in the recorded order and timing divided
 //! by `--speed`, signed with the webhook secret it prints (or the one
 //! given). It writes the results next to the capsule for `earshot capsule
-//! compare`, and exits 0 once every delivery ended (1: the capsule or
-//! results could not be read or written, 2: bad input).
+//! compare`, and exits 0 once every delivery ended (1: the results could
+//! not be written, 2: bad input; on SIGINT, SIGTERM or SIGHUP it keeps
+//! what ended and exits 128 + the signal).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +16,9 @@ use clap::Args;
 use super::events_resend::app_url;
 use super::output::{emit, plain};
 use super::secret_arg;
-use earshot_core::capsule::format::{self, RESULTS_FORMAT, ReplayHeader, Results, VERSION};
+use earshot_core::capsule::format::{
+    self, RESULTS_FORMAT, ReplayHeader, ReplayedDelivery, Results, VERSION,
+};
 use earshot_core::capsule::replay::{self, Target};
 use earshot_core::capsule::results_path;
 use earshot_core::redact::SecretString;
@@ -106,31 +109,26 @@ pub(crate) async fn run(args: &ReplayArgs, file: &std::path::Path) -> color_eyre
         plain(&target.shown())
     );
     let count = planned.len();
-    let deliveries = replay::run(planned, speed, &secret, |done| {
-        let last = done.attempts.last();
-        let answer = match last.and_then(|attempt| attempt.error.as_deref()) {
-            Some(error) => error.to_owned(),
-            None => format!(
-                "HTTP {} in {}",
-                last.and_then(|attempt| attempt.http_status)
-                    .unwrap_or_default(),
-                earshot_core::duration_text::of_millis(
-                    last.map(|attempt| attempt.latency_ms).unwrap_or_default() as f64
-                )
-            ),
-        };
-        let _ = emit(&format!(
-            "{} {} {}: {} after {} attempt(s) ({answer})\n",
-            done.event_id,
-            done.event,
-            done.subscription_id,
-            done.state,
-            done.attempts.len()
-        ));
-    })
-    .await?;
+    // Installed before the first send: a signal stops the replay and
+    // keeps what ended.
+    let stop = earshot_core::shutdown::signals()?;
+    let mut ended: Vec<(usize, ReplayedDelivery)> = Vec::with_capacity(count);
+    let replay = replay::run(planned, speed, &secret, |index, done| {
+        let _ = emit(&format!("{}\n", outcome_line(&done)));
+        ended.push((index, done));
+    });
+    let stopped = tokio::select! {
+        finished = replay => {
+            finished?;
+            None
+        }
+        signal = stop => Some(signal),
+    };
+    ended.sort_by_key(|(index, _)| *index);
+    let deliveries: Vec<ReplayedDelivery> = ended.into_iter().map(|(_, done)| done).collect();
     let delivered = deliveries.iter().filter(|d| d.delivered()).count();
     let lateness = replay::worst_lateness_ms(&deliveries);
+    let ended_count = deliveries.len();
     format::write_results(
         &Results {
             header: ReplayHeader {
@@ -144,6 +142,15 @@ pub(crate) async fn run(args: &ReplayArgs, file: &std::path::Path) -> color_eyre
         },
         &results_file,
     )?;
+    if let Some(signal) = stopped {
+        eprintln!(
+            "earshot emulator: {} received: {ended_count} of {count} delivery(ies) ended \
+             ({delivered} delivered); results in {}",
+            signal.name(),
+            plain(&results_file.display().to_string())
+        );
+        return Ok(signal.exit_code());
+    }
     eprintln!(
         "replayed {count} delivery(ies): {delivered} delivered, {} missed; each attempt within \
          {} of its time; results in {}: `earshot capsule compare {}`",
@@ -153,6 +160,30 @@ pub(crate) async fn run(args: &ReplayArgs, file: &std::path::Path) -> color_eyre
         plain(&file.display().to_string())
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `evt_… call.ended sub_…: delivered after 2 attempt(s) (HTTP 200 in 3 ms)`.
+fn outcome_line(done: &ReplayedDelivery) -> String {
+    let last = done.attempts.last();
+    let answer = match last.and_then(|attempt| attempt.error.as_deref()) {
+        Some(error) => error.to_owned(),
+        None => format!(
+            "HTTP {} in {}",
+            last.and_then(|attempt| attempt.http_status)
+                .unwrap_or_default(),
+            earshot_core::duration_text::of_millis(
+                last.map(|attempt| attempt.latency_ms).unwrap_or_default() as f64
+            )
+        ),
+    };
+    format!(
+        "{} {} {}: {} after {} attempt(s) ({answer})",
+        done.event_id,
+        done.event,
+        done.subscription_id,
+        done.state,
+        done.attempts.len()
+    )
 }
 
 #[cfg(test)]

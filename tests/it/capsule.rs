@@ -234,4 +234,113 @@ async fn a_401_incident_replays_against_a_fixed_receiver_and_compare_says_each_d
         || async { (refusing.count() == 2 * EVENTS).then_some(()) },
     )
     .await;
+
+    // Personal data kept, one call: its events' exact bytes.
+    let call = events[2]["session_id"].as_str().unwrap().to_owned();
+    let kept = dir.path().join("kept.jsonl");
+    let mut command = cli::earshot();
+    command
+        .args(["capsule", "export", "--since", "1h", "--keep-personal-data"])
+        .args(["--session", &call, "--out"])
+        .arg(&kept)
+        .arg("--store")
+        .arg(&db);
+    let out = run(&mut command).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines = json_lines(&kept);
+    assert_eq!(lines[0]["sessions"][0], call.as_str());
+    let of_call: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(of_call.len(), 2, "call.connected and call.ended");
+    for event in of_call {
+        assert_eq!(event["session_id"], call.as_str());
+        assert_eq!(event["body_masked"], false);
+        let sent = refused
+            .iter()
+            .find(|request| request.json()["event_id"] == event["event_id"])
+            .expect("the platform sent it");
+        assert_eq!(event["body"].as_str().unwrap().as_bytes(), &sent.body[..]);
+    }
+}
+
+/// A capsule line of `id` at `at_ms`, missed by `sub_1`, no attempt kept.
+fn event_line(id: &str, at_ms: i64) -> String {
+    serde_json::json!({
+        "kind": "event", "event_id": id, "event": "call.ended", "session_id": "call_1",
+        "occurred": "", "occurred_ms": at_ms, "received_ms": at_ms, "headers": [],
+        "body": format!(r#"{{"event_id":"{id}"}}"#), "body_masked": false,
+        "deliveries": [{"subscription_id": "sub_1", "state": "missed",
+                        "diagnosis": "401 invalid signature", "attempts": []}],
+    })
+    .to_string()
+}
+
+/// A replay stopped by SIGTERM keeps what ended, exits 143, and `compare`
+/// says which events were not replayed; bad input sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_replay_keeps_what_ended_and_compare_names_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let capsule = dir.path().join("late.jsonl");
+    let header = serde_json::json!({
+        "kind": "header", "format": "earshot-capsule", "version": 1, "first_ms": 0,
+        "last_ms": 0, "subscription": null, "sessions": [], "events": 2,
+        "personal_data": "masked", "signatures": "dropped",
+    });
+    // The second event an hour after the first: never reached.
+    let lines = [
+        header.to_string(),
+        event_line("evt_now", 1_000_000),
+        event_line("evt_later", 1_000_000 + 3_600_000),
+    ];
+    std::fs::write(&capsule, lines.join("\n") + "\n").unwrap();
+    let app = Receiver::healthy().await;
+    let mut replay = cli::earshot_async();
+    replay
+        .args(["emulator", "--replay"])
+        .arg(&capsule)
+        .args(["--deliver-to", &app.url()]);
+    let child = replay.spawn().expect("the replay starts");
+    app.wait_count(1, "the first event").await;
+    cli::send_signal(&child, "TERM").await;
+    let out = cli::wait_out(child).await;
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 of 2"),
+        "{}",
+        text(&out.stderr)
+    );
+    let results = json_lines(&earshot_core::capsule::results_path(&capsule));
+    assert_eq!(results.len(), 2, "the header and the one that ended");
+    let mut compare = cli::earshot();
+    compare.args(["capsule", "compare"]).arg(&capsule);
+    let out = run(&mut compare).await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let said = |id: &str, replay: &str| {
+        format!("{id} call.ended sub_1: recorded missed (401 invalid signature) — replay {replay}")
+    };
+    assert!(stdout.contains(&said("evt_now", "delivered")), "{stdout}");
+    assert!(
+        stdout.contains(&said("evt_later", "not replayed")),
+        "{stdout}"
+    );
+
+    // Bad input sends nothing: no target, a file that is no capsule.
+    let mut no_target = cli::earshot();
+    no_target.args(["emulator", "--replay"]).arg(&capsule);
+    assert_eq!(run(&mut no_target).await.status.code(), Some(2));
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(&other, "{\"kind\":\"event\"}\n").unwrap();
+    let mut not_one = cli::earshot();
+    not_one
+        .args(["emulator", "--replay"])
+        .arg(&other)
+        .args(["--deliver-to", &app.url()]);
+    let out = run(&mut not_one).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("line 1"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(app.count(), 1, "nothing more sent");
 }

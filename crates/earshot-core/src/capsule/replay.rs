@@ -126,18 +126,18 @@ fn recorded_url(capsule: &Capsule, subscription_id: &str) -> Result<String, Caps
 }
 
 /// Runs `planned` at `speed` (2: twice as fast), signing with `secret`;
-/// `each` hears of each delivery as it ends. The deliveries, in plan order.
+/// `each` hears of each delivery as it ends, with its index in `planned`.
+/// Ends when every delivery has (drop it to stop sooner).
 pub async fn run(
     planned: Vec<Planned>,
     speed: f64,
     secret: &SecretString,
-    mut each: impl FnMut(&ReplayedDelivery),
-) -> Result<Vec<ReplayedDelivery>, CapsuleError> {
+    mut each: impl FnMut(usize, ReplayedDelivery),
+) -> Result<(), CapsuleError> {
     let http = sender().map_err(|error| CapsuleError::Client(error.to_string()))?;
     let secret = secret.clone();
     let start = Instant::now();
     let (tell, mut ended) = tokio::sync::mpsc::unbounded_channel();
-    let count = planned.len();
     let mut order: Vec<(usize, Planned)> = planned.into_iter().enumerate().collect();
     order.sort_by_key(|(index, delivery)| (delivery.attempts_ms.first().copied(), *index));
     // One dispatcher starts the deliveries in order, each at its first
@@ -153,13 +153,21 @@ pub async fn run(
             });
         }
     });
-    let mut results: Vec<Option<ReplayedDelivery>> = vec![None; count];
+    // Dropped with this future: no delivery starts after a stop.
+    let _dispatch = AbortOnDrop(dispatch);
     while let Some((index, replayed)) = ended.recv().await {
-        each(&replayed);
-        results[index] = Some(replayed);
+        each(index, replayed);
     }
-    let _ = dispatch.await;
-    Ok(results.into_iter().flatten().collect())
+    Ok(())
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// One delivery's attempts, each at its time, until one gets a 2xx.
