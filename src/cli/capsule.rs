@@ -14,6 +14,7 @@ use super::GlobalOptions;
 use super::history_args::{StoreArg, parse_since};
 use super::output::{emit, plain};
 use earshot_core::capsule::{self, compare, export, format};
+use earshot_core::clock_text::utc_datetime;
 
 /// The most events one capsule holds unless `--limit` says otherwise.
 const DEFAULT_LIMIT: usize = 10_000;
@@ -110,8 +111,10 @@ fn run_export(args: ExportArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
     }
     format::write(&capsule, &args.out)?;
     eprintln!(
-        "wrote {} event(s) for {} subscription(s) to {}; personal data {}, signatures dropped",
+        "wrote {} event(s) recorded {} for {} subscription(s) to {}; personal data {}, \
+         signatures dropped",
         capsule.events.len(),
+        window(&capsule.header),
         capsule.subscriptions.len(),
         plain(&args.out.display().to_string()),
         capsule.header.personal_data
@@ -126,6 +129,17 @@ fn run_export(args: ExportArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
         eprintln!("note: the newest {} events only (--limit)", args.limit);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `from 2026-12-05 21:15:34Z to 2026-12-05 21:40:02Z`, the capsule's
+/// recorded window.
+fn window(header: &format::Header) -> String {
+    match (header.first_ms, header.last_ms) {
+        (Some(first), Some(last)) => {
+            format!("from {} to {}", utc_datetime(first), utc_datetime(last))
+        }
+        _ => "at unknown times".to_owned(),
+    }
 }
 
 fn run_compare(args: CompareArgs) -> color_eyre::Result<ExitCode> {
@@ -166,8 +180,11 @@ fn run_compare(args: CompareArgs) -> color_eyre::Result<ExitCode> {
         }
     };
     out(format!(
-        "replayed at speed {} to {}",
-        results.header.speed, results.header.target
+        "recorded {}, {} event(s); replayed at speed {} to {}",
+        window(&capsule.header),
+        capsule.events.len(),
+        results.header.speed,
+        results.header.target
     ))?;
     for summary in &summaries {
         out(summary.line())?;
