@@ -15,6 +15,7 @@ use super::history_args::{StoreArg, parse_since};
 use super::output::{emit, plain};
 use earshot_core::capsule::{self, compare, export, format};
 use earshot_core::clock_text::utc_datetime;
+use earshot_core::history::recover;
 
 /// The most events one capsule holds unless `--limit` says otherwise.
 const DEFAULT_LIMIT: usize = 10_000;
@@ -41,8 +42,8 @@ pub(crate) struct ExportArgs {
     /// 3339 time.
     #[arg(long, default_value = "24h", value_parser = parse_since, value_name = "DURATION")]
     pub(crate) since: i64,
-    /// One subscription's events and attempts only (its full id); else
-    /// every subscription's but the observer's.
+    /// One subscription's events and attempts only (its id, or any unique
+    /// prefix); else every subscription's but the observer's.
     #[arg(long, value_name = "ID")]
     pub(crate) subscription: Option<String>,
     /// These sessions or calls only (full ids; repeatable).
@@ -94,19 +95,21 @@ fn run_export(args: ExportArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
         return Ok(ExitCode::from(1));
     }
     let store = args.store.open(global)?;
+    // Any unique prefix of the id, as every command takes it.
+    let subscription = match &args.subscription {
+        Some(id) => Some(recover::find_subscription(&store, id)?.id),
+        None => None,
+    };
     let selection = export::Selection {
         since_ms: args.since,
-        subscription: args.subscription,
+        subscription,
         sessions: args.sessions,
         keep_personal_data: args.keep_personal_data,
         limit: args.limit,
     };
     let (capsule, unknown) = export::export(&store, &selection)?;
     if capsule.events.is_empty() {
-        eprintln!(
-            "nothing in the store matches: list what it holds with `earshot events`, and give \
-             a subscription's full id"
-        );
+        eprintln!("nothing in the store matches: list what it holds with `earshot events`");
         return Ok(ExitCode::from(1));
     }
     format::write(&capsule, &args.out)?;
@@ -163,6 +166,17 @@ fn run_compare(args: CompareArgs) -> color_eyre::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     let results = format::read_results(&results_path)?;
+    if let Some(replayed) = &results.header.capsule_sha256
+        && *replayed != format::digest(&args.file)?
+    {
+        eprintln!(
+            "error: {} holds the replay of another capsule than {}: give its results with \
+             --results, or replay this one",
+            plain(&results_path.display().to_string()),
+            plain(&args.file.display().to_string())
+        );
+        return Ok(ExitCode::from(2));
+    }
     let (lines, summaries) = compare::compare(&capsule, &results);
     for line in &lines {
         if args.json {

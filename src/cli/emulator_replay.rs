@@ -78,8 +78,11 @@ pub(crate) async fn run(args: &ReplayArgs, file: &std::path::Path) -> color_eyre
             return bad("--replay needs --deliver-to URL (your receiver) or --as-recorded".into());
         }
     };
-    let capsule = match format::read(file) {
-        Ok(capsule) => capsule,
+    let (capsule, capsule_sha256) = match format::read(file).and_then(|capsule| {
+        let digest = format::digest(file)?;
+        Ok((capsule, digest))
+    }) {
+        Ok(read) => read,
         Err(error) => return bad(error.to_string()),
     };
     let planned = match replay::plan(&capsule, &target) {
@@ -137,6 +140,7 @@ pub(crate) async fn run(args: &ReplayArgs, file: &std::path::Path) -> color_eyre
                 speed,
                 target: target.shown(),
                 deliveries: count,
+                capsule_sha256: Some(capsule_sha256),
             },
             deliveries,
         },

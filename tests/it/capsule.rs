@@ -52,25 +52,25 @@ async fn a_401_incident_replays_against_a_fixed_receiver_and_compare_says_each_d
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
 
     let dir = tempfile::tempdir().unwrap();
-    let export = |name: &str| {
+    // The second export names the subscription by a prefix of its id.
+    let export = |name: &str, id: &str| {
         let mut command = cli::earshot();
         command
-            .args(["capsule", "export", "--since", "1h", "--subscription"])
-            .arg(&broken.id)
+            .args(["capsule", "export", "--since", "1h", "--subscription", id])
             .arg("--out")
             .arg(dir.path().join(name))
             .arg("--store")
             .arg(&db);
         command
     };
-    let out = run(&mut export("incident.jsonl")).await;
+    let out = run(&mut export("incident.jsonl", &broken.id)).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("wrote 8 event(s)"),
         "{}",
         text(&out.stderr)
     );
-    let out = run(&mut export("again.jsonl")).await;
+    let out = run(&mut export("again.jsonl", &broken.id[..8])).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let capsule_path = dir.path().join("incident.jsonl");
     let bytes = std::fs::read(&capsule_path).unwrap();
@@ -260,6 +260,19 @@ async fn a_401_incident_replays_against_a_fixed_receiver_and_compare_says_each_d
             .expect("the platform sent it");
         assert_eq!(event["body"].as_str().unwrap().as_bytes(), &sent.body[..]);
     }
+    // Another capsule's results are not compared with this one.
+    let mut compare = cli::earshot();
+    compare
+        .args(["capsule", "compare", "--results"])
+        .arg(earshot_core::capsule::results_path(&capsule_path))
+        .arg(&kept);
+    let out = run(&mut compare).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("another capsule"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// A capsule line of `id` at `at_ms`, missed by `sub_1`, no attempt kept.

@@ -218,6 +218,7 @@ mod tests {
                 speed: 1.0,
                 target: "http://127.0.0.1:9/".into(),
                 deliveries: 2,
+                capsule_sha256: None,
             },
             deliveries: vec![replayed("evt_1", 200), replayed("evt_2", 500)],
         };

@@ -130,6 +130,10 @@ pub struct ReplayHeader {
     /// The URL every event went to (query left out), or `as-recorded`.
     pub target: String,
     pub deliveries: usize,
+    /// The SHA-256 of the capsule file replayed ([`digest`]), so results
+    /// are never compared with another capsule.
+    #[serde(default)]
+    pub capsule_sha256: Option<String>,
 }
 
 /// One event's replay to one subscription's receiver.
@@ -164,6 +168,19 @@ pub struct ReplayedAttempt {
 pub struct Results {
     pub header: ReplayHeader,
     pub deliveries: Vec<ReplayedDelivery>,
+}
+
+/// The SHA-256 of the file at `path`, in hex.
+pub fn digest(path: &Path) -> Result<String, CapsuleError> {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).map_err(|source| CapsuleError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    Ok(sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect())
 }
 
 /// Writes `capsule` to `path` (replacing it).

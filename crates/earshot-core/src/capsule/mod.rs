@@ -36,7 +36,9 @@
 //!
 //! A replay writes its results next to the capsule (`FILE.replay.jsonl`,
 //! [`results_path`]): a `replay` header (`format`
-//! `"earshot-capsule-replay"`, `version`, `speed`, `target`) and one
+//! `"earshot-capsule-replay"`, `version`, `speed`, `target`,
+//! `capsule_sha256`: the file replayed, so results are read against it
+//! only) and one
 //! `delivery` per event and subscription with its replayed `attempts`
 //! (`planned_ms`, `sent_ms` from the replay's start, `http_status`,
 //! `error`, `latency_ms`) and `state` (`delivered` or `missed`).
