@@ -99,7 +99,7 @@ pub fn compare(capsule: &Capsule, results: &Results) -> (Vec<Compared>, Vec<Summ
     let mut lines = Vec::new();
     let mut summaries: BTreeMap<String, Summary> = BTreeMap::new();
     for event in &capsule.events {
-        for delivery in &event.deliveries {
+        for delivery in &event.deliveries_or_unknown() {
             let recorded = Side {
                 state: delivery.state.clone(),
                 why: delivery.diagnosis.clone(),

@@ -69,7 +69,26 @@ pub struct EventLine {
     pub deliveries: Vec<DeliveryLine>,
 }
 
+/// The subscription id an event no subscription's outcome names is
+/// replayed and compared under.
+pub const NO_SUBSCRIPTION: &str = "(none)";
+
 impl EventLine {
+    /// Its deliveries; an event with none (no subscription but the
+    /// observer's listened) as one `unknown` under [`NO_SUBSCRIPTION`], so
+    /// a replay to one URL still sends it.
+    pub fn deliveries_or_unknown(&self) -> Vec<DeliveryLine> {
+        if !self.deliveries.is_empty() {
+            return self.deliveries.clone();
+        }
+        vec![DeliveryLine {
+            subscription_id: NO_SUBSCRIPTION.to_owned(),
+            state: "unknown".to_owned(),
+            diagnosis: None,
+            attempts: Vec::new(),
+        }]
+    }
+
     /// The bytes a replay sends.
     pub fn body_bytes(&self) -> Vec<u8> {
         match (&self.body, &self.body_base64) {

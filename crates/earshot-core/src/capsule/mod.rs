@@ -29,7 +29,9 @@
 //!    `state` as recorded (`delivered`, `missed`, `recovered`, `pending`,
 //!    `unknown`), `diagnosis` of its last failure (`401 invalid
 //!    signature`) and `attempts` (`attempt`, `at_ms`, `status`,
-//!    `http_status_code`, `error`, `next_retry_ms`), oldest first.
+//!    `http_status_code`, `error`, `next_retry_ms`), oldest first. An event
+//!    no subscription's outcome names (only the observer's listened) has
+//!    none; a replay to one URL sends it as subscription `(none)`.
 //!
 //! Nothing in the file depends on when it was written: two exports of the
 //! same store are byte-identical. A reader refuses a newer `version`.

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::CapsuleError;
-use super::format::{Capsule, ReplayedAttempt, ReplayedDelivery};
+use super::format::{Capsule, NO_SUBSCRIPTION, ReplayedAttempt, ReplayedDelivery};
 use crate::history::recover::{send_event, sender};
 use crate::redact::SecretString;
 use crate::store::events::StoredEvent;
@@ -64,9 +64,11 @@ pub fn plan(capsule: &Capsule, target: &Target) -> Result<Vec<Planned>, CapsuleE
             occurred_ms: event.occurred_ms,
             body: event.body_bytes(),
         };
-        for delivery in &event.deliveries {
+        for delivery in &event.deliveries_or_unknown() {
             let url = match target {
                 Target::To(url) => url.to_string(),
+                // No subscription, no recorded URL: not replayed.
+                Target::AsRecorded if delivery.subscription_id == NO_SUBSCRIPTION => continue,
                 Target::AsRecorded => recorded_url(capsule, &delivery.subscription_id)?,
             };
             // The first at the event's time (the events' order is the
@@ -290,6 +292,18 @@ mod tests {
         // No attempt recorded: once, at the event's time.
         assert_eq!(planned[1].attempts_ms, [1_000]);
         assert_eq!(planned[1].url, "http://127.0.0.1:9/app");
+    }
+
+    #[test]
+    fn an_event_no_subscription_names_goes_to_the_url_only() {
+        let mut lone = capsule("http://localhost:4000/hook");
+        lone.events[1].deliveries.clear();
+        let url = url::Url::parse("http://127.0.0.1:9/app").unwrap();
+        let planned = plan(&lone, &Target::To(url)).unwrap();
+        assert_eq!(planned.len(), 2);
+        assert_eq!(planned[1].subscription_id, NO_SUBSCRIPTION);
+        let recorded = plan(&lone, &Target::AsRecorded).unwrap();
+        assert_eq!(recorded.len(), 1);
     }
 
     #[test]
