@@ -1,5 +1,7 @@
 //! `earshot emulator`: the platform emulator, headless, until SIGINT,
-//! SIGTERM or SIGHUP (exit 130, 143, 129: [`earshot_core::shutdown`]).
+//! SIGTERM or SIGHUP (exit 130, 143, 129: [`earshot_core::shutdown`]);
+//! with `--replay FILE`, a capsule's deliveries instead
+//! ([`super::emulator_replay`]).
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -62,6 +64,8 @@ pub(crate) struct EmulatorArgs {
     /// traffic aims at [default: about 1.25].
     #[arg(long, value_name = "EVENTS_PER_S", requires = "traffic", value_parser = traffic_rate)]
     pub(crate) traffic_rate: Option<Duration>,
+    #[command(flatten)]
+    pub(crate) replay: super::emulator_replay::ReplayArgs,
 }
 
 /// `--traffic-rate`: events a second, as the pace of the conversations
@@ -88,6 +92,9 @@ pub(crate) async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    if let Some(file) = &args.replay.file {
+        return super::emulator_replay::run(&args.replay, file).await;
+    }
     let api_key = args
         .api_key
         .clone()

@@ -2,6 +2,7 @@
 //! subcommand that parses arguments, calls [`earshot_core::api`] and prints.
 
 mod bounded_stdout;
+mod capsule;
 pub(crate) mod changes;
 pub(crate) mod check_receiver;
 pub(crate) mod config;
@@ -12,6 +13,7 @@ mod demo_history;
 pub(crate) mod dictate;
 mod edit_body;
 pub(crate) mod emulator;
+mod emulator_replay;
 pub(crate) mod events;
 mod events_resend;
 pub(crate) mod health;
@@ -152,6 +154,9 @@ pub(crate) enum Command {
     /// Send your receiver one realistic, signed voice-agent event, with
     /// fields set from the command line.
     Trigger(trigger::TriggerArgs),
+    /// An incident in one file: export it from the store, compare it with
+    /// its replay (`earshot emulator --replay FILE`).
+    Capsule(capsule::CapsuleArgs),
     /// Failure groups (subscription × diagnosis) and who is on them.
     Incidents(incidents::IncidentsArgs),
     /// What earshot changed on the platform: when, who, what.
@@ -286,6 +291,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
         Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
         Command::Trigger(args) => runtime()?.block_on(trigger::run(args)),
+        Command::Capsule(args) => capsule::run(args, &global),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
         Command::Changes(args) => changes::run(args, &global),
         Command::Store(args) => runtime()?.block_on(store_cmd::run(args, &global)),

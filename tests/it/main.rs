@@ -4,6 +4,7 @@
 
 mod artifact_downloads;
 mod bounded_files;
+mod capsule;
 mod check_receiver;
 mod cli_exits;
 mod cli_secrets;

@@ -10,8 +10,9 @@
 //! - Services: the platform client ([`api`]), rate-aware job polling
 //!   ([`poll`]), the receiver toolkit ([`receiver`]), the incident history
 //!   ([`history`]) over its SQLite store ([`store`]), the observer's
-//!   health, metrics and background sweep ([`observer`]) and configuration
-//!   ([`config`]).
+//!   health, metrics and background sweep ([`observer`]), configuration
+//!   ([`config`]) and incidents kept in a file to replay on a developer's
+//!   machine ([`capsule`]).
 //! - Shared helpers with one job each: bounded file reads
 //!   ([`bounded_file`]), TLS certificates for servers ([`tls`]), the stop
 //!   signals ([`shutdown`]) and the filter language every list shares
@@ -28,6 +29,7 @@
 
 pub mod api;
 pub mod bounded_file;
+pub mod capsule;
 pub use earshot_protocol::clock_text;
 pub use earshot_protocol::delivery;
 pub mod config;

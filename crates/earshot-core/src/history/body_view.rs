@@ -34,8 +34,9 @@ pub fn lines(body: &[u8], reveal: bool) -> Vec<String> {
     }
 }
 
-/// Masks personal data in place, at any depth.
-fn mask(value: &mut Value) {
+/// Masks personal data in place, at any depth (what a capsule export
+/// writes unless asked to keep it).
+pub fn mask(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, field) in map.iter_mut() {
