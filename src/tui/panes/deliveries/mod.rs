@@ -30,22 +30,26 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure, RefusedDelivery};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::load::Load;
-use super::super::theme::Theme;
-use super::super::widgets::age;
-use super::super::widgets::input as text;
-use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::{Jump, NoEffect, Pane};
+use crate::tui::kernel::{
+    self, ConsoleConfig, ConsoleEffect, Failure, Handover, Jump, NoEffect, Pane, RefusedDelivery,
+};
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::load::Load;
 use crate::tui::panes::subscriptions::short_id;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::age;
+use crate::tui::widgets::input as text;
+use crate::tui::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::history::session_view::SessionView;
 use earshot_core::redact::SecretString;
 
 use commands::{detail_commands, id_prompt_commands, table_commands};
 use live::Liveness;
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<NoEffect>;
 
 /// Most recently viewed ids kept.
 pub(crate) const RECENT_MAX: usize = 20;
@@ -341,7 +345,7 @@ impl DeliveriesPane {
         }
         let link = &view.links[self.next_link % view.links.len()];
         self.next_link = (self.next_link + 1) % view.links.len();
-        out.effects.push(Effect::Copy {
+        out.console.push(ConsoleEffect::Copy {
             what: "link",
             text: SecretString::new(link.url.clone()),
         });
@@ -445,7 +449,7 @@ impl Pane for DeliveriesPane {
         help_order: 2,
     });
 
-    fn create(_: &AppConfig) -> DeliveriesPane {
+    fn create(_: &ConsoleConfig) -> DeliveriesPane {
         DeliveriesPane::new()
     }
 
@@ -496,7 +500,7 @@ impl Pane for DeliveriesPane {
             return;
         };
         self.last_load = Some(Instant::now());
-        out.effects.push(Effect::LoadDeliveries {
+        out.console.push(ConsoleEffect::LoadDeliveries {
             seq: self.list.start(),
             id,
             latest: self.latest,
@@ -540,7 +544,7 @@ impl Pane for DeliveriesPane {
                 self.prompt.reset();
                 self.typed.clear();
                 self.recent_selected = None;
-                out.effects.push(Effect::LoadKnownSessions);
+                out.console.push(ConsoleEffect::LoadKnownSessions);
             }
             PromptCancel => self.prompting = false,
             RecentUp | RecentDown => self.pick_recent(command == RecentDown),
@@ -708,8 +712,8 @@ fn is_signature_rejection(record: &DeliveryRecord) -> bool {
 /// loads the observer's copy of its event and asks the receiver (the
 /// platform does not return a delivery's header; the Inbox's capture of
 /// it, when earshot's own receiver got it, fills the header in).
-fn signature_handover(record: &DeliveryRecord) -> Action {
-    Action::OpenInSignatures {
+fn signature_handover(record: &DeliveryRecord) -> Handover {
+    Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: Some(format!(

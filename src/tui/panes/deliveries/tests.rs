@@ -1,6 +1,7 @@
 //! `update` tests of the Deliveries pane, driven through the [`App`] with
 //! the keys an operator would press, and the retry rules.
 
+use crate::tui::kernel::ConsoleEffect;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
@@ -9,12 +10,15 @@ use serde_json::Map;
 
 use super::verdict::{Verdict, countdown, likely_causes, verdict};
 use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::command::Command;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::command::Command;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::Pane;
+use crate::tui::panes::PaneId;
 use crate::tui::panes::deliveries::DeliveriesResult;
-use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
@@ -82,7 +86,7 @@ fn delivered() -> DeliveryRecord {
 }
 
 fn app() -> App {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
     app.update(key('3'));
     assert_eq!(app.pane, PaneId::Deliveries);
@@ -91,7 +95,9 @@ fn app() -> App {
 
 fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {
     match effects {
-        [Effect::LoadDeliveries { seq, id, latest }] if id == want_id && *latest == want_latest => {
+        [Effect::Console(ConsoleEffect::LoadDeliveries { seq, id, latest })]
+            if id == want_id && *latest == want_latest =>
+        {
             *seq
         }
         other => panic!("expected one load of {want_id} (latest {want_latest}), got {other:?}"),
@@ -119,7 +125,10 @@ fn app_loaded(rows: Vec<DeliveryRecord>) -> App {
 fn entering_an_id_loads_all_attempts_and_remembers_it() {
     let mut app = app();
     assert!(
-        matches!(app.update(key('i')).as_slice(), [Effect::LoadKnownSessions]),
+        matches!(
+            app.update(key('i')).as_slice(),
+            [Effect::Console(ConsoleEffect::LoadKnownSessions)]
+        ),
         "opening the prompt reads the known sessions"
     );
     assert_eq!(app.deliveries.mode(), Mode::Prompt);
@@ -287,13 +296,13 @@ fn at_most_twenty_recent_ids_are_kept() {
 
 #[test]
 fn a_seeded_id_is_loaded_by_init() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.seed_recent_ids(vec!["call_1".into()]);
     let effects = app.init();
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, latest: false, .. } if id == "call_1"))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::LoadDeliveries { id, latest: false, .. }) if id == "call_1"))
     );
 }
 
@@ -525,7 +534,7 @@ fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
     pane.set_session(view);
     assert!(pane.wants_tick(), "a link counts down");
     assert!(!pane.live(), "nothing to reload");
-    let mut out = crate::tui::app::Outcome::default();
+    let mut out = super::Outcome::default();
     MOVED_BY.store(10, std::sync::atomic::Ordering::SeqCst);
     assert!(
         !pane.on_tick(Instant::now(), &mut out),
@@ -596,7 +605,7 @@ fn arb_change() -> impl proptest::strategy::Strategy<Value = RowChange> {
 }
 
 fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
-    let mut out = crate::tui::app::Outcome::default();
+    let mut out = super::Outcome::default();
     pane.on_result(
         DeliveriesResult::Loaded {
             seq,
@@ -606,11 +615,11 @@ fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
     );
 }
 
-fn issued_seq(out: &crate::tui::app::Outcome) -> u64 {
-    out.effects
+fn issued_seq(out: &super::Outcome) -> u64 {
+    out.console
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadDeliveries { seq, .. } => Some(*seq),
+            ConsoleEffect::LoadDeliveries { seq, .. } => Some(*seq),
             _ => None,
         })
         .expect("a load was issued")
@@ -628,13 +637,13 @@ proptest::proptest! {
             match change {
                 RowChange::Set(rows) => pane.set_rows(SESSION, rows),
                 RowChange::Load(rows) => {
-                    let mut out = crate::tui::app::Outcome::default();
+                    let mut out = super::Outcome::default();
                     pane.refresh(&mut out);
                     let seq = issued_seq(&out);
                     answer(&mut pane, seq, rows);
                 }
                 RowChange::StaleLoad(rows) => {
-                    let mut out = crate::tui::app::Outcome::default();
+                    let mut out = super::Outcome::default();
                     pane.refresh(&mut out);
                     let stale = issued_seq(&out);
                     pane.refresh(&mut out);
@@ -642,7 +651,7 @@ proptest::proptest! {
                 }
                 RowChange::OpenOther => {
                     let other = format!("{}-other", pane.id.clone().unwrap_or_default());
-                    pane.open(other, &mut crate::tui::app::Outcome::default());
+                    pane.open(other, &mut super::Outcome::default());
                 }
             }
             for offset in &nows {

@@ -5,12 +5,13 @@ use ratatui::crossterm::event::KeyCode;
 
 use super::tasks::{EventsEffect, ResendTarget};
 use super::{EventsPane, Mode};
-use crate::tui::action::{Action, Effect};
-use crate::tui::app::{App, AppConfig};
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::events::{EventsResult, Resent};
 use crate::tui::panes::signatures::Field as SigField;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::event_list::{
     EventDetail, EventRow, SubscriptionOutcome, SubscriptionTimeline,
 };
@@ -46,9 +47,9 @@ fn events(newest: i64, oldest: i64) -> Vec<EventRow> {
 }
 
 fn app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.events = EventsPane::new().with_clock(now);
     app.pane = PaneId::Events;

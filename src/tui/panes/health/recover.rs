@@ -7,9 +7,9 @@
 
 use tui_input::Input;
 
+use super::Outcome;
 use super::tasks::HealthEffect;
-use crate::tui::action::Effect;
-use crate::tui::app::Outcome;
+use crate::tui::kernel::ConsoleEffect;
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::history::recover::{Preview, Sent};
 use earshot_core::redact::SecretString;
@@ -48,10 +48,10 @@ pub(crate) struct RecoverForm {
 impl RecoverForm {
     /// A form for `subscription_id`, asking for its preview.
     pub(super) fn open(subscription_id: &str, url: &str, since_ms: i64, out: &mut Outcome) -> Self {
-        out.effects.push(Effect::Health(HealthEffect::PlanRecover {
+        out.effects.push(HealthEffect::PlanRecover {
             subscription_id: subscription_id.to_owned(),
             since_ms,
-        }));
+        });
         RecoverForm {
             subscription_id: subscription_id.to_owned(),
             url: url.to_owned(),
@@ -107,7 +107,7 @@ impl RecoverForm {
         self.sent.clear();
         self.cancelling = false;
         self.result = None;
-        out.effects.push(Effect::Recover {
+        out.console.push(ConsoleEffect::Recover {
             subscription_id: self.subscription_id.clone(),
             since_ms,
             secret: SecretString::new(secret),
@@ -120,7 +120,7 @@ impl RecoverForm {
     pub(super) fn cancel(&mut self, out: &mut Outcome) {
         if self.running() && !self.cancelling {
             self.cancelling = true;
-            out.effects.push(Effect::CancelRecover);
+            out.console.push(ConsoleEffect::CancelRecover);
             out.toast = Some("stopping after the event being sent…".into());
         }
     }

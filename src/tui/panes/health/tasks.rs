@@ -7,9 +7,9 @@
 //! `esc` and at an account switch.
 
 use super::HealthResult;
-use crate::tui::action::Failure;
-use crate::tui::history_tasks::{CONSOLE_SWEEP_BUDGET, failure, give_up_words, open, with_store};
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::store::{CONSOLE_SWEEP_BUDGET, failure, give_up_words, open, with_store};
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::{recover, report, sweep};
 use earshot_core::store::{self, deliveries, give_up, timeline};
@@ -146,10 +146,10 @@ impl PaneEffect<HealthResult> for HealthEffect {
 
 /// Stores who is on an incident, for every console on the same store.
 async fn acknowledge(
-    path: crate::tui::history_tasks::StorePath,
+    path: crate::tui::kernel::store::StorePath,
     id: String,
     note: Option<String>,
-) -> Result<String, crate::tui::action::Failure> {
+) -> Result<String, crate::tui::kernel::Failure> {
     with_store(path, move |store| {
         let by = incidents::operator();
         match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {

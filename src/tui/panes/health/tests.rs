@@ -1,16 +1,19 @@
 //! `update` tests of the Health pane, driven through the [`App`] with the
 //! keys an operator would press.
 
+use crate::tui::kernel::ConsoleEffect;
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::panes::Pane;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::coverage::{Coverage, CoverageState};
 use earshot_core::history::incidents::Incident;
 use earshot_core::history::recover::{Preview, Sent};
@@ -76,9 +79,9 @@ fn board(subscriptions: Vec<SubscriptionHealth>) -> Board {
 }
 
 fn app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.health = HealthPane::new().with_clock(now);
     app
@@ -181,7 +184,7 @@ fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, .. } if id == "call_1234"))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::LoadDeliveries { id, .. }) if id == "call_1234"))
     );
 }
 
@@ -237,14 +240,14 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     let effects = app.update(press(KeyCode::Enter));
     let recover = effects
         .iter()
-        .find(|effect| matches!(effect, Effect::Recover { .. }))
+        .find(|effect| matches!(effect, Effect::Console(ConsoleEffect::Recover { .. })))
         .expect("recover starts");
     match recover {
-        Effect::Recover {
+        Effect::Console(ConsoleEffect::Recover {
             subscription_id,
             since_ms,
             secret,
-        } => {
+        }) => {
             assert_eq!(subscription_id, BROKEN);
             assert_eq!(*since_ms, NOW_MS - 86_400_000);
             assert_eq!(secret.expose(), "whsec_the_secret_0123456789abcdefghijk");
@@ -283,7 +286,7 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::CancelRecover)),
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::CancelRecover))),
         "{effects:?}"
     );
     assert_eq!(
@@ -355,7 +358,10 @@ fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
     )));
     assert!(!app.health.sweeping);
     assert!(app.health.board.error().unwrap().contains("EARSHOT_STORE"));
-    assert_ne!(app.status.connection, crate::tui::app::Connection::Error);
+    assert_ne!(
+        app.status.connection,
+        crate::tui::console::app::Connection::Error
+    );
 }
 
 fn failing(id: &str) -> FailingSession {

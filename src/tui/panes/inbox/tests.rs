@@ -1,18 +1,21 @@
 //! `update` tests of the Inbox pane, driven through the [`App`] with the
 //! keys an operator would press.
 
+use crate::tui::kernel::{ConsoleEffect, Handover};
 use axum::body::Bytes;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::{InboxCommand, Listening, View};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::command::Command;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::command::Command;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::inbox::InboxResult;
 use crate::tui::panes::inbox::tasks::InboxEffect;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::receiver::capture::CaptureEntry;
 use earshot_core::receiver::listen::Received;
 
@@ -20,9 +23,9 @@ const HEADER: &str = "t=1700000000,v1=5f0c2d";
 const BODY: &str = "{\"event\":\"call.ended\",  \"event_id\":\"e1\"}";
 
 fn inbox_app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(key('7'));
     assert_eq!(app.pane, PaneId::Inbox);
@@ -266,24 +269,24 @@ fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
             "invalid_signature",
         ),
     );
-    app.update(Action::OpenInSignatures {
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: Some("subscription 2b3c4d5e".into()),
         delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
         refused: None,
-    });
+    }));
     assert_eq!(app.pane, PaneId::Signatures);
     assert_eq!(app.sigs.header.value(), HEADER);
     let unknown = {
         let mut app = inbox_app(false);
-        app.update(Action::OpenInSignatures {
+        app.update(Action::Handover(Handover::OpenInSignatures {
             header: None,
             body: None,
             secret_hint: None,
             delivery_id: Some("never-captured".into()),
             refused: None,
-        });
+        }));
         app.sigs.header.value().to_owned()
     };
     assert_eq!(unknown, "", "nothing captured: the operator pastes it");
@@ -297,7 +300,7 @@ fn a_transcript_webhook_updates_a_watched_job_at_once_and_only_once() {
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
-            Effect::JobWebhook { id, status } if id == "job-1" && status.as_str() == "completed"
+            Effect::Console(ConsoleEffect::JobWebhook { id, status }) if id == "job-1" && status.as_str() == "completed"
         )),
         "{effects:?}"
     );
@@ -305,13 +308,13 @@ fn a_transcript_webhook_updates_a_watched_job_at_once_and_only_once() {
     assert!(
         !repeat
             .iter()
-            .any(|e| matches!(e, Effect::JobWebhook { .. }))
+            .any(|e| matches!(e, Effect::Console(ConsoleEffect::JobWebhook { .. })))
     );
     let unwatched = deliver(&mut app, transcript("job-2", "completed", "ok"));
     assert!(
         !unwatched
             .iter()
-            .any(|e| matches!(e, Effect::JobWebhook { .. }))
+            .any(|e| matches!(e, Effect::Console(ConsoleEffect::JobWebhook { .. })))
     );
 }
 
@@ -424,13 +427,13 @@ fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
     );
 
     // From the Deliveries pane: the header and body are not filled in.
-    app.update(Action::OpenInSignatures {
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: None,
         delivery_id: Some("d-big".into()),
         refused: None,
-    });
+    }));
     assert_eq!(app.pane, PaneId::Signatures);
     assert_eq!(app.sigs.header.value(), "");
     let notice = app.status.last_error.clone().expect("a notice");

@@ -1,27 +1,30 @@
 //! `update` tests of the Jobs pane, driven through the [`App`] with the
 //! keys an operator would press and the events the watcher sends.
 
+use crate::tui::kernel::{ConsoleEffect, Handover};
 use std::time::Duration;
 
 use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 use super::parse_ids;
-use crate::tui::action::{Action, Effect};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::command::Command;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::command::Command;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Pane;
+use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::jobs::JobsResult;
-use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::schedule::{JobProblem, JobView};
 use earshot_core::poll::watcher::WatchEvent;
 
 fn jobs_app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(Action::Run(Command::GoTo(PaneId::Jobs)));
     app
@@ -78,7 +81,7 @@ fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
     let effects = app.update(press(KeyCode::Enter));
     assert!(!app.jobs.captures_text());
     let added = effects.iter().find_map(|effect| match effect {
-        Effect::WatchJobs(ids) => Some(ids.clone()),
+        Effect::Console(ConsoleEffect::WatchJobs(ids)) => Some(ids.clone()),
         _ => None,
     });
     assert_eq!(
@@ -97,7 +100,7 @@ fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     let effects = app.update(press(KeyCode::Enter));
     let focus = |effects: &[Effect]| {
         effects.iter().find_map(|effect| match effect {
-            Effect::FocusJobs(ids) => Some(ids.clone()),
+            Effect::Console(ConsoleEffect::FocusJobs(ids)) => Some(ids.clone()),
             _ => None,
         })
     };
@@ -253,7 +256,7 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::SubmitFile { path } if path.to_str() == Some("/tmp/call.wav")))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::SubmitFile { path }) if path.to_str() == Some("/tmp/call.wav")))
     );
     assert!(app.busy());
     app.update(Action::Jobs(JobsResult::Uploading {
@@ -267,7 +270,7 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids == &["job9".to_owned()]))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids == &["job9".to_owned()]))
     );
     assert!(!app.busy());
     assert!(
@@ -279,14 +282,12 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
 
 #[test]
 fn seeded_ids_are_watched_at_start() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.seed_job_ids(vec!["job1".into(), "job2".into()]);
     let effects = app.init();
-    assert!(
-        effects
-            .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids.len() == 2))
-    );
+    assert!(effects.iter().any(
+        |effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids.len() == 2)
+    ));
 }
 
 #[test]
@@ -299,7 +300,7 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
-            Effect::WatchJobs(ids) if ids == &["job-new-1".to_owned(), "job-new-2".to_owned()]
+            Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids == &["job-new-1".to_owned(), "job-new-2".to_owned()]
         )),
         "{effects:?}"
     );
@@ -310,7 +311,7 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
     assert!(
         !again
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(_))),
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(_)))),
         "{again:?}"
     );
     assert!(app.toast.is_none());
@@ -337,7 +338,7 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
         let id = format!("job-{n}");
         let effects = app.update(Action::Jobs(JobsResult::Discovered(vec![id.clone()])));
         for effect in effects {
-            if let Effect::UnwatchJobs(ids) = effect {
+            if let Effect::Console(ConsoleEffect::UnwatchJobs(ids)) = effect {
                 unwatched.extend(ids);
             }
         }
@@ -389,7 +390,7 @@ fn enter_opens_a_job_and_y_copies_its_whole_id() {
     assert!(app.jobs.detail);
     let effects = app.update(key('y'));
     assert!(
-        matches!(effects.as_slice(), [Effect::Copy { what: "job id", text }]
+        matches!(effects.as_slice(), [Effect::Console(ConsoleEffect::Copy { what: "job id", text })]
             if text.expose() == "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6"),
         "{effects:?}"
     );
@@ -441,7 +442,7 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     assert!(
         !effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(_))),
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(_)))),
         "nothing new to watch: {effects:?}"
     );
 
@@ -469,7 +470,7 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     assert!(
         !effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(_)))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(_))))
     );
 }
 
@@ -495,12 +496,12 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
     app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
     let first = 1_796_479_509_000; // 14:05:09
     for n in 0..3 {
-        let effects = app.update(Action::WebhookForJob {
+        let effects = app.update(Action::Handover(Handover::WebhookForJob {
             id: "job-1".into(),
             status: None,
             answered: 401,
             at_ms: first + n * 10_000,
-        });
+        }));
         assert!(
             effects.is_empty(),
             "a refused webhook moves no job: {effects:?}"
@@ -512,12 +513,12 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
         line.as_deref(),
         Some("attempt 3 of 10 · answered 401: a 4xx is final, no retry")
     );
-    app.update(Action::WebhookForJob {
+    app.update(Action::Handover(Handover::WebhookForJob {
         id: "job-1".into(),
         status: None,
         answered: 503,
         at_ms: first + 30_000,
-    });
+    }));
     assert_eq!(
         earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts)
             .as_deref(),
@@ -639,7 +640,7 @@ fn a_finished_jobs_age_counts_up() {
 #[test]
 fn the_queue_chart_is_rebuilt_on_the_tick_only_when_a_bucket_can_change() {
     use super::JobsPane;
-    use crate::tui::app::Outcome;
+    use super::Outcome;
     let mut pane = JobsPane::new();
     let mut out = Outcome::default();
     pane.add_ids(vec!["job-a".into(), "job-b".into()], &mut out);

@@ -9,13 +9,17 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::{Map, json};
 
+use super::Outcome;
 use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig, Outcome};
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::{press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::Pane;
+use crate::tui::panes::PaneId;
 use crate::tui::panes::probe::ProbeResult;
 use crate::tui::panes::probe::tasks::ProbeEffect;
-use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{press, type_text};
 use crate::tui::theme::Theme;
 use earshot_core::api::Region;
 use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
@@ -83,7 +87,7 @@ fn filled() -> ProbePane {
 fn start(pane: &mut ProbePane) -> u64 {
     let out = run(pane, ProbeCommand::Run);
     match out.effects.as_slice() {
-        [Effect::Probe(ProbeEffect::Run { seq, .. })] => *seq,
+        [ProbeEffect::Run { seq, .. }] => *seq,
         other => panic!("expected one RunProbe, got {other:?}"),
     }
 }
@@ -145,12 +149,12 @@ fn a_run_is_one_effect_with_a_new_seq_the_checked_regions_and_the_expanded_path(
     run(&mut pane, ProbeCommand::ToggleRegion);
     let out = run(&mut pane, ProbeCommand::Run);
     let [
-        Effect::Probe(ProbeEffect::Run {
+        ProbeEffect::Run {
             seq,
             file,
             regions,
             options,
-        }),
+        },
     ] = out.effects.as_slice()
     else {
         panic!("expected one RunProbe, got {:?}", out.effects);
@@ -368,9 +372,9 @@ fn narrow_and_tiny_areas_stack_the_regions_and_never_panic() {
 
 #[test]
 fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only: true,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(press(KeyCode::Char('6')));
     assert_eq!(app.pane, PaneId::Probe);
@@ -410,7 +414,7 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
 
 #[test]
 fn a_seeded_file_is_ready_to_probe_with_enter() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.seed_probe_file(std::path::Path::new("/tmp/demo/sample.wav"));
     app.update(press(KeyCode::Char('6')));
     let effects = app.update(press(KeyCode::Enter));

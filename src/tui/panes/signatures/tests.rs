@@ -3,22 +3,26 @@
 //! an operator presses through the [`App`], and secrets kept out of
 //! `Debug`.
 
+use crate::tui::kernel::Handover;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+use super::Outcome;
 use super::refused::Asked;
 use super::{Field, Report, SignaturesPane, SigsCommand};
-use crate::tui::action::{Action, Effect, RefusedDelivery};
-use crate::tui::app::{App, AppConfig, Outcome};
-use crate::tui::panes::Pane;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::press;
+use crate::tui::console::view;
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Pane;
+use crate::tui::kernel::RefusedDelivery;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::signatures::SigsResult;
 use crate::tui::panes::signatures::tasks::SigsEffect;
-use crate::tui::test_keys::press;
 use crate::tui::theme::Theme;
-use crate::tui::view;
 use earshot_core::history::held_secret::{self, GIVEN, Known};
 use earshot_core::history::receiver_probe::{ProbeAnswer, WRONG};
 use earshot_core::history::refused_delivery::Checked;
@@ -163,7 +167,7 @@ fn secrets_are_masked_in_debug() {
     assert!(!shown.contains(V4_SECRET), "{shown}");
     assert!(!shown.contains("whsec-previous-very-secret"), "{shown}");
     assert!(shown.contains("<redacted>"));
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = valid_pane();
     assert!(!format!("{app:?}").contains(V4_SECRET));
 }
@@ -176,7 +180,7 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
     let mut out = Outcome::default();
     pane.run(SigsCommand::Check, &mut out);
     let seq = match out.effects.as_slice() {
-        [Effect::Sigs(SigsEffect::ReadBodyFile { seq, path })] => {
+        [SigsEffect::ReadBodyFile { seq, path }] => {
             assert_eq!(path, "/tmp/body.json");
             *seq
         }
@@ -197,7 +201,7 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
 
 #[test]
 fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
     app.update(press(KeyCode::Char('5')));
     assert_eq!(app.pane, PaneId::Signatures);
@@ -230,7 +234,7 @@ fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
 fn a_huge_header_is_kept_and_reported_too_long() {
     const PASTED: usize = 200_000;
     const TYPED: usize = 20_000;
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
     app.update(press(KeyCode::Char('5')));
     app.update(press(KeyCode::Enter));
@@ -282,15 +286,15 @@ fn a_huge_header_is_kept_and_reported_too_long() {
 
 #[test]
 fn another_pane_can_hand_a_delivery_over() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
-    app.update(Action::OpenInSignatures {
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: Some("subscription 2b3c4d5e".into()),
         delivery_id: None,
         refused: None,
-    });
+    }));
     assert_eq!(app.pane, PaneId::Signatures);
     assert!(app.sigs.editing);
     assert_eq!(app.sigs.focus, Field::Current);
@@ -334,7 +338,7 @@ fn a_capture_line_is_replayed_with_its_header_body_and_receive_time() {
     let mut out = Outcome::default();
     pane.run(SigsCommand::Check, &mut out);
     let seq = match out.effects.as_slice() {
-        [Effect::Sigs(SigsEffect::ReadCapture { seq, path, line })] => {
+        [SigsEffect::ReadCapture { seq, path, line }] => {
             assert_eq!((path.as_str(), *line), ("/tmp/inbox.jsonl", Some(3)));
             *seq
         }
@@ -367,7 +371,7 @@ fn a_capture_without_a_line_asks_for_the_last_signed_request() {
     pane.run(SigsCommand::Check, &mut out);
     assert!(matches!(
         out.effects.as_slice(),
-        [Effect::Sigs(SigsEffect::ReadCapture { path, line: None, .. })] if path == "inbox.jsonl"
+        [SigsEffect::ReadCapture { path, line: None, .. }] if path == "inbox.jsonl"
     ));
 }
 
@@ -376,7 +380,7 @@ const SUB: &str = "2b3c4d5e-6f70-4b1c-9d2e-3f4a5b6c7d8e";
 /// A delivery refused with 401 as the Events pane hands it over: the
 /// observer's bytes of `event_id`, no header.
 fn refused_event(event_id: &str) -> Action {
-    Action::OpenInSignatures {
+    Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: Some("subscription 2b3c4d5e's receiver refused it with 401".into()),
@@ -387,7 +391,7 @@ fn refused_event(event_id: &str) -> Action {
             event_id: Some(event_id.into()),
             delivery_id: None,
         }),
-    }
+    })
 }
 
 /// The answers of a receiver that holds the secret given.
@@ -459,15 +463,15 @@ fn ask(app: &mut App, event_id: &str) -> u64 {
 
 #[test]
 fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
-    app.update(Action::OpenInSignatures {
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: None,
         delivery_id: None,
         refused: None,
-    });
+    }));
     for c in V4_SECRET.chars() {
         app.update(press(KeyCode::Char(c)));
     }
@@ -475,7 +479,7 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
     assert!(screen(&app).contains("valid: signed with the current secret"));
 
     // A 401 row of Deliveries: no header, no bytes yet (read from the store).
-    let effects = app.update(Action::OpenInSignatures {
+    let effects = app.update(Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: None,
@@ -486,7 +490,7 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
             event_id: None,
             delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
         }),
-    });
+    }));
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
@@ -512,7 +516,7 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
 
 #[test]
 fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
     app.update(refused_event("evt-a"));
     assert!(
@@ -564,7 +568,7 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
 /// pane's keys.
 #[test]
 fn the_form_keeps_the_keyboard_after_asking() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
     app.update(refused_event("evt-a"));
     ask(&mut app, "evt-a");
@@ -593,7 +597,7 @@ fn the_form_keeps_the_keyboard_after_asking() {
 /// form says what earshot needs and where the observer's secret is.
 #[test]
 fn with_no_secret_typed_the_environment_is_used_or_what_is_needed_is_said() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.sigs = SignaturesPane::new().with_clock(clock);
     app.sigs.env_secret = || None;
     app.update(refused_event("evt-a"));

@@ -1,17 +1,20 @@
 //! `update` tests of the Subscriptions pane, driven through the [`App`]
 //! with the keys an operator would press.
 
+use crate::tui::kernel::ConsoleEffect;
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
 use super::{Modal, Stage, SubscriptionsPane, View};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig, Connection};
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::{App, Connection};
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tasks::SubsEffect;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::history::rotation::CheckReport;
@@ -57,7 +60,7 @@ fn fixed_secret() -> Result<String, String> {
     Ok("whsec_generated_for_tests_0123456789abcdefgh".into())
 }
 
-fn app_with(config: AppConfig) -> App {
+fn app_with(config: ConsoleConfig) -> App {
     let mut app = App::new(config);
     app.subs = SubscriptionsPane::new(app.config.url_policy).with_generator(fixed_secret);
     app.subs.set_rows(fixtures());
@@ -66,7 +69,7 @@ fn app_with(config: AppConfig) -> App {
 }
 
 fn app() -> App {
-    app_with(AppConfig::default())
+    app_with(ConsoleConfig::default())
 }
 
 fn ids(app: &App) -> Vec<String> {
@@ -312,9 +315,9 @@ fn the_create_form_shows_errors_per_field_and_sends_nothing_until_valid() {
 
 #[test]
 fn a_created_subscription_with_a_generated_secret_shows_it_once() {
-    let mut app = app_with(AppConfig {
+    let mut app = app_with(ConsoleConfig {
         url_policy: UrlPolicy::AnyHttp,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(key('n'));
     type_text(&mut app, "http://127.0.0.1:9/hook");
@@ -369,7 +372,9 @@ fn rotate_walks_prepare_check_apply_watch() {
         _ => unreachable!(),
     };
     let copy = app.update(key('c'));
-    assert!(matches!(copy.as_slice(), [Effect::Copy { what: "secret", text }] if *text == secret));
+    assert!(
+        matches!(copy.as_slice(), [Effect::Console(ConsoleEffect::Copy { what: "secret", text })] if *text == secret)
+    );
     // The current secret is optional; the check carries both.
     app.update(press(KeyCode::Tab));
     type_text(&mut app, "whsec_current_one_0123456789");
@@ -474,13 +479,13 @@ fn copy_id_asks_for_an_osc_52_copy() {
     let effects = app.update(key('c'));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Copy { what: "id", text }] if text.expose() == "1a2b3c4d-0000-4000-8000-000000000001"
+        [Effect::Console(ConsoleEffect::Copy { what: "id", text })] if text.expose() == "1a2b3c4d-0000-4000-8000-000000000001"
     ));
 }
 
 #[test]
 fn a_failed_first_load_is_explained_and_r_tries_again() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     let first = app.init();
     app.pane = PaneId::Subscriptions;
     let seq = match first.as_slice() {
@@ -558,9 +563,9 @@ fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
 
 #[test]
 fn read_only_has_no_edit() {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only: true,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.subs.set_rows(fixtures());
     app.pane = PaneId::Subscriptions;
@@ -570,7 +575,7 @@ fn read_only_has_no_edit() {
 
 #[test]
 fn a_newer_change_in_the_log_reads_the_list_again_and_the_first_is_the_baseline() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
     app.subs.set_rows(fixtures());
     let asks = |effects: &[Effect]| {
@@ -598,7 +603,7 @@ fn a_newer_change_in_the_log_reads_the_list_again_and_the_first_is_the_baseline(
 
 #[test]
 fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
     app.subs.set_rows(fixtures());
     let loaded = std::time::Instant::now();
@@ -641,7 +646,7 @@ fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
 
 #[test]
 fn the_list_is_read_again_every_30_s_with_no_change_recorded() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
     app.subs.set_rows(fixtures());
     let listed = std::time::Instant::now();
