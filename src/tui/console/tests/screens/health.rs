@@ -469,7 +469,7 @@ fn health_trend_reads_without_colour() {
             .expect("draws");
         insta::assert_snapshot!(
             format!("health_trend_mono_{width}x{height}"),
-            terminal.backend()
+            pane_area(&terminal)
         );
         let text = screen_text(&terminal);
         assert!(text.contains("█████✗✗✗✗▄▄▄"), "{text}");

@@ -13,7 +13,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::jobs::{changed, fix_clock, secs, view, watch};
-use super::{SIZES, app, colour, fg_at, find, keys, screen_text};
+use super::{SIZES, app, colour, fg_at, find, keys, pane_area, screen_text};
 
 /// 24 jobs of 10 s each at a concurrency of 4, drawn 45 s in: four ran
 /// from the start, the rest were seen queued at 1 s and started four at
@@ -70,7 +70,7 @@ fn the_jobs_chart_follows_a_queue_draining_at_the_limit() {
     let app = draining_app();
     for (width, height) in SIZES {
         let terminal = draw(&app, (width, height), &Theme::fallback());
-        insta::assert_snapshot!(format!("jobs_queue_{width}x{height}"), terminal.backend());
+        insta::assert_snapshot!(format!("jobs_queue_{width}x{height}"), pane_area(&terminal));
         let text = screen_text(&terminal);
         // 46 one-second buckets (0 s to now); at 80 columns two a cell.
         let (cells, per_cell) = if width >= 120 { (46, 1) } else { (23, 2) };
@@ -110,7 +110,7 @@ fn the_jobs_chart_reads_without_colour() {
         let terminal = draw(&app, size, &mono);
         insta::assert_snapshot!(
             format!("jobs_queue_mono_{}x{}", size.0, size.1),
-            terminal.backend()
+            pane_area(&terminal)
         );
         let coloured = screen_text(&draw(&app, size, &Theme::fallback()));
         assert_eq!(screen_text(&terminal), coloured, "the same text");

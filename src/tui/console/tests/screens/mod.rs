@@ -6,6 +6,7 @@
 
 mod deliveries;
 mod events;
+mod frame;
 mod health;
 mod help;
 mod inbox;
@@ -130,11 +131,54 @@ fn render(app: &App, (width, height): (u16, u16)) -> Terminal<TestBackend> {
     terminal
 }
 
+/// Snapshots the pane's area of the whole frame at each size
+/// ([`pane_area`]).
 fn snapshot(name: &str, app: &App) {
     for size in SIZES {
         let terminal = render(app, size);
-        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), terminal.backend());
+        insta::assert_snapshot!(
+            format!("{name}_{}x{}", size.0, size.1),
+            pane_area(&terminal)
+        );
     }
+}
+
+/// The pane's area of the screen, between the tab bar and the footer (with
+/// what an overlay draws over it), row after row as `TestBackend` prints a
+/// screen: what a snapshot holds, so that a new pane, which adds a tab,
+/// changes none. The help's "go to pane" key range (`1–8`), which names the
+/// number of panes, reads `1–N` (its count is checked in
+/// `the_tab_bar_and_the_go_to_keys_follow_the_registry`). The tab bar
+/// itself is checked there, and the footer and status bar in
+/// `the_footer_and_status_bar_frame_every_pane`.
+fn pane_area(terminal: &Terminal<TestBackend>) -> String {
+    let height = terminal.backend().buffer().area.height;
+    rows(terminal, 1..height.saturating_sub(2)).replace(&go_to_range(), "1–N")
+}
+
+/// The screen's rows `range`, as `TestBackend` prints them: each quoted,
+/// a wide symbol covering the cells after it.
+fn rows(terminal: &Terminal<TestBackend>, range: std::ops::Range<u16>) -> String {
+    let buffer = terminal.backend().buffer();
+    let mut text = String::new();
+    for y in range {
+        text.push('"');
+        let mut skip = 0;
+        for x in 0..buffer.area.width {
+            let symbol = buffer[(x, y)].symbol();
+            if skip == 0 {
+                text.push_str(symbol);
+            }
+            skip = std::cmp::max(skip, crate::tui::widgets::width(symbol)).saturating_sub(1);
+        }
+        text.push_str("\"\n");
+    }
+    text
+}
+
+/// The help's label for the number keys: `1–8` with eight panes.
+fn go_to_range() -> String {
+    format!("1–{}", PaneId::ALL.len())
 }
 
 /// The colour the fallback theme gives `role`.

@@ -12,7 +12,7 @@ use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::{Map, json};
 
-use super::{app, colour, fg_at, find, key, keys, render, snapshot};
+use super::{app, colour, fg_at, find, key, keys, pane_area, render, snapshot};
 
 fn dictation(rewrite: Option<&str>, llm_error: Option<&str>) -> Box<Dictation> {
     Box::new(Dictation {
@@ -120,7 +120,7 @@ fn probe_results_side_by_side_or_stacked() {
     // At 80×24 the regions are stacked: page down to the last one.
     app.update(key(KeyCode::PageDown));
     let terminal = render(&app, (80, 24));
-    insta::assert_snapshot!("probe_results_scrolled_80x24", terminal.backend());
+    insta::assert_snapshot!("probe_results_scrolled_80x24", pane_area(&terminal));
 }
 
 #[test]

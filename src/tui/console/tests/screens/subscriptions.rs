@@ -17,8 +17,8 @@ use earshot_core::history::rotation::{CheckAnswer, CheckReport, WatchReport};
 use ratatui::crossterm::event::KeyCode;
 
 use super::{
-    app, app_with, bare_app, cells, colour, fg_at, fixed_local_time, fixtures, key, keys, render,
-    screen_text, snapshot, subscription,
+    app, app_with, bare_app, cells, colour, fg_at, fixed_local_time, fixtures, key, keys,
+    pane_area, render, screen_text, snapshot, subscription,
 };
 
 #[test]
@@ -185,7 +185,7 @@ fn a_failed_load_explains_itself_in_the_pane_and_the_status_bar() {
         }),
     }));
     let terminal = render(&app, (80, 24));
-    insta::assert_snapshot!("subs_load_failed_80x24", terminal.backend());
+    insta::assert_snapshot!("subs_load_failed_80x24", pane_area(&terminal));
 }
 
 #[test]
