@@ -36,9 +36,6 @@ macro_rules! action_enum {
                 #[doc = concat!("What background work reports to the ", stringify!($id), " pane.")]
                 $name(<$ty as Pane>::Result),
             )*
-            /// The sessions the incident history knows, for the Deliveries
-            /// prompt.
-            KnownSessions(Vec<String>),
             /// A pane hands something to another pane.
             Handover(Handover),
             /// Background work failed outside any pane (e.g. the clipboard).

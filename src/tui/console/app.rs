@@ -24,13 +24,10 @@ use super::action::{Action, Effect};
 use super::command::Command;
 use super::command_line::{self, Typed};
 use super::context::Contexts;
-use crate::tui::kernel::{
-    self, ConsoleConfig, ConsoleEffect, Failure, Handover, Pane, RefusedDelivery,
-};
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, Received};
 use crate::tui::keymap;
 use crate::tui::panes::{PaneId, registry};
 use crate::tui::widgets::input as text;
-use earshot_core::signature::HEADER_NAME;
 
 pub(crate) use any_pane::{AnyPane, Registered, own};
 pub(crate) use status::{Connection, Status, Toast};
@@ -182,25 +179,6 @@ impl App {
         self.absorb(None, out)
     }
 
-    /// Remembers session and call ids for the Deliveries pane (most recent
-    /// first); the first is loaded by `init` when nothing is on screen.
-    pub(crate) fn seed_recent_ids(&mut self, ids: Vec<String>) {
-        self.deliveries.seed_recent(ids);
-        self.dirty = true;
-    }
-
-    /// Transcript job ids the Jobs pane watches from the start.
-    pub(crate) fn seed_job_ids(&mut self, ids: Vec<String>) {
-        self.jobs.seed(ids);
-        self.dirty = true;
-    }
-
-    /// The WAV file the Probe pane offers first (the demo's sample).
-    pub(crate) fn seed_probe_file(&mut self, path: &std::path::Path) {
-        self.probe.seed_file(path);
-        self.dirty = true;
-    }
-
     /// Shows a message in the status bar's error slot (e.g. a theme that
     /// could not be loaded).
     pub(crate) fn notice(&mut self, message: impl Into<String>) {
@@ -238,46 +216,7 @@ impl App {
                 self.run(command)
             }
             Action::Tick(now) => self.on_tick(now),
-            Action::KnownSessions(ids) => {
-                self.dirty = true;
-                self.deliveries.set_known(ids);
-                Vec::new()
-            }
-            Action::Handover(Handover::OpenInDeliveries(id)) => {
-                self.overlay = None;
-                self.pane = PaneId::Deliveries;
-                self.apply(|app, out| own(&mut app.deliveries, out, |pane, own| pane.open(id, own)))
-            }
-            Action::Handover(Handover::OpenInSignatures {
-                header,
-                body,
-                secret_hint,
-                delivery_id,
-                refused,
-            }) => self.open_in_signatures(header, body, secret_hint, delivery_id, refused),
-            Action::Handover(Handover::SubscriptionChanges(changes)) => {
-                self.dirty = true;
-                self.subs.set_changes(changes);
-                Vec::new()
-            }
-            Action::Handover(Handover::WebhookForJob {
-                id,
-                status,
-                answered,
-                at_ms,
-            }) => {
-                self.dirty = true;
-                if !self.jobs.watches(&id) {
-                    return Vec::new();
-                }
-                self.jobs.note_webhook(&id, answered, at_ms);
-                status
-                    .map(|status| vec![Effect::Console(ConsoleEffect::JobWebhook { id, status })])
-                    .unwrap_or_default()
-            }
-            Action::Handover(Handover::SweepIfDue(at)) => self.apply(|app, out| {
-                own(&mut app.health, out, |pane, own| pane.sweep_if_due(at, own));
-            }),
+            Action::Handover(message) => self.hand_over(message),
             Action::Failed(failure) => {
                 self.dirty = true;
                 self.status.notice(failure);
@@ -312,39 +251,34 @@ impl App {
         self.absorb(None, out)
     }
 
-    /// Another pane hands a delivery to the Signatures pane. The platform
-    /// keeps no bodies; the Inbox may have this one.
-    fn open_in_signatures(
-        &mut self,
-        header: Option<String>,
-        body: Option<Vec<u8>>,
-        secret_hint: Option<String>,
-        delivery_id: Option<String>,
-        refused: Option<RefusedDelivery>,
-    ) -> Vec<Effect> {
+    /// A handover: every pane may add to it (in tab order), then every
+    /// pane is offered it, and the one that opened it comes on screen.
+    fn hand_over(&mut self, mut message: Handover) -> Vec<Effect> {
         self.dirty = true;
-        let captured = delivery_id
-            .as_deref()
-            .filter(|_| header.is_none())
-            .and_then(|id| self.inbox.by_delivery_id(id));
-        let (header, body) = match captured {
-            Some(received) if received.body_whole() => (
-                received.entry.header(HEADER_NAME).map(str::to_owned),
-                Some(received.body.to_vec()),
-            ),
-            Some(received) => {
-                self.status.notice(Failure::new(received.too_large()));
-                (header, body)
+        let mut shown = None;
+        let effects = self.apply(|app, out| {
+            for id in PaneId::ALL {
+                app.pane_mut(id).annotate(&mut message, out);
             }
-            None => (header, body),
-        };
-        self.overlay = None;
-        self.pane = PaneId::Signatures;
-        self.apply(|app, out| {
-            own(&mut app.sigs, out, |pane, own| {
-                pane.open_with(header, body, secret_hint, refused, own)
-            })
-        })
+            for id in PaneId::ALL {
+                if app.pane_mut(id).receive(&message, out) == Received::Shown {
+                    shown = Some(id);
+                }
+            }
+        });
+        if let Some(id) = shown {
+            self.overlay = None;
+            self.pane = id;
+        }
+        effects
+    }
+
+    /// What the console was started with, handed to the pane it is for
+    /// (session ids, job ids, a file, a receiver's URL): it asks for no
+    /// work until `init`.
+    pub(crate) fn seed(&mut self, message: Handover) {
+        let effects = self.hand_over(message);
+        debug_assert!(effects.is_empty(), "a seed starts no work: {effects:?}");
     }
 
     fn on_key(&mut self, key: &KeyEvent) -> Vec<Effect> {

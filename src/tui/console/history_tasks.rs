@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::action::Action;
 use super::context::ActionTx;
-use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
     CONSOLE_SWEEP_BUDGET, StorePath, failure, note_change, open, with_store,
 };
+use crate::tui::kernel::{Failure, Handover};
 use crate::tui::panes::health::HealthResult;
 use earshot_core::api::Client;
 use earshot_core::history::session_view::{self, SessionView};
@@ -30,7 +30,7 @@ pub(crate) async fn load_known_sessions(path: StorePath, tx: ActionTx) {
     .await;
     // No store is no list: the prompt still takes any id.
     if let Ok(ids) = result {
-        let _ = tx.send(Action::KnownSessions(ids));
+        let _ = tx.send(Action::Handover(Handover::KnownSessions(ids)));
     }
 }
 

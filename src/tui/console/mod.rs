@@ -60,7 +60,7 @@ use std::path::PathBuf;
 use tokio::sync::mpsc::UnboundedReceiver;
 use url::{Host, Url};
 
-use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::{ConsoleConfig, Handover};
 use app::App;
 use clipboard::Osc52;
 use earshot_core::api::validate::UrlPolicy;
@@ -221,13 +221,13 @@ pub(crate) async fn run_console(
     if !options.demo {
         app.set_profiles(options.profiles, options.current_profile);
     }
-    app.seed_recent_ids(options.recent_ids);
-    app.seed_job_ids(options.job_ids);
-    if let Some(path) = options.probe_sample.as_deref() {
-        app.seed_probe_file(path);
+    app.seed(Handover::RecentSessions(options.recent_ids));
+    app.seed(Handover::JobIds(options.job_ids));
+    if let Some(path) = options.probe_sample {
+        app.seed(Handover::ProbeFile(path));
     }
     if let Some(url) = options.inbox_url {
-        app.inbox.set_listening(url);
+        app.seed(Handover::Listening(url));
     }
     if let Some(notice) = loaded.notice {
         tracing::warn!(%notice, "theme");

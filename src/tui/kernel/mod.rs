@@ -27,7 +27,7 @@ use crate::tui::keymap::{CommandInfo, CommandSection};
 use crate::tui::theme::Theme;
 
 pub(crate) use config::ConsoleConfig;
-pub(crate) use outcome::{ConsoleEffect, Failure, Handover, Outcome, RefusedDelivery};
+pub(crate) use outcome::{ConsoleEffect, Failure, Handover, Outcome, Received, RefusedDelivery};
 pub(crate) use store::StorePath;
 
 /// What a pane is: the console drives every pane through this trait alone.
@@ -84,6 +84,14 @@ pub(crate) trait Pane {
     /// Its `:NAME ID` command ([`Pane::JUMP`]): the pane is on screen,
     /// show that id.
     fn jump_to(&mut self, _id: &str, _out: &mut Outcome<Self::Effect>) {}
+    /// A handover is on its way to the panes: add what this pane knows to
+    /// it first (the Inbox fills in the body it captured).
+    fn annotate(&mut self, _message: &mut Handover, _out: &mut Outcome<Self::Effect>) {}
+    /// A handover from another pane or the console: take it if it is this
+    /// pane's.
+    fn receive(&mut self, _message: &Handover, _out: &mut Outcome<Self::Effect>) -> Received {
+        Received::Ignored
+    }
     /// `r` (or `:r`): read again what the pane shows.
     fn refresh(&mut self, out: &mut Outcome<Self::Effect>) {
         out.toast = Some("nothing to refresh in this pane yet".into());

@@ -119,8 +119,12 @@ pub(crate) enum ConsoleEffect {
     },
 }
 
-/// A pane hands something to another pane: the one typed message between
-/// panes, which the console routes.
+/// A pane hands something to another pane, or the console hands a pane
+/// what it was started with: the one typed message to a pane from outside
+/// it. The console offers it to every pane ([`Pane::annotate`], then
+/// [`Pane::receive`](super::Pane::receive)); the panes it concerns take it.
+///
+/// [`Pane::annotate`]: super::Pane::annotate
 #[derive(Clone, Debug)]
 pub(crate) enum Handover {
     /// Open a session or call in Deliveries (from Health).
@@ -153,6 +157,29 @@ pub(crate) enum Handover {
     /// Sweep the incident history if a sweep is due (the Events pane keeps
     /// it going while on screen, as the Health pane does).
     SweepIfDue(Instant),
+    /// The sessions the incident history knows, for the Deliveries prompt.
+    KnownSessions(Vec<String>),
+    /// At the start: session and call ids to offer in Deliveries (most
+    /// recent first; the first is loaded when nothing is on screen).
+    RecentSessions(Vec<String>),
+    /// At the start: transcript job ids to watch in Jobs.
+    JobIds(Vec<String>),
+    /// At the start: the WAV file the Probe pane offers first.
+    ProbeFile(std::path::PathBuf),
+    /// At the start: the receiver already running for the Inbox, its URL.
+    Listening(String),
+}
+
+/// What a pane did with a [`Handover`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Received {
+    /// Not this pane's.
+    Ignored,
+    /// Taken in the background.
+    Kept,
+    /// Taken, and the pane is to be on screen (it opened what it was
+    /// handed).
+    Shown,
 }
 
 /// A delivery its receiver refused with 401, handed to the Signatures

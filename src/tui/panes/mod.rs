@@ -9,40 +9,43 @@
 //! `tasks.rs`). The console holds one of each (the registry makes the
 //! `Panes` field, the `Command`, `Action` and `Effect` variants and the
 //! dispatch; the worker runs each pane's effects alike; the `:` line
-//! lists each pane's `:NAME ID`); so adding a pane is its folder, its
-//! `pub mod` line here and its line in the registry.
-
-pub(crate) mod deliveries;
-pub(crate) mod events;
-pub(crate) mod health;
-pub(crate) mod inbox;
-pub(crate) mod jobs;
-pub(crate) mod probe;
-pub(crate) mod signatures;
-pub(crate) mod subscriptions;
+//! lists each pane's `:NAME ID`); so adding a pane is its folder and its
+//! line in [`panes!`] here (which declares its module too).
 
 use super::kernel::{Jump, Pane};
 use super::widgets::input::cycle;
 
-/// Every pane, in tab order: its [`PaneId`], the `App` field holding it,
-/// its type, and the name of its `Command`, `Action` and `Effect`
-/// variants. The one place a pane is registered: `registry!(callback)`
-/// hands the list to a macro that builds from it ([`PaneId`] here,
-/// `Command`, `Action` and `Effect` in the console, its `Panes` and
-/// their dispatch, the running of pane effects in the worker).
-macro_rules! registry {
-    ($then:ident) => {
-        $then! {
-            Health: health: $crate::tui::panes::health::HealthPane => Health,
-            Subscriptions: subs: $crate::tui::panes::subscriptions::SubscriptionsPane => Subs,
-            Deliveries: deliveries: $crate::tui::panes::deliveries::DeliveriesPane => Deliveries,
-            Jobs: jobs: $crate::tui::panes::jobs::JobsPane => Jobs,
-            Signatures: sigs: $crate::tui::panes::signatures::SignaturesPane => Sigs,
-            Probe: probe: $crate::tui::panes::probe::ProbePane => Probe,
-            Inbox: inbox: $crate::tui::panes::inbox::InboxPane => Inbox,
-            Events: events: $crate::tui::panes::events::EventsPane => Events,
+/// Declares every pane's module and the [`registry!`] listing them: the
+/// one place a pane is registered, one line each, in tab order.
+macro_rules! panes {
+    ($($id:ident: $field:ident: $module:ident::$pane:ident => $name:ident,)*) => {
+        $(pub(crate) mod $module;)*
+
+        /// Every pane, in tab order: its [`PaneId`], the field holding it,
+        /// its type, and the name of its `Command`, `Action` and `Effect`
+        /// variants. `registry!(callback)` hands the list to a macro that
+        /// builds from it ([`PaneId`] here; `Command`, `Action` and
+        /// `Effect` in the console, its panes and their dispatch, the
+        /// running of pane effects in the worker).
+        macro_rules! registry {
+            ($then:ident) => {
+                $then! {
+                    $($id: $field: $crate::tui::panes::$module::$pane => $name,)*
+                }
+            };
         }
     };
+}
+
+panes! {
+    Health: health: health::HealthPane => Health,
+    Subscriptions: subs: subscriptions::SubscriptionsPane => Subs,
+    Deliveries: deliveries: deliveries::DeliveriesPane => Deliveries,
+    Jobs: jobs: jobs::JobsPane => Jobs,
+    Signatures: sigs: signatures::SignaturesPane => Sigs,
+    Probe: probe: probe::ProbePane => Probe,
+    Inbox: inbox: inbox::InboxPane => Inbox,
+    Events: events: events::EventsPane => Events,
 }
 pub(crate) use registry;
 

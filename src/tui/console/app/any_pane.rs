@@ -13,7 +13,7 @@ use ratatui::layout::Rect;
 use super::Outcome;
 use crate::tui::console::action::Effect;
 use crate::tui::console::command::Command;
-use crate::tui::kernel::{self, Pane};
+use crate::tui::kernel::{self, Handover, Pane, Received};
 use crate::tui::keymap::{CommandInfo, CommandSection};
 use crate::tui::theme::Theme;
 
@@ -47,6 +47,8 @@ pub(crate) trait AnyPane {
     fn on_shown(&mut self, out: &mut Outcome);
     fn jump_to(&mut self, id: &str, out: &mut Outcome);
     fn refresh(&mut self, out: &mut Outcome);
+    fn annotate(&mut self, message: &mut Handover, out: &mut Outcome);
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received;
     fn wants_tick(&self) -> bool;
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool;
     fn busy(&self) -> bool;
@@ -95,6 +97,14 @@ where
 
     fn refresh(&mut self, out: &mut Outcome) {
         own(self, out, |pane, own| Pane::refresh(pane, own));
+    }
+
+    fn annotate(&mut self, message: &mut Handover, out: &mut Outcome) {
+        own(self, out, |pane, own| Pane::annotate(pane, message, own));
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        own(self, out, |pane, own| Pane::receive(pane, message, own))
     }
 
     fn wants_tick(&self) -> bool {

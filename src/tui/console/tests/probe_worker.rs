@@ -4,6 +4,7 @@
 //! the server's timings and the round trip. A failing call shows its
 //! error, and a rewrite failure its `llm_error`.
 
+use crate::tui::kernel::Handover;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -66,7 +67,7 @@ impl Probe {
             app.probe.regions.retain(|choice| choice.region == region);
             app.probe.region_cursor = 0;
         }
-        app.seed_probe_file(&path);
+        app.seed(Handover::ProbeFile(path.clone()));
         Probe {
             app,
             worker,

@@ -30,9 +30,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use crate::tui::kernel::{
-    self, ConsoleConfig, ConsoleEffect, Failure, Handover, Jump, NoEffect, Pane, RefusedDelivery,
-};
+use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Failure, Handover, Jump, NoEffect, Pane, Received, RefusedDelivery};
 use crate::tui::keymap::{CommandInfo, CommandSection, Move};
 use crate::tui::load::Load;
 use crate::tui::panes::subscriptions::short_id;
@@ -698,6 +696,24 @@ impl Pane for DeliveriesPane {
             vec!["the Deliveries prompt".into()]
         } else {
             Vec::new()
+        }
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        match message {
+            Handover::OpenInDeliveries(id) => {
+                self.open(id.clone(), out);
+                Received::Shown
+            }
+            Handover::KnownSessions(ids) => {
+                self.set_known(ids.clone());
+                Received::Kept
+            }
+            Handover::RecentSessions(ids) => {
+                self.seed_recent(ids.clone());
+                Received::Kept
+            }
+            _ => Received::Ignored,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `update` tests of the Deliveries pane, driven through the [`App`] with
 //! the keys an operator would press, and the retry rules.
 
+use crate::tui::kernel::Handover;
 use crate::tui::kernel::ConsoleEffect;
 use std::time::{Duration, Instant};
 
@@ -157,13 +158,13 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
 #[test]
 fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
     let mut app = app();
-    app.seed_recent_ids(vec!["call_0b7e11".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_0b7e11".into()]));
     app.update(key('i'));
-    app.update(Action::KnownSessions(vec![
+    app.update(Action::Handover(Handover::KnownSessions(vec![
         "ses_77aa01".into(),
         "call_cf06d2e4".into(),
         "call_cf06".into(),
-    ]));
+    ])));
     type_text(&mut app, "CF06D");
     assert_eq!(app.deliveries.choices(), ["call_cf06d2e4"]);
     assert_eq!(app.deliveries.highlighted(), Some(0));
@@ -265,7 +266,7 @@ fn l_toggles_between_all_attempts_and_the_latest_per_subscription() {
 #[test]
 fn recent_ids_are_picked_with_the_arrows_most_recent_first() {
     let mut app = app();
-    app.seed_recent_ids(vec!["call_new".into(), "sess_old".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_new".into(), "sess_old".into()]));
     assert_eq!(
         app.deliveries.id.as_deref(),
         Some("call_new"),
@@ -297,7 +298,7 @@ fn at_most_twenty_recent_ids_are_kept() {
 #[test]
 fn a_seeded_id_is_loaded_by_init() {
     let mut app = App::new(ConsoleConfig::default());
-    app.seed_recent_ids(vec!["call_1".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_1".into()]));
     let effects = app.init();
     assert!(
         effects
@@ -477,13 +478,13 @@ fn s_is_offered_only_on_a_401_failure() {
 #[test]
 fn the_prompt_offers_known_sessions_after_recent_ones_narrowed_by_typing() {
     let mut app = app();
-    app.seed_recent_ids(vec!["call_recent_1".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_recent_1".into()]));
     app.update(key('i'));
-    app.update(Action::KnownSessions(vec![
+    app.update(Action::Handover(Handover::KnownSessions(vec![
         "ses_aaa111".into(),
         "call_recent_1".into(),
         "call_bbb222".into(),
-    ]));
+    ])));
     assert_eq!(
         app.deliveries.choices(),
         ["call_recent_1", "ses_aaa111", "call_bbb222"],

@@ -26,7 +26,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, RefusedDelivery};
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, Received, RefusedDelivery};
 use crate::tui::keymap::{CommandInfo, CommandSection, Move};
 use crate::tui::load::Load;
 use crate::tui::theme::Theme;
@@ -735,6 +735,16 @@ impl Pane for HealthPane {
             losing.push("the incident note".into());
         }
         losing
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        match message {
+            Handover::SweepIfDue(at) => {
+                self.sweep_if_due(*at, out);
+                Received::Kept
+            }
+            _ => Received::Ignored,
+        }
     }
 }
 

@@ -587,6 +587,42 @@ impl Pane for InboxPane {
         }
         losing
     }
+
+    /// A delivery handed to Signatures without its header: the capture of
+    /// it here, if whole, gives its header and body (the platform keeps no
+    /// bodies).
+    fn annotate(&mut self, message: &mut Handover, out: &mut Outcome) {
+        let Handover::OpenInSignatures {
+            header,
+            body,
+            delivery_id: Some(delivery_id),
+            ..
+        } = message
+        else {
+            return;
+        };
+        if header.is_some() {
+            return;
+        }
+        match self.by_delivery_id(delivery_id) {
+            Some(received) if received.body_whole() => {
+                *header = received.entry.header(HEADER_NAME).map(str::to_owned);
+                *body = Some(received.body.to_vec());
+            }
+            Some(received) => out.failure = Some(Failure::new(received.too_large())),
+            None => {}
+        }
+    }
+
+    fn receive(&mut self, message: &Handover, _out: &mut Outcome) -> kernel::Received {
+        match message {
+            Handover::Listening(url) => {
+                self.set_listening(url.clone());
+                kernel::Received::Kept
+            }
+            _ => kernel::Received::Ignored,
+        }
+    }
 }
 
 /// A pre-recorded webhook the Jobs pane should know about: its transcript

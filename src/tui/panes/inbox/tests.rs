@@ -295,7 +295,7 @@ fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
 #[test]
 fn a_transcript_webhook_updates_a_watched_job_at_once_and_only_once() {
     let mut app = inbox_app(false);
-    app.seed_job_ids(vec!["job-1".into()]);
+    app.seed(Handover::JobIds(vec!["job-1".into()]));
     let effects = deliver(&mut app, transcript("job-1", "completed", "ok"));
     assert!(
         effects.iter().any(|effect| matches!(

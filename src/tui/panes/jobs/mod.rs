@@ -14,6 +14,7 @@
 //! is `timeline.rs`. Drawing is in `view.rs`.
 
 pub(crate) mod chart;
+mod handover;
 mod commands;
 pub(crate) mod queue;
 pub(crate) mod table;
@@ -28,7 +29,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Failure, Jump, NoEffect, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Failure, Handover, Jump, NoEffect, Pane, Received};
 use crate::tui::keymap::{CommandInfo, CommandSection, Move};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::input as text;
@@ -773,6 +774,10 @@ impl Pane for JobsPane {
             losing.push("the Jobs prompt".into());
         }
         losing
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        self.take(message, out)
     }
 }
 

@@ -283,7 +283,7 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
 #[test]
 fn seeded_ids_are_watched_at_start() {
     let mut app = App::new(ConsoleConfig::default());
-    app.seed_job_ids(vec!["job1".into(), "job2".into()]);
+    app.seed(Handover::JobIds(vec!["job1".into(), "job2".into()]));
     let effects = app.init();
     assert!(effects.iter().any(
         |effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids.len() == 2)

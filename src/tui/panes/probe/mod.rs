@@ -22,7 +22,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use crate::tui::kernel::{self, ConsoleConfig, Failure, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, Received};
 use crate::tui::keymap::{CommandInfo, CommandSection};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::input as text;
@@ -451,6 +451,16 @@ impl Pane for ProbePane {
     fn paste(&mut self, pasted: &str) {
         if self.editing {
             text::paste(self.input_mut(self.focus), pasted);
+        }
+    }
+
+    fn receive(&mut self, message: &Handover, _out: &mut Outcome) -> Received {
+        match message {
+            Handover::ProbeFile(path) => {
+                self.seed_file(path);
+                Received::Kept
+            }
+            _ => Received::Ignored,
         }
     }
 }

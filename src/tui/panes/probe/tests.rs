@@ -2,6 +2,7 @@
 //! sequence numbers, answers stored (or dropped when superseded), and
 //! what the results draw, through the [`App`] where keys matter.
 
+use crate::tui::kernel::Handover;
 use std::path::PathBuf;
 
 use ratatui::Terminal;
@@ -415,7 +416,7 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
 #[test]
 fn a_seeded_file_is_ready_to_probe_with_enter() {
     let mut app = App::new(ConsoleConfig::default());
-    app.seed_probe_file(std::path::Path::new("/tmp/demo/sample.wav"));
+    app.seed(Handover::ProbeFile(std::path::PathBuf::from("/tmp/demo/sample.wav")));
     app.update(press(KeyCode::Char('6')));
     let effects = app.update(press(KeyCode::Enter));
     assert!(

@@ -25,7 +25,7 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use crate::tui::kernel::{self, ConsoleConfig, Pane, RefusedDelivery};
+use crate::tui::kernel::{self, ConsoleConfig, Handover, Pane, Received, RefusedDelivery};
 use crate::tui::keymap::{CommandInfo, CommandSection};
 use crate::tui::load::Load;
 use crate::tui::theme::Theme;
@@ -666,6 +666,27 @@ impl Pane for SignaturesPane {
         if changed {
             self.recheck();
         }
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        let Handover::OpenInSignatures {
+            header,
+            body,
+            secret_hint,
+            refused,
+            ..
+        } = message
+        else {
+            return Received::Ignored;
+        };
+        self.open_with(
+            header.clone(),
+            body.clone(),
+            secret_hint.clone(),
+            refused.clone(),
+            out,
+        );
+        Received::Shown
     }
 }
 

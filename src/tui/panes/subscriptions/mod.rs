@@ -27,7 +27,7 @@ use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
-use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Jump, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Handover, Jump, Pane, Received};
 use crate::tui::keymap::{CommandInfo, CommandSection, Move};
 use crate::tui::load::Load;
 use crate::tui::theme::Theme;
@@ -696,6 +696,16 @@ impl Pane for SubscriptionsPane {
             losing.push("the watch after the rotation (it stops)".into());
         }
         losing
+    }
+
+    fn receive(&mut self, message: &Handover, _out: &mut Outcome) -> Received {
+        match message {
+            Handover::SubscriptionChanges(changes) => {
+                self.set_changes(changes.clone());
+                Received::Kept
+            }
+            _ => Received::Ignored,
+        }
     }
 }
 

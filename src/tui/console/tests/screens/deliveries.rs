@@ -5,6 +5,7 @@
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::kernel::ConsoleEffect;
+use crate::tui::kernel::Handover;
 use crate::tui::panes::deliveries::DeliveriesPane;
 use crate::tui::theme::Role;
 use chrono::TimeZone;
@@ -90,11 +91,11 @@ fn deliveries() -> Vec<DeliveryRecord> {
 fn deliveries_app() -> App {
     let mut app = app();
     app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
-    app.seed_recent_ids(vec![
+    app.seed(Handover::RecentSessions(vec![
         SESSION.into(),
         "call_01JQ4E8B2D6F0A".into(),
         "sess_01JQ4D1C9E3B5F".into(),
-    ]);
+    ]));
     app.deliveries.set_rows(SESSION, deliveries());
     keys(&mut app, "3");
     app

@@ -1,6 +1,7 @@
 //! The Jobs pane: every kind of row with the budget gauge, the paused
 //! banner, and the colours of error and stale rows.
 
+use crate::tui::kernel::Handover;
 use std::time::Duration;
 
 use crate::tui::console::action::Action;
@@ -83,14 +84,14 @@ pub(super) fn fix_clock(app: &mut App) {
 
 pub(super) fn jobs_app() -> App {
     let mut app = app();
-    app.seed_job_ids(vec![
+    app.seed(Handover::JobIds(vec![
         "5d0c7e1a-queued".into(),
         "8b2f4c9e-processing".into(),
         "c41a7d03-completed".into(),
         "e9f2b6d8-error".into(),
         "a7c3e5f1-stale".into(),
         "0f6d2b4a-new".into(),
-    ]);
+    ]));
     let mut queued = view("5d0c7e1a-queued", TranscriptStatus::Queued);
     queued.added_at = Duration::from_secs(30);
     queued.queued_since = secs(31);

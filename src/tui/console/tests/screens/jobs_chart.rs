@@ -1,6 +1,7 @@
 //! The Jobs chart under the table: a queue of 24 jobs draining at a
 //! concurrency of 4, in colour and without (`NO_COLOR`), at both sizes.
 
+use crate::tui::kernel::Handover;
 use std::time::Duration;
 
 use crate::tui::console::app::App;
@@ -21,7 +22,7 @@ use super::{SIZES, app, colour, fg_at, find, keys, pane_area, screen_text};
 fn draining_app() -> App {
     let mut app = app();
     let ids: Vec<String> = (0..24).map(|i| format!("{i:02}c0ffee-job")).collect();
-    app.seed_job_ids(ids.clone());
+    app.seed(Handover::JobIds(ids.clone()));
     let now = 45;
     for (i, id) in (0u64..).zip(&ids) {
         let start = i / 4 * 10;

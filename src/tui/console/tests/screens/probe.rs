@@ -4,6 +4,7 @@
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::kernel::Failure;
+use crate::tui::kernel::Handover;
 use crate::tui::panes::probe::ProbeResult;
 use crate::tui::panes::probe::tasks::ProbeEffect;
 use crate::tui::theme::Role;
@@ -41,9 +42,9 @@ fn sync() -> SyncTranscript {
 
 fn probe_app() -> App {
     let mut app = app();
-    app.seed_probe_file(std::path::Path::new(
+    app.seed(Handover::ProbeFile(std::path::PathBuf::from(
         "/tmp/earshot-demo-x1/probe-sample.wav",
-    ));
+    )));
     keys(&mut app, "6");
     app
 }
