@@ -6,13 +6,14 @@
 //! and the `dirty` flag the event loop draws by; the status bar's facts
 //! are in `status.rs`, the keys and help of what is on screen in
 //! `keys.rs`. The panes themselves are reached through their trait
-//! ([`Pane`], [`AnyPane`]): the registry (`panes::registry!`) makes a
-//! field of [`App`] per pane and the dispatch from a [`PaneId`], a pane's
-//! command or its result to it, so nothing here lists the panes.
+//! ([`AnyPane`], the kernel's `Pane`): [`Panes`] (`panes.rs`, from the
+//! registry) holds a field per pane and the dispatch from a [`PaneId`], a
+//! pane's command or its result to it, so nothing here lists the panes.
 //! `update` never blocks and never does I/O.
 
 mod any_pane;
 mod keys;
+mod panes;
 mod status;
 
 use std::time::{Duration, Instant};
@@ -24,12 +25,13 @@ use super::action::{Action, Effect};
 use super::command::Command;
 use super::command_line::{self, Typed};
 use super::context::Contexts;
-use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, Received};
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Received};
 use crate::tui::keymap;
-use crate::tui::panes::{PaneId, registry};
+use crate::tui::panes::PaneId;
 use crate::tui::widgets::input as text;
 
-pub(crate) use any_pane::{AnyPane, Registered, own};
+pub(crate) use any_pane::AnyPane;
+pub(crate) use panes::Panes;
 pub(crate) use status::{Connection, Status, Toast};
 
 /// How long a toast stays up.
@@ -59,115 +61,80 @@ pub(crate) enum Overlay {
 /// console's.
 pub(crate) type Outcome = kernel::Outcome<Effect>;
 
-/// [`App`], with a field per pane, and its dispatch to them, from the
-/// panes' registry.
-macro_rules! app_state {
-    ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
-        $(
-            impl Registered for $ty {
-                fn wrap(effect: <$ty as Pane>::Effect) -> Effect {
-                    Effect::$name(effect)
-                }
-            }
-        )*
-
-        /// The whole console's state.
-        #[derive(Debug)]
-        pub(crate) struct App {
-            pub(crate) config: ConsoleConfig,
-            /// The pane on screen.
-            pub(crate) pane: PaneId,
-            $(
-                #[doc = concat!("The ", stringify!($id), " pane.")]
-                pub(crate) $field: $ty,
-            )*
-            pub(crate) overlay: Option<Overlay>,
-            pub(crate) status: Status,
-            pub(crate) toast: Option<Toast>,
-            /// The profiles `:ctx` switches between, and the account
-            /// generation.
-            pub(crate) ctx: Contexts,
-            /// Something changed since the last frame.
-            pub(crate) dirty: bool,
-            /// The console is to end: the event loop leaves
-            /// ([`App::quit_now`]).
-            pub(crate) quit: bool,
-        }
-
-        impl App {
-            pub(crate) fn new(config: ConsoleConfig) -> App {
-                let ctx = Contexts {
-                    forced_read_only: config.read_only,
-                    ..Contexts::default()
-                };
-                App {
-                    $($field: <$ty as Pane>::create(&config),)*
-                    config,
-                    pane: PaneId::ALL[0],
-                    overlay: None,
-                    status: Status::new(),
-                    toast: None,
-                    ctx,
-                    dirty: true,
-                    quit: false,
-                }
-            }
-
-            /// Every pane empty, for the account the config now describes
-            /// (a profile switch).
-            pub(crate) fn recreate_panes(&mut self) {
-                $(self.$field = <$ty as Pane>::create(&self.config);)*
-            }
-
-            /// The pane `id`.
-            pub(crate) fn pane_ref(&self, id: PaneId) -> &dyn AnyPane {
-                match id {
-                    $(PaneId::$id => &self.$field,)*
-                }
-            }
-
-            pub(crate) fn pane_mut(&mut self, id: PaneId) -> &mut dyn AnyPane {
-                match id {
-                    $(PaneId::$id => &mut self.$field,)*
-                }
-            }
-
-            /// The one update: a pane's result goes to that pane, any
-            /// other action to [`App::handle`]. The answers of platform
-            /// calls say how the platform is (the status bar); local
-            /// work's failures are notices.
-            pub(crate) fn update(&mut self, action: Action) -> Vec<Effect> {
-                match action {
-                    $(
-                        Action::$name(result) => {
-                            let area = <$ty as Pane>::CALLS_PLATFORM.then_some(PaneId::$id);
-                            self.apply_from(area, |app, out| {
-                                own(&mut app.$field, out, |pane, own| pane.on_result(result, own))
-                            })
-                        }
-                    )*
-                    other => self.handle(other),
-                }
-            }
-
-            /// A command: a pane's own goes to that pane (wherever it is),
-            /// any other to [`App::run_global`].
-            fn run(&mut self, command: Command) -> Vec<Effect> {
-                match command {
-                    $(
-                        Command::$name(command) => {
-                            self.apply(|app, out| {
-                                own(&mut app.$field, out, |pane, own| pane.run(command, own))
-                            })
-                        }
-                    )*
-                    other => self.run_global(other),
-                }
-            }
-        }
-    };
+/// The whole console's state.
+#[derive(Debug)]
+pub(crate) struct App {
+    pub(crate) config: ConsoleConfig,
+    /// The pane on screen.
+    pub(crate) pane: PaneId,
+    /// Every pane, one field each (`panes.rs`, from the registry).
+    pub(crate) panes: Panes,
+    pub(crate) overlay: Option<Overlay>,
+    pub(crate) status: Status,
+    pub(crate) toast: Option<Toast>,
+    /// The profiles `:ctx` switches between, and the account generation.
+    pub(crate) ctx: Contexts,
+    /// Something changed since the last frame.
+    pub(crate) dirty: bool,
+    /// The console is to end: the event loop leaves ([`App::quit_now`]).
+    pub(crate) quit: bool,
 }
-registry!(app_state);
+
+impl App {
+    pub(crate) fn new(config: ConsoleConfig) -> App {
+        let ctx = Contexts {
+            forced_read_only: config.read_only,
+            ..Contexts::default()
+        };
+        App {
+            panes: Panes::new(&config),
+            config,
+            pane: PaneId::ALL[0],
+            overlay: None,
+            status: Status::new(),
+            toast: None,
+            ctx,
+            dirty: true,
+            quit: false,
+        }
+    }
+
+    /// Every pane empty, for the account the config now describes (a
+    /// profile switch).
+    pub(crate) fn recreate_panes(&mut self) {
+        self.panes = Panes::new(&self.config);
+    }
+
+    /// The pane `id`.
+    pub(crate) fn pane_ref(&self, id: PaneId) -> &dyn AnyPane {
+        self.panes.get(id)
+    }
+
+    pub(crate) fn pane_mut(&mut self, id: PaneId) -> &mut dyn AnyPane {
+        self.panes.get_mut(id)
+    }
+
+    /// The one update: a pane's result goes to that pane, any other action
+    /// to [`App::handle`]. The answers of platform calls say how the
+    /// platform is (the status bar); local work's failures are notices.
+    pub(crate) fn update(&mut self, action: Action) -> Vec<Effect> {
+        let mut out = Outcome::default();
+        match self.panes.on_result(action, &mut out) {
+            Ok(area) => self.absorb(area, out),
+            Err(other) => self.handle(other),
+        }
+    }
+
+    /// A command: a pane's own goes to that pane (wherever it is), any
+    /// other to [`App::run_global`].
+    fn run(&mut self, command: Command) -> Vec<Effect> {
+        let mut out = Outcome::default();
+        match self.panes.run(command, &mut out) {
+            Ok(()) => self.absorb(None, out),
+            Err(other) => self.run_global(other),
+        }
+    }
+}
 
 impl App {
     /// The work to start with: every pane's first loads.

@@ -28,7 +28,7 @@ fn app(read_only: bool) -> App {
         read_only,
         ..ConsoleConfig::default()
     });
-    app.subs.set_rows(rows());
+    app.panes.subs.set_rows(rows());
     app.pane = PaneId::Subscriptions;
     app
 }
@@ -38,7 +38,7 @@ fn read_only_removes_mutating_commands_from_keys_help_and_footer() {
     let mut app = app(true);
     for c in ['n', 'p', 'R', 'D'] {
         assert!(app.update(key(c)).is_empty(), "{c} does nothing");
-        assert!(app.subs.modal.is_none(), "{c} opens nothing");
+        assert!(app.panes.subs.modal.is_none(), "{c} opens nothing");
         // ...but says why, instead of nothing happening.
         let said = app
             .status
@@ -48,7 +48,7 @@ fn read_only_removes_mutating_commands_from_keys_help_and_footer() {
             .unwrap_or_default();
         assert!(said.starts_with("read-only: "), "{c}: {said}");
     }
-    assert!(app.subs.rows()[0].enabled);
+    assert!(app.panes.subs.rows()[0].enabled);
     let keys: Vec<&str> = app.commands().iter().map(|command| command.keys).collect();
     for hidden in ["n", "p", "R", "D"] {
         assert!(
@@ -107,7 +107,7 @@ fn quitting_with_a_dirty_form_asks_first() {
     assert!(app.update(key('n')).is_empty());
     assert!(app.overlay.is_none() && !app.quit);
     assert!(
-        matches!(app.subs.modal, Some(Modal::Create(_))),
+        matches!(app.panes.subs.modal, Some(Modal::Create(_))),
         "the form survived"
     );
 
@@ -129,16 +129,20 @@ fn q_asks_before_dropping_text_typed_into_another_panes_fields() {
     let mut app = app(false);
     app.update(Action::Run(Command::GoTo(PaneId::Signatures)));
     app.update(press(KeyCode::Enter));
-    assert!(app.sigs.editing, "enter edits the form");
+    assert!(app.panes.sigs.editing, "enter edits the form");
     app.update(key('t'));
     app.update(press(KeyCode::Esc));
-    assert!(!app.sigs.editing);
+    assert!(!app.panes.sigs.editing);
     app.update(Action::Run(Command::GoTo(PaneId::Health)));
     assert!(app.update(key('q')).is_empty(), "asks first");
     assert!(matches!(app.overlay, Some(Overlay::ConfirmQuit)));
     app.update(key('n'));
     assert!(!app.quit);
-    assert_eq!(app.sigs.header.value(), "t", "the typed text survived");
+    assert_eq!(
+        app.panes.sigs.header.value(),
+        "t",
+        "the typed text survived"
+    );
 }
 
 #[test]
@@ -146,14 +150,14 @@ fn esc_on_a_dirty_form_asks_before_discarding_it() {
     let mut app = app(false);
     app.update(key('n'));
     app.update(press(KeyCode::Esc));
-    assert!(app.subs.modal.is_none(), "an empty form just closes");
+    assert!(app.panes.subs.modal.is_none(), "an empty form just closes");
 
     app.update(key('n'));
     app.update(key('x'));
     app.update(press(KeyCode::Esc));
-    assert!(matches!(&app.subs.modal, Some(Modal::Create(form)) if form.confirm_discard));
+    assert!(matches!(&app.panes.subs.modal, Some(Modal::Create(form)) if form.confirm_discard));
     app.update(key('y'));
-    assert!(app.subs.modal.is_none());
+    assert!(app.panes.subs.modal.is_none());
 }
 
 #[test]
@@ -372,16 +376,16 @@ fn a_local_notice_is_not_a_platform_error_and_stays_after_a_success() {
 #[test]
 fn the_prompt_opens_a_subscription_a_session_and_an_event() {
     let mut app = app(false);
-    app.subs.set_rows(rows());
+    app.panes.subs.set_rows(rows());
     type_text(&mut app, ":sub 1a2b");
     app.update(press(KeyCode::Enter));
     assert_eq!(app.pane, PaneId::Subscriptions);
     assert_eq!(
-        app.subs.selected().map(|row| row.id.as_str()),
+        app.panes.subs.selected().map(|row| row.id.as_str()),
         Some("1a2b3c4d-0000-4000-8000-000000000001")
     );
     assert_eq!(
-        app.subs.view,
+        app.panes.subs.view,
         crate::tui::panes::subscriptions::View::Detail
     );
 

@@ -76,7 +76,7 @@ impl Console {
     /// The Deliveries pane reads the time from `now` (fixed rows age the
     /// same on every run).
     pub fn with_deliveries_clock(mut self, now: fn() -> DateTime<Utc>) -> Console {
-        self.app.deliveries = DeliveriesPane::new().with_clock(now);
+        self.app.panes.deliveries = DeliveriesPane::new().with_clock(now);
         self
     }
 
@@ -138,40 +138,40 @@ impl Console {
 
     /// The attempts the Deliveries pane holds.
     pub fn delivery_rows(&self) -> &[DeliveryRecord] {
-        self.app.deliveries.rows()
+        self.app.panes.deliveries.rows()
     }
 
     /// The Deliveries pane's selected row, by its place in
     /// [`delivery_rows`](Self::delivery_rows).
     pub fn delivery_selected(&self) -> Option<usize> {
-        self.app.deliveries.selected_index()
+        self.app.panes.deliveries.selected_index()
     }
 
     /// Whether an attempt on the Deliveries pane is still live (pending,
     /// or a retry still to come).
     pub fn deliveries_live(&self) -> bool {
-        self.app.deliveries.live()
+        self.app.panes.deliveries.live()
     }
 
     /// The Deliveries pane's question to the loop on every pass: does
     /// something on it count down?
     pub fn deliveries_want_tick(&self) -> bool {
-        Pane::wants_tick(&self.app.deliveries)
+        Pane::wants_tick(&self.app.panes.deliveries)
     }
 
     /// The events the Events pane holds.
     pub fn event_rows(&self) -> &[EventRow] {
-        self.app.events.rows()
+        self.app.panes.events.rows()
     }
 
     /// The Events pane's selected event.
     pub fn event_selected(&self) -> Option<&EventRow> {
-        self.app.events.selected()
+        self.app.panes.events.selected()
     }
 
     /// What the Signatures pane's `X-SVC-Signature` field holds.
     pub fn signature_header(&self) -> &str {
-        self.app.sigs.header.value()
+        self.app.panes.sigs.header.value()
     }
 }
 

@@ -369,7 +369,7 @@ mod tests {
         .await;
         assert!(matches!(ended, Ok(Ok(()))), "the loop did not end");
         assert!(app.quit);
-        assert!(app.subs.modal.is_some(), "the form was open, unasked");
+        assert!(app.panes.subs.modal.is_some(), "the form was open, unasked");
     }
 
     /// The end of input ends the loop too.

@@ -67,7 +67,7 @@ fn app_on_prod(read_only_flag: bool) -> App {
     app.update(Action::Jobs(JobsResult::Watch(job_changed(
         "job_of_account_a",
     ))));
-    assert_eq!(app.jobs.rows().len(), 1, "account A's job is watched");
+    assert_eq!(app.panes.jobs.rows().len(), 1, "account A's job is watched");
     app
 }
 
@@ -144,12 +144,12 @@ fn a_switch_empties_every_pane_and_the_status_bar_names_the_new_profile() {
         "{effects:?}"
     );
     // Nothing changes until the event loop could open the profile.
-    assert_eq!(app.subs.rows().len(), fixtures().len());
+    assert_eq!(app.panes.subs.rows().len(), fixtures().len());
 
     let effects = app.switched(account("staging", false), None);
-    assert!(app.subs.rows().is_empty());
-    assert!(app.jobs.rows().is_empty());
-    assert!(app.health.rows().is_empty());
+    assert!(app.panes.subs.rows().is_empty());
+    assert!(app.panes.jobs.rows().is_empty());
+    assert!(app.panes.health.rows().is_empty());
     assert_eq!(app.status.budget, None, "account A's budget is gone");
     assert_eq!(app.ctx.current.as_deref(), Some("staging"));
     assert_eq!(app.pane, PaneId::Subscriptions, "the pane stays");
@@ -211,7 +211,10 @@ fn an_answer_of_the_old_account_arriving_after_the_switch_is_dropped() {
         }),
     };
     assert!(app.update_stamped(late).is_empty());
-    assert!(app.subs.rows().is_empty(), "account A's rows were shown");
+    assert!(
+        app.panes.subs.rows().is_empty(),
+        "account A's rows were shown"
+    );
     // A job of the old account (a feed of the account the console started
     // on, the old watcher's forwarder) would become a row.
     let late_job = Stamped {
@@ -219,7 +222,10 @@ fn an_answer_of_the_old_account_arriving_after_the_switch_is_dropped() {
         action: Action::Jobs(JobsResult::Discovered(vec!["job_of_account_a".into()])),
     };
     app.update_stamped(late_job);
-    assert!(app.jobs.rows().is_empty(), "account A's job was shown");
+    assert!(
+        app.panes.jobs.rows().is_empty(),
+        "account A's job was shown"
+    );
 
     let staging_row = subscription(
         "5e5e5e5e-0000-4000-8000-000000000005",
@@ -234,7 +240,7 @@ fn an_answer_of_the_old_account_arriving_after_the_switch_is_dropped() {
             result: Ok(vec![staging_row.clone()]),
         }),
     });
-    assert_eq!(app.subs.rows(), [staging_row]);
+    assert_eq!(app.panes.subs.rows(), [staging_row]);
 }
 
 #[test]
@@ -242,11 +248,11 @@ fn a_read_only_profile_hides_mutating_keys_and_says_which_profile() {
     let mut app = app_on_prod(false);
     assert!(app.commands().iter().any(|command| command.keys == "n"));
     app.switched(account("audit", true), None);
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     assert!(app.config.read_only);
     for c in ['n', 'p', 'D'] {
         assert!(app.update(key(c)).is_empty(), "{c} does nothing");
-        assert!(app.subs.modal.is_none(), "{c} opens nothing");
+        assert!(app.panes.subs.modal.is_none(), "{c} opens nothing");
         let said = status_message(&app);
         assert!(
             said.starts_with("read-only: ") && said.contains("profile audit is read-only"),
@@ -258,7 +264,7 @@ fn a_read_only_profile_hides_mutating_keys_and_says_which_profile() {
 
     // The next profile is not read-only: the keys are back.
     app.switched(account("staging", false), None);
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     assert!(!app.config.read_only);
     assert!(app.commands().iter().any(|command| command.keys == "n"));
     assert!(!screen(&app).contains("READ-ONLY"));
@@ -268,18 +274,18 @@ fn a_read_only_profile_hides_mutating_keys_and_says_which_profile() {
 fn read_only_from_the_command_line_stays_on_for_every_profile() {
     let mut app = app_on_prod(true);
     app.switched(account("staging", false), None);
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     assert!(app.config.read_only);
     app.update(key('D'));
     let said = status_message(&app);
     assert!(said.contains("started with --read-only"), "{said}");
-    assert!(app.subs.modal.is_none());
+    assert!(app.panes.subs.modal.is_none());
 }
 
 #[test]
 fn switching_with_typed_input_asks_first_and_no_keeps_it() {
     let mut app = app_on_prod(false);
-    app.sigs.current = Input::new("whsec_typed_by_the_operator".into());
+    app.panes.sigs.current = Input::new("whsec_typed_by_the_operator".into());
     let effects = typed_line(&mut app, "ctx staging");
     assert!(effects.is_empty(), "{effects:?}");
     match &app.overlay {
@@ -301,7 +307,10 @@ fn switching_with_typed_input_asks_first_and_no_keeps_it() {
 
     assert!(app.update(key('n')).is_empty());
     assert!(app.overlay.is_none());
-    assert_eq!(app.sigs.current.value(), "whsec_typed_by_the_operator");
+    assert_eq!(
+        app.panes.sigs.current.value(),
+        "whsec_typed_by_the_operator"
+    );
     assert_eq!(app.ctx.current.as_deref(), Some("prod"));
 
     typed_line(&mut app, "ctx staging");
@@ -311,7 +320,7 @@ fn switching_with_typed_input_asks_first_and_no_keeps_it() {
         "{effects:?}"
     );
     app.switched(account("staging", false), None);
-    assert!(app.sigs.current.value().is_empty());
+    assert!(app.panes.sigs.current.value().is_empty());
 }
 
 #[test]
@@ -326,7 +335,7 @@ fn a_dirty_form_or_a_running_recover_is_named_in_the_question() {
     ));
 
     let mut app = app_on_prod(false);
-    app.health.recover = Some(RecoverForm {
+    app.panes.health.recover = Some(RecoverForm {
         subscription_id: "1a2b3c4d-0000-4000-8000-000000000001".into(),
         url: "https://hooks.example.com/a".into(),
         secret: Input::default(),
@@ -403,7 +412,11 @@ fn an_unknown_profile_is_refused_with_the_known_ones() {
     let said = status_message(&app);
     assert!(said.contains("no profile \"prdo\""), "{said}");
     assert!(said.contains("audit, prod, staging"), "{said}");
-    assert_eq!(app.subs.rows().len(), fixtures().len(), "nothing cleared");
+    assert_eq!(
+        app.panes.subs.rows().len(),
+        fixtures().len(),
+        "nothing cleared"
+    );
 }
 
 #[test]
@@ -417,7 +430,7 @@ fn a_profile_that_cannot_be_opened_changes_nothing() {
     let said = status_message(&app);
     assert!(said.contains("cannot switch to profile staging"), "{said}");
     assert!(said.contains("stays on profile prod"), "{said}");
-    assert_eq!(app.subs.rows().len(), fixtures().len());
+    assert_eq!(app.panes.subs.rows().len(), fixtures().len());
     assert_eq!(app.config.profile_label, "prod");
 }
 

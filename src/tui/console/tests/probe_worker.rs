@@ -64,8 +64,11 @@ impl Probe {
         let mut app = App::new(ConsoleConfig::default());
         app.pane = PaneId::Probe;
         if let Some(region) = region {
-            app.probe.regions.retain(|choice| choice.region == region);
-            app.probe.region_cursor = 0;
+            app.panes
+                .probe
+                .regions
+                .retain(|choice| choice.region == region);
+            app.panes.probe.region_cursor = 0;
         }
         app.seed(Handover::ProbeFile(path.clone()));
         Probe {
@@ -109,7 +112,7 @@ async fn a_probe_runs_dictation_and_sync_in_every_region_and_the_pane_shows_them
     probe.collect(6).await;
     let app = &probe.app;
 
-    let run = app.probe.run.as_ref().expect("a run");
+    let run = app.panes.probe.run.as_ref().expect("a run");
     assert!(!run.running());
     let regions: HashSet<Region> = run.regions.iter().map(|r| r.region).collect();
     assert_eq!(regions.len(), 3);
@@ -158,7 +161,7 @@ async fn a_failing_call_shows_its_error_and_a_failed_rewrite_its_llm_error() {
     probe.collect(2).await;
     let app = &probe.app;
 
-    let region = &app.probe.run.as_ref().expect("a run").regions[0];
+    let region = &app.panes.probe.run.as_ref().expect("a run").regions[0];
     let Call::Done {
         result: Ok(answer), ..
     } = &region.dictation

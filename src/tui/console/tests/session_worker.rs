@@ -63,7 +63,11 @@ async fn a_failing_session_opened_from_health_shows_its_record_links_and_masked_
     .await
     .expect("the session view arrives within 30 s");
 
-    let session = app.deliveries.session().expect("the session view loaded");
+    let session = app
+        .panes
+        .deliveries
+        .session()
+        .expect("the session view loaded");
     assert_eq!(session.kind.as_deref(), Some("call"));
     assert_eq!(session.links.len(), 2, "{:?}", session.links);
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();

@@ -99,8 +99,8 @@ async fn s_on_a_401_row_loads_the_event_and_the_receiver_names_the_secret_it_hol
         matches!(action, Action::Deliveries(DeliveriesResult::Session { .. }))
     })
     .await;
-    for _ in 0..app.deliveries.rows().len() {
-        if app.deliveries.selected_is_signature_rejection() {
+    for _ in 0..app.panes.deliveries.rows().len() {
+        if app.panes.deliveries.selected_is_signature_rejection() {
             break;
         }
         app.update(Action::Run(Command::Deliveries(DlvCommand::Move(
@@ -108,6 +108,7 @@ async fn s_on_a_401_row_loads_the_event_and_the_receiver_names_the_secret_it_hol
         ))));
     }
     let refused = app
+        .panes
         .deliveries
         .selected()
         .filter(|record| record.subscription_id == sub.id && record.http_status_code == Some(401))
@@ -131,7 +132,7 @@ async fn s_on_a_401_row_loads_the_event_and_the_receiver_names_the_secret_it_hol
         |action| matches!(action, Action::Sigs(SigsResult::RefusedLoaded { .. })),
     )
     .await;
-    let form = app.sigs.refused.clone().expect("a refused delivery");
+    let form = app.panes.sigs.refused.clone().expect("a refused delivery");
     assert_eq!(
         form.target.delivery_id.as_deref(),
         Some(refused.id.as_str())
@@ -141,9 +142,12 @@ async fn s_on_a_401_row_loads_the_event_and_the_receiver_names_the_secret_it_hol
         .unwrap()
         .expect("stored");
     assert_eq!(stored.session_id, session);
-    let loaded = app.sigs.loaded().and_then(|l| l.result.clone().ok());
+    let loaded = app.panes.sigs.loaded().and_then(|l| l.result.clone().ok());
     assert_eq!(loaded, Some(stored.body.clone()), "the observer's bytes");
-    assert!(app.sigs.header.value().is_empty(), "no header of its own");
+    assert!(
+        app.panes.sigs.header.value().is_empty(),
+        "no header of its own"
+    );
 
     // The secret the receiver holds, then enter: the receiver is asked.
     for c in HELD.chars() {
@@ -161,6 +165,7 @@ async fn s_on_a_401_row_loads_the_event_and_the_receiver_names_the_secret_it_hol
     )
     .await;
     let asked = app
+        .panes
         .sigs
         .shown_verdict()
         .expect("the verdict, beside its event");

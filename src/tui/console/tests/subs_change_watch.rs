@@ -47,7 +47,7 @@ async fn a_change_recorded_elsewhere_refreshes_the_subscriptions_pane() {
             assert!(
                 tokio::time::Instant::now() < deadline,
                 "not within 8 s: {:?}",
-                app.subs.rows()
+                app.panes.subs.rows()
             );
             clock += WATCH_EVERY;
             worker.start_all(app.update(Action::Tick(clock)));
@@ -60,7 +60,11 @@ async fn a_change_recorded_elsewhere_refreshes_the_subscriptions_pane() {
         }
     };
     pump(&mut app, &|app| {
-        app.subs.rows().iter().any(|row| row.id == subscription.id)
+        app.panes
+            .subs
+            .rows()
+            .iter()
+            .any(|row| row.id == subscription.id)
     })
     .await;
 
@@ -84,7 +88,7 @@ async fn a_change_recorded_elsewhere_refreshes_the_subscriptions_pane() {
     changes::record(&Store::open(&db).expect("the store"), &change).expect("recorded");
 
     pump(&mut app, &|app| {
-        app.subs.rows().iter().any(|row| row.url == NEW_URL)
+        app.panes.subs.rows().iter().any(|row| row.url == NEW_URL)
     })
     .await;
     let mut terminal = Terminal::new(TestBackend::new(160, 30)).expect("terminal");

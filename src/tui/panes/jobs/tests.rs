@@ -76,10 +76,10 @@ fn ids_are_split_on_commas_and_spaces_without_duplicates() {
 fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
     let mut app = jobs_app(false);
     type_text(&mut app, "a");
-    assert!(app.jobs.captures_text());
+    assert!(app.panes.jobs.captures_text());
     type_text(&mut app, "job1, job2 job3");
     let effects = app.update(press(KeyCode::Enter));
-    assert!(!app.jobs.captures_text());
+    assert!(!app.panes.jobs.captures_text());
     let added = effects.iter().find_map(|effect| match effect {
         Effect::Console(ConsoleEffect::WatchJobs(ids)) => Some(ids.clone()),
         _ => None,
@@ -88,13 +88,13 @@ fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
         added,
         Some(vec!["job1".into(), "job2".into(), "job3".into()])
     );
-    assert_eq!(app.jobs.rows().len(), 3);
+    assert_eq!(app.panes.jobs.rows().len(), 3);
 }
 
 #[test]
 fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     let mut app = jobs_app(false);
-    app.jobs.table.state.page.set(2);
+    app.panes.jobs.table.state.page.set(2);
     type_text(&mut app, "a");
     type_text(&mut app, "j1 j2 j3 j4");
     let effects = app.update(press(KeyCode::Enter));
@@ -116,7 +116,7 @@ fn the_focus_effect_lists_the_visible_ids_when_they_change() {
 #[test]
 fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
     let mut app = jobs_app(false);
-    app.jobs.seed(vec!["job1".into()]);
+    app.panes.jobs.seed(vec!["job1".into()]);
     watch(
         &mut app,
         WatchEvent::Changed {
@@ -128,7 +128,7 @@ fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
             ))),
         },
     );
-    let row = &app.jobs.rows()[0];
+    let row = &app.panes.jobs.rows()[0];
     assert_eq!(row.status(), Some(&TranscriptStatus::Error));
     assert!(row.is_error());
     let record = row.transcript.as_ref().expect("kept");
@@ -142,7 +142,7 @@ fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
             transcript: None,
         },
     );
-    assert!(app.jobs.rows()[0].transcript.is_some());
+    assert!(app.panes.jobs.rows()[0].transcript.is_some());
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn a_failed_poll_marks_the_row_stale_with_its_message() {
             message: "HTTP 429: Too Many Requests".into(),
         },
     );
-    let row = &app.jobs.rows()[0];
+    let row = &app.panes.jobs.rows()[0];
     assert!(row.stale());
     assert_eq!(
         row.poll_error.as_deref(),
@@ -180,7 +180,7 @@ fn a_failed_poll_marks_the_row_stale_with_its_message() {
             transcript: None,
         },
     );
-    let row = &app.jobs.rows()[0];
+    let row = &app.panes.jobs.rows()[0];
     assert!(row.stale());
     assert_eq!(
         row.poll_error.as_deref(),
@@ -197,15 +197,15 @@ fn paused_shows_the_banner_and_resumed_clears_it() {
             resume_in: Duration::from_secs(30),
         },
     );
-    assert_eq!(app.jobs.paused_for(), Some(Duration::from_secs(30)));
+    assert_eq!(app.panes.jobs.paused_for(), Some(Duration::from_secs(30)));
     assert!(app.wants_tick(), "the banner counts down");
-    let later = app.jobs.now + Duration::from_secs(12);
+    let later = app.panes.jobs.now + Duration::from_secs(12);
     app.update(Action::Tick(later));
-    assert_eq!(app.jobs.paused_for(), Some(Duration::from_secs(18)));
+    assert_eq!(app.panes.jobs.paused_for(), Some(Duration::from_secs(18)));
     app.update(Action::Tick(later + Duration::from_secs(60)));
-    assert_eq!(app.jobs.paused_for(), Some(Duration::ZERO));
+    assert_eq!(app.panes.jobs.paused_for(), Some(Duration::ZERO));
     watch(&mut app, WatchEvent::Resumed);
-    assert_eq!(app.jobs.paused_for(), None);
+    assert_eq!(app.panes.jobs.paused_for(), None);
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn the_budget_event_fills_the_gauge_and_the_status_bar() {
             },
         },
     );
-    assert_eq!(app.jobs.budget, Some((37, 2000)));
+    assert_eq!(app.panes.jobs.budget, Some((37, 2000)));
     assert_eq!(app.status.budget.as_deref(), Some("37/2000"));
 }
 
@@ -237,7 +237,7 @@ fn submit_is_hidden_in_read_only() {
     let mut app = jobs_app(true);
     assert!(!submit(&app));
     type_text(&mut app, "s");
-    assert!(!app.jobs.captures_text());
+    assert!(!app.panes.jobs.captures_text());
     assert!(
         !app.help_sections()
             .iter()
@@ -263,7 +263,7 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
         sent: 50,
         total: 100,
     }));
-    assert_eq!(app.jobs.upload.as_ref().map(|upload| upload.sent), Some(50));
+    assert_eq!(app.panes.jobs.upload.as_ref().map(|upload| upload.sent), Some(50));
     let effects = app.update(Action::Jobs(JobsResult::Submitted {
         result: Ok("job9".into()),
     }));
@@ -327,9 +327,9 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     app.update(Action::Jobs(JobsResult::Discovered(vec!["watched".into()])));
     // Newest first: "watched" is on top, and the cursor, on the top row,
     // followed it; the operator moves down to "running".
-    assert_eq!(app.jobs.rows()[0].id, "watched");
+    assert_eq!(app.panes.jobs.rows()[0].id, "watched");
     assert_eq!(
-        app.jobs.selected().map(|row| row.id.as_str()),
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
         Some("watched")
     );
     app.update(key('j'));
@@ -350,7 +350,7 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
             },
         );
     }
-    let rows = app.jobs.rows();
+    let rows = app.panes.jobs.rows();
     assert_eq!(rows.len(), max);
     assert!(
         rows.iter().any(|row| row.id == "running"),
@@ -370,9 +370,9 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     );
     assert_eq!(unwatched[0], "job-0", "the oldest finished job goes first");
     assert_eq!(
-        app.jobs
+        app.panes.jobs
             .selected_index()
-            .and_then(|at| app.jobs.rows().get(at))
+            .and_then(|at| app.panes.jobs.rows().get(at))
             .map(|row| row.id.as_str()),
         Some("running"),
         "the selection stays on its job as older rows go"
@@ -387,7 +387,7 @@ fn enter_opens_a_job_and_y_copies_its_whole_id() {
         "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6".into(),
     ])));
     app.update(press(KeyCode::Enter));
-    assert!(app.jobs.detail);
+    assert!(app.panes.jobs.detail);
     let effects = app.update(key('y'));
     assert!(
         matches!(effects.as_slice(), [Effect::Console(ConsoleEffect::Copy { what: "job id", text })]
@@ -395,7 +395,7 @@ fn enter_opens_a_job_and_y_copies_its_whole_id() {
         "{effects:?}"
     );
     app.update(press(KeyCode::Esc));
-    assert!(!app.jobs.detail);
+    assert!(!app.panes.jobs.detail);
 }
 
 /// A job the pane forgot is gone for good; a late report of the
@@ -418,7 +418,7 @@ fn a_forgotten_job_does_not_come_back_as_an_empty_row() {
             message: "HTTP 500".into(),
         },
     );
-    let ids: Vec<&str> = app.jobs.rows().iter().map(|row| row.id.as_str()).collect();
+    let ids: Vec<&str> = app.panes.jobs.rows().iter().map(|row| row.id.as_str()).collect();
     assert_eq!(ids, ["kept"]);
 }
 
@@ -437,8 +437,8 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     )));
     type_text(&mut app, ":job efe33b63");
     let effects = app.update(press(KeyCode::Enter));
-    assert!(app.jobs.detail, "the job's record is open");
-    assert_eq!(app.jobs.selected().map(|row| row.id.as_str()), Some(ids[0]));
+    assert!(app.panes.jobs.detail, "the job's record is open");
+    assert_eq!(app.panes.jobs.selected().map(|row| row.id.as_str()), Some(ids[0]));
     assert!(
         !effects
             .iter()
@@ -449,7 +449,7 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     app.update(press(KeyCode::Esc));
     type_text(&mut app, ":job abc00000");
     app.update(press(KeyCode::Enter));
-    assert!(!app.jobs.detail);
+    assert!(!app.panes.jobs.detail);
     assert!(
         app.toast
             .as_ref()
@@ -480,11 +480,11 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
 fn a_webhook_the_inbox_answered_fills_the_jobs_hook() {
     let mut app = jobs_app(false);
     app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
-    assert_eq!(app.jobs.rows()[0].hook(), None);
-    app.jobs.note_webhook("job-1", 200, 1_000);
-    app.jobs.note_webhook("not-watched", 200, 1_000);
-    assert_eq!(app.jobs.rows()[0].hook(), Some(200));
-    assert_eq!(app.jobs.rows().len(), 1);
+    assert_eq!(app.panes.jobs.rows()[0].hook(), None);
+    app.panes.jobs.note_webhook("job-1", 200, 1_000);
+    app.panes.jobs.note_webhook("not-watched", 200, 1_000);
+    assert_eq!(app.panes.jobs.rows()[0].hook(), Some(200));
+    assert_eq!(app.panes.jobs.rows().len(), 1);
 }
 
 /// Every attempt of a job's webhook the Inbox answered counts, refused or
@@ -508,7 +508,7 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
         );
     }
     let line =
-        earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts);
+        earshot_core::api::delivery_verdict::job_webhook_line(&app.panes.jobs.rows()[0].hook_attempts);
     assert_eq!(
         line.as_deref(),
         Some("attempt 3 of 10 · answered 401: a 4xx is final, no retry")
@@ -520,7 +520,7 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
         at_ms: first + 30_000,
     }));
     assert_eq!(
-        earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts)
+        earshot_core::api::delivery_verdict::job_webhook_line(&app.panes.jobs.rows()[0].hook_attempts)
             .as_deref(),
         Some("attempt 4 of 10 · answered 503 · gives up at 14:06:39 (10 attempts, 10 s apart)")
     );
@@ -528,15 +528,15 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
 
 /// The jobs in the order the table shows them.
 fn shown(app: &App) -> Vec<String> {
-    let rows = app.jobs.rows();
-    (0..app.jobs.table.len())
-        .filter_map(|position| app.jobs.table.row_at(rows, position))
+    let rows = app.panes.jobs.rows();
+    (0..app.panes.jobs.table.len())
+        .filter_map(|position| app.panes.jobs.table.row_at(rows, position))
         .map(|row| row.id.clone())
         .collect()
 }
 
 fn selected_id(app: &App) -> Option<String> {
-    app.jobs.selected().map(|row| row.id.clone())
+    app.panes.jobs.selected().map(|row| row.id.clone())
 }
 
 /// Sorted by STATUS, the selection stays on its job when
@@ -575,14 +575,14 @@ fn the_selection_follows_its_job_through_reports_while_sorted_and_filtered() {
     );
     assert_eq!(shown(&app), ["j3", "j2", "j1"]);
     assert_eq!(selected_id(&app).as_deref(), Some("j3"));
-    assert_eq!(app.jobs.selected_index(), Some(0));
+    assert_eq!(app.panes.jobs.selected_index(), Some(0));
     // Only the queued ones: j1.
     type_text(&mut app, "/status:queued");
     app.update(press(KeyCode::Enter));
     assert_eq!(shown(&app), ["j1"]);
     app.update(press(KeyCode::Esc));
     assert_eq!(shown(&app), ["j3", "j2", "j1"], "esc clears the filter");
-    assert!(!app.jobs.table.filtering());
+    assert!(!app.panes.jobs.table.filtering());
 }
 
 /// On the top row the selection follows the newest job; moved off it, it
@@ -593,13 +593,13 @@ fn on_the_top_row_the_selection_follows_new_jobs() {
     app.update(Action::Jobs(JobsResult::Discovered(vec!["first".into()])));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["second".into()])));
     assert_eq!(
-        app.jobs.selected().map(|row| row.id.as_str()),
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
         Some("second")
     );
     app.update(key('j'));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["third".into()])));
     assert_eq!(
-        app.jobs.selected().map(|row| row.id.as_str()),
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
         Some("first")
     );
 }
@@ -620,14 +620,14 @@ fn a_finished_jobs_age_counts_up() {
             transcript: None,
         },
     );
-    assert!(app.jobs.rows()[0].is_terminal());
+    assert!(app.panes.jobs.rows()[0].is_terminal());
     assert!(app.wants_tick(), "the AGE still moves");
-    let epoch = app.jobs.epoch;
+    let epoch = app.panes.jobs.epoch;
     app.dirty = false;
     app.update(Action::Tick(epoch + Duration::from_millis(5_200)));
     assert!(app.dirty, "a second turned: redraw");
-    assert_eq!(app.jobs.now_tick().as_secs(), 5);
-    let age = super::view::short_duration(app.jobs.now_tick());
+    assert_eq!(app.panes.jobs.now_tick().as_secs(), 5);
+    let age = super::view::short_duration(app.panes.jobs.now_tick());
     assert_eq!(age, "5 s");
     app.dirty = false;
     app.update(Action::Tick(epoch + Duration::from_millis(5_600)));

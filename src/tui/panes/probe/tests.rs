@@ -380,20 +380,20 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
     app.update(press(KeyCode::Char('6')));
     assert_eq!(app.pane, PaneId::Probe);
     app.update(press(KeyCode::Char('e')));
-    assert!(app.probe.editing);
+    assert!(app.panes.probe.editing);
     // `q` and `5` are typed, not global keys, while editing.
     type_text(&mut app, "/tmp/q5.wav");
     assert!(!app.quit);
-    assert_eq!(app.probe.file.value(), "/tmp/q5.wav");
+    assert_eq!(app.panes.probe.file.value(), "/tmp/q5.wav");
     app.update(press(KeyCode::Tab));
     app.update(Action::Input(Event::Paste("make it\nformal".into())));
-    assert_eq!(app.probe.instruction.value(), "make itformal");
+    assert_eq!(app.panes.probe.instruction.value(), "make itformal");
     app.update(press(KeyCode::Esc));
-    assert!(!app.probe.editing);
+    assert!(!app.panes.probe.editing);
     app.update(press(KeyCode::Right));
     app.update(press(KeyCode::Char(' ')));
     assert_eq!(
-        app.probe.checked_regions(),
+        app.panes.probe.checked_regions(),
         vec![Region::Global, Region::Eu]
     );
     let effects = app.update(press(KeyCode::Char('p')));
@@ -433,5 +433,5 @@ fn a_seeded_file_is_ready_to_probe_with_enter() {
         Region::Global,
         Ok(answer("hello", Some("Hello."), None)),
     )));
-    assert!(app.probe.run.as_ref().unwrap().regions[0].dictation.is_ok());
+    assert!(app.panes.probe.run.as_ref().unwrap().regions[0].dictation.is_ok());
 }

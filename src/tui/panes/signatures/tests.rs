@@ -168,7 +168,7 @@ fn secrets_are_masked_in_debug() {
     assert!(!shown.contains("whsec-previous-very-secret"), "{shown}");
     assert!(shown.contains("<redacted>"));
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = valid_pane();
+    app.panes.sigs = valid_pane();
     assert!(!format!("{app:?}").contains(V4_SECRET));
 }
 
@@ -202,27 +202,27 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
 #[test]
 fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(press(KeyCode::Char('5')));
     assert_eq!(app.pane, PaneId::Signatures);
     app.update(press(KeyCode::Enter));
-    assert!(app.sigs.editing);
+    assert!(app.panes.sigs.editing);
     for c in V4_HEADER.chars() {
         app.update(press(KeyCode::Char(c)));
     }
     app.update(press(KeyCode::Tab));
-    assert_eq!(app.sigs.focus, Field::Body);
+    assert_eq!(app.panes.sigs.focus, Field::Body);
     app.update(Action::Input(Event::Paste(V4_BODY.into())));
-    assert_eq!(app.sigs.body.value(), V4_BODY);
+    assert_eq!(app.panes.sigs.body.value(), V4_BODY);
     app.update(press(KeyCode::Down));
     app.update(Action::Input(Event::Paste(format!("{V4_SECRET}\n"))));
-    assert_eq!(app.sigs.current.value(), V4_SECRET);
-    assert!(checked(&app.sigs).1.is_valid());
+    assert_eq!(app.panes.sigs.current.value(), V4_SECRET);
+    assert!(checked(&app.panes.sigs).1.is_valid());
     // `q` is typed, not quit, while editing; esc gives the keys back.
     app.update(press(KeyCode::Char('q')));
     assert!(!app.quit);
     app.update(press(KeyCode::Esc));
-    assert!(!app.sigs.editing);
+    assert!(!app.panes.sigs.editing);
     app.update(press(KeyCode::Tab));
     assert_eq!(app.pane, PaneId::Probe);
 }
@@ -235,10 +235,10 @@ fn a_huge_header_is_kept_and_reported_too_long() {
     const PASTED: usize = 200_000;
     const TYPED: usize = 20_000;
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(press(KeyCode::Char('5')));
     app.update(press(KeyCode::Enter));
-    assert_eq!(app.sigs.focus, Field::Header);
+    assert_eq!(app.panes.sigs.focus, Field::Header);
     // The signature, then a blob pasted after it (line breaks dropped).
     app.update(Action::Input(Event::Paste(V4_HEADER.into())));
     let blob = format!("{}\n", "a".repeat(PASTED));
@@ -246,13 +246,13 @@ fn a_huge_header_is_kept_and_reported_too_long() {
     for _ in 0..TYPED {
         app.update(press(KeyCode::Char('b')));
     }
-    let value = app.sigs.header.value();
+    let value = app.panes.sigs.header.value();
     let len = V4_HEADER.len() + PASTED + TYPED;
     assert_eq!(value.len(), len);
-    assert_eq!(app.sigs.header.cursor(), len);
+    assert_eq!(app.panes.sigs.header.cursor(), len);
     assert!(value.starts_with(&format!("{V4_HEADER}aaa")));
     assert!(value.ends_with(&format!("a{}", "b".repeat(TYPED))));
-    let (checks, diagnosis) = checked(&app.sigs);
+    let (checks, diagnosis) = checked(&app.panes.sigs);
     let too_long = HeaderError::TooLong {
         len,
         max: MAX_HEADER_LEN,
@@ -277,17 +277,17 @@ fn a_huge_header_is_kept_and_reported_too_long() {
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     ))));
-    assert!(app.sigs.header.value().is_empty());
+    assert!(app.panes.sigs.header.value().is_empty());
     app.update(Action::Input(Event::Paste(V4_HEADER.into())));
-    app.sigs.set(Field::Body, V4_BODY);
-    app.sigs.set(Field::Current, V4_SECRET);
-    assert!(checked(&app.sigs).1.is_valid());
+    app.panes.sigs.set(Field::Body, V4_BODY);
+    app.panes.sigs.set(Field::Current, V4_SECRET);
+    assert!(checked(&app.panes.sigs).1.is_valid());
 }
 
 #[test]
 fn another_pane_can_hand_a_delivery_over() {
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(Action::Handover(Handover::OpenInSignatures {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
@@ -296,12 +296,12 @@ fn another_pane_can_hand_a_delivery_over() {
         refused: None,
     }));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert!(app.sigs.editing);
-    assert_eq!(app.sigs.focus, Field::Current);
+    assert!(app.panes.sigs.editing);
+    assert_eq!(app.panes.sigs.focus, Field::Current);
     for c in V4_SECRET.chars() {
         app.update(press(KeyCode::Char(c)));
     }
-    assert!(checked(&app.sigs).1.is_valid());
+    assert!(checked(&app.panes.sigs).1.is_valid());
 }
 
 #[test]
@@ -439,7 +439,7 @@ fn screen(app: &App) -> String {
 /// `enter` in the form of a refused delivery (the secret typed first,
 /// while the form has the keys) or `p` asks its receiver: the seq.
 fn ask(app: &mut App, event_id: &str) -> u64 {
-    let effects = if app.sigs.editing {
+    let effects = if app.panes.sigs.editing {
         for c in V4_SECRET.chars() {
             app.update(press(KeyCode::Char(c)));
         }
@@ -464,7 +464,7 @@ fn ask(app: &mut App, event_id: &str) -> u64 {
 #[test]
 fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(Action::Handover(Handover::OpenInSignatures {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
@@ -475,7 +475,7 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
     for c in V4_SECRET.chars() {
         app.update(press(KeyCode::Char(c)));
     }
-    assert!(checked(&app.sigs).1.is_valid());
+    assert!(checked(&app.panes.sigs).1.is_valid());
     assert!(screen(&app).contains("valid: signed with the current secret"));
 
     // A 401 row of Deliveries: no header, no bytes yet (read from the store).
@@ -501,12 +501,12 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
     );
     for field in Field::ORDER.into_iter().filter(|f| *f != Field::Body) {
         assert!(
-            app.sigs.input(field).value().is_empty(),
+            app.panes.sigs.input(field).value().is_empty(),
             "{field:?} emptied"
         );
     }
-    let Report::Waiting(why) = &app.sigs.report else {
-        panic!("no verdict without a header: {:?}", app.sigs.report);
+    let Report::Waiting(why) = &app.panes.sigs.report else {
+        panic!("no verdict without a header: {:?}", app.panes.sigs.report);
     };
     assert!(why.contains("refused this delivery with 401"), "{why}");
     let shown = screen(&app);
@@ -517,10 +517,10 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
 #[test]
 fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(refused_event("evt-a"));
     assert!(
-        app.sigs.header.value().is_empty(),
+        app.panes.sigs.header.value().is_empty(),
         "not the observer's header"
     );
     let seq = ask(&mut app, "evt-a");
@@ -536,7 +536,7 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
         })
     };
     app.update(answer(seq, "evt-a"));
-    assert!(app.sigs.shown_verdict().is_some());
+    assert!(app.panes.sigs.shown_verdict().is_some());
     let shown = screen(&app);
     assert!(
         shown.contains("the secret you gave is the one it") && shown.contains("HTTP 401"),
@@ -545,19 +545,19 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
 
     // Another event: the verdict for evt-a is gone at once.
     app.update(refused_event("evt-b"));
-    assert!(app.sigs.shown_verdict().is_none());
+    assert!(app.panes.sigs.shown_verdict().is_none());
     assert!(!screen(&app).contains("is the one it"));
     // The answer of the probe about evt-a, late: dropped.
     let seq_b = ask(&mut app, "evt-b");
     app.update(answer(seq, "evt-a"));
-    assert!(app.sigs.shown_verdict().is_none());
+    assert!(app.panes.sigs.shown_verdict().is_none());
     // A verdict is shown beside its own event only.
     app.update(answer(seq_b, "evt-a"));
-    assert!(app.sigs.shown_verdict().is_none(), "computed for evt-a");
+    assert!(app.panes.sigs.shown_verdict().is_none(), "computed for evt-a");
     let seq_b = ask(&mut app, "evt-b");
     app.update(answer(seq_b, "evt-b"));
     assert!(
-        app.sigs
+        app.panes.sigs
             .shown_verdict()
             .is_some_and(|asked| asked.event_id == "evt-b")
     );
@@ -569,10 +569,10 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
 #[test]
 fn the_form_keeps_the_keyboard_after_asking() {
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(refused_event("evt-a"));
     ask(&mut app, "evt-a");
-    assert!(app.sigs.editing, "still typing after asking");
+    assert!(app.panes.sigs.editing, "still typing after asking");
 
     let asked_with = |effects: &[Effect]| {
         effects.iter().find_map(|effect| match effect {
@@ -598,8 +598,8 @@ fn the_form_keeps_the_keyboard_after_asking() {
 #[test]
 fn with_no_secret_typed_the_environment_is_used_or_what_is_needed_is_said() {
     let mut app = App::new(ConsoleConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
-    app.sigs.env_secret = || None;
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs.env_secret = || None;
     app.update(refused_event("evt-a"));
     app.update(press(KeyCode::Esc));
     let effects = app.update(press(KeyCode::Char('p')));
@@ -619,7 +619,7 @@ fn with_no_secret_typed_the_environment_is_used_or_what_is_needed_is_said() {
         "{said}"
     );
 
-    app.sigs.env_secret = || {
+    app.panes.sigs.env_secret = || {
         Some(earshot_core::redact::SecretString::new(
             "from-the-environment",
         ))

@@ -90,13 +90,13 @@ fn deliveries() -> Vec<DeliveryRecord> {
 
 fn deliveries_app() -> App {
     let mut app = app();
-    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    app.panes.deliveries = DeliveriesPane::new().with_clock(fixed_now);
     app.seed(Handover::RecentSessions(vec![
         SESSION.into(),
         "call_01JQ4E8B2D6F0A".into(),
         "sess_01JQ4D1C9E3B5F".into(),
     ]));
-    app.deliveries.set_rows(SESSION, deliveries());
+    app.panes.deliveries.set_rows(SESSION, deliveries());
     keys(&mut app, "3");
     app
 }
@@ -146,8 +146,8 @@ fn ended_call_view() -> SessionView {
 
 fn deliveries_with_session() -> App {
     let mut app = deliveries_app();
-    app.deliveries.set_rows(CALL, deliveries());
-    app.deliveries.set_session(ended_call_view());
+    app.panes.deliveries.set_rows(CALL, deliveries());
+    app.panes.deliveries.set_session(ended_call_view());
     app
 }
 
@@ -200,8 +200,8 @@ fn c_copies_the_recording_link_with_osc_52_and_says_so() {
 fn the_countdown_ticks_only_while_the_pane_is_on_screen() {
     let mut app = deliveries_with_session();
     // Nothing pending: only the links' countdown keeps the tick.
-    app.deliveries.set_rows(CALL, Vec::new());
-    app.deliveries.set_session(ended_call_view());
+    app.panes.deliveries.set_rows(CALL, Vec::new());
+    app.panes.deliveries.set_session(ended_call_view());
     assert!(app.wants_tick(), "counting down on screen");
     keys(&mut app, "5");
     // Let any toast run out: then nothing on the Signatures pane ticks.
@@ -257,7 +257,7 @@ fn failed_attempts_stand_out_and_pending_ones_warn() {
 #[test]
 fn deliveries_detail_of_a_retry_says_when_and_the_accounts_history() {
     let mut app = deliveries_app();
-    app.deliveries.give_up =
+    app.panes.deliveries.give_up =
         "on this account the platform gave up after 8 attempts (seen 14 times)".into();
     app.update(key(KeyCode::Down));
     app.update(key(KeyCode::Enter));

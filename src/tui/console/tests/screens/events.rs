@@ -56,7 +56,7 @@ fn on_events() -> App {
     let mut app = bare_app(ConsoleConfig::default());
     app.status.connection = Connection::Ok;
     keys(&mut app, "8");
-    app.events.set_rows(rows());
+    app.panes.events.set_rows(rows());
     app
 }
 
@@ -84,17 +84,17 @@ fn events_list_paused_says_how_many_arrived_above() {
         event(0, "call.connected", EventState::Missed),
     ];
     fresh.extend(rows());
-    app.events.set_rows(fresh);
+    app.panes.events.set_rows(fresh);
     let terminal = render(&app, (120, 40));
     let screen = screen_text(&terminal);
     assert!(screen.contains("PAUSED, 2 new above"), "{screen}");
     assert_eq!(
-        app.events.selected().map(|row| row.event.as_str()),
+        app.panes.events.selected().map(|row| row.event.as_str()),
         Some("call.ended"),
         "still on the third event of before"
     );
     assert_eq!(
-        app.events.selected().map(|row| row.occurred_ms),
+        app.panes.events.selected().map(|row| row.occurred_ms),
         Some(AT_MS - 3 * 61_000)
     );
 }
@@ -197,9 +197,9 @@ fn detail() -> EventDetail {
 fn events_detail_with_attempts_and_the_body_masked() {
     let mut app = on_events();
     let detail = detail();
-    app.events.detail_of = Some(detail.row.event_id.clone());
-    app.events.detail = Some(Box::new(detail));
-    app.events.mode = Mode::Detail;
+    app.panes.events.detail_of = Some(detail.row.event_id.clone());
+    app.panes.events.detail = Some(Box::new(detail));
+    app.panes.events.mode = Mode::Detail;
     snapshot("events_detail", &app);
     let screen = screen_text(&render(&app, (120, 40)));
     assert!(!screen.contains("5555550189"), "{screen}");
@@ -263,7 +263,7 @@ fn events_list_outcomes_named_first_observer_marked_rest_counted() {
     let mut row = event(1, "call.ended", EventState::Missed);
     row.subscriptions = subscriptions;
     assert_eq!(row.customers(), 6);
-    app.events.set_rows(vec![row]);
+    app.panes.events.set_rows(vec![row]);
     snapshot("events_list_outcomes", &app);
     for size in [(80, 24), (120, 40)] {
         let screen = screen_text(&render(&app, size));

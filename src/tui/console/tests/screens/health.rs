@@ -63,7 +63,8 @@ fn board() -> App {
     broken.retries_due = 2;
     broken.next_retry_at = Some("2025-03-14T09:31:00Z".into());
     // The board drawn at 09:30:00: the next retry is a minute away.
-    app.health = crate::tui::panes::health::HealthPane::new().with_clock(|| 1_741_944_600_000);
+    app.panes.health =
+        crate::tui::panes::health::HealthPane::new().with_clock(|| 1_741_944_600_000);
     broken.missed_by_type = [
         ("call.ended".to_owned(), 25),
         ("call.connected".to_owned(), 12),
@@ -78,7 +79,7 @@ fn board() -> App {
         0,
     );
     paused.enabled = false;
-    app.health.set_rows(vec![
+    app.panes.health.set_rows(vec![
         broken,
         row(
             "2b3c4d5e-0000-4000-8000-000000000002",
@@ -103,7 +104,7 @@ fn health_board_with_a_failing_subscription() {
 #[test]
 fn health_board_without_an_observer_says_it_cannot_know() {
     let mut app = board();
-    app.health.coverage = Some(Coverage {
+    app.panes.health.coverage = Some(Coverage {
         state: CoverageState::None,
         last_event_at: None,
         events_in_window: 0,
@@ -123,7 +124,7 @@ fn health_board_without_an_observer_says_it_cannot_know() {
 fn health_title_leads_with_the_observers_silence_at_80_columns() {
     let mut app = board();
     let since = 1_796_479_509_900; // 14:05:09 UTC
-    app.health.coverage = Some(Coverage {
+    app.panes.health.coverage = Some(Coverage {
         state: CoverageState::Silent,
         last_event_at: None,
         events_in_window: 505,
@@ -196,14 +197,14 @@ fn a_wide_terminal_gives_the_url_and_the_diagnosis_the_room() {
 #[test]
 fn health_board_filtered_and_sorted() {
     let mut app = board();
-    let selected = |app: &App| app.health.selected().map(|row| row.id.clone());
+    let selected = |app: &App| app.panes.health.selected().map(|row| row.id.clone());
     let broken = Some("1a2b3c4d-0000-4000-8000-000000000001".to_owned());
     assert_eq!(selected(&app), broken);
     keys(&mut app, "/url:example.com");
     app.update(key(KeyCode::Enter));
     keys(&mut app, "SSSSS");
     assert_eq!(selected(&app), broken, "the selection follows its row");
-    assert_eq!(app.health.selected_index(), Some(1));
+    assert_eq!(app.panes.health.selected_index(), Some(1));
     snapshot("health_board_filtered_sorted", &app);
     let terminal = render(&app, (120, 40));
     let screen = screen_text(&terminal);
@@ -248,13 +249,13 @@ fn health_board_filter_errors_and_no_match() {
 #[test]
 fn a_stalled_sweep_says_its_age_in_the_title() {
     let mut app = board();
-    app.health.last_sweep = Some(Ok(earshot_core::history::sweep::SweepReport {
+    app.panes.health.last_sweep = Some(Ok(earshot_core::history::sweep::SweepReport {
         sessions_swept: 49,
         requests: 50,
         left_for_later: 57,
         ..Default::default()
     }));
-    app.health.swept_at = Some(app.health.ticked);
+    app.panes.health.swept_at = Some(app.panes.health.ticked);
     let title = |app: &App| {
         render(app, (200, 24))
             .backend()
@@ -269,7 +270,8 @@ fn a_stalled_sweep_says_its_age_in_the_title() {
         "{}",
         title(&app)
     );
-    app.health.swept_at = app
+    app.panes.health.swept_at = app
+        .panes
         .health
         .ticked
         .checked_sub(std::time::Duration::from_secs(130));
@@ -326,7 +328,7 @@ fn health_trend_shows_when_failures_started_and_stopped() {
 #[test]
 fn the_retries_due_say_when_this_accounts_platform_gives_up() {
     let mut app = board();
-    app.health.give_up =
+    app.panes.health.give_up =
         "on this account the platform gave up after 8 attempts (seen 14 times)".into();
     let text = screen_text(&render(&app, (200, 40)));
     assert!(
@@ -354,7 +356,7 @@ fn an_incident_shows_its_first_failure_a_rotation_and_its_acknowledgement_in_tim
     let now = 1_741_944_600_000;
     let start = now - 24 * five_min;
     let at = |minutes_after_start: i64| start + minutes_after_start * 60_000;
-    let mut rows = app.health.rows().to_vec();
+    let mut rows = app.panes.health.rows().to_vec();
     let id = rows[0].id.clone();
     rows[0].latest_change = Some(LatestChange {
         action: "rotate".into(),
@@ -363,14 +365,14 @@ fn an_incident_shows_its_first_failure_a_rotation_and_its_acknowledgement_in_tim
         detail: "secret version 3".into(),
         at_ms: at(52),
     });
-    app.health.set_rows(rows);
+    app.panes.health.set_rows(rows);
     let missed = EventTotals {
         missed: 2,
         ..EventTotals::default()
     };
     let mut buckets = vec![EventTotals::default(); 6];
     buckets.extend(vec![missed; 18]);
-    app.health.trend = Some(Timeline {
+    app.panes.health.trend = Some(Timeline {
         start_ms: start,
         bucket_ms: five_min,
         columns: 24,
@@ -440,8 +442,8 @@ fn trend_board() -> App {
         4
     ]);
     buckets.extend(vec![delivered(2); 15]);
-    let id = app.health.rows()[0].id.clone();
-    app.health.trend = Some(Timeline {
+    let id = app.panes.health.rows()[0].id.clone();
+    app.panes.health.trend = Some(Timeline {
         start_ms: end - 24 * five_min,
         bucket_ms: five_min,
         columns: 24,

@@ -51,7 +51,9 @@ fn received(at: &str, fields: Value, body: &str) -> Action {
 
 fn inbox_app() -> App {
     let mut app = app();
-    app.inbox.set_listening("http://127.0.0.1:8787".into());
+    app.panes
+        .inbox
+        .set_listening("http://127.0.0.1:8787".into());
     let agents = |verdict: &str, status: u16, extra: Value| {
         let mut fields = json!({
             "kind": "agents", "verdict": verdict, "status": status,
@@ -223,13 +225,14 @@ fn the_title_says_when_the_last_request_arrived() {
     use crate::tui::kernel::Pane;
     let mut app = inbox_app();
     let now = std::time::Instant::now();
-    app.inbox.last_in = now.checked_sub(std::time::Duration::from_secs(75));
-    app.inbox.ticked = now;
+    app.panes.inbox.last_in = now.checked_sub(std::time::Duration::from_secs(75));
+    app.panes.inbox.ticked = now;
     let text = screen_text(&render(&app, (160, 40)));
     assert!(text.contains("· last in 1 min 15 s ago"), "{text}");
     let mut out = crate::tui::panes::inbox::Outcome::default();
     assert!(
-        app.inbox
+        app.panes
+            .inbox
             .on_tick(now + std::time::Duration::from_secs(1), &mut out),
         "a second later the words moved: redraw"
     );

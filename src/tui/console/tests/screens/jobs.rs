@@ -76,10 +76,10 @@ fn changed_with_record(app: &mut App, view: JobView, hook: Option<u16>, error: O
 /// fixtures draw at, and the queue's buckets as of the pane's clock.
 pub(super) fn fix_clock(app: &mut App) {
     let fixed_ms = super::fixed_local_time().timestamp_millis();
-    for row in app.jobs.rows_mut() {
+    for row in app.panes.jobs.rows_mut() {
         row.added_ms = fixed_ms - 95_000;
     }
-    app.jobs.refresh_queue();
+    app.panes.jobs.refresh_queue();
 }
 
 pub(super) fn jobs_app() -> App {
@@ -137,9 +137,9 @@ pub(super) fn jobs_app() -> App {
             },
         },
     );
-    app.jobs.now = app.jobs.epoch + Duration::from_secs(95);
+    app.panes.jobs.now = app.panes.jobs.epoch + Duration::from_secs(95);
     // The watcher's last report, 4 s before the fixed now.
-    app.jobs.reported_at = Some(app.jobs.now - Duration::from_secs(4));
+    app.panes.jobs.reported_at = Some(app.panes.jobs.now - Duration::from_secs(4));
     fix_clock(&mut app);
     // The stale row's failed poll is in the status bar too, at a
     // fixed time.
@@ -240,7 +240,8 @@ fn jobs_filtered_and_sorted_by_age() {
 }
 
 fn selected_job(app: &App) -> String {
-    app.jobs
+    app.panes
+        .jobs
         .selected()
         .map(|row| row.id.clone())
         .unwrap_or_default()
@@ -251,7 +252,7 @@ fn selected_job(app: &App) -> String {
 #[test]
 fn an_old_poll_reads_stale_while_a_job_runs() {
     let mut app = jobs_app();
-    app.jobs.reported_at = Some(app.jobs.now - Duration::from_secs(185));
+    app.panes.jobs.reported_at = Some(app.panes.jobs.now - Duration::from_secs(185));
     let terminal = render(&app, (120, 40));
     let text = screen_text(&terminal);
     assert!(text.contains("· stale: polled 3 min 5 s ago"), "{text}");

@@ -47,8 +47,8 @@ fn draining_app() -> App {
             spent: Spent::default(),
         },
     );
-    app.jobs.now = app.jobs.epoch + Duration::from_secs(now);
-    app.jobs.reported_at = Some(app.jobs.now - Duration::from_secs(1));
+    app.panes.jobs.now = app.panes.jobs.epoch + Duration::from_secs(now);
+    app.panes.jobs.reported_at = Some(app.panes.jobs.now - Duration::from_secs(1));
     fix_clock(&mut app);
     app.toast = None;
     keys(&mut app, "4");

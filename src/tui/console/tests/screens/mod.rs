@@ -101,7 +101,7 @@ fn bare_app(config: ConsoleConfig) -> App {
 
 fn app_with(config: ConsoleConfig) -> App {
     let mut app = bare_app(config);
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     app.status.connection = Connection::Ok;
     // The fixtures are subscriptions: start where they show.
     app.pane = PaneId::Subscriptions;

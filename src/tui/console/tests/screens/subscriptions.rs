@@ -70,8 +70,8 @@ fn fixed_secret() -> Result<String, String> {
 #[test]
 fn rotate_dialog_walks_prepare_check_apply_watch() {
     let mut app = app();
-    app.subs = SubscriptionsPane::new(UrlPolicy::PublicHttps).with_generator(fixed_secret);
-    app.subs.set_rows(fixtures());
+    app.panes.subs = SubscriptionsPane::new(UrlPolicy::PublicHttps).with_generator(fixed_secret);
+    app.panes.subs.set_rows(fixtures());
     keys(&mut app, "R");
     snapshot("subs_rotate_prepare", &app);
 
@@ -255,7 +255,7 @@ fn only_the_rows_on_screen_are_drawn_and_the_selection_stays_visible() {
             )
         })
         .collect();
-    app.subs.set_rows(many);
+    app.panes.subs.set_rows(many);
     app.update(key(KeyCode::End));
     let started = std::time::Instant::now();
     let terminal = render(&app, (120, 40));
