@@ -1,7 +1,7 @@
 //! `update` tests of what the [`App`] owns: read-only, quitting, panes,
 //! the `:` prompt, help, toasts.
 
-use crate::tui::kernel::ConsoleEffect;
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -395,7 +395,7 @@ fn the_prompt_opens_a_subscription_a_session_and_an_event() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::LoadDeliveries { id, .. }) if id == "call_4f2a")),
+            .any(|effect| matches!(effect, Effect::Deliveries(DeliveriesEffect::Load { id, .. }) if id == "call_4f2a")),
         "{effects:?}"
     );
 

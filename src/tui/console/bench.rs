@@ -15,9 +15,10 @@ use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::view;
 use crate::tui::kernel::ConsoleConfig;
-use crate::tui::kernel::{ConsoleEffect, Pane};
+use crate::tui::kernel::Pane;
 use crate::tui::panes::deliveries::DeliveriesPane;
 use crate::tui::panes::deliveries::DeliveriesResult;
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use crate::tui::panes::events::EventsResult;
 use crate::tui::panes::events::tasks::EventsEffect;
 use crate::tui::theme::Theme;
@@ -180,7 +181,7 @@ fn loads(effects: Vec<Effect>) -> Vec<Load> {
     effects
         .into_iter()
         .filter_map(|effect| match effect {
-            Effect::Console(ConsoleEffect::LoadDeliveries { seq, .. }) => Some(Load {
+            Effect::Deliveries(DeliveriesEffect::Load { seq, .. }) => Some(Load {
                 seq,
                 pane: LoadOf::Deliveries,
             }),

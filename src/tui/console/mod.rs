@@ -3,8 +3,7 @@
 //! commands and the `:` line (`command`, `command_line`), `:ctx`
 //! (`context`), the frame around the pane on screen (`view`,
 //! `status_bar`), the select loop (`event_loop`), the worker running
-//! effects (`worker`, the incident-history ones in `history_tasks`) and
-//! the typed streams from outside (`inputs`).
+//! effects (`worker`) and the typed streams from outside (`inputs`).
 //!
 //! Every module here is private to this folder: the panes below
 //! (`tui::panes`) cannot name the app, its actions, its command line or
@@ -42,7 +41,6 @@ mod context;
 #[cfg(test)]
 pub(crate) mod context;
 mod event_loop;
-mod history_tasks;
 mod inputs;
 mod status_bar;
 #[cfg(test)]

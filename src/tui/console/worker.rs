@@ -10,12 +10,12 @@
 //! the Inbox receiver), where a new request aborts the one still running.
 //!
 //! The console's effects (work that holds the worker's state or is no
-//! one pane's) are matched here: the Deliveries load (a `Latest` slot
-//! too; it remembers the session once per id), the job watcher and its
-//! commands, recover (its stop flag), the known sessions, copies. Every
-//! task but the slots' runs to its end (`update` drops an answer whose
-//! sequence number a newer request has passed). Dropping the worker
-//! aborts everything in flight.
+//! one pane's) are matched here: the job watcher and its commands,
+//! copies. Every task but the slots' runs to its end (`update` drops an
+//! answer whose sequence number a newer request has passed). At an
+//! account switch the worker sets the flag it hands every task
+//! ([`TaskInput::account_left`]), so recover stops after the event being
+//! sent. Dropping the worker aborts everything in flight.
 //!
 //! Logs name the call, never its body: bodies can carry secrets.
 
@@ -28,12 +28,10 @@ use tokio::task::AbortHandle;
 
 use super::action::{Action, Effect};
 use super::context::ActionTx;
-use super::history_tasks;
 use crate::tui::clipboard::Clipboard;
 use crate::tui::kernel::Failure;
-use crate::tui::kernel::store::{StorePath, give_up_text};
+use crate::tui::kernel::StorePath;
 use crate::tui::kernel::{ConsoleEffect, Pane, PaneEffect, Report, TaskInput};
-use crate::tui::panes::deliveries::DeliveriesResult;
 use crate::tui::panes::jobs::JobsResult;
 use crate::tui::panes::registry;
 use earshot_core::api::Client;
@@ -46,8 +44,6 @@ pub(crate) struct Worker {
     client: Client,
     tx: ActionTx,
     clipboard: Box<dyn Clipboard>,
-    /// The deliveries load in flight, if any.
-    deliveries_load: Latest,
     /// The panes' own "latest wins" work in flight, by the effect's type
     /// and its [`PaneEffect::latest_key`].
     pane_latest: HashMap<(&'static str, &'static str), Latest>,
@@ -57,10 +53,9 @@ pub(crate) struct Worker {
     jobs: Option<JobsWatch>,
     /// The incident-history store the Health pane reads.
     store: StorePath,
-    /// The last id viewed in Deliveries, already added to the store.
-    remembered: Option<String>,
-    /// Stops the latest recover after the event being sent.
-    recover_cancel: Option<Arc<AtomicBool>>,
+    /// Set when the console leaves this account: work that must end
+    /// cleanly (recover) stops at its next step.
+    account_left: Arc<AtomicBool>,
 }
 
 /// "Latest request wins": the one task of a kind in flight. Starting
@@ -107,13 +102,11 @@ impl Worker {
             client,
             tx: tx.into(),
             clipboard,
-            deliveries_load: Latest::default(),
             pane_latest: HashMap::new(),
             tasks: Vec::new(),
             jobs: None,
             store: Err("no incident-history store configured".into()),
-            remembered: None,
-            recover_cancel: None,
+            account_left: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -142,12 +135,10 @@ impl Worker {
         store: StorePath,
         tx: impl Into<ActionTx>,
     ) {
-        self.deliveries_load.abort();
         // Dropping a slot aborts its task.
         self.pane_latest.clear();
-        if let Some(cancel) = self.recover_cancel.take() {
-            cancel.store(true, Ordering::Relaxed);
-        }
+        self.account_left.store(true, Ordering::Relaxed);
+        self.account_left = Arc::new(AtomicBool::new(false));
         self.tasks.retain(|task| !task.is_finished());
         if !self.tasks.is_empty() {
             tracing::info!(
@@ -160,7 +151,6 @@ impl Worker {
         self.client = client;
         self.store = store;
         self.tx = tx.into();
-        self.remembered = None;
     }
 
     /// Tells the job watcher to stop and aborts it with its forwarder.
@@ -202,61 +192,6 @@ impl Worker {
                         "could not copy the {what} to the clipboard: {error}"
                     ))));
                 }
-            }
-            Effect::Console(ConsoleEffect::LoadKnownSessions) => {
-                let store = self.store.clone();
-                self.spawn(history_tasks::load_known_sessions(store, tx));
-            }
-            Effect::Console(ConsoleEffect::Recover {
-                subscription_id,
-                since_ms,
-                secret,
-            }) => {
-                tracing::info!(%subscription_id, "recover missed events");
-                let store = self.store.clone();
-                let cancel = Arc::new(AtomicBool::new(false));
-                self.recover_cancel = Some(Arc::clone(&cancel));
-                self.spawn(history_tasks::recover(
-                    client,
-                    store,
-                    subscription_id,
-                    since_ms,
-                    secret,
-                    cancel,
-                    tx,
-                ));
-            }
-            Effect::Console(ConsoleEffect::CancelRecover) => {
-                if let Some(cancel) = &self.recover_cancel {
-                    cancel.store(true, Ordering::Relaxed);
-                }
-            }
-            Effect::Console(ConsoleEffect::LoadDeliveries { seq, id, latest }) => {
-                tracing::debug!(seq, %id, latest, "list deliveries");
-                if self.remembered.as_deref() != Some(id.as_str()) {
-                    self.remembered = Some(id.clone());
-                    let store = self.store.clone();
-                    self.spawn(history_tasks::remember_session(store, id.clone()));
-                }
-                let store = self.store.clone();
-                self.deliveries_load.replace(async move {
-                    let result = if latest {
-                        client.latest_deliveries(&id).await
-                    } else {
-                        client.list_deliveries(&id).await
-                    }
-                    .map_err(|error| Failure::from_api(&error));
-                    let _ = tx.send(Action::Deliveries(DeliveriesResult::Loaded { seq, result }));
-                    let result =
-                        history_tasks::session_view(&client, store.clone(), id.clone()).await;
-                    let _ = tx.send(Action::Deliveries(DeliveriesResult::Session {
-                        seq,
-                        id,
-                        result,
-                    }));
-                    let text = give_up_text(store).await;
-                    let _ = tx.send(Action::Deliveries(DeliveriesResult::GiveUp { seq, text }));
-                });
             }
             Effect::Console(ConsoleEffect::WatchJobs(ids)) => {
                 tracing::debug!(count = ids.len(), "watch jobs");
@@ -302,6 +237,7 @@ impl Worker {
         let input = TaskInput {
             client: self.client.clone(),
             store: self.store.clone(),
+            account_left: Arc::clone(&self.account_left),
         };
         let tx = self.tx.clone();
         let work = effect.run(
@@ -503,11 +439,14 @@ mod tests {
             Box::new(NoClipboard),
         );
         let (load, load_gone) = pending_task();
-        worker.deliveries_load.replace(load);
+        worker
+            .pane_latest
+            .entry(("a pane's effect", "load"))
+            .or_default()
+            .replace(load);
         let (change, mut change_gone) = pending_task();
         worker.spawn(change);
-        let cancel = Arc::new(AtomicBool::new(false));
-        worker.recover_cancel = Some(Arc::clone(&cancel));
+        let left = Arc::clone(&worker.account_left);
 
         worker.change_account(
             client_at("http://127.0.0.1:10/"),
@@ -523,8 +462,8 @@ mod tests {
             "a change in flight is left to finish"
         );
         assert!(
-            cancel.load(Ordering::Relaxed),
-            "the recover is asked to stop"
+            left.load(Ordering::Relaxed),
+            "work that must end cleanly (recover) is asked to stop"
         );
         assert_eq!(worker.store, Err("no store".to_owned()));
         // What the worker sends from now on is the new account's.

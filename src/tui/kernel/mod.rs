@@ -17,6 +17,7 @@ pub(crate) mod store;
 
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use ratatui::Frame;
@@ -148,11 +149,14 @@ pub(crate) struct Jump {
     pub(crate) help_order: u8,
 }
 
-/// What the worker hands every task of a pane: the account's client and
-/// its incident-history store.
+/// What the worker hands every task of a pane: the account's client, its
+/// incident-history store, and the flag it sets when the console moves to
+/// another account (work that must end cleanly, such as recover, stops at
+/// its next step; the rest is aborted or left to finish).
 pub(crate) struct TaskInput {
     pub(crate) client: earshot_core::api::Client,
     pub(crate) store: StorePath,
+    pub(crate) account_left: Arc<AtomicBool>,
 }
 
 /// Where a pane's task sends what it reports (`R`, the pane's `Result`):

@@ -79,14 +79,9 @@ impl<E> Outcome<E> {
 }
 
 /// Work a pane asks the console's worker for, which holds state no one
-/// pane owns (the job watcher, the remembered session, recover's stop
-/// flag, the clipboard).
+/// pane owns (the job watcher, the clipboard).
 #[derive(Clone, Debug)]
 pub(crate) enum ConsoleEffect {
-    /// Every attempt of a session or call (`latest`: the newest per
-    /// subscription); supersedes any deliveries load still running. The
-    /// id also joins the incident history's known sessions.
-    LoadDeliveries { seq: u64, id: String, latest: bool },
     /// Watch these transcript jobs (starts the watcher on first use).
     WatchJobs(Vec<String>),
     /// The jobs on screen: polled first.
@@ -101,17 +96,6 @@ pub(crate) enum ConsoleEffect {
         id: String,
         status: TranscriptStatus,
     },
-    /// Read the known sessions' ids for the Deliveries prompt (local).
-    LoadKnownSessions,
-    /// Re-send what a subscription missed for good since `since_ms`; the
-    /// secret is masked in `Debug` and never stored.
-    Recover {
-        subscription_id: String,
-        since_ms: i64,
-        secret: SecretString,
-    },
-    /// Stop the recover in flight after the event being sent.
-    CancelRecover,
     /// Copy to the operator's clipboard with OSC 52.
     Copy {
         what: &'static str,
@@ -157,8 +141,6 @@ pub(crate) enum Handover {
     /// Sweep the incident history if a sweep is due (the Events pane keeps
     /// it going while on screen, as the Health pane does).
     SweepIfDue(Instant),
-    /// The sessions the incident history knows, for the Deliveries prompt.
-    KnownSessions(Vec<String>),
     /// At the start: session and call ids to offer in Deliveries (most
     /// recent first; the first is loaded when nothing is on screen).
     RecentSessions(Vec<String>),

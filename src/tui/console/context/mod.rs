@@ -35,9 +35,10 @@ use super::action::{Action, Effect};
 use super::app::{App, Outcome, Overlay, Status};
 use super::command::Command;
 use super::command_line::{self, Completion};
-use crate::tui::kernel::{ConsoleEffect, Failure};
+use crate::tui::kernel::Failure;
 use crate::tui::keymap::{CommandInfo, DOWN, ENTER, Key, UP, keys};
 use crate::tui::panes::PaneId;
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::config::ProfileSummary;
 
@@ -318,7 +319,7 @@ impl App {
         tracing::info!(profile = %self.config.profile_label, generation = self.ctx.generation, "switched profile");
         let mut effects = self.init();
         // The Deliveries prompt offers the sessions of this account's store.
-        effects.push(Effect::Console(ConsoleEffect::LoadKnownSessions));
+        effects.push(Effect::Deliveries(DeliveriesEffect::LoadKnownSessions));
         // The pane on screen shows, as if just opened.
         let mut out = Outcome::default();
         self.pane_mut(self.pane).on_shown(&mut out);

@@ -2,7 +2,7 @@
 //! answer of the old account is dropped, read-only profiles, the question
 //! before typed input is lost, the picker, completion and the demo.
 
-use crate::tui::kernel::ConsoleEffect;
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::KeyCode;
@@ -162,9 +162,10 @@ fn a_switch_empties_every_pane_and_the_status_bar_names_the_new_profile() {
         "{effects:?}"
     );
     assert!(
-        effects
-            .iter()
-            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::LoadKnownSessions))),
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::Deliveries(DeliveriesEffect::LoadKnownSessions)
+        )),
         "{effects:?}"
     );
 
@@ -345,6 +346,7 @@ fn a_dirty_form_or_a_running_recover_is_named_in_the_question() {
         progress: Some((3, 10)),
         sent: Vec::new(),
         cancelling: false,
+        stop: Default::default(),
         result: None,
     });
     app.request_switch("staging");

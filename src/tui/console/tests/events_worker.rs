@@ -47,6 +47,7 @@ async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
     let input = TaskInput {
         client: client.clone(),
         store: Ok(db.to_path_buf()),
+        account_left: Default::default(),
     };
     effect
         .run(

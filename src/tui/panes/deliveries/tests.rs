@@ -1,8 +1,8 @@
 //! `update` tests of the Deliveries pane, driven through the [`App`] with
 //! the keys an operator would press, and the retry rules.
 
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use crate::tui::kernel::Handover;
-use crate::tui::kernel::ConsoleEffect;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
@@ -95,8 +95,15 @@ fn app() -> App {
 }
 
 fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {
-    match effects {
-        [Effect::Console(ConsoleEffect::LoadDeliveries { seq, id, latest })]
+    let loads: Vec<&DeliveriesEffect> = effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::Deliveries(load @ DeliveriesEffect::Load { .. }) => Some(load),
+            _ => None,
+        })
+        .collect();
+    match loads.as_slice() {
+        [DeliveriesEffect::Load { seq, id, latest }]
             if id == want_id && *latest == want_latest =>
         {
             *seq
@@ -128,7 +135,7 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
     assert!(
         matches!(
             app.update(key('i')).as_slice(),
-            [Effect::Console(ConsoleEffect::LoadKnownSessions)]
+            [Effect::Deliveries(DeliveriesEffect::LoadKnownSessions)]
         ),
         "opening the prompt reads the known sessions"
     );
@@ -160,7 +167,7 @@ fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
     let mut app = app();
     app.seed(Handover::RecentSessions(vec!["call_0b7e11".into()]));
     app.update(key('i'));
-    app.update(Action::Handover(Handover::KnownSessions(vec![
+    app.update(Action::Deliveries(DeliveriesResult::Known(vec![
         "ses_77aa01".into(),
         "call_cf06d2e4".into(),
         "call_cf06".into(),
@@ -303,7 +310,7 @@ fn a_seeded_id_is_loaded_by_init() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::LoadDeliveries { id, latest: false, .. }) if id == "call_1"))
+            .any(|effect| matches!(effect, Effect::Deliveries(DeliveriesEffect::Load { id, latest: false, .. }) if id == "call_1"))
     );
 }
 
@@ -480,7 +487,7 @@ fn the_prompt_offers_known_sessions_after_recent_ones_narrowed_by_typing() {
     let mut app = app();
     app.seed(Handover::RecentSessions(vec!["call_recent_1".into()]));
     app.update(key('i'));
-    app.update(Action::Handover(Handover::KnownSessions(vec![
+    app.update(Action::Deliveries(DeliveriesResult::Known(vec![
         "ses_aaa111".into(),
         "call_recent_1".into(),
         "call_bbb222".into(),
@@ -617,10 +624,10 @@ fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
 }
 
 fn issued_seq(out: &super::Outcome) -> u64 {
-    out.console
+    out.effects
         .iter()
         .find_map(|effect| match effect {
-            ConsoleEffect::LoadDeliveries { seq, .. } => Some(*seq),
+            DeliveriesEffect::Load { seq, .. } => Some(*seq),
             _ => None,
         })
         .expect("a load was issued")
@@ -682,4 +689,31 @@ fn only_a_refreshing_pane_goes_stale() {
     let (words, role) = age::words(&pane.list, later, pane.age_period()).expect("loaded");
     assert!(words.starts_with("as of 1 min"), "{words}");
     assert_eq!(role, Role::Muted);
+}
+
+/// An id joins the incident history's known sessions once when it is
+/// loaded again and again, and again when another id came between.
+#[test]
+fn a_loaded_id_is_remembered_once_in_a_row() {
+    let remembered = |out: &super::Outcome| -> Vec<String> {
+        out.effects
+            .iter()
+            .filter_map(|effect| match effect {
+                DeliveriesEffect::Remember { id } => Some(id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut pane = DeliveriesPane::new().with_clock(fixed_now);
+    let mut out = super::Outcome::default();
+    pane.open("call_1".into(), &mut out);
+    assert_eq!(remembered(&out), ["call_1"]);
+    let mut out = super::Outcome::default();
+    pane.refresh(&mut out);
+    assert!(remembered(&out).is_empty(), "{:?}", out.effects);
+    assert_ne!(issued_seq(&out), 0, "the refresh still loads");
+    let mut out = super::Outcome::default();
+    pane.open("call_2".into(), &mut out);
+    pane.open("call_1".into(), &mut out);
+    assert_eq!(remembered(&out), ["call_2", "call_1"]);
 }

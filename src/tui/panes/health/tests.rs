@@ -1,7 +1,7 @@
 //! `update` tests of the Health pane, driven through the [`App`] with the
 //! keys an operator would press.
 
-use crate::tui::kernel::ConsoleEffect;
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
@@ -184,7 +184,7 @@ fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::LoadDeliveries { id, .. }) if id == "call_1234"))
+            .any(|effect| matches!(effect, Effect::Deliveries(DeliveriesEffect::Load { id, .. }) if id == "call_1234"))
     );
 }
 
@@ -240,13 +240,14 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     let effects = app.update(press(KeyCode::Enter));
     let recover = effects
         .iter()
-        .find(|effect| matches!(effect, Effect::Console(ConsoleEffect::Recover { .. })))
+        .find(|effect| matches!(effect, Effect::Health(HealthEffect::Recover { .. })))
         .expect("recover starts");
     match recover {
-        Effect::Console(ConsoleEffect::Recover {
+        Effect::Health(HealthEffect::Recover {
             subscription_id,
             since_ms,
             secret,
+            ..
         }) => {
             assert_eq!(subscription_id, BROKEN);
             assert_eq!(*since_ms, NOW_MS - 86_400_000);
@@ -283,11 +284,11 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     assert_eq!(form.sent, [sent], "each event's answer is listed");
     // `esc` while sending stops the run after the event being sent.
     let effects = app.update(press(KeyCode::Esc));
+    assert!(effects.is_empty(), "{effects:?}");
+    let stop = &app.panes.health.recover.as_ref().unwrap().stop;
     assert!(
-        effects
-            .iter()
-            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::CancelRecover))),
-        "{effects:?}"
+        stop.load(std::sync::atomic::Ordering::Relaxed),
+        "the run's stop flag is set"
     );
     assert_eq!(
         app.panes.health.mode,

@@ -77,7 +77,7 @@ impl PaneEffect<SubsResult> for SubsEffect {
     }
 
     async fn run(self, input: TaskInput, report: Report<SubsResult>) {
-        let TaskInput { client, store } = input;
+        let TaskInput { client, store, .. } = input;
         let api = |error: earshot_core::api::ApiError| Failure::from_api(&error);
         let result = match self {
             SubsEffect::Load {
