@@ -124,8 +124,10 @@ mod tests {
     fn panes_cycle_in_tab_order_both_ways() {
         assert_eq!(PaneId::Probe.next(), PaneId::Inbox);
         assert_eq!(PaneId::Inbox.next(), PaneId::Events);
-        assert_eq!(PaneId::Events.next(), PaneId::Health);
-        assert_eq!(PaneId::Health.prev(), PaneId::Events);
+        let (first, last) = (PaneId::ALL[0], PaneId::ALL[PaneId::ALL.len() - 1]);
+        assert_eq!(first, PaneId::Health);
+        assert_eq!(last.next(), first, "the last wraps to the first");
+        assert_eq!(first.prev(), last);
         assert_eq!(PaneId::Health.next(), PaneId::Subscriptions);
         assert_eq!(PaneId::Jobs.next(), PaneId::Signatures);
     }
