@@ -31,7 +31,7 @@ use crate::tui::panes::PaneId;
 use crate::tui::widgets::input as text;
 
 pub(crate) use any_pane::AnyPane;
-pub(crate) use panes::Panes;
+pub(crate) use panes::{Panes, Routed};
 pub(crate) use status::{Connection, Status, Toast};
 
 /// How long a toast stays up.
@@ -120,8 +120,8 @@ impl App {
     pub(crate) fn update(&mut self, action: Action) -> Vec<Effect> {
         let mut out = Outcome::default();
         match self.panes.on_result(action, &mut out) {
-            Ok(area) => self.absorb(area, out),
-            Err(other) => self.handle(other),
+            Routed::Answered(area) => self.absorb(area, out),
+            Routed::Other(other) => self.handle(other),
         }
     }
 

@@ -47,6 +47,10 @@ panes! {
     Inbox: inbox: inbox::InboxPane => Inbox,
     Events: events: events::EventsPane => Events,
 }
+#[allow(
+    clippy::single_component_path_imports,
+    reason = "the console names the macro by its path, `panes::registry`"
+)]
 pub(crate) use registry;
 
 /// [`PaneId`], from the registry: a variant per pane, in tab order.

@@ -9,6 +9,15 @@ use crate::tui::console::command::Command;
 use crate::tui::kernel::{ConsoleConfig, Pane};
 use crate::tui::panes::{PaneId, registry};
 
+/// Where [`Panes::on_result`] sent an action.
+pub(crate) enum Routed {
+    /// To its pane: `Some` the pane when its results answer platform calls
+    /// (the status bar's connection follows them), `None` for local work.
+    Answered(Option<PaneId>),
+    /// No pane's result: the action, for the app.
+    Other(Action),
+}
+
 /// [`Panes`] and its dispatch, from the registry.
 macro_rules! panes_state {
     ($($id:ident: $field:ident: $ty:ty => $name:ident,)*) => {
@@ -50,23 +59,17 @@ macro_rules! panes_state {
                 }
             }
 
-            /// A pane's result, to that pane: `Ok` with the pane when its
-            /// results answer platform calls (the status bar's connection
-            /// follows them), `None` for local work; the action back when
-            /// it is no pane's result.
-            pub(crate) fn on_result(
-                &mut self,
-                action: Action,
-                out: &mut Outcome,
-            ) -> Result<Option<PaneId>, Action> {
+            /// A pane's result, to that pane; the action back when it is no
+            /// pane's result.
+            pub(crate) fn on_result(&mut self, action: Action, out: &mut Outcome) -> Routed {
                 match action {
                     $(
                         Action::$name(result) => {
                             own(&mut self.$field, out, |pane, own| pane.on_result(result, own));
-                            Ok(<$ty as Pane>::CALLS_PLATFORM.then_some(PaneId::$id))
+                            Routed::Answered(<$ty as Pane>::CALLS_PLATFORM.then_some(PaneId::$id))
                         }
                     )*
-                    other => Err(other),
+                    other => Routed::Other(other),
                 }
             }
 
