@@ -153,7 +153,7 @@ fn scan_live(rows: &[DeliveryRecord]) -> bool {
 
 /// Opens the Deliveries pane, asks for `SESSION` through the id prompt, and
 /// answers the load with `rows`, as the console's snapshot tests
-/// (src/tui/tests/screens/) and the pane's unit tests do.
+/// (src/tui/console/tests/screens/) and the pane's unit tests do.
 fn load(console: &mut Console, rows: Vec<DeliveryRecord>) {
     let count = rows.len();
     console.press(KeyCode::Char('3'));

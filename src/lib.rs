@@ -15,4 +15,4 @@ mod tui;
 
 /// The benchmarks' and examples' door into the console; not an API.
 #[doc(hidden)]
-pub mod bench;
+pub use tui::bench;

@@ -1,5 +1,5 @@
 //! Drawing pieces shared by the panes: text fields, tables, dialogs, the
-//! help overlay, the footer and the status bar. They draw what they are
+//! help overlay and the footer. They draw what they are
 //! given and hold no state of their own, but for a table's selection and
 //! scroll ([`table::TableState`]) and its filter, sort and order
 //! ([`table_view::TableView`]), which the panes own.
@@ -9,7 +9,7 @@ pub(crate) mod footer;
 pub(crate) mod help;
 pub(crate) mod input;
 pub(crate) mod popup;
-pub(crate) mod status;
+
 pub(crate) mod table;
 pub(crate) mod table_view;
 

@@ -7,7 +7,7 @@
 //! filters and `S` sorts it as every table, `table.rs` its columns), the
 //! detail view with
 //! its retry verdict and likely causes, and the auto-refresh while a
-//! retry is still to come. Loads are [`Effect::LoadDeliveries`], answered
+//! retry is still to come. Loads are [`DeliveriesEffect::Load`], answered
 //! by [`DeliveriesResult`]; a newer load supersedes an older one by
 //! sequence number. Above the attempts, the session record
 //! ([`SessionView`]): status, event times, artifacts and their links'
@@ -19,6 +19,7 @@
 mod commands;
 mod live;
 pub(crate) mod table;
+pub(crate) mod tasks;
 pub(crate) use earshot_core::api::delivery_verdict as verdict;
 pub(crate) mod view;
 
@@ -30,22 +31,25 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure, RefusedDelivery};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::load::Load;
-use super::super::theme::Theme;
-use super::super::widgets::age;
-use super::super::widgets::input as text;
-use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::{Jump, NoEffect, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Failure, Handover, Jump, Pane, Received, RefusedDelivery};
+use tasks::DeliveriesEffect;
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::load::Load;
 use crate::tui::panes::subscriptions::short_id;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::age;
+use crate::tui::widgets::input as text;
+use crate::tui::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::history::session_view::SessionView;
 use earshot_core::redact::SecretString;
 
 use commands::{detail_commands, id_prompt_commands, table_commands};
 use live::Liveness;
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<DeliveriesEffect>;
 
 /// Most recently viewed ids kept.
 pub(crate) const RECENT_MAX: usize = 20;
@@ -72,6 +76,8 @@ pub(crate) enum DeliveriesResult {
     /// When the platform gave up on this account, as the store shows it;
     /// sent after each load, under the same `seq`.
     GiveUp { seq: u64, text: String },
+    /// The sessions the incident history knows, for the prompt.
+    Known(Vec<String>),
 }
 
 /// What the pane can be asked to do.
@@ -126,6 +132,8 @@ pub(crate) enum Mode {
 pub(crate) struct DeliveriesPane {
     /// The session or call id on screen.
     pub(crate) id: Option<String>,
+    /// The last id added to the incident history's known sessions.
+    remembered: Option<String>,
     /// The attempts of `id`, as last loaded.
     list: Load<Vec<DeliveryRecord>>,
     /// What makes `rows` live, kept with them (see [`Self::live`]).
@@ -177,6 +185,7 @@ impl DeliveriesPane {
     pub(crate) fn new() -> DeliveriesPane {
         DeliveriesPane {
             id: None,
+            remembered: None,
             list: Load::new(),
             liveness: Liveness::default(),
             table: TableView::new(&table::TABLE),
@@ -341,7 +350,7 @@ impl DeliveriesPane {
         }
         let link = &view.links[self.next_link % view.links.len()];
         self.next_link = (self.next_link + 1) % view.links.len();
-        out.effects.push(Effect::Copy {
+        out.console.push(ConsoleEffect::Copy {
             what: "link",
             text: SecretString::new(link.url.clone()),
         });
@@ -433,7 +442,7 @@ impl DeliveriesPane {
 impl Pane for DeliveriesPane {
     type Command = DlvCommand;
     type Result = DeliveriesResult;
-    type Effect = NoEffect;
+    type Effect = DeliveriesEffect;
     const TITLE: &'static str = "Deliveries";
     const SHORT_TITLE: &'static str = "Dlv";
     const NAMES: &'static [&'static str] = &["deliveries", "dlv", "del"];
@@ -445,7 +454,7 @@ impl Pane for DeliveriesPane {
         help_order: 2,
     });
 
-    fn create(_: &AppConfig) -> DeliveriesPane {
+    fn create(_: &ConsoleConfig) -> DeliveriesPane {
         DeliveriesPane::new()
     }
 
@@ -496,7 +505,12 @@ impl Pane for DeliveriesPane {
             return;
         };
         self.last_load = Some(Instant::now());
-        out.effects.push(Effect::LoadDeliveries {
+        if self.remembered.as_deref() != Some(id.as_str()) {
+            self.remembered = Some(id.clone());
+            out.effects
+                .push(DeliveriesEffect::Remember { id: id.clone() });
+        }
+        out.effects.push(DeliveriesEffect::Load {
             seq: self.list.start(),
             id,
             latest: self.latest,
@@ -540,7 +554,7 @@ impl Pane for DeliveriesPane {
                 self.prompt.reset();
                 self.typed.clear();
                 self.recent_selected = None;
-                out.effects.push(Effect::LoadKnownSessions);
+                out.effects.push(DeliveriesEffect::LoadKnownSessions);
             }
             PromptCancel => self.prompting = false,
             RecentUp | RecentDown => self.pick_recent(command == RecentDown),
@@ -596,6 +610,7 @@ impl Pane for DeliveriesPane {
     /// A load finished.
     fn on_result(&mut self, result: DeliveriesResult, out: &mut Outcome) {
         match result {
+            DeliveriesResult::Known(ids) => self.set_known(ids),
             DeliveriesResult::Loaded { seq, result, .. } => {
                 let (table, liveness) = (&mut self.table, &mut self.liveness);
                 let answer = self.list.finish_with(seq, result, |rows, fresh| {
@@ -696,6 +711,20 @@ impl Pane for DeliveriesPane {
             Vec::new()
         }
     }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        match message {
+            Handover::OpenInDeliveries(id) => {
+                self.open(id.clone(), out);
+                Received::Shown
+            }
+            Handover::RecentSessions(ids) => {
+                self.seed_recent(ids.clone());
+                Received::Kept
+            }
+            _ => Received::Ignored,
+        }
+    }
 }
 
 /// A receiver answered 401: per the troubleshooting table, a signature
@@ -708,8 +737,8 @@ fn is_signature_rejection(record: &DeliveryRecord) -> bool {
 /// loads the observer's copy of its event and asks the receiver (the
 /// platform does not return a delivery's header; the Inbox's capture of
 /// it, when earshot's own receiver got it, fills the header in).
-fn signature_handover(record: &DeliveryRecord) -> Action {
-    Action::OpenInSignatures {
+fn signature_handover(record: &DeliveryRecord) -> Handover {
+    Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: Some(format!(

@@ -1,6 +1,8 @@
 //! `update` tests of the Deliveries pane, driven through the [`App`] with
 //! the keys an operator would press, and the retry rules.
 
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
+use crate::tui::kernel::Handover;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
@@ -9,12 +11,15 @@ use serde_json::Map;
 
 use super::verdict::{Verdict, countdown, likely_causes, verdict};
 use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::command::Command;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::command::Command;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::Pane;
+use crate::tui::panes::PaneId;
 use crate::tui::panes::deliveries::DeliveriesResult;
-use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
@@ -82,16 +87,25 @@ fn delivered() -> DeliveryRecord {
 }
 
 fn app() -> App {
-    let mut app = App::new(AppConfig::default());
-    app.deliveries = DeliveriesPane::new().with_clock(fixed_now);
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.deliveries = DeliveriesPane::new().with_clock(fixed_now);
     app.update(key('3'));
     assert_eq!(app.pane, PaneId::Deliveries);
     app
 }
 
 fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {
-    match effects {
-        [Effect::LoadDeliveries { seq, id, latest }] if id == want_id && *latest == want_latest => {
+    let loads: Vec<&DeliveriesEffect> = effects
+        .iter()
+        .filter_map(|effect| match effect {
+            Effect::Deliveries(load @ DeliveriesEffect::Load { .. }) => Some(load),
+            _ => None,
+        })
+        .collect();
+    match loads.as_slice() {
+        [DeliveriesEffect::Load { seq, id, latest }]
+            if id == want_id && *latest == want_latest =>
+        {
             *seq
         }
         other => panic!("expected one load of {want_id} (latest {want_latest}), got {other:?}"),
@@ -119,27 +133,30 @@ fn app_loaded(rows: Vec<DeliveryRecord>) -> App {
 fn entering_an_id_loads_all_attempts_and_remembers_it() {
     let mut app = app();
     assert!(
-        matches!(app.update(key('i')).as_slice(), [Effect::LoadKnownSessions]),
+        matches!(
+            app.update(key('i')).as_slice(),
+            [Effect::Deliveries(DeliveriesEffect::LoadKnownSessions)]
+        ),
         "opening the prompt reads the known sessions"
     );
-    assert_eq!(app.deliveries.mode(), Mode::Prompt);
+    assert_eq!(app.panes.deliveries.mode(), Mode::Prompt);
     let typed = type_text(&mut app, "q1 sess_x");
     assert!(typed.is_empty(), "q and digits are typed, not run");
     assert!(!app.quit);
     assert_eq!(app.pane, PaneId::Deliveries);
     let effects = app.update(press(KeyCode::Enter));
     let seq = load_seq(&effects, "q1 sess_x", false);
-    assert_eq!(app.deliveries.mode(), Mode::Table);
-    assert!(app.deliveries.list.loading());
+    assert_eq!(app.panes.deliveries.mode(), Mode::Table);
+    assert!(app.panes.deliveries.list.loading());
     assert!(
-        app.deliveries.recent().is_empty(),
+        app.panes.deliveries.recent().is_empty(),
         "remembered once it loads"
     );
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
         result: Ok(vec![delivered()]),
     }));
-    assert_eq!(app.deliveries.recent(), ["q1 sess_x"]);
+    assert_eq!(app.panes.deliveries.recent(), ["q1 sess_x"]);
 }
 
 /// Typing narrows the list, and `enter` loads the match
@@ -148,48 +165,48 @@ fn entering_an_id_loads_all_attempts_and_remembers_it() {
 #[test]
 fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
     let mut app = app();
-    app.seed_recent_ids(vec!["call_0b7e11".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_0b7e11".into()]));
     app.update(key('i'));
-    app.update(Action::KnownSessions(vec![
+    app.update(Action::Deliveries(DeliveriesResult::Known(vec![
         "ses_77aa01".into(),
         "call_cf06d2e4".into(),
         "call_cf06".into(),
-    ]));
+    ])));
     type_text(&mut app, "CF06D");
-    assert_eq!(app.deliveries.choices(), ["call_cf06d2e4"]);
-    assert_eq!(app.deliveries.highlighted(), Some(0));
+    assert_eq!(app.panes.deliveries.choices(), ["call_cf06d2e4"]);
+    assert_eq!(app.panes.deliveries.highlighted(), Some(0));
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "call_cf06d2e4", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
         result: Ok(vec![delivered()]),
     }));
-    assert_eq!(app.deliveries.recent(), ["call_cf06d2e4", "call_0b7e11"]);
+    assert_eq!(app.panes.deliveries.recent(), ["call_cf06d2e4", "call_0b7e11"]);
 
     // Typed exactly, a known id is highlighted even when others contain it.
     app.update(key('i'));
     type_text(&mut app, "call_cf06");
-    assert_eq!(app.deliveries.choices(), ["call_cf06d2e4", "call_cf06"]);
-    assert_eq!(app.deliveries.highlighted(), Some(1));
+    assert_eq!(app.panes.deliveries.choices(), ["call_cf06d2e4", "call_cf06"]);
+    assert_eq!(app.panes.deliveries.highlighted(), Some(1));
     // ↓ moves on from the highlighted one (and stays on the last).
     app.update(press(KeyCode::Down));
-    assert_eq!(app.deliveries.highlighted(), Some(1));
+    assert_eq!(app.panes.deliveries.highlighted(), Some(1));
     app.update(press(KeyCode::Up));
-    assert_eq!(app.deliveries.prompt.value(), "call_cf06d2e4");
+    assert_eq!(app.panes.deliveries.prompt.value(), "call_cf06d2e4");
     app.update(press(KeyCode::Esc));
 
     // Nothing matches: what was typed is loaded; its 404 is not kept.
     app.update(key('i'));
     type_text(&mut app, "call_dead");
-    assert!(app.deliveries.choices().is_empty());
-    assert_eq!(app.deliveries.highlighted(), None);
+    assert!(app.panes.deliveries.choices().is_empty());
+    assert_eq!(app.panes.deliveries.highlighted(), None);
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "call_dead", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
         result: Err(Failure::new("deliveries failed: HTTP 404: not found")),
     }));
-    assert!(app.deliveries.list.error().is_some());
+    assert!(app.panes.deliveries.list.error().is_some());
     assert_eq!(
-        app.deliveries.recent(),
+        app.panes.deliveries.recent(),
         ["call_cf06d2e4", "call_0b7e11"],
         "a 404 is not offered again"
     );
@@ -200,7 +217,7 @@ fn an_empty_prompt_loads_nothing() {
     let mut app = app();
     app.update(key('i'));
     assert!(app.update(press(KeyCode::Enter)).is_empty());
-    assert_eq!(app.deliveries.mode(), Mode::Prompt);
+    assert_eq!(app.panes.deliveries.mode(), Mode::Prompt);
     assert!(app.toast.is_some());
 }
 
@@ -214,7 +231,7 @@ fn the_result_fills_the_table_and_a_stale_one_is_dropped() {
     assert!(second > first, "r supersedes the load in flight");
     loaded(&mut app, first, vec![delivered()]);
     assert!(
-        app.deliveries.rows().is_empty(),
+        app.panes.deliveries.rows().is_empty(),
         "a superseded answer is dropped"
     );
     loaded(
@@ -222,9 +239,9 @@ fn the_result_fills_the_table_and_a_stale_one_is_dropped() {
         second,
         vec![failed_401(), pending_503(), delivered()],
     );
-    assert_eq!(app.deliveries.rows().len(), 3);
-    assert!(!app.deliveries.list.loading());
-    assert_eq!(app.deliveries.selected_index(), Some(0));
+    assert_eq!(app.panes.deliveries.rows().len(), 3);
+    assert!(!app.panes.deliveries.list.loading());
+    assert_eq!(app.panes.deliveries.selected_index(), Some(0));
 }
 
 #[test]
@@ -239,7 +256,7 @@ fn a_failed_load_reaches_the_pane_and_the_status_bar() {
             "latest deliveries failed: HTTP 404: not found",
         )),
     }));
-    assert!(app.deliveries.list.error().is_some());
+    assert!(app.panes.deliveries.list.error().is_some());
     assert!(app.status.last_error.is_some());
 }
 
@@ -247,34 +264,34 @@ fn a_failed_load_reaches_the_pane_and_the_status_bar() {
 fn l_toggles_between_all_attempts_and_the_latest_per_subscription() {
     let mut app = app_loaded(vec![failed_401(), delivered()]);
     load_seq(&app.update(key('l')), SESSION, true);
-    assert!(app.deliveries.latest);
+    assert!(app.panes.deliveries.latest);
     load_seq(&app.update(key('r')), SESSION, true);
     load_seq(&app.update(key('l')), SESSION, false);
-    assert!(!app.deliveries.latest);
+    assert!(!app.panes.deliveries.latest);
 }
 
 #[test]
 fn recent_ids_are_picked_with_the_arrows_most_recent_first() {
     let mut app = app();
-    app.seed_recent_ids(vec!["call_new".into(), "sess_old".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_new".into(), "sess_old".into()]));
     assert_eq!(
-        app.deliveries.id.as_deref(),
+        app.panes.deliveries.id.as_deref(),
         Some("call_new"),
         "the newest is on screen"
     );
     app.update(key('i'));
     app.update(press(KeyCode::Down));
     app.update(press(KeyCode::Down));
-    assert_eq!(app.deliveries.prompt.value(), "sess_old");
+    assert_eq!(app.panes.deliveries.prompt.value(), "sess_old");
     app.update(press(KeyCode::Up));
-    assert_eq!(app.deliveries.prompt.value(), "call_new");
+    assert_eq!(app.panes.deliveries.prompt.value(), "call_new");
     app.update(press(KeyCode::Down));
     let seq = load_seq(&app.update(press(KeyCode::Enter)), "sess_old", false);
     app.update(Action::Deliveries(DeliveriesResult::Loaded {
         seq,
         result: Ok(vec![delivered()]),
     }));
-    assert_eq!(app.deliveries.recent(), ["sess_old", "call_new"]);
+    assert_eq!(app.panes.deliveries.recent(), ["sess_old", "call_new"]);
 }
 
 #[test]
@@ -287,13 +304,13 @@ fn at_most_twenty_recent_ids_are_kept() {
 
 #[test]
 fn a_seeded_id_is_loaded_by_init() {
-    let mut app = App::new(AppConfig::default());
-    app.seed_recent_ids(vec!["call_1".into()]);
+    let mut app = App::new(ConsoleConfig::default());
+    app.seed(Handover::RecentSessions(vec!["call_1".into()]));
     let effects = app.init();
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, latest: false, .. } if id == "call_1"))
+            .any(|effect| matches!(effect, Effect::Deliveries(DeliveriesEffect::Load { id, latest: false, .. }) if id == "call_1"))
     );
 }
 
@@ -302,10 +319,10 @@ fn the_detail_shows_a_countdown_from_the_fixed_now() {
     let mut app = app_loaded(vec![failed_401(), pending_503(), delivered()]);
     app.update(press(KeyCode::Down));
     app.update(press(KeyCode::Enter));
-    assert_eq!(app.deliveries.view, View::Detail);
-    let row = app.deliveries.selected().unwrap();
+    assert_eq!(app.panes.deliveries.view, View::Detail);
+    let row = app.panes.deliveries.selected().unwrap();
     assert_eq!(
-        verdict(row).describe(app.deliveries.now),
+        verdict(row).describe(app.panes.deliveries.now),
         "will retry: retry in 12 s"
     );
     assert_eq!(
@@ -319,7 +336,7 @@ fn the_detail_shows_a_countdown_from_the_fixed_now() {
         "a retry time that passed is said as passed"
     );
     app.update(press(KeyCode::Esc));
-    assert_eq!(app.deliveries.view, View::Table);
+    assert_eq!(app.panes.deliveries.view, View::Table);
 }
 
 #[test]
@@ -420,7 +437,7 @@ fn the_tick_reloads_only_while_something_is_pending() {
 #[test]
 fn the_pane_changes_nothing_so_read_only_keeps_every_command() {
     let app = app_loaded(vec![failed_401()]);
-    let all = app.deliveries.commands();
+    let all = app.panes.deliveries.commands();
     assert!(all.iter().all(|command| !command.mutating));
     for section in DeliveriesPane::help_sections() {
         assert!(section.commands.iter().all(|command| !command.mutating));
@@ -431,10 +448,10 @@ fn the_pane_changes_nothing_so_read_only_keeps_every_command() {
 fn s_hands_a_401_failure_to_the_signatures_pane_with_whose_secret() {
     let mut app = app_loaded(vec![failed_401(), delivered()]);
     app.update(press(KeyCode::Enter));
-    assert_eq!(app.deliveries.mode(), Mode::Detail);
+    assert_eq!(app.panes.deliveries.mode(), Mode::Detail);
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    let hint = app.sigs.secret_hint.clone().unwrap_or_default();
+    let hint = app.panes.sigs.secret_hint.clone().unwrap_or_default();
     assert!(hint.contains("2b3c4d5e"), "{hint}");
     assert!(hint.contains("401"), "{hint}");
 }
@@ -447,9 +464,9 @@ fn s_is_offered_only_on_a_401_failure() {
             .iter()
             .any(|c| c.command == Command::Deliveries(DlvCommand::CheckSignature))
     };
-    assert_eq!(app.deliveries.selected().map(|r| r.attempt_count), Some(1));
+    assert_eq!(app.panes.deliveries.selected().map(|r| r.attempt_count), Some(1));
     assert!(
-        app.deliveries
+        app.panes.deliveries
             .selected()
             .is_some_and(|r| r.http_status_code == Some(200))
     );
@@ -458,7 +475,7 @@ fn s_is_offered_only_on_a_401_failure() {
     assert_eq!(app.pane, PaneId::Deliveries);
     app.update(press(KeyCode::Down));
     assert!(
-        app.deliveries
+        app.panes.deliveries
             .selected()
             .is_some_and(|r| r.http_status_code == Some(401))
     );
@@ -468,28 +485,28 @@ fn s_is_offered_only_on_a_401_failure() {
 #[test]
 fn the_prompt_offers_known_sessions_after_recent_ones_narrowed_by_typing() {
     let mut app = app();
-    app.seed_recent_ids(vec!["call_recent_1".into()]);
+    app.seed(Handover::RecentSessions(vec!["call_recent_1".into()]));
     app.update(key('i'));
-    app.update(Action::KnownSessions(vec![
+    app.update(Action::Deliveries(DeliveriesResult::Known(vec![
         "ses_aaa111".into(),
         "call_recent_1".into(),
         "call_bbb222".into(),
-    ]));
+    ])));
     assert_eq!(
-        app.deliveries.choices(),
+        app.panes.deliveries.choices(),
         ["call_recent_1", "ses_aaa111", "call_bbb222"],
         "recent first, each id once"
     );
     type_text(&mut app, "BBB");
     assert_eq!(
-        app.deliveries.choices(),
+        app.panes.deliveries.choices(),
         ["call_bbb222"],
         "case-insensitive search"
     );
     app.update(press(KeyCode::Down));
-    assert_eq!(app.deliveries.prompt.value(), "call_bbb222");
+    assert_eq!(app.panes.deliveries.prompt.value(), "call_bbb222");
     assert_eq!(
-        app.deliveries.choices(),
+        app.panes.deliveries.choices(),
         ["call_bbb222"],
         "picking keeps the search"
     );
@@ -525,7 +542,7 @@ fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
     pane.set_session(view);
     assert!(pane.wants_tick(), "a link counts down");
     assert!(!pane.live(), "nothing to reload");
-    let mut out = crate::tui::app::Outcome::default();
+    let mut out = super::Outcome::default();
     MOVED_BY.store(10, std::sync::atomic::Ordering::SeqCst);
     assert!(
         !pane.on_tick(Instant::now(), &mut out),
@@ -596,7 +613,7 @@ fn arb_change() -> impl proptest::strategy::Strategy<Value = RowChange> {
 }
 
 fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
-    let mut out = crate::tui::app::Outcome::default();
+    let mut out = super::Outcome::default();
     pane.on_result(
         DeliveriesResult::Loaded {
             seq,
@@ -606,11 +623,11 @@ fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
     );
 }
 
-fn issued_seq(out: &crate::tui::app::Outcome) -> u64 {
+fn issued_seq(out: &super::Outcome) -> u64 {
     out.effects
         .iter()
         .find_map(|effect| match effect {
-            Effect::LoadDeliveries { seq, .. } => Some(*seq),
+            DeliveriesEffect::Load { seq, .. } => Some(*seq),
             _ => None,
         })
         .expect("a load was issued")
@@ -628,13 +645,13 @@ proptest::proptest! {
             match change {
                 RowChange::Set(rows) => pane.set_rows(SESSION, rows),
                 RowChange::Load(rows) => {
-                    let mut out = crate::tui::app::Outcome::default();
+                    let mut out = super::Outcome::default();
                     pane.refresh(&mut out);
                     let seq = issued_seq(&out);
                     answer(&mut pane, seq, rows);
                 }
                 RowChange::StaleLoad(rows) => {
-                    let mut out = crate::tui::app::Outcome::default();
+                    let mut out = super::Outcome::default();
                     pane.refresh(&mut out);
                     let stale = issued_seq(&out);
                     pane.refresh(&mut out);
@@ -642,7 +659,7 @@ proptest::proptest! {
                 }
                 RowChange::OpenOther => {
                     let other = format!("{}-other", pane.id.clone().unwrap_or_default());
-                    pane.open(other, &mut crate::tui::app::Outcome::default());
+                    pane.open(other, &mut super::Outcome::default());
                 }
             }
             for offset in &nows {
@@ -662,14 +679,41 @@ fn only_a_refreshing_pane_goes_stale() {
     use crate::tui::widgets::age;
     let later = Instant::now() + Duration::from_secs(90);
     let app = app_loaded(vec![pending_503()]);
-    let pane = &app.deliveries;
+    let pane = &app.panes.deliveries;
     let (words, role) = age::words(&pane.list, later, pane.age_period()).expect("loaded");
     assert!(words.starts_with("stale: as of 1 min"), "{words}");
     assert_eq!(role, Role::Warn);
 
     let app = app_loaded(vec![failed_401(), delivered()]);
-    let pane = &app.deliveries;
+    let pane = &app.panes.deliveries;
     let (words, role) = age::words(&pane.list, later, pane.age_period()).expect("loaded");
     assert!(words.starts_with("as of 1 min"), "{words}");
     assert_eq!(role, Role::Muted);
+}
+
+/// An id joins the incident history's known sessions once when it is
+/// loaded again and again, and again when another id came between.
+#[test]
+fn a_loaded_id_is_remembered_once_in_a_row() {
+    let remembered = |out: &super::Outcome| -> Vec<String> {
+        out.effects
+            .iter()
+            .filter_map(|effect| match effect {
+                DeliveriesEffect::Remember { id } => Some(id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut pane = DeliveriesPane::new().with_clock(fixed_now);
+    let mut out = super::Outcome::default();
+    pane.open("call_1".into(), &mut out);
+    assert_eq!(remembered(&out), ["call_1"]);
+    let mut out = super::Outcome::default();
+    pane.refresh(&mut out);
+    assert!(remembered(&out).is_empty(), "{:?}", out.effects);
+    assert_ne!(issued_seq(&out), 0, "the refresh still loads");
+    let mut out = super::Outcome::default();
+    pane.open("call_2".into(), &mut out);
+    pane.open("call_1".into(), &mut out);
+    assert_eq!(remembered(&out), ["call_2", "call_1"]);
 }

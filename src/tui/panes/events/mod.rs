@@ -15,10 +15,13 @@
 //! from `tasks.rs`. Drawing is in `view.rs`.
 
 mod commands;
+mod form;
 pub(crate) mod freshness;
 pub(crate) mod table;
 pub(crate) mod tasks;
 pub(crate) mod view;
+
+pub(crate) use form::{Field, FormTarget, ResendForm};
 
 use std::cell::Cell;
 use std::time::{Duration, Instant};
@@ -28,15 +31,13 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure, RefusedDelivery};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::load::Load;
-use super::super::theme::Theme;
-use super::super::widgets::input as text;
-use super::super::widgets::table_view::{TableCommand, TableView};
-use super::{Jump, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Jump, Pane, RefusedDelivery};
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::load::Load;
 use crate::tui::panes::subscriptions::short_id;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::input as text;
+use crate::tui::widgets::table_view::{TableCommand, TableView};
 use earshot_core::history::event_list::{EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::redact::SecretString;
@@ -45,6 +46,10 @@ use earshot_core::signature::HEADER_NAME;
 use commands::{detail_commands, filter_commands, list_commands, resend_commands};
 use freshness::{Freshness, ListMark, with_newer};
 use tasks::{EventsEffect, ResendTarget};
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<EventsEffect>;
 
 /// How often the list (and an open event) is read again while on screen.
 pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(2);
@@ -125,55 +130,6 @@ pub(crate) enum Mode {
     Filter,
     Detail,
     Resend,
-}
-
-/// The re-send form's fields.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Field {
-    /// The URL (sending to any URL).
-    Url,
-    Secret,
-    /// The subscription's short id, typed (sending to a subscription).
-    Confirm,
-}
-
-/// Where the form sends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum FormTarget {
-    Subscription { id: String, url: Option<String> },
-    AnyUrl,
-}
-
-/// The re-send form and what it reports.
-#[derive(Debug)]
-pub(crate) struct ResendForm {
-    pub(crate) event_id: String,
-    pub(crate) target: FormTarget,
-    pub(crate) url: Input,
-    pub(crate) secret: Input,
-    pub(crate) confirm: Input,
-    pub(crate) field: Field,
-    pub(crate) sending: bool,
-    /// The last send's answer, or why it could not run.
-    pub(crate) result: Option<Result<Resent, String>>,
-}
-
-impl ResendForm {
-    /// The fields in tab order.
-    pub(crate) fn fields(&self) -> &'static [Field] {
-        match self.target {
-            FormTarget::Subscription { .. } => &[Field::Secret, Field::Confirm],
-            FormTarget::AnyUrl => &[Field::Url, Field::Secret],
-        }
-    }
-
-    fn input_mut(&mut self) -> &mut Input {
-        match self.field {
-            Field::Url => &mut self.url,
-            Field::Secret => &mut self.secret,
-            Field::Confirm => &mut self.confirm,
-        }
-    }
 }
 
 /// The pane's state.
@@ -287,19 +243,19 @@ impl EventsPane {
     fn reload(&mut self, out: &mut Outcome) {
         let now = Instant::now();
         self.last_load = Some(now);
-        out.effects.push(Effect::Events(EventsEffect::Load {
+        out.effects.push(EventsEffect::Load {
             known: self.freshness.known(&self.query, now),
             seq: self.list.start(),
             query: self.query.clone(),
             since_ms: (self.clock)() - DEFAULT_SINCE_MS,
             limit: LIST_LIMIT,
-        }));
+        });
         if let Some(id) = &self.detail_of {
             self.detail_seq += 1;
-            out.effects.push(Effect::Events(EventsEffect::Detail {
+            out.effects.push(EventsEffect::Detail {
                 seq: self.detail_seq,
                 event_id: id.clone(),
-            }));
+            });
         }
     }
 
@@ -357,10 +313,10 @@ impl EventsPane {
         self.reveal = false;
         self.mode = Mode::Detail;
         self.detail_seq += 1;
-        out.effects.push(Effect::Events(EventsEffect::Detail {
+        out.effects.push(EventsEffect::Detail {
             seq: self.detail_seq,
             event_id: id,
-        }));
+        });
     }
 
     /// `:event ID`: the list filtered to what `text` matches.
@@ -459,11 +415,11 @@ impl EventsPane {
         };
         form.sending = true;
         form.result = None;
-        out.effects.push(Effect::Events(EventsEffect::Resend {
+        out.effects.push(EventsEffect::Resend {
             event_id: form.event_id.clone(),
             target,
             secret: SecretString::new(secret),
-        }));
+        });
         // The secret leaves the form as soon as it is sent.
         form.secret = Input::default();
     }
@@ -486,7 +442,7 @@ impl EventsPane {
                 delivery_id: None,
             });
         if let Some(refused) = refused {
-            out.then = Some(Action::OpenInSignatures {
+            out.then = Some(Handover::OpenInSignatures {
                 header: None,
                 body: Some(detail.body.clone()),
                 secret_hint: Some(format!(
@@ -503,7 +459,7 @@ impl EventsPane {
             .iter()
             .find(|(name, _)| name.eq_ignore_ascii_case(HEADER_NAME))
             .map(|(_, value)| value.clone());
-        out.then = Some(Action::OpenInSignatures {
+        out.then = Some(Handover::OpenInSignatures {
             header,
             body: Some(detail.body.clone()),
             secret_hint: Some(format!(
@@ -565,7 +521,7 @@ impl Pane for EventsPane {
         help_order: 3,
     });
 
-    fn create(_: &AppConfig) -> EventsPane {
+    fn create(_: &ConsoleConfig) -> EventsPane {
         EventsPane::new()
     }
 
@@ -609,7 +565,7 @@ impl Pane for EventsPane {
     /// [`RELOAD_EVERY`], and keep the sweep going (it files the attempts
     /// the list shows). Whether anything changed.
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
-        out.then = Some(Action::SweepIfDue(at));
+        out.then = Some(Handover::SweepIfDue(at));
         let aged = crate::tui::widgets::age::moved(&self.list, self.ticked, at, RELOAD_EVERY);
         self.ticked = at;
         let due = self

@@ -6,9 +6,9 @@
 
 use super::freshness::ListMark;
 use super::{EventsResult, Resent};
-use crate::tui::action::Failure;
-use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::store::{StorePath, failure, note_change, open, with_store};
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;

@@ -5,12 +5,13 @@ use ratatui::crossterm::event::KeyCode;
 
 use super::tasks::{EventsEffect, ResendTarget};
 use super::{EventsPane, Mode};
-use crate::tui::action::{Action, Effect};
-use crate::tui::app::{App, AppConfig};
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::events::{EventsResult, Resent};
 use crate::tui::panes::signatures::Field as SigField;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::event_list::{
     EventDetail, EventRow, SubscriptionOutcome, SubscriptionTimeline,
 };
@@ -46,11 +47,11 @@ fn events(newest: i64, oldest: i64) -> Vec<EventRow> {
 }
 
 fn app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
-    app.events = EventsPane::new().with_clock(now);
+    app.panes.events = EventsPane::new().with_clock(now);
     app.pane = PaneId::Events;
     app
 }
@@ -76,7 +77,7 @@ fn arrive(app: &mut App, rows: Vec<EventRow>) {
 }
 
 fn selected_id(app: &App) -> String {
-    app.events
+    app.panes.events
         .selected()
         .map(|row| row.event_id.clone())
         .unwrap_or_default()
@@ -131,7 +132,7 @@ fn opened() -> App {
         seq,
         result: Ok(Some(Box::new(detail()))),
     }));
-    assert_eq!(app.events.mode, Mode::Detail);
+    assert_eq!(app.panes.events.mode, Mode::Detail);
     app
 }
 
@@ -139,10 +140,10 @@ fn opened() -> App {
 fn at_the_top_the_list_follows_the_newest_event() {
     let mut app = app(false);
     arrive(&mut app, events(3, 1));
-    assert!(app.events.following());
+    assert!(app.panes.events.following());
     arrive(&mut app, events(6, 1));
     assert_eq!(selected_id(&app), "evt-6", "the newest is selected");
-    assert!(app.events.following());
+    assert!(app.panes.events.following());
 }
 
 #[test]
@@ -151,17 +152,17 @@ fn moving_down_pauses_and_the_selection_stays_on_its_event_while_rows_arrive() {
     arrive(&mut app, events(5, 1));
     app.update(key('j'));
     assert_eq!(selected_id(&app), "evt-4");
-    assert!(!app.events.following(), "moving the cursor pauses");
+    assert!(!app.panes.events.following(), "moving the cursor pauses");
     arrive(&mut app, events(8, 1));
     assert_eq!(
         selected_id(&app),
         "evt-4",
         "the same event, three rows lower"
     );
-    assert_eq!(app.events.new_above, 3);
+    assert_eq!(app.panes.events.new_above, 3);
     // `g` goes back to the top, and following resumes.
     app.update(key('g'));
-    assert!(app.events.following());
+    assert!(app.panes.events.following());
     arrive(&mut app, events(9, 1));
     assert_eq!(selected_id(&app), "evt-9");
 }
@@ -175,14 +176,14 @@ fn a_stale_read_is_dropped() {
         result: Ok(Vec::new()),
         mark: None,
     }));
-    assert_eq!(app.events.rows().len(), 2);
+    assert_eq!(app.panes.events.rows().len(), 2);
 }
 
 #[test]
 fn slash_filters_in_the_query_language_and_a_bad_term_says_why() {
     let mut app = app(false);
     app.update(key('/'));
-    assert_eq!(app.events.mode, Mode::Filter);
+    assert_eq!(app.panes.events.mode, Mode::Filter);
     // Typed keys go to the filter, not to the global commands.
     type_text(&mut app, "type:call.ended status:missed q");
     assert!(!app.quit);
@@ -195,21 +196,21 @@ fn slash_filters_in_the_query_language_and_a_bad_term_says_why() {
     assert_eq!(query.event_type.as_deref(), Some("call.ended"));
     assert_eq!(query.state, Some(EventState::Missed));
     assert_eq!(query.words, ["q"]);
-    assert_eq!(app.events.mode, Mode::List);
+    assert_eq!(app.panes.events.mode, Mode::List);
 
     app.update(key('/'));
     type_text(&mut app, " colour:red");
     let effects = app.update(press(KeyCode::Enter));
     assert!(effects.is_empty(), "{effects:?}");
-    assert_eq!(app.events.mode, Mode::Filter, "the typed filter is kept");
-    let why = app.events.filter_error.clone().unwrap_or_default();
+    assert_eq!(app.panes.events.mode, Mode::Filter, "the typed filter is kept");
+    let why = app.panes.events.filter_error.clone().unwrap_or_default();
     assert!(why.contains("unknown field `colour`"), "{why}");
 
     // esc cancels typing; esc on the list clears the filter in force.
     app.update(press(KeyCode::Esc));
-    assert_eq!(app.events.filter, "type:call.ended status:missed q");
+    assert_eq!(app.panes.events.filter, "type:call.ended status:missed q");
     let effects = app.update(press(KeyCode::Esc));
-    assert!(app.events.filter.is_empty());
+    assert!(app.panes.events.filter.is_empty());
     let cleared = effects
         .iter()
         .any(|effect| matches!(effect, Effect::Events(EventsEffect::Load { query, .. }) if query.is_empty()));
@@ -221,7 +222,7 @@ fn an_open_event_keeps_its_place_in_the_list_when_rows_arrive() {
     let mut app = opened();
     arrive(&mut app, events(7, 1));
     app.update(press(KeyCode::Esc));
-    assert_eq!(app.events.mode, Mode::List);
+    assert_eq!(app.panes.events.mode, Mode::List);
     assert_eq!(selected_id(&app), "evt-3");
 }
 
@@ -232,13 +233,13 @@ fn s_on_a_401_subscription_hands_the_observers_bytes_without_its_header() {
     assert_eq!(app.pane, PaneId::Signatures);
     // The observer's header was signed with the observer's secret: it
     // proves nothing about the receiver that refused the event.
-    assert_eq!(app.sigs.input(SigField::Header).value(), "");
+    assert_eq!(app.panes.sigs.input(SigField::Header).value(), "");
     let body = br#"{"event":"call.ended"}"#.len();
     assert_eq!(
-        app.sigs.input(SigField::Body).value(),
+        app.panes.sigs.input(SigField::Body).value(),
         format!("<the observer's copy of event evt-3, {body} bytes>")
     );
-    let refused = app.sigs.refused.as_ref().expect("a refused delivery");
+    let refused = app.panes.sigs.refused.as_ref().expect("a refused delivery");
     assert_eq!(refused.target.subscription_id, SUB);
     assert_eq!(refused.event_id.as_deref(), Some("evt-3"));
     assert!(effects.is_empty(), "the bytes came along: {effects:?}");
@@ -250,12 +251,12 @@ fn s_on_a_delivered_subscription_hands_the_observed_header_and_body() {
     let mut delivered = detail();
     delivered.subscriptions[0].outcome.http_status_code = 0;
     delivered.subscriptions[0].outcome.state = EventState::Delivered;
-    app.events.detail = Some(Box::new(delivered));
+    app.panes.events.detail = Some(Box::new(delivered));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert_eq!(app.sigs.input(SigField::Header).value(), "t=1,v1=abc");
-    assert!(app.sigs.refused.is_none());
-    let hint = app.sigs.secret_hint.clone().unwrap_or_default();
+    assert_eq!(app.panes.sigs.input(SigField::Header).value(), "t=1,v1=abc");
+    assert!(app.panes.sigs.refused.is_none());
+    let hint = app.panes.sigs.secret_hint.clone().unwrap_or_default();
     assert!(hint.contains("the observer's secret"), "{hint}");
 }
 
@@ -263,7 +264,7 @@ fn s_on_a_delivered_subscription_hands_the_observed_header_and_body() {
 fn resend_needs_the_secret_and_the_short_id_typed() {
     let mut app = opened();
     app.update(key('R'));
-    assert_eq!(app.events.mode, Mode::Resend);
+    assert_eq!(app.panes.events.mode, Mode::Resend);
     assert!(
         app.update(press(KeyCode::Enter)).is_empty(),
         "no secret, no confirmation"
@@ -297,6 +298,7 @@ fn resend_needs_the_secret_and_the_short_id_typed() {
         ))
     );
     let form = app
+        .panes
         .events
         .resend
         .as_ref()
@@ -347,7 +349,7 @@ fn read_only_hides_both_sends() {
     app.config.read_only = true;
     assert!(app.update(key('R')).is_empty());
     assert!(app.update(key('u')).is_empty());
-    assert_eq!(app.events.mode, Mode::Detail);
+    assert_eq!(app.panes.events.mode, Mode::Detail);
     // The signature check reads only.
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
@@ -356,9 +358,9 @@ fn read_only_hides_both_sends() {
 #[test]
 fn n_shows_personal_data_and_shows_it_masked_again() {
     let mut app = opened();
-    assert!(!app.events.reveal);
+    assert!(!app.panes.events.reveal);
     app.update(key('n'));
-    assert!(app.events.reveal);
+    assert!(app.panes.events.reveal);
     app.update(key('n'));
-    assert!(!app.events.reveal);
+    assert!(!app.panes.events.reveal);
 }

@@ -9,10 +9,10 @@
 use ratatui::crossterm::event::KeyEvent;
 use tui_input::Input;
 
+use super::Outcome;
 use super::tables::INCIDENTS;
 use super::tasks::HealthEffect;
-use crate::tui::action::{Effect, Failure};
-use crate::tui::app::Outcome;
+use crate::tui::kernel::Failure;
 use crate::tui::load::Load;
 use crate::tui::widgets::table_view::{TableCommand, TableView};
 use earshot_core::history::incidents::{Incident, IncidentState};
@@ -78,12 +78,11 @@ impl Incidents {
 
     /// Asks for the list.
     pub(super) fn reload(&mut self, since_ms: i64, out: &mut Outcome) {
-        out.effects
-            .push(Effect::Health(HealthEffect::LoadIncidents {
-                seq: self.list.start(),
-                since_ms,
-                all: self.all,
-            }));
+        out.effects.push(HealthEffect::LoadIncidents {
+            seq: self.list.start(),
+            since_ms,
+            all: self.all,
+        });
     }
 
     /// The list read with `seq` (a stale one is dropped); why it could not
@@ -118,9 +117,9 @@ impl Incidents {
             return;
         };
         let note = note.value().trim().to_owned();
-        out.effects.push(Effect::Health(HealthEffect::AckIncident {
+        out.effects.push(HealthEffect::AckIncident {
             id: incident.id.clone(),
             note: (!note.is_empty()).then_some(note),
-        }));
+        });
     }
 }

@@ -26,14 +26,12 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure, RefusedDelivery};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::load::Load;
-use super::super::theme::Theme;
-use super::super::widgets::input as text;
-use super::super::widgets::table_view::{TableCommand, TableView};
-use super::Pane;
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, Received, RefusedDelivery};
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::load::Load;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::input as text;
+use crate::tui::widgets::table_view::{TableCommand, TableView};
 use earshot_core::history::coverage::Coverage;
 use earshot_core::history::report::{FailureGroup, SubscriptionHealth};
 use earshot_core::history::sweep::SweepReport;
@@ -47,6 +45,10 @@ use commands::{
 use incidents::Incidents;
 pub(crate) use recover::{Field, RecoverForm};
 use tasks::HealthEffect;
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<HealthEffect>;
 
 /// How often the board is read again from the store while on screen.
 pub(crate) const RELOAD_EVERY: Duration = Duration::from_secs(5);
@@ -322,18 +324,17 @@ impl HealthPane {
     fn reload(&mut self, out: &mut Outcome) {
         let seq = self.board.start();
         self.last_load = Some(Instant::now());
-        out.effects.push(Effect::Health(HealthEffect::Load {
+        out.effects.push(HealthEffect::Load {
             seq,
             since_ms: self.since_ms(),
-        }));
+        });
         self.incidents.reload(self.since_ms(), out);
         if let (Mode::Sessions, Some(id)) = (self.mode, self.sessions_of.clone()) {
-            out.effects
-                .push(Effect::Health(HealthEffect::LoadFailingSessions {
-                    seq,
-                    subscription_id: id,
-                    since_ms: self.since_ms(),
-                }));
+            out.effects.push(HealthEffect::LoadFailingSessions {
+                seq,
+                subscription_id: id,
+                since_ms: self.since_ms(),
+            });
         }
     }
 
@@ -343,7 +344,7 @@ impl HealthPane {
         }
         self.sweeping = true;
         self.last_sweep_at = Some(Instant::now());
-        out.effects.push(Effect::Health(HealthEffect::Sweep));
+        out.effects.push(HealthEffect::Sweep);
     }
 
     /// Sweeps when [`SWEEP_EVERY`] has passed and none is running (the
@@ -373,7 +374,7 @@ impl HealthPane {
             }
             Mode::Sessions => {
                 if let Some(session) = self.selected_session() {
-                    out.then = Some(Action::OpenInDeliveries(session.session_id.clone()));
+                    out.then = Some(Handover::OpenInDeliveries(session.session_id.clone()));
                 }
             }
             Mode::Recover | Mode::Incidents => {}
@@ -397,7 +398,7 @@ impl HealthPane {
             out.toast = Some("no failure refused with 401 for that subscription".into());
             return;
         };
-        out.then = Some(Action::OpenInSignatures {
+        out.then = Some(Handover::OpenInSignatures {
             header: None,
             body: None,
             secret_hint: Some(format!(
@@ -432,7 +433,7 @@ impl Pane for HealthPane {
     const NAMES: &'static [&'static str] = &["health", "board"];
     const CALLS_PLATFORM: bool = true;
 
-    fn create(_: &AppConfig) -> HealthPane {
+    fn create(_: &ConsoleConfig) -> HealthPane {
         HealthPane::new()
     }
 
@@ -561,7 +562,7 @@ impl Pane for HealthPane {
                     .iter()
                     .filter_map(|row| Some((row.id.clone(), row.latest_change.clone()?)))
                     .collect();
-                out.then = Some(Action::SubscriptionChanges(changes));
+                out.then = Some(Handover::SubscriptionChanges(changes));
             }
             HealthResult::Trend { seq, result } => {
                 if self.board.is_current(seq) {
@@ -595,7 +596,7 @@ impl Pane for HealthPane {
                 match result {
                     Ok(report) => {
                         if let Some(why) = &report.stopped {
-                            out.failure = Some(crate::tui::action::Failure::new(format!(
+                            out.failure = Some(crate::tui::kernel::Failure::new(format!(
                                 "sweep stopped early: {why}"
                             )));
                         } else {
@@ -734,6 +735,16 @@ impl Pane for HealthPane {
             losing.push("the incident note".into());
         }
         losing
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        match message {
+            Handover::SweepIfDue(at) => {
+                self.sweep_if_due(*at, out);
+                Received::Kept
+            }
+            _ => Received::Ignored,
+        }
     }
 }
 

@@ -5,11 +5,13 @@
 //! progress with each event's answer, `esc` stopping the run after the
 //! event being sent, and the summary.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tui_input::Input;
 
+use super::Outcome;
 use super::tasks::HealthEffect;
-use crate::tui::action::Effect;
-use crate::tui::app::Outcome;
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::history::recover::{Preview, Sent};
 use earshot_core::redact::SecretString;
@@ -41,6 +43,8 @@ pub(crate) struct RecoverForm {
     pub(crate) sent: Vec<Sent>,
     /// `esc` asked the run to stop after the event being sent.
     pub(crate) cancelling: bool,
+    /// Set to stop the run in flight after the event being sent.
+    pub(crate) stop: Arc<AtomicBool>,
     /// The last run's summary line, or why it could not run.
     pub(crate) result: Option<Result<String, String>>,
 }
@@ -48,10 +52,10 @@ pub(crate) struct RecoverForm {
 impl RecoverForm {
     /// A form for `subscription_id`, asking for its preview.
     pub(super) fn open(subscription_id: &str, url: &str, since_ms: i64, out: &mut Outcome) -> Self {
-        out.effects.push(Effect::Health(HealthEffect::PlanRecover {
+        out.effects.push(HealthEffect::PlanRecover {
             subscription_id: subscription_id.to_owned(),
             since_ms,
-        }));
+        });
         RecoverForm {
             subscription_id: subscription_id.to_owned(),
             url: url.to_owned(),
@@ -62,6 +66,7 @@ impl RecoverForm {
             progress: None,
             sent: Vec::new(),
             cancelling: false,
+            stop: Arc::new(AtomicBool::new(false)),
             result: None,
         }
     }
@@ -107,10 +112,12 @@ impl RecoverForm {
         self.sent.clear();
         self.cancelling = false;
         self.result = None;
-        out.effects.push(Effect::Recover {
+        self.stop = Arc::new(AtomicBool::new(false));
+        out.effects.push(HealthEffect::Recover {
             subscription_id: self.subscription_id.clone(),
             since_ms,
             secret: SecretString::new(secret),
+            stop: Arc::clone(&self.stop),
         });
         // The secret leaves the form as soon as it is sent.
         self.secret = Input::default();
@@ -120,7 +127,7 @@ impl RecoverForm {
     pub(super) fn cancel(&mut self, out: &mut Outcome) {
         if self.running() && !self.cancelling {
             self.cancelling = true;
-            out.effects.push(Effect::CancelRecover);
+            self.stop.store(true, Ordering::Relaxed);
             out.toast = Some("stopping after the event being sent…".into());
         }
     }

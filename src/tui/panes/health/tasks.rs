@@ -1,18 +1,25 @@
 //! The Health pane's background work ([`HealthEffect`]): the board, a
 //! subscription's failing sessions and the incidents read from the store,
-//! an acknowledgement, the sweep and recover's plan. All run to their
-//! end; the pane drops an answer whose sequence number a newer read has
-//! passed. Recover itself is the console's (`Effect::Recover`): the
-//! worker holds the flag that stops it after the event being sent, at
-//! `esc` and at an account switch.
+//! an acknowledgement, the sweep, recover's plan and recover itself. All
+//! run to their end; the pane drops an answer whose sequence number a
+//! newer read has passed. Recover stops after the event being sent when
+//! its form's flag is set (`esc`) or the console moves to another account.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::HealthResult;
-use crate::tui::action::Failure;
-use crate::tui::history_tasks::{CONSOLE_SWEEP_BUDGET, failure, give_up_words, open, with_store};
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::store::{
+    CONSOLE_SWEEP_BUDGET, StorePath, failure, give_up_words, note_change, open, with_store,
+};
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::{recover, report, sweep};
-use earshot_core::store::{self, deliveries, give_up, timeline};
+use earshot_core::api::Client;
+use earshot_core::redact::SecretString;
+use earshot_core::store::{self, changes, deliveries, give_up, timeline};
 
 /// Buckets in the selected subscription's trend line.
 pub(crate) const TREND_COLUMNS: usize = 48;
@@ -43,6 +50,15 @@ pub(crate) enum HealthEffect {
         subscription_id: String,
         since_ms: i64,
     },
+    /// Sweep, plan and re-send what a subscription missed for good since
+    /// `since_ms`, reporting progress; `stop` set stops it after the event
+    /// being sent. The secret is masked in `Debug` and never stored.
+    Recover {
+        subscription_id: String,
+        since_ms: i64,
+        secret: SecretString,
+        stop: Arc<AtomicBool>,
+    },
 }
 
 impl PaneEffect<HealthResult> for HealthEffect {
@@ -51,8 +67,28 @@ impl PaneEffect<HealthResult> for HealthEffect {
     }
 
     async fn run(self, input: TaskInput, report: Report<HealthResult>) {
-        let TaskInput { client, store } = input;
+        let TaskInput {
+            client,
+            store,
+            account_left,
+        } = input;
         let result = match self {
+            HealthEffect::Recover {
+                subscription_id,
+                since_ms,
+                secret,
+                stop,
+            } => {
+                tracing::info!(%subscription_id, "recover missed events");
+                let stop = move || stop.load(Ordering::Relaxed) || account_left.load(Ordering::Relaxed);
+                let run = Recover {
+                    client,
+                    store,
+                    subscription_id,
+                    since_ms,
+                };
+                HealthResult::Recovered(run.run(&secret, stop, &report).await)
+            }
             HealthEffect::Load { seq, since_ms } => {
                 // One open of the store for the board, its trend from the
                 // same counts, and when the platform gave up on this
@@ -146,10 +182,10 @@ impl PaneEffect<HealthResult> for HealthEffect {
 
 /// Stores who is on an incident, for every console on the same store.
 async fn acknowledge(
-    path: crate::tui::history_tasks::StorePath,
+    path: crate::tui::kernel::store::StorePath,
     id: String,
     note: Option<String>,
-) -> Result<String, crate::tui::action::Failure> {
+) -> Result<String, crate::tui::kernel::Failure> {
     with_store(path, move |store| {
         let by = incidents::operator();
         match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
@@ -164,4 +200,88 @@ async fn acknowledge(
         }
     })
     .await
+}
+
+/// One recover run: sweeps, plans and re-sends what a subscription
+/// missed, with the brakes (canary, failures in a row).
+struct Recover {
+    client: Client,
+    store: StorePath,
+    subscription_id: String,
+    since_ms: i64,
+}
+
+impl Recover {
+    /// Runs it, reporting progress after each event sent; `stop` answering
+    /// true ends it after the event being sent. Its summary line.
+    async fn run(
+        self,
+        secret: &SecretString,
+        stop: impl Fn() -> bool,
+        report: &Report<HealthResult>,
+    ) -> Result<String, Failure> {
+        let Recover {
+            client,
+            store: path,
+            subscription_id,
+            since_ms,
+        } = self;
+        let progress = |done, total, sent: Option<&recover::Sent>| {
+            report.send(HealthResult::RecoverProgress {
+                done,
+                total,
+                sent: sent.map(|sent| Box::new(sent.clone())),
+            });
+        };
+        let log = path.clone();
+        let store = open(path).await?;
+        let swept = sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
+            .await
+            .map_err(failure)?;
+        if let Some(why) = swept.stopped {
+            return Err(Failure::new(format!(
+                "the sweep before recover stopped: {why}"
+            )));
+        }
+        let id = subscription_id.clone();
+        let plan = store
+            .run(move |store| recover::plan(store, &id, since_ms, &recover::Scope::default()))
+            .await
+            .map_err(failure)?;
+        let total = plan.to_send.len();
+        progress(0, total, None);
+        let mut done = 0;
+        let report = recover::run(&store, &plan, secret, Default::default(), |sent| {
+            done += 1;
+            progress(done, total, Some(sent));
+            if stop() {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .await
+        .map_err(failure)?;
+        let delivered = report.delivered();
+        if !report.sent.is_empty() {
+            let detail = changes::recover_detail(report.sent.len(), delivered);
+            note_change(log, &subscription_id, "recover", detail).await;
+        }
+        let mut summary = format!(
+            "{delivered} of {total} delivered to {}",
+            plan.subscription.url
+        );
+        if let Some(why) = report.stop_reason() {
+            summary.push_str(&format!("; {why}"));
+        } else if delivered < total {
+            let first = report
+                .sent
+                .iter()
+                .find_map(|sent| sent.error.clone())
+                .unwrap_or_default();
+            summary.push_str(&format!("; {} failed ({first})", total - delivered));
+        }
+        summary.push_str(&plan.left_out());
+        Ok(summary)
+    }
 }

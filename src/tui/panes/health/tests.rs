@@ -1,16 +1,19 @@
 //! `update` tests of the Health pane, driven through the [`App`] with the
 //! keys an operator would press.
 
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use ratatui::crossterm::event::KeyCode;
 
 use super::{Field, HealthPane, Mode, Window};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::panes::Pane;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::history::coverage::{Coverage, CoverageState};
 use earshot_core::history::incidents::Incident;
 use earshot_core::history::recover::{Preview, Sent};
@@ -76,11 +79,11 @@ fn board(subscriptions: Vec<SubscriptionHealth>) -> Board {
 }
 
 fn app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
-    app.health = HealthPane::new().with_clock(now);
+    app.panes.health = HealthPane::new().with_clock(now);
     app
 }
 
@@ -132,7 +135,7 @@ fn a_stale_read_is_dropped_and_a_sweep_reloads_the_board() {
         result: Ok(board(Vec::new())),
     }));
     assert_eq!(
-        app.health.rows().len(),
+        app.panes.health.rows().len(),
         2,
         "an older read does not replace the board"
     );
@@ -141,7 +144,7 @@ fn a_stale_read_is_dropped_and_a_sweep_reloads_the_board() {
         requests: 6,
         ..SweepReport::default()
     }))));
-    assert!(!app.health.sweeping);
+    assert!(!app.panes.health.sweeping);
     load_seq(&effects);
 }
 
@@ -149,7 +152,7 @@ fn a_stale_read_is_dropped_and_a_sweep_reloads_the_board() {
 fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
     let mut app = loaded();
     let effects = app.update(press(KeyCode::Enter));
-    assert_eq!(app.health.mode, Mode::Sessions);
+    assert_eq!(app.panes.health.mode, Mode::Sessions);
     let (seq, of) = effects
         .iter()
         .find_map(|effect| match effect {
@@ -177,11 +180,11 @@ fn enter_lists_failing_sessions_and_enter_again_opens_one_in_deliveries() {
     }));
     let effects = app.update(press(KeyCode::Enter));
     assert_eq!(app.pane, PaneId::Deliveries);
-    assert_eq!(app.deliveries.id.as_deref(), Some("call_1234"));
+    assert_eq!(app.panes.deliveries.id.as_deref(), Some("call_1234"));
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::LoadDeliveries { id, .. } if id == "call_1234"))
+            .any(|effect| matches!(effect, Effect::Deliveries(DeliveriesEffect::Load { id, .. }) if id == "call_1234"))
     );
 }
 
@@ -190,7 +193,7 @@ fn a_subscription_with_no_failures_has_no_sessions_to_list() {
     let mut app = loaded();
     app.update(key('j'));
     let effects = app.update(press(KeyCode::Enter));
-    assert_eq!(app.health.mode, Mode::Board);
+    assert_eq!(app.panes.health.mode, Mode::Board);
     assert!(effects.is_empty());
 }
 
@@ -198,7 +201,7 @@ fn a_subscription_with_no_failures_has_no_sessions_to_list() {
 fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     let mut app = loaded();
     let effects = app.update(key('R'));
-    assert_eq!(app.health.mode, Mode::Recover);
+    assert_eq!(app.panes.health.mode, Mode::Recover);
     // The preview is read first, and shown when it comes.
     assert!(
         effects.iter().any(|effect| matches!(
@@ -219,7 +222,7 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
         result: Ok(preview.clone()),
     }));
     assert_eq!(
-        app.health
+        app.panes.health
             .recover
             .as_ref()
             .and_then(|form| form.preview.clone()),
@@ -230,21 +233,22 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     }
     let effects = app.update(press(KeyCode::Enter));
     assert!(effects.is_empty(), "no confirmation yet");
-    assert_eq!(app.health.recover.as_ref().unwrap().field, Field::Confirm);
+    assert_eq!(app.panes.health.recover.as_ref().unwrap().field, Field::Confirm);
     for c in "b0000000".chars() {
         app.update(key(c));
     }
     let effects = app.update(press(KeyCode::Enter));
     let recover = effects
         .iter()
-        .find(|effect| matches!(effect, Effect::Recover { .. }))
+        .find(|effect| matches!(effect, Effect::Health(HealthEffect::Recover { .. })))
         .expect("recover starts");
     match recover {
-        Effect::Recover {
+        Effect::Health(HealthEffect::Recover {
             subscription_id,
             since_ms,
             secret,
-        } => {
+            ..
+        }) => {
             assert_eq!(subscription_id, BROKEN);
             assert_eq!(*since_ms, NOW_MS - 86_400_000);
             assert_eq!(secret.expose(), "whsec_the_secret_0123456789abcdefghijk");
@@ -255,12 +259,12 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
         !format!("{effects:?}").contains("the_secret"),
         "masked in Debug"
     );
-    let form = app.health.recover.as_ref().unwrap();
+    let form = app.panes.health.recover.as_ref().unwrap();
     assert!(
         form.secret.value().is_empty(),
         "the form does not keep the secret"
     );
-    assert!(app.health.busy());
+    assert!(app.panes.health.busy());
     let sent = Sent {
         event_id: "evt-1".into(),
         event: "call.ended".into(),
@@ -275,32 +279,32 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
         total: 9,
         sent: Some(Box::new(sent.clone())),
     }));
-    let form = app.health.recover.as_ref().unwrap();
+    let form = app.panes.health.recover.as_ref().unwrap();
     assert_eq!(form.progress, Some((3, 9)));
     assert_eq!(form.sent, [sent], "each event's answer is listed");
     // `esc` while sending stops the run after the event being sent.
     let effects = app.update(press(KeyCode::Esc));
+    assert!(effects.is_empty(), "{effects:?}");
+    let stop = &app.panes.health.recover.as_ref().unwrap().stop;
     assert!(
-        effects
-            .iter()
-            .any(|effect| matches!(effect, Effect::CancelRecover)),
-        "{effects:?}"
+        stop.load(std::sync::atomic::Ordering::Relaxed),
+        "the run's stop flag is set"
     );
     assert_eq!(
-        app.health.mode,
+        app.panes.health.mode,
         Mode::Recover,
         "the form stays for the result"
     );
     app.update(Action::Health(HealthResult::Recovered(Ok(
         "3 of 9 delivered; cancelled; 6 not attempted".into(),
     ))));
-    let form = app.health.recover.as_ref().unwrap();
+    let form = app.panes.health.recover.as_ref().unwrap();
     assert_eq!(
         form.result,
         Some(Ok("3 of 9 delivered; cancelled; 6 not attempted".into()))
     );
     app.update(press(KeyCode::Esc));
-    assert_eq!(app.health.mode, Mode::Board);
+    assert_eq!(app.panes.health.mode, Mode::Board);
 }
 
 #[test]
@@ -312,7 +316,7 @@ fn read_only_hides_recover() {
         result: Ok(board(vec![row(BROKEN, 9)])),
     }));
     app.update(key('R'));
-    assert_eq!(app.health.mode, Mode::Board);
+    assert_eq!(app.panes.health.mode, Mode::Board);
     let help = format!("{:?}", app.help_sections());
     assert!(!help.contains("recover: re-send"), "{help}");
 }
@@ -321,14 +325,14 @@ fn read_only_hides_recover() {
 fn w_cycles_the_window_and_reads_again() {
     let mut app = loaded();
     let effects = app.update(key('w'));
-    assert_eq!(app.health.window, Window::Week);
+    assert_eq!(app.panes.health.window, Window::Week);
     let since = effects.iter().find_map(|effect| match effect {
         Effect::Health(HealthEffect::Load { since_ms, .. }) => Some(*since_ms),
         _ => None,
     });
     assert_eq!(since, Some(NOW_MS - 604_800_000));
     app.update(key('w'));
-    assert_eq!(app.health.window, Window::Hour);
+    assert_eq!(app.panes.health.window, Window::Hour);
 }
 
 #[test]
@@ -340,7 +344,7 @@ fn a_store_that_cannot_be_read_is_shown_not_fatal() {
         result: Err(Failure::new("earshot.db is not an earshot store")),
     }));
     assert_eq!(
-        app.health.board.error(),
+        app.panes.health.board.error(),
         Some("earshot.db is not an earshot store")
     );
     assert!(!app.quit);
@@ -353,9 +357,12 @@ fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
     app.update(Action::Health(HealthResult::NoStore(
         "no state directory for the incident-history store: set EARSHOT_STORE".into(),
     )));
-    assert!(!app.health.sweeping);
-    assert!(app.health.board.error().unwrap().contains("EARSHOT_STORE"));
-    assert_ne!(app.status.connection, crate::tui::app::Connection::Error);
+    assert!(!app.panes.health.sweeping);
+    assert!(app.panes.health.board.error().unwrap().contains("EARSHOT_STORE"));
+    assert_ne!(
+        app.status.connection,
+        crate::tui::console::app::Connection::Error
+    );
 }
 
 fn failing(id: &str) -> FailingSession {
@@ -401,7 +408,7 @@ fn the_selection_stays_on_its_session_while_newer_failures_arrive() {
     app.update(press(KeyCode::Enter));
     assert_eq!(app.pane, PaneId::Deliveries);
     assert_eq!(
-        app.deliveries.id.as_deref(),
+        app.panes.deliveries.id.as_deref(),
         Some("call_b"),
         "the call aimed at, not the row number"
     );
@@ -434,7 +441,7 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
     use earshot_core::history::incidents::IncidentState;
     let mut app = loaded();
     let effects = app.update(key('i'));
-    assert_eq!(app.health.mode, Mode::Incidents);
+    assert_eq!(app.panes.health.mode, Mode::Incidents);
     let (seq, all) = effects
         .iter()
         .find_map(|effect| match effect {
@@ -450,7 +457,7 @@ fn i_lists_incidents_and_a_acknowledges_one_with_a_note() {
             incident("1eadbeef", IncidentState::Open),
         ]),
     }));
-    assert_eq!(app.health.incidents.open_count(), 2);
+    assert_eq!(app.panes.health.incidents.open_count(), 2);
     app.update(key('j'));
     app.update(key('a'));
     // The note is typed: `q` is a letter here, not quit.
@@ -502,21 +509,21 @@ fn the_boards_newest_change_reaches_the_subscriptions_detail() {
         seq,
         result: Ok(board(vec![broken, row(FINE, 0)])),
     }));
-    let change = app.subs.latest_change(BROKEN).map(|c| c.operator.clone());
+    let change = app.panes.subs.latest_change(BROKEN).map(|c| c.operator.clone());
     assert_eq!(change.as_deref(), Some("alice"));
-    assert!(app.subs.latest_change(FINE).is_none());
+    assert!(app.panes.subs.latest_change(FINE).is_none());
 }
 
 #[test]
 fn s_hands_the_401_groups_example_to_signatures_to_ask_the_receiver() {
     let mut app = loaded();
     assert_eq!(
-        app.health.selected().map(|row| row.id.as_str()),
+        app.panes.health.selected().map(|row| row.id.as_str()),
         Some(BROKEN)
     );
     let effects = app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    let form = app.sigs.refused.clone().expect("a refused delivery");
+    let form = app.panes.sigs.refused.clone().expect("a refused delivery");
     assert_eq!(form.target.subscription_id, BROKEN);
     assert_eq!(form.target.session_id, "ses_example");
     assert!(
@@ -529,7 +536,7 @@ fn s_hands_the_401_groups_example_to_signatures_to_ask_the_receiver() {
     // A subscription with no 401 group has no `s`.
     let mut app = loaded();
     app.update(press(KeyCode::Down));
-    assert_eq!(app.health.selected().map(|row| row.id.as_str()), Some(FINE));
+    assert_eq!(app.panes.health.selected().map(|row| row.id.as_str()), Some(FINE));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Health);
 }

@@ -27,13 +27,11 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Action, Effect, Failure};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::theme::Theme;
-use super::super::widgets::input::{self as text, cycle};
-use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::Pane;
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane};
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::theme::Theme;
+use crate::tui::widgets::input::{self as text, cycle};
+use crate::tui::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::Received;
@@ -42,6 +40,10 @@ use earshot_core::signature::HEADER_NAME;
 use tasks::InboxEffect;
 
 use commands::{detail_commands, form_commands, table_commands};
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<InboxEffect>;
 
 /// Requests kept on screen; older ones stay in the capture file only.
 pub(crate) const ROWS_MAX: usize = 2_000;
@@ -347,11 +349,11 @@ impl InboxPane {
                 self.form = None;
                 self.start_seq += 1;
                 self.listening = Listening::Starting(bind);
-                out.effects.push(Effect::Inbox(InboxEffect::Listen {
+                out.effects.push(InboxEffect::Listen {
                     seq: self.start_seq,
                     bind,
                     secrets,
-                }));
+                });
             }
         }
     }
@@ -404,7 +406,7 @@ impl Pane for InboxPane {
     const NAMES: &'static [&'static str] = &["inbox", "listen"];
     const CALLS_PLATFORM: bool = false;
 
-    fn create(_: &AppConfig) -> InboxPane {
+    fn create(_: &ConsoleConfig) -> InboxPane {
         InboxPane::new()
     }
 
@@ -511,7 +513,7 @@ impl Pane for InboxPane {
             InboxResult::Received(received) => {
                 // A pre-recorded webhook says how a job stands: for the
                 // Jobs pane, if it watches that job.
-                out.then = job_update(&received).map(|(id, status)| Action::WebhookForJob {
+                out.then = job_update(&received).map(|(id, status)| Handover::WebhookForJob {
                     id,
                     status,
                     answered: received.status(),
@@ -585,6 +587,42 @@ impl Pane for InboxPane {
         }
         losing
     }
+
+    /// A delivery handed to Signatures without its header: the capture of
+    /// it here, if whole, gives its header and body (the platform keeps no
+    /// bodies).
+    fn annotate(&mut self, message: &mut Handover, out: &mut Outcome) {
+        let Handover::OpenInSignatures {
+            header,
+            body,
+            delivery_id: Some(delivery_id),
+            ..
+        } = message
+        else {
+            return;
+        };
+        if header.is_some() {
+            return;
+        }
+        match self.by_delivery_id(delivery_id) {
+            Some(received) if received.body_whole() => {
+                *header = received.entry.header(HEADER_NAME).map(str::to_owned);
+                *body = Some(received.body.to_vec());
+            }
+            Some(received) => out.failure = Some(Failure::new(received.too_large())),
+            None => {}
+        }
+    }
+
+    fn receive(&mut self, message: &Handover, _out: &mut Outcome) -> kernel::Received {
+        match message {
+            Handover::Listening(url) => {
+                self.set_listening(url.clone());
+                kernel::Received::Kept
+            }
+            _ => kernel::Received::Ignored,
+        }
+    }
 }
 
 /// A pre-recorded webhook the Jobs pane should know about: its transcript
@@ -610,8 +648,8 @@ fn is_signed(received: &Received) -> bool {
 
 /// The header and exact body of a captured request, for the Signatures
 /// pane (the secret stays with the operator).
-pub(crate) fn signature_handover(received: &Received) -> Action {
-    Action::OpenInSignatures {
+pub(crate) fn signature_handover(received: &Received) -> Handover {
+    Handover::OpenInSignatures {
         header: received.entry.header(HEADER_NAME).map(str::to_owned),
         body: Some(received.body.to_vec()),
         secret_hint: Some(format!(

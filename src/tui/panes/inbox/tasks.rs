@@ -4,8 +4,8 @@
 //! (an account switch, the worker dropped) stops the receiver.
 
 use super::InboxResult;
-use crate::tui::action::Failure;
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::receiver::listen::{self, ListenConfig};
 use earshot_core::redact::SecretString;
 

@@ -1,18 +1,21 @@
 //! `update` tests of the Inbox pane, driven through the [`App`] with the
 //! keys an operator would press.
 
+use crate::tui::kernel::{ConsoleEffect, Handover};
 use axum::body::Bytes;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
 use super::{InboxCommand, Listening, View};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::command::Command;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::command::Command;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::inbox::InboxResult;
 use crate::tui::panes::inbox::tasks::InboxEffect;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::receiver::capture::CaptureEntry;
 use earshot_core::receiver::listen::Received;
 
@@ -20,9 +23,9 @@ const HEADER: &str = "t=1700000000,v1=5f0c2d";
 const BODY: &str = "{\"event\":\"call.ended\",  \"event_id\":\"e1\"}";
 
 fn inbox_app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(key('7'));
     assert_eq!(app.pane, PaneId::Inbox);
@@ -92,19 +95,19 @@ fn deliver(app: &mut App, request: Received) -> Vec<Effect> {
 fn the_form_refuses_a_bad_address_or_no_secret_and_names_the_field() {
     let mut app = inbox_app(false);
     app.update(key('l'));
-    assert!(app.inbox.form.is_some());
+    assert!(app.panes.inbox.form.is_some());
     // The address field starts filled; make it wrong.
     app.update(press(KeyCode::End));
     type_text(&mut app, "x");
     assert!(app.update(press(KeyCode::Enter)).is_empty());
-    let error = app.inbox.form.as_ref().and_then(|f| f.error.clone());
+    let error = app.panes.inbox.form.as_ref().and_then(|f| f.error.clone());
     assert!(
         error.as_deref().is_some_and(|e| e.starts_with("address")),
         "{error:?}"
     );
     app.update(press(KeyCode::Backspace));
     assert!(app.update(press(KeyCode::Enter)).is_empty());
-    let error = app.inbox.form.as_ref().and_then(|f| f.error.clone());
+    let error = app.panes.inbox.form.as_ref().and_then(|f| f.error.clone());
     assert!(
         error
             .as_deref()
@@ -139,19 +142,19 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
         }
         other => panic!("expected one InboxEffect::Listen, got {other:?}"),
     };
-    assert!(app.inbox.form.is_none());
+    assert!(app.panes.inbox.form.is_none());
     assert!(app.busy());
     app.update(Action::Inbox(InboxResult::Started {
         seq: seq + 1,
         result: Err(Failure::new("stale")),
     }));
-    assert!(matches!(app.inbox.listening, Listening::Starting(_)));
+    assert!(matches!(app.panes.inbox.listening, Listening::Starting(_)));
     app.update(Action::Inbox(InboxResult::Started {
         seq,
         result: Ok("http://127.0.0.1:8787".into()),
     }));
     assert_eq!(
-        app.inbox.listening,
+        app.panes.inbox.listening,
         Listening::On {
             url: "http://127.0.0.1:8787".into()
         }
@@ -174,7 +177,7 @@ fn a_bind_failure_shows_in_the_pane_and_the_status_bar() {
             "cannot listen on 127.0.0.1:8787: address in use",
         )),
     }));
-    assert!(matches!(app.inbox.listening, Listening::Failed(ref why) if why.contains("in use")));
+    assert!(matches!(app.panes.inbox.listening, Listening::Failed(ref why) if why.contains("in use")));
     assert!(app.status.last_error.is_some());
 }
 
@@ -183,13 +186,14 @@ fn requests_arrive_newest_first_counted_and_the_open_one_stays_selected() {
     let mut app = inbox_app(false);
     deliver(&mut app, signed("e1", "d1", "ok"));
     deliver(&mut app, signed("e1", "d2", "duplicate"));
-    assert_eq!(app.inbox.rows().len(), 2);
-    assert_eq!(app.inbox.rows()[0].entry.verdict.code(), "duplicate");
+    assert_eq!(app.panes.inbox.rows().len(), 2);
+    assert_eq!(app.panes.inbox.rows()[0].entry.verdict.code(), "duplicate");
     app.update(press(KeyCode::Down));
     app.update(press(KeyCode::Enter));
-    assert_eq!(app.inbox.view, View::Detail);
+    assert_eq!(app.panes.inbox.view, View::Detail);
     deliver(&mut app, signed("e2", "d3", "invalid_signature"));
     let open = app
+        .panes
         .inbox
         .selected()
         .map(|row| row.entry.header("x-svc-delivery-id"));
@@ -198,7 +202,7 @@ fn requests_arrive_newest_first_counted_and_the_open_one_stays_selected() {
         Some(Some("d1")),
         "the detail keeps showing the same request"
     );
-    let counts = app.inbox.counts;
+    let counts = app.panes.inbox.counts;
     assert_eq!(
         (
             counts.received,
@@ -215,10 +219,10 @@ fn at_the_top_the_list_follows_and_below_it_counts_what_arrives_above() {
     let mut app = inbox_app(false);
     deliver(&mut app, signed("e1", "d1", "ok"));
     deliver(&mut app, signed("e2", "d2", "ok"));
-    assert!(app.inbox.following());
+    assert!(app.panes.inbox.following());
     deliver(&mut app, signed("e3", "d3", "ok"));
     let selected = |app: &App| {
-        app.inbox
+        app.panes.inbox
             .selected()
             .and_then(|row| row.entry.header("x-svc-delivery-id").map(str::to_owned))
     };
@@ -228,7 +232,7 @@ fn at_the_top_the_list_follows_and_below_it_counts_what_arrives_above() {
         "following the newest"
     );
     app.update(key('j'));
-    assert!(!app.inbox.following());
+    assert!(!app.panes.inbox.following());
     deliver(&mut app, signed("e4", "d4", "ok"));
     deliver(&mut app, signed("e5", "d5", "ok"));
     assert_eq!(
@@ -236,10 +240,10 @@ fn at_the_top_the_list_follows_and_below_it_counts_what_arrives_above() {
         Some("d2"),
         "paused on its request"
     );
-    assert_eq!(app.inbox.new_above, 2);
+    assert_eq!(app.panes.inbox.new_above, 2);
     app.update(key('g'));
-    assert!(app.inbox.following());
-    assert_eq!(app.inbox.new_above, 0);
+    assert!(app.panes.inbox.following());
+    assert_eq!(app.panes.inbox.new_above, 0);
     deliver(&mut app, signed("e6", "d6", "ok"));
     assert_eq!(selected(&app).as_deref(), Some("d6"));
 }
@@ -250,8 +254,8 @@ fn s_opens_a_signed_request_in_signatures_with_its_exact_bytes() {
     deliver(&mut app, signed("e1", "d1", "invalid_signature"));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert_eq!(app.sigs.header.value(), HEADER);
-    let opened = app.sigs.loaded().and_then(|l| l.result.clone().ok());
+    assert_eq!(app.panes.sigs.header.value(), HEADER);
+    let opened = app.panes.sigs.loaded().and_then(|l| l.result.clone().ok());
     assert_eq!(opened.as_deref(), Some(BODY.as_bytes()));
 }
 
@@ -266,25 +270,25 @@ fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
             "invalid_signature",
         ),
     );
-    app.update(Action::OpenInSignatures {
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: Some("subscription 2b3c4d5e".into()),
         delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
         refused: None,
-    });
+    }));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert_eq!(app.sigs.header.value(), HEADER);
+    assert_eq!(app.panes.sigs.header.value(), HEADER);
     let unknown = {
         let mut app = inbox_app(false);
-        app.update(Action::OpenInSignatures {
+        app.update(Action::Handover(Handover::OpenInSignatures {
             header: None,
             body: None,
             secret_hint: None,
             delivery_id: Some("never-captured".into()),
             refused: None,
-        });
-        app.sigs.header.value().to_owned()
+        }));
+        app.panes.sigs.header.value().to_owned()
     };
     assert_eq!(unknown, "", "nothing captured: the operator pastes it");
 }
@@ -292,12 +296,12 @@ fn a_401_in_deliveries_comes_with_the_inbox_capture_of_that_attempt() {
 #[test]
 fn a_transcript_webhook_updates_a_watched_job_at_once_and_only_once() {
     let mut app = inbox_app(false);
-    app.seed_job_ids(vec!["job-1".into()]);
+    app.seed(Handover::JobIds(vec!["job-1".into()]));
     let effects = deliver(&mut app, transcript("job-1", "completed", "ok"));
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
-            Effect::JobWebhook { id, status } if id == "job-1" && status.as_str() == "completed"
+            Effect::Console(ConsoleEffect::JobWebhook { id, status }) if id == "job-1" && status.as_str() == "completed"
         )),
         "{effects:?}"
     );
@@ -305,13 +309,13 @@ fn a_transcript_webhook_updates_a_watched_job_at_once_and_only_once() {
     assert!(
         !repeat
             .iter()
-            .any(|e| matches!(e, Effect::JobWebhook { .. }))
+            .any(|e| matches!(e, Effect::Console(ConsoleEffect::JobWebhook { .. })))
     );
     let unwatched = deliver(&mut app, transcript("job-2", "completed", "ok"));
     assert!(
         !unwatched
             .iter()
-            .any(|e| matches!(e, Effect::JobWebhook { .. }))
+            .any(|e| matches!(e, Effect::Console(ConsoleEffect::JobWebhook { .. })))
     );
 }
 
@@ -320,8 +324,8 @@ fn clear_empties_the_list_but_keeps_the_counts() {
     let mut app = inbox_app(false);
     deliver(&mut app, signed("e1", "d1", "ok"));
     app.update(key('x'));
-    assert!(app.inbox.rows().is_empty());
-    assert_eq!(app.inbox.counts.received, 1);
+    assert!(app.panes.inbox.rows().is_empty());
+    assert_eq!(app.panes.inbox.counts.received, 1);
 }
 
 #[test]
@@ -354,7 +358,7 @@ fn signed_with_body(delivery_id: &str, body: &str) -> Received {
 
 /// Bytes the rows keep of their bodies, counted from the outside.
 fn body_bytes_held(app: &App) -> usize {
-    app.inbox
+    app.panes.inbox
         .rows()
         .iter()
         .map(|row| {
@@ -375,14 +379,14 @@ fn sixty_large_requests_keep_every_row_but_only_a_preview_of_each_body() {
     for n in 0..60 {
         deliver(&mut app, signed_with_body(&format!("d{n}"), &body));
     }
-    assert_eq!(app.inbox.rows().len(), 60);
+    assert_eq!(app.panes.inbox.rows().len(), 60);
     let held = body_bytes_held(&app);
     assert!(
         held <= 60 * super::PREVIEW_BYTES,
         "60 requests of 1 MiB hold {held} bytes of bodies"
     );
-    assert!(app.inbox.held_bytes() <= super::HELD_MAX);
-    let row = &app.inbox.rows()[0];
+    assert!(app.panes.inbox.held_bytes() <= super::HELD_MAX);
+    let row = &app.panes.inbox.rows()[0];
     assert_eq!(row.body_len, 1024 * 1024);
     assert!(!row.body_whole());
 }
@@ -395,9 +399,9 @@ fn the_rows_together_hold_at_most_the_total_cap_and_the_oldest_go_first() {
     for n in 0..200 {
         deliver(&mut app, signed_with_body(&format!("d{n}"), &body));
     }
-    let rows = app.inbox.rows();
+    let rows = app.panes.inbox.rows();
     assert!(rows.len() < 200, "{} rows kept", rows.len());
-    assert!(app.inbox.held_bytes() <= super::HELD_MAX);
+    assert!(app.panes.inbox.held_bytes() <= super::HELD_MAX);
     assert!(body_bytes_held(&app) <= super::HELD_MAX);
     assert!(rows.iter().all(|row| row.body_whole()));
     assert_eq!(
@@ -405,7 +409,7 @@ fn the_rows_together_hold_at_most_the_total_cap_and_the_oldest_go_first() {
         Some("d199"),
         "the newest stays"
     );
-    assert_eq!(app.inbox.counts.received, 200, "every request is counted");
+    assert_eq!(app.panes.inbox.counts.received, 200, "every request is counted");
 }
 
 #[test]
@@ -424,15 +428,15 @@ fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
     );
 
     // From the Deliveries pane: the header and body are not filled in.
-    app.update(Action::OpenInSignatures {
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: None,
         delivery_id: Some("d-big".into()),
         refused: None,
-    });
+    }));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert_eq!(app.sigs.header.value(), "");
+    assert_eq!(app.panes.sigs.header.value(), "");
     let notice = app.status.last_error.clone().expect("a notice");
     assert!(notice.message.contains("larger than the Inbox keeps"));
 
@@ -442,6 +446,6 @@ fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
     deliver(&mut app, signed_with_body("d-ok", &body));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
-    let opened = app.sigs.loaded().and_then(|l| l.result.clone().ok());
+    let opened = app.panes.sigs.loaded().and_then(|l| l.result.clone().ok());
     assert_eq!(opened.map(|bytes| bytes.len()), Some(super::BODY_KEEP_MAX));
 }

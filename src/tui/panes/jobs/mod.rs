@@ -14,6 +14,7 @@
 //! is `timeline.rs`. Drawing is in `view.rs`.
 
 pub(crate) mod chart;
+mod handover;
 mod commands;
 pub(crate) mod queue;
 pub(crate) mod table;
@@ -28,13 +29,11 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Effect, Failure};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::theme::Theme;
-use super::super::widgets::input as text;
-use super::super::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
-use super::{Jump, NoEffect, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Failure, Handover, Jump, NoEffect, Pane, Received};
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::theme::Theme;
+use crate::tui::widgets::input as text;
+use crate::tui::widgets::table_view::{TableCommand, TableView, prompt_commands, wrapped};
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::Tick;
 use earshot_core::poll::schedule::{JobView, Spent};
@@ -42,6 +41,10 @@ use earshot_core::poll::watcher::WatchEvent;
 
 use commands::{detail_commands, job_prompt_commands, table_commands};
 use queue::{BudgetMinutes, JobSpan, QueueSeries};
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<NoEffect>;
 
 /// What reaches the Jobs pane from the background.
 #[derive(Clone, Debug)]
@@ -446,7 +449,7 @@ impl JobsPane {
             forgotten.extend(self.insert(id, at));
         }
         if !forgotten.is_empty() {
-            out.effects.push(Effect::UnwatchJobs(forgotten));
+            out.console.push(ConsoleEffect::UnwatchJobs(forgotten));
         }
         self.table.refresh(&self.rows, kept);
         self.watch(fresh, out);
@@ -467,7 +470,7 @@ impl JobsPane {
                 row.added_tick = at;
             }
         }
-        out.effects.push(Effect::WatchJobs(ids));
+        out.console.push(ConsoleEffect::WatchJobs(ids));
     }
 
     /// Where the selection goes when rows change: on the top row of the
@@ -526,7 +529,7 @@ impl JobsPane {
         let visible = self.visible_ids();
         if visible != self.focus && !visible.is_empty() {
             self.focus.clone_from(&visible);
-            out.effects.push(Effect::FocusJobs(visible));
+            out.console.push(ConsoleEffect::FocusJobs(visible));
         }
     }
 
@@ -550,7 +553,7 @@ impl Pane for JobsPane {
         help_order: 4,
     });
 
-    fn create(_: &AppConfig) -> JobsPane {
+    fn create(_: &ConsoleConfig) -> JobsPane {
         JobsPane::new()
     }
 
@@ -628,7 +631,7 @@ impl Pane for JobsPane {
             Breakdown => self.breakdown = !self.breakdown,
             CopyId => {
                 if let Some(row) = self.selected() {
-                    out.effects.push(Effect::Copy {
+                    out.console.push(ConsoleEffect::Copy {
                         what: "job id",
                         text: earshot_core::redact::SecretString::new(row.id.clone()),
                     });
@@ -665,7 +668,7 @@ impl Pane for JobsPane {
                             total: 0,
                         });
                         out.toast = Some(format!("uploading {typed}…"));
-                        out.effects.push(Effect::SubmitFile {
+                        out.console.push(ConsoleEffect::SubmitFile {
                             path: PathBuf::from(typed),
                         });
                     }
@@ -771,6 +774,10 @@ impl Pane for JobsPane {
             losing.push("the Jobs prompt".into());
         }
         losing
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        self.take(message, out)
     }
 }
 

@@ -1,27 +1,30 @@
 //! `update` tests of the Jobs pane, driven through the [`App`] with the
 //! keys an operator would press and the events the watcher sends.
 
+use crate::tui::kernel::{ConsoleEffect, Handover};
 use std::time::Duration;
 
 use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
 use super::parse_ids;
-use crate::tui::action::{Action, Effect};
-use crate::tui::app::{App, AppConfig};
-use crate::tui::command::Command;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::command::Command;
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Pane;
+use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::jobs::JobsResult;
-use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::schedule::{JobProblem, JobView};
 use earshot_core::poll::watcher::WatchEvent;
 
 fn jobs_app(read_only: bool) -> App {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(Action::Run(Command::GoTo(PaneId::Jobs)));
     app
@@ -73,31 +76,31 @@ fn ids_are_split_on_commas_and_spaces_without_duplicates() {
 fn the_add_prompt_emits_the_watch_effect_with_the_parsed_ids() {
     let mut app = jobs_app(false);
     type_text(&mut app, "a");
-    assert!(app.jobs.captures_text());
+    assert!(app.panes.jobs.captures_text());
     type_text(&mut app, "job1, job2 job3");
     let effects = app.update(press(KeyCode::Enter));
-    assert!(!app.jobs.captures_text());
+    assert!(!app.panes.jobs.captures_text());
     let added = effects.iter().find_map(|effect| match effect {
-        Effect::WatchJobs(ids) => Some(ids.clone()),
+        Effect::Console(ConsoleEffect::WatchJobs(ids)) => Some(ids.clone()),
         _ => None,
     });
     assert_eq!(
         added,
         Some(vec!["job1".into(), "job2".into(), "job3".into()])
     );
-    assert_eq!(app.jobs.rows().len(), 3);
+    assert_eq!(app.panes.jobs.rows().len(), 3);
 }
 
 #[test]
 fn the_focus_effect_lists_the_visible_ids_when_they_change() {
     let mut app = jobs_app(false);
-    app.jobs.table.state.page.set(2);
+    app.panes.jobs.table.state.page.set(2);
     type_text(&mut app, "a");
     type_text(&mut app, "j1 j2 j3 j4");
     let effects = app.update(press(KeyCode::Enter));
     let focus = |effects: &[Effect]| {
         effects.iter().find_map(|effect| match effect {
-            Effect::FocusJobs(ids) => Some(ids.clone()),
+            Effect::Console(ConsoleEffect::FocusJobs(ids)) => Some(ids.clone()),
             _ => None,
         })
     };
@@ -113,7 +116,7 @@ fn the_focus_effect_lists_the_visible_ids_when_they_change() {
 #[test]
 fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
     let mut app = jobs_app(false);
-    app.jobs.seed(vec!["job1".into()]);
+    app.panes.jobs.seed(vec!["job1".into()]);
     watch(
         &mut app,
         WatchEvent::Changed {
@@ -125,7 +128,7 @@ fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
             ))),
         },
     );
-    let row = &app.jobs.rows()[0];
+    let row = &app.panes.jobs.rows()[0];
     assert_eq!(row.status(), Some(&TranscriptStatus::Error));
     assert!(row.is_error());
     let record = row.transcript.as_ref().expect("kept");
@@ -139,7 +142,7 @@ fn a_changed_event_updates_the_row_and_keeps_the_transcript() {
             transcript: None,
         },
     );
-    assert!(app.jobs.rows()[0].transcript.is_some());
+    assert!(app.panes.jobs.rows()[0].transcript.is_some());
 }
 
 #[test]
@@ -160,7 +163,7 @@ fn a_failed_poll_marks_the_row_stale_with_its_message() {
             message: "HTTP 429: Too Many Requests".into(),
         },
     );
-    let row = &app.jobs.rows()[0];
+    let row = &app.panes.jobs.rows()[0];
     assert!(row.stale());
     assert_eq!(
         row.poll_error.as_deref(),
@@ -177,7 +180,7 @@ fn a_failed_poll_marks_the_row_stale_with_its_message() {
             transcript: None,
         },
     );
-    let row = &app.jobs.rows()[0];
+    let row = &app.panes.jobs.rows()[0];
     assert!(row.stale());
     assert_eq!(
         row.poll_error.as_deref(),
@@ -194,15 +197,15 @@ fn paused_shows_the_banner_and_resumed_clears_it() {
             resume_in: Duration::from_secs(30),
         },
     );
-    assert_eq!(app.jobs.paused_for(), Some(Duration::from_secs(30)));
+    assert_eq!(app.panes.jobs.paused_for(), Some(Duration::from_secs(30)));
     assert!(app.wants_tick(), "the banner counts down");
-    let later = app.jobs.now + Duration::from_secs(12);
+    let later = app.panes.jobs.now + Duration::from_secs(12);
     app.update(Action::Tick(later));
-    assert_eq!(app.jobs.paused_for(), Some(Duration::from_secs(18)));
+    assert_eq!(app.panes.jobs.paused_for(), Some(Duration::from_secs(18)));
     app.update(Action::Tick(later + Duration::from_secs(60)));
-    assert_eq!(app.jobs.paused_for(), Some(Duration::ZERO));
+    assert_eq!(app.panes.jobs.paused_for(), Some(Duration::ZERO));
     watch(&mut app, WatchEvent::Resumed);
-    assert_eq!(app.jobs.paused_for(), None);
+    assert_eq!(app.panes.jobs.paused_for(), None);
 }
 
 #[test]
@@ -220,7 +223,7 @@ fn the_budget_event_fills_the_gauge_and_the_status_bar() {
             },
         },
     );
-    assert_eq!(app.jobs.budget, Some((37, 2000)));
+    assert_eq!(app.panes.jobs.budget, Some((37, 2000)));
     assert_eq!(app.status.budget.as_deref(), Some("37/2000"));
 }
 
@@ -234,7 +237,7 @@ fn submit_is_hidden_in_read_only() {
     let mut app = jobs_app(true);
     assert!(!submit(&app));
     type_text(&mut app, "s");
-    assert!(!app.jobs.captures_text());
+    assert!(!app.panes.jobs.captures_text());
     assert!(
         !app.help_sections()
             .iter()
@@ -253,21 +256,21 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::SubmitFile { path } if path.to_str() == Some("/tmp/call.wav")))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::SubmitFile { path }) if path.to_str() == Some("/tmp/call.wav")))
     );
     assert!(app.busy());
     app.update(Action::Jobs(JobsResult::Uploading {
         sent: 50,
         total: 100,
     }));
-    assert_eq!(app.jobs.upload.as_ref().map(|upload| upload.sent), Some(50));
+    assert_eq!(app.panes.jobs.upload.as_ref().map(|upload| upload.sent), Some(50));
     let effects = app.update(Action::Jobs(JobsResult::Submitted {
         result: Ok("job9".into()),
     }));
     assert!(
         effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids == &["job9".to_owned()]))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids == &["job9".to_owned()]))
     );
     assert!(!app.busy());
     assert!(
@@ -279,14 +282,12 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
 
 #[test]
 fn seeded_ids_are_watched_at_start() {
-    let mut app = App::new(AppConfig::default());
-    app.seed_job_ids(vec!["job1".into(), "job2".into()]);
+    let mut app = App::new(ConsoleConfig::default());
+    app.seed(Handover::JobIds(vec!["job1".into(), "job2".into()]));
     let effects = app.init();
-    assert!(
-        effects
-            .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(ids) if ids.len() == 2))
-    );
+    assert!(effects.iter().any(
+        |effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids.len() == 2)
+    ));
 }
 
 #[test]
@@ -299,7 +300,7 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
-            Effect::WatchJobs(ids) if ids == &["job-new-1".to_owned(), "job-new-2".to_owned()]
+            Effect::Console(ConsoleEffect::WatchJobs(ids)) if ids == &["job-new-1".to_owned(), "job-new-2".to_owned()]
         )),
         "{effects:?}"
     );
@@ -310,7 +311,7 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
     assert!(
         !again
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(_))),
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(_)))),
         "{again:?}"
     );
     assert!(app.toast.is_none());
@@ -326,9 +327,9 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     app.update(Action::Jobs(JobsResult::Discovered(vec!["watched".into()])));
     // Newest first: "watched" is on top, and the cursor, on the top row,
     // followed it; the operator moves down to "running".
-    assert_eq!(app.jobs.rows()[0].id, "watched");
+    assert_eq!(app.panes.jobs.rows()[0].id, "watched");
     assert_eq!(
-        app.jobs.selected().map(|row| row.id.as_str()),
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
         Some("watched")
     );
     app.update(key('j'));
@@ -337,7 +338,7 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
         let id = format!("job-{n}");
         let effects = app.update(Action::Jobs(JobsResult::Discovered(vec![id.clone()])));
         for effect in effects {
-            if let Effect::UnwatchJobs(ids) = effect {
+            if let Effect::Console(ConsoleEffect::UnwatchJobs(ids)) = effect {
                 unwatched.extend(ids);
             }
         }
@@ -349,7 +350,7 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
             },
         );
     }
-    let rows = app.jobs.rows();
+    let rows = app.panes.jobs.rows();
     assert_eq!(rows.len(), max);
     assert!(
         rows.iter().any(|row| row.id == "running"),
@@ -369,9 +370,9 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     );
     assert_eq!(unwatched[0], "job-0", "the oldest finished job goes first");
     assert_eq!(
-        app.jobs
+        app.panes.jobs
             .selected_index()
-            .and_then(|at| app.jobs.rows().get(at))
+            .and_then(|at| app.panes.jobs.rows().get(at))
             .map(|row| row.id.as_str()),
         Some("running"),
         "the selection stays on its job as older rows go"
@@ -386,15 +387,15 @@ fn enter_opens_a_job_and_y_copies_its_whole_id() {
         "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6".into(),
     ])));
     app.update(press(KeyCode::Enter));
-    assert!(app.jobs.detail);
+    assert!(app.panes.jobs.detail);
     let effects = app.update(key('y'));
     assert!(
-        matches!(effects.as_slice(), [Effect::Copy { what: "job id", text }]
+        matches!(effects.as_slice(), [Effect::Console(ConsoleEffect::Copy { what: "job id", text })]
             if text.expose() == "5d0c7e1a-2b3c-4d5e-8f90-a1b2c3d4e5f6"),
         "{effects:?}"
     );
     app.update(press(KeyCode::Esc));
-    assert!(!app.jobs.detail);
+    assert!(!app.panes.jobs.detail);
 }
 
 /// A job the pane forgot is gone for good; a late report of the
@@ -417,7 +418,7 @@ fn a_forgotten_job_does_not_come_back_as_an_empty_row() {
             message: "HTTP 500".into(),
         },
     );
-    let ids: Vec<&str> = app.jobs.rows().iter().map(|row| row.id.as_str()).collect();
+    let ids: Vec<&str> = app.panes.jobs.rows().iter().map(|row| row.id.as_str()).collect();
     assert_eq!(ids, ["kept"]);
 }
 
@@ -436,19 +437,19 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     )));
     type_text(&mut app, ":job efe33b63");
     let effects = app.update(press(KeyCode::Enter));
-    assert!(app.jobs.detail, "the job's record is open");
-    assert_eq!(app.jobs.selected().map(|row| row.id.as_str()), Some(ids[0]));
+    assert!(app.panes.jobs.detail, "the job's record is open");
+    assert_eq!(app.panes.jobs.selected().map(|row| row.id.as_str()), Some(ids[0]));
     assert!(
         !effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(_))),
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(_)))),
         "nothing new to watch: {effects:?}"
     );
 
     app.update(press(KeyCode::Esc));
     type_text(&mut app, ":job abc00000");
     app.update(press(KeyCode::Enter));
-    assert!(!app.jobs.detail);
+    assert!(!app.panes.jobs.detail);
     assert!(
         app.toast
             .as_ref()
@@ -469,7 +470,7 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     assert!(
         !effects
             .iter()
-            .any(|effect| matches!(effect, Effect::WatchJobs(_)))
+            .any(|effect| matches!(effect, Effect::Console(ConsoleEffect::WatchJobs(_))))
     );
 }
 
@@ -479,11 +480,11 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
 fn a_webhook_the_inbox_answered_fills_the_jobs_hook() {
     let mut app = jobs_app(false);
     app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
-    assert_eq!(app.jobs.rows()[0].hook(), None);
-    app.jobs.note_webhook("job-1", 200, 1_000);
-    app.jobs.note_webhook("not-watched", 200, 1_000);
-    assert_eq!(app.jobs.rows()[0].hook(), Some(200));
-    assert_eq!(app.jobs.rows().len(), 1);
+    assert_eq!(app.panes.jobs.rows()[0].hook(), None);
+    app.panes.jobs.note_webhook("job-1", 200, 1_000);
+    app.panes.jobs.note_webhook("not-watched", 200, 1_000);
+    assert_eq!(app.panes.jobs.rows()[0].hook(), Some(200));
+    assert_eq!(app.panes.jobs.rows().len(), 1);
 }
 
 /// Every attempt of a job's webhook the Inbox answered counts, refused or
@@ -495,31 +496,31 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
     app.update(Action::Jobs(JobsResult::Discovered(vec!["job-1".into()])));
     let first = 1_796_479_509_000; // 14:05:09
     for n in 0..3 {
-        let effects = app.update(Action::WebhookForJob {
+        let effects = app.update(Action::Handover(Handover::WebhookForJob {
             id: "job-1".into(),
             status: None,
             answered: 401,
             at_ms: first + n * 10_000,
-        });
+        }));
         assert!(
             effects.is_empty(),
             "a refused webhook moves no job: {effects:?}"
         );
     }
     let line =
-        earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts);
+        earshot_core::api::delivery_verdict::job_webhook_line(&app.panes.jobs.rows()[0].hook_attempts);
     assert_eq!(
         line.as_deref(),
         Some("attempt 3 of 10 · answered 401: a 4xx is final, no retry")
     );
-    app.update(Action::WebhookForJob {
+    app.update(Action::Handover(Handover::WebhookForJob {
         id: "job-1".into(),
         status: None,
         answered: 503,
         at_ms: first + 30_000,
-    });
+    }));
     assert_eq!(
-        earshot_core::api::delivery_verdict::job_webhook_line(&app.jobs.rows()[0].hook_attempts)
+        earshot_core::api::delivery_verdict::job_webhook_line(&app.panes.jobs.rows()[0].hook_attempts)
             .as_deref(),
         Some("attempt 4 of 10 · answered 503 · gives up at 14:06:39 (10 attempts, 10 s apart)")
     );
@@ -527,15 +528,15 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
 
 /// The jobs in the order the table shows them.
 fn shown(app: &App) -> Vec<String> {
-    let rows = app.jobs.rows();
-    (0..app.jobs.table.len())
-        .filter_map(|position| app.jobs.table.row_at(rows, position))
+    let rows = app.panes.jobs.rows();
+    (0..app.panes.jobs.table.len())
+        .filter_map(|position| app.panes.jobs.table.row_at(rows, position))
         .map(|row| row.id.clone())
         .collect()
 }
 
 fn selected_id(app: &App) -> Option<String> {
-    app.jobs.selected().map(|row| row.id.clone())
+    app.panes.jobs.selected().map(|row| row.id.clone())
 }
 
 /// Sorted by STATUS, the selection stays on its job when
@@ -574,14 +575,14 @@ fn the_selection_follows_its_job_through_reports_while_sorted_and_filtered() {
     );
     assert_eq!(shown(&app), ["j3", "j2", "j1"]);
     assert_eq!(selected_id(&app).as_deref(), Some("j3"));
-    assert_eq!(app.jobs.selected_index(), Some(0));
+    assert_eq!(app.panes.jobs.selected_index(), Some(0));
     // Only the queued ones: j1.
     type_text(&mut app, "/status:queued");
     app.update(press(KeyCode::Enter));
     assert_eq!(shown(&app), ["j1"]);
     app.update(press(KeyCode::Esc));
     assert_eq!(shown(&app), ["j3", "j2", "j1"], "esc clears the filter");
-    assert!(!app.jobs.table.filtering());
+    assert!(!app.panes.jobs.table.filtering());
 }
 
 /// On the top row the selection follows the newest job; moved off it, it
@@ -592,13 +593,13 @@ fn on_the_top_row_the_selection_follows_new_jobs() {
     app.update(Action::Jobs(JobsResult::Discovered(vec!["first".into()])));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["second".into()])));
     assert_eq!(
-        app.jobs.selected().map(|row| row.id.as_str()),
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
         Some("second")
     );
     app.update(key('j'));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["third".into()])));
     assert_eq!(
-        app.jobs.selected().map(|row| row.id.as_str()),
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
         Some("first")
     );
 }
@@ -619,14 +620,14 @@ fn a_finished_jobs_age_counts_up() {
             transcript: None,
         },
     );
-    assert!(app.jobs.rows()[0].is_terminal());
+    assert!(app.panes.jobs.rows()[0].is_terminal());
     assert!(app.wants_tick(), "the AGE still moves");
-    let epoch = app.jobs.epoch;
+    let epoch = app.panes.jobs.epoch;
     app.dirty = false;
     app.update(Action::Tick(epoch + Duration::from_millis(5_200)));
     assert!(app.dirty, "a second turned: redraw");
-    assert_eq!(app.jobs.now_tick().as_secs(), 5);
-    let age = super::view::short_duration(app.jobs.now_tick());
+    assert_eq!(app.panes.jobs.now_tick().as_secs(), 5);
+    let age = super::view::short_duration(app.panes.jobs.now_tick());
     assert_eq!(age, "5 s");
     app.dirty = false;
     app.update(Action::Tick(epoch + Duration::from_millis(5_600)));
@@ -639,7 +640,7 @@ fn a_finished_jobs_age_counts_up() {
 #[test]
 fn the_queue_chart_is_rebuilt_on_the_tick_only_when_a_bucket_can_change() {
     use super::JobsPane;
-    use crate::tui::app::Outcome;
+    use super::Outcome;
     let mut pane = JobsPane::new();
     let mut out = Outcome::default();
     pane.add_ids(vec!["job-a".into(), "job-b".into()], &mut out);

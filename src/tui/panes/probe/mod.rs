@@ -22,18 +22,20 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::{Effect, Failure};
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection};
-use super::super::theme::Theme;
-use super::super::widgets::input as text;
-use super::Pane;
+use crate::tui::kernel::{self, ConsoleConfig, Failure, Handover, Pane, Received};
+use crate::tui::keymap::{CommandInfo, CommandSection};
+use crate::tui::theme::Theme;
+use crate::tui::widgets::input as text;
 use earshot_core::api::Region;
 use earshot_core::api::probe::{Answer, ProbeOptions, REGIONS};
 use earshot_core::api::types::dictation::{DEFAULT_SYNC_MODEL, Dictation, SyncTranscript};
 use tasks::ProbeEffect;
 
 use commands::{browse_commands, edit_commands};
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<ProbeEffect>;
 
 /// Lines one scroll step moves the results.
 const SCROLL_STEP: u16 = 1;
@@ -295,7 +297,7 @@ impl ProbePane {
                 .collect(),
             finished_ms: None,
         });
-        out.effects.push(Effect::Probe(ProbeEffect::Run {
+        out.effects.push(ProbeEffect::Run {
             seq: self.seq,
             file: expand_home(&typed, self.home.as_deref()),
             regions,
@@ -303,7 +305,7 @@ impl ProbePane {
                 model: DEFAULT_SYNC_MODEL.to_owned(),
                 instruction,
             },
-        }));
+        });
     }
 }
 
@@ -315,7 +317,7 @@ impl Pane for ProbePane {
     const NAMES: &'static [&'static str] = &["probe"];
     const CALLS_PLATFORM: bool = true;
 
-    fn create(_: &AppConfig) -> ProbePane {
+    fn create(_: &ConsoleConfig) -> ProbePane {
         ProbePane::new()
     }
 
@@ -449,6 +451,16 @@ impl Pane for ProbePane {
     fn paste(&mut self, pasted: &str) {
         if self.editing {
             text::paste(self.input_mut(self.focus), pasted);
+        }
+    }
+
+    fn receive(&mut self, message: &Handover, _out: &mut Outcome) -> Received {
+        match message {
+            Handover::ProbeFile(path) => {
+                self.seed_file(path);
+                Received::Kept
+            }
+            _ => Received::Ignored,
         }
     }
 }

@@ -3,7 +3,7 @@
 //! A new run supersedes (aborts) the one still running.
 
 use super::ProbeResult;
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 
 /// What the Probe pane asks the worker for.
 #[derive(Clone, Debug)]

@@ -2,6 +2,7 @@
 //! sequence numbers, answers stored (or dropped when superseded), and
 //! what the results draw, through the [`App`] where keys matter.
 
+use crate::tui::kernel::Handover;
 use std::path::PathBuf;
 
 use ratatui::Terminal;
@@ -9,13 +10,17 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::{Map, json};
 
+use super::Outcome;
 use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig, Outcome};
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::{press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::Pane;
+use crate::tui::panes::PaneId;
 use crate::tui::panes::probe::ProbeResult;
 use crate::tui::panes::probe::tasks::ProbeEffect;
-use crate::tui::panes::{Pane, PaneId};
-use crate::tui::test_keys::{press, type_text};
 use crate::tui::theme::Theme;
 use earshot_core::api::Region;
 use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
@@ -83,7 +88,7 @@ fn filled() -> ProbePane {
 fn start(pane: &mut ProbePane) -> u64 {
     let out = run(pane, ProbeCommand::Run);
     match out.effects.as_slice() {
-        [Effect::Probe(ProbeEffect::Run { seq, .. })] => *seq,
+        [ProbeEffect::Run { seq, .. }] => *seq,
         other => panic!("expected one RunProbe, got {other:?}"),
     }
 }
@@ -145,12 +150,12 @@ fn a_run_is_one_effect_with_a_new_seq_the_checked_regions_and_the_expanded_path(
     run(&mut pane, ProbeCommand::ToggleRegion);
     let out = run(&mut pane, ProbeCommand::Run);
     let [
-        Effect::Probe(ProbeEffect::Run {
+        ProbeEffect::Run {
             seq,
             file,
             regions,
             options,
-        }),
+        },
     ] = out.effects.as_slice()
     else {
         panic!("expected one RunProbe, got {:?}", out.effects);
@@ -368,27 +373,27 @@ fn narrow_and_tiny_areas_stack_the_regions_and_never_panic() {
 
 #[test]
 fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only: true,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(press(KeyCode::Char('6')));
     assert_eq!(app.pane, PaneId::Probe);
     app.update(press(KeyCode::Char('e')));
-    assert!(app.probe.editing);
+    assert!(app.panes.probe.editing);
     // `q` and `5` are typed, not global keys, while editing.
     type_text(&mut app, "/tmp/q5.wav");
     assert!(!app.quit);
-    assert_eq!(app.probe.file.value(), "/tmp/q5.wav");
+    assert_eq!(app.panes.probe.file.value(), "/tmp/q5.wav");
     app.update(press(KeyCode::Tab));
     app.update(Action::Input(Event::Paste("make it\nformal".into())));
-    assert_eq!(app.probe.instruction.value(), "make itformal");
+    assert_eq!(app.panes.probe.instruction.value(), "make itformal");
     app.update(press(KeyCode::Esc));
-    assert!(!app.probe.editing);
+    assert!(!app.panes.probe.editing);
     app.update(press(KeyCode::Right));
     app.update(press(KeyCode::Char(' ')));
     assert_eq!(
-        app.probe.checked_regions(),
+        app.panes.probe.checked_regions(),
         vec![Region::Global, Region::Eu]
     );
     let effects = app.update(press(KeyCode::Char('p')));
@@ -410,8 +415,8 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
 
 #[test]
 fn a_seeded_file_is_ready_to_probe_with_enter() {
-    let mut app = App::new(AppConfig::default());
-    app.seed_probe_file(std::path::Path::new("/tmp/demo/sample.wav"));
+    let mut app = App::new(ConsoleConfig::default());
+    app.seed(Handover::ProbeFile(std::path::PathBuf::from("/tmp/demo/sample.wav")));
     app.update(press(KeyCode::Char('6')));
     let effects = app.update(press(KeyCode::Enter));
     assert!(
@@ -428,5 +433,5 @@ fn a_seeded_file_is_ready_to_probe_with_enter() {
         Region::Global,
         Ok(answer("hello", Some("Hello."), None)),
     )));
-    assert!(app.probe.run.as_ref().unwrap().regions[0].dictation.is_ok());
+    assert!(app.panes.probe.run.as_ref().unwrap().regions[0].dictation.is_ok());
 }

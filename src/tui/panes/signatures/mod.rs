@@ -25,14 +25,11 @@ use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use tui_input::Input;
 
-use super::super::action::Effect;
-use super::super::action::RefusedDelivery;
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection};
-use super::super::load::Load;
-use super::super::theme::Theme;
-use super::super::widgets::input as text;
-use super::Pane;
+use crate::tui::kernel::{self, ConsoleConfig, Handover, Pane, Received, RefusedDelivery};
+use crate::tui::keymap::{CommandInfo, CommandSection};
+use crate::tui::load::Load;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::input as text;
 use earshot_core::redact::mask;
 use earshot_core::signature::{
     Candidate, Check, ChecklistInput, DEFAULT_TOLERANCE_SECS, Diagnosis, TriedSecret, Verdict,
@@ -42,6 +39,10 @@ use refused::{Asked, Located, RefusedForm};
 use tasks::SigsEffect;
 
 use commands::{browse_commands, edit_commands};
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<SigsEffect>;
 
 /// Lines one scroll of the check moves.
 const SCROLL_STEP: u16 = 3;
@@ -504,7 +505,7 @@ impl Pane for SignaturesPane {
     const NAMES: &'static [&'static str] = &["signatures", "sigs", "sig"];
     const CALLS_PLATFORM: bool = false;
 
-    fn create(_: &AppConfig) -> SignaturesPane {
+    fn create(_: &ConsoleConfig) -> SignaturesPane {
         SignaturesPane::new()
     }
 
@@ -536,17 +537,17 @@ impl Pane for SignaturesPane {
             SigsCommand::Check => match self.body_source() {
                 BodySource::Typed => self.recheck(),
                 BodySource::File(path) => {
-                    out.effects.push(Effect::Sigs(SigsEffect::ReadBodyFile {
+                    out.effects.push(SigsEffect::ReadBodyFile {
                         seq: self.read.start(),
                         path,
-                    }));
+                    });
                 }
                 BodySource::Capture { path, line } => {
-                    out.effects.push(Effect::Sigs(SigsEffect::ReadCapture {
+                    out.effects.push(SigsEffect::ReadCapture {
                         seq: self.read.start(),
                         path,
                         line,
-                    }));
+                    });
                 }
             },
             SigsCommand::ScrollUp => self.scroll = self.scroll.saturating_sub(SCROLL_STEP),
@@ -665,6 +666,27 @@ impl Pane for SignaturesPane {
         if changed {
             self.recheck();
         }
+    }
+
+    fn receive(&mut self, message: &Handover, out: &mut Outcome) -> Received {
+        let Handover::OpenInSignatures {
+            header,
+            body,
+            secret_hint,
+            refused,
+            ..
+        } = message
+        else {
+            return Received::Ignored;
+        };
+        self.open_with(
+            header.clone(),
+            body.clone(),
+            secret_hint.clone(),
+            refused.clone(),
+            out,
+        );
+        Received::Shown
     }
 }
 

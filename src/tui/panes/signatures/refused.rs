@@ -18,10 +18,10 @@ use std::convert::Infallible;
 use earshot_core::history::refused_delivery::Checked;
 use earshot_core::redact::SecretString;
 
+use super::Outcome;
 use super::tasks::SigsEffect;
 use super::{LoadedBody, SignaturesPane};
-use crate::tui::action::{Effect, RefusedDelivery as Refused};
-use crate::tui::app::Outcome;
+use crate::tui::kernel::RefusedDelivery as Refused;
 use crate::tui::panes::subscriptions::short_id;
 use tui_input::Input;
 
@@ -89,10 +89,10 @@ impl SignaturesPane {
                     "<the observer's copy of the refused event: reading the store…>".to_owned(),
                 );
             }
-            out.effects.push(Effect::Sigs(SigsEffect::LoadRefused {
+            out.effects.push(SigsEffect::LoadRefused {
                 seq: self.read.start(),
                 target: target.clone(),
-            }));
+            });
         }
         self.refused = Some(RefusedForm {
             event_id: target.event_id.clone(),
@@ -190,13 +190,13 @@ impl SignaturesPane {
         let second = Some(self.previous.value())
             .filter(|value| !value.is_empty())
             .map(SecretString::new);
-        out.effects.push(Effect::Sigs(SigsEffect::AskReceiver {
+        out.effects.push(SigsEffect::AskReceiver {
             seq: self.probe.start(),
             event_id,
             subscription_id: form.target.subscription_id.clone(),
             given,
             second,
-        }));
+        });
         // The keyboard stays in the form: the next thing an operator does
         // is try another secret, and a secret typed into a pane that lost
         // the keyboard would run the pane's keys.

@@ -8,10 +8,10 @@
 
 use super::SigsResult;
 use super::refused::{Asked, Located};
-use crate::tui::action::RefusedDelivery as Refused;
-use crate::tui::history_tasks::{failure, open, with_store};
+use crate::tui::kernel::RefusedDelivery as Refused;
+use crate::tui::kernel::store::{failure, open, with_store};
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::subscriptions::short_id;
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
 use earshot_core::history::refused_delivery::{self, Checked, RecordFrom};
 use earshot_core::receiver::capture::{self, Selector};

@@ -3,22 +3,26 @@
 //! an operator presses through the [`App`], and secrets kept out of
 //! `Debug`.
 
+use crate::tui::kernel::Handover;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+use super::Outcome;
 use super::refused::Asked;
 use super::{Field, Report, SignaturesPane, SigsCommand};
-use crate::tui::action::{Action, Effect, RefusedDelivery};
-use crate::tui::app::{App, AppConfig, Outcome};
-use crate::tui::panes::Pane;
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::App;
+use crate::tui::console::test_keys::press;
+use crate::tui::console::view;
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Pane;
+use crate::tui::kernel::RefusedDelivery;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::signatures::SigsResult;
 use crate::tui::panes::signatures::tasks::SigsEffect;
-use crate::tui::test_keys::press;
 use crate::tui::theme::Theme;
-use crate::tui::view;
 use earshot_core::history::held_secret::{self, GIVEN, Known};
 use earshot_core::history::receiver_probe::{ProbeAnswer, WRONG};
 use earshot_core::history::refused_delivery::Checked;
@@ -163,8 +167,8 @@ fn secrets_are_masked_in_debug() {
     assert!(!shown.contains(V4_SECRET), "{shown}");
     assert!(!shown.contains("whsec-previous-very-secret"), "{shown}");
     assert!(shown.contains("<redacted>"));
-    let mut app = App::new(AppConfig::default());
-    app.sigs = valid_pane();
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = valid_pane();
     assert!(!format!("{app:?}").contains(V4_SECRET));
 }
 
@@ -176,7 +180,7 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
     let mut out = Outcome::default();
     pane.run(SigsCommand::Check, &mut out);
     let seq = match out.effects.as_slice() {
-        [Effect::Sigs(SigsEffect::ReadBodyFile { seq, path })] => {
+        [SigsEffect::ReadBodyFile { seq, path }] => {
             assert_eq!(path, "/tmp/body.json");
             *seq
         }
@@ -197,28 +201,28 @@ fn a_file_body_is_read_by_the_worker_then_checked() {
 
 #[test]
 fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(press(KeyCode::Char('5')));
     assert_eq!(app.pane, PaneId::Signatures);
     app.update(press(KeyCode::Enter));
-    assert!(app.sigs.editing);
+    assert!(app.panes.sigs.editing);
     for c in V4_HEADER.chars() {
         app.update(press(KeyCode::Char(c)));
     }
     app.update(press(KeyCode::Tab));
-    assert_eq!(app.sigs.focus, Field::Body);
+    assert_eq!(app.panes.sigs.focus, Field::Body);
     app.update(Action::Input(Event::Paste(V4_BODY.into())));
-    assert_eq!(app.sigs.body.value(), V4_BODY);
+    assert_eq!(app.panes.sigs.body.value(), V4_BODY);
     app.update(press(KeyCode::Down));
     app.update(Action::Input(Event::Paste(format!("{V4_SECRET}\n"))));
-    assert_eq!(app.sigs.current.value(), V4_SECRET);
-    assert!(checked(&app.sigs).1.is_valid());
+    assert_eq!(app.panes.sigs.current.value(), V4_SECRET);
+    assert!(checked(&app.panes.sigs).1.is_valid());
     // `q` is typed, not quit, while editing; esc gives the keys back.
     app.update(press(KeyCode::Char('q')));
     assert!(!app.quit);
     app.update(press(KeyCode::Esc));
-    assert!(!app.sigs.editing);
+    assert!(!app.panes.sigs.editing);
     app.update(press(KeyCode::Tab));
     assert_eq!(app.pane, PaneId::Probe);
 }
@@ -230,11 +234,11 @@ fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
 fn a_huge_header_is_kept_and_reported_too_long() {
     const PASTED: usize = 200_000;
     const TYPED: usize = 20_000;
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(press(KeyCode::Char('5')));
     app.update(press(KeyCode::Enter));
-    assert_eq!(app.sigs.focus, Field::Header);
+    assert_eq!(app.panes.sigs.focus, Field::Header);
     // The signature, then a blob pasted after it (line breaks dropped).
     app.update(Action::Input(Event::Paste(V4_HEADER.into())));
     let blob = format!("{}\n", "a".repeat(PASTED));
@@ -242,13 +246,13 @@ fn a_huge_header_is_kept_and_reported_too_long() {
     for _ in 0..TYPED {
         app.update(press(KeyCode::Char('b')));
     }
-    let value = app.sigs.header.value();
+    let value = app.panes.sigs.header.value();
     let len = V4_HEADER.len() + PASTED + TYPED;
     assert_eq!(value.len(), len);
-    assert_eq!(app.sigs.header.cursor(), len);
+    assert_eq!(app.panes.sigs.header.cursor(), len);
     assert!(value.starts_with(&format!("{V4_HEADER}aaa")));
     assert!(value.ends_with(&format!("a{}", "b".repeat(TYPED))));
-    let (checks, diagnosis) = checked(&app.sigs);
+    let (checks, diagnosis) = checked(&app.panes.sigs);
     let too_long = HeaderError::TooLong {
         len,
         max: MAX_HEADER_LEN,
@@ -273,31 +277,31 @@ fn a_huge_header_is_kept_and_reported_too_long() {
         KeyCode::Char('u'),
         KeyModifiers::CONTROL,
     ))));
-    assert!(app.sigs.header.value().is_empty());
+    assert!(app.panes.sigs.header.value().is_empty());
     app.update(Action::Input(Event::Paste(V4_HEADER.into())));
-    app.sigs.set(Field::Body, V4_BODY);
-    app.sigs.set(Field::Current, V4_SECRET);
-    assert!(checked(&app.sigs).1.is_valid());
+    app.panes.sigs.set(Field::Body, V4_BODY);
+    app.panes.sigs.set(Field::Current, V4_SECRET);
+    assert!(checked(&app.panes.sigs).1.is_valid());
 }
 
 #[test]
 fn another_pane_can_hand_a_delivery_over() {
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
-    app.update(Action::OpenInSignatures {
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: Some("subscription 2b3c4d5e".into()),
         delivery_id: None,
         refused: None,
-    });
+    }));
     assert_eq!(app.pane, PaneId::Signatures);
-    assert!(app.sigs.editing);
-    assert_eq!(app.sigs.focus, Field::Current);
+    assert!(app.panes.sigs.editing);
+    assert_eq!(app.panes.sigs.focus, Field::Current);
     for c in V4_SECRET.chars() {
         app.update(press(KeyCode::Char(c)));
     }
-    assert!(checked(&app.sigs).1.is_valid());
+    assert!(checked(&app.panes.sigs).1.is_valid());
 }
 
 #[test]
@@ -334,7 +338,7 @@ fn a_capture_line_is_replayed_with_its_header_body_and_receive_time() {
     let mut out = Outcome::default();
     pane.run(SigsCommand::Check, &mut out);
     let seq = match out.effects.as_slice() {
-        [Effect::Sigs(SigsEffect::ReadCapture { seq, path, line })] => {
+        [SigsEffect::ReadCapture { seq, path, line }] => {
             assert_eq!((path.as_str(), *line), ("/tmp/inbox.jsonl", Some(3)));
             *seq
         }
@@ -367,7 +371,7 @@ fn a_capture_without_a_line_asks_for_the_last_signed_request() {
     pane.run(SigsCommand::Check, &mut out);
     assert!(matches!(
         out.effects.as_slice(),
-        [Effect::Sigs(SigsEffect::ReadCapture { path, line: None, .. })] if path == "inbox.jsonl"
+        [SigsEffect::ReadCapture { path, line: None, .. }] if path == "inbox.jsonl"
     ));
 }
 
@@ -376,7 +380,7 @@ const SUB: &str = "2b3c4d5e-6f70-4b1c-9d2e-3f4a5b6c7d8e";
 /// A delivery refused with 401 as the Events pane hands it over: the
 /// observer's bytes of `event_id`, no header.
 fn refused_event(event_id: &str) -> Action {
-    Action::OpenInSignatures {
+    Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: Some("subscription 2b3c4d5e's receiver refused it with 401".into()),
@@ -387,7 +391,7 @@ fn refused_event(event_id: &str) -> Action {
             event_id: Some(event_id.into()),
             delivery_id: None,
         }),
-    }
+    })
 }
 
 /// The answers of a receiver that holds the secret given.
@@ -435,7 +439,7 @@ fn screen(app: &App) -> String {
 /// `enter` in the form of a refused delivery (the secret typed first,
 /// while the form has the keys) or `p` asks its receiver: the seq.
 fn ask(app: &mut App, event_id: &str) -> u64 {
-    let effects = if app.sigs.editing {
+    let effects = if app.panes.sigs.editing {
         for c in V4_SECRET.chars() {
             app.update(press(KeyCode::Char(c)));
         }
@@ -459,23 +463,23 @@ fn ask(app: &mut App, event_id: &str) -> u64 {
 
 #[test]
 fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
-    app.update(Action::OpenInSignatures {
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
+    app.update(Action::Handover(Handover::OpenInSignatures {
         header: Some(V4_HEADER.into()),
         body: Some(V4_BODY.as_bytes().to_vec()),
         secret_hint: None,
         delivery_id: None,
         refused: None,
-    });
+    }));
     for c in V4_SECRET.chars() {
         app.update(press(KeyCode::Char(c)));
     }
-    assert!(checked(&app.sigs).1.is_valid());
+    assert!(checked(&app.panes.sigs).1.is_valid());
     assert!(screen(&app).contains("valid: signed with the current secret"));
 
     // A 401 row of Deliveries: no header, no bytes yet (read from the store).
-    let effects = app.update(Action::OpenInSignatures {
+    let effects = app.update(Action::Handover(Handover::OpenInSignatures {
         header: None,
         body: None,
         secret_hint: None,
@@ -486,7 +490,7 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
             event_id: None,
             delivery_id: Some("a1000000-0000-4000-8000-000000000001".into()),
         }),
-    });
+    }));
     assert!(
         effects.iter().any(|effect| matches!(
             effect,
@@ -497,12 +501,12 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
     );
     for field in Field::ORDER.into_iter().filter(|f| *f != Field::Body) {
         assert!(
-            app.sigs.input(field).value().is_empty(),
+            app.panes.sigs.input(field).value().is_empty(),
             "{field:?} emptied"
         );
     }
-    let Report::Waiting(why) = &app.sigs.report else {
-        panic!("no verdict without a header: {:?}", app.sigs.report);
+    let Report::Waiting(why) = &app.panes.sigs.report else {
+        panic!("no verdict without a header: {:?}", app.panes.sigs.report);
     };
     assert!(why.contains("refused this delivery with 401"), "{why}");
     let shown = screen(&app);
@@ -512,11 +516,11 @@ fn a_second_delivery_replaces_the_form_and_the_first_verdict() {
 
 #[test]
 fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(refused_event("evt-a"));
     assert!(
-        app.sigs.header.value().is_empty(),
+        app.panes.sigs.header.value().is_empty(),
         "not the observer's header"
     );
     let seq = ask(&mut app, "evt-a");
@@ -532,7 +536,7 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
         })
     };
     app.update(answer(seq, "evt-a"));
-    assert!(app.sigs.shown_verdict().is_some());
+    assert!(app.panes.sigs.shown_verdict().is_some());
     let shown = screen(&app);
     assert!(
         shown.contains("the secret you gave is the one it") && shown.contains("HTTP 401"),
@@ -541,19 +545,19 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
 
     // Another event: the verdict for evt-a is gone at once.
     app.update(refused_event("evt-b"));
-    assert!(app.sigs.shown_verdict().is_none());
+    assert!(app.panes.sigs.shown_verdict().is_none());
     assert!(!screen(&app).contains("is the one it"));
     // The answer of the probe about evt-a, late: dropped.
     let seq_b = ask(&mut app, "evt-b");
     app.update(answer(seq, "evt-a"));
-    assert!(app.sigs.shown_verdict().is_none());
+    assert!(app.panes.sigs.shown_verdict().is_none());
     // A verdict is shown beside its own event only.
     app.update(answer(seq_b, "evt-a"));
-    assert!(app.sigs.shown_verdict().is_none(), "computed for evt-a");
+    assert!(app.panes.sigs.shown_verdict().is_none(), "computed for evt-a");
     let seq_b = ask(&mut app, "evt-b");
     app.update(answer(seq_b, "evt-b"));
     assert!(
-        app.sigs
+        app.panes.sigs
             .shown_verdict()
             .is_some_and(|asked| asked.event_id == "evt-b")
     );
@@ -564,11 +568,11 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
 /// pane's keys.
 #[test]
 fn the_form_keeps_the_keyboard_after_asking() {
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
     app.update(refused_event("evt-a"));
     ask(&mut app, "evt-a");
-    assert!(app.sigs.editing, "still typing after asking");
+    assert!(app.panes.sigs.editing, "still typing after asking");
 
     let asked_with = |effects: &[Effect]| {
         effects.iter().find_map(|effect| match effect {
@@ -593,9 +597,9 @@ fn the_form_keeps_the_keyboard_after_asking() {
 /// form says what earshot needs and where the observer's secret is.
 #[test]
 fn with_no_secret_typed_the_environment_is_used_or_what_is_needed_is_said() {
-    let mut app = App::new(AppConfig::default());
-    app.sigs = SignaturesPane::new().with_clock(clock);
-    app.sigs.env_secret = || None;
+    let mut app = App::new(ConsoleConfig::default());
+    app.panes.sigs = SignaturesPane::new().with_clock(clock);
+    app.panes.sigs.env_secret = || None;
     app.update(refused_event("evt-a"));
     app.update(press(KeyCode::Esc));
     let effects = app.update(press(KeyCode::Char('p')));
@@ -615,7 +619,7 @@ fn with_no_secret_typed_the_environment_is_used_or_what_is_needed_is_said() {
         "{said}"
     );
 
-    app.sigs.env_secret = || {
+    app.panes.sigs.env_secret = || {
         Some(earshot_core::redact::SecretString::new(
             "from-the-environment",
         ))

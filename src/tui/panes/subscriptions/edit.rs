@@ -8,8 +8,7 @@
 
 use tui_input::Input;
 
-use crate::tui::action::Effect;
-use crate::tui::app::Outcome;
+use super::Outcome;
 use crate::tui::widgets::input::cycle;
 use earshot_core::api::types::agents::{EventKind, Subscription, SubscriptionPatch};
 use earshot_core::api::validate::{self, UrlPolicy};
@@ -186,12 +185,12 @@ impl EditForm {
         {
             self.checking = true;
             self.check = None;
-            out.effects.push(Effect::Subs(SubsEffect::CheckRotation {
+            out.effects.push(SubsEffect::CheckRotation {
                 id: self.id.clone(),
                 url: url.clone(),
                 new: SecretString::new(secret),
                 current: None,
-            }));
+            });
             return;
         }
         self.patch(url, events, out);
@@ -199,14 +198,14 @@ impl EditForm {
 
     fn patch(&mut self, url: Option<String>, events: Option<Vec<EventKind>>, out: &mut Outcome) {
         self.submitting = true;
-        out.effects.push(Effect::Subs(SubsEffect::Patch {
+        out.effects.push(SubsEffect::Patch {
             id: self.id.clone(),
             patch: SubscriptionPatch {
                 url,
                 events,
                 ..SubscriptionPatch::default()
             },
-        }));
+        });
     }
 
     /// The new URL's check answered: a pass sends the `PATCH` (the short
@@ -278,7 +277,7 @@ mod tests {
         edit.confirm = Input::new("db318dee".into());
         edit.submit(UrlPolicy::PublicHttps, &mut out);
         match out.effects.as_slice() {
-            [Effect::Subs(SubsEffect::Patch { patch, .. })] => {
+            [SubsEffect::Patch { patch, .. }] => {
                 assert_eq!(patch.url.as_deref(), Some("https://hooks.example.com/b"));
                 assert_eq!(patch.events, None, "the events did not change");
                 assert!(patch.secret.is_none() && patch.enabled.is_none());
@@ -297,9 +296,9 @@ mod tests {
         edit.submit(UrlPolicy::PublicHttps, &mut out);
         match out.effects.as_slice() {
             [
-                Effect::Subs(SubsEffect::CheckRotation {
+                SubsEffect::CheckRotation {
                     url, new, current, ..
-                }),
+                },
             ] => {
                 assert_eq!(url, "https://hooks.example.com/b", "the new URL is probed");
                 assert_eq!(new.expose(), "whsec_the_subscriptions_secret_0123456789");
@@ -323,7 +322,7 @@ mod tests {
         edit.on_checked(Ok(report(true)), &mut out);
         assert!(matches!(
             out.effects.as_slice(),
-            [Effect::Subs(SubsEffect::Patch { patch, .. })] if patch.url.as_deref() == Some("https://hooks.example.com/b")
+            [SubsEffect::Patch { patch, .. }] if patch.url.as_deref() == Some("https://hooks.example.com/b")
         ));
     }
 

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::tui::action::Failure;
+use crate::tui::kernel::Failure;
 
 /// How often the pane asks the store for the newest change while on
 /// screen.

@@ -27,15 +27,13 @@ use ratatui::Frame;
 use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 
-use super::super::action::Effect;
-use super::super::app::{AppConfig, Outcome};
-use super::super::keymap::{CommandInfo, CommandSection, Move};
-use super::super::load::Load;
-use super::super::theme::Theme;
-use super::super::widgets::age;
-use super::super::widgets::input as text;
-use super::super::widgets::table_view::{TableCommand, TableView};
-use super::{Jump, Pane};
+use crate::tui::kernel::{self, ConsoleConfig, ConsoleEffect, Handover, Jump, Pane, Received};
+use crate::tui::keymap::{CommandInfo, CommandSection, Move};
+use crate::tui::load::Load;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::age;
+use crate::tui::widgets::input as text;
+use crate::tui::widgets::table_view::{TableCommand, TableView};
 use earshot_core::api::types::agents::{Subscription, SubscriptionPatch};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::history::report::LatestChange;
@@ -51,6 +49,10 @@ use modals::{DeleteConfirm, SecretOnce};
 pub(crate) use results::SubsResult;
 pub(crate) use rotation::{RotateForm, Stage};
 use tasks::SubsEffect;
+
+/// What this pane's update returns (the kernel's outcome, with this
+/// pane's own effects).
+pub(crate) type Outcome = kernel::Outcome<SubsEffect>;
 
 pub(crate) use earshot_core::api::short_id;
 
@@ -169,10 +171,10 @@ impl SubscriptionsPane {
 
     /// Loads the list again, superseding a load still running.
     pub(crate) fn refresh_list(&mut self, out: &mut Outcome) {
-        out.effects.push(Effect::Subs(SubsEffect::Load {
+        out.effects.push(SubsEffect::Load {
             seq: self.list.start(),
             include_disabled: self.include_disabled,
-        }));
+        });
     }
 
     /// The list's age as the title says it ([`age::words`]).
@@ -290,8 +292,7 @@ impl SubscriptionsPane {
             ..SubscriptionPatch::default()
         };
         self.pending.insert(id.clone());
-        out.effects
-            .push(Effect::Subs(SubsEffect::Patch { id, patch }));
+        out.effects.push(SubsEffect::Patch { id, patch });
     }
 
     fn submit(&mut self, out: &mut Outcome) {
@@ -302,17 +303,16 @@ impl SubscriptionsPane {
                 if let Some(ready) = form.submit(policy, &generate) {
                     form.submitting = true;
                     form.generated = ready.generated;
-                    out.effects
-                        .push(Effect::Subs(SubsEffect::Create(ready.request)));
+                    out.effects.push(SubsEffect::Create(ready.request));
                 }
             }
             Some(Modal::Delete(dialog)) if !dialog.submitting => {
                 if dialog.confirmed() {
                     dialog.submitting = true;
                     dialog.error = None;
-                    out.effects.push(Effect::Subs(SubsEffect::Delete {
+                    out.effects.push(SubsEffect::Delete {
                         id: dialog.id.clone(),
-                    }));
+                    });
                 } else {
                     dialog.error = Some(format!("type {} exactly to delete", dialog.short));
                 }
@@ -346,8 +346,7 @@ impl SubscriptionsPane {
             }
             Some(Modal::Rotate(dialog)) => {
                 if dialog.stage == Stage::Watch {
-                    out.effects
-                        .push(Effect::Subs(SubsEffect::StopRotationWatch));
+                    out.effects.push(SubsEffect::StopRotationWatch);
                 }
                 self.modal = None;
             }
@@ -410,7 +409,7 @@ impl Pane for SubscriptionsPane {
         help_order: 1,
     });
 
-    fn create(config: &AppConfig) -> SubscriptionsPane {
+    fn create(config: &ConsoleConfig) -> SubscriptionsPane {
         SubscriptionsPane::new(config.url_policy)
     }
 
@@ -454,7 +453,7 @@ impl Pane for SubscriptionsPane {
     /// The first load, and the change log's baseline.
     fn init(&mut self, out: &mut Outcome) {
         self.refresh(out);
-        out.effects.push(Effect::Subs(SubsEffect::NewestChange));
+        out.effects.push(SubsEffect::NewestChange);
     }
 
     /// Loads the list again, superseding a load still running.
@@ -472,7 +471,7 @@ impl Pane for SubscriptionsPane {
     /// age's words change (once a second at most).
     fn on_tick(&mut self, at: Instant, out: &mut Outcome) -> bool {
         if self.changes_seen.due(at) {
-            out.effects.push(Effect::Subs(SubsEffect::NewestChange));
+            out.effects.push(SubsEffect::NewestChange);
         }
         let listed_long_ago = self
             .list
@@ -525,7 +524,7 @@ impl Pane for SubscriptionsPane {
             }
             CopyId => {
                 if let Some(row) = self.selected() {
-                    out.effects.push(Effect::Copy {
+                    out.console.push(ConsoleEffect::Copy {
                         what: "id",
                         text: SecretString::new(row.id.clone()),
                     });
@@ -556,7 +555,7 @@ impl Pane for SubscriptionsPane {
                     _ => None,
                 };
                 if let Some(text) = secret {
-                    out.effects.push(Effect::Copy {
+                    out.console.push(ConsoleEffect::Copy {
                         what: "secret",
                         text,
                     });
@@ -697,6 +696,16 @@ impl Pane for SubscriptionsPane {
             losing.push("the watch after the rotation (it stops)".into());
         }
         losing
+    }
+
+    fn receive(&mut self, message: &Handover, _out: &mut Outcome) -> Received {
+        match message {
+            Handover::SubscriptionChanges(changes) => {
+                self.set_changes(changes.clone());
+                Received::Kept
+            }
+            _ => Received::Ignored,
+        }
     }
 }
 

@@ -4,10 +4,10 @@
 //! may open the secret shown once, a delete removes the row. A failure
 //! goes to the status bar and, where a dialog is waiting, into the dialog.
 
+use super::Outcome;
 use super::modals::SecretOnce;
 use super::{Modal, SubscriptionsPane, View, short_id};
-use crate::tui::action::Failure;
-use crate::tui::app::Outcome;
+use crate::tui::kernel::Failure;
 use earshot_core::api::types::agents::Subscription;
 
 /// Results of the Subscriptions pane's platform calls.

@@ -16,8 +16,7 @@
 
 use tui_input::Input;
 
-use crate::tui::action::Effect;
-use crate::tui::app::Outcome;
+use super::Outcome;
 use earshot_core::api::types::agents::Subscription;
 use earshot_core::api::validate;
 use earshot_core::history::rotation::{CheckReport, WatchReport};
@@ -181,12 +180,12 @@ impl RotateForm {
         self.checking = true;
         self.editing_current = false;
         self.check = None;
-        out.effects.push(Effect::Subs(SubsEffect::CheckRotation {
+        out.effects.push(SubsEffect::CheckRotation {
             id: self.id.clone(),
             url: self.url.clone(),
             new,
             current: (!current.is_empty()).then(|| SecretString::new(current)),
-        }));
+        });
     }
 
     /// The check's answers; a pass leads to Apply.
@@ -221,10 +220,10 @@ impl RotateForm {
             return;
         };
         self.submitting = true;
-        out.effects.push(Effect::Subs(SubsEffect::Rotate {
+        out.effects.push(SubsEffect::Rotate {
             id: self.id.clone(),
             secret,
-        }));
+        });
     }
 
     /// The `PATCH` succeeded: on to Watch from now.
@@ -232,10 +231,10 @@ impl RotateForm {
         self.submitting = false;
         self.version_after = Some(version);
         self.stage = Stage::Watch;
-        out.effects.push(Effect::Subs(SubsEffect::WatchRotation {
+        out.effects.push(SubsEffect::WatchRotation {
             id: self.id.clone(),
             rotated_ms: earshot_core::store::now_ms(),
-        }));
+        });
     }
 }
 
@@ -281,10 +280,7 @@ mod tests {
         dialog.submit(&generated, &mut out);
         assert!(matches!(
             out.effects.as_slice(),
-            [Effect::Subs(SubsEffect::CheckRotation {
-                current: None,
-                ..
-            })]
+            [SubsEffect::CheckRotation { current: None, .. }]
         ));
         dialog.on_checked(Ok(report(false)));
         assert_eq!(
@@ -321,7 +317,7 @@ mod tests {
         dialog.confirm = Input::new("db318dee".into());
         dialog.submit(&generated, &mut out);
         match out.effects.as_slice() {
-            [Effect::Subs(SubsEffect::Rotate { secret, .. })] => {
+            [SubsEffect::Rotate { secret, .. }] => {
                 assert_eq!(secret.expose(), "whsec_generated_0123456789abcdefghij");
             }
             other => panic!("one PATCH, got {other:?}"),
@@ -331,7 +327,7 @@ mod tests {
         assert_eq!(dialog.stage, Stage::Watch);
         assert!(matches!(
             out.effects.as_slice(),
-            [Effect::Subs(SubsEffect::WatchRotation { .. })]
+            [SubsEffect::WatchRotation { .. }]
         ));
     }
 

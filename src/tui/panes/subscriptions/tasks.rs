@@ -6,9 +6,9 @@
 //! in the store (never a secret).
 
 use super::SubsResult;
-use crate::tui::action::Failure;
-use crate::tui::history_tasks::{StorePath, failure, note_change, open, with_store};
-use crate::tui::panes::{PaneEffect, Report, TaskInput};
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::store::{StorePath, failure, note_change, open, with_store};
+use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
 use earshot_core::api::types::agents::{NewSubscription, Subscription, SubscriptionPatch};
 use earshot_core::history::rotation::{self, WatchReport};
@@ -77,7 +77,7 @@ impl PaneEffect<SubsResult> for SubsEffect {
     }
 
     async fn run(self, input: TaskInput, report: Report<SubsResult>) {
-        let TaskInput { client, store } = input;
+        let TaskInput { client, store, .. } = input;
         let api = |error: earshot_core::api::ApiError| Failure::from_api(&error);
         let result = match self {
             SubsEffect::Load {

@@ -1,17 +1,20 @@
 //! `update` tests of the Subscriptions pane, driven through the [`App`]
 //! with the keys an operator would press.
 
+use crate::tui::kernel::ConsoleEffect;
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
 use super::{Modal, Stage, SubscriptionsPane, View};
-use crate::tui::action::{Action, Effect, Failure};
-use crate::tui::app::{App, AppConfig, Connection};
+use crate::tui::console::action::{Action, Effect};
+use crate::tui::console::app::{App, Connection};
+use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::kernel::ConsoleConfig;
+use crate::tui::kernel::Failure;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tasks::SubsEffect;
-use crate::tui::test_keys::{key, press, type_text};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::history::rotation::CheckReport;
@@ -57,20 +60,20 @@ fn fixed_secret() -> Result<String, String> {
     Ok("whsec_generated_for_tests_0123456789abcdefgh".into())
 }
 
-fn app_with(config: AppConfig) -> App {
+fn app_with(config: ConsoleConfig) -> App {
     let mut app = App::new(config);
-    app.subs = SubscriptionsPane::new(app.config.url_policy).with_generator(fixed_secret);
-    app.subs.set_rows(fixtures());
+    app.panes.subs = SubscriptionsPane::new(app.config.url_policy).with_generator(fixed_secret);
+    app.panes.subs.set_rows(fixtures());
     app.pane = PaneId::Subscriptions;
     app
 }
 
 fn app() -> App {
-    app_with(AppConfig::default())
+    app_with(ConsoleConfig::default())
 }
 
 fn ids(app: &App) -> Vec<String> {
-    app.subs
+    app.panes.subs
         .visible_rows()
         .map(|row| super::short_id(&row.id).to_owned())
         .collect()
@@ -90,7 +93,7 @@ fn the_filter_narrows_rows_by_id_url_events_and_agent() {
     type_text(&mut app, "call.failed");
     assert_eq!(ids(&app), ["3c1d9e2a"]);
     app.update(press(KeyCode::Enter));
-    assert!(!app.subs.table.prompting(), "enter keeps the filter");
+    assert!(!app.panes.subs.table.prompting(), "enter keeps the filter");
     assert_eq!(ids(&app), ["3c1d9e2a"]);
 
     app.update(press(KeyCode::Esc));
@@ -110,14 +113,14 @@ fn typing_q_in_the_filter_filters_instead_of_quitting() {
     let effects = type_text(&mut app, "q");
     assert!(effects.is_empty());
     assert!(!app.quit);
-    assert_eq!(app.subs.table.filter_text(), "q");
+    assert_eq!(app.panes.subs.table.filter_text(), "q");
 }
 
 #[test]
 fn toggling_include_disabled_emits_a_load_effect() {
     let mut app = app();
     assert!(
-        app.subs.include_disabled,
+        app.panes.subs.include_disabled,
         "paused subscriptions show by default"
     );
     let effects = app.update(key('a'));
@@ -153,13 +156,13 @@ fn a_superseded_load_result_is_dropped() {
         seq: stale,
         result: Ok(Vec::new()),
     }));
-    assert_eq!(app.subs.rows().len(), 3, "the stale answer changed nothing");
+    assert_eq!(app.panes.subs.rows().len(), 3, "the stale answer changed nothing");
     app.update(Action::Subs(SubsResult::Loaded {
         seq: current,
         result: Ok(fixtures()[..1].to_vec()),
     }));
-    assert_eq!(app.subs.rows().len(), 1);
-    assert!(!app.subs.list.loading());
+    assert_eq!(app.panes.subs.rows().len(), 1);
+    assert!(!app.panes.subs.list.loading());
 }
 
 #[test]
@@ -174,7 +177,7 @@ fn pause_emits_a_patch_for_the_selected_row() {
         }
         other => panic!("expected one patch, got {other:?}"),
     }
-    assert!(app.subs.is_pending("1a2b3c4d-0000-4000-8000-000000000001"));
+    assert!(app.panes.subs.is_pending("1a2b3c4d-0000-4000-8000-000000000001"));
     assert!(
         app.update(key('p')).is_empty(),
         "no second patch while one is in flight"
@@ -201,8 +204,8 @@ fn a_patch_result_updates_the_row_in_place() {
         id: paused.id.clone(),
         result: Ok(paused),
     }));
-    assert!(!app.subs.rows()[0].enabled);
-    assert!(!app.subs.is_pending(&app.subs.rows()[0].id));
+    assert!(!app.panes.subs.rows()[0].enabled);
+    assert!(!app.panes.subs.is_pending(&app.panes.subs.rows()[0].id));
     assert!(
         app.toast
             .as_ref()
@@ -224,7 +227,7 @@ fn a_server_error_goes_to_the_status_bar_and_the_pane_keeps_working() {
     }));
     assert_eq!(app.status.connection, Connection::Error);
     assert_eq!(app.status.last_error, Some(failure));
-    assert!(app.subs.rows()[0].enabled, "the row is unchanged");
+    assert!(app.panes.subs.rows()[0].enabled, "the row is unchanged");
     // Still answering keys: the same pause can be tried again.
     assert_eq!(app.update(key('p')).len(), 1);
 }
@@ -233,7 +236,7 @@ fn a_server_error_goes_to_the_status_bar_and_the_pane_keeps_working() {
 fn delete_requires_the_exact_short_id() {
     let mut app = app();
     assert!(app.update(key('D')).is_empty());
-    assert!(matches!(app.subs.modal, Some(Modal::Delete(_))));
+    assert!(matches!(app.panes.subs.modal, Some(Modal::Delete(_))));
 
     type_text(&mut app, "1a2b3c4");
     assert!(
@@ -256,7 +259,7 @@ fn delete_requires_the_exact_short_id() {
         id: "1a2b3c4d-0000-4000-8000-000000000001".into(),
         result: Ok(()),
     }));
-    assert!(app.subs.modal.is_none());
+    assert!(app.panes.subs.modal.is_none());
     assert_eq!(ids(&app), ["2b3c4d5e", "3c1d9e2a"]);
 }
 
@@ -264,9 +267,9 @@ fn delete_requires_the_exact_short_id() {
 fn the_create_form_shows_errors_per_field_and_sends_nothing_until_valid() {
     let mut app = app();
     app.update(key('n'));
-    assert!(matches!(app.subs.modal, Some(Modal::Create(_))));
+    assert!(matches!(app.panes.subs.modal, Some(Modal::Create(_))));
     assert!(app.update(press(KeyCode::Enter)).is_empty());
-    let errors = |app: &App| match &app.subs.modal {
+    let errors = |app: &App| match &app.panes.subs.modal {
         Some(Modal::Create(form)) => form.errors.clone(),
         _ => panic!("the form is open"),
     };
@@ -312,9 +315,9 @@ fn the_create_form_shows_errors_per_field_and_sends_nothing_until_valid() {
 
 #[test]
 fn a_created_subscription_with_a_generated_secret_shows_it_once() {
-    let mut app = app_with(AppConfig {
+    let mut app = app_with(ConsoleConfig {
         url_policy: UrlPolicy::AnyHttp,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
     app.update(key('n'));
     type_text(&mut app, "http://127.0.0.1:9/hook");
@@ -330,7 +333,7 @@ fn a_created_subscription_with_a_generated_secret_shows_it_once() {
     app.update(Action::Subs(SubsResult::Created {
         result: Ok(created),
     }));
-    match &app.subs.modal {
+    match &app.panes.subs.modal {
         Some(Modal::Secret(shown)) => {
             assert_eq!(
                 shown.secret.expose(),
@@ -345,7 +348,7 @@ fn a_created_subscription_with_a_generated_secret_shows_it_once() {
         "the new row is first and selected"
     );
     assert_eq!(
-        app.subs.selected().unwrap().id,
+        app.panes.subs.selected().unwrap().id,
         "9f9f9f9f-0000-4000-8000-000000000009"
     );
 }
@@ -356,7 +359,7 @@ fn a_created_subscription_with_a_generated_secret_shows_it_once() {
 fn rotate_walks_prepare_check_apply_watch() {
     let mut app = app();
     app.update(key('R'));
-    let stage = |app: &App| match &app.subs.modal {
+    let stage = |app: &App| match &app.panes.subs.modal {
         Some(Modal::Rotate(dialog)) => Some(dialog.stage),
         _ => None,
     };
@@ -364,12 +367,14 @@ fn rotate_walks_prepare_check_apply_watch() {
     // Prepare generates the secret; nothing goes to the platform.
     assert!(app.update(press(KeyCode::Enter)).is_empty());
     assert_eq!(stage(&app), Some(Stage::Check));
-    let secret = match &app.subs.modal {
+    let secret = match &app.panes.subs.modal {
         Some(Modal::Rotate(dialog)) => dialog.new_secret.clone().expect("prepared"),
         _ => unreachable!(),
     };
     let copy = app.update(key('c'));
-    assert!(matches!(copy.as_slice(), [Effect::Copy { what: "secret", text }] if *text == secret));
+    assert!(
+        matches!(copy.as_slice(), [Effect::Console(ConsoleEffect::Copy { what: "secret", text })] if *text == secret)
+    );
     // The current secret is optional; the check carries both.
     app.update(press(KeyCode::Tab));
     type_text(&mut app, "whsec_current_one_0123456789");
@@ -415,7 +420,7 @@ fn rotate_walks_prepare_check_apply_watch() {
     }
     assert!(app.update(press(KeyCode::Esc)).is_empty());
     assert!(
-        matches!(app.subs.modal, Some(Modal::Rotate(_))),
+        matches!(app.panes.subs.modal, Some(Modal::Rotate(_))),
         "esc can't lose a secret that is on its way"
     );
     let mut rotated = fixtures()[0].clone();
@@ -431,13 +436,13 @@ fn rotate_walks_prepare_check_apply_watch() {
             .any(|effect| matches!(effect, Effect::Subs(SubsEffect::WatchRotation { .. }))),
         "{effects:?}"
     );
-    assert_eq!(app.subs.rows()[0].secret_version, 2);
+    assert_eq!(app.panes.subs.rows()[0].secret_version, 2);
     let effects = app.update(press(KeyCode::Esc));
     assert!(matches!(
         effects.as_slice(),
         [Effect::Subs(SubsEffect::StopRotationWatch)]
     ));
-    assert!(app.subs.modal.is_none(), "closing drops the secret");
+    assert!(app.panes.subs.modal.is_none(), "closing drops the secret");
 }
 
 #[test]
@@ -446,7 +451,7 @@ fn a_pasted_rotation_secret_is_checked_with_the_client_rules() {
     app.update(key('R'));
     app.update(Action::Input(Event::Paste("too short\n".into())));
     assert!(app.update(press(KeyCode::Enter)).is_empty());
-    match &app.subs.modal {
+    match &app.panes.subs.modal {
         Some(Modal::Rotate(dialog)) => {
             assert!(dialog.error.as_deref().unwrap().contains("whitespace"));
         }
@@ -459,13 +464,13 @@ fn enter_opens_the_detail_and_esc_returns() {
     let mut app = app();
     app.update(key('j'));
     app.update(press(KeyCode::Enter));
-    assert_eq!(app.subs.view, View::Detail);
+    assert_eq!(app.panes.subs.view, View::Detail);
     assert_eq!(
-        app.subs.selected().unwrap().id,
+        app.panes.subs.selected().unwrap().id,
         "2b3c4d5e-0000-4000-8000-000000000002"
     );
     app.update(press(KeyCode::Esc));
-    assert_eq!(app.subs.view, View::Table);
+    assert_eq!(app.panes.subs.view, View::Table);
 }
 
 #[test]
@@ -474,13 +479,13 @@ fn copy_id_asks_for_an_osc_52_copy() {
     let effects = app.update(key('c'));
     assert!(matches!(
         effects.as_slice(),
-        [Effect::Copy { what: "id", text }] if text.expose() == "1a2b3c4d-0000-4000-8000-000000000001"
+        [Effect::Console(ConsoleEffect::Copy { what: "id", text })] if text.expose() == "1a2b3c4d-0000-4000-8000-000000000001"
     ));
 }
 
 #[test]
 fn a_failed_first_load_is_explained_and_r_tries_again() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     let first = app.init();
     app.pane = PaneId::Subscriptions;
     let seq = match first.as_slice() {
@@ -500,7 +505,7 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
         result: Err(Failure::new("list subscriptions failed: HTTP 401")),
     }));
     assert_eq!(
-        app.subs.list.error(),
+        app.panes.subs.list.error(),
         Some("list subscriptions failed: HTTP 401")
     );
     assert_eq!(app.status.connection, Connection::Error);
@@ -516,7 +521,7 @@ fn a_failed_first_load_is_explained_and_r_tries_again() {
 fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
     let mut app = app();
     app.update(key('e'));
-    assert!(matches!(app.subs.modal, Some(Modal::Edit(_))));
+    assert!(matches!(app.panes.subs.modal, Some(Modal::Edit(_))));
     // The cursor is at the end of the current URL.
     type_text(&mut app, "/v2");
     for _ in 0..6 {
@@ -544,9 +549,9 @@ fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
         id,
         result: Ok(updated),
     }));
-    assert!(app.subs.modal.is_none());
+    assert!(app.panes.subs.modal.is_none());
     assert_eq!(
-        app.subs.rows()[0].url,
+        app.panes.subs.rows()[0].url,
         "https://hooks.example.com/sessions/v2"
     );
     assert!(
@@ -558,21 +563,21 @@ fn e_edits_the_url_after_the_short_id_and_keeps_the_id() {
 
 #[test]
 fn read_only_has_no_edit() {
-    let mut app = App::new(AppConfig {
+    let mut app = App::new(ConsoleConfig {
         read_only: true,
-        ..AppConfig::default()
+        ..ConsoleConfig::default()
     });
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     app.pane = PaneId::Subscriptions;
     app.update(key('e'));
-    assert!(app.subs.modal.is_none());
+    assert!(app.panes.subs.modal.is_none());
 }
 
 #[test]
 fn a_newer_change_in_the_log_reads_the_list_again_and_the_first_is_the_baseline() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     let asks = |effects: &[Effect]| {
         effects
             .iter()
@@ -598,9 +603,9 @@ fn a_newer_change_in_the_log_reads_the_list_again_and_the_first_is_the_baseline(
 
 #[test]
 fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     let loaded = std::time::Instant::now();
     let tick = |app: &mut App, after_ms: u64| {
         app.dirty = false;
@@ -609,7 +614,7 @@ fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
         ));
         app.dirty
     };
-    let words = |app: &App| app.subs.age_words().map(|(text, _)| text);
+    let words = |app: &App| app.panes.subs.age_words().map(|(text, _)| text);
     tick(&mut app, 1_000);
     assert_eq!(words(&app).as_deref(), Some("as of < 30 s ago"));
     tick(&mut app, 29_000);
@@ -620,18 +625,18 @@ fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
     );
     assert!(tick(&mut app, 30_000), "'< 30 s ago' becomes '30 s ago'");
     assert_eq!(
-        app.subs.age_words().map(|(text, _)| text),
+        app.panes.subs.age_words().map(|(text, _)| text),
         Some("as of 30 s ago".to_owned())
     );
     assert!(tick(&mut app, 31_000), "past its period it counts");
     tick(&mut app, 59_000);
     assert_eq!(
-        app.subs.age_words().map(|(_, role)| role),
+        app.panes.subs.age_words().map(|(_, role)| role),
         Some(crate::tui::theme::Role::Muted)
     );
     // A reread was asked at 30 s; its answer has not come.
     tick(&mut app, 61_000);
-    let (text, role) = app.subs.age_words().expect("loaded");
+    let (text, role) = app.panes.subs.age_words().expect("loaded");
     assert_eq!(
         text, "stale: as of 1 min 1 s ago",
         "older than twice the period"
@@ -641,9 +646,9 @@ fn the_lists_age_redraws_when_its_words_change_not_every_tick() {
 
 #[test]
 fn the_list_is_read_again_every_30_s_with_no_change_recorded() {
-    let mut app = App::new(AppConfig::default());
+    let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
-    app.subs.set_rows(fixtures());
+    app.panes.subs.set_rows(fixtures());
     let listed = std::time::Instant::now();
     let reloads = |effects: &[Effect]| {
         effects

@@ -1,0 +1,103 @@
+//! The Deliveries pane's background work ([`DeliveriesEffect`]): a load
+//! (every attempt of a session or call from the platform, then its session
+//! block and when the platform gives up, from the store), remembering an
+//! id viewed here in the incident history, and the known sessions the
+//! prompt offers. A load is "latest wins": a newer one aborts it.
+
+use super::DeliveriesResult;
+use crate::tui::kernel::store::{StorePath, give_up_text, with_store};
+use crate::tui::kernel::{Failure, PaneEffect, Report, TaskInput};
+use earshot_core::api::Client;
+use earshot_core::history::session_view::{self, SessionView};
+use earshot_core::store::{self, sessions};
+
+/// Known session ids the Deliveries prompt offers at most.
+const KNOWN_SESSIONS_OFFERED: usize = 10_000;
+
+/// What the Deliveries pane asks the worker for.
+#[derive(Clone, Debug)]
+pub(crate) enum DeliveriesEffect {
+    /// Every attempt of a session or call (`latest`: the newest per
+    /// subscription); supersedes any load still running.
+    Load { seq: u64, id: String, latest: bool },
+    /// Add an id viewed here to the incident history's known sessions
+    /// (local; once per id in a row).
+    Remember { id: String },
+    /// Read the known sessions' ids for the prompt (local).
+    LoadKnownSessions,
+}
+
+impl PaneEffect<DeliveriesResult> for DeliveriesEffect {
+    fn latest_key(&self) -> Option<&'static str> {
+        match self {
+            DeliveriesEffect::Load { .. } => Some("load"),
+            DeliveriesEffect::Remember { .. } | DeliveriesEffect::LoadKnownSessions => None,
+        }
+    }
+
+    async fn run(self, input: TaskInput, report: Report<DeliveriesResult>) {
+        let TaskInput { client, store, .. } = input;
+        match self {
+            DeliveriesEffect::Load { seq, id, latest } => {
+                tracing::debug!(seq, %id, latest, "list deliveries");
+                let result = if latest {
+                    client.latest_deliveries(&id).await
+                } else {
+                    client.list_deliveries(&id).await
+                }
+                .map_err(|error| Failure::from_api(&error));
+                report.send(DeliveriesResult::Loaded { seq, result });
+                let result = session_block(&client, store.clone(), id.clone()).await;
+                report.send(DeliveriesResult::Session { seq, id, result });
+                let text = give_up_text(store).await;
+                report.send(DeliveriesResult::GiveUp { seq, text });
+            }
+            DeliveriesEffect::Remember { id } => {
+                let result = with_store(store, move |store| {
+                    sessions::add(store, &[id], sessions::Source::Console, store::now_ms())
+                        .map_err(|error| error.to_string())
+                })
+                .await;
+                if let Err(error) = result {
+                    tracing::debug!(error = %error.message, "viewed id not remembered");
+                }
+            }
+            DeliveriesEffect::LoadKnownSessions => {
+                let result = with_store(store, |store| {
+                    sessions::ids(store, KNOWN_SESSIONS_OFFERED).map_err(|error| error.to_string())
+                })
+                .await;
+                // No store is no list: the prompt still takes any id.
+                if let Ok(ids) = result {
+                    report.send(DeliveriesResult::Known(ids));
+                }
+            }
+        }
+    }
+}
+
+/// The session block: the record from the platform, the events and
+/// attempts from the store (none when there is no store).
+async fn session_block(
+    client: &Client,
+    path: StorePath,
+    id: String,
+) -> Result<Box<SessionView>, Failure> {
+    let record = client
+        .get_session(&id)
+        .await
+        .map_err(|error| Failure::from_api(&error))?;
+    let key = id.clone();
+    let (stored_events, stored_deliveries) = with_store(path, move |store| {
+        session_view::stored(store, &key).map_err(|error| error.to_string())
+    })
+    .await
+    .unwrap_or_default();
+    Ok(Box::new(session_view::build(
+        &id,
+        Some(record),
+        &stored_events,
+        &stored_deliveries,
+        chrono::Utc::now(),
+    )))
+}
