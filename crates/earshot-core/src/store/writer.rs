@@ -29,9 +29,8 @@ use super::{Store, StoreError};
 const QUEUE: usize = 4096;
 /// Events committed in one transaction at most.
 const BATCH: usize = 1024;
-/// The writer's page cache in KiB (SQLite's default is 2,000), filled only
-/// as pages are read.
-const WRITER_CACHE_KIB: i64 = 65_536;
+/// The writer's page cache in KiB: SQLite's default (2,000) up to this.
+const MAX_CACHE_KIB: u64 = 65_536;
 
 struct Job {
     filing: Filing,
@@ -108,12 +107,9 @@ impl Writer {
         // fails half way) past 64 KiB: in memory they cost no file writes
         // (about 60 a filed event in a temporary file otherwise).
         store.conn.pragma_update(None, "temp_store", "MEMORY")?;
-        // The interior pages of the tables keyed by random ids (event,
-        // session, outcome: 48 MiB on a store of a million events) stay in
-        // memory, so filing an event reads only the leaves it changes.
         store
             .conn
-            .pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
+            .pragma_update(None, "cache_size", -cache_kib(store.path()))?;
         let checkpointer = match Checkpointer::start(store.path()) {
             Ok(checkpointer) => {
                 store
@@ -220,6 +216,17 @@ impl Writer {
     }
 }
 
+/// The writer's page cache for the store at `path`, in KiB: room for the
+/// interior pages of the tables keyed by random ids (event, session,
+/// outcome; 48 MiB of a 6.5 GiB store of a million events, 1/128 of the
+/// file), so that filing an event on a large store reads only the leaves
+/// it changes, while a small one (the demo's) keeps SQLite's 2,000 KiB.
+fn cache_kib(path: &std::path::Path) -> i64 {
+    let file = std::fs::metadata(path).map_or(0, |meta| meta.len());
+    let kib = (file / 128 / 1024).clamp(2_000, MAX_CACHE_KIB);
+    i64::try_from(kib).unwrap_or(2_000)
+}
+
 /// The writer's loop; `checkpointer` (stopped when the loop ends, before
 /// the store closes) copies each commit into the store file.
 fn run(mut store: Store, mut work: mpsc::Receiver<Work>, checkpointer: Option<Checkpointer>) {
@@ -312,6 +319,23 @@ mod tests {
             r#"{{"event_id":"{id}","event":"session.started","timestamp":"2026-11-25T01:00:00Z","session":{{"session_id":"ses_1"}}}}"#
         );
         ObservedEvent::from_delivery(body.as_bytes(), vec![], None, 1).expect("a session event")
+    }
+
+    #[test]
+    fn the_cache_grows_with_the_store_from_sqlites_default_to_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sparse.db");
+        let file = std::fs::File::create(&path).unwrap();
+        for (len, kib) in [
+            (0, 2_000),
+            (40 << 20, 2_000),
+            (512 << 20, 4_096),
+            (8 << 30, 65_536),
+        ] {
+            file.set_len(len).unwrap();
+            assert_eq!(cache_kib(&path), kib, "a file of {len} bytes");
+        }
+        assert_eq!(cache_kib(&dir.path().join("missing.db")), 2_000);
     }
 
     fn writer_with_short_busy_timeout() -> (tempfile::TempDir, Writer, JoinHandle<()>) {
