@@ -1,12 +1,13 @@
-//! Drawing the Jobs chart under the table: the watched jobs queued,
-//! processing, completed and failed per bucket ([`super::queue`]), the
-//! processing row's bars measured against the most jobs seen processing
-//! while others waited (a full bar; the platform does not state the
-//! account's concurrency, and a queue that waits is at it, though a
-//! finish seen late by a poll can count a job one bucket too long), and
-//! the request budget's peak per minute against the share. One row per state, so the mono theme tells
-//! them apart by label and glyph (bars `▁…█`, a bucket a job failed in
-//! `✗`, `·` none);
+//! Drawing the Jobs chart under the table: the watched jobs certainly
+//! queued, processing, completed and failed per bucket ([`super::queue`]:
+//! a job counts in a state only between the first and the last poll that
+//! saw it so, and as unknown between two polls' states), the processing
+//! row's bars measured against the most jobs seen processing at one moment
+//! (a full bar; the platform does not state the account's concurrency,
+//! which is at least that), and the request budget's peak per minute
+//! against the share. One row per state, so the mono theme tells them
+//! apart by label and glyph (bars `▁…█`, a bucket a job failed in `✗`,
+//! `·` none);
 //! narrower than the buckets, runs of buckets merge (the most of each run),
 //! and on a short screen the error and budget rows fold into the title.
 
@@ -87,10 +88,10 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
         title.push(Span::styled(format!(" · error {}", now.error), fg));
         title.push(Span::styled(format!(" · budget {}", budget_now(pane)), fg));
     }
-    // What the counts rest on, where the title has room: a job counts in
-    // the state a poll last saw (until a poll sees it finish), and behind
-    // a job seen queued as queued.
-    let note = " · each job as last polled (queued also by FIFO order)";
+    // What the counts rest on, where the title has room: a job counts as
+    // processing between the first and the last poll that saw it so, as
+    // queued (also behind a job seen queued) until seen started.
+    let note = " · processing between polls seeing it, queued till seen started";
     let used: usize = title.iter().map(|span| width(&span.content)).sum();
     if !merged.is_empty() && used + width(note) <= usize::from(area.width) {
         title.push(Span::styled(note, muted));
@@ -117,10 +118,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
                 theme,
             ),
             match limit {
-                Some(most) => format!(
-                    "{} now · most with jobs waiting: {most} (█)",
-                    now.processing
-                ),
+                Some(most) => format!("{} now · most at once: {most} (█)", now.processing),
                 None => format!("{} now · limit unknown", now.processing),
             },
             theme,
@@ -128,7 +126,12 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
         lines.push(row(
             "completed",
             bars(&completed, peak(&completed), Role::Ok, theme),
-            format!("{} of {} watched", now.completed, pane.rows().len()),
+            format!(
+                "{} of {} watched · {} unknown",
+                now.completed,
+                pane.rows().len(),
+                now.unknown
+            ),
             theme,
         ));
         if !short {
@@ -177,6 +180,7 @@ fn merge(counts: &[QueueCounts], cells: usize) -> (Vec<QueueCounts>, usize) {
         run.processing = run.processing.max(counts.processing);
         run.completed = run.completed.max(counts.completed);
         run.error = run.error.max(counts.error);
+        run.unknown = run.unknown.max(counts.unknown);
         run.failed += counts.failed;
         if (at + skip + 1).is_multiple_of(per_cell) {
             merged.push(std::mem::take(&mut run));
