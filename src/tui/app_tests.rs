@@ -428,7 +428,7 @@ fn help_lists_filter_and_sort_on_every_table_and_no_key_means_two_things() {
             .flat_map(|section| &section.commands)
             .map(|command| command.keys)
             .collect();
-        let has_table = !matches!(pane, PaneId::Signatures | PaneId::Probe);
+        let has_table = !matches!(pane, PaneId::Signatures | PaneId::Probe | PaneId::Pulse);
         assert_eq!(keys.contains(&"/"), has_table, "{pane:?}: {keys:?}");
         assert_eq!(keys.contains(&"S"), has_table, "{pane:?}: {keys:?}");
         for section in &sections {

@@ -20,6 +20,7 @@ pub(crate) mod health;
 pub(crate) mod inbox;
 pub(crate) mod jobs;
 pub(crate) mod probe;
+pub(crate) mod pulse;
 pub(crate) mod signatures;
 pub(crate) mod subscriptions;
 
@@ -56,6 +57,7 @@ macro_rules! registry {
             Probe: probe: $crate::tui::panes::probe::ProbePane => Probe,
             Inbox: inbox: $crate::tui::panes::inbox::InboxPane => Inbox,
             Events: events: $crate::tui::panes::events::EventsPane => Events,
+            Pulse: pulse: $crate::tui::panes::pulse::PulsePane => Pulse,
         }
     };
 }
@@ -407,8 +409,9 @@ mod tests {
     fn panes_cycle_in_tab_order_both_ways() {
         assert_eq!(PaneId::Probe.next(), PaneId::Inbox);
         assert_eq!(PaneId::Inbox.next(), PaneId::Events);
-        assert_eq!(PaneId::Events.next(), PaneId::Health);
-        assert_eq!(PaneId::Health.prev(), PaneId::Events);
+        assert_eq!(PaneId::Events.next(), PaneId::Pulse);
+        assert_eq!(PaneId::Pulse.next(), PaneId::Health);
+        assert_eq!(PaneId::Health.prev(), PaneId::Pulse);
         assert_eq!(PaneId::Health.next(), PaneId::Subscriptions);
         assert_eq!(PaneId::Jobs.next(), PaneId::Signatures);
     }

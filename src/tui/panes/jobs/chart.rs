@@ -19,6 +19,7 @@ use ratatui::widgets::Paragraph;
 use super::JobsPane;
 use super::queue::QueueCounts;
 use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::bar_rows::{LABEL_W, bar, bars, row};
 use crate::tui::widgets::{age, width};
 use earshot_core::duration_text;
 use earshot_core::history::sparkline::{Glyphs, Mark};
@@ -27,12 +28,8 @@ use earshot_core::history::sparkline::{Glyphs, Mark};
 pub(crate) const FULL_HEIGHT: u16 = 6;
 /// On a short screen: the title (with errors and budget) and three rows.
 pub(crate) const SHORT_HEIGHT: u16 = 4;
-/// Width of a row's label.
-const LABEL_W: usize = 13;
 /// Width kept for a row's figures after its bars.
 const VALUE_W: usize = 38;
-/// Bar heights of the glyph set.
-const LEVELS: usize = 8;
 
 /// The chart's height in a body `height` rows high: the whole chart when
 /// the table keeps at least ten rows, else the short one, else none.
@@ -189,40 +186,6 @@ fn merge(counts: &[QueueCounts], cells: usize) -> (Vec<QueueCounts>, usize) {
     (merged, per_cell)
 }
 
-/// `values` as bars against `full` (a bar of full height), `·` for none.
-fn bars(values: &[u32], full: u32, role: Role, theme: &Theme) -> Vec<Span<'static>> {
-    values
-        .iter()
-        .map(|&value| {
-            let glyph = Glyphs::Unicode.of(bar(u64::from(value), u64::from(full)));
-            let role = if value == 0 { Role::Muted } else { role };
-            Span::styled(glyph.to_string(), theme.style(role))
-        })
-        .collect()
-}
-
-/// A bar of `value` against `full`, rounded up (one job is never an
-/// empty-looking bar).
-fn bar(value: u64, full: u64) -> Mark {
-    if value == 0 {
-        return Mark::Empty;
-    }
-    let full = full.max(value).max(1);
-    let levels = LEVELS as u64;
-    let level = (value * levels).div_ceil(full);
-    Mark::Delivered(usize::try_from(level.max(1)).unwrap_or(1))
-}
-
-fn row(label: &str, bars: Vec<Span<'static>>, value: String, theme: &Theme) -> Line<'static> {
-    let mut spans = vec![Span::styled(
-        format!(" {label:<w$}", w = LABEL_W - 1),
-        theme.style(Role::Muted),
-    )];
-    spans.extend(bars);
-    spans.push(Span::styled(format!("  {value}"), theme.style(Role::Fg)));
-    Line::from(spans)
-}
-
 /// The share's requests in its window as last reported, of the share
 /// (`unknown` before the first report).
 fn budget_now(pane: &JobsPane) -> String {
@@ -291,13 +254,5 @@ mod tests {
         assert_eq!(most, vec![5, 4], "[1, 5] then [2, 3, 4]");
         let (merged, per_cell) = merge(&processing(&[1, 2]), 10);
         assert_eq!((merged.len(), per_cell), (2, 1));
-    }
-
-    #[test]
-    fn a_bar_is_full_at_the_limit_and_never_empty_for_one() {
-        assert_eq!(bar(20, 20), Mark::Delivered(8));
-        assert_eq!(bar(1, 200), Mark::Delivered(1));
-        assert_eq!(bar(0, 20), Mark::Empty);
-        assert_eq!(bar(30, 20), Mark::Delivered(8), "over the limit: full");
     }
 }
