@@ -235,3 +235,36 @@ async fn the_pulse_reads_without_colour() {
         assert_eq!(screen_text(&terminal), coloured, "the same text");
     }
 }
+
+/// On screen the pane reads and sweeps every 5 s, and the clock alone
+/// redraws it only when the age words move (they hold still within the
+/// period): the charts change with a read, not with the tick.
+#[tokio::test]
+async fn the_pulse_reads_every_five_seconds_and_redraws_only_for_news() {
+    use crate::tui::action::Effect;
+    use crate::tui::panes::pulse::tasks::PulseEffect;
+    use std::time::Duration;
+    let mut app = pulse_app().await;
+    let pane = &mut app.pulse;
+    let start = pane.now;
+    let mut out = crate::tui::app::Outcome::default();
+    assert!(
+        !pane.on_tick(start + Duration::from_secs(1), &mut out),
+        "nothing moved"
+    );
+    assert!(out.effects.is_empty(), "{:?}", out.effects);
+    pane.on_tick(start + Duration::from_secs(6), &mut out);
+    let asked: Vec<&Effect> = out.effects.iter().collect();
+    assert!(
+        asked
+            .iter()
+            .any(|effect| matches!(effect, Effect::Pulse(PulseEffect::Load { .. }))),
+        "{asked:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|effect| matches!(effect, Effect::Pulse(PulseEffect::Sweep))),
+        "{asked:?}"
+    );
+}
