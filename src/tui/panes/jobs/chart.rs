@@ -4,7 +4,8 @@
 //! saw it so, and as unknown between two polls' states), the processing
 //! row's bars measured against the most jobs seen processing at one moment
 //! (a full bar; the platform does not state the account's concurrency,
-//! which is at least that), and the request budget's peak per minute
+//! which is at least that; its figure "now" is as the last polls saw the
+//! jobs, the table's STATUS), and the request budget's peak per minute
 //! against the share. One row per state, so the mono theme tells them
 //! apart by label and glyph (bars `▁…█`, a bucket a job failed in `✗`,
 //! `·` none);
@@ -21,6 +22,7 @@ use super::queue::QueueCounts;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::bar_rows::{LABEL_W, bar, bars, row};
 use crate::tui::widgets::{age, width};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::duration_text;
 use earshot_core::history::sparkline::{Glyphs, Mark};
 
@@ -106,6 +108,14 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
             theme,
         ));
         let limit = series.seen_limit;
+        // Now: as the last polls saw them (the table's STATUS); the newest
+        // bucket's proven count trails by a poll gap, so it would say 0
+        // while jobs run.
+        let polled = pane
+            .rows()
+            .iter()
+            .filter(|row| row.status() == Some(&TranscriptStatus::Processing))
+            .count();
         lines.push(row(
             "processing",
             bars(
@@ -115,8 +125,8 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
                 theme,
             ),
             match limit {
-                Some(most) => format!("{} now · most at once: {most} (█)", now.processing),
-                None => format!("{} now · limit unknown", now.processing),
+                Some(most) => format!("{polled} as last polled · most at once {most} (█)"),
+                None => format!("{polled} as last polled · limit unknown"),
             },
             theme,
         ));

@@ -91,7 +91,10 @@ fn the_jobs_chart_follows_a_queue_draining_at_the_limit() {
         let text = screen_text(&terminal);
         // 46 one-second buckets (0 s to now); at 80 columns two a cell.
         let (cells, per_cell) = if width >= 120 { (46, 1) } else { (23, 2) };
-        assert!(text.contains("4 now · most at once: 4 (█)"), "{text}");
+        assert!(
+            text.contains("4 as last polled · most at once 4 (█)"),
+            "{text}"
+        );
         assert!(text.contains("15 of 24 watched · 0 unknown"), "{text}");
         assert!(
             text.contains(&format!("processing  {}  ", "█".repeat(cells))),
