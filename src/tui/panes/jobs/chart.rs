@@ -1,7 +1,8 @@
-//! Drawing the Jobs chart under the table: the watched jobs certainly
-//! queued, processing, completed and failed per bucket ([`super::queue`]:
-//! a job counts in a state only between the first and the last poll that
-//! saw it so, and as unknown between two polls' states), the processing
+//! Drawing the Jobs chart under the table: the watched jobs queued (until
+//! seen started), processing, completed and failed per bucket
+//! ([`super::queue`]: a job counts as processing only between the first
+//! and the last poll that saw it so, and as unknown from there to the
+//! answer that saw it finish), the processing
 //! row's bars measured against the most jobs seen processing at one moment
 //! (a full bar; the platform does not state the account's concurrency,
 //! which is at least that; its figure "now" is as the last polls saw the
