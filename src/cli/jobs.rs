@@ -471,7 +471,9 @@ fn print_event(event: &WatchEvent, json: bool) -> color_eyre::Result<()> {
         ),
         (WatchEvent::Resumed, true) => json!({ "paused": false }).to_string(),
         (WatchEvent::Resumed, false) => "polling resumed".to_owned(),
-        (WatchEvent::AllDone | WatchEvent::Budget { .. }, _) => return Ok(()),
+        (WatchEvent::AllDone | WatchEvent::Budget { .. } | WatchEvent::Polled { .. }, _) => {
+            return Ok(());
+        }
     };
     emit_line(&line, json)
 }

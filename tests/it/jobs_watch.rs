@@ -381,6 +381,54 @@ fn earshot_jobs_refuses_half_a_webhook_auth_header() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("NAME:VALUE"));
 }
 
+/// Every answered poll is reported: a change as `Changed`, a job found as
+/// it was as `Polled`, whose `processing_until` (the poll's sending) moves
+/// on, so a front end knows how long the job surely ran; the finish comes
+/// after the last of them.
+#[tokio::test]
+async fn every_poll_of_a_running_job_is_reported_with_the_moment_it_proves() {
+    // 4 s of audio at time scale 1: a second of processing, polled every
+    // 250 ms or so (a tenth of its running time, at least 250 ms).
+    let (harness, ids) = with_jobs(Options::at(1.0), 4.0, 1).await;
+    let mut watcher = watch(&harness, SchedulerConfig::default(), &ids);
+    let events = until_done(&mut watcher, Duration::from_secs(30)).await;
+    let mut provens = Vec::new();
+    let mut reported = 0;
+    let mut finished = None;
+    for event in events {
+        let view = match event {
+            WatchEvent::Changed { view, .. } | WatchEvent::Polled { view } => view,
+            _ => continue,
+        };
+        reported += 1;
+        match view.status {
+            Some(TranscriptStatus::Processing) => provens.extend(view.processing_until),
+            Some(TranscriptStatus::Completed) => finished = Some(view),
+            _ => {}
+        }
+    }
+    assert!(provens.len() >= 2, "polled while running: {provens:?}");
+    assert!(
+        provens.windows(2).all(|pair| pair[0] < pair[1]),
+        "each poll proves a later moment: {provens:?}"
+    );
+    let finished = finished.expect("the job finished");
+    assert_eq!(finished.processing_until, provens.last().copied());
+    assert!(finished.processing_until < finished.finished_at);
+    assert!(
+        finished.processing_since <= provens.get(1).copied(),
+        "from the first answer that said processing"
+    );
+    settled(&watcher).await;
+    let stats = harness.stats().await;
+    assert_eq!(
+        reported,
+        polls(&stats, "200"),
+        "one report per answer: {stats}"
+    );
+    harness.emulator.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_hint_less_watch_learns_processing_time_from_the_records_audio_duration() {
     // `jobs watch` knows nothing about the jobs it is given; the records'

@@ -121,7 +121,7 @@ impl App {
         let mut out = Outcome::default();
         match self.panes.on_result(action, &mut out) {
             Routed::Answered(area) => self.absorb(area, out),
-            Routed::Other(other) => self.handle(other),
+            Routed::Other(other) => self.handle(*other),
         }
     }
 

@@ -442,7 +442,7 @@ fn help_lists_filter_and_sort_on_every_table_and_no_key_means_two_things() {
             "{pane:?}: {keys:?}"
         );
         let table = match pane {
-            PaneId::Signatures | PaneId::Probe => Some(false),
+            PaneId::Signatures | PaneId::Probe | PaneId::Pulse => Some(false),
             PaneId::Health
             | PaneId::Subscriptions
             | PaneId::Deliveries

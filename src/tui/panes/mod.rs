@@ -46,6 +46,7 @@ panes! {
     Probe: probe: probe::ProbePane => Probe,
     Inbox: inbox: inbox::InboxPane => Inbox,
     Events: events: events::EventsPane => Events,
+    Pulse: pulse: pulse::PulsePane => Pulse,
 }
 #[allow(
     clippy::single_component_path_imports,

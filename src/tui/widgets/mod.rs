@@ -5,6 +5,7 @@
 //! ([`table_view::TableView`]), which the panes own.
 
 pub(crate) mod age;
+pub(crate) mod bar_rows;
 pub(crate) mod footer;
 pub(crate) mod help;
 pub(crate) mod input;

@@ -133,8 +133,13 @@ struct Job {
     last_poll: Option<Tick>,
     queued_since: Option<Tick>,
     last_queued: Option<Tick>,
+    /// The latest moment an observation proves it queued (a poll's
+    /// sending: the platform answered between sending and answer).
+    queued_until: Option<Tick>,
     processing_since: Option<Tick>,
     last_processing: Option<Tick>,
+    /// The latest moment an observation proves it processing.
+    processing_until: Option<Tick>,
     finished_at: Option<Tick>,
     /// When it started, at the latest and at the earliest.
     start_window: Option<(Tick, Tick)>,
@@ -344,8 +349,10 @@ impl Scheduler {
             last_poll: None,
             queued_since: None,
             last_queued: None,
+            queued_until: None,
             processing_since: None,
             last_processing: None,
+            processing_until: None,
             finished_at: None,
             start_window: None,
             focused: false,

@@ -30,6 +30,10 @@ pub enum WatchEvent {
         view: JobView,
         transcript: Option<Box<Transcript>>,
     },
+    /// A poll found the job in the status it had: its `last_seen` and
+    /// `queued_until` or `processing_until` moved on (sent for every such
+    /// poll, so a front end knows how long each state surely lasted).
+    Polled { view: JobView },
     /// A poll failed; the job stays watched (and shows stale if it lasts).
     PollFailed { id: String, message: String },
     /// The account limit answered 403: every poll is paused until `resume_in`.
@@ -258,8 +262,17 @@ async fn run(
                 if let Some(message) = failure {
                     let _ = events.send(WatchEvent::PollFailed { id: answer.id.clone(), message });
                 }
-                if let Some(view) = scheduler.on_outcome(&answer.id, outcome, now()) {
-                    let _ = events.send(WatchEvent::Changed { view, transcript: transcript.map(Box::new) });
+                let answered = matches!(outcome, PollOutcome::Status { .. });
+                match scheduler.on_outcome(&answer.id, outcome, now()) {
+                    Some(view) => {
+                        let _ = events.send(WatchEvent::Changed { view, transcript: transcript.map(Box::new) });
+                    }
+                    None if answered => {
+                        if let Some(view) = scheduler.job_at(&answer.id, now()) {
+                            let _ = events.send(WatchEvent::Polled { view });
+                        }
+                    }
+                    None => {}
                 }
                 let is_paused = !matches!(scheduler.pause(), Pause::None);
                 if is_paused != paused {

@@ -432,3 +432,36 @@ pub fn pace_before(
             Ok((row.get(0)?, row.get(1)?))
         })
 }
+
+/// Events the observer received per hour, and its newest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceivedHours {
+    /// `(hour since 1970, events)`, oldest first, hours with none absent.
+    pub hours: Vec<(i64, i64)>,
+    /// When it received its newest event, at any time (Unix ms).
+    pub newest_ms: Option<i64>,
+}
+
+/// Events the observer received in each hour from `first_hour` to
+/// `last_hour` (hours since 1970, both included), and when it received its
+/// newest event. From the hour counts the triggers keep and the time
+/// index's last entry, never a scan of events.
+pub fn received_per_hour(
+    store: &Store,
+    first_hour: i64,
+    last_hour: i64,
+) -> rusqlite::Result<ReceivedHours> {
+    let mut statement = store.conn.prepare_cached(
+        "SELECT hour, count FROM events_received_hourly
+         WHERE hour BETWEEN ?1 AND ?2 AND count > 0 ORDER BY hour",
+    )?;
+    let rows = statement.query_map([first_hour, last_hour], |row| {
+        Ok((row.get(0)?, row.get(1)?))
+    })?;
+    let hours = super::readable(rows)?;
+    let newest_ms = store
+        .conn
+        .prepare_cached("SELECT max(received_ms) FROM events")?
+        .query_row([], |row| row.get(0))?;
+    Ok(ReceivedHours { hours, newest_ms })
+}

@@ -14,8 +14,9 @@ pub(crate) enum Routed {
     /// To its pane: `Some` the pane when its results answer platform calls
     /// (the status bar's connection follows them), `None` for local work.
     Answered(Option<PaneId>),
-    /// No pane's result: the action, for the app.
-    Other(Action),
+    /// No pane's result: the action, for the app (boxed: the largest
+    /// action is a pane's result, far larger than a pane's id).
+    Other(Box<Action>),
 }
 
 /// [`Panes`] and its dispatch, from the registry.
@@ -69,7 +70,7 @@ macro_rules! panes_state {
                             Routed::Answered(<$ty as Pane>::CALLS_PLATFORM.then_some(PaneId::$id))
                         }
                     )*
-                    other => Routed::Other(other),
+                    other => Routed::Other(Box::new(other)),
                 }
             }
 

@@ -1,12 +1,15 @@
-//! Drawing the Jobs chart under the table: the watched jobs queued,
-//! processing, completed and failed per bucket ([`super::queue`]), the
-//! processing row's bars measured against the most jobs seen processing
-//! while others waited (a full bar; the platform does not state the
-//! account's concurrency, and a queue that waits is at it, though a
-//! finish seen late by a poll can count a job one bucket too long), and
-//! the request budget's peak per minute against the share. One row per state, so the mono theme tells
-//! them apart by label and glyph (bars `▁…█`, a bucket a job failed in
-//! `✗`, `·` none);
+//! Drawing the Jobs chart under the table: the watched jobs queued (until
+//! seen started), processing, completed and failed per bucket
+//! ([`super::queue`]: a job counts as processing only between the first
+//! and the last poll that saw it so, and as unknown from there to the
+//! answer that saw it finish), the processing
+//! row's bars measured against the most jobs seen processing at one moment
+//! (a full bar; the platform does not state the account's concurrency,
+//! which is at least that; its figure "now" is as the last polls saw the
+//! jobs, the table's STATUS), and the request budget's peak per minute
+//! against the share. One row per state, so the mono theme tells them
+//! apart by label and glyph (bars `▁…█`, a bucket a job failed in `✗`,
+//! `·` none);
 //! narrower than the buckets, runs of buckets merge (the most of each run),
 //! and on a short screen the error and budget rows fold into the title.
 
@@ -18,7 +21,9 @@ use ratatui::widgets::Paragraph;
 use super::JobsPane;
 use super::queue::QueueCounts;
 use crate::tui::theme::{Role, Theme};
+use crate::tui::widgets::bar_rows::{LABEL_W, bar, bars, row};
 use crate::tui::widgets::{age, width};
+use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::duration_text;
 use earshot_core::history::sparkline::{Glyphs, Mark};
 
@@ -26,12 +31,8 @@ use earshot_core::history::sparkline::{Glyphs, Mark};
 pub(crate) const FULL_HEIGHT: u16 = 6;
 /// On a short screen: the title (with errors and budget) and three rows.
 pub(crate) const SHORT_HEIGHT: u16 = 4;
-/// Width of a row's label.
-const LABEL_W: usize = 13;
 /// Width kept for a row's figures after its bars.
 const VALUE_W: usize = 38;
-/// Bar heights of the glyph set.
-const LEVELS: usize = 8;
 
 /// The chart's height in a body `height` rows high: the whole chart when
 /// the table keeps at least ten rows, else the short one, else none.
@@ -87,10 +88,10 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
         title.push(Span::styled(format!(" · error {}", now.error), fg));
         title.push(Span::styled(format!(" · budget {}", budget_now(pane)), fg));
     }
-    // What the counts rest on, where the title has room: a job counts in
-    // the state a poll last saw (until a poll sees it finish), and behind
-    // a job seen queued as queued.
-    let note = " · each job as last polled (queued also by FIFO order)";
+    // What the counts rest on, where the title has room: a job counts as
+    // processing between the first and the last poll that saw it so, as
+    // queued (also behind a job seen queued) until seen started.
+    let note = " · processing between polls seeing it, queued till seen started";
     let used: usize = title.iter().map(|span| width(&span.content)).sum();
     if !merged.is_empty() && used + width(note) <= usize::from(area.width) {
         title.push(Span::styled(note, muted));
@@ -108,6 +109,14 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
             theme,
         ));
         let limit = series.seen_limit;
+        // Now: as the last polls saw them (the table's STATUS); the newest
+        // bucket's proven count trails by a poll gap, so it would say 0
+        // while jobs run.
+        let polled = pane
+            .rows()
+            .iter()
+            .filter(|row| row.status() == Some(&TranscriptStatus::Processing))
+            .count();
         lines.push(row(
             "processing",
             bars(
@@ -117,18 +126,20 @@ pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &JobsPane, theme: &T
                 theme,
             ),
             match limit {
-                Some(most) => format!(
-                    "{} now · most with jobs waiting: {most} (█)",
-                    now.processing
-                ),
-                None => format!("{} now · limit unknown", now.processing),
+                Some(most) => format!("{polled} as last polled · most at once {most} (█)"),
+                None => format!("{polled} as last polled · limit unknown"),
             },
             theme,
         ));
         lines.push(row(
             "completed",
             bars(&completed, peak(&completed), Role::Ok, theme),
-            format!("{} of {} watched", now.completed, pane.rows().len()),
+            format!(
+                "{} of {} watched · {} unknown",
+                now.completed,
+                pane.rows().len(),
+                now.unknown
+            ),
             theme,
         ));
         if !short {
@@ -177,46 +188,13 @@ fn merge(counts: &[QueueCounts], cells: usize) -> (Vec<QueueCounts>, usize) {
         run.processing = run.processing.max(counts.processing);
         run.completed = run.completed.max(counts.completed);
         run.error = run.error.max(counts.error);
+        run.unknown = run.unknown.max(counts.unknown);
         run.failed += counts.failed;
         if (at + skip + 1).is_multiple_of(per_cell) {
             merged.push(std::mem::take(&mut run));
         }
     }
     (merged, per_cell)
-}
-
-/// `values` as bars against `full` (a bar of full height), `·` for none.
-fn bars(values: &[u32], full: u32, role: Role, theme: &Theme) -> Vec<Span<'static>> {
-    values
-        .iter()
-        .map(|&value| {
-            let glyph = Glyphs::Unicode.of(bar(u64::from(value), u64::from(full)));
-            let role = if value == 0 { Role::Muted } else { role };
-            Span::styled(glyph.to_string(), theme.style(role))
-        })
-        .collect()
-}
-
-/// A bar of `value` against `full`, rounded up (one job is never an
-/// empty-looking bar).
-fn bar(value: u64, full: u64) -> Mark {
-    if value == 0 {
-        return Mark::Empty;
-    }
-    let full = full.max(value).max(1);
-    let levels = LEVELS as u64;
-    let level = (value * levels).div_ceil(full);
-    Mark::Delivered(usize::try_from(level.max(1)).unwrap_or(1))
-}
-
-fn row(label: &str, bars: Vec<Span<'static>>, value: String, theme: &Theme) -> Line<'static> {
-    let mut spans = vec![Span::styled(
-        format!(" {label:<w$}", w = LABEL_W - 1),
-        theme.style(Role::Muted),
-    )];
-    spans.extend(bars);
-    spans.push(Span::styled(format!("  {value}"), theme.style(Role::Fg)));
-    Line::from(spans)
 }
 
 /// The share's requests in its window as last reported, of the share
@@ -287,13 +265,5 @@ mod tests {
         assert_eq!(most, vec![5, 4], "[1, 5] then [2, 3, 4]");
         let (merged, per_cell) = merge(&processing(&[1, 2]), 10);
         assert_eq!((merged.len(), per_cell), (2, 1));
-    }
-
-    #[test]
-    fn a_bar_is_full_at_the_limit_and_never_empty_for_one() {
-        assert_eq!(bar(20, 20), Mark::Delivered(8));
-        assert_eq!(bar(1, 200), Mark::Delivered(1));
-        assert_eq!(bar(0, 20), Mark::Empty);
-        assert_eq!(bar(30, 20), Mark::Delivered(8), "over the limit: full");
     }
 }

@@ -20,6 +20,7 @@ pub(crate) mod queue;
 pub(crate) mod table;
 mod timeline;
 pub(crate) mod view;
+mod watch;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -37,7 +38,6 @@ use crate::tui::widgets::table_view::{TableCommand, TableView, prompt_commands, 
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::Tick;
 use earshot_core::poll::schedule::{JobView, Spent};
-use earshot_core::poll::watcher::WatchEvent;
 
 use commands::{detail_commands, job_prompt_commands, table_commands};
 use queue::{BudgetMinutes, JobSpan, QueueSeries};
@@ -379,56 +379,6 @@ impl JobsPane {
     }
 
     // ---- update -------------------------------------------------------
-
-    fn on_watch(&mut self, event: WatchEvent, out: &mut Outcome) {
-        // The pane's clock when it is ahead (tests fix it), else the wall's.
-        self.reported_at = Some(self.now.max(Instant::now()));
-        match event {
-            WatchEvent::Changed { view, transcript } => {
-                // A job the pane made room by forgetting stays forgotten.
-                let Some(row) = self.row_mut(&view.id) else {
-                    return;
-                };
-                if let Some(transcript) = transcript {
-                    row.poll_error = None;
-                    row.transcript = Some(*transcript);
-                    out.succeeded = true;
-                }
-                row.view = Some(view);
-                self.queue_dirty = true;
-            }
-            WatchEvent::PollFailed { id, message } => {
-                // The status bar says so too, until every row recovers.
-                out.failure = Some(Failure::new(format!(
-                    "job {}: {message}",
-                    earshot_core::api::short_id(&id)
-                )));
-                let Some(row) = self.row_mut(&id) else {
-                    return;
-                };
-                row.poll_error = Some(message);
-                if let Some(view) = &mut row.view {
-                    view.stale = true;
-                }
-            }
-            WatchEvent::Paused { resume_in } => {
-                self.now = Instant::now().max(self.now);
-                self.paused_until = Some(self.now + resume_in);
-            }
-            WatchEvent::Resumed => self.paused_until = None,
-            WatchEvent::AllDone => {}
-            WatchEvent::Budget {
-                used,
-                budget,
-                spent,
-            } => {
-                self.budget = Some((used, budget));
-                self.spent = spent;
-                let at = self.now_tick();
-                self.budget_minutes.record(at, used, budget);
-            }
-        }
-    }
 
     // ---- helpers ------------------------------------------------------
 

@@ -25,13 +25,26 @@ const LADDER_SECS: &[u64] = &[
 /// Minutes of the request budget kept.
 pub(crate) const BUDGET_MINUTES: usize = 60;
 
-/// One job's states as first seen (times on the watcher's clock).
+/// What the watcher's observations say of one job (times on the
+/// watcher's clock). Queued from when the job was added (a job seen
+/// queued was queued since it was submitted) until first seen further,
+/// if a poll ever proved it queued; processing only from the first answer
+/// that said so to the last poll's sending that said so (a poll sees a
+/// finish late, and polls of jobs off screen come late under a short
+/// budget: the job may have finished and another taken its slot);
+/// finished from the answer that said so. From its last processing poll
+/// to the answer that said it finished, and before a poll proves any
+/// state, the job is unknown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct JobSpan {
     /// When it was added to the watch.
     pub(crate) added: Tick,
-    pub(crate) queued: Option<Tick>,
+    /// The last moment it was certainly queued (`None`: never proven).
+    pub(crate) queued_until: Option<Tick>,
+    /// First answer that said processing.
     pub(crate) processing: Option<Tick>,
+    /// The last moment it was certainly processing.
+    pub(crate) processing_until: Option<Tick>,
     pub(crate) finished: Option<Tick>,
     /// It ended `error` (else `completed`, once finished).
     pub(crate) error: bool,
@@ -43,43 +56,50 @@ impl JobSpan {
     pub(crate) fn of(added: Tick, view: Option<&JobView>) -> JobSpan {
         JobSpan {
             added,
-            queued: view.and_then(|view| view.queued_since),
+            queued_until: view.and_then(|view| view.queued_until),
             processing: view.and_then(|view| view.processing_since),
+            processing_until: view.and_then(|view| view.processing_until),
             finished: view.and_then(|view| view.finished_at),
             error: view.is_some_and(|view| view.status == Some(TranscriptStatus::Error)),
         }
+    }
+
+    /// When it left the queue at the latest: first seen further.
+    fn left(&self) -> Option<Tick> {
+        self.processing.or(self.finished)
     }
 }
 
 /// The platform starts queued jobs in submission order (spec part 3), as
 /// the watcher assumes too: a job seen queued at `t` means every job
-/// submitted after it was queued at `t` as well, if it was not seen in a
-/// later state by then. `spans` in submission order; each job's queued
-/// start becomes the earlier of its own sighting and that inference.
+/// submitted before `t` and after it was still queued at `t`. `spans` in
+/// submission order; each job's last queued moment becomes the later of
+/// its own and that inference (from the jobs ahead's own sightings).
 fn infer_fifo(spans: &mut [JobSpan]) {
-    let mut earliest: Option<Tick> = None;
+    let mut latest: Option<Tick> = None;
     for span in spans {
-        let seen_queued = span.queued;
-        if let Some(ahead) = earliest {
-            let inferred = ahead.max(span.added);
-            let left = span.processing.or(span.finished);
-            if left.is_none_or(|left| inferred < left) {
-                span.queued = Some(span.queued.map_or(inferred, |own| own.min(inferred)));
-            }
+        let own = span.queued_until;
+        if let Some(ahead) = latest.filter(|ahead| *ahead >= span.added)
+            && span.left().is_none_or(|left| ahead < left)
+        {
+            span.queued_until = span.queued_until.max(Some(ahead));
         }
-        if let Some(queued) = seen_queued {
-            earliest = Some(earliest.map_or(queued, |ahead| ahead.min(queued)));
-        }
+        latest = latest.max(own);
     }
 }
 
-/// Jobs in each state at one moment.
+/// Jobs in each state in a bucket, as far as observations prove it:
+/// queued and processing the most at one moment of the bucket (its end
+/// may fall between two polls), the rest at its end.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct QueueCounts {
     pub(crate) queued: u32,
     pub(crate) processing: u32,
     pub(crate) completed: u32,
     pub(crate) error: u32,
+    /// Watched jobs in no proven state: between two observations (queued
+    /// or processing, processing or finished) or never answered yet.
+    pub(crate) unknown: u32,
     /// Jobs that ended `error` within the bucket (`error` counts them all).
     pub(crate) failed: u32,
 }
@@ -93,11 +113,11 @@ pub(crate) struct QueueSeries {
     pub(crate) first_index: u64,
     /// The counts at each bucket's end, oldest first (the last: at `now`).
     pub(crate) counts: Vec<QueueCounts>,
-    /// The most jobs processing at a bucket's end while another waited
-    /// queued: the account's concurrency as far as the watcher saw (the
-    /// platform does not state it; FIFO starts a queued job as soon as a
-    /// slot frees). Polls see a finish late, so under a short request
-    /// budget it can read above the account's limit.
+    /// The most jobs certainly processing at one moment: the account's
+    /// concurrency is at least this (the platform does not state it).
+    /// Never above it, however late polls come; below it when no moment
+    /// had every running job seen before and after (short jobs, a short
+    /// request budget). `None` before any job was seen processing twice.
     pub(crate) seen_limit: Option<u32>,
 }
 
@@ -105,37 +125,55 @@ pub(crate) struct QueueSeries {
 #[derive(Clone, Copy, Debug)]
 struct Step {
     at: Tick,
-    queued: i64,
-    processing: i64,
-    completed: i64,
-    error: i64,
+    /// Watched, queued, processing, completed, error.
+    by: [i64; 5],
+}
+
+/// Processing proven `from..=until`: a step up and one down after it
+/// (nothing when no moment is proven: one poll, answered after it was
+/// sent).
+fn processing_steps(steps: &mut Vec<Step>, from: Tick, until: Option<Tick>) {
+    let Some(until) = until.filter(|until| *until >= from) else {
+        return;
+    };
+    steps.push(Step {
+        at: from,
+        by: [0, 0, 1, 0, 0],
+    });
+    steps.push(Step {
+        at: until + Duration::from_nanos(1),
+        by: [0, 0, -1, 0, 0],
+    });
 }
 
 fn steps(spans: &[JobSpan]) -> Vec<Step> {
-    let step = |at, queued, processing, completed, error| Step {
-        at,
-        queued,
-        processing,
-        completed,
-        error,
-    };
-    let mut steps = Vec::with_capacity(spans.len() * 4);
+    let mut steps = Vec::with_capacity(spans.len() * 6);
     for span in spans {
-        if let Some(queued) = span.queued {
-            steps.push(step(queued, 1, 0, 0, 0));
-            if let Some(left) = span.processing.or(span.finished) {
-                steps.push(step(left.max(queued), -1, 0, 0, 0));
+        steps.push(Step {
+            at: span.added,
+            by: [1, 0, 0, 0, 0],
+        });
+        if span.queued_until.is_some() {
+            steps.push(Step {
+                at: span.added,
+                by: [0, 1, 0, 0, 0],
+            });
+            if let Some(left) = span.left() {
+                steps.push(Step {
+                    at: left.max(span.added),
+                    by: [0, -1, 0, 0, 0],
+                });
             }
         }
         if let Some(processing) = span.processing {
-            steps.push(step(processing, 0, 1, 0, 0));
-            if let Some(finished) = span.finished {
-                steps.push(step(finished.max(processing), 0, -1, 0, 0));
-            }
+            processing_steps(&mut steps, processing, span.processing_until);
         }
         if let Some(finished) = span.finished {
             let error = i64::from(span.error);
-            steps.push(step(finished, 0, 0, 1 - error, error));
+            steps.push(Step {
+                at: finished,
+                by: [0, 0, 0, 1 - error, error],
+            });
         }
     }
     steps.sort_by_key(|step| step.at);
@@ -159,8 +197,9 @@ fn bucket_for(span: Duration, columns: usize) -> Duration {
 
 /// The queue of `spans` (in submission order) from `since` (when the
 /// first job was added) to `now`, in at most `columns` buckets aligned on
-/// the bucket length (the newest kept). A job is queued from when it or a
-/// job submitted before it was seen queued ([`infer_fifo`]).
+/// the bucket length (the newest kept). A job counts as queued when it
+/// or a job submitted before it was seen queued after it was added
+/// ([`infer_fifo`]).
 pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) -> QueueSeries {
     let mut spans = spans.to_vec();
     infer_fifo(&mut spans);
@@ -172,23 +211,29 @@ pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) 
     let last = index(now);
     let first = index(since).max(last.saturating_sub(columns as u64 - 1));
     let steps = steps(spans);
-    let mut totals = [0i64; 4];
+    let mut totals = [0i64; 5];
     let mut next = 0;
     let mut counts = Vec::with_capacity(columns);
     // Walks the changes in time order: each bucket's end takes the counts
-    // as of then.
-    let apply_until = |until: Tick, next: &mut usize, totals: &mut [i64; 4]| {
+    // as of then; the most of each at one moment up to `until` (from the
+    // counts carried in) is returned.
+    let apply_until = |until: Tick, next: &mut usize, totals: &mut [i64; 5]| {
+        let mut most = *totals;
         while let Some(step) = steps.get(*next).filter(|step| step.at <= until) {
             let at = step.at;
             while let Some(step) = steps.get(*next).filter(|step| step.at == at) {
-                totals[0] += step.queued;
-                totals[1] += step.processing;
-                totals[2] += step.completed;
-                totals[3] += step.error;
+                for (total, by) in totals.iter_mut().zip(step.by) {
+                    *total += by;
+                }
                 *next += 1;
             }
+            for (most, total) in most.iter_mut().zip(*totals) {
+                *most = (*most).max(total);
+            }
         }
+        most
     };
+    let mut most = 0i64;
     for column in first..=last {
         let end = Duration::from_nanos(
             u64::try_from(bucket.as_nanos() * u128::from(column + 1)).unwrap_or(u64::MAX),
@@ -202,30 +247,34 @@ pub(crate) fn series(spans: &[JobSpan], since: Tick, now: Tick, columns: usize) 
         // What failed before the first bucket is not its own.
         let start = end.saturating_sub(bucket);
         if column == first && !start.is_zero() {
-            apply_until(start - Duration::from_nanos(1), &mut next, &mut totals);
+            let before = apply_until(start - Duration::from_nanos(1), &mut next, &mut totals);
+            most = most.max(before[2]);
         }
-        let errors_before = totals[3];
-        apply_until(at, &mut next, &mut totals);
+        let errors_before = totals[4];
+        // The counts at the bucket's start (after the changes at that very
+        // moment, not before them), then the most of each until its end.
+        apply_until(start, &mut next, &mut totals);
+        let mut in_bucket = totals;
+        let later = apply_until(at, &mut next, &mut totals);
+        for (most, later) in in_bucket.iter_mut().zip(later) {
+            *most = (*most).max(later);
+        }
+        most = most.max(in_bucket[2]);
+        let [watched, queued, processing, completed, error] = totals;
         counts.push(QueueCounts {
-            queued: count(totals[0]),
-            processing: count(totals[1]),
-            completed: count(totals[2]),
-            error: count(totals[3]),
-            failed: count(totals[3] - errors_before),
+            queued: count(in_bucket[1]),
+            processing: count(in_bucket[2]),
+            completed: count(completed),
+            error: count(error),
+            unknown: count(watched - queued - processing - completed - error),
+            failed: count(error - errors_before),
         });
     }
-    // Read at the buckets' ends as the chart is: a poll that sees a
-    // finish late counts the job a moment beside the one in its slot.
-    let seen_limit = counts
-        .iter()
-        .filter(|counts| counts.queued > 0 && counts.processing > 0)
-        .map(|counts| counts.processing)
-        .max();
     QueueSeries {
         bucket,
         first_index: first,
         counts,
-        seen_limit,
+        seen_limit: (most > 0).then(|| count(most)),
     }
 }
 

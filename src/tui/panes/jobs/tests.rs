@@ -37,7 +37,9 @@ pub(crate) fn view(id: &str, status: Option<TranscriptStatus>) -> JobView {
         added_at: Duration::ZERO,
         last_seen: Some(Duration::from_secs(1)),
         queued_since: Some(Duration::from_secs(1)),
+        queued_until: None,
         processing_since: None,
+        processing_until: None,
         finished_at: None,
         next_poll: None,
         in_flight: false,
@@ -649,6 +651,7 @@ fn the_queue_chart_is_rebuilt_on_the_tick_only_when_a_bucket_can_change() {
     assert!(pane.queue_on_tick(), "the first build");
     let mut queued = view("job-a", Some(TranscriptStatus::Queued));
     queued.queued_since = Some(Duration::from_millis(1_200));
+    queued.queued_until = Some(Duration::from_millis(1_200));
     pane.on_result(
         JobsResult::Watch(WatchEvent::Changed {
             view: queued,

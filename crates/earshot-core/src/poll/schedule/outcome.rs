@@ -39,7 +39,10 @@ impl Scheduler {
                     // A good answer after a pause: the next 403 starts over.
                     self.pause_backoff = None;
                 }
-                self.observe(slot, status, now)
+                // The platform answered between the sending and now: the
+                // sending is the latest moment the answer proves.
+                let proven = sent_at.map_or(now, |sent| sent.min(now));
+                self.observe(slot, status, proven, now)
             }
             PollOutcome::RateLimited { retry_after } => {
                 // The platform allows fewer polls per job than were sent in
@@ -83,7 +86,7 @@ impl Scheduler {
     pub fn on_webhook(&mut self, id: &str, status: TranscriptStatus, now: Tick) -> Option<JobView> {
         self.advance(now);
         let slot = *self.index.get(id)?;
-        self.observe(slot, status, now)
+        self.observe(slot, status, now, now)
     }
 
     /// Lowers the per-job limit of every job to `limit` (at least 1; never
@@ -99,8 +102,16 @@ impl Scheduler {
         }
     }
 
-    /// Applies a good observation. Returns the job when its status changed.
-    fn observe(&mut self, slot: usize, status: TranscriptStatus, now: Tick) -> Option<JobView> {
+    /// Applies a good observation, true of the job at `proven` (a poll's
+    /// sending; a webhook's arrival) and learnt at `now`. Returns the job
+    /// when its status changed.
+    fn observe(
+        &mut self,
+        slot: usize,
+        status: TranscriptStatus,
+        proven: Tick,
+        now: Tick,
+    ) -> Option<JobView> {
         let job = slot_job(&mut self.jobs, slot)?;
         if job.is_terminal() {
             return None;
@@ -133,6 +144,7 @@ impl Scheduler {
                     job.queued_since = Some(now);
                 }
                 job.last_queued = Some(now);
+                job.queued_until = job.queued_until.max(Some(proven));
                 job.status = Some(status);
                 self.observed_queued.insert((seq, slot));
                 self.enter_pending(slot);
@@ -155,6 +167,7 @@ impl Scheduler {
                     job.processing_since = Some(now);
                 }
                 job.last_processing = Some(now);
+                job.processing_until = job.processing_until.max(Some(proven));
                 job.status = Some(status);
                 self.observed_queued.remove(&(seq, slot));
                 self.leave_pending(slot);

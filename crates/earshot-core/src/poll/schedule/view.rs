@@ -29,8 +29,15 @@ pub struct JobView {
     pub last_seen: Option<Tick>,
     /// First seen `queued` (this time in the queue).
     pub queued_since: Option<Tick>,
+    /// The latest moment an observation proves it was queued (for a poll:
+    /// its sending, as the platform answered at some moment after it).
+    pub queued_until: Option<Tick>,
     /// First seen `processing`.
     pub processing_since: Option<Tick>,
+    /// The latest moment an observation proves it was processing: from
+    /// `processing_since` to here it certainly was; from here to
+    /// `finished_at` no observation tells.
+    pub processing_until: Option<Tick>,
     /// First seen `completed` or `error`.
     pub finished_at: Option<Tick>,
     /// When it is due for its next poll (`None` once terminal, or while a
@@ -160,7 +167,9 @@ impl Scheduler {
             added_at: job.added_at,
             last_seen: job.last_seen,
             queued_since: job.queued_since,
+            queued_until: job.queued_until,
             processing_since: job.processing_since,
+            processing_until: job.processing_until,
             finished_at: job.finished_at,
             next_poll: if terminal || job.in_flight {
                 None

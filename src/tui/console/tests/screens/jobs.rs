@@ -26,7 +26,9 @@ pub(super) fn view(id: &str, status: TranscriptStatus) -> JobView {
         added_at: Duration::ZERO,
         last_seen: secs(90),
         queued_since: secs(1),
+        queued_until: None,
         processing_since: None,
+        processing_until: None,
         finished_at: None,
         next_poll: None,
         in_flight: false,
@@ -95,16 +97,20 @@ pub(super) fn jobs_app() -> App {
     let mut queued = view("5d0c7e1a-queued", TranscriptStatus::Queued);
     queued.added_at = Duration::from_secs(30);
     queued.queued_since = secs(31);
+    queued.queued_until = secs(90);
     changed_with_record(&mut app, queued, None, None);
     let mut processing = view("8b2f4c9e-processing", TranscriptStatus::Processing);
     processing.processing_since = secs(12);
+    processing.processing_until = secs(90);
     changed(&mut app, processing, None);
     let mut completed = view("c41a7d03-completed", TranscriptStatus::Completed);
     completed.processing_since = secs(4);
+    completed.processing_until = secs(46);
     completed.finished_at = secs(47);
     changed_with_record(&mut app, completed, Some(200), None);
     let mut error = view("e9f2b6d8-error", TranscriptStatus::Error);
     error.processing_since = secs(3);
+    error.processing_until = secs(8);
     error.finished_at = secs(9);
     let decode_error = "audio could not be decoded: unsupported codec";
     changed_with_record(&mut app, error, Some(500), Some(decode_error));
@@ -122,6 +128,7 @@ pub(super) fn jobs_app() -> App {
     );
     let mut stale = view("a7c3e5f1-stale", TranscriptStatus::Processing);
     stale.processing_since = secs(20);
+    stale.processing_until = secs(25);
     stale.stale = true;
     stale.problem = Some(JobProblem::RateLimited);
     changed(&mut app, stale, None);

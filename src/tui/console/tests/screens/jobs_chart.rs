@@ -34,8 +34,24 @@ fn draining_app() -> App {
             _ => TranscriptStatus::Queued,
         };
         let mut job = view(id, status);
+        // Polled as a well-served watch is: last seen queued half a
+        // second before it started, seen processing as it started and
+        // until 300 ms before it finished, seen finished as it did.
+        let at = |secs: u64, less_ms: u64| {
+            Some(Duration::from_secs(secs).saturating_sub(Duration::from_millis(less_ms)))
+        };
         job.queued_since = if i < 4 { None } else { secs(1) };
+        job.queued_until = match i {
+            0..4 => None,
+            _ if start <= now => at(start, 500),
+            _ => secs(now),
+        };
         job.processing_since = if start <= now { secs(start) } else { None };
+        job.processing_until = match () {
+            _ if end <= now => at(end, 300),
+            _ if start <= now => secs(now),
+            _ => None,
+        };
         job.finished_at = if end <= now { secs(end) } else { None };
         changed(&mut app, job, None);
     }
@@ -64,8 +80,9 @@ fn draw(app: &App, (width, height): (u16, u16), theme: &Theme) -> Terminal<TestB
 }
 
 /// The chart says the queue drained at the limit: processing full (at the
-/// limit seen) throughout, queued falling, the failure in its bucket, and
-/// at 80×24 it shrinks (two buckets a cell) with the table's columns kept.
+/// most seen at once) throughout, queued falling, the failure in its
+/// bucket, and at 80×24 it shrinks (two buckets a cell) with the table's
+/// columns kept.
 #[test]
 fn the_jobs_chart_follows_a_queue_draining_at_the_limit() {
     let app = draining_app();
@@ -76,9 +93,10 @@ fn the_jobs_chart_follows_a_queue_draining_at_the_limit() {
         // 46 one-second buckets (0 s to now); at 80 columns two a cell.
         let (cells, per_cell) = if width >= 120 { (46, 1) } else { (23, 2) };
         assert!(
-            text.contains("4 now · most with jobs waiting: 4 (█)"),
+            text.contains("4 as last polled · most at once 4 (█)"),
             "{text}"
         );
+        assert!(text.contains("15 of 24 watched · 0 unknown"), "{text}");
         assert!(
             text.contains(&format!("processing  {}  ", "█".repeat(cells))),
             "never more than the limit, and at it throughout: {text}"

@@ -13,6 +13,7 @@ mod inbox;
 mod jobs;
 mod jobs_chart;
 mod probe;
+mod pulse;
 mod signatures;
 mod subscriptions;
 

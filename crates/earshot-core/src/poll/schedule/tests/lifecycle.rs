@@ -1,6 +1,6 @@
 //! A job's life in the scheduler: terminal jobs never polled again,
 //! webhooks changing the status without a request (and not undone by an
-//! older answer), adding twice, removing, idling, showing stale, and
+//! older answer), the moments an observation proves a state, adding twice, removing, idling, showing stale, and
 //! forgetting finished jobs beyond `keep_finished`.
 
 use super::*;
@@ -57,6 +57,45 @@ fn a_webhook_changes_the_status_without_a_request() {
         scheduler.on_webhook("zz", TranscriptStatus::Completed, t(4.0)),
         None
     );
+}
+
+/// A poll's answer proves its status at some moment between the sending
+/// and the answer: a state is proven until the sending of the last poll
+/// that saw it, counted from the answer of the first.
+#[test]
+fn a_state_is_proven_from_the_first_answer_to_the_last_sending() {
+    let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+    scheduler.add_job("a", JobHint::default(), Tick::ZERO);
+    let poll = |scheduler: &mut Scheduler, sent: f64, answered: f64, outcome| {
+        let decision = scheduler.next(t(sent));
+        assert_eq!(decision, Decision::Poll("a".into()), "due at {sent} s");
+        scheduler.on_outcome("a", outcome, t(answered));
+        scheduler.job("a").expect("watched")
+    };
+    let view = poll(&mut scheduler, 0.0, 0.4, status(TranscriptStatus::Queued));
+    assert_eq!(
+        (view.queued_since, view.queued_until),
+        (Some(t(0.4)), Some(t(0.0)))
+    );
+    let next = view.next_poll.expect("due again");
+    let view = poll(&mut scheduler, secs(next), secs(next) + 0.3, processing());
+    assert_eq!(view.processing_since, Some(next + t(0.3)));
+    assert_eq!(view.processing_until, Some(next), "one poll proves no span");
+    assert_eq!(view.queued_until, Some(t(0.0)), "kept");
+    let again = view.next_poll.expect("due again");
+    let view = poll(&mut scheduler, secs(again), secs(again) + 0.3, processing());
+    assert_eq!(view.processing_since, Some(next + t(0.3)));
+    assert_eq!(view.processing_until, Some(again));
+    // A webhook proves its status when it arrives.
+    let view = scheduler
+        .on_webhook("a", TranscriptStatus::Completed, again + t(2.0))
+        .expect("a change");
+    assert_eq!(view.processing_until, Some(again));
+    assert_eq!(view.finished_at, Some(again + t(2.0)));
+}
+
+fn secs(tick: Tick) -> f64 {
+    tick.as_secs_f64()
 }
 
 #[test]
