@@ -392,7 +392,10 @@ fn request_line(request: &Received) -> String {
 /// The app's verdict on a forwarded event, beside earshot's: `  app: HTTP
 /// 500 in 3 ms "boom"`, or why it gave none.
 pub(super) fn app_text(forwarded: &Forwarded) -> String {
-    let took = earshot_core::duration_text::of_millis(forwarded.latency_ms as f64);
+    let took = match forwarded.latency_ms {
+        0 => "< 1 ms".to_owned(),
+        ms => earshot_core::duration_text::of_millis(ms as f64),
+    };
     match (forwarded.status, &forwarded.error) {
         (Some(status), _) => {
             let answer: String = forwarded.answer.trim().chars().take(40).collect();

@@ -96,6 +96,10 @@ pub(super) fn print(
             "the app takes events again after {}; forwarding the {queued} queued",
             duration_text::of_millis(*stalled_ms as f64)
         )),
+        RelayNote::Resuming { queued } => say(&format!(
+            "{queued} stored events your app has not taken yet go first (where the last run \
+             stopped)"
+        )),
         RelayNote::StoreFailed(error) => say(&format!("forwarding from the store: {error}")),
     }
     Ok(())

@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::common::cli::{earshot, listening_url_and_lines, python_verifies};
+use crate::common::cli::{earshot, listening_url_and_lines, python_verifies, stderr_lines};
 use crate::common::{self, SECRET, eventually};
 use earshot_core::api::types::agents::EventKind;
 
@@ -58,16 +58,18 @@ fn serve_app(
     (stop, task)
 }
 
+/// `earshot ARGS` and its stderr's lines.
 fn observer(args: &[String]) -> (Child, std::sync::mpsc::Receiver<String>) {
     let mut child = earshot()
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("earshot listen starts");
-    let (_url, lines) = listening_url_and_lines(&mut child);
-    (child, lines)
+    let said = stderr_lines(&mut child);
+    let _ = listening_url_and_lines(&mut child);
+    (child, said)
 }
 
 /// The stored events' ids in the order they were stored.
@@ -81,6 +83,19 @@ fn stored(db: &Path) -> Vec<String> {
         .expect("the rows")
         .collect::<rusqlite::Result<_>>()
         .expect("the rows")
+}
+
+/// The first line of `said` containing `text` (up to 10 s).
+fn said_within(said: &std::sync::mpsc::Receiver<String>, text: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match said.recv_timeout(left) {
+            Ok(line) if line.contains(text) => return line,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    panic!("no line with {text:?} on stderr");
 }
 
 async fn eventually_stored(db: PathBuf, count: usize) {
@@ -118,7 +133,7 @@ async fn stored_events_wait_for_the_app_through_a_refusal_a_stop_and_a_kill_and_
         "--forward-to".into(),
         format!("http://{app_addr}/hook"),
     ];
-    let (mut child, _lines) = observer(&args);
+    let (mut child, said) = observer(&args);
     harness
         .subscribe_secret(
             &format!("http://127.0.0.1:{port}/"),
@@ -142,6 +157,11 @@ async fn stored_events_wait_for_the_app_through_a_refusal_a_stop_and_a_kill_and_
         refused.iter().all(|sent| sent.0 == refused[0].0),
         "only the first event is tried while it is refused"
     );
+    let stalled = said_within(&said, "the app did not take");
+    assert!(
+        stalled.contains("HTTP 500") && stalled.contains("queued"),
+        "{stalled}"
+    );
 
     // The app stops; more events arrive and are stored.
     let _ = stop_app.send(());
@@ -161,7 +181,16 @@ async fn stored_events_wait_for_the_app_through_a_refusal_a_stop_and_a_kill_and_
     for session in &sessions[3..] {
         harness.complete_session(session).await;
     }
-    let (mut child, _lines) = observer(&args);
+    let (mut child, said) = observer(&args);
+    let resuming = said_within(&said, "stored events your app has not taken yet go first");
+    // The nine stored before the kill, and any retried meanwhile.
+    let waiting: usize = resuming
+        .trim_start_matches("earshot listen: ")
+        .split(' ')
+        .next()
+        .and_then(|count| count.parse().ok())
+        .unwrap_or(0);
+    assert!((9..=12).contains(&waiting), "{resuming}");
 
     // The app is fixed, on the same address.
     let (_keep_app, _app) = serve_app(TcpListener::bind(app_addr).await.unwrap(), 200, log.clone());

@@ -64,6 +64,9 @@ pub enum RelayNote {
     },
     /// The app takes events again after a stall of `stalled_ms`.
     Resumed { stalled_ms: i64, queued: i64 },
+    /// At the start, `queued` events the app had not taken wait from an
+    /// earlier run; they go first.
+    Resuming { queued: i64 },
     /// The store could not be read, or the cursor kept: tried again.
     StoreFailed(String),
 }
@@ -146,6 +149,11 @@ struct Run {
 
 impl Run {
     async fn relay(&mut self) {
+        match relay::waiting(&self.store, self.cursor) {
+            Ok(0) => {}
+            Ok(queued) => self.note(RelayNote::Resuming { queued }).await,
+            Err(error) => self.note(RelayNote::StoreFailed(error.to_string())).await,
+        }
         loop {
             let pending = match relay::after(&self.store, self.cursor, BATCH) {
                 Ok(pending) => pending,
