@@ -55,7 +55,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use url::Url;
 
-use earshot_core::api::{ApiError, Client};
+use earshot_core::api::{ApiError, Client, Endpoints};
 use earshot_core::config::{ResolveOptions, resolve};
 use earshot_core::redact::SecretString;
 
@@ -220,6 +220,11 @@ impl Connection {
         }
     }
 
+    /// Where the resolved profile's endpoints are (no API key needed).
+    pub(crate) fn endpoints(&self, cli: &GlobalOptions) -> color_eyre::Result<Endpoints> {
+        Ok(resolve(&self.resolve_options(cli))?.endpoints)
+    }
+
     /// A client for the resolved profile, or an error saying what is missing.
     pub(crate) fn client(&self, cli: &GlobalOptions) -> color_eyre::Result<Client> {
         let resolved = resolve(&self.resolve_options(cli))?;
@@ -290,7 +295,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Health(args) => runtime()?.block_on(health::run(args, &global)),
         Command::Redeliver(args) => runtime()?.block_on(redeliver::run(args, &global)),
         Command::Events(args) => runtime()?.block_on(events::run(args, &global)),
-        Command::Trigger(args) => runtime()?.block_on(trigger::run(args)),
+        Command::Trigger(args) => runtime()?.block_on(trigger::run(args, &global)),
         Command::Capsule(args) => capsule::run(args, &global),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
         Command::Changes(args) => changes::run(args, &global),

@@ -84,3 +84,71 @@ async fn a_triggered_event_reaches_the_receiver_signed_with_the_fields_given() {
     }
     assert_eq!(app.requests.lock().unwrap().len(), 1, "nothing more sent");
 }
+
+/// Without `--to` the event goes to the emulator, which delivers it as the
+/// platform does: to its subscription for that type, signed with that
+/// subscription's secret, retried after a 500; with no subscription for
+/// the type, or at a URL that is no emulator, it exits 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_to_the_emulator_delivers_it_to_its_subscriptions_with_retries() {
+    let harness = crate::common::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("subscription.secret");
+    std::fs::write(&secret, APP_SECRET).unwrap();
+    let app = Receiver::failing_first(1, 500, "not yet").await;
+    harness
+        .subscribe_secret(
+            &app.url(),
+            &[earshot_core::api::types::agents::EventKind::CallFailed],
+            APP_SECRET,
+        )
+        .await;
+    let trigger = |event: &str, url: &str| {
+        let mut command = earshot();
+        command
+            .args(["trigger", event, "--set", "call.from_number=+15550100"])
+            .env("EARSHOT_URL", url);
+        command
+    };
+
+    let out = run(&mut trigger("call.failed", &harness.base)).await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("delivers it to 1 subscription"), "{stdout}");
+    let received = crate::common::eventually(
+        std::time::Duration::from_secs(10),
+        "the platform's retry",
+        || async { (app.count() >= 2).then(|| app.captured()) },
+    )
+    .await;
+    assert_eq!(
+        received[0].body, received[1].body,
+        "the same event, retried"
+    );
+    for request in &received {
+        assert_eq!(request.header("x-svc-event"), "call.failed");
+        assert_eq!(
+            python_verifies(&secret, request.header("x-svc-signature"), &request.body),
+            "ok"
+        );
+    }
+    assert_eq!(received[0].json()["call"]["from_number"], "+15550100");
+
+    let out = run(&mut trigger("call.ended", &harness.base)).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no enabled subscription"),
+        "{}",
+        text(&out.stderr)
+    );
+    let not_an_emulator = Receiver::start(|_, _| crate::common::Reply::status(404, "")).await;
+    let origin = format!("http://{}/", not_an_emulator.addr);
+    let out = run(&mut trigger("call.failed", &origin)).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("HTTP 404") && stderr.contains("--to URL"),
+        "{stderr}"
+    );
+    assert_eq!(app.count(), 2, "nothing more delivered");
+}

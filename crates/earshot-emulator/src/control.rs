@@ -41,6 +41,7 @@ pub(crate) fn routes() -> Router<SharedState> {
         .route("/_emulator/sessions/{id}/complete", post(complete_session))
         .route("/_emulator/calls", post(start_call))
         .route("/_emulator/calls/{id}/end", post(end_call))
+        .route("/_emulator/events", post(deliver_event))
         .route(
             "/_emulator/faults",
             get(armed_faults).post(arm_fault).delete(clear_faults),
@@ -96,6 +97,69 @@ fn emit(state: &SharedState, kind: EventKind, object: EventObject) {
         conversation.events.push(event.clone());
     }
     delivery::dispatch(state, event);
+}
+
+/// A whole event the caller made (`earshot trigger` without `--to`),
+/// delivered as the platform delivers its own: its exact bytes to every
+/// enabled subscription of its type and agent, signed with each one's
+/// secret, with the usual retries. 202 with how many subscriptions took
+/// it on.
+pub(super) async fn deliver_event(
+    State(state): State<SharedState>,
+    body: Bytes,
+) -> Result<Response, Problem> {
+    let event: WebhookEvent = parse_body(&body)?;
+    let kind = EventKind::parse(&event.event)
+        .ok_or_else(|| Problem::bad_request(format!("unknown event type {:?}", event.event)))?;
+    let (session_id, agent_id, object) = match &event.object {
+        EventObject::Session(session) => (
+            session.session_id.clone(),
+            session.agent_id.clone(),
+            ConversationObject::Session(session.clone()),
+        ),
+        EventObject::Call(call) => (
+            call.call_id.clone(),
+            call.agent_id.clone(),
+            ConversationObject::Call(call.clone()),
+        ),
+    };
+    // A session or call the emulator has not seen is remembered, so its
+    // deliveries are listed (and its later events join it).
+    let known = state.lock().conversations.contains_key(&session_id);
+    if !known {
+        let conversation = Conversation {
+            object,
+            artifacts_ready_at: None,
+            artifacts: Vec::new(),
+            events: Vec::new(),
+        };
+        state.lock().add_conversation(
+            session_id.clone(),
+            conversation,
+            state.config.keep_conversations,
+            state.clock.now(),
+        );
+    }
+    let made = Arc::new(Event {
+        event_id: event.event_id.clone(),
+        kind,
+        session_id,
+        agent_id,
+        body,
+    });
+    if let Some(conversation) = state.lock().conversations.get_mut(&made.session_id) {
+        conversation.events.push(made.clone());
+    }
+    let subscriptions = delivery::dispatch(&state, made);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "event_id": event.event_id,
+            "event": kind.as_str(),
+            "subscriptions": subscriptions,
+        })),
+    )
+        .into_response())
 }
 
 #[derive(Deserialize)]

@@ -71,8 +71,9 @@ impl Event {
     }
 }
 
-/// Sends `event` to every enabled subscription that asked for it.
-pub(crate) fn dispatch(state: &SharedState, event: Arc<Event>) {
+/// Sends `event` to every enabled subscription that asked for it; how
+/// many.
+pub(crate) fn dispatch(state: &SharedState, event: Arc<Event>) -> usize {
     let targets: Vec<String> = state
         .lock()
         .subscriptions
@@ -88,6 +89,7 @@ pub(crate) fn dispatch(state: &SharedState, event: Arc<Event>) {
         })
         .map(|stored| stored.record.id.clone())
         .collect();
+    let count = targets.len();
     for subscription_id in targets {
         let in_progress = DeliveryInProgress::start(state);
         let delivery = deliver(state.clone(), subscription_id, event.clone());
@@ -96,6 +98,7 @@ pub(crate) fn dispatch(state: &SharedState, event: Arc<Event>) {
             drop(in_progress);
         });
     }
+    count
 }
 
 /// Attempts until delivered, rejected, out of attempts, or the subscription
