@@ -392,10 +392,7 @@ fn request_line(request: &Received) -> String {
 /// The app's verdict on a forwarded event, beside earshot's: `  app: HTTP
 /// 500 in 3 ms "boom"`, or why it gave none.
 pub(super) fn app_text(forwarded: &Forwarded) -> String {
-    let took = match forwarded.latency_ms {
-        0 => "< 1 ms".to_owned(),
-        ms => earshot_core::duration_text::of_millis(ms as f64),
-    };
+    let took = forwarded.took();
     match (forwarded.status, &forwarded.error) {
         (Some(status), _) => {
             let answer: String = forwarded.answer.trim().chars().take(40).collect();

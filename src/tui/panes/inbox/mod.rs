@@ -100,9 +100,24 @@ pub(crate) enum Field {
     Address,
     Current,
     Previous,
+    ForwardTo,
 }
 
-const FIELDS: [Field; 3] = [Field::Address, Field::Current, Field::Previous];
+const FIELDS: [Field; 4] = [
+    Field::Address,
+    Field::Current,
+    Field::Previous,
+    Field::ForwardTo,
+];
+
+/// What the start form asks for: where to listen, the secrets to verify
+/// with, and the app every verified, new event is passed on to, if any.
+#[derive(Clone, Debug)]
+pub(crate) struct ListenRequest {
+    pub(crate) bind: SocketAddr,
+    pub(crate) secrets: Vec<(String, SecretString)>,
+    pub(crate) forward_to: Option<url::Url>,
+}
 
 /// The start form: where to listen and the secrets to verify with.
 #[derive(Debug)]
@@ -110,6 +125,8 @@ pub(crate) struct ListenForm {
     pub(crate) address: Input,
     pub(crate) current: Input,
     pub(crate) previous: Input,
+    /// The developer's app (`listen --forward-to`); empty: none.
+    pub(crate) forward_to: Input,
     pub(crate) focus: Field,
     /// Why the last submit was refused.
     pub(crate) error: Option<String>,
@@ -121,6 +138,7 @@ impl ListenForm {
             address: Input::new(DEFAULT_ADDRESS.into()),
             current: Input::default(),
             previous: Input::default(),
+            forward_to: Input::default(),
             focus: Field::Address,
             error: None,
         }
@@ -131,11 +149,12 @@ impl ListenForm {
             Field::Address => &mut self.address,
             Field::Current => &mut self.current,
             Field::Previous => &mut self.previous,
+            Field::ForwardTo => &mut self.forward_to,
         }
     }
 
-    /// The address and labelled secrets, or what is wrong (naming the field).
-    fn parse(&self) -> Result<(SocketAddr, Vec<(String, SecretString)>), String> {
+    /// What to start, or what is wrong (naming the field).
+    fn parse(&self) -> Result<ListenRequest, String> {
         let address = self.address.value().trim();
         let bind: SocketAddr = address
             .parse()
@@ -149,7 +168,23 @@ impl ListenForm {
         if !previous.is_empty() {
             secrets.push(("previous".to_owned(), SecretString::new(previous)));
         }
-        Ok((bind, secrets))
+        let forward = self.forward_to.value().trim();
+        let forward_to = if forward.is_empty() {
+            None
+        } else {
+            let url = url::Url::parse(forward)
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https") && url.has_host())
+                .ok_or_else(|| {
+                    format!("forward to: {forward:?} is not an http:// or https:// URL")
+                })?;
+            Some(url)
+        };
+        Ok(ListenRequest {
+            bind,
+            secrets,
+            forward_to,
+        })
     }
 }
 
@@ -345,14 +380,13 @@ impl InboxPane {
         };
         match form.parse() {
             Err(why) => form.error = Some(why),
-            Ok((bind, secrets)) => {
+            Ok(request) => {
                 self.form = None;
                 self.start_seq += 1;
-                self.listening = Listening::Starting(bind);
+                self.listening = Listening::Starting(request.bind);
                 out.effects.push(InboxEffect::Listen {
                     seq: self.start_seq,
-                    bind,
-                    secrets,
+                    request,
                 });
             }
         }

@@ -6,8 +6,10 @@
 use super::InboxResult;
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
-use earshot_core::receiver::listen::{self, ListenConfig};
-use earshot_core::redact::SecretString;
+use std::sync::Arc;
+
+use super::ListenRequest;
+use earshot_core::receiver::listen::{self, Forward, ListenConfig, Routes};
 
 /// What the Inbox pane asks the worker for.
 #[derive(Clone, Debug)]
@@ -15,9 +17,8 @@ pub(crate) enum InboxEffect {
     /// Start the local webhook receiver (replacing a running one).
     Listen {
         seq: u64,
-        bind: std::net::SocketAddr,
-        /// Labelled `current` / `previous`; masked in `Debug`.
-        secrets: Vec<(String, SecretString)>,
+        /// Its secrets are masked in `Debug`.
+        request: ListenRequest,
     },
 }
 
@@ -29,10 +30,35 @@ impl PaneEffect<InboxResult> for InboxEffect {
     }
 
     async fn run(self, _: TaskInput, report: Report<InboxResult>) {
-        let InboxEffect::Listen { seq, bind, secrets } = self;
+        let InboxEffect::Listen { seq, request } = self;
+        let ListenRequest {
+            bind,
+            secrets,
+            forward_to,
+        } = request;
         tracing::info!(%bind, "start the inbox receiver");
+        // Passed on with the received signature, as `listen --forward-to`.
+        let routes = Routes {
+            default: forward_to,
+            ..Routes::default()
+        };
+        let forward = match routes.default {
+            None => None,
+            Some(_) => match Forward::new(routes, None) {
+                Ok(forward) => Some(Arc::new(forward)),
+                Err(error) => {
+                    let failure = Failure::new(format!("forward to: {error}"));
+                    report.send(InboxResult::Started {
+                        seq,
+                        result: Err(failure),
+                    });
+                    return;
+                }
+            },
+        };
         let config = ListenConfig {
             secrets,
+            forward,
             ..ListenConfig::default()
         };
         match listen::start(bind, config).await {

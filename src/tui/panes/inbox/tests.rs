@@ -124,9 +124,27 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
     type_text(&mut app, "whsec_current_secret_0123456789abcdef");
     app.update(press(KeyCode::Tab));
     type_text(&mut app, "whsec_previous_secret_0123456789abcdef");
+    app.update(press(KeyCode::Tab));
+    type_text(&mut app, "ftp://127.0.0.1/app");
+    assert!(app.update(press(KeyCode::Enter)).is_empty());
+    let error = app.panes.inbox.form.as_ref().and_then(|f| f.error.clone());
+    assert!(
+        error.as_deref().is_some_and(|e| e.starts_with("forward to")),
+        "{error:?}"
+    );
+    for _ in 0.."ftp".len() {
+        app.update(press(KeyCode::Home));
+        app.update(press(KeyCode::Delete));
+    }
+    type_text(&mut app, "http");
     let effects = app.update(press(KeyCode::Enter));
     let seq = match effects.as_slice() {
-        [Effect::Inbox(InboxEffect::Listen { seq, bind, secrets })] => {
+        [Effect::Inbox(InboxEffect::Listen { seq, request })] => {
+            let (bind, secrets) = (&request.bind, &request.secrets);
+            assert_eq!(
+                request.forward_to.as_ref().map(url::Url::as_str),
+                Some("http://127.0.0.1/app")
+            );
             assert_eq!(bind.to_string(), super::DEFAULT_ADDRESS);
             let labels: Vec<&str> = secrets.iter().map(|(label, _)| label.as_str()).collect();
             assert_eq!(labels, ["current", "previous"]);

@@ -19,11 +19,12 @@ use crate::tui::widgets::table;
 use crate::tui::widgets::wrap_words;
 use earshot_core::history::body_view;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
-use earshot_core::receiver::listen::Received;
+use earshot_core::receiver::listen::{Forwarded, Received};
+use earshot_core::receiver::relay::refusal;
 
 /// Draws the pane in `area`.
 pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
-    let form_height = if pane.form.is_some() { 5 } else { 0 };
+    let form_height = if pane.form.is_some() { 6 } else { 0 };
     let [title, form, body] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(form_height),
@@ -100,7 +101,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme
 }
 
 fn draw_form(frame: &mut Frame<'_>, area: Rect, form: &ListenForm, theme: &Theme) {
-    let rows = Layout::vertical([Constraint::Length(1); 5]).split(area);
+    let rows = Layout::vertical([Constraint::Length(1); 6]).split(area);
     let fields = [
         (
             Field::Address,
@@ -119,6 +120,12 @@ fn draw_form(frame: &mut Frame<'_>, area: Rect, form: &ListenForm, theme: &Theme
             " previous secret ",
             &form.previous,
             Echo::Masked,
+        ),
+        (
+            Field::ForwardTo,
+            " forward to      ",
+            &form.forward_to,
+            Echo::Plain,
         ),
     ];
     for (row, (name, label, input, echo)) in rows.iter().zip(fields) {
@@ -139,11 +146,11 @@ fn draw_form(frame: &mut Frame<'_>, area: Rect, form: &ListenForm, theme: &Theme
     let note = match &form.error {
         Some(error) => Span::styled(format!(" {error}"), theme.style(Role::Error)),
         None => Span::styled(
-            " POST any path here; previous secret: optional, for a rotation in progress",
+            " POST any path · optional: previous secret (a rotation), forward to (your app)",
             theme.style(Role::Muted),
         ),
     };
-    frame.render_widget(Paragraph::new(note), rows[3]);
+    frame.render_widget(Paragraph::new(note), rows[4]);
 }
 
 const TIME_W: u16 = 8;
@@ -230,7 +237,22 @@ pub(crate) fn verdict_text(row: &Received) -> String {
     if entry.untrusted_source {
         text.push_str(" · source outside the platform's addresses");
     }
+    if let Some(forwarded) = &entry.forwarded {
+        text.push_str(&format!(" · app: {}", refusal(forwarded)));
+    }
     text
+}
+
+/// The app's answer to a forwarded event, whole: status, time and the
+/// start of its body, or why it gave none.
+fn app_answer(forwarded: &Forwarded) -> String {
+    let took = forwarded.took();
+    let answer = forwarded.answer.trim();
+    if answer.is_empty() || forwarded.status.is_none() {
+        format!("{} in {took}", refusal(forwarded))
+    } else {
+        format!("{} in {took}: {answer}", refusal(forwarded))
+    }
 }
 
 fn verdict_style(row: &Received, theme: &Theme) -> Style {
@@ -305,6 +327,9 @@ fn draw_detail(frame: &mut Frame<'_>, area: Rect, row: &InboxRow, reveal: bool, 
         field("kind", &what(row), fg),
     ]
     .concat();
+    if let Some(forwarded) = &entry.forwarded {
+        lines.extend(field("your app", &app_answer(forwarded), fg));
+    }
     if let Some(id) = entry.event_id.as_deref().or(entry.transcript_id.as_deref()) {
         lines.extend(field("id", id, fg));
     }

@@ -94,6 +94,14 @@ pub struct Forwarded {
 }
 
 impl Forwarded {
+    /// How long the app took, as text (`< 1 ms` under a millisecond).
+    pub fn took(&self) -> String {
+        match self.latency_ms {
+            0 => "< 1 ms".to_owned(),
+            ms => crate::duration_text::of_millis(ms as f64),
+        }
+    }
+
     /// The app took it (a 2xx).
     pub fn taken(&self) -> bool {
         self.status
