@@ -183,8 +183,14 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
     let on_hangup = listen_tls::on_hangup(tls)?;
     let mut shutdown = std::pin::pin!(earshot_core::shutdown::signals_with(on_hangup)?);
     let mut stdout = std::io::stdout();
-    // Scripts read this line; keep its shape.
-    writeln!(stdout, "listening on {}", listener.url())?;
+    // Scripts read this line; keep its shape. With --json it is a JSON
+    // line too, so stdout holds nothing else.
+    if args.json {
+        let line = serde_json::json!({ "listening_on": listener.url() });
+        writeln!(stdout, "{line}")?;
+    } else {
+        writeln!(stdout, "listening on {}", listener.url())?;
+    }
     stdout.flush()?;
     if let Some(store) = &opened {
         observing.check_store(&store.path)?;

@@ -175,3 +175,34 @@ fn a_bad_forwarding_url_or_route_exits_2() {
         assert!(stderr.contains(why), "{stderr}");
     }
 }
+
+/// `--json` prints only JSON lines on stdout, the first saying where it
+/// listens, then one per request with earshot's verdict and the app's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_json_every_stdout_line_is_json_with_both_verdicts() {
+    let harness = common::start().await;
+    let app = Receiver::healthy().await;
+    let args = [
+        "--secret".into(),
+        SECRET.into(),
+        "--forward-to".into(),
+        app.url().into(),
+        "--json".into(),
+    ];
+    let (mut child, lines) = forwarding(&harness, &args, &[EventKind::SessionStarted]).await;
+    harness.start_session(None).await;
+    let line = lines
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a line for the delivery");
+    let entry: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+    assert_eq!(entry["verdict"], "ok", "{line}");
+    assert_eq!(entry["forwarded"]["status"], 200, "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
+    for rest in lines.try_iter() {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&rest).is_ok(),
+            "{rest}"
+        );
+    }
+}

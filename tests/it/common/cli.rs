@@ -272,11 +272,17 @@ pub fn listening_url_then_unread(
     let mut stdout = BufReader::new(child.take_stdout());
     let mut first = String::new();
     stdout.read_line(&mut first).expect("the first line");
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("`listening on URL`, not {first:?}"))
-        .to_owned();
+    // `listen --json` says it as JSON: `{"listening_on":"URL"}`.
+    let as_json = serde_json::from_str::<serde_json::Value>(&first)
+        .ok()
+        .and_then(|line| line["listening_on"].as_str().map(str::to_owned));
+    let url = as_json.unwrap_or_else(|| {
+        first
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("`listening on URL`, not {first:?}"))
+            .to_owned()
+    });
     (url, stdout)
 }
 
