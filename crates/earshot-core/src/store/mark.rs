@@ -4,9 +4,12 @@
 //!
 //! A commit in WAL mode bumps the change counter in the shared-memory
 //! file's header (the `-shm` file's first 48 bytes) and grows or rewrites
-//! the `-wal` file; a write with no connection left open recreates them;
-//! a checkpoint rewrites the main file. The mark holds all three, so any
-//! commit changes it.
+//! the `-wal` file; a write with no connection left open recreates them
+//! and, closing, copies itself into the main file. The mark holds the
+//! `-wal` and `-shm` files and, only while there is no `-shm` file, the
+//! main file: so any commit changes it, and a checkpoint (which copies
+//! committed pages into the main file, on the writer's own thread or not,
+//! and leaves the WAL index header alone) does not.
 //!
 //! Many commits change nothing a list shows (the sweep notes when it
 //! checked a session, re-lists the same subscriptions): after the mark
@@ -39,10 +42,15 @@ impl StoreMark {
     /// The store at `path` now (a file that cannot be read counts as
     /// absent, so a store coming back changes the mark).
     pub fn of(path: &Path) -> StoreMark {
+        let shm_header = shm_header(&side_file(path, "-shm"));
         StoreMark {
-            main: stamp(path),
+            main: if shm_header.is_some() {
+                None
+            } else {
+                stamp(path)
+            },
             wal: stamp(&side_file(path, "-wal")),
-            shm_header: shm_header(&side_file(path, "-shm")),
+            shm_header,
         }
     }
 }
@@ -112,6 +120,41 @@ mod tests {
             StoreMark::of(&path),
             after_insert,
             "an update changes it too"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_checkpoint_leaves_the_mark_and_a_commit_whose_connection_closed_moves_it()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("events.db");
+        let store = Store::open(&path)?;
+        store.conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        store
+            .conn
+            .execute_batch("CREATE TABLE t (x BLOB); INSERT INTO t VALUES (zeroblob(100000));")?;
+        let committed = StoreMark::of(&path);
+        let main_before = std::fs::metadata(&path)?.len();
+        let other = rusqlite::Connection::open(&path)?;
+        other.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        assert!(
+            std::fs::metadata(&path)?.len() > main_before,
+            "the checkpoint wrote"
+        );
+        assert_eq!(StoreMark::of(&path), committed, "a checkpoint is no commit");
+        // With no connection left, a commit and its close leave no `-wal`
+        // or `-shm` file behind: the main file says it.
+        drop(other);
+        drop(store);
+        let closed = StoreMark::of(&path);
+        let writer = rusqlite::Connection::open(&path)?;
+        writer.execute("INSERT INTO t VALUES (zeroblob(5000))", [])?;
+        drop(writer);
+        assert_ne!(
+            StoreMark::of(&path),
+            closed,
+            "a commit since, its connection closed"
         );
         Ok(())
     }
