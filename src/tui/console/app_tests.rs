@@ -10,16 +10,16 @@ use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::{App, Connection, Overlay};
 use crate::tui::console::command::Command;
 use crate::tui::console::test_keys::{key, press, type_text};
+use crate::tui::console::tests::panes::jobs as jobs_tests;
+use crate::tui::console::tests::panes::subscriptions::fixtures as rows;
 use crate::tui::kernel::ConsoleConfig;
 use crate::tui::kernel::Failure;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::events::tasks::EventsEffect;
 use crate::tui::panes::jobs::JobsResult;
-use crate::tui::panes::jobs::tests as jobs_tests;
 use crate::tui::panes::subscriptions::Modal;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tasks::SubsEffect;
-use crate::tui::panes::subscriptions::tests::fixtures as rows;
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::poll::watcher::WatchEvent;
 

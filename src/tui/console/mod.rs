@@ -10,45 +10,28 @@
 //! its history tasks, and the compiler holds that rule (a pane needs only
 //! `tui::kernel`). What leaves this folder is the way in,
 //! [`run_console`], with its [`ConsoleOptions`], and the benchmarks' door
-//! ([`bench`]). Only in test builds are the app, its actions, commands,
-//! `:ctx` and view open to the crate, for the unit tests beside each pane
-//! that drive the whole console.
+//! ([`bench`]), in test builds too: the tests that drive a pane through
+//! the whole console are here (`tests/panes/`).
 //!
 //! This file owns the way in, [`run_console`]: a client in hand and the
 //! [`ConsoleOptions`] the command line resolved (`earshot` with no
 //! subcommand, `earshot demo`), with typed streams for what arrives from
 //! outside while it runs ([`inputs`]).
 
-// Private to this folder. The unit tests beside each pane drive the
-// whole console (keys in, frames out), so in test builds, and only there,
-// the modules they use are open to the crate.
-#[cfg(not(test))]
+// Private to this folder, in test builds too: the tests that drive a pane
+// through the whole console live here (`tests/panes/`), not beside it.
 mod action;
-#[cfg(test)]
-pub(crate) mod action;
-#[cfg(not(test))]
 mod app;
-#[cfg(test)]
-pub(crate) mod app;
 pub mod bench;
-#[cfg(not(test))]
 mod command;
-#[cfg(test)]
-pub(crate) mod command;
 mod command_line;
-#[cfg(not(test))]
 mod context;
-#[cfg(test)]
-pub(crate) mod context;
 mod event_loop;
 mod inputs;
 mod status_bar;
 #[cfg(test)]
-pub(crate) mod test_keys;
-#[cfg(not(test))]
+mod test_keys;
 mod view;
-#[cfg(test)]
-pub(crate) mod view;
 mod worker;
 
 use crate::tui::{clipboard, frame_pace, input, logging, panes, screen, terminal};

@@ -10,6 +10,7 @@ mod events_worker;
 mod inbox_forward_worker;
 mod jobs_queue;
 mod jobs_worker;
+pub(crate) mod panes;
 mod probe_worker;
 mod readme;
 mod screens;

@@ -135,7 +135,7 @@ pub(crate) struct DeliveriesPane {
     /// The last id added to the incident history's known sessions.
     remembered: Option<String>,
     /// The attempts of `id`, as last loaded.
-    list: Load<Vec<DeliveryRecord>>,
+    pub(crate) list: Load<Vec<DeliveryRecord>>,
     /// What makes `rows` live, kept with them (see [`Self::live`]).
     liveness: Liveness,
     /// The filter, the sort, the order and the selection in it.
@@ -757,5 +757,3 @@ fn signature_handover(record: &DeliveryRecord) -> Handover {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests;

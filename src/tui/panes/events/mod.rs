@@ -782,5 +782,3 @@ impl Pane for EventsPane {
     }
 }
 
-#[cfg(test)]
-mod tests;

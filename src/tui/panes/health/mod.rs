@@ -187,7 +187,7 @@ pub(crate) enum Mode {
 #[derive(Debug)]
 pub(crate) struct HealthPane {
     /// The board's rows, as last read from the store.
-    board: Load<Vec<SubscriptionHealth>>,
+    pub(crate) board: Load<Vec<SubscriptionHealth>>,
     /// What the observer covers, from the last read.
     pub(crate) coverage: Option<Coverage>,
     /// The board's filter, sort and selection.
@@ -748,5 +748,3 @@ impl Pane for HealthPane {
     }
 }
 
-#[cfg(test)]
-mod tests;

@@ -696,5 +696,3 @@ pub(crate) fn signature_handover(received: &Received) -> Handover {
     }
 }
 
-#[cfg(test)]
-mod tests;

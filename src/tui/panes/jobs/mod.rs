@@ -246,7 +246,7 @@ impl JobsPane {
     /// Builds the queue's buckets again when a job changed or the newest
     /// bucket's time is over (once a tick at most, however many reports
     /// came); whether a bucket changed.
-    fn queue_on_tick(&mut self) -> bool {
+    pub(crate) fn queue_on_tick(&mut self) -> bool {
         let bucket = self.queue.bucket.as_nanos().max(1);
         let newest = self.queue.counts.len() as u128;
         let first = self.queue.first_index;
@@ -742,5 +742,3 @@ pub(crate) fn parse_ids(text: &str) -> Vec<String> {
     ids
 }
 
-#[cfg(test)]
-pub(crate) mod tests;

@@ -502,5 +502,3 @@ pub(crate) fn result_of(seq: u64, answer: Answer) -> ProbeResult {
     }
 }
 
-#[cfg(test)]
-mod tests;

@@ -700,5 +700,3 @@ pub(crate) fn verdict_line(verdict: &Verdict) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests;

@@ -134,7 +134,7 @@ pub(crate) enum Mode {
 pub(crate) struct SubscriptionsPane {
     /// The subscriptions, as last loaded (and changed since by this pane's
     /// own calls).
-    list: Load<Vec<Subscription>>,
+    pub(crate) list: Load<Vec<Subscription>>,
     /// The filter, the sort, the order they give and the selection in it.
     pub(crate) table: TableView<Subscription>,
     pub(crate) include_disabled: bool,
@@ -709,5 +709,3 @@ impl Pane for SubscriptionsPane {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod tests;

@@ -9,9 +9,6 @@ use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
-use super::Outcome;
-use super::refused::Asked;
-use super::{Field, Report, SignaturesPane, SigsCommand};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::test_keys::press;
@@ -20,8 +17,11 @@ use crate::tui::kernel::ConsoleConfig;
 use crate::tui::kernel::Pane;
 use crate::tui::kernel::RefusedDelivery;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::signatures::Outcome;
 use crate::tui::panes::signatures::SigsResult;
+use crate::tui::panes::signatures::refused::Asked;
 use crate::tui::panes::signatures::tasks::SigsEffect;
+use crate::tui::panes::signatures::{Field, Report, SignaturesPane, SigsCommand};
 use crate::tui::theme::Theme;
 use earshot_core::history::held_secret::{self, GIVEN, Known};
 use earshot_core::history::receiver_probe::{ProbeAnswer, WRONG};
@@ -59,7 +59,12 @@ fn valid_pane() -> SignaturesPane {
     pane
 }
 
-fn checked(pane: &SignaturesPane) -> (&[super::Check], &earshot_core::signature::Diagnosis) {
+fn checked(
+    pane: &SignaturesPane,
+) -> (
+    &[earshot_core::signature::Check],
+    &earshot_core::signature::Diagnosis,
+) {
     match &pane.report {
         Report::Checked { checks, diagnosis } => (checks, diagnosis),
         Report::Waiting(why) => panic!("not checked: {why}"),
@@ -553,11 +558,15 @@ fn a_receiver_verdict_shows_only_beside_the_event_it_was_computed_for() {
     assert!(app.panes.sigs.shown_verdict().is_none());
     // A verdict is shown beside its own event only.
     app.update(answer(seq_b, "evt-a"));
-    assert!(app.panes.sigs.shown_verdict().is_none(), "computed for evt-a");
+    assert!(
+        app.panes.sigs.shown_verdict().is_none(),
+        "computed for evt-a"
+    );
     let seq_b = ask(&mut app, "evt-b");
     app.update(answer(seq_b, "evt-b"));
     assert!(
-        app.panes.sigs
+        app.panes
+            .sigs
             .shown_verdict()
             .is_some_and(|asked| asked.event_id == "evt-b")
     );

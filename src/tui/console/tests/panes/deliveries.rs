@@ -1,16 +1,14 @@
 //! `update` tests of the Deliveries pane, driven through the [`App`] with
 //! the keys an operator would press, and the retry rules.
 
-use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use crate::tui::kernel::Handover;
+use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
-use super::verdict::{Verdict, countdown, likely_causes, verdict};
-use super::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::command::Command;
@@ -20,6 +18,8 @@ use crate::tui::kernel::Failure;
 use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::deliveries::DeliveriesResult;
+use crate::tui::panes::deliveries::verdict::{Verdict, countdown, likely_causes, verdict};
+use crate::tui::panes::deliveries::{DeliveriesPane, DlvCommand, Mode, RECENT_MAX, View};
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 
 const SESSION: &str = "sess_4f2a9c1e7b";
@@ -103,9 +103,7 @@ fn load_seq(effects: &[Effect], want_id: &str, want_latest: bool) -> u64 {
         })
         .collect();
     match loads.as_slice() {
-        [DeliveriesEffect::Load { seq, id, latest }]
-            if id == want_id && *latest == want_latest =>
-        {
+        [DeliveriesEffect::Load { seq, id, latest }] if id == want_id && *latest == want_latest => {
             *seq
         }
         other => panic!("expected one load of {want_id} (latest {want_latest}), got {other:?}"),
@@ -180,12 +178,18 @@ fn enter_loads_the_highlighted_match_and_a_404_is_not_remembered() {
         seq,
         result: Ok(vec![delivered()]),
     }));
-    assert_eq!(app.panes.deliveries.recent(), ["call_cf06d2e4", "call_0b7e11"]);
+    assert_eq!(
+        app.panes.deliveries.recent(),
+        ["call_cf06d2e4", "call_0b7e11"]
+    );
 
     // Typed exactly, a known id is highlighted even when others contain it.
     app.update(key('i'));
     type_text(&mut app, "call_cf06");
-    assert_eq!(app.panes.deliveries.choices(), ["call_cf06d2e4", "call_cf06"]);
+    assert_eq!(
+        app.panes.deliveries.choices(),
+        ["call_cf06d2e4", "call_cf06"]
+    );
     assert_eq!(app.panes.deliveries.highlighted(), Some(1));
     // ↓ moves on from the highlighted one (and stays on the last).
     app.update(press(KeyCode::Down));
@@ -273,7 +277,10 @@ fn l_toggles_between_all_attempts_and_the_latest_per_subscription() {
 #[test]
 fn recent_ids_are_picked_with_the_arrows_most_recent_first() {
     let mut app = app();
-    app.seed(Handover::RecentSessions(vec!["call_new".into(), "sess_old".into()]));
+    app.seed(Handover::RecentSessions(vec![
+        "call_new".into(),
+        "sess_old".into(),
+    ]));
     assert_eq!(
         app.panes.deliveries.id.as_deref(),
         Some("call_new"),
@@ -464,9 +471,13 @@ fn s_is_offered_only_on_a_401_failure() {
             .iter()
             .any(|c| c.command == Command::Deliveries(DlvCommand::CheckSignature))
     };
-    assert_eq!(app.panes.deliveries.selected().map(|r| r.attempt_count), Some(1));
+    assert_eq!(
+        app.panes.deliveries.selected().map(|r| r.attempt_count),
+        Some(1)
+    );
     assert!(
-        app.panes.deliveries
+        app.panes
+            .deliveries
             .selected()
             .is_some_and(|r| r.http_status_code == Some(200))
     );
@@ -475,7 +486,8 @@ fn s_is_offered_only_on_a_401_failure() {
     assert_eq!(app.pane, PaneId::Deliveries);
     app.update(press(KeyCode::Down));
     assert!(
-        app.panes.deliveries
+        app.panes
+            .deliveries
             .selected()
             .is_some_and(|r| r.http_status_code == Some(401))
     );
@@ -542,7 +554,7 @@ fn a_link_countdown_redraws_when_its_words_change_not_every_tick() {
     pane.set_session(view);
     assert!(pane.wants_tick(), "a link counts down");
     assert!(!pane.live(), "nothing to reload");
-    let mut out = super::Outcome::default();
+    let mut out = crate::tui::panes::deliveries::Outcome::default();
     MOVED_BY.store(10, std::sync::atomic::Ordering::SeqCst);
     assert!(
         !pane.on_tick(Instant::now(), &mut out),
@@ -613,7 +625,7 @@ fn arb_change() -> impl proptest::strategy::Strategy<Value = RowChange> {
 }
 
 fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
-    let mut out = super::Outcome::default();
+    let mut out = crate::tui::panes::deliveries::Outcome::default();
     pane.on_result(
         DeliveriesResult::Loaded {
             seq,
@@ -623,7 +635,7 @@ fn answer(pane: &mut DeliveriesPane, seq: u64, rows: Vec<DeliveryRecord>) {
     );
 }
 
-fn issued_seq(out: &super::Outcome) -> u64 {
+fn issued_seq(out: &crate::tui::panes::deliveries::Outcome) -> u64 {
     out.effects
         .iter()
         .find_map(|effect| match effect {
@@ -645,13 +657,13 @@ proptest::proptest! {
             match change {
                 RowChange::Set(rows) => pane.set_rows(SESSION, rows),
                 RowChange::Load(rows) => {
-                    let mut out = super::Outcome::default();
+                    let mut out = crate::tui::panes::deliveries::Outcome::default();
                     pane.refresh(&mut out);
                     let seq = issued_seq(&out);
                     answer(&mut pane, seq, rows);
                 }
                 RowChange::StaleLoad(rows) => {
-                    let mut out = super::Outcome::default();
+                    let mut out = crate::tui::panes::deliveries::Outcome::default();
                     pane.refresh(&mut out);
                     let stale = issued_seq(&out);
                     pane.refresh(&mut out);
@@ -659,7 +671,7 @@ proptest::proptest! {
                 }
                 RowChange::OpenOther => {
                     let other = format!("{}-other", pane.id.clone().unwrap_or_default());
-                    pane.open(other, &mut super::Outcome::default());
+                    pane.open(other, &mut crate::tui::panes::deliveries::Outcome::default());
                 }
             }
             for offset in &nows {
@@ -695,7 +707,7 @@ fn only_a_refreshing_pane_goes_stale() {
 /// loaded again and again, and again when another id came between.
 #[test]
 fn a_loaded_id_is_remembered_once_in_a_row() {
-    let remembered = |out: &super::Outcome| -> Vec<String> {
+    let remembered = |out: &crate::tui::panes::deliveries::Outcome| -> Vec<String> {
         out.effects
             .iter()
             .filter_map(|effect| match effect {
@@ -705,14 +717,14 @@ fn a_loaded_id_is_remembered_once_in_a_row() {
             .collect()
     };
     let mut pane = DeliveriesPane::new().with_clock(fixed_now);
-    let mut out = super::Outcome::default();
+    let mut out = crate::tui::panes::deliveries::Outcome::default();
     pane.open("call_1".into(), &mut out);
     assert_eq!(remembered(&out), ["call_1"]);
-    let mut out = super::Outcome::default();
+    let mut out = crate::tui::panes::deliveries::Outcome::default();
     pane.refresh(&mut out);
     assert!(remembered(&out).is_empty(), "{:?}", out.effects);
     assert_ne!(issued_seq(&out), 0, "the refresh still loads");
-    let mut out = super::Outcome::default();
+    let mut out = crate::tui::panes::deliveries::Outcome::default();
     pane.open("call_2".into(), &mut out);
     pane.open("call_1".into(), &mut out);
     assert_eq!(remembered(&out), ["call_2", "call_1"]);

@@ -5,7 +5,6 @@ use crate::tui::kernel::ConsoleEffect;
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::Map;
 
-use super::{Modal, Stage, SubscriptionsPane, View};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::{App, Connection};
 use crate::tui::console::test_keys::{key, press, type_text};
@@ -15,6 +14,7 @@ use crate::tui::panes::PaneId;
 use crate::tui::panes::health::tasks::HealthEffect;
 use crate::tui::panes::subscriptions::SubsResult;
 use crate::tui::panes::subscriptions::tasks::SubsEffect;
+use crate::tui::panes::subscriptions::{Modal, Stage, SubscriptionsPane, View};
 use earshot_core::api::types::agents::{EventKind, Subscription};
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::history::rotation::CheckReport;
@@ -73,9 +73,10 @@ fn app() -> App {
 }
 
 fn ids(app: &App) -> Vec<String> {
-    app.panes.subs
+    app.panes
+        .subs
         .visible_rows()
-        .map(|row| super::short_id(&row.id).to_owned())
+        .map(|row| crate::tui::panes::subscriptions::short_id(&row.id).to_owned())
         .collect()
 }
 
@@ -156,7 +157,11 @@ fn a_superseded_load_result_is_dropped() {
         seq: stale,
         result: Ok(Vec::new()),
     }));
-    assert_eq!(app.panes.subs.rows().len(), 3, "the stale answer changed nothing");
+    assert_eq!(
+        app.panes.subs.rows().len(),
+        3,
+        "the stale answer changed nothing"
+    );
     app.update(Action::Subs(SubsResult::Loaded {
         seq: current,
         result: Ok(fixtures()[..1].to_vec()),
@@ -177,7 +182,11 @@ fn pause_emits_a_patch_for_the_selected_row() {
         }
         other => panic!("expected one patch, got {other:?}"),
     }
-    assert!(app.panes.subs.is_pending("1a2b3c4d-0000-4000-8000-000000000001"));
+    assert!(
+        app.panes
+            .subs
+            .is_pending("1a2b3c4d-0000-4000-8000-000000000001")
+    );
     assert!(
         app.update(key('p')).is_empty(),
         "no second patch while one is in flight"

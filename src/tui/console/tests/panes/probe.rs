@@ -10,8 +10,6 @@ use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode};
 use serde_json::{Map, json};
 
-use super::Outcome;
-use super::{Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::test_keys::{press, type_text};
@@ -19,8 +17,12 @@ use crate::tui::kernel::ConsoleConfig;
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::probe::Outcome;
 use crate::tui::panes::probe::ProbeResult;
 use crate::tui::panes::probe::tasks::ProbeEffect;
+use crate::tui::panes::probe::{
+    Call, Field, ProbeCommand, ProbePane, RegionChoice, expand_home, view,
+};
 use crate::tui::theme::Theme;
 use earshot_core::api::Region;
 use earshot_core::api::types::dictation::{Dictation, SyncTranscript};
@@ -245,7 +247,7 @@ fn answers_are_stored_per_region_and_the_last_one_says_done() {
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 30)).unwrap();
     terminal
         .draw(|frame| {
-            crate::tui::panes::Pane::draw(&pane, frame, frame.area(), &Theme::fallback(), false)
+            crate::tui::kernel::Pane::draw(&pane, frame, frame.area(), &Theme::fallback(), false)
         })
         .unwrap();
     let title = terminal.backend().to_string();
@@ -416,7 +418,9 @@ fn keys_edit_the_file_toggle_regions_and_run_even_in_read_only() {
 #[test]
 fn a_seeded_file_is_ready_to_probe_with_enter() {
     let mut app = App::new(ConsoleConfig::default());
-    app.seed(Handover::ProbeFile(std::path::PathBuf::from("/tmp/demo/sample.wav")));
+    app.seed(Handover::ProbeFile(std::path::PathBuf::from(
+        "/tmp/demo/sample.wav",
+    )));
     app.update(press(KeyCode::Char('6')));
     let effects = app.update(press(KeyCode::Enter));
     assert!(
@@ -433,5 +437,9 @@ fn a_seeded_file_is_ready_to_probe_with_enter() {
         Region::Global,
         Ok(answer("hello", Some("Hello."), None)),
     )));
-    assert!(app.panes.probe.run.as_ref().unwrap().regions[0].dictation.is_ok());
+    assert!(
+        app.panes.probe.run.as_ref().unwrap().regions[0]
+            .dictation
+            .is_ok()
+    );
 }

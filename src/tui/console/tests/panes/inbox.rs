@@ -6,7 +6,6 @@ use axum::body::Bytes;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::json;
 
-use super::{InboxCommand, Listening, View};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::command::Command;
@@ -16,6 +15,7 @@ use crate::tui::kernel::Failure;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::inbox::InboxResult;
 use crate::tui::panes::inbox::tasks::InboxEffect;
+use crate::tui::panes::inbox::{InboxCommand, Listening, View};
 use earshot_core::receiver::capture::CaptureEntry;
 use earshot_core::receiver::listen::Received;
 
@@ -129,7 +129,9 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
     assert!(app.update(press(KeyCode::Enter)).is_empty());
     let error = app.panes.inbox.form.as_ref().and_then(|f| f.error.clone());
     assert!(
-        error.as_deref().is_some_and(|e| e.starts_with("forward to")),
+        error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("forward to")),
         "{error:?}"
     );
     for _ in 0.."ftp".len() {
@@ -145,7 +147,7 @@ fn a_valid_form_starts_the_receiver_and_a_stale_answer_is_dropped() {
                 request.forward_to.as_ref().map(url::Url::as_str),
                 Some("http://127.0.0.1/app")
             );
-            assert_eq!(bind.to_string(), super::DEFAULT_ADDRESS);
+            assert_eq!(bind.to_string(), crate::tui::panes::inbox::DEFAULT_ADDRESS);
             let labels: Vec<&str> = secrets.iter().map(|(label, _)| label.as_str()).collect();
             assert_eq!(labels, ["current", "previous"]);
             assert_eq!(
@@ -195,7 +197,9 @@ fn a_bind_failure_shows_in_the_pane_and_the_status_bar() {
             "cannot listen on 127.0.0.1:8787: address in use",
         )),
     }));
-    assert!(matches!(app.panes.inbox.listening, Listening::Failed(ref why) if why.contains("in use")));
+    assert!(
+        matches!(app.panes.inbox.listening, Listening::Failed(ref why) if why.contains("in use"))
+    );
     assert!(app.status.last_error.is_some());
 }
 
@@ -240,7 +244,8 @@ fn at_the_top_the_list_follows_and_below_it_counts_what_arrives_above() {
     assert!(app.panes.inbox.following());
     deliver(&mut app, signed("e3", "d3", "ok"));
     let selected = |app: &App| {
-        app.panes.inbox
+        app.panes
+            .inbox
             .selected()
             .and_then(|row| row.entry.header("x-svc-delivery-id").map(str::to_owned))
     };
@@ -376,7 +381,8 @@ fn signed_with_body(delivery_id: &str, body: &str) -> Received {
 
 /// Bytes the rows keep of their bodies, counted from the outside.
 fn body_bytes_held(app: &App) -> usize {
-    app.panes.inbox
+    app.panes
+        .inbox
         .rows()
         .iter()
         .map(|row| {
@@ -400,10 +406,10 @@ fn sixty_large_requests_keep_every_row_but_only_a_preview_of_each_body() {
     assert_eq!(app.panes.inbox.rows().len(), 60);
     let held = body_bytes_held(&app);
     assert!(
-        held <= 60 * super::PREVIEW_BYTES,
+        held <= 60 * crate::tui::panes::inbox::PREVIEW_BYTES,
         "60 requests of 1 MiB hold {held} bytes of bodies"
     );
-    assert!(app.panes.inbox.held_bytes() <= super::HELD_MAX);
+    assert!(app.panes.inbox.held_bytes() <= crate::tui::panes::inbox::HELD_MAX);
     let row = &app.panes.inbox.rows()[0];
     assert_eq!(row.body_len, 1024 * 1024);
     assert!(!row.body_whole());
@@ -419,21 +425,24 @@ fn the_rows_together_hold_at_most_the_total_cap_and_the_oldest_go_first() {
     }
     let rows = app.panes.inbox.rows();
     assert!(rows.len() < 200, "{} rows kept", rows.len());
-    assert!(app.panes.inbox.held_bytes() <= super::HELD_MAX);
-    assert!(body_bytes_held(&app) <= super::HELD_MAX);
+    assert!(app.panes.inbox.held_bytes() <= crate::tui::panes::inbox::HELD_MAX);
+    assert!(body_bytes_held(&app) <= crate::tui::panes::inbox::HELD_MAX);
     assert!(rows.iter().all(|row| row.body_whole()));
     assert_eq!(
         rows[0].entry.delivery_id(),
         Some("d199"),
         "the newest stays"
     );
-    assert_eq!(app.panes.inbox.counts.received, 200, "every request is counted");
+    assert_eq!(
+        app.panes.inbox.counts.received, 200,
+        "every request is counted"
+    );
 }
 
 #[test]
 fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
     let mut app = inbox_app(false);
-    let body = "z".repeat(super::BODY_KEEP_MAX + 1);
+    let body = "z".repeat(crate::tui::panes::inbox::BODY_KEEP_MAX + 1);
     deliver(&mut app, signed_with_body("d-big", &body));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Inbox, "no handover of a partial body");
@@ -460,10 +469,13 @@ fn s_on_a_body_too_large_to_keep_says_so_instead_of_checking_a_preview() {
 
     // Just under the cap: the exact bytes go over.
     let mut app = inbox_app(false);
-    let body = "w".repeat(super::BODY_KEEP_MAX);
+    let body = "w".repeat(crate::tui::panes::inbox::BODY_KEEP_MAX);
     deliver(&mut app, signed_with_body("d-ok", &body));
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Signatures);
     let opened = app.panes.sigs.loaded().and_then(|l| l.result.clone().ok());
-    assert_eq!(opened.map(|bytes| bytes.len()), Some(super::BODY_KEEP_MAX));
+    assert_eq!(
+        opened.map(|bytes| bytes.len()),
+        Some(crate::tui::panes::inbox::BODY_KEEP_MAX)
+    );
 }

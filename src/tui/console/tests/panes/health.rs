@@ -4,7 +4,6 @@
 use crate::tui::panes::deliveries::tasks::DeliveriesEffect;
 use ratatui::crossterm::event::KeyCode;
 
-use super::{Field, HealthPane, Mode, Window};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::test_keys::{key, press, type_text};
@@ -14,6 +13,7 @@ use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
+use crate::tui::panes::health::{Field, HealthPane, Mode, Window};
 use earshot_core::history::coverage::{Coverage, CoverageState};
 use earshot_core::history::incidents::Incident;
 use earshot_core::history::recover::{Preview, Sent};
@@ -222,7 +222,8 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
         result: Ok(preview.clone()),
     }));
     assert_eq!(
-        app.panes.health
+        app.panes
+            .health
             .recover
             .as_ref()
             .and_then(|form| form.preview.clone()),
@@ -233,7 +234,10 @@ fn recover_needs_the_secret_and_the_short_id_typed_and_forgets_the_secret() {
     }
     let effects = app.update(press(KeyCode::Enter));
     assert!(effects.is_empty(), "no confirmation yet");
-    assert_eq!(app.panes.health.recover.as_ref().unwrap().field, Field::Confirm);
+    assert_eq!(
+        app.panes.health.recover.as_ref().unwrap().field,
+        Field::Confirm
+    );
     for c in "b0000000".chars() {
         app.update(key(c));
     }
@@ -358,7 +362,14 @@ fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
         "no state directory for the incident-history store: set EARSHOT_STORE".into(),
     )));
     assert!(!app.panes.health.sweeping);
-    assert!(app.panes.health.board.error().unwrap().contains("EARSHOT_STORE"));
+    assert!(
+        app.panes
+            .health
+            .board
+            .error()
+            .unwrap()
+            .contains("EARSHOT_STORE")
+    );
     assert_ne!(
         app.status.connection,
         crate::tui::console::app::Connection::Error
@@ -509,7 +520,11 @@ fn the_boards_newest_change_reaches_the_subscriptions_detail() {
         seq,
         result: Ok(board(vec![broken, row(FINE, 0)])),
     }));
-    let change = app.panes.subs.latest_change(BROKEN).map(|c| c.operator.clone());
+    let change = app
+        .panes
+        .subs
+        .latest_change(BROKEN)
+        .map(|c| c.operator.clone());
     assert_eq!(change.as_deref(), Some("alice"));
     assert!(app.panes.subs.latest_change(FINE).is_none());
 }
@@ -536,7 +551,10 @@ fn s_hands_the_401_groups_example_to_signatures_to_ask_the_receiver() {
     // A subscription with no 401 group has no `s`.
     let mut app = loaded();
     app.update(press(KeyCode::Down));
-    assert_eq!(app.panes.health.selected().map(|row| row.id.as_str()), Some(FINE));
+    assert_eq!(
+        app.panes.health.selected().map(|row| row.id.as_str()),
+        Some(FINE)
+    );
     app.update(key('s'));
     assert_eq!(app.pane, PaneId::Health);
 }

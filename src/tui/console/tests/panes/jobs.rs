@@ -7,7 +7,6 @@ use std::time::Duration;
 use ratatui::crossterm::event::KeyCode;
 use serde_json::Map;
 
-use super::parse_ids;
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::command::Command;
@@ -17,6 +16,7 @@ use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::jobs::JobsCommand;
 use crate::tui::panes::jobs::JobsResult;
+use crate::tui::panes::jobs::parse_ids;
 use earshot_core::api::types::prerecorded::{Transcript, TranscriptStatus};
 use earshot_core::poll::schedule::{JobProblem, JobView};
 use earshot_core::poll::watcher::WatchEvent;
@@ -265,7 +265,10 @@ fn submitting_a_file_uploads_then_watches_the_new_job() {
         sent: 50,
         total: 100,
     }));
-    assert_eq!(app.panes.jobs.upload.as_ref().map(|upload| upload.sent), Some(50));
+    assert_eq!(
+        app.panes.jobs.upload.as_ref().map(|upload| upload.sent),
+        Some(50)
+    );
     let effects = app.update(Action::Jobs(JobsResult::Submitted {
         result: Ok("job9".into()),
     }));
@@ -324,7 +327,7 @@ fn jobs_discovered_elsewhere_are_watched_quietly_and_only_once() {
 #[test]
 fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     let mut app = jobs_app(false);
-    let max = super::ROWS_MAX;
+    let max = crate::tui::panes::jobs::ROWS_MAX;
     app.update(Action::Jobs(JobsResult::Discovered(vec!["running".into()])));
     app.update(Action::Jobs(JobsResult::Discovered(vec!["watched".into()])));
     // Newest first: "watched" is on top, and the cursor, on the top row,
@@ -372,7 +375,8 @@ fn the_pane_holds_at_most_rows_max_jobs_and_forgets_finished_ones_first() {
     );
     assert_eq!(unwatched[0], "job-0", "the oldest finished job goes first");
     assert_eq!(
-        app.panes.jobs
+        app.panes
+            .jobs
             .selected_index()
             .and_then(|at| app.panes.jobs.rows().get(at))
             .map(|row| row.id.as_str()),
@@ -420,7 +424,13 @@ fn a_forgotten_job_does_not_come_back_as_an_empty_row() {
             message: "HTTP 500".into(),
         },
     );
-    let ids: Vec<&str> = app.panes.jobs.rows().iter().map(|row| row.id.as_str()).collect();
+    let ids: Vec<&str> = app
+        .panes
+        .jobs
+        .rows()
+        .iter()
+        .map(|row| row.id.as_str())
+        .collect();
     assert_eq!(ids, ["kept"]);
 }
 
@@ -440,7 +450,10 @@ fn a_short_id_on_the_command_line_opens_the_watched_job() {
     type_text(&mut app, ":job efe33b63");
     let effects = app.update(press(KeyCode::Enter));
     assert!(app.panes.jobs.detail, "the job's record is open");
-    assert_eq!(app.panes.jobs.selected().map(|row| row.id.as_str()), Some(ids[0]));
+    assert_eq!(
+        app.panes.jobs.selected().map(|row| row.id.as_str()),
+        Some(ids[0])
+    );
     assert!(
         !effects
             .iter()
@@ -509,8 +522,9 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
             "a refused webhook moves no job: {effects:?}"
         );
     }
-    let line =
-        earshot_core::api::delivery_verdict::job_webhook_line(&app.panes.jobs.rows()[0].hook_attempts);
+    let line = earshot_core::api::delivery_verdict::job_webhook_line(
+        &app.panes.jobs.rows()[0].hook_attempts,
+    );
     assert_eq!(
         line.as_deref(),
         Some("attempt 3 of 10 · answered 401: a 4xx is final, no retry")
@@ -522,8 +536,10 @@ fn a_refused_webhook_counts_its_attempts_of_ten() {
         at_ms: first + 30_000,
     }));
     assert_eq!(
-        earshot_core::api::delivery_verdict::job_webhook_line(&app.panes.jobs.rows()[0].hook_attempts)
-            .as_deref(),
+        earshot_core::api::delivery_verdict::job_webhook_line(
+            &app.panes.jobs.rows()[0].hook_attempts
+        )
+        .as_deref(),
         Some("attempt 4 of 10 · answered 503 · gives up at 14:06:39 (10 attempts, 10 s apart)")
     );
 }
@@ -629,7 +645,7 @@ fn a_finished_jobs_age_counts_up() {
     app.update(Action::Tick(epoch + Duration::from_millis(5_200)));
     assert!(app.dirty, "a second turned: redraw");
     assert_eq!(app.panes.jobs.now_tick().as_secs(), 5);
-    let age = super::view::short_duration(app.panes.jobs.now_tick());
+    let age = crate::tui::panes::jobs::view::short_duration(app.panes.jobs.now_tick());
     assert_eq!(age, "5 s");
     app.dirty = false;
     app.update(Action::Tick(epoch + Duration::from_millis(5_600)));
@@ -641,8 +657,8 @@ fn a_finished_jobs_age_counts_up() {
 /// or the newest bucket's time is over: otherwise the chart stays as drawn.
 #[test]
 fn the_queue_chart_is_rebuilt_on_the_tick_only_when_a_bucket_can_change() {
-    use super::JobsPane;
-    use super::Outcome;
+    use crate::tui::panes::jobs::JobsPane;
+    use crate::tui::panes::jobs::Outcome;
     let mut pane = JobsPane::new();
     let mut out = Outcome::default();
     pane.add_ids(vec!["job-a".into(), "job-b".into()], &mut out);

@@ -3,13 +3,13 @@
 
 use ratatui::crossterm::event::KeyCode;
 
-use super::tasks::{EventsEffect, ResendTarget};
-use super::{EventsPane, Mode};
 use crate::tui::console::action::{Action, Effect};
 use crate::tui::console::app::App;
 use crate::tui::console::test_keys::{key, press, type_text};
 use crate::tui::kernel::ConsoleConfig;
 use crate::tui::panes::PaneId;
+use crate::tui::panes::events::tasks::{EventsEffect, ResendTarget};
+use crate::tui::panes::events::{EventsPane, Mode};
 use crate::tui::panes::events::{EventsResult, Resent};
 use crate::tui::panes::signatures::Field as SigField;
 use earshot_core::history::event_list::{
@@ -77,7 +77,8 @@ fn arrive(app: &mut App, rows: Vec<EventRow>) {
 }
 
 fn selected_id(app: &App) -> String {
-    app.panes.events
+    app.panes
+        .events
         .selected()
         .map(|row| row.event_id.clone())
         .unwrap_or_default()
@@ -202,7 +203,11 @@ fn slash_filters_in_the_query_language_and_a_bad_term_says_why() {
     type_text(&mut app, " colour:red");
     let effects = app.update(press(KeyCode::Enter));
     assert!(effects.is_empty(), "{effects:?}");
-    assert_eq!(app.panes.events.mode, Mode::Filter, "the typed filter is kept");
+    assert_eq!(
+        app.panes.events.mode,
+        Mode::Filter,
+        "the typed filter is kept"
+    );
     let why = app.panes.events.filter_error.clone().unwrap_or_default();
     assert!(why.contains("unknown field `colour`"), "{why}");
 
