@@ -132,7 +132,7 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         }
     };
     let mut opened = None;
-    let mut relay_forward = None;
+    let mut relaying = None;
     let mut pruner = None;
     let mut filler = None;
     if let Some(given) = &args.store {
@@ -158,8 +158,11 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         let (writer, _thread) = Writer::start(store)?;
         config.store = Some(writer.clone());
         // With a store, the platform is answered once an event is stored,
-        // and the relay forwards from the store.
-        relay_forward = config.forward.take();
+        // and the relay forwards from the store: it takes its place before
+        // the receiver starts, so no event is filed before its cursor.
+        if let Some(forward) = config.forward.take() {
+            relaying = Some(Relaying::start(&path, forward)?);
+        }
         opened = Some(OpenStore { path, writer });
     }
     let tls = config.tls.clone();
@@ -195,10 +198,6 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
     if let Some(store) = &opened {
         observing.check_store(&store.path)?;
     }
-    let mut relaying = match (&opened, relay_forward) {
-        (Some(store), Some(forward)) => Some(Relaying::start(&store.path, forward)?),
-        _ => None,
-    };
     // From here on printing never holds up receiving: a slow stdout loses
     // lines (counted on stderr), never answers or capture entries.
     let mut out = BoundedStdout::start(stdout)?;

@@ -58,8 +58,19 @@ fn serve_app(
     (stop, task)
 }
 
+/// A child process killed when dropped, so a failed assertion leaves no
+/// observer running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `earshot ARGS` and its stderr's lines.
-fn observer(args: &[String]) -> (Child, std::sync::mpsc::Receiver<String>) {
+fn observer(args: &[String]) -> (Running, std::sync::mpsc::Receiver<String>) {
     let mut child = earshot()
         .args(args)
         .stdin(Stdio::null())
@@ -69,7 +80,7 @@ fn observer(args: &[String]) -> (Child, std::sync::mpsc::Receiver<String>) {
         .expect("earshot listen starts");
     let said = stderr_lines(&mut child);
     let _ = listening_url_and_lines(&mut child);
-    (child, said)
+    (Running(child), said)
 }
 
 /// The stored events' ids in the order they were stored.
@@ -176,12 +187,12 @@ async fn stored_events_wait_for_the_app_through_a_refusal_a_stop_and_a_kill_and_
 
     // The observer is killed; the platform's deliveries meanwhile fail and
     // are retried once it is back.
-    child.kill().expect("SIGKILL listen");
-    child.wait().unwrap();
+    child.0.kill().expect("SIGKILL listen");
+    child.0.wait().unwrap();
     for session in &sessions[3..] {
         harness.complete_session(session).await;
     }
-    let (mut child, said) = observer(&args);
+    let (child, said) = observer(&args);
     let resuming = said_within(&said, "stored events your app has not taken yet go first");
     // The nine stored before the kill, and any retried meanwhile.
     let waiting: usize = resuming
@@ -205,8 +216,7 @@ async fn stored_events_wait_for_the_app_through_a_refusal_a_stop_and_a_kill_and_
     .await;
     // A moment for a duplicate to show, were one coming.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(child);
 
     let ids: Vec<String> = taken.iter().map(|sent| sent.0.clone()).collect();
     assert_eq!(
