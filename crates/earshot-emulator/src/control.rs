@@ -67,10 +67,7 @@ fn new_id(prefix: &str) -> String {
 
 /// Serialises the event once and hands it to the delivery engine.
 fn emit(state: &SharedState, kind: EventKind, object: EventObject) {
-    let (session_id, agent_id) = match &object {
-        EventObject::Session(session) => (session.session_id.clone(), session.agent_id.clone()),
-        EventObject::Call(call) => (call.call_id.clone(), call.agent_id.clone()),
-    };
+    let (session_id, agent_id) = ids_of(&object);
     let event_id = uuid::Uuid::new_v4().to_string();
     let event = WebhookEvent {
         event_id: event_id.clone(),
@@ -85,18 +82,49 @@ fn emit(state: &SharedState, kind: EventKind, object: EventObject) {
             return;
         }
     };
-    let event = Arc::new(Event {
+    let event = Event {
         event_id,
         kind,
         session_id,
         agent_id,
         body: Bytes::from(body),
-    });
-    // Kept with its session or call, for `Emulator::deliver`.
+    };
+    hand_over(state, event);
+}
+
+/// The session or call id an event's object names, and its agent.
+fn ids_of(object: &EventObject) -> (String, String) {
+    match object {
+        EventObject::Session(session) => (session.session_id.clone(), session.agent_id.clone()),
+        EventObject::Call(call) => (call.call_id.clone(), call.agent_id.clone()),
+    }
+}
+
+/// Keeps `event` with its session or call (for `Emulator::deliver`) and
+/// hands it to the delivery engine; how many subscriptions take it.
+fn hand_over(state: &SharedState, event: Event) -> usize {
+    let event = Arc::new(event);
     if let Some(conversation) = state.lock().conversations.get_mut(&event.session_id) {
         conversation.events.push(event.clone());
     }
-    delivery::dispatch(state, event);
+    delivery::dispatch(state, event)
+}
+
+/// Remembers a new session or call under `id`, no artifacts or events yet
+/// (the oldest forgotten past the configured bound).
+fn remember(state: &SharedState, id: &str, object: ConversationObject) {
+    let conversation = Conversation {
+        object,
+        artifacts_ready_at: None,
+        artifacts: Vec::new(),
+        events: Vec::new(),
+    };
+    state.lock().add_conversation(
+        id.to_owned(),
+        conversation,
+        state.config.keep_conversations,
+        state.clock.now(),
+    );
 }
 
 /// A whole event the caller made (`earshot trigger` without `--to`),
@@ -111,46 +139,25 @@ pub(super) async fn deliver_event(
     let event: WebhookEvent = parse_body(&body)?;
     let kind = EventKind::parse(&event.event)
         .ok_or_else(|| Problem::bad_request(format!("unknown event type {:?}", event.event)))?;
-    let (session_id, agent_id, object) = match &event.object {
-        EventObject::Session(session) => (
-            session.session_id.clone(),
-            session.agent_id.clone(),
-            ConversationObject::Session(session.clone()),
-        ),
-        EventObject::Call(call) => (
-            call.call_id.clone(),
-            call.agent_id.clone(),
-            ConversationObject::Call(call.clone()),
-        ),
-    };
+    let (session_id, agent_id) = ids_of(&event.object);
     // A session or call the emulator has not seen is remembered, so its
     // deliveries are listed (and its later events join it).
     let known = state.lock().conversations.contains_key(&session_id);
     if !known {
-        let conversation = Conversation {
-            object,
-            artifacts_ready_at: None,
-            artifacts: Vec::new(),
-            events: Vec::new(),
+        let object = match &event.object {
+            EventObject::Session(session) => ConversationObject::Session(session.clone()),
+            EventObject::Call(call) => ConversationObject::Call(call.clone()),
         };
-        state.lock().add_conversation(
-            session_id.clone(),
-            conversation,
-            state.config.keep_conversations,
-            state.clock.now(),
-        );
+        remember(&state, &session_id, object);
     }
-    let made = Arc::new(Event {
+    let made = Event {
         event_id: event.event_id.clone(),
         kind,
         session_id,
         agent_id,
         body,
-    });
-    if let Some(conversation) = state.lock().conversations.get_mut(&made.session_id) {
-        conversation.events.push(made.clone());
-    }
-    let subscriptions = delivery::dispatch(&state, made);
+    };
+    let subscriptions = hand_over(&state, made);
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({
@@ -202,16 +209,10 @@ pub(crate) fn open_session(
         ended_at: None,
         extra: Map::new(),
     };
-    state.lock().add_conversation(
-        session_id.clone(),
-        Conversation {
-            object: ConversationObject::Session(session.clone()),
-            artifacts_ready_at: None,
-            artifacts: Vec::new(),
-            events: Vec::new(),
-        },
-        state.config.keep_conversations,
-        state.clock.now(),
+    remember(
+        state,
+        &session_id,
+        ConversationObject::Session(session.clone()),
     );
     emit(
         state,
@@ -454,17 +455,7 @@ pub(crate) fn place_call(state: &SharedState, request: NewCall) -> Result<String
         transcript_url: None,
         extra: Map::new(),
     };
-    state.lock().add_conversation(
-        call_id.clone(),
-        Conversation {
-            object: ConversationObject::Call(call.clone()),
-            artifacts_ready_at: None,
-            artifacts: Vec::new(),
-            events: Vec::new(),
-        },
-        state.config.keep_conversations,
-        state.clock.now(),
-    );
+    remember(state, &call_id, ConversationObject::Call(call.clone()));
     emit(state, kind, EventObject::Call(call));
     Ok(call_id)
 }
