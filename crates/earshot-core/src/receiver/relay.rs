@@ -210,7 +210,7 @@ impl Run {
 
     async fn stalled(&mut self, event: &RelayedEvent, forwarded: Forwarded) {
         let now = now_ms();
-        let why = refusal(&forwarded);
+        let why = forwarded.answered();
         let since_ms = match &mut self.stall {
             Some(stall) if stall.why == why && now - stall.said_ms < REMINDER_MS => return,
             Some(stall) => {
@@ -281,14 +281,4 @@ fn platform_headers(pending: &Pending) -> HeaderMap {
         headers.insert("x-svc-delivery-id", value);
     }
     headers
-}
-
-/// Why the app did not take an event, in a few words: `HTTP 500`,
-/// `connection refused`.
-pub fn refusal(forwarded: &Forwarded) -> String {
-    match (forwarded.status, &forwarded.error) {
-        (Some(status), _) => format!("HTTP {status}"),
-        (None, Some(error)) => error.clone(),
-        (None, None) => "no answer".to_owned(),
-    }
 }

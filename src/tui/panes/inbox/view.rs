@@ -20,7 +20,6 @@ use crate::tui::widgets::wrap_words;
 use earshot_core::history::body_view;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::{Forwarded, Received};
-use earshot_core::receiver::relay::refusal;
 
 /// Draws the pane in `area`.
 pub(crate) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &InboxPane, theme: &Theme) {
@@ -238,7 +237,7 @@ pub(crate) fn verdict_text(row: &Received) -> String {
         text.push_str(" · source outside the platform's addresses");
     }
     if let Some(forwarded) = &entry.forwarded {
-        text.push_str(&format!(" · app: {}", refusal(forwarded)));
+        text.push_str(&format!(" · app: {}", forwarded.answered()));
     }
     text
 }
@@ -249,9 +248,9 @@ fn app_answer(forwarded: &Forwarded) -> String {
     let took = forwarded.took();
     let answer = forwarded.answer.trim();
     if answer.is_empty() || forwarded.status.is_none() {
-        format!("{} in {took}", refusal(forwarded))
+        format!("{} in {took}", forwarded.answered())
     } else {
-        format!("{} in {took}: {answer}", refusal(forwarded))
+        format!("{} in {took}: {answer}", forwarded.answered())
     }
 }
 

@@ -102,6 +102,16 @@ impl Forwarded {
         }
     }
 
+    /// What the app answered, in a few words: `HTTP 500`, or why it gave
+    /// no status (`connection refused`, `no answer`).
+    pub fn answered(&self) -> String {
+        match (self.status, &self.error) {
+            (Some(status), _) => format!("HTTP {status}"),
+            (None, Some(error)) => error.clone(),
+            (None, None) => "no answer".to_owned(),
+        }
+    }
+
     /// The app took it (a 2xx).
     pub fn taken(&self) -> bool {
         self.status
