@@ -16,7 +16,9 @@ use axum::http::{HeaderMap, StatusCode};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 
-use crate::common::cli::{earshot, listening_url_and_lines, python_verifies, stderr_lines};
+use crate::common::cli::{
+    earshot, line_with, listening_url_and_lines, python_verifies, stderr_lines,
+};
 use crate::common::{self, SECRET, eventually};
 use earshot_core::api::types::agents::EventKind;
 
@@ -98,15 +100,8 @@ fn stored(db: &Path) -> Vec<String> {
 
 /// The first line of `said` containing `text` (up to 10 s).
 fn said_within(said: &std::sync::mpsc::Receiver<String>, text: &str) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
-        match said.recv_timeout(left) {
-            Ok(line) if line.contains(text) => return line,
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
-    panic!("no line with {text:?} on stderr");
+    let (line, _) = line_with(said, text, Duration::from_secs(10));
+    line.unwrap_or_else(|| panic!("no line with {text:?} on stderr"))
 }
 
 async fn eventually_stored(db: PathBuf, count: usize) {

@@ -12,12 +12,12 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use crate::common::cli::{earshot, isolated, post_signed, run, text};
+use crate::common::cli::{earshot, isolated, line_with, post_signed, run, text};
 
 const SECRET: &str = "whsec_retention_0123456789abcdefghijklmn";
 const DAY_MS: i64 = 86_400_000;
@@ -154,16 +154,7 @@ impl Listening {
     /// The first stderr line containing `needle` within `within`, and
     /// every line read before it.
     fn wait_for(&self, needle: &str, within: Duration) -> (Option<String>, Vec<String>) {
-        let deadline = Instant::now() + within;
-        let mut seen = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
-            match self.stderr.recv_timeout(left) {
-                Ok(line) if line.contains(needle) => return (Some(line), seen),
-                Ok(line) => seen.push(line),
-                Err(_) => break,
-            }
-        }
-        (None, seen)
+        line_with(&self.stderr, needle, within)
     }
 }
 

@@ -291,6 +291,25 @@ pub fn stderr_lines(child: &mut impl Piped) -> Receiver<String> {
     lines_of(BufReader::new(child.take_stderr()))
 }
 
+/// The first of `lines` containing `needle` within `within`, and every
+/// line read before it.
+pub fn line_with(
+    lines: &Receiver<String>,
+    needle: &str,
+    within: Duration,
+) -> (Option<String>, Vec<String>) {
+    let deadline = std::time::Instant::now() + within;
+    let mut seen = Vec::new();
+    while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return (Some(line), seen),
+            Ok(line) => seen.push(line),
+            Err(_) => break,
+        }
+    }
+    (None, seen)
+}
+
 /// The next of `lines` (a child's stdout or stderr) within 15 s.
 pub fn next_line(lines: &Receiver<String>) -> String {
     lines
