@@ -148,8 +148,8 @@ pub fn compare(capsule: &Capsule, results: &Results) -> (Vec<Compared>, Vec<Summ
 mod tests {
     use super::*;
     use crate::capsule::format::{
-        DeliveryLine, EventLine, FORMAT, Header, ReplayHeader, ReplayedAttempt, ReplayedDelivery,
-        VERSION,
+        DeliveryLine, EventLine, ReplayHeader, ReplayedAttempt, ReplayedDelivery, VERSION,
+        test_header,
     };
 
     fn event(id: &str, state: &str) -> EventLine {
@@ -193,17 +193,7 @@ mod tests {
     #[test]
     fn each_event_and_the_counts_say_both_sides() {
         let capsule = Capsule {
-            header: Header {
-                format: FORMAT.into(),
-                version: VERSION,
-                first_ms: None,
-                last_ms: None,
-                subscription: None,
-                sessions: vec![],
-                events: 3,
-                personal_data: "masked".into(),
-                signatures: "dropped".into(),
-            },
+            header: test_header(3),
             subscriptions: vec![],
             events: vec![
                 event("evt_1", "missed"),

@@ -325,6 +325,22 @@ fn malformed(path: &Path, line: usize, why: String) -> CapsuleError {
     }
 }
 
+/// A header of `events` events, masked, with no window (for tests).
+#[cfg(test)]
+pub(crate) fn test_header(events: usize) -> Header {
+    Header {
+        format: FORMAT.into(),
+        version: VERSION,
+        first_ms: None,
+        last_ms: None,
+        subscription: None,
+        sessions: vec![],
+        events,
+        personal_data: "masked".into(),
+        signatures: "dropped".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,15 +348,9 @@ mod tests {
     fn capsule() -> Capsule {
         Capsule {
             header: Header {
-                format: FORMAT.into(),
-                version: VERSION,
                 first_ms: Some(1_000),
                 last_ms: Some(2_000),
-                subscription: None,
-                sessions: vec![],
-                events: 1,
-                personal_data: "masked".into(),
-                signatures: "dropped".into(),
+                ..test_header(1)
             },
             subscriptions: vec![SubscriptionLine {
                 id: "sub_1".into(),

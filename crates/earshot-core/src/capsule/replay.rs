@@ -227,7 +227,7 @@ pub fn worst_lateness_ms(deliveries: &[ReplayedDelivery]) -> i64 {
 mod tests {
     use super::*;
     use crate::capsule::format::{
-        AttemptLine, DeliveryLine, EventLine, FORMAT, Header, SubscriptionLine, VERSION,
+        AttemptLine, DeliveryLine, EventLine, SubscriptionLine, test_header,
     };
 
     fn attempt(at_ms: i64) -> AttemptLine {
@@ -261,17 +261,7 @@ mod tests {
             }],
         };
         Capsule {
-            header: Header {
-                format: FORMAT.into(),
-                version: VERSION,
-                first_ms: None,
-                last_ms: None,
-                subscription: None,
-                sessions: vec![],
-                events: 2,
-                personal_data: "masked".into(),
-                signatures: "dropped".into(),
-            },
+            header: test_header(2),
             subscriptions: vec![SubscriptionLine {
                 id: "sub_1".into(),
                 url: url.into(),
