@@ -457,18 +457,10 @@ fn trend_board() -> App {
 /// text equals the colour one.
 #[test]
 fn health_trend_reads_without_colour() {
-    use crate::tui::theme::{ThemeRequest, load};
     let app = trend_board();
-    let mono = load(&ThemeRequest {
-        no_color: true,
-        ..ThemeRequest::default()
-    })
-    .theme;
+    let mono = mono();
     for (width, height) in SIZES {
-        let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-        terminal
-            .draw(|frame| view::draw(frame, &app, &mono))
-            .expect("draws");
+        let terminal = render_with(&app, (width, height), &mono);
         insta::assert_snapshot!(
             format!("health_trend_mono_{width}x{height}"),
             pane_area(&terminal)

@@ -5,16 +5,15 @@ use crate::tui::kernel::Handover;
 use std::time::Duration;
 
 use crate::tui::console::app::App;
-use crate::tui::console::view;
-use crate::tui::theme::{Role, Theme, ThemeRequest, load};
+use crate::tui::theme::Role;
 use earshot_core::api::types::prerecorded::TranscriptStatus;
 use earshot_core::poll::schedule::Spent;
 use earshot_core::poll::watcher::WatchEvent;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 use super::jobs::{changed, fix_clock, secs, view, watch};
-use super::{SIZES, app, colour, fg_at, find, keys, pane_area, screen_text};
+use super::{
+    SIZES, app, colour, fg_at, find, keys, mono, pane_area, render, render_with, screen_text,
+};
 
 /// 24 jobs of 10 s each at a concurrency of 4, drawn 45 s in: four ran
 /// from the start, the rest were seen queued at 1 s and started four at
@@ -71,14 +70,6 @@ fn draining_app() -> App {
     app
 }
 
-fn draw(app: &App, (width, height): (u16, u16), theme: &Theme) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    terminal
-        .draw(|frame| view::draw(frame, app, theme))
-        .expect("draws");
-    terminal
-}
-
 /// The chart says the queue drained at the limit: processing full (at the
 /// most seen at once) throughout, queued falling, the failure in its
 /// bucket, and at 80×24 it shrinks (two buckets a cell) with the table's
@@ -87,7 +78,7 @@ fn draw(app: &App, (width, height): (u16, u16), theme: &Theme) -> Terminal<TestB
 fn the_jobs_chart_follows_a_queue_draining_at_the_limit() {
     let app = draining_app();
     for (width, height) in SIZES {
-        let terminal = draw(&app, (width, height), &Theme::fallback());
+        let terminal = render(&app, (width, height));
         insta::assert_snapshot!(format!("jobs_queue_{width}x{height}"), pane_area(&terminal));
         let text = screen_text(&terminal);
         // 46 one-second buckets (0 s to now); at 80 columns two a cell.
@@ -120,18 +111,14 @@ fn the_jobs_chart_follows_a_queue_draining_at_the_limit() {
 #[test]
 fn the_jobs_chart_reads_without_colour() {
     let app = draining_app();
-    let mono = load(&ThemeRequest {
-        no_color: true,
-        ..ThemeRequest::default()
-    })
-    .theme;
+    let mono = mono();
     for size in SIZES {
-        let terminal = draw(&app, size, &mono);
+        let terminal = render_with(&app, size, &mono);
         insta::assert_snapshot!(
             format!("jobs_queue_mono_{}x{}", size.0, size.1),
             pane_area(&terminal)
         );
-        let coloured = screen_text(&draw(&app, size, &Theme::fallback()));
+        let coloured = screen_text(&render(&app, size));
         assert_eq!(screen_text(&terminal), coloured, "the same text");
     }
 }
@@ -144,7 +131,7 @@ fn a_jobs_record_has_its_timeline() {
     // The tenth job (it failed), and the fifth (seen queued, then through).
     keys(&mut app, "jjjjjjjjj");
     app.update(super::key(ratatui::crossterm::event::KeyCode::Enter));
-    let text = screen_text(&draw(&app, (120, 40), &Theme::fallback()));
+    let text = screen_text(&render(&app, (120, 40)));
     // Added 09:25:18 UTC (the fixture's clock); queued 1 s later.
     assert!(text.contains("09c0ffee-job"), "{text}");
     for line in [
@@ -163,7 +150,7 @@ fn a_jobs_record_has_its_timeline() {
 #[test]
 fn on_a_short_screen_the_chart_shrinks_before_the_table() {
     let app = draining_app();
-    let text = screen_text(&draw(&app, (80, 20), &Theme::fallback()));
+    let text = screen_text(&render(&app, (80, 20)));
     assert!(text.contains("· error 1 · budget 300/2000"), "{text}");
     assert!(text.contains("processing  "), "{text}");
     assert!(!text.contains("budget/min"), "{text}");

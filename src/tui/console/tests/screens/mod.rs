@@ -123,13 +123,26 @@ fn keys(app: &mut App, text: &str) {
     }
 }
 
-fn render(app: &App, (width, height): (u16, u16)) -> Terminal<TestBackend> {
+fn render(app: &App, size: (u16, u16)) -> Terminal<TestBackend> {
+    render_with(app, size, &Theme::fallback())
+}
+
+/// The whole frame at `size`, drawn with `theme`.
+fn render_with(app: &App, (width, height): (u16, u16), theme: &Theme) -> Terminal<TestBackend> {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    let theme = Theme::fallback();
     terminal
-        .draw(|frame| view::draw(frame, app, &theme))
+        .draw(|frame| view::draw(frame, app, theme))
         .expect("draws");
     terminal
+}
+
+/// The theme without colour (`NO_COLOR`).
+fn mono() -> Theme {
+    crate::tui::theme::load(&crate::tui::theme::ThemeRequest {
+        no_color: true,
+        ..crate::tui::theme::ThemeRequest::default()
+    })
+    .theme
 }
 
 /// Snapshots the pane's area of the whole frame at each size

@@ -8,17 +8,16 @@ use std::path::Path;
 use std::time::Instant;
 
 use chrono::{TimeZone, Utc};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
-use super::{SIZES, app, colour, fg_at, find, key, keys, pane_area, screen_text};
+use super::{
+    SIZES, app, colour, fg_at, find, key, keys, mono, pane_area, render, render_with, screen_text,
+};
 use crate::tui::console::app::App;
-use crate::tui::console::view;
 use crate::tui::kernel::Pane;
 use crate::tui::panes::PaneId;
 use crate::tui::panes::pulse::PulseResult;
 use crate::tui::panes::pulse::data::{self, PulseData};
-use crate::tui::theme::{Role, Theme, ThemeRequest, load};
+use crate::tui::theme::Role;
 use earshot_core::api::types::agents::{DeliveryRecord, DeliveryStatus};
 use earshot_core::history::sweep::SweepReport;
 use earshot_core::store::events::ObservedEvent;
@@ -150,14 +149,6 @@ async fn pulse_app() -> App {
     app
 }
 
-fn draw(app: &App, (width, height): (u16, u16), theme: &Theme) -> Terminal<TestBackend> {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
-    terminal
-        .draw(|frame| view::draw(frame, app, theme))
-        .expect("draws");
-    terminal
-}
-
 /// `:pulse` opens the pane, and on screen it asks for a read and a sweep.
 #[tokio::test]
 async fn pulse_opens_from_the_command_line() {
@@ -167,7 +158,7 @@ async fn pulse_opens_from_the_command_line() {
     app.update(key(ratatui::crossterm::event::KeyCode::Enter));
     assert_eq!(app.pane, PaneId::Pulse);
     assert!(app.panes.pulse.data.loading(), "a read asked for on screen");
-    let text = screen_text(&draw(&app, (120, 40), &Theme::fallback()));
+    let text = screen_text(&render(&app, (120, 40)));
     assert!(text.contains("Pulse  the whole account"), "{text}");
     assert!(text.contains("unknown: not read yet"), "{text}");
     assert!(text.contains("unknown: no sweep yet"), "{text}");
@@ -181,7 +172,7 @@ async fn pulse_opens_from_the_command_line() {
 async fn the_pulse_charts_the_account_from_the_store() {
     let app = pulse_app().await;
     for (width, height) in SIZES {
-        let terminal = draw(&app, (width, height), &Theme::fallback());
+        let terminal = render(&app, (width, height));
         insta::assert_snapshot!(format!("pulse_{width}x{height}"), pane_area(&terminal));
         let text = screen_text(&terminal);
         for figure in [
@@ -220,18 +211,14 @@ async fn the_pulse_charts_the_account_from_the_store() {
 #[tokio::test]
 async fn the_pulse_reads_without_colour() {
     let app = pulse_app().await;
-    let mono = load(&ThemeRequest {
-        no_color: true,
-        ..ThemeRequest::default()
-    })
-    .theme;
+    let mono = mono();
     for size in SIZES {
-        let terminal = draw(&app, size, &mono);
+        let terminal = render_with(&app, size, &mono);
         insta::assert_snapshot!(
             format!("pulse_mono_{}x{}", size.0, size.1),
             pane_area(&terminal)
         );
-        let coloured = screen_text(&draw(&app, size, &Theme::fallback()));
+        let coloured = screen_text(&render(&app, size));
         assert_eq!(screen_text(&terminal), coloured, "the same text");
     }
 }
