@@ -120,14 +120,14 @@ fn events(pane: &PulsePane, cells: usize, theme: &Theme) -> Vec<Line<'static>> {
         };
         let values: Vec<u32> = merged.iter().map(|bucket| count(of(bucket))).collect();
         let most = values.iter().copied().max().unwrap_or(0);
-        // The newest minute is under way: the one before it is whole.
-        let whole = data.minutes.len().saturating_sub(2);
-        let last = data.minutes.get(whole).map_or(0, of);
+        // The newest minute, under way, is the chart's last bar: its
+        // figure is the same minute's count so far.
+        let now = data.minutes.last().map_or(0, of);
         let hour: i64 = data.minutes.iter().map(of).sum();
         lines.push(row(
             label,
             bars(&values, most, role, theme),
-            format!("{last}/min last minute · {hour} in 60 min"),
+            format!("{now} this minute · {hour} in 60 min"),
             theme,
         ));
     }

@@ -65,8 +65,9 @@ fn event(id: &str, at_ms: i64) -> ObservedEvent {
 }
 
 /// The fixture store at `db`: per minute of the last hour two events
-/// delivered, but from 50 to 30 minutes ago one missed (HTTP 500) in their
-/// place, and the last three minutes one pending each; the observer filed
+/// delivered (and one so far in the minute under way), but from 50 to 30
+/// minutes ago one missed (HTTP 500) in their place, and the last three
+/// minutes one pending each; the observer filed
 /// an event every 20 minutes of the day and one a minute in the last ten.
 async fn fixture(db: &Path) {
     let mut store = Store::open(db).expect("the store");
@@ -88,6 +89,9 @@ async fn fixture(db: &Path) {
             records.push(record(n, DeliveryStatus::Pending, None, at + 5_000));
         }
     }
+    // The minute under way (it begins at NOW_MS): one so far.
+    let n = records.len();
+    records.push(record(n, DeliveryStatus::Delivered, Some(200), NOW_MS));
     let swept: Vec<(String, Vec<DeliveryRecord>)> = records
         .into_iter()
         .map(|record| (record.session_id.clone(), vec![record]))
@@ -176,9 +180,9 @@ async fn the_pulse_charts_the_account_from_the_store() {
         insta::assert_snapshot!(format!("pulse_{width}x{height}"), pane_area(&terminal));
         let text = screen_text(&terminal);
         for figure in [
-            "2/min last minute · 98 in 60 min",
-            "0/min last minute · 20 in 60 min",
-            "1/min last minute · 3 in 60 min",
+            "1 this minute · 99 in 60 min",
+            "0 this minute · 20 in 60 min",
+            "0 this minute · 3 in 60 min",
             "3 now · most 3 · events pending",
             "11/h this hour · newest 09:29:03",
             "14/50 a sweep · 1 left · just now",
