@@ -48,8 +48,8 @@ fn median(samples: &mut [f64]) -> f64 {
 }
 
 /// `rounds` rounds of `count` events into a new store beside `big` and
-/// into `big` itself.
-pub fn run(big: &Path, count: usize, rounds: usize) -> Result<(), BoxError> {
+/// into `big` itself; `only` names one side to run (`empty` or `built`); empty, both.
+pub fn run(big: &Path, count: usize, rounds: usize, only: &[String]) -> Result<(), BoxError> {
     if !big.exists() {
         return Err(format!("{} is not built: run `build` first", big.display()).into());
     }
@@ -76,6 +76,10 @@ pub fn run(big: &Path, count: usize, rounds: usize) -> Result<(), BoxError> {
             [(big, false), (&fresh, true)]
         };
         for (index, (path, is_empty)) in order.into_iter().enumerate() {
+            let side = if is_empty { "empty" } else { "built" };
+            if !only.is_empty() && !only.iter().any(|name| name == side) {
+                continue;
+            }
             let took = round(path, count, seed + index as u64)?;
             let rate = count as f64 / took.as_secs_f64();
             println!(
@@ -92,6 +96,15 @@ pub fn run(big: &Path, count: usize, rounds: usize) -> Result<(), BoxError> {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", fresh.display()));
         }
+    }
+    if empty.is_empty() || full.is_empty() {
+        let one_side = if empty.is_empty() {
+            &mut full
+        } else {
+            &mut empty
+        };
+        println!("median: {:.0} events/s, none lost", median(one_side));
+        return Ok(());
     }
     let (empty, full) = (median(&mut empty), median(&mut full));
     println!(

@@ -35,9 +35,10 @@
 //! into a copy of the built store (`sweep.rs`).
 //!
 //! `cargo bench --bench store_scale -- filing [events=1000000] [n=20000]
-//! [rounds=3]` files `n` new events through the observer's writer into an
-//! empty store and into the built one, interleaved (`filing.rs`), and
-//! adds them to the built store.
+//! [rounds=3] [only=empty|built] [store=PATH]` files `n` new events through
+//! the observer's writer into an empty store and into the built one (or
+//! the store at PATH, a copy), interleaved (`filing.rs`), and adds them to
+//! that store; `only` runs one side (to profile or count its writes).
 
 mod board;
 mod builder;
@@ -105,9 +106,13 @@ fn main() -> Result<(), BoxError> {
                 .block_on(sweep::run(&built, value("sessions", 10_000)?))
         }
         "filing" => filing::run(
-            &builder::built(events)?,
+            &match args.iter().find_map(|arg| arg.strip_prefix("store=")) {
+                Some(path) => path.into(),
+                None => builder::built(events)?,
+            },
             value("n", 20_000)?,
             value("rounds", 3)?,
+            &only,
         ),
         _ => Err(
             "usage: store_scale build|time|list|health|listen|sweep|filing [events=N] [runs=N] [only=WORD,…] [flood=N] [conns=N] [sessions=N] [n=N] [rounds=N]"
