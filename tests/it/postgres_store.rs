@@ -328,6 +328,24 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
     let said = text(&output.stderr);
     assert_ne!(output.status.code(), Some(0), "{said}");
     assert!(said.contains("not supported by this command yet"), "{said}");
+    // And as a profile's `store`.
+    let config = home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("default_profile = \"one\"\n[profiles.one]\nurl = \"http://127.0.0.1:9\"\nstore = \"{url}\"\n"),
+    )
+    .expect("config written");
+    let output = run(isolated(home.path())
+        .args(["health", "--no-sweep", "--config"])
+        .arg(&config)
+        .current_dir(home.path()))
+    .await;
+    let said = text(&output.stderr);
+    assert_ne!(output.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains("profiles.one.store") && said.contains("not supported by this command yet"),
+        "{said}"
+    );
     assert!(
         !home.path().join("postgres:").exists(),
         "no directory named after the URL"
