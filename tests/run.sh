@@ -17,6 +17,8 @@ cd "$(dirname "$0")/.."
 #   tmux        the end-to-end console tests
 #   sqlite3     reads the store apart from earshot (retention tests)
 #   promtool    checks the observer's metrics and alert rules
+#   postgresql  the PostgreSQL store's tests start a throwaway server of
+#               their own (initdb, postgres; no service is used)
 #   kill, pgrep the signal tests (procps; a minimal Debian has neither, and
 #               bash's builtin kill hides it from `command -v`)
 missing=()
@@ -27,6 +29,7 @@ command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
 { type -P kill && type -P pgrep; } >/dev/null 2>&1 || missing+=(procps)
 
 as_root() {

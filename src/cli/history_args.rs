@@ -17,8 +17,21 @@ use earshot_core::store::{self, AsyncStore, Store};
 pub(crate) struct StoreArg {
     /// The incident-history store [default: the profile's `store`, else
     /// earshot.db in the state directory].
-    #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH")]
+    #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH", value_parser = store_file)]
     pub(crate) path: Option<PathBuf>,
+}
+
+/// A `--store` value (or `EARSHOT_STORE`) as a store file: a PostgreSQL
+/// URL is refused (exit 2) until the command can use one, rather than
+/// made into a directory named `postgres:`.
+pub(crate) fn store_file(text: &str) -> Result<PathBuf, String> {
+    if earshot_core::store::postgres::is_postgres_url(text) {
+        return Err(format!(
+            "{}; give the path of a store file",
+            earshot_core::store::postgres::NOT_SUPPORTED_YET
+        ));
+    }
+    Ok(PathBuf::from(text))
 }
 
 impl StoreArg {
@@ -39,7 +52,10 @@ fn store_path(
     global: &GlobalOptions,
 ) -> color_eyre::Result<(PathBuf, Option<PathBuf>)> {
     let given = match path {
-        Some(path) => Some(path.to_owned()),
+        // `listen` reads EARSHOT_STORE itself, past the value parser.
+        Some(path) => {
+            Some(store_file(&path.to_string_lossy()).map_err(color_eyre::eyre::Report::msg)?)
+        }
         None => earshot_core::config::profile_store(
             global.config.as_deref(),
             global.profile.as_deref(),

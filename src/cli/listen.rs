@@ -85,7 +85,7 @@ pub(crate) struct ListenArgs {
     /// directory.
     // `--store` alone is `Some(None)`: clap refuses an empty path, so no
     // `default_missing_value` can stand for "no path given".
-    #[arg(long, value_name = "PATH", num_args = 0..=1)]
+    #[arg(long, value_name = "PATH", num_args = 0..=1, value_parser = super::history_args::store_file)]
     pub(crate) store: Option<Option<PathBuf>>,
 
     #[command(flatten)]

@@ -42,6 +42,7 @@ pub(crate) mod sign;
 pub(crate) mod store_check;
 pub(crate) mod store_cmd;
 pub(crate) mod store_index;
+pub(crate) mod store_migrate;
 pub(crate) mod subs;
 mod subs_rotate;
 pub(crate) mod transcribe;

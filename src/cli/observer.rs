@@ -80,7 +80,12 @@ pub(crate) struct SetupArgs {
     pub(crate) allow_private_urls: bool,
     /// The store the printed `listen` keeps events in, and changes are
     /// recorded in [default: earshot.db in the state directory].
-    #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH")]
+    #[arg(
+        long = "store",
+        env = "EARSHOT_STORE",
+        value_name = "PATH",
+        value_parser = super::history_args::store_file
+    )]
     pub(crate) store: Option<PathBuf>,
     /// Print a summary as JSON (never the secret).
     #[arg(long)]

@@ -54,6 +54,11 @@ pub(crate) enum StoreCommand {
     /// short batches, safe while the observer runs); free text scans
     /// until it is complete.
     Index(super::store_index::IndexArgs),
+    /// Bring the store's schema to this build's (every command also does
+    /// at its start): a store file, or a PostgreSQL store
+    /// (postgres://USER@HOST:PORT/DB) under a lock, so replicas starting
+    /// meanwhile migrate nothing twice.
+    Migrate(super::store_migrate::MigrateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -106,6 +111,7 @@ pub(crate) async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::
         StoreCommand::Forget(args) => forget(args, global),
         StoreCommand::Check(args) => super::store_check::run(args, global).await,
         StoreCommand::Index(args) => super::store_index::run(args, global).await,
+        StoreCommand::Migrate(args) => super::store_migrate::run(args, global).await,
     }
 }
 

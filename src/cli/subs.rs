@@ -38,7 +38,8 @@ pub(crate) struct SubsArgs {
         long = "store",
         env = "EARSHOT_STORE",
         global = true,
-        value_name = "PATH"
+        value_name = "PATH",
+        value_parser = super::history_args::store_file
     )]
     pub(crate) store: Option<PathBuf>,
     #[command(subcommand)]

@@ -40,15 +40,15 @@ const CLIENT: &str = include_str!("data/https_client.py");
 // ---------------------------------------------------------------------------
 
 /// A certificate authority of the test's own.
-struct TestCa {
+pub(crate) struct TestCa {
     name: String,
     issuer: Issuer<'static, KeyPair>,
     /// Its certificate, PEM: what a client trusts.
-    pem: String,
+    pub(crate) pem: String,
 }
 
 impl TestCa {
-    fn new(name: &str) -> TestCa {
+    pub(crate) fn new(name: &str) -> TestCa {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.distinguished_name.push(DnType::CommonName, name);
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
@@ -68,7 +68,7 @@ impl TestCa {
 
     /// A server certificate for 127.0.0.1 and localhost signed by this CA,
     /// and its private key: (chain PEM, key PEM).
-    fn server_cert(&self) -> (String, String) {
+    pub(crate) fn server_cert(&self) -> (String, String) {
         let mut params =
             CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
         params

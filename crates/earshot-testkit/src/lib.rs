@@ -4,11 +4,13 @@
 //! ([`Harness`]), scriptable webhook receivers that record every request
 //! byte for byte ([`Receiver`]), independent signature checks
 //! ([`hmac_hex`]), test files ([`wav`], [`two_profile_config`]) and
-//! waiting for a condition ([`eventually`]), and peak memory ([`rss`]). Not published; a
+//! waiting for a condition ([`eventually`]), peak memory ([`rss`]) and a
+//! throwaway PostgreSQL cluster ([`postgres::PgCluster`]). Not published; a
 //! dev-dependency only.
 
 mod files;
 mod harness;
+pub mod postgres;
 mod receiver;
 pub mod rss;
 mod signing;

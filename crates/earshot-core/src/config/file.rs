@@ -72,6 +72,16 @@ impl FileProfile {
             return Ok(None);
         };
         let text = non_empty(doc, prefix, "store", value, "a path")?;
+        if crate::store::postgres::is_postgres_url(text) {
+            return Err(doc.invalid(
+                value.span(),
+                Some(format!("{prefix}.store")),
+                format!(
+                    "{}: give the path of a store file",
+                    crate::store::postgres::NOT_SUPPORTED_YET
+                ),
+            ));
+        }
         Ok(Some(config_relative_path(doc.path, text)))
     }
 

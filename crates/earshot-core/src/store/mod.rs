@@ -30,6 +30,7 @@ pub mod health;
 pub mod incidents;
 pub mod mark;
 pub mod outcomes;
+pub mod postgres;
 pub mod private;
 pub mod probe;
 pub mod pruner;

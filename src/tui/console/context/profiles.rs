@@ -93,19 +93,27 @@ impl ProfileSource for ConfigProfiles {
 
 /// The store the console reads: the one given (the demo's), else
 /// `EARSHOT_STORE`, else the profile's `store`, else `earshot.db` in the
-/// state directory.
+/// state directory. A PostgreSQL URL is refused: the console reads a
+/// store file only, for now.
 pub(crate) fn store_path(
     given: Option<PathBuf>,
     profile: Option<PathBuf>,
     paths: Option<&Paths>,
 ) -> StorePath {
-    given
+    let path = given
         .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from))
         .or(profile)
         .or_else(|| paths.map(|paths| earshot_core::store::default_path(&paths.state_dir)))
         .ok_or_else(|| {
-            "no state directory for the incident-history store: set EARSHOT_STORE".into()
-        })
+            String::from("no state directory for the incident-history store: set EARSHOT_STORE")
+        })?;
+    if earshot_core::store::postgres::is_postgres_url(&path.to_string_lossy()) {
+        return Err(format!(
+            "{}: set EARSHOT_STORE to the path of a store file",
+            earshot_core::store::postgres::NOT_SUPPORTED_YET
+        ));
+    }
+    Ok(path)
 }
 
 /// The console's theme: `--theme`, else `NO_COLOR`'s mono, else the

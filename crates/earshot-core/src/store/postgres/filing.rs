@@ -1,0 +1,78 @@
+//! Filing an observed event exactly once across replicas: one transaction
+//! inserts the event with `ON CONFLICT DO NOTHING` on its key `(event_id,
+//! occurred_ms)` and, when it was new, records its session as known and
+//! due for a sweep. Two copies filed at the same moment by two
+//! connections meet at the key: the second waits for the first's commit
+//! and then inserts nothing, so there is no window a check-then-insert
+//! would leave. The call returns only after the commit.
+
+use deadpool_postgres::Client;
+use tokio_postgres::error::SqlState;
+
+use super::{PgError, days};
+use crate::store::events::ObservedEvent;
+
+const INSERT_EVENT: &str = "
+INSERT INTO earshot.events
+    (event_id, event, session_id, occurred_ms, received_ms, delivery_id, headers, body)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+ON CONFLICT (event_id, occurred_ms) DO NOTHING";
+
+const UPSERT_SESSION: &str = "
+INSERT INTO earshot.sessions (session_id, kind, source, first_seen_ms, last_event_ms)
+VALUES ($1, $2, 'observer', $3, $3)
+ON CONFLICT (session_id) DO UPDATE SET
+    kind = coalesce(earshot.sessions.kind, excluded.kind),
+    last_event_ms = greatest(coalesce(earshot.sessions.last_event_ms, 0), excluded.last_event_ms),
+    unsettled = true";
+
+/// Files `event` unless a copy is already kept; whether it was new. Its
+/// day's partition is made first when it has none.
+pub(crate) async fn file(client: &mut Client, event: &ObservedEvent) -> Result<bool, PgError> {
+    match file_once(client, event).await {
+        Err(PgError::Query(error)) if no_partition(&error) => {
+            days::ensure_day(client, event.occurred_ms).await?;
+            file_once(client, event).await
+        }
+        filed => filed,
+    }
+}
+
+async fn file_once(client: &mut Client, event: &ObservedEvent) -> Result<bool, PgError> {
+    let headers = serde_json::to_string(&event.headers).unwrap_or_else(|_| "[]".into());
+    let tx = client.transaction().await?;
+    let insert = tx.prepare_cached(INSERT_EVENT).await?;
+    let inserted = tx
+        .execute(
+            &insert,
+            &[
+                &event.event_id,
+                &event.event,
+                &event.session_id,
+                &event.occurred_ms,
+                &event.received_ms,
+                &event.delivery_id,
+                &headers,
+                &event.body,
+            ],
+        )
+        .await?
+        == 1;
+    if inserted {
+        let upsert = tx.prepare_cached(UPSERT_SESSION).await?;
+        tx.execute(
+            &upsert,
+            &[&event.session_id, &event.kind, &event.received_ms],
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(inserted)
+}
+
+/// PostgreSQL's "no partition of relation … found for row": `events`
+/// has no check constraint of its own, so its code says it in any
+/// language the server speaks.
+fn no_partition(error: &tokio_postgres::Error) -> bool {
+    error.code() == Some(&SqlState::CHECK_VIOLATION)
+}

@@ -1,0 +1,125 @@
+//! The PostgreSQL store's tables (in the schema `earshot`) and their
+//! migrations, numbered in `earshot.schema_version` (one row per version
+//! applied, with when and by whom). A migration runs in one transaction
+//! that first takes a transaction-scoped advisory lock, so replicas that
+//! start at once migrate once: the first applies what is missing and
+//! commits, which frees the lock; the others then find the version
+//! current and apply nothing. A database written by a newer earshot is
+//! refused and left untouched. DDL is transactional in PostgreSQL, so a
+//! failed migration leaves the database as it was.
+//!
+//! Version 1: `events`, partitioned by the day the event occurred (see
+//! [`super::days`]), keyed by `(event_id, occurred_ms)`, and `sessions`.
+
+use tokio_postgres::Transaction;
+
+use super::PgError;
+
+/// The schema this build writes and reads.
+pub const PG_SCHEMA_VERSION: i32 = 1;
+
+/// The first key of earshot's advisory locks: "EARS", as SQLite's
+/// `application_id`.
+pub(crate) const LOCK_CLASS: i32 = 0x4541_5253;
+/// The second key of the migration lock.
+const MIGRATION_LOCK: i32 = 1;
+
+/// Migration `i` brings the database from version `i` to `i + 1`.
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [VERSION_1];
+
+const VERSION_1: &str = "
+CREATE TABLE earshot.events (
+    event_id     text   NOT NULL,
+    event        text   NOT NULL,
+    session_id   text   NOT NULL,
+    occurred_ms  bigint NOT NULL,
+    received_ms  bigint NOT NULL,
+    delivery_id  text,
+    headers      text   NOT NULL,
+    body         bytea  NOT NULL,
+    PRIMARY KEY (event_id, occurred_ms)
+) PARTITION BY RANGE (occurred_ms);
+CREATE INDEX events_by_session ON earshot.events (session_id, occurred_ms);
+CREATE INDEX events_by_received ON earshot.events (received_ms);
+
+CREATE TABLE earshot.sessions (
+    session_id     text PRIMARY KEY,
+    kind           text,
+    source         text    NOT NULL,
+    first_seen_ms  bigint  NOT NULL,
+    last_event_ms  bigint,
+    last_swept_ms  bigint,
+    unsettled      boolean NOT NULL DEFAULT true
+);
+";
+
+/// What a migration did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Migrated {
+    /// The version found (0: a database earshot had not used).
+    pub from: i32,
+    /// The version now, [`PG_SCHEMA_VERSION`].
+    pub to: i32,
+}
+
+/// Brings the database to [`PG_SCHEMA_VERSION`] under the migration lock,
+/// in `tx` (committed by the caller); `by` is kept with each version
+/// applied (host and process).
+pub(crate) async fn migrate(tx: &Transaction<'_>, by: &str) -> Result<Migrated, PgError> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, $2)",
+        &[&LOCK_CLASS, &MIGRATION_LOCK],
+    )
+    .await?;
+    let from = version(tx).await?;
+    if from > PG_SCHEMA_VERSION {
+        return Err(PgError::NewerVersion {
+            found: from,
+            supported: PG_SCHEMA_VERSION,
+        });
+    }
+    if from == 0 {
+        tx.batch_execute(
+            "CREATE SCHEMA IF NOT EXISTS earshot;
+             CREATE TABLE earshot.schema_version (
+                 version      integer PRIMARY KEY,
+                 migrated_at  timestamptz NOT NULL DEFAULT now(),
+                 migrated_by  text NOT NULL
+             );",
+        )
+        .await?;
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+        let to = index as i32 + 1;
+        tx.batch_execute(migration).await?;
+        tx.execute(
+            "INSERT INTO earshot.schema_version (version, migrated_by) VALUES ($1, $2)",
+            &[&to, &by],
+        )
+        .await?;
+    }
+    Ok(Migrated {
+        from,
+        to: PG_SCHEMA_VERSION,
+    })
+}
+
+/// The version of the database `tx` reads: 0 without earshot's tables.
+pub(crate) async fn version(tx: &Transaction<'_>) -> Result<i32, PgError> {
+    let row = tx
+        .query_one(
+            "SELECT to_regclass('earshot.schema_version') IS NOT NULL",
+            &[],
+        )
+        .await?;
+    if !row.try_get::<_, bool>(0)? {
+        return Ok(0);
+    }
+    let row = tx
+        .query_one(
+            "SELECT coalesce(max(version), 0) FROM earshot.schema_version",
+            &[],
+        )
+        .await?;
+    Ok(row.try_get(0)?)
+}
