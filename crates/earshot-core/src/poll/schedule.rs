@@ -18,6 +18,7 @@ use super::budget::{SlidingWindow, TokenBucket};
 use crate::api::types::prerecorded::TranscriptStatus;
 use model::{DurationModel, Estimate};
 use probe::LimitProbe;
+use slots::Slots;
 
 pub use config::SchedulerConfig;
 pub use view::{JobView, Pause, Spent};
@@ -28,6 +29,7 @@ mod fifo;
 mod model;
 mod outcome;
 mod probe;
+mod slots;
 mod timetable;
 mod view;
 
@@ -206,8 +208,8 @@ impl Job {
 
 /// The job in `slot`, when one is there. A function of the slots alone, so
 /// callers keep using the scheduler's other fields while they hold it.
-fn slot_job(jobs: &mut [Option<Box<Job>>], slot: usize) -> Option<&mut Job> {
-    jobs.get_mut(slot)?.as_deref_mut()
+fn slot_job(jobs: &mut Slots, slot: usize) -> Option<&mut Job> {
+    jobs.get_mut(slot)
 }
 
 fn secs(duration: Duration) -> f64 {
@@ -227,9 +229,7 @@ fn duration(seconds: f64) -> Duration {
 pub struct Scheduler {
     config: SchedulerConfig,
     now: Tick,
-    /// By slot; a slot is never reused, so slot order is add order (boxed,
-    /// so the slot of a forgotten job costs a pointer).
-    jobs: Vec<Option<Box<Job>>>,
+    jobs: Slots,
     index: HashMap<String, usize>,
     next_seq: u64,
     due: BinaryHeap<Reverse<(Tick, u64, usize)>>,
@@ -289,7 +289,7 @@ impl Scheduler {
             rng: fastrand::Rng::with_seed(config.seed),
             config,
             now,
-            jobs: Vec::new(),
+            jobs: Slots::default(),
             index: HashMap::new(),
             next_seq: 0,
             due: BinaryHeap::new(),
@@ -335,10 +335,9 @@ impl Scheduler {
             }
             return;
         }
-        let slot = self.jobs.len();
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.jobs.push(Some(Box::new(Job {
+        let slot = self.jobs.push(Job {
             id: id.to_owned(),
             seq,
             hint,
@@ -370,7 +369,7 @@ impl Scheduler {
             fresh_rate: 0.0,
             boosted: false,
             pending: false,
-        })));
+        });
         self.index.insert(id.to_owned(), slot);
         self.active += 1;
         self.reschedule(slot, now, now);
@@ -402,7 +401,7 @@ impl Scheduler {
         let Some(slot) = self.index.remove(id) else {
             return;
         };
-        let Some(job) = self.jobs[slot].take() else {
+        let Some(job) = self.jobs.take(slot) else {
             return;
         };
         if job.progress() == Progress::Running {
@@ -583,8 +582,9 @@ impl Scheduler {
     fn wake(&mut self, slots: Vec<usize>) {
         let now = self.now;
         for slot in slots {
-            if self.jobs[slot]
-                .as_ref()
+            if self
+                .jobs
+                .get(slot)
                 .is_some_and(|job| !job.in_flight && !job.is_terminal() && job.due.is_none())
             {
                 self.set_due(slot, now);

@@ -48,7 +48,7 @@ impl Scheduler {
 
     /// The job's next-poll plan from what is known about it.
     fn plan(&self, slot: usize, now: Tick) -> Option<Plan> {
-        let job = self.jobs[slot].as_ref()?;
+        let job = self.jobs.get(slot)?;
         if job.is_terminal() {
             return None;
         }
@@ -174,7 +174,7 @@ impl Scheduler {
     /// Recomputes the demand sums (float drift).
     fn resum(&mut self) {
         let (mut core, mut fresh) = (0.0, 0.0);
-        for job in self.jobs.iter().flatten() {
+        for job in self.jobs.iter() {
             if !job.is_terminal() {
                 core += job.core_rate;
                 fresh += job.fresh_rate;
@@ -210,7 +210,7 @@ impl Scheduler {
                 // window on (less before, so a job's first seconds can be
                 // polled closely), so that burst never locks the job out
                 // for the rest of the window.
-                let job = self.jobs[slot].as_ref()?;
+                let job = self.jobs.get(slot)?;
                 let (limit, used) = (job.limiter.limit(), job.limiter.count(now));
                 let left = limit.saturating_sub(used);
                 if let Some(frees_at) = job.limiter.frees_at(now)
@@ -223,13 +223,13 @@ impl Scheduler {
                 due
             }
         };
-        let job = self.jobs[slot].as_ref()?;
+        let job = self.jobs.get(slot)?;
         Some(due.max(job.not_before).max(job.limiter.ready_at(now)))
     }
 
     /// Plans the job's next poll from `base` (not while one is in flight).
     pub(super) fn reschedule(&mut self, slot: usize, now: Tick, base: Tick) {
-        let Some(job) = self.jobs[slot].as_ref() else {
+        let Some(job) = self.jobs.get(slot) else {
             return;
         };
         if job.in_flight || job.is_terminal() {

@@ -14,14 +14,14 @@ impl Scheduler {
         if !self.config.fifo_inference {
             return false;
         }
-        let Some(job) = self.jobs[slot].as_ref() else {
+        let Some(job) = self.jobs.get(slot) else {
             return false;
         };
         let submitted = job.submitted();
         let Some(&(_, earlier)) = self.observed_queued.range(..(job.seq, 0)).next_back() else {
             return false;
         };
-        let Some(seen) = self.jobs[earlier].as_ref().and_then(|job| job.last_queued) else {
+        let Some(seen) = self.jobs.get(earlier).and_then(|job| job.last_queued) else {
             return false;
         };
         if submitted > seen {

@@ -97,7 +97,7 @@ impl Scheduler {
             return;
         }
         self.config.per_job_per_minute = limit;
-        for job in self.jobs.iter_mut().flatten() {
+        for job in self.jobs.iter_mut() {
             job.limiter.set_limit(limit);
         }
     }
@@ -195,8 +195,9 @@ impl Scheduler {
             // A running job of unknown length (polled at an even share)
             // counts its cadence from the poll's sending, not its answer,
             // so the round trip does not stretch every gap.
-            let sent = self.jobs[slot]
-                .as_ref()
+            let sent = self
+                .jobs
+                .get(slot)
                 .filter(|job| after == Progress::Running && job.hint.audio_duration.is_none())
                 .and_then(|job| job.last_poll)
                 .map_or(now, |sent| sent.min(now));
@@ -208,7 +209,7 @@ impl Scheduler {
     /// Learns processing time from a job seen both starting and finishing
     /// (see [`Took::learnable`]).
     fn learn_from(&mut self, slot: usize, now: Tick) {
-        let Some(job) = self.jobs[slot].as_ref() else {
+        let Some(job) = self.jobs.get(slot) else {
             return;
         };
         let (Some((start_lo, start_hi)), Some(end_lo)) = (job.start_window, job.last_processing)
@@ -258,8 +259,9 @@ impl Scheduler {
             let Some(oldest) = self.finished.pop_front() else {
                 break;
             };
-            if let Some(id) = self.jobs[oldest]
-                .as_ref()
+            if let Some(id) = self
+                .jobs
+                .get(oldest)
                 .filter(|job| job.is_terminal())
                 .map(|job| job.id.clone())
             {

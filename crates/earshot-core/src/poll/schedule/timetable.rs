@@ -3,12 +3,12 @@
 
 use std::cmp::Reverse;
 
-use super::{Job, Scheduler, Tick, slot_job};
+use super::{Scheduler, Slots, Tick, slot_job};
 
 /// Whether a heap entry is the job's current one (entries are never removed
 /// from the heap when a job is rescheduled, only outdated).
-fn is_live(jobs: &[Option<Box<Job>>], due: Tick, generation: u64, slot: usize) -> bool {
-    jobs.get(slot).and_then(Option::as_ref).is_some_and(|job| {
+fn is_live(jobs: &Slots, due: Tick, generation: u64, slot: usize) -> bool {
+    jobs.get(slot).is_some_and(|job| {
         job.generation == generation
             && job.due == Some(due)
             && job.ready.is_none()

@@ -93,7 +93,8 @@ impl Scheduler {
 
     /// Every job, in add order, with `stale` judged at `now`.
     pub fn jobs_at(&self, now: Tick) -> Vec<JobView> {
-        (0..self.jobs.len())
+        self.jobs
+            .range()
             .filter_map(|slot| self.view(slot, now))
             .collect()
     }
@@ -151,7 +152,7 @@ impl Scheduler {
     }
 
     pub(super) fn view(&self, slot: usize, now: Tick) -> Option<JobView> {
-        let job = self.jobs.get(slot)?.as_ref()?;
+        let job = self.jobs.get(slot)?;
         let terminal = job.is_terminal();
         let paused = self.pause_until.is_some_and(|until| now < until);
         let backing_off = job.error_streak > 0 || job.not_before > now || paused;

@@ -154,6 +154,28 @@ fn a_removed_job_is_not_polled() {
     assert_eq!(scheduler.next(t(61.0)), Decision::Idle);
 }
 
+/// A watch that runs for days adds and forgets jobs without end: the
+/// forgotten ones' slots go, the live ones keep theirs and their order.
+#[test]
+fn forgotten_jobs_leave_no_slot_behind() {
+    let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
+    for n in 0..10_000 {
+        scheduler.add_job(&format!("job-{n}"), JobHint::default(), Tick::ZERO);
+        if n >= 3 {
+            scheduler.remove_job(&format!("job-{}", n - 3));
+        }
+    }
+    assert_eq!(scheduler.jobs.kept(), 3, "slots of forgotten jobs kept");
+    let ids: Vec<String> = scheduler.jobs().into_iter().map(|job| job.id).collect();
+    assert_eq!(ids, ["job-9997", "job-9998", "job-9999"]);
+    scheduler.remove_job("job-9998");
+    assert_eq!(scheduler.jobs.kept(), 3, "a hole between live jobs stays");
+    scheduler.remove_job("job-9997");
+    assert_eq!(scheduler.jobs.kept(), 1);
+    let polls = drive(&mut scheduler, Tick::ZERO, t(60.0), |_, _| processing());
+    assert!(polls.iter().all(|(_, id)| id == "job-9999"), "{polls:?}");
+}
+
 #[test]
 fn jobs_show_stale_when_not_seen_for_a_while() {
     let mut scheduler = Scheduler::new(SchedulerConfig::default(), Tick::ZERO);
