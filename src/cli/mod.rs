@@ -18,6 +18,7 @@ pub(crate) mod events;
 mod events_resend;
 pub(crate) mod health;
 mod health_chart;
+mod heap_trim;
 mod history_args;
 mod incident_chart;
 pub(crate) mod incidents;

@@ -1,0 +1,65 @@
+//! Handing the allocator's free pages back to the system while a
+//! long-running process (`earshot demo`) works: a thread that calls glibc's
+//! `malloc_trim` every period until dropped. glibc keeps memory freed in
+//! the middle of its heaps (and in each thread's arena) as part of the
+//! process's resident set: the demo's grew in steps while its live heap
+//! stayed flat (docs/performance.md, "Memory and idle CPU"). Elsewhere
+//! than glibc it does nothing.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+/// How often the demo trims (each trim walks the arenas' free lists).
+pub(crate) const DEMO_PERIOD: Duration = Duration::from_secs(30);
+
+/// The trimming thread; dropping it stops the thread at once.
+pub(crate) struct HeapTrim {
+    _stop: mpsc::Sender<()>,
+}
+
+/// Starts trimming every `period`; `None` when the thread cannot start
+/// (the process runs on without it).
+pub(crate) fn start(period: Duration) -> Option<HeapTrim> {
+    let (stop, stopped) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("earshot-heap-trim".into())
+        .spawn(move || {
+            while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(period) {
+                trim();
+            }
+        })
+        .ok()?;
+    Some(HeapTrim { _stop: stop })
+}
+
+/// Returns the free pages of every arena to the system; whether any were.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn trim() -> bool {
+    // SAFETY: malloc_trim only walks the allocator's own free lists, under
+    // the arenas' locks; it takes no pointer from us.
+    unsafe { libc::malloc_trim(0) == 1 }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn trim() -> bool {
+    false
+}
+
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn freed_blocks_below_a_live_one_are_handed_back() {
+        // 8 MiB in 1 KiB blocks (under the mmap threshold: on a heap),
+        // then all freed but the last, which keeps the heap from shrinking
+        // at its top: only a trim releases the pages below it.
+        let mut blocks: Vec<Box<[u8]>> = (0..8192)
+            .map(|i| vec![u8::try_from(i % 251).unwrap_or(0); 1024].into_boxed_slice())
+            .collect();
+        let pinned = blocks.pop();
+        drop(blocks);
+        assert!(trim(), "nothing was handed back");
+        assert!(pinned.is_some_and(|block| block.len() == 1024));
+    }
+}
