@@ -135,7 +135,7 @@ fn main() -> Result<(), BoxError> {
             .arg(&secret_file)
             .args(["--forward-to", &app_url]);
         let (_child, listen_url) = support::start_listen(command, Duration::from_secs(20))?;
-        let http = reqwest::Client::builder().no_proxy().build()?;
+        let http = earshot_http::client_builder().no_proxy().build()?;
         println!("| round | to | events | rate/s | p50 ms | p99 ms | not 200 |");
         println!("|---|---|---|---|---|---|---|");
         let (mut direct, mut forwarded) = (Vec::new(), Vec::new());

@@ -180,7 +180,7 @@ async fn case(db: &Path, label: &str, cold: bool) -> Result<f64, BoxError> {
     );
     let server = MonitorServer::start("127.0.0.1:0".parse()?, router).await?;
     let base = server.url();
-    let client = reqwest::Client::builder().no_proxy().build()?;
+    let client = earshot_http::client_builder().no_proxy().build()?;
     let targets = [
         (
             "/metrics, OpenMetrics",

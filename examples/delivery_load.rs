@@ -47,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!(
         "emitting {events} call.connected events to {subscriptions} subscriptions ({expected} deliveries)"
     );
-    let http = reqwest::Client::builder().no_proxy().build()?;
+    let http = earshot_http::client_builder().no_proxy().build()?;
     let calls_url = format!("{}_emulator/calls", emulator.url());
     let started = Instant::now();
     let next = Arc::new(AtomicUsize::new(0));

@@ -141,7 +141,7 @@ async fn receive(
 
 /// Creates the subscription with plain HTTP (spec part 4 C); its id.
 async fn subscribe(emulator: &Emulator, hook_url: &str, secret: &str) -> Result<String, Failure> {
-    let http = reqwest::Client::builder()
+    let http = earshot_http::client_builder()
         .no_proxy()
         .timeout(Duration::from_secs(10))
         .build()?;

@@ -358,7 +358,7 @@ async fn timed_signed_post(url: &str) -> String {
 
 /// A client with no pooled connections (each request its own).
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    earshot_http::client_builder()
         .no_proxy()
         .pool_max_idle_per_host(0)
         .build()
@@ -366,7 +366,7 @@ fn client() -> reqwest::Client {
 }
 
 fn client_pool() -> reqwest::Client {
-    reqwest::Client::builder()
+    earshot_http::client_builder()
         .no_proxy()
         .build()
         .expect("a client")

@@ -334,7 +334,7 @@ impl Load {
         let samples = Arc::new(Mutex::new(Vec::new()));
         let in_flight = Arc::new(AtomicUsize::new(0));
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
-        let http = reqwest::Client::builder()
+        let http = earshot_http::client_builder()
             .no_proxy()
             .pool_max_idle_per_host(256)
             .timeout(Duration::from_secs(30))

@@ -38,7 +38,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let emulator = Emulator::start("127.0.0.1:0".parse()?, config).await?;
     let client = Client::new(Endpoints::all_at(&emulator.url()), SecretString::new(KEY))?
         .with_url_policy(earshot_core::api::validate::UrlPolicy::AnyHttp);
-    let http = reqwest::Client::builder().no_proxy().build()?;
+    let http = earshot_http::client_builder().no_proxy().build()?;
     let dir = std::env::temp_dir().join(format!("earshot-push-lag-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("auth"), format!("X-Push-Token: {TOKEN}"))?;

@@ -54,7 +54,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.recording_bytes = Some(size);
     let emulator = Emulator::start("127.0.0.1:0".parse()?, config).await?;
     let base = emulator.url().as_str().trim_end_matches('/').to_owned();
-    let http = reqwest::Client::builder().no_proxy().build()?;
+    let http = earshot_http::client_builder().no_proxy().build()?;
     let call: serde_json::Value = http
         .post(format!("{base}/_emulator/calls"))
         .json(&serde_json::json!({ "outcome": "connected" }))

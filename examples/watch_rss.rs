@@ -76,7 +76,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = child.kill();
     let _ = child.wait();
 
-    let stats: serde_json::Value = reqwest::Client::builder()
+    let stats: serde_json::Value = earshot_http::client_builder()
         .no_proxy()
         .build()?
         .get(format!("{}_emulator/stats", emulator.url()))

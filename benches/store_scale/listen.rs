@@ -98,7 +98,7 @@ async fn flood_once(
     let with_store = into != Where::Nothing;
     let (child, url) = start_listen(binary, dir.path(), with_store.then_some(db.as_path()))?;
     let pid = child.0.id().to_string();
-    let http = reqwest::Client::builder()
+    let http = earshot_http::client_builder()
         .no_proxy()
         .pool_max_idle_per_host(conns)
         .timeout(Duration::from_secs(30))

@@ -40,7 +40,7 @@ pub async fn run(built: &Path, count: usize) -> Result<(), BoxError> {
         })
         .await?;
 
-    let http = reqwest::Client::builder()
+    let http = earshot_http::client_builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
         .build()?;

@@ -12,6 +12,10 @@ use color_eyre::eyre::WrapErr;
 use earshot_core::redact::SecretString;
 use earshot_demo as scenario;
 use earshot_emulator::{DictationTiming, Emulator, EmulatorConfig, TimeScale};
+use tracing::level_filters::LevelFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct EmulatorArgs {
@@ -86,11 +90,13 @@ pub(crate) fn traffic_rate(text: &str) -> Result<Duration, String> {
 pub(crate) async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
     // Headless: the log goes to stderr (stdout carries the two lines
     // scripts read). `EARSHOT_LOG=earshot=debug` shows every attempt.
-    let filter = tracing_subscriber::EnvFilter::try_from_env("EARSHOT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("earshot=info"));
+    let filter = crate::tui::logging::filter_from_env(
+        Targets::new().with_target("earshot", LevelFilter::INFO),
+    );
     tracing_subscriber::fmt()
-        .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .finish()
+        .with(filter)
         .init();
     if let Some(file) = &args.replay.file {
         return super::emulator_replay::run(&args.replay, file).await;

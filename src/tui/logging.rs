@@ -1,13 +1,17 @@
 //! The console's log: a file under the state dir (created 0700; never the
 //! terminal the console owns), created 0600, filtered by `EARSHOT_LOG`
 //! (default: info for earshot, warnings from libraries). Callers log names
-//! and ids, never request bodies, keys or secrets.
+//! and ids, never request bodies, keys or secrets. [`filter_from_env`]
+//! reads `EARSHOT_LOG` for the headless emulator's log too.
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use tracing_subscriber::EnvFilter;
+use tracing::level_filters::LevelFilter;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// The log file's name in the state dir.
 pub(crate) const LOG_FILE: &str = "console.log";
@@ -32,12 +36,26 @@ pub(crate) fn init(state_dir: &Path) -> Result<Option<PathBuf>, String> {
     let file = options
         .open(&path)
         .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
-    let filter = EnvFilter::try_from_env("EARSHOT_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("warn,earshot=info"));
+    let filter = filter_from_env(
+        Targets::new()
+            .with_default(LevelFilter::WARN)
+            .with_target("earshot", LevelFilter::INFO),
+    );
     tracing_subscriber::fmt()
         .with_writer(Mutex::new(file))
         .with_ansi(false)
-        .with_env_filter(filter)
+        .finish()
+        .with(filter)
         .try_init()
         .map_or(Ok(None), |()| Ok(Some(path)))
+}
+
+/// The filter `EARSHOT_LOG` gives (`warn,earshot=debug`: a default level,
+/// then targets, each with the level it logs from; a target covers the
+/// targets it begins), or `default` when it is unset or does not parse.
+pub(crate) fn filter_from_env(default: Targets) -> Targets {
+    std::env::var("EARSHOT_LOG")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }

@@ -46,7 +46,7 @@ async fn an_emulator_with_an_empty_key_does_not_start() {
 #[tokio::test]
 async fn an_empty_authorization_header_never_authenticates() {
     let harness = common::start().await;
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     let url = harness.emulator.url();
     for path in ["v1/webhook-subscriptions", "v2/transcript/abc"] {
         let answer = http
@@ -241,7 +241,7 @@ fn spawn_listen(
 /// POSTs a voice-agent event signed with `secret` and a pre-recorded
 /// webhook carrying `token`: the two statuses.
 async fn deliver_both(url: &str, secret: &str, token: &str) -> (u16, u16) {
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     let body = format!(
         "{{\"event_id\":\"evt-{}\",\"event\":\"call.ended\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"call\":{{\"call_id\":\"c\"}}}}",
         uuid::Uuid::new_v4().simple()
@@ -410,7 +410,7 @@ async fn capture_two(file: &Path, extra: &[&str]) -> Vec<String> {
         .env("EARSHOT_WEBHOOK_SECRET", CURRENT)
         .env("EARSHOT_AUTH_HEADER", AUTH);
     let (child, url, lines) = spawn_listen(&mut command);
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     let body = r#"{"event_id":"evt-capture-1","event":"call.ended","timestamp":"2026-01-01T00:00:00Z","call":{"call_id":"c"}}"#;
     let header = earshot_core::signature::sign(
         CURRENT.as_bytes(),

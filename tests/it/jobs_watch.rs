@@ -684,7 +684,7 @@ async fn jobs_watch_listen_with_a_blocked_stdout_answers_503_instead_of_queueing
         )
         .await;
 
-        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let http = earshot_http::client_builder().no_proxy().build().unwrap();
         let body = axum::body::Bytes::from(vec![b'x'; BODY_BYTES]);
         let mut answers = Vec::new();
         for batch in 0..REQUESTS / 4 {

@@ -52,7 +52,7 @@ fn unix_now() -> i64 {
 /// POSTs `body` with `signature` as `X-SVC-Signature` (when given): the
 /// status and the JSON answer.
 async fn post(url: &str, signature: Option<&str>, body: &[u8]) -> (u16, Value) {
-    let mut request = reqwest::Client::builder()
+    let mut request = earshot_http::client_builder()
         .no_proxy()
         .build()
         .unwrap()
@@ -284,7 +284,7 @@ async fn signed_non_json_is_400_and_other_requests_are_rejected_but_captured() {
         Some("no_event_id")
     );
 
-    let response = reqwest::Client::builder()
+    let response = earshot_http::client_builder()
         .no_proxy()
         .build()
         .unwrap()
@@ -317,7 +317,7 @@ async fn prerecorded_webhooks_by_hand_check_the_header_source_and_duplicates() {
     };
     let (listener, mut inbox) = listen_with(config).await;
     let body = br#"{"transcript_id":"tr_1","status":"completed"}"#;
-    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let client = earshot_http::client_builder().no_proxy().build().unwrap();
     let send = |token: Option<&'static str>| {
         let mut request = client.post(listener.url()).body(body.to_vec());
         if let Some(token) = token {

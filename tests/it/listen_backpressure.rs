@@ -37,7 +37,7 @@ async fn an_unread_stdout_drops_printed_lines_not_answers() {
         let (url, stdout) = listening_url_then_unread(&mut child);
         let stderr = stderr_lines(&mut child);
 
-        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let http = earshot_http::client_builder().no_proxy().build().unwrap();
         for index in 0..REQUESTS {
             let body = body(index);
             let now = chrono::Utc::now().timestamp();

@@ -78,7 +78,7 @@ async fn unsigned_and_forged_bodies_are_judged_without_being_parsed() {
     const PEAK_LIMIT_MIB: u64 = 150;
     tokio::time::timeout(BOUND, async {
         let (child, url) = listen(&[]).await;
-        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let http = earshot_http::client_builder().no_proxy().build().unwrap();
 
         let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes();
         let (status, answer) = post(&http, &url, Some(&forged_signature()), deep).await;

@@ -88,7 +88,7 @@ impl Drop for Observer {
 }
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder()
+    earshot_http::client_builder()
         .no_proxy()
         .timeout(Duration::from_secs(10))
         .build()

@@ -166,7 +166,7 @@ async fn listen_closes_slow_clients_and_keeps_answering() {
 
     let before = open_fds();
     let crowd = half_sent(addr, 100).await;
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     let answer = tokio::time::timeout(
         BOUND,
         http.post(format!("{}/hook", listener.url()))
@@ -282,7 +282,7 @@ async fn listen_answers_503_past_the_body_budget_and_recovers_once_it_is_free() 
         "p".repeat(3 * MIB)
     )
     .into_bytes();
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     let accepted = tokio::time::timeout(BOUND, async {
         loop {
             let signature = earshot_core::signature::sign(
@@ -394,7 +394,7 @@ async fn listen_serves_a_delivery_while_tricklers_fill_every_slot() {
     let body = br#"{"event_id":"evt-behind-tricklers","event":"call.ended"}"#.to_vec();
     let signature =
         earshot_core::signature::sign(SECRET.as_bytes(), chrono::Utc::now().timestamp(), &body);
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     let answer = tokio::time::timeout(
         ANSWERED_WITHIN,
         http.post(format!("{}/hook", listener.url()))

@@ -92,7 +92,7 @@ async fn every_event_answered_2xx_survives_sigkill_mid_flood() {
     let (child, url) = listen(&db);
     let child = Arc::new(Mutex::new(child));
     // A request cut by the kill ends in an error, not a wait.
-    let http = reqwest::Client::builder()
+    let http = earshot_http::client_builder()
         .no_proxy()
         .timeout(Duration::from_secs(30))
         .build()
@@ -192,7 +192,7 @@ async fn readers_query_while_listen_writes() {
             })
         })
         .collect();
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = earshot_http::client_builder().no_proxy().build().unwrap();
     for n in 0..300 {
         assert!(
             post(&http, &url, n).await.is_some(),

@@ -277,7 +277,7 @@ pub async fn start(
     let api = Client::new(Endpoints::all_at(emulator_url), api_key.clone())
         .map_err(|error| setup(&error))?
         .with_url_policy(UrlPolicy::AnyHttp);
-    let control = reqwest::Client::builder()
+    let control = earshot_http::client_builder()
         .no_proxy()
         .timeout(CONTROL_TIMEOUT)
         .build()

@@ -41,7 +41,7 @@ pub(crate) struct Engine {
 
 impl Engine {
     pub fn new(scale: TimeScale) -> Result<Engine, reqwest::Error> {
-        let http = reqwest::Client::builder()
+        let http = earshot_http::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(DELIVERY_USER_AGENT)

@@ -134,7 +134,7 @@
 //! `t`, or late. These are the cases `earshot check-receiver` runs
 //! ([`protocol::delivery::cases`]), prepared by the same code, so the
 //! receiver a Rust test checks gets what the command line would send.
-//! `tests/deliveries.rs` in this crate shows each against a receiver.
+//! `tests/api/deliveries.rs` in this crate shows each against a receiver.
 //!
 //! # A clock you move
 //!

@@ -120,7 +120,7 @@ fn harness(emulator: Emulator, api_key: &'static str, url_policy: Option<UrlPoli
     Harness {
         emulator,
         client,
-        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        http: earshot_http::client_builder().no_proxy().build().unwrap(),
         base,
         api_key,
     }

@@ -81,7 +81,7 @@ mod tests {
         let (listener, requests) = listen::start(loopback, ListenConfig::default())
             .await
             .expect("a receiver on loopback");
-        let answer = reqwest::Client::builder()
+        let answer = earshot_http::client_builder()
             .no_proxy()
             .build()
             .expect("an HTTP client")

@@ -347,7 +347,7 @@ fn lines_of(mut pipe: BufReader<Box<dyn Read + Send>>) -> Receiver<String> {
 pub async fn post_signed(url: &str, secret: &str, body: &[u8]) -> (u16, serde_json::Value) {
     let header =
         earshot_core::signature::sign(secret.as_bytes(), chrono::Utc::now().timestamp(), body);
-    let response = reqwest::Client::builder()
+    let response = earshot_http::client_builder()
         .no_proxy()
         .build()
         .expect("an HTTP client")

@@ -139,7 +139,7 @@ impl Client {
             )
         })?;
         api_key.set_sensitive(true);
-        let http = reqwest::Client::builder()
+        let http = earshot_http::client_builder()
             .user_agent(concat!("earshot/", env!("CARGO_PKG_VERSION")))
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(Duration::from_secs(10))

@@ -152,7 +152,7 @@ pub struct Downloaded {
 /// The HTTP client for presigned links: no API key, no redirect followed,
 /// 10 s to connect; [`download`] keeps the idle timeout and the deadline.
 pub fn client() -> Result<reqwest::Client, DownloadError> {
-    reqwest::Client::builder()
+    earshot_http::client_builder()
         .user_agent(concat!("earshot/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none())

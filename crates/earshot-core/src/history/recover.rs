@@ -433,7 +433,7 @@ pub async fn run(
 /// The client re-sends go through: no redirects (the platform follows
 /// none), the platform's deadline per send.
 pub fn sender() -> Result<reqwest::Client, HistoryError> {
-    reqwest::Client::builder()
+    earshot_http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(HistoryError::Client)

@@ -164,7 +164,7 @@ mod tests {
     }
 
     fn provider() -> CryptoProvider {
-        rustls::crypto::aws_lc_rs::default_provider()
+        rustls::crypto::ring::default_provider()
     }
 
     #[test]

@@ -44,7 +44,7 @@ impl ServerTls {
     /// TLS with the chain in `cert` and the key in `key` (PEM); an error
     /// names the file at fault.
     pub fn load(cert: &Path, key: &Path) -> Result<ServerTls, TlsError> {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
         let certified = files::load(cert, key, &provider)?;
         let current = Arc::new(CurrentKey(RwLock::new(Arc::new(certified))));
         let mut config = ServerConfig::builder_with_provider(provider.clone())

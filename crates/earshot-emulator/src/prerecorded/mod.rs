@@ -82,11 +82,11 @@ pub(crate) struct Prerecorded {
 
 impl Prerecorded {
     pub fn new(config: &EmulatorConfig) -> Result<Prerecorded, reqwest::Error> {
-        let fetch = reqwest::Client::builder()
+        let fetch = earshot_http::client_builder()
             .no_proxy()
             .connect_timeout(FETCH_TIMEOUT)
             .build()?;
-        let hooks = reqwest::Client::builder()
+        let hooks = earshot_http::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(WEBHOOK_USER_AGENT)

@@ -26,7 +26,7 @@ async fn emulator() -> Emulator {
 }
 
 fn http() -> reqwest::Client {
-    reqwest::Client::builder().no_proxy().build().unwrap()
+    earshot_http::client_builder().no_proxy().build().unwrap()
 }
 
 /// `POST /v1/webhook-subscriptions` with the raw key: status and body.

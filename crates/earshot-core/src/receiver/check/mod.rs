@@ -264,7 +264,7 @@ impl Report {
 /// report, not errors; errors are bad input or a client that cannot start.
 pub async fn run_battery(config: &CheckConfig) -> Result<Report, CheckError> {
     config.validate()?;
-    let client = reqwest::Client::builder()
+    let client = earshot_http::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .build()

@@ -123,7 +123,7 @@ impl Forward {
     /// Forwards along `routes`, signing anew with `secret` when given.
     pub fn new(routes: Routes, secret: Option<SecretString>) -> Result<Forward, reqwest::Error> {
         // Each send is bounded by [`APP_DEADLINE`] (`check::send`).
-        let http = reqwest::Client::builder()
+        let http = earshot_http::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(Forward {

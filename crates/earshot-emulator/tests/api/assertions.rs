@@ -2,7 +2,7 @@
 //! journal of the requests it got, expectations checked by `verify()` or
 //! on drop, and `settled()`.
 
-mod support;
+use crate::support;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Duration;

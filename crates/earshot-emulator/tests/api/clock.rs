@@ -4,7 +4,7 @@
 //! presigned-link expiry happen when the test moves the clock, each by the
 //! time `advance` returns, and not a moment of emulated time before.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,8 +2,8 @@
 //! documentation's (a doc test that runs), line for line, and fits in 40
 //! lines.
 
-const README: &str = include_str!("../../../README.md");
-const CRATE_SOURCE: &str = include_str!("../src/lib.rs");
+const README: &str = include_str!("../../../../README.md");
+const CRATE_SOURCE: &str = include_str!("../../src/lib.rs");
 
 /// The first ```` ```rust ```` block after the line `heading` in `text`.
 fn rust_block_after(text: &str, heading: &str) -> Vec<String> {

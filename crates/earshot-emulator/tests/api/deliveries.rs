@@ -4,7 +4,7 @@
 //! with the protocol crate's verifier), and the whole `check-receiver`
 //! battery runs through the emulator against a correct receiver.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -3,8 +3,6 @@
 //! app under test) on `127.0.0.1:0` that verifies signatures as a correct
 //! one does and records every request it got.
 
-#![allow(dead_code)] // each test binary uses its own part
-
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -48,7 +46,7 @@ pub async fn manual_emulator() -> Emulator {
 }
 
 pub fn http() -> reqwest::Client {
-    reqwest::Client::builder()
+    earshot_http::client_builder()
         .no_proxy()
         .build()
         .expect("an HTTP client builds")

@@ -1,7 +1,8 @@
 //! What an embedder builds: `cargo tree -p earshot-emulator -e normal`
 //! (the crates a dependent compiles, features as for this crate alone)
 //! holds no SQLite, metrics, configuration or TLS crate, and not
-//! `earshot-core`; the `tls` feature is what brings TLS in.
+//! `earshot-core`; the `tls` feature is what brings TLS in, on ring, the
+//! one crypto provider of the build (not aws-lc-rs and its C library).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -76,5 +77,10 @@ fn an_embedder_builds_no_sqlite_metrics_configuration_or_tls() {
 fn the_tls_feature_is_what_brings_tls_in() {
     let tree = normal_tree(&["tls"]).unwrap_or_else(|error| panic!("{error}"));
     assert!(tree.contains("rustls"), "no rustls with `tls`: {tree:?}");
+    assert!(tree.contains("ring"), "not on ring: {tree:?}");
+    assert!(
+        !tree.contains("aws-lc-rs") && !tree.contains("aws-lc-sys"),
+        "a second crypto provider: {tree:?}"
+    );
     assert!(!tree.contains("rusqlite") && !tree.contains("earshot-core"));
 }
