@@ -17,7 +17,7 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use crate::common::cli::{earshot, isolated, line_with, post_signed, run, text};
+use crate::common::cli::{earshot, isolated, line_with, post_signed, run, run_within, text};
 
 const SECRET: &str = "whsec_retention_0123456789abcdefghijklmn";
 const DAY_MS: i64 = 86_400_000;
@@ -486,9 +486,14 @@ async fn a_prune_by_hand_during_ingestion_loses_no_acknowledged_event() {
     let listening = Listening::start(earshot(), &["--store", db.to_str().unwrap()]);
     let done = Arc::new(AtomicBool::new(false));
     let posting = tokio::spawn(post_until(listening.url.clone(), 4, 50, done.clone()));
-    let out = run(earshot()
-        .args(["store", "prune", "--older-than", "30d", "--store"])
-        .arg(&db))
+    // 20,000 events pruned by the debug build while four posters write:
+    // about 55 s alone on a 2-core machine, so a minute is no hang guard.
+    let out = run_within(
+        earshot()
+            .args(["store", "prune", "--older-than", "30d", "--store"])
+            .arg(&db),
+        Duration::from_secs(180),
+    )
     .await;
     done.store(true, Ordering::Relaxed);
     let (acknowledged, refused) = posting.await.unwrap();

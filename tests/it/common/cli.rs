@@ -159,11 +159,16 @@ pub fn text(bytes: &[u8]) -> String {
 
 /// Runs `command` to the end (at most a minute) and collects its output.
 pub async fn run(command: &mut Command) -> Output {
+    run_within(command, Duration::from_secs(60)).await
+}
+
+/// [`run`] with another bound, for a command whose work is large by design.
+pub async fn run_within(command: &mut Command, bound: Duration) -> Output {
     let mut command =
         tokio::process::Command::from(std::mem::replace(command, Command::new("true")));
-    tokio::time::timeout(Duration::from_secs(60), command.output())
+    tokio::time::timeout(bound, command.output())
         .await
-        .expect("the command finishes within a minute")
+        .unwrap_or_else(|_| panic!("the command finishes within {bound:?}"))
         .expect("the command runs")
 }
 
