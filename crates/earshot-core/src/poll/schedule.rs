@@ -206,12 +206,6 @@ impl Job {
     }
 }
 
-/// The job in `slot`, when one is there. A function of the slots alone, so
-/// callers keep using the scheduler's other fields while they hold it.
-fn slot_job(jobs: &mut Slots, slot: usize) -> Option<&mut Job> {
-    jobs.get_mut(slot)
-}
-
 fn secs(duration: Duration) -> f64 {
     duration.as_secs_f64()
 }
@@ -329,7 +323,7 @@ impl Scheduler {
     pub fn add_job(&mut self, id: &str, hint: JobHint, now: Tick) {
         self.advance(now);
         if let Some(&slot) = self.index.get(id) {
-            if let Some(job) = slot_job(&mut self.jobs, slot) {
+            if let Some(job) = self.jobs.get_mut(slot) {
                 job.hint.submitted_at = job.hint.submitted_at.or(hint.submitted_at);
                 job.hint.audio_duration = job.hint.audio_duration.or(hint.audio_duration);
             }
@@ -379,11 +373,7 @@ impl Scheduler {
     /// audio duration, read before its outcome is reported, so a finished
     /// job teaches the duration model). Does nothing for an unknown id.
     pub fn fill_hint(&mut self, id: &str, hint: JobHint) {
-        let Some(job) = self
-            .index
-            .get(id)
-            .and_then(|&slot| slot_job(&mut self.jobs, slot))
-        else {
+        let Some(job) = self.index.get(id).and_then(|&slot| self.jobs.get_mut(slot)) else {
             return;
         };
         job.hint.submitted_at = job.hint.submitted_at.or(hint.submitted_at);
@@ -445,7 +435,7 @@ impl Scheduler {
 
     fn set_focused(&mut self, slot: usize, focused: bool) {
         let now = self.now;
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         if job.focused == focused {
@@ -492,7 +482,7 @@ impl Scheduler {
                 };
             };
             let slot = key.slot;
-            let Some(job) = slot_job(&mut self.jobs, slot) else {
+            let Some(job) = self.jobs.get_mut(slot) else {
                 self.ready.remove(&key);
                 continue;
             };
@@ -502,7 +492,7 @@ impl Scheduler {
                 self.ready.remove(&key);
                 let woken = self.probe.answered(slot, None);
                 self.wake(woken);
-                if let Some(job) = slot_job(&mut self.jobs, slot) {
+                if let Some(job) = self.jobs.get_mut(slot) {
                     job.ready = None;
                 }
                 self.back_off(slot, JobProblem::NoAnswer, now);
@@ -510,13 +500,13 @@ impl Scheduler {
             }
             if job.status.is_none() && job.inferred_queued.is_none() && self.infer_queued(slot) {
                 self.ready.remove(&key);
-                if let Some(job) = slot_job(&mut self.jobs, slot) {
+                if let Some(job) = self.jobs.get_mut(slot) {
                     job.ready = None;
                 }
                 self.reschedule(slot, now, now);
                 continue;
             }
-            let Some(job) = slot_job(&mut self.jobs, slot) else {
+            let Some(job) = self.jobs.get_mut(slot) else {
                 continue;
             };
             let job_ready = job.limiter.ready_at(now).max(job.not_before);
@@ -547,7 +537,7 @@ impl Scheduler {
             self.account_log.record(now);
             self.requests += 1;
             self.ready.remove(&key);
-            let Some(job) = slot_job(&mut self.jobs, slot) else {
+            let Some(job) = self.jobs.get_mut(slot) else {
                 continue;
             };
             if job.focused {

@@ -2,7 +2,7 @@
 //! poll, queued, running near or far from its expected completion), fitted
 //! to the account budget and the per-job window.
 
-use super::{Job, Progress, Scheduler, Tick, duration, secs, slot_job};
+use super::{Job, Progress, Scheduler, Tick, duration, secs};
 
 /// Smallest spread around an expected completion, in seconds.
 const MIN_SPREAD_SECS: f64 = 0.5;
@@ -120,7 +120,7 @@ impl Scheduler {
         let per_job_rate = f64::from(self.config.per_job_per_minute) / 60.0;
         let core = (1.0 / natural.max(1e-3)).min(per_job_rate);
         let fresh = (1.0 / secs(self.config.max_interval) - core).max(0.0);
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return natural;
         };
         self.core_sum += core - job.core_rate;

@@ -2,7 +2,7 @@
 //! order, so a job seen queued implies later ones are queued, and a job
 //! seen started implies earlier ones have started (they are polled now).
 
-use super::{Scheduler, Tick, slot_job};
+use super::{Scheduler, Tick};
 
 /// Earlier queued jobs given a poll at once when a later one is seen started.
 const MAX_FIFO_BOOSTS: usize = 16;
@@ -27,7 +27,7 @@ impl Scheduler {
         if submitted > seen {
             return false;
         }
-        if let Some(job) = slot_job(&mut self.jobs, slot) {
+        if let Some(job) = self.jobs.get_mut(slot) {
             job.inferred_queued = Some(seen);
         }
         self.enter_pending(slot);
@@ -35,7 +35,7 @@ impl Scheduler {
     }
 
     pub(super) fn enter_pending(&mut self, slot: usize) {
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         if !job.pending {
@@ -48,7 +48,7 @@ impl Scheduler {
     }
 
     pub(super) fn leave_pending(&mut self, slot: usize) {
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         job.pending = false;
@@ -82,7 +82,7 @@ impl Scheduler {
     }
 
     fn boost(&mut self, slot: usize, now: Tick) {
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         job.boosted = true;

@@ -5,9 +5,7 @@
 use std::time::Duration;
 
 use super::model::Took;
-use super::{
-    JobProblem, JobView, PollOutcome, Progress, Scheduler, Tick, duration, secs, slot_job,
-};
+use super::{JobProblem, JobView, PollOutcome, Progress, Scheduler, Tick, duration, secs};
 use crate::api::types::prerecorded::TranscriptStatus;
 
 /// A per-job limit learned from a 429 applies to every job only from this
@@ -21,12 +19,12 @@ impl Scheduler {
     pub fn on_outcome(&mut self, id: &str, outcome: PollOutcome, now: Tick) -> Option<JobView> {
         self.advance(now);
         let slot = *self.index.get(id)?;
-        let job = slot_job(&mut self.jobs, slot)?;
+        let job = self.jobs.get_mut(slot)?;
         job.in_flight = false;
         let allowed = matches!(outcome, PollOutcome::Status { .. }).then_some(job.sent_count);
         let woken = self.probe.answered(slot, allowed);
         self.wake(woken);
-        let job = slot_job(&mut self.jobs, slot)?;
+        let job = self.jobs.get_mut(slot)?;
         if job.is_terminal() {
             return None;
         }
@@ -112,7 +110,7 @@ impl Scheduler {
         proven: Tick,
         now: Tick,
     ) -> Option<JobView> {
-        let job = slot_job(&mut self.jobs, slot)?;
+        let job = self.jobs.get_mut(slot)?;
         if job.is_terminal() {
             return None;
         }
@@ -131,7 +129,7 @@ impl Scheduler {
                 self.running = self.running.saturating_sub(1);
             }
         }
-        let job = slot_job(&mut self.jobs, slot)?;
+        let job = self.jobs.get_mut(slot)?;
         job.last_seen = Some(now);
         job.error_streak = 0;
         if job.problem != Some(JobProblem::RateLimited) || job.not_before <= now {
@@ -149,7 +147,7 @@ impl Scheduler {
                 self.observed_queued.insert((seq, slot));
                 self.enter_pending(slot);
                 // A boost that found it still queued: a later slot may be its.
-                if let Some(job) = slot_job(&mut self.jobs, slot)
+                if let Some(job) = self.jobs.get_mut(slot)
                     && job.boosted
                 {
                     job.boosted = false;
@@ -232,7 +230,7 @@ impl Scheduler {
 
     /// A job reached `completed` or `error`: it leaves every schedule.
     fn finish(&mut self, slot: usize) {
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         self.active = self.active.saturating_sub(1);
@@ -275,7 +273,7 @@ impl Scheduler {
         let base = secs(self.config.error_backoff);
         let max = secs(self.config.error_backoff_max);
         let jitter = 0.5 + 0.5 * self.rng.f64();
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         job.error_streak = job.error_streak.saturating_add(1);

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 
-use super::{Scheduler, Slots, Tick, slot_job};
+use super::{Scheduler, Slots, Tick};
 
 /// Whether a heap entry is the job's current one (entries are never removed
 /// from the heap when a job is rescheduled, only outdated).
@@ -19,7 +19,7 @@ fn is_live(jobs: &Slots, due: Tick, generation: u64, slot: usize) -> bool {
 impl Scheduler {
     pub(super) fn set_due(&mut self, slot: usize, due: Tick) {
         self.unschedule(slot);
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         job.due = Some(due);
@@ -32,7 +32,7 @@ impl Scheduler {
     /// Takes the job out of the ready set and outdates its heap entry: it
     /// has no due time until [`Scheduler::set_due`] gives it one.
     pub(super) fn unschedule(&mut self, slot: usize) {
-        let Some(job) = slot_job(&mut self.jobs, slot) else {
+        let Some(job) = self.jobs.get_mut(slot) else {
             return;
         };
         if let Some(key) = job.ready.take() {
@@ -63,7 +63,7 @@ impl Scheduler {
             if !self.is_live(due, generation, slot) {
                 continue;
             }
-            if let Some(job) = slot_job(&mut self.jobs, slot) {
+            if let Some(job) = self.jobs.get_mut(slot) {
                 let key = job.ready_key(slot);
                 job.ready = Some(key);
                 self.ready.insert(key);
