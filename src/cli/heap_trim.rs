@@ -1,5 +1,6 @@
 //! Handing the allocator's free pages back to the system while a
-//! long-running process (`earshot demo`) works: a thread that calls glibc's
+//! long-running process (`earshot demo`, `earshot emulator --traffic`)
+//! works: a thread that calls glibc's
 //! `malloc_trim` every period until dropped. glibc keeps memory freed in
 //! the middle of its heaps (and in each thread's arena) as part of the
 //! process's resident set: the demo's grew in steps while its live heap
@@ -9,7 +10,7 @@
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
-/// How often the demo trims (each trim walks the arenas' free lists).
+/// How often the demo and `emulator --traffic` trim (each trim walks the arenas' free lists).
 pub(crate) const DEMO_PERIOD: Duration = Duration::from_secs(30);
 
 /// The trimming thread; dropping it stops the thread at once.
