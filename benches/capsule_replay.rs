@@ -14,7 +14,6 @@
 //! The binary replays the capsule to it; its results file gives each
 //! attempt's planned and actual time, and `capsule::compare` the states.
 
-#[path = "../examples/support/mod.rs"]
 mod support;
 
 use std::collections::{HashMap, HashSet};

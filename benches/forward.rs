@@ -11,7 +11,6 @@
 //! times. Latency is the sender's, request to answer; the forwarded
 //! events' digests must all be among the app's.
 
-#[path = "../examples/support/mod.rs"]
 mod support;
 
 use std::collections::HashSet;

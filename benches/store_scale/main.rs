@@ -50,7 +50,7 @@ mod list;
 mod listen;
 // The helpers the examples share (the release binary, `listen` started
 // isolated, a process's memory).
-#[path = "../../examples/support/mod.rs"]
+#[path = "../support/mod.rs"]
 mod support;
 mod sweep;
 mod timing;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::common::SECRET;
 use crate::common::cli::{earshot_async, listening_url};
 use crate::common::rss::peak_mib_of;
+use earshot_testkit::zeros_array;
 use serde_json::Value;
 use tokio::process::Child;
 
@@ -29,17 +30,6 @@ async fn listen(args: &[&str]) -> (Child, String) {
         .expect("earshot listen starts");
     let url = listening_url(&mut child);
     (child, url)
-}
-
-/// `[0,0,…,0]`, `len` bytes (odd).
-fn zeros_array(len: usize) -> Vec<u8> {
-    let mut body = Vec::with_capacity(len);
-    body.push(b'[');
-    while body.len() + 2 < len {
-        body.extend_from_slice(b"0,");
-    }
-    body.extend_from_slice(b"0]");
-    body
 }
 
 /// A well-formed signature header that matches no secret.

@@ -33,3 +33,15 @@ pub fn two_profile_config(
     .expect("config written");
     config
 }
+
+/// `[0,0,…,0]`, `len` bytes (odd): a large body every JSON parser takes
+/// apart element by element (the hostile tests' and harness's flood).
+pub fn zeros_array(len: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(len);
+    body.push(b'[');
+    while body.len() + 2 < len {
+        body.extend_from_slice(b"0,");
+    }
+    body.extend_from_slice(b"0]");
+    body
+}

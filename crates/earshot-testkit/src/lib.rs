@@ -18,7 +18,7 @@ mod signing;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-pub use files::{two_profile_config, wav};
+pub use files::{two_profile_config, wav, zeros_array};
 pub use harness::{
     API_KEY, DEFAULT_AGENT, Harness, OTHER_AGENT, Options, RawAnswer, SECRET, launch, start,
     start_at, start_with,

@@ -3,7 +3,7 @@
 //! pastes as the terminal sends them, answered as its worker would answer,
 //! and drawn on ratatui's `TestBackend` with the fallback theme. Only what
 //! `benches/console.rs`, `benches/events_pane.rs` and
-//! `examples/signature_typing.rs` read is here; not an API (hidden from
+//! `benches/signature_typing.rs` read is here; not an API (hidden from
 //! the documentation, changed with them).
 
 use chrono::{DateTime, Utc};

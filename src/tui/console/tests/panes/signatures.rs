@@ -234,7 +234,7 @@ fn the_operator_edits_the_form_and_a_paste_keeps_the_body_bytes() {
 
 /// A huge paste then thousands of keys into the header field: every
 /// character kept, and the check says "too long" without parsing it (the
-/// time is measured by `examples/signature_typing.rs`, not asserted).
+/// time is measured by `benches/signature_typing.rs`, not asserted).
 #[test]
 fn a_huge_header_is_kept_and_reported_too_long() {
     const PASTED: usize = 200_000;

@@ -6,7 +6,7 @@
 //! characters; then, from empty again, N key presses one at a time. The
 //! console is driven through its door for benchmarks, `earshot::bench`.
 //!
-//! Run: `cargo run --release --example signature_typing [N ...]`
+//! Run: `cargo bench --bench signature_typing -- [N ...]`
 //! (default N: 100000 200000).
 
 use std::time::{Duration, Instant};
@@ -38,6 +38,7 @@ fn frame(console: &Console) -> Duration {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sizes: Vec<usize> = std::env::args()
         .skip(1)
+        .filter(|arg| arg != "--bench")
         .map(|arg| arg.parse())
         .collect::<Result<_, _>>()?;
     let sizes = if sizes.is_empty() {

@@ -7,7 +7,7 @@
 //! samples its resident memory from /proc. Reports the child's peak RSS
 //! (VmHWM), the requests it sent and the 429/403 counts the emulator saw.
 //!
-//! Run: `cargo build --release && cargo run --release --example watch_rss [JOBS] [SECONDS]`
+//! Run: `cargo build --release && cargo bench --bench watch_rss -- [JOBS] [SECONDS]`
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -24,7 +24,7 @@ const KEY: &str = "bench_key_0123456789";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
+    let mut args = support::args();
     let jobs: usize = args.next().map_or(Ok(10_000), |a| a.parse())?;
     let seconds: u64 = args.next().map_or(Ok(30), |a| a.parse())?;
     let binary = support::release_binary()?;

@@ -14,7 +14,7 @@
 //! floor) and under the same `script` + `stty` wrapper (the wrapper's
 //! floor). Prints median / p90 / max in ms.
 //!
-//! Run: `cargo build --release && cargo run --release --example first_frame [RUNS]`
+//! Run: `cargo build --release && cargo bench --bench first_frame -- [RUNS]`
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -38,7 +38,7 @@ const CURSOR_POSITION_QUERY: &[u8] = b"\x1b[6n";
 type Error = Box<dyn std::error::Error>;
 
 fn main() -> Result<(), Error> {
-    let runs: usize = std::env::args().nth(1).map_or(Ok(30), |a| a.parse())?;
+    let runs: usize = support::args().next().map_or(Ok(30), |a| a.parse())?;
     let binary = support::release_binary()?;
     let home = tempfile::tempdir()?;
     let emulator = Emulator::start(&binary)?;

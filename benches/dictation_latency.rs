@@ -19,8 +19,8 @@
 //!    a short and a 120 s WAV, and for the 120 s WAV streamed on stdin: the
 //!    audio is streamed from disk, so the peak must not grow with it.
 //!
-//! Run: `cargo build --release && cargo run --release --example
-//! dictation_latency [CAPTURE_SECONDS]` (default 10: each timing takes two
+//! Run: `cargo build --release && cargo bench --bench
+//! dictation_latency -- [CAPTURE_SECONDS]` (default 10: each timing takes two
 //! real-time captures, so the run takes about two minutes).
 
 use std::path::Path;
@@ -58,7 +58,7 @@ async fn start(timing: DictationTiming) -> Result<Emulator, Box<dyn std::error::
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let seconds: u32 = std::env::args().nth(1).map_or(Ok(10), |a| a.parse())?;
+    let seconds: u32 = support::args().next().map_or(Ok(10), |a| a.parse())?;
     let request = DictationRequest {
         config: DictationConfig {
             sample_rate: Some(RATE),

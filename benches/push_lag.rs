@@ -6,11 +6,11 @@
 //! processing) and runs the release binary `earshot jobs watch --json` on
 //! them as a child: once polling only, once with `--listen` and the jobs'
 //! webhooks pointed at it. Each `completed` line is stamped when the
-//! example reads it; the lag is that stamp minus the record's `finished_at`
+//! benchmark reads it; the lag is that stamp minus the record's `finished_at`
 //! (when the emulator ended the job and sent the webhook; same clock).
 //! Reports lag p50/p95/max and GETs per job for both.
 //!
-//! Run: `cargo build --release && cargo run --release --example push_lag [JOBS]`
+//! Run: `cargo build --release && cargo bench --bench push_lag -- [JOBS]`
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -29,7 +29,7 @@ const TOKEN: &str = "push-lag-token-0123456789";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let jobs: usize = std::env::args().nth(1).map_or(Ok(200), |a| a.parse())?;
+    let jobs: usize = support::args().next().map_or(Ok(200), |a| a.parse())?;
     let binary = support::release_binary()?;
     let mut config = EmulatorConfig::new(SecretString::new(KEY));
     config.http_limit = 1_000_000;

@@ -7,7 +7,7 @@
 //! latency (a record's `created_at` to `delivered_at`, i.e. sign + POST +
 //! answer) and the process's peak RSS.
 //!
-//! Run: `cargo run --release --example delivery_load [EVENTS] [SUBSCRIPTIONS]`
+//! Run: `cargo bench --bench delivery_load -- [EVENTS] [SUBSCRIPTIONS]`
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +25,7 @@ const CONCURRENCY: usize = 32;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let mut args = std::env::args().skip(1);
+    let mut args = support::args();
     let events: usize = args.next().map_or(Ok(2000), |a| a.parse())?;
     let subscriptions: usize = args.next().map_or(Ok(5), |a| a.parse())?;
 

@@ -9,7 +9,7 @@
 //! memory), and the same recording read in-process by reqwest into nothing
 //! (the loopback's own throughput).
 //!
-//! Run: `cargo build --release && cargo run --release --example session_download [MIB]`
+//! Run: `cargo build --release && cargo bench --bench session_download -- [MIB]`
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ fn measure(command: &mut Command) -> Result<(Duration, u64, bool), Box<dyn std::
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mib: u64 = std::env::args().nth(1).map_or(Ok(100), |a| a.parse())?;
+    let mib: u64 = support::args().next().map_or(Ok(100), |a| a.parse())?;
     let size = mib * 1024 * 1024;
     let binary = support::release_binary()?;
 

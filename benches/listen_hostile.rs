@@ -15,7 +15,7 @@
 //!   connections each send one body byte every EVERY s (20) for SECS (70);
 //!   a normal request is sent every 5 s meanwhile and its time reported.
 //!
-//! Run: `cargo build --release && cargo run --release --example listen_hostile -- held`
+//! Run: `cargo build --release && cargo bench --bench listen_hostile -- held`
 //! (`EARSHOT_BINARY=PATH` runs another build, e.g. one from before a fix).
 
 use std::io::Write;
@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
+use earshot_testkit::zeros_array;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
@@ -39,7 +40,7 @@ const BODY: usize = 10 * MIB - 1;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = support::args().collect();
     let number = |index: usize, default: usize| -> Result<usize, Error> {
         Ok(args.get(index).map_or(Ok(default), |arg| arg.parse())?)
     };
@@ -92,17 +93,9 @@ async fn unsigned(conns: usize) -> Result<(), Error> {
     let mut tasks = Vec::new();
     for _ in 0..conns {
         let (http, url, body) = (http.clone(), url.clone(), body.clone());
-        tasks.push(tokio::spawn(async move {
-            match http
-                .post(format!("{url}/hook"))
-                .body(body.to_vec())
-                .send()
-                .await
-            {
-                Ok(answer) => status_and_reason(answer).await,
-                Err(error) => format!("error ({})", short(&error)),
-            }
-        }));
+        tasks.push(tokio::spawn(
+            async move { post_hook(&http, &url, &body).await },
+        ));
     }
     let mut statuses = Statuses::default();
     for task in tasks {
@@ -170,15 +163,7 @@ async fn watch(requests: usize) -> Result<(), Error> {
         let (http, url, body) = (http.clone(), url.clone(), body.clone());
         tasks.push(tokio::spawn(async move {
             let _permit = permit;
-            match http
-                .post(format!("{url}/hook"))
-                .body(body.to_vec())
-                .send()
-                .await
-            {
-                Ok(answer) => status_and_reason(answer).await,
-                Err(error) => format!("error ({})", short(&error)),
-            }
+            post_hook(&http, &url, &body).await
         }));
     }
     for task in tasks {
@@ -372,6 +357,20 @@ fn client_pool() -> reqwest::Client {
         .expect("a client")
 }
 
+/// POSTs `body` to `url`'s `/hook`: what [`status_and_reason`] says of the
+/// answer, or the error.
+async fn post_hook(http: &reqwest::Client, url: &str, body: &[u8]) -> String {
+    match http
+        .post(format!("{url}/hook"))
+        .body(body.to_vec())
+        .send()
+        .await
+    {
+        Ok(answer) => status_and_reason(answer).await,
+        Err(error) => format!("error ({})", short(&error)),
+    }
+}
+
 /// `STATUS`, and for an error its `reason` (`503 busy`, `401 ...`).
 async fn status_and_reason(answer: reqwest::Response) -> String {
     let status = answer.status().as_u16();
@@ -396,21 +395,11 @@ fn short(error: &reqwest::Error) -> String {
     text
 }
 
-fn zeros_array(len: usize) -> Vec<u8> {
-    let mut body = Vec::with_capacity(len);
-    body.push(b'[');
-    while body.len() + 2 < len {
-        body.extend_from_slice(b"0,");
-    }
-    body.extend_from_slice(b"0]");
-    body
-}
-
 // ---------------------------------------------------------------------------
 // The child and its memory
 // ---------------------------------------------------------------------------
 
-/// `EARSHOT_BINARY`, else the release binary next to this example.
+/// `EARSHOT_BINARY`, else the release binary beside this benchmark.
 fn binary() -> Result<std::path::PathBuf, Error> {
     match std::env::var_os("EARSHOT_BINARY") {
         Some(path) => Ok(path.into()),

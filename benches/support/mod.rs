@@ -1,7 +1,8 @@
-//! Helpers shared by the benchmark examples: finding the release binary,
+//! Helpers shared by the measurement harnesses (`benches/*.rs` run with
+//! `cargo bench --bench NAME -- ARGS`): their arguments, finding the release binary,
 //! running it isolated from the user's settings and starting its
 //! `listen`, reading a process's peak memory, silent WAV audio. Each
-//! example uses a subset.
+//! harness uses a subset.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
@@ -9,12 +10,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// `target/release/earshot`, next to the running example's directory.
+/// The arguments after the harness's name, without the `--bench` that
+/// `cargo bench` adds.
+pub fn args() -> impl Iterator<Item = String> {
+    std::env::args().skip(1).filter(|arg| arg != "--bench")
+}
+
+/// `target/release/earshot`, beside the running harness's directory
+/// (`target/release/deps`).
 pub fn release_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?;
     let binary = exe
         .parent()
-        .and_then(|examples| examples.parent())
+        .and_then(|deps| deps.parent())
         .map(|dir| dir.join("earshot"))
         .ok_or("cannot locate the target directory")?;
     if !binary.exists() {

@@ -18,8 +18,8 @@
 //! it and during the reference before it; at the end, every event the
 //! observer acknowledged looked up in the store (nothing lost).
 //!
-//! Run: `cargo build --release && cargo run --release --example
-//! prune_under_load [rows=10000000] [rate=5000] [window=20] [segments=10]
+//! Run: `cargo build --release && cargo bench --bench
+//! prune_under_load -- [rows=10000000] [rate=5000] [window=20] [segments=10]
 //! [dir=/tmp]` (the store takes about 2 KB per unit: 10 million rows need
 //! about 7 GB in `dir`).
 
@@ -65,7 +65,7 @@ impl Options {
             segments: 10,
             dir: std::env::temp_dir(),
         };
-        for argument in std::env::args().skip(1) {
+        for argument in support::args() {
             let (name, value) = argument
                 .split_once('=')
                 .ok_or_else(|| format!("expected name=value, got {argument:?}"))?;
