@@ -2,7 +2,8 @@
 //! observers that share one database (`docs/postgres.md`): where it is
 //! ([`target`]), its password ([`password`]), TLS ([`tls`]), its schema
 //! and migrations under an advisory lock ([`schema`]), the day partitions
-//! of its events ([`days`]) and exactly-once filing ([`filing`]).
+//! of its events ([`days`]) and exactly-once filing ([`filing`]), of events and of
+//! deliveries `events` cannot file.
 //! [`PgStore`] holds a pool of connections (deadpool-postgres over
 //! tokio-postgres); every call is async and returns after its commit.
 
@@ -22,7 +23,7 @@ pub use password::{PasswordError, PasswordSources};
 pub use schema::{Migrated, PG_SCHEMA_VERSION};
 pub use target::{PgTarget, PgUrlError, TlsMode, is_postgres_url};
 
-use crate::store::events::ObservedEvent;
+use crate::store::events::{Filing, ObservedEvent};
 
 /// What a command that does not take a PostgreSQL store yet says.
 pub const NOT_SUPPORTED_YET: &str = "PostgreSQL stores are not supported by this command yet";
@@ -184,6 +185,13 @@ impl PgStore {
     pub async fn file(&self, event: &ObservedEvent) -> Result<bool, PgError> {
         let mut client = self.client().await?;
         filing::file(&mut client, event).await
+    }
+
+    /// Keeps a genuine delivery: an event as [`PgStore::file`] does, or
+    /// one `events` cannot file in `unfiled_events`; whether it was new.
+    pub async fn keep(&self, filing: &Filing) -> Result<bool, PgError> {
+        let mut client = self.client().await?;
+        filing::keep(&mut client, filing).await
     }
 
     /// A connection of the pool, or why none could be had.
