@@ -12,13 +12,15 @@
 //! [`super::days`]), keyed by `(event_id, occurred_ms)`, and `sessions`.
 //! Version 2: `unfiled_events`, the genuine deliveries `events` cannot
 //! file, unique by `event_id` (SQLite's table of the same name).
+//! Version 3: `leases`, one row a lease, with its holder and expiry on
+//! the database's clock (see [`super::leases`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 2;
+pub const PG_SCHEMA_VERSION: i32 = 3;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -27,7 +29,7 @@ pub(crate) const LOCK_CLASS: i32 = 0x4541_5253;
 const MIGRATION_LOCK: i32 = 1;
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [VERSION_1, VERSION_2];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [VERSION_1, VERSION_2, VERSION_3];
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
@@ -69,6 +71,15 @@ CREATE TABLE earshot.unfiled_events (
     reason       text   NOT NULL
 );
 CREATE INDEX unfiled_events_by_received ON earshot.unfiled_events (received_ms);
+";
+
+const VERSION_3: &str = "
+CREATE TABLE earshot.leases (
+    name        text PRIMARY KEY,
+    holder      text        NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    since       timestamptz NOT NULL
+);
 ";
 
 /// What a migration did.
