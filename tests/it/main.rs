@@ -45,6 +45,7 @@ mod store_hand_edits;
 mod store_modes;
 mod store_reliability;
 mod store_retention;
+mod store_suite;
 mod subs_update_input;
 mod subscriptions_api;
 mod tmux_age;
