@@ -139,7 +139,7 @@ async fn start_inbox(
     let config = ListenConfig {
         secrets: vec![("current".to_owned(), secret.clone())],
         trust_any_source: true,
-        store: Some(store),
+        store: Some(store.into()),
         ..ListenConfig::default()
     };
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

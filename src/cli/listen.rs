@@ -5,7 +5,8 @@
 //! SIGHUP stops it (exit 130, 143, 129: [`earshot_core::shutdown`]); with TLS,
 //! SIGHUP reloads the certificate instead ([`super::listen_tls`]). Exit 2
 //! on bad input. `--metrics-listen` and `--sweep` start the observer's
-//! monitoring beside it ([`super::observer_args`]).
+//! monitoring beside it ([`super::observer_args`]). `--store` takes a
+//! SQLite file or a PostgreSQL URL ([`super::listen_postgres`]).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -27,9 +28,11 @@ use earshot_core::receiver::listen::{
 use earshot_core::redact::SecretString;
 use earshot_core::signature;
 use earshot_core::store::event_words;
+use earshot_core::store::postgres::is_postgres_url;
 use earshot_core::store::word_filler::WordFiller;
 use earshot_core::store::writer::Writer;
 
+use super::listen_postgres::{self, Refused};
 use super::listen_relay::{self, Relaying};
 use super::listen_tls::{self, TlsArgs};
 use super::secret_arg::{self, ReceiverSecretArgs, ReceiverSecrets};
@@ -82,10 +85,12 @@ pub(crate) struct ListenArgs {
     /// Be the observer: keep every genuine voice-agent event (exact bytes)
     /// in the incident-history store before answering 2xx. PATH, else
     /// EARSHOT_STORE, else the profile's `store`, else earshot.db in the state
-    /// directory.
-    // `--store` alone is `Some(None)`: clap refuses an empty path, so no
+    /// directory. A postgres://USER@HOST:PORT/DB URL files into a
+    /// PostgreSQL store that several replicas share (password from
+    /// EARSHOT_STORE_PASSWORD_FILE, PGPASSWORD or ~/.pgpass).
+    // `--store` alone is `Some(None)`: an empty path is refused, so no
     // `default_missing_value` can stand for "no path given".
-    #[arg(long, value_name = "PATH", num_args = 0..=1, value_parser = super::history_args::store_file)]
+    #[arg(long, value_name = "PATH", num_args = 0..=1, value_parser = super::listen_postgres::store_file_or_url)]
     pub(crate) store: Option<Option<PathBuf>>,
 
     #[command(flatten)]
@@ -123,7 +128,10 @@ pub(crate) struct ListenArgs {
     pub(crate) forward_secret_file: Option<PathBuf>,
 }
 
-pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+pub(crate) async fn run(
+    mut args: ListenArgs,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
     let mut config = match config_from(&args) {
         Ok(config) => config,
         Err(message) => {
@@ -146,24 +154,44 @@ pub(crate) async fn run(args: ListenArgs, global: &GlobalOptions) -> color_eyre:
         let path = given
             .clone()
             .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from));
-        let store = open_store(path.as_deref(), global)?;
-        eprintln!("storing events in {}", store.path().display());
-        let path = store.path().to_owned();
-        if let Some(period) = retention {
-            pruner = Some(super::listen_retention::start(store.path(), period)?);
+        let url = path
+            .as_deref()
+            .map(|path| path.to_string_lossy().into_owned());
+        if let Some(url) = url.filter(|url| is_postgres_url(url)) {
+            match listen_postgres::open(&url, &args, retention).await {
+                Ok(store) => config.store = Some(store.into()),
+                Err(Refused::Usage(message)) => {
+                    eprintln!("earshot listen: {}", super::output::plain(&message));
+                    return Ok(ExitCode::from(2));
+                }
+                Err(Refused::Store(error)) => {
+                    let message = error.to_string();
+                    eprintln!("earshot listen: {}", super::output::plain(&message));
+                    return Ok(ExitCode::from(1));
+                }
+            }
+            // Said and skipped by `listen_postgres::open`.
+            args.observer.sweep = false;
+        } else {
+            let store = open_store(path.as_deref(), global)?;
+            eprintln!("storing events in {}", store.path().display());
+            let path = store.path().to_owned();
+            if let Some(period) = retention {
+                pruner = Some(super::listen_retention::start(store.path(), period)?);
+            }
+            if !event_words::index_complete(&store)? {
+                filler = Some(start_filling(store.path())?);
+            }
+            let (writer, _thread) = Writer::start(store)?;
+            config.store = Some(writer.clone().into());
+            // With a store, the platform is answered once an event is stored,
+            // and the relay forwards from the store: it takes its place before
+            // the receiver starts, so no event is filed before its cursor.
+            if let Some(forward) = config.forward.take() {
+                relaying = Some(Relaying::start(&path, forward)?);
+            }
+            opened = Some(OpenStore { path, writer });
         }
-        if !event_words::index_complete(&store)? {
-            filler = Some(start_filling(store.path())?);
-        }
-        let (writer, _thread) = Writer::start(store)?;
-        config.store = Some(writer.clone());
-        // With a store, the platform is answered once an event is stored,
-        // and the relay forwards from the store: it takes its place before
-        // the receiver starts, so no event is filed before its cursor.
-        if let Some(forward) = config.forward.take() {
-            relaying = Some(Relaying::start(&path, forward)?);
-        }
-        opened = Some(OpenStore { path, writer });
     }
     let tls = config.tls.clone();
     let mut observing = match args.observer.start(global, opened.as_ref()).await {

@@ -67,7 +67,7 @@ async fn observer(db: &Path, busy: Duration) -> listen::Listener {
     store.set_busy_timeout(busy).unwrap();
     let (writer, _thread) = Writer::start(store).unwrap();
     let mut config = ListenConfig::with_secrets(SecretString::new(SECRET), None);
-    config.store = Some(writer);
+    config.store = Some(writer.into());
     let (listener, _inbox) = listen::start("127.0.0.1:0".parse().unwrap(), config)
         .await
         .unwrap();

@@ -26,6 +26,7 @@ pub mod event_words;
 pub mod events;
 pub mod forget;
 pub mod give_up;
+pub mod handle;
 pub mod health;
 pub mod incidents;
 pub mod mark;
@@ -52,6 +53,7 @@ use std::time::Duration;
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 pub use async_store::AsyncStore;
+pub use handle::StoreHandle;
 pub use private::Tightened;
 pub use schema::SCHEMA_VERSION;
 
@@ -117,6 +119,8 @@ pub enum StoreError {
     Probe(#[from] probe::ProbeError),
     #[error("a store call did not finish: {0}")]
     Task(String),
+    #[error(transparent)]
+    Postgres(#[from] postgres::PgError),
 }
 
 /// An open store: one connection, used from one thread at a time.

@@ -34,7 +34,7 @@ impl Observed {
             earshot_core::store::writer::Writer::start(store).expect("the store's writer starts");
         let config = ListenConfig {
             secrets: vec![("current".to_owned(), SecretString::new(secret))],
-            store: Some(writer),
+            store: Some(writer.into()),
             ..ListenConfig::default()
         };
         let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::redact::SecretString;
 use crate::signature;
-use crate::store::writer::Writer;
+use crate::store::StoreHandle;
 use crate::tls::ServerTls;
 
 use super::Forward;
@@ -45,8 +45,9 @@ pub struct ListenConfig {
     /// Append every request to this JSON-lines file.
     pub capture: Option<PathBuf>,
     /// Keep every new voice-agent event in the incident-history store
-    /// before answering 2xx (the observer).
-    pub store: Option<Writer>,
+    /// before answering 2xx (the observer): a SQLite file's writer or a
+    /// PostgreSQL store shared with other replicas.
+    pub store: Option<StoreHandle>,
     /// Told of every request answered and every store write (the
     /// observer's metrics and health).
     pub watch: Option<Arc<dyn Watch>>,

@@ -103,8 +103,8 @@ impl Shared {
 
     /// Stores a genuine voice-agent event when a store is configured (in
     /// `unfiled_events` when `events` cannot file it: `Ok(Some(why))`). A
-    /// repeat goes to the writer too: it is answered 2xx only once an
-    /// earlier copy is stored. On failure the event is forgotten by the
+    /// repeat goes to the store too: it is answered 2xx only once an
+    /// earlier copy is committed. On failure the event is forgotten by the
     /// dedupe memory, so the platform's retry is processed as new.
     pub(super) async fn keep(
         &self,
@@ -112,7 +112,7 @@ impl Shared {
         body: &[u8],
         now_ms: i64,
     ) -> Result<Option<String>, String> {
-        let Some(writer) = &self.config.store else {
+        let Some(store) = &self.config.store else {
             return Ok(None);
         };
         let accepted = matches!(entry.verdict, VerdictCode::Ok | VerdictCode::Duplicate);
@@ -132,7 +132,7 @@ impl Shared {
         };
         let event_id = filing.event_id().unwrap_or_default().to_owned();
         let started = std::time::Instant::now();
-        let written = writer.write(filing).await;
+        let written = store.file(filing).await;
         if let Some(watch) = &self.config.watch {
             let failed = written.as_ref().err().map(ToString::to_string);
             watch.stored(started.elapsed(), failed.as_deref());

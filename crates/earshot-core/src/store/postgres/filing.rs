@@ -5,12 +5,17 @@
 //! connections meet at the key: the second waits for the first's commit
 //! and then inserts nothing, so there is no window a check-then-insert
 //! would leave. The call returns only after the commit.
+//!
+//! A genuine delivery `events` cannot file goes to `unfiled_events`, keyed
+//! by its `event_id` when it has one (`ON CONFLICT DO NOTHING` again). No
+//! check across the two tables: the same bytes always file the same way,
+//! so every copy of a delivery meets the first in the same table.
 
 use deadpool_postgres::Client;
 use tokio_postgres::error::SqlState;
 
 use super::{PgError, days};
-use crate::store::events::ObservedEvent;
+use crate::store::events::{Filing, ObservedEvent, UnfiledEvent};
 
 const INSERT_EVENT: &str = "
 INSERT INTO earshot.events
@@ -25,6 +30,46 @@ ON CONFLICT (session_id) DO UPDATE SET
     kind = coalesce(earshot.sessions.kind, excluded.kind),
     last_event_ms = greatest(coalesce(earshot.sessions.last_event_ms, 0), excluded.last_event_ms),
     unsettled = true";
+
+const INSERT_UNFILED: &str = "
+INSERT INTO earshot.unfiled_events
+    (received_ms, event_id, event, session_id, occurred_ms, delivery_id, headers, body, reason)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (event_id) DO NOTHING";
+
+/// Keeps `filing` where it belongs unless a copy is kept; whether it was
+/// new.
+pub(crate) async fn keep(client: &mut Client, filing: &Filing) -> Result<bool, PgError> {
+    match filing {
+        Filing::Event(event) => file(client, event).await,
+        Filing::Unfiled(unfiled) => keep_unfiled(client, unfiled).await,
+    }
+}
+
+/// Keeps `unfiled` unless its `event_id` is kept in `unfiled_events`
+/// already (one without an id is always new, as on SQLite); one statement,
+/// committed when it returns.
+async fn keep_unfiled(client: &mut Client, unfiled: &UnfiledEvent) -> Result<bool, PgError> {
+    let headers = serde_json::to_string(&unfiled.headers).unwrap_or_else(|_| "[]".into());
+    let insert = client.prepare_cached(INSERT_UNFILED).await?;
+    let inserted = client
+        .execute(
+            &insert,
+            &[
+                &unfiled.received_ms,
+                &unfiled.event_id,
+                &unfiled.event,
+                &unfiled.session_id,
+                &unfiled.occurred_ms,
+                &unfiled.delivery_id,
+                &headers,
+                &unfiled.body,
+                &unfiled.reason(),
+            ],
+        )
+        .await?;
+    Ok(inserted == 1)
+}
 
 /// Files `event` unless a copy is already kept; whether it was new. Its
 /// day's partition is made first when it has none.

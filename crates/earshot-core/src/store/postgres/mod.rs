@@ -2,12 +2,15 @@
 //! observers that share one database (`docs/postgres.md`): where it is
 //! ([`target`]), its password ([`password`]), TLS ([`tls`]), its schema
 //! and migrations under an advisory lock ([`schema`]), the day partitions
-//! of its events ([`days`]) and exactly-once filing ([`filing`]).
+//! of its events ([`days`]) and exactly-once filing ([`filing`]), of events and of
+//! deliveries `events` cannot file, and the leases that let one replica
+//! at a time do the sweep and the retention ([`leases`]).
 //! [`PgStore`] holds a pool of connections (deadpool-postgres over
 //! tokio-postgres); every call is async and returns after its commit.
 
 pub mod days;
 mod filing;
+pub mod leases;
 pub mod password;
 pub mod schema;
 pub mod target;
@@ -18,11 +21,12 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
 use tokio_postgres::config::SslMode;
 
+pub use leases::{LeaseKeeper, LeaseState, LeaseTerms};
 pub use password::{PasswordError, PasswordSources};
 pub use schema::{Migrated, PG_SCHEMA_VERSION};
 pub use target::{PgTarget, PgUrlError, TlsMode, is_postgres_url};
 
-use crate::store::events::ObservedEvent;
+use crate::store::events::{Filing, ObservedEvent};
 
 /// What a command that does not take a PostgreSQL store yet says.
 pub const NOT_SUPPORTED_YET: &str = "PostgreSQL stores are not supported by this command yet";
@@ -59,6 +63,8 @@ pub enum PgError {
     Query(#[from] tokio_postgres::Error),
     #[error("no connection to the PostgreSQL store became free within {0:?}")]
     Busy(Duration),
+    #[error("the lease `{name}` is held by another replica now; nothing was written")]
+    LeaseLost { name: String },
 }
 
 /// The server's own words and code for an error it sent, else the
@@ -164,7 +170,7 @@ impl PgStore {
     pub async fn migrate(&self) -> Result<Migrated, PgError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let migrated = schema::migrate(&tx, &migrator()).await?;
+        let migrated = schema::migrate(&tx, &replica_name()).await?;
         tx.commit().await?;
         Ok(migrated)
     }
@@ -184,6 +190,13 @@ impl PgStore {
     pub async fn file(&self, event: &ObservedEvent) -> Result<bool, PgError> {
         let mut client = self.client().await?;
         filing::file(&mut client, event).await
+    }
+
+    /// Keeps a genuine delivery: an event as [`PgStore::file`] does, or
+    /// one `events` cannot file in `unfiled_events`; whether it was new.
+    pub async fn keep(&self, filing: &Filing) -> Result<bool, PgError> {
+        let mut client = self.client().await?;
+        filing::keep(&mut client, filing).await
     }
 
     /// A connection of the pool, or why none could be had.
@@ -220,8 +233,9 @@ fn connect_text(error: &tokio_postgres::Error) -> String {
     text
 }
 
-/// Who migrates, kept with each version: host and process.
-fn migrator() -> String {
+/// Who migrates, kept with each version, and the default holder of a
+/// lease: earshot's version, host and process.
+pub fn replica_name() -> String {
     use std::io::Read;
     let mut host = String::new();
     if let Ok(file) = std::fs::File::open("/proc/sys/kernel/hostname") {

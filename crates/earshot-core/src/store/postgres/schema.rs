@@ -10,13 +10,17 @@
 //!
 //! Version 1: `events`, partitioned by the day the event occurred (see
 //! [`super::days`]), keyed by `(event_id, occurred_ms)`, and `sessions`.
+//! Version 2: `unfiled_events`, the genuine deliveries `events` cannot
+//! file, unique by `event_id` (SQLite's table of the same name).
+//! Version 3: `leases`, one row a lease, with its holder and expiry on
+//! the database's clock (see [`super::leases`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 1;
+pub const PG_SCHEMA_VERSION: i32 = 3;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -25,7 +29,7 @@ pub(crate) const LOCK_CLASS: i32 = 0x4541_5253;
 const MIGRATION_LOCK: i32 = 1;
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [VERSION_1];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [VERSION_1, VERSION_2, VERSION_3];
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
@@ -50,6 +54,31 @@ CREATE TABLE earshot.sessions (
     last_event_ms  bigint,
     last_swept_ms  bigint,
     unsettled      boolean NOT NULL DEFAULT true
+);
+";
+
+const VERSION_2: &str = "
+CREATE TABLE earshot.unfiled_events (
+    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    received_ms  bigint NOT NULL,
+    event_id     text UNIQUE,
+    event        text,
+    session_id   text,
+    occurred_ms  bigint,
+    delivery_id  text,
+    headers      text   NOT NULL,
+    body         bytea  NOT NULL,
+    reason       text   NOT NULL
+);
+CREATE INDEX unfiled_events_by_received ON earshot.unfiled_events (received_ms);
+";
+
+const VERSION_3: &str = "
+CREATE TABLE earshot.leases (
+    name        text PRIMARY KEY,
+    holder      text        NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    since       timestamptz NOT NULL
 );
 ";
 

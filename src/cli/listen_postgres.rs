@@ -1,0 +1,80 @@
+//! `earshot listen --store postgres://USER@HOST:PORT/DB`: the observer
+//! filing into a PostgreSQL store that other replicas share
+//! (`docs/postgres.md`). It connects (migrating under the lock, so
+//! replicas starting at once migrate once) and hands the store to the
+//! receiver, which answers 2xx only after an event's commit. What the
+//! observer does on a SQLite file but not yet on PostgreSQL (retention,
+//! the background sweep, the store's figures in `/healthz` and
+//! `/metrics`) is said in one line at the start and skipped; forwarding
+//! from the store is refused (exit 2), since skipping it would leave the
+//! app without its events.
+
+use std::path::PathBuf;
+
+use super::listen::ListenArgs;
+use super::output::plain;
+use earshot_core::store::postgres::{PasswordSources, PgError, PgStore, PgTarget};
+use earshot_core::store::retention::Period;
+
+/// Why the PostgreSQL store could not be used.
+pub(super) enum Refused {
+    /// Bad input (exit 2): the message says what to give.
+    Usage(String),
+    /// The store could not be reached or migrated (exit 1).
+    Store(PgError),
+}
+
+/// `--store`'s value: a store file, or a PostgreSQL URL for `listen`
+/// alone so far; an empty value is refused, as clap's path parser does.
+pub(crate) fn store_file_or_url(text: &str) -> Result<PathBuf, String> {
+    if text.is_empty() {
+        return Err("give the path of a store file or a postgres:// URL".to_owned());
+    }
+    Ok(PathBuf::from(text))
+}
+
+/// Connects to the store at `url` for `listen`, after saying what is
+/// skipped on it; `retention` is the period asked for, if any.
+pub(super) async fn open(
+    url: &str,
+    args: &ListenArgs,
+    retention: Option<Period>,
+) -> Result<PgStore, Refused> {
+    let target = PgTarget::parse(url).map_err(|error| Refused::Usage(error.to_string()))?;
+    if args.forward_to.is_some() || !args.forward_by_type.is_empty() {
+        return Err(Refused::Usage(format!(
+            "forwarding from a PostgreSQL store (--forward-to, --forward) is not built yet; \
+             {target} was not touched"
+        )));
+    }
+    let store = PgStore::connect(target, &PasswordSources::from_env())
+        .await
+        .map_err(Refused::Store)?;
+    eprintln!("storing events in {} (PostgreSQL)", store.target());
+    if let Some(line) = skipped(args, retention) {
+        eprintln!("earshot listen: {}", plain(&line));
+    }
+    Ok(store)
+}
+
+/// The one line that says what `listen` asked for but does not do on a
+/// PostgreSQL store yet; `None` when nothing asked for is skipped.
+fn skipped(args: &ListenArgs, retention: Option<Period>) -> Option<String> {
+    let mut skipped = Vec::new();
+    if let Some(period) = retention {
+        skipped.push(format!("the retention ({period})"));
+    }
+    if args.observer.sweep {
+        skipped.push("the background sweep (--sweep)".to_owned());
+    }
+    if args.observer.metrics_listen.is_some() {
+        skipped.push("the store's probe and figures in /healthz and /metrics".to_owned());
+    }
+    if skipped.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "not done on a PostgreSQL store yet, so skipped: {}; events are filed",
+        skipped.join(", ")
+    ))
+}

@@ -1,0 +1,157 @@
+//! The store suite: each test written once against the store handle
+//! (`earshot_core::store::StoreHandle`) and run on both backends, SQLite
+//! (a file in a temp dir) and PostgreSQL (a database in the test kit's
+//! throwaway cluster), by [`store_test!`]: `store_suite::MODULE::TEST::sqlite`
+//! and `…::postgres`. A test gets a [`TestStore`]: handles on one store
+//! (each a replica of its own: a writer thread on the file, or a pool on
+//! the database) and counts of its tables read from outside earshot.
+//! Tests of SQLite-only matters (file modes, damaged pages, WAL) stay in
+//! their own files, as do PostgreSQL-only ones (partitions, TLS).
+
+mod filing;
+
+use std::path::PathBuf;
+
+use earshot_core::redact::SecretString;
+use earshot_core::store::StoreHandle;
+use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::writer::Writer;
+use earshot_testkit::postgres::PgCluster;
+
+/// Declares a store test run on both backends: `store_test!(async fn
+/// name(store) { … })` makes `name::sqlite` and `name::postgres`, each
+/// calling the body with a fresh [`TestStore`] of its backend.
+macro_rules! store_test {
+    ($(#[$meta:meta])* async fn $name:ident($store:ident) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            async fn body($store: $crate::store_suite::TestStore) $body
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                body($crate::store_suite::TestStore::new($crate::store_suite::Backend::Sqlite).await)
+                    .await
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                body($crate::store_suite::TestStore::new($crate::store_suite::Backend::Postgres).await)
+                    .await
+            }
+        }
+    };
+}
+pub(crate) use store_test;
+
+/// Which backend a run of a store test is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// One store for one test, on one backend; removed when dropped.
+pub struct TestStore {
+    place: Place,
+}
+
+enum Place {
+    Sqlite {
+        _dir: tempfile::TempDir,
+        path: PathBuf,
+    },
+    Postgres {
+        cluster: PgCluster,
+        url: String,
+        sources: PasswordSources,
+    },
+}
+
+/// The database each PostgreSQL run gets in its cluster.
+const DATABASE: &str = "suite";
+
+impl TestStore {
+    /// A new, empty store on `backend`.
+    pub async fn new(backend: Backend) -> TestStore {
+        let place = match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("a temp dir");
+                let path = dir.path().join("earshot.db");
+                Place::Sqlite { _dir: dir, path }
+            }
+            Backend::Postgres => {
+                let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
+                cluster.create_database(DATABASE).expect("database made");
+                let sources = PasswordSources {
+                    env_password: Some(SecretString::new(cluster.password())),
+                    ..PasswordSources::default()
+                };
+                let url = cluster.url(DATABASE);
+                Place::Postgres {
+                    cluster,
+                    url,
+                    sources,
+                }
+            }
+        };
+        TestStore { place }
+    }
+
+    /// A handle of a replica of its own on this store, opened (and the
+    /// store migrated) as a command opens it.
+    pub async fn replica(&self) -> StoreHandle {
+        match &self.place {
+            Place::Sqlite { path, .. } => {
+                let store = earshot_core::store::Store::open(path).expect("the store opens");
+                // The thread stops when the last handle is dropped.
+                let (writer, _thread) = Writer::start(store).expect("the writer starts");
+                writer.into()
+            }
+            Place::Postgres { url, sources, .. } => {
+                let target = PgTarget::parse(url).expect("a store URL");
+                PgStore::connect(target, sources)
+                    .await
+                    .expect("the store opens")
+                    .into()
+            }
+        }
+    }
+
+    /// The rows of `table` (`events`, `sessions`, `unfiled_events`), read
+    /// apart from earshot's handle (rusqlite, psql).
+    pub fn count(&self, table: &str) -> i64 {
+        self.query_count(&format!("SELECT count(*) FROM {table}"), table)
+    }
+
+    /// The rows of `table` whose `event_id` is `event_id`.
+    pub fn count_id(&self, table: &str, event_id: &str) -> i64 {
+        // Ids are the tests' own, without quotes.
+        assert!(!event_id.contains('\''), "{event_id}");
+        self.query_count(
+            &format!("SELECT count(*) FROM {table} WHERE event_id = '{event_id}'"),
+            table,
+        )
+    }
+
+    fn query_count(&self, sql: &str, table: &str) -> i64 {
+        match &self.place {
+            Place::Sqlite { path, .. } => {
+                let conn = rusqlite::Connection::open(path).expect("the store opens");
+                conn.query_row(sql, [], |row| row.get(0)).expect("a count")
+            }
+            Place::Postgres { cluster, .. } => {
+                let sql = sql.replacen(
+                    &format!("FROM {table}"),
+                    &format!("FROM earshot.{table}"),
+                    1,
+                );
+                let text = cluster.psql(DATABASE, &sql).expect("psql");
+                text.parse()
+                    .unwrap_or_else(|_| panic!("not a count: {text:?}"))
+            }
+        }
+    }
+}
