@@ -20,6 +20,7 @@ use super::bounded_stdout::BoundedStdout;
 use super::history_args::open_store;
 use super::observer_args::{ObserverArgs, OpenStore, StartError};
 use earshot_core::api::types::agents::EventKind;
+use earshot_core::config::StoreSetting;
 use earshot_core::receiver::auth_header::AuthHeader;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::{
@@ -151,9 +152,21 @@ pub(crate) async fn run(
                 return Ok(ExitCode::from(2));
             }
         };
-        let path = given
+        let path = match given
             .clone()
-            .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from));
+            .or_else(|| std::env::var_os("EARSHOT_STORE").map(PathBuf::from))
+        {
+            Some(path) => Some(path),
+            // The profile's `store`, which may name a PostgreSQL database.
+            None => match earshot_core::config::profile_store_setting(
+                global.config.as_deref(),
+                global.profile.as_deref(),
+            )? {
+                Some(StoreSetting::Postgres(url)) => Some(PathBuf::from(url)),
+                Some(StoreSetting::File(path)) => Some(path),
+                None => None,
+            },
+        };
         let url = path
             .as_deref()
             .map(|path| path.to_string_lossy().into_owned());

@@ -322,6 +322,20 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
         said.contains("profiles.one.store") && said.contains("not supported by this command yet"),
         "{said}"
     );
+    // `listen` takes the profile's PostgreSQL store: it tries the server.
+    let output = run(isolated(home.path())
+        .args(["listen", "--store", "--secret-file"])
+        .arg(&secret)
+        .arg("--config")
+        .arg(&config)
+        .current_dir(home.path()))
+    .await;
+    let said = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(url) && said.contains("cannot connect"),
+        "{said}"
+    );
     assert!(
         !home.path().join("postgres:").exists(),
         "no directory named after the URL"

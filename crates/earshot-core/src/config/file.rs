@@ -10,7 +10,7 @@ use toml::Spanned;
 use url::Url;
 
 use super::error::{field_at, line_col, line_text};
-use super::{ConfigError, ENDPOINT_NAMES};
+use super::{ConfigError, ENDPOINT_NAMES, StoreSetting};
 use crate::api::{Endpoints, Region};
 use crate::redact::SecretString;
 use crate::store::retention::Period;
@@ -71,18 +71,37 @@ impl FileProfile {
         let Some(value) = &self.store else {
             return Ok(None);
         };
-        let text = non_empty(doc, prefix, "store", value, "a path")?;
-        if crate::store::postgres::is_postgres_url(text) {
-            return Err(doc.invalid(
+        match self.store_setting(doc, prefix)? {
+            Some(StoreSetting::Postgres(_)) => Err(doc.invalid(
                 value.span(),
                 Some(format!("{prefix}.store")),
                 format!(
                     "{}: give the path of a store file",
                     crate::store::postgres::NOT_SUPPORTED_YET
                 ),
-            ));
+            )),
+            Some(StoreSetting::File(path)) => Ok(Some(path)),
+            None => Ok(None),
         }
-        Ok(Some(config_relative_path(doc.path, text)))
+    }
+
+    /// The profile's `store` as it is set: a file (relative to the config
+    /// file's directory) or a PostgreSQL URL, for the commands that take
+    /// either (`listen`).
+    pub(super) fn store_setting(
+        &self,
+        doc: &Document<'_>,
+        prefix: &str,
+    ) -> Result<Option<StoreSetting>, ConfigError> {
+        let Some(value) = &self.store else {
+            return Ok(None);
+        };
+        let text = non_empty(doc, prefix, "store", value, "a path")?;
+        Ok(Some(if crate::store::postgres::is_postgres_url(text) {
+            StoreSetting::Postgres(text.to_owned())
+        } else {
+            StoreSetting::File(config_relative_path(doc.path, text))
+        }))
     }
 
     /// The profile's `theme`; an empty value is an error.

@@ -297,6 +297,26 @@ pub fn profile_store(
     })
 }
 
+/// A profile's `store`: a file, or a PostgreSQL database by its URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreSetting {
+    File(PathBuf),
+    /// `postgres://USER@HOST:PORT/DB` (never a password: the URL refuses one).
+    Postgres(String),
+}
+
+/// The `store` of the profile a command would use, file or PostgreSQL
+/// URL, for `listen --store` (which takes either) when neither a path nor
+/// `EARSHOT_STORE` is given.
+pub fn profile_store_setting(
+    config_path: Option<&Path>,
+    profile: Option<&str>,
+) -> Result<Option<StoreSetting>, ConfigError> {
+    with_chosen_profile(config_path, profile, |doc, prefix, chosen| {
+        chosen.store_setting(doc, prefix)
+    })
+}
+
 /// The `retention` of the profile a command would use, for `listen
 /// --store` (which needs neither endpoints nor a key; `--retention` beats
 /// it); `None` without a config file, a chosen profile or a `retention`
