@@ -20,6 +20,7 @@ use earshot_testkit::postgres::PgCluster;
 
 use crate::common::cli::{isolated, run, text};
 use crate::listen_tls::TestCa;
+use crate::store_suite::event;
 
 /// Replicas in the concurrency tests.
 const REPLICAS: usize = 6;
@@ -48,20 +49,6 @@ fn count(cluster: &PgCluster, database: &str, sql: &str) -> i64 {
     let text = cluster.psql(database, sql).expect("psql");
     text.parse()
         .unwrap_or_else(|_| panic!("not a count: {text:?}"))
-}
-
-fn event(index: usize, occurred_ms: i64) -> ObservedEvent {
-    ObservedEvent {
-        event_id: format!("evt-{index:04}"),
-        event: "session.ended".into(),
-        session_id: format!("ses-{}", index % 7),
-        kind: "session",
-        occurred_ms,
-        received_ms: earshot_core::store::now_ms(),
-        delivery_id: Some(format!("dlv-{index}")),
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: format!("{{\"event_id\":\"evt-{index:04}\"}}").into_bytes(),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -292,18 +279,15 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
     std::fs::write(&secret, crate::common::SECRET).expect("secret written");
     std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600))
         .expect("secret 0600");
-    let output = run(isolated(home.path())
-        .args(["listen", "--store", "--secret-file"])
-        .arg(&secret)
-        .env("EARSHOT_STORE", url)
-        .current_dir(home.path()))
-    .await;
-    let said = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{said}");
-    assert!(
-        said.contains(url) && said.contains("cannot connect"),
-        "{said}"
-    );
+    let listen = |home: &std::path::Path| {
+        let mut command = isolated(home);
+        command
+            .args(["listen", "--store", "--secret-file"])
+            .arg(&secret)
+            .current_dir(home);
+        command
+    };
+    tries_the_server(listen(home.path()).env("EARSHOT_STORE", url), url).await;
     // And as a profile's `store`.
     let config = home.path().join("config.toml");
     std::fs::write(
@@ -323,21 +307,21 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
         "{said}"
     );
     // `listen` takes the profile's PostgreSQL store: it tries the server.
-    let output = run(isolated(home.path())
-        .args(["listen", "--store", "--secret-file"])
-        .arg(&secret)
-        .arg("--config")
-        .arg(&config)
-        .current_dir(home.path()))
-    .await;
+    tries_the_server(listen(home.path()).arg("--config").arg(&config), url).await;
+    assert!(
+        !home.path().join("postgres:").exists(),
+        "no directory named after the URL"
+    );
+}
+
+/// Runs `listen`, which must try the PostgreSQL server at `url` (nothing
+/// listens there) and exit 1 saying it cannot connect.
+async fn tries_the_server(listen: &mut std::process::Command, url: &str) {
+    let output = run(listen).await;
     let said = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{said}");
     assert!(
         said.contains(url) && said.contains("cannot connect"),
         "{said}"
-    );
-    assert!(
-        !home.path().join("postgres:").exists(),
-        "no directory named after the URL"
     );
 }

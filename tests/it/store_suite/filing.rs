@@ -9,26 +9,12 @@ use std::sync::Arc;
 use earshot_core::store::events::{Filing, ObservedEvent};
 use earshot_core::store::now_ms;
 
-use super::store_test;
+use super::{event, store_test};
 
 /// Replicas in the concurrency test.
 const REPLICAS: usize = 6;
 /// A day in milliseconds.
 const DAY_MS: i64 = 86_400_000;
-
-fn event(index: usize, occurred_ms: i64) -> ObservedEvent {
-    ObservedEvent {
-        event_id: format!("evt-{index:04}"),
-        event: "session.ended".into(),
-        session_id: format!("ses-{}", index % 7),
-        kind: "session",
-        occurred_ms,
-        received_ms: now_ms(),
-        delivery_id: Some(format!("dlv-{index}")),
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: format!("{{\"event_id\":\"evt-{index:04}\"}}").into_bytes(),
-    }
-}
 
 store_test! {
     async fn a_repeat_is_not_new_and_is_stored_once(store) {

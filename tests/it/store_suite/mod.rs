@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use earshot_core::redact::SecretString;
 use earshot_core::store::StoreHandle;
+use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_core::store::writer::Writer;
 use earshot_testkit::postgres::PgCluster;
@@ -153,5 +154,21 @@ impl TestStore {
                     .unwrap_or_else(|_| panic!("not a count: {text:?}"))
             }
         }
+    }
+}
+
+/// Event `index` of a test (ids `evt-0000`…, seven sessions), as the
+/// receiver hands it to the store.
+pub(crate) fn event(index: usize, occurred_ms: i64) -> ObservedEvent {
+    ObservedEvent {
+        event_id: format!("evt-{index:04}"),
+        event: "session.ended".into(),
+        session_id: format!("ses-{}", index % 7),
+        kind: "session",
+        occurred_ms,
+        received_ms: earshot_core::store::now_ms(),
+        delivery_id: Some(format!("dlv-{index}")),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: format!("{{\"event_id\":\"evt-{index:04}\"}}").into_bytes(),
     }
 }
