@@ -32,6 +32,7 @@ mod observer_silence;
 mod postgres_failover;
 mod postgres_leases;
 mod postgres_listen;
+mod postgres_listen_lease;
 mod postgres_store;
 mod retry_ends;
 mod sdk_compat;
