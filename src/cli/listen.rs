@@ -144,6 +144,7 @@ pub(crate) async fn run(
     let mut relaying = None;
     let mut pruner = None;
     let mut filler = None;
+    let mut maintenance = None;
     if let Some(given) = &args.store {
         let retention = match super::listen_retention::period(args.retention, global) {
             Ok(retention) => retention,
@@ -172,7 +173,10 @@ pub(crate) async fn run(
             .map(|path| path.to_string_lossy().into_owned());
         if let Some(url) = url.filter(|url| is_postgres_url(url)) {
             match listen_postgres::open(&url, &args, retention).await {
-                Ok(store) => config.store = Some(store.into()),
+                Ok(store) => {
+                    maintenance = Some(super::listen_lease::start(&store));
+                    config.store = Some(store.into());
+                }
                 Err(Refused::Usage(message)) => {
                     eprintln!("earshot listen: {}", super::output::plain(&message));
                     return Ok(ExitCode::from(2));
@@ -259,6 +263,9 @@ pub(crate) async fn run(
     drop(relaying);
     listener.stop().await;
     observing.stop().await;
+    if let Some(maintenance) = maintenance {
+        maintenance.stop().await;
+    }
     drop(pruner);
     drop(filler);
     // Requests answered before the stop but not printed yet.

@@ -24,6 +24,7 @@ mod incident_chart;
 pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
+mod listen_lease;
 mod listen_postgres;
 mod listen_relay;
 mod listen_retention;

@@ -14,33 +14,11 @@ use serde_json::json;
 
 use crate::common::SECRET;
 use crate::common::cli::{
-    earshot_async, line_with, listening_url, post_signed, stderr_lines, text,
+    earshot_async, line_with, post_signed, postgres_observer as observer, text,
 };
 
 /// Events each sent four times (twice to each observer) at once.
 const EVENTS: usize = 20;
-
-/// `earshot listen --store URL` with the cluster's password: the child,
-/// its URL and its stderr lines.
-fn observer(
-    cluster: &PgCluster,
-    url: &str,
-    extra: &[&str],
-) -> (
-    tokio::process::Child,
-    String,
-    std::sync::mpsc::Receiver<String>,
-) {
-    let mut child = earshot_async()
-        .args(["listen", "--secret", SECRET, "--store", url])
-        .args(extra)
-        .env("PGPASSWORD", cluster.password())
-        .spawn()
-        .expect("earshot listen starts");
-    let stderr = stderr_lines(&mut child);
-    let listening = listening_url(&mut child);
-    (child, listening, stderr)
-}
 
 fn count(cluster: &PgCluster, sql: &str) -> i64 {
     let text = cluster.psql("observers", sql).expect("psql");

@@ -4,13 +4,17 @@
 //! ([`Harness`]), scriptable webhook receivers that record every request
 //! byte for byte ([`Receiver`]), independent signature checks
 //! ([`hmac_hex`]), test files ([`wav`], [`two_profile_config`]) and
-//! waiting for a condition ([`eventually`]), peak memory ([`rss`]) and a
-//! throwaway PostgreSQL cluster ([`postgres::PgCluster`]). Not published; a
-//! dev-dependency only.
+//! waiting for a condition ([`eventually`]), peak memory ([`rss`]), a
+//! throwaway PostgreSQL cluster ([`postgres::PgCluster`]), a round-robin TCP
+//! proxy in front of several observers ([`proxy::RoundRobinProxy`]) and a
+//! flood of signed events at a fixed rate ([`flood::flood`]). Not
+//! published; a dev-dependency only.
 
 mod files;
+pub mod flood;
 mod harness;
 pub mod postgres;
+pub mod proxy;
 mod receiver;
 pub mod rss;
 mod signing;

@@ -218,6 +218,25 @@ pub fn listen_with_store(secret: &str, db: &Path) -> (Child, String, Receiver<St
     (child, url, lines)
 }
 
+/// `earshot listen --secret SECRET --store URL EXTRA…` on a PostgreSQL
+/// store of `cluster` (its password in `PGPASSWORD`): the child (killed
+/// when dropped), the URL it listens on and its stderr lines.
+pub fn postgres_observer(
+    cluster: &earshot_testkit::postgres::PgCluster,
+    url: &str,
+    extra: &[&str],
+) -> (tokio::process::Child, String, Receiver<String>) {
+    let mut child = earshot_async()
+        .args(["listen", "--secret", super::SECRET, "--store", url])
+        .args(extra)
+        .env("PGPASSWORD", cluster.password())
+        .spawn()
+        .expect("earshot listen starts");
+    let stderr = stderr_lines(&mut child);
+    let listening = listening_url(&mut child);
+    (child, listening, stderr)
+}
+
 /// A started child with its stdout and stderr piped, `std`'s or tokio's:
 /// what [`listening_url`] and [`stderr_lines`] read.
 pub trait Piped {
