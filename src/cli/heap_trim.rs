@@ -5,7 +5,8 @@
 //! the middle of its heaps (and in each thread's arena) as part of the
 //! process's resident set: the demo's grew in steps while its live heap
 //! stayed flat (docs/performance.md, "Memory and idle CPU"). Elsewhere
-//! than glibc it does nothing.
+//! than glibc it does nothing. Such processes also cap glibc's arenas
+//! ([`cap_arenas`]) before their threads start.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -33,6 +34,25 @@ pub(crate) fn start(period: Duration) -> Option<HeapTrim> {
     Some(HeapTrim { _stop: stop })
 }
 
+/// Arenas glibc may make for a long-running process's threads: each
+/// thread that meets a locked arena gets another (up to 8 a core), and
+/// memory freed in one is reused only by the threads that allocate there.
+pub(crate) const LONG_RUNNING_ARENAS: i32 = 2;
+
+/// Caps the allocator's arenas at `arenas`, before the threads start;
+/// whether the cap was taken (never on other allocators).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn cap_arenas(arenas: i32) -> bool {
+    // SAFETY: mallopt sets one of the allocator's own tunables; it takes
+    // no pointer from us.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn cap_arenas(_arenas: i32) -> bool {
+    false
+}
+
 /// Returns the free pages of every arena to the system; whether any were.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub(crate) fn trim() -> bool {
@@ -49,6 +69,11 @@ pub(crate) fn trim() -> bool {
 #[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_arena_cap_is_taken() {
+        assert!(cap_arenas(LONG_RUNNING_ARENAS));
+    }
 
     #[test]
     fn freed_blocks_below_a_live_one_are_handed_back() {

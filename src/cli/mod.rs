@@ -269,6 +269,16 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
     if !matches!(command, Command::Demo(_)) {
         earshot_core::store::say_slow_migrations_with(|text| eprintln!("earshot: {text}"));
     }
+    // The processes that run for days (the demo, the emulator's endless
+    // traffic): few arenas, so memory one thread frees serves the others.
+    let endless = match &command {
+        Command::Demo(_) => true,
+        Command::Emulator(args) => args.traffic,
+        _ => false,
+    };
+    if endless {
+        heap_trim::cap_arenas(heap_trim::LONG_RUNNING_ARENAS);
+    }
     let result = match command {
         Command::Sign(args) => sign::run(args),
         Command::Verify(args) if args.event.is_some() => {
