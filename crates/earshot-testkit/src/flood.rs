@@ -131,14 +131,12 @@ pub async fn flood(url: &str, secret: &str, plan: &FloodPlan) -> FloodReport {
             1
         };
         for _ in 0..copies {
-            let Ok(permit) = gate.clone().acquire_owned().await else {
+            if !sender
+                .post_in_flight(&mut posts, &gate, &tally, index)
+                .await
+            {
                 break;
-            };
-            let (sender, tally) = (sender.clone(), tally.clone());
-            posts.spawn(async move {
-                sender.post(&tally, index).await;
-                drop(permit);
-            });
+            }
         }
     }
     while posts.join_next().await.is_some() {}
@@ -174,14 +172,12 @@ pub async fn resend_unacked(
         }
         let mut posts = tokio::task::JoinSet::new();
         for index in unacked {
-            let Ok(permit) = gate.clone().acquire_owned().await else {
+            if !sender
+                .post_in_flight(&mut posts, &gate, &tally, index)
+                .await
+            {
                 break;
-            };
-            let (sender, tally) = (sender.clone(), tally.clone());
-            posts.spawn(async move {
-                sender.post(&tally, index).await;
-                drop(permit);
-            });
+            }
         }
         while posts.join_next().await.is_some() {}
         tokio::time::sleep(RETRY_PAUSE).await;
@@ -215,6 +211,26 @@ impl Sender {
     }
 
     /// POSTs event `index` of `tally`, signed now, and notes the answer.
+    /// Posts event `index` as a task of `posts` once `gate` lets one more
+    /// be in flight; false when the gate is closed.
+    async fn post_in_flight(
+        &self,
+        posts: &mut tokio::task::JoinSet<()>,
+        gate: &Arc<tokio::sync::Semaphore>,
+        tally: &Arc<Mutex<FloodReport>>,
+        index: usize,
+    ) -> bool {
+        let Ok(permit) = gate.clone().acquire_owned().await else {
+            return false;
+        };
+        let (sender, tally) = (self.clone(), tally.clone());
+        posts.spawn(async move {
+            sender.post(&tally, index).await;
+            drop(permit);
+        });
+        true
+    }
+
     async fn post(&self, tally: &Mutex<FloodReport>, index: usize) {
         let body = lock(tally).events[index].body.clone();
         let header = earshot_core::signature::sign(
