@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use color_eyre::eyre::WrapErr;
 use url::Url;
 
-use super::{demo_history, heap_trim};
+use super::demo_history;
 use crate::tui::{ConsoleOptions, run_console};
 use earshot_core::api::types::agents::{EventKind, NewSubscription};
 use earshot_core::api::validate::UrlPolicy;
@@ -51,8 +51,6 @@ pub(crate) async fn run(flags: DemoOptions) -> color_eyre::Result<ExitCode> {
     config.allow_private_urls = true;
     config.time_scale = time_scale;
     eprintln!("earshot demo: starting the emulator and its traffic…");
-    // The demo runs for hours: freed memory goes back to the system.
-    let _heap_trim = heap_trim::start(heap_trim::DEMO_PERIOD);
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let emulator = Emulator::start(loopback, config)
         .await

@@ -123,11 +123,6 @@ pub(crate) async fn run(args: EmulatorArgs) -> color_eyre::Result<ExitCode> {
         "try: EARSHOT_URL={} EARSHOT_API_KEY={api_key} earshot subs list",
         emulator.url()
     );
-    // Endless traffic: hand freed heap back, as the demo does.
-    let _heap_trim = args
-        .traffic
-        .then(|| super::heap_trim::start(super::heap_trim::DEMO_PERIOD))
-        .flatten();
     let demo = if args.traffic {
         Some(start_traffic(&emulator, time_scale, args.traffic_rate).await?)
     } else {

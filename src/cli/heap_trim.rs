@@ -12,16 +12,24 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 /// How often the demo and `emulator --traffic` trim (each trim walks the arenas' free lists).
-pub(crate) const DEMO_PERIOD: Duration = Duration::from_secs(30);
+const PERIOD: Duration = Duration::from_secs(30);
 
 /// The trimming thread; dropping it stops the thread at once.
 pub(crate) struct HeapTrim {
     _stop: mpsc::Sender<()>,
 }
 
+/// What a process that runs for days (the demo, `emulator --traffic`)
+/// does about its memory, before its threads start: caps the arenas and
+/// trims every [`PERIOD`] until the returned handle is dropped.
+pub(crate) fn for_endless_process() -> Option<HeapTrim> {
+    cap_arenas(LONG_RUNNING_ARENAS);
+    start(PERIOD)
+}
+
 /// Starts trimming every `period`; `None` when the thread cannot start
 /// (the process runs on without it).
-pub(crate) fn start(period: Duration) -> Option<HeapTrim> {
+fn start(period: Duration) -> Option<HeapTrim> {
     let (stop, stopped) = mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("earshot-heap-trim".into())
@@ -37,19 +45,19 @@ pub(crate) fn start(period: Duration) -> Option<HeapTrim> {
 /// Arenas glibc may make for a long-running process's threads: each
 /// thread that meets a locked arena gets another (up to 8 a core), and
 /// memory freed in one is reused only by the threads that allocate there.
-pub(crate) const LONG_RUNNING_ARENAS: i32 = 2;
+const LONG_RUNNING_ARENAS: i32 = 2;
 
 /// Caps the allocator's arenas at `arenas`, before the threads start;
 /// whether the cap was taken (never on other allocators).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub(crate) fn cap_arenas(arenas: i32) -> bool {
+fn cap_arenas(arenas: i32) -> bool {
     // SAFETY: mallopt sets one of the allocator's own tunables; it takes
     // no pointer from us.
     unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub(crate) fn cap_arenas(_arenas: i32) -> bool {
+fn cap_arenas(_arenas: i32) -> bool {
     false
 }
 

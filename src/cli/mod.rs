@@ -270,15 +270,13 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         earshot_core::store::say_slow_migrations_with(|text| eprintln!("earshot: {text}"));
     }
     // The processes that run for days (the demo, the emulator's endless
-    // traffic): few arenas, so memory one thread frees serves the others.
+    // traffic): few allocator arenas, and freed heap handed back.
     let endless = match &command {
         Command::Demo(_) => true,
         Command::Emulator(args) => args.traffic,
         _ => false,
     };
-    if endless {
-        heap_trim::cap_arenas(heap_trim::LONG_RUNNING_ARENAS);
-    }
+    let _heap_trim = endless.then(heap_trim::for_endless_process).flatten();
     let result = match command {
         Command::Sign(args) => sign::run(args),
         Command::Verify(args) if args.event.is_some() => {
