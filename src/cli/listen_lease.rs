@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use earshot_core::store::postgres::leases::MAINTENANCE;
-use earshot_core::store::postgres::{LeaseKeeper, LeaseTerms, PgStore};
+use earshot_core::store::postgres::{LeaseKeeper, LeaseTerms, PgStore, host_name};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -48,9 +48,7 @@ impl Maintenance {
 
 /// This replica's name in the lease: the host's name and the process id.
 fn holder_name() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|name| name.trim().to_owned())
+    let host = Some(host_name())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".to_owned());
     format!("{host}:{}", std::process::id())

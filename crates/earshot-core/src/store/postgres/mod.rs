@@ -218,8 +218,8 @@ impl PgStore {
 /// Why a connection failed, with its cause (the client's own text stops
 /// at "error connecting to server").
 fn connect_text(error: &tokio_postgres::Error) -> String {
-    if let Some(db) = error.as_db_error() {
-        return format!("{} ({})", db.message(), db.code().code());
+    if error.as_db_error().is_some() {
+        return query_text(error);
     }
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -233,18 +233,24 @@ fn connect_text(error: &tokio_postgres::Error) -> String {
     text
 }
 
-/// Who migrates, kept with each version, and the default holder of a
-/// lease: earshot's version, host and process.
+/// Who migrates, kept with each version: earshot's version, host and
+/// process.
 pub fn replica_name() -> String {
+    format!(
+        "earshot {} on {} pid {}",
+        env!("CARGO_PKG_VERSION"),
+        host_name(),
+        std::process::id()
+    )
+}
+
+/// This machine's name (at most 256 bytes of it), empty when it cannot be
+/// read: how replicas are told apart in the schema's history and leases.
+pub fn host_name() -> String {
     use std::io::Read;
     let mut host = String::new();
     if let Ok(file) = std::fs::File::open("/proc/sys/kernel/hostname") {
         let _ = file.take(256).read_to_string(&mut host);
     }
-    let host = host.trim();
-    format!(
-        "earshot {} on {host} pid {}",
-        env!("CARGO_PKG_VERSION"),
-        std::process::id()
-    )
+    host.trim().to_owned()
 }
