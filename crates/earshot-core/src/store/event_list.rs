@@ -1,11 +1,15 @@
 //! Observed events, newest first, filtered (the SQL behind
-//! `history::event_list`): what `earshot events` and the Events pane list.
+//! `history::event_list`): what `earshot events` and the Events pane list,
+//! on SQLite ([`list`], a builder over its indexes) and on PostgreSQL
+//! ([`list_postgres`], one statement, [`POSTGRES`]); both return the same
+//! [`ListedEvent`] rows in the same order for the same events.
 
 use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::outcomes::{EventState, Outcome, outcome_row};
-use super::{Store, event_words};
+use super::postgres::{PgError, PgStore};
+use super::{Store, StoreError, event_words};
 use crate::query::fold;
 
 /// What to keep; every field set must hold.
@@ -274,6 +278,119 @@ fn past_prefix(prefix: &str) -> String {
     let mut past = prefix.to_owned();
     past.push(char::MAX);
     past
+}
+
+/// The PostgreSQL statement of [`list_postgres`]: the window's events
+/// (its days' partitions only), of a session prefix when `$2` is set,
+/// newest first, ties by id in byte order as SQLite's `BINARY` (`COLLATE
+/// "C"`; the database's own collation may order otherwise); `$3` NULL
+/// means no limit (the rows are then checked in Rust and read in
+/// batches until enough pass). `starts_with` rather than a range: a range
+/// follows the collation, a prefix test does not.
+pub const POSTGRES: &str = "
+SELECT event_id, event, session_id, occurred_ms, received_ms FROM earshot.events
+WHERE occurred_ms >= $1 AND ($2::text IS NULL OR starts_with(session_id, $2::text))
+ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC
+LIMIT $3";
+
+/// Rows read at a time when [`list_postgres`] checks them itself.
+const POSTGRES_BATCH: i32 = 500;
+
+/// Why `filter` cannot be listed from a PostgreSQL store yet, if it
+/// cannot: `status:` and `sub:` are answered by the sweep's outcome rows,
+/// which only SQLite holds so far; `after_seq` is SQLite's `rowid`.
+pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
+    let mut lacking = Vec::new();
+    if filter.state.is_some() {
+        lacking.push("status:");
+    }
+    if filter.subscription.is_some() {
+        lacking.push("sub:");
+    }
+    if filter.after_seq.is_some() {
+        lacking.push("a live list");
+    }
+    (!lacking.is_empty()).then(|| {
+        format!(
+            "{} needs the sweep's outcome per subscription, which a PostgreSQL store does \
+             not hold yet; filter by type:, session:, since: or free text",
+            lacking.join(" and ")
+        )
+    })
+}
+
+/// [`list`] on a PostgreSQL store: the same events in the same order.
+///
+/// The window (`since_ms`) bounds the scan to its days' partitions and the
+/// session prefix is tested in SQL; the type and the free-text words are
+/// checked here, with the very [`fold`] SQLite's `fold()` is (the
+/// database's `lower()` follows its locale, ASCII only under `C`), on rows
+/// read newest first in batches of [`POSTGRES_BATCH`] until `limit` pass:
+/// a plain scan of the window, no text index (`docs/postgres.md`). A
+/// filter [`postgres_lacks`] is refused.
+pub async fn list_postgres(
+    store: &PgStore,
+    filter: &Filter<'_>,
+    limit: usize,
+) -> Result<Vec<ListedEvent>, StoreError> {
+    if let Some(why) = postgres_lacks(filter) {
+        return Err(StoreError::NotOnPostgres(why));
+    }
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(scan_postgres(store, filter, limit).await?)
+}
+
+async fn scan_postgres(
+    store: &PgStore,
+    filter: &Filter<'_>,
+    limit: usize,
+) -> Result<Vec<ListedEvent>, PgError> {
+    let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
+    let sql_limit = (!checked_here).then(|| i64::try_from(limit).unwrap_or(i64::MAX));
+    let wanted_type = filter.event_type.map(fold);
+    let passes = |event: &ListedEvent| {
+        wanted_type
+            .as_deref()
+            .is_none_or(|wanted| fold(&event.event).contains(wanted))
+            && filter.words.iter().all(|word| {
+                [&event.event_id, &event.session_id, &event.event]
+                    .iter()
+                    .any(|text| fold(text).contains(word.as_str()))
+            })
+    };
+    let mut client = store.client().await?;
+    let tx = client.build_transaction().read_only(true).start().await?;
+    let statement = tx.prepare_cached(POSTGRES).await?;
+    let portal = tx
+        .bind(&statement, &[&filter.since_ms, &filter.session, &sql_limit])
+        .await?;
+    let mut found = Vec::new();
+    loop {
+        let rows = tx.query_portal(&portal, POSTGRES_BATCH).await?;
+        let last_batch = rows.len() < POSTGRES_BATCH as usize;
+        for row in rows {
+            let event = ListedEvent {
+                event_id: row.try_get(0)?,
+                event: row.try_get(1)?,
+                session_id: row.try_get(2)?,
+                occurred_ms: row.try_get(3)?,
+                received_ms: row.try_get(4)?,
+            };
+            if passes(&event) {
+                found.push(event);
+                if found.len() == limit {
+                    return Ok(found);
+                }
+            }
+        }
+        if last_batch {
+            break;
+        }
+    }
+    tx.commit().await?;
+    Ok(found)
 }
 
 /// `[name, value]` pairs in arrival order.
