@@ -321,19 +321,9 @@ async fn ties_sort_in_byte_order_on_a_database_with_a_linguistic_collation() {
     for event in events().0 {
         handle.file(event).await.expect("filed");
     }
-    let mut command = crate::common::cli::earshot();
-    command
-        .args(["events", "--json", "--no-sweep", "--store", &url])
-        .env("PGPASSWORD", cluster.password());
-    let output = crate::common::cli::run(&mut command).await;
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("JSON");
-    let ids: Vec<&str> = rows
-        .iter()
-        .filter_map(|row| row["event_id"].as_str())
-        .collect();
+    let listed = |query: &'static [&'static str]| listed_at(&cluster, &url, query);
     assert_eq!(
-        ids,
+        listed(&[]).await,
         [
             "evt-kelvin-\u{212A}",
             "evt-ÜBER",
@@ -343,4 +333,28 @@ async fn ties_sort_in_byte_order_on_a_database_with_a_linguistic_collation() {
             "evt-a1"
         ]
     );
+    // A prefix is a byte range there too, and folding is Rust's.
+    assert_eq!(listed(&["session:ses-1"]).await, ["evt-b2", "evt-a2"]);
+    assert_eq!(listed(&["über"]).await, ["evt-ÜBER"]);
+    assert_eq!(listed(&["kelvin-k"]).await, ["evt-kelvin-\u{212A}"]);
+}
+
+/// The ids `earshot events QUERY --json --no-sweep` lists from the
+/// database at `url` of `cluster`.
+async fn listed_at(
+    cluster: &earshot_testkit::postgres::PgCluster,
+    url: &str,
+    query: &[&str],
+) -> Vec<String> {
+    let mut command = crate::common::cli::earshot();
+    command
+        .args(["events", "--json", "--no-sweep", "--store", url])
+        .args(query)
+        .env("PGPASSWORD", cluster.password());
+    let output = crate::common::cli::run(&mut command).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let rows: Vec<Value> = serde_json::from_slice(&output.stdout).expect("JSON");
+    rows.iter()
+        .filter_map(|row| row["event_id"].as_str().map(str::to_owned))
+        .collect()
 }

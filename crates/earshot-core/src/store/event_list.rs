@@ -1,7 +1,7 @@
 //! Observed events, newest first, filtered (the SQL behind
 //! `history::event_list`): what `earshot events` and the Events pane list,
 //! on SQLite ([`list`], a builder over its indexes) and on PostgreSQL
-//! ([`list_postgres`], one statement, [`POSTGRES`]); both return the same
+//! ([`list_postgres`], a small builder, [`postgres_query`]); both return the same
 //! [`ListedEvent`] rows in the same order for the same events.
 
 use rusqlite::types::Value;
@@ -265,6 +265,13 @@ pub(super) fn by_type(
     Ok((matches <= most).then_some(types))
 }
 
+/// Adds `text` as the next text parameter of a [`PgQuery`] (after `$1`);
+/// its placeholder.
+fn next(texts: &mut Vec<String>, text: String) -> String {
+    texts.push(text);
+    format!("${}", texts.len() + 1)
+}
+
 /// `AND column` starts with `prefix`, as a range an index can serve.
 fn push_prefix(sql: &mut String, values: &mut Vec<Value>, column: &str, prefix: &str) {
     sql.push_str(&format!(" AND {column} >= ? AND {column} < ?"));
@@ -280,21 +287,79 @@ fn past_prefix(prefix: &str) -> String {
     past
 }
 
-/// The PostgreSQL statement of [`list_postgres`]: the window's events
-/// (its days' partitions only), of a session prefix when `$2` is set,
-/// newest first, ties by id in byte order as SQLite's `BINARY` (`COLLATE
-/// "C"`; the database's own collation may order otherwise); `$3` NULL
-/// means no limit (the rows are then checked in Rust and read in
-/// batches until enough pass). `starts_with` rather than a range: a range
-/// follows the collation, a prefix test does not.
-pub const POSTGRES: &str = "
-SELECT event_id, event, session_id, occurred_ms, received_ms FROM earshot.events
-WHERE occurred_ms >= $1 AND ($2::text IS NULL OR starts_with(session_id, $2::text))
-ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC
-LIMIT $3";
-
-/// Rows read at a time when [`list_postgres`] checks them itself.
+/// Rows read at a time from PostgreSQL: the statement runs as a portal
+/// read in batches, so a scan stops soon after `limit` rows passed.
 const POSTGRES_BATCH: i32 = 500;
+
+/// The statement [`list_postgres`] runs and its text parameters (`$2`
+/// on; `$1` is the window's start, then `LIMIT` when nothing is checked
+/// in Rust).
+#[derive(Debug, PartialEq)]
+pub struct PgQuery {
+    pub sql: String,
+    pub texts: Vec<String>,
+    /// Whether the rows must pass [`fold`] matching in Rust too.
+    pub checked_here: bool,
+}
+
+/// Builds the PostgreSQL side of [`list`] for `filter`.
+///
+/// - The window (`occurred_ms >= $1`) keeps to its days' partitions, read
+///   newest first along `events_by_time` `(occurred_ms, event_id COLLATE
+///   "C")`: ties by id in byte order, as SQLite's `BINARY`, whatever the
+///   database's collation.
+/// - A session prefix is the range `[prefix, prefix + U+10FFFF)` in byte
+///   order (SQLite's rule), along `events_by_session_bytes`.
+/// - The type and each free-text word are tested in SQL exactly on
+///   ASCII-only text (`lower(x COLLATE "C")` lowers ASCII only, as
+///   [`fold`] does there, whatever the database's locale), and any text
+///   holding other characters is passed on (`octet_length <> char_length`)
+///   to be checked in Rust with [`fold`] itself: SQL keeps a superset,
+///   Rust decides, so the match is SQLite's, Unicode folding included.
+pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
+    let mut sql = String::from(
+        "SELECT event_id, event, session_id, occurred_ms, received_ms FROM earshot.events
+         WHERE occurred_ms >= $1",
+    );
+    let mut texts: Vec<String> = Vec::new();
+    if let Some(session) = filter.session {
+        let low = next(&mut texts, session.to_owned());
+        let high = next(&mut texts, past_prefix(session));
+        sql.push_str(&format!(
+            " AND session_id COLLATE \"C\" >= {low} AND session_id COLLATE \"C\" < {high}"
+        ));
+    }
+    let contains = |column: &str, needle: &str| {
+        format!(
+            "(strpos(lower({column} COLLATE \"C\"), {needle}::text) > 0
+              OR octet_length({column}) <> char_length({column}))"
+        )
+    };
+    if let Some(event_type) = filter.event_type {
+        let needle = next(&mut texts, fold(event_type).into_owned());
+        sql.push_str(&format!(" AND {}", contains("event", &needle)));
+    }
+    for word in filter.words {
+        let needle = next(&mut texts, word.clone());
+        sql.push_str(&format!(
+            " AND ({} OR {} OR {})",
+            contains("event_id", &needle),
+            contains("session_id", &needle),
+            contains("event", &needle)
+        ));
+    }
+    sql.push_str(" ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC");
+    let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
+    if !checked_here {
+        let limit = texts.len() + 2;
+        sql.push_str(&format!(" LIMIT ${limit}"));
+    }
+    PgQuery {
+        sql,
+        texts,
+        checked_here,
+    }
+}
 
 /// Why `filter` cannot be listed from a PostgreSQL store yet, if it
 /// cannot: `status:` and `sub:` are answered by the sweep's outcome rows,
@@ -319,14 +384,11 @@ pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
     })
 }
 
-/// [`list`] on a PostgreSQL store: the same events in the same order.
-///
-/// The window (`since_ms`) bounds the scan to its days' partitions and the
-/// session prefix is tested in SQL; the type and the free-text words are
-/// checked here, with the very [`fold`] SQLite's `fold()` is (the
-/// database's `lower()` follows its locale, ASCII only under `C`), on rows
-/// read newest first in batches of [`POSTGRES_BATCH`] until `limit` pass:
-/// a plain scan of the window, no text index (`docs/postgres.md`). A
+/// [`list`] on a PostgreSQL store: the same events in the same order,
+/// by the statement [`postgres_query`] builds, read in batches of
+/// [`POSTGRES_BATCH`] until `limit` pass (each checked with [`fold`] when
+/// there is text to match). No text index: the type and the words are
+/// tested on the window's rows newest first (`docs/postgres.md`). A
 /// filter [`postgres_lacks`] is refused.
 pub async fn list_postgres(
     store: &PgStore,
@@ -347,8 +409,18 @@ async fn scan_postgres(
     filter: &Filter<'_>,
     limit: usize,
 ) -> Result<Vec<ListedEvent>, PgError> {
-    let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
-    let sql_limit = (!checked_here).then(|| i64::try_from(limit).unwrap_or(i64::MAX));
+    let query = postgres_query(filter);
+    let limit_value = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&filter.since_ms];
+    params.extend(
+        query
+            .texts
+            .iter()
+            .map(|text| text as &(dyn tokio_postgres::types::ToSql + Sync)),
+    );
+    if !query.checked_here {
+        params.push(&limit_value);
+    }
     let wanted_type = filter.event_type.map(fold);
     let passes = |event: &ListedEvent| {
         wanted_type
@@ -362,10 +434,8 @@ async fn scan_postgres(
     };
     let mut client = store.client().await?;
     let tx = client.build_transaction().read_only(true).start().await?;
-    let statement = tx.prepare_cached(POSTGRES).await?;
-    let portal = tx
-        .bind(&statement, &[&filter.since_ms, &filter.session, &sql_limit])
-        .await?;
+    let statement = tx.prepare_cached(&query.sql).await?;
+    let portal = tx.bind(&statement, &params).await?;
     let mut found = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, POSTGRES_BATCH).await?;
@@ -434,4 +504,46 @@ pub fn outcomes_of(store: &Store, event_ids: &[&str]) -> rusqlite::Result<Vec<Ou
         found.extend(super::readable::<_, Vec<_>>(rows)?);
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod postgres_query_tests {
+    use super::*;
+
+    #[test]
+    fn the_statement_limits_in_sql_only_when_nothing_is_left_to_fold() {
+        let plain = postgres_query(&Filter::default());
+        assert!(plain.sql.ends_with("LIMIT $2"), "{}", plain.sql);
+        assert!(plain.texts.is_empty() && !plain.checked_here);
+
+        let words = vec!["über".to_owned()];
+        let filter = Filter {
+            event_type: Some("Call"),
+            session: Some("ses-1"),
+            words: &words,
+            ..Filter::default()
+        };
+        let query = postgres_query(&filter);
+        assert!(query.checked_here);
+        assert!(!query.sql.contains("LIMIT"), "{}", query.sql);
+        assert_eq!(
+            query.texts,
+            [
+                "ses-1".to_owned(),
+                past_prefix("ses-1"),
+                "call".into(),
+                "über".into()
+            ]
+        );
+        // Every text column falls through to Rust when it is not ASCII.
+        for column in ["event_id", "session_id", "event"] {
+            assert!(
+                query
+                    .sql
+                    .contains(&format!("octet_length({column}) <> char_length({column})")),
+                "{column}"
+            );
+        }
+        assert!(query.sql.contains("$5"), "{}", query.sql);
+    }
 }
