@@ -10,6 +10,7 @@
 
 mod filing;
 mod reading;
+mod session_get;
 
 use std::path::PathBuf;
 
@@ -112,8 +113,13 @@ impl TestStore {
     /// or the database's URL with its password in `PGPASSWORD`), to its
     /// end within a minute.
     pub async fn earshot(&self, args: &[&str]) -> std::process::Output {
+        self.earshot_with(args, &[]).await
+    }
+
+    /// [`TestStore::earshot`] with `env` set too.
+    pub async fn earshot_with(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
         let mut command = crate::common::cli::earshot();
-        command.args(args).arg("--store");
+        command.args(args).envs(env.iter().copied()).arg("--store");
         match &self.place {
             Place::Sqlite { path, .. } => command.arg(path),
             Place::Postgres { cluster, url, .. } => {

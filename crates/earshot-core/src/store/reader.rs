@@ -1,14 +1,17 @@
 //! The handle the read commands (`earshot events`, `earshot sessions
-//! list`) read through, whichever backend holds the store: an enum with a
+//! list` and `get`) read through, whichever backend holds the store: an enum with a
 //! variant per backend and a `match` in each method, as
 //! [`super::StoreHandle`] is for filing (`docs/postgres.md`, "One store
 //! interface, two backends"). Each method's SQL lives in its query's
 //! module, both backends side by side.
 
+use super::deliveries;
 use super::event_list::{self, Filter, ListedEvent};
+use super::events::{self, StoredEvent};
 use super::postgres::PgStore;
 use super::sessions::{self, KnownSession};
 use super::{Store, StoreError};
+use crate::api::types::agents::DeliveryRecord;
 
 /// A store opened for reading.
 #[derive(Debug)]
@@ -51,6 +54,51 @@ impl StoreReader {
         match self {
             StoreReader::Sqlite(store) => Ok(sessions::list(store, limit)?),
             StoreReader::Postgres(store) => Ok(sessions::list_postgres(store, limit).await?),
+        }
+    }
+
+    /// What the store holds of one session for `earshot sessions get`:
+    /// its observed events (oldest first) and its attempts. `fetched` are
+    /// the attempts the platform just listed, if it could be asked: on
+    /// SQLite they are stored as a sweep stores them and read back with
+    /// any kept before; a PostgreSQL store holds no attempts yet, so there
+    /// they are the attempts shown, in the order SQLite reads them back
+    /// (none when the platform could not be asked).
+    pub async fn session(
+        &mut self,
+        session_id: &str,
+        fetched: Option<&[DeliveryRecord]>,
+        now_ms: i64,
+    ) -> Result<(Vec<StoredEvent>, Vec<DeliveryRecord>), StoreError> {
+        match self {
+            StoreReader::Sqlite(store) => {
+                if let Some(records) = fetched {
+                    deliveries::record_sweep(store, session_id, records, now_ms)?;
+                }
+                Ok((
+                    events::for_session(store, session_id)?,
+                    deliveries::for_session(store, session_id)?,
+                ))
+            }
+            StoreReader::Postgres(store) => {
+                let mut records = fetched.map(<[_]>::to_vec).unwrap_or_default();
+                records.sort_by(|a, b| {
+                    (
+                        a.created_at.timestamp_millis(),
+                        a.attempt_count,
+                        a.id.as_bytes(),
+                    )
+                        .cmp(&(
+                            b.created_at.timestamp_millis(),
+                            b.attempt_count,
+                            b.id.as_bytes(),
+                        ))
+                });
+                Ok((
+                    events::for_session_postgres(store, session_id).await?,
+                    records,
+                ))
+            }
         }
     }
 
