@@ -372,15 +372,15 @@ pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
     if filter.subscription.is_some() {
         lacking.push("sub:");
     }
-    if filter.after_seq.is_some() {
-        lacking.push("a live list");
-    }
-    (!lacking.is_empty()).then(|| {
-        format!(
+    if !lacking.is_empty() {
+        return Some(format!(
             "{} needs the sweep's outcome per subscription, which a PostgreSQL store does \
              not hold yet; filter by type:, session:, since: or free text",
             lacking.join(" and ")
-        )
+        ));
+    }
+    filter.after_seq.map(|_| {
+        "a live list (the events filed since) is not built on a PostgreSQL store yet".into()
     })
 }
 
@@ -545,5 +545,37 @@ mod postgres_query_tests {
             );
         }
         assert!(query.sql.contains("$5"), "{}", query.sql);
+    }
+
+    #[test]
+    fn what_postgresql_cannot_answer_yet_is_said_and_the_rest_is_not_refused() {
+        let outcomes = Filter {
+            state: Some(EventState::Missed),
+            subscription: Some("db31"),
+            ..Filter::default()
+        };
+        let why = postgres_lacks(&outcomes).expect("refused");
+        assert!(
+            why.starts_with("status: and sub: needs the sweep's outcome"),
+            "{why}"
+        );
+        let live = Filter {
+            after_seq: Some(7),
+            ..Filter::default()
+        };
+        assert!(
+            postgres_lacks(&live)
+                .expect("refused")
+                .contains("live list")
+        );
+        let words = vec!["x".to_owned()];
+        let answered = Filter {
+            since_ms: 5,
+            event_type: Some("call"),
+            session: Some("ses"),
+            words: &words,
+            ..Filter::default()
+        };
+        assert_eq!(postgres_lacks(&answered), None);
     }
 }
