@@ -2,6 +2,10 @@
 //! first, with its outcome per subscription, filtered with the console's
 //! `/` language (`type:call.ended status:missed sub:db318dee
 //! session:call_… since:1h` and free text). Exit 0, or 2 on a bad query.
+//! The store may be a file or PostgreSQL ([`read_store`]); on PostgreSQL
+//! the sweep does not run yet, the outcomes per subscription are not
+//! held (each row's list is empty) and `status:`/`sub:` are refused
+//! (exit 2).
 //! `earshot events resend QUERY… --to URL` sends what it finds
 //! ([`events_resend`]).
 
@@ -10,11 +14,12 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 
 use super::events_resend::{self, ResendArgs};
-use super::history_args::{StoreArg, SweepArgs};
+use super::history_args::SweepArgs;
 use super::output::{Table, emit, print_json};
+use super::read_store::{self, ReadStoreArg};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
-use earshot_core::history::event_list::{EventRow, list};
+use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::store;
 
@@ -33,7 +38,7 @@ pub(crate) struct EventsArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
-    pub(crate) store: StoreArg,
+    pub(crate) store: ReadStoreArg,
     #[command(flatten)]
     pub(crate) connection: Connection,
 }
@@ -57,15 +62,24 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
             return Ok(ExitCode::from(2));
         }
     };
-    let store = args.store.open(global)?;
-    let (store, _) = args
-        .sweep
-        .sweep_first(&args.connection, global, store)
-        .await?;
-    let rows = list(&store, &query, args.sweep.since, args.limit)?;
+    let place = match args.store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("events")),
+    };
+    if place.is_postgres()
+        && let Some(why) = event_list::postgres_lacks(&query)
+    {
+        eprintln!("earshot events: {why}");
+        return Ok(ExitCode::from(2));
+    }
+    let reader = match read_store::open(place, global).await? {
+        Ok(reader) => reader,
+        Err(refusal) => return Ok(refusal.say("events")),
+    };
+    let reader = read_store::sweep_first(&args.sweep, &args.connection, global, reader).await?;
+    let rows = event_list::list_from(&reader, &query, args.sweep.since, args.limit).await?;
     let now = earshot_core::store::now_ms();
-    let coverage = earshot_core::history::coverage::coverage(&store, args.sweep.since, now)?;
-    if let Some(line) = coverage.silence_line() {
+    if let Some(line) = read_store::silence_line(&reader, args.sweep.since, now)? {
         // stderr: stdout stays parseable.
         eprintln!("{line}: events after it are not in the store");
     }

@@ -37,6 +37,7 @@ mod observer_service;
 mod output;
 pub(crate) mod probe;
 mod progress;
+mod read_store;
 pub(crate) mod redeliver;
 pub(crate) mod secret_arg;
 pub(crate) mod session_get;

@@ -1,7 +1,10 @@
 //! `earshot sessions get ID [--json] [--download DIR]`: one session or call
 //! as [`earshot_core::history::session_view`] puts it together (record, stored
 //! events, links with their expiry, deliveries), and its recording and
-//! transcript streamed to disk with progress on stderr.
+//! transcript streamed to disk with progress on stderr. The store may be a
+//! file or PostgreSQL ([`read_store`]); on PostgreSQL, which holds no
+//! attempts yet, the deliveries shown are the ones the platform lists now
+//! (none when it cannot be asked).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,14 +13,14 @@ use chrono::Utc;
 use clap::Args;
 use serde_json::Value;
 
-use super::history_args::StoreArg;
 use super::output::{emit, print_json};
 use super::progress::Progress;
+use super::read_store::{self, ReadStoreArg};
 use super::{Connection, GlobalOptions};
 use earshot_core::history::artifact_download::{self, Downloaded, Timeouts};
 use earshot_core::history::session_view::{self, Link, SessionView};
 use earshot_core::redact::{mask_phone, redact_url};
-use earshot_core::store::{self, Store, deliveries};
+use earshot_core::store;
 
 #[derive(Args, Debug)]
 pub(crate) struct GetArgs {
@@ -36,7 +39,7 @@ pub(crate) struct GetArgs {
     #[arg(long)]
     pub(crate) show_number: bool,
     #[command(flatten)]
-    pub(crate) store: StoreArg,
+    pub(crate) store: ReadStoreArg,
     #[command(flatten)]
     pub(crate) connection: Connection,
 }
@@ -49,7 +52,14 @@ pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Re
         );
         return Ok(ExitCode::from(2));
     }
-    let mut store = args.store.open(global)?;
+    let place = match args.store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("sessions get")),
+    };
+    let mut reader = match read_store::open(place, global).await? {
+        Ok(reader) => reader,
+        Err(refusal) => return Ok(refusal.say("sessions get")),
+    };
     let client = args.connection.client(global)?;
     let record = match client.get_session(&args.id).await {
         Ok(record) => Some(record),
@@ -65,16 +75,27 @@ pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Re
             None
         }
     };
-    if record.is_some() {
-        // The session's own delivery records, so the summary is current.
-        match client.list_deliveries(&args.id).await {
-            Ok(records) => {
-                deliveries::record_sweep(&mut store, &args.id, &records, store::now_ms())?;
+    // The session's own delivery records, so the summary is current.
+    let fetched = match &record {
+        Some(_) => match client.list_deliveries(&args.id).await {
+            Ok(records) => Some(records),
+            Err(error) => {
+                eprintln!("warning: {error}; deliveries as last stored");
+                None
             }
-            Err(error) => eprintln!("warning: {error}; deliveries as last stored"),
-        }
-    }
-    let view = view_of(&store, &args.id, record)?;
+        },
+        None => None,
+    };
+    let (stored_events, stored_deliveries) = reader
+        .session(&args.id, fetched.as_deref(), store::now_ms())
+        .await?;
+    let view = session_view::build(
+        &args.id,
+        record,
+        &stored_events,
+        &stored_deliveries,
+        Utc::now(),
+    );
     if args.json {
         let mut value = serde_json::to_value(&view)?;
         if !args.show_number {
@@ -88,21 +109,6 @@ pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Re
         return Ok(ExitCode::SUCCESS);
     };
     download_all(&view, &dir, args.force).await
-}
-
-fn view_of(
-    store: &Store,
-    id: &str,
-    record: Option<earshot_core::api::types::agents::SessionRecord>,
-) -> color_eyre::Result<SessionView> {
-    let (stored_events, stored_deliveries) = session_view::stored(store, id)?;
-    Ok(session_view::build(
-        id,
-        record,
-        &stored_events,
-        &stored_deliveries,
-        Utc::now(),
-    ))
 }
 
 fn mask_numbers(value: &mut Value) {

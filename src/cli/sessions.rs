@@ -1,6 +1,7 @@
 //! `earshot sessions add ID…|--ids-file F` and `earshot sessions list`:
 //! the sessions and calls the store knows, which the sweep fetches;
-//! `earshot sessions get` is in [`super::session_get`].
+//! `earshot sessions get` is in [`super::session_get`]. `list` reads a
+//! file or a PostgreSQL store ([`read_store`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,6 +12,7 @@ use color_eyre::eyre::eyre;
 use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::{Table, emit, print_json};
+use super::read_store::{self, ReadStoreArg};
 use earshot_core::store::{self, sessions};
 
 #[derive(Args, Debug)]
@@ -40,7 +42,7 @@ pub(crate) enum SessionsCommand {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        store: StoreArg,
+        store: ReadStoreArg,
     },
     /// One session or call: record, event times, artifacts and their
     /// links' expiry, deliveries; --download fetches the recording and
@@ -80,23 +82,41 @@ pub(crate) fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Res
             Ok(ExitCode::SUCCESS)
         }
         SessionsCommand::List { limit, json, store } => {
-            let store = store.open(global)?;
-            let known = sessions::list(&store, limit)?;
-            if json {
-                print_json(&known)?;
-            } else if known.is_empty() {
-                emit(
-                    "no sessions known yet: run `earshot listen --store` as the observer, or `earshot sessions add ID`\n",
-                )?;
-            } else {
-                print_table(&known)?;
-            }
-            Ok(ExitCode::SUCCESS)
+            super::runtime()?.block_on(list(&store, limit, json, global))
         }
         SessionsCommand::Get(get) => {
             super::runtime()?.block_on(super::session_get::run(get, global))
         }
     }
+}
+
+/// `earshot sessions list` from a file or a PostgreSQL store (there the
+/// attempts are unknown: `null` in JSON, `unknown` in the table).
+async fn list(
+    store: &ReadStoreArg,
+    limit: usize,
+    json: bool,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
+    let place = match store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("sessions list")),
+    };
+    let reader = match read_store::open(place, global).await? {
+        Ok(reader) => reader,
+        Err(refusal) => return Ok(refusal.say("sessions list")),
+    };
+    let known = reader.sessions(limit).await?;
+    if json {
+        print_json(&known)?;
+    } else if known.is_empty() {
+        emit(
+            "no sessions known yet: run `earshot listen --store` as the observer, or `earshot sessions add ID`\n",
+        )?;
+    } else {
+        print_table(&known)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub(super) fn plausible_id(id: &str) -> bool {
@@ -137,8 +157,8 @@ fn print_table(known: &[sessions::KnownSession]) -> color_eyre::Result<()> {
             session.source.clone(),
             clock(session.last_event_ms),
             session.events.to_string(),
-            session.attempts.to_string(),
-            session.failed_attempts.to_string(),
+            unknown_or(session.attempts),
+            unknown_or(session.failed_attempts),
             match (session.last_swept_ms, session.unsettled) {
                 (None, _) => "not yet".into(),
                 (Some(at), true) => format!("{} (pending)", clock(Some(at))),
@@ -147,6 +167,11 @@ fn print_table(known: &[sessions::KnownSession]) -> color_eyre::Result<()> {
         ]);
     }
     emit(&table.render()).map_err(|error| eyre!(error))
+}
+
+/// A count, or `unknown` where the store cannot know it.
+fn unknown_or(count: Option<i64>) -> String {
+    count.map_or_else(|| "unknown".into(), |count| count.to_string())
 }
 
 /// `2026-11-23 14:02:11Z`, or `-`.

@@ -9,6 +9,8 @@
 //! their own files, as do PostgreSQL-only ones (partitions, TLS).
 
 mod filing;
+mod reading;
+mod session_get;
 
 use std::path::PathBuf;
 
@@ -57,6 +59,7 @@ pub enum Backend {
 /// One store for one test, on one backend; removed when dropped.
 pub struct TestStore {
     place: Place,
+    backend: Backend,
 }
 
 enum Place {
@@ -98,7 +101,32 @@ impl TestStore {
                 }
             }
         };
-        TestStore { place }
+        TestStore { place, backend }
+    }
+
+    /// The backend this run is on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Runs the real binary, `earshot ARGS --store STORE` (a file's path,
+    /// or the database's URL with its password in `PGPASSWORD`), to its
+    /// end within a minute.
+    pub async fn earshot(&self, args: &[&str]) -> std::process::Output {
+        self.earshot_with(args, &[]).await
+    }
+
+    /// [`TestStore::earshot`] with `env` set too.
+    pub async fn earshot_with(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+        let mut command = crate::common::cli::earshot();
+        command.args(args).envs(env.iter().copied()).arg("--store");
+        match &self.place {
+            Place::Sqlite { path, .. } => command.arg(path),
+            Place::Postgres { cluster, url, .. } => {
+                command.arg(url).env("PGPASSWORD", cluster.password())
+            }
+        };
+        crate::common::cli::run(&mut command).await
     }
 
     /// A handle of a replica of its own on this store, opened (and the

@@ -14,7 +14,7 @@ use crate::store::chains::match_events;
 use crate::store::event_list::{self, Filter, ListedEvent};
 use crate::store::events::StoredEvent;
 use crate::store::outcomes::{EventState, Outcome};
-use crate::store::{Store, StoreError, deliveries};
+use crate::store::{Store, StoreError, StoreReader, deliveries};
 
 /// One subscription's outcome for one event.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -134,15 +134,7 @@ pub fn list_after(
     limit: usize,
     after_seq: Option<i64>,
 ) -> Result<Vec<EventRow>, StoreError> {
-    let filter = Filter {
-        after_seq,
-        since_ms: query.since_ms.unwrap_or(since_ms),
-        event_type: query.event_type.as_deref(),
-        state: query.state,
-        subscription: query.subscription.as_deref(),
-        session: query.session.as_deref(),
-        words: &query.words,
-    };
+    let filter = filter(query, since_ms, after_seq);
     let listed = event_list::list(store, &filter, limit)?;
     let ids: Vec<&str> = listed.iter().map(|event| event.event_id.as_str()).collect();
     let mut outcomes = event_list::outcomes_of(store, &ids)?;
@@ -166,6 +158,48 @@ pub fn list_after(
             row(event, subscriptions)
         })
         .collect())
+}
+
+/// [`list`] from either backend: on SQLite exactly [`list`]; on PostgreSQL
+/// the same events with no outcome per subscription (`subscriptions` is
+/// empty: the sweep that learns them does not write to PostgreSQL yet),
+/// and `status:` or `sub:` refused ([`StoreError::NotOnPostgres`]; see
+/// [`postgres_lacks`]).
+pub async fn list_from(
+    reader: &StoreReader,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+) -> Result<Vec<EventRow>, StoreError> {
+    match reader {
+        StoreReader::Sqlite(store) => list(store, query, since_ms, limit),
+        StoreReader::Postgres(_) => {
+            let listed = reader.events(&filter(query, since_ms, None), limit).await?;
+            Ok(listed
+                .into_iter()
+                .map(|event| row(event, Vec::new()))
+                .collect())
+        }
+    }
+}
+
+/// Why `query` cannot be listed from a PostgreSQL store yet, if it cannot
+/// (one line, for the refusal before anything is read).
+pub fn postgres_lacks(query: &EventQuery) -> Option<String> {
+    event_list::postgres_lacks(&filter(query, 0, None))
+}
+
+/// The store's filter for `query` (its `since:`, else `since_ms`).
+fn filter<'q>(query: &'q EventQuery, since_ms: i64, after_seq: Option<i64>) -> Filter<'q> {
+    Filter {
+        after_seq,
+        since_ms: query.since_ms.unwrap_or(since_ms),
+        event_type: query.event_type.as_deref(),
+        state: query.state,
+        subscription: query.subscription.as_deref(),
+        session: query.session.as_deref(),
+        words: &query.words,
+    }
 }
 
 fn row(event: ListedEvent, subscriptions: Vec<SubscriptionOutcome>) -> EventRow {

@@ -1,11 +1,15 @@
 //! Observed events, newest first, filtered (the SQL behind
-//! `history::event_list`): what `earshot events` and the Events pane list.
+//! `history::event_list`): what `earshot events` and the Events pane list,
+//! on SQLite ([`list`], a builder over its indexes) and on PostgreSQL
+//! ([`list_postgres`], a small builder, [`postgres_query`]); both return the same
+//! [`ListedEvent`] rows in the same order for the same events.
 
 use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::outcomes::{EventState, Outcome, outcome_row};
-use super::{Store, event_words};
+use super::postgres::{PgError, PgStore};
+use super::{Store, StoreError, event_words};
 use crate::query::fold;
 
 /// What to keep; every field set must hold.
@@ -261,6 +265,13 @@ pub(super) fn by_type(
     Ok((matches <= most).then_some(types))
 }
 
+/// Adds `text` as the next text parameter of a [`PgQuery`] (after `$1`);
+/// its placeholder.
+fn next(texts: &mut Vec<String>, text: String) -> String {
+    texts.push(text);
+    format!("${}", texts.len() + 1)
+}
+
 /// `AND column` starts with `prefix`, as a range an index can serve.
 fn push_prefix(sql: &mut String, values: &mut Vec<Value>, column: &str, prefix: &str) {
     sql.push_str(&format!(" AND {column} >= ? AND {column} < ?"));
@@ -274,6 +285,182 @@ fn past_prefix(prefix: &str) -> String {
     let mut past = prefix.to_owned();
     past.push(char::MAX);
     past
+}
+
+/// Rows read at a time from PostgreSQL: the statement runs as a portal
+/// read in batches, so a scan stops soon after `limit` rows passed.
+const POSTGRES_BATCH: i32 = 500;
+
+/// The statement [`list_postgres`] runs and its text parameters (`$2`
+/// on; `$1` is the window's start, then `LIMIT` when nothing is checked
+/// in Rust).
+#[derive(Debug, PartialEq)]
+pub struct PgQuery {
+    pub sql: String,
+    pub texts: Vec<String>,
+    /// Whether the rows must pass [`fold`] matching in Rust too.
+    pub checked_here: bool,
+}
+
+/// Builds the PostgreSQL side of [`list`] for `filter`.
+///
+/// - The window (`occurred_ms >= $1`) keeps to its days' partitions, read
+///   newest first along `events_by_time` `(occurred_ms, event_id COLLATE
+///   "C")`: ties by id in byte order, as SQLite's `BINARY`, whatever the
+///   database's collation.
+/// - A session prefix is the range `[prefix, prefix + U+10FFFF)` in byte
+///   order (SQLite's rule), along `events_by_session_bytes`.
+/// - The type and each free-text word are tested in SQL exactly on
+///   ASCII-only text (`lower(x COLLATE "C")` lowers ASCII only, as
+///   [`fold`] does there, whatever the database's locale), and any text
+///   holding other characters is passed on (`octet_length <> char_length`)
+///   to be checked in Rust with [`fold`] itself: SQL keeps a superset,
+///   Rust decides, so the match is SQLite's, Unicode folding included.
+pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
+    let mut sql = String::from(
+        "SELECT event_id, event, session_id, occurred_ms, received_ms FROM earshot.events
+         WHERE occurred_ms >= $1",
+    );
+    let mut texts: Vec<String> = Vec::new();
+    if let Some(session) = filter.session {
+        let low = next(&mut texts, session.to_owned());
+        let high = next(&mut texts, past_prefix(session));
+        sql.push_str(&format!(
+            " AND session_id COLLATE \"C\" >= {low} AND session_id COLLATE \"C\" < {high}"
+        ));
+    }
+    let contains = |column: &str, needle: &str| {
+        format!(
+            "(strpos(lower({column} COLLATE \"C\"), {needle}::text) > 0
+              OR octet_length({column}) <> char_length({column}))"
+        )
+    };
+    if let Some(event_type) = filter.event_type {
+        let needle = next(&mut texts, fold(event_type).into_owned());
+        sql.push_str(&format!(" AND {}", contains("event", &needle)));
+    }
+    for word in filter.words {
+        let needle = next(&mut texts, word.clone());
+        sql.push_str(&format!(
+            " AND ({} OR {} OR {})",
+            contains("event_id", &needle),
+            contains("session_id", &needle),
+            contains("event", &needle)
+        ));
+    }
+    sql.push_str(" ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC");
+    let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
+    if !checked_here {
+        let limit = texts.len() + 2;
+        sql.push_str(&format!(" LIMIT ${limit}"));
+    }
+    PgQuery {
+        sql,
+        texts,
+        checked_here,
+    }
+}
+
+/// Why `filter` cannot be listed from a PostgreSQL store yet, if it
+/// cannot: `status:` and `sub:` are answered by the sweep's outcome rows,
+/// which only SQLite holds so far; `after_seq` is SQLite's `rowid`.
+pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
+    let mut lacking = Vec::new();
+    if filter.state.is_some() {
+        lacking.push("status:");
+    }
+    if filter.subscription.is_some() {
+        lacking.push("sub:");
+    }
+    if !lacking.is_empty() {
+        return Some(format!(
+            "{} needs the sweep's outcome per subscription, which a PostgreSQL store does \
+             not hold yet; filter by type:, session:, since: or free text",
+            lacking.join(" and ")
+        ));
+    }
+    filter.after_seq.map(|_| {
+        "a live list (the events filed since) is not built on a PostgreSQL store yet".into()
+    })
+}
+
+/// [`list`] on a PostgreSQL store: the same events in the same order,
+/// by the statement [`postgres_query`] builds, read in batches of
+/// [`POSTGRES_BATCH`] until `limit` pass (each checked with [`fold`] when
+/// there is text to match). No text index: the type and the words are
+/// tested on the window's rows newest first (`docs/postgres.md`). A
+/// filter [`postgres_lacks`] is refused.
+pub async fn list_postgres(
+    store: &PgStore,
+    filter: &Filter<'_>,
+    limit: usize,
+) -> Result<Vec<ListedEvent>, StoreError> {
+    if let Some(why) = postgres_lacks(filter) {
+        return Err(StoreError::NotOnPostgres(why));
+    }
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    Ok(scan_postgres(store, filter, limit).await?)
+}
+
+async fn scan_postgres(
+    store: &PgStore,
+    filter: &Filter<'_>,
+    limit: usize,
+) -> Result<Vec<ListedEvent>, PgError> {
+    let query = postgres_query(filter);
+    let limit_value = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&filter.since_ms];
+    params.extend(
+        query
+            .texts
+            .iter()
+            .map(|text| text as &(dyn tokio_postgres::types::ToSql + Sync)),
+    );
+    if !query.checked_here {
+        params.push(&limit_value);
+    }
+    let wanted_type = filter.event_type.map(fold);
+    let passes = |event: &ListedEvent| {
+        wanted_type
+            .as_deref()
+            .is_none_or(|wanted| fold(&event.event).contains(wanted))
+            && filter.words.iter().all(|word| {
+                [&event.event_id, &event.session_id, &event.event]
+                    .iter()
+                    .any(|text| fold(text).contains(word.as_str()))
+            })
+    };
+    let mut client = store.client().await?;
+    let tx = client.build_transaction().read_only(true).start().await?;
+    let statement = tx.prepare_cached(&query.sql).await?;
+    let portal = tx.bind(&statement, &params).await?;
+    let mut found = Vec::new();
+    loop {
+        let rows = tx.query_portal(&portal, POSTGRES_BATCH).await?;
+        let last_batch = rows.len() < POSTGRES_BATCH as usize;
+        for row in rows {
+            let event = ListedEvent {
+                event_id: row.try_get(0)?,
+                event: row.try_get(1)?,
+                session_id: row.try_get(2)?,
+                occurred_ms: row.try_get(3)?,
+                received_ms: row.try_get(4)?,
+            };
+            if passes(&event) {
+                found.push(event);
+                if found.len() == limit {
+                    return Ok(found);
+                }
+            }
+        }
+        if last_batch {
+            break;
+        }
+    }
+    tx.commit().await?;
+    Ok(found)
 }
 
 /// `[name, value]` pairs in arrival order.
@@ -317,4 +504,78 @@ pub fn outcomes_of(store: &Store, event_ids: &[&str]) -> rusqlite::Result<Vec<Ou
         found.extend(super::readable::<_, Vec<_>>(rows)?);
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod postgres_query_tests {
+    use super::*;
+
+    #[test]
+    fn the_statement_limits_in_sql_only_when_nothing_is_left_to_fold() {
+        let plain = postgres_query(&Filter::default());
+        assert!(plain.sql.ends_with("LIMIT $2"), "{}", plain.sql);
+        assert!(plain.texts.is_empty() && !plain.checked_here);
+
+        let words = vec!["über".to_owned()];
+        let filter = Filter {
+            event_type: Some("Call"),
+            session: Some("ses-1"),
+            words: &words,
+            ..Filter::default()
+        };
+        let query = postgres_query(&filter);
+        assert!(query.checked_here);
+        assert!(!query.sql.contains("LIMIT"), "{}", query.sql);
+        assert_eq!(
+            query.texts,
+            [
+                "ses-1".to_owned(),
+                past_prefix("ses-1"),
+                "call".into(),
+                "über".into()
+            ]
+        );
+        // Every text column falls through to Rust when it is not ASCII.
+        for column in ["event_id", "session_id", "event"] {
+            assert!(
+                query
+                    .sql
+                    .contains(&format!("octet_length({column}) <> char_length({column})")),
+                "{column}"
+            );
+        }
+        assert!(query.sql.contains("$5"), "{}", query.sql);
+    }
+
+    #[test]
+    fn what_postgresql_cannot_answer_yet_is_said_and_the_rest_is_not_refused() {
+        let outcomes = Filter {
+            state: Some(EventState::Missed),
+            subscription: Some("db31"),
+            ..Filter::default()
+        };
+        let why = postgres_lacks(&outcomes).expect("refused");
+        assert!(
+            why.starts_with("status: and sub: needs the sweep's outcome"),
+            "{why}"
+        );
+        let live = Filter {
+            after_seq: Some(7),
+            ..Filter::default()
+        };
+        assert!(
+            postgres_lacks(&live)
+                .expect("refused")
+                .contains("live list")
+        );
+        let words = vec!["x".to_owned()];
+        let answered = Filter {
+            since_ms: 5,
+            event_type: Some("call"),
+            session: Some("ses"),
+            words: &words,
+            ..Filter::default()
+        };
+        assert_eq!(postgres_lacks(&answered), None);
+    }
 }

@@ -7,6 +7,7 @@
 use chrono::DateTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::postgres::{PgError, PgStore};
 use super::{Store, outcomes};
 use serde_json::Value;
 
@@ -352,6 +353,32 @@ pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<Stor
     )?;
     let rows = statement.query_map([session_id], stored_event)?;
     super::readable(rows)
+}
+
+/// [`for_session`]'s statement on PostgreSQL: ties by id in byte order,
+/// as SQLite's `BINARY`.
+pub const POSTGRES_FOR_SESSION: &str = "
+SELECT event_id, event, session_id, occurred_ms, body FROM earshot.events
+WHERE session_id = $1 ORDER BY occurred_ms, event_id COLLATE \"C\"";
+
+/// [`for_session`] on a PostgreSQL store.
+pub async fn for_session_postgres(
+    store: &PgStore,
+    session_id: &str,
+) -> Result<Vec<StoredEvent>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_FOR_SESSION).await?;
+    let mut events = Vec::new();
+    for row in client.query(&statement, &[&session_id]).await? {
+        events.push(StoredEvent {
+            event_id: row.try_get(0)?,
+            event: row.try_get(1)?,
+            session_id: row.try_get(2)?,
+            occurred_ms: row.try_get(3)?,
+            body: row.try_get(4)?,
+        });
+    }
+    Ok(events)
 }
 
 /// One event by id.

@@ -35,6 +35,7 @@ pub mod postgres;
 pub mod private;
 pub mod probe;
 pub mod pruner;
+pub mod reader;
 pub(crate) mod recoveries;
 pub mod relay;
 pub mod retention;
@@ -55,6 +56,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 pub use async_store::AsyncStore;
 pub use handle::StoreHandle;
 pub use private::Tightened;
+pub use reader::StoreReader;
 pub use schema::SCHEMA_VERSION;
 
 /// The file name of the store in the state directory.
@@ -121,6 +123,9 @@ pub enum StoreError {
     Task(String),
     #[error(transparent)]
     Postgres(#[from] postgres::PgError),
+    /// What a PostgreSQL store cannot answer yet (the message says why).
+    #[error("{0}")]
+    NotOnPostgres(String),
 }
 
 /// An open store: one connection, used from one thread at a time.

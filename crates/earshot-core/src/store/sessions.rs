@@ -1,10 +1,12 @@
 //! Known sessions and calls: learned by the observer, added by hand
 //! (`earshot sessions add`), or viewed in the console; and which of them
-//! the sweep should fetch next.
+//! the sweep should fetch next. The list is read from SQLite ([`list`])
+//! or PostgreSQL ([`list_postgres`], [`POSTGRES_LIST`]).
 
 use rusqlite::params;
 
 use super::Store;
+use super::postgres::{PgError, PgStore};
 
 /// After a session's newest event, how long it stays due for a sweep even
 /// when nothing was pending: other subscriptions' first attempts may be
@@ -42,8 +44,12 @@ pub struct KnownSession {
     /// New, or had pending attempts at its last sweep.
     pub unsettled: bool,
     pub events: i64,
-    pub attempts: i64,
-    pub failed_attempts: i64,
+    /// The platform's attempts stored by the sweep; `None` (JSON `null`)
+    /// where the store cannot know them: a PostgreSQL store holds no
+    /// attempts yet.
+    pub attempts: Option<i64>,
+    /// Of them, the failed ones; `None` as `attempts`.
+    pub failed_attempts: Option<i64>,
 }
 
 /// Adds ids not yet known; how many were new.
@@ -93,11 +99,45 @@ pub fn list(store: &Store, limit: usize) -> rusqlite::Result<Vec<KnownSession>> 
             last_swept_ms: row.get(5)?,
             unsettled: row.get(6)?,
             events: row.get(7)?,
-            attempts: row.get(8)?,
-            failed_attempts: row.get(9)?,
+            attempts: Some(row.get(8)?),
+            failed_attempts: Some(row.get(9)?),
         })
     })?;
     super::readable(rows)
+}
+
+/// [`list`]'s statement on PostgreSQL: the same order (ties by id in
+/// byte order, as SQLite's `BINARY`), each session's stored events
+/// counted; no attempts, which only the sweep stores (on SQLite so far).
+pub const POSTGRES_LIST: &str = "
+SELECT s.session_id, s.kind, s.source, s.first_seen_ms, s.last_event_ms,
+       s.last_swept_ms, s.unsettled,
+       (SELECT count(*) FROM earshot.events e WHERE e.session_id = s.session_id)
+FROM earshot.sessions s
+ORDER BY coalesce(s.last_event_ms, s.first_seen_ms) DESC, s.session_id COLLATE \"C\"
+LIMIT $1";
+
+/// [`list`] on a PostgreSQL store: attempts unknown (`None`).
+pub async fn list_postgres(store: &PgStore, limit: usize) -> Result<Vec<KnownSession>, PgError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_LIST).await?;
+    let mut known = Vec::new();
+    for row in client.query(&statement, &[&limit]).await? {
+        known.push(KnownSession {
+            session_id: row.try_get(0)?,
+            kind: row.try_get(1)?,
+            source: row.try_get(2)?,
+            first_seen_ms: row.try_get(3)?,
+            last_event_ms: row.try_get(4)?,
+            last_swept_ms: row.try_get(5)?,
+            unsettled: row.try_get(6)?,
+            events: row.try_get(7)?,
+            attempts: None,
+            failed_attempts: None,
+        });
+    }
+    Ok(known)
 }
 
 /// Known session ids, most recently active first; at most `limit`.

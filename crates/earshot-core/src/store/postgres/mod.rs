@@ -200,7 +200,7 @@ impl PgStore {
     }
 
     /// A connection of the pool, or why none could be had.
-    async fn client(&self) -> Result<deadpool_postgres::Client, PgError> {
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Client, PgError> {
         self.pool.get().await.map_err(|error| match error {
             PoolError::Timeout(_) => PgError::Busy(POOL_WAIT),
             PoolError::Backend(error) => PgError::Connect {

@@ -1,0 +1,151 @@
+//! `--store PATH|URL` for the read commands that take a PostgreSQL store
+//! as well as a file (`earshot events`, `earshot sessions list`): where
+//! the store is (the flag, `EARSHOT_STORE`, else the profile's `store`,
+//! else the state directory's file), opened as a
+//! [`StoreReader`], and what those commands do first on each backend (the
+//! sweep, the observer's coverage) chosen here, so the commands hold no
+//! `if postgres`. A bad URL is refused (exit 2) before anything is done;
+//! an unreachable store exits 1 naming it (never a password).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::history_args::{SweepArgs, open_store};
+use super::listen_postgres::store_file_or_url;
+use super::output::plain;
+use super::{Connection, GlobalOptions};
+use earshot_core::config::StoreSetting;
+use earshot_core::store::StoreReader;
+use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget, is_postgres_url};
+
+/// `--store PATH|URL` (`EARSHOT_STORE`), else the profile's `store`,
+/// else `earshot.db` in the state dir.
+#[derive(Args, Debug, Clone, Default)]
+pub(crate) struct ReadStoreArg {
+    /// The store: a file [default: the profile's `store`, else earshot.db
+    /// in the state directory] or postgres://USER@HOST:PORT/DATABASE (the
+    /// password from EARSHOT_STORE_PASSWORD_FILE, PGPASSWORD or ~/.pgpass).
+    #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH|URL", value_parser = store_file_or_url)]
+    pub(crate) path: Option<PathBuf>,
+}
+
+/// Where a store is, before it is opened.
+#[derive(Debug)]
+pub(crate) enum Place {
+    /// A file, or `None` for the profile's or the state directory's.
+    File(Option<PathBuf>),
+    Postgres(PgTarget),
+}
+
+impl Place {
+    pub(crate) fn is_postgres(&self) -> bool {
+        matches!(self, Place::Postgres(_))
+    }
+}
+
+/// Why a read command stops before reading: its exit code and one line.
+#[derive(Debug)]
+pub(crate) struct Refusal {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+}
+
+impl Refusal {
+    /// Says it on stderr as `earshot COMMAND: …`; the exit code.
+    pub(crate) fn say(&self, command: &str) -> ExitCode {
+        eprintln!("earshot {command}: {}", plain(&self.message));
+        ExitCode::from(self.code)
+    }
+}
+
+impl ReadStoreArg {
+    /// Where the store is; a malformed PostgreSQL URL is refused (exit 2).
+    pub(crate) fn place(
+        &self,
+        global: &GlobalOptions,
+    ) -> color_eyre::Result<Result<Place, Refusal>> {
+        let given = match &self.path {
+            Some(path) => Some(path.to_string_lossy().into_owned()),
+            None => match earshot_core::config::profile_store_setting(
+                global.config.as_deref(),
+                global.profile.as_deref(),
+            )? {
+                Some(StoreSetting::Postgres(url)) => Some(url),
+                Some(StoreSetting::File(path)) => return Ok(Ok(Place::File(Some(path)))),
+                None => None,
+            },
+        };
+        Ok(match given {
+            Some(url) if is_postgres_url(&url) => match PgTarget::parse(&url) {
+                Ok(target) => Ok(Place::Postgres(target)),
+                Err(error) => Err(Refusal {
+                    code: 2,
+                    message: error.to_string(),
+                }),
+            },
+            given => Ok(Place::File(given.map(PathBuf::from))),
+        })
+    }
+}
+
+/// Opens the store at `place`: a file as every command does (created if
+/// missing, modes narrowed), a database connected and migrated (exit 1
+/// when it cannot be reached).
+pub(crate) async fn open(
+    place: Place,
+    global: &GlobalOptions,
+) -> color_eyre::Result<Result<StoreReader, Refusal>> {
+    Ok(match place {
+        Place::File(path) => Ok(open_store(path.as_deref(), global)?.into()),
+        Place::Postgres(target) => {
+            match PgStore::connect(target, &PasswordSources::from_env()).await {
+                Ok(store) => Ok(store.into()),
+                Err(error) => Err(Refusal {
+                    code: 1,
+                    message: error.to_string(),
+                }),
+            }
+        }
+    })
+}
+
+/// The sweep a history command runs first, on the backend that has one:
+/// on SQLite as [`SweepArgs::sweep_first`]; on PostgreSQL it does not run
+/// yet, which is said on stderr unless `--no-sweep` asked for none.
+pub(crate) async fn sweep_first(
+    sweep: &SweepArgs,
+    connection: &Connection,
+    global: &GlobalOptions,
+    reader: StoreReader,
+) -> color_eyre::Result<StoreReader> {
+    Ok(match reader {
+        StoreReader::Sqlite(store) => sweep.sweep_first(connection, global, store).await?.0.into(),
+        StoreReader::Postgres(store) => {
+            if !sweep.no_sweep {
+                eprintln!(
+                    "earshot: the sweep does not run on a PostgreSQL store yet; \
+                     listing what the store holds"
+                );
+            }
+            store.into()
+        }
+    })
+}
+
+/// The observer's silence in the window, as SQLite's coverage says it
+/// (`observer silent since …`); `None` on PostgreSQL, which holds none of
+/// the attempts it is judged by yet.
+pub(crate) fn silence_line(
+    reader: &StoreReader,
+    since_ms: i64,
+    now_ms: i64,
+) -> color_eyre::Result<Option<String>> {
+    Ok(match reader {
+        StoreReader::Sqlite(store) => {
+            earshot_core::history::coverage::coverage(store, since_ms, now_ms)?.silence_line()
+        }
+        StoreReader::Postgres(_) => None,
+    })
+}
