@@ -1,8 +1,8 @@
 //! The Jobs pane: pre-recorded transcript jobs as the job watcher
 //! (`poll/watcher.rs`) sees them.
 //!
-//! Owns the rows (the watcher's latest [`JobView`] and the latest
-//! [`Transcript`] per id), the add-ids and submit-a-file prompts, the
+//! Owns the rows (the watcher's latest [`JobView`] and what the pane
+//! shows of the latest [`Transcript`] per id, a [`JobRecord`]), the add-ids and submit-a-file prompts, the
 //! request budget gauge and the "polling paused" banner. The watcher runs
 //! in the worker: ids go to it as [`Effect::WatchJobs`], the rows on
 //! screen as [`Effect::FocusJobs`], and its events come back as
@@ -101,8 +101,8 @@ pub(crate) struct JobRow {
     pub(crate) id: String,
     /// The watcher's latest view (`None` until its first report).
     pub(crate) view: Option<JobView>,
-    /// The latest record fetched for it.
-    pub(crate) transcript: Option<Transcript>,
+    /// What the pane shows of the latest record fetched for it.
+    pub(crate) transcript: Option<JobRecord>,
     /// The last poll failure, until a good answer.
     pub(crate) poll_error: Option<String>,
     /// Each attempt of the job's pre-recorded webhook the Inbox answered:
@@ -117,6 +117,29 @@ pub(crate) struct JobRow {
     /// When it was handed to the watcher, on the pane's clock (the
     /// chart's, before the watcher's first report).
     pub(crate) added_tick: Tick,
+}
+
+/// What the pane shows of a job's record: its text, its error and its
+/// webhook's answer. The platform's record carries the rest of the
+/// transcript besides (word timings: thousands of small values a job),
+/// which the pane never shows and its 1,000 rows would keep, every poll
+/// freeing one copy among the others (`docs/performance.md`, "Memory and
+/// idle CPU").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct JobRecord {
+    pub(crate) text: Option<String>,
+    pub(crate) error: Option<String>,
+    pub(crate) webhook_status_code: Option<u16>,
+}
+
+impl From<Transcript> for JobRecord {
+    fn from(transcript: Transcript) -> Self {
+        JobRecord {
+            text: transcript.text,
+            error: transcript.error,
+            webhook_status_code: transcript.webhook_status_code,
+        }
+    }
 }
 
 impl JobRow {

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::{JobsPane, Outcome};
+use super::{JobRecord, JobsPane, Outcome};
 use crate::tui::kernel::Failure;
 use earshot_core::poll::watcher::WatchEvent;
 
@@ -20,7 +20,7 @@ impl JobsPane {
                 };
                 if let Some(transcript) = transcript {
                     row.poll_error = None;
-                    row.transcript = Some(*transcript);
+                    row.transcript = Some(JobRecord::from(*transcript));
                     out.succeeded = true;
                 }
                 row.view = Some(view);
