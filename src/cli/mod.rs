@@ -25,6 +25,7 @@ pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
 mod listen_lease;
+mod listen_pg_retention;
 mod listen_postgres;
 mod listen_relay;
 mod listen_retention;
