@@ -19,7 +19,7 @@ use earshot_core::store::postgres::leases::MAINTENANCE;
 use earshot_core::store::postgres::{Fence, PgPruneReport, PgStore};
 use earshot_core::store::pruner;
 use earshot_core::store::retention::Period;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::output::plain;
@@ -34,6 +34,7 @@ pub(super) type SharedFigures = Arc<MaintenanceGauges>;
 /// The maintenance work running in the background.
 pub(super) struct Work {
     stop: Arc<AtomicBool>,
+    wake: Arc<Notify>,
     task: JoinHandle<()>,
 }
 
@@ -47,6 +48,7 @@ pub(super) fn start(
     figures: SharedFigures,
 ) -> Work {
     let stop = Arc::new(AtomicBool::new(false));
+    let wake = Arc::new(Notify::new());
     let task = tokio::spawn(run(
         store,
         held,
@@ -56,9 +58,12 @@ pub(super) fn start(
         },
         retention,
         figures,
-        stop.clone(),
+        Stopping {
+            stop: stop.clone(),
+            wake: wake.clone(),
+        },
     ));
-    Work { stop, task }
+    Work { stop, wake, task }
 }
 
 impl Work {
@@ -66,6 +71,7 @@ impl Work {
     /// and a detach left midway is finished by the next run).
     pub(super) async fn stop(self, within: Duration) {
         self.stop.store(true, Ordering::Relaxed);
+        self.wake.notify_one();
         let task = self.task;
         let abort = task.abort_handle();
         if tokio::time::timeout(within, task).await.is_err() {
@@ -74,26 +80,35 @@ impl Work {
     }
 }
 
+/// How the work is told to stop: the flag a prune reads between days and
+/// batches, and a wake-up for its waits.
+struct Stopping {
+    stop: Arc<AtomicBool>,
+    wake: Arc<Notify>,
+}
+
 async fn run(
     store: PgStore,
     mut held: watch::Receiver<bool>,
     fence: Fence,
     retention: Option<Period>,
     figures: SharedFigures,
-    stop: Arc<AtomicBool>,
+    Stopping { stop, wake }: Stopping,
 ) {
     let every = retention.map_or(pruner::AT_LEAST_EVERY, pruner::interval);
     loop {
         // Until this replica holds the lease.
         while !*held.borrow_and_update() {
-            if held.changed().await.is_err() {
-                return;
+            tokio::select! {
+                changed = held.changed() => if changed.is_err() { return },
+                () = wake.notified() => return,
             }
         }
         let mut wait = pruner::FIRST_RUN_AFTER;
         loop {
             tokio::select! {
-                _ = tokio::time::sleep(wait) => {}
+                () = tokio::time::sleep(wait) => {}
+                () = wake.notified() => return,
                 changed = held.changed() => {
                     if changed.is_err() {
                         return;
