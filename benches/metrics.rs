@@ -150,6 +150,7 @@ async fn case(db: &Path, label: &str, cold: bool) -> Result<f64, BoxError> {
     let metrics = Arc::new(Metrics::new(Covered {
         store: Some((db.to_owned(), health.clone())),
         sweep: true,
+        maintenance: None,
     }));
     let mut cold_reads = if cold {
         seed(db, &metrics, true)?.0

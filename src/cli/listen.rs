@@ -145,6 +145,7 @@ pub(crate) async fn run(
     let mut pruner = None;
     let mut filler = None;
     let mut maintenance = None;
+    let retention_figures = super::listen_pg_retention::SharedFigures::default();
     if let Some(given) = &args.store {
         let retention = match super::listen_retention::period(args.retention, global) {
             Ok(retention) => retention,
@@ -174,7 +175,11 @@ pub(crate) async fn run(
         if let Some(url) = url.filter(|url| is_postgres_url(url)) {
             match listen_postgres::open(&url, &args, retention).await {
                 Ok(store) => {
-                    maintenance = Some(super::listen_lease::start(&store));
+                    maintenance = Some(super::listen_lease::start(
+                        &store,
+                        retention,
+                        retention_figures.clone(),
+                    ));
                     config.store = Some(store.into());
                 }
                 Err(Refused::Usage(message)) => {
@@ -211,7 +216,15 @@ pub(crate) async fn run(
         }
     }
     let tls = config.tls.clone();
-    let mut observing = match args.observer.start(global, opened.as_ref()).await {
+    let mut observing = match args
+        .observer
+        .start(
+            global,
+            opened.as_ref(),
+            maintenance.as_ref().map(|_| retention_figures.clone()),
+        )
+        .await
+    {
         Ok(observing) => observing,
         Err(StartError::Usage(message)) => {
             eprintln!("earshot listen: {message}");

@@ -3,43 +3,72 @@
 //! or renew it every 2 s for this replica, named `HOST:PID`, and one
 //! stderr line says whether this replica holds it, once the first try is
 //! done and again each time that changes (a dead holder's lease is taken
-//! over within 8 s). Nothing runs under it yet (the sweep and the
-//! retention on PostgreSQL are later slices). Stopped with `listen`, it
-//! gives the lease up at once, so another replica need not wait out the
-//! expiry.
+//! over within 8 s). The holder makes the next days' partitions and runs
+//! the retention ([`super::listen_pg_retention`]); the sweep on PostgreSQL
+//! is a later slice. Stopped with `listen`, it gives the lease up at once,
+//! so another replica need not wait out the expiry.
 
 use std::time::Duration;
 
 use earshot_core::store::postgres::leases::MAINTENANCE;
 use earshot_core::store::postgres::{LeaseKeeper, LeaseTerms, PgStore, host_name};
+use earshot_core::store::retention::Period;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::listen_pg_retention::{self, SharedFigures, Work};
 use super::output::plain;
 
 /// How long the first try may take before it counts as not holding it.
 const FIRST_TRY_WITHIN: Duration = Duration::from_secs(3);
 /// How long giving the lease up at the stop may take.
 const RELEASE_WITHIN: Duration = Duration::from_secs(2);
+/// How long the work in flight may take to end at the stop.
+const WORK_ENDS_WITHIN: Duration = Duration::from_secs(5);
 
-/// The lease kept for this replica, and the task saying its changes.
+/// The lease kept for this replica, the task saying its changes, and the
+/// work done while it is held.
 pub(super) struct Maintenance {
     keeper: LeaseKeeper,
     saying: JoinHandle<()>,
+    showing: JoinHandle<()>,
+    work: Work,
 }
 
-/// Starts keeping the maintenance lease on `store` for this replica.
-pub(super) fn start(store: &PgStore) -> Maintenance {
+/// Starts keeping the maintenance lease on `store` for this replica, and
+/// the holder's work: the next days' partitions and, with `retention`,
+/// the retention, whose runs go to `figures`.
+pub(super) fn start(
+    store: &PgStore,
+    retention: Option<Period>,
+    figures: SharedFigures,
+) -> Maintenance {
     let holder = holder_name();
     let keeper = LeaseKeeper::start(store.clone(), MAINTENANCE, &holder, LeaseTerms::DEFAULT);
-    let saying = tokio::spawn(say_changes(store.clone(), keeper.watch(), holder));
-    Maintenance { keeper, saying }
+    let saying = tokio::spawn(say_changes(store.clone(), keeper.watch(), holder.clone()));
+    let showing = tokio::spawn(show_holder(store.clone(), keeper.watch(), figures.clone()));
+    let work = listen_pg_retention::start(
+        store.clone(),
+        keeper.watch(),
+        holder.clone(),
+        retention,
+        figures,
+    );
+    Maintenance {
+        keeper,
+        saying,
+        showing,
+        work,
+    }
 }
 
 impl Maintenance {
-    /// Stops renewing and gives the lease up (if held), within 2 s.
+    /// Ends the work in flight, stops renewing and gives the lease up (if
+    /// held), within 7 s.
     pub(super) async fn stop(self) {
         self.saying.abort();
+        self.showing.abort();
+        self.work.stop(WORK_ENDS_WITHIN).await;
         if let Ok(Err(error)) = tokio::time::timeout(RELEASE_WITHIN, self.keeper.release()).await {
             tracing::warn!(%error, "the maintenance lease could not be given up");
         }
@@ -68,11 +97,38 @@ async fn say_changes(store: PgStore, mut held: watch::Receiver<bool>, holder: St
     }
 }
 
+/// How often `/metrics`' view of the holder is read from the lease row.
+const SHOW_EVERY: Duration = Duration::from_secs(2);
+
+/// Keeps whether this replica holds the lease, and who does, in `figures`
+/// (for `/metrics`): read from the lease row every 2 s and at each change.
+async fn show_holder(store: PgStore, mut held: watch::Receiver<bool>, figures: SharedFigures) {
+    loop {
+        let holds = *held.borrow_and_update();
+        let holder = match store.lease(MAINTENANCE).await {
+            Ok(Some(state)) if state.expires_in_ms > 0 => Some(state.holder),
+            Ok(_) => None,
+            Err(error) => {
+                tracing::debug!(%error, "the maintenance lease could not be read");
+                figures.figures().holder
+            }
+        };
+        figures.update(|now| {
+            now.held = holds;
+            now.holder = holder;
+        });
+        tokio::select! {
+            _ = tokio::time::sleep(SHOW_EVERY) => {}
+            changed = held.changed() => if changed.is_err() { return },
+        }
+    }
+}
+
 async fn say(store: &PgStore, held: bool, holder: &str) {
     let line = if held {
         format!(
-            "this replica ({holder}) holds the maintenance lease (nothing runs under it on \
-             PostgreSQL yet)"
+            "this replica ({holder}) holds the maintenance lease (it makes the next days' \
+             partitions and runs the retention)"
         )
     } else {
         let other = match store.lease(MAINTENANCE).await {

@@ -2,9 +2,10 @@
 //! filing into a PostgreSQL store that other replicas share
 //! (`docs/postgres.md`). It connects (migrating under the lock, so
 //! replicas starting at once migrate once) and hands the store to the
-//! receiver, which answers 2xx only after an event's commit. What the
-//! observer does on a SQLite file but not yet on PostgreSQL (retention,
-//! the background sweep, the store's figures in `/healthz` and
+//! receiver, which answers 2xx only after an event's commit (the
+//! retention runs on the replica holding the maintenance lease:
+//! `listen_lease`). What the observer does on a SQLite file but not yet on
+//! PostgreSQL (the background sweep, the store's figures in `/healthz` and
 //! `/metrics`) is said in one line at the start and skipped; forwarding
 //! from the store is refused (exit 2), since skipping it would leave the
 //! app without its events.
@@ -34,7 +35,8 @@ pub(crate) fn store_file_or_url(text: &str) -> Result<PathBuf, String> {
 }
 
 /// Connects to the store at `url` for `listen`, after saying what is
-/// skipped on it; `retention` is the period asked for, if any.
+/// skipped on it; `retention` is the period asked for, if any (run by the
+/// maintenance replica).
 pub(super) async fn open(
     url: &str,
     args: &ListenArgs,
@@ -51,7 +53,14 @@ pub(super) async fn open(
         .await
         .map_err(Refused::Store)?;
     eprintln!("storing events in {} (PostgreSQL)", store.target());
-    if let Some(line) = skipped(args, retention) {
+    if let Some(period) = retention {
+        eprintln!(
+            "keeping {period}: the replica holding the maintenance lease drops the days of \
+             events older than that, soon after it takes the lease and then every {}",
+            earshot_core::duration_text::of(earshot_core::store::pruner::interval(period))
+        );
+    }
+    if let Some(line) = skipped(args) {
         eprintln!("earshot listen: {}", plain(&line));
     }
     Ok(store)
@@ -59,11 +68,8 @@ pub(super) async fn open(
 
 /// The one line that says what `listen` asked for but does not do on a
 /// PostgreSQL store yet; `None` when nothing asked for is skipped.
-fn skipped(args: &ListenArgs, retention: Option<Period>) -> Option<String> {
+fn skipped(args: &ListenArgs) -> Option<String> {
     let mut skipped = Vec::new();
-    if let Some(period) = retention {
-        skipped.push(format!("the retention ({period})"));
-    }
     if args.observer.sweep {
         skipped.push("the background sweep (--sweep)".to_owned());
     }

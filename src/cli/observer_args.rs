@@ -14,7 +14,7 @@ use super::history_args::parse_duration;
 use super::{Connection, GlobalOptions};
 use earshot_core::observer::endpoints::{self, MonitorServer, Monitored};
 use earshot_core::observer::health::{self, StoreHealth};
-use earshot_core::observer::metrics::{Covered, Metrics};
+use earshot_core::observer::metrics::{Covered, MaintenanceGauges, Metrics};
 use earshot_core::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
 use earshot_core::receiver::watch::Watch;
 use earshot_core::store::checker::Checker;
@@ -94,12 +94,14 @@ pub(crate) enum StartError {
 
 impl ObserverArgs {
     /// Starts what the flags ask for: the sweeper, and the endpoints with
-    /// the store's probe. The receiver is not started yet; give it
-    /// [`Observing::watch`].
+    /// the store's probe; `maintenance`, a PostgreSQL replica's lease and
+    /// retention, shown in `/metrics`. The receiver is not started yet;
+    /// give it [`Observing::watch`].
     pub(crate) async fn start(
         &self,
         global: &GlobalOptions,
         store: Option<&OpenStore>,
+        maintenance: Option<Arc<MaintenanceGauges>>,
     ) -> Result<Observing, StartError> {
         let mut observing = Observing::default();
         let client = match (self.sweep, store) {
@@ -125,6 +127,7 @@ impl ObserverArgs {
             let covered = Covered {
                 store: store.zip(health.clone()).map(|(s, h)| (s.path.clone(), h)),
                 sweep: self.sweep,
+                maintenance,
             };
             let metrics = Arc::new(Metrics::new(covered));
             if let (Some(store), Some(health)) = (store, &health) {

@@ -126,7 +126,7 @@ fn report_text(path: &str, pragma: &str, checked: &Checked) -> String {
 }
 
 /// `4.8 GB`, `312 MB`, `20 KB`: a file size in decimal units.
-fn size_text(bytes: u64) -> String {
+pub(super) fn size_text(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
     if bytes < 1_000 {
         return format!("{bytes} B");

@@ -18,11 +18,12 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::GlobalOptions;
-use super::history_args::StoreArg;
+use super::history_args::{StoreArg, open_store, store_file};
 use super::output::plain;
 use earshot_core::duration_text;
 use earshot_core::receiver::capture_erase::{self, CaptureErasure};
 use earshot_core::store::forget::{self, Forgotten};
+use earshot_core::store::postgres::is_postgres_url;
 use earshot_core::store::retention::{self, Period, PruneReport, Removed};
 
 /// How long `forget` waits for readers on older snapshots before the
@@ -68,8 +69,11 @@ pub(crate) struct PruneArgs {
     /// needs stays for at most one more period.
     #[arg(long, value_name = "D", value_parser = parse_period)]
     pub(crate) older_than: Period,
-    #[command(flatten)]
-    pub(crate) store: StoreArg,
+    /// The store: a file [default: the profile's `store`, else earshot.db
+    /// in the state directory] or postgres://USER@HOST:PORT/DATABASE,
+    /// where whole days of events are dropped.
+    #[arg(long = "store", env = "EARSHOT_STORE", value_name = "PATH|URL")]
+    pub(crate) store: Option<String>,
     /// The summary as one JSON object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -116,7 +120,14 @@ pub(crate) async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::
 }
 
 async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
-    let mut store = args.store.open(global)?;
+    if let Some(url) = args.store.as_deref().filter(|url| is_postgres_url(url)) {
+        return super::store_prune_postgres::run(url, &args).await;
+    }
+    let given = args
+        .store
+        .as_deref()
+        .map(|path| store_file(path).map_err(color_eyre::eyre::Report::msg));
+    let mut store = open_store(given.transpose()?.as_deref(), global)?;
     let period = args.older_than;
     let stop = Arc::new(AtomicBool::new(false));
     let mut signals = std::pin::pin!(earshot_core::shutdown::signals()?);
@@ -220,7 +231,7 @@ fn utc(ms: i64) -> String {
     earshot_core::clock_text::utc_datetime(ms)
 }
 
-fn prune_text(period: Period, report: &PruneReport) -> String {
+pub(super) fn prune_text(period: Period, report: &PruneReport) -> String {
     let cutoff = report
         .rules
         .map(|rules| rules.cutoff_ms)
@@ -254,7 +265,7 @@ fn prune_text(period: Period, report: &PruneReport) -> String {
     out
 }
 
-fn prune_json(period: Period, report: &PruneReport) -> serde_json::Value {
+pub(super) fn prune_json(period: Period, report: &PruneReport) -> serde_json::Value {
     let cutoff = report
         .rules
         .map(|rules| rules.cutoff_ms)

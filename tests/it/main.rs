@@ -33,6 +33,8 @@ mod postgres_failover;
 mod postgres_leases;
 mod postgres_listen;
 mod postgres_listen_lease;
+mod postgres_listen_retention;
+mod postgres_retention;
 mod postgres_store;
 mod retry_ends;
 mod sdk_compat;

@@ -165,7 +165,13 @@ fn run_promtool(args: &[&str], input: &str) -> (bool, String) {
 /// Prometheus text format when it is installed); the samples, as the
 /// OpenMetrics check read them.
 async fn checked_metrics(observer: &Observer) -> Value {
-    let url = format!("{}/metrics", observer.monitor);
+    checked_metrics_at(&observer.monitor).await
+}
+
+/// [`checked_metrics`] of the observer serving /metrics at `monitor`
+/// (`http://HOST:PORT`).
+pub(crate) async fn checked_metrics_at(monitor: &str) -> Value {
+    let url = format!("{monitor}/metrics");
     let (status, content_type, prometheus) = get(&url, None).await;
     assert_eq!(status, 200);
     assert!(

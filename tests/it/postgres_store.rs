@@ -7,7 +7,8 @@
 //! are typed errors that name the store and never the password; TLS with
 //! the test's own CA works. Through the binary: `earshot store migrate
 //! --store postgres://…`, and the commands that take only a store file
-//! refusing a URL (`listen` takes one: `postgres_listen`).
+//! refusing a URL (`listen` takes one: `postgres_listen`; `store prune`:
+//! `postgres_retention`).
 
 use std::sync::Arc;
 
@@ -260,7 +261,7 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
     let url = "postgres://obs@127.0.0.1:9/earshot";
     let runs: [&[&str]; 4] = [
         &["health", "--no-sweep", "--store", url],
-        &["store", "prune", "--older-than", "30d", "--store", url],
+        &["store", "forget", "ses-1", "--store", url],
         &["store", "check", "--store", url],
         &["changes", "--store", url],
     ];

@@ -1,8 +1,9 @@
 //! The observer's metrics, kept with `prometheus-client` and rendered in
 //! the OpenMetrics text format (or the Prometheus text format 0.0.4 for a
 //! client that does not ask for OpenMetrics): what the receiver answered,
-//! how the store keeps up, and with `--sweep` what each subscription's
-//! events became. Every name starts with `earshot_`; docs/observer.md lists
+//! how the store keeps up, with `--sweep` what each subscription's
+//! events became, and on a PostgreSQL store the maintenance lease and the
+//! retention (`maintenance`). Every name starts with `earshot_`; docs/observer.md lists
 //! them all.
 //!
 //! Counting is lock-free on the request path (each label value's counter is
@@ -94,6 +95,9 @@ impl Format {
 pub struct Covered {
     pub store: Option<(PathBuf, Arc<StoreHealth>)>,
     pub sweep: bool,
+    /// The maintenance lease and retention of a replica on a PostgreSQL
+    /// store.
+    pub maintenance: Option<Arc<MaintenanceGauges>>,
 }
 
 /// Every metric of one observer; see the module doc.
@@ -199,6 +203,9 @@ impl Metrics {
             .store
             .map(|(path, health)| StoreMetrics::register(&mut registry, path, health));
         let sweep = covered.sweep.then(|| SweepMetrics::register(&mut registry));
+        if let Some(gauges) = covered.maintenance {
+            registry.register_collector(Box::new(maintenance::MaintenanceCollector(gauges)));
+        }
         Metrics {
             registry,
             received,
@@ -522,5 +529,8 @@ impl Collector for SubscriptionGauges {
     }
 }
 
+mod maintenance;
 #[cfg(test)]
 mod tests;
+
+pub use maintenance::{MaintenanceFigures, MaintenanceGauges};

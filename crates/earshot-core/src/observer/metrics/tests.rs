@@ -54,6 +54,7 @@ fn store_covered() -> (tempfile::TempDir, Arc<StoreHealth>, Metrics) {
     let metrics = Metrics::new(Covered {
         store: Some((db, health.clone())),
         sweep: true,
+        maintenance: None,
     });
     (dir, health, metrics)
 }
@@ -247,4 +248,42 @@ fn openmetrics_only_when_the_client_asks_for_it() {
         Format::from_accept(Some("text/plain; version=0.0.4")),
         Format::PrometheusText
     );
+}
+
+#[test]
+fn the_maintenance_lease_and_the_retention_are_rendered() {
+    let gauges = Arc::new(MaintenanceGauges::default());
+    let metrics = Metrics::new(Covered {
+        maintenance: Some(gauges.clone()),
+        ..Covered::default()
+    });
+    let text = metrics.render(Format::OpenMetrics).unwrap();
+    assert!(
+        text.contains("\nearshot_maintenance_lease_held 0\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("earshot_maintenance_lease_holder{"),
+        "{text}"
+    );
+    gauges.update(|now| {
+        now.held = true;
+        now.holder = Some("box:42".into());
+        now.retention_last_run_ms = Some(1_500);
+        now.retention_last_freed_bytes = 8192;
+        now.retention_freed_bytes = 16384;
+        now.retention_runs = 2;
+    });
+    let text = metrics.render(Format::OpenMetrics).unwrap();
+    for line in [
+        "earshot_maintenance_lease_held 1",
+        "earshot_maintenance_lease_holder{holder=\"box:42\"} 1",
+        "earshot_retention_last_run_timestamp_seconds 1.5",
+        "earshot_retention_last_freed_bytes 8192",
+        "earshot_retention_freed_bytes_total 16384",
+        "earshot_retention_runs_total 2",
+        "earshot_retention_failures_total 0",
+    ] {
+        assert!(text.lines().any(|each| each == line), "{line} in {text}");
+    }
 }

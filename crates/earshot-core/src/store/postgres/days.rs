@@ -38,6 +38,27 @@ pub fn partition_name(occurred_ms: i64) -> String {
     }
 }
 
+/// The first millisecond of the day a partition named `name` holds: the
+/// inverse of [`partition_name`], `None` for a name it would not give.
+pub fn day_start(name: &str) -> Option<i64> {
+    let rest = name.strip_prefix("events_")?;
+    let (kind, digits) = rest.split_at_checked(1)?;
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    let day: i64 = match kind {
+        "d" => {
+            let date = chrono::NaiveDate::parse_from_str(digits, "%Y%m%d").ok()?;
+            date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis() / DAY_MS
+        }
+        "n" => digits.parse().ok()?,
+        "m" => -digits.parse::<i64>().ok()?,
+        _ => return None,
+    };
+    let start = day.checked_mul(DAY_MS)?;
+    (partition_name(start) == name).then_some(start)
+}
+
 /// Makes the partitions of the days of `now_ms` and the day after, when
 /// missing.
 pub(crate) async fn ensure_around(client: &mut Client, now_ms: i64) -> Result<(), PgError> {
@@ -93,5 +114,27 @@ mod tests {
         assert_eq!(partition_name(0), "events_d19700101");
         assert_eq!(partition_name(-1), "events_m1");
         assert_eq!(partition_name(DAY_MS * 3_000_000), "events_n3000000");
+    }
+
+    #[test]
+    fn a_partition_name_gives_back_its_day() {
+        for day in [0, 1, 20_427, 2_932_896, 3_000_000, -1, -40] {
+            let start = day * DAY_MS;
+            assert_eq!(day_start(&partition_name(start)), Some(start), "day {day}");
+            assert_eq!(day_start(&partition_name(start + DAY_MS - 1)), Some(start));
+        }
+        for other in [
+            "events",
+            "events_d",
+            "events_d2026120",
+            "events_d20261332",
+            "events_d020261205",
+            "events_n20",
+            "events_m0",
+            "events_x20261205",
+            "events_d2026120a",
+        ] {
+            assert_eq!(day_start(other), None, "{other}");
+        }
     }
 }

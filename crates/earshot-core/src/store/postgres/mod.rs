@@ -3,8 +3,9 @@
 //! ([`target`]), its password ([`password`]), TLS ([`tls`]), its schema
 //! and migrations under an advisory lock ([`schema`]), the day partitions
 //! of its events ([`days`]) and exactly-once filing ([`filing`]), of events and of
-//! deliveries `events` cannot file, and the leases that let one replica
-//! at a time do the sweep and the retention ([`leases`]).
+//! deliveries `events` cannot file, the leases that let one replica
+//! at a time do the sweep and the retention ([`leases`]), and the
+//! retention, which drops whole days ([`prune`]).
 //! [`PgStore`] holds a pool of connections (deadpool-postgres over
 //! tokio-postgres); every call is async and returns after its commit.
 
@@ -12,6 +13,7 @@ pub mod days;
 mod filing;
 pub mod leases;
 pub mod password;
+pub mod prune;
 pub mod schema;
 pub mod target;
 pub mod tls;
@@ -23,6 +25,7 @@ use tokio_postgres::config::SslMode;
 
 pub use leases::{LeaseKeeper, LeaseState, LeaseTerms};
 pub use password::{PasswordError, PasswordSources};
+pub use prune::{DroppedDay, Fence, PgPruneReport};
 pub use schema::{Migrated, PG_SCHEMA_VERSION};
 pub use target::{PgTarget, PgUrlError, TlsMode, is_postgres_url};
 
@@ -65,6 +68,8 @@ pub enum PgError {
     Busy(Duration),
     #[error("the lease `{name}` is held by another replica now; nothing was written")]
     LeaseLost { name: String },
+    #[error("another prune of this PostgreSQL store is running; nothing was removed by this one")]
+    PruneRunning,
 }
 
 /// The server's own words and code for an error it sent, else the
