@@ -214,6 +214,7 @@ fn summary_json(from: &str, to: &str, copied: &Copied) -> serde_json::Value {
             "already": table.already,
             "by_earlier_runs": table.skipped,
             "restarted": table.restarted,
+            "seconds": table.elapsed.as_secs_f64(),
         })).collect::<Vec<_>>(),
         "not_copied": copied.not_copied.iter().map(|table| json!({
             "table": table.table,

@@ -123,6 +123,8 @@ pub struct TableCopied {
     /// Whether the earlier run's cursor could not be trusted, so this
     /// table was read from its start.
     pub restarted: bool,
+    /// How long this run spent on the table.
+    pub elapsed: Duration,
 }
 
 /// What a copy did.
@@ -156,6 +158,7 @@ pub async fn copy(
     };
     let mut days_made = std::collections::HashSet::new();
     for table in CopyTable::ALL {
+        let table_started = Instant::now();
         let mut totals = TableCopied {
             table: table.name(),
             source_rows: source.count(table)?,
@@ -182,8 +185,10 @@ pub async fn copy(
             totals.already += read - new.min(read);
             copied.batches += 1;
             after = last.rowid;
+            totals.elapsed = table_started.elapsed();
             progress(&totals);
         }
+        totals.elapsed = table_started.elapsed();
         copied.tables.push(totals);
         if stop.load(Ordering::Relaxed) {
             copied.stopped = true;
