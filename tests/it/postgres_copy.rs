@@ -200,6 +200,72 @@ fn pg_count(cluster: &PgCluster, sql: &str) -> u64 {
         .unwrap_or_else(|_| panic!("not a count: {out:?}"))
 }
 
+/// A psql of the test's own holding the lock a copy's batches commit
+/// under (`0x45415253, 3`), once it holds it: the next batch stalls.
+fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::process::Child {
+    let mut holder = std::process::Command::new(server_bindir().expect("bindir").join("psql"));
+    holder
+        .args(["--no-psqlrc", "-h"])
+        .arg(cluster.socket_dir())
+        .args([
+            "-p",
+            &cluster.port().to_string(),
+            "-U",
+            earshot_testkit::postgres::PG_USER,
+            "-d",
+            DATABASE,
+            "-c",
+        ])
+        .arg("BEGIN; SELECT pg_advisory_xact_lock(1161908819, 3), pg_sleep(60);")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .env("PGPASSWORD", cluster.password());
+    let holder = holder.spawn().expect("psql starts");
+    let held = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                WHERE l.locktype = 'advisory' AND l.objid = 3 AND l.granted
+                  AND a.query LIKE '%pg_sleep(60)%'";
+    while pg_count(cluster, held) == 0 {
+        assert!(Instant::now() < deadline, "the holder took no lock");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    holder
+}
+
+/// Ends the [`hold_copy_lock`] holder's session, freeing the lock.
+fn release_copy_lock(cluster: &PgCluster, mut holder: std::process::Child) {
+    let _ = cluster.psql(
+        DATABASE,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()",
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
+
+/// Migrates the cluster's database, so a test can count rows from the
+/// start.
+async fn migrate(cluster: &PgCluster) {
+    let migrated = run(earshot()
+        .args(["store", "migrate", "--store", &cluster.url(DATABASE)])
+        .env("PGPASSWORD", cluster.password()))
+    .await;
+    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
+}
+
+/// Waits until the destination holds at least `rows` events.
+fn wait_for_rows(
+    cluster: &PgCluster,
+    rows: u64,
+    child: &mut std::process::Child,
+    deadline: Instant,
+) {
+    while pg_count(cluster, "SELECT count(*) FROM earshot.events") < rows {
+        assert!(Instant::now() < deadline, "no batch committed within 30 s");
+        assert!(child.try_wait().expect("waits").is_none(), "ended too soon");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn file_bytes(path: &Path) -> Vec<u8> {
     std::fs::read(path).expect("the source reads")
 }
@@ -277,12 +343,7 @@ async fn a_copy_killed_midway_is_resumed_by_the_next_run_without_doubling() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let total = 3_000;
     let source = source_store(dir.path(), total, now_ms()).await;
-    // Migrated first, so the test can count rows from the start.
-    let migrated = run(earshot()
-        .args(["store", "migrate", "--store", &cluster.url(DATABASE)])
-        .env("PGPASSWORD", cluster.password()))
-    .await;
-    assert!(migrated.status.success(), "{}", text(&migrated.stderr));
+    migrate(&cluster).await;
 
     let mut copy = copy_command(&cluster, &source, &["--batch", "50"]);
     copy.stdout(Stdio::null()).stderr(Stdio::null());
@@ -291,44 +352,11 @@ async fn a_copy_killed_midway_is_resumed_by_the_next_run_without_doubling() {
     // (held by a psql of the test's own), then kill the copy: it dies with
     // a batch in flight, as one killed at any moment would.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while pg_count(&cluster, "SELECT count(*) FROM earshot.events") < 200 {
-        assert!(Instant::now() < deadline, "no batch committed within 30 s");
-        assert!(child.try_wait().expect("waits").is_none(), "ended too soon");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let mut holder = std::process::Command::new(server_bindir().expect("bindir").join("psql"));
-    holder
-        .args(["--no-psqlrc", "-h"])
-        .arg(cluster.socket_dir())
-        .args([
-            "-p",
-            &cluster.port().to_string(),
-            "-U",
-            earshot_testkit::postgres::PG_USER,
-            "-d",
-            DATABASE,
-            "-c",
-        ])
-        .arg("BEGIN; SELECT pg_advisory_xact_lock(1161908819, 3), pg_sleep(60);")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .env("PGPASSWORD", cluster.password());
-    let mut holder = holder.spawn().expect("psql starts");
-    let held = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-                WHERE l.locktype = 'advisory' AND l.objid = 3 AND l.granted
-                  AND a.query LIKE '%pg_sleep(60)%'";
-    while pg_count(&cluster, held) == 0 {
-        assert!(Instant::now() < deadline, "the holder took no lock");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_rows(&cluster, 200, &mut child, deadline);
+    let holder = hold_copy_lock(&cluster, deadline);
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
-    let _ = cluster.psql(
-        DATABASE,
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(60)%' AND pid <> pg_backend_pid()",
-    );
-    let _ = holder.kill();
-    let _ = holder.wait();
+    release_copy_lock(&cluster, holder);
     let kept = pg_count(&cluster, "SELECT count(*) FROM earshot.events");
     assert!(kept >= 200 && kept < total as u64, "{kept}");
 
@@ -352,6 +380,55 @@ async fn a_copy_killed_midway_is_resumed_by_the_next_run_without_doubling() {
     assert_eq!(
         postgres_rows(&cluster, "unfiled_events"),
         sqlite_rows(&source, "unfiled_events")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_stopped_by_sigint_keeps_its_last_batch_says_so_and_exits_130() {
+    let cluster = cluster();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let total = 1_000;
+    let source = source_store(dir.path(), total, now_ms()).await;
+    migrate(&cluster).await;
+    let mut copy = copy_command(&cluster, &source, &["--batch", "50", "--json"]);
+    copy.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = copy.spawn().expect("the copy starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    wait_for_rows(&cluster, 100, &mut child, deadline);
+    // A batch stalled on the lock when SIGINT comes: it is finished, and
+    // nothing after it is started.
+    let holder = hold_copy_lock(&cluster, deadline);
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: the pid is our own unreaped child's.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    std::thread::sleep(Duration::from_millis(300));
+    release_copy_lock(&cluster, holder);
+    let output = child.wait_with_output().expect("the copy ends");
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("stopped by SIGINT"),
+        "{}",
+        text(&output.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(summary["stopped"], true, "{summary}");
+    let kept = pg_count(&cluster, "SELECT count(*) FROM earshot.events");
+    let (_, copied, _, _) = counts(&summary, "events");
+    assert_eq!(
+        copied, kept,
+        "the summary counts what was committed: {summary}"
+    );
+    assert!(kept < total as u64, "{kept}");
+
+    let resumed = copy_json(&cluster, &source, &[]).await;
+    assert_eq!(
+        counts(&resumed, "events"),
+        (total as u64, total as u64 - kept, 0, kept),
+        "{resumed}"
+    );
+    assert_eq!(
+        postgres_rows(&cluster, "events"),
+        sqlite_rows(&source, "events")
     );
 }
 
