@@ -46,6 +46,7 @@ pub(crate) mod sessions;
 pub(crate) mod sign;
 pub(crate) mod store_check;
 pub(crate) mod store_cmd;
+pub(crate) mod store_copy;
 pub(crate) mod store_index;
 pub(crate) mod store_migrate;
 pub(crate) mod store_prune_postgres;

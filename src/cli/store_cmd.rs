@@ -60,6 +60,10 @@ pub(crate) enum StoreCommand {
     /// (postgres://USER@HOST:PORT/DB) under a lock, so replicas starting
     /// meanwhile migrate nothing twice.
     Migrate(super::store_migrate::MigrateArgs),
+    /// Copy a SQLite store into a PostgreSQL store (events, sessions,
+    /// unfiled deliveries): idempotent and resumable, safe while replicas
+    /// file into the destination; the source is only read.
+    Copy(super::store_copy::CopyArgs),
 }
 
 #[derive(Args, Debug)]
@@ -116,6 +120,7 @@ pub(crate) async fn run(args: StoreArgs, global: &GlobalOptions) -> color_eyre::
         StoreCommand::Check(args) => super::store_check::run(args, global).await,
         StoreCommand::Index(args) => super::store_index::run(args, global).await,
         StoreCommand::Migrate(args) => super::store_migrate::run(args, global).await,
+        StoreCommand::Copy(args) => super::store_copy::run(args).await,
     }
 }
 

@@ -29,6 +29,7 @@ mod listen_tls;
 mod observer_metrics;
 mod observer_setup;
 mod observer_silence;
+mod postgres_copy;
 mod postgres_failover;
 mod postgres_leases;
 mod postgres_listen;

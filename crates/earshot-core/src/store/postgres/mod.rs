@@ -4,11 +4,14 @@
 //! and migrations under an advisory lock ([`schema`]), the day partitions
 //! of its events ([`days`]) and exactly-once filing ([`filing`]), of events and of
 //! deliveries `events` cannot file, the leases that let one replica
-//! at a time do the sweep and the retention ([`leases`]), and the
-//! retention, which drops whole days ([`prune`]).
+//! at a time do the sweep and the retention ([`leases`]), the
+//! retention, which drops whole days ([`prune`]), and a SQLite store
+//! copied in ([`copy`], read by [`copy_source`]).
 //! [`PgStore`] holds a pool of connections (deadpool-postgres over
 //! tokio-postgres); every call is async and returns after its commit.
 
+pub mod copy;
+pub mod copy_source;
 pub mod days;
 mod filing;
 pub mod leases;

@@ -19,13 +19,15 @@
 //! `events_by_time (occurred_ms, event_id)`, newest first and ties by id,
 //! and `events_by_session_bytes (session_id, occurred_ms)`, for a session
 //! prefix (see [`crate::store::event_list::postgres_query`]).
+//! Version 5: `copy_cursors`, where `earshot store copy` has got to in
+//! each table of each SQLite store it copies (see [`super::copy`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 4;
+pub const PG_SCHEMA_VERSION: i32 = 5;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -34,7 +36,8 @@ pub(crate) const LOCK_CLASS: i32 = 0x4541_5253;
 const MIGRATION_LOCK: i32 = 1;
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [VERSION_1, VERSION_2, VERSION_3, VERSION_4];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
+    [VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5];
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
@@ -94,6 +97,19 @@ CREATE TABLE earshot.leases (
 const VERSION_4: &str = "
 CREATE INDEX events_by_time ON earshot.events (occurred_ms, event_id COLLATE \"C\");
 CREATE INDEX events_by_session_bytes ON earshot.events (session_id COLLATE \"C\", occurred_ms);
+";
+
+// The source is named by its host and canonical path; the row and key
+// are the source's rowid and key of the last row copied.
+const VERSION_5: &str = "
+CREATE TABLE earshot.copy_cursors (
+    source      text        NOT NULL,
+    table_name  text        NOT NULL,
+    last_rowid  bigint      NOT NULL,
+    last_key    text        NOT NULL,
+    updated_at  timestamptz NOT NULL,
+    PRIMARY KEY (source, table_name)
+);
 ";
 
 /// What a migration did.
