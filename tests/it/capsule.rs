@@ -176,7 +176,12 @@ async fn a_401_incident_replays_against_a_fixed_receiver_and_compare_says_each_d
         assert_eq!(delivery["state"], "delivered", "{delivery}");
         let attempt = &delivery["attempts"][0];
         let late = attempt["sent_ms"].as_i64().unwrap() - attempt["planned_ms"].as_i64().unwrap();
-        assert!(late.abs() <= 50, "{late} ms off its time: {delivery}");
+        // Never early; late only by what a loaded machine's scheduling
+        // costs (the replay's precision is a benchmark's, not a test's).
+        assert!(
+            (-5..=1_000).contains(&late),
+            "{late} ms off its time: {delivery}"
+        );
     }
 
     let out = run(cli::earshot()

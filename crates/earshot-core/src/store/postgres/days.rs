@@ -11,6 +11,10 @@
 //! for, where `CREATE TABLE … PARTITION OF` would take an ACCESS
 //! EXCLUSIVE one; the constraint spares the attach a scan. Makers take an
 //! advisory lock, so two replicas making the same day make it once.
+//!
+//! A day the retention is dropping (detached, or its detach pending, and
+//! not yet dropped: `prune.rs`) is neither made nor attached again here:
+//! [`ensure_day`] says it is not there, and filing waits for it to go.
 
 use deadpool_postgres::Client;
 
@@ -68,8 +72,10 @@ pub(crate) async fn ensure_around(client: &mut Client, now_ms: i64) -> Result<()
     Ok(())
 }
 
-/// Makes the partition holding `occurred_ms` unless it exists.
-pub(crate) async fn ensure_day(client: &mut Client, occurred_ms: i64) -> Result<(), PgError> {
+/// Makes the partition holding `occurred_ms` unless it exists: whether
+/// the day is attached now, `false` while a table of its name is kept
+/// apart from `events` (a prune dropping it).
+pub(crate) async fn ensure_day(client: &mut Client, occurred_ms: i64) -> Result<bool, PgError> {
     let start = occurred_ms.div_euclid(DAY_MS) * DAY_MS;
     let end = start.saturating_add(DAY_MS);
     let name = partition_name(occurred_ms);
@@ -79,10 +85,17 @@ pub(crate) async fn ensure_day(client: &mut Client, occurred_ms: i64) -> Result<
         &[&LOCK_CLASS, &DAYS_LOCK],
     )
     .await?;
-    let exists: bool = tx
-        .query_one("SELECT to_regclass('earshot.' || $1) IS NOT NULL", &[&name])
-        .await?
-        .try_get(0)?;
+    let found = tx
+        .query_one(
+            "SELECT to_regclass('earshot.' || $1) IS NOT NULL,
+                    EXISTS (SELECT 1 FROM pg_inherits
+                            WHERE inhrelid = to_regclass('earshot.' || $1)
+                              AND inhparent = 'earshot.events'::regclass
+                              AND NOT inhdetachpending)",
+            &[&name],
+        )
+        .await?;
+    let (exists, attached): (bool, bool) = (found.try_get(0)?, found.try_get(1)?);
     if !exists {
         // The bounds are integers this code computed, and the name is made
         // of digits: nothing from outside is spliced into the statement.
@@ -98,7 +111,7 @@ pub(crate) async fn ensure_day(client: &mut Client, occurred_ms: i64) -> Result<
         .await?;
     }
     tx.commit().await?;
-    Ok(())
+    Ok(attached || !exists)
 }
 
 #[cfg(test)]

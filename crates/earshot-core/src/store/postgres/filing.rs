@@ -11,6 +11,8 @@
 //! check across the two tables: the same bytes always file the same way,
 //! so every copy of a delivery meets the first in the same table.
 
+use std::time::Duration;
+
 use deadpool_postgres::Client;
 use tokio_postgres::error::SqlState;
 
@@ -71,15 +73,28 @@ async fn keep_unfiled(client: &mut Client, unfiled: &UnfiledEvent) -> Result<boo
     Ok(inserted == 1)
 }
 
+/// How often filing looks again for a day a prune is dropping, and how
+/// long between looks: about 10 s, then the error (the caller answers
+/// 5xx, and the platform sends the event again later).
+const DROPPING_DAY_LOOKS: u32 = 100;
+const DROPPING_DAY_PAUSE: Duration = Duration::from_millis(100);
+
 /// Files `event` unless a copy is already kept; whether it was new. Its
-/// day's partition is made first when it has none.
+/// day's partition is made first when it has none; a day a prune is
+/// dropping is waited for and then made anew (the next prune drops it,
+/// as SQLite's keeps an old event until its next run).
 pub(crate) async fn file(client: &mut Client, event: &ObservedEvent) -> Result<bool, PgError> {
-    match file_once(client, event).await {
-        Err(PgError::Query(error)) if no_partition(&error) => {
-            days::ensure_day(client, event.occurred_ms).await?;
-            file_once(client, event).await
+    let mut looks = 0;
+    loop {
+        match file_once(client, event).await {
+            Err(PgError::Query(error)) if no_partition(&error) && looks < DROPPING_DAY_LOOKS => {
+                looks += 1;
+                if !days::ensure_day(client, event.occurred_ms).await? {
+                    tokio::time::sleep(DROPPING_DAY_PAUSE).await;
+                }
+            }
+            filed => return filed,
         }
-        filed => filed,
     }
 }
 
