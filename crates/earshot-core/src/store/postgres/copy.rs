@@ -26,13 +26,9 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Client;
 
 use super::copy_source::{Batch, CopySource, CopyTable, NotCopied, Rows};
-use super::schema::LOCK_CLASS;
+use super::schema::{LOCK_CLASS, lock};
 use super::{PgError, PgStore, days};
 use crate::store::StoreError;
-
-/// The second key of the lock a batch of a copy commits under: two copies
-/// of one source at the same moment take turns and share its cursor.
-const COPY_LOCK: i32 = 3;
 
 /// Rows a transaction, unless the caller says (see docs/postgres.md for
 /// the measurement).
@@ -237,7 +233,7 @@ async fn write_batch(
     let tx = client.transaction().await?;
     tx.execute(
         "SELECT pg_advisory_xact_lock($1, $2)",
-        &[&LOCK_CLASS, &COPY_LOCK],
+        &[&LOCK_CLASS, &lock::COPY],
     )
     .await?;
     let new = match &batch.rows {

@@ -19,10 +19,8 @@
 use deadpool_postgres::Client;
 
 use super::PgError;
-use super::schema::LOCK_CLASS;
+use super::schema::{LOCK_CLASS, lock};
 
-/// The second key of the lock days are made under.
-const DAYS_LOCK: i32 = 2;
 /// A day in milliseconds.
 pub const DAY_MS: i64 = 86_400_000;
 
@@ -82,7 +80,7 @@ pub(crate) async fn ensure_day(client: &mut Client, occurred_ms: i64) -> Result<
     let tx = client.transaction().await?;
     tx.execute(
         "SELECT pg_advisory_xact_lock($1, $2)",
-        &[&LOCK_CLASS, &DAYS_LOCK],
+        &[&LOCK_CLASS, &lock::DAYS],
     )
     .await?;
     let found = tx

@@ -22,12 +22,10 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
-use super::schema::LOCK_CLASS;
+use super::schema::{LOCK_CLASS, lock};
 use super::{PgError, PgStore, days};
 use crate::store::retention::{Period, PruneReport, Rules, Table};
 
-/// The second key of the lock one prune at a time holds.
-const PRUNE_LOCK: i32 = 3;
 /// Rows a batch of the unpartitioned tables removes at most.
 const BATCH: i64 = 500;
 /// How long a statement of the prune waits for a lock before failing (the
@@ -129,7 +127,7 @@ impl PgStore {
         let locked: bool = client
             .query_one(
                 "SELECT pg_try_advisory_lock($1, $2)",
-                &[&LOCK_CLASS, &PRUNE_LOCK],
+                &[&LOCK_CLASS, &lock::PRUNE],
             )
             .await?
             .try_get(0)?;

@@ -32,8 +32,19 @@ pub const PG_SCHEMA_VERSION: i32 = 5;
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
 pub(crate) const LOCK_CLASS: i32 = 0x4541_5253;
-/// The second key of the migration lock.
-const MIGRATION_LOCK: i32 = 1;
+/// The second keys of earshot's advisory locks, one a kind of work, all
+/// here so that no two kinds share one (a prune and a copy did).
+pub(crate) mod lock {
+    /// Migrating the schema.
+    pub(crate) const MIGRATION: i32 = 1;
+    /// Making a day's partition (`days.rs`).
+    pub(crate) const DAYS: i32 = 2;
+    /// One prune at a time (`prune.rs`), held for the whole run.
+    pub(crate) const PRUNE: i32 = 3;
+    /// A copy's batch (`copy.rs`): two copies of one source at once take
+    /// turns and share its cursor.
+    pub(crate) const COPY: i32 = 4;
+}
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
@@ -127,7 +138,7 @@ pub struct Migrated {
 pub(crate) async fn migrate(tx: &Transaction<'_>, by: &str) -> Result<Migrated, PgError> {
     tx.execute(
         "SELECT pg_advisory_xact_lock($1, $2)",
-        &[&LOCK_CLASS, &MIGRATION_LOCK],
+        &[&LOCK_CLASS, &lock::MIGRATION],
     )
     .await?;
     let from = version(tx).await?;
