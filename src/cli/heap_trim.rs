@@ -5,8 +5,8 @@
 //! the middle of its heaps (and in each thread's arena) as part of the
 //! process's resident set: the demo's grew in steps while its live heap
 //! stayed flat (docs/performance.md, "Memory and idle CPU"). Elsewhere
-//! than glibc it does nothing. Such processes also cap glibc's arenas
-//! ([`cap_arenas`]) before their threads start.
+//! than glibc it does nothing. Such processes also cap glibc's arenas and
+//! fix its mmap threshold ([`tune_allocator`]) before their threads start.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
@@ -20,10 +20,11 @@ pub(crate) struct HeapTrim {
 }
 
 /// What a process that runs for days (the demo, `emulator --traffic`)
-/// does about its memory, before its threads start: caps the arenas and
-/// trims every [`PERIOD`] until the returned handle is dropped.
+/// does about its memory, before its threads start: caps the arenas,
+/// fixes the mmap threshold and trims every [`PERIOD`] until the returned
+/// handle is dropped.
 pub(crate) fn for_endless_process() -> Option<HeapTrim> {
-    cap_arenas(LONG_RUNNING_ARENAS);
+    tune_allocator();
     start(PERIOD)
 }
 
@@ -47,17 +48,28 @@ fn start(period: Duration) -> Option<HeapTrim> {
 /// memory freed in one is reused only by the threads that allocate there.
 const LONG_RUNNING_ARENAS: i32 = 2;
 
-/// Caps the allocator's arenas at `arenas`, before the threads start;
-/// whether the cap was taken (never on other allocators).
+/// Blocks from this size up get a mapping of their own, handed back whole
+/// when freed. glibc starts there but raises its threshold (up to 32 MiB)
+/// each time such a block is freed, after which buffers of that size come
+/// from the heaps and stay in them; a threshold set by hand stays put
+/// (the demo's growth halved: `docs/performance.md`, "Memory and idle CPU").
+const LONG_RUNNING_MMAP_THRESHOLD: i32 = 128 * 1024;
+
+/// Caps the allocator's arenas and fixes its mmap threshold, before the
+/// threads start; whether both were taken (never on other allocators).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn cap_arenas(arenas: i32) -> bool {
+fn tune_allocator() -> bool {
     // SAFETY: mallopt sets one of the allocator's own tunables; it takes
     // no pointer from us.
-    unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
+    let arenas = unsafe { libc::mallopt(libc::M_ARENA_MAX, LONG_RUNNING_ARENAS) == 1 };
+    // SAFETY: as above.
+    let threshold =
+        unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, LONG_RUNNING_MMAP_THRESHOLD) == 1 };
+    arenas && threshold
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn cap_arenas(_arenas: i32) -> bool {
+fn tune_allocator() -> bool {
     false
 }
 
@@ -79,8 +91,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_arena_cap_is_taken() {
-        assert!(cap_arenas(LONG_RUNNING_ARENAS));
+    fn the_arena_cap_and_the_mmap_threshold_are_taken() {
+        assert!(tune_allocator());
     }
 
     #[test]
