@@ -22,6 +22,7 @@ use super::history_args::{StoreArg, open_store, store_file};
 use super::output::plain;
 use earshot_core::duration_text;
 use earshot_core::receiver::capture_erase::{self, CaptureErasure};
+use earshot_core::shutdown::Stop;
 use earshot_core::store::forget::{self, Forgotten};
 use earshot_core::store::postgres::is_postgres_url;
 use earshot_core::store::retention::{self, Period, PruneReport, Removed};
@@ -191,6 +192,12 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
     } else {
         print!("{}", prune_text(period, &report));
     }
+    Ok(prune_exit(stopped_by))
+}
+
+/// How a prune that ran ends: 0, or 128 + the signal that stopped it
+/// between batches, said on stderr (either backend).
+pub(super) fn prune_exit(stopped_by: Option<Stop>) -> ExitCode {
     match stopped_by {
         Some(signal) => {
             eprintln!(
@@ -198,9 +205,9 @@ async fn prune(args: PruneArgs, global: &GlobalOptions) -> color_eyre::Result<Ex
                  command again to finish",
                 signal.name()
             );
-            Ok(signal.exit_code())
+            signal.exit_code()
         }
-        None => Ok(ExitCode::SUCCESS),
+        None => ExitCode::SUCCESS,
     }
 }
 

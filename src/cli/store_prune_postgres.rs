@@ -17,7 +17,7 @@ use serde_json::json;
 
 use super::output::plain;
 use super::store_check::size_text;
-use super::store_cmd::{PruneArgs, prune_json, prune_text, thousands};
+use super::store_cmd::{PruneArgs, prune_exit, prune_json, prune_text, thousands};
 
 pub(super) async fn run(url: &str, args: &PruneArgs) -> color_eyre::Result<ExitCode> {
     let target = match PgTarget::parse(url) {
@@ -71,17 +71,7 @@ pub(super) async fn run(url: &str, args: &PruneArgs) -> color_eyre::Result<ExitC
     } else {
         print!("{}", postgres_text(period, &report));
     }
-    match stopped_by {
-        Some(signal) => {
-            eprintln!(
-                "stopped by {} before the end: what was removed stays removed; run the same \
-                 command again to finish",
-                signal.name()
-            );
-            Ok(signal.exit_code())
-        }
-        None => Ok(ExitCode::SUCCESS),
-    }
+    Ok(prune_exit(stopped_by))
 }
 
 /// `1 day`, `3 days`.
