@@ -22,6 +22,7 @@ use super::{Connection, GlobalOptions};
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::store;
+use earshot_core::store::StoreReader;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -83,15 +84,30 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
         // stderr: stdout stays parseable.
         eprintln!("{line}: events after it are not in the store");
     }
+    // A PostgreSQL store holds no outcome per subscription yet (the sweep
+    // does not write there): they are unknown, not none.
+    let outcomes_known = !matches!(reader, StoreReader::Postgres(_));
     if args.json {
-        print_json(&rows)?;
+        print_json(&json_rows(&rows, outcomes_known)?)?;
     } else {
-        emit(&render(&rows, args.limit))?;
+        emit(&render(&rows, args.limit, outcomes_known))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(rows: &[EventRow], limit: usize) -> String {
+/// The rows as JSON, `"subscriptions": null` where the outcomes are
+/// unknown.
+fn json_rows(rows: &[EventRow], outcomes_known: bool) -> serde_json::Result<serde_json::Value> {
+    let mut value = serde_json::to_value(rows)?;
+    if !outcomes_known && let Some(rows) = value.as_array_mut() {
+        for row in rows.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+            row.insert("subscriptions".into(), serde_json::Value::Null);
+        }
+    }
+    Ok(value)
+}
+
+fn render(rows: &[EventRow], limit: usize, outcomes_known: bool) -> String {
     if rows.is_empty() {
         return "no events match (the observer, `earshot listen --store`, stores them)\n".into();
     }
@@ -108,7 +124,9 @@ fn render(rows: &[EventRow], limit: usize) -> String {
             row.event.clone(),
             row.session_id.clone(),
             row.event_id.clone(),
-            if outcomes.is_empty() {
+            if !outcomes_known {
+                "unknown".into()
+            } else if outcomes.is_empty() {
                 "-".into()
             } else {
                 outcomes.join(", ")

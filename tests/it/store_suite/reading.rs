@@ -102,7 +102,9 @@ store_test! {
         );
         assert_eq!(listed_ids(&store, &["--limit", "2"]).await, ["evt-kelvin-\u{212A}", "evt-ÜBER"]);
         assert_eq!(listed_ids(&store, &["--since", "7d"]).await.last().map(String::as_str), Some("evt-old"));
-        // Each row as the JSON of `events` has it; no outcomes stored.
+        // Each row as the JSON of `events` has it; no outcomes stored
+        // (none on SQLite, where the sweep would store them; unknown on
+        // PostgreSQL, which does not hold them yet).
         let (_, stdout, _) = events_json(&store, &["type:call.failed"]).await;
         let rows: Value = serde_json::from_str(&stdout).expect("JSON");
         let row = rows.as_array().and_then(|rows| rows.first()).expect("one row");
@@ -110,7 +112,11 @@ store_test! {
         // (serde_json's map sorts its keys.)
         assert_eq!(keys, ["event_id", "occurred_at", "session_id", "subscriptions", "type"]);
         assert_eq!(row["session_id"], "call_2");
-        assert_eq!(row["subscriptions"], Value::Array(Vec::new()));
+        let outcomes = match store.backend() {
+            Backend::Sqlite => Value::Array(Vec::new()),
+            Backend::Postgres => Value::Null,
+        };
+        assert_eq!(row["subscriptions"], outcomes);
     }
 }
 
@@ -222,7 +228,7 @@ store_test! {
 /// The same events on both backends are listed byte for byte the same,
 /// for the plain list and for filtered ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn events_json_is_byte_for_byte_the_same_on_both_backends() {
+async fn events_json_is_the_same_on_both_backends_but_outcomes_unknown_on_postgresql() {
     let sqlite = TestStore::new(Backend::Sqlite).await;
     let postgres = TestStore::new(Backend::Postgres).await;
     let handles = [sqlite.replica().await, postgres.replica().await];
@@ -247,7 +253,21 @@ async fn events_json_is_byte_for_byte_the_same_on_both_backends() {
             "{sqlite_err} {postgres_err}"
         );
         assert!(sqlite_out.len() > 10, "{query:?}: {sqlite_out}");
-        assert_eq!(sqlite_out, postgres_out, "{query:?}");
+        // The same rows; the outcomes per subscription, which only the
+        // sweep learns and a PostgreSQL store does not hold yet, are
+        // unknown (null) there, never an empty list.
+        let sqlite_rows: Vec<serde_json::Value> = serde_json::from_str(&sqlite_out).expect("json");
+        let mut postgres_rows: Vec<serde_json::Value> =
+            serde_json::from_str(&postgres_out).expect("json");
+        for row in &mut postgres_rows {
+            assert_eq!(
+                row["subscriptions"],
+                serde_json::Value::Null,
+                "{query:?}: {row}"
+            );
+            row["subscriptions"] = serde_json::json!([]);
+        }
+        assert_eq!(sqlite_rows, postgres_rows, "{query:?}");
     }
 }
 
