@@ -2,8 +2,9 @@
 //! (`poll/watcher.rs`) sees them.
 //!
 //! Owns the rows (the watcher's latest [`JobView`] and what the pane
-//! shows of the latest [`Transcript`] per id, a [`JobRecord`]), the add-ids and submit-a-file prompts, the
-//! request budget gauge and the "polling paused" banner. The watcher runs
+//! shows of the latest [`Transcript`] per id, a [`JobRecord`]), the
+//! add-ids and submit-a-file prompts, the request budget gauge and the
+//! "polling paused" banner. The watcher runs
 //! in the worker: ids go to it as [`Effect::WatchJobs`], the rows on
 //! screen as [`Effect::FocusJobs`], and its events come back as
 //! [`JobsResult::Watch`]. Submitting a file (`s`, hidden in read-only) is
