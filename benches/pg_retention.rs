@@ -52,11 +52,8 @@ fn parse_args() -> Result<Args, BenchError> {
         rounds: 1,
         in_flight: 64,
     };
-    for arg in support::args() {
-        let (key, value) = arg
-            .split_once('=')
-            .ok_or_else(|| format!("arguments are KEY=VALUE, not {arg:?}"))?;
-        match key {
+    for (key, value) in support::key_values()? {
+        match key.as_str() {
             "n" => args.n = value.parse()?,
             "rate" => args.rate = value.parse()?,
             "seconds" => args.seconds = value.parse()?,

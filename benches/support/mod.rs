@@ -16,6 +16,17 @@ pub fn args() -> impl Iterator<Item = String> {
     std::env::args().skip(1).filter(|arg| arg != "--bench")
 }
 
+/// The `KEY=VALUE` arguments given after `--`, each split at its first
+/// `=`; an argument without one is an error that names it.
+pub fn key_values() -> Result<Vec<(String, String)>, String> {
+    args()
+        .map(|arg| match arg.split_once('=') {
+            Some((key, value)) => Ok((key.to_owned(), value.to_owned())),
+            None => Err(format!("arguments are KEY=VALUE, not {arg:?}")),
+        })
+        .collect()
+}
+
 /// `target/release/earshot`, beside the running harness's directory
 /// (`target/release/deps`).
 pub fn release_binary() -> Result<PathBuf, Box<dyn std::error::Error>> {
