@@ -65,11 +65,8 @@ impl Options {
             segments: 10,
             dir: std::env::temp_dir(),
         };
-        for argument in support::args() {
-            let (name, value) = argument
-                .split_once('=')
-                .ok_or_else(|| format!("expected name=value, got {argument:?}"))?;
-            match name {
+        for (name, value) in support::key_values()? {
+            match name.as_str() {
                 "rows" => options.rows = value.parse()?,
                 "rate" => options.rate = value.parse::<u64>()?.max(1),
                 "window" => options.window = value.parse()?,

@@ -22,7 +22,6 @@ use super::{Connection, GlobalOptions};
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::store;
-use earshot_core::store::StoreReader;
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -84,9 +83,7 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
         // stderr: stdout stays parseable.
         eprintln!("{line}: events after it are not in the store");
     }
-    // A PostgreSQL store holds no outcome per subscription yet (the sweep
-    // does not write there): they are unknown, not none.
-    let outcomes_known = !matches!(reader, StoreReader::Postgres(_));
+    let outcomes_known = reader.holds_outcomes();
     if args.json {
         print_json(&json_rows(&rows, outcomes_known)?)?;
     } else {
