@@ -9,6 +9,7 @@
 //! their own files, as do PostgreSQL-only ones (partitions, TLS).
 
 mod filing;
+mod health;
 mod reading;
 mod session_get;
 mod sweep;
@@ -60,11 +61,11 @@ pub enum Backend {
 
 /// One store for one test, on one backend; removed when dropped.
 pub struct TestStore {
-    place: Place,
+    pub(crate) place: Place,
     backend: Backend,
 }
 
-enum Place {
+pub(crate) enum Place {
     Sqlite {
         _dir: tempfile::TempDir,
         path: PathBuf,

@@ -118,8 +118,23 @@ fn states(store: &TestStore, subscription_id: &str) -> Vec<String> {
     ))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_both_backends() {
+/// The platform and both stores after the first sweep of one scenario:
+/// three subscriptions (delivered, refused for good, retried), a session
+/// and a failed call, their events filed into a SQLite and a PostgreSQL
+/// store and both swept. The receivers are kept so the retries can run.
+pub(crate) struct Swept {
+    pub(crate) harness: Harness,
+    pub(crate) stores: [TestStore; 2],
+    pub(crate) delivered: String,
+    pub(crate) missed: String,
+    pub(crate) retried: String,
+    pub(crate) session: String,
+    pub(crate) call: String,
+    pub(crate) _receivers: [Receiver; 3],
+}
+
+/// [`Swept`]: the scenario set up, filed and swept once on both backends.
+pub(crate) async fn swept_once() -> Swept {
     let harness = platform().await;
     let healthy = Receiver::healthy().await;
     let gone = Receiver::start(|_, _| Reply::status(404, "no such hook")).await;
@@ -167,7 +182,6 @@ async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_both_backends() {
             assert!(handle.file(event).await.expect("filed"));
         }
     }
-
     // First sweep: delivered, missed for good (404), retrying (500, a
     // retry scheduled that the clock holds back).
     for store in &stores {
@@ -180,11 +194,35 @@ async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_both_backends() {
         );
         assert_eq!(report.stopped, None);
     }
+    Swept {
+        harness,
+        stores,
+        delivered: delivered.id,
+        missed: missed.id,
+        retried: retried.id,
+        session,
+        call,
+        _receivers: [healthy, gone, flaky],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_both_backends() {
+    let Swept {
+        harness,
+        stores,
+        delivered,
+        missed,
+        retried,
+        session,
+        call,
+        _receivers,
+    } = swept_once().await;
     let first = snapshot(&stores[0]);
     assert_eq!(first, snapshot(&stores[1]), "SQLite, then PostgreSQL");
-    assert_eq!(states(&stores[0], &delivered.id), ["delivered:1:0"; 3]);
-    assert_eq!(states(&stores[0], &missed.id), ["missed:1:404"; 3]);
-    assert_eq!(states(&stores[0], &retried.id), ["pending:1:500"; 3]);
+    assert_eq!(states(&stores[0], &delivered), ["delivered:1:0"; 3]);
+    assert_eq!(states(&stores[0], &missed), ["missed:1:404"; 3]);
+    assert_eq!(states(&stores[0], &retried), ["pending:1:500"; 3]);
     let counted = |snapshot: &[(&str, Vec<String>)], table: &str| {
         snapshot
             .iter()
@@ -217,8 +255,8 @@ async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_both_backends() {
     let second = snapshot(&stores[0]);
     assert_eq!(second, snapshot(&stores[1]), "SQLite, then PostgreSQL");
     assert_ne!(first, second, "the retry changed what is stored");
-    assert_eq!(states(&stores[1], &retried.id), ["delivered:2:500"; 3]);
-    assert_eq!(states(&stores[1], &missed.id), ["missed:1:404"; 3]);
+    assert_eq!(states(&stores[1], &retried), ["delivered:2:500"; 3]);
+    assert_eq!(states(&stores[1], &missed), ["missed:1:404"; 3]);
     let pending_counted = stores[1]
         .rows("SELECT coalesce(sum(count), 0) FROM {t}event_counts_hourly WHERE state = 'pending'");
     assert_eq!(pending_counted, ["0"], "the pending rows were counted out");

@@ -8,7 +8,7 @@ use rusqlite::{OptionalExtension, params};
 use tokio_postgres::Transaction;
 
 use super::incidents::{SubscriptionEnd, end_with_subscription};
-use super::postgres::PgError;
+use super::postgres::{PgError, PgStore};
 use super::{Store, outcomes};
 
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
@@ -350,6 +350,24 @@ pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
     Ok(list)
 }
 
+const POSTGRES_SUBSCRIPTIONS: &str =
+    "SELECT record FROM earshot.subscriptions ORDER BY id COLLATE \"C\"";
+
+/// [`subscriptions`] on a PostgreSQL store.
+pub async fn subscriptions_postgres(store: &PgStore) -> Result<Vec<Subscription>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_SUBSCRIPTIONS).await?;
+    let mut list = Vec::new();
+    for row in client.query(&statement, &[]).await? {
+        let json: String = row.try_get(0)?;
+        match serde_json::from_str(&json) {
+            Ok(subscription) => list.push(subscription),
+            Err(_) => super::skip_row("a subscription record that is not JSON"),
+        }
+    }
+    Ok(list)
+}
+
 /// One stored subscription, as last listed, and when that was (Unix
 /// milliseconds).
 pub fn listed(store: &Store, id: &str) -> rusqlite::Result<Option<(Subscription, i64)>> {
@@ -509,6 +527,49 @@ pub fn newest_attempt_ms(
     let mut newest: Option<i64> = None;
     for id in subscription_ids {
         let at: Option<i64> = statement.query_row([id], |row| row.get(0))?;
+        newest = newest.max(at);
+    }
+    Ok(newest)
+}
+
+/// [`observer_subscriptions`]' statement on PostgreSQL (ids in byte
+/// order, ties of time as `earshot events` orders them).
+const POSTGRES_OBSERVER_SUBSCRIPTIONS: &str = "
+SELECT DISTINCT d.subscription_id COLLATE \"C\"
+FROM (SELECT delivery_id FROM earshot.events WHERE delivery_id IS NOT NULL
+      ORDER BY occurred_ms DESC LIMIT $1) AS e
+JOIN earshot.deliveries AS d ON d.id = e.delivery_id
+ORDER BY 1";
+
+/// [`newest_attempt_ms`]' statement on PostgreSQL.
+const POSTGRES_NEWEST_ATTEMPT: &str = "
+SELECT max(created_ms) FROM earshot.deliveries
+WHERE subscription_id = $1 AND status IN ('failed', 'delivered')";
+
+/// [`observer_subscriptions`] on a PostgreSQL store.
+pub async fn observer_subscriptions_postgres(store: &PgStore) -> Result<Vec<String>, PgError> {
+    let client = store.client().await?;
+    let statement = client
+        .prepare_cached(POSTGRES_OBSERVER_SUBSCRIPTIONS)
+        .await?;
+    let rows = client
+        .query(&statement, &[&OBSERVER_EVIDENCE_EVENTS])
+        .await?;
+    rows.iter()
+        .map(|row| row.try_get(0).map_err(PgError::from))
+        .collect()
+}
+
+/// [`newest_attempt_ms`] on a PostgreSQL store.
+pub async fn newest_attempt_ms_postgres(
+    store: &PgStore,
+    subscription_ids: &[String],
+) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_NEWEST_ATTEMPT).await?;
+    let mut newest: Option<i64> = None;
+    for id in subscription_ids {
+        let at: Option<i64> = client.query_one(&statement, &[id]).await?.try_get(0)?;
         newest = newest.max(at);
     }
     Ok(newest)

@@ -14,7 +14,9 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::cells::Cells;
 pub(crate) use super::outcome_rebuild::{rebuild_all, rebuild_sessions};
+use super::postgres::{PgError, PgStore};
 use super::{Store, incidents};
 
 /// How one event ended for one subscription.
@@ -234,6 +236,101 @@ pub fn counts_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<EventC
         })
     })?;
     super::readable(rows)
+}
+
+/// [`counts_since`] on PostgreSQL: the same buckets and groups; the
+/// example is the newest counted row's, as SQLite's bare column beside
+/// `max(last_ms)` is.
+const POSTGRES_COUNTS_SINCE: &str = "
+SELECT subscription_id, state, event, http_status_code, error_class, sum(count)::bigint,
+       max(last_ms), (array_agg(example_session_id ORDER BY last_ms DESC))[1]
+FROM (
+    SELECT subscription_id, state, event, http_status_code, error_class, count,
+           last_ms, example_session_id
+    FROM earshot.event_counts WHERE minute >= $1::bigint AND minute < $2::bigint * 60
+    UNION ALL
+    SELECT subscription_id, state, event, http_status_code, error_class, count,
+           last_ms, example_session_id
+    FROM earshot.event_counts_hourly WHERE hour >= $2
+) AS counted
+GROUP BY subscription_id, state, event, http_status_code, error_class
+HAVING sum(count) > 0";
+
+/// An event count from the columns of [`counts_since`]'s statements.
+fn event_count<R: Cells>(row: &R) -> Result<EventCount, R::Error> {
+    let state = row.text(1)?;
+    Ok(EventCount {
+        subscription_id: row.text(0)?,
+        state: EventState::parse(&state).unwrap_or(EventState::Unknown),
+        event: row.text(2)?,
+        http_status_code: u16::try_from(row.int(3)?).ok().filter(|code| *code != 0),
+        error_class: row.text(4)?,
+        count: row.int(5)?,
+        last_ms: row.int(6)?,
+        example_session_id: row.text(7)?,
+    })
+}
+
+/// [`counts_since`] on a PostgreSQL store.
+pub async fn counts_since_postgres(
+    store: &PgStore,
+    since_ms: i64,
+) -> Result<Vec<EventCount>, PgError> {
+    let first_minute = since_ms.div_euclid(60_000);
+    let first_whole_hour = (first_minute + 59).div_euclid(60);
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_COUNTS_SINCE).await?;
+    let rows = client
+        .query(&statement, &[&first_minute, &first_whole_hour])
+        .await?;
+    rows.iter().map(event_count).collect()
+}
+
+/// [`last_success_ms`] on PostgreSQL, which holds no recoveries yet: the
+/// newest delivered attempt.
+const POSTGRES_LAST_SUCCESS: &str = "
+SELECT max(created_ms) FROM earshot.deliveries
+WHERE subscription_id = $1 AND status = 'delivered'";
+
+/// [`first_failure_after`]'s statement on PostgreSQL.
+const POSTGRES_FIRST_FAILURE: &str = "
+SELECT min(created_ms) FROM earshot.deliveries
+WHERE subscription_id = $1 AND status = 'failed' AND created_ms > $2";
+
+const POSTGRES_NEWEST_UNOBSERVED: &str =
+    "SELECT max(occurred_ms) FROM earshot.event_outcomes WHERE event_id IS NULL";
+
+/// [`last_success_ms`] on a PostgreSQL store.
+pub async fn last_success_ms_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_LAST_SUCCESS).await?;
+    let row = client.query_one(&statement, &[&subscription_id]).await?;
+    Ok(row.try_get::<_, Option<i64>>(0)?.filter(|ms| *ms > 0))
+}
+
+/// [`first_failure_after`] on a PostgreSQL store.
+pub async fn first_failure_after_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    after_ms: Option<i64>,
+) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_FIRST_FAILURE).await?;
+    let after = after_ms.unwrap_or(i64::MIN);
+    let row = client
+        .query_one(&statement, &[&subscription_id, &after])
+        .await?;
+    Ok(row.try_get(0)?)
+}
+
+/// [`newest_unobserved_ms`] on a PostgreSQL store.
+pub async fn newest_unobserved_ms_postgres(store: &PgStore) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let row = client.query_one(POSTGRES_NEWEST_UNOBSERVED, &[]).await?;
+    Ok(row.try_get(0)?)
 }
 
 /// When `subscription_id` last had a 2xx: a delivered attempt, or an
