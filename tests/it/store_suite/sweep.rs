@@ -207,7 +207,7 @@ pub(crate) async fn swept_once() -> Swept {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_both_backends() {
+async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_sqlite_and_postgres() {
     let Swept {
         harness,
         stores,

@@ -4,7 +4,7 @@
 //! events ([`super::chains`]), each chain in one [`EventState`], and an
 //! observed event no attempt was found for `unknown` while it may still
 //! settle. Pure: the SQLite and PostgreSQL rebuilds
-//! (`outcomes::rebuild_sessions`, `outcomes::rebuild_sessions_postgres`)
+//! (`outcome_rebuild::rebuild_sessions`, `rebuild_sessions_postgres`)
 //! read a session's [`SessionFacts`] each from their tables and hand them
 //! here, and both map an attempt's columns with [`attempt`].
 

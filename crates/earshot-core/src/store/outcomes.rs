@@ -7,10 +7,12 @@
 //! refresh: the observer adds an `unknown` row per listening subscription
 //! when it stores an event ([`observed`]); each sweep of a session rebuilds
 //! that session's rows from every stored attempt, event and recovery
-//! ([`rebuild_sessions`]); a recovery that got a 2xx turns `missed` into
-//! `recovered` ([`recovered`]). Triggers keep minute and hour counts
-//! (`event_counts`, `event_counts_hourly`), so the Health board reads a few
-//! thousand rows whatever the number of events.
+//! ([`rebuild_sessions`], in `outcome_rebuild`, by the rule of
+//! `outcome_rule`, on either backend); a recovery that got a 2xx turns
+//! `missed` into `recovered` ([`recovered`]). Triggers keep minute and hour
+//! counts (`event_counts`, `event_counts_hourly`), so the Health board
+//! reads a few thousand rows whatever the number of events; the board's
+//! reads are here for SQLite and, `*_postgres`, for PostgreSQL.
 
 use rusqlite::{Connection, OptionalExtension, params};
 
