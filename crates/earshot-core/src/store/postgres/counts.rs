@@ -18,10 +18,11 @@
 
 use crate::store::schema::error_class_sql;
 
-/// The tables, their indexes, the count functions and triggers.
-pub(super) fn version_6() -> String {
-    let attempt_class = error_class_sql("r", "lower(r.error COLLATE \"C\")");
-    let attempt_buckets: String = [
+/// The upserts that count the attempt `row` (`NEW` or `OLD`) in or out
+/// (`delta`) of its minute and its hour.
+fn attempt_buckets(row: &str, delta: i64) -> String {
+    let class = error_class_sql(row, &format!("lower({row}.error COLLATE \"C\")"));
+    [
         ("delivery_counts", "minute", 60_000),
         ("delivery_counts_hourly", "hour", 3_600_000),
     ]
@@ -29,20 +30,26 @@ pub(super) fn version_6() -> String {
     .map(|(table, unit, per_ms)| {
         format!(
             "INSERT INTO earshot.{table} AS c
-    ({unit}, subscription_id, status, http_status_code, error_class, count, last_ms,
-     example_session_id)
-VALUES (r.created_ms / {per_ms}, r.subscription_id, r.status, coalesce(r.http_status_code, 0),
-        {attempt_class}, delta, r.created_ms, r.session_id)
-ON CONFLICT ({unit}, subscription_id, status, http_status_code, error_class) DO UPDATE SET
-    count = c.count + excluded.count,
-    example_session_id = CASE WHEN excluded.last_ms >= c.last_ms
-        THEN excluded.example_session_id ELSE c.example_session_id END,
-    last_ms = greatest(c.last_ms, excluded.last_ms);
+        ({unit}, subscription_id, status, http_status_code, error_class, count, last_ms,
+         example_session_id)
+    VALUES ({row}.created_ms / {per_ms}, {row}.subscription_id, {row}.status,
+            coalesce({row}.http_status_code, 0), {class}, {delta}, {row}.created_ms,
+            {row}.session_id)
+    ON CONFLICT ({unit}, subscription_id, status, http_status_code, error_class) DO UPDATE SET
+        count = c.count + excluded.count,
+        example_session_id = CASE WHEN excluded.last_ms >= c.last_ms
+            THEN excluded.example_session_id ELSE c.example_session_id END,
+        last_ms = greatest(c.last_ms, excluded.last_ms);
 "
         )
     })
-    .collect();
-    let event_buckets: String = [
+    .collect()
+}
+
+/// The upserts that count the outcome row `row` (`NEW` or `OLD`) in or
+/// out (`delta`) of its minute and its hour.
+fn event_buckets(row: &str, delta: i64) -> String {
+    [
         ("event_counts", "minute", 60_000),
         ("event_counts_hourly", "hour", 3_600_000),
     ]
@@ -50,19 +57,50 @@ ON CONFLICT ({unit}, subscription_id, status, http_status_code, error_class) DO 
     .map(|(table, unit, per_ms)| {
         format!(
             "INSERT INTO earshot.{table} AS c
-    ({unit}, subscription_id, state, event, http_status_code, error_class, count, last_ms,
-     example_session_id)
-VALUES (r.occurred_ms / {per_ms}, r.subscription_id, r.state, coalesce(r.event, ''),
-        r.http_status_code, r.error_class, delta, r.occurred_ms, r.session_id)
-ON CONFLICT ({unit}, subscription_id, state, event, http_status_code, error_class) DO UPDATE SET
-    count = c.count + excluded.count,
-    example_session_id = CASE WHEN excluded.last_ms >= c.last_ms
-        THEN excluded.example_session_id ELSE c.example_session_id END,
-    last_ms = greatest(c.last_ms, excluded.last_ms);
+        ({unit}, subscription_id, state, event, http_status_code, error_class, count, last_ms,
+         example_session_id)
+    VALUES ({row}.occurred_ms / {per_ms}, {row}.subscription_id, {row}.state,
+            coalesce({row}.event, ''), {row}.http_status_code, {row}.error_class, {delta},
+            {row}.occurred_ms, {row}.session_id)
+    ON CONFLICT ({unit}, subscription_id, state, event, http_status_code, error_class)
+    DO UPDATE SET
+        count = c.count + excluded.count,
+        example_session_id = CASE WHEN excluded.last_ms >= c.last_ms
+            THEN excluded.example_session_id ELSE c.example_session_id END,
+        last_ms = greatest(c.last_ms, excluded.last_ms);
 "
         )
     })
-    .collect();
+    .collect()
+}
+
+/// A PL/pgSQL trigger function `name` that counts the old row out and the
+/// new one in with `buckets`. The upserts are written in the function
+/// itself, whose plans PL/pgSQL keeps for the session: a SQL function
+/// called from it is planned anew at every call, which cost 0.7 ms a row
+/// (10,000 attempts in 6.6 to 7.1 s against 0.25 to 0.35 s without the
+/// trigger, at a load average of 8 on 2 cores).
+fn trigger_function(name: &str, buckets: fn(&str, i64) -> String) -> String {
+    let out = buckets("OLD", -1);
+    let into = buckets("NEW", 1);
+    format!(
+        "CREATE FUNCTION earshot.{name}() RETURNS trigger LANGUAGE plpgsql AS $trigger$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+    {out}    END IF;
+    IF TG_OP <> 'DELETE' THEN
+    {into}    END IF;
+    RETURN NULL;
+END
+$trigger$;
+"
+    )
+}
+
+/// The tables, their indexes, the count functions and triggers.
+pub(super) fn version_6() -> String {
+    let count_attempts = trigger_function("deliveries_counted", attempt_buckets);
+    let count_outcomes = trigger_function("event_outcomes_counted", event_buckets);
     let tables: String = [
         ("delivery_counts", "minute", "status"),
         ("delivery_counts_hourly", "hour", "status"),
@@ -143,34 +181,12 @@ CREATE INDEX event_outcomes_unobserved ON earshot.event_outcomes (occurred_ms)
     WHERE event_id IS NULL;
 
 {tables}
-CREATE FUNCTION earshot.count_attempt(r earshot.deliveries, delta bigint) RETURNS void
-LANGUAGE sql AS $count$
-{attempt_buckets}$count$;
-
-CREATE FUNCTION earshot.deliveries_counted() RETURNS trigger LANGUAGE plpgsql AS $trigger$
-BEGIN
-    IF TG_OP <> 'INSERT' THEN PERFORM earshot.count_attempt(OLD, -1); END IF;
-    IF TG_OP <> 'DELETE' THEN PERFORM earshot.count_attempt(NEW, 1); END IF;
-    RETURN NULL;
-END
-$trigger$;
-
+{count_attempts}
 CREATE TRIGGER deliveries_counted
 AFTER INSERT OR DELETE OR UPDATE OF subscription_id, status, http_status_code, error, created_ms
 ON earshot.deliveries FOR EACH ROW EXECUTE FUNCTION earshot.deliveries_counted();
 
-CREATE FUNCTION earshot.count_outcome(r earshot.event_outcomes, delta bigint) RETURNS void
-LANGUAGE sql AS $count$
-{event_buckets}$count$;
-
-CREATE FUNCTION earshot.event_outcomes_counted() RETURNS trigger LANGUAGE plpgsql AS $trigger$
-BEGIN
-    IF TG_OP <> 'INSERT' THEN PERFORM earshot.count_outcome(OLD, -1); END IF;
-    IF TG_OP <> 'DELETE' THEN PERFORM earshot.count_outcome(NEW, 1); END IF;
-    RETURN NULL;
-END
-$trigger$;
-
+{count_outcomes}
 CREATE TRIGGER event_outcomes_counted
 AFTER INSERT OR DELETE
     OR UPDATE OF subscription_id, state, event, http_status_code, error_class, occurred_ms
