@@ -173,12 +173,20 @@ pub(crate) async fn run(
             .as_deref()
             .map(|path| path.to_string_lossy().into_owned());
         if let Some(url) = url.filter(|url| is_postgres_url(url)) {
+            let sweep = match args.observer.pg_sweep_job(global) {
+                Ok(sweep) => sweep,
+                Err(message) => {
+                    eprintln!("earshot listen: {message}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
             match listen_postgres::open(&url, &args, retention).await {
                 Ok(store) => {
                     maintenance = Some(super::listen_lease::start(
                         &store,
                         retention,
                         retention_figures.clone(),
+                        sweep,
                     ));
                     config.store = Some(store.into());
                 }
@@ -192,7 +200,8 @@ pub(crate) async fn run(
                     return Ok(ExitCode::from(1));
                 }
             }
-            // Said and skipped by `listen_postgres::open`.
+            // Run by the lease holder (`listen_pg_sweep`), not the
+            // observer's SQLite sweeper.
             args.observer.sweep = false;
         } else {
             let store = open_store(path.as_deref(), global)?;

@@ -3,10 +3,10 @@
 //! or renew it every 2 s for this replica, named `HOST:PID`, and one
 //! stderr line says whether this replica holds it, once the first try is
 //! done and again each time that changes (a dead holder's lease is taken
-//! over within 8 s). The holder makes the next days' partitions and runs
-//! the retention ([`super::listen_pg_retention`]); the sweep on PostgreSQL
-//! is a later slice. Stopped with `listen`, it gives the lease up at once,
-//! so another replica need not wait out the expiry.
+//! over within 8 s). The holder makes the next days' partitions, runs
+//! the retention ([`super::listen_pg_retention`]) and, with `--sweep`, the
+//! sweep ([`super::listen_pg_sweep`]). Stopped with `listen`, it gives the
+//! lease up at once, so another replica need not wait out the expiry.
 
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::listen_pg_retention::{self, SharedFigures, Work};
+use super::listen_pg_sweep::{self, SweepJob};
 use super::output::plain;
 
 /// How long the first try may take before it counts as not holding it.
@@ -33,19 +34,33 @@ pub(super) struct Maintenance {
     saying: JoinHandle<()>,
     showing: JoinHandle<()>,
     work: Work,
+    sweeping: Option<JoinHandle<()>>,
 }
 
 /// Starts keeping the maintenance lease on `store` for this replica, and
-/// the holder's work: the next days' partitions and, with `retention`,
-/// the retention, whose runs go to `figures`.
+/// the holder's work: the next days' partitions, with `retention` the
+/// retention, whose runs go to `figures`, and with `sweep` the sweep.
 pub(super) fn start(
     store: &PgStore,
     retention: Option<Period>,
     figures: SharedFigures,
+    sweep: Option<SweepJob>,
 ) -> Maintenance {
     let holder = holder_name();
     let keeper = LeaseKeeper::start(store.clone(), MAINTENANCE, &holder, LeaseTerms::DEFAULT);
-    let saying = tokio::spawn(say_changes(store.clone(), keeper.watch(), holder.clone()));
+    let work_said = if sweep.is_some() {
+        "it makes the next days' partitions, runs the retention and sweeps"
+    } else {
+        "it makes the next days' partitions and runs the retention"
+    };
+    let saying = tokio::spawn(say_changes(
+        store.clone(),
+        keeper.watch(),
+        holder.clone(),
+        work_said,
+    ));
+    let sweeping =
+        sweep.map(|job| listen_pg_sweep::start(store.clone(), keeper.watch(), holder.clone(), job));
     let showing = tokio::spawn(show_holder(store.clone(), keeper.watch(), figures.clone()));
     let work = listen_pg_retention::start(
         store.clone(),
@@ -59,6 +74,7 @@ pub(super) fn start(
         saying,
         showing,
         work,
+        sweeping,
     }
 }
 
@@ -68,6 +84,11 @@ impl Maintenance {
     pub(super) async fn stop(self) {
         self.saying.abort();
         self.showing.abort();
+        // A sweep's transaction cut midway rolls back; the next holder
+        // sweeps that session again.
+        if let Some(sweeping) = &self.sweeping {
+            sweeping.abort();
+        }
         self.work.stop(WORK_ENDS_WITHIN).await;
         if let Ok(Err(error)) = tokio::time::timeout(RELEASE_WITHIN, self.keeper.release()).await {
             tracing::warn!(%error, "the maintenance lease could not be given up");
@@ -85,12 +106,17 @@ fn holder_name() -> String {
 
 /// Says whether this replica holds the lease after the first try, then at
 /// each change.
-async fn say_changes(store: PgStore, mut held: watch::Receiver<bool>, holder: String) {
+async fn say_changes(
+    store: PgStore,
+    mut held: watch::Receiver<bool>,
+    holder: String,
+    work: &'static str,
+) {
     // A first try that holds it is a change; one that does not is none.
     let _ = tokio::time::timeout(FIRST_TRY_WITHIN, held.changed()).await;
     loop {
         let now = *held.borrow_and_update();
-        say(&store, now, &holder).await;
+        say(&store, now, &holder, work).await;
         if held.changed().await.is_err() {
             return;
         }
@@ -124,12 +150,9 @@ async fn show_holder(store: PgStore, mut held: watch::Receiver<bool>, figures: S
     }
 }
 
-async fn say(store: &PgStore, held: bool, holder: &str) {
+async fn say(store: &PgStore, held: bool, holder: &str, work: &str) {
     let line = if held {
-        format!(
-            "this replica ({holder}) holds the maintenance lease (it makes the next days' \
-             partitions and runs the retention)"
-        )
+        format!("this replica ({holder}) holds the maintenance lease ({work})")
     } else {
         let other = match store.lease(MAINTENANCE).await {
             Ok(Some(state)) => format!("; {} holds it", state.holder),

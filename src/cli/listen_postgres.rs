@@ -4,9 +4,10 @@
 //! replicas starting at once migrate once) and hands the store to the
 //! receiver, which answers 2xx only after an event's commit (the
 //! retention runs on the replica holding the maintenance lease:
-//! `listen_lease`). What the observer does on a SQLite file but not yet on
-//! PostgreSQL (the background sweep, the store's figures in `/healthz` and
-//! `/metrics`) is said in one line at the start and skipped; forwarding
+//! `listen_lease`, and so does the sweep, `listen_pg_sweep`). What the
+//! observer does on a SQLite file but not yet on PostgreSQL (the store's
+//! figures in `/healthz` and `/metrics`) is said in one line at the start
+//! and skipped; forwarding
 //! from the store is refused (exit 2), since skipping it would leave the
 //! app without its events.
 
@@ -70,9 +71,6 @@ pub(super) async fn open(
 /// PostgreSQL store yet; `None` when nothing asked for is skipped.
 fn skipped(args: &ListenArgs) -> Option<String> {
     let mut skipped = Vec::new();
-    if args.observer.sweep {
-        skipped.push("the background sweep (--sweep)".to_owned());
-    }
     if args.observer.metrics_listen.is_some() {
         skipped.push("the store's probe and figures in /healthz and /metrics".to_owned());
     }

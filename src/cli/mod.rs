@@ -26,6 +26,7 @@ pub(crate) mod jobs;
 pub(crate) mod listen;
 mod listen_lease;
 mod listen_pg_retention;
+mod listen_pg_sweep;
 mod listen_postgres;
 mod listen_relay;
 mod listen_retention;

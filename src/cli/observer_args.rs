@@ -93,6 +93,44 @@ pub(crate) enum StartError {
 }
 
 impl ObserverArgs {
+    /// The sweep a PostgreSQL replica runs while it holds the maintenance
+    /// lease, when `--sweep` asks for one; the message when the platform
+    /// cannot be reached as configured (exit 2).
+    pub(super) fn pg_sweep_job(
+        &self,
+        global: &GlobalOptions,
+    ) -> Result<Option<super::listen_pg_sweep::SweepJob>, String> {
+        if !self.sweep {
+            return Ok(None);
+        }
+        Ok(Some(super::listen_pg_sweep::SweepJob {
+            client: self.sweep_client(global)?,
+            plan: self.plan(),
+        }))
+    }
+
+    /// The platform client `--sweep` asks with.
+    fn sweep_client(&self, global: &GlobalOptions) -> Result<earshot_core::api::Client, String> {
+        self.connection.client(global).map_err(|error| {
+            format!(
+                "--sweep asks the platform for delivery records: {}",
+                error
+                    .chain()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(": ")
+            )
+        })
+    }
+
+    /// `--sweep-every` and `--sweep-budget`.
+    fn plan(&self) -> SweepPlan {
+        SweepPlan {
+            every: self.sweep_every,
+            budget: usize::try_from(self.sweep_budget).unwrap_or(usize::MAX),
+        }
+    }
+
     /// Starts what the flags ask for: the sweeper, and the endpoints with
     /// the store's probe; `maintenance`, a PostgreSQL replica's lease and
     /// retention, shown in `/metrics`. The receiver is not started yet;
@@ -105,16 +143,7 @@ impl ObserverArgs {
     ) -> Result<Observing, StartError> {
         let mut observing = Observing::default();
         let client = match (self.sweep, store) {
-            (true, Some(_)) => Some(self.connection.client(global).map_err(|error| {
-                StartError::Usage(format!(
-                    "--sweep asks the platform for delivery records: {}",
-                    error
-                        .chain()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(": ")
-                ))
-            })?),
+            (true, Some(_)) => Some(self.sweep_client(global).map_err(StartError::Usage)?),
             (true, None) => {
                 return Err(StartError::Usage(
                     "--sweep keeps the store fresh: give --store too".to_owned(),
@@ -161,10 +190,7 @@ impl ObserverArgs {
             let sweeper = Sweeper {
                 client,
                 db: store.path.clone(),
-                plan: SweepPlan {
-                    every: self.sweep_every,
-                    budget: usize::try_from(self.sweep_budget).unwrap_or(usize::MAX),
-                },
+                plan: self.plan(),
                 metrics: observing.metrics.clone(),
                 say: Box::new(|line| {
                     eprintln!("earshot listen: {}", super::output::plain(line));

@@ -260,7 +260,7 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
     let home = tempfile::tempdir().expect("temp dir");
     let url = "postgres://obs@127.0.0.1:9/earshot";
     let runs: [&[&str]; 4] = [
-        &["health", "--no-sweep", "--store", url],
+        &["incidents", "--no-sweep", "--store", url],
         &["store", "forget", "ses-1", "--store", url],
         &["store", "check", "--store", url],
         &["changes", "--store", url],
@@ -274,6 +274,15 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
             "{args:?}: {said}"
         );
     }
+    // `health` takes it (store_suite::health): unreachable, exit 1 naming
+    // it, and makes nothing.
+    tries_the_server(
+        isolated(home.path())
+            .args(["health", "--no-sweep", "--store", url])
+            .current_dir(home.path()),
+        url,
+    )
+    .await;
     // `listen --store` takes the URL, from the environment too: it tries
     // the server (nothing listens on port 9), and makes nothing either.
     let secret = home.path().join("secret");
@@ -297,7 +306,7 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
     )
     .expect("config written");
     let output = run(isolated(home.path())
-        .args(["health", "--no-sweep", "--config"])
+        .args(["incidents", "--no-sweep", "--config"])
         .arg(&config)
         .current_dir(home.path()))
     .await;
@@ -307,16 +316,25 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
         said.contains("profiles.one.store") && said.contains("not supported by this command yet"),
         "{said}"
     );
-    // `listen` takes the profile's PostgreSQL store: it tries the server.
+    // `listen` and `health` take the profile's PostgreSQL store: they try
+    // the server.
     tries_the_server(listen(home.path()).arg("--config").arg(&config), url).await;
+    tries_the_server(
+        isolated(home.path())
+            .args(["health", "--no-sweep", "--config"])
+            .arg(&config)
+            .current_dir(home.path()),
+        url,
+    )
+    .await;
     assert!(
         !home.path().join("postgres:").exists(),
         "no directory named after the URL"
     );
 }
 
-/// Runs `listen`, which must try the PostgreSQL server at `url` (nothing
-/// listens there) and exit 1 saying it cannot connect.
+/// Runs `listen` (or `health`), which must try the PostgreSQL server at
+/// `url` (nothing listens there) and exit 1 saying it cannot connect.
 async fn tries_the_server(listen: &mut std::process::Command, url: &str) {
     let output = run(listen).await;
     let said = text(&output.stderr);

@@ -9,16 +9,19 @@
 //! their own files, as do PostgreSQL-only ones (partitions, TLS).
 
 mod filing;
+mod health;
 mod reading;
 mod session_get;
+mod sweep;
 
 use std::path::PathBuf;
 
+use earshot_core::history::sweep::{SweepReport, sweep};
 use earshot_core::redact::SecretString;
-use earshot_core::store::StoreHandle;
 use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_core::store::writer::Writer;
+use earshot_core::store::{AsyncStore, StoreHandle};
 use earshot_testkit::postgres::PgCluster;
 
 /// Declares a store test run on both backends: `store_test!(async fn
@@ -58,11 +61,11 @@ pub enum Backend {
 
 /// One store for one test, on one backend; removed when dropped.
 pub struct TestStore {
-    place: Place,
+    pub(crate) place: Place,
     backend: Backend,
 }
 
-enum Place {
+pub(crate) enum Place {
     Sqlite {
         _dir: tempfile::TempDir,
         path: PathBuf,
@@ -163,6 +166,65 @@ impl TestStore {
             &format!("SELECT count(*) FROM {table} WHERE event_id = '{event_id}'"),
             table,
         )
+    }
+
+    /// One sweep of this store against the platform `client` asks, in
+    /// process, as a command sweeps it (through a store of its own).
+    pub async fn sweep(&self, client: &earshot_core::api::Client) -> SweepReport {
+        match &self.place {
+            Place::Sqlite { path, .. } => {
+                let store = AsyncStore::open(path.clone())
+                    .await
+                    .expect("the store opens");
+                sweep(client, &store, 500).await.expect("a sweep")
+            }
+            Place::Postgres { url, sources, .. } => {
+                let target = PgTarget::parse(url).expect("a store URL");
+                let store = PgStore::connect(target, sources)
+                    .await
+                    .expect("the store opens");
+                sweep(client, &store, 500).await.expect("a sweep")
+            }
+        }
+    }
+
+    /// The rows `sql` selects, read apart from earshot (rusqlite, psql),
+    /// each as its columns' text joined by `|` (NULL as nothing, as psql
+    /// writes it). `{t}` in `sql` stands before each table's name: nothing
+    /// on SQLite, `earshot.` on PostgreSQL.
+    pub fn rows(&self, sql: &str) -> Vec<String> {
+        match &self.place {
+            Place::Sqlite { path, .. } => {
+                let conn = rusqlite::Connection::open(path).expect("the store opens");
+                let sql = sql.replace("{t}", "");
+                let mut statement = conn.prepare(&sql).expect("a query");
+                let columns = statement.column_count();
+                let rows = statement
+                    .query_map([], |row| {
+                        let mut cells = Vec::new();
+                        for index in 0..columns {
+                            cells.push(match row.get_ref(index)? {
+                                rusqlite::types::ValueRef::Null => String::new(),
+                                rusqlite::types::ValueRef::Integer(value) => value.to_string(),
+                                rusqlite::types::ValueRef::Real(value) => value.to_string(),
+                                rusqlite::types::ValueRef::Text(text)
+                                | rusqlite::types::ValueRef::Blob(text) => {
+                                    String::from_utf8_lossy(text).into_owned()
+                                }
+                            });
+                        }
+                        Ok(cells.join("|"))
+                    })
+                    .expect("rows");
+                rows.collect::<Result<_, _>>().expect("readable rows")
+            }
+            Place::Postgres { cluster, .. } => {
+                let text = cluster
+                    .psql(DATABASE, &sql.replace("{t}", "earshot."))
+                    .expect("psql");
+                text.lines().map(str::to_owned).collect()
+            }
+        }
     }
 
     fn query_count(&self, sql: &str, table: &str) -> i64 {

@@ -230,6 +230,25 @@ pub fn coverage(store: &Store, since_ms: i64, now_ms: i64) -> Result<Coverage, S
         },
         None => ObserverFacts::default(),
     };
+    Ok(judged(
+        events_in_window,
+        facts,
+        newest_unobserved_ms,
+        now_ms,
+    ))
+}
+
+/// The coverage a store's facts give at `now_ms`, whichever backend they
+/// were read from: `events_in_window` filed in the window, the observer's
+/// `facts` (all `None` while it has no event) and the newest event it
+/// never filed.
+pub fn judged(
+    events_in_window: i64,
+    facts: ObserverFacts,
+    newest_unobserved_ms: Option<i64>,
+    now_ms: i64,
+) -> Coverage {
+    let last_event_ms = facts.last_event_ms;
     let evidence = silence(&facts, now_ms, silence_floor_ms());
     let silent_since_ms = evidence.and(last_event_ms);
     let state = match (evidence, events_in_window) {
@@ -237,7 +256,7 @@ pub fn coverage(store: &Store, since_ms: i64, now_ms: i64) -> Result<Coverage, S
         (None, 0) => CoverageState::None,
         (None, _) => CoverageState::Ok,
     };
-    Ok(Coverage {
+    Coverage {
         state,
         last_event_at: last_event_ms.map(rfc3339),
         events_in_window,
@@ -248,7 +267,7 @@ pub fn coverage(store: &Store, since_ms: i64, now_ms: i64) -> Result<Coverage, S
         newest_unobserved_ms,
         last_event_ms,
         silent_since_ms,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub mod receiver_probe;
 pub mod recover;
 pub mod refused_delivery;
 pub mod report;
+pub mod report_postgres;
 pub mod rotation;
 pub mod session_view;
 pub mod sparkline;

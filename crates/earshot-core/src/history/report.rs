@@ -169,6 +169,140 @@ pub fn board(store: &Store, since_ms: i64, now_ms: i64) -> Result<Board, StoreEr
     })
 }
 
+/// What the board is made of, as a store holds it: read from SQLite by
+/// [`BoardFacts::read`], from PostgreSQL by
+/// `history::report_postgres`, and made into rows by one rule
+/// ([`BoardFacts::rows`]).
+#[derive(Clone, Debug, Default)]
+pub struct BoardFacts {
+    /// The stored subscriptions, as last listed.
+    pub subscriptions: Vec<crate::api::types::agents::Subscription>,
+    /// Events counted in the window.
+    pub event_counts: Vec<EventCount>,
+    /// Attempts counted in the window.
+    pub attempt_counts: Vec<health::OutcomeCount>,
+    /// Retries scheduled after now.
+    pub retries: Vec<health::RetriesDue>,
+    /// Per subscription (in `subscriptions`' order): its last 2xx, the
+    /// first failure after it, and the newest change earshot made to it.
+    pub each: Vec<EachSubscription>,
+}
+
+/// The board's facts of one subscription.
+#[derive(Clone, Debug, Default)]
+pub struct EachSubscription {
+    pub last_success_ms: Option<i64>,
+    pub failing_since_ms: Option<i64>,
+    pub latest_change: Option<crate::store::changes::Change>,
+}
+
+impl BoardFacts {
+    /// The facts SQLite holds for the window since `since_ms`.
+    pub fn read(store: &Store, since_ms: i64, now_ms: i64) -> Result<BoardFacts, StoreError> {
+        let subscriptions = deliveries::subscriptions(store)?;
+        let mut each = Vec::with_capacity(subscriptions.len());
+        for subscription in &subscriptions {
+            let last_success_ms = outcomes::last_success_ms(store, &subscription.id)?;
+            each.push(EachSubscription {
+                last_success_ms,
+                failing_since_ms: outcomes::first_failure_after(
+                    store,
+                    &subscription.id,
+                    last_success_ms,
+                )?,
+                latest_change: crate::store::changes::latest_for(store, &subscription.id)?,
+            });
+        }
+        Ok(BoardFacts {
+            event_counts: outcomes::counts_since(store, since_ms)?,
+            attempt_counts: health::outcomes_since(store, since_ms)?,
+            retries: health::retries_due(store, now_ms)?,
+            subscriptions,
+            each,
+        })
+    }
+
+    /// Every subscription's row, those missing the most events first.
+    pub fn rows(self) -> Vec<SubscriptionHealth> {
+        let BoardFacts {
+            subscriptions,
+            event_counts,
+            attempt_counts,
+            retries,
+            each,
+        } = self;
+        let each: BTreeMap<String, EachSubscription> = subscriptions
+            .iter()
+            .map(|subscription| subscription.id.clone())
+            .zip(each)
+            .collect();
+        let mut rows: BTreeMap<String, SubscriptionHealth> = subscriptions
+            .into_iter()
+            .map(|subscription| {
+                let row = SubscriptionHealth::new(
+                    subscription.id.clone(),
+                    subscription.url,
+                    subscription.enabled,
+                );
+                (subscription.id, row)
+            })
+            .collect();
+        for count in event_counts {
+            let Some(row) = rows.get_mut(&count.subscription_id) else {
+                continue; // deleted on the platform since
+            };
+            row.events.add(count.state, count.count);
+            if count.state == EventState::Missed {
+                *row.missed_by_type.entry(count.event.clone()).or_default() += count.count;
+            }
+            if failed_group(&count) {
+                add_failure(row, &count);
+            }
+        }
+        let mut last_failure: BTreeMap<String, i64> = BTreeMap::new();
+        for outcome in attempt_counts {
+            let Some(row) = rows.get_mut(&outcome.subscription_id) else {
+                continue;
+            };
+            match outcome.status.as_str() {
+                "delivered" => row.delivered += outcome.count,
+                "pending" => row.pending += outcome.count,
+                _ => {
+                    row.failed += outcome.count;
+                    let last = last_failure.entry(row.id.clone()).or_insert(i64::MIN);
+                    *last = (*last).max(outcome.last_ms);
+                }
+            }
+        }
+        for due in retries {
+            if let Some(row) = rows.get_mut(&due.subscription_id) {
+                row.retries_due = due.count;
+                row.next_retry_at = Some(rfc3339(due.next_ms));
+            }
+        }
+        let mut rows: Vec<SubscriptionHealth> = rows.into_values().collect();
+        let mut each = each;
+        for row in &mut rows {
+            let facts = each.remove(&row.id).unwrap_or_default();
+            row.last_success_at = facts.last_success_ms.map(rfc3339);
+            row.failing_since = facts.failing_since_ms.map(rfc3339);
+            let finished = row.events.delivered + row.events.missed + row.events.recovered;
+            row.success_rate = (finished > 0)
+                .then(|| (row.events.delivered + row.events.recovered) as f64 / finished as f64);
+            row.last_failure_at = last_failure.get(&row.id).map(|ms| rfc3339(*ms));
+            row.failures
+                .sort_by(|a, b| b.count.cmp(&a.count).then(a.diagnosis.cmp(&b.diagnosis)));
+            row.latest_change = facts.latest_change.map(Into::into);
+        }
+        rows.sort_by(|a, b| {
+            (b.events.missed, b.is_failing(), b.failed)
+                .cmp(&(a.events.missed, a.is_failing(), a.failed))
+                .then(a.id.cmp(&b.id))
+        });
+        rows
+    }
+}
+
 /// Every stored subscription's health since `since_ms`, those missing
 /// the most events first.
 pub fn health(
@@ -176,70 +310,7 @@ pub fn health(
     since_ms: i64,
     now_ms: i64,
 ) -> Result<Vec<SubscriptionHealth>, StoreError> {
-    let mut rows: BTreeMap<String, SubscriptionHealth> = deliveries::subscriptions(store)?
-        .into_iter()
-        .map(|subscription| {
-            let row = SubscriptionHealth::new(
-                subscription.id.clone(),
-                subscription.url,
-                subscription.enabled,
-            );
-            (subscription.id, row)
-        })
-        .collect();
-    for count in outcomes::counts_since(store, since_ms)? {
-        let Some(row) = rows.get_mut(&count.subscription_id) else {
-            continue; // deleted on the platform since
-        };
-        row.events.add(count.state, count.count);
-        if count.state == EventState::Missed {
-            *row.missed_by_type.entry(count.event.clone()).or_default() += count.count;
-        }
-        if failed_group(&count) {
-            add_failure(row, &count);
-        }
-    }
-    let mut last_failure: BTreeMap<String, i64> = BTreeMap::new();
-    for outcome in health::outcomes_since(store, since_ms)? {
-        let Some(row) = rows.get_mut(&outcome.subscription_id) else {
-            continue;
-        };
-        match outcome.status.as_str() {
-            "delivered" => row.delivered += outcome.count,
-            "pending" => row.pending += outcome.count,
-            _ => {
-                row.failed += outcome.count;
-                let last = last_failure.entry(row.id.clone()).or_insert(i64::MIN);
-                *last = (*last).max(outcome.last_ms);
-            }
-        }
-    }
-    for due in health::retries_due(store, now_ms)? {
-        if let Some(row) = rows.get_mut(&due.subscription_id) {
-            row.retries_due = due.count;
-            row.next_retry_at = Some(rfc3339(due.next_ms));
-        }
-    }
-    let mut rows: Vec<SubscriptionHealth> = rows.into_values().collect();
-    for row in &mut rows {
-        let last_success = outcomes::last_success_ms(store, &row.id)?;
-        row.last_success_at = last_success.map(rfc3339);
-        row.failing_since =
-            outcomes::first_failure_after(store, &row.id, last_success)?.map(rfc3339);
-        let finished = row.events.delivered + row.events.missed + row.events.recovered;
-        row.success_rate = (finished > 0)
-            .then(|| (row.events.delivered + row.events.recovered) as f64 / finished as f64);
-        row.last_failure_at = last_failure.get(&row.id).map(|ms| rfc3339(*ms));
-        row.failures
-            .sort_by(|a, b| b.count.cmp(&a.count).then(a.diagnosis.cmp(&b.diagnosis)));
-        row.latest_change = crate::store::changes::latest_for(store, &row.id)?.map(Into::into);
-    }
-    rows.sort_by(|a, b| {
-        (b.events.missed, b.is_failing(), b.failed)
-            .cmp(&(a.events.missed, a.is_failing(), a.failed))
-            .then(a.id.cmp(&b.id))
-    });
-    Ok(rows)
+    Ok(BoardFacts::read(store, since_ms, now_ms)?.rows())
 }
 
 /// Whether counted events belong to a failure group: they failed and no

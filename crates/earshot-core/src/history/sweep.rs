@@ -5,14 +5,15 @@
 //! spending at most a budget of requests, and store every record. The
 //! subscription list is fetched first (paused ones included) so reports can
 //! name URLs and recover knows where to send. The store is reached through
-//! an [`AsyncStore`]: its calls run on the blocking pool, between the
-//! requests.
+//! a [`SweepStore`], either backend: SQLite's calls run on the blocking
+//! pool between the requests, PostgreSQL's are one transaction each
+//! (fenced by the sweep's lease when a replica sweeps).
 
 use serde::Serialize;
 
 use crate::api::types::agents::{DeliveryRecord, Subscription};
 use crate::api::{ApiError, Client};
-use crate::store::{self, AsyncStore, deliveries, sessions};
+use crate::store::SweepStore;
 
 use super::HistoryError;
 
@@ -37,12 +38,16 @@ pub struct SweepReport {
     pub stopped: Option<String>,
 }
 
-/// One sweep within `budget` requests.
-pub async fn sweep(
+/// One sweep within `budget` requests, into `store` (an [`AsyncStore`]
+/// or a [`SweepStore`]).
+///
+/// [`AsyncStore`]: crate::store::AsyncStore
+pub async fn sweep<'a>(
     client: &Client,
-    store: &AsyncStore,
+    store: impl Into<SweepStore<'a>>,
     budget: usize,
 ) -> Result<SweepReport, HistoryError> {
+    let store: SweepStore<'a> = store.into();
     let mut report = SweepReport::default();
     let mut listed = Vec::new();
     loop {
@@ -56,30 +61,16 @@ pub async fn sweep(
         }
     }
     let left = budget.saturating_sub(report.requests);
-    let due = store
-        .run(move |store| {
-            deliveries::replace_subscriptions(store, &listed, store::now_ms())?;
-            Ok::<_, HistoryError>(sessions::due_for_sweep(store, left)?)
-        })
-        .await?;
+    store.replace_subscriptions(listed).await?;
+    let due = store.due(left).await?;
     for session_id in due {
         match fetch_session(client, &session_id, budget, &mut report.requests).await {
             Fetched::All(records) => {
-                store
-                    .run(move |store| {
-                        deliveries::record_sweep(store, &session_id, &records, store::now_ms())
-                            .map_err(HistoryError::from)
-                    })
-                    .await?;
+                store.record_sweep(session_id, records).await?;
                 report.sessions_swept += 1;
             }
             Fetched::Unknown => {
-                store
-                    .run(move |store| {
-                        deliveries::record_unknown(store, &session_id, store::now_ms())
-                            .map_err(HistoryError::from)
-                    })
-                    .await?;
+                store.record_unknown(session_id).await?;
                 report.sessions_swept += 1;
                 report.unknown_sessions += 1;
             }
@@ -90,9 +81,7 @@ pub async fn sweep(
             }
         }
     }
-    report.left_for_later = store
-        .run(|store| sessions::count_due(store).map_err(HistoryError::from))
-        .await?;
+    report.left_for_later = store.count_due().await?;
     Ok(report)
 }
 

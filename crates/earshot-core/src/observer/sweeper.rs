@@ -189,9 +189,11 @@ impl Sweeper {
     }
 }
 
-/// Failures in a row, and what the last one said.
+/// Failures in a row, and what the last one said: the rule for what a
+/// background sweep says, on either backend (`listen`'s PostgreSQL sweep
+/// uses it too).
 #[derive(Debug, Default)]
-struct Failures {
+pub struct Failures {
     in_a_row: u32,
     last: Option<String>,
 }
@@ -199,7 +201,7 @@ struct Failures {
 impl Failures {
     /// Notes a failure; what to add to its line when it is to be said
     /// (`""`, or ` again, N times in a row`), `None` when it is not.
-    fn failed(&mut self, why: &str) -> Option<String> {
+    pub fn failed(&mut self, why: &str) -> Option<String> {
         self.in_a_row = self.in_a_row.saturating_add(1);
         let same = self.last.as_deref() == Some(why);
         self.last = Some(why.to_owned());
@@ -212,7 +214,7 @@ impl Failures {
     }
 
     /// Notes a success; whether failures came before it.
-    fn recovered(&mut self) -> bool {
+    pub fn recovered(&mut self) -> bool {
         let was_failing = self.in_a_row > 0;
         *self = Failures::default();
         was_failing

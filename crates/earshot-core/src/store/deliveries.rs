@@ -1,10 +1,14 @@
 //! Delivery records the sweep fetched, and the subscriptions they belong
 //! to. Each record is kept as the platform returned it (unknown fields
-//! too), with the columns the queries need beside it.
+//! too), with the columns the queries need beside it. What the sweep
+//! writes is here for both backends (`SQLITE_*` and `POSTGRES_*` side by
+//! side, one [`Columns`] mapping); the reads are SQLite's so far.
 
 use rusqlite::{OptionalExtension, params};
+use tokio_postgres::Transaction;
 
 use super::incidents::{SubscriptionEnd, end_with_subscription};
+use super::postgres::{PgError, PgStore};
 use super::{Store, outcomes};
 
 use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
@@ -22,6 +26,85 @@ pub fn record_sweep(
     Ok(unsettled.first().copied().unwrap_or(false))
 }
 
+/// A record's upsert: a row changes only when the platform's record did.
+const SQLITE_UPSERT: &str = "
+INSERT INTO deliveries
+    (id, subscription_id, session_id, status, attempt_count, http_status_code,
+     error, created_ms, next_retry_ms, delivered_ms, record)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+ON CONFLICT (id) DO UPDATE SET
+    status = excluded.status, attempt_count = excluded.attempt_count,
+    http_status_code = excluded.http_status_code, error = excluded.error,
+    next_retry_ms = excluded.next_retry_ms, delivered_ms = excluded.delivered_ms,
+    record = excluded.record
+WHERE record IS NOT excluded.record";
+const POSTGRES_UPSERT: &str = "
+INSERT INTO earshot.deliveries AS d
+    (id, subscription_id, session_id, status, attempt_count, http_status_code,
+     error, created_ms, next_retry_ms, delivered_ms, record)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+ON CONFLICT (id) DO UPDATE SET
+    status = excluded.status, attempt_count = excluded.attempt_count,
+    http_status_code = excluded.http_status_code, error = excluded.error,
+    next_retry_ms = excluded.next_retry_ms, delivered_ms = excluded.delivered_ms,
+    record = excluded.record
+WHERE d.record IS DISTINCT FROM excluded.record";
+
+/// A session marked swept, and whether it is still unsettled (an id the
+/// sweep met first is added).
+const SQLITE_MARK: &str = "
+INSERT INTO sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
+VALUES (?1, 'added', ?2, ?2, ?3)
+ON CONFLICT (session_id) DO UPDATE SET
+    last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled";
+const POSTGRES_MARK: &str = "
+INSERT INTO earshot.sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
+VALUES ($1, 'added', $2, $2, $3)
+ON CONFLICT (session_id) DO UPDATE SET
+    last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled";
+
+/// A session the platform does not know: swept, settled.
+const SQLITE_UNKNOWN: &str =
+    "UPDATE sessions SET last_swept_ms = ?2, unsettled = 0 WHERE session_id = ?1";
+const POSTGRES_UNKNOWN: &str =
+    "UPDATE earshot.sessions SET last_swept_ms = $2, unsettled = false WHERE session_id = $1";
+
+/// A record's columns as both backends store them (integers as `i64`).
+struct Columns<'a> {
+    status: &'a str,
+    attempt_count: i64,
+    http_status_code: Option<i64>,
+    created_ms: i64,
+    next_retry_ms: Option<i64>,
+    delivered_ms: Option<i64>,
+    record: String,
+}
+
+impl Columns<'_> {
+    fn of(record: &DeliveryRecord) -> Columns<'_> {
+        Columns {
+            status: record.status.as_str(),
+            attempt_count: i64::from(record.attempt_count),
+            http_status_code: record.http_status_code.map(i64::from),
+            created_ms: record.created_at.timestamp_millis(),
+            next_retry_ms: record.next_retry_at.map(|at| at.timestamp_millis()),
+            delivered_ms: record.delivered_at.map(|at| at.timestamp_millis()),
+            record: serde_json::to_string(record).unwrap_or_default(),
+        }
+    }
+}
+
+/// Whether a session swept with `records` is still unsettled at `now_ms`:
+/// an attempt in flight, or a retry scheduled after now.
+fn still_unsettled(records: &[DeliveryRecord], now_ms: i64) -> bool {
+    records.iter().any(|record| {
+        record.status == DeliveryStatus::Pending
+            || record
+                .next_retry_at
+                .is_some_and(|at| at.timestamp_millis() > now_ms)
+    })
+}
+
 /// [`record_sweep`] for many sessions in one transaction (one commit, not
 /// one per session): all stored, or none. Whether each session, in order,
 /// is still unsettled.
@@ -33,47 +116,26 @@ pub fn record_sweeps(
     let tx = store.conn.transaction()?;
     let mut unsettled = Vec::with_capacity(swept.len());
     {
-        let mut upsert = tx.prepare_cached(
-            "INSERT INTO deliveries
-                 (id, subscription_id, session_id, status, attempt_count, http_status_code,
-                  error, created_ms, next_retry_ms, delivered_ms, record)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-             ON CONFLICT (id) DO UPDATE SET
-                 status = excluded.status, attempt_count = excluded.attempt_count,
-                 http_status_code = excluded.http_status_code, error = excluded.error,
-                 next_retry_ms = excluded.next_retry_ms, delivered_ms = excluded.delivered_ms,
-                 record = excluded.record
-             WHERE record IS NOT excluded.record",
-        )?;
-        let mut mark = tx.prepare_cached(
-            "INSERT INTO sessions (session_id, source, first_seen_ms, last_swept_ms, unsettled)
-             VALUES (?1, 'added', ?2, ?2, ?3)
-             ON CONFLICT (session_id) DO UPDATE SET
-                 last_swept_ms = excluded.last_swept_ms, unsettled = excluded.unsettled",
-        )?;
+        let mut upsert = tx.prepare_cached(SQLITE_UPSERT)?;
+        let mut mark = tx.prepare_cached(SQLITE_MARK)?;
         for (session_id, records) in swept {
             for record in *records {
-                let json = serde_json::to_string(record).unwrap_or_default();
+                let columns = Columns::of(record);
                 upsert.execute(params![
                     record.id,
                     record.subscription_id,
                     record.session_id,
-                    record.status.as_str(),
-                    record.attempt_count,
-                    record.http_status_code,
+                    columns.status,
+                    columns.attempt_count,
+                    columns.http_status_code,
                     record.error,
-                    record.created_at.timestamp_millis(),
-                    record.next_retry_at.map(|at| at.timestamp_millis()),
-                    record.delivered_at.map(|at| at.timestamp_millis()),
-                    json,
+                    columns.created_ms,
+                    columns.next_retry_ms,
+                    columns.delivered_ms,
+                    columns.record,
                 ])?;
             }
-            let pending = records.iter().any(|record| {
-                record.status == DeliveryStatus::Pending
-                    || record
-                        .next_retry_at
-                        .is_some_and(|at| at.timestamp_millis() > now_ms)
-            });
+            let pending = still_unsettled(records, now_ms);
             mark.execute(params![session_id, now_ms, pending])?;
             unsettled.push(pending);
         }
@@ -84,13 +146,65 @@ pub fn record_sweeps(
     Ok(unsettled)
 }
 
+/// [`record_sweeps`] on PostgreSQL, in `tx` (committed by the caller,
+/// fenced by the sweep's lease when a replica sweeps): the same rows, and
+/// the outcome rows rebuilt by the same rule; the minute and hour counts
+/// follow by trigger in the same transaction.
+pub(crate) async fn record_sweeps_postgres(
+    tx: &Transaction<'_>,
+    swept: &[(&str, &[DeliveryRecord])],
+    now_ms: i64,
+) -> Result<Vec<bool>, PgError> {
+    let upsert = tx.prepare(POSTGRES_UPSERT).await?;
+    let mark = tx.prepare(POSTGRES_MARK).await?;
+    let mut unsettled = Vec::with_capacity(swept.len());
+    for (session_id, records) in swept {
+        for record in *records {
+            let columns = Columns::of(record);
+            tx.execute(
+                &upsert,
+                &[
+                    &record.id,
+                    &record.subscription_id,
+                    &record.session_id,
+                    &columns.status,
+                    &columns.attempt_count,
+                    &columns.http_status_code,
+                    &record.error,
+                    &columns.created_ms,
+                    &columns.next_retry_ms,
+                    &columns.delivered_ms,
+                    &columns.record,
+                ],
+            )
+            .await?;
+        }
+        let pending = still_unsettled(records, now_ms);
+        tx.execute(&mark, &[session_id, &now_ms, &pending]).await?;
+        unsettled.push(pending);
+    }
+    let ids: Vec<&str> = swept.iter().map(|(session_id, _)| *session_id).collect();
+    super::outcome_rebuild::rebuild_sessions_postgres(tx, &ids, now_ms).await?;
+    Ok(unsettled)
+}
+
 /// Marks a session the platform does not know (404): swept, settled.
 pub(crate) fn record_unknown(store: &Store, session_id: &str, now_ms: i64) -> rusqlite::Result<()> {
-    store.conn.execute(
-        "UPDATE sessions SET last_swept_ms = ?2, unsettled = 0 WHERE session_id = ?1",
-        params![session_id, now_ms],
-    )?;
+    store
+        .conn
+        .execute(SQLITE_UNKNOWN, params![session_id, now_ms])?;
     outcomes::rebuild_sessions(&store.conn, &[session_id], now_ms)
+}
+
+/// [`record_unknown`] on PostgreSQL, in `tx`.
+pub(crate) async fn record_unknown_postgres(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    now_ms: i64,
+) -> Result<(), PgError> {
+    tx.execute(POSTGRES_UNKNOWN, &[&session_id, &now_ms])
+        .await?;
+    super::outcome_rebuild::rebuild_sessions_postgres(tx, &[session_id], now_ms).await
 }
 
 /// Every stored attempt of one session, oldest first.
@@ -117,6 +231,29 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
         .query_row("SELECT count(*) FROM deliveries", [], |row| row.get(0))
 }
 
+/// A listed subscription's upsert, with when it was listed.
+const SQLITE_UPSERT_SUBSCRIPTION: &str = "
+INSERT INTO subscriptions (id, url, events, enabled, secret_version, seen_ms, record)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+ON CONFLICT (id) DO UPDATE SET url = excluded.url, events = excluded.events,
+    enabled = excluded.enabled, secret_version = excluded.secret_version,
+    seen_ms = excluded.seen_ms, record = excluded.record";
+const POSTGRES_UPSERT_SUBSCRIPTION: &str = "
+INSERT INTO earshot.subscriptions (id, url, events, enabled, secret_version, seen_ms, record)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (id) DO UPDATE SET url = excluded.url, events = excluded.events,
+    enabled = excluded.enabled, secret_version = excluded.secret_version,
+    seen_ms = excluded.seen_ms, record = excluded.record";
+
+/// A subscription's columns as both backends store them.
+fn subscription_columns(subscription: &Subscription) -> (String, i64, String) {
+    (
+        serde_json::to_string(&subscription.events).unwrap_or_else(|_| "[]".into()),
+        i64::from(subscription.secret_version),
+        serde_json::to_string(subscription).unwrap_or_default(),
+    )
+}
+
 /// Replaces the stored subscriptions with `list` (the platform's whole
 /// list, paused ones included). A subscription no longer listed was deleted
 /// on the platform; its delivery rows stay (history is never dropped by a
@@ -129,22 +266,17 @@ pub fn replace_subscriptions(
 ) -> rusqlite::Result<()> {
     let tx = store.conn.transaction()?;
     {
-        let mut upsert = tx.prepare_cached(
-            "INSERT INTO subscriptions (id, url, events, enabled, secret_version, seen_ms, record)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT (id) DO UPDATE SET url = excluded.url, events = excluded.events,
-                 enabled = excluded.enabled, secret_version = excluded.secret_version,
-                 seen_ms = excluded.seen_ms, record = excluded.record",
-        )?;
+        let mut upsert = tx.prepare_cached(SQLITE_UPSERT_SUBSCRIPTION)?;
         for subscription in list {
+            let (events, secret_version, record) = subscription_columns(subscription);
             upsert.execute(params![
                 subscription.id,
                 subscription.url,
-                serde_json::to_string(&subscription.events).unwrap_or_else(|_| "[]".into()),
+                events,
                 subscription.enabled,
-                subscription.secret_version,
+                secret_version,
                 now_ms,
-                serde_json::to_string(subscription).unwrap_or_default(),
+                record,
             ])?;
         }
     }
@@ -174,6 +306,34 @@ pub fn replace_subscriptions(
     tx.commit()
 }
 
+/// [`replace_subscriptions`] on PostgreSQL, in `tx`: the same rows (one
+/// not listed any more keeps its older `seen_ms`); no incidents to end,
+/// PostgreSQL holds none yet.
+pub(crate) async fn replace_subscriptions_postgres(
+    tx: &Transaction<'_>,
+    list: &[Subscription],
+    now_ms: i64,
+) -> Result<(), PgError> {
+    let upsert = tx.prepare(POSTGRES_UPSERT_SUBSCRIPTION).await?;
+    for subscription in list {
+        let (events, secret_version, record) = subscription_columns(subscription);
+        tx.execute(
+            &upsert,
+            &[
+                &subscription.id,
+                &subscription.url,
+                &events,
+                &subscription.enabled,
+                &secret_version,
+                &now_ms,
+                &record,
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// The stored subscriptions, as last listed.
 pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
     let mut statement = store
@@ -182,6 +342,24 @@ pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
     let rows = statement.query_map([], |row| row.get::<_, String>(0))?;
     let mut list = Vec::new();
     for json in super::readable::<String, Vec<_>>(rows)? {
+        match serde_json::from_str(&json) {
+            Ok(subscription) => list.push(subscription),
+            Err(_) => super::skip_row("a subscription record that is not JSON"),
+        }
+    }
+    Ok(list)
+}
+
+const POSTGRES_SUBSCRIPTIONS: &str =
+    "SELECT record FROM earshot.subscriptions ORDER BY id COLLATE \"C\"";
+
+/// [`subscriptions`] on a PostgreSQL store.
+pub async fn subscriptions_postgres(store: &PgStore) -> Result<Vec<Subscription>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_SUBSCRIPTIONS).await?;
+    let mut list = Vec::new();
+    for row in client.query(&statement, &[]).await? {
+        let json: String = row.try_get(0)?;
         match serde_json::from_str(&json) {
             Ok(subscription) => list.push(subscription),
             Err(_) => super::skip_row("a subscription record that is not JSON"),
@@ -349,6 +527,49 @@ pub fn newest_attempt_ms(
     let mut newest: Option<i64> = None;
     for id in subscription_ids {
         let at: Option<i64> = statement.query_row([id], |row| row.get(0))?;
+        newest = newest.max(at);
+    }
+    Ok(newest)
+}
+
+/// [`observer_subscriptions`]' statement on PostgreSQL (ids in byte
+/// order, ties of time as `earshot events` orders them).
+const POSTGRES_OBSERVER_SUBSCRIPTIONS: &str = "
+SELECT DISTINCT d.subscription_id COLLATE \"C\"
+FROM (SELECT delivery_id FROM earshot.events WHERE delivery_id IS NOT NULL
+      ORDER BY occurred_ms DESC LIMIT $1) AS e
+JOIN earshot.deliveries AS d ON d.id = e.delivery_id
+ORDER BY 1";
+
+/// [`newest_attempt_ms`]' statement on PostgreSQL.
+const POSTGRES_NEWEST_ATTEMPT: &str = "
+SELECT max(created_ms) FROM earshot.deliveries
+WHERE subscription_id = $1 AND status IN ('failed', 'delivered')";
+
+/// [`observer_subscriptions`] on a PostgreSQL store.
+pub async fn observer_subscriptions_postgres(store: &PgStore) -> Result<Vec<String>, PgError> {
+    let client = store.client().await?;
+    let statement = client
+        .prepare_cached(POSTGRES_OBSERVER_SUBSCRIPTIONS)
+        .await?;
+    let rows = client
+        .query(&statement, &[&OBSERVER_EVIDENCE_EVENTS])
+        .await?;
+    rows.iter()
+        .map(|row| row.try_get(0).map_err(PgError::from))
+        .collect()
+}
+
+/// [`newest_attempt_ms`] on a PostgreSQL store.
+pub async fn newest_attempt_ms_postgres(
+    store: &PgStore,
+    subscription_ids: &[String],
+) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_NEWEST_ATTEMPT).await?;
+    let mut newest: Option<i64> = None;
+    for id in subscription_ids {
+        let at: Option<i64> = client.query_one(&statement, &[id]).await?.try_get(0)?;
         newest = newest.max(at);
     }
     Ok(newest)

@@ -460,6 +460,42 @@ pub fn pace_before(
         })
 }
 
+/// [`received_since`] on PostgreSQL: the events received since
+/// `since_ms` (along `events_by_received`; PostgreSQL keeps no hour counts
+/// of them yet), and the newest.
+const POSTGRES_RECEIVED_SINCE: &str = "
+SELECT (SELECT count(*) FROM earshot.events WHERE received_ms >= $1),
+       (SELECT max(received_ms) FROM earshot.events)";
+
+/// [`pace_before`]'s statement on PostgreSQL.
+const POSTGRES_PACE_BEFORE: &str = "
+SELECT count(*), min(received_ms) FROM earshot.events
+WHERE received_ms BETWEEN $1 AND $2";
+
+/// [`received_since`] on a PostgreSQL store.
+pub async fn received_since_postgres(
+    store: &PgStore,
+    since_ms: i64,
+) -> Result<(i64, Option<i64>), PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_RECEIVED_SINCE).await?;
+    let row = client.query_one(&statement, &[&since_ms]).await?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
+/// [`pace_before`] on a PostgreSQL store.
+pub async fn pace_before_postgres(
+    store: &PgStore,
+    last_ms: i64,
+    span_ms: i64,
+) -> Result<(i64, Option<i64>), PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_PACE_BEFORE).await?;
+    let from = last_ms - span_ms;
+    let row = client.query_one(&statement, &[&from, &last_ms]).await?;
+    Ok((row.try_get(0)?, row.try_get(1)?))
+}
+
 /// Events the observer received per hour, and its newest.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReceivedHours {

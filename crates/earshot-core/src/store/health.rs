@@ -7,6 +7,8 @@
 use rusqlite::params;
 
 use super::Store;
+use super::cells::Cells;
+use super::postgres::{PgError, PgStore};
 
 /// Attempts of one subscription with one outcome, summed over the window.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,4 +88,74 @@ pub fn retries_due(store: &Store, now_ms: i64) -> rusqlite::Result<Vec<RetriesDu
         })
     })?;
     super::readable(rows)
+}
+
+/// [`outcomes_since`] on PostgreSQL: the same buckets, rows and order
+/// (ids in byte order); the example is the newest counted row's.
+const POSTGRES_OUTCOMES_SINCE: &str = "
+SELECT subscription_id, status, http_status_code, error_class, sum(count)::bigint,
+       max(last_ms), (array_agg(example_session_id ORDER BY last_ms DESC))[1]
+FROM (
+    SELECT subscription_id, status, http_status_code, error_class, count, last_ms,
+           example_session_id
+    FROM earshot.delivery_counts WHERE minute >= $1::bigint AND minute < $2::bigint * 60
+    UNION ALL
+    SELECT subscription_id, status, http_status_code, error_class, count, last_ms,
+           example_session_id
+    FROM earshot.delivery_counts_hourly WHERE hour >= $2
+) AS counted
+WHERE count > 0
+GROUP BY subscription_id, status, http_status_code, error_class
+ORDER BY subscription_id COLLATE \"C\", status COLLATE \"C\", http_status_code,
+         error_class COLLATE \"C\"";
+
+/// An attempt count from the columns of [`outcomes_since`]'s statements.
+fn outcome_count<R: Cells>(row: &R) -> Result<OutcomeCount, R::Error> {
+    Ok(OutcomeCount {
+        subscription_id: row.text(0)?,
+        status: row.text(1)?,
+        http_status_code: u16::try_from(row.int(2)?).ok().filter(|code| *code != 0),
+        error_class: row.text(3)?,
+        count: row.int(4)?,
+        last_ms: row.int(5)?,
+        example_session_id: row.text(6)?,
+    })
+}
+
+/// [`outcomes_since`] on a PostgreSQL store.
+pub async fn outcomes_since_postgres(
+    store: &PgStore,
+    since_ms: i64,
+) -> Result<Vec<OutcomeCount>, PgError> {
+    let first_minute = since_ms.div_euclid(60_000);
+    let first_whole_hour = (first_minute + 59).div_euclid(60);
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_OUTCOMES_SINCE).await?;
+    let rows = client
+        .query(&statement, &[&first_minute, &first_whole_hour])
+        .await?;
+    rows.iter().map(outcome_count).collect()
+}
+
+const POSTGRES_RETRIES_DUE: &str = "
+SELECT subscription_id, count(*), min(next_retry_ms) FROM earshot.deliveries
+WHERE next_retry_ms IS NOT NULL AND next_retry_ms > $1
+GROUP BY subscription_id";
+
+/// [`retries_due`] on a PostgreSQL store.
+pub async fn retries_due_postgres(
+    store: &PgStore,
+    now_ms: i64,
+) -> Result<Vec<RetriesDue>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_RETRIES_DUE).await?;
+    let mut due = Vec::new();
+    for row in client.query(&statement, &[&now_ms]).await? {
+        due.push(RetriesDue {
+            subscription_id: row.try_get(0)?,
+            count: row.try_get(1)?,
+            next_ms: row.try_get(2)?,
+        });
+    }
+    Ok(due)
 }

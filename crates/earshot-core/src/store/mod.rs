@@ -14,6 +14,7 @@
 //! documented for `sqlite3` users in `docs/store.md`.
 
 pub mod async_store;
+mod cells;
 pub mod chains;
 pub mod changes;
 pub mod check;
@@ -30,6 +31,8 @@ pub mod handle;
 pub mod health;
 pub mod incidents;
 pub mod mark;
+mod outcome_rebuild;
+mod outcome_rule;
 pub mod outcomes;
 pub mod postgres;
 pub mod private;
@@ -42,6 +45,7 @@ pub mod retention;
 mod schema;
 pub use schema::say_slow_migrations_with;
 pub mod sessions;
+pub mod sweep_store;
 pub mod timeline;
 pub mod totals;
 pub mod word_filler;
@@ -58,6 +62,7 @@ pub use handle::StoreHandle;
 pub use private::Tightened;
 pub use reader::StoreReader;
 pub use schema::SCHEMA_VERSION;
+pub use sweep_store::SweepStore;
 
 /// The file name of the store in the state directory.
 pub const DEFAULT_FILE_NAME: &str = "earshot.db";

@@ -7,21 +7,19 @@
 //! refresh: the observer adds an `unknown` row per listening subscription
 //! when it stores an event ([`observed`]); each sweep of a session rebuilds
 //! that session's rows from every stored attempt, event and recovery
-//! ([`rebuild_sessions`]); a recovery that got a 2xx turns `missed` into
-//! `recovered` ([`recovered`]). Triggers keep minute and hour counts
-//! (`event_counts`, `event_counts_hourly`), so the Health board reads a few
-//! thousand rows whatever the number of events.
+//! ([`rebuild_sessions`], in `outcome_rebuild`, by the rule of
+//! `outcome_rule`, on either backend); a recovery that got a 2xx turns
+//! `missed` into `recovered` ([`recovered`]). Triggers keep minute and hour
+//! counts (`event_counts`, `event_counts_hourly`), so the Health board
+//! reads a few thousand rows whatever the number of events; the board's
+//! reads are here for SQLite and, `*_postgres`, for PostgreSQL.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-
-use chrono::{DateTime, FixedOffset, TimeZone, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::chains::{Fate, match_events};
-use super::events::StoredEvent;
-use super::sessions::SETTLE_MS;
+use super::cells::Cells;
+pub(crate) use super::outcome_rebuild::{rebuild_all, rebuild_sessions};
+use super::postgres::{PgError, PgStore};
 use super::{Store, incidents};
-use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, EventKind};
 
 /// How one event ended for one subscription.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -188,342 +186,6 @@ pub(crate) fn recovered(
     incidents::settle(conn, subscription_id, at_ms)
 }
 
-/// What the rebuild needs of a stored subscription.
-struct Listening {
-    events: Vec<String>,
-    enabled: bool,
-}
-
-/// Rebuilds the rows of each session from every stored attempt, event and
-/// recovery of it, at `now_ms` (inside the caller's transaction), and
-/// brings the incidents of the subscriptions concerned up to date.
-pub(crate) fn rebuild_sessions(
-    conn: &Connection,
-    session_ids: &[&str],
-    now_ms: i64,
-) -> rusqlite::Result<()> {
-    let subscriptions = listening(conn)?;
-    let mut touched: HashSet<String> = HashSet::new();
-    for session_id in session_ids {
-        let mut rows = session_outcomes(conn, session_id, &subscriptions, now_ms)?;
-        rows.sort_by(|a, b| {
-            (&a.subscription_id, &a.event_key).cmp(&(&b.subscription_id, &b.event_key))
-        });
-        // A re-check that changed nothing writes nothing: the sweep re-checks
-        // sessions in turn, and a rewrite of the same rows would move every
-        // live list's version and fill the WAL.
-        if stored_rows(conn, session_id)? == rows {
-            continue;
-        }
-        conn.prepare_cached("DELETE FROM event_outcomes WHERE session_id = ?1")?
-            .execute([session_id])?;
-        let mut insert = conn.prepare_cached(
-            "INSERT OR REPLACE INTO event_outcomes
-                 (subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-                  attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
-                  settled_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-        )?;
-        for row in &rows {
-            insert.execute(params![
-                row.subscription_id,
-                row.event_key,
-                row.event_id,
-                row.event,
-                row.session_id,
-                row.occurred_ms,
-                row.state.as_str(),
-                row.attempts,
-                row.http_status_code,
-                row.error_class,
-                row.first_failure_ms,
-                row.last_failure_ms,
-                row.settled_ms,
-            ])?;
-            if incidents::counts(row) {
-                incidents::note_failure(conn, row)?;
-            }
-            touched.insert(row.subscription_id.clone());
-        }
-    }
-    for subscription_id in touched {
-        incidents::settle(conn, &subscription_id, now_ms)?;
-    }
-    Ok(())
-}
-
-/// The stored rows of `session_id`, in key order.
-fn stored_rows(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Outcome>> {
-    let mut statement = conn.prepare_cached(
-        "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-                attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
-                settled_ms
-         FROM event_outcomes WHERE session_id = ?1 ORDER BY subscription_id, event_key",
-    )?;
-    let rows = statement.query_map([session_id], outcome_row)?;
-    rows.collect()
-}
-
-/// Every session with a stored attempt: what a store migrated from a
-/// version without event rows rebuilds once.
-pub(crate) fn rebuild_all(conn: &Connection, now_ms: i64) -> rusqlite::Result<()> {
-    let ids: Vec<String> = conn
-        .prepare("SELECT DISTINCT session_id FROM deliveries")?
-        .query_map([], |row| row.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-    rebuild_sessions(conn, &ids, now_ms)
-}
-
-fn listening(conn: &Connection) -> rusqlite::Result<HashMap<String, Listening>> {
-    let mut statement = conn.prepare_cached("SELECT id, events, enabled FROM subscriptions")?;
-    let rows = statement.query_map([], |row| {
-        let events: String = row.get(1)?;
-        Ok((
-            row.get::<_, String>(0)?,
-            Listening {
-                events: serde_json::from_str(&events).unwrap_or_default(),
-                enabled: row.get(2)?,
-            },
-        ))
-    })?;
-    super::readable(rows)
-}
-
-/// One session's rows, computed from what the store holds of it.
-fn session_outcomes(
-    conn: &Connection,
-    session_id: &str,
-    subscriptions: &HashMap<String, Listening>,
-    now_ms: i64,
-) -> rusqlite::Result<Vec<Outcome>> {
-    let attempts = stored_attempts(conn, session_id)?;
-    let (events, received) = stored_events(conn, session_id)?;
-    let recovered = recoveries_of(conn, session_id)?;
-    let is_call = events
-        .first()
-        .and_then(|event| EventKind::parse(&event.event))
-        .map_or(session_id.starts_with("call_"), EventKind::is_call);
-
-    let mut by_subscription: BTreeMap<&str, Vec<DeliveryRecord>> = BTreeMap::new();
-    for attempt in &attempts {
-        by_subscription
-            .entry(attempt.subscription_id.as_str())
-            .or_default()
-            .push(attempt.clone());
-    }
-    let mut rows = Vec::new();
-    let mut matched: HashSet<(String, String)> = HashSet::new();
-    for (subscription_id, records) in &by_subscription {
-        let listens = subscriptions.get(*subscription_id);
-        let wanted: Vec<StoredEvent> = events
-            .iter()
-            .filter(|event| listens.is_none_or(|s| s.events.contains(&event.event)))
-            .cloned()
-            .collect();
-        let chains = match_events(records, &wanted);
-        let observed_types: HashSet<&str> = chains
-            .iter()
-            .filter_map(|chain| chain.event.map(|event| event.event.as_str()))
-            .collect();
-        // The type an unobserved chain must have, when the subscription's
-        // types for this kind of session leave exactly one.
-        let inferred = listens.and_then(|s| {
-            let mut left = s.events.iter().filter(|name| {
-                EventKind::parse(name).is_some_and(|kind| kind.is_call() == is_call)
-                    && !observed_types.contains(name.as_str())
-            });
-            match (left.next(), left.next()) {
-                (Some(only), None) => Some(only.clone()),
-                _ => None,
-            }
-        });
-        for chain in chains {
-            let last_failure = chain
-                .attempts
-                .iter()
-                .rev()
-                .find(|attempt| attempt.status == DeliveryStatus::Failed);
-            let failures = chain
-                .attempts
-                .iter()
-                .filter(|attempt| attempt.status == DeliveryStatus::Failed)
-                .map(|attempt| attempt.created_at.timestamp_millis());
-            let first_failure_ms = failures.clone().min();
-            let last_failure_ms = failures.max();
-            let delivered_ms = chain
-                .attempts
-                .iter()
-                .find(|attempt| attempt.status == DeliveryStatus::Delivered)
-                .map(|attempt| {
-                    attempt
-                        .delivered_at
-                        .unwrap_or(attempt.created_at)
-                        .timestamp_millis()
-                });
-            let event_id = chain.event.map(|event| event.event_id.clone());
-            let recovery = event_id
-                .as_ref()
-                .and_then(|id| recovered.get(&(subscription_id.to_string(), id.clone())));
-            let (state, settled_ms) = match (chain.fate, recovery) {
-                (Fate::Delivered, _) => (EventState::Delivered, delivered_ms),
-                (Fate::Pending, _) => (EventState::Pending, None),
-                (Fate::FailedForGood, Some(at)) => (EventState::Recovered, Some(*at)),
-                (Fate::FailedForGood, None) => (EventState::Missed, None),
-            };
-            if let Some(event) = chain.event {
-                matched.insert((subscription_id.to_string(), event.event_id.clone()));
-            }
-            let first = chain.attempts[0];
-            rows.push(Outcome {
-                subscription_id: subscription_id.to_string(),
-                event_key: event_id
-                    .clone()
-                    .unwrap_or_else(|| format!("delivery:{}", first.id)),
-                event: chain
-                    .event
-                    .map(|event| event.event.clone())
-                    .or_else(|| inferred.clone()),
-                session_id: session_id.to_owned(),
-                occurred_ms: chain
-                    .event
-                    .map_or(first.created_at.timestamp_millis(), |event| {
-                        event.occurred_ms
-                    }),
-                state,
-                attempts: i64::try_from(chain.attempts.len()).unwrap_or(i64::MAX),
-                http_status_code: last_failure
-                    .and_then(|attempt| attempt.http_status_code)
-                    .unwrap_or(0),
-                error_class: last_failure.map_or_else(String::new, |attempt| {
-                    error_class(attempt.http_status_code, attempt.error.as_deref())
-                }),
-                first_failure_ms,
-                last_failure_ms,
-                settled_ms,
-                event_id,
-            });
-        }
-    }
-    // Observed events no attempt was found for yet: unknown while the
-    // session may still be settling, else not sent to that subscription.
-    for (index, event) in events.iter().enumerate() {
-        if now_ms >= received[index] + SETTLE_MS {
-            continue;
-        }
-        for (subscription_id, listens) in subscriptions {
-            if listens.enabled
-                && listens.events.contains(&event.event)
-                && !matched.contains(&(subscription_id.clone(), event.event_id.clone()))
-            {
-                rows.push(Outcome {
-                    subscription_id: subscription_id.clone(),
-                    event_key: event.event_id.clone(),
-                    event_id: Some(event.event_id.clone()),
-                    event: Some(event.event.clone()),
-                    session_id: session_id.to_owned(),
-                    occurred_ms: event.occurred_ms,
-                    state: EventState::Unknown,
-                    attempts: 0,
-                    http_status_code: 0,
-                    error_class: String::new(),
-                    first_failure_ms: None,
-                    last_failure_ms: None,
-                    settled_ms: None,
-                });
-            }
-        }
-    }
-    Ok(rows)
-}
-
-fn at(ms: i64) -> DateTime<FixedOffset> {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .unwrap_or_default()
-        .fixed_offset()
-}
-
-/// The session's attempts, read from their columns (the JSON is not
-/// needed, and a hand-edited one does not stop the rebuild).
-fn stored_attempts(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<DeliveryRecord>> {
-    let mut statement = conn.prepare_cached(
-        "SELECT id, subscription_id, status, attempt_count, http_status_code, error, created_ms,
-                next_retry_ms, delivered_ms
-         FROM deliveries WHERE session_id = ?1",
-    )?;
-    let rows = statement.query_map([session_id], |row| {
-        let status: String = row.get(2)?;
-        Ok(DeliveryRecord {
-            id: row.get(0)?,
-            subscription_id: row.get(1)?,
-            session_id: session_id.to_owned(),
-            status: match status.as_str() {
-                "pending" => DeliveryStatus::Pending,
-                "delivered" => DeliveryStatus::Delivered,
-                "failed" => DeliveryStatus::Failed,
-                _ => DeliveryStatus::Other(status),
-            },
-            attempt_count: row.get(3)?,
-            http_status_code: row.get(4)?,
-            error: row.get(5)?,
-            created_at: at(row.get(6)?),
-            next_retry_at: row.get::<_, Option<i64>>(7)?.map(at),
-            delivered_at: row.get::<_, Option<i64>>(8)?.map(at),
-            extra: Default::default(),
-        })
-    })?;
-    super::readable(rows)
-}
-
-/// The session's observed events (without their bodies) and, in the same
-/// order, when each was received.
-fn stored_events(
-    conn: &Connection,
-    session_id: &str,
-) -> rusqlite::Result<(Vec<StoredEvent>, Vec<i64>)> {
-    let mut statement = conn.prepare_cached(
-        "SELECT event_id, event, occurred_ms, received_ms FROM events
-         WHERE session_id = ?1 ORDER BY occurred_ms, event_id",
-    )?;
-    let mut events = Vec::new();
-    let mut received = Vec::new();
-    let rows = statement.query_map([session_id], |row| {
-        Ok((
-            StoredEvent {
-                event_id: row.get(0)?,
-                event: row.get(1)?,
-                session_id: session_id.to_owned(),
-                occurred_ms: row.get(2)?,
-                body: Vec::new(),
-            },
-            row.get::<_, i64>(3)?,
-        ))
-    })?;
-    for (event, at) in super::readable::<_, Vec<_>>(rows)? {
-        events.push(event);
-        received.push(at);
-    }
-    Ok((events, received))
-}
-
-/// (subscription, event) pairs of the session that earshot re-sent with a
-/// 2xx answer, and when.
-fn recoveries_of(
-    conn: &Connection,
-    session_id: &str,
-) -> rusqlite::Result<HashMap<(String, String), i64>> {
-    let mut statement = conn.prepare_cached(
-        "SELECT subscription_id, event_id, min(coalesce(finished_ms, started_ms))
-         FROM recoveries WHERE session_id = ?1 AND delivered = 1
-         GROUP BY subscription_id, event_id",
-    )?;
-    let rows = statement.query_map([session_id], |row| {
-        Ok(((row.get(0)?, row.get(1)?), row.get(2)?))
-    })?;
-    super::readable(rows)
-}
-
 /// Events of one subscription with one state, summed over a window and
 /// grouped by type and the last failure's diagnosis.
 #[derive(Clone, Debug, PartialEq)]
@@ -576,6 +238,101 @@ pub fn counts_since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<EventC
         })
     })?;
     super::readable(rows)
+}
+
+/// [`counts_since`] on PostgreSQL: the same buckets and groups; the
+/// example is the newest counted row's, as SQLite's bare column beside
+/// `max(last_ms)` is.
+const POSTGRES_COUNTS_SINCE: &str = "
+SELECT subscription_id, state, event, http_status_code, error_class, sum(count)::bigint,
+       max(last_ms), (array_agg(example_session_id ORDER BY last_ms DESC))[1]
+FROM (
+    SELECT subscription_id, state, event, http_status_code, error_class, count,
+           last_ms, example_session_id
+    FROM earshot.event_counts WHERE minute >= $1::bigint AND minute < $2::bigint * 60
+    UNION ALL
+    SELECT subscription_id, state, event, http_status_code, error_class, count,
+           last_ms, example_session_id
+    FROM earshot.event_counts_hourly WHERE hour >= $2
+) AS counted
+GROUP BY subscription_id, state, event, http_status_code, error_class
+HAVING sum(count) > 0";
+
+/// An event count from the columns of [`counts_since`]'s statements.
+fn event_count<R: Cells>(row: &R) -> Result<EventCount, R::Error> {
+    let state = row.text(1)?;
+    Ok(EventCount {
+        subscription_id: row.text(0)?,
+        state: EventState::parse(&state).unwrap_or(EventState::Unknown),
+        event: row.text(2)?,
+        http_status_code: u16::try_from(row.int(3)?).ok().filter(|code| *code != 0),
+        error_class: row.text(4)?,
+        count: row.int(5)?,
+        last_ms: row.int(6)?,
+        example_session_id: row.text(7)?,
+    })
+}
+
+/// [`counts_since`] on a PostgreSQL store.
+pub async fn counts_since_postgres(
+    store: &PgStore,
+    since_ms: i64,
+) -> Result<Vec<EventCount>, PgError> {
+    let first_minute = since_ms.div_euclid(60_000);
+    let first_whole_hour = (first_minute + 59).div_euclid(60);
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_COUNTS_SINCE).await?;
+    let rows = client
+        .query(&statement, &[&first_minute, &first_whole_hour])
+        .await?;
+    rows.iter().map(event_count).collect()
+}
+
+/// [`last_success_ms`] on PostgreSQL, which holds no recoveries yet: the
+/// newest delivered attempt.
+const POSTGRES_LAST_SUCCESS: &str = "
+SELECT max(created_ms) FROM earshot.deliveries
+WHERE subscription_id = $1 AND status = 'delivered'";
+
+/// [`first_failure_after`]'s statement on PostgreSQL.
+const POSTGRES_FIRST_FAILURE: &str = "
+SELECT min(created_ms) FROM earshot.deliveries
+WHERE subscription_id = $1 AND status = 'failed' AND created_ms > $2";
+
+const POSTGRES_NEWEST_UNOBSERVED: &str =
+    "SELECT max(occurred_ms) FROM earshot.event_outcomes WHERE event_id IS NULL";
+
+/// [`last_success_ms`] on a PostgreSQL store.
+pub async fn last_success_ms_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_LAST_SUCCESS).await?;
+    let row = client.query_one(&statement, &[&subscription_id]).await?;
+    Ok(row.try_get::<_, Option<i64>>(0)?.filter(|ms| *ms > 0))
+}
+
+/// [`first_failure_after`] on a PostgreSQL store.
+pub async fn first_failure_after_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    after_ms: Option<i64>,
+) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_FIRST_FAILURE).await?;
+    let after = after_ms.unwrap_or(i64::MIN);
+    let row = client
+        .query_one(&statement, &[&subscription_id, &after])
+        .await?;
+    Ok(row.try_get(0)?)
+}
+
+/// [`newest_unobserved_ms`] on a PostgreSQL store.
+pub async fn newest_unobserved_ms_postgres(store: &PgStore) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let row = client.query_one(POSTGRES_NEWEST_UNOBSERVED, &[]).await?;
+    Ok(row.try_get(0)?)
 }
 
 /// When `subscription_id` last had a 2xx: a delivered attempt, or an
@@ -682,20 +439,5 @@ pub fn get(
 }
 
 pub(crate) fn outcome_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Outcome> {
-    let state: String = row.get(6)?;
-    Ok(Outcome {
-        subscription_id: row.get(0)?,
-        event_key: row.get(1)?,
-        event_id: row.get(2)?,
-        event: row.get(3)?,
-        session_id: row.get(4)?,
-        occurred_ms: row.get(5)?,
-        state: EventState::parse(&state).unwrap_or(EventState::Unknown),
-        attempts: row.get(7)?,
-        http_status_code: row.get(8)?,
-        error_class: row.get(9)?,
-        first_failure_ms: row.get(10)?,
-        last_failure_ms: row.get(11)?,
-        settled_ms: row.get(12)?,
-    })
+    super::outcome_rebuild::outcome_from(row)
 }

@@ -79,10 +79,18 @@ const APPLICATION_ID: i64 = 0x4541_5253;
 /// empty when the status code says it all, else the start of the error
 /// (`timeout`, `connection error`, `HTTP 401`), enough to diagnose.
 fn error_class(row: &str) -> String {
+    error_class_sql(row, &format!("{row}.error"))
+}
+
+/// [`error_class`]'s rule for either backend: `folded` is the error as
+/// `LIKE` tests it. SQLite's `LIKE` ignores ASCII case, so there it is the
+/// error itself; PostgreSQL's does not, so there it is the error with its
+/// ASCII letters lowered (`lower(… COLLATE "C")`), the same test.
+pub(crate) fn error_class_sql(row: &str, folded: &str) -> String {
     format!(
         "CASE WHEN {row}.http_status_code IS NOT NULL OR {row}.error IS NULL THEN '' \
-         WHEN {row}.error LIKE 'timeout%' THEN 'timeout' \
-         WHEN {row}.error LIKE 'connection error%' THEN 'connection error' \
+         WHEN {folded} LIKE 'timeout%' THEN 'timeout' \
+         WHEN {folded} LIKE 'connection error%' THEN 'connection error' \
          ELSE substr({row}.error, 1, 8) END"
     )
 }

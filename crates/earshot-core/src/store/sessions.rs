@@ -1,7 +1,8 @@
 //! Known sessions and calls: learned by the observer, added by hand
 //! (`earshot sessions add`), or viewed in the console; and which of them
 //! the sweep should fetch next. The list is read from SQLite ([`list`])
-//! or PostgreSQL ([`list_postgres`], [`POSTGRES_LIST`]).
+//! or PostgreSQL ([`list_postgres`], [`POSTGRES_LIST`]), and so are the
+//! sessions due for the sweep ([`due_for_sweep`], [`due_for_sweep_postgres`]).
 
 use rusqlite::params;
 
@@ -158,14 +159,56 @@ pub fn count(store: &Store) -> rusqlite::Result<i64> {
         .query_row("SELECT count(*) FROM sessions", [], |row| row.get(0))
 }
 
-/// The condition that makes a session due for the sweep (`?1` is
-/// [`SETTLE_MS`]), shared by [`due_for_sweep`] and [`count_due`].
+/// The condition that makes a session due for the sweep (`$1` is
+/// [`SETTLE_MS`]), shared by [`due_for_sweep`] and [`count_due`]; the same
+/// words on both backends (`unsettled` is an integer on SQLite, a boolean
+/// on PostgreSQL).
 macro_rules! due_for_sweep_where {
-    () => {
+    (sqlite) => {
         "unsettled = 1 OR last_swept_ms IS NULL
-         OR last_swept_ms < coalesce(last_event_ms, 0) + ?1"
+         OR last_swept_ms < coalesce(last_event_ms, 0) + $1"
+    };
+    (postgres) => {
+        "unsettled OR last_swept_ms IS NULL
+         OR last_swept_ms < coalesce(last_event_ms, 0) + $1"
     };
 }
+
+/// [`due_for_sweep`]'s order, after the rows of the table `$table` that
+/// are due (see there); ties by id in byte order.
+macro_rules! due_for_sweep_query {
+    ($backend:tt, $table:literal, $id_order:literal) => {
+        concat!(
+            "SELECT session_id FROM (
+                SELECT session_id, first_seen_ms, last_event_ms, last_swept_ms,
+                       last_swept_ms IS NOT NULL
+                       AND last_swept_ms >= coalesce(last_event_ms, 0) + $1 AS recheck
+                FROM ",
+            $table,
+            " WHERE ",
+            due_for_sweep_where!($backend),
+            ") AS due
+             ORDER BY recheck,
+                CASE WHEN recheck THEN last_swept_ms
+                     ELSE -coalesce(last_event_ms, first_seen_ms) END,
+                session_id",
+            $id_order,
+            "
+             LIMIT $2"
+        )
+    };
+}
+
+const SQLITE_DUE: &str = due_for_sweep_query!(sqlite, "sessions", "");
+const POSTGRES_DUE: &str = due_for_sweep_query!(postgres, "earshot.sessions", " COLLATE \"C\"");
+const SQLITE_COUNT_DUE: &str = concat!(
+    "SELECT count(*) FROM sessions WHERE ",
+    due_for_sweep_where!(sqlite)
+);
+const POSTGRES_COUNT_DUE: &str = concat!(
+    "SELECT count(*) FROM earshot.sessions WHERE ",
+    due_for_sweep_where!(postgres)
+);
 
 /// Sessions the sweep should fetch: never swept, pending attempts at the
 /// last sweep, or an event within [`SETTLE_MS`] before the last sweep.
@@ -177,33 +220,39 @@ macro_rules! due_for_sweep_where {
 /// every sweep ahead of older ones, so none waits for ever while new
 /// traffic keeps coming (the demo's does).
 pub(crate) fn due_for_sweep(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
-    let mut statement = store.conn.prepare_cached(concat!(
-        "SELECT session_id FROM (
-            SELECT session_id, first_seen_ms, last_event_ms, last_swept_ms,
-                   last_swept_ms IS NOT NULL
-                   AND last_swept_ms >= coalesce(last_event_ms, 0) + ?1 AS recheck
-            FROM sessions WHERE ",
-        due_for_sweep_where!(),
-        ")
-         ORDER BY recheck,
-            CASE WHEN recheck THEN last_swept_ms
-                 ELSE -coalesce(last_event_ms, first_seen_ms) END,
-            session_id
-         LIMIT ?2",
-    ))?;
+    let mut statement = store.conn.prepare_cached(SQLITE_DUE)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement.query_map(params![SETTLE_MS, limit], |row| row.get(0))?;
     super::readable(rows)
 }
 
+/// [`due_for_sweep`] on a PostgreSQL store.
+pub(crate) async fn due_for_sweep_postgres(
+    store: &PgStore,
+    limit: usize,
+) -> Result<Vec<String>, PgError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_DUE).await?;
+    let rows = client.query(&statement, &[&SETTLE_MS, &limit]).await?;
+    rows.iter()
+        .map(|row| row.try_get(0).map_err(PgError::from))
+        .collect()
+}
+
 /// How many sessions [`due_for_sweep`] would offer with no limit.
 pub(crate) fn count_due(store: &Store) -> rusqlite::Result<i64> {
-    store.conn.query_row(
-        concat!(
-            "SELECT count(*) FROM sessions WHERE ",
-            due_for_sweep_where!()
-        ),
-        [SETTLE_MS],
-        |row| row.get(0),
-    )
+    store
+        .conn
+        .query_row(SQLITE_COUNT_DUE, [SETTLE_MS], |row| row.get(0))
+}
+
+/// [`count_due`] on a PostgreSQL store.
+pub(crate) async fn count_due_postgres(store: &PgStore) -> Result<i64, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_COUNT_DUE).await?;
+    Ok(client
+        .query_one(&statement, &[&SETTLE_MS])
+        .await?
+        .try_get(0)?)
 }

@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_postgres::Transaction;
 
-use super::{PgError, PgStore};
+use super::{Fence, PgError, PgStore};
 
 /// The lease of the maintenance replica (the sweep, the retention, making
 /// the next days' partitions).
@@ -154,6 +154,25 @@ impl PgStore {
                 name: name.to_owned(),
             });
         }
+        let done = work(&tx).await?;
+        tx.commit().await?;
+        Ok(done)
+    }
+}
+
+impl PgStore {
+    /// Runs `work` in one transaction: fenced by `fence`'s lease as
+    /// [`PgStore::leased`] when given (a replica's share of leased work),
+    /// else a plain transaction (a command run by hand).
+    pub async fn write_fenced<T, F>(&self, fence: Option<&Fence>, work: F) -> Result<T, PgError>
+    where
+        F: for<'t> FnOnce(&'t Transaction<'t>) -> LeasedWork<'t, T>,
+    {
+        if let Some(fence) = fence {
+            return self.leased(&fence.lease, &fence.holder, work).await;
+        }
+        let mut client = self.client().await?;
+        let tx = client.transaction().await?;
         let done = work(&tx).await?;
         tx.commit().await?;
         Ok(done)

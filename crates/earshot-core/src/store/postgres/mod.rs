@@ -12,6 +12,7 @@
 
 pub mod copy;
 pub mod copy_source;
+mod counts;
 pub mod days;
 mod filing;
 pub mod leases;
@@ -73,6 +74,8 @@ pub enum PgError {
     LeaseLost { name: String },
     #[error("another prune of this PostgreSQL store is running; nothing was removed by this one")]
     PruneRunning,
+    #[error("a row of the PostgreSQL store cannot be read: {0}")]
+    Unreadable(String),
 }
 
 /// The server's own words and code for an error it sent, else the

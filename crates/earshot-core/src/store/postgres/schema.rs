@@ -21,13 +21,16 @@
 //! prefix (see [`crate::store::event_list::postgres_query`]).
 //! Version 5: `copy_cursors`, where `earshot store copy` has got to in
 //! each table of each SQLite store it copies (see [`super::copy`]).
+//! Version 6: the sweep's tables, `subscriptions`, `deliveries`,
+//! `event_outcomes` and their minute and hour counts kept by triggers
+//! (see [`super::counts`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 5;
+pub const PG_SCHEMA_VERSION: i32 = 6;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -47,8 +50,16 @@ pub(crate) mod lock {
 }
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
-    [VERSION_1, VERSION_2, VERSION_3, VERSION_4, VERSION_5];
+fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
+    [
+        VERSION_1.to_owned(),
+        VERSION_2.to_owned(),
+        VERSION_3.to_owned(),
+        VERSION_4.to_owned(),
+        VERSION_5.to_owned(),
+        super::counts::version_6(),
+    ]
+}
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
@@ -159,7 +170,7 @@ pub(crate) async fn migrate(tx: &Transaction<'_>, by: &str) -> Result<Migrated, 
         )
         .await?;
     }
-    for (index, migration) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+    for (index, migration) in migrations().iter().enumerate().skip(from as usize) {
         let to = index as i32 + 1;
         tx.batch_execute(migration).await?;
         tx.execute(
