@@ -63,4 +63,11 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 
 bash tests/sdk/setup.sh
+# The whole suite is one build, read once: no incremental cache and no
+# line tables for earshot's own crates (its dependencies have none), which
+# takes 44 % off their test build's CPU (docs/performance.md, "Building
+# earshot"). A developer's own `cargo test` keeps both. Set either
+# variable to choose for yourself.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-false}"
 cargo test --locked "$@"
