@@ -9,16 +9,17 @@
 //! their own files, as do PostgreSQL-only ones (partitions, TLS).
 
 mod filing;
+mod live_list;
 mod reading;
 mod session_get;
 
 use std::path::PathBuf;
 
 use earshot_core::redact::SecretString;
-use earshot_core::store::StoreHandle;
 use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_core::store::writer::Writer;
+use earshot_core::store::{StoreHandle, StoreReader};
 use earshot_testkit::postgres::PgCluster;
 
 /// Declares a store test run on both backends: `store_test!(async fn
@@ -149,6 +150,66 @@ impl TestStore {
         }
     }
 
+    /// A reader on this store, opened as a read command opens it.
+    pub async fn reader(&self) -> StoreReader {
+        match &self.place {
+            Place::Sqlite { path, .. } => earshot_core::store::Store::open(path)
+                .expect("the store opens")
+                .into(),
+            Place::Postgres { url, sources, .. } => {
+                let target = PgTarget::parse(url).expect("a store URL");
+                PgStore::connect(target, sources)
+                    .await
+                    .expect("the store opens")
+                    .into()
+            }
+        }
+    }
+
+    /// Starts filing `event` in a transaction held open until
+    /// [`HeldFiling::commit`], as a replica whose commit is slow: on
+    /// PostgreSQL a connection of the test's own inserts the row (taking
+    /// its transaction id now) and commits later, while other replicas
+    /// file and commit; SQLite has one writer at a time (an open write
+    /// transaction would stop the other replicas), so there the event is
+    /// filed, by a replica of its own, when committed.
+    pub async fn hold_filing(&self, event: ObservedEvent) -> HeldFiling {
+        match &self.place {
+            Place::Sqlite { .. } => HeldFiling::Sqlite(self.replica().await, event),
+            Place::Postgres { cluster, url, .. } => {
+                let mut config: tokio_postgres::Config = url.parse().expect("a store URL");
+                config.password(cluster.password());
+                let (client, connection) = config
+                    .connect(tokio_postgres::NoTls)
+                    .await
+                    .expect("a connection of the test's own");
+                let driver = tokio::spawn(connection);
+                client.batch_execute("BEGIN").await.expect("a transaction");
+                let headers = serde_json::to_string(&event.headers).expect("headers");
+                let inserted = client
+                    .execute(
+                        "INSERT INTO earshot.events (event_id, event, session_id, occurred_ms,
+                             received_ms, delivery_id, headers, body)
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                        &[
+                            &event.event_id,
+                            &event.event,
+                            &event.session_id,
+                            &event.occurred_ms,
+                            &event.received_ms,
+                            &event.delivery_id,
+                            &headers,
+                            &event.body,
+                        ],
+                    )
+                    .await
+                    .expect("inserted, uncommitted");
+                assert_eq!(inserted, 1);
+                HeldFiling::Postgres(client, driver)
+            }
+        }
+    }
+
     /// The rows of `table` (`events`, `sessions`, `unfiled_events`), read
     /// apart from earshot's handle (rusqlite, psql).
     pub fn count(&self, table: &str) -> i64 {
@@ -180,6 +241,34 @@ impl TestStore {
                 let text = cluster.psql(DATABASE, &sql).expect("psql");
                 text.parse()
                     .unwrap_or_else(|_| panic!("not a count: {text:?}"))
+            }
+        }
+    }
+}
+
+/// A filing whose transaction is held open ([`TestStore::hold_filing`]).
+pub enum HeldFiling {
+    Sqlite(StoreHandle, ObservedEvent),
+    Postgres(
+        tokio_postgres::Client,
+        tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
+    ),
+}
+
+impl HeldFiling {
+    /// Commits it (on SQLite: files it).
+    pub async fn commit(self) {
+        match self {
+            HeldFiling::Sqlite(replica, event) => {
+                assert!(replica.file(event).await.expect("filed"), "a new event");
+            }
+            HeldFiling::Postgres(client, driver) => {
+                client.batch_execute("COMMIT").await.expect("committed");
+                drop(client);
+                driver
+                    .await
+                    .expect("the connection's task")
+                    .expect("the connection closes cleanly");
             }
         }
     }

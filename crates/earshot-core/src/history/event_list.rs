@@ -13,6 +13,7 @@ use crate::api::types::agents::DeliveryRecord;
 use crate::store::chains::match_events;
 use crate::store::event_list::{self, Filter, ListedEvent};
 use crate::store::events::StoredEvent;
+use crate::store::live_list::{self, LiveCursor, LiveRead};
 use crate::store::outcomes::{EventState, Outcome};
 use crate::store::{Store, StoreError, StoreReader, deliveries};
 
@@ -136,6 +137,15 @@ pub fn list_after(
 ) -> Result<Vec<EventRow>, StoreError> {
     let filter = filter(query, since_ms, after_seq);
     let listed = event_list::list(store, &filter, limit)?;
+    with_outcomes(store, query, listed)
+}
+
+/// `listed` as rows, each with its subscriptions' outcomes (SQLite's).
+fn with_outcomes(
+    store: &Store,
+    query: &EventQuery,
+    listed: Vec<ListedEvent>,
+) -> Result<Vec<EventRow>, StoreError> {
     let ids: Vec<&str> = listed.iter().map(|event| event.event_id.as_str()).collect();
     let mut outcomes = event_list::outcomes_of(store, &ids)?;
     outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
@@ -158,6 +168,54 @@ pub fn list_after(
             row(event, subscriptions)
         })
         .collect())
+}
+
+/// The live read of `query`'s list on SQLite (`store::live_list`), each
+/// row with its outcomes: nothing when nothing a list shows changed since
+/// `known`, the events filed since when only events were, else the whole
+/// list. Synchronous, for a caller on a blocking thread.
+pub fn live_sqlite(
+    store: &Store,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<&LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
+    let (read, cursor) =
+        live_list::read_sqlite(store, &filter(query, since_ms, None), limit, known)?;
+    Ok((
+        read.try_map(|listed| with_outcomes(store, query, listed))?,
+        cursor,
+    ))
+}
+
+/// The live read of `query`'s list from either backend: on SQLite
+/// [`live_sqlite`]; on PostgreSQL the events filed since `known` by every
+/// replica, none returned twice (`store::live_list`), with no outcome per
+/// subscription (as [`list_from`]), `status:` and `sub:` refused.
+pub async fn live_from(
+    reader: &StoreReader,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<&LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
+    match reader {
+        StoreReader::Sqlite(store) => live_sqlite(store, query, since_ms, limit, known),
+        StoreReader::Postgres(_) => {
+            let filter = filter(query, since_ms, None);
+            let (read, cursor) = reader.live_events(&filter, limit, known).await?;
+            let read = read.try_map(|listed| {
+                Ok::<_, StoreError>(
+                    listed
+                        .into_iter()
+                        .map(|event| row(event, Vec::new()))
+                        .collect(),
+                )
+            })?;
+            Ok((read, cursor))
+        }
+    }
 }
 
 /// [`list`] from either backend: on SQLite exactly [`list`]; on PostgreSQL
@@ -193,6 +251,7 @@ pub fn postgres_lacks(query: &EventQuery) -> Option<String> {
 fn filter<'q>(query: &'q EventQuery, since_ms: i64, after_seq: Option<i64>) -> Filter<'q> {
     Filter {
         after_seq,
+        after_xid: None,
         since_ms: query.since_ms.unwrap_or(since_ms),
         event_type: query.event_type.as_deref(),
         state: query.state,

@@ -29,6 +29,7 @@ pub mod give_up;
 pub mod handle;
 pub mod health;
 pub mod incidents;
+pub mod live_list;
 pub mod mark;
 pub mod outcomes;
 pub mod postgres;
