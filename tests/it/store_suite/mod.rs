@@ -175,37 +175,57 @@ impl TestStore {
     /// filed, by a replica of its own, when committed.
     pub async fn hold_filing(&self, event: ObservedEvent) -> HeldFiling {
         match &self.place {
-            Place::Sqlite { .. } => HeldFiling::Sqlite(self.replica().await, event),
-            Place::Postgres { cluster, url, .. } => {
-                let mut config: tokio_postgres::Config = url.parse().expect("a store URL");
-                config.password(cluster.password());
-                let (client, connection) = config
-                    .connect(tokio_postgres::NoTls)
-                    .await
-                    .expect("a connection of the test's own");
-                let driver = tokio::spawn(connection);
-                client.batch_execute("BEGIN").await.expect("a transaction");
+            Place::Sqlite { .. } => HeldFiling::Sqlite(self.replica().await, Box::new(event)),
+            Place::Postgres { cluster, .. } => {
+                // psql over the server's socket, fed a statement at a time.
+                let bindir = earshot_testkit::postgres::server_bindir().expect("the server's bin");
+                let mut psql = std::process::Command::new(bindir.join("psql"))
+                    .args(["--no-psqlrc", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+                    .arg(cluster.socket_dir())
+                    .args(["-p", &cluster.port().to_string()])
+                    .args(["-U", earshot_testkit::postgres::PG_USER, "-d", DATABASE])
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .expect("psql starts");
+                let text = |value: &str| format!("'{}'", value.replace('\'', "''"));
                 let headers = serde_json::to_string(&event.headers).expect("headers");
-                let inserted = client
-                    .execute(
-                        "INSERT INTO earshot.events (event_id, event, session_id, occurred_ms,
-                             received_ms, delivery_id, headers, body)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                        &[
-                            &event.event_id,
-                            &event.event,
-                            &event.session_id,
-                            &event.occurred_ms,
-                            &event.received_ms,
-                            &event.delivery_id,
-                            &headers,
-                            &event.body,
-                        ],
-                    )
-                    .await
-                    .expect("inserted, uncommitted");
-                assert_eq!(inserted, 1);
-                HeldFiling::Postgres(client, driver)
+                let insert = format!(
+                    "BEGIN;\nINSERT INTO earshot.events (event_id, event, session_id, occurred_ms, \
+                     received_ms, delivery_id, headers, body) VALUES ({}, {}, {}, {}, {}, {}, {}, \
+                     convert_to({}, 'UTF8'));\n",
+                    text(&event.event_id),
+                    text(&event.event),
+                    text(&event.session_id),
+                    event.occurred_ms,
+                    event.received_ms,
+                    event.delivery_id.as_deref().map_or("NULL".into(), text),
+                    text(&headers),
+                    text(&String::from_utf8_lossy(&event.body)),
+                );
+                use std::io::Write;
+                psql.stdin
+                    .as_mut()
+                    .expect("psql's input")
+                    .write_all(insert.as_bytes())
+                    .expect("sent to psql");
+                // Inserted when a session idles in a transaction holding an id.
+                earshot_testkit::eventually(
+                    std::time::Duration::from_secs(10),
+                    "the row inserted",
+                    || async {
+                        let open = cluster
+                            .psql(
+                                DATABASE,
+                                "SELECT count(*) FROM pg_stat_activity \
+                             WHERE state = 'idle in transaction' AND backend_xid IS NOT NULL",
+                            )
+                            .expect("psql");
+                        (open == "1").then_some(())
+                    },
+                )
+                .await;
+                HeldFiling::Postgres(psql)
             }
         }
     }
@@ -248,11 +268,9 @@ impl TestStore {
 
 /// A filing whose transaction is held open ([`TestStore::hold_filing`]).
 pub enum HeldFiling {
-    Sqlite(StoreHandle, ObservedEvent),
-    Postgres(
-        tokio_postgres::Client,
-        tokio::task::JoinHandle<Result<(), tokio_postgres::Error>>,
-    ),
+    Sqlite(StoreHandle, Box<ObservedEvent>),
+    /// The `psql` holding it.
+    Postgres(std::process::Child),
 }
 
 impl HeldFiling {
@@ -260,15 +278,19 @@ impl HeldFiling {
     pub async fn commit(self) {
         match self {
             HeldFiling::Sqlite(replica, event) => {
-                assert!(replica.file(event).await.expect("filed"), "a new event");
+                assert!(replica.file(*event).await.expect("filed"), "a new event");
             }
-            HeldFiling::Postgres(client, driver) => {
-                client.batch_execute("COMMIT").await.expect("committed");
-                drop(client);
-                driver
+            HeldFiling::Postgres(mut psql) => {
+                use std::io::Write;
+                let mut input = psql.stdin.take().expect("psql's input");
+                input.write_all(b"COMMIT;\n").expect("sent to psql");
+                // Closed: psql ends once the commit is done.
+                drop(input);
+                let status = tokio::task::spawn_blocking(move || psql.wait())
                     .await
-                    .expect("the connection's task")
-                    .expect("the connection closes cleanly");
+                    .expect("the wait")
+                    .expect("psql ends");
+                assert!(status.success(), "psql: {status}");
             }
         }
     }
