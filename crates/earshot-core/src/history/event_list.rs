@@ -15,6 +15,7 @@ use crate::store::event_list::{self, Filter, ListedEvent};
 use crate::store::events::StoredEvent;
 use crate::store::live_list::{self, LiveCursor, LiveRead};
 use crate::store::outcomes::{EventState, Outcome};
+use crate::store::postgres::PgStore;
 use crate::store::{Store, StoreError, StoreReader, deliveries};
 
 /// One subscription's outcome for one event.
@@ -96,6 +97,11 @@ pub struct EventRow {
     #[serde(skip)]
     pub received_ms: i64,
     pub subscriptions: Vec<SubscriptionOutcome>,
+    /// Whether the store holds the sweep's outcomes (`false` on PostgreSQL
+    /// yet): without them `subscriptions` is empty for want of knowing,
+    /// not for want of subscriptions.
+    #[serde(skip)]
+    pub outcomes_known: bool,
 }
 
 impl EventRow {
@@ -165,7 +171,7 @@ fn with_outcomes(
                 })
                 .collect();
             order_outcomes(&mut subscriptions, query.subscription.as_deref());
-            row(event, subscriptions)
+            row(event, Some(subscriptions))
         })
         .collect())
 }
@@ -190,9 +196,7 @@ pub fn live_sqlite(
 }
 
 /// The live read of `query`'s list from either backend: on SQLite
-/// [`live_sqlite`]; on PostgreSQL the events filed since `known` by every
-/// replica, none returned twice (`store::live_list`), with no outcome per
-/// subscription (as [`list_from`]), `status:` and `sub:` refused.
+/// [`live_sqlite`], on PostgreSQL [`live_postgres`].
 pub async fn live_from(
     reader: &StoreReader,
     query: &EventQuery,
@@ -202,20 +206,27 @@ pub async fn live_from(
 ) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
     match reader {
         StoreReader::Sqlite(store) => live_sqlite(store, query, since_ms, limit, known),
-        StoreReader::Postgres(_) => {
-            let filter = filter(query, since_ms, None);
-            let (read, cursor) = reader.live_events(&filter, limit, known).await?;
-            let read = read.try_map(|listed| {
-                Ok::<_, StoreError>(
-                    listed
-                        .into_iter()
-                        .map(|event| row(event, Vec::new()))
-                        .collect(),
-                )
-            })?;
-            Ok((read, cursor))
-        }
+        StoreReader::Postgres(store) => live_postgres(store, query, since_ms, limit, known).await,
     }
+}
+
+/// The live read of `query`'s list on PostgreSQL: the events filed since
+/// `known` by every replica, none returned twice (`store::live_list`),
+/// with no outcome per subscription (as [`list_from`]); `status:` and
+/// `sub:` refused.
+pub async fn live_postgres(
+    store: &PgStore,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<&LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
+    let filter = filter(query, since_ms, None);
+    let (read, cursor) = live_list::read_postgres(store, &filter, limit, known).await?;
+    let read = read.try_map(|listed| {
+        Ok::<_, StoreError>(listed.into_iter().map(|event| row(event, None)).collect())
+    })?;
+    Ok((read, cursor))
 }
 
 /// [`list`] from either backend: on SQLite exactly [`list`]; on PostgreSQL
@@ -233,10 +244,7 @@ pub async fn list_from(
         StoreReader::Sqlite(store) => list(store, query, since_ms, limit),
         StoreReader::Postgres(_) => {
             let listed = reader.events(&filter(query, since_ms, None), limit).await?;
-            Ok(listed
-                .into_iter()
-                .map(|event| row(event, Vec::new()))
-                .collect())
+            Ok(listed.into_iter().map(|event| row(event, None)).collect())
         }
     }
 }
@@ -261,15 +269,17 @@ fn filter<'q>(query: &'q EventQuery, since_ms: i64, after_seq: Option<i64>) -> F
     }
 }
 
-fn row(event: ListedEvent, subscriptions: Vec<SubscriptionOutcome>) -> EventRow {
+/// A row with the outcomes the store holds (`None`: it holds none).
+fn row(event: ListedEvent, subscriptions: Option<Vec<SubscriptionOutcome>>) -> EventRow {
     EventRow {
+        outcomes_known: subscriptions.is_some(),
         occurred_at: rfc3339(event.occurred_ms),
         event_id: event.event_id,
         event: event.event,
         session_id: event.session_id,
         occurred_ms: event.occurred_ms,
         received_ms: event.received_ms,
-        subscriptions,
+        subscriptions: subscriptions.unwrap_or_default(),
     }
 }
 
@@ -365,7 +375,7 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
     };
     let give_up = crate::store::give_up::GiveUp::describe(crate::store::give_up::observed(store)?);
     Ok(Some(EventDetail {
-        row: row(listed, subscriptions_row),
+        row: row(listed, Some(subscriptions_row)),
         headers,
         body,
         subscriptions: timelines,
