@@ -35,6 +35,7 @@ mod postgres_leases;
 mod postgres_listen;
 mod postgres_listen_lease;
 mod postgres_listen_retention;
+mod postgres_observer_replicas;
 mod postgres_retention;
 mod postgres_store;
 mod retry_ends;
