@@ -51,6 +51,13 @@ pub struct XidCursor {
     /// `(event_id, occurred_ms)`, with their transaction: the next read
     /// takes them again and drops them.
     held: BTreeMap<(String, i64), i64>,
+    /// The oldest time a row can have and still be among the newest
+    /// `limit` the holder shows: the whole read's last row when it filled
+    /// the limit, else the window's start. A live read looks no further
+    /// back (an event filed late but older than that would be cut from the
+    /// list anyway), so it reads along the time index about `limit` rows,
+    /// not the window.
+    floor_ms: i64,
 }
 
 impl XidCursor {
@@ -127,7 +134,8 @@ pub fn read_sqlite(
 const SNAPSHOT_XMIN: &str = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 
 /// The live read on PostgreSQL, in one `REPEATABLE READ` snapshot: with
-/// `known`'s cursor, the events filed by its `from_xid` or later, less
+/// `known`'s cursor, the events filed by its `from_xid` or later that
+/// could be among the newest `limit` (no older than its `floor_ms`), less
 /// those it holds ([`LiveRead::Same`] when none is left); without, the
 /// whole list. A filter [`postgres_lacks`] is refused.
 pub async fn read_postgres(
@@ -144,8 +152,10 @@ pub async fn read_postgres(
         _ => None,
     };
     let held = cursor.map_or(0, XidCursor::held);
+    let window_ms = filter.since_ms;
     let filter = Filter {
         after_xid: cursor.map(|cursor| cursor.from_xid),
+        since_ms: cursor.map_or(window_ms, |cursor| cursor.floor_ms.max(window_ms)),
         ..filter.clone()
     };
     let read = async {
@@ -183,6 +193,11 @@ pub async fn read_postgres(
         }
     }
     kept.retain(|_, xid| *xid >= from_xid);
+    let floor_ms = match (cursor, found.last()) {
+        (Some(cursor), _) => cursor.floor_ms,
+        (None, Some(oldest)) if found.len() == limit => oldest.occurred_ms,
+        (None, _) => window_ms,
+    };
     let read = match (cursor, found.is_empty()) {
         (Some(_), true) => LiveRead::Same,
         (Some(_), false) => LiveRead::Newer(found),
@@ -191,6 +206,7 @@ pub async fn read_postgres(
     let cursor = XidCursor {
         from_xid,
         held: kept,
+        floor_ms,
     };
     Ok((read, Some(LiveCursor::Postgres(cursor))))
 }
