@@ -14,6 +14,7 @@ use earshot_core::api::Client;
 use earshot_core::config::{ConfigError, ENV_API_KEY, ENV_URL, ResolveOptions, resolve};
 use earshot_core::redact::SecretString;
 use earshot_core::shutdown::Stop;
+use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget, is_postgres_url};
 
 /// What `earshot` with no subcommand was given.
 #[derive(Clone, Debug, Default)]
@@ -73,6 +74,24 @@ pub(crate) fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
         );
         return Ok(ExitCode::from(2));
     }
+    // A PostgreSQL store: its URL checked (exit 2) before anything is
+    // done, connected below (exit 1), both before the terminal is taken.
+    let store_setting = env("EARSHOT_STORE").or_else(|| {
+        resolved
+            .store
+            .as_ref()
+            .map(|path| path.to_string_lossy().into_owned())
+    });
+    let postgres_target = match store_setting {
+        Some(url) if is_postgres_url(&url) => match PgTarget::parse(&url) {
+            Ok(target) => Some(target),
+            Err(error) => {
+                eprintln!("earshot: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        _ => None,
+    };
     let url_policy = policy_for(&resolved.endpoints.agents);
     let client = Client::new(resolved.endpoints.clone(), key)?.with_url_policy(url_policy);
     let profiles = earshot_core::config::profiles(flags.config.as_deref())?;
@@ -103,6 +122,21 @@ pub(crate) fn launch(flags: LaunchFlags) -> color_eyre::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
+    let console = match postgres_target {
+        Some(target) => {
+            match runtime.block_on(PgStore::connect(target, &PasswordSources::from_env())) {
+                Ok(store) => ConsoleOptions {
+                    postgres: Some(store),
+                    ..console
+                },
+                Err(error) => {
+                    eprintln!("earshot: {error}");
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        None => console,
+    };
     let stopped_by = runtime.block_on(run_console(client, console))?;
     Ok(stopped_by.map_or(ExitCode::SUCCESS, Stop::exit_code))
 }

@@ -34,6 +34,7 @@ mod listen_tls;
 mod local_trial;
 pub(crate) mod observer;
 mod observer_args;
+mod observer_replicas;
 mod observer_secret;
 mod observer_service;
 mod output;

@@ -18,6 +18,7 @@ use color_eyre::eyre::eyre;
 use serde::Serialize;
 use url::{Host, Url};
 
+use super::observer_replicas::{self, Replicas};
 use super::observer_secret::{self, Held, Staged};
 use super::observer_service::{self, Service};
 use super::output::{emit, print_json, short_id};
@@ -32,6 +33,7 @@ use earshot_core::api::validate::{self, UrlPolicy};
 use earshot_core::config::Paths;
 use earshot_core::redact::SecretString;
 use earshot_core::signature::generate_secret;
+use earshot_core::store::postgres::{PgTarget, is_postgres_url};
 
 /// Where `listen` binds when the URL is public: behind the reverse proxy
 /// that terminates TLS for the URL.
@@ -79,14 +81,28 @@ pub(crate) struct SetupArgs {
     #[arg(long)]
     pub(crate) allow_private_urls: bool,
     /// The store the printed `listen` keeps events in, and changes are
-    /// recorded in [default: earshot.db in the state directory].
+    /// recorded in [default: earshot.db in the state directory]; a
+    /// postgres://USER@HOST:PORT/DB store prints units for --replicas.
     #[arg(
         long = "store",
         env = "EARSHOT_STORE",
-        value_name = "PATH",
-        value_parser = super::history_args::store_file
+        value_name = "PATH|URL",
+        value_parser = super::listen_postgres::store_file_or_url
     )]
     pub(crate) store: Option<PathBuf>,
+    /// With a postgres:// store: print this many `listen` units (ports
+    /// from --listen's up, /healthz 1000 above each) and the load
+    /// balancer's backend that spreads deliveries over them [default: 1].
+    #[arg(long, value_name = "N")]
+    pub(crate) replicas: Option<u16>,
+    /// With a postgres:// store: the file holding its password alone, which
+    /// each unit loads as a credential (the file is not read here).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/earshot/store-password"
+    )]
+    pub(crate) store_password_file: PathBuf,
     /// Print a summary as JSON (never the secret).
     #[arg(long)]
     pub(crate) json: bool,
@@ -139,7 +155,15 @@ struct Summary {
     secret: SecretAction,
     listen: SocketAddr,
     listen_command: String,
-    systemd_unit: String,
+    /// The one unit, for a store file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    systemd_unit: Option<String>,
+    /// One unit per replica, for a PostgreSQL store.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    systemd_units: Option<Vec<observer_replicas::Unit>>,
+    /// The load balancer's backend over the replicas.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_balancer: Option<String>,
 }
 
 async fn setup(
@@ -176,10 +200,61 @@ async fn setup(
             return Ok(ExitCode::from(2));
         }
     };
-    let store = args.store.as_deref().map(std::path::absolute).transpose()?;
+    // A PostgreSQL store: its URL checked, and the replicas' ports, before
+    // the platform is asked anything (exit 2).
+    let store_url = args
+        .store
+        .as_deref()
+        .map(|path| path.to_string_lossy().into_owned())
+        .filter(|text| is_postgres_url(text));
+    let replicas = match (&store_url, args.replicas) {
+        (Some(text), count) => match PgTarget::parse(text) {
+            Ok(target) => Some((target.to_string(), count.unwrap_or(1))),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        (None, Some(_)) => {
+            eprintln!(
+                "error: --replicas needs a postgres://USER@HOST:PORT/DB store: replicas share one \
+                 database, and a store file is one process's"
+            );
+            return Ok(ExitCode::from(2));
+        }
+        (None, None) => None,
+    };
+    let password_file = std::path::absolute(&args.store_password_file)?;
+    let executable = observer_service::current_executable();
+    if let Some((store_url, count)) = &replicas {
+        let check = Replicas {
+            url: url.as_str(),
+            first: listen,
+            count: *count,
+            secret_file: &secret_file,
+            store_url,
+            password_file: &password_file,
+            executable: &executable,
+        }
+        .check();
+        if let Err(why) = check {
+            eprintln!("error: {why}");
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let store = match &replicas {
+        Some(_) => args.store.clone(),
+        None => args.store.as_deref().map(std::path::absolute).transpose()?,
+    };
     let client = connection.client(global)?.with_url_policy(policy);
+    // PostgreSQL keeps no change log yet: the change goes to the state
+    // directory's store file, where `earshot changes` reads it.
     let changes = ChangeLog {
-        store: store.clone(),
+        store: if replicas.is_some() {
+            None
+        } else {
+            store.clone()
+        },
         global,
     };
     let existing = client.list_subscriptions(true).await?;
@@ -206,7 +281,6 @@ async fn setup(
         Ok(done) => done,
         Err(code) => return Ok(code),
     };
-    let executable = observer_service::current_executable();
     let service = Service {
         url: url.as_str(),
         listen,
@@ -226,7 +300,32 @@ async fn setup(
         secret: done.secret,
         listen,
         listen_command: service.listen_command(),
-        systemd_unit: service.systemd_unit_for(&url),
+        systemd_unit: None,
+        systemd_units: None,
+        load_balancer: None,
+    };
+    let summary = match &replicas {
+        None => Summary {
+            systemd_unit: Some(service.systemd_unit_for(&url)),
+            ..summary
+        },
+        Some((store_url, count)) => {
+            let shown = shown_url(&url);
+            let replicas = Replicas {
+                url: shown.as_str(),
+                first: listen,
+                count: *count,
+                secret_file: &secret_file,
+                store_url,
+                password_file: &password_file,
+                executable: &executable,
+            };
+            Summary {
+                systemd_units: Some(replicas.units()),
+                load_balancer: Some(replicas.load_balancer()),
+                ..summary
+            }
+        }
     };
     if args.json {
         print_json(&summary)?;
@@ -584,26 +683,58 @@ fn summary_text(summary: &Summary, listen_from: ListenFrom, masked: Option<&str>
              the address with --listen"
         ),
     };
+    if let (Some(units), Some(balancer)) = (&summary.systemd_units, &summary.load_balancer) {
+        text.push_str(&replicas_text(units, balancer));
+        return text;
+    }
     text.push_str(&format!(
         "\nRun the observer ({where_from}):\n  {}\n\
          Add --sweep (it needs the API key) to keep the store fresh with no console open,\n\
          --metrics-listen 127.0.0.1:9464 for /healthz and /metrics, and --retention 30d to\n\
          prune what it holds about callers after 30 days (docs/observer.md).\n\n\
          Or as a systemd service:\n{}",
-        summary.listen_command, summary.systemd_unit
+        summary.listen_command,
+        summary.systemd_unit.as_deref().unwrap_or_default()
     ));
     text
+}
+
+/// The replicas' part of the summary: their units and the backend.
+fn replicas_text(units: &[observer_replicas::Unit], balancer: &str) -> String {
+    let mut text = format!(
+        "\nRun the observer as {} replicas filing into one PostgreSQL store (each event is \
+         stored once whichever replica gets it). Put the store's password alone in the file \
+         each unit loads (0600; never on a command line), then install the units. Changes made \
+         here are recorded in the state directory's store file (`earshot changes`): \
+         PostgreSQL keeps no change log yet.\n",
+        units.len()
+    );
+    for unit in units {
+        text.push('\n');
+        text.push_str(&unit.text);
+    }
+    text.push_str(&format!(
+        "\nAnd the load balancer in front of them (docs/postgres.md):\n{balancer}"
+    ));
+    text
+}
+
+/// `url` without what may be a credential (a query, user info), as the
+/// units name it.
+fn shown_url(url: &Url) -> Url {
+    let mut shown = url.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown
 }
 
 impl Service<'_> {
     /// [`Service::systemd_unit`] naming `url` without what may be a
     /// credential (a query, user info).
     fn systemd_unit_for(&self, url: &Url) -> String {
-        let mut shown = url.clone();
-        shown.set_query(None);
-        shown.set_fragment(None);
-        let _ = shown.set_username("");
-        let _ = shown.set_password(None);
+        let shown = shown_url(url);
         Service {
             url: shown.as_str(),
             ..self.clone()

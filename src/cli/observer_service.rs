@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 pub(crate) const UNIT_NAME: &str = "earshot-observer.service";
 
 /// The service account the unit runs as.
-const SERVICE_USER: &str = "earshot";
+pub(super) const SERVICE_USER: &str = "earshot";
 
 /// The credential name the secret file is loaded under (`%d/NAME`).
-const CREDENTIAL: &str = "webhook-secret";
+pub(super) const CREDENTIAL: &str = "webhook-secret";
 
 /// What both texts are made of.
 #[derive(Clone, Debug)]
@@ -58,16 +58,7 @@ impl Service<'_> {
         let listen = self.listen;
         let secret_file = unit_value(&self.secret_file.to_string_lossy());
         let description = unit_value(self.url);
-        // A user namespace (PrivateUsers=) would void the capability a
-        // port below 1024 needs.
-        let capabilities = if listen.port() < 1024 {
-            "# A port below 1024 needs this one capability, and no other.\n\
-             AmbientCapabilities=CAP_NET_BIND_SERVICE\n\
-             CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n"
-        } else {
-            "CapabilityBoundingSet=\n\
-             PrivateUsers=yes\n"
-        };
+        let capabilities = capabilities(listen.port());
         format!(
             "# /etc/systemd/system/{UNIT_NAME}\n\
              # Create the user once: useradd --system --home-dir /var/lib/earshot --shell /usr/sbin/nologin {SERVICE_USER}\n\
@@ -94,38 +85,55 @@ impl Service<'_> {
              RestartSec=2s\n\
              # listen exits 143 when systemctl stop sends SIGTERM: a clean stop.\n\
              SuccessExitStatus=143\n\
-             UMask=0077\n\
-             NoNewPrivileges=yes\n\
-             ProtectSystem=strict\n\
+             {HARDENING_HEAD}\
              ReadWritePaths=%S/earshot\n\
-             ProtectHome=yes\n\
-             PrivateTmp=yes\n\
-             PrivateDevices=yes\n\
-             PrivateMounts=yes\n\
-             ProtectProc=invisible\n\
-             ProcSubset=pid\n\
-             RemoveIPC=yes\n\
-             ProtectKernelTunables=yes\n\
-             ProtectKernelModules=yes\n\
-             ProtectKernelLogs=yes\n\
-             ProtectControlGroups=yes\n\
-             ProtectClock=yes\n\
-             ProtectHostname=yes\n\
-             RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n\
-             RestrictNamespaces=yes\n\
-             RestrictRealtime=yes\n\
-             RestrictSUIDSGID=yes\n\
-             LockPersonality=yes\n\
-             MemoryDenyWriteExecute=yes\n\
-             SystemCallArchitectures=native\n\
-             SystemCallFilter=@system-service\n\
-             SystemCallFilter=~@privileged @resources\n\
-             SystemCallErrorNumber=EPERM\n\
+             {HARDENING_TAIL}\
              {capabilities}\
              \n\
              [Install]\n\
              WantedBy=multi-user.target\n"
         )
+    }
+}
+
+/// The hardening every observer unit has, before the paths it may write.
+pub(super) const HARDENING_HEAD: &str = "UMask=0077\nNoNewPrivileges=yes\nProtectSystem=strict\n";
+
+/// The hardening every observer unit has, after the paths it may write.
+pub(super) const HARDENING_TAIL: &str = "ProtectHome=yes\n\
+     PrivateTmp=yes\n\
+     PrivateDevices=yes\n\
+     PrivateMounts=yes\n\
+     ProtectProc=invisible\n\
+     ProcSubset=pid\n\
+     RemoveIPC=yes\n\
+     ProtectKernelTunables=yes\n\
+     ProtectKernelModules=yes\n\
+     ProtectKernelLogs=yes\n\
+     ProtectControlGroups=yes\n\
+     ProtectClock=yes\n\
+     ProtectHostname=yes\n\
+     RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX\n\
+     RestrictNamespaces=yes\n\
+     RestrictRealtime=yes\n\
+     RestrictSUIDSGID=yes\n\
+     LockPersonality=yes\n\
+     MemoryDenyWriteExecute=yes\n\
+     SystemCallArchitectures=native\n\
+     SystemCallFilter=@system-service\n\
+     SystemCallFilter=~@privileged @resources\n\
+     SystemCallErrorNumber=EPERM\n";
+
+/// The capability lines for a unit binding `port`: a user namespace
+/// (`PrivateUsers=`) would void the one a port below 1024 needs.
+pub(super) fn capabilities(port: u16) -> &'static str {
+    if port < 1024 {
+        "# A port below 1024 needs this one capability, and no other.\n\
+         AmbientCapabilities=CAP_NET_BIND_SERVICE\n\
+         CapabilityBoundingSet=CAP_NET_BIND_SERVICE\n"
+    } else {
+        "CapabilityBoundingSet=\n\
+         PrivateUsers=yes\n"
     }
 }
 
@@ -150,13 +158,13 @@ fn shell_word(word: &str) -> String {
 
 /// A value in a unit file: `%` doubled, so systemd expands no specifier
 /// in it.
-fn unit_value(value: &str) -> String {
+pub(super) fn unit_value(value: &str) -> String {
     value.replace('%', "%%")
 }
 
 /// One word of `ExecStart=`: specifiers and variables escaped, and in
 /// double quotes when it holds a space, a quote or a backslash.
-fn exec_word(word: &str) -> String {
+pub(super) fn exec_word(word: &str) -> String {
     let escaped = unit_value(word).replace('$', "$$");
     if escaped
         .chars()

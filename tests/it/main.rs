@@ -36,6 +36,7 @@ mod postgres_listen;
 mod postgres_listen_lease;
 mod postgres_listen_retention;
 mod postgres_listen_sweep;
+mod postgres_observer_replicas;
 mod postgres_retention;
 mod postgres_store;
 mod retry_ends;

@@ -52,7 +52,7 @@ pub(crate) struct Services {
     /// listener), handled like results of its own tasks.
     pub(crate) feeds: Vec<BoxStream<'static, Action>>,
     /// The incident-history store (or why there is none).
-    pub(crate) store: Result<std::path::PathBuf, String>,
+    pub(crate) store: StorePath,
     /// Where `:ctx` opens another profile; `None`: the console stays on
     /// the account it started on.
     pub(crate) profiles: Option<Box<dyn ProfileSource>>,
@@ -264,11 +264,10 @@ impl Engine<'_> {
             }
         };
         let shared = match (&self.store, &opened.store) {
-            (Ok(before), Ok(after)) if before == after => Some(format!(
-                "profile {name} shares the store {} with the previous profile: the Health and \
-                 Events panes show both accounts' history; give each profile its own \
-                 `store = \"…\"`",
-                after.display()
+            (Ok(before), Ok(after)) if before.same_as(after) => Some(format!(
+                "profile {name} shares the store {after} with the previous profile: the Health \
+                 and Events panes show both accounts' history; give each profile its own \
+                 `store = \"…\"`"
             )),
             _ => None,
         };

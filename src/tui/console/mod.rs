@@ -98,6 +98,9 @@ pub(crate) struct ConsoleOptions {
     /// The incident-history store the Health pane reads; `None`: the
     /// default one (`EARSHOT_STORE`, else `earshot.db` in the state dir).
     pub(crate) store: Option<PathBuf>,
+    /// A PostgreSQL store (`EARSHOT_STORE`, else the profile's `store`),
+    /// connected before the terminal was taken: beats every file.
+    pub(crate) postgres: Option<earshot_core::store::postgres::PgStore>,
     /// The platform's clock runs this many times real time (the demo's
     /// emulator: 0.1); shown in the status bar when not 1.
     pub(crate) time_scale: f64,
@@ -132,6 +135,7 @@ impl Default for ConsoleOptions {
             probe_sample: None,
             inbox_url: None,
             store: None,
+            postgres: None,
             time_scale: 1.0,
             discovered_jobs: None,
             received_webhooks: None,
@@ -175,11 +179,14 @@ pub(crate) async fn run_console(
         options.profile_theme.as_deref(),
         themes_dir.as_deref(),
     );
-    let store = context::store_path(
-        options.store.clone(),
-        options.profile_store.clone(),
-        paths.as_ref(),
-    );
+    let store = match options.postgres.clone() {
+        Some(postgres) => Ok(crate::tui::kernel::StoreAt::Postgres(postgres)),
+        None => context::store_path(
+            options.store.clone(),
+            options.profile_store.clone(),
+            paths.as_ref(),
+        ),
+    };
     let mut app = App::new(ConsoleConfig {
         demo: options.demo,
         read_only: options.read_only || options.profile_read_only,
@@ -273,7 +280,8 @@ pub(crate) async fn run_console(
 /// to offer (none when there is no store yet): the console's
 /// [`ConsoleOptions::recent_ids`] on a profile.
 pub(crate) fn known_sessions(profile_store: Option<PathBuf>) -> Vec<String> {
-    let Ok(path) = context::store_path(None, profile_store, Paths::compute(None).ok().as_ref())
+    let Ok(crate::tui::kernel::StoreAt::File(path)) =
+        context::store_path(None, profile_store, Paths::compute(None).ok().as_ref())
     else {
         return Vec::new();
     };

@@ -29,7 +29,7 @@ use crate::tui::theme::Theme;
 
 pub(crate) use config::ConsoleConfig;
 pub(crate) use outcome::{ConsoleEffect, Failure, Handover, Outcome, Received, RefusedDelivery};
-pub(crate) use store::StorePath;
+pub(crate) use store::{StoreAt, StorePath};
 
 /// What a pane is: the console drives every pane through this trait alone.
 pub(crate) trait Pane {

@@ -1,17 +1,75 @@
 //! The incident-history store as the panes' tasks reach it: where it is
-//! ([`StorePath`]), opening it ([`open`], [`with_store`]) as an
-//! [`AsyncStore`] (every call on the blocking pool, never on the render
-//! path), recording a change the console made ([`note_change`]), the
-//! sweep's budget, and when the platform gives up ([`give_up_text`]). Each
-//! task opens the store at the configured path for its own work (SQLite
+//! ([`StorePath`]: a file, or a PostgreSQL store's pool), opening a file
+//! ([`open`], [`with_store`]) as an [`AsyncStore`] (every call on the
+//! blocking pool, never on the render path), the live event list on
+//! either backend ([`live_events`]), recording a change the console made
+//! ([`note_change`]), the sweep's budget, and when the platform gives up
+//! ([`give_up_text`]). Each task opens a file for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
-//! writes).
+//! writes). What a PostgreSQL store does not hold yet (the sweep's
+//! outcomes, incidents, changes, attempts) fails in one line,
+//! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
 
 use super::Failure;
+use earshot_core::history::event_list::{self, EventRow};
+use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
+use earshot_core::store::live_list::{LiveCursor, LiveRead};
+use earshot_core::store::mark::StoreMark;
+use earshot_core::store::postgres::PgStore;
 use earshot_core::store::{AsyncStore, Store, StoreError, changes};
+
+/// What a pane shows where it reads what only a store file holds so far.
+pub(crate) const NOT_ON_POSTGRES: &str = "the sweep's history (health, outcomes, incidents, \
+     changes, attempts) is not read from PostgreSQL by the console yet; `earshot health --store \
+     URL` shows the board, the Events pane (8) lists the events live";
+
+/// Where the console's store is.
+#[derive(Clone, Debug)]
+pub(crate) enum StoreAt {
+    /// A SQLite file.
+    File(PathBuf),
+    /// A PostgreSQL store, connected (and migrated) at the console's start.
+    Postgres(PgStore),
+}
+
+impl From<PathBuf> for StoreAt {
+    fn from(path: PathBuf) -> Self {
+        StoreAt::File(path)
+    }
+}
+
+impl StoreAt {
+    /// The file's write mark (`None` for PostgreSQL, which has no file:
+    /// every live read there asks the server).
+    pub(crate) fn file_mark(&self) -> Option<StoreMark> {
+        match self {
+            StoreAt::File(path) => Some(StoreMark::of(path)),
+            StoreAt::Postgres(_) => None,
+        }
+    }
+
+    /// Whether `other` is the same store (the same file, or the same
+    /// database URL).
+    pub(crate) fn same_as(&self, other: &StoreAt) -> bool {
+        match (self, other) {
+            (StoreAt::File(a), StoreAt::File(b)) => a == b,
+            (StoreAt::Postgres(a), StoreAt::Postgres(b)) => a.target() == b.target(),
+            _ => false,
+        }
+    }
+}
+
+impl std::fmt::Display for StoreAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreAt::File(path) => write!(f, "{}", path.display()),
+            StoreAt::Postgres(store) => write!(f, "{}", store.target()),
+        }
+    }
+}
 
 /// Requests one console sweep may send (it runs every 5 s while the
 /// Health pane is on screen: at most 600 a minute, one a sweep when
@@ -19,7 +77,7 @@ use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 pub(crate) const CONSOLE_SWEEP_BUDGET: usize = 50;
 
 /// Where the console's store is, or why there is none.
-pub(crate) type StorePath = Result<PathBuf, String>;
+pub(crate) type StorePath = Result<StoreAt, String>;
 
 /// A store error, as a pane shows it.
 pub(crate) fn failure(error: impl std::fmt::Display) -> Failure {
@@ -39,10 +97,40 @@ pub(crate) async fn with_store<T: Send + 'static>(
         .map_err(Failure::new)
 }
 
-/// Opens the store (on the blocking pool, as every call on it).
+/// Opens the store file (on the blocking pool, as every call on it); a
+/// PostgreSQL store is [`NOT_ON_POSTGRES`].
 pub(crate) async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
-    let path = path.map_err(Failure::new)?;
-    AsyncStore::open(path).await.map_err(failure)
+    match path.map_err(Failure::new)? {
+        StoreAt::File(path) => AsyncStore::open(path).await.map_err(failure),
+        StoreAt::Postgres(_) => Err(Failure::new(NOT_ON_POSTGRES)),
+    }
+}
+
+/// The live read of `query`'s event list from either backend
+/// (`history::event_list::live_from`): the whole list without `known`,
+/// else only what was filed since (none twice), or nothing when nothing
+/// changed. A file is read on the blocking pool.
+pub(crate) async fn live_events(
+    store: StorePath,
+    query: EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                event_list::live_sqlite(store, &query, since_ms, limit, known.as_ref())
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => {
+            event_list::live_postgres(&store, &query, since_ms, limit, known.as_ref())
+                .await
+                .map_err(failure)
+        }
+    }
 }
 
 /// When the platform gave up retrying on this account, as the store's
@@ -78,9 +166,9 @@ pub(crate) async fn note_change(
     detail: String,
 ) {
     let change = changes::Change::now(incidents::operator(), subscription_id, action, detail);
-    let recorded = tokio::task::spawn_blocking(move || {
-        let path = path?;
-        changes::record_with_retry(|| Store::open(&path), &change)
+    let recorded = tokio::task::spawn_blocking(move || match path? {
+        StoreAt::File(path) => changes::record_with_retry(|| Store::open(&path), &change),
+        StoreAt::Postgres(_) => Err(NOT_ON_POSTGRES.to_owned()),
     })
     .await;
     match recorded {

@@ -10,6 +10,7 @@
 
 mod filing;
 mod health;
+mod live_list;
 mod reading;
 mod session_get;
 mod sweep;
@@ -21,7 +22,7 @@ use earshot_core::redact::SecretString;
 use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_core::store::writer::Writer;
-use earshot_core::store::{AsyncStore, StoreHandle};
+use earshot_core::store::{AsyncStore, StoreHandle, StoreReader};
 use earshot_testkit::postgres::PgCluster;
 
 /// Declares a store test run on both backends: `store_test!(async fn
@@ -152,6 +153,86 @@ impl TestStore {
         }
     }
 
+    /// A reader on this store, opened as a read command opens it.
+    pub async fn reader(&self) -> StoreReader {
+        match &self.place {
+            Place::Sqlite { path, .. } => earshot_core::store::Store::open(path)
+                .expect("the store opens")
+                .into(),
+            Place::Postgres { url, sources, .. } => {
+                let target = PgTarget::parse(url).expect("a store URL");
+                PgStore::connect(target, sources)
+                    .await
+                    .expect("the store opens")
+                    .into()
+            }
+        }
+    }
+
+    /// Starts filing `event` in a transaction held open until
+    /// [`HeldFiling::commit`], as a replica whose commit is slow: on
+    /// PostgreSQL a connection of the test's own inserts the row (taking
+    /// its transaction id now) and commits later, while other replicas
+    /// file and commit; SQLite has one writer at a time (an open write
+    /// transaction would stop the other replicas), so there the event is
+    /// filed, by a replica of its own, when committed.
+    pub async fn hold_filing(&self, event: ObservedEvent) -> HeldFiling {
+        match &self.place {
+            Place::Sqlite { .. } => HeldFiling::Sqlite(self.replica().await, Box::new(event)),
+            Place::Postgres { cluster, .. } => {
+                // psql over the server's socket, fed a statement at a time.
+                let bindir = earshot_testkit::postgres::server_bindir().expect("the server's bin");
+                let mut psql = std::process::Command::new(bindir.join("psql"))
+                    .args(["--no-psqlrc", "-q", "-v", "ON_ERROR_STOP=1", "-h"])
+                    .arg(cluster.socket_dir())
+                    .args(["-p", &cluster.port().to_string()])
+                    .args(["-U", earshot_testkit::postgres::PG_USER, "-d", DATABASE])
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::null())
+                    .spawn()
+                    .expect("psql starts");
+                let text = |value: &str| format!("'{}'", value.replace('\'', "''"));
+                let headers = serde_json::to_string(&event.headers).expect("headers");
+                let insert = format!(
+                    "BEGIN;\nINSERT INTO earshot.events (event_id, event, session_id, occurred_ms, \
+                     received_ms, delivery_id, headers, body) VALUES ({}, {}, {}, {}, {}, {}, {}, \
+                     convert_to({}, 'UTF8'));\n",
+                    text(&event.event_id),
+                    text(&event.event),
+                    text(&event.session_id),
+                    event.occurred_ms,
+                    event.received_ms,
+                    event.delivery_id.as_deref().map_or("NULL".into(), text),
+                    text(&headers),
+                    text(&String::from_utf8_lossy(&event.body)),
+                );
+                use std::io::Write;
+                psql.stdin
+                    .as_mut()
+                    .expect("psql's input")
+                    .write_all(insert.as_bytes())
+                    .expect("sent to psql");
+                // Inserted when a session idles in a transaction holding an id.
+                earshot_testkit::eventually(
+                    std::time::Duration::from_secs(10),
+                    "the row inserted",
+                    || async {
+                        let open = cluster
+                            .psql(
+                                DATABASE,
+                                "SELECT count(*) FROM pg_stat_activity \
+                             WHERE state = 'idle in transaction' AND backend_xid IS NOT NULL",
+                            )
+                            .expect("psql");
+                        (open == "1").then_some(())
+                    },
+                )
+                .await;
+                HeldFiling::Postgres(psql)
+            }
+        }
+    }
+
     /// The rows of `table` (`events`, `sessions`, `unfiled_events`), read
     /// apart from earshot's handle (rusqlite, psql).
     pub fn count(&self, table: &str) -> i64 {
@@ -242,6 +323,36 @@ impl TestStore {
                 let text = cluster.psql(DATABASE, &sql).expect("psql");
                 text.parse()
                     .unwrap_or_else(|_| panic!("not a count: {text:?}"))
+            }
+        }
+    }
+}
+
+/// A filing whose transaction is held open ([`TestStore::hold_filing`]).
+pub enum HeldFiling {
+    Sqlite(StoreHandle, Box<ObservedEvent>),
+    /// The `psql` holding it.
+    Postgres(std::process::Child),
+}
+
+impl HeldFiling {
+    /// Commits it (on SQLite: files it).
+    pub async fn commit(self) {
+        match self {
+            HeldFiling::Sqlite(replica, event) => {
+                assert!(replica.file(*event).await.expect("filed"), "a new event");
+            }
+            HeldFiling::Postgres(mut psql) => {
+                use std::io::Write;
+                let mut input = psql.stdin.take().expect("psql's input");
+                input.write_all(b"COMMIT;\n").expect("sent to psql");
+                // Closed: psql ends once the commit is done.
+                drop(input);
+                let status = tokio::task::spawn_blocking(move || psql.wait())
+                    .await
+                    .expect("the wait")
+                    .expect("psql ends");
+                assert!(status.success(), "psql: {status}");
             }
         }
     }

@@ -13,7 +13,9 @@ use crate::api::types::agents::DeliveryRecord;
 use crate::store::chains::match_events;
 use crate::store::event_list::{self, Filter, ListedEvent};
 use crate::store::events::StoredEvent;
+use crate::store::live_list::{self, LiveCursor, LiveRead};
 use crate::store::outcomes::{EventState, Outcome};
+use crate::store::postgres::PgStore;
 use crate::store::{Store, StoreError, StoreReader, deliveries};
 
 /// One subscription's outcome for one event.
@@ -95,6 +97,11 @@ pub struct EventRow {
     #[serde(skip)]
     pub received_ms: i64,
     pub subscriptions: Vec<SubscriptionOutcome>,
+    /// Whether the store holds the sweep's outcomes (`false` on PostgreSQL
+    /// yet): without them `subscriptions` is empty for want of knowing,
+    /// not for want of subscriptions.
+    #[serde(skip)]
+    pub outcomes_known: bool,
 }
 
 impl EventRow {
@@ -136,6 +143,15 @@ pub fn list_after(
 ) -> Result<Vec<EventRow>, StoreError> {
     let filter = filter(query, since_ms, after_seq);
     let listed = event_list::list(store, &filter, limit)?;
+    with_outcomes(store, query, listed)
+}
+
+/// `listed` as rows, each with its subscriptions' outcomes (SQLite's).
+fn with_outcomes(
+    store: &Store,
+    query: &EventQuery,
+    listed: Vec<ListedEvent>,
+) -> Result<Vec<EventRow>, StoreError> {
     let ids: Vec<&str> = listed.iter().map(|event| event.event_id.as_str()).collect();
     let mut outcomes = event_list::outcomes_of(store, &ids)?;
     outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
@@ -155,9 +171,62 @@ pub fn list_after(
                 })
                 .collect();
             order_outcomes(&mut subscriptions, query.subscription.as_deref());
-            row(event, subscriptions)
+            row(event, Some(subscriptions))
         })
         .collect())
+}
+
+/// The live read of `query`'s list on SQLite (`store::live_list`), each
+/// row with its outcomes: nothing when nothing a list shows changed since
+/// `known`, the events filed since when only events were, else the whole
+/// list. Synchronous, for a caller on a blocking thread.
+pub fn live_sqlite(
+    store: &Store,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<&LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
+    let (read, cursor) =
+        live_list::read_sqlite(store, &filter(query, since_ms, None), limit, known)?;
+    Ok((
+        read.try_map(|listed| with_outcomes(store, query, listed))?,
+        cursor,
+    ))
+}
+
+/// The live read of `query`'s list from either backend: on SQLite
+/// [`live_sqlite`], on PostgreSQL [`live_postgres`].
+pub async fn live_from(
+    reader: &StoreReader,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<&LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
+    match reader {
+        StoreReader::Sqlite(store) => live_sqlite(store, query, since_ms, limit, known),
+        StoreReader::Postgres(store) => live_postgres(store, query, since_ms, limit, known).await,
+    }
+}
+
+/// The live read of `query`'s list on PostgreSQL: the events filed since
+/// `known` by every replica, none returned twice (`store::live_list`),
+/// with no outcome per subscription (as [`list_from`]); `status:` and
+/// `sub:` refused.
+pub async fn live_postgres(
+    store: &PgStore,
+    query: &EventQuery,
+    since_ms: i64,
+    limit: usize,
+    known: Option<&LiveCursor>,
+) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
+    let filter = filter(query, since_ms, None);
+    let (read, cursor) = live_list::read_postgres(store, &filter, limit, known).await?;
+    let read = read.try_map(|listed| {
+        Ok::<_, StoreError>(listed.into_iter().map(|event| row(event, None)).collect())
+    })?;
+    Ok((read, cursor))
 }
 
 /// [`list`] from either backend: on SQLite exactly [`list`]; on PostgreSQL
@@ -175,10 +244,7 @@ pub async fn list_from(
         StoreReader::Sqlite(store) => list(store, query, since_ms, limit),
         StoreReader::Postgres(_) => {
             let listed = reader.events(&filter(query, since_ms, None), limit).await?;
-            Ok(listed
-                .into_iter()
-                .map(|event| row(event, Vec::new()))
-                .collect())
+            Ok(listed.into_iter().map(|event| row(event, None)).collect())
         }
     }
 }
@@ -193,6 +259,7 @@ pub fn postgres_lacks(query: &EventQuery) -> Option<String> {
 fn filter<'q>(query: &'q EventQuery, since_ms: i64, after_seq: Option<i64>) -> Filter<'q> {
     Filter {
         after_seq,
+        after_xid: None,
         since_ms: query.since_ms.unwrap_or(since_ms),
         event_type: query.event_type.as_deref(),
         state: query.state,
@@ -202,15 +269,17 @@ fn filter<'q>(query: &'q EventQuery, since_ms: i64, after_seq: Option<i64>) -> F
     }
 }
 
-fn row(event: ListedEvent, subscriptions: Vec<SubscriptionOutcome>) -> EventRow {
+/// A row with the outcomes the store holds (`None`: it holds none).
+fn row(event: ListedEvent, subscriptions: Option<Vec<SubscriptionOutcome>>) -> EventRow {
     EventRow {
+        outcomes_known: subscriptions.is_some(),
         occurred_at: rfc3339(event.occurred_ms),
         event_id: event.event_id,
         event: event.event,
         session_id: event.session_id,
         occurred_ms: event.occurred_ms,
         received_ms: event.received_ms,
-        subscriptions,
+        subscriptions: subscriptions.unwrap_or_default(),
     }
 }
 
@@ -306,7 +375,7 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
     };
     let give_up = crate::store::give_up::GiveUp::describe(crate::store::give_up::observed(store)?);
     Ok(Some(EventDetail {
-        row: row(listed, subscriptions_row),
+        row: row(listed, Some(subscriptions_row)),
         headers,
         body,
         subscriptions: timelines,

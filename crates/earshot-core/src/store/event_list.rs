@@ -26,8 +26,14 @@ pub struct Filter<'a> {
     /// Lower-case words each found in the event id, session id or type.
     pub words: &'a [String],
     /// Only events filed after this sequence (`events.rowid`, see
-    /// [`super::mark::ListState`]): what a live list lacks.
+    /// [`super::mark::ListState`]): what a live list lacks. SQLite's;
+    /// refused on PostgreSQL.
     pub after_seq: Option<i64>,
+    /// Only events whose filing transaction is this one (a 64-bit
+    /// transaction id) or later: what a live list on PostgreSQL lacks,
+    /// with some it holds ([`super::live_list`]). PostgreSQL's; SQLite's
+    /// [`list`] never gets it (a live read there sets `after_seq`).
+    pub after_xid: Option<i64>,
 }
 
 /// One listed event (its body stays in the store).
@@ -265,11 +271,11 @@ pub(super) fn by_type(
     Ok((matches <= most).then_some(types))
 }
 
-/// Adds `text` as the next text parameter of a [`PgQuery`] (after `$1`);
-/// its placeholder.
-fn next(texts: &mut Vec<String>, text: String) -> String {
+/// Adds `text` as the next text parameter of a [`PgQuery`], whose first
+/// text is `$first`; its placeholder.
+fn next(texts: &mut Vec<String>, first: usize, text: String) -> String {
     texts.push(text);
-    format!("${}", texts.len() + 1)
+    format!("${}", texts.len() + first - 1)
 }
 
 /// `AND column` starts with `prefix`, as a range an index can serve.
@@ -291,16 +297,23 @@ fn past_prefix(prefix: &str) -> String {
 /// read in batches, so a scan stops soon after `limit` rows passed.
 const POSTGRES_BATCH: i32 = 500;
 
-/// The statement [`list_postgres`] runs and its text parameters (`$2`
-/// on; `$1` is the window's start, then `LIMIT` when nothing is checked
-/// in Rust).
+/// The statement [`list_postgres`] runs and its parameters: `$1` the
+/// window's start, `$2` the low 32 bits of `after_xid` when it is set,
+/// then the texts, then `LIMIT` when nothing is checked in Rust. Each row
+/// is the five columns of [`ListedEvent`] and its filing transaction's id
+/// (`xmin`, 32 bits, as a `bigint`).
 #[derive(Debug, PartialEq)]
 pub struct PgQuery {
     pub sql: String,
+    /// `after_xid`'s low 32 bits (`$2`), when the read is live.
+    pub after_xid32: Option<i64>,
     pub texts: Vec<String>,
     /// Whether the rows must pass [`fold`] matching in Rust too.
     pub checked_here: bool,
 }
+
+/// 2³²: transaction ids on a row (`xmin`) are 32 bits, read modulo this.
+pub(super) const XID_SPAN: i64 = 1 << 32;
 
 /// Builds the PostgreSQL side of [`list`] for `filter`.
 ///
@@ -316,15 +329,29 @@ pub struct PgQuery {
 ///   holding other characters is passed on (`octet_length <> char_length`)
 ///   to be checked in Rust with [`fold`] itself: SQL keeps a superset,
 ///   Rust decides, so the match is SQLite's, Unicode folding included.
+/// - A live read (`after_xid`) keeps the rows whose `xmin` is that
+///   transaction or a later one, compared modulo 2³² as PostgreSQL
+///   compares transaction ids (within 2³¹ of it); no index serves it, so
+///   the window's rows are tested ([`super::live_list`]).
 pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
     let mut sql = String::from(
-        "SELECT event_id, event, session_id, occurred_ms, received_ms FROM earshot.events
-         WHERE occurred_ms >= $1",
+        "SELECT event_id, event, session_id, occurred_ms, received_ms, xmin::text::bigint
+         FROM earshot.events WHERE occurred_ms >= $1",
     );
+    let after_xid32 = filter.after_xid.map(|xid| xid.rem_euclid(XID_SPAN));
+    let first = if after_xid32.is_some() {
+        sql.push_str(&format!(
+            " AND (xmin::text::bigint - $2 + {XID_SPAN}) % {XID_SPAN} < {}",
+            XID_SPAN / 2
+        ));
+        3
+    } else {
+        2
+    };
     let mut texts: Vec<String> = Vec::new();
     if let Some(session) = filter.session {
-        let low = next(&mut texts, session.to_owned());
-        let high = next(&mut texts, past_prefix(session));
+        let low = next(&mut texts, first, session.to_owned());
+        let high = next(&mut texts, first, past_prefix(session));
         sql.push_str(&format!(
             " AND session_id COLLATE \"C\" >= {low} AND session_id COLLATE \"C\" < {high}"
         ));
@@ -336,11 +363,11 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
         )
     };
     if let Some(event_type) = filter.event_type {
-        let needle = next(&mut texts, fold(event_type).into_owned());
+        let needle = next(&mut texts, first, fold(event_type).into_owned());
         sql.push_str(&format!(" AND {}", contains("event", &needle)));
     }
     for word in filter.words {
-        let needle = next(&mut texts, word.clone());
+        let needle = next(&mut texts, first, word.clone());
         sql.push_str(&format!(
             " AND ({} OR {} OR {})",
             contains("event_id", &needle),
@@ -351,11 +378,12 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
     sql.push_str(" ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC");
     let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
     if !checked_here {
-        let limit = texts.len() + 2;
+        let limit = texts.len() + first;
         sql.push_str(&format!(" LIMIT ${limit}"));
     }
     PgQuery {
         sql,
+        after_xid32,
         texts,
         checked_here,
     }
@@ -363,7 +391,8 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
 
 /// Why `filter` cannot be listed from a PostgreSQL store yet, if it
 /// cannot: `status:` and `sub:` are answered by the sweep's outcome rows,
-/// which only SQLite holds so far; `after_seq` is SQLite's `rowid`.
+/// which only SQLite holds so far; `after_seq` is SQLite's `rowid` (a live
+/// read on PostgreSQL sets `after_xid`, [`super::live_list`]).
 pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
     let mut lacking = Vec::new();
     if filter.state.is_some() {
@@ -380,7 +409,9 @@ pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
         ));
     }
     filter.after_seq.map(|_| {
-        "a live list (the events filed since) is not built on a PostgreSQL store yet".into()
+        "a live list by SQLite's row number has no meaning on PostgreSQL: read it with \
+         store::live_list (by transaction)"
+            .into()
     })
 }
 
@@ -401,17 +432,31 @@ pub async fn list_postgres(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    Ok(scan_postgres(store, filter, limit).await?)
+    let read = async {
+        let mut client = store.client().await?;
+        let tx = client.build_transaction().read_only(true).start().await?;
+        let found = scan_postgres(&tx, filter, limit).await?;
+        tx.commit().await?;
+        Ok::<_, PgError>(found)
+    };
+    Ok(read.await?.into_iter().map(|(event, _)| event).collect())
 }
 
-async fn scan_postgres(
-    store: &PgStore,
+/// The rows of [`postgres_query`] for `filter` that pass [`fold`]
+/// matching, newest first, at most `limit`, each with its `xmin` (32
+/// bits), read in `tx` through a portal. `filter` is not checked with
+/// [`postgres_lacks`] here: the caller did.
+pub(super) async fn scan_postgres(
+    tx: &deadpool_postgres::Transaction<'_>,
     filter: &Filter<'_>,
     limit: usize,
-) -> Result<Vec<ListedEvent>, PgError> {
+) -> Result<Vec<(ListedEvent, i64)>, PgError> {
     let query = postgres_query(filter);
     let limit_value = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&filter.since_ms];
+    if let Some(xid32) = &query.after_xid32 {
+        params.push(xid32);
+    }
     params.extend(
         query
             .texts
@@ -432,8 +477,6 @@ async fn scan_postgres(
                     .any(|text| fold(text).contains(word.as_str()))
             })
     };
-    let mut client = store.client().await?;
-    let tx = client.build_transaction().read_only(true).start().await?;
     let statement = tx.prepare_cached(&query.sql).await?;
     let portal = tx.bind(&statement, &params).await?;
     let mut found = Vec::new();
@@ -449,18 +492,16 @@ async fn scan_postgres(
                 received_ms: row.try_get(4)?,
             };
             if passes(&event) {
-                found.push(event);
+                found.push((event, row.try_get(5)?));
                 if found.len() == limit {
                     return Ok(found);
                 }
             }
         }
         if last_batch {
-            break;
+            return Ok(found);
         }
     }
-    tx.commit().await?;
-    Ok(found)
 }
 
 /// `[name, value]` pairs in arrival order.
@@ -545,6 +586,27 @@ mod postgres_query_tests {
             );
         }
         assert!(query.sql.contains("$5"), "{}", query.sql);
+    }
+
+    #[test]
+    fn a_live_read_takes_the_transaction_as_its_second_parameter() {
+        let live = Filter {
+            after_xid: Some((1 << 32) + 7),
+            session: Some("ses"),
+            ..Filter::default()
+        };
+        let query = postgres_query(&live);
+        assert_eq!(query.after_xid32, Some(7), "its low 32 bits");
+        assert!(
+            query
+                .sql
+                .contains("(xmin::text::bigint - $2 + 4294967296) % 4294967296 < 2147483648"),
+            "{}",
+            query.sql
+        );
+        assert!(query.sql.contains(">= $3") && query.sql.contains("< $4"));
+        assert!(query.sql.ends_with("LIMIT $5"), "{}", query.sql);
+        assert_eq!(postgres_lacks(&live), None, "answered on PostgreSQL");
     }
 
     #[test]

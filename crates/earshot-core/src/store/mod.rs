@@ -30,6 +30,7 @@ pub mod give_up;
 pub mod handle;
 pub mod health;
 pub mod incidents;
+pub mod live_list;
 pub mod mark;
 mod outcome_rebuild;
 mod outcome_rule;

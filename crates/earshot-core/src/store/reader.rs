@@ -8,6 +8,7 @@
 use super::deliveries;
 use super::event_list::{self, Filter, ListedEvent};
 use super::events::{self, StoredEvent};
+use super::live_list::{self, LiveCursor, LiveRead};
 use super::postgres::PgStore;
 use super::sessions::{self, KnownSession};
 use super::{Store, StoreError};
@@ -46,6 +47,24 @@ impl StoreReader {
         match self {
             StoreReader::Sqlite(store) => Ok(event_list::list(store, filter, limit)?),
             StoreReader::Postgres(store) => event_list::list_postgres(store, filter, limit).await,
+        }
+    }
+
+    /// The live read of the list `filter` passes: with `known` (the
+    /// cursor of the last read of the same filter), only the events filed
+    /// since, none of them returned before; else the whole list, at most
+    /// `limit` ([`live_list`]). The cursor for the next read.
+    pub async fn live_events(
+        &self,
+        filter: &Filter<'_>,
+        limit: usize,
+        known: Option<&LiveCursor>,
+    ) -> Result<(LiveRead<ListedEvent>, Option<LiveCursor>), StoreError> {
+        match self {
+            StoreReader::Sqlite(store) => live_list::read_sqlite(store, filter, limit, known),
+            StoreReader::Postgres(store) => {
+                live_list::read_postgres(store, filter, limit, known).await
+            }
         }
     }
 

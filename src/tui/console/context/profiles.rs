@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Account;
-use crate::tui::kernel::StorePath;
+use crate::tui::kernel::{StoreAt, StorePath};
 use crate::tui::theme::{self, ColorDepth, LoadedTheme, ThemeRequest};
 use earshot_core::api::Client;
 use earshot_core::config::{Paths, ResolveOptions, resolve};
@@ -91,10 +91,12 @@ impl ProfileSource for ConfigProfiles {
     }
 }
 
-/// The store the console reads: the one given (the demo's), else
+/// The store file the console reads: the one given (the demo's), else
 /// `EARSHOT_STORE`, else the profile's `store`, else `earshot.db` in the
-/// state directory. A PostgreSQL URL is refused: the console reads a
-/// store file only, for now.
+/// state directory. A PostgreSQL URL is connected at the console's start
+/// only (`cli::console`, before the terminal is taken, so a bad URL or an
+/// unreachable server is said there): here, for a profile switched to, it
+/// is refused in one line.
 pub(crate) fn store_path(
     given: Option<PathBuf>,
     profile: Option<PathBuf>,
@@ -108,12 +110,13 @@ pub(crate) fn store_path(
             String::from("no state directory for the incident-history store: set EARSHOT_STORE")
         })?;
     if earshot_core::store::postgres::is_postgres_url(&path.to_string_lossy()) {
-        return Err(format!(
-            "{}: set EARSHOT_STORE to the path of a store file",
-            earshot_core::store::postgres::NOT_SUPPORTED_YET
-        ));
+        return Err(
+            "a PostgreSQL store is opened when the console starts, not at a profile switch: \
+             start the console with this profile (or EARSHOT_STORE) to read it"
+                .to_owned(),
+        );
     }
-    Ok(path)
+    Ok(StoreAt::File(path))
 }
 
 /// The console's theme: `--theme`, else `NO_COLOR`'s mono, else the

@@ -30,8 +30,8 @@ async fn console_pause_and_rotate_are_recorded_without_the_secret() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("earshot.db");
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker =
-        Worker::new(harness.client.clone(), tx, Box::new(NoClipboard)).with_store(Ok(db.clone()));
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard))
+        .with_store(Ok(db.clone().into()));
     // One after the other: each change's detail is what it changed.
     console(
         &mut worker,
@@ -193,7 +193,7 @@ async fn the_command_line_and_the_console_record_the_same_details() {
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard))
-        .with_store(Ok(console_db.clone()));
+        .with_store(Ok(console_db.clone().into()));
     let id = by_console.id.clone();
     let patch = |patch: SubscriptionPatch| {
         Effect::Subs(SubsEffect::Patch {

@@ -252,7 +252,7 @@ async fn with_console_on<F, Fut>(
             client: harness.client.clone(),
             clipboard: Box::new(clipboard),
             feeds,
-            store: Ok(store),
+            store: Ok(store.into()),
             profiles: source,
             pace: crate::tui::frame_pace::FramePace::immediate(),
             low_bandwidth: false,

@@ -38,7 +38,7 @@ enum Read {
 async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let effect = EventsEffect::Load {
-        known,
+        known: known.map(Box::new),
         seq: 1,
         query: EventQuery::default(),
         since_ms: 0,
@@ -46,7 +46,7 @@ async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
     };
     let input = TaskInput {
         client: client.clone(),
-        store: Ok(db.to_path_buf()),
+        store: Ok(db.to_path_buf().into()),
         account_left: Default::default(),
     };
     effect
@@ -123,7 +123,7 @@ async fn an_idle_read_is_skipped_and_new_events_or_outcomes_are_read_again() {
         panic!("a commit of nothing listed reads no list")
     };
     assert_ne!(renewed.files, mark.files);
-    assert_eq!(renewed.state, mark.state);
+    assert_eq!(renewed.cursor, mark.cursor);
     let mark = renewed;
 
     // The sweep files the customer's failed attempts: outcomes change.

@@ -7,6 +7,7 @@
 mod changes_worker;
 mod event_loop;
 mod events_worker;
+mod events_worker_pg;
 mod inbox_forward_worker;
 mod jobs_queue;
 mod jobs_worker;

@@ -42,8 +42,8 @@ async fn a_failing_session_opened_from_health_shows_its_record_links_and_masked_
     .await;
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker =
-        Worker::new(harness.client.clone(), tx, Box::new(NoClipboard)).with_store(Ok(db.clone()));
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard))
+        .with_store(Ok(db.clone().into()));
     let mut app = App::new(ConsoleConfig::default());
     let effects = app.update(Action::Handover(Handover::OpenInDeliveries(
         call_id.clone(),

@@ -88,8 +88,8 @@ async fn s_on_a_401_row_loads_the_event_and_the_receiver_names_the_secret_it_hol
     drop(store);
 
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker =
-        Worker::new(harness.client.clone(), tx, Box::new(NoClipboard)).with_store(Ok(db.clone()));
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard))
+        .with_store(Ok(db.clone().into()));
     let mut app = App::new(ConsoleConfig::default());
     let effects = app.update(Action::Handover(Handover::OpenInDeliveries(
         session.clone(),

@@ -32,8 +32,8 @@ async fn a_change_recorded_elsewhere_refreshes_the_subscriptions_pane() {
     let db = dir.path().join("earshot.db");
     drop(Store::open(&db).expect("a new store"));
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker =
-        Worker::new(harness.client.clone(), tx, Box::new(NoClipboard)).with_store(Ok(db.clone()));
+    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard))
+        .with_store(Ok(db.clone().into()));
     let mut app = App::new(ConsoleConfig::default());
     app.pane = PaneId::Subscriptions;
     worker.start_all(app.init());

@@ -1,26 +1,29 @@
 //! Whether the Events pane's list is still what the store holds: the
-//! store's write mark and list state at the last read, so an idle pane
-//! checks the files (no query), after a commit reads one row (the list
-//! state), after events filed reads those only ([`with_newer`]), and reads
-//! the whole list again only when something it shows changed.
+//! store file's write mark and the live read's cursor at the last read,
+//! so an idle pane on a file checks the files (no query), after a commit
+//! reads one row (the list state), after events filed reads those only
+//! ([`with_newer`]), and reads the whole list again only when something
+//! it shows changed. On PostgreSQL (no file) each read asks the server
+//! for what was filed since the cursor, by any replica.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use earshot_core::history::event_list::EventRow;
 use earshot_core::history::event_query::EventQuery;
-use earshot_core::store::mark::{ListState, StoreMark};
+use earshot_core::store::live_list::LiveCursor;
+use earshot_core::store::mark::StoreMark;
 
 /// A full read at least this often even with no commit seen, so rows
 /// leaving the window (`since:`) go and the mark is never trusted long.
 pub(crate) const FULL_READ_EVERY: Duration = Duration::from_secs(60);
 
-/// What a read saw of the store: its files' write mark, and the state of
-/// what a list shows (`None` when it could not be read).
+/// What a read saw of the store: its files' write mark (`None`: not a
+/// file), and where the live read stood (`None` when it could not say).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ListMark {
-    pub(crate) files: StoreMark,
-    pub(crate) state: Option<ListState>,
+    pub(crate) files: Option<StoreMark>,
+    pub(crate) cursor: Option<LiveCursor>,
 }
 
 /// The mark the last full read saw, for which filter, and when.

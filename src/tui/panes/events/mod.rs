@@ -244,7 +244,7 @@ impl EventsPane {
         let now = Instant::now();
         self.last_load = Some(now);
         out.effects.push(EventsEffect::Load {
-            known: self.freshness.known(&self.query, now),
+            known: self.freshness.known(&self.query, now).map(Box::new),
             seq: self.list.start(),
             query: self.query.clone(),
             since_ms: (self.clock)() - DEFAULT_SINCE_MS,

@@ -7,24 +7,28 @@
 use super::freshness::ListMark;
 use super::{EventsResult, Resent};
 use crate::tui::kernel::Failure;
-use crate::tui::kernel::store::{StorePath, failure, note_change, open, with_store};
+use crate::tui::kernel::store::{
+    StoreAt, StorePath, failure, live_events, note_change, open, with_store,
+};
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
-use earshot_core::history::event_list::{self, EventRow};
+use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;
 use earshot_core::redact::SecretString;
-use earshot_core::store::mark::{self, StoreMark};
+use earshot_core::store::live_list::LiveRead;
 
 /// What the Events pane asks the worker for (all local: the store, and
 /// the receiver a re-send goes to).
 #[derive(Clone, Debug)]
 pub(crate) enum EventsEffect {
     /// Read the list from the store; supersedes any list read running.
-    /// With `known`, the store's mark at the last read: if its files' write
-    /// mark stands, nothing is read; if its list state does, one row is; if
-    /// only events were filed, those are.
+    /// With `known`, the store's mark at the last read: if its file's write
+    /// mark stands, nothing is read; else the live read from its cursor
+    /// (on a file, one row when the list state stands; the events filed
+    /// since when only events were; on PostgreSQL, the events filed since
+    /// by any replica).
     Load {
-        known: Option<ListMark>,
+        known: Option<Box<ListMark>>,
         seq: u64,
         query: EventQuery,
         since_ms: i64,
@@ -40,16 +44,6 @@ pub(crate) enum EventsEffect {
         target: ResendTarget,
         secret: SecretString,
     },
-}
-
-/// What a list read found.
-enum Read {
-    /// Nothing a list shows changed.
-    Same,
-    /// Only events filed: those of them the filter passes.
-    Newer(Vec<EventRow>),
-    /// The whole list.
-    All(Vec<EventRow>),
 }
 
 /// Where the Events pane re-sends an event.
@@ -82,58 +76,38 @@ impl PaneEffect<EventsResult> for EventsEffect {
             } => {
                 // Taken before the read: a commit during it changes the
                 // mark, so the next read is full.
-                let files = store.as_ref().ok().map(|path| StoreMark::of(path));
-                let known_state = match (&known, &files) {
-                    (Some(known), Some(files)) if known.files == *files => {
-                        report.send(EventsResult::Unchanged { seq, mark: None });
-                        return;
-                    }
-                    (known, _) => known.as_ref().and_then(|known| known.state),
-                };
-                // The state is read before the list: a commit between them
-                // shows in the next read (an event listed twice is merged).
+                let files = store.as_ref().ok().and_then(StoreAt::file_mark);
+                if let (Some(known), Some(files)) = (&known, &files)
+                    && known.files.as_ref() == Some(files)
+                {
+                    report.send(EventsResult::Unchanged { seq, mark: None });
+                    return;
+                }
                 let window_from = query.since_ms.unwrap_or(since_ms);
-                let read = with_store(store, move |store| {
-                    let state = mark::list_state(store).ok();
-                    let after = match (state, known_state) {
-                        (Some(now), Some(then)) if now == then => return Ok((Read::Same, state)),
-                        (Some(now), Some(then)) if now.version == then.version => {
-                            Some(then.newest_seq)
-                        }
-                        _ => None,
-                    };
-                    event_list::list_after(store, &query, since_ms, limit, after)
-                        .map(|rows| {
-                            let read = match after {
-                                Some(_) => Read::Newer(rows),
-                                None => Read::All(rows),
-                            };
-                            (read, state)
-                        })
-                        .map_err(|error| error.to_string())
-                })
-                .await;
-                let mark = |state| files.map(|files| ListMark { files, state });
+                let cursor = known.and_then(|known| known.cursor);
+                let read = live_events(store, query, since_ms, limit, cursor).await;
+                let mark = |cursor| ListMark { files, cursor };
                 match read {
-                    Ok((Read::Same, state)) => EventsResult::Unchanged {
+                    Ok((LiveRead::Same, cursor)) => EventsResult::Unchanged {
                         seq,
-                        mark: mark(state),
+                        mark: Some(mark(cursor)),
                     },
-                    Ok((Read::Newer(rows), state)) => EventsResult::Newer {
+                    Ok((LiveRead::Newer(rows), cursor)) => EventsResult::Newer {
                         seq,
                         rows,
                         window_from,
-                        mark: mark(state),
+                        mark: Some(mark(cursor)),
                     },
-                    Ok((Read::All(rows), state)) => EventsResult::Loaded {
+                    Ok((LiveRead::All(rows), cursor)) => EventsResult::Loaded {
                         seq,
                         result: Ok(rows),
-                        mark: mark(state),
+                        mark: Some(mark(cursor)),
                     },
+                    // A failed read leaves no cursor: the next is whole.
                     Err(failure) => EventsResult::Loaded {
                         seq,
                         result: Err(failure),
-                        mark: mark(None),
+                        mark: Some(mark(None)),
                     },
                 }
             }

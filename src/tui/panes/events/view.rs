@@ -142,7 +142,11 @@ fn list_row(row: &EventRow, selected: bool, outcome_w: usize, theme: &Theme) -> 
         })
         .collect();
     if outcomes.is_empty() {
-        outcomes.push(Span::raw("no subscription listens"));
+        outcomes.push(Span::raw(if row.outcomes_known {
+            "no subscription listens"
+        } else {
+            "unknown: outcomes are not read from PostgreSQL yet"
+        }));
     }
     if selected {
         style = style.patch(theme.selection());

@@ -38,6 +38,7 @@ fn event(n: i64) -> EventRow {
             attempts: 4,
             observer: false,
         }],
+        outcomes_known: true,
     }
 }
 

@@ -39,6 +39,7 @@ fn event(n: i64, event: &str, broken: EventState) -> EventRow {
             ),
             outcome(FINE, EventState::Delivered, 1),
         ],
+        outcomes_known: true,
     }
 }
 
