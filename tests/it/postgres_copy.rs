@@ -390,11 +390,14 @@ async fn a_copy_stopped_by_sigint_keeps_its_last_batch_says_so_and_exits_130() {
     let total = 1_000;
     let source = source_store(dir.path(), total, now_ms()).await;
     migrate(&cluster).await;
-    let mut copy = copy_command(&cluster, &source, &["--batch", "50", "--json"]);
+    // A row a transaction: the 980 left after the first 20 take longer than
+    // starting the lock's holder (with 50 a batch a loaded machine's copy
+    // could end first, and exit 0).
+    let mut copy = copy_command(&cluster, &source, &["--batch", "1", "--json"]);
     copy.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = copy.spawn().expect("the copy starts");
     let deadline = Instant::now() + Duration::from_secs(30);
-    wait_for_rows(&cluster, 100, &mut child, deadline);
+    wait_for_rows(&cluster, 20, &mut child, deadline);
     // A batch stalled on the lock when SIGINT comes: it is finished, and
     // nothing after it is started.
     let holder = hold_copy_lock(&cluster, deadline);
