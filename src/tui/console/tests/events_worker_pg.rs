@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::support::{SECRET, eventually, start};
+use super::support::{SECRET, eventually, observe, start};
 use crate::tui::console::action::Action;
 use crate::tui::kernel::store::{NOT_ON_POSTGRES, StoreAt};
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
@@ -20,7 +20,7 @@ use earshot_core::api::Client;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
-use earshot_core::receiver::listen::{self, ListenConfig, Listener};
+use earshot_core::receiver::listen::Listener;
 use earshot_core::redact::SecretString;
 use earshot_core::store::StoreReader;
 use earshot_core::store::live_list::LiveCursor;
@@ -87,20 +87,7 @@ async fn full(store: &PgStore) -> Vec<EventRow> {
 
 /// An observer filing into `store`, subscribed to every event.
 async fn replica(harness: &Harness, store: PgStore) -> Listener {
-    let config = ListenConfig {
-        secrets: vec![("current".to_owned(), SecretString::new(SECRET))],
-        store: Some(store.into()),
-        ..ListenConfig::default()
-    };
-    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    let (listener, mut requests) = listen::start(loopback, config)
-        .await
-        .expect("the observer starts");
-    tokio::spawn(async move { while requests.recv().await.is_some() {} });
-    harness
-        .subscribe_secret(&listener.url(), &EventKind::ALL, SECRET)
-        .await;
-    listener
+    observe(harness, store.into(), &EventKind::ALL, SECRET).await
 }
 
 async fn filed(store: &PgStore, count: usize) {

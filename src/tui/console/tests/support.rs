@@ -14,6 +14,7 @@ use crate::tui::clipboard::Clipboard;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::receiver::listen::{self, ListenConfig, Listener};
 use earshot_core::redact::SecretString;
+use earshot_core::store::StoreHandle;
 
 /// The observer in-process: a receiver that keeps every genuine event of
 /// the subscriptions it is given in the store at `db` (what `earshot
@@ -32,20 +33,7 @@ impl Observed {
         let store = earshot_core::store::Store::open(&db).expect("the store opens");
         let (writer, _thread) =
             earshot_core::store::writer::Writer::start(store).expect("the store's writer starts");
-        let config = ListenConfig {
-            secrets: vec![("current".to_owned(), SecretString::new(secret))],
-            store: Some(writer.into()),
-            ..ListenConfig::default()
-        };
-        let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        let (listener, mut requests) = listen::start(loopback, config)
-            .await
-            .expect("the observer starts");
-        // Nobody reads the requests here: take them as they come.
-        tokio::spawn(async move { while requests.recv().await.is_some() {} });
-        harness
-            .subscribe_secret(&listener.url(), events, secret)
-            .await;
+        let listener = observe(harness, writer.into(), events, secret).await;
         Observed {
             _dir: dir,
             db,
@@ -56,6 +44,31 @@ impl Observed {
     pub(crate) async fn stop(self) {
         self.listener.stop().await;
     }
+}
+
+/// An observer filing into `store` (either backend), subscribed on
+/// `harness` to `events` with `secret`.
+pub(crate) async fn observe(
+    harness: &Harness,
+    store: StoreHandle,
+    events: &[EventKind],
+    secret: &str,
+) -> Listener {
+    let config = ListenConfig {
+        secrets: vec![("current".to_owned(), SecretString::new(secret))],
+        store: Some(store),
+        ..ListenConfig::default()
+    };
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let (listener, mut requests) = listen::start(loopback, config)
+        .await
+        .expect("the observer starts");
+    // Nobody reads the requests here: take them as they come.
+    tokio::spawn(async move { while requests.recv().await.is_some() {} });
+    harness
+        .subscribe_secret(&listener.url(), events, secret)
+        .await;
+    listener
 }
 
 /// A clipboard that takes every copy and keeps nothing.
