@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::redact::SecretString;
-use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::now_ms;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_testkit::postgres::PgCluster;
@@ -26,17 +25,7 @@ const SWEEPS_WITHIN: Duration = Duration::from_secs(10);
 /// Files the events `captured` (as a receiver got them) into `store`.
 async fn file(store: &PgStore, captured: &[Captured]) {
     for request in captured {
-        let headers = request
-            .headers
-            .iter()
-            .map(|(name, value)| {
-                let value = value.to_str().unwrap_or_default().to_owned();
-                (name.as_str().to_owned(), value)
-            })
-            .collect();
-        let delivery_id = Some(request.header("x-svc-delivery-id").to_owned());
-        let event = ObservedEvent::from_delivery(&request.body, headers, delivery_id, now_ms())
-            .expect("a genuine event");
+        let event = common::observed_event(request, now_ms());
         store.file(&event).await.expect("filed");
     }
 }

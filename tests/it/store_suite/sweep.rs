@@ -16,7 +16,6 @@ use std::time::Duration;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::api::validate::UrlPolicy;
 use earshot_core::redact::SecretString;
-use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::now_ms;
 use earshot_emulator::EmulatorConfig;
 
@@ -167,18 +166,7 @@ pub(crate) async fn swept_once() -> Swept {
     for store in &stores {
         let handle = store.replica().await;
         for captured in &events {
-            let headers = captured
-                .headers
-                .iter()
-                .map(|(name, value)| {
-                    let value = value.to_str().unwrap_or_default().to_owned();
-                    (name.as_str().to_owned(), value)
-                })
-                .collect();
-            let delivery_id = Some(captured.header("x-svc-delivery-id").to_owned());
-            let event =
-                ObservedEvent::from_delivery(&captured.body, headers, delivery_id, received_ms)
-                    .expect("a genuine event");
+            let event = common::observed_event(captured, received_ms);
             assert!(handle.file(event).await.expect("filed"));
         }
     }
