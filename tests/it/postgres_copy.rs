@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use earshot_core::redact::SecretString;
 use earshot_core::store::events::{Filing, UnfiledEvent, Unreadable};
-use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_core::store::writer::Writer;
 use earshot_core::store::{Store, StoreHandle, now_ms};
 use earshot_testkit::postgres::{PgCluster, server_bindir};
@@ -442,10 +441,7 @@ async fn events_filed_live_into_the_destination_during_a_copy_are_all_kept_once(
     let total = 2_000;
     let base = now_ms();
     let source = source_store(dir.path(), total, base).await;
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let target = PgTarget::parse(&cluster.url(DATABASE)).expect("a URL");
     let live = PgStore::connect(target, &sources).await.expect("connects");
     let live: StoreHandle = live.into();

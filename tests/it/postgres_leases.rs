@@ -10,9 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use earshot_core::redact::SecretString;
 use earshot_core::store::postgres::leases::{LeaseKeeper, LeaseTerms};
-use earshot_core::store::postgres::{PasswordSources, PgError, PgStore, PgTarget};
+use earshot_core::store::postgres::{PgError, PgStore, PgTarget};
 use earshot_testkit::postgres::PgCluster;
 
 /// Short terms: the takeover is bounded by `ttl + renew_every`.
@@ -27,10 +26,7 @@ const SLACK: Duration = Duration::from_millis(1_500);
 async fn cluster_and_replicas(database: &str) -> (PgCluster, PgStore, PgStore) {
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database(database).expect("database made");
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let target = || PgTarget::parse(&cluster.url(database)).expect("a store URL");
     let first = PgStore::connect(target(), &sources)
         .await

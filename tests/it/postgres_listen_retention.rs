@@ -10,9 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use earshot_core::redact::SecretString;
 use earshot_core::store::postgres::days::{DAY_MS, partition_name};
-use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_testkit::postgres::PgCluster;
 use serde_json::Value;
 
@@ -70,10 +69,7 @@ async fn only_the_lease_holder_runs_the_retention_and_another_takes_it_over_when
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database("observers").expect("database made");
     let url = cluster.url("observers");
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let store = PgStore::connect(PgTarget::parse(&url).expect("URL"), &sources)
         .await
         .expect("connects");

@@ -10,9 +10,8 @@
 use std::time::{Duration, Instant};
 
 use earshot_core::api::types::agents::EventKind;
-use earshot_core::redact::SecretString;
 use earshot_core::store::now_ms;
-use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_testkit::postgres::PgCluster;
 use earshot_testkit::proxy::{RoundRobinProxy, addr_of};
 
@@ -63,10 +62,7 @@ async fn only_the_lease_holder_sweeps_and_another_replica_sweeps_within_10_s_whe
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database("observers").expect("database made");
     let url = cluster.url("observers");
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let store = PgStore::connect(PgTarget::parse(&url).expect("a URL"), &sources)
         .await
         .expect("the store opens");

@@ -11,7 +11,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use earshot_core::redact::SecretString;
 use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::postgres::days::{DAY_MS, partition_name};
 use earshot_core::store::postgres::{Fence, PasswordSources, PgError, PgStore, PgTarget};
@@ -27,10 +26,7 @@ const OLD_DAYS: [i64; 3] = [2, 3, 5];
 fn cluster_with(name: &str) -> (PgCluster, PasswordSources) {
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database(name).expect("database made");
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     (cluster, sources)
 }
 

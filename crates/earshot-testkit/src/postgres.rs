@@ -208,6 +208,15 @@ impl PgCluster {
         &self.password
     }
 
+    /// The password as earshot's commands would take it from the
+    /// environment (`PGPASSWORD`), for a store opened in the test.
+    pub fn password_sources(&self) -> earshot_core::store::postgres::PasswordSources {
+        earshot_core::store::postgres::PasswordSources {
+            env_password: Some(earshot_core::redact::SecretString::new(self.password())),
+            ..Default::default()
+        }
+    }
+
     /// The directory holding the server's Unix socket.
     pub fn socket_dir(&self) -> &Path {
         self.dir.path()

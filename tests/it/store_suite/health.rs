@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::postgres::{PgStore, PgTarget};
 use serde_json::Value;
 
 use super::sweep::{Swept, swept_once};
@@ -77,10 +77,7 @@ async fn health_json_is_the_same_on_both_backends_and_postgresql_names_the_lease
     let super::Place::Postgres { url, cluster, .. } = &stores[1].place else {
         panic!("the second store is PostgreSQL");
     };
-    let sources = PasswordSources {
-        env_password: Some(earshot_core::redact::SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let pg = PgStore::connect(PgTarget::parse(url).expect("a URL"), &sources)
         .await
         .expect("the store opens");

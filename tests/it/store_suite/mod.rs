@@ -18,7 +18,6 @@ mod sweep;
 use std::path::PathBuf;
 
 use earshot_core::history::sweep::{SweepReport, sweep};
-use earshot_core::redact::SecretString;
 use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_core::store::writer::Writer;
@@ -93,10 +92,7 @@ impl TestStore {
             Backend::Postgres => {
                 let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
                 cluster.create_database(DATABASE).expect("database made");
-                let sources = PasswordSources {
-                    env_password: Some(SecretString::new(cluster.password())),
-                    ..PasswordSources::default()
-                };
+                let sources = cluster.password_sources();
                 let url = cluster.url(DATABASE);
                 Place::Postgres {
                     cluster,

@@ -310,8 +310,7 @@ async fn a_postgresql_read_refuses_a_password_in_the_url_and_an_unreachable_stor
 /// listed by id in byte order, as SQLite lists them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ties_sort_in_byte_order_on_a_database_with_a_linguistic_collation() {
-    use earshot_core::redact::SecretString;
-    use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+    use earshot_core::store::postgres::{PgStore, PgTarget};
 
     let cluster = earshot_testkit::postgres::PgCluster::start().expect("a cluster");
     cluster
@@ -329,10 +328,7 @@ async fn ties_sort_in_byte_order_on_a_database_with_a_linguistic_collation() {
         )
         .expect("psql");
     assert_eq!(own_order, "evt-Zed,evt-ÜBER");
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let url = cluster.url("icu");
     let store = PgStore::connect(PgTarget::parse(&url).expect("a URL"), &sources)
         .await

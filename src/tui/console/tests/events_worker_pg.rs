@@ -21,10 +21,9 @@ use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::receiver::listen::Listener;
-use earshot_core::redact::SecretString;
 use earshot_core::store::StoreReader;
 use earshot_core::store::live_list::LiveCursor;
-use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_testkit::Harness;
 use earshot_testkit::postgres::PgCluster;
 use tokio::sync::mpsc;
@@ -103,10 +102,7 @@ async fn the_pane_reads_a_postgresql_store_whole_then_only_what_either_replica_f
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database("console").expect("database made");
     let target = PgTarget::parse(&cluster.url("console")).expect("a store URL");
-    let sources = PasswordSources {
-        env_password: Some(SecretString::new(cluster.password())),
-        ..PasswordSources::default()
-    };
+    let sources = cluster.password_sources();
     let connect = || async {
         PgStore::connect(target.clone(), &sources)
             .await
