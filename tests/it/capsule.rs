@@ -316,12 +316,13 @@ async fn a_stopped_replay_keeps_what_ended_and_compare_names_the_rest() {
         .args(["emulator", "--replay"])
         .arg(&capsule)
         .args(["--deliver-to", &app.url()]);
-    let child = replay.spawn().expect("the replay starts");
-    app.wait_count(1, "the first event").await;
-    // Received is not ended: the replay has still to read the app's
-    // answer (a loaded machine once took longer than the signal). The next
-    // event is an hour away, so waiting changes nothing else.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    let mut child = replay.spawn().expect("the replay starts");
+    // Received is not ended: the stop comes once the replay has read the
+    // app's answer and said so (its outcome line), not when the app has the
+    // request (under load the signal once came between the two).
+    let outcomes = cli::stdout_lines(&mut child);
+    let (ended, seen) = cli::line_with(&outcomes, "evt_now", Duration::from_secs(15));
+    assert!(ended.is_some(), "the first delivery ended: {seen:?}");
     cli::send_signal(&child, "TERM").await;
     let out = cli::wait_out(child).await;
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));

@@ -310,6 +310,11 @@ pub fn listening_url_then_unread(
     (url, stdout)
 }
 
+/// The child's stdout, line by line, as it comes.
+pub fn stdout_lines(child: &mut impl Piped) -> Receiver<String> {
+    lines_of(BufReader::new(child.take_stdout()))
+}
+
 /// The child's stderr, line by line, as it comes.
 pub fn stderr_lines(child: &mut impl Piped) -> Receiver<String> {
     lines_of(BufReader::new(child.take_stderr()))
