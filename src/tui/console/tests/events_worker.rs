@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::support::{Observed, Receiver, SECRET, eventually, start};
 use crate::tui::console::action::Action;
+use crate::tui::kernel::store::StoreAt;
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::events::EventsResult;
 use crate::tui::panes::events::freshness::{ListMark, with_newer};
@@ -35,18 +36,17 @@ enum Read {
     Newer(Vec<EventRow>, ListMark),
 }
 
-async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
+/// The Events pane's `effect` run on `store` as the console runs it: the
+/// result it reports.
+pub(super) async fn run_effect(
+    client: &Client,
+    store: StoreAt,
+    effect: EventsEffect,
+) -> EventsResult {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let effect = EventsEffect::Load {
-        known: known.map(Box::new),
-        seq: 1,
-        query: EventQuery::default(),
-        since_ms: 0,
-        limit: 100,
-    };
     let input = TaskInput {
         client: client.clone(),
-        store: Ok(db.to_path_buf().into()),
+        store: Ok(store),
         account_left: Default::default(),
     };
     effect
@@ -55,13 +55,27 @@ async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
             Report::new(move |result| tx.send(Action::Events(result)).is_ok()),
         )
         .await;
-    match rx.recv().await.expect("the read answers") {
-        Action::Events(EventsResult::Loaded { result, mark, .. }) => Read::Full(
+    match rx.recv().await.expect("the task answers") {
+        Action::Events(result) => result,
+        other => panic!("not the Events pane's: {other:?}"),
+    }
+}
+
+async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {
+    let effect = EventsEffect::Load {
+        known: known.map(Box::new),
+        seq: 1,
+        query: EventQuery::default(),
+        since_ms: 0,
+        limit: 100,
+    };
+    match run_effect(client, db.to_path_buf().into(), effect).await {
+        EventsResult::Loaded { result, mark, .. } => Read::Full(
             result.expect("the list reads"),
             mark.expect("a store has a mark"),
         ),
-        Action::Events(EventsResult::Unchanged { mark, .. }) => Read::Skipped(mark),
-        Action::Events(EventsResult::Newer { rows, mark, .. }) => {
+        EventsResult::Unchanged { mark, .. } => Read::Skipped(mark),
+        EventsResult::Newer { rows, mark, .. } => {
             Read::Newer(rows, mark.expect("a store has a mark"))
         }
         other => panic!("not a list answer: {other:?}"),

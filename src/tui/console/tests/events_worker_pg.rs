@@ -9,10 +9,9 @@
 
 use std::time::Duration;
 
+use super::events_worker::run_effect;
 use super::support::{SECRET, eventually, observe, start};
-use crate::tui::console::action::Action;
 use crate::tui::kernel::store::{NOT_ON_POSTGRES, StoreAt};
-use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::events::EventsResult;
 use crate::tui::panes::events::freshness::{ListMark, with_newer};
 use crate::tui::panes::events::tasks::EventsEffect;
@@ -26,7 +25,6 @@ use earshot_core::store::live_list::LiveCursor;
 use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_testkit::Harness;
 use earshot_testkit::postgres::PgCluster;
-use tokio::sync::mpsc;
 
 /// What one list read of the pane answers.
 #[derive(Debug)]
@@ -37,22 +35,7 @@ enum Read {
 }
 
 async fn run(client: &Client, store: &PgStore, effect: EventsEffect) -> EventsResult {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let input = TaskInput {
-        client: client.clone(),
-        store: Ok(StoreAt::Postgres(store.clone())),
-        account_left: Default::default(),
-    };
-    effect
-        .run(
-            input,
-            Report::new(move |result| tx.send(Action::Events(result)).is_ok()),
-        )
-        .await;
-    match rx.recv().await.expect("the task answers") {
-        Action::Events(result) => result,
-        other => panic!("not the Events pane's: {other:?}"),
-    }
+    run_effect(client, StoreAt::Postgres(store.clone()), effect).await
 }
 
 async fn read(client: &Client, store: &PgStore, known: Option<ListMark>) -> Read {
