@@ -53,7 +53,7 @@ pub(crate) async fn run(args: VerifyArgs, global: &GlobalOptions) -> color_eyre:
              events sub:{short}`"
         ));
     };
-    let outcome = outcomes::get(&store, &record.id, &event_id)?;
+    let outcome = outcomes::get(&store, &record.id, (&event.session_id, &event_id))?;
     let Some(given) = secret(&args, 0)? else {
         return no_secret(&store, &record, &event_id, global);
     };

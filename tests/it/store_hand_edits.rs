@@ -86,13 +86,15 @@ async fn seeded(db: &std::path::Path) {
 
 #[tokio::test]
 async fn hand_edited_rows_are_skipped_and_counted_and_control_characters_never_print() {
+    // Hand edits the schema lets through: text where a number belongs, a
+    // blob as an event id (NOT NULL refuses a null one), escapes in a URL.
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("earshot.db");
     seeded(&db).await;
     let edit = rusqlite::Connection::open(&db).unwrap();
     edit.execute_batch(
         "UPDATE deliveries SET http_status_code = 'four-oh-one' WHERE id = 'r0';
-         UPDATE events SET event_id = NULL WHERE event_id = 'e1';
+         UPDATE events SET event_id = x'ff' WHERE event_id = 'e1';
          UPDATE subscriptions
              SET record = json_set(record, '$.url', 'https://evil.example/' || char(27) || '[2J' || char(7));",
     )

@@ -152,8 +152,7 @@ fn with_outcomes(
     query: &EventQuery,
     listed: Vec<ListedEvent>,
 ) -> Result<Vec<EventRow>, StoreError> {
-    let ids: Vec<&str> = listed.iter().map(|event| event.event_id.as_str()).collect();
-    let mut outcomes = event_list::outcomes_of(store, &ids)?;
+    let mut outcomes = event_list::outcomes_of(store, &listed)?;
     outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
     let observers = deliveries::observer_subscriptions(store)?;
     Ok(listed
@@ -325,7 +324,7 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
     };
     let (headers, body) =
         event_list::headers_and_body(store, event_id)?.unwrap_or((Vec::new(), Vec::new()));
-    let outcomes = crate::store::outcomes::of_event(store, event_id)?;
+    let outcomes = crate::store::outcomes::of_event(store, &stored.session_id, event_id)?;
     let records = deliveries::for_session(store, &stored.session_id)?;
     let session_events = crate::store::events::for_session(store, &stored.session_id)?;
     let subscriptions = deliveries::subscriptions(store)?;

@@ -124,7 +124,7 @@ pub fn plan(
             plan.not_observed.push(outcome);
             continue;
         };
-        let Some(event) = events::get(store, event_id)? else {
+        let Some(event) = events::get_at(store, outcome.occurred_ms, event_id)? else {
             plan.not_observed.push(outcome);
             continue;
         };

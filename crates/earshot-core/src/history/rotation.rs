@@ -47,7 +47,7 @@ pub fn probe_event(
         let Some(event_id) = &outcome.event_id else {
             continue;
         };
-        if let Some(event) = events::get(store, event_id)? {
+        if let Some(event) = events::get_at(store, outcome.occurred_ms, event_id)? {
             return Ok(Some(ProbeEvent {
                 event,
                 synthetic: false,

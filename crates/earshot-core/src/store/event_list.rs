@@ -128,7 +128,10 @@ pub fn list(
             values.push(Value::Integer(limit));
         }
         // CROSS JOIN keeps this loop order: the outcomes first.
-        sql.push_str(") m CROSS JOIN events e ON e.event_id = m.event_id WHERE 1");
+        sql.push_str(
+            ") m CROSS JOIN events e ON e.occurred_ms = m.occurred_ms AND e.event_id = m.event_id
+             WHERE 1",
+        );
     } else if let Some(types) = match (filter.event_type, filter.session) {
         (Some(typed), None) => by_type(store, typed, filter.since_ms, limit)?,
         _ => None,
@@ -513,10 +516,13 @@ pub fn headers_and_body(
     store: &Store,
     event_id: &str,
 ) -> rusqlite::Result<Option<(Headers, Vec<u8>)>> {
+    let Some(rowid) = super::event_key::rowid_of(&store.conn, event_id)? else {
+        return Ok(None);
+    };
     store
         .conn
-        .prepare_cached("SELECT headers, body FROM events WHERE event_id = ?1")?
-        .query_row([event_id], |row| {
+        .prepare_cached("SELECT headers, body FROM events WHERE rowid = ?1")?
+        .query_row([rowid], |row| {
             let headers: String = row.get(0)?;
             Ok((
                 serde_json::from_str(&headers).unwrap_or_default(),
@@ -526,22 +532,25 @@ pub fn headers_and_body(
         .optional()
 }
 
-/// Each subscription's row for each of `event_ids`, in one query.
-pub fn outcomes_of(store: &Store, event_ids: &[&str]) -> rusqlite::Result<Vec<Outcome>> {
+/// Each subscription's row for each of `events`, one query for each 500
+/// (the rows are keyed by session first; an event's id is in one session).
+pub fn outcomes_of(store: &Store, events: &[ListedEvent]) -> rusqlite::Result<Vec<Outcome>> {
     let mut found = Vec::new();
     // SQLite takes at most 32,766 parameters; pages stay far below.
-    for chunk in event_ids.chunks(500) {
+    for chunk in events.chunks(500) {
         let marks = vec!["?"; chunk.len()].join(", ");
         let sql = format!(
-            "SELECT o.subscription_id, o.event_key, o.event_id, o.event, o.session_id,
-                    o.occurred_ms, o.state, o.attempts, o.http_status_code, o.error_class,
-                    o.first_failure_ms, o.last_failure_ms, o.settled_ms
-             FROM events e
-             JOIN event_outcomes o ON o.session_id = e.session_id AND o.event_id = e.event_id
-             WHERE e.event_id IN ({marks}) ORDER BY o.subscription_id"
+            "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+                    attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
+                    settled_ms
+             FROM event_outcomes
+             WHERE session_id IN ({marks}) AND event_id IN ({marks})
+             ORDER BY subscription_id"
         );
+        let sessions = chunk.iter().map(|event| event.session_id.as_str());
+        let ids = chunk.iter().map(|event| event.event_id.as_str());
         let mut statement = store.conn.prepare(&sql)?;
-        let rows = statement.query_map(params_from_iter(chunk.iter()), outcome_row)?;
+        let rows = statement.query_map(params_from_iter(sessions.chain(ids)), outcome_row)?;
         found.extend(super::readable::<_, Vec<_>>(rows)?);
     }
     Ok(found)

@@ -28,12 +28,26 @@ pub const SHORTEST_INDEXED: usize = 3;
 /// Version 7 of the schema: the index, its triggers, and how far a
 /// migrated store's events have been put in it.
 pub(super) fn schema() -> String {
-    "
+    format!(
+        "
 CREATE VIRTUAL TABLE event_words USING fts5(
     event_id UNINDEXED, id_text, session_text, type_text,
     tokenize = 'trigram case_sensitive 1', columnsize = 0
 );
 CREATE TABLE event_words_pending (event_rowid INTEGER PRIMARY KEY);
+{TRIGGERS}
+CREATE TABLE event_words_fill (
+    next_rowid  INTEGER NOT NULL,
+    last_rowid  INTEGER NOT NULL
+);
+INSERT INTO event_words_fill SELECT 1, m FROM (SELECT max(rowid) AS m FROM events) WHERE m IS NOT NULL;
+"
+    )
+}
+
+/// The triggers on `events` that keep the index (made again by version
+/// 11, which rewrites the table).
+pub(super) const TRIGGERS: &str = "
 CREATE TRIGGER events_worded AFTER INSERT ON events BEGIN
     INSERT OR IGNORE INTO event_words_pending VALUES (NEW.rowid);
 END;
@@ -45,14 +59,7 @@ CREATE TRIGGER events_unworded AFTER DELETE ON events BEGIN
     DELETE FROM event_words WHERE rowid = OLD.rowid;
     DELETE FROM event_words_pending WHERE event_rowid = OLD.rowid;
 END;
-CREATE TABLE event_words_fill (
-    next_rowid  INTEGER NOT NULL,
-    last_rowid  INTEGER NOT NULL
-);
-INSERT INTO event_words_fill SELECT 1, m FROM (SELECT max(rowid) AS m FROM events) WHERE m IS NOT NULL;
-"
-    .to_owned()
-}
+";
 
 /// Makes [`crate::query::fold`] the SQL function `fold(text)` on `conn`, for the index
 /// and the scan alike. NULL folds to NULL.

@@ -8,7 +8,7 @@ use chrono::DateTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::postgres::{PgError, PgStore};
-use super::{Store, outcomes};
+use super::{Store, event_key, outcomes};
 use serde_json::Value;
 
 /// One voice-agent event as the observer received it.
@@ -252,8 +252,9 @@ pub struct StoredEvent {
     pub body: Vec<u8>,
 }
 
-/// Stores `event` unless its `event_id` is already there (the platform
-/// delivers at least once). Whether it was new.
+/// Stores `event` unless it is already there, by its key `(occurred_ms,
+/// event_id)`: the platform delivers at least once, a repeat with the
+/// same bytes (`event_key`). Whether it was new.
 pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Result<bool> {
     let headers = serde_json::to_string(&event.headers).unwrap_or_else(|_| "[]".into());
     let inserted = conn.execute(
@@ -292,8 +293,8 @@ pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Resu
     Ok(inserted)
 }
 
-/// Keeps `filing` in `events` or `unfiled_events` unless its `event_id`
-/// is already kept in either. Whether it was new.
+/// Keeps `filing` in `events` or `unfiled_events` unless it is already
+/// kept in either ([`is_kept`]). Whether it was new.
 pub(crate) fn keep(conn: &Connection, filing: &Filing) -> rusqlite::Result<bool> {
     match filing {
         Filing::Event(event) => insert(conn, event),
@@ -301,18 +302,34 @@ pub(crate) fn keep(conn: &Connection, filing: &Filing) -> rusqlite::Result<bool>
     }
 }
 
-/// Whether `event_id` is kept, in `events` or `unfiled_events`.
-pub(crate) fn is_kept(conn: &Connection, event_id: &str) -> rusqlite::Result<bool> {
-    conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM events WHERE event_id = ?1)
-             OR EXISTS (SELECT 1 FROM unfiled_events WHERE event_id = ?1)",
-    )?
-    .query_row([event_id], |row| row.get(0))
+/// Whether `filing` is kept: an event by its key in `events` (or by its
+/// id in `unfiled_events`), an unfiled delivery by its id in either.
+pub(crate) fn is_kept(conn: &Connection, filing: &Filing) -> rusqlite::Result<bool> {
+    match filing {
+        Filing::Event(event) => conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM events WHERE occurred_ms = ?1 AND event_id = ?2)
+                     OR EXISTS (SELECT 1 FROM unfiled_events WHERE event_id = ?2)",
+            )?
+            .query_row(params![event.occurred_ms, event.event_id], |row| row.get(0)),
+        Filing::Unfiled(unfiled) => match &unfiled.event_id {
+            Some(event_id) => is_kept_by_id(conn, event_id),
+            None => Ok(false),
+        },
+    }
+}
+
+/// Whether an event or unfiled delivery with id `event_id` is kept.
+fn is_kept_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<bool> {
+    let unfiled: bool = conn
+        .prepare_cached("SELECT EXISTS (SELECT 1 FROM unfiled_events WHERE event_id = ?1)")?
+        .query_row([event_id], |row| row.get(0))?;
+    Ok(unfiled || event_key::rowid_of(conn, event_id)?.is_some())
 }
 
 fn insert_unfiled(conn: &Connection, unfiled: &UnfiledEvent) -> rusqlite::Result<bool> {
     if let Some(event_id) = &unfiled.event_id
-        && is_kept(conn, event_id)?
+        && is_kept_by_id(conn, event_id)?
     {
         return Ok(false);
     }
@@ -381,16 +398,39 @@ pub async fn for_session_postgres(
     Ok(events)
 }
 
-/// One event by id.
+/// One event by id (found as [`event_key::rowid_of`] finds it).
 pub fn get(store: &Store, event_id: &str) -> rusqlite::Result<Option<StoredEvent>> {
+    let Some(rowid) = event_key::rowid_of(&store.conn, event_id)? else {
+        return Ok(None);
+    };
     store
         .conn
-        .query_row(
-            "SELECT event_id, event, session_id, occurred_ms, body FROM events WHERE event_id = ?1",
-            [event_id],
-            stored_event,
-        )
+        .prepare_cached(
+            "SELECT event_id, event, session_id, occurred_ms, body FROM events WHERE rowid = ?1",
+        )?
+        .query_row([rowid], stored_event)
         .optional()
+}
+
+/// One event by its key, which an outcome row of the event carries; by id
+/// alone ([`get`]) when no event has that key.
+pub fn get_at(
+    store: &Store,
+    occurred_ms: i64,
+    event_id: &str,
+) -> rusqlite::Result<Option<StoredEvent>> {
+    let keyed = store
+        .conn
+        .prepare_cached(
+            "SELECT event_id, event, session_id, occurred_ms, body FROM events
+             WHERE occurred_ms = ?1 AND event_id = ?2",
+        )?
+        .query_row(params![occurred_ms, event_id], stored_event)
+        .optional()?;
+    match keyed {
+        Some(event) => Ok(Some(event)),
+        None => get(store, event_id),
+    }
 }
 
 /// How many events are stored.

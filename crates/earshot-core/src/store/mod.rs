@@ -22,6 +22,7 @@ pub mod checker;
 mod checkpointer;
 pub mod deliveries;
 pub mod erase_keys;
+mod event_key;
 pub mod event_list;
 pub mod event_words;
 pub mod events;
@@ -107,6 +108,19 @@ pub enum StoreError {
         path: PathBuf,
         found: i64,
         supported: i64,
+    },
+    #[error(
+        "the store {} was left untouched: upgrading it to schema {version} rewrites its events \
+         once and needs about {needed_mb} MB free on its disk, which has {free_mb} MB; free \
+         space there (or copy the store to a larger disk and pass --store with that path), \
+         then run the command again",
+        path.display()
+    )]
+    NoRoomToUpgrade {
+        path: PathBuf,
+        version: i64,
+        needed_mb: u64,
+        free_mb: u64,
     },
     #[error("cannot create the store {}: {source}", path.display())]
     Create {

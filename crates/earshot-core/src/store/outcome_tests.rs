@@ -137,7 +137,7 @@ fn an_observed_event_is_unknown_until_swept_and_only_for_listening_enabled_subsc
     ];
     deliveries::replace_subscriptions(&mut store, &subs, T0).unwrap();
     events::insert(&store.conn, &event("e1", "ses_1", "session.started", T0)).unwrap();
-    let rows = outcomes::of_event(&store, "e1").unwrap();
+    let rows = outcomes::of_event(&store, "ses_1", "e1").unwrap();
     let subs_of: Vec<(&str, EventState)> = rows
         .iter()
         .map(|row| (row.subscription_id.as_str(), row.state))

@@ -169,20 +169,21 @@ pub(crate) fn observed(
     Ok(())
 }
 
-/// Turns `event_id`'s `missed` row for `subscription_id` into `recovered`
-/// (earshot re-sent it and the receiver answered 2xx at `at_ms`).
+/// Turns the `missed` row for `subscription_id` of event `event_id` (of
+/// session `session_id`) into `recovered` (earshot re-sent it and the
+/// receiver answered 2xx at `at_ms`).
 pub(crate) fn recovered(
     conn: &Connection,
     subscription_id: &str,
-    event_id: &str,
+    (session_id, event_id): (&str, &str),
     at_ms: i64,
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
-        "UPDATE event_outcomes SET state = 'recovered', settled_ms = ?3
-         WHERE session_id IN (SELECT session_id FROM events WHERE event_id = ?2)
-           AND subscription_id = ?1 AND event_key = ?2 AND state = 'missed'",
+        "UPDATE event_outcomes SET state = 'recovered', settled_ms = ?4
+         WHERE session_id = ?1 AND subscription_id = ?2 AND event_key = ?3
+           AND state = 'missed'",
     )?
-    .execute(params![subscription_id, event_id, at_ms])?;
+    .execute(params![session_id, subscription_id, event_id, at_ms])?;
     incidents::settle(conn, subscription_id, at_ms)
 }
 
@@ -403,26 +404,26 @@ pub fn of_subscription(
     super::readable(rows)
 }
 
-/// Every subscription's row for one event.
-pub fn of_event(store: &Store, event_id: &str) -> rusqlite::Result<Vec<Outcome>> {
+/// Every subscription's row for event `event_id` of session `session_id`.
+pub fn of_event(store: &Store, session_id: &str, event_id: &str) -> rusqlite::Result<Vec<Outcome>> {
     let mut statement = store.conn.prepare_cached(
         "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
                 attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
                 settled_ms
          FROM event_outcomes
-         WHERE session_id IN (SELECT session_id FROM events WHERE event_id = ?1)
-           AND event_id = ?1
+         WHERE session_id = ?1 AND event_id = ?2
          ORDER BY subscription_id",
     )?;
-    let rows = statement.query_map([event_id], outcome_row)?;
+    let rows = statement.query_map([session_id, event_id], outcome_row)?;
     super::readable(rows)
 }
 
-/// One subscription's row for one event the store holds, if any.
+/// One subscription's row for event `event_key` of session `session_id`,
+/// if any.
 pub fn get(
     store: &Store,
     subscription_id: &str,
-    event_key: &str,
+    (session_id, event_key): (&str, &str),
 ) -> rusqlite::Result<Option<Outcome>> {
     store
         .conn
@@ -431,10 +432,9 @@ pub fn get(
                     attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
                     settled_ms
              FROM event_outcomes
-             WHERE session_id IN (SELECT session_id FROM events WHERE event_id = ?2)
-               AND subscription_id = ?1 AND event_key = ?2",
+             WHERE session_id = ?1 AND subscription_id = ?2 AND event_key = ?3",
         )?
-        .query_row(params![subscription_id, event_key], outcome_row)
+        .query_row(params![session_id, subscription_id, event_key], outcome_row)
         .optional()
 }
 

@@ -54,12 +54,18 @@ pub fn finish(
         ],
     )?;
     if result.delivered {
-        let (subscription_id, event_id): (String, String) = store.conn.query_row(
-            "SELECT subscription_id, event_id FROM recoveries WHERE id = ?1",
-            [id],
-            |row| Ok((row.get(0)?, row.get(1)?)),
+        let (subscription_id, session_id, event_id): (String, String, String) =
+            store.conn.query_row(
+                "SELECT subscription_id, session_id, event_id FROM recoveries WHERE id = ?1",
+                [id],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )?;
+        outcomes::recovered(
+            &store.conn,
+            &subscription_id,
+            (&session_id, &event_id),
+            now_ms,
         )?;
-        outcomes::recovered(&store.conn, &subscription_id, &event_id, now_ms)?;
     }
     Ok(())
 }

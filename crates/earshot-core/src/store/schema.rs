@@ -15,7 +15,8 @@
 //! (`events_received_hourly`, see [`super::events::received_since`]);
 //! version 9 keys the outcome rows by session first, so filing an event
 //! writes one leaf of them, not six; version 10 keeps where a forwarder
-//! from the store stopped (`relay_cursors`, see [`super::relay`]). A
+//! from the store stopped (`relay_cursors`, see [`super::relay`]);
+//! version 11 keys events by time (see [`super::event_key`]). A
 //! migration runs inside one
 //! immediate transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
@@ -30,7 +31,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
 const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
@@ -44,11 +45,12 @@ const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
     version_8,
     version_9,
     super::relay::schema,
+    super::event_key::schema,
 ];
 
-/// The first version whose migration rewrites a large table (version 9,
-/// the outcome rows: about 20 s a million events).
-const FIRST_SLOW_MIGRATION: i64 = 9;
+/// The version whose migration rewrites the largest table (version 11,
+/// the events with their bodies); every store below it takes long once.
+const LAST_SLOW_MIGRATION: i64 = 11;
 
 /// How a migration that takes long says it is starting.
 static SAY_SLOW_MIGRATION: OnceLock<fn(&str)> = OnceLock::new();
@@ -62,8 +64,9 @@ pub fn say_slow_migrations_with(say: fn(&str)) {
 
 fn say_slow_migration(path: &Path) {
     let text = format!(
-        "upgrading the store {} to schema {SCHEMA_VERSION}: its event rows are rewritten once \
-         (about 20 s a million events); the commands after this one start at once",
+        "upgrading the store {} to schema {SCHEMA_VERSION}: its events are rewritten once \
+         (about 2 min a million events, needing free disk space about the size of the store \
+         while it runs); the commands after this one start at once",
         path.display()
     );
     match SAY_SLOW_MIGRATION.get() {
@@ -424,27 +427,14 @@ fn version_6() -> String {
 }
 
 fn version_8() -> String {
-    let mut sql = String::from(
+    let mut sql = format!(
         "CREATE INDEX events_by_type ON events (event, occurred_ms);
          CREATE TABLE list_changes (n INTEGER NOT NULL);
          INSERT INTO list_changes VALUES (0);
          CREATE TABLE events_received_hourly (hour INTEGER PRIMARY KEY, count INTEGER NOT NULL);
          INSERT INTO events_received_hourly
              SELECT received_ms / 3600000, count(*) FROM events GROUP BY 1;
-         CREATE TRIGGER events_received_counted AFTER INSERT ON events BEGIN
-             INSERT INTO events_received_hourly VALUES (NEW.received_ms / 3600000, 1)
-             ON CONFLICT (hour) DO UPDATE SET count = count + 1;
-         END;
-         CREATE TRIGGER events_received_uncounted AFTER DELETE ON events BEGIN
-             UPDATE events_received_hourly SET count = count - 1
-             WHERE hour = OLD.received_ms / 3600000;
-         END;
-         CREATE TRIGGER events_received_recounted AFTER UPDATE OF received_ms ON events BEGIN
-             UPDATE events_received_hourly SET count = count - 1
-             WHERE hour = OLD.received_ms / 3600000;
-             INSERT INTO events_received_hourly VALUES (NEW.received_ms / 3600000, 1)
-             ON CONFLICT (hour) DO UPDATE SET count = count + 1;
-         END;",
+         {EVENTS_RECEIVED_TRIGGERS}"
     );
     // What an event list shows: the events, their outcome rows, and the
     // subscriptions' records (which name the outcomes). A sweep that
@@ -470,9 +460,28 @@ fn version_8() -> String {
     sql
 }
 
+/// The triggers on `events` that keep `events_received_hourly` (made
+/// again by version 11, which rewrites the table).
+pub(super) const EVENTS_RECEIVED_TRIGGERS: &str = "
+CREATE TRIGGER events_received_counted AFTER INSERT ON events BEGIN
+    INSERT INTO events_received_hourly VALUES (NEW.received_ms / 3600000, 1)
+    ON CONFLICT (hour) DO UPDATE SET count = count + 1;
+END;
+CREATE TRIGGER events_received_uncounted AFTER DELETE ON events BEGIN
+    UPDATE events_received_hourly SET count = count - 1
+    WHERE hour = OLD.received_ms / 3600000;
+END;
+CREATE TRIGGER events_received_recounted AFTER UPDATE OF received_ms ON events BEGIN
+    UPDATE events_received_hourly SET count = count - 1
+    WHERE hour = OLD.received_ms / 3600000;
+    INSERT INTO events_received_hourly VALUES (NEW.received_ms / 3600000, 1)
+    ON CONFLICT (hour) DO UPDATE SET count = count + 1;
+END;
+";
+
 /// A trigger counting a `change` to `table` (`when` it matters) in
 /// `list_changes`.
-fn listed_trigger(table: &str, change: &str, when: &str) -> String {
+pub(super) fn listed_trigger(table: &str, change: &str, when: &str) -> String {
     let name = format!("{table}_listed_{}", change.to_lowercase());
     format!(
         "CREATE TRIGGER {name} AFTER {change} ON {table} {when}
@@ -588,7 +597,8 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     let header = Header::read(&tx)?;
     header.judge(path)?;
     let version = header.version;
-    if (1..FIRST_SLOW_MIGRATION).contains(&version) {
+    if (1..LAST_SLOW_MIGRATION).contains(&version) {
+        super::event_key::room_to_rewrite(&tx, path)?;
         say_slow_migration(path);
     }
     let applied = usize::try_from(version).unwrap_or(0);

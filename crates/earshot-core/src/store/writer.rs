@@ -267,11 +267,7 @@ fn answer_repeats(store: &Store, batch: &mut Vec<Job>) {
     let Ok(read) = store.conn.unchecked_transaction() else {
         return;
     };
-    let kept = |job: &Job| {
-        job.filing
-            .event_id()
-            .is_some_and(|id| events::is_kept(&read, id).unwrap_or(false))
-    };
+    let kept = |job: &Job| events::is_kept(&read, &job.filing).unwrap_or(false);
     let mut index = 0;
     while index < batch.len() {
         if kept(&batch[index]) {
