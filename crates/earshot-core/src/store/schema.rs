@@ -65,8 +65,8 @@ pub fn say_slow_migrations_with(say: fn(&str)) {
 fn say_slow_migration(path: &Path) {
     let text = format!(
         "upgrading the store {} to schema {SCHEMA_VERSION}: its events are rewritten once \
-         (about 2 min a million events, needing free disk space about the size of the store \
-         while it runs); the commands after this one start at once",
+         (about 2 min a million events, needing free disk space twice the size of the \
+         store while it runs); the commands after this one start at once",
         path.display()
     );
     match SAY_SLOW_MIGRATION.get() {
