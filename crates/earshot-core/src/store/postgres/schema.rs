@@ -52,6 +52,10 @@ pub(crate) mod lock {
     /// A copy's batch (`copy.rs`): two copies of one source at once take
     /// turns and share its cursor.
     pub(crate) const COPY: i32 = 4;
+    /// A sweep's write transaction (`sweep_store.rs`), held to its
+    /// commit: sweeps by hand (consoles, `health`) and the replica's take
+    /// turns rather than deadlock on the count rows their triggers share.
+    pub(crate) const SWEEP: i32 = 5;
 }
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
