@@ -1,14 +1,16 @@
 //! `earshot changes [--since D] [--json]`: what earshot changed on the
 //! platform (create, update, pause, resume, rotate, delete, recover runs),
 //! newest first: when, who, which subscription, what. Never a secret.
+//! From a SQLite file or a PostgreSQL store (`--store PATH|URL`).
 
 use std::process::ExitCode;
 
 use clap::Args;
 
 use super::GlobalOptions;
-use super::history_args::{StoreArg, parse_since};
+use super::history_args::parse_since;
 use super::output::{Table, emit, print_json, short_id};
+use super::read_store::{self, ReadStoreArg};
 use super::sessions::clock;
 use earshot_core::store::changes;
 
@@ -20,12 +22,19 @@ pub(crate) struct ChangesArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
-    pub(crate) store: StoreArg,
+    pub(crate) store: ReadStoreArg,
 }
 
-pub(crate) fn run(args: ChangesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
-    let store = args.store.open(global)?;
-    let listed = changes::since(&store, args.since)?;
+pub(crate) async fn run(args: ChangesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let place = match args.store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("changes")),
+    };
+    let store = match read_store::open(place, global).await? {
+        Ok(store) => store,
+        Err(refusal) => return Ok(refusal.say("changes")),
+    };
+    let listed = changes::since_in(&store, args.since).await?;
     if args.json {
         print_json(&listed)?;
         return Ok(ExitCode::SUCCESS);

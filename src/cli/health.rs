@@ -116,12 +116,16 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
             }
         }
         StoreReader::Postgres(store) => {
-            let swept = sweep_postgres(&args, global, &store).await?;
+            let swept = sweep_postgres(&args.sweep, &args.connection, global, &store).await?;
             Read {
                 board: board_postgres(&store, args.sweep.since, now).await?,
                 timeline: None,
-                // PostgreSQL keeps no incidents yet.
-                incidents: Vec::new(),
+                incidents: earshot_core::history::incidents::list_postgres(
+                    &store,
+                    args.sweep.since,
+                    false,
+                )
+                .await?,
                 swept,
                 postgres: Some(store.lease(MAINTENANCE).await?),
             }
@@ -166,18 +170,20 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
     Ok(ExitCode::from(verdict.exit_code()))
 }
 
-/// The sweep `health` runs first on a PostgreSQL store, as on SQLite
-/// (unless `--no-sweep`): by hand, so not fenced by the replicas' lease.
-async fn sweep_postgres(
-    args: &HealthArgs,
+/// The sweep `health` and `incidents` run first on a PostgreSQL store, as
+/// on SQLite (unless `--no-sweep`): by hand, so not fenced by the
+/// replicas' lease.
+pub(crate) async fn sweep_postgres(
+    args: &SweepArgs,
+    connection: &Connection,
     global: &GlobalOptions,
     store: &PgStore,
 ) -> color_eyre::Result<SweepReport> {
-    if args.sweep.no_sweep {
+    if args.no_sweep {
         return Ok(SweepReport::default());
     }
-    let client = args.connection.client(global)?;
-    let report = sweep(&client, store, args.sweep.budget).await?;
+    let client = connection.client(global)?;
+    let report = sweep(&client, store, args.budget).await?;
     if let Some(why) = &report.stopped {
         eprintln!("warning: the sweep stopped early ({why}); using what the store holds");
     }

@@ -8,24 +8,31 @@
 //! the window, 1 while an incident is unresolved (acknowledged too) or an
 //! event was missed, else 0; 2 on bad input. With an ID: 1 while that
 //! incident is unresolved or when no incident has that id, else 0.
+//!
+//! The list and `ack` read and write a SQLite file or a PostgreSQL store
+//! alike (`--store PATH|URL`, through [`StoreReader`]); an incident's
+//! timeline (`earshot incidents ID`) reads the file's history by time,
+//! which PostgreSQL does not hold yet, so it is refused there (exit 2).
 
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 
-use super::history_args::{StoreArg, SweepArgs};
+use super::history_args::SweepArgs;
 use super::incident_chart;
 use super::output::{Table, emit, print_json, short_id};
+use super::read_store::{self, ReadStoreArg, Refusal};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::incident_timeline;
 use earshot_core::history::incidents::{
-    Acknowledged, Incident, IncidentState, Lookup, acknowledge, list, lookup, operator,
+    Acknowledged, Incident, IncidentState, Lookup, acknowledge_in, list_in, lookup, operator,
 };
-use earshot_core::history::report::board;
+use earshot_core::history::report::{Board, board};
+use earshot_core::history::report_postgres::board_postgres;
 use earshot_core::history::sparkline::Glyphs;
 use earshot_core::history::verdict;
-use earshot_core::store;
+use earshot_core::store::{self, StoreReader};
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -47,7 +54,7 @@ pub(crate) struct IncidentsArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
-    pub(crate) store: StoreArg,
+    pub(crate) store: ReadStoreArg,
     #[command(flatten)]
     pub(crate) connection: Connection,
 }
@@ -63,7 +70,7 @@ pub(crate) enum IncidentsCommand {
         #[arg(long)]
         note: Option<String>,
         #[command(flatten)]
-        store: StoreArg,
+        store: ReadStoreArg,
     },
 }
 
@@ -72,45 +79,49 @@ pub(crate) async fn run(
     global: &GlobalOptions,
 ) -> color_eyre::Result<ExitCode> {
     if let Some(IncidentsCommand::Ack { id, note, store }) = args.command {
-        let store = store.open(global)?;
-        return match acknowledge(&store, &id, &operator(), note.as_deref(), store::now_ms())? {
-            Acknowledged::Done(incident) => {
-                emit(&format!(
-                    "acknowledged {} ({} {}) as {}\n",
-                    incident.id,
-                    short_id(&incident.subscription_id),
-                    incident.diagnosis,
-                    incident.acknowledged_by.as_deref().unwrap_or("-")
-                ))?;
-                Ok(ExitCode::SUCCESS)
-            }
-            Acknowledged::NotFound => {
-                eprintln!("error: no incident {id}: `earshot incidents --all` lists them");
-                Ok(ExitCode::FAILURE)
-            }
-            Acknowledged::Ambiguous(count) => {
-                eprintln!("error: {id} matches {count} incidents: give more of the id");
-                Ok(ExitCode::from(2))
-            }
-        };
+        return ack(&id, note.as_deref(), &store, global).await;
     }
-    let store = args.store.open(global)?;
-    let (store, _) = args
-        .sweep
-        .sweep_first(&args.connection, global, store)
-        .await?;
-    if let Some(id) = &args.id {
-        return show(&store, id, args.ascii, args.json);
+    let place = match args.store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("incidents")),
+    };
+    if place.is_postgres() && args.id.is_some() {
+        return Ok(Refusal {
+            code: 2,
+            message: "an incident's timeline reads the events' history by time, which a \
+                      PostgreSQL store does not hold yet; `earshot incidents` lists them"
+                .to_owned(),
+        }
+        .say("incidents"));
     }
-    let incidents = list(&store, args.sweep.since, args.all)?;
+    let reader = match read_store::open(place, global).await? {
+        Ok(reader) => reader,
+        Err(refusal) => return Ok(refusal.say("incidents")),
+    };
+    let reader: StoreReader = match reader {
+        StoreReader::Sqlite(store) => {
+            let (store, _) = args
+                .sweep
+                .sweep_first(&args.connection, global, store)
+                .await?;
+            if let Some(id) = &args.id {
+                return show(&store, id, args.ascii, args.json);
+            }
+            store.into()
+        }
+        StoreReader::Postgres(store) => {
+            super::health::sweep_postgres(&args.sweep, &args.connection, global, &store).await?;
+            store.into()
+        }
+    };
+    let incidents = list_in(&reader, args.sweep.since, args.all).await?;
     if args.json {
         print_json(&incidents)?;
     } else {
         emit(&render(&incidents, args.all))?;
     }
-    let now = store::now_ms();
-    let report = board(&store, args.sweep.since, now)?;
-    let unresolved = list(&store, args.sweep.since, false)?;
+    let report = board_of(&reader, args.sweep.since, store::now_ms()).await?;
+    let unresolved = list_in(&reader, args.sweep.since, false).await?;
     if let Some(line) = report.observer.silence_line() {
         eprintln!("{line}: missed events cannot be known");
     }
@@ -118,6 +129,51 @@ pub(crate) async fn run(
     Ok(ExitCode::from(
         verdict::verdict(&report, &unresolved).exit_code(),
     ))
+}
+
+/// `earshot incidents ack ID [--note TEXT]`, on either backend.
+async fn ack(
+    id: &str,
+    note: Option<&str>,
+    store: &ReadStoreArg,
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
+    let place = match store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("incidents ack")),
+    };
+    let reader = match read_store::open(place, global).await? {
+        Ok(reader) => reader,
+        Err(refusal) => return Ok(refusal.say("incidents ack")),
+    };
+    match acknowledge_in(&reader, id, &operator(), note, store::now_ms()).await? {
+        Acknowledged::Done(incident) => {
+            emit(&format!(
+                "acknowledged {} ({} {}) as {}\n",
+                incident.id,
+                short_id(&incident.subscription_id),
+                incident.diagnosis,
+                incident.acknowledged_by.as_deref().unwrap_or("-")
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Acknowledged::NotFound => {
+            eprintln!("error: no incident {id}: `earshot incidents --all` lists them");
+            Ok(ExitCode::FAILURE)
+        }
+        Acknowledged::Ambiguous(count) => {
+            eprintln!("error: {id} matches {count} incidents: give more of the id");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// The board the verdict weighs, from either backend.
+async fn board_of(reader: &StoreReader, since_ms: i64, now_ms: i64) -> color_eyre::Result<Board> {
+    Ok(match reader {
+        StoreReader::Sqlite(store) => board(store, since_ms, now_ms)?,
+        StoreReader::Postgres(store) => board_postgres(store, since_ms, now_ms).await?,
+    })
 }
 
 /// `earshot incidents ID`: the incident and its timeline.

@@ -316,7 +316,7 @@ pub fn run(cli: Cli) -> color_eyre::Result<ExitCode> {
         Command::Trigger(args) => runtime()?.block_on(trigger::run(args, &global)),
         Command::Capsule(args) => capsule::run(args, &global),
         Command::Incidents(args) => runtime()?.block_on(incidents::run(args, &global)),
-        Command::Changes(args) => changes::run(args, &global),
+        Command::Changes(args) => runtime()?.block_on(changes::run(args, &global)),
         Command::Store(args) => runtime()?.block_on(store_cmd::run(args, &global)),
     };
     let skipped = earshot_core::store::skipped_rows();

@@ -255,6 +255,7 @@ async fn setup(
         } else {
             store.clone()
         },
+        postgres: None,
         global,
     };
     let existing = client.list_subscriptions(true).await?;
@@ -415,14 +416,16 @@ async fn create(
             return local_trial::report(error, wanted.allow_private_urls).map(Err);
         }
     };
-    changes.note(
-        &record.id,
-        "create",
-        format!(
-            "{} (observer setup)",
-            earshot_core::store::changes::detail(None, Some(&record))
-        ),
-    );
+    changes
+        .note(
+            &record.id,
+            "create",
+            format!(
+                "{} (observer setup)",
+                earshot_core::store::changes::detail(None, Some(&record))
+            ),
+        )
+        .await;
     if let Some(staged) = staged
         && let Err(code) = commit(staged, action == SecretAction::Replaced)
     {
@@ -523,7 +526,7 @@ async fn fix(
         Ok(updated) => updated,
         Err(error) => return local_trial::report(error, wanted.allow_private_urls).map(Err),
     };
-    note_fixes(changes, record, &updated, &patch);
+    note_fixes(changes, record, &updated, &patch).await;
     if let Some(staged) = staged
         && let Err(code) = commit(staged, secret == SecretAction::Replaced)
     {
@@ -541,7 +544,7 @@ async fn fix(
 /// Records setup's change in the change log, worded as every change is
 /// ([`changes::detail`]): a rotation when it gave a new secret, else an
 /// update when it added events, else a resume.
-fn note_fixes(
+async fn note_fixes(
     changes: &ChangeLog<'_>,
     before: &Subscription,
     after: &Subscription,
@@ -560,11 +563,13 @@ fn note_fixes(
         ""
     };
     let detail = earshot_core::store::changes::detail(Some(before), Some(after));
-    changes.note(
-        &before.id,
-        action,
-        format!("{detail} (observer setup{forced})"),
-    );
+    changes
+        .note(
+            &before.id,
+            action,
+            format!("{detail} (observer setup{forced})"),
+        )
+        .await;
 }
 
 /// Several subscriptions send to the URL: listed, none chosen.

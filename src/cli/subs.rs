@@ -14,6 +14,7 @@ use color_eyre::eyre::eyre;
 use serde_json::json;
 
 use super::output::{Table, emit, print_json, short_id};
+use super::read_store::{Place, ReadStoreArg, Refusal};
 use super::secret_arg::{SecretArgError, read_secret_file};
 use super::{Connection, GlobalOptions, report};
 use earshot_core::api::types::agents::{
@@ -25,21 +26,25 @@ use earshot_core::history::incidents::operator;
 use earshot_core::redact::SecretString;
 use earshot_core::signature::generate_secret;
 use earshot_core::store::changes::{self, Change};
-use earshot_core::store::incidents::{SubscriptionEnd, end_subscription};
+use earshot_core::store::incidents::{
+    SubscriptionEnd, end_subscription, end_subscription_postgres,
+};
+use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
 use earshot_core::store::{self, Store};
 
 #[derive(Args, Debug)]
 pub(crate) struct SubsArgs {
     #[command(flatten)]
     pub(crate) connection: Connection,
-    /// The incident-history store changes are recorded in [default: the
-    /// profile's `store`, else earshot.db in the state directory].
+    /// The incident-history store changes are recorded in: a file
+    /// [default: the profile's `store`, else earshot.db in the state
+    /// directory] or postgres://USER@HOST:PORT/DATABASE (not for `rotate`).
     #[arg(
         long = "store",
         env = "EARSHOT_STORE",
         global = true,
-        value_name = "PATH",
-        value_parser = super::history_args::store_file
+        value_name = "PATH|URL",
+        value_parser = super::listen_postgres::store_file_or_url
     )]
     pub(crate) store: Option<PathBuf>,
     #[command(subcommand)]
@@ -172,9 +177,28 @@ impl SecretSource {
 }
 
 pub(crate) async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
+    let place = ReadStoreArg {
+        path: args.store.clone(),
+    }
+    .place(global)?;
+    let postgres = match place {
+        Ok(Place::Postgres(target)) => Some(target),
+        Ok(Place::File(_)) => None,
+        Err(refusal) => return Ok(refusal.say("subs")),
+    };
+    if postgres.is_some() && matches!(args.command, SubsCommand::Rotate(_)) {
+        return Ok(Refusal {
+            code: 2,
+            message: "a staged rotation is kept in the store file, which a PostgreSQL store \
+                      does not hold yet; give --store PATH"
+                .to_owned(),
+        }
+        .say("subs rotate"));
+    }
     let client = args.connection.client(global)?;
     let changes = ChangeLog {
         store: args.store.clone(),
+        postgres,
         global,
     };
     let result = match args.command {
@@ -287,7 +311,9 @@ async fn create(
         Ok(record) => record,
         Err(error) => return super::local_trial::report(error, allow_private_urls),
     };
-    changes.note(&record.id, "create", changes::detail(None, Some(&record)));
+    changes
+        .note(&record.id, "create", changes::detail(None, Some(&record)))
+        .await;
     show(&record, json, generated.then_some(&secret))
 }
 
@@ -411,13 +437,15 @@ async fn set_enabled(
     };
     let updated = client.update_subscription(&record.id, &patch).await?;
     let action = if enabled { "resume" } else { "pause" };
-    changes.note(
-        &record.id,
-        action,
-        changes::detail(Some(&record), Some(&updated)),
-    );
+    changes
+        .note(
+            &record.id,
+            action,
+            changes::detail(Some(&record), Some(&updated)),
+        )
+        .await;
     if !enabled {
-        changes.ended(&record.id, SubscriptionEnd::Paused);
+        changes.ended(&record.id, SubscriptionEnd::Paused).await;
     }
     show(&updated, json, None)
 }
@@ -518,11 +546,13 @@ async fn update(
         Ok(updated) => updated,
         Err(error) => return super::local_trial::report(error, allow_private_urls),
     };
-    changes.note(
-        &record.id,
-        "update",
-        changes::detail(Some(&record), Some(&updated)),
-    );
+    changes
+        .note(
+            &record.id,
+            "update",
+            changes::detail(Some(&record), Some(&updated)),
+        )
+        .await;
     show(&updated, json, None)
 }
 
@@ -569,9 +599,12 @@ pub(super) fn probe_line(answer: &earshot_core::history::rotation::CheckAnswer) 
     )
 }
 
-/// Where changes are recorded: the store at `--store` or the default.
+/// Where changes are recorded: the store at `--store` or the default, a
+/// file or (`postgres`) a PostgreSQL store, connected when a change is
+/// recorded.
 pub(super) struct ChangeLog<'a> {
     pub(crate) store: Option<PathBuf>,
+    pub(crate) postgres: Option<PgTarget>,
     pub(crate) global: &'a GlobalOptions,
 }
 
@@ -579,25 +612,52 @@ impl ChangeLog<'_> {
     /// Records a change made on the platform (tried twice, as the console
     /// does); a store that cannot be written is said on stderr, and the
     /// change stands.
-    pub(crate) fn note(&self, subscription_id: &str, action: &str, detail: String) {
+    pub(crate) async fn note(&self, subscription_id: &str, action: &str, detail: String) {
         let change = Change::now(operator(), subscription_id, action, detail);
-        let open = || super::history_args::open_store(self.store.as_deref(), self.global);
-        if let Err(error) = changes::record_with_retry(open, &change) {
+        let recorded = match &self.postgres {
+            Some(target) => match self.connect(target).await {
+                Ok(store) => changes::record_postgres_twice(&store, &change).await,
+                Err(error) => Err(error),
+            },
+            None => {
+                let open = || super::history_args::open_store(self.store.as_deref(), self.global);
+                changes::record_with_retry(open, &change)
+            }
+        };
+        if let Err(error) = recorded {
             eprintln!("warning: the change was not recorded: {error}");
         }
+    }
+
+    /// The PostgreSQL store, connected (and migrated) as every command
+    /// connects; the error in words.
+    async fn connect(&self, target: &PgTarget) -> Result<PgStore, String> {
+        PgStore::connect(target.clone(), &PasswordSources::from_env())
+            .await
+            .map_err(|error| error.to_string())
     }
 }
 
 impl ChangeLog<'_> {
     /// Resolves the open incidents of a subscription deleted or paused,
     /// with the reason; a store that cannot be written is said on stderr.
-    pub(crate) fn ended(&self, subscription_id: &str, end: SubscriptionEnd) {
-        let ended = super::history_args::open_store(self.store.as_deref(), self.global)
-            .map_err(|error| error.to_string())
-            .and_then(|store| {
-                end_subscription(&store, subscription_id, end, store::now_ms())
-                    .map_err(|error| error.to_string())
-            });
+    pub(crate) async fn ended(&self, subscription_id: &str, end: SubscriptionEnd) {
+        let ended = match &self.postgres {
+            Some(target) => match self.connect(target).await {
+                Ok(store) => {
+                    end_subscription_postgres(&store, subscription_id, end, store::now_ms())
+                        .await
+                        .map_err(|error| error.to_string())
+                }
+                Err(error) => Err(error),
+            },
+            None => super::history_args::open_store(self.store.as_deref(), self.global)
+                .map_err(|error| error.to_string())
+                .and_then(|store| {
+                    end_subscription(&store, subscription_id, end, store::now_ms())
+                        .map_err(|error| error.to_string())
+                }),
+        };
         match ended {
             Ok(0) => {}
             Ok(count) => eprintln!(
@@ -631,8 +691,10 @@ async fn delete(
         return Ok(ExitCode::from(1));
     }
     client.delete_subscription(&record.id).await?;
-    changes.note(&record.id, "delete", changes::detail(Some(&record), None));
-    changes.ended(&record.id, SubscriptionEnd::Deleted);
+    changes
+        .note(&record.id, "delete", changes::detail(Some(&record), None))
+        .await;
+    changes.ended(&record.id, SubscriptionEnd::Deleted).await;
     println!(
         "deleted subscription {} ({}) and its delivery history",
         record.id, record.url

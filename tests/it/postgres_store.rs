@@ -259,11 +259,9 @@ async fn store_migrate_migrates_a_postgres_store_once_through_the_binary() {
 async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing() {
     let home = tempfile::tempdir().expect("temp dir");
     let url = "postgres://obs@127.0.0.1:9/earshot";
-    let runs: [&[&str]; 4] = [
-        &["incidents", "--no-sweep", "--store", url],
+    let runs: [&[&str]; 2] = [
         &["store", "forget", "ses-1", "--store", url],
         &["store", "check", "--store", url],
-        &["changes", "--store", url],
     ];
     for args in runs {
         let output = run(isolated(home.path()).args(args).current_dir(home.path())).await;
@@ -274,15 +272,22 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
             "{args:?}: {said}"
         );
     }
-    // `health` takes it (store_suite::health): unreachable, exit 1 naming
-    // it, and makes nothing.
-    tries_the_server(
-        isolated(home.path())
-            .args(["health", "--no-sweep", "--store", url])
-            .current_dir(home.path()),
-        url,
-    )
-    .await;
+    // `health`, `incidents` (and `ack`) and `changes` take it
+    // (store_suite::health, ::incidents, ::changes): unreachable, exit 1
+    // naming it, and make nothing.
+    let takers: [&[&str]; 4] = [
+        &["health", "--no-sweep", "--store", url],
+        &["incidents", "--no-sweep", "--store", url],
+        &["incidents", "ack", "0a1b", "--store", url],
+        &["changes", "--store", url],
+    ];
+    for args in takers {
+        tries_the_server(
+            isolated(home.path()).args(args).current_dir(home.path()),
+            url,
+        )
+        .await;
+    }
     // `listen --store` takes the URL, from the environment too: it tries
     // the server (nothing listens on port 9), and makes nothing either.
     let secret = home.path().join("secret");
@@ -306,7 +311,7 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
     )
     .expect("config written");
     let output = run(isolated(home.path())
-        .args(["incidents", "--no-sweep", "--config"])
+        .args(["store", "check", "--config"])
         .arg(&config)
         .current_dir(home.path()))
     .await;
@@ -316,17 +321,24 @@ async fn commands_that_take_a_store_file_refuse_a_postgres_url_and_make_nothing(
         said.contains("profiles.one.store") && said.contains("not supported by this command yet"),
         "{said}"
     );
-    // `listen` and `health` take the profile's PostgreSQL store: they try
-    // the server.
+    // `listen`, `health`, `incidents` and `changes` take the profile's
+    // PostgreSQL store: they try the server.
     tries_the_server(listen(home.path()).arg("--config").arg(&config), url).await;
-    tries_the_server(
-        isolated(home.path())
-            .args(["health", "--no-sweep", "--config"])
-            .arg(&config)
-            .current_dir(home.path()),
-        url,
-    )
-    .await;
+    for command in [
+        &["health", "--no-sweep"][..],
+        &["incidents", "--no-sweep"],
+        &["changes"],
+    ] {
+        tries_the_server(
+            isolated(home.path())
+                .args(command)
+                .arg("--config")
+                .arg(&config)
+                .current_dir(home.path()),
+            url,
+        )
+        .await;
+    }
     assert!(
         !home.path().join("postgres:").exists(),
         "no directory named after the URL"

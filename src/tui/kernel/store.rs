@@ -1,13 +1,16 @@
 //! The incident-history store as the panes' tasks reach it: where it is
 //! ([`StorePath`]: a file, or a PostgreSQL store's pool), opening a file
 //! ([`open`], [`with_store`]) as an [`AsyncStore`] (every call on the
-//! blocking pool, never on the render path), the live event list on
-//! either backend ([`live_events`]), recording a change the console made
-//! ([`note_change`]), the sweep's budget, and when the platform gives up
-//! ([`give_up_text`]). Each task opens a file for its own work (SQLite
-//! connections are cheap; WAL lets them run beside a `listen` that
-//! writes). What a PostgreSQL store does not hold yet (the sweep's
-//! outcomes, incidents, changes, attempts) fails in one line,
+//! blocking pool, never on the render path), what the panes read and
+//! write on either backend (the live event list, [`live_events`]; the
+//! incidents and their acknowledgement, [`incidents_since`],
+//! [`acknowledge`]; recording a change the console made, [`note_change`],
+//! the newest change, [`newest_change`], and the incidents a subscription's
+//! end resolves, [`end_subscription`]), the sweep's budget, and when the
+//! platform gives up ([`give_up_text`]). Each task opens a file for its
+//! own work (SQLite connections are cheap; WAL lets them run beside a
+//! `listen` that writes). What a PostgreSQL store does not hold yet (the
+//! board's outcomes, attempts, an incident's timeline) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
@@ -16,15 +19,19 @@ use super::Failure;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
+use earshot_core::history::report;
+use earshot_core::history::report_postgres::board_postgres;
+use earshot_core::store::incidents::SubscriptionEnd;
 use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::mark::StoreMark;
 use earshot_core::store::postgres::PgStore;
+use earshot_core::store::timeline;
 use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 
 /// What a pane shows where it reads what only a store file holds so far.
-pub(crate) const NOT_ON_POSTGRES: &str = "the sweep's history (health, outcomes, incidents, \
-     changes, attempts) is not read from PostgreSQL by the console yet; `earshot health --store \
-     URL` shows the board, the Events pane (8) lists the events live";
+pub(crate) const NOT_ON_POSTGRES: &str = "this part of the sweep's history (trends, an event's \
+     outcomes and attempts, Pulse) is not read from PostgreSQL by the console yet; the Health \
+     board (1) with its incidents (i) and the Events pane's list (8) are";
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]
@@ -166,14 +173,178 @@ pub(crate) async fn note_change(
     detail: String,
 ) {
     let change = changes::Change::now(incidents::operator(), subscription_id, action, detail);
-    let recorded = tokio::task::spawn_blocking(move || match path? {
-        StoreAt::File(path) => changes::record_with_retry(|| Store::open(&path), &change),
-        StoreAt::Postgres(_) => Err(NOT_ON_POSTGRES.to_owned()),
-    })
-    .await;
-    match recorded {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => tracing::warn!(%error, "the change was not recorded"),
-        Err(error) => tracing::warn!(%error, "the change was not recorded"),
+    let recorded = match path {
+        Err(error) => Err(error),
+        Ok(StoreAt::Postgres(store)) => changes::record_postgres_twice(&store, &change).await,
+        Ok(StoreAt::File(path)) => tokio::task::spawn_blocking(move || {
+            changes::record_with_retry(|| Store::open(&path), &change)
+        })
+        .await
+        .unwrap_or_else(|error| Err(error.to_string())),
+    };
+    if let Err(error) = recorded {
+        tracing::warn!(%error, "the change was not recorded");
+    }
+}
+
+/// The incidents seen since `since_ms` (resolved ones with `all`), from
+/// either backend: a file on the blocking pool, PostgreSQL from its pool.
+pub(crate) async fn incidents_since(
+    store: StorePath,
+    since_ms: i64,
+    all: bool,
+) -> Result<Vec<incidents::Incident>, Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                incidents::list(store, since_ms, all).map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => incidents::list_postgres(&store, since_ms, all)
+            .await
+            .map_err(failure),
+    }
+}
+
+/// Acknowledges the incident `id` names as `by`, with a note, on either
+/// backend; committed when it returns, so every console on the store
+/// reads it at its next refresh.
+pub(crate) async fn acknowledge(
+    store: StorePath,
+    id: String,
+    by: String,
+    note: Option<String>,
+) -> Result<incidents::Acknowledged, Failure> {
+    let now_ms = earshot_core::store::now_ms();
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                incidents::acknowledge(store, &id, &by, note.as_deref(), now_ms)
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => {
+            incidents::acknowledge_postgres(&store, &id, &by, note.as_deref(), now_ms)
+                .await
+                .map_err(failure)
+        }
+    }
+}
+
+/// Resolves the open incidents of a subscription the console deleted or
+/// paused, with the reason, on either backend; how many.
+pub(crate) async fn end_subscription(
+    store: StorePath,
+    id: String,
+    end: SubscriptionEnd,
+) -> Result<usize, Failure> {
+    let now_ms = earshot_core::store::now_ms();
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                earshot_core::store::incidents::end_subscription(store, &id, end, now_ms)
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => {
+            earshot_core::store::incidents::end_subscription_postgres(&store, &id, end, now_ms)
+                .await
+                .map_err(failure)
+        }
+    }
+}
+
+/// What the Health board reads at each refresh, each read failing alone:
+/// the board, its trend, when the platform gave up on this account. A
+/// file gives all three (one open, on the blocking pool); PostgreSQL the
+/// board (`report_postgres::board_postgres`, as `earshot health`), and
+/// [`NOT_ON_POSTGRES`] for the trend and the give-up, which read the
+/// events' history by time that it does not hold yet.
+pub(crate) async fn board_reads(
+    store: StorePath,
+    since_ms: i64,
+    trend_columns: usize,
+) -> BoardReads {
+    let now_ms = earshot_core::store::now_ms();
+    let store = match store {
+        Ok(store) => store,
+        Err(why) => {
+            let failure = Failure::new(why);
+            return (Err(failure.clone()), Err(failure.clone()), Err(failure));
+        }
+    };
+    match store {
+        StoreAt::File(path) => {
+            let read = with_store(Ok(StoreAt::File(path)), move |store| {
+                Ok((
+                    report::board(store, since_ms, now_ms).map_err(|error| error.to_string()),
+                    timeline::timeline(store, since_ms, now_ms, trend_columns)
+                        .map_err(|error| error.to_string()),
+                    earshot_core::store::give_up::observed(store)
+                        .map_err(|error| error.to_string()),
+                ))
+            })
+            .await;
+            match read {
+                Ok((board, trend, give_up)) => (
+                    board.map_err(Failure::new),
+                    trend.map_err(Failure::new),
+                    give_up.map_err(Failure::new),
+                ),
+                Err(failure) => (Err(failure.clone()), Err(failure.clone()), Err(failure)),
+            }
+        }
+        StoreAt::Postgres(store) => (
+            board_postgres(&store, since_ms, now_ms)
+                .await
+                .map_err(failure),
+            Err(Failure::new(NOT_ON_POSTGRES)),
+            Err(Failure::new(NOT_ON_POSTGRES)),
+        ),
+    }
+}
+
+/// [`board_reads`]' three answers.
+pub(crate) type BoardReads = (
+    Result<report::Board, Failure>,
+    Result<timeline::Timeline, Failure>,
+    Result<Option<earshot_core::store::give_up::GiveUp>, Failure>,
+);
+
+/// One console sweep (within [`CONSOLE_SWEEP_BUDGET`]) into either
+/// backend: by hand, so on PostgreSQL not fenced by the replicas' lease
+/// (as `earshot health`'s); what it did.
+pub(crate) async fn sweep(
+    store: StorePath,
+    client: &earshot_core::api::Client,
+) -> Result<earshot_core::history::sweep::SweepReport, Failure> {
+    use earshot_core::history::sweep::sweep;
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            let store = AsyncStore::open(path).await.map_err(failure)?;
+            sweep(client, &store, CONSOLE_SWEEP_BUDGET)
+                .await
+                .map_err(failure)
+        }
+        StoreAt::Postgres(store) => sweep(client, &store, CONSOLE_SWEEP_BUDGET)
+            .await
+            .map_err(failure),
+    }
+}
+
+/// The id of the newest change recorded by anyone, on either backend
+/// (`changes::newest_id`): what the Subscriptions pane polls.
+pub(crate) async fn newest_change(store: StorePath) -> Result<Option<i64>, Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), |store| {
+                changes::newest_id(store).map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => changes::newest_id_postgres(&store).await.map_err(failure),
     }
 }

@@ -8,8 +8,10 @@
 //! Tests of SQLite-only matters (file modes, damaged pages, WAL) stay in
 //! their own files, as do PostgreSQL-only ones (partitions, TLS).
 
+mod changes;
 mod filing;
 mod health;
+mod incidents;
 mod live_list;
 mod reading;
 mod session_get;

@@ -3,13 +3,17 @@
 //! recovered, and a state: open, acknowledged (by whom, when, with what
 //! note) or resolved (on its own: a later event was delivered and nothing
 //! missed is left unrecovered; or with its subscription, deleted or
-//! paused, the reason kept).
+//! paused, the reason kept). Each read and the acknowledgement has a
+//! SQLite function (on a `Store`, for callers already on the blocking
+//! pool), a PostgreSQL twin (`*_postgres`), and one taking either backend
+//! (`*_in`, on a [`StoreReader`]), which the commands call.
 
 use serde::Serialize;
 
 use super::report::{failure_label, rfc3339};
 use crate::store::incidents::{self, IncidentRow};
-use crate::store::{Store, StoreError};
+use crate::store::postgres::PgStore;
+use crate::store::{Store, StoreError, StoreReader};
 
 /// An incident's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -97,6 +101,31 @@ pub fn list(store: &Store, since_ms: i64, all: bool) -> Result<Vec<Incident>, St
         .collect())
 }
 
+/// [`list`] on a PostgreSQL store.
+pub async fn list_postgres(
+    store: &PgStore,
+    since_ms: i64,
+    all: bool,
+) -> Result<Vec<Incident>, StoreError> {
+    Ok(incidents::list_postgres(store, since_ms, all)
+        .await?
+        .into_iter()
+        .map(Incident::from)
+        .collect())
+}
+
+/// [`list`] on either backend.
+pub async fn list_in(
+    store: &StoreReader,
+    since_ms: i64,
+    all: bool,
+) -> Result<Vec<Incident>, StoreError> {
+    match store {
+        StoreReader::Sqlite(store) => list(store, since_ms, all),
+        StoreReader::Postgres(store) => list_postgres(store, since_ms, all).await,
+    }
+}
+
 /// What an acknowledgement did.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Acknowledged {
@@ -121,16 +150,49 @@ pub fn lookup(store: &Store, id: &str) -> Result<Lookup, StoreError> {
     if id.is_empty() {
         return Ok(Lookup::NotFound);
     }
-    let mut found = incidents::find(store, id)?;
+    Ok(pick(incidents::find(store, id)?, id))
+}
+
+/// [`lookup`] on a PostgreSQL store.
+pub async fn lookup_postgres(store: &PgStore, id: &str) -> Result<Lookup, StoreError> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Ok(Lookup::NotFound);
+    }
+    Ok(pick(incidents::find_postgres(store, id).await?, id))
+}
+
+/// [`lookup`] on either backend.
+pub async fn lookup_in(store: &StoreReader, id: &str) -> Result<Lookup, StoreError> {
+    match store {
+        StoreReader::Sqlite(store) => lookup(store, id),
+        StoreReader::Postgres(store) => lookup_postgres(store, id).await,
+    }
+}
+
+/// The incident `id` names among those whose id starts with it: the only
+/// one, or the one it names exactly.
+fn pick(mut found: Vec<IncidentRow>, id: &str) -> Lookup {
     let at = match found.as_slice() {
-        [] => return Ok(Lookup::NotFound),
+        [] => return Lookup::NotFound,
         [_] => 0,
         many => match many.iter().position(|row| row.id == id) {
             Some(exact) => exact,
-            None => return Ok(Lookup::Ambiguous(many.len())),
+            None => return Lookup::Ambiguous(many.len()),
         },
     };
-    Ok(Lookup::One(Box::new(found.swap_remove(at).into())))
+    Lookup::One(Box::new(found.swap_remove(at).into()))
+}
+
+/// Text an operator typed, as it is stored and shown to others: control
+/// characters dropped.
+fn clean(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// The note as stored: cleaned, none when blank.
+fn clean_note(note: Option<&str>) -> Option<String> {
+    note.map(clean).filter(|note| !note.trim().is_empty())
 }
 
 /// Acknowledges the incident whose id starts with `id`, as `by`, with an
@@ -147,13 +209,49 @@ pub fn acknowledge(
         Lookup::NotFound => return Ok(Acknowledged::NotFound),
         Lookup::Ambiguous(count) => return Ok(Acknowledged::Ambiguous(count)),
     };
-    let clean = |text: &str| -> String { text.chars().filter(|c| !c.is_control()).collect() };
-    let note = note.map(clean).filter(|note| !note.trim().is_empty());
+    let note = clean_note(note);
     incidents::acknowledge(store, &target, &clean(by), note.as_deref(), now_ms)?;
-    Ok(match lookup(store, &target)? {
+    Ok(acknowledged(lookup(store, &target)?))
+}
+
+/// [`acknowledge`] on a PostgreSQL store: committed when it returns.
+pub async fn acknowledge_postgres(
+    store: &PgStore,
+    id: &str,
+    by: &str,
+    note: Option<&str>,
+    now_ms: i64,
+) -> Result<Acknowledged, StoreError> {
+    let target = match lookup_postgres(store, id).await? {
+        Lookup::One(incident) => incident.id,
+        Lookup::NotFound => return Ok(Acknowledged::NotFound),
+        Lookup::Ambiguous(count) => return Ok(Acknowledged::Ambiguous(count)),
+    };
+    let note = clean_note(note);
+    incidents::acknowledge_postgres(store, &target, &clean(by), note.as_deref(), now_ms).await?;
+    Ok(acknowledged(lookup_postgres(store, &target).await?))
+}
+
+/// [`acknowledge`] on either backend.
+pub async fn acknowledge_in(
+    store: &StoreReader,
+    id: &str,
+    by: &str,
+    note: Option<&str>,
+    now_ms: i64,
+) -> Result<Acknowledged, StoreError> {
+    match store {
+        StoreReader::Sqlite(store) => acknowledge(store, id, by, note, now_ms),
+        StoreReader::Postgres(store) => acknowledge_postgres(store, id, by, note, now_ms).await,
+    }
+}
+
+/// The acknowledged incident as read back.
+fn acknowledged(found: Lookup) -> Acknowledged {
+    match found {
         Lookup::One(incident) => Acknowledged::Done(incident),
         _ => Acknowledged::NotFound,
-    })
+    }
 }
 
 /// The operator's login name, as an acknowledgement records it.

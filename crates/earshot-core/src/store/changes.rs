@@ -3,7 +3,10 @@
 //! what — never a secret (a rotation records the version), so "what
 //! changed at 14:05?" has an answer during an incident. The command line
 //! and the console word a change's detail with one function ([`detail`])
-//! and record it with one ([`record_with_retry`]).
+//! and record it with one ([`record_with_retry`]; on either backend,
+//! [`record_in`]). A PostgreSQL store keeps the same rows
+//! (`earshot.changes`, schema version 7), so every console and command on
+//! it reads one log; each statement's PostgreSQL twin is beside SQLite's.
 
 use std::fmt::Display;
 use std::time::Duration;
@@ -11,7 +14,8 @@ use std::time::Duration;
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
-use super::Store;
+use super::postgres::{PgError, PgStore};
+use super::{Store, StoreError, StoreReader};
 use crate::api::types::agents::Subscription;
 
 /// One change.
@@ -140,8 +144,7 @@ fn twice(attempt: impl Fn() -> Result<(), String>) -> Result<(), String> {
 /// Records `change`.
 pub fn record(store: &Store, change: &Change) -> rusqlite::Result<()> {
     store.conn.execute(
-        "INSERT INTO changes (at_ms, operator, subscription_id, action, detail)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        SQLITE_RECORD,
         params![
             change.at_ms,
             change.operator,
@@ -153,14 +156,88 @@ pub fn record(store: &Store, change: &Change) -> rusqlite::Result<()> {
     Ok(())
 }
 
+const SQLITE_RECORD: &str = "INSERT INTO changes (at_ms, operator, subscription_id, action, detail)
+     VALUES (?1, ?2, ?3, ?4, ?5)";
+const POSTGRES_RECORD: &str =
+    "INSERT INTO earshot.changes (at_ms, operator, subscription_id, action, detail)
+     VALUES ($1, $2, $3, $4, $5)";
+
+/// [`record`] on a PostgreSQL store: committed when it returns.
+pub async fn record_postgres(store: &PgStore, change: &Change) -> Result<(), PgError> {
+    let client = store.client().await?;
+    client
+        .execute(
+            POSTGRES_RECORD,
+            &[
+                &change.at_ms,
+                &change.operator,
+                &change.subscription_id,
+                &change.action,
+                &change.detail,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
+/// Records `change` on either backend, once more after 100 ms if that
+/// fails (as [`record_with_retry`]); the error of the second try, in
+/// words.
+pub async fn record_in(store: &StoreReader, change: &Change) -> Result<(), String> {
+    match store {
+        StoreReader::Sqlite(store) => record_twice(store, change),
+        StoreReader::Postgres(store) => record_postgres_twice(store, change).await,
+    }
+}
+
+/// [`record_postgres`], once more after 100 ms if that fails.
+pub async fn record_postgres_twice(store: &PgStore, change: &Change) -> Result<(), String> {
+    match record_postgres(store, change).await {
+        Ok(()) => Ok(()),
+        Err(first) => {
+            tracing::debug!(error = %first, "recording the change again");
+            tokio::time::sleep(RETRY_AFTER).await;
+            record_postgres(store, change)
+                .await
+                .map_err(|error| error.to_string())
+        }
+    }
+}
+
 /// Changes since `since_ms`, newest first.
 pub fn since(store: &Store, since_ms: i64) -> rusqlite::Result<Vec<Change>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT at_ms, operator, subscription_id, action, detail FROM changes
-         WHERE at_ms >= ?1 ORDER BY at_ms DESC, id DESC",
-    )?;
+    let mut statement = store.conn.prepare_cached(SQLITE_SINCE)?;
     let rows = statement.query_map([since_ms], change_row)?;
     super::readable(rows)
+}
+
+const SQLITE_SINCE: &str = "SELECT at_ms, operator, subscription_id, action, detail FROM changes
+     WHERE at_ms >= ?1 ORDER BY at_ms DESC, id DESC";
+const POSTGRES_SINCE: &str = "SELECT at_ms, operator, subscription_id, action, detail
+     FROM earshot.changes WHERE at_ms >= $1 ORDER BY at_ms DESC, id DESC";
+
+/// [`since`] on a PostgreSQL store.
+pub async fn since_postgres(store: &PgStore, since_ms: i64) -> Result<Vec<Change>, PgError> {
+    let client = store.client().await?;
+    let mut listed = Vec::new();
+    for row in client.query(POSTGRES_SINCE, &[&since_ms]).await? {
+        listed.push(Change {
+            at_ms: row.try_get(0)?,
+            operator: row.try_get(1)?,
+            subscription_id: row.try_get(2)?,
+            action: row.try_get(3)?,
+            detail: row.try_get(4)?,
+        });
+    }
+    Ok(listed)
+}
+
+/// [`since`] on either backend.
+pub async fn since_in(store: &StoreReader, since_ms: i64) -> Result<Vec<Change>, StoreError> {
+    match store {
+        StoreReader::Sqlite(store) => Ok(since(store, since_ms)?),
+        StoreReader::Postgres(store) => Ok(since_postgres(store, since_ms).await?),
+    }
 }
 
 /// The newest change to `subscription_id`.
@@ -183,6 +260,17 @@ pub fn newest_id(store: &Store) -> rusqlite::Result<Option<i64>> {
         .conn
         .prepare_cached("SELECT MAX(id) FROM changes")?
         .query_row([], |row| row.get(0))
+}
+
+/// [`newest_id`] on a PostgreSQL store. Ids are taken in insert order,
+/// not commit order: a change committed after a later-numbered one does
+/// not move the maximum, so a poller learns of it with the next change.
+pub async fn newest_id_postgres(store: &PgStore) -> Result<Option<i64>, PgError> {
+    let client = store.client().await?;
+    let row = client
+        .query_one("SELECT max(id) FROM earshot.changes", &[])
+        .await?;
+    Ok(row.try_get(0)?)
 }
 
 /// The newest change of `action` (`rotate`, …) to `subscription_id`.

@@ -7,7 +7,7 @@
 use rusqlite::{OptionalExtension, params};
 use tokio_postgres::Transaction;
 
-use super::incidents::{SubscriptionEnd, end_with_subscription};
+use super::incidents::{SubscriptionEnd, end_with_subscription, end_with_subscription_postgres};
 use super::postgres::{PgError, PgStore};
 use super::{Store, outcomes};
 
@@ -283,32 +283,46 @@ pub fn replace_subscriptions(
     // What the listing shows ended (deleted by any tool, or paused) ends
     // its open incidents, with the reason.
     let ended: Vec<(String, bool)> = {
-        let mut statement = tx.prepare_cached(
-            "SELECT id, 1 FROM subscriptions WHERE seen_ms <> ?1
-             UNION
-             SELECT DISTINCT subscription_id, 1 FROM incidents
-             WHERE resolved_ms IS NULL
-               AND subscription_id NOT IN (SELECT id FROM subscriptions WHERE seen_ms = ?1)
-             UNION
-             SELECT id, 0 FROM subscriptions WHERE seen_ms = ?1 AND enabled = 0",
-        )?;
+        let mut statement = tx.prepare_cached(SQLITE_ENDED)?;
         let rows = statement.query_map([now_ms], |row| Ok((row.get(0)?, row.get(1)?)))?;
         super::readable(rows)?
     };
     for (id, deleted) in ended {
-        let end = if deleted {
-            SubscriptionEnd::Deleted
-        } else {
-            SubscriptionEnd::Paused
-        };
-        end_with_subscription(&tx, &id, end, now_ms)?;
+        end_with_subscription(&tx, &id, ending(deleted), now_ms)?;
     }
     tx.commit()
 }
 
-/// [`replace_subscriptions`] on PostgreSQL, in `tx`: the same rows (one
-/// not listed any more keeps its older `seen_ms`); no incidents to end,
-/// PostgreSQL holds none yet.
+/// What the listing at `?1` shows ended: a subscription not listed (or
+/// with an open incident and not listed) was deleted (`1`), a listed one
+/// paused (`0`).
+const SQLITE_ENDED: &str = "
+SELECT id, 1 FROM subscriptions WHERE seen_ms <> ?1
+UNION
+SELECT DISTINCT subscription_id, 1 FROM incidents
+WHERE resolved_ms IS NULL
+  AND subscription_id NOT IN (SELECT id FROM subscriptions WHERE seen_ms = ?1)
+UNION
+SELECT id, 0 FROM subscriptions WHERE seen_ms = ?1 AND enabled = 0";
+const POSTGRES_ENDED: &str = "
+SELECT id, true FROM earshot.subscriptions WHERE seen_ms <> $1
+UNION
+SELECT DISTINCT subscription_id, true FROM earshot.incidents
+WHERE resolved_ms IS NULL
+  AND subscription_id NOT IN (SELECT id FROM earshot.subscriptions WHERE seen_ms = $1)
+UNION
+SELECT id, false FROM earshot.subscriptions WHERE seen_ms = $1 AND NOT enabled";
+
+fn ending(deleted: bool) -> SubscriptionEnd {
+    if deleted {
+        SubscriptionEnd::Deleted
+    } else {
+        SubscriptionEnd::Paused
+    }
+}
+
+/// [`replace_subscriptions`] on PostgreSQL, in `tx`: the same rows, and
+/// what the listing shows ended ends its open incidents, with the reason.
 pub(crate) async fn replace_subscriptions_postgres(
     tx: &Transaction<'_>,
     list: &[Subscription],
@@ -330,6 +344,10 @@ pub(crate) async fn replace_subscriptions_postgres(
             ],
         )
         .await?;
+    }
+    for row in tx.query(POSTGRES_ENDED, &[&now_ms]).await? {
+        let (id, deleted): (String, bool) = (row.try_get(0)?, row.try_get(1)?);
+        end_with_subscription_postgres(tx, &id, ending(deleted), now_ms).await?;
     }
     Ok(())
 }

@@ -6,9 +6,9 @@
 //! `SQLITE_*` and `POSTGRES_*`; rows of both are mapped by the same
 //! functions ([`attempt_from`], [`outcome_from`], over [`Cells`]).
 //!
-//! SQLite's rebuild also keeps the incidents of the subscriptions it
-//! touched; PostgreSQL holds no incidents yet, so its rebuild writes the
-//! rows (whose minute and hour counts its triggers keep) and nothing else.
+//! Both rebuilds also keep the incidents of the subscriptions they
+//! touched (`incidents::note_failure`, `settle`, each backend's twin); on
+//! PostgreSQL the rows' minute and hour counts are kept by its triggers.
 
 use std::collections::{HashMap, HashSet};
 
@@ -231,8 +231,8 @@ fn session_facts(conn: &Connection, session_id: &str) -> rusqlite::Result<Sessio
 }
 
 /// [`rebuild_sessions`] on PostgreSQL, in `tx` (the sweep's transaction,
-/// fenced by its lease when a replica sweeps): the same rule, no
-/// recoveries and no incidents (PostgreSQL holds neither yet).
+/// fenced by its lease when a replica sweeps): the same rule and the same
+/// incidents; no recoveries yet (recover does not write them there).
 pub(crate) async fn rebuild_sessions_postgres(
     tx: &Transaction<'_>,
     session_ids: &[&str],
@@ -251,6 +251,7 @@ pub(crate) async fn rebuild_sessions_postgres(
     let read_stored = tx.prepare(POSTGRES_STORED).await?;
     let delete = tx.prepare(POSTGRES_DELETE).await?;
     let insert = tx.prepare(POSTGRES_INSERT).await?;
+    let mut touched: HashSet<String> = HashSet::new();
     for session_id in session_ids {
         let mut facts = SessionFacts::default();
         for row in tx.query(&read_attempts, &[session_id]).await? {
@@ -290,7 +291,14 @@ pub(crate) async fn rebuild_sessions_postgres(
                 ],
             )
             .await?;
+            if incidents::counts(row) {
+                incidents::note_failure_postgres(tx, row).await?;
+            }
+            touched.insert(row.subscription_id.clone());
         }
+    }
+    for subscription_id in touched {
+        incidents::settle_postgres(tx, &subscription_id, now_ms).await?;
     }
     Ok(())
 }

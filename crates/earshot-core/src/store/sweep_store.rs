@@ -7,8 +7,20 @@
 //! ([`Fence`]: a replica that lost the lease writes nothing). The SQL
 //! of each call lives in its query's module (`deliveries`, `sessions`,
 //! `outcome_rebuild`), both backends side by side.
+//!
+//! On PostgreSQL each write transaction first takes a transaction-scoped
+//! advisory lock ([`take_turn`]), so sweeps that run at once (the
+//! replica's under its lease, `health`'s and every console's by hand)
+//! write one transaction at a time: two writing the same minute's count
+//! rows (kept by triggers) in different orders would otherwise deadlock,
+//! and PostgreSQL would cancel one (seen with two consoles and a replica
+//! sweeping one store every 5 s). The transactions are one session's
+//! each, so the wait is short.
 
-use super::postgres::{Fence, PgStore};
+use tokio_postgres::Transaction;
+
+use super::postgres::schema::{LOCK_CLASS, lock};
+use super::postgres::{Fence, PgError, PgStore};
 use super::{AsyncStore, StoreError, deliveries, now_ms, sessions};
 use crate::api::types::agents::{DeliveryRecord, Subscription};
 
@@ -54,6 +66,7 @@ impl SweepStore<'_> {
             SweepStore::Postgres { store, fence } => Ok(store
                 .write_fenced(*fence, move |tx| {
                     Box::pin(async move {
+                        take_turn(tx).await?;
                         deliveries::replace_subscriptions_postgres(tx, &list, now_ms()).await
                     })
                 })
@@ -99,6 +112,7 @@ impl SweepStore<'_> {
                 let unsettled = store
                     .write_fenced(*fence, move |tx| {
                         Box::pin(async move {
+                            take_turn(tx).await?;
                             let swept = [(session_id.as_str(), records.as_slice())];
                             deliveries::record_sweeps_postgres(tx, &swept, now_ms()).await
                         })
@@ -126,6 +140,7 @@ impl SweepStore<'_> {
             SweepStore::Postgres { store, fence } => Ok(store
                 .write_fenced(*fence, move |tx| {
                     Box::pin(async move {
+                        take_turn(tx).await?;
                         deliveries::record_unknown_postgres(tx, &session_id, now_ms()).await
                     })
                 })
@@ -144,4 +159,14 @@ impl SweepStore<'_> {
             SweepStore::Postgres { store, .. } => Ok(sessions::count_due_postgres(store).await?),
         }
     }
+}
+
+/// Waits for this sweep's turn to write, held until `tx` ends.
+async fn take_turn(tx: &Transaction<'_>) -> Result<(), PgError> {
+    tx.execute(
+        "SELECT pg_advisory_xact_lock($1, $2)",
+        &[&LOCK_CLASS, &lock::SWEEP],
+    )
+    .await?;
+    Ok(())
 }

@@ -9,6 +9,7 @@ mod event_loop;
 mod events_worker;
 mod events_worker_pg;
 mod inbox_forward_worker;
+mod incidents_worker_pg;
 mod jobs_queue;
 mod jobs_worker;
 pub(crate) mod panes;

@@ -12,14 +12,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::HealthResult;
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
-    CONSOLE_SWEEP_BUDGET, StorePath, failure, give_up_words, note_change, open, with_store,
+    CONSOLE_SWEEP_BUDGET, StorePath, acknowledge as kernel_acknowledge, board_reads, failure,
+    give_up_words,
+    incidents_since, note_change, open, sweep as kernel_sweep, with_store,
 };
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
-use earshot_core::history::{recover, report, sweep};
+use earshot_core::history::{recover, sweep};
 use earshot_core::api::Client;
 use earshot_core::redact::SecretString;
-use earshot_core::store::{self, changes, deliveries, give_up, timeline};
+use earshot_core::store::{changes, deliveries};
 
 /// Buckets in the selected subscription's trend line.
 pub(crate) const TREND_COLUMNS: usize = 48;
@@ -90,27 +92,10 @@ impl PaneEffect<HealthResult> for HealthEffect {
                 HealthResult::Recovered(run.run(&secret, stop, &report).await)
             }
             HealthEffect::Load { seq, since_ms } => {
-                // One open of the store for the board, its trend from the
-                // same counts, and when the platform gave up on this
-                // account (the retries' end); each read fails alone.
-                let read = with_store(store, move |store| {
-                    let now_ms = store::now_ms();
-                    Ok((
-                        report::board(store, since_ms, now_ms).map_err(|error| error.to_string()),
-                        timeline::timeline(store, since_ms, now_ms, TREND_COLUMNS)
-                            .map_err(|error| error.to_string()),
-                        give_up::observed(store).map_err(|error| error.to_string()),
-                    ))
-                })
-                .await;
-                let (board, trend, give_up) = match read {
-                    Ok((board, trend, give_up)) => (
-                        board.map_err(Failure::new),
-                        trend.map_err(Failure::new),
-                        give_up.map_err(Failure::new),
-                    ),
-                    Err(failure) => (Err(failure.clone()), Err(failure.clone()), Err(failure)),
-                };
+                // The board, its trend from the same counts, and when the
+                // platform gave up on this account (the retries' end); each
+                // read fails alone.
+                let (board, trend, give_up) = board_reads(store, since_ms, TREND_COLUMNS).await;
                 report.send(HealthResult::Loaded { seq, result: board });
                 report.send(HealthResult::Trend { seq, result: trend });
                 HealthResult::GiveUp {
@@ -136,10 +121,7 @@ impl PaneEffect<HealthResult> for HealthEffect {
                 }
             }
             HealthEffect::LoadIncidents { seq, since_ms, all } => {
-                let result = with_store(store, move |store| {
-                    incidents::list(store, since_ms, all).map_err(|error| error.to_string())
-                })
-                .await;
+                let result = incidents_since(store, since_ms, all).await;
                 HealthResult::Incidents { seq, result }
             }
             HealthEffect::AckIncident { id, note } => {
@@ -148,13 +130,9 @@ impl PaneEffect<HealthResult> for HealthEffect {
             }
             HealthEffect::Sweep => {
                 tracing::debug!("sweep the incident history");
-                match open(store).await {
-                    Err(failure) => HealthResult::NoStore(failure.message),
-                    Ok(store) => HealthResult::Swept(
-                        sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
-                            .await
-                            .map_err(failure),
-                    ),
+                match store {
+                    Err(why) => HealthResult::NoStore(why),
+                    Ok(store) => HealthResult::Swept(kernel_sweep(Ok(store), &client).await),
                 }
             }
             HealthEffect::PlanRecover {
@@ -180,26 +158,23 @@ impl PaneEffect<HealthResult> for HealthEffect {
     }
 }
 
-/// Stores who is on an incident, for every console on the same store.
+/// Stores who is on an incident, for every console on the same store
+/// (a file or PostgreSQL alike).
 async fn acknowledge(
     path: crate::tui::kernel::store::StorePath,
     id: String,
     note: Option<String>,
 ) -> Result<String, crate::tui::kernel::Failure> {
-    with_store(path, move |store| {
-        let by = incidents::operator();
-        match incidents::acknowledge(store, &id, &by, note.as_deref(), store::now_ms()) {
-            Ok(Acknowledged::Done(incident)) => {
-                Ok(format!("acknowledged incident {} as {by}", incident.id))
-            }
-            Ok(Acknowledged::NotFound) => Err(format!("no incident {id} in the store any more")),
-            Ok(Acknowledged::Ambiguous(count)) => Err(format!(
-                "{id} matches {count} incidents: give more of the id"
-            )),
-            Err(error) => Err(error.to_string()),
-        }
-    })
-    .await
+    let by = incidents::operator();
+    match kernel_acknowledge(path, id.clone(), by.clone(), note).await? {
+        Acknowledged::Done(incident) => Ok(format!("acknowledged incident {} as {by}", incident.id)),
+        Acknowledged::NotFound => Err(Failure::new(format!(
+            "no incident {id} in the store any more"
+        ))),
+        Acknowledged::Ambiguous(count) => Err(Failure::new(format!(
+            "{id} matches {count} incidents: give more of the id"
+        ))),
+    }
 }
 
 /// One recover run: sweeps, plans and re-sends what a subscription

@@ -7,14 +7,16 @@
 
 use super::SubsResult;
 use crate::tui::kernel::Failure;
-use crate::tui::kernel::store::{StorePath, failure, note_change, open, with_store};
+use crate::tui::kernel::store::{
+    StorePath, end_subscription, failure, newest_change, note_change, open, with_store,
+};
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
 use earshot_core::api::types::agents::{NewSubscription, Subscription, SubscriptionPatch};
 use earshot_core::history::rotation::{self, WatchReport};
 use earshot_core::redact::SecretString;
 use earshot_core::store::changes;
-use earshot_core::store::incidents::{SubscriptionEnd, end_subscription};
+use earshot_core::store::incidents::SubscriptionEnd;
 
 /// How long the console watches a rotated subscription.
 pub(crate) const ROTATION_WATCH: std::time::Duration = std::time::Duration::from_secs(600);
@@ -165,13 +167,7 @@ impl PaneEffect<SubsResult> for SubsEffect {
                 }
                 SubsResult::Deleted { id, result }
             }
-            SubsEffect::NewestChange => SubsResult::NewestChange(
-                with_store(store, |store| {
-                    earshot_core::store::changes::newest_id(store)
-                        .map_err(|error| error.to_string())
-                })
-                .await,
-            ),
+            SubsEffect::NewestChange => SubsResult::NewestChange(newest_change(store).await),
         };
         report.send(result);
     }
@@ -196,13 +192,7 @@ fn change_detail(before: Option<Subscription>, after: Option<&Subscription>) -> 
 /// Resolves the open incidents of a subscription the console deleted or
 /// paused, with the reason; a store that cannot be written is logged.
 async fn end_incidents(store: StorePath, id: &str, end: SubscriptionEnd) {
-    let id = id.to_owned();
-    let ended = with_store(store, move |store| {
-        end_subscription(store, &id, end, earshot_core::store::now_ms())
-            .map_err(|error| error.to_string())
-    })
-    .await;
-    if let Err(failure) = ended {
+    if let Err(failure) = end_subscription(store, id.to_owned(), end).await {
         tracing::warn!(error = %failure.message, "its incidents were not resolved");
     }
 }

@@ -24,13 +24,18 @@
 //! Version 6: the sweep's tables, `subscriptions`, `deliveries`,
 //! `event_outcomes` and their minute and hour counts kept by triggers
 //! (see [`super::counts`]).
+//! Version 7: what a team shares, `incidents` (with who acknowledged
+//! each, when and the note), `changes` (what earshot changed on the
+//! platform) and `recoveries` (recover's log), SQLite's tables, and
+//! `event_outcomes_failed`, the index an incident's events are counted
+//! along (see `store::incidents`, `store::changes`).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 6;
+pub const PG_SCHEMA_VERSION: i32 = 7;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -47,6 +52,10 @@ pub(crate) mod lock {
     /// A copy's batch (`copy.rs`): two copies of one source at once take
     /// turns and share its cursor.
     pub(crate) const COPY: i32 = 4;
+    /// A sweep's write transaction (`sweep_store.rs`), held to its
+    /// commit: sweeps by hand (consoles, `health`) and the replica's take
+    /// turns rather than deadlock on the count rows their triggers share.
+    pub(crate) const SWEEP: i32 = 5;
 }
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
@@ -58,6 +67,7 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_4.to_owned(),
         VERSION_5.to_owned(),
         super::counts::version_6(),
+        VERSION_7.to_owned(),
     ]
 }
 
@@ -132,6 +142,57 @@ CREATE TABLE earshot.copy_cursors (
     updated_at  timestamptz NOT NULL,
     PRIMARY KEY (source, table_name)
 );
+";
+
+// SQLite's tables and indexes, `bigint` for its `INTEGER`. An incident's
+// events are counted along `event_outcomes_failed` (its state included,
+// so no row is read), as SQLite's version 6 counts them.
+const VERSION_7: &str = "
+CREATE TABLE earshot.incidents (
+    id                text   PRIMARY KEY,
+    subscription_id   text   NOT NULL,
+    http_status_code  bigint NOT NULL,
+    error_class       text   NOT NULL,
+    first_seen_ms     bigint NOT NULL,
+    last_seen_ms      bigint NOT NULL,
+    resolved_ms       bigint,
+    resolved_reason   text,
+    acknowledged_by   text,
+    acknowledged_ms   bigint,
+    note              text
+);
+CREATE INDEX incidents_by_group
+    ON earshot.incidents (subscription_id, http_status_code, error_class, first_seen_ms);
+CREATE INDEX incidents_by_last_seen ON earshot.incidents (last_seen_ms);
+CREATE INDEX event_outcomes_failed
+    ON earshot.event_outcomes (subscription_id, http_status_code, error_class, last_failure_ms)
+    INCLUDE (state) WHERE last_failure_ms IS NOT NULL;
+
+CREATE TABLE earshot.changes (
+    id               bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at_ms            bigint NOT NULL,
+    operator         text   NOT NULL,
+    subscription_id  text,
+    action           text   NOT NULL,
+    detail           text   NOT NULL
+);
+CREATE INDEX changes_by_time ON earshot.changes (at_ms);
+CREATE INDEX changes_by_subscription ON earshot.changes (subscription_id, at_ms);
+
+CREATE TABLE earshot.recoveries (
+    id                bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    subscription_id   text   NOT NULL,
+    event_id          text   NOT NULL,
+    session_id        text   NOT NULL,
+    started_ms        bigint NOT NULL,
+    finished_ms       bigint,
+    http_status_code  bigint,
+    error             text,
+    latency_ms        bigint,
+    delivered         boolean NOT NULL DEFAULT false
+);
+CREATE INDEX recoveries_by_event ON earshot.recoveries (subscription_id, event_id);
+CREATE INDEX recoveries_by_session ON earshot.recoveries (session_id);
 ";
 
 /// What a migration did.
