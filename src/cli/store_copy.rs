@@ -1,7 +1,8 @@
 //! `earshot store copy --from PATH.db --to postgres://USER@HOST:PORT/DB
 //! [--batch N] [--json]`: an existing SQLite store copied into a
 //! PostgreSQL store ([`earshot_core::store::postgres::copy`]) for the
-//! tables PostgreSQL holds (events, sessions, unfiled deliveries). The
+//! tables PostgreSQL holds (events, sessions, unfiled deliveries, and the
+//! sweep's subscriptions, attempts, outcome rows and their counts). The
 //! destination is migrated first; the source is only read. Idempotent
 //! (what is there is counted, not doubled) and resumable (a run stopped
 //! anywhere goes on after its last committed batch). Progress on stderr,
@@ -170,12 +171,12 @@ fn summary_text(from: &str, to: &str, copied: &Copied) -> String {
         thousands(rate(read, copied.elapsed)),
     );
     out.push_str(&format!(
-        "  {:<16}{:>12}{:>12}{:>16}{:>16}\n",
+        "  {:<24}{:>12}{:>12}{:>16}{:>16}\n",
         "table", "in source", "copied", "already there", "by earlier runs"
     ));
     for table in &copied.tables {
         out.push_str(&format!(
-            "  {:<16}{:>12}{:>12}{:>16}{:>16}{}\n",
+            "  {:<24}{:>12}{:>12}{:>16}{:>16}{}\n",
             table.table,
             thousands(table.source_rows),
             thousands(table.copied),

@@ -20,11 +20,11 @@ use earshot_testkit::postgres::{PgCluster, server_bindir};
 use crate::common::cli::{earshot, run, text};
 use crate::store_suite::event;
 
-const DATABASE: &str = "copied";
+pub(crate) const DATABASE: &str = "copied";
 const DAY_MS: i64 = 86_400_000;
 
 /// A cluster with the database copies go into.
-fn cluster() -> PgCluster {
+pub(crate) fn cluster() -> PgCluster {
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database(DATABASE).expect("database made");
     cluster
@@ -82,7 +82,11 @@ async fn source_store(dir: &Path, events: usize, base: i64) -> PathBuf {
 
 /// `earshot store copy --from SOURCE --to URL ARGS`, its password in
 /// PGPASSWORD.
-fn copy_command(cluster: &PgCluster, source: &Path, args: &[&str]) -> std::process::Command {
+pub(crate) fn copy_command(
+    cluster: &PgCluster,
+    source: &Path,
+    args: &[&str],
+) -> std::process::Command {
     let mut command = earshot();
     command
         .args(["store", "copy", "--from"])
@@ -94,7 +98,11 @@ fn copy_command(cluster: &PgCluster, source: &Path, args: &[&str]) -> std::proce
 }
 
 /// A copy run to its end; its JSON summary.
-async fn copy_json(cluster: &PgCluster, source: &Path, args: &[&str]) -> serde_json::Value {
+pub(crate) async fn copy_json(
+    cluster: &PgCluster,
+    source: &Path,
+    args: &[&str],
+) -> serde_json::Value {
     let mut command = copy_command(cluster, source, args);
     command.arg("--json");
     let output = run(&mut command).await;
@@ -109,7 +117,7 @@ async fn copy_json(cluster: &PgCluster, source: &Path, args: &[&str]) -> serde_j
 
 /// `table`'s counts in a summary: (source rows, copied, already, by
 /// earlier runs).
-fn counts(summary: &serde_json::Value, table: &str) -> (u64, u64, u64, u64) {
+pub(crate) fn counts(summary: &serde_json::Value, table: &str) -> (u64, u64, u64, u64) {
     let row = summary["tables"]
         .as_array()
         .expect("tables")
@@ -193,15 +201,15 @@ fn postgres_rows(cluster: &PgCluster, table: &str) -> Vec<String> {
         .collect()
 }
 
-fn pg_count(cluster: &PgCluster, sql: &str) -> u64 {
+pub(crate) fn pg_count(cluster: &PgCluster, sql: &str) -> u64 {
     let out = cluster.psql(DATABASE, sql).expect("psql");
     out.parse()
         .unwrap_or_else(|_| panic!("not a count: {out:?}"))
 }
 
 /// A psql of the test's own holding the lock a copy's batches commit
-/// under (`0x45415253, 3`), once it holds it: the next batch stalls.
-fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::process::Child {
+/// under (`0x45415253, 4`), once it holds it: the next batch stalls.
+pub(crate) fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::process::Child {
     let mut holder = std::process::Command::new(server_bindir().expect("bindir").join("psql"));
     holder
         .args(["--no-psqlrc", "-h"])
@@ -215,13 +223,13 @@ fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::process::Child
             DATABASE,
             "-c",
         ])
-        .arg("BEGIN; SELECT pg_advisory_xact_lock(1161908819, 3), pg_sleep(60);")
+        .arg("BEGIN; SELECT pg_advisory_xact_lock(1161908819, 4), pg_sleep(60);")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .env("PGPASSWORD", cluster.password());
     let holder = holder.spawn().expect("psql starts");
     let held = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-                WHERE l.locktype = 'advisory' AND l.objid = 3 AND l.granted
+                WHERE l.locktype = 'advisory' AND l.objid = 4 AND l.granted
                   AND a.query LIKE '%pg_sleep(60)%'";
     while pg_count(cluster, held) == 0 {
         assert!(Instant::now() < deadline, "the holder took no lock");
@@ -231,7 +239,7 @@ fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::process::Child
 }
 
 /// Ends the [`hold_copy_lock`] holder's session, freeing the lock.
-fn release_copy_lock(cluster: &PgCluster, mut holder: std::process::Child) {
+pub(crate) fn release_copy_lock(cluster: &PgCluster, mut holder: std::process::Child) {
     let _ = cluster.psql(
         DATABASE,
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -243,7 +251,7 @@ fn release_copy_lock(cluster: &PgCluster, mut holder: std::process::Child) {
 
 /// Migrates the cluster's database, so a test can count rows from the
 /// start.
-async fn migrate(cluster: &PgCluster) {
+pub(crate) async fn migrate(cluster: &PgCluster) {
     let migrated = run(earshot()
         .args(["store", "migrate", "--store", &cluster.url(DATABASE)])
         .env("PGPASSWORD", cluster.password()))

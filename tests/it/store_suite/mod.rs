@@ -15,7 +15,7 @@ mod incidents;
 mod live_list;
 mod reading;
 mod session_get;
-mod sweep;
+pub(crate) mod sweep;
 
 use std::path::PathBuf;
 
@@ -273,30 +273,7 @@ impl TestStore {
     /// on SQLite, `earshot.` on PostgreSQL.
     pub fn rows(&self, sql: &str) -> Vec<String> {
         match &self.place {
-            Place::Sqlite { path, .. } => {
-                let conn = rusqlite::Connection::open(path).expect("the store opens");
-                let sql = sql.replace("{t}", "");
-                let mut statement = conn.prepare(&sql).expect("a query");
-                let columns = statement.column_count();
-                let rows = statement
-                    .query_map([], |row| {
-                        let mut cells = Vec::new();
-                        for index in 0..columns {
-                            cells.push(match row.get_ref(index)? {
-                                rusqlite::types::ValueRef::Null => String::new(),
-                                rusqlite::types::ValueRef::Integer(value) => value.to_string(),
-                                rusqlite::types::ValueRef::Real(value) => value.to_string(),
-                                rusqlite::types::ValueRef::Text(text)
-                                | rusqlite::types::ValueRef::Blob(text) => {
-                                    String::from_utf8_lossy(text).into_owned()
-                                }
-                            });
-                        }
-                        Ok(cells.join("|"))
-                    })
-                    .expect("rows");
-                rows.collect::<Result<_, _>>().expect("readable rows")
-            }
+            Place::Sqlite { path, .. } => sqlite_rows(path, sql),
             Place::Postgres { cluster, .. } => {
                 let text = cluster
                     .psql(DATABASE, &sql.replace("{t}", "earshot."))
@@ -324,6 +301,32 @@ impl TestStore {
             }
         }
     }
+}
+
+/// [`TestStore::rows`] of the SQLite store at `path`.
+pub(crate) fn sqlite_rows(path: &std::path::Path, sql: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).expect("the store opens");
+    let sql = sql.replace("{t}", "");
+    let mut statement = conn.prepare(&sql).expect("a query");
+    let columns = statement.column_count();
+    let rows = statement
+        .query_map([], |row| {
+            let mut cells = Vec::new();
+            for index in 0..columns {
+                cells.push(match row.get_ref(index)? {
+                    rusqlite::types::ValueRef::Null => String::new(),
+                    rusqlite::types::ValueRef::Integer(value) => value.to_string(),
+                    rusqlite::types::ValueRef::Real(value) => value.to_string(),
+                    rusqlite::types::ValueRef::Text(text)
+                    | rusqlite::types::ValueRef::Blob(text) => {
+                        String::from_utf8_lossy(text).into_owned()
+                    }
+                });
+            }
+            Ok(cells.join("|"))
+        })
+        .expect("rows");
+    rows.collect::<Result<_, _>>().expect("readable rows")
 }
 
 /// A filing whose transaction is held open ([`TestStore::hold_filing`]).

@@ -24,7 +24,7 @@ use crate::common::{self, API_KEY, Captured, Harness, Receiver, Reply, eventuall
 
 /// What is compared, table by table (`{t}`: the schema on PostgreSQL);
 /// every order is a total order in byte order.
-const COMPARED: [(&str, &str); 8] = [
+pub(crate) const COMPARED: [(&str, &str); 8] = [
     (
         "subscriptions",
         "SELECT id, url, events, CASE WHEN enabled THEN 1 ELSE 0 END, secret_version

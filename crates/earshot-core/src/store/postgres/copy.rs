@@ -1,6 +1,7 @@
 //! `earshot store copy`: an existing SQLite store copied into a
 //! PostgreSQL store, for the tables PostgreSQL holds (`events`,
-//! `sessions`, `unfiled_events`). The source is opened read-only and
+//! `sessions`, `unfiled_events`, then the sweep's tables by
+//! [`super::copy_sweep`]). The source is opened read-only and
 //! judged as every command judges a store (a newer schema or another
 //! program's file refused, a damaged page an error); nothing writes to it.
 //!
@@ -26,6 +27,7 @@ use std::time::{Duration, Instant};
 use deadpool_postgres::Client;
 
 use super::copy_source::{Batch, CopySource, CopyTable, NotCopied, Rows};
+use super::copy_sweep::{self, After, Spec};
 use super::schema::{LOCK_CLASS, lock};
 use super::{PgError, PgStore, days};
 use crate::store::StoreError;
@@ -38,13 +40,17 @@ const READ_CURSOR: &str = "
 SELECT last_rowid, last_key FROM earshot.copy_cursors
 WHERE source = $1 AND table_name = $2";
 
-const MOVE_CURSOR: &str = "
+pub(super) const MOVE_CURSOR: &str = "
 INSERT INTO earshot.copy_cursors (source, table_name, last_rowid, last_key, updated_at)
 VALUES ($1, $2, $3, $4, now())
 ON CONFLICT (source, table_name) DO UPDATE SET
     last_rowid = excluded.last_rowid,
     last_key = excluded.last_key,
     updated_at = excluded.updated_at";
+
+// A table read in key order and finished: the next run reads it again.
+pub(super) const CLEAR_CURSOR: &str = "
+DELETE FROM earshot.copy_cursors WHERE source = $1 AND table_name = $2";
 
 const INSERT_EVENTS: &str = "
 INSERT INTO earshot.events
@@ -102,7 +108,7 @@ impl From<tokio_postgres::Error> for CopyError {
 /// One table's copy, so far or in the end.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TableCopied {
-    /// `events`, `sessions` or `unfiled_events`.
+    /// `events`, `sessions`, `unfiled_events` or one of the sweep's.
     pub table: &'static str,
     /// Rows the source holds (counted at the start).
     pub source_rows: u64,
@@ -191,8 +197,84 @@ pub async fn copy(
             break;
         }
     }
+    if !copied.stopped {
+        for spec in &copy_sweep::SPECS {
+            let totals =
+                copy_sweep_table(&mut client, &source, spec, batch_rows, stop, progress).await?;
+            copied.batches += totals.1;
+            copied.tables.push(totals.0);
+            if stop.load(Ordering::Relaxed) {
+                copied.stopped = true;
+                break;
+            }
+        }
+    }
     copied.elapsed = started.elapsed();
     Ok(copied)
+}
+
+/// One of the sweep's tables copied (see [`copy_sweep`]): its totals and
+/// the batches written.
+async fn copy_sweep_table(
+    client: &mut Client,
+    source: &CopySource,
+    spec: &Spec,
+    batch_rows: usize,
+    stop: &AtomicBool,
+    progress: &mut (dyn FnMut(&TableCopied) + Send),
+) -> Result<(TableCopied, u64), CopyError> {
+    let started = Instant::now();
+    let conn = source.connection();
+    let mut totals = TableCopied {
+        table: spec.table,
+        source_rows: spec.count(conn)?,
+        ..TableCopied::default()
+    };
+    let cursor = client
+        .query_opt(READ_CURSOR, &[&source.identity(), &spec.table])
+        .await?;
+    let mut after = match cursor {
+        None => After::Start,
+        Some(row) => {
+            let (rowid, key): (i64, String) = (row.try_get(0)?, row.try_get(1)?);
+            match spec.resume(conn, rowid, &key)? {
+                Some(after) => {
+                    totals.skipped = spec.count_through(conn, &after)?;
+                    after
+                }
+                None => {
+                    totals.restarted = true;
+                    After::Start
+                }
+            }
+        }
+    };
+    progress(&totals);
+    let mut batches = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let batch = spec.read(conn, &after, batch_rows)?;
+        if batch.last.is_none() {
+            copy_sweep::clear_cursor(client, source.identity(), spec).await?;
+            break;
+        }
+        let read = batch.len() as u64;
+        let last_batch = batch.len() < batch_rows;
+        let new = spec
+            .write(client, source.identity(), &batch, last_batch)
+            .await?;
+        totals.read += read;
+        totals.copied += new;
+        totals.already += read - new.min(read);
+        batches += 1;
+        after = batch.next;
+        totals.elapsed = started.elapsed();
+        progress(&totals);
+        if last_batch {
+            break;
+        }
+    }
+    totals.elapsed = started.elapsed();
+    Ok((totals, batches))
 }
 
 /// The rowid this run starts after: the cursor of an earlier run when the

@@ -156,6 +156,12 @@ impl CopySource {
         })
     }
 
+    /// The source's connection (read only), for the sweep's tables
+    /// ([`super::copy_sweep`]).
+    pub(super) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
     /// What the destination's cursor is keyed by.
     pub fn identity(&self) -> &str {
         &self.identity
@@ -318,7 +324,10 @@ impl CopySource {
         };
         let mut out = Vec::new();
         for name in names {
-            let copied = CopyTable::ALL.iter().any(|table| table.name() == name);
+            let copied = CopyTable::ALL.iter().any(|table| table.name() == name)
+                || super::copy_sweep::SPECS
+                    .iter()
+                    .any(|spec| spec.table == name);
             let derived = DERIVED.iter().any(|derived| name.starts_with(derived));
             if copied || derived {
                 continue;

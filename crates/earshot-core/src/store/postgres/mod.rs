@@ -12,6 +12,7 @@
 
 pub mod copy;
 pub mod copy_source;
+mod copy_sweep;
 mod counts;
 pub mod days;
 mod filing;
