@@ -118,7 +118,7 @@ fn accept_event(shared: &Shared, shape: &Shape, entry: &mut CaptureEntry) -> Jud
     };
     match event_id {
         Ok(event_id) => {
-            let fresh = shared.first_time(format!("event:{event_id}"));
+            let fresh = shared.first_time(&format!("event:{event_id}"));
             accept(entry, Kind::Agents, !fresh)
         }
         Err(reason) => reject(
@@ -155,7 +155,7 @@ fn judge_prerecorded(
             reason,
         );
     }
-    let fresh = shared.first_time(key);
+    let fresh = shared.first_time(&key);
     accept(entry, Kind::Prerecorded, !fresh)
 }
 

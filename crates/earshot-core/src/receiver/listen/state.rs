@@ -3,7 +3,9 @@
 //! capture file, the stream's sender, and the writes to the store and the
 //! capture file that a request's verdict leads to.
 
+use std::collections::hash_map::RandomState;
 use std::collections::{HashSet, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::Mutex;
 
 use super::requests::Outbox;
@@ -23,32 +25,47 @@ pub(super) struct Shared {
     pub(super) outbox: Outbox,
 }
 
-/// The last `capacity` delivery keys, for deduplication.
+/// The last `capacity` delivery keys, for deduplication, each held as a
+/// 128-bit fingerprint (two SipHash digests under keys drawn when the
+/// receiver starts) rather than its text: 16 bytes in the set and 16 in
+/// the order, whatever the key's length. The text twice took about 235
+/// bytes a key, which the demo's Inbox grew by for most of a day until the
+/// capacity (~120 keys a minute: `docs/performance.md`, "Memory and idle
+/// CPU"). Two different keys share a fingerprint with probability 2^-128.
 struct Seen {
-    keys: HashSet<String>,
-    order: VecDeque<String>,
+    hashers: (RandomState, RandomState),
+    keys: HashSet<u128>,
+    order: VecDeque<u128>,
     capacity: usize,
 }
 
 impl Seen {
     fn new(capacity: usize) -> Self {
         Self {
+            hashers: (RandomState::new(), RandomState::new()),
             keys: HashSet::new(),
             order: VecDeque::new(),
             capacity,
         }
     }
 
+    fn fingerprint(&self, key: &str) -> u128 {
+        let (high, low) = &self.hashers;
+        (u128::from(high.hash_one(key)) << 64) | u128::from(low.hash_one(key))
+    }
+
     /// Forgets `key` (its processing failed; a retry is new again).
     fn forget(&mut self, key: &str) {
-        if self.keys.remove(key) {
-            self.order.retain(|kept| kept != key);
+        let print = self.fingerprint(key);
+        if self.keys.remove(&print) {
+            self.order.retain(|kept| *kept != print);
         }
     }
 
     /// Records `key`; `true` when it was not already remembered.
-    fn insert(&mut self, key: String) -> bool {
-        if self.keys.contains(&key) {
+    fn insert(&mut self, key: &str) -> bool {
+        let print = self.fingerprint(key);
+        if self.keys.contains(&print) {
             return false;
         }
         if self.order.len() >= self.capacity
@@ -56,9 +73,17 @@ impl Seen {
         {
             self.keys.remove(&oldest);
         }
-        self.keys.insert(key.clone());
-        self.order.push_back(key);
+        self.keys.insert(print);
+        self.order.push_back(print);
         true
+    }
+}
+
+#[cfg(test)]
+impl Seen {
+    /// Bytes the memory holds (its tables; allocator overhead not counted).
+    fn footprint(&self) -> usize {
+        self.keys.capacity() * (size_of::<u128>() + 1) + self.order.capacity() * size_of::<u128>()
     }
 }
 
@@ -83,7 +108,7 @@ impl Shared {
 
     /// `true` the first time `key` is seen (poisoning cannot lose data
     /// here, so a poisoned lock is used as is).
-    pub(super) fn first_time(&self, key: String) -> bool {
+    pub(super) fn first_time(&self, key: &str) -> bool {
         let mut seen = self
             .seen
             .lock()
@@ -183,12 +208,38 @@ mod tests {
     #[test]
     fn seen_forgets_the_oldest_key_beyond_its_capacity() {
         let mut seen = Seen::new(2);
-        assert!(seen.insert("a".into()));
-        assert!(!seen.insert("a".into()));
-        assert!(seen.insert("b".into()));
-        assert!(seen.insert("c".into()));
+        assert!(seen.insert("a"));
+        assert!(!seen.insert("a"));
+        assert!(seen.insert("b"));
+        assert!(seen.insert("c"));
         assert_eq!(seen.keys.len(), 2);
-        assert!(seen.insert("a".into()), "a was forgotten");
-        assert!(!seen.insert("c".into()));
+        assert!(seen.insert("a"), "a was forgotten");
+        assert!(!seen.insert("c"));
+    }
+
+    #[test]
+    fn a_forgotten_key_is_new_again_and_the_others_stay() {
+        let mut seen = Seen::new(10);
+        for key in ["event:1", "event:2", "event:3"] {
+            assert!(seen.insert(key));
+        }
+        seen.forget("event:2");
+        assert!(!seen.insert("event:1"));
+        assert!(!seen.insert("event:3"));
+        assert!(seen.insert("event:2"), "event:2 was forgotten");
+        assert_eq!(seen.order.len(), 3);
+    }
+
+    #[test]
+    fn a_remembered_key_costs_a_few_dozen_bytes_whatever_its_length() {
+        // The demo's Inbox remembers ~120 keys a minute up to the capacity
+        // (100,000: 14 hours): what each costs is what the demo grows by.
+        let mut seen = Seen::new(DEDUPE_CAPACITY);
+        let keys = 10_000;
+        for n in 0..keys {
+            assert!(seen.insert(&format!("event:evt_{n:0>48}")));
+        }
+        let per_key = seen.footprint() / keys;
+        assert!(per_key <= 64, "{per_key} bytes a key");
     }
 }
