@@ -161,8 +161,9 @@ impl SweepStore<'_> {
     }
 }
 
-/// Waits for this sweep's turn to write, held until `tx` ends.
-async fn take_turn(tx: &Transaction<'_>) -> Result<(), PgError> {
+/// Waits for this sweep's turn to write, held until `tx` ends; the copy's
+/// batches of sweep tables take it too.
+pub(crate) async fn take_turn(tx: &Transaction<'_>) -> Result<(), PgError> {
     tx.execute(
         "SELECT pg_advisory_xact_lock($1, $2)",
         &[&LOCK_CLASS, &lock::SWEEP],

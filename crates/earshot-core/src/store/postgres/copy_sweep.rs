@@ -551,6 +551,7 @@ impl Spec {
             &[&LOCK_CLASS, &lock::COPY],
         )
         .await?;
+        crate::store::sweep_store::take_turn(&tx).await?;
         let statement = tx.prepare_cached(&self.insert_sql()).await?;
         let params: Vec<&(dyn ToSql + Sync)> = batch.columns.iter().map(Column::as_sql).collect();
         let mut new = 0;
