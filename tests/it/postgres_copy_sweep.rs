@@ -9,10 +9,8 @@
 //! backend; a second copy adds nothing; a copy killed midway in the
 //! outcome rows is finished by the next run.
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use earshot_core::api::types::agents::EventKind;
@@ -20,7 +18,7 @@ use earshot_testkit::postgres::PgCluster;
 use serde_json::Value;
 
 use crate::common::cli::{Observed, against, earshot, run, text};
-use crate::common::{self, Captured, Harness, Receiver, Reply};
+use crate::common::{self, Harness, Receiver, Reply};
 use crate::postgres_copy::{
     DATABASE, cluster, copy_command, copy_json, counts, hold_copy_lock, migrate, pg_count,
     release_copy_lock,
@@ -66,16 +64,7 @@ async fn observed_and_swept() -> Made {
     let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
     let healthy = Receiver::healthy().await;
     let gone = Receiver::start(|_, _| Reply::status(404, "no such hook")).await;
-    let tried = Mutex::new(HashSet::new());
-    let flaky = Receiver::start(move |request: &Captured, _| {
-        let event_id = request.json()["event_id"].as_str().unwrap_or("").to_owned();
-        if tried.lock().unwrap().insert(event_id) {
-            Reply::status(500, "busy")
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
+    let flaky = Receiver::busy_once_per_event().await;
     for receiver in [&healthy, &gone, &flaky] {
         harness.subscribe(&receiver.url(), &EventKind::ALL).await;
     }

@@ -97,6 +97,21 @@ impl Receiver {
         Receiver::start(|_, _| Reply::ok()).await
     }
 
+    /// A receiver that answers 500 `busy` to each event's first attempt
+    /// (by the body's `event_id`) and 200 to its retries.
+    pub async fn busy_once_per_event() -> Receiver {
+        let tried = Mutex::new(std::collections::HashSet::new());
+        Receiver::start(move |request: &Captured, _| {
+            let event_id = request.json()["event_id"].as_str().unwrap_or("").to_owned();
+            if tried.lock().unwrap().insert(event_id) {
+                Reply::status(500, "busy")
+            } else {
+                Reply::ok()
+            }
+        })
+        .await
+    }
+
     /// A receiver that answers `status` with `body` to its first `failures`
     /// requests, then 200.
     pub async fn failing_first(failures: usize, status: u16, body: &'static str) -> Receiver {

@@ -9,8 +9,6 @@
 //! then the retry is let run and both are swept again (rows rebuilt,
 //! counts moved) and compared again.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use earshot_core::api::types::agents::EventKind;
@@ -20,7 +18,7 @@ use earshot_core::store::now_ms;
 use earshot_emulator::EmulatorConfig;
 
 use super::{Backend, TestStore};
-use crate::common::{self, API_KEY, Captured, Harness, Receiver, Reply, eventually};
+use crate::common::{self, API_KEY, Harness, Receiver, Reply, eventually};
 
 /// What is compared, table by table (`{t}`: the schema on PostgreSQL);
 /// every order is a total order in byte order.
@@ -137,16 +135,7 @@ pub(crate) async fn swept_once() -> Swept {
     let harness = platform().await;
     let healthy = Receiver::healthy().await;
     let gone = Receiver::start(|_, _| Reply::status(404, "no such hook")).await;
-    let tried = Mutex::new(HashSet::new());
-    let flaky = Receiver::start(move |request: &Captured, _| {
-        let event_id = request.json()["event_id"].as_str().unwrap_or("").to_owned();
-        if tried.lock().unwrap().insert(event_id) {
-            Reply::status(500, "busy")
-        } else {
-            Reply::ok()
-        }
-    })
-    .await;
+    let flaky = Receiver::busy_once_per_event().await;
     let delivered = harness.subscribe(&healthy.url(), &EventKind::ALL).await;
     let missed = harness.subscribe(&gone.url(), &EventKind::ALL).await;
     let retried = harness.subscribe(&flaky.url(), &EventKind::ALL).await;
