@@ -322,8 +322,8 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
     let Some(stored) = crate::store::events::get(store, event_id)? else {
         return Ok(None);
     };
-    let (headers, body) =
-        event_list::headers_and_body(store, event_id)?.unwrap_or((Vec::new(), Vec::new()));
+    let (headers, body) = event_list::headers_and_body_at(store, stored.occurred_ms, event_id)?
+        .unwrap_or((Vec::new(), Vec::new()));
     let outcomes = crate::store::outcomes::of_event(store, &stored.session_id, event_id)?;
     let records = deliveries::for_session(store, &stored.session_id)?;
     let session_events = crate::store::events::for_session(store, &stored.session_id)?;

@@ -519,10 +519,34 @@ pub fn headers_and_body(
     let Some(rowid) = super::event_key::rowid_of(&store.conn, event_id)? else {
         return Ok(None);
     };
+    stored_headers_and_body(store, "rowid = ?1", params![rowid])
+}
+
+/// [`headers_and_body`] of the event with key `(occurred_ms, event_id)`,
+/// which a caller holding the event has: no lookup by id alone.
+pub fn headers_and_body_at(
+    store: &Store,
+    occurred_ms: i64,
+    event_id: &str,
+) -> rusqlite::Result<Option<(Headers, Vec<u8>)>> {
+    stored_headers_and_body(
+        store,
+        "occurred_ms = ?1 AND event_id = ?2",
+        params![occurred_ms, event_id],
+    )
+}
+
+fn stored_headers_and_body(
+    store: &Store,
+    condition: &str,
+    values: impl rusqlite::Params,
+) -> rusqlite::Result<Option<(Headers, Vec<u8>)>> {
     store
         .conn
-        .prepare_cached("SELECT headers, body FROM events WHERE rowid = ?1")?
-        .query_row([rowid], |row| {
+        .prepare_cached(&format!(
+            "SELECT headers, body FROM events WHERE {condition}"
+        ))?
+        .query_row(values, |row| {
             let headers: String = row.get(0)?;
             Ok((
                 serde_json::from_str(&headers).unwrap_or_default(),
