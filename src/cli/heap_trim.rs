@@ -1,6 +1,6 @@
-//! Handing the allocator's free pages back to the system while a
-//! long-running process (`earshot demo`, `earshot emulator --traffic`)
-//! works: a thread that calls glibc's
+//! Keeping a long-running process (`earshot demo`, `earshot emulator
+//! --traffic`) from growing: SQLite's caches under one soft limit, and the
+//! allocator's free pages handed back to the system by a thread that calls glibc's
 //! `malloc_trim` every period until dropped. glibc keeps memory freed in
 //! the middle of its heaps (and in each thread's arena) as part of the
 //! process's resident set: the demo's grew in steps while its live heap
@@ -9,6 +9,8 @@
 //! fix its mmap threshold ([`tune_allocator`]) before their threads start.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
+
+use earshot_core::store::memory::{self, ENDLESS_PROCESS_SOFT_LIMIT};
 use std::time::Duration;
 
 /// How often the demo and `emulator --traffic` trim (each trim walks the arenas' free lists).
@@ -20,10 +22,14 @@ pub(crate) struct HeapTrim {
 }
 
 /// What a process that runs for days (the demo, `emulator --traffic`)
-/// does about its memory, before its threads start: caps the arenas,
-/// fixes the mmap threshold and trims every [`PERIOD`] until the returned
-/// handle is dropped.
+/// does about its memory, before its threads start: holds SQLite's caches
+/// to [`ENDLESS_PROCESS_SOFT_LIMIT`] together, caps the arenas, fixes the
+/// mmap threshold and trims every [`PERIOD`] until the returned handle is
+/// dropped.
 pub(crate) fn for_endless_process() -> Option<HeapTrim> {
+    if let Err(error) = memory::soft_limit(ENDLESS_PROCESS_SOFT_LIMIT) {
+        tracing::warn!(%error, "SQLite's caches could not be limited");
+    }
     tune_allocator();
     start(PERIOD)
 }

@@ -33,6 +33,7 @@ pub mod health;
 pub mod incidents;
 pub mod live_list;
 pub mod mark;
+pub mod memory;
 mod outcome_rebuild;
 mod outcome_rule;
 pub mod outcomes;
