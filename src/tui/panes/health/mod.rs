@@ -197,6 +197,10 @@ pub(crate) struct HealthPane {
     /// The subscription whose failing sessions are listed.
     pub(crate) sessions_of: Option<String>,
     sessions: Vec<FailingSession>,
+    /// Why the failing sessions could not be read, shown in their view
+    /// (kept apart from the board's error, which the next board read
+    /// clears).
+    pub(crate) sessions_error: Option<String>,
     pub(crate) sessions_table: TableView<FailingSession>,
     pub(crate) recover: Option<RecoverForm>,
     pub(crate) incidents: Incidents,
@@ -235,6 +239,7 @@ impl HealthPane {
             mode: Mode::Board,
             sessions_of: None,
             sessions: Vec::new(),
+            sessions_error: None,
             sessions_table: TableView::new(&tables::SESSIONS),
             recover: None,
             incidents: Incidents::default(),
@@ -367,6 +372,7 @@ impl HealthPane {
                 }
                 self.sessions_of = Some(row.id.clone());
                 self.sessions.clear();
+                self.sessions_error = None;
                 self.sessions_table.refresh(&self.sessions, None);
                 self.sessions_table.reset();
                 self.mode = Mode::Sessions;
@@ -586,8 +592,18 @@ impl Pane for HealthPane {
                     return;
                 }
                 match result {
-                    Ok(sessions) => self.sessions_table.replace(&mut self.sessions, sessions),
-                    Err(failure) => self.board.fail(failure.message),
+                    Ok(sessions) => {
+                        self.sessions_error = None;
+                        self.sessions_table.replace(&mut self.sessions, sessions);
+                    }
+                    Err(failure) => {
+                        // A store that does not hold them says so in their
+                        // view; the board it did read stands.
+                        if !crate::tui::load::not_kept(&failure.message) {
+                            self.board.fail(failure.message.clone());
+                        }
+                        self.sessions_error = Some(failure.message);
+                    }
                 }
             }
             HealthResult::Swept(result) => {
@@ -632,7 +648,11 @@ impl Pane for HealthPane {
                 }
             }
             HealthResult::Incidents { seq, result } => {
-                if let Some(why) = self.incidents.on_loaded(seq, result) {
+                // A store that keeps no incidents says so in the list; the
+                // board it did read stands.
+                if let Some(why) = self.incidents.on_loaded(seq, result)
+                    && !crate::tui::load::not_kept(&why)
+                {
                     self.board.fail(why);
                 }
             }

@@ -1,5 +1,6 @@
 //! The Health pane's background work ([`HealthEffect`]): the board, a
-//! subscription's failing sessions and the incidents read from the store,
+//! subscription's failing sessions and the incidents read from the store
+//! (either backend, through `kernel::store`),
 //! an acknowledgement, the sweep, recover's plan and recover itself. All
 //! run to their end; the pane drops an answer whose sequence number a
 //! newer read has passed. Recover stops after the event being sent when
@@ -12,16 +13,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::HealthResult;
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
-    CONSOLE_SWEEP_BUDGET, StorePath, acknowledge as kernel_acknowledge, board_reads, failure,
-    give_up_words,
-    incidents_since, note_change, open, sweep as kernel_sweep, with_store,
+    CONSOLE_SWEEP_BUDGET, StorePath, acknowledge as kernel_acknowledge, board_reads,
+    failing_sessions, failure, give_up_words, incidents_since, note_change, open,
+    sweep as kernel_sweep, with_store,
 };
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
 use earshot_core::history::{recover, sweep};
 use earshot_core::api::Client;
 use earshot_core::redact::SecretString;
-use earshot_core::store::{changes, deliveries};
+use earshot_core::store::changes;
 
 /// Buckets in the selected subscription's trend line.
 pub(crate) const TREND_COLUMNS: usize = 48;
@@ -108,11 +109,12 @@ impl PaneEffect<HealthResult> for HealthEffect {
                 subscription_id,
                 since_ms,
             } => {
-                let id = subscription_id.clone();
-                let result = with_store(store, move |store| {
-                    deliveries::failing_sessions(store, &id, since_ms, FAILING_SESSIONS_SHOWN)
-                        .map_err(|error| error.to_string())
-                })
+                let result = failing_sessions(
+                    store,
+                    subscription_id.clone(),
+                    since_ms,
+                    FAILING_SESSIONS_SHOWN,
+                )
                 .await;
                 HealthResult::Sessions {
                     seq,
