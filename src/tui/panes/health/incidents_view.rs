@@ -132,7 +132,12 @@ fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, th
             height: 1,
             ..area
         };
-        field::draw_prompt(frame, prompt, " note (enter acknowledges): ", note, theme);
+        // The incident `a` was pressed on, whatever the list does meanwhile.
+        let label = format!(
+            " note for {} (enter acknowledges): ",
+            pane.incidents.acknowledging().unwrap_or("?")
+        );
+        field::draw_prompt(frame, prompt, &label, note, theme);
     }
 }
 

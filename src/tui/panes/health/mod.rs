@@ -132,6 +132,9 @@ pub(crate) enum HealthCommand {
     Incidents,
     /// Resolved incidents shown or not.
     ToggleResolved,
+    /// The incidents in the store's order now (the order shown holds
+    /// while the operator works in the list).
+    Reorder,
     /// Acknowledge the selected incident (a note prompt).
     Ack,
     AckSubmit,
@@ -495,6 +498,9 @@ impl Pane for HealthPane {
 
     fn run(&mut self, command: HealthCommand, out: &mut Outcome) {
         use HealthCommand::*;
+        if self.mode == Mode::Incidents {
+            self.incidents.touch((self.clock)());
+        }
         match command {
             Move(to) => match self.mode {
                 Mode::Sessions => self.sessions_table.apply(to),
@@ -532,7 +538,9 @@ impl Pane for HealthPane {
                 }
             }
             Incidents => {
+                // The order seen on entering holds while the operator works.
                 self.mode = Mode::Incidents;
+                self.incidents.touch((self.clock)());
                 self.incidents.reload(self.since_ms(), out);
             }
             ToggleResolved => {
@@ -542,13 +550,17 @@ impl Pane for HealthPane {
                 } else {
                     "open and acknowledged incidents only".into()
                 });
-                self.incidents.reload(self.since_ms(), out);
+                self.incidents.reorder(self.since_ms(), out);
+            }
+            Reorder => {
+                out.toast = Some("incidents in the store's order: latest activity first".into());
+                self.incidents.reorder(self.since_ms(), out);
             }
             Ack => {
                 self.incidents.start_ack();
             }
             AckSubmit => self.incidents.submit_ack(out),
-            AckCancel => self.incidents.note = None,
+            AckCancel => self.incidents.cancel_ack(),
             Table(command) => self.run_table(command),
         }
     }
@@ -650,7 +662,7 @@ impl Pane for HealthPane {
             HealthResult::Incidents { seq, result } => {
                 // A store that keeps no incidents says so in the list; the
                 // board it did read stands.
-                if let Some(why) = self.incidents.on_loaded(seq, result)
+                if let Some(why) = self.incidents.on_loaded(seq, result, (self.clock)())
                     && !crate::tui::load::not_kept(&why)
                 {
                     self.board.fail(why);
@@ -715,7 +727,10 @@ impl Pane for HealthPane {
         match self.mode {
             Mode::Board => self.table.type_key(key, self.board.value()),
             Mode::Sessions => self.sessions_table.type_key(key, &self.sessions),
-            Mode::Incidents => self.incidents.type_key(key),
+            Mode::Incidents => {
+                self.incidents.touch((self.clock)());
+                self.incidents.type_key(key);
+            }
             Mode::Recover => {
                 if let Some(form) = &mut self.recover {
                     text::type_key(form.input_mut(), key);

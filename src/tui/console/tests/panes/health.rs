@@ -78,13 +78,18 @@ fn board(subscriptions: Vec<SubscriptionHealth>) -> Board {
     }
 }
 
-fn app(read_only: bool) -> App {
+/// The console on the Health pane with `clock` as the pane's time.
+pub(super) fn app_at(read_only: bool, clock: fn() -> i64) -> App {
     let mut app = App::new(ConsoleConfig {
         read_only,
         ..ConsoleConfig::default()
     });
-    app.panes.health = HealthPane::new().with_clock(now);
+    app.panes.health = HealthPane::new().with_clock(clock);
     app
+}
+
+fn app(read_only: bool) -> App {
+    app_at(read_only, now)
 }
 
 fn load_seq(effects: &[Effect]) -> u64 {
@@ -488,7 +493,10 @@ fn the_selection_stays_on_its_session_while_newer_failures_arrive() {
     );
 }
 
-fn incident(id: &str, state: earshot_core::history::incidents::IncidentState) -> Incident {
+pub(super) fn incident(
+    id: &str,
+    state: earshot_core::history::incidents::IncidentState,
+) -> Incident {
     Incident {
         id: id.into(),
         subscription_id: BROKEN.into(),
