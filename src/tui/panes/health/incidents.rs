@@ -121,6 +121,11 @@ impl Incidents {
         self.held_until_ms = Some(now_ms.saturating_add(HOLD_MS));
     }
 
+    /// Whether a refresh at `now_ms` keeps the order shown.
+    pub(crate) fn held(&self, now_ms: i64) -> bool {
+        self.held_until_ms.is_some_and(|until| now_ms < until)
+    }
+
     /// `o` (and `v`): the next read takes the store's order.
     pub(super) fn reorder(&mut self, since_ms: i64, out: &mut Outcome) {
         self.reorder = true;
@@ -136,9 +141,7 @@ impl Incidents {
         result: Result<Vec<Incident>, Failure>,
         now_ms: i64,
     ) -> Option<String> {
-        let hold = !self.reorder
-            && self.list.loaded()
-            && self.held_until_ms.is_some_and(|until| now_ms < until);
+        let hold = !self.reorder && self.list.loaded() && self.held(now_ms);
         let table = &mut self.table;
         let answered = self.list.finish_with(seq, result, |rows, fresh| {
             let fresh = if hold { in_order_shown(rows, fresh) } else { fresh };

@@ -33,11 +33,17 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: 
     ])
     .areas(area);
     let heading = format!(
-        " incidents of the last {} · {} listed{} · a acknowledges, v {} resolved",
+        " incidents of the last {} · {} listed{} · a acknowledges, v {} resolved{}",
         pane.window.label(),
         rows.len(),
         if incidents.all { " (resolved too)" } else { "" },
-        if incidents.all { "hides" } else { "shows" }
+        if incidents.all { "hides" } else { "shows" },
+        // Why the rows are not in last-seen order while the operator works.
+        if incidents.held((pane.clock)()) {
+            " · order held while you work (o re-sorts)"
+        } else {
+            ""
+        }
     );
     let mut spans = vec![Span::styled(heading, theme.style(Role::Muted))];
     spans.extend(incidents.table.title_spans(theme));

@@ -157,7 +157,12 @@ fn the_stores_order_returns_after_the_hold_with_o_and_with_v() {
     pass(HOLD_MS - 1);
     refresh(&mut app, by_activity());
     assert_eq!(shown(&app).0, ids(&["a0", "b0", "c0"]), "still held");
+    assert!(
+        app.panes.health.incidents.held(now()),
+        "the heading says so"
+    );
     pass(1);
+    assert!(!app.panes.health.incidents.held(now()));
     refresh(&mut app, by_activity());
     assert_eq!(
         shown(&app),
