@@ -228,7 +228,8 @@ impl Recover {
         let total = plan.to_send.len();
         progress(0, total, None);
         let mut done = 0;
-        let report = recover::run(&store, &plan, secret, Default::default(), |sent| {
+        let file = recover::RecoveryLog::File(&store);
+        let report = recover::run(file, &plan, secret, Default::default(), |sent| {
             done += 1;
             progress(done, total, Some(sent));
             if stop() {
