@@ -8,12 +8,12 @@
 //! [`failing_sessions`]; the incidents and their acknowledgement,
 //! [`incidents_since`], [`acknowledge`]; recording a change the console
 //! made, [`note_change`], the newest change, [`newest_change`], and the
-//! incidents a subscription's end resolves, [`end_subscription`]), and the
-//! sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
+//! incidents a subscription's end resolves, [`end_subscription`]; recover's
+//! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
 //! `if postgres`. Each task opens a file for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
 //! writes). What a PostgreSQL store is not read for yet (an event's
-//! outcomes and attempts, Pulse, recover) fails in one line,
+//! outcomes and attempts, Pulse, the Events pane's re-send) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
@@ -22,6 +22,7 @@ use super::Failure;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
+use earshot_core::history::recover;
 use earshot_core::history::report;
 use earshot_core::history::report_postgres::board_postgres;
 use earshot_core::store::deliveries::{self, FailingSession};
@@ -34,9 +35,9 @@ use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 
 /// What a pane shows where it reads what only a store file holds so far.
 pub(crate) const NOT_ON_POSTGRES: &str = "this part of the sweep's history (an event's outcomes \
-     and attempts, Pulse, recover) is not read from PostgreSQL by the console yet; the Health \
-     board (1) with its trend, failing sessions and incidents (i), and the Events pane's list \
-     (8) are";
+     and attempts, its re-send, Pulse) is not read from PostgreSQL by the console yet; the \
+     Health board (1) with its trend, failing sessions, incidents (i) and recover (R), and the \
+     Events pane's list (8) are";
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]
@@ -388,5 +389,69 @@ pub(crate) async fn failing_sessions(
                 .await
                 .map_err(failure)
         }
+    }
+}
+
+/// A store held open for recover, on either backend: its plan and its
+/// sweep read it, and recover's log is written through it
+/// ([`RecoverStore::log`]).
+pub(crate) enum RecoverStore {
+    File(AsyncStore),
+    Postgres(PgStore),
+}
+
+impl RecoverStore {
+    /// Opens the store (a file on the blocking pool; PostgreSQL's pool as
+    /// it is).
+    pub(crate) async fn open(store: StorePath) -> Result<RecoverStore, Failure> {
+        Ok(match store.map_err(Failure::new)? {
+            StoreAt::File(path) => {
+                RecoverStore::File(AsyncStore::open(path).await.map_err(failure)?)
+            }
+            StoreAt::Postgres(store) => RecoverStore::Postgres(store),
+        })
+    }
+
+    /// Where recover writes its log.
+    pub(crate) fn log(&self) -> recover::RecoveryLog<'_> {
+        match self {
+            RecoverStore::File(store) => recover::RecoveryLog::File(store),
+            RecoverStore::Postgres(store) => recover::RecoveryLog::Postgres(store),
+        }
+    }
+
+    /// One console sweep into it ([`CONSOLE_SWEEP_BUDGET`]), as recover
+    /// runs first.
+    pub(crate) async fn sweep(
+        &self,
+        client: &earshot_core::api::Client,
+    ) -> Result<earshot_core::history::sweep::SweepReport, Failure> {
+        use earshot_core::history::sweep::sweep;
+        match self {
+            RecoverStore::File(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
+            RecoverStore::Postgres(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
+        }
+        .map_err(failure)
+    }
+
+    /// What `subscription_id` missed for good since `since_ms`, all of it
+    /// (`recover::plan` or `plan_postgres`).
+    pub(crate) async fn plan(
+        &self,
+        subscription_id: String,
+        since_ms: i64,
+    ) -> Result<recover::Plan, Failure> {
+        let scope = recover::Scope::default();
+        match self {
+            RecoverStore::File(store) => {
+                store
+                    .run(move |store| recover::plan(store, &subscription_id, since_ms, &scope))
+                    .await
+            }
+            RecoverStore::Postgres(store) => {
+                recover::plan_postgres(store, &subscription_id, since_ms, &scope).await
+            }
+        }
+        .map_err(failure)
     }
 }

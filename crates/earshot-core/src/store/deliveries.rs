@@ -438,11 +438,12 @@ const SQLITE_FAILING_SESSIONS: &str = "
            AND o.state = 'missed')
     FROM deliveries d
     WHERE d.subscription_id = ?1 AND d.status = 'failed' AND d.created_ms >= ?2
-    GROUP BY d.session_id ORDER BY max(d.created_ms) DESC LIMIT ?3";
+    GROUP BY d.session_id ORDER BY max(d.created_ms) DESC, d.session_id LIMIT ?3";
 
 /// [`SQLITE_FAILING_SESSIONS`] on PostgreSQL, which has no bare columns:
 /// the newest failure's status and error are the first of the group's
-/// attempts ordered newest first.
+/// attempts ordered newest first. Sessions whose newest failures tie go
+/// in id order, bytewise, on both.
 const POSTGRES_FAILING_SESSIONS: &str = "
     SELECT d.session_id, count(*), max(d.created_ms),
         (array_agg(d.http_status_code ORDER BY d.created_ms DESC))[1],
@@ -455,7 +456,8 @@ const POSTGRES_FAILING_SESSIONS: &str = "
            AND o.state = 'missed')
     FROM earshot.deliveries d
     WHERE d.subscription_id = $1 AND d.status = 'failed' AND d.created_ms >= $2
-    GROUP BY d.session_id ORDER BY max(d.created_ms) DESC LIMIT $3";
+    GROUP BY d.session_id ORDER BY max(d.created_ms) DESC, d.session_id COLLATE \"C\"
+    LIMIT $3";
 
 /// The event types of a failing session as listed: `a,b` in name order
 /// (neither backend orders what it concatenates).

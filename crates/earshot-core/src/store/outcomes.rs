@@ -309,8 +309,11 @@ pub async fn counts_since_postgres(
 /// [`last_success_ms`] on PostgreSQL, which holds no recoveries yet: the
 /// newest delivered attempt.
 const POSTGRES_LAST_SUCCESS: &str = "
-SELECT max(created_ms) FROM earshot.deliveries
-WHERE subscription_id = $1 AND status = 'delivered'";
+SELECT greatest(
+    coalesce((SELECT max(created_ms) FROM earshot.deliveries
+              WHERE subscription_id = $1 AND status = 'delivered'), 0),
+    coalesce((SELECT max(finished_ms) FROM earshot.recoveries
+              WHERE subscription_id = $1 AND delivered), 0))";
 
 /// [`first_failure_after`]'s statement on PostgreSQL.
 const POSTGRES_FIRST_FAILURE: &str = "

@@ -6,8 +6,12 @@
 //! The pane's own sweep (`HealthEffect::Sweep`) fills each store from the
 //! platform; then its load (`HealthEffect::Load`) reads the same board
 //! rows, the same trend and the same give-up line from both, and its
-//! failing sessions and incidents are the same too.
+//! failing sessions and incidents are the same too. Once the receiver is
+//! fixed, recover's preview and recover itself (`HealthEffect::Recover`)
+//! run from each store, and both boards count the events recovered.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -22,6 +26,7 @@ use earshot_core::api::Client;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::incidents::{Incident, IncidentState};
 use earshot_core::history::report::Board;
+use earshot_core::redact::SecretString;
 use earshot_core::store::deliveries::FailingSession;
 use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_core::store::timeline::Timeline;
@@ -125,7 +130,16 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
     let on_pg = observe(&harness, pg.clone().into(), &EventKind::ALL, SECRET).await;
     let on_file = Observed::start(&harness, &EventKind::ALL, SECRET).await;
     let healthy = Receiver::healthy().await;
-    let down = Receiver::start(|_, _| Reply::status(503, "down for maintenance")).await;
+    let fixed = Arc::new(AtomicBool::new(false));
+    let flag = fixed.clone();
+    let down = Receiver::start(move |_, _| {
+        if flag.load(Ordering::SeqCst) {
+            Reply::ok()
+        } else {
+            Reply::status(503, "down for maintenance")
+        }
+    })
+    .await;
     let delivered = harness.subscribe(&healthy.url(), &EventKind::ALL).await;
     let given_up = harness.subscribe(&down.url(), &EventKind::ALL).await;
     for _ in 0..2 {
@@ -199,12 +213,72 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
         assert_eq!(session.http_status_code, Some(503));
     }
     assert!(failing(&client, pg.clone(), &delivered.id).await.is_empty());
-    let pg_incidents = incidents(&client, pg).await;
-    assert_eq!(pg_incidents, incidents(&client, file).await);
+    let pg_incidents = incidents(&client, pg.clone()).await;
+    assert_eq!(pg_incidents, incidents(&client, file.clone()).await);
     assert_eq!(pg_incidents.len(), 1, "{pg_incidents:?}");
     assert_eq!(pg_incidents[0].subscription_id, given_up.id);
     assert_eq!(pg_incidents[0].state, IncidentState::Open);
     assert_eq!(pg_incidents[0].missed, 4);
+
+    // The receiver is fixed: recover's preview, then recover itself, from
+    // each store; both boards then count the four events recovered.
+    fixed.store(true, Ordering::SeqCst);
+    for (store, sent_before) in [(pg.clone(), 24), (file.clone(), 28)] {
+        let plan = HealthEffect::PlanRecover {
+            subscription_id: given_up.id.clone(),
+            since_ms: 0,
+        };
+        match run(&client, store.clone(), plan).await.as_slice() {
+            [
+                HealthResult::Planned {
+                    result: Ok(preview),
+                    ..
+                },
+            ] => {
+                assert_eq!(preview.to_send, 4, "{store}: {preview:?}")
+            }
+            other => panic!("{store}: not a plan: {other:?}"),
+        }
+        assert_eq!(down.count(), sent_before, "{store}: a plan sends nothing");
+        let recover = HealthEffect::Recover {
+            subscription_id: given_up.id.clone(),
+            since_ms: 0,
+            secret: SecretString::new(SECRET),
+            stop: Default::default(),
+        };
+        match run(&client, store.clone(), recover).await.last() {
+            Some(HealthResult::Recovered(Ok(summary))) => assert!(
+                summary.starts_with("4 of 4 delivered"),
+                "{store}: {summary}"
+            ),
+            other => panic!("{store}: not recovered: {other:?}"),
+        }
+        assert_eq!(down.count(), sent_before + 4, "{store}");
+    }
+    // Each store recorded its recover change at its own moment.
+    let untimed = |board: Board| {
+        let mut rows = board.subscriptions;
+        for change in rows.iter_mut().filter_map(|row| row.latest_change.as_mut()) {
+            (change.at, change.at_ms) = (String::new(), 0);
+        }
+        rows
+    };
+    let (pg_board, _, _) = loaded(&client, pg).await;
+    let (file_board, _, _) = loaded(&client, file).await;
+    let pg_rows = untimed(pg_board.clone());
+    assert_eq!(pg_rows, untimed(file_board), "PostgreSQL, then the file");
+    let change = pg_rows
+        .iter()
+        .find_map(|row| row.latest_change.as_ref())
+        .expect("the recover run recorded");
+    assert_eq!(change.action, "recover");
+    let recovered = pg_board
+        .subscriptions
+        .iter()
+        .find(|row| row.id == given_up.id)
+        .expect("on the board")
+        .events;
+    assert_eq!((recovered.missed, recovered.recovered), (0, 4));
 
     on_pg.stop().await;
     on_file.stop().await;
