@@ -4,8 +4,9 @@
 //! and both swept. Through the real binary, the dry run plans the same
 //! events on both; once fixed, the run re-sends each event's exact bytes
 //! from either store, marks the outcome rows recovered and records the
-//! run in the change log alike; a second run sends nothing and counts
-//! them already recovered, on both.
+//! run in the change log alike, and a later sweep of the session keeps
+//! them recovered; a second run sends nothing and counts them already
+//! recovered, on both.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,12 +61,17 @@ async fn redeliver_plans_sends_and_logs_the_same_on_sqlite_and_postgres() {
         }
     })
     .await;
+    // A retry held back by the clock keeps the session unsettled, so the
+    // next sweep rebuilds its rows.
+    let flaky = Receiver::busy_once_per_event().await;
     harness.subscribe(&healthy.url(), &EventKind::ALL).await;
+    harness.subscribe(&flaky.url(), &EventKind::ALL).await;
     let broken = harness.subscribe(&refusing.url(), &EventKind::ALL).await;
     let session = harness.start_session(None).await;
     harness.complete_session(&session).await;
     let events = healthy.wait_count(2, "two events delivered").await;
     refusing.wait_count(2, "two events refused").await;
+    flaky.wait_count(2, "two events answered busy").await;
 
     let stores = [
         TestStore::new(Backend::Sqlite).await,
@@ -148,6 +154,18 @@ async fn redeliver_plans_sends_and_logs_the_same_on_sqlite_and_postgres() {
         )
     };
     for store in &stores {
+        assert_eq!(recovered(store), ["recovered"; 2], "{:?}", store.backend());
+    }
+    // The session is swept again (its retry still due): the rebuilt rows
+    // keep the recoveries, on both.
+    for store in &stores {
+        let report = store.sweep(&harness.client).await;
+        assert_eq!(
+            report.sessions_swept,
+            1,
+            "{:?}: {report:?}",
+            store.backend()
+        );
         assert_eq!(recovered(store), ["recovered"; 2], "{:?}", store.backend());
     }
     assert_eq!(logged(&stores[0]), logged(&stores[1]));
