@@ -223,7 +223,8 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
     // The receiver is fixed: recover's preview, then recover itself, from
     // each store; both boards then count the four events recovered.
     fixed.store(true, Ordering::SeqCst);
-    for (store, sent_before) in [(pg.clone(), 24), (file.clone(), 28)] {
+    for store in [pg.clone(), file.clone()] {
+        let sent_before = down.count();
         let plan = HealthEffect::PlanRecover {
             subscription_id: given_up.id.clone(),
             since_ms: 0,
