@@ -9,10 +9,10 @@
 //! event was missed, else 0; 2 on bad input. With an ID: 1 while that
 //! incident is unresolved or when no incident has that id, else 0.
 //!
-//! The list and `ack` read and write a SQLite file or a PostgreSQL store
-//! alike (`--store PATH|URL`, through [`StoreReader`]); an incident's
-//! timeline (`earshot incidents ID`) reads the file's history by time,
-//! which PostgreSQL does not hold yet, so it is refused there (exit 2).
+//! The list, an incident's timeline and `ack` read and write a SQLite
+//! file or a PostgreSQL store alike (`--store PATH|URL`, through
+//! [`StoreReader`]: the timeline from either backend's minute and hour
+//! counts and change log, `incident_timeline::build_in`).
 
 use std::process::ExitCode;
 
@@ -21,12 +21,12 @@ use clap::{Args, Subcommand};
 use super::history_args::SweepArgs;
 use super::incident_chart;
 use super::output::{Table, emit, print_json, short_id};
-use super::read_store::{self, ReadStoreArg, Refusal};
+use super::read_store::{self, ReadStoreArg};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::incident_timeline;
 use earshot_core::history::incidents::{
-    Acknowledged, Incident, IncidentState, Lookup, acknowledge_in, list_in, lookup, operator,
+    Acknowledged, Incident, IncidentState, Lookup, acknowledge_in, list_in, lookup_in, operator,
 };
 use earshot_core::history::report::{Board, board};
 use earshot_core::history::report_postgres::board_postgres;
@@ -85,15 +85,6 @@ pub(crate) async fn run(
         Ok(place) => place,
         Err(refusal) => return Ok(refusal.say("incidents")),
     };
-    if place.is_postgres() && args.id.is_some() {
-        return Ok(Refusal {
-            code: 2,
-            message: "an incident's timeline reads the events' history by time, which a \
-                      PostgreSQL store does not hold yet; `earshot incidents` lists them"
-                .to_owned(),
-        }
-        .say("incidents"));
-    }
     let reader = match read_store::open(place, global).await? {
         Ok(reader) => reader,
         Err(refusal) => return Ok(refusal.say("incidents")),
@@ -104,9 +95,6 @@ pub(crate) async fn run(
                 .sweep
                 .sweep_first(&args.connection, global, store)
                 .await?;
-            if let Some(id) = &args.id {
-                return show(&store, id, args.ascii, args.json);
-            }
             store.into()
         }
         StoreReader::Postgres(store) => {
@@ -114,6 +102,9 @@ pub(crate) async fn run(
             store.into()
         }
     };
+    if let Some(id) = &args.id {
+        return show(&reader, id, args.ascii, args.json).await;
+    }
     let incidents = list_in(&reader, args.sweep.since, args.all).await?;
     if args.json {
         print_json(&incidents)?;
@@ -177,8 +168,13 @@ async fn board_of(reader: &StoreReader, since_ms: i64, now_ms: i64) -> color_eyr
 }
 
 /// `earshot incidents ID`: the incident and its timeline.
-fn show(store: &store::Store, id: &str, ascii: bool, json: bool) -> color_eyre::Result<ExitCode> {
-    let incident = match lookup(store, id)? {
+async fn show(
+    store: &StoreReader,
+    id: &str,
+    ascii: bool,
+    json: bool,
+) -> color_eyre::Result<ExitCode> {
+    let incident = match lookup_in(store, id).await? {
         Lookup::One(incident) => incident,
         Lookup::NotFound => {
             eprintln!("error: no incident {id}: `earshot incidents --all` lists them");
@@ -190,7 +186,8 @@ fn show(store: &store::Store, id: &str, ascii: bool, json: bool) -> color_eyre::
         }
     };
     let chart =
-        incident_timeline::build(store, &incident, store::now_ms(), incident_chart::COLUMNS)?;
+        incident_timeline::build_in(store, &incident, store::now_ms(), incident_chart::COLUMNS)
+            .await?;
     if json {
         print_json(&serde_json::json!({ "incident": incident, "timeline": chart }))?;
     } else {

@@ -3,7 +3,8 @@
 //! observer's exact bytes, signed anew with the subscription's secret; one
 //! line per event, a summary; exit 0 when every event was delivered, 1
 //! otherwise, 2 on bad input. A second run sends nothing it already
-//! delivered.
+//! delivered. A store file or a PostgreSQL store alike (`--store
+//! PATH|URL`): the plan, the log and the change record on either.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,18 +12,21 @@ use std::process::ExitCode;
 use clap::Args;
 use serde::Serialize;
 
-use super::history_args::{self, StoreArg, SweepArgs};
+use super::history_args::{self, SweepArgs};
 use super::output::{emit, print_json, short_id};
+use super::read_store::{self, ReadStoreArg};
 use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::HistoryError;
+use earshot_core::history::incidents::operator;
 use earshot_core::history::recover::{
-    Brakes, DEFAULT_MAX_FAILURES, Plan, RunReport, Scope, Sent, not_observed_list, plan,
-    run as recover,
+    Brakes, DEFAULT_MAX_FAILURES, Plan, RecoveryLog, RunReport, Scope, Sent, not_observed_list,
+    plan, plan_postgres, run as recover,
 };
-use earshot_core::store::AsyncStore;
+use earshot_core::store::changes::{self, Change};
+use earshot_core::store::{AsyncStore, StoreReader};
 
 fn parse_event_type(text: &str) -> Result<String, String> {
     event_kind(text).map(|kind| kind.as_str().to_owned())
@@ -83,7 +87,7 @@ pub(crate) struct RedeliverArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
-    pub(crate) store: StoreArg,
+    pub(crate) store: ReadStoreArg,
     #[command(flatten)]
     pub(crate) connection: Connection,
 }
@@ -146,11 +150,28 @@ pub(crate) async fn run(
             }
         }
     };
-    let store = args.store.open(global)?;
-    let (store, _) = args
-        .sweep
-        .sweep_first(&args.connection, global, store)
-        .await?;
+    let place = match args.store.place(global)? {
+        Ok(place) => place,
+        Err(refusal) => return Ok(refusal.say("redeliver")),
+    };
+    let reader = match read_store::open(place, global).await? {
+        Ok(reader) => reader,
+        Err(refusal) => return Ok(refusal.say("redeliver")),
+    };
+    // Swept first, as `health` sweeps each backend.
+    let reader: StoreReader = match reader {
+        StoreReader::Sqlite(store) => {
+            let (store, _) = args
+                .sweep
+                .sweep_first(&args.connection, global, store)
+                .await?;
+            store.into()
+        }
+        StoreReader::Postgres(store) => {
+            super::health::sweep_postgres(&args.sweep, &args.connection, global, &store).await?;
+            store.into()
+        }
+    };
     let scope = Scope {
         event_ids: args.event_ids.clone(),
         types: args.types.clone(),
@@ -161,7 +182,12 @@ pub(crate) async fn run(
         canary: !args.no_canary,
         max_failures: args.max_failures,
     };
-    let plan = match plan(&store, &args.subscription_id, args.sweep.since, &scope) {
+    let (id, since) = (&args.subscription_id, args.sweep.since);
+    let planned = match &reader {
+        StoreReader::Sqlite(store) => plan(store, id, since, &scope),
+        StoreReader::Postgres(store) => plan_postgres(store, id, since, &scope).await,
+    };
+    let plan = match planned {
         Ok(plan) if args.resend_interrupted => plan.with_interrupted(),
         Ok(plan) => plan,
         Err(
@@ -172,30 +198,34 @@ pub(crate) async fn run(
         }
         Err(error) => return Err(error.into()),
     };
-    let (store, report) = match &secret {
-        None => (store, RunReport::default()),
-        Some(secret) => {
-            let json = args.json;
+    let json = args.json;
+    let each = |sent: &Sent| {
+        if !json {
+            let _ = emit(&line(sent));
+        }
+        std::ops::ControlFlow::Continue(())
+    };
+    let (reader, report) = match (&secret, reader) {
+        (None, reader) => (reader, RunReport::default()),
+        (Some(secret), StoreReader::Sqlite(store)) => {
             let shared = AsyncStore::new(store);
-            let report = recover(&shared, &plan, secret, brakes, |sent| {
-                if !json {
-                    let _ = emit(&line(sent));
-                }
-                std::ops::ControlFlow::Continue(())
-            })
-            .await?;
-            (history_args::plain(shared)?, report)
+            let report = recover(RecoveryLog::File(&shared), &plan, secret, brakes, each).await?;
+            (history_args::plain(shared)?.into(), report)
+        }
+        (Some(secret), StoreReader::Postgres(store)) => {
+            let log = RecoveryLog::Postgres(&store);
+            let report = recover(log, &plan, secret, brakes, each).await?;
+            (store.into(), report)
         }
     };
     let sent = &report.sent;
     let (delivered, failed) = (report.delivered(), report.failed());
     if !report.sent.is_empty() {
-        super::subs::note_change(
-            &store,
-            &plan.subscription.id,
-            "recover",
-            earshot_core::store::changes::recover_detail(report.sent.len(), delivered),
-        );
+        let detail = changes::recover_detail(report.sent.len(), delivered);
+        let change = Change::now(operator(), &plan.subscription.id, "recover", detail);
+        if let Err(error) = changes::record_in(&reader, &change).await {
+            eprintln!("warning: the change was not recorded: {error}");
+        }
     }
     if args.json {
         print_json(&RedeliverJson {

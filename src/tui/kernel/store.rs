@@ -3,14 +3,17 @@
 //! ([`open`], [`with_store`]) as an [`AsyncStore`] (every call on the
 //! blocking pool, never on the render path), what the panes read and
 //! write on either backend (the live event list, [`live_events`]; the
-//! incidents and their acknowledgement, [`incidents_since`],
-//! [`acknowledge`]; recording a change the console made, [`note_change`],
-//! the newest change, [`newest_change`], and the incidents a subscription's
-//! end resolves, [`end_subscription`]), the sweep's budget, and when the
-//! platform gives up ([`give_up_text`]). Each task opens a file for its
-//! own work (SQLite connections are cheap; WAL lets them run beside a
-//! `listen` that writes). What a PostgreSQL store does not hold yet (the
-//! board's outcomes, attempts, an incident's timeline) fails in one line,
+//! Health board with its trend and the platform's give-up,
+//! [`board_reads`], [`give_up_text`]; a subscription's failing sessions,
+//! [`failing_sessions`]; the incidents and their acknowledgement,
+//! [`incidents_since`], [`acknowledge`]; recording a change the console
+//! made, [`note_change`], the newest change, [`newest_change`], and the
+//! incidents a subscription's end resolves, [`end_subscription`]; recover's
+//! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
+//! `if postgres`. Each task opens a file for its own work (SQLite
+//! connections are cheap; WAL lets them run beside a `listen` that
+//! writes). What a PostgreSQL store is not read for yet (an event's
+//! outcomes and attempts, Pulse, the Events pane's re-send) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
@@ -19,8 +22,10 @@ use super::Failure;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
+use earshot_core::history::recover;
 use earshot_core::history::report;
 use earshot_core::history::report_postgres::board_postgres;
+use earshot_core::store::deliveries::{self, FailingSession};
 use earshot_core::store::incidents::SubscriptionEnd;
 use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::mark::StoreMark;
@@ -29,9 +34,10 @@ use earshot_core::store::timeline;
 use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 
 /// What a pane shows where it reads what only a store file holds so far.
-pub(crate) const NOT_ON_POSTGRES: &str = "this part of the sweep's history (trends, an event's \
-     outcomes and attempts, Pulse) is not read from PostgreSQL by the console yet; the Health \
-     board (1) with its incidents (i) and the Events pane's list (8) are";
+pub(crate) const NOT_ON_POSTGRES: &str = "this part of the sweep's history (an event's outcomes \
+     and attempts, its re-send, Pulse) is not read from PostgreSQL by the console yet; the \
+     Health board (1) with its trend, failing sessions, incidents (i) and recover (R), and the \
+     Events pane's list (8) are";
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]
@@ -141,15 +147,26 @@ pub(crate) async fn live_events(
 }
 
 /// When the platform gave up retrying on this account, as the store's
-/// history shows it, in words (`store::give_up`); "unknown" with why when
-/// the store cannot be read.
+/// history shows it (`store::give_up`), from either backend.
+async fn give_up(
+    store: StorePath,
+) -> Result<Option<earshot_core::store::give_up::GiveUp>, Failure> {
+    use earshot_core::store::give_up::{observed, observed_postgres};
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), |store| {
+                observed(store).map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => observed_postgres(&store).await.map_err(failure),
+    }
+}
+
+/// [`give_up`] in words; "unknown" with why when the store cannot be
+/// read.
 pub(crate) async fn give_up_text(path: StorePath) -> String {
-    give_up_words(
-        with_store(path, |store| {
-            earshot_core::store::give_up::observed(store).map_err(|error| error.to_string())
-        })
-        .await,
-    )
+    give_up_words(give_up(path).await)
 }
 
 /// [`give_up_text`]'s words for what the store's history showed.
@@ -259,10 +276,9 @@ pub(crate) async fn end_subscription(
 
 /// What the Health board reads at each refresh, each read failing alone:
 /// the board, its trend, when the platform gave up on this account. A
-/// file gives all three (one open, on the blocking pool); PostgreSQL the
-/// board (`report_postgres::board_postgres`, as `earshot health`), and
-/// [`NOT_ON_POSTGRES`] for the trend and the give-up, which read the
-/// events' history by time that it does not hold yet.
+/// file gives all three from one open, on the blocking pool; PostgreSQL
+/// reads each from its pool (`report_postgres::board_postgres`, as
+/// `earshot health`; `timeline_postgres`; `give_up::observed_postgres`).
 pub(crate) async fn board_reads(
     store: StorePath,
     since_ms: i64,
@@ -301,8 +317,10 @@ pub(crate) async fn board_reads(
             board_postgres(&store, since_ms, now_ms)
                 .await
                 .map_err(failure),
-            Err(Failure::new(NOT_ON_POSTGRES)),
-            Err(Failure::new(NOT_ON_POSTGRES)),
+            timeline::timeline_postgres(&store, since_ms, now_ms, trend_columns)
+                .await
+                .map_err(failure),
+            give_up(Ok(StoreAt::Postgres(store))).await,
         ),
     }
 }
@@ -346,5 +364,94 @@ pub(crate) async fn newest_change(store: StorePath) -> Result<Option<i64>, Failu
             .await
         }
         StoreAt::Postgres(store) => changes::newest_id_postgres(&store).await.map_err(failure),
+    }
+}
+
+/// The sessions where `subscription_id`'s attempts failed since
+/// `since_ms`, newest failure first, at most `limit`, from either backend
+/// (`deliveries::failing_sessions`).
+pub(crate) async fn failing_sessions(
+    store: StorePath,
+    subscription_id: String,
+    since_ms: i64,
+    limit: usize,
+) -> Result<Vec<FailingSession>, Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                deliveries::failing_sessions(store, &subscription_id, since_ms, limit)
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => {
+            deliveries::failing_sessions_postgres(&store, &subscription_id, since_ms, limit)
+                .await
+                .map_err(failure)
+        }
+    }
+}
+
+/// A store held open for recover, on either backend: its plan and its
+/// sweep read it, and recover's log is written through it
+/// ([`RecoverStore::log`]).
+pub(crate) enum RecoverStore {
+    File(AsyncStore),
+    Postgres(PgStore),
+}
+
+impl RecoverStore {
+    /// Opens the store (a file on the blocking pool; PostgreSQL's pool as
+    /// it is).
+    pub(crate) async fn open(store: StorePath) -> Result<RecoverStore, Failure> {
+        Ok(match store.map_err(Failure::new)? {
+            StoreAt::File(path) => {
+                RecoverStore::File(AsyncStore::open(path).await.map_err(failure)?)
+            }
+            StoreAt::Postgres(store) => RecoverStore::Postgres(store),
+        })
+    }
+
+    /// Where recover writes its log.
+    pub(crate) fn log(&self) -> recover::RecoveryLog<'_> {
+        match self {
+            RecoverStore::File(store) => recover::RecoveryLog::File(store),
+            RecoverStore::Postgres(store) => recover::RecoveryLog::Postgres(store),
+        }
+    }
+
+    /// One console sweep into it ([`CONSOLE_SWEEP_BUDGET`]), as recover
+    /// runs first.
+    pub(crate) async fn sweep(
+        &self,
+        client: &earshot_core::api::Client,
+    ) -> Result<earshot_core::history::sweep::SweepReport, Failure> {
+        use earshot_core::history::sweep::sweep;
+        match self {
+            RecoverStore::File(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
+            RecoverStore::Postgres(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
+        }
+        .map_err(failure)
+    }
+
+    /// What `subscription_id` missed for good since `since_ms`, all of it
+    /// (`recover::plan` or `plan_postgres`).
+    pub(crate) async fn plan(
+        &self,
+        subscription_id: String,
+        since_ms: i64,
+    ) -> Result<recover::Plan, Failure> {
+        let scope = recover::Scope::default();
+        match self {
+            RecoverStore::File(store) => {
+                store
+                    .run(move |store| recover::plan(store, &subscription_id, since_ms, &scope))
+                    .await
+            }
+            RecoverStore::Postgres(store) => {
+                recover::plan_postgres(store, &subscription_id, since_ms, &scope).await
+            }
+        }
+        .map_err(failure)
     }
 }

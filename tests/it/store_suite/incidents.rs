@@ -6,7 +6,8 @@
 //! one handle is read at once through another (on PostgreSQL a pool of
 //! its own, as a second console's); the retries and a deleted
 //! subscription move both alike, and the acknowledgement survives the
-//! rebuilds.
+//! rebuilds. `earshot incidents ID` (an incident on a time axis) prints
+//! the same chart, text and `--json`, on both.
 
 use std::time::Duration;
 
@@ -77,6 +78,29 @@ async fn both_json(stores: &[TestStore; 2]) -> [Value; 2] {
     assert_eq!(codes[0], codes[1], "the exit codes, SQLite then PostgreSQL");
     assert_ne!(codes[0], Some(0), "something is unresolved or missed");
     <[Value; 2]>::try_from(both).expect("two lists")
+}
+
+/// `earshot incidents ID --no-sweep FORM…` on SQLite and PostgreSQL, which
+/// print the same: its exit code, stdout and stderr. The chart's buckets
+/// end at the moment each runs, so when a bucket's end falls between the
+/// two, SQLite's is read again after PostgreSQL's (one end cannot fall
+/// twice in those few seconds).
+async fn same_on_both(
+    stores: &[TestStore; 2],
+    id: &str,
+    form: &[&str],
+) -> (Option<i32>, String, String) {
+    let args: Vec<&str> = ["incidents", id, "--no-sweep"]
+        .into_iter()
+        .chain(form.iter().copied())
+        .collect();
+    let sqlite = earshot(&stores[0], &args).await;
+    let postgres = earshot(&stores[1], &args).await;
+    if sqlite != postgres {
+        let again = earshot(&stores[0], &args).await;
+        assert_eq!(again, postgres, "SQLite, then PostgreSQL: {form:?}");
+    }
+    postgres
 }
 
 /// The incident of `subscription_id` in `listed`.
@@ -174,10 +198,10 @@ async fn incidents_and_acknowledgements_are_the_same_on_sqlite_and_postgres() {
         .as_str()
         .expect("an id")
         .to_owned();
+    let before = earshot_core::store::now_ms();
     for store in &stores {
         let first = store.reader().await;
         let second = store.reader().await;
-        let before = earshot_core::store::now_ms();
         let done = acknowledge_in(&first, &retried_id, "bob", Some("retries?"), before)
             .await
             .expect("acknowledged");
@@ -195,6 +219,31 @@ async fn incidents_and_acknowledgements_are_the_same_on_sqlite_and_postgres() {
         );
         assert_eq!(seen.acknowledged_ms, Some(before));
         assert_eq!(seen.note.as_deref(), Some("retries?"));
+    }
+
+    // The retrying incident on a time axis, acknowledged at the same
+    // moment on both: the same chart, text and `--json`, and exit 1
+    // (unresolved) on both.
+    for form in [&["--json"][..], &[][..], &["--ascii"][..]] {
+        let (code, shown, stderr) = same_on_both(&stores, &retried_id, form).await;
+        assert_eq!(code, Some(1), "{stderr}");
+        if form == ["--json"] {
+            let shown: Value = serde_json::from_str(&shown).expect("JSON");
+            assert_eq!(shown["incident"]["id"], retried_id.as_str());
+            let retrying: i64 = shown["timeline"]["buckets"]
+                .as_array()
+                .expect("buckets")
+                .iter()
+                .map(|bucket| bucket["pending"].as_i64().unwrap_or(0))
+                .sum();
+            assert_eq!(retrying, 3, "the three retrying events: {shown}");
+            let marks = &shown["timeline"]["marks"];
+            assert_eq!(marks[0]["action"], "acknowledged", "{marks}");
+            assert_eq!(marks[0]["operator"], "bob");
+            assert_eq!(marks[0]["at_ms"], before);
+        } else {
+            assert!(shown.contains("acknowledged by bob: retries?"), "{shown}");
+        }
     }
 
     // The retries deliver; both are swept again: the same incidents, the
@@ -243,9 +292,14 @@ async fn incidents_and_acknowledgements_are_the_same_on_sqlite_and_postgres() {
         "the deleted subscription leaves the store, as on SQLite"
     );
 
-    // An incident's timeline is not read from PostgreSQL yet: refused first.
-    let (code, _, stderr) = earshot(&stores[1], &["incidents", &gone_id, "--no-sweep"]).await;
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("timeline"), "{stderr}");
+    // Its timeline: resolved (exit 0) on both; an unknown id exit 1.
+    for store in &stores {
+        let (code, shown, stderr) = earshot(store, &["incidents", &gone_id, "--no-sweep"]).await;
+        assert_eq!(code, Some(0), "{:?}: {stderr}", store.backend());
+        assert!(shown.contains("resolved: subscription deleted"), "{shown}");
+        let (code, _, stderr) = earshot(store, &["incidents", "zzzzzzzz", "--no-sweep"]).await;
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.contains("no incident zzzzzzzz"), "{stderr}");
+    }
     harness.emulator.shutdown().await;
 }

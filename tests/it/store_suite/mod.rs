@@ -14,6 +14,7 @@ mod health;
 mod incidents;
 mod live_list;
 mod reading;
+mod recover;
 mod session_get;
 pub(crate) mod sweep;
 

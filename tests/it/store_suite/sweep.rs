@@ -85,7 +85,7 @@ fn snapshot(store: &TestStore) -> Vec<(&'static str, Vec<String>)> {
 }
 
 /// An emulator whose scheduled work (the retries) waits for the test.
-async fn platform() -> Harness {
+pub(crate) async fn platform() -> Harness {
     let mut config = EmulatorConfig::new(SecretString::new(API_KEY));
     config.allow_private_urls = true;
     config.manual_clock = true;

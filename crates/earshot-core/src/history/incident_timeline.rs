@@ -3,14 +3,18 @@
 //! [`crate::store::timeline`] counts them), and what the change log and
 //! the acknowledgement say happened meanwhile (secret rotations, URL
 //! changes, pauses, recover runs), each at its bucket, so the moment of a
-//! deploy or a rotation reads against the failures.
+//! deploy or a rotation reads against the failures. Read from either
+//! backend ([`build`], [`build_postgres`], [`build_in`]); one rule makes
+//! the marks.
 
 use serde::Serialize;
 
 use super::incidents::Incident;
+use crate::store::changes::{self, Change};
 use crate::store::outcomes::EventTotals;
-use crate::store::timeline::timeline;
-use crate::store::{Store, StoreError, changes};
+use crate::store::postgres::PgStore;
+use crate::store::timeline::{Timeline, timeline, timeline_postgres};
+use crate::store::{Store, StoreError, StoreReader};
 
 /// One incident's buckets and marks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -47,8 +51,42 @@ pub fn build(
     columns: usize,
 ) -> Result<IncidentTimeline, StoreError> {
     let read = timeline(store, incident.first_seen_ms, now_ms, columns)?;
+    let changes = changes::since(store, read.start_ms)?;
+    Ok(assemble(incident, &read, changes))
+}
+
+/// [`build`] on a PostgreSQL store: the same counts and change log, read
+/// from its pool.
+pub async fn build_postgres(
+    store: &PgStore,
+    incident: &Incident,
+    now_ms: i64,
+    columns: usize,
+) -> Result<IncidentTimeline, StoreError> {
+    let read = timeline_postgres(store, incident.first_seen_ms, now_ms, columns).await?;
+    let changes = changes::since_postgres(store, read.start_ms).await?;
+    Ok(assemble(incident, &read, changes))
+}
+
+/// [`build`] on either backend.
+pub async fn build_in(
+    store: &StoreReader,
+    incident: &Incident,
+    now_ms: i64,
+    columns: usize,
+) -> Result<IncidentTimeline, StoreError> {
+    match store {
+        StoreReader::Sqlite(store) => build(store, incident, now_ms, columns),
+        StoreReader::Postgres(store) => build_postgres(store, incident, now_ms, columns).await,
+    }
+}
+
+/// The timeline from what either backend read: the subscription's
+/// buckets, its changes since the first bucket and the acknowledgement as
+/// marks, oldest first.
+fn assemble(incident: &Incident, read: &Timeline, changes: Vec<Change>) -> IncidentTimeline {
     let buckets = read.buckets_of(&incident.subscription_id).into_owned();
-    let mut marks: Vec<TimelineMark> = changes::since(store, read.start_ms)?
+    let mut marks: Vec<TimelineMark> = changes
         .into_iter()
         .filter(|change| change.subscription_id.as_deref() == Some(&incident.subscription_id))
         .map(|change| TimelineMark {
@@ -69,10 +107,10 @@ pub fn build(
         });
     }
     marks.sort_by_key(|mark| mark.at_ms);
-    Ok(IncidentTimeline {
+    IncidentTimeline {
         start_ms: read.start_ms,
         bucket_ms: read.bucket_ms,
         buckets,
         marks,
-    })
+    }
 }

@@ -72,6 +72,12 @@ pub enum HistoryError {
     ReceiverUrl(String),
 }
 
+impl From<crate::store::postgres::PgError> for HistoryError {
+    fn from(error: crate::store::postgres::PgError) -> Self {
+        HistoryError::Store(StoreError::from(error))
+    }
+}
+
 impl From<rusqlite::Error> for HistoryError {
     fn from(error: rusqlite::Error) -> Self {
         HistoryError::Store(StoreError::from(error))

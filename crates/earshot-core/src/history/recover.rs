@@ -9,8 +9,11 @@
 //! and holds back (unless asked) what a stopped run was sending: the
 //! receiver may have that one already. [`Brakes`] spare a receiver that is
 //! still broken: the first event goes alone (a canary), and a run stops
-//! after a few failures in a row.
+//! after a few failures in a row. The plan and the log read and write a
+//! store file or a PostgreSQL store ([`plan`], [`plan_postgres`],
+//! [`RecoveryLog`]).
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
@@ -24,6 +27,7 @@ use crate::redact::SecretString;
 use crate::signature;
 use crate::store::events::StoredEvent;
 use crate::store::outcomes::{self, EventState, Outcome};
+use crate::store::postgres::PgStore;
 use crate::store::recoveries::{self, RecoveryResult};
 use crate::store::{self, AsyncStore, Store, deliveries, events};
 
@@ -76,7 +80,12 @@ pub struct Plan {
 
 /// Finds the subscription by id or unique prefix among the stored ones.
 pub fn find_subscription(store: &Store, id: &str) -> Result<Subscription, HistoryError> {
-    let mut matches: Vec<Subscription> = deliveries::subscriptions(store)?
+    pick_subscription(deliveries::subscriptions(store)?, id)
+}
+
+/// The subscription `id` (or a unique start of it) names in `stored`.
+fn pick_subscription(stored: Vec<Subscription>, id: &str) -> Result<Subscription, HistoryError> {
+    let mut matches: Vec<Subscription> = stored
         .into_iter()
         .filter(|subscription| subscription.id.starts_with(id))
         .collect();
@@ -97,41 +106,41 @@ pub fn plan(
 ) -> Result<Plan, HistoryError> {
     let subscription = find_subscription(store, subscription_id)?;
     let interrupted = recoveries::interrupted_events(store, &subscription.id)?;
-    let already_recovered =
-        outcomes::of_subscription(store, &subscription.id, EventState::Recovered, since_ms)?
-            .iter()
-            .filter(|outcome| scope.admits(outcome))
-            .count();
-    let mut plan = Plan {
-        subscription,
-        to_send: Vec::new(),
-        already_recovered,
-        interrupted: Vec::new(),
-        not_observed: Vec::new(),
-        out_of_scope: 0,
-    };
+    let recovered =
+        outcomes::of_subscription(store, &subscription.id, EventState::Recovered, since_ms)?;
+    let mut plan = Plan::new(subscription, scope, &recovered);
     let missed =
         outcomes::of_subscription(store, &plan.subscription.id, EventState::Missed, since_ms)?;
     for outcome in missed {
-        let within_limit = scope
-            .limit
-            .is_none_or(|limit| plan.to_send.len() + plan.interrupted.len() < limit);
-        if !scope.admits(&outcome) || !within_limit {
-            plan.out_of_scope += 1;
-            continue;
+        if let Some((outcome, event_id)) = plan.admit(scope, outcome) {
+            let event = events::get_at(store, outcome.occurred_ms, &event_id)?;
+            plan.take(outcome, event, &interrupted);
         }
-        let Some(event_id) = outcome.event_id.as_deref() else {
-            plan.not_observed.push(outcome);
-            continue;
-        };
-        let Some(event) = events::get_at(store, outcome.occurred_ms, event_id)? else {
-            plan.not_observed.push(outcome);
-            continue;
-        };
-        if interrupted.contains(event_id) {
-            plan.interrupted.push(event);
-        } else {
-            plan.to_send.push(event);
+    }
+    Ok(plan)
+}
+
+/// [`plan`] on a PostgreSQL store: the same rule over the same rows.
+pub async fn plan_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    since_ms: i64,
+    scope: &Scope,
+) -> Result<Plan, HistoryError> {
+    let stored = deliveries::subscriptions_postgres(store).await?;
+    let subscription = pick_subscription(stored, subscription_id)?;
+    let interrupted = recoveries::interrupted_events_postgres(store, &subscription.id).await?;
+    let state = EventState::Recovered;
+    let recovered =
+        outcomes::of_subscription_postgres(store, &subscription.id, state, since_ms).await?;
+    let mut plan = Plan::new(subscription, scope, &recovered);
+    let id = plan.subscription.id.clone();
+    let missed =
+        outcomes::of_subscription_postgres(store, &id, EventState::Missed, since_ms).await?;
+    for outcome in missed {
+        if let Some((outcome, event_id)) = plan.admit(scope, outcome) {
+            let event = events::get_at_postgres(store, outcome.occurred_ms, &event_id).await?;
+            plan.take(outcome, event, &interrupted);
         }
     }
     Ok(plan)
@@ -163,6 +172,57 @@ pub fn observed_event(store: &Store, event_id: &str) -> Result<StoredEvent, Hist
 }
 
 impl Plan {
+    /// A plan for `subscription` with nothing to send yet; `recovered`, the
+    /// rows an earlier run recovered, counted where `scope` admits them.
+    fn new(subscription: Subscription, scope: &Scope, recovered: &[Outcome]) -> Plan {
+        Plan {
+            subscription,
+            to_send: Vec::new(),
+            already_recovered: recovered
+                .iter()
+                .filter(|outcome| scope.admits(outcome))
+                .count(),
+            interrupted: Vec::new(),
+            not_observed: Vec::new(),
+            out_of_scope: 0,
+        }
+    }
+
+    /// A missed row, before its bytes are read: counted out of scope (or
+    /// past the limit) or not observed, else handed back with its event id
+    /// to look up.
+    fn admit(&mut self, scope: &Scope, outcome: Outcome) -> Option<(Outcome, String)> {
+        let within_limit = scope
+            .limit
+            .is_none_or(|limit| self.to_send.len() + self.interrupted.len() < limit);
+        if !scope.admits(&outcome) || !within_limit {
+            self.out_of_scope += 1;
+            return None;
+        }
+        match outcome.event_id.clone() {
+            Some(event_id) => Some((outcome, event_id)),
+            None => {
+                self.not_observed.push(outcome);
+                None
+            }
+        }
+    }
+
+    /// An admitted row with its event as read: to send, held back as
+    /// interrupted, or not observed when its bytes are not held.
+    fn take(
+        &mut self,
+        outcome: Outcome,
+        event: Option<StoredEvent>,
+        interrupted: &HashSet<String>,
+    ) {
+        match event {
+            None => self.not_observed.push(outcome),
+            Some(event) if interrupted.contains(&event.event_id) => self.interrupted.push(event),
+            Some(event) => self.to_send.push(event),
+        }
+    }
+
     /// What the plan leaves out, as `; …` clauses to append to a summary
     /// (empty when nothing is left out).
     pub fn left_out(&self) -> String {
@@ -367,7 +427,7 @@ impl RunReport {
 /// run), and stopping as `brakes` say. The log is written through `store`
 /// before each POST and completed after it.
 pub async fn run(
-    store: &AsyncStore,
+    store: RecoveryLog<'_>,
     plan: &Plan,
     secret: &SecretString,
     brakes: Brakes,
@@ -382,18 +442,7 @@ pub async fn run(
             event.event_id.clone(),
             event.session_id.clone(),
         );
-        let row = store
-            .run(move |store| {
-                recoveries::start(
-                    store,
-                    &subscription_id,
-                    &event_id,
-                    &session_id,
-                    store::now_ms(),
-                )
-                .map_err(HistoryError::from)
-            })
-            .await?;
+        let row = store.start(subscription_id, event_id, session_id).await?;
         let sent = send_event(&http, &plan.subscription.url, secret, event).await;
         let result = RecoveryResult {
             http_status_code: sent.http_status,
@@ -401,11 +450,7 @@ pub async fn run(
             latency_ms: sent.latency_ms,
             delivered: sent.delivered,
         };
-        store
-            .run(move |store| {
-                recoveries::finish(store, row, &result, store::now_ms()).map_err(HistoryError::from)
-            })
-            .await?;
+        store.finish(row, result).await?;
         failures_in_a_row = if sent.delivered {
             0
         } else {
@@ -428,6 +473,62 @@ pub async fn run(
         }
     }
     Ok(report)
+}
+
+/// Where recover's log is written, before each POST and after it.
+#[derive(Clone, Copy, Debug)]
+pub enum RecoveryLog<'a> {
+    /// A store file.
+    File(&'a AsyncStore),
+    /// A PostgreSQL store (each entry committed before the POST goes).
+    Postgres(&'a PgStore),
+}
+
+impl RecoveryLog<'_> {
+    /// Logs the send of `event_id` to `subscription_id` as started: its row.
+    async fn start(
+        self,
+        subscription_id: String,
+        event_id: String,
+        session_id: String,
+    ) -> Result<i64, HistoryError> {
+        let now_ms = store::now_ms();
+        match self {
+            RecoveryLog::File(store) => {
+                store
+                    .run(move |store| {
+                        recoveries::start(store, &subscription_id, &event_id, &session_id, now_ms)
+                            .map_err(HistoryError::from)
+                    })
+                    .await
+            }
+            RecoveryLog::Postgres(store) => Ok(recoveries::start_postgres(
+                store,
+                &subscription_id,
+                &event_id,
+                &session_id,
+                now_ms,
+            )
+            .await?),
+        }
+    }
+
+    /// Completes row `row` with the answer.
+    async fn finish(self, row: i64, result: RecoveryResult) -> Result<(), HistoryError> {
+        let now_ms = store::now_ms();
+        match self {
+            RecoveryLog::File(store) => {
+                store
+                    .run(move |store| {
+                        recoveries::finish(store, row, &result, now_ms).map_err(HistoryError::from)
+                    })
+                    .await
+            }
+            RecoveryLog::Postgres(store) => {
+                Ok(recoveries::finish_postgres(store, row, &result, now_ms).await?)
+            }
+        }
+    }
 }
 
 /// The client re-sends go through: no redirects (the platform follows
@@ -537,9 +638,13 @@ mod tests {
         let events = (1..=3).map(|n| event(&format!("e{n}"), "call.ended", n * 1_000));
         let plan = plan(&url, events.collect());
         let secret = SecretString::new("whsec_test");
-        let report = run(&store, &plan, &secret, Brakes::default(), |_| {
-            ControlFlow::Break(())
-        })
+        let report = run(
+            RecoveryLog::File(&store),
+            &plan,
+            &secret,
+            Brakes::default(),
+            |_| ControlFlow::Break(()),
+        )
         .await
         .expect("runs");
         assert_eq!(report.stopped, Some(Stopped::Cancelled));

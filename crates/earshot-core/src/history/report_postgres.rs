@@ -4,15 +4,13 @@
 //! PostgreSQL statement (beside SQLite's, in `store::outcomes`,
 //! `store::health`, `store::deliveries`, `store::events`), and made into
 //! the same rows and coverage by the same rules ([`BoardFacts::rows`],
-//! [`coverage::judged`]). What PostgreSQL does not hold yet counts as
-//! none: recoveries (no event is `recovered`, a last success is a
-//! delivered attempt) and changes (no `latest_change`); the incidents are
-//! not kept there either (`earshot health` lists none).
+//! [`coverage::judged`]): a last success is a delivered attempt or a
+//! recovery, as on SQLite, and each row names its newest change.
 
 use super::coverage::{self, Coverage, ObserverFacts};
 use super::report::{Board, BoardFacts, EachSubscription};
 use crate::store::postgres::{PgError, PgStore};
-use crate::store::{deliveries, events, health, outcomes};
+use crate::store::{changes, deliveries, events, health, outcomes};
 
 /// An hour in milliseconds: the pace the observer's silence is judged by.
 const HOUR_MS: i64 = 3_600_000;
@@ -46,7 +44,7 @@ pub async fn facts_postgres(
                 last_success_ms,
             )
             .await?,
-            latest_change: None,
+            latest_change: changes::latest_for_postgres(store, &subscription.id).await?,
         });
     }
     Ok(BoardFacts {

@@ -252,6 +252,31 @@ pub fn latest_for(store: &Store, subscription_id: &str) -> rusqlite::Result<Opti
         .optional()
 }
 
+/// [`latest_for`] on a PostgreSQL store.
+pub async fn latest_for_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+) -> Result<Option<Change>, PgError> {
+    let client = store.client().await?;
+    let row = client
+        .query_opt(
+            "SELECT at_ms, operator, subscription_id, action, detail FROM earshot.changes
+             WHERE subscription_id = $1 ORDER BY at_ms DESC, id DESC LIMIT 1",
+            &[&subscription_id],
+        )
+        .await?;
+    row.map(|row| {
+        Ok(Change {
+            at_ms: row.try_get(0)?,
+            operator: row.try_get(1)?,
+            subscription_id: row.try_get(2)?,
+            action: row.try_get(3)?,
+            detail: row.try_get(4)?,
+        })
+    })
+    .transpose()
+}
+
 /// The id of the newest change recorded by anyone (the CLI, a console):
 /// a cheap read a console polls to learn that what it shows was changed
 /// elsewhere. `None` while no change was recorded.

@@ -2,7 +2,8 @@
 //! to. Each record is kept as the platform returned it (unknown fields
 //! too), with the columns the queries need beside it. What the sweep
 //! writes is here for both backends (`SQLITE_*` and `POSTGRES_*` side by
-//! side, one [`Columns`] mapping); the reads are SQLite's so far.
+//! side, one [`Columns`] mapping); of the reads, the board's and the
+//! failing sessions' are on both, the rest SQLite's so far.
 
 use rusqlite::{OptionalExtension, params};
 use tokio_postgres::Transaction;
@@ -424,6 +425,50 @@ pub struct FailingSession {
     pub missed: i64,
 }
 
+/// [`failing_sessions`]' statement on SQLite: the newest failure's status
+/// and error are its row's (SQLite takes bare columns from the row of
+/// `max`).
+const SQLITE_FAILING_SESSIONS: &str = "
+    SELECT d.session_id, count(*), max(d.created_ms), d.http_status_code, d.error,
+        (SELECT group_concat(DISTINCT o.event) FROM event_outcomes o
+         WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
+           AND o.last_failure_ms IS NOT NULL AND o.event IS NOT NULL),
+        (SELECT count(*) FROM event_outcomes o
+         WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
+           AND o.state = 'missed')
+    FROM deliveries d
+    WHERE d.subscription_id = ?1 AND d.status = 'failed' AND d.created_ms >= ?2
+    GROUP BY d.session_id ORDER BY max(d.created_ms) DESC, d.session_id LIMIT ?3";
+
+/// [`SQLITE_FAILING_SESSIONS`] on PostgreSQL, which has no bare columns:
+/// the newest failure's status and error are the first of the group's
+/// attempts ordered newest first. Sessions whose newest failures tie go
+/// in id order, bytewise, on both.
+const POSTGRES_FAILING_SESSIONS: &str = "
+    SELECT d.session_id, count(*), max(d.created_ms),
+        (array_agg(d.http_status_code ORDER BY d.created_ms DESC))[1],
+        (array_agg(d.error ORDER BY d.created_ms DESC))[1],
+        (SELECT string_agg(DISTINCT o.event, ',') FROM earshot.event_outcomes o
+         WHERE o.subscription_id = $1 AND o.session_id = d.session_id
+           AND o.last_failure_ms IS NOT NULL AND o.event IS NOT NULL),
+        (SELECT count(*) FROM earshot.event_outcomes o
+         WHERE o.subscription_id = $1 AND o.session_id = d.session_id
+           AND o.state = 'missed')
+    FROM earshot.deliveries d
+    WHERE d.subscription_id = $1 AND d.status = 'failed' AND d.created_ms >= $2
+    GROUP BY d.session_id ORDER BY max(d.created_ms) DESC, d.session_id COLLATE \"C\"
+    LIMIT $3";
+
+/// The event types of a failing session as listed: `a,b` in name order
+/// (neither backend orders what it concatenates).
+fn event_types(listed: Option<String>) -> Vec<String> {
+    let mut types: Vec<String> = listed
+        .map(|types| types.split(',').map(str::to_owned).collect())
+        .unwrap_or_default();
+    types.sort_unstable();
+    types
+}
+
 /// Sessions with failed attempts of `subscription_id` since `since_ms`,
 /// newest failure first; at most `limit`.
 pub fn failing_sessions(
@@ -432,34 +477,54 @@ pub fn failing_sessions(
     since_ms: i64,
     limit: usize,
 ) -> rusqlite::Result<Vec<FailingSession>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT d.session_id, count(*), max(d.created_ms), d.http_status_code, d.error,
-             (SELECT group_concat(DISTINCT o.event) FROM event_outcomes o
-              WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
-                AND o.last_failure_ms IS NOT NULL AND o.event IS NOT NULL),
-             (SELECT count(*) FROM event_outcomes o
-              WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
-                AND o.state = 'missed')
-         FROM deliveries d
-         WHERE d.subscription_id = ?1 AND d.status = 'failed' AND d.created_ms >= ?2
-         GROUP BY d.session_id ORDER BY max(d.created_ms) DESC LIMIT ?3",
-    )?;
+    let mut statement = store.conn.prepare_cached(SQLITE_FAILING_SESSIONS)?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = statement.query_map(params![subscription_id, since_ms, limit], |row| {
-        let types: Option<String> = row.get(5)?;
         Ok(FailingSession {
             session_id: row.get(0)?,
             failed_attempts: row.get(1)?,
             last_failure_ms: row.get(2)?,
             http_status_code: row.get(3)?,
             error: row.get(4)?,
-            event_types: types
-                .map(|types| types.split(',').map(str::to_owned).collect())
-                .unwrap_or_default(),
+            event_types: event_types(row.get(5)?),
             missed: row.get(6)?,
         })
     })?;
     super::readable(rows)
+}
+
+/// [`failing_sessions`] on a PostgreSQL store.
+pub async fn failing_sessions_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    since_ms: i64,
+    limit: usize,
+) -> Result<Vec<FailingSession>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_FAILING_SESSIONS).await?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = client
+        .query(&statement, &[&subscription_id, &since_ms, &limit])
+        .await?;
+    let mut sessions = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let status: Option<i64> = row.try_get(3)?;
+        sessions.push(FailingSession {
+            session_id: row.try_get(0)?,
+            failed_attempts: row.try_get(1)?,
+            last_failure_ms: row.try_get(2)?,
+            http_status_code: status
+                .map(|code| {
+                    u16::try_from(code)
+                        .map_err(|_| PgError::Unreadable(format!("an HTTP status {code}")))
+                })
+                .transpose()?,
+            error: row.try_get(4)?,
+            event_types: event_types(row.try_get(5)?),
+            missed: row.try_get(6)?,
+        });
+    }
+    Ok(sessions)
 }
 
 /// A subscription's attempts around a time (a rotation).

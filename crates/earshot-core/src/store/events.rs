@@ -433,6 +433,45 @@ pub fn get_at(
     }
 }
 
+/// [`get_at`] on a PostgreSQL store: the event at its time (its day's
+/// partition), else by id alone.
+pub async fn get_at_postgres(
+    store: &PgStore,
+    occurred_ms: i64,
+    event_id: &str,
+) -> Result<Option<StoredEvent>, PgError> {
+    let client = store.client().await?;
+    let keyed = client
+        .query_opt(
+            "SELECT event_id, event, session_id, occurred_ms, body FROM earshot.events
+             WHERE occurred_ms = $1 AND event_id = $2",
+            &[&occurred_ms, &event_id],
+        )
+        .await?;
+    let row = match keyed {
+        Some(row) => Some(row),
+        None => {
+            client
+                .query_opt(
+                    "SELECT event_id, event, session_id, occurred_ms, body FROM earshot.events
+                     WHERE event_id = $1 ORDER BY occurred_ms LIMIT 1",
+                    &[&event_id],
+                )
+                .await?
+        }
+    };
+    row.map(|row| {
+        Ok(StoredEvent {
+            event_id: row.try_get(0)?,
+            event: row.try_get(1)?,
+            session_id: row.try_get(2)?,
+            occurred_ms: row.try_get(3)?,
+            body: row.try_get(4)?,
+        })
+    })
+    .transpose()
+}
+
 /// How many events are stored.
 pub fn count(store: &Store) -> rusqlite::Result<i64> {
     store

@@ -5,11 +5,12 @@
 //! `recovered` afterwards by earshot) after retryable failures, with its
 //! attempt count. The most common final count, and how many chains
 //! showed it, is the account's observed limit. One grouped query over
-//! `event_outcomes`.
+//! `event_outcomes`, on either backend ([`observed`], [`observed_postgres`]).
 
 use rusqlite::OptionalExtension;
 
 use super::Store;
+use super::postgres::{PgError, PgStore};
 
 /// The most common number of attempts after which the platform gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -41,13 +42,7 @@ impl GiveUp {
 pub fn observed(store: &Store) -> rusqlite::Result<Option<GiveUp>> {
     store
         .conn
-        .prepare_cached(
-            "SELECT attempts, COUNT(*) AS seen FROM event_outcomes
-             WHERE state IN ('missed', 'recovered')
-               AND NOT (http_status_code BETWEEN 300 AND 499
-                        AND http_status_code NOT IN (408, 425, 429))
-             GROUP BY attempts ORDER BY seen DESC, attempts DESC LIMIT 1",
-        )?
+        .prepare_cached(&observed_statement(""))?
         .query_row([], |row| {
             Ok(GiveUp {
                 attempts: row.get(0)?,
@@ -55,6 +50,36 @@ pub fn observed(store: &Store) -> rusqlite::Result<Option<GiveUp>> {
             })
         })
         .optional()
+}
+
+/// [`observed`] on a PostgreSQL store: the same statement over its
+/// outcome rows.
+pub async fn observed_postgres(store: &PgStore) -> Result<Option<GiveUp>, PgError> {
+    let client = store.client().await?;
+    let statement = client
+        .prepare_cached(&observed_statement("earshot."))
+        .await?;
+    let Some(row) = client.query_opt(&statement, &[]).await? else {
+        return Ok(None);
+    };
+    let attempts: i64 = row.try_get(0)?;
+    Ok(Some(GiveUp {
+        attempts: u32::try_from(attempts)
+            .map_err(|_| PgError::Unreadable(format!("an outcome of {attempts} attempts")))?,
+        seen: row.try_get(1)?,
+    }))
+}
+
+/// [`observed`]'s statement, one text for both backends; `schema` is
+/// where the table is (`""` on SQLite, `"earshot."` on PostgreSQL).
+fn observed_statement(schema: &str) -> String {
+    format!(
+        "SELECT attempts, count(*) AS seen FROM {schema}event_outcomes
+         WHERE state IN ('missed', 'recovered')
+           AND NOT (http_status_code BETWEEN 300 AND 499
+                    AND http_status_code NOT IN (408, 425, 429))
+         GROUP BY attempts ORDER BY seen DESC, attempts DESC LIMIT 1"
+    )
 }
 
 #[cfg(test)]

@@ -45,10 +45,14 @@ SELECT event_id, event, occurred_ms, received_ms FROM earshot.events
 WHERE session_id = $1 ORDER BY occurred_ms, event_id COLLATE \"C\"";
 
 /// (subscription, event) pairs of the session re-sent with a 2xx, and
-/// when. SQLite only: PostgreSQL holds no recoveries yet.
+/// when.
 const SQLITE_RECOVERIES: &str = "
 SELECT subscription_id, event_id, min(coalesce(finished_ms, started_ms))
 FROM recoveries WHERE session_id = ?1 AND delivered = 1
+GROUP BY subscription_id, event_id";
+const POSTGRES_RECOVERIES: &str = "
+SELECT subscription_id, event_id, min(coalesce(finished_ms, started_ms))
+FROM earshot.recoveries WHERE session_id = $1 AND delivered
 GROUP BY subscription_id, event_id";
 
 /// A session's stored rows in key order (bytewise, as Rust sorts).
@@ -232,7 +236,7 @@ fn session_facts(conn: &Connection, session_id: &str) -> rusqlite::Result<Sessio
 
 /// [`rebuild_sessions`] on PostgreSQL, in `tx` (the sweep's transaction,
 /// fenced by its lease when a replica sweeps): the same rule and the same
-/// incidents; no recoveries yet (recover does not write them there).
+/// incidents, with the session's recoveries (`redeliver`'s log).
 pub(crate) async fn rebuild_sessions_postgres(
     tx: &Transaction<'_>,
     session_ids: &[&str],
@@ -248,6 +252,7 @@ pub(crate) async fn rebuild_sessions_postgres(
     }
     let read_attempts = tx.prepare(POSTGRES_ATTEMPTS).await?;
     let read_events = tx.prepare(POSTGRES_EVENTS).await?;
+    let read_recoveries = tx.prepare(POSTGRES_RECOVERIES).await?;
     let read_stored = tx.prepare(POSTGRES_STORED).await?;
     let delete = tx.prepare(POSTGRES_DELETE).await?;
     let insert = tx.prepare(POSTGRES_INSERT).await?;
@@ -261,6 +266,12 @@ pub(crate) async fn rebuild_sessions_postgres(
             let (event, received_ms) = event_from(&row, session_id)?;
             facts.events.push(event);
             facts.received.push(received_ms);
+        }
+        for row in tx.query(&read_recoveries, &[session_id]).await? {
+            facts.recovered.insert(
+                (row.try_get(0)?, row.try_get(1)?),
+                row.try_get::<_, i64>(2)?,
+            );
         }
         let rows = session_outcomes(session_id, &facts, &subscriptions, now_ms);
         let mut stored = Vec::new();

@@ -187,6 +187,23 @@ pub(crate) fn recovered(
     incidents::settle(conn, subscription_id, at_ms)
 }
 
+/// [`recovered`] on PostgreSQL, in the caller's transaction.
+pub(crate) async fn recovered_postgres(
+    tx: &tokio_postgres::Transaction<'_>,
+    subscription_id: &str,
+    (session_id, event_id): (&str, &str),
+    at_ms: i64,
+) -> Result<(), PgError> {
+    tx.execute(
+        "UPDATE earshot.event_outcomes SET state = 'recovered', settled_ms = $4
+         WHERE session_id = $1 AND subscription_id = $2 AND event_key = $3
+           AND state = 'missed'",
+        &[&session_id, &subscription_id, &event_id, &at_ms],
+    )
+    .await?;
+    incidents::settle_postgres(tx, subscription_id, at_ms).await
+}
+
 /// Events of one subscription with one state, summed over a window and
 /// grouped by type and the last failure's diagnosis.
 #[derive(Clone, Debug, PartialEq)]
@@ -292,8 +309,11 @@ pub async fn counts_since_postgres(
 /// [`last_success_ms`] on PostgreSQL, which holds no recoveries yet: the
 /// newest delivered attempt.
 const POSTGRES_LAST_SUCCESS: &str = "
-SELECT max(created_ms) FROM earshot.deliveries
-WHERE subscription_id = $1 AND status = 'delivered'";
+SELECT greatest(
+    coalesce((SELECT max(created_ms) FROM earshot.deliveries
+              WHERE subscription_id = $1 AND status = 'delivered'), 0),
+    coalesce((SELECT max(finished_ms) FROM earshot.recoveries
+              WHERE subscription_id = $1 AND delivered), 0))";
 
 /// [`first_failure_after`]'s statement on PostgreSQL.
 const POSTGRES_FIRST_FAILURE: &str = "
@@ -381,6 +401,20 @@ pub fn newest_unobserved_ms(store: &Store) -> rusqlite::Result<Option<i64>> {
         .query_row([], |row| row.get(0))
 }
 
+const SQLITE_OF_SUBSCRIPTION: &str = "
+    SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+           attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
+    FROM event_outcomes
+    WHERE subscription_id = ?1 AND state = ?2 AND occurred_ms >= ?3
+    ORDER BY occurred_ms, event_key";
+/// [`SQLITE_OF_SUBSCRIPTION`] on PostgreSQL: keys in byte order, as SQLite's.
+const POSTGRES_OF_SUBSCRIPTION: &str = "
+    SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+           attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
+    FROM earshot.event_outcomes
+    WHERE subscription_id = $1 AND state = $2 AND occurred_ms >= $3
+    ORDER BY occurred_ms, event_key COLLATE \"C\"";
+
 /// The rows of one subscription in one state since `since_ms`, oldest
 /// first.
 pub fn of_subscription(
@@ -389,19 +423,31 @@ pub fn of_subscription(
     state: EventState,
     since_ms: i64,
 ) -> rusqlite::Result<Vec<Outcome>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-                attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
-                settled_ms
-         FROM event_outcomes
-         WHERE subscription_id = ?1 AND state = ?2 AND occurred_ms >= ?3
-         ORDER BY occurred_ms, event_key",
-    )?;
+    let mut statement = store.conn.prepare_cached(SQLITE_OF_SUBSCRIPTION)?;
     let rows = statement.query_map(
         params![subscription_id, state.as_str(), since_ms],
         outcome_row,
     )?;
     super::readable(rows)
+}
+
+/// [`of_subscription`] on a PostgreSQL store.
+pub async fn of_subscription_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    state: EventState,
+    since_ms: i64,
+) -> Result<Vec<Outcome>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_OF_SUBSCRIPTION).await?;
+    let rows = client
+        .query(&statement, &[&subscription_id, &state.as_str(), &since_ms])
+        .await?;
+    let mut outcomes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        outcomes.push(super::outcome_rebuild::outcome_from(row)?);
+    }
+    Ok(outcomes)
 }
 
 /// Every subscription's row for event `event_id` of session `session_id`.

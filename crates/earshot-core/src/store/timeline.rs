@@ -4,15 +4,18 @@
 //! day of a busy account is a few hundred rows, never a scan of events.
 //! An event counts in the bucket of the time it occurred, in the state it
 //! is in now: a bucket of events missed and later re-sent reads recovered.
+//! The same buckets from either backend ([`timeline`], [`timeline_postgres`]:
+//! one statement, one window, one fold).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use rusqlite::params;
+use rusqlite::params_from_iter;
 use serde::Serialize;
 
 use super::Store;
 use super::outcomes::{EventState, EventTotals};
+use super::postgres::{PgError, PgStore};
 
 const MINUTE_MS: i64 = 60_000;
 const HOUR_MS: i64 = 60 * MINUTE_MS;
@@ -63,6 +66,97 @@ pub fn bucket_for(span_ms: i64, columns: usize) -> i64 {
         .unwrap_or(LADDER_MINUTES[LADDER_MINUTES.len() - 1] * MINUTE_MS)
 }
 
+/// Where a timeline's buckets fall, worked out alike for both backends.
+struct Window {
+    /// Where the first bucket starts and where the last one ends (Unix ms).
+    start_ms: i64,
+    end_ms: i64,
+    bucket_ms: i64,
+    columns: usize,
+    /// The count table read: the hourly one for buckets of an hour or more.
+    table: &'static str,
+    /// That table's time column, and its length in ms.
+    unit: &'static str,
+    unit_ms: i64,
+}
+
+impl Window {
+    /// At most `columns` buckets of one [`bucket_for`] size from `since_ms`
+    /// to `now_ms`, the last one holding `now_ms`.
+    fn new(since_ms: i64, now_ms: i64, columns: usize) -> Window {
+        // The window to the whole minute: `--since 1h`, read a moment before
+        // `now_ms`, is an hour of one-minute buckets, not of two.
+        let span_ms = now_ms.saturating_sub(since_ms);
+        let bucket_ms = bucket_for((span_ms - span_ms % MINUTE_MS).max(1), columns);
+        let end_ms = (now_ms.div_euclid(bucket_ms) + 1) * bucket_ms;
+        let wanted = (end_ms - since_ms.div_euclid(bucket_ms) * bucket_ms) / bucket_ms;
+        let columns = usize::try_from(wanted.max(1))
+            .unwrap_or(columns)
+            .min(columns.max(1));
+        let start_ms = end_ms - bucket_ms * i64::try_from(columns).unwrap_or(1);
+        let (table, unit, unit_ms) = if bucket_ms % HOUR_MS == 0 {
+            ("event_counts_hourly", "hour", HOUR_MS)
+        } else {
+            ("event_counts", "minute", MINUTE_MS)
+        };
+        Window {
+            start_ms,
+            end_ms,
+            bucket_ms,
+            columns,
+            table,
+            unit,
+            unit_ms,
+        }
+    }
+
+    /// The statement's three parameters: the first unit, the unit after the
+    /// last, and units a bucket.
+    fn params(&self) -> [i64; 3] {
+        [
+            self.start_ms / self.unit_ms,
+            self.end_ms / self.unit_ms,
+            self.bucket_ms / self.unit_ms,
+        ]
+    }
+
+    /// The grouped read of the counts, one statement for both backends:
+    /// `schema` is where the tables are (`""` or `"earshot."`), `p` the
+    /// parameter mark (`?` or `$`), `sum` the summing function (SQLite's
+    /// `total`, a float that cannot overflow; PostgreSQL's `sum`, a
+    /// numeric, cast back).
+    fn statement(&self, schema: &str, p: char, sum: &str) -> String {
+        let (unit, table) = (self.unit, self.table);
+        format!(
+            "SELECT subscription_id, state, ({unit} - {p}1) / {p}3, {sum}
+             FROM {schema}{table} WHERE {unit} >= {p}1 AND {unit} < {p}2
+             GROUP BY 1, 2, 3 HAVING {sum} > 0"
+        )
+    }
+
+    /// The timeline made of the rows read: (subscription, state, bucket,
+    /// count); a bucket outside the window is left out.
+    fn fold(self, counted: Vec<(String, EventState, i64, i64)>) -> Timeline {
+        let columns = self.columns;
+        let mut subscriptions: BTreeMap<String, Vec<EventTotals>> = BTreeMap::new();
+        for (subscription, state, column, count) in counted {
+            let Some(column) = usize::try_from(column).ok().filter(|c| *c < columns) else {
+                continue;
+            };
+            subscriptions
+                .entry(subscription)
+                .or_insert_with(|| vec![EventTotals::default(); columns])[column]
+                .add(state, count);
+        }
+        Timeline {
+            start_ms: self.start_ms,
+            bucket_ms: self.bucket_ms,
+            columns,
+            subscriptions,
+        }
+    }
+}
+
 /// The buckets of every subscription from `since_ms` to `now_ms`, in at
 /// most `columns` buckets of one [`bucket_for`] size, the last one holding
 /// `now_ms`. Buckets of an hour or more read the hourly counts.
@@ -72,57 +166,51 @@ pub fn timeline(
     now_ms: i64,
     columns: usize,
 ) -> rusqlite::Result<Timeline> {
-    // The window to the whole minute: `--since 1h`, read a moment before
-    // `now_ms`, is an hour of one-minute buckets, not of two.
-    let span_ms = now_ms.saturating_sub(since_ms);
-    let bucket_ms = bucket_for((span_ms - span_ms % MINUTE_MS).max(1), columns);
-    let end_ms = (now_ms.div_euclid(bucket_ms) + 1) * bucket_ms;
-    let wanted = (end_ms - since_ms.div_euclid(bucket_ms) * bucket_ms) / bucket_ms;
-    let columns = usize::try_from(wanted.max(1))
-        .unwrap_or(columns)
-        .min(columns.max(1));
-    let start_ms = end_ms - bucket_ms * i64::try_from(columns).unwrap_or(1);
-    let (table, unit_ms) = if bucket_ms % HOUR_MS == 0 {
-        ("event_counts_hourly", HOUR_MS)
-    } else {
-        ("event_counts", MINUTE_MS)
-    };
-    let unit = if unit_ms == HOUR_MS { "hour" } else { "minute" };
-    let per_bucket = bucket_ms / unit_ms;
-    let mut statement = store.conn.prepare_cached(&format!(
-        "SELECT subscription_id, state, ({unit} - ?1) / ?3, total(count)
-         FROM {table} WHERE {unit} >= ?1 AND {unit} < ?2
-         GROUP BY 1, 2, 3 HAVING total(count) > 0"
-    ))?;
-    let rows = statement.query_map(
-        params![start_ms / unit_ms, end_ms / unit_ms, per_bucket],
-        |row| {
-            let state: String = row.get(1)?;
-            Ok((
-                row.get::<_, String>(0)?,
-                EventState::parse(&state).unwrap_or(EventState::Unknown),
-                row.get::<_, i64>(2)?,
-                super::summed_count(row, 3)?,
-            ))
-        },
-    )?;
-    let counted: Vec<(String, EventState, i64, i64)> = super::readable(rows)?;
-    let mut subscriptions: BTreeMap<String, Vec<EventTotals>> = BTreeMap::new();
-    for (subscription, state, column, count) in counted {
-        let Some(column) = usize::try_from(column).ok().filter(|c| *c < columns) else {
-            continue;
-        };
-        subscriptions
-            .entry(subscription)
-            .or_insert_with(|| vec![EventTotals::default(); columns])[column]
-            .add(state, count);
+    let window = Window::new(since_ms, now_ms, columns);
+    let mut statement = store
+        .conn
+        .prepare_cached(&window.statement("", '?', "total(count)"))?;
+    let rows = statement.query_map(params_from_iter(window.params()), |row| {
+        let state: String = row.get(1)?;
+        Ok((
+            row.get::<_, String>(0)?,
+            EventState::parse(&state).unwrap_or(EventState::Unknown),
+            row.get::<_, i64>(2)?,
+            super::summed_count(row, 3)?,
+        ))
+    })?;
+    let counted = super::readable(rows)?;
+    Ok(window.fold(counted))
+}
+
+/// [`timeline`] on a PostgreSQL store: the same buckets from the same
+/// counts (kept there by triggers, schema version 6).
+pub async fn timeline_postgres(
+    store: &PgStore,
+    since_ms: i64,
+    now_ms: i64,
+    columns: usize,
+) -> Result<Timeline, PgError> {
+    let window = Window::new(since_ms, now_ms, columns);
+    let client = store.client().await?;
+    let statement = client
+        .prepare_cached(&window.statement("earshot.", '$', "sum(count)::bigint"))
+        .await?;
+    let [first, end, per_bucket] = window.params();
+    let rows = client
+        .query(&statement, &[&first, &end, &per_bucket])
+        .await?;
+    let mut counted = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let state: String = row.try_get(1)?;
+        counted.push((
+            row.try_get::<_, String>(0)?,
+            EventState::parse(&state).unwrap_or(EventState::Unknown),
+            row.try_get::<_, i64>(2)?,
+            row.try_get::<_, i64>(3)?,
+        ));
     }
-    Ok(Timeline {
-        start_ms,
-        bucket_ms,
-        columns,
-        subscriptions,
-    })
+    Ok(window.fold(counted))
 }
 
 #[cfg(test)]

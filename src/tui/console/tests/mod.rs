@@ -8,6 +8,7 @@ mod changes_worker;
 mod event_loop;
 mod events_worker;
 mod events_worker_pg;
+mod health_worker_pg;
 mod inbox_forward_worker;
 mod incidents_worker_pg;
 mod jobs_queue;

@@ -150,7 +150,8 @@ async fn resend(
                 .run(move |store| recover::plan_event(store, &id, &event))
                 .await
                 .map_err(failure)?;
-            let report = recover::run(&store, &plan, &secret, recover::Brakes::default(), |_| {
+            let file = recover::RecoveryLog::File(&store);
+            let report = recover::run(file, &plan, &secret, recover::Brakes::default(), |_| {
                 std::ops::ControlFlow::Continue(())
             })
             .await

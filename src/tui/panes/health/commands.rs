@@ -88,6 +88,15 @@ pub(super) fn incidents_commands(
     }
     commands.push(
         CommandInfo::new(
+            "o",
+            "order by latest activity now (the order holds while you work in the list)",
+            keys![Key::char('o')],
+            H::Reorder,
+        )
+        .quick_as("reorder"),
+    );
+    commands.push(
+        CommandInfo::new(
             "v",
             "show / hide resolved incidents",
             keys![Key::char('v')],

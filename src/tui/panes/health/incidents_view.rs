@@ -11,6 +11,7 @@ use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::HealthPane;
 use super::view::{COUNT_W, SUB_W, TIME_W, trend_with_marks};
+use crate::tui::load::not_kept;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
@@ -32,17 +33,26 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: 
     ])
     .areas(area);
     let heading = format!(
-        " incidents of the last {} · {} listed{} · a acknowledges, v {} resolved",
+        " incidents of the last {} · {} listed{} · a acknowledges, v {} resolved{}",
         pane.window.label(),
         rows.len(),
         if incidents.all { " (resolved too)" } else { "" },
-        if incidents.all { "hides" } else { "shows" }
+        if incidents.all { "hides" } else { "shows" },
+        // Why the rows are not in last-seen order while the operator works.
+        if incidents.held((pane.clock)()) {
+            " · order held while you work (o re-sorts)"
+        } else {
+            ""
+        }
     );
     let mut spans = vec![Span::styled(heading, theme.style(Role::Muted))];
     spans.extend(incidents.table.title_spans(theme));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
     if rows.is_empty() {
-        let note = if incidents.loaded() {
+        // A store that keeps no incidents says so as it is.
+        let note = if let Some(why) = incidents.error().filter(|why| not_kept(why)) {
+            why
+        } else if incidents.loaded() {
             "no incident in this window: every failure was delivered by a retry, or none happened"
         } else {
             "reading the incidents…"
@@ -128,7 +138,12 @@ fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, th
             height: 1,
             ..area
         };
-        field::draw_prompt(frame, prompt, " note (enter acknowledges): ", note, theme);
+        // The incident `a` was pressed on, whatever the list does meanwhile.
+        let label = format!(
+            " note for {} (enter acknowledges): ",
+            pane.incidents.acknowledging().unwrap_or("?")
+        );
+        field::draw_prompt(frame, prompt, &label, note, theme);
     }
 }
 

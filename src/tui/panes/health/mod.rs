@@ -132,6 +132,9 @@ pub(crate) enum HealthCommand {
     Incidents,
     /// Resolved incidents shown or not.
     ToggleResolved,
+    /// The incidents in the store's order now (the order shown holds
+    /// while the operator works in the list).
+    Reorder,
     /// Acknowledge the selected incident (a note prompt).
     Ack,
     AckSubmit,
@@ -197,6 +200,10 @@ pub(crate) struct HealthPane {
     /// The subscription whose failing sessions are listed.
     pub(crate) sessions_of: Option<String>,
     sessions: Vec<FailingSession>,
+    /// Why the failing sessions could not be read, shown in their view
+    /// (kept apart from the board's error, which the next board read
+    /// clears).
+    pub(crate) sessions_error: Option<String>,
     pub(crate) sessions_table: TableView<FailingSession>,
     pub(crate) recover: Option<RecoverForm>,
     pub(crate) incidents: Incidents,
@@ -235,6 +242,7 @@ impl HealthPane {
             mode: Mode::Board,
             sessions_of: None,
             sessions: Vec::new(),
+            sessions_error: None,
             sessions_table: TableView::new(&tables::SESSIONS),
             recover: None,
             incidents: Incidents::default(),
@@ -367,6 +375,7 @@ impl HealthPane {
                 }
                 self.sessions_of = Some(row.id.clone());
                 self.sessions.clear();
+                self.sessions_error = None;
                 self.sessions_table.refresh(&self.sessions, None);
                 self.sessions_table.reset();
                 self.mode = Mode::Sessions;
@@ -489,6 +498,9 @@ impl Pane for HealthPane {
 
     fn run(&mut self, command: HealthCommand, out: &mut Outcome) {
         use HealthCommand::*;
+        if self.mode == Mode::Incidents {
+            self.incidents.touch((self.clock)());
+        }
         match command {
             Move(to) => match self.mode {
                 Mode::Sessions => self.sessions_table.apply(to),
@@ -526,7 +538,9 @@ impl Pane for HealthPane {
                 }
             }
             Incidents => {
+                // The order seen on entering holds while the operator works.
                 self.mode = Mode::Incidents;
+                self.incidents.touch((self.clock)());
                 self.incidents.reload(self.since_ms(), out);
             }
             ToggleResolved => {
@@ -536,13 +550,17 @@ impl Pane for HealthPane {
                 } else {
                     "open and acknowledged incidents only".into()
                 });
-                self.incidents.reload(self.since_ms(), out);
+                self.incidents.reorder(self.since_ms(), out);
+            }
+            Reorder => {
+                out.toast = Some("incidents in the store's order: latest activity first".into());
+                self.incidents.reorder(self.since_ms(), out);
             }
             Ack => {
                 self.incidents.start_ack();
             }
             AckSubmit => self.incidents.submit_ack(out),
-            AckCancel => self.incidents.note = None,
+            AckCancel => self.incidents.cancel_ack(),
             Table(command) => self.run_table(command),
         }
     }
@@ -586,8 +604,18 @@ impl Pane for HealthPane {
                     return;
                 }
                 match result {
-                    Ok(sessions) => self.sessions_table.replace(&mut self.sessions, sessions),
-                    Err(failure) => self.board.fail(failure.message),
+                    Ok(sessions) => {
+                        self.sessions_error = None;
+                        self.sessions_table.replace(&mut self.sessions, sessions);
+                    }
+                    Err(failure) => {
+                        // A store that does not hold them says so in their
+                        // view; the board it did read stands.
+                        if !crate::tui::load::not_kept(&failure.message) {
+                            self.board.fail(failure.message.clone());
+                        }
+                        self.sessions_error = Some(failure.message);
+                    }
                 }
             }
             HealthResult::Swept(result) => {
@@ -632,7 +660,11 @@ impl Pane for HealthPane {
                 }
             }
             HealthResult::Incidents { seq, result } => {
-                if let Some(why) = self.incidents.on_loaded(seq, result) {
+                // A store that keeps no incidents says so in the list; the
+                // board it did read stands.
+                if let Some(why) = self.incidents.on_loaded(seq, result, (self.clock)())
+                    && !crate::tui::load::not_kept(&why)
+                {
                     self.board.fail(why);
                 }
             }
@@ -695,7 +727,10 @@ impl Pane for HealthPane {
         match self.mode {
             Mode::Board => self.table.type_key(key, self.board.value()),
             Mode::Sessions => self.sessions_table.type_key(key, &self.sessions),
-            Mode::Incidents => self.incidents.type_key(key),
+            Mode::Incidents => {
+                self.incidents.touch((self.clock)());
+                self.incidents.type_key(key);
+            }
             Mode::Recover => {
                 if let Some(form) = &mut self.recover {
                     text::type_key(form.input_mut(), key);

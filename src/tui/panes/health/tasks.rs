@@ -1,6 +1,7 @@
 //! The Health pane's background work ([`HealthEffect`]): the board, a
 //! subscription's failing sessions and the incidents read from the store,
-//! an acknowledgement, the sweep, recover's plan and recover itself. All
+//! an acknowledgement, the sweep, recover's plan and recover itself, each
+//! on either backend through `kernel::store`. All
 //! run to their end; the pane drops an answer whose sequence number a
 //! newer read has passed. Recover stops after the event being sent when
 //! its form's flag is set (`esc`) or the console moves to another account.
@@ -12,16 +13,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::HealthResult;
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
-    CONSOLE_SWEEP_BUDGET, StorePath, acknowledge as kernel_acknowledge, board_reads, failure,
-    give_up_words,
-    incidents_since, note_change, open, sweep as kernel_sweep, with_store,
+    RecoverStore, StorePath, acknowledge as kernel_acknowledge, board_reads, failing_sessions, failure,
+    give_up_words, incidents_since, note_change, sweep as kernel_sweep,
 };
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::history::incidents::{self, Acknowledged};
-use earshot_core::history::{recover, sweep};
+use earshot_core::history::recover;
 use earshot_core::api::Client;
 use earshot_core::redact::SecretString;
-use earshot_core::store::{changes, deliveries};
+use earshot_core::store::changes;
 
 /// Buckets in the selected subscription's trend line.
 pub(crate) const TREND_COLUMNS: usize = 48;
@@ -108,11 +108,12 @@ impl PaneEffect<HealthResult> for HealthEffect {
                 subscription_id,
                 since_ms,
             } => {
-                let id = subscription_id.clone();
-                let result = with_store(store, move |store| {
-                    deliveries::failing_sessions(store, &id, since_ms, FAILING_SESSIONS_SHOWN)
-                        .map_err(|error| error.to_string())
-                })
+                let result = failing_sessions(
+                    store,
+                    subscription_id.clone(),
+                    since_ms,
+                    FAILING_SESSIONS_SHOWN,
+                )
                 .await;
                 HealthResult::Sessions {
                     seq,
@@ -141,13 +142,13 @@ impl PaneEffect<HealthResult> for HealthEffect {
             } => {
                 // The store as last swept (recover itself sweeps first, so
                 // it may send a little more).
-                let id = subscription_id.clone();
-                let result = with_store(store, move |store| {
-                    recover::plan(store, &id, since_ms, &recover::Scope::default())
-                        .map(|plan| plan.preview())
-                        .map_err(|error| error.to_string())
-                })
-                .await;
+                let result = match RecoverStore::open(store).await {
+                    Ok(store) => store
+                        .plan(subscription_id.clone(), since_ms)
+                        .await
+                        .map(|plan| plan.preview()),
+                    Err(failure) => Err(failure),
+                };
                 HealthResult::Planned {
                     subscription_id,
                     result,
@@ -208,25 +209,18 @@ impl Recover {
                 sent: sent.map(|sent| Box::new(sent.clone())),
             });
         };
-        let log = path.clone();
-        let store = open(path).await?;
-        let swept = sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
-            .await
-            .map_err(failure)?;
+        let store = RecoverStore::open(path.clone()).await?;
+        let swept = store.sweep(&client).await?;
         if let Some(why) = swept.stopped {
             return Err(Failure::new(format!(
                 "the sweep before recover stopped: {why}"
             )));
         }
-        let id = subscription_id.clone();
-        let plan = store
-            .run(move |store| recover::plan(store, &id, since_ms, &recover::Scope::default()))
-            .await
-            .map_err(failure)?;
+        let plan = store.plan(subscription_id.clone(), since_ms).await?;
         let total = plan.to_send.len();
         progress(0, total, None);
         let mut done = 0;
-        let report = recover::run(&store, &plan, secret, Default::default(), |sent| {
+        let report = recover::run(store.log(), &plan, secret, Default::default(), |sent| {
             done += 1;
             progress(done, total, Some(sent));
             if stop() {
@@ -240,7 +234,7 @@ impl Recover {
         let delivered = report.delivered();
         if !report.sent.is_empty() {
             let detail = changes::recover_detail(report.sent.len(), delivered);
-            note_change(log, &subscription_id, "recover", detail).await;
+            note_change(path, &subscription_id, "recover", detail).await;
         }
         let mut summary = format!(
             "{delivered} of {total} delivered to {}",

@@ -531,7 +531,12 @@ fn draw_sessions(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &T
     spans.extend(pane.sessions_table.title_spans(theme));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
     if pane.sessions().is_empty() {
-        table::draw_note(frame, list, "loading the failing sessions…", theme);
+        // A read that failed says why, not that it is still loading.
+        let note = pane
+            .sessions_error
+            .as_deref()
+            .unwrap_or("loading the failing sessions…");
+        table::draw_note(frame, list, note, theme);
         return;
     }
     if pane.sessions_table.is_empty() {

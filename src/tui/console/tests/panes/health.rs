@@ -78,13 +78,18 @@ fn board(subscriptions: Vec<SubscriptionHealth>) -> Board {
     }
 }
 
-fn app(read_only: bool) -> App {
+/// The console on the Health pane with `clock` as the pane's time.
+pub(super) fn app_at(read_only: bool, clock: fn() -> i64) -> App {
     let mut app = App::new(ConsoleConfig {
         read_only,
         ..ConsoleConfig::default()
     });
-    app.panes.health = HealthPane::new().with_clock(now);
+    app.panes.health = HealthPane::new().with_clock(clock);
     app
+}
+
+fn app(read_only: bool) -> App {
+    app_at(read_only, now)
 }
 
 fn load_seq(effects: &[Effect]) -> u64 {
@@ -354,6 +359,69 @@ fn a_store_that_cannot_be_read_is_shown_not_fatal() {
     assert!(!app.quit);
 }
 
+/// The seq of the incidents read among `effects`.
+fn incidents_seq(effects: &[Effect]) -> u64 {
+    effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::Health(HealthEffect::LoadIncidents { seq, .. }) => Some(*seq),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the incidents are read: {effects:?}"))
+}
+
+#[test]
+fn a_store_that_keeps_no_incidents_says_so_in_the_list_and_the_board_stands() {
+    let mut app = loaded();
+    let effects = app.update(Action::Health(HealthResult::Swept(Ok(Default::default()))));
+    let not_kept = format!("the incidents list {}", crate::tui::load::NOT_KEPT);
+    app.update(Action::Health(HealthResult::Incidents {
+        seq: incidents_seq(&effects),
+        result: Err(Failure::new(not_kept.clone())),
+    }));
+    assert_eq!(app.panes.health.board.error(), None, "the board stands");
+    assert_eq!(app.panes.health.rows().len(), 2);
+    assert_eq!(app.panes.health.incidents.error(), Some(not_kept.as_str()));
+    // Any other failure to read them says the store failed.
+    let effects = app.update(Action::Health(HealthResult::Swept(Ok(Default::default()))));
+    app.update(Action::Health(HealthResult::Incidents {
+        seq: incidents_seq(&effects),
+        result: Err(Failure::new("database is locked")),
+    }));
+    assert_eq!(app.panes.health.board.error(), Some("database is locked"));
+}
+
+#[test]
+fn the_failing_sessions_error_is_their_own_and_a_not_kept_one_leaves_the_board() {
+    let mut app = loaded();
+    let effects = app.update(press(KeyCode::Enter));
+    let seq = effects
+        .iter()
+        .find_map(|effect| match effect {
+            Effect::Health(HealthEffect::LoadFailingSessions { seq, .. }) => Some(*seq),
+            _ => None,
+        })
+        .expect("the failing sessions are read");
+    let not_kept = format!("the failing sessions {}", crate::tui::load::NOT_KEPT);
+    app.update(Action::Health(HealthResult::Sessions {
+        seq,
+        subscription_id: BROKEN.into(),
+        result: Err(Failure::new(not_kept.clone())),
+    }));
+    assert_eq!(app.panes.health.board.error(), None, "the board stands");
+    assert_eq!(
+        app.panes.health.sessions_error.as_deref(),
+        Some(not_kept.as_str()),
+        "said in their view, not 'loading' for ever"
+    );
+    // A read that works clears it; opening another subscription's starts
+    // without it.
+    let effects = app.update(key('r'));
+    answer_sessions(&mut app, &effects, &["call_a"]);
+    assert_eq!(app.panes.health.sessions_error, None);
+    assert_eq!(app.panes.health.sessions().len(), 1);
+}
+
 #[test]
 fn no_store_is_shown_in_the_pane_and_is_no_platform_error() {
     let mut app = app(false);
@@ -425,7 +493,10 @@ fn the_selection_stays_on_its_session_while_newer_failures_arrive() {
     );
 }
 
-fn incident(id: &str, state: earshot_core::history::incidents::IncidentState) -> Incident {
+pub(super) fn incident(
+    id: &str,
+    state: earshot_core::history::incidents::IncidentState,
+) -> Incident {
     Incident {
         id: id.into(),
         subscription_id: BROKEN.into(),

@@ -6,6 +6,7 @@ pub(crate) mod deliveries;
 pub(crate) mod events;
 pub(crate) mod health;
 pub(crate) mod inbox;
+pub(crate) mod incidents_order;
 pub(crate) mod jobs;
 pub(crate) mod probe;
 pub(crate) mod signatures;
