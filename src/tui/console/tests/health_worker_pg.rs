@@ -113,7 +113,18 @@ async fn incidents(client: &Client, store: StoreAt) -> Vec<Incident> {
         all: true,
     };
     match run(client, store, effect).await.as_slice() {
-        [HealthResult::Incidents { result, .. }] => result.clone().expect("the incidents read"),
+        // An incident's id is made from the first failure the sweep that
+        // opened it met, and the two sweeps meet the sessions in their
+        // own order: ids are each store's own, the rest must agree.
+        [HealthResult::Incidents { result, .. }] => result
+            .clone()
+            .expect("the incidents read")
+            .into_iter()
+            .map(|incident| Incident {
+                id: String::new(),
+                ..incident
+            })
+            .collect(),
         other => panic!("not the incidents: {other:?}"),
     }
 }
