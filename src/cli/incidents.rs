@@ -89,19 +89,7 @@ pub(crate) async fn run(
         Ok(reader) => reader,
         Err(refusal) => return Ok(refusal.say("incidents")),
     };
-    let reader: StoreReader = match reader {
-        StoreReader::Sqlite(store) => {
-            let (store, _) = args
-                .sweep
-                .sweep_first(&args.connection, global, store)
-                .await?;
-            store.into()
-        }
-        StoreReader::Postgres(store) => {
-            super::health::sweep_postgres(&args.sweep, &args.connection, global, &store).await?;
-            store.into()
-        }
-    };
+    let reader = read_store::sweep_first(&args.sweep, &args.connection, global, reader).await?;
     if let Some(id) = &args.id {
         return show(&reader, id, args.ascii, args.json).await;
     }

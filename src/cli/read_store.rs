@@ -111,9 +111,10 @@ pub(crate) async fn open(
     })
 }
 
-/// The sweep a history command runs first, on the backend that has one:
-/// on SQLite as [`SweepArgs::sweep_first`]; on PostgreSQL it does not run
-/// yet, which is said on stderr unless `--no-sweep` asked for none.
+/// The sweep a history command runs first, on either backend (as
+/// [`SweepArgs::sweep_first`] on a file, [`super::health::sweep_postgres`]
+/// on a database), unless `--no-sweep`; a sweep that stopped early is said
+/// on stderr and what it fetched kept.
 pub(crate) async fn sweep_first(
     sweep: &SweepArgs,
     connection: &Connection,
@@ -123,12 +124,7 @@ pub(crate) async fn sweep_first(
     Ok(match reader {
         StoreReader::Sqlite(store) => sweep.sweep_first(connection, global, store).await?.0.into(),
         StoreReader::Postgres(store) => {
-            if !sweep.no_sweep {
-                eprintln!(
-                    "earshot: the sweep does not run on a PostgreSQL store yet; \
-                     listing what the store holds"
-                );
-            }
+            super::health::sweep_postgres(sweep, connection, global, &store).await?;
             store.into()
         }
     })

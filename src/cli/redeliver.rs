@@ -159,19 +159,7 @@ pub(crate) async fn run(
         Err(refusal) => return Ok(refusal.say("redeliver")),
     };
     // Swept first, as `health` sweeps each backend.
-    let reader: StoreReader = match reader {
-        StoreReader::Sqlite(store) => {
-            let (store, _) = args
-                .sweep
-                .sweep_first(&args.connection, global, store)
-                .await?;
-            store.into()
-        }
-        StoreReader::Postgres(store) => {
-            super::health::sweep_postgres(&args.sweep, &args.connection, global, &store).await?;
-            store.into()
-        }
-    };
+    let reader = read_store::sweep_first(&args.sweep, &args.connection, global, reader).await?;
     let scope = Scope {
         event_ids: args.event_ids.clone(),
         types: args.types.clone(),
