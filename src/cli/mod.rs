@@ -37,6 +37,7 @@ mod observer_args;
 mod observer_replicas;
 mod observer_secret;
 mod observer_service;
+mod observer_summary;
 mod output;
 pub(crate) mod probe;
 mod progress;
