@@ -257,11 +257,14 @@ pub struct StoredEvent {
 /// same bytes (`event_key`). Whether it was new.
 pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Result<bool> {
     let headers = serde_json::to_string(&event.headers).unwrap_or_else(|_| "[]".into());
-    let inserted = conn.execute(
-        "INSERT OR IGNORE INTO events
-             (event_id, event, session_id, occurred_ms, received_ms, delivery_id, headers, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
+    let inserted =
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO events
+                 (event_id, event, session_id, occurred_ms, received_ms, delivery_id, headers,
+                  body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?
+        .execute(params![
             event.event_id,
             event.event,
             event.session_id,
@@ -270,18 +273,17 @@ pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Resu
             event.delivery_id,
             headers,
             event.body,
-        ],
-    )? == 1;
+        ])? == 1;
     if inserted {
-        conn.execute(
+        conn.prepare_cached(
             "INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
              VALUES (?1, ?2, 'observer', ?3, ?3)
              ON CONFLICT (session_id) DO UPDATE SET
                  kind = coalesce(kind, excluded.kind),
                  last_event_ms = max(coalesce(last_event_ms, 0), excluded.last_event_ms),
                  unsettled = 1",
-            params![event.session_id, event.kind, event.received_ms],
-        )?;
+        )?
+        .execute(params![event.session_id, event.kind, event.received_ms])?;
         outcomes::observed(
             conn,
             &event.event_id,
