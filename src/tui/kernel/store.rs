@@ -7,7 +7,9 @@
 //! [`board_reads`], [`give_up_text`]; a subscription's failing sessions,
 //! [`failing_sessions`]; the incidents and their acknowledgement,
 //! [`incidents_since`], [`acknowledge`]; recording a change the console
-//! made, [`note_change`], the newest change, [`newest_change`], and the
+//! made, [`note_change`], the newest change, [`newest_change`], a
+//! session's stored events for the Deliveries pane's session block,
+//! [`session_stored`], and the
 //! incidents a subscription's end resolves, [`end_subscription`]; recover's
 //! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
 //! `if postgres`. Each task opens a file for its own work (SQLite
@@ -19,6 +21,7 @@
 use std::path::PathBuf;
 
 use super::Failure;
+use earshot_core::api::types::agents::DeliveryRecord;
 use earshot_core::history::event_list::{self, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
@@ -26,6 +29,7 @@ use earshot_core::history::recover;
 use earshot_core::history::report;
 use earshot_core::history::report_postgres::board_postgres;
 use earshot_core::store::deliveries::{self, FailingSession};
+use earshot_core::store::events::{self, StoredEvent};
 use earshot_core::store::incidents::SubscriptionEnd;
 use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::mark::StoreMark;
@@ -388,6 +392,32 @@ pub(crate) async fn failing_sessions(
             deliveries::failing_sessions_postgres(&store, &subscription_id, since_ms, limit)
                 .await
                 .map_err(failure)
+        }
+    }
+}
+
+/// The events the observer stored of `session_id`, oldest first, and
+/// the attempts the sweep stored of it, from either backend: a file
+/// (`session_view::stored`) on the blocking pool; PostgreSQL's events
+/// table (`events::for_session_postgres`), where the sweep stores no
+/// attempts (the pane lists them from the platform).
+pub(crate) async fn session_stored(
+    store: StorePath,
+    session_id: String,
+) -> Result<(Vec<StoredEvent>, Vec<DeliveryRecord>), Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                earshot_core::history::session_view::stored(store, &session_id)
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => {
+            let stored = events::for_session_postgres(&store, &session_id)
+                .await
+                .map_err(failure)?;
+            Ok((stored, Vec::new()))
         }
     }
 }

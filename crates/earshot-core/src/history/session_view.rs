@@ -35,6 +35,11 @@ pub struct SessionView {
     pub record: Option<SessionRecord>,
     /// The stored events, oldest first.
     pub events: Vec<EventTime>,
+    /// Why the store's events of the session are not known (the read
+    /// failed, or there is no store): then `events` is empty because
+    /// nothing was read, not because the observer saw none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events_unknown: Option<String>,
     /// The record's `artifacts` entries, as returned.
     pub artifacts: Vec<Value>,
     /// Why `artifacts` is empty (spec terms), when it is.
@@ -92,6 +97,7 @@ impl std::fmt::Debug for SessionView {
             .field("status", &self.status)
             .field("record", &self.record.as_ref().map(|_| "(fetched)"))
             .field("events", &self.events)
+            .field("events_unknown", &self.events_unknown)
             .field("artifacts", &self.artifacts.len())
             .field("artifacts_note", &self.artifacts_note)
             .field("links", &self.links)
@@ -370,6 +376,7 @@ pub fn build(
                 })
             })
             .collect(),
+        events_unknown: None,
         artifacts,
         artifacts_note,
         links,

@@ -18,6 +18,7 @@ mod probe_worker;
 mod readme;
 mod screens;
 mod session_worker;
+mod session_worker_pg;
 mod sigs_worker;
 mod subs_change_watch;
 mod support;

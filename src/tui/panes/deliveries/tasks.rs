@@ -5,7 +5,7 @@
 //! prompt offers. A load is "latest wins": a newer one aborts it.
 
 use super::DeliveriesResult;
-use crate::tui::kernel::store::{StorePath, give_up_text, with_store};
+use crate::tui::kernel::store::{StorePath, give_up_text, session_stored, with_store};
 use crate::tui::kernel::{Failure, PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
 use earshot_core::history::session_view::{self, SessionView};
@@ -77,7 +77,8 @@ impl PaneEffect<DeliveriesResult> for DeliveriesEffect {
 }
 
 /// The session block: the record from the platform, the events and
-/// attempts from the store (none when there is no store).
+/// attempts from either backend's store; where they cannot be read (no
+/// store, a failed read) the events are unknown, with why, never none.
 async fn session_block(
     client: &Client,
     path: StorePath,
@@ -87,17 +88,20 @@ async fn session_block(
         .get_session(&id)
         .await
         .map_err(|error| Failure::from_api(&error))?;
-    let key = id.clone();
-    let (stored_events, stored_deliveries) = with_store(path, move |store| {
-        session_view::stored(store, &key).map_err(|error| error.to_string())
-    })
-    .await
-    .unwrap_or_default();
-    Ok(Box::new(session_view::build(
+    let (stored, unknown) = match session_stored(path, id.clone()).await {
+        Ok(stored) => (stored, None),
+        Err(failure) => {
+            tracing::debug!(error = %failure.message, "the session's events not read");
+            ((Vec::new(), Vec::new()), Some(failure.message))
+        }
+    };
+    let mut view = session_view::build(
         &id,
         Some(record),
-        &stored_events,
-        &stored_deliveries,
+        &stored.0,
+        &stored.1,
         chrono::Utc::now(),
-    )))
+    );
+    view.events_unknown = unknown;
+    Ok(Box::new(view))
 }

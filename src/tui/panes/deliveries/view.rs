@@ -92,7 +92,12 @@ pub(crate) fn session_lines(pane: &DeliveriesPane, theme: &Theme) -> Vec<Line<'s
     }
     lines.push(Line::from(head));
     let mut events = vec![Span::styled("events     ", muted)];
-    if view.events.is_empty() {
+    if let Some(why) = &view.events_unknown {
+        events.push(Span::styled(
+            format!("unknown: not read from the store ({why})"),
+            theme.style(Role::Warn),
+        ));
+    } else if view.events.is_empty() {
         events.push(Span::styled("none stored (the observer saw none)", muted));
     }
     for (index, event) in view.events.iter().enumerate() {
