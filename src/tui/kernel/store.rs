@@ -399,8 +399,8 @@ pub(crate) async fn failing_sessions(
 /// The events the observer stored of `session_id`, oldest first, and
 /// the attempts the sweep stored of it, from either backend: a file
 /// (`session_view::stored`) on the blocking pool; PostgreSQL's events
-/// table (`events::for_session_postgres`), where the sweep stores no
-/// attempts (the pane lists them from the platform).
+/// table (`events::for_session_postgres`), its attempts not read (the
+/// pane lists the platform's, and draws no stored ones).
 pub(crate) async fn session_stored(
     store: StorePath,
     session_id: String,
