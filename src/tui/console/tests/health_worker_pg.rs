@@ -14,12 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-
-use super::support::{Observed, Receiver, SECRET, eventually, observe, start};
-use crate::tui::console::action::Action;
+use super::support::{Observed, Receiver, SECRET, eventually, health_results, observe, start};
 use crate::tui::kernel::store::StoreAt;
-use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
 use earshot_core::api::Client;
@@ -33,34 +29,12 @@ use earshot_core::store::timeline::Timeline;
 use earshot_testkit::Reply;
 use earshot_testkit::postgres::PgCluster;
 
-/// The Health pane's `effect` run on `store` as the console's worker runs
-/// it: every result it reports, in order.
-async fn run(client: &Client, store: StoreAt, effect: HealthEffect) -> Vec<HealthResult> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let input = TaskInput {
-        client: client.clone(),
-        store: Ok(store),
-        account_left: Default::default(),
-    };
-    effect
-        .run(
-            input,
-            Report::new(move |result| tx.send(Action::Health(result)).is_ok()),
-        )
-        .await;
-    let mut results = Vec::new();
-    while let Ok(action) = rx.try_recv() {
-        match action {
-            Action::Health(result) => results.push(result),
-            other => panic!("not the Health pane's: {other:?}"),
-        }
-    }
-    results
-}
-
 /// The pane's sweep of `store`: the sessions it swept.
 async fn swept(client: &Client, store: StoreAt) -> usize {
-    match run(client, store, HealthEffect::Sweep).await.as_slice() {
+    match health_results(client, store, HealthEffect::Sweep)
+        .await
+        .as_slice()
+    {
         [HealthResult::Swept(Ok(report))] => {
             assert_eq!(report.stopped, None, "{report:?}");
             report.sessions_swept
@@ -76,7 +50,7 @@ async fn loaded(client: &Client, store: StoreAt) -> (Board, Timeline, String) {
         seq: 3,
         since_ms: 0,
     };
-    match run(client, store, load).await.as_slice() {
+    match health_results(client, store, load).await.as_slice() {
         [
             HealthResult::Loaded {
                 seq: 3,
@@ -99,7 +73,7 @@ async fn failing(client: &Client, store: StoreAt, subscription_id: &str) -> Vec<
         subscription_id: subscription_id.to_owned(),
         since_ms: 0,
     };
-    match run(client, store, effect).await.as_slice() {
+    match health_results(client, store, effect).await.as_slice() {
         [HealthResult::Sessions { result, .. }] => result.clone().expect("the sessions read"),
         other => panic!("not the failing sessions: {other:?}"),
     }
@@ -112,7 +86,7 @@ async fn incidents(client: &Client, store: StoreAt) -> Vec<Incident> {
         since_ms: 0,
         all: true,
     };
-    match run(client, store, effect).await.as_slice() {
+    match health_results(client, store, effect).await.as_slice() {
         // An incident's id is made from the first failure the sweep that
         // opened it met, and the two sweeps meet the sessions in their
         // own order: ids are each store's own, the rest must agree.
@@ -240,7 +214,10 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
             subscription_id: given_up.id.clone(),
             since_ms: 0,
         };
-        match run(&client, store.clone(), plan).await.as_slice() {
+        match health_results(&client, store.clone(), plan)
+            .await
+            .as_slice()
+        {
             [
                 HealthResult::Planned {
                     result: Ok(preview),
@@ -258,7 +235,7 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
             secret: SecretString::new(SECRET),
             stop: Default::default(),
         };
-        match run(&client, store.clone(), recover).await.last() {
+        match health_results(&client, store.clone(), recover).await.last() {
             Some(HealthResult::Recovered(Ok(summary))) => assert!(
                 summary.starts_with("4 of 4 delivered"),
                 "{store}: {summary}"

@@ -6,12 +6,8 @@
 //! console lists it open, the first acknowledges it, and the second's next
 //! read (what its next refresh runs) shows who and when, with the note.
 
-use tokio::sync::mpsc;
-
-use super::support::{Receiver, SECRET, eventually, observe, start};
-use crate::tui::console::action::Action;
+use super::support::{Receiver, SECRET, eventually, health_results, observe, start};
 use crate::tui::kernel::store::StoreAt;
-use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
 use earshot_core::api::Client;
@@ -24,26 +20,10 @@ use earshot_testkit::postgres::PgCluster;
 /// The Health pane's `effect` run on `store` as the console's worker runs
 /// it: the last result it reports.
 async fn run_effect(client: &Client, store: &PgStore, effect: HealthEffect) -> HealthResult {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let input = TaskInput {
-        client: client.clone(),
-        store: Ok(StoreAt::Postgres(store.clone())),
-        account_left: Default::default(),
-    };
-    effect
-        .run(
-            input,
-            Report::new(move |result| tx.send(Action::Health(result)).is_ok()),
-        )
-        .await;
-    let mut last = None;
-    while let Ok(action) = rx.try_recv() {
-        match action {
-            Action::Health(result) => last = Some(result),
-            other => panic!("not the Health pane's: {other:?}"),
-        }
-    }
-    last.expect("the task answers")
+    health_results(client, StoreAt::Postgres(store.clone()), effect)
+        .await
+        .pop()
+        .expect("the task answers")
 }
 
 /// The incidents a console's incidents view reads (open and acknowledged).

@@ -1,7 +1,8 @@
 //! What the console's tests share: the workspace's test kit
 //! (`earshot-testkit`: an emulator with a client, receivers, WAV, a config
 //! with two profiles, waiting for a condition), and here the observer
-//! in-process and a clipboard that keeps nothing.
+//! in-process, the Health pane's effects run as the worker runs them, and
+//! a clipboard that keeps nothing.
 
 use std::path::PathBuf;
 
@@ -78,4 +79,35 @@ impl Clipboard for NoClipboard {
     fn copy(&mut self, _text: &str) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// The Health pane's `effect` run on `store` as the console's worker runs
+/// it: every result it reports, in order.
+pub(crate) async fn health_results(
+    client: &earshot_core::api::Client,
+    store: crate::tui::kernel::store::StoreAt,
+    effect: crate::tui::panes::health::tasks::HealthEffect,
+) -> Vec<crate::tui::panes::health::HealthResult> {
+    use crate::tui::console::action::Action;
+    use crate::tui::kernel::{PaneEffect, Report, TaskInput};
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let input = TaskInput {
+        client: client.clone(),
+        store: Ok(store),
+        account_left: Default::default(),
+    };
+    effect
+        .run(
+            input,
+            Report::new(move |result| tx.send(Action::Health(result)).is_ok()),
+        )
+        .await;
+    let mut results = Vec::new();
+    while let Ok(action) = rx.try_recv() {
+        match action {
+            Action::Health(result) => results.push(result),
+            other => panic!("not the Health pane's: {other:?}"),
+        }
+    }
+    results
 }
