@@ -244,16 +244,29 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
         }
         assert_eq!(down.count(), sent_before + 4, "{store}");
     }
-    // Each store recorded its recover change at its own moment.
+    // Each store recorded its recover change, and the recovered events'
+    // success, at its own moment (a second apart across a boundary).
     let untimed = |board: Board| {
         let mut rows = board.subscriptions;
-        for change in rows.iter_mut().filter_map(|row| row.latest_change.as_mut()) {
-            (change.at, change.at_ms) = (String::new(), 0);
+        for row in &mut rows {
+            if let Some(change) = row.latest_change.as_mut() {
+                (change.at, change.at_ms) = (String::new(), 0);
+            }
+            if row.events.recovered > 0 {
+                row.last_success_at = None;
+            }
         }
         rows
     };
     let (pg_board, _, _) = loaded(&client, pg).await;
     let (file_board, _, _) = loaded(&client, file).await;
+    for board in [&pg_board, &file_board] {
+        let row = board.subscriptions.iter().find(|row| row.id == given_up.id);
+        assert!(
+            row.is_some_and(|row| row.last_success_at.is_some()),
+            "a recovery is a success: {row:?}"
+        );
+    }
     let pg_rows = untimed(pg_board.clone());
     assert_eq!(pg_rows, untimed(file_board), "PostgreSQL, then the file");
     let change = pg_rows
