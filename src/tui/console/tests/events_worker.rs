@@ -9,10 +9,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::support::{Observed, Receiver, SECRET, eventually, start};
-use crate::tui::console::action::Action;
+use super::support::{Observed, Receiver, SECRET, eventually, pane_results, start};
 use crate::tui::kernel::store::StoreAt;
-use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::events::EventsResult;
 use crate::tui::panes::events::freshness::{ListMark, with_newer};
 use crate::tui::panes::events::tasks::EventsEffect;
@@ -23,7 +21,6 @@ use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::sweep::sweep;
 use earshot_core::store::{AsyncStore, Store, events};
 use earshot_testkit::Reply;
-use tokio::sync::mpsc;
 
 /// What one list read of the pane answers.
 #[derive(Debug)]
@@ -43,22 +40,11 @@ pub(super) async fn run_effect(
     store: StoreAt,
     effect: EventsEffect,
 ) -> EventsResult {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let input = TaskInput {
-        client: client.clone(),
-        store: Ok(store),
-        account_left: Default::default(),
-    };
-    effect
-        .run(
-            input,
-            Report::new(move |result| tx.send(Action::Events(result)).is_ok()),
-        )
-        .await;
-    match rx.recv().await.expect("the task answers") {
-        Action::Events(result) => result,
-        other => panic!("not the Events pane's: {other:?}"),
-    }
+    pane_results(client, store, effect)
+        .await
+        .into_iter()
+        .next()
+        .expect("the task answers")
 }
 
 async fn read(client: &Client, db: &Path, known: Option<ListMark>) -> Read {

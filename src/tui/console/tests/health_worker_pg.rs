@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::support::{Observed, Receiver, SECRET, eventually, health_results, observe, start};
+use super::support::{Observed, Receiver, SECRET, eventually, observe, pane_results, start};
 use crate::tui::kernel::store::StoreAt;
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
@@ -31,7 +31,7 @@ use earshot_testkit::postgres::PgCluster;
 
 /// The pane's sweep of `store`: the sessions it swept.
 async fn swept(client: &Client, store: StoreAt) -> usize {
-    match health_results(client, store, HealthEffect::Sweep)
+    match pane_results(client, store, HealthEffect::Sweep)
         .await
         .as_slice()
     {
@@ -50,7 +50,7 @@ async fn loaded(client: &Client, store: StoreAt) -> (Board, Timeline, String) {
         seq: 3,
         since_ms: 0,
     };
-    match health_results(client, store, load).await.as_slice() {
+    match pane_results(client, store, load).await.as_slice() {
         [
             HealthResult::Loaded {
                 seq: 3,
@@ -73,7 +73,7 @@ async fn failing(client: &Client, store: StoreAt, subscription_id: &str) -> Vec<
         subscription_id: subscription_id.to_owned(),
         since_ms: 0,
     };
-    match health_results(client, store, effect).await.as_slice() {
+    match pane_results(client, store, effect).await.as_slice() {
         [HealthResult::Sessions { result, .. }] => result.clone().expect("the sessions read"),
         other => panic!("not the failing sessions: {other:?}"),
     }
@@ -86,7 +86,7 @@ async fn incidents(client: &Client, store: StoreAt) -> Vec<Incident> {
         since_ms: 0,
         all: true,
     };
-    match health_results(client, store, effect).await.as_slice() {
+    match pane_results(client, store, effect).await.as_slice() {
         // An incident's id is made from the first failure the sweep that
         // opened it met, and the two sweeps meet the sessions in their
         // own order: ids are each store's own, the rest must agree.
@@ -214,10 +214,7 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
             subscription_id: given_up.id.clone(),
             since_ms: 0,
         };
-        match health_results(&client, store.clone(), plan)
-            .await
-            .as_slice()
-        {
+        match pane_results(&client, store.clone(), plan).await.as_slice() {
             [
                 HealthResult::Planned {
                     result: Ok(preview),
@@ -235,7 +232,7 @@ async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file
             secret: SecretString::new(SECRET),
             stop: Default::default(),
         };
-        match health_results(&client, store.clone(), recover).await.last() {
+        match pane_results(&client, store.clone(), recover).await.last() {
             Some(HealthResult::Recovered(Ok(summary))) => assert!(
                 summary.starts_with("4 of 4 delivered"),
                 "{store}: {summary}"

@@ -6,7 +6,7 @@
 //! console lists it open, the first acknowledges it, and the second's next
 //! read (what its next refresh runs) shows who and when, with the note.
 
-use super::support::{Receiver, SECRET, eventually, health_results, observe, start};
+use super::support::{Receiver, SECRET, eventually, observe, pane_results, start};
 use crate::tui::kernel::store::StoreAt;
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
@@ -20,7 +20,7 @@ use earshot_testkit::postgres::PgCluster;
 /// The Health pane's `effect` run on `store` as the console's worker runs
 /// it: the last result it reports.
 async fn run_effect(client: &Client, store: &PgStore, effect: HealthEffect) -> HealthResult {
-    health_results(client, StoreAt::Postgres(store.clone()), effect)
+    pane_results(client, StoreAt::Postgres(store.clone()), effect)
         .await
         .pop()
         .expect("the task answers")

@@ -1,8 +1,8 @@
 //! What the console's tests share: the workspace's test kit
 //! (`earshot-testkit`: an emulator with a client, receivers, WAV, a config
 //! with two profiles, waiting for a condition), and here the observer
-//! in-process, the Health pane's effects run as the worker runs them, and
-//! a clipboard that keeps nothing.
+//! in-process, a pane's effect run as the worker runs it, and a clipboard
+//! that keeps nothing.
 
 use std::path::PathBuf;
 
@@ -81,15 +81,14 @@ impl Clipboard for NoClipboard {
     }
 }
 
-/// The Health pane's `effect` run on `store` as the console's worker runs
-/// it: every result it reports, in order.
-pub(crate) async fn health_results(
+/// A pane's `effect` run on `store` as the console's worker runs it:
+/// every result it reports, in order.
+pub(crate) async fn pane_results<R: Send + 'static>(
     client: &earshot_core::api::Client,
     store: crate::tui::kernel::store::StoreAt,
-    effect: crate::tui::panes::health::tasks::HealthEffect,
-) -> Vec<crate::tui::panes::health::HealthResult> {
-    use crate::tui::console::action::Action;
-    use crate::tui::kernel::{PaneEffect, Report, TaskInput};
+    effect: impl crate::tui::kernel::PaneEffect<R>,
+) -> Vec<R> {
+    use crate::tui::kernel::{Report, TaskInput};
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let input = TaskInput {
         client: client.clone(),
@@ -97,17 +96,11 @@ pub(crate) async fn health_results(
         account_left: Default::default(),
     };
     effect
-        .run(
-            input,
-            Report::new(move |result| tx.send(Action::Health(result)).is_ok()),
-        )
+        .run(input, Report::new(move |result| tx.send(result).is_ok()))
         .await;
     let mut results = Vec::new();
-    while let Ok(action) = rx.try_recv() {
-        match action {
-            Action::Health(result) => results.push(result),
-            other => panic!("not the Health pane's: {other:?}"),
-        }
+    while let Ok(result) = rx.try_recv() {
+        results.push(result);
     }
     results
 }
