@@ -5,22 +5,15 @@
 //! the status, the event times, each link's countdown (redacted) and the
 //! caller's number masked.
 
-use crate::tui::kernel::Handover;
 use std::time::Duration;
 
-use super::support::{NoClipboard, Observed, SECRET, eventually, start_at};
-use crate::tui::console::action::Action;
-use crate::tui::console::app::App;
+use super::support::{Observed, SECRET, eventually, open_in_deliveries, start_at};
 use crate::tui::console::view;
-use crate::tui::console::worker::Worker;
-use crate::tui::kernel::ConsoleConfig;
-use crate::tui::panes::deliveries::DeliveriesResult;
 use crate::tui::theme::Theme;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::store::{Store, events};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tokio::sync::mpsc;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_session_opened_from_health_shows_its_record_links_and_masked_number() {
@@ -41,27 +34,7 @@ async fn a_failing_session_opened_from_health_shows_its_record_links_and_masked_
     })
     .await;
 
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker = Worker::new(harness.client.clone(), tx, Box::new(NoClipboard))
-        .with_store(Ok(db.clone().into()));
-    let mut app = App::new(ConsoleConfig::default());
-    let effects = app.update(Action::Handover(Handover::OpenInDeliveries(
-        call_id.clone(),
-    )));
-    worker.start_all(effects);
-    tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let action = rx.recv().await.expect("the worker is alive");
-            let done = matches!(action, Action::Deliveries(DeliveriesResult::Session { .. }));
-            let effects = app.update(action);
-            worker.start_all(effects);
-            if done {
-                break;
-            }
-        }
-    })
-    .await
-    .expect("the session view arrives within 30 s");
+    let app = open_in_deliveries(&harness.client, db.clone().into(), &call_id).await;
 
     let session = app
         .panes

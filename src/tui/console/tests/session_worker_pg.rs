@@ -7,14 +7,10 @@
 
 use std::time::Duration;
 
-use super::support::{SECRET, eventually, observe, start};
-use crate::tui::console::action::Action;
+use super::support::{SECRET, eventually, observe, open_in_deliveries, start};
 use crate::tui::console::app::App;
 use crate::tui::console::view;
-use crate::tui::console::worker::Worker;
 use crate::tui::kernel::store::StoreAt;
-use crate::tui::kernel::{ConsoleConfig, Handover};
-use crate::tui::panes::deliveries::DeliveriesResult;
 use crate::tui::theme::Theme;
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::store::events;
@@ -23,34 +19,11 @@ use earshot_testkit::Harness;
 use earshot_testkit::postgres::PgCluster;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use tokio::sync::mpsc;
 
 /// Opens `id` in the Deliveries pane with the console on `store`, runs
 /// the worker until the session block arrives; the app and its screen.
 async fn open_session(harness: &Harness, store: &PgStore, id: &str) -> (App, String) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut worker = Worker::new(
-        harness.client.clone(),
-        tx,
-        Box::new(super::support::NoClipboard),
-    )
-    .with_store(Ok(StoreAt::Postgres(store.clone())));
-    let mut app = App::new(ConsoleConfig::default());
-    let effects = app.update(Action::Handover(Handover::OpenInDeliveries(id.into())));
-    worker.start_all(effects);
-    tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let action = rx.recv().await.expect("the worker is alive");
-            let done = matches!(action, Action::Deliveries(DeliveriesResult::Session { .. }));
-            let effects = app.update(action);
-            worker.start_all(effects);
-            if done {
-                break;
-            }
-        }
-    })
-    .await
-    .expect("the session block arrives within 30 s");
+    let app = open_in_deliveries(&harness.client, StoreAt::Postgres(store.clone()), id).await;
     let mut terminal = Terminal::new(TestBackend::new(160, 40)).unwrap();
     let theme = Theme::fallback();
     terminal

@@ -1,8 +1,8 @@
 //! What the console's tests share: the workspace's test kit
 //! (`earshot-testkit`: an emulator with a client, receivers, WAV, a config
 //! with two profiles, waiting for a condition), and here the observer
-//! in-process, a pane's effect run as the worker runs it, and a clipboard
-//! that keeps nothing.
+//! in-process, a pane's effect run as the worker runs it, a session
+//! opened in the Deliveries pane, and a clipboard that keeps nothing.
 
 use std::path::PathBuf;
 
@@ -103,4 +103,38 @@ pub(crate) async fn pane_results<R: Send + 'static>(
         results.push(result);
     }
     results
+}
+
+/// Opens session `id` in the Deliveries pane (the handover other panes
+/// make) with the console on `store`, and runs the worker until the
+/// session block arrives (within 30 s): the app then.
+pub(crate) async fn open_in_deliveries(
+    client: &earshot_core::api::Client,
+    store: crate::tui::kernel::store::StoreAt,
+    id: &str,
+) -> crate::tui::console::app::App {
+    use crate::tui::console::action::Action;
+    use crate::tui::console::app::App;
+    use crate::tui::console::worker::Worker;
+    use crate::tui::kernel::{ConsoleConfig, Handover};
+    use crate::tui::panes::deliveries::DeliveriesResult;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut worker = Worker::new(client.clone(), tx, Box::new(NoClipboard)).with_store(Ok(store));
+    let mut app = App::new(ConsoleConfig::default());
+    let effects = app.update(Action::Handover(Handover::OpenInDeliveries(id.into())));
+    worker.start_all(effects);
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        loop {
+            let action = rx.recv().await.expect("the worker is alive");
+            let done = matches!(action, Action::Deliveries(DeliveriesResult::Session { .. }));
+            let effects = app.update(action);
+            worker.start_all(effects);
+            if done {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the session block arrives within 30 s");
+    app
 }
