@@ -12,9 +12,9 @@
 //! [`session_stored`], and the
 //! incidents a subscription's end resolves, [`end_subscription`]; recover's
 //! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
-//! `if postgres`. Each task opens a file for its own work (SQLite
-//! connections are cheap; WAL lets them run beside a `listen` that
-//! writes). What a PostgreSQL store is not read for yet (an event's
+//! `if postgres`. A task's read of a file runs on one of the console's
+//! kept connections ([`with_store`]; WAL lets them read beside a `listen`
+//! that writes); recover and the sweep open their own. What a PostgreSQL store is not read for yet (an event's
 //! outcomes and attempts, Pulse, the Events pane's re-send) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
@@ -31,6 +31,7 @@ use earshot_core::history::report_postgres::board_postgres;
 use earshot_core::store::deliveries::{self, FailingSession};
 use earshot_core::store::events::{self, StoredEvent};
 use earshot_core::store::incidents::SubscriptionEnd;
+use earshot_core::store::kept::KeptConnections;
 use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::mark::StoreMark;
 use earshot_core::store::postgres::PgStore;
@@ -101,17 +102,30 @@ pub(crate) fn failure(error: impl std::fmt::Display) -> Failure {
     Failure::new(error.to_string())
 }
 
-/// Opens the store and runs `work` with it ([`AsyncStore::run`]).
+/// The console's idle connections to its store file: the panes read it
+/// every few seconds, each read on a kept connection rather than a new one
+/// ([`KeptConnections`]). Four covers the panes that read at once.
+static KEPT: KeptConnections = KeptConnections::new(4);
+
+/// Runs `work` with a connection to the store file on the blocking pool:
+/// a kept one ([`KEPT`]), handed back when `work` succeeded (one that met
+/// an error is closed). A PostgreSQL store is [`NOT_ON_POSTGRES`].
 pub(crate) async fn with_store<T: Send + 'static>(
     path: StorePath,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
 ) -> Result<T, Failure> {
-    let store = open(path).await?;
-    store
-        .run(move |store| Ok::<_, StoreError>(work(store)))
-        .await
-        .map_err(failure)?
-        .map_err(Failure::new)
+    let path = match path.map_err(Failure::new)? {
+        StoreAt::File(path) => path,
+        StoreAt::Postgres(_) => return Err(Failure::new(NOT_ON_POSTGRES)),
+    };
+    tokio::task::spawn_blocking(move || {
+        let mut store = KEPT.take(&path).map_err(failure)?;
+        let done = work(&mut store).map_err(Failure::new)?;
+        KEPT.give_back(store);
+        Ok(done)
+    })
+    .await
+    .map_err(|error| failure(StoreError::Task(error.to_string())))?
 }
 
 /// Opens the store file (on the blocking pool, as every call on it); a
