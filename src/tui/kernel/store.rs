@@ -14,7 +14,7 @@
 //! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
 //! `if postgres`. A task's read of a file runs on one of the console's
 //! kept connections ([`with_store`]; WAL lets them read beside a `listen`
-//! that writes); recover and the sweep open their own. What a PostgreSQL store is not read for yet (an event's
+//! that writes), as does the sweep; recover opens its own. What a PostgreSQL store is not read for yet (an event's
 //! outcomes and attempts, Pulse, the Events pane's re-send) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
@@ -109,7 +109,8 @@ static KEPT: KeptConnections = KeptConnections::new(4);
 
 /// Runs `work` with a connection to the store file on the blocking pool:
 /// a kept one ([`KEPT`]), handed back when `work` succeeded (one that met
-/// an error is closed). A PostgreSQL store is [`NOT_ON_POSTGRES`].
+/// an error is closed; so for the console's sweep, which runs every 5 s).
+/// A PostgreSQL store is [`NOT_ON_POSTGRES`].
 pub(crate) async fn with_store<T: Send + 'static>(
     path: StorePath,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
@@ -360,10 +361,21 @@ pub(crate) async fn sweep(
     use earshot_core::history::sweep::sweep;
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            let store = AsyncStore::open(path).await.map_err(failure)?;
-            sweep(client, &store, CONSOLE_SWEEP_BUDGET)
+            let store = tokio::task::spawn_blocking(move || KEPT.take(&path))
                 .await
-                .map_err(failure)
+                .map_err(|error| failure(StoreError::Task(error.to_string())))?
+                .map_err(failure)?;
+            let store = AsyncStore::new(store);
+            let swept = sweep(client, &store, CONSOLE_SWEEP_BUDGET)
+                .await
+                .map_err(failure)?;
+            // Every call has returned: the connection is this task's again.
+            // (Handed back off the runtime: closing one past the limit
+            // may checkpoint.)
+            if let Ok(store) = store.into_inner() {
+                tokio::task::spawn_blocking(move || KEPT.give_back(store));
+            }
+            Ok(swept)
         }
         StoreAt::Postgres(store) => sweep(client, &store, CONSOLE_SWEEP_BUDGET)
             .await
