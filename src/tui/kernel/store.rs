@@ -2,7 +2,8 @@
 //! ([`StorePath`]: a file, or a PostgreSQL store's pool), opening a file
 //! ([`open`], [`with_store`]) as an [`AsyncStore`] (every call on the
 //! blocking pool, never on the render path), what the panes read and
-//! write on either backend (the live event list, [`live_events`]; the
+//! write on either backend (the live event list, [`live_events`]; one
+//! event in full for the Events pane's detail, [`event_detail`]; the
 //! Health board with its trend and the platform's give-up,
 //! [`board_reads`], [`give_up_text`]; a subscription's failing sessions,
 //! [`failing_sessions`]; the incidents and their acknowledgement,
@@ -14,15 +15,15 @@
 //! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
 //! `if postgres`. Each task opens a file for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
-//! writes). What a PostgreSQL store is not read for yet (an event's
-//! outcomes and attempts, Pulse, the Events pane's re-send) fails in one line,
+//! writes). What a PostgreSQL store is not read for yet (Pulse, the
+//! Events pane's re-send) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
 
 use super::Failure;
 use earshot_core::api::types::agents::DeliveryRecord;
-use earshot_core::history::event_list::{self, EventRow};
+use earshot_core::history::event_list::{self, EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
 use earshot_core::history::recover;
@@ -147,6 +148,29 @@ pub(crate) async fn live_events(
                 .await
                 .map_err(failure)
         }
+    }
+}
+
+/// One event in full (`history::event_list::detail` or
+/// `detail_postgres`), or `None` when the store does not hold it. A file
+/// is read on the blocking pool.
+pub(crate) async fn event_detail(
+    store: StorePath,
+    event_id: String,
+) -> Result<Option<Box<EventDetail>>, Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                event_list::detail(store, &event_id)
+                    .map(|detail| detail.map(Box::new))
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => event_list::detail_postgres(&store, &event_id)
+            .await
+            .map(|detail| detail.map(Box::new))
+            .map_err(failure),
     }
 }
 

@@ -8,10 +8,9 @@ use super::freshness::ListMark;
 use super::{EventsResult, Resent};
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
-    StoreAt, StorePath, failure, live_events, note_change, open, with_store,
+    StoreAt, StorePath, event_detail, failure, live_events, note_change, open,
 };
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
-use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;
 use earshot_core::redact::SecretString;
@@ -112,12 +111,7 @@ impl PaneEffect<EventsResult> for EventsEffect {
                 }
             }
             EventsEffect::Detail { seq, event_id } => {
-                let result = with_store(store, move |store| {
-                    event_list::detail(store, &event_id)
-                        .map(|detail| detail.map(Box::new))
-                        .map_err(|error| error.to_string())
-                })
-                .await;
+                let result = event_detail(store, event_id).await;
                 EventsResult::Detail { seq, result }
             }
             EventsEffect::Resend {

@@ -284,7 +284,18 @@ pub(crate) fn detail_lines(
             subscriptions_count(detail)
         )),
     ];
-    if detail.subscriptions.is_empty() {
+    if let Some(why) = &detail.outcomes_unknown {
+        for (index, chunk) in wrap_words(&format!("unknown: {why}"), width)
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if index == 0 { "   " } else { "     " };
+            lines.push(Line::from(Span::styled(
+                format!("{indent}{chunk}"),
+                theme.style(Role::Warn),
+            )));
+        }
+    } else if detail.subscriptions.is_empty() {
         lines.push(Line::from(Span::styled(
             "   no subscription listens to this event type",
             muted,
@@ -340,6 +351,9 @@ fn is_observer(detail: &EventDetail, id: &str) -> bool {
 /// `3 customers and the observer`, `1 customer`: the observer's own
 /// subscription is never counted as a customer.
 fn subscriptions_count(detail: &EventDetail) -> String {
+    if detail.outcomes_unknown.is_some() {
+        return "unknown".to_owned();
+    }
     let observer = detail
         .subscriptions
         .iter()
