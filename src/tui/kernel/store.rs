@@ -16,7 +16,7 @@
 //! `if postgres`. Each task opens a file for its own work (SQLite
 //! connections are cheap; WAL lets them run beside a `listen` that
 //! writes). What a PostgreSQL store is not read for yet (Pulse, the
-//! Events pane's re-send) fails in one line,
+//! Signatures pane's refused events, the rotation checks) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
@@ -39,10 +39,11 @@ use earshot_core::store::timeline;
 use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 
 /// What a pane shows where it reads what only a store file holds so far.
-pub(crate) const NOT_ON_POSTGRES: &str = "this part of the sweep's history (an event's outcomes \
-     and attempts, its re-send, Pulse) is not read from PostgreSQL by the console yet; the \
-     Health board (1) with its trend, failing sessions, incidents (i) and recover (R), and the \
-     Events pane's list (8) are";
+pub(crate) const NOT_ON_POSTGRES: &str = "what this reads (Pulse (9), the Signatures pane's \
+     refused events and receiver check (5), the rotation dialog's check) is not read from \
+     PostgreSQL by the console yet; the Health board (1) with its trend, failing sessions, \
+     incidents (i) and recover (R), a session's stored events (3), and the Events pane (8) with \
+     an event's detail and re-send are";
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]
@@ -446,9 +447,9 @@ pub(crate) async fn session_stored(
     }
 }
 
-/// A store held open for recover, on either backend: its plan and its
-/// sweep read it, and recover's log is written through it
-/// ([`RecoverStore::log`]).
+/// A store held open for recover and the Events pane's re-send, on
+/// either backend: its plans and its sweep read it, and recover's log is
+/// written through it ([`RecoverStore::log`]).
 pub(crate) enum RecoverStore {
     File(AsyncStore),
     Postgres(PgStore),
@@ -484,6 +485,43 @@ impl RecoverStore {
         match self {
             RecoverStore::File(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
             RecoverStore::Postgres(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
+        }
+        .map_err(failure)
+    }
+
+    /// A plan to send event `event_id` alone to `subscription_id` (the
+    /// Events pane's re-send; `recover::plan_event` or
+    /// `plan_event_postgres`).
+    pub(crate) async fn plan_event(
+        &self,
+        subscription_id: String,
+        event_id: String,
+    ) -> Result<recover::Plan, Failure> {
+        match self {
+            RecoverStore::File(store) => {
+                store
+                    .run(move |store| recover::plan_event(store, &subscription_id, &event_id))
+                    .await
+            }
+            RecoverStore::Postgres(store) => {
+                recover::plan_event_postgres(store, &subscription_id, &event_id).await
+            }
+        }
+        .map_err(failure)
+    }
+
+    /// The observer's copy of event `event_id`, its exact bytes
+    /// (`recover::observed_event` or `observed_event_postgres`).
+    pub(crate) async fn observed_event(&self, event_id: String) -> Result<StoredEvent, Failure> {
+        match self {
+            RecoverStore::File(store) => {
+                store
+                    .run(move |store| recover::observed_event(store, &event_id))
+                    .await
+            }
+            RecoverStore::Postgres(store) => {
+                recover::observed_event_postgres(store, &event_id).await
+            }
         }
         .map_err(failure)
     }
