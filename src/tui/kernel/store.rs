@@ -38,12 +38,13 @@ use earshot_core::store::postgres::PgStore;
 use earshot_core::store::timeline;
 use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 
-/// What a pane shows where it reads what only a store file holds so far.
-pub(crate) const NOT_ON_POSTGRES: &str = "what this reads (Pulse (9), the Signatures pane's \
-     refused events and receiver check (5), the rotation dialog's check) is not read from \
-     PostgreSQL by the console yet; the Health board (1) with its trend, failing sessions, \
-     incidents (i) and recover (R), a session's stored events (3), and the Events pane (8) with \
-     an event's detail and re-send are";
+/// What a pane shows where it reads what only a store file holds so far
+/// (the point first: a narrow title keeps only its start).
+pub(crate) const NOT_ON_POSTGRES: &str = "this is not read from PostgreSQL by the console yet \
+     (Pulse (9), the Signatures pane's refused events and receiver check (5), the rotation \
+     dialog's check); the Health board (1) with its trend, failing sessions, incidents (i) and \
+     recover (R), a session's stored events (3), and the Events pane (8) with an event's detail \
+     and re-send are";
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]

@@ -261,6 +261,7 @@ async fn an_events_detail_reads_from_postgresql_as_from_a_file_and_unknown_befor
         page.contains("unknown: its session has not been swept"),
         "{page}"
     );
+    assert!(page.contains("per subscription (unknown;"), "{page}");
     assert!(!page.contains("no subscription"), "{page}");
 
     // Once every delivery settled, each store's own sweep: the same

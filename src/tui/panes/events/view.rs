@@ -279,10 +279,13 @@ pub(crate) fn detail_lines(
             muted,
         )),
         Line::default(),
-        heading(format!(
-            " per subscription ({}; m marks one for R re-send and s signature)",
-            subscriptions_count(detail)
-        )),
+        heading(match detail.outcomes_unknown {
+            Some(_) => " per subscription (unknown; u sends to a URL)".to_owned(),
+            None => format!(
+                " per subscription ({}; m marks one for R re-send and s signature)",
+                subscriptions_count(detail)
+            ),
+        }),
     ];
     if let Some(why) = &detail.outcomes_unknown {
         for (index, chunk) in wrap_words(&format!("unknown: {why}"), width)
@@ -351,9 +354,6 @@ fn is_observer(detail: &EventDetail, id: &str) -> bool {
 /// `3 customers and the observer`, `1 customer`: the observer's own
 /// subscription is never counted as a customer.
 fn subscriptions_count(detail: &EventDetail) -> String {
-    if detail.outcomes_unknown.is_some() {
-        return "unknown".to_owned();
-    }
     let observer = detail
         .subscriptions
         .iter()
