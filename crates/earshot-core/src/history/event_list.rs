@@ -434,17 +434,6 @@ async fn sweep_facts_postgres(
     Ok(true)
 }
 
-/// [`detail`] from either backend.
-pub async fn detail_from(
-    reader: &StoreReader,
-    event_id: &str,
-) -> Result<Option<EventDetail>, StoreError> {
-    match reader {
-        StoreReader::Sqlite(store) => detail(store, event_id),
-        StoreReader::Postgres(store) => detail_postgres(store, event_id).await,
-    }
-}
-
 impl Facts {
     /// The event's page: per subscription its outcome and the attempts
     /// that were for this event (matched within the session's chains).
