@@ -4,7 +4,8 @@
 //! rows, reports the bytes freed in SQLite's JSON shape, and a second run
 //! is a no-op; a prune while another task files events loses none of the
 //! events acked on the days it keeps; a fenced prune whose lease is not
-//! held drops nothing.
+//! held drops nothing; a day an open incident needs is kept one more
+//! period, and the sweep's tables lose their old rows by SQLite's rules.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -314,4 +315,188 @@ async fn a_fenced_prune_drops_nothing_without_the_lease() {
         count(&cluster, "fenced", "SELECT count(*) FROM earshot.events"),
         0
     );
+}
+
+/// `event(index)` of `session`, occurred and received at `at_ms`.
+fn event_of(index: usize, session: &str, at_ms: i64) -> ObservedEvent {
+    ObservedEvent {
+        session_id: session.to_owned(),
+        received_ms: at_ms,
+        ..event(index, at_ms)
+    }
+}
+
+/// SQLite's hold on PostgreSQL: a day holding an event of a session that
+/// an open incident (or an unfinished recovery) needs is kept whole for
+/// one more period, and the sweep's tables lose their old rows by SQLite's
+/// rules (attempts and outcome rows unless held, an observed event's rows
+/// with its day, recoveries, changes, resolved incidents, sessions with
+/// nothing left, counts that count nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prune_keeps_the_day_an_open_incident_needs_and_the_sweeps_old_rows_go() {
+    let (cluster, sources) = cluster_with("held");
+    let store = connect(&cluster, "held", &sources).await;
+    let now = earshot_core::store::now_ms();
+    // With `--older-than 2d`: three days back is past the cutoff but not
+    // the hold limit (four days back); five days back is past both.
+    let (three, five) = (now - 3 * DAY_MS, now - 5 * DAY_MS);
+    for (index, session, at) in [
+        (1, "ses_held", three),
+        (2, "ses_held", three + 1_000),
+        (3, "ses_free", three),
+        (4, "ses_old", five),
+        (5, "ses_old", five + 1_000),
+        (6, "ses_held", five),
+        (7, "ses_now", now),
+    ] {
+        assert!(
+            store
+                .file(&event_of(index, session, at))
+                .await
+                .expect("filed")
+        );
+    }
+    let class = "invalid signature";
+    let sql = format!(
+        "INSERT INTO earshot.event_outcomes (session_id, subscription_id, event_key, event_id,
+             event, occurred_ms, state, attempts, http_status_code, error_class,
+             first_failure_ms, last_failure_ms) VALUES
+           ('ses_held', 'sub_a', 'evt-0001', 'evt-0001', 'session.ended', {three}, 'missed',
+            3, 401, '{class}', {three}, {three}),
+           ('ses_old', 'sub_a', 'evt-0004', 'evt-0004', 'session.ended', {five}, 'delivered',
+            1, 200, '', NULL, NULL),
+           ('ses_unseen', 'sub_a', 'k-unseen', NULL, NULL, {three}, 'missed',
+            3, 500, 'server error', {three}, {three});
+         INSERT INTO earshot.incidents (id, subscription_id, http_status_code, error_class,
+             first_seen_ms, last_seen_ms, resolved_ms) VALUES
+           ('inc_open', 'sub_a', 401, '{class}', {three} - 1000, {three} + 1000, NULL),
+           ('inc_done', 'sub_a', 500, 'server error', {five}, {five} + 1000, {five} + 2000);
+         INSERT INTO earshot.deliveries (id, subscription_id, session_id, status, attempt_count,
+             http_status_code, created_ms, record) VALUES
+           ('d_held', 'sub_a', 'ses_held', 'failed', 3, 401, {three}, '{{}}'),
+           ('d_old', 'sub_a', 'ses_old', 'delivered', 1, 200, {five}, '{{}}'),
+           ('d_free', 'sub_a', 'ses_free', 'delivered', 1, 200, {three}, '{{}}');
+         INSERT INTO earshot.recoveries (subscription_id, event_id, session_id, started_ms,
+             finished_ms) VALUES
+           ('sub_a', 'evt-0001', 'ses_held', {three}, NULL),
+           ('sub_a', 'evt-0004', 'ses_old', {five}, {five} + 5);
+         INSERT INTO earshot.changes (at_ms, operator, subscription_id, action, detail) VALUES
+           ({five}, 'op', 'sub_a', 'pause', ''), ({now}, 'op', 'sub_a', 'resume', '')"
+    );
+    cluster.psql("held", &sql).expect("the sweep's rows");
+
+    let home = tempfile::tempdir().expect("temp dir");
+    let url = cluster.url("held");
+    let mut command = isolated(home.path());
+    command
+        .args([
+            "store",
+            "prune",
+            "--older-than",
+            "2d",
+            "--json",
+            "--store",
+            &url,
+        ])
+        .env("PGPASSWORD", cluster.password());
+    let output = run(&mut command).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let removed = &report["removed"];
+    for (table, expected) in [
+        ("events", 3),
+        ("deliveries", 2),
+        ("event_outcomes", 2),
+        ("recoveries", 1),
+        ("changes", 1),
+        ("incidents", 1),
+        ("sessions", 1),
+    ] {
+        assert_eq!(removed[table], expected, "{table}: {report}");
+    }
+    assert_eq!(report["held_sessions"], 1, "{report}");
+    assert_eq!(report["kept_rows"], 3, "the held day's rows: {report}");
+    let dropped: Vec<&str> = report["days_dropped"]
+        .as_array()
+        .expect("days_dropped")
+        .iter()
+        .map(|day| day["partition"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(dropped, [partition_name(five).as_str()], "{report}");
+
+    let left = |sql: &str| cluster.psql("held", sql).expect("psql");
+    assert_eq!(
+        left("SELECT string_agg(event_id, ' ' ORDER BY event_id) FROM earshot.events"),
+        "evt-0001 evt-0002 evt-0003 evt-0007"
+    );
+    assert_eq!(
+        left("SELECT string_agg(id, ' ' ORDER BY id) FROM earshot.deliveries"),
+        "d_held"
+    );
+    assert_eq!(
+        left("SELECT string_agg(event_key, ' ' ORDER BY event_key) FROM earshot.event_outcomes"),
+        "evt-0001"
+    );
+    assert_eq!(
+        left("SELECT string_agg(session_id, ' ') FROM earshot.recoveries"),
+        "ses_held"
+    );
+    assert_eq!(
+        left("SELECT string_agg(id, ' ') FROM earshot.incidents"),
+        "inc_open"
+    );
+    assert_eq!(
+        left("SELECT string_agg(action, ' ') FROM earshot.changes"),
+        "resume"
+    );
+    assert_eq!(
+        left("SELECT string_agg(session_id, ' ' ORDER BY session_id) FROM earshot.sessions"),
+        "ses_free ses_held ses_now"
+    );
+    // The counts: only the kept rows are counted, and no row counts none.
+    for (table, kept) in [
+        ("delivery_counts", 1),
+        ("delivery_counts_hourly", 1),
+        ("event_counts", 1),
+        ("event_counts_hourly", 1),
+    ] {
+        assert_eq!(
+            count(
+                &cluster,
+                "held",
+                &format!("SELECT coalesce(sum(count), 0) FROM earshot.{table}")
+            ),
+            kept,
+            "{table}"
+        );
+        assert_eq!(
+            count(
+                &cluster,
+                "held",
+                &format!("SELECT count(*) FROM earshot.{table} WHERE count <= 0")
+            ),
+            0,
+            "{table}"
+        );
+    }
+
+    // Once the held day's end is past the hold limit it goes too (a
+    // shorter period moves the limit).
+    let mut again = isolated(home.path());
+    again
+        .args([
+            "store",
+            "prune",
+            "--older-than",
+            "1d",
+            "--json",
+            "--store",
+            &url,
+        ])
+        .env("PGPASSWORD", cluster.password());
+    let output = run(&mut again).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["removed"]["events"], 3, "{report}");
+    assert_eq!(report["kept_rows"], 0, "{report}");
 }

@@ -19,6 +19,7 @@ mod filing;
 pub mod leases;
 pub mod password;
 pub mod prune;
+mod prune_rows;
 pub mod schema;
 pub mod target;
 pub mod tls;

@@ -5,11 +5,12 @@
 //! SHARE UPDATE EXCLUSIVE on `events`, which filing's ROW EXCLUSIVE does
 //! not wait for), its size read with `pg_total_relation_size`, its rows
 //! counted, and then dropped (the ACCESS EXCLUSIVE lock of the drop is on
-//! the detached table alone). A detach left pending by a run that died is
-//! finished with `DETACH … FINALIZE`; a day detached but not dropped is
-//! dropped. The unpartitioned tables lose rows in small batches:
-//! `unfiled_events` by `received_ms`, and `sessions` last active before
-//! the cutoff with no event left.
+//! the detached table alone); a day holding an event of a session an open
+//! incident or an unfinished recovery needs is kept until its end is one
+//! more period back, as SQLite keeps such a session's rows. A detach left
+//! pending by a run that died is finished with `DETACH … FINALIZE`; a day
+//! detached but not dropped is dropped. The unpartitioned tables lose rows
+//! in small batches by SQLite's rules ([`super::prune_rows`]).
 //!
 //! Two prunes never run at once on one store: the run holds a session
 //! advisory lock on a connection taken out of the pool (closed at the end,
@@ -22,6 +23,7 @@ use std::time::Instant;
 
 use tokio_postgres::Client;
 
+use super::prune_rows::{self, RowTable};
 use super::schema::{LOCK_CLASS, lock};
 use super::{PgError, PgStore, days};
 use crate::store::retention::{Period, PruneReport, Rules, Table};
@@ -42,20 +44,6 @@ JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'earshot.events'::regclass
 WHERE n.nspname = 'earshot' AND c.relkind = 'r' AND c.relname ~ '^events_[dmn][0-9]+$'
 ORDER BY c.relname";
-
-/// Deliveries `events` could not file, received before the cutoff.
-const OLD_UNFILED: &str = "
-DELETE FROM earshot.unfiled_events WHERE id IN (
-    SELECT id FROM earshot.unfiled_events WHERE received_ms < $1
-    ORDER BY received_ms LIMIT $2)";
-
-/// Sessions last active before the cutoff with no event left.
-const OLD_SESSIONS: &str = "
-DELETE FROM earshot.sessions WHERE session_id IN (
-    SELECT s.session_id FROM earshot.sessions s
-    WHERE coalesce(s.last_event_ms, s.first_seen_ms) < $1
-      AND NOT EXISTS (SELECT 1 FROM earshot.events e WHERE e.session_id = s.session_id)
-    LIMIT $2 FOR UPDATE SKIP LOCKED)";
 
 /// Whose lease a prune runs under: each day and each batch only while
 /// `holder` holds `lease`.
@@ -141,13 +129,15 @@ impl PgStore {
             },
             ..PgPruneReport::default()
         };
+        let held: i64 = client
+            .query_one(&prune_rows::held_count(), &[])
+            .await?
+            .try_get(0)?;
+        done.report.held_sessions = usize::try_from(held).unwrap_or_default();
         self.drop_days(&client, &rules, fence, stop, &mut done)
             .await?;
-        for (table, sql) in [
-            (Table::UnfiledEvents, OLD_UNFILED),
-            (Table::Sessions, OLD_SESSIONS),
-        ] {
-            self.remove_rows(table, sql, &rules, fence, stop, &mut done.report)
+        for rows in prune_rows::row_tables() {
+            self.remove_rows(&rows, &rules, fence, stop, &mut done.report)
                 .await?;
         }
         done.report.stopped = stop.load(Ordering::Relaxed);
@@ -179,9 +169,29 @@ impl PgStore {
                 self.leased(&fence.lease, &fence.holder, |_| Box::pin(async { Ok(()) }))
                     .await?;
             }
-            let detaching = Instant::now();
             // The name is one this store's own days follow (checked by
             // `old_days`): nothing from outside is spliced in.
+            if standing == Standing::Attached
+                && days::day_start(&partition)
+                    .is_some_and(|start| start.saturating_add(days::DAY_MS) > rules.hold_limit_ms)
+            {
+                let row = client
+                    .query_one(&prune_rows::day_holds(&partition), &[])
+                    .await?;
+                let (rows, held): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+                if held > 0 {
+                    done.report.kept_rows += u64::try_from(rows).unwrap_or_default();
+                    continue;
+                }
+            }
+            // A day's outcome rows go first: once the day is dropped
+            // nothing finds them but a scan (a run that dies after this
+            // finds the day again).
+            let outcomes = client
+                .execute(&prune_rows::day_outcomes(&partition), &[])
+                .await?;
+            done.report.removed.add(Table::EventOutcomes, outcomes);
+            let detaching = Instant::now();
             match standing {
                 Standing::Attached => {
                     client
@@ -228,37 +238,51 @@ impl PgStore {
         Ok(())
     }
 
-    /// Runs `sql` (a delete of at most `$2` rows older than `$1`) batch by
-    /// batch until a batch removes fewer than [`BATCH`].
+    /// Runs `rows`' delete (at most `$2` rows older than `$1`, the hold
+    /// limit `$3` where it takes one) batch by batch until a batch removes
+    /// fewer than [`BATCH`].
     async fn remove_rows(
         &self,
-        table: Table,
-        sql: &'static str,
+        rows: &RowTable,
         rules: &Rules,
         fence: Option<&Fence>,
         stop: &AtomicBool,
         report: &mut PruneReport,
     ) -> Result<(), PgError> {
-        let cutoff = rules.cutoff_ms;
+        let (cutoff, hold_limit) = (rules.cutoff_ms, rules.hold_limit_ms);
+        let sql = rows.sql.as_str();
+        let holds = rows.holds;
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
             let removed = match fence {
                 Some(fence) => {
+                    // Owned: the fenced work may borrow its transaction only.
+                    let sql = sql.to_owned();
                     self.leased(&fence.lease, &fence.holder, move |tx| {
-                        Box::pin(async move { Ok(tx.execute(sql, &[&cutoff, &BATCH]).await?) })
+                        Box::pin(async move {
+                            Ok(if holds {
+                                tx.execute(&sql, &[&cutoff, &BATCH, &hold_limit]).await?
+                            } else {
+                                tx.execute(&sql, &[&cutoff, &BATCH]).await?
+                            })
+                        })
                     })
                     .await?
                 }
                 None => {
                     let client = self.client().await?;
-                    client.execute(sql, &[&cutoff, &BATCH]).await?
+                    if holds {
+                        client.execute(sql, &[&cutoff, &BATCH, &hold_limit]).await?
+                    } else {
+                        client.execute(sql, &[&cutoff, &BATCH]).await?
+                    }
                 }
             };
             if removed > 0 {
                 report.batches += 1;
-                report.removed.add(table, removed);
+                report.removed.add(rows.table, removed);
             }
             if removed < BATCH as u64 {
                 return Ok(());
