@@ -10,7 +10,7 @@ use clap::Args;
 use super::GlobalOptions;
 use super::history_args::parse_since;
 use super::output::{Table, emit, print_json, short_id};
-use super::read_store::{self, ReadStoreArg};
+use super::read_store::ReadStoreArg;
 use super::sessions::clock;
 use earshot_core::store::changes;
 
@@ -26,13 +26,9 @@ pub(crate) struct ChangesArgs {
 }
 
 pub(crate) async fn run(args: ChangesArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
-    let place = match args.store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("changes")),
-    };
-    let store = match read_store::open(place, global).await? {
-        Ok(store) => store,
-        Err(refusal) => return Ok(refusal.say("changes")),
+    let store = match args.store.open_for("changes", global).await? {
+        Ok(reader) => reader,
+        Err(code) => return Ok(code),
     };
     let listed = changes::since_in(&store, args.since).await?;
     if args.json {

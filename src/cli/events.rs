@@ -16,7 +16,7 @@ use clap::{Args, Subcommand};
 use super::events_resend::{self, ResendArgs};
 use super::history_args::SweepArgs;
 use super::output::{Table, emit, print_json};
-use super::read_store::{self, ReadStoreArg};
+use super::read_store::{self, Place, ReadStoreArg, Refusal};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::event_list::{self, EventRow};
@@ -62,19 +62,20 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
             return Ok(ExitCode::from(2));
         }
     };
-    let place = match args.store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("events")),
+    // A filter PostgreSQL cannot answer yet is refused before anything is read.
+    let lacks = |place: &Place| {
+        place
+            .is_postgres()
+            .then(|| event_list::postgres_lacks(&query))
+            .flatten()
+            .map(|why| Refusal {
+                code: 2,
+                message: why.to_string(),
+            })
     };
-    if place.is_postgres()
-        && let Some(why) = event_list::postgres_lacks(&query)
-    {
-        eprintln!("earshot events: {why}");
-        return Ok(ExitCode::from(2));
-    }
-    let reader = match read_store::open(place, global).await? {
+    let reader = match args.store.open_checked("events", global, lacks).await? {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("events")),
+        Err(code) => return Ok(code),
     };
     let reader = read_store::sweep_first(&args.sweep, &args.connection, global, reader).await?;
     let rows = event_list::list_from(&reader, &query, args.sweep.since, args.limit).await?;

@@ -83,22 +83,22 @@ struct Read {
 }
 
 pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
-    let place = match args.store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("health")),
-    };
-    if place.is_postgres() && args.chart.chart {
-        return Ok(Refusal {
+    let chart = args.chart.chart;
+    let no_chart_there = |place: &read_store::Place| {
+        (place.is_postgres() && chart).then(|| Refusal {
             code: 2,
             message: "--chart reads the events' timeline, which a PostgreSQL store does not \
                       hold yet; run without --chart"
                 .to_owned(),
-        }
-        .say("health"));
-    }
-    let reader = match read_store::open(place, global).await? {
+        })
+    };
+    let reader = match args
+        .store
+        .open_checked("health", global, no_chart_there)
+        .await?
+    {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("health")),
+        Err(code) => return Ok(code),
     };
     let now = store::now_ms();
     let read = match reader {

@@ -81,13 +81,9 @@ pub(crate) async fn run(
     if let Some(IncidentsCommand::Ack { id, note, store }) = args.command {
         return ack(&id, note.as_deref(), &store, global).await;
     }
-    let place = match args.store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("incidents")),
-    };
-    let reader = match read_store::open(place, global).await? {
+    let reader = match args.store.open_for("incidents", global).await? {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("incidents")),
+        Err(code) => return Ok(code),
     };
     let reader = read_store::sweep_first(&args.sweep, &args.connection, global, reader).await?;
     if let Some(id) = &args.id {
@@ -117,13 +113,9 @@ async fn ack(
     store: &ReadStoreArg,
     global: &GlobalOptions,
 ) -> color_eyre::Result<ExitCode> {
-    let place = match store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("incidents ack")),
-    };
-    let reader = match read_store::open(place, global).await? {
+    let reader = match store.open_for("incidents ack", global).await? {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("incidents ack")),
+        Err(code) => return Ok(code),
     };
     match acknowledge_in(&reader, id, &operator(), note, store::now_ms()).await? {
         Acknowledged::Done(incident) => {

@@ -61,6 +61,37 @@ impl Refusal {
 }
 
 impl ReadStoreArg {
+    /// The store opened for `command`, or its exit code once the refusal
+    /// was said (`earshot COMMAND: …`): a malformed URL (exit 2), an
+    /// unreachable database (exit 1).
+    pub(crate) async fn open_for(
+        &self,
+        command: &str,
+        global: &GlobalOptions,
+    ) -> color_eyre::Result<Result<StoreReader, ExitCode>> {
+        self.open_checked(command, global, |_| None).await
+    }
+
+    /// [`ReadStoreArg::open_for`], refusing first what `check` refuses on
+    /// the store's backend, before anything is opened or done.
+    pub(crate) async fn open_checked(
+        &self,
+        command: &str,
+        global: &GlobalOptions,
+        check: impl FnOnce(&Place) -> Option<Refusal>,
+    ) -> color_eyre::Result<Result<StoreReader, ExitCode>> {
+        let place = match self.place(global)? {
+            Ok(place) => place,
+            Err(refusal) => return Ok(Err(refusal.say(command))),
+        };
+        if let Some(refusal) = check(&place) {
+            return Ok(Err(refusal.say(command)));
+        }
+        Ok(open(place, global)
+            .await?
+            .map_err(|refusal| refusal.say(command)))
+    }
+
     /// Where the store is; a malformed PostgreSQL URL is refused (exit 2).
     pub(crate) fn place(
         &self,
@@ -93,7 +124,7 @@ impl ReadStoreArg {
 /// Opens the store at `place`: a file as every command does (created if
 /// missing, modes narrowed), a database connected and migrated (exit 1
 /// when it cannot be reached).
-pub(crate) async fn open(
+async fn open(
     place: Place,
     global: &GlobalOptions,
 ) -> color_eyre::Result<Result<StoreReader, Refusal>> {

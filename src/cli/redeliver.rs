@@ -150,13 +150,9 @@ pub(crate) async fn run(
             }
         }
     };
-    let place = match args.store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("redeliver")),
-    };
-    let reader = match read_store::open(place, global).await? {
+    let reader = match args.store.open_for("redeliver", global).await? {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("redeliver")),
+        Err(code) => return Ok(code),
     };
     // Swept first, as `health` sweeps each backend.
     let reader = read_store::sweep_first(&args.sweep, &args.connection, global, reader).await?;

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::output::{emit, print_json};
 use super::progress::Progress;
-use super::read_store::{self, ReadStoreArg};
+use super::read_store::ReadStoreArg;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::artifact_download::{self, Downloaded, Timeouts};
 use earshot_core::history::session_view::{self, Link, SessionView};
@@ -52,13 +52,9 @@ pub(crate) async fn run(args: GetArgs, global: &GlobalOptions) -> color_eyre::Re
         );
         return Ok(ExitCode::from(2));
     }
-    let place = match args.store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("sessions get")),
-    };
-    let mut reader = match read_store::open(place, global).await? {
+    let mut reader = match args.store.open_for("sessions get", global).await? {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("sessions get")),
+        Err(code) => return Ok(code),
     };
     let client = args.connection.client(global)?;
     let record = match client.get_session(&args.id).await {

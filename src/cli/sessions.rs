@@ -12,7 +12,7 @@ use color_eyre::eyre::eyre;
 use super::GlobalOptions;
 use super::history_args::StoreArg;
 use super::output::{Table, emit, print_json};
-use super::read_store::{self, ReadStoreArg};
+use super::read_store::ReadStoreArg;
 use earshot_core::store::{self, sessions};
 
 #[derive(Args, Debug)]
@@ -98,13 +98,9 @@ async fn list(
     json: bool,
     global: &GlobalOptions,
 ) -> color_eyre::Result<ExitCode> {
-    let place = match store.place(global)? {
-        Ok(place) => place,
-        Err(refusal) => return Ok(refusal.say("sessions list")),
-    };
-    let reader = match read_store::open(place, global).await? {
+    let reader = match store.open_for("sessions list", global).await? {
         Ok(reader) => reader,
-        Err(refusal) => return Ok(refusal.say("sessions list")),
+        Err(code) => return Ok(code),
     };
     let known = reader.sessions(limit).await?;
     if json {
