@@ -31,6 +31,7 @@ mod observer_setup;
 mod observer_silence;
 mod postgres_copy;
 mod postgres_copy_sweep;
+mod postgres_copy_team;
 mod postgres_failover;
 mod postgres_leases;
 mod postgres_listen;

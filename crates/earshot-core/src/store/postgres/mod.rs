@@ -13,6 +13,7 @@
 pub mod copy;
 pub mod copy_source;
 mod copy_sweep;
+mod copy_team;
 mod counts;
 pub mod days;
 mod filing;
