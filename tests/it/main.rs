@@ -40,6 +40,7 @@ mod postgres_listen_retention;
 mod postgres_listen_sweep;
 mod postgres_observer_replicas;
 mod postgres_retention;
+mod postgres_rotate;
 mod postgres_store;
 mod retry_ends;
 mod sdk_compat;

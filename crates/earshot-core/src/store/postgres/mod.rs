@@ -20,6 +20,7 @@ mod filing;
 pub mod leases;
 pub mod password;
 pub mod prune;
+pub mod rotations;
 pub mod schema;
 pub mod target;
 pub mod tls;
