@@ -312,6 +312,28 @@ impl Spec {
             .join(", ")
     }
 
+    /// The source's select list: a column an older store's table lacks
+    /// (`incidents.resolved_reason` before SQLite's version 5) read as
+    /// NULL.
+    fn source_list(&self, conn: &Connection) -> Result<String, StoreError> {
+        let mut statement = conn.prepare(&format!("PRAGMA table_info({})", self.table))?;
+        let held: Vec<String> = statement
+            .query_map([], |row| row.get(1))?
+            .collect::<Result<_, _>>()?;
+        Ok(self
+            .columns
+            .iter()
+            .map(|(name, _)| {
+                if held.iter().any(|column| column == name) {
+                    (*name).to_owned()
+                } else {
+                    format!("NULL AS {name}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "))
+    }
+
     fn key_list(&self) -> String {
         self.key.join(", ")
     }
@@ -338,12 +360,12 @@ impl Spec {
             });
         }
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let select = self.source_list(conn)?;
         let (sql, mut params): (String, Vec<Value>) = match (self.order, after) {
             (Order::Rowid, after) => (
                 format!(
                     "SELECT {}, rowid FROM {} WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
-                    self.select_list(),
-                    self.table
+                    select, self.table
                 ),
                 vec![Value::Integer(match after {
                     After::Rowid(rowid) => *rowid,
@@ -353,7 +375,7 @@ impl Spec {
             (Order::Key, After::Key(key)) => (
                 format!(
                     "SELECT {} FROM {} WHERE ({}) > {} ORDER BY {} LIMIT ?{}",
-                    self.select_list(),
+                    select,
                     self.table,
                     self.key_list(),
                     self.key_params(),
@@ -365,7 +387,7 @@ impl Spec {
             (Order::Key, _) => (
                 format!(
                     "SELECT {} FROM {} ORDER BY {} LIMIT ?1",
-                    self.select_list(),
+                    select,
                     self.table,
                     self.key_list()
                 ),

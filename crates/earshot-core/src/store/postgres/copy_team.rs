@@ -155,6 +155,32 @@ mod tests {
     }
 
     #[test]
+    fn an_older_store_without_a_resolution_reason_is_read_with_none() {
+        use super::super::copy_sweep::{After, Column};
+        let conn = rusqlite::Connection::open_in_memory().expect("opens");
+        conn.execute_batch(
+            "CREATE TABLE incidents (id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL,
+                 http_status_code INTEGER NOT NULL, error_class TEXT NOT NULL,
+                 first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,
+                 resolved_ms INTEGER, acknowledged_by TEXT, acknowledged_ms INTEGER,
+                 note TEXT);
+             INSERT INTO incidents VALUES ('inc-1', 'sub-1', 404, 'rejected', 1, 2, 3,
+                 'alice', 4, 'on it');",
+        )
+        .expect("an older table");
+        let batch = SPECS[0].read(&conn, &After::Start, 10).expect("read");
+        assert_eq!(batch.len(), 1);
+        let Column::Text(reasons) = &batch.columns[7] else {
+            panic!("resolved_reason is text: {:?}", batch.columns[7]);
+        };
+        assert_eq!(reasons, &[None]);
+        let Column::Text(by) = &batch.columns[8] else {
+            panic!("acknowledged_by is text");
+        };
+        assert_eq!(by, &[Some("alice".to_owned())]);
+    }
+
+    #[test]
     fn an_incident_is_merged_only_where_the_file_knows_more() {
         let sql = insert_sql(&SPECS[0]);
         assert!(sql.contains("ON CONFLICT (id) DO UPDATE"), "{sql}");
