@@ -2,7 +2,8 @@
 //! ([`StorePath`]: a file, or a PostgreSQL store's pool), opening a file
 //! ([`open`], [`with_store`]) as an [`AsyncStore`] (every call on the
 //! blocking pool, never on the render path), what the panes read and
-//! write on either backend (the live event list, [`live_events`]; the
+//! write on either backend (the live event list, [`live_events`]; one
+//! event in full for the Events pane's detail, [`event_detail`]; the
 //! Health board with its trend and the platform's give-up,
 //! [`board_reads`], [`give_up_text`]; a subscription's failing sessions,
 //! [`failing_sessions`]; the incidents and their acknowledgement,
@@ -12,17 +13,18 @@
 //! [`session_stored`], and the
 //! incidents a subscription's end resolves, [`end_subscription`]; recover's
 //! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
-//! `if postgres`. Each task opens a file for its own work (SQLite
-//! connections are cheap; WAL lets them run beside a `listen` that
-//! writes). What a PostgreSQL store is not read for yet (an event's
-//! outcomes and attempts, Pulse, the Events pane's re-send) fails in one line,
+//! `if postgres`. A task's read of a file runs on one of the console's
+//! kept connections ([`with_store`]; WAL lets them read beside a `listen`
+//! that writes), as does the sweep; recover opens its own. What a
+//! PostgreSQL store is not read for yet (Pulse, the Signatures pane's
+//! refused events, the rotation checks) fails in one line,
 //! [`NOT_ON_POSTGRES`], which the pane shows.
 
 use std::path::PathBuf;
 
 use super::Failure;
 use earshot_core::api::types::agents::DeliveryRecord;
-use earshot_core::history::event_list::{self, EventRow};
+use earshot_core::history::event_list::{self, EventDetail, EventRow};
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::incidents;
 use earshot_core::history::recover;
@@ -31,17 +33,20 @@ use earshot_core::history::report_postgres::board_postgres;
 use earshot_core::store::deliveries::{self, FailingSession};
 use earshot_core::store::events::{self, StoredEvent};
 use earshot_core::store::incidents::SubscriptionEnd;
+use earshot_core::store::kept::KeptConnections;
 use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::mark::StoreMark;
 use earshot_core::store::postgres::PgStore;
 use earshot_core::store::timeline;
 use earshot_core::store::{AsyncStore, Store, StoreError, changes};
 
-/// What a pane shows where it reads what only a store file holds so far.
-pub(crate) const NOT_ON_POSTGRES: &str = "this part of the sweep's history (an event's outcomes \
-     and attempts, its re-send, Pulse) is not read from PostgreSQL by the console yet; the \
-     Health board (1) with its trend, failing sessions, incidents (i) and recover (R), and the \
-     Events pane's list (8) are";
+/// What a pane shows where it reads what only a store file holds so far
+/// (the point first: a narrow title keeps only its start).
+pub(crate) const NOT_ON_POSTGRES: &str = "this is not read from PostgreSQL by the console yet \
+     (Pulse (9), the Signatures pane's refused events and receiver check (5), the rotation \
+     dialog's check); the Health board (1) with its trend, failing sessions, incidents (i) and \
+     recover (R), a session's stored events (3), and the Events pane (8) with an event's detail \
+     and re-send are";
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]
@@ -101,17 +106,31 @@ pub(crate) fn failure(error: impl std::fmt::Display) -> Failure {
     Failure::new(error.to_string())
 }
 
-/// Opens the store and runs `work` with it ([`AsyncStore::run`]).
+/// The console's idle connections to its store file: the panes read it
+/// every few seconds, each read on a kept connection rather than a new one
+/// ([`KeptConnections`]). Four covers the panes that read at once.
+static KEPT: KeptConnections = KeptConnections::new(4);
+
+/// Runs `work` with a connection to the store file on the blocking pool:
+/// a kept one ([`KEPT`]), handed back when `work` succeeded (one that met
+/// an error is closed; so for the console's sweep, which runs every 5 s).
+/// A PostgreSQL store is [`NOT_ON_POSTGRES`].
 pub(crate) async fn with_store<T: Send + 'static>(
     path: StorePath,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
 ) -> Result<T, Failure> {
-    let store = open(path).await?;
-    store
-        .run(move |store| Ok::<_, StoreError>(work(store)))
-        .await
-        .map_err(failure)?
-        .map_err(Failure::new)
+    let path = match path.map_err(Failure::new)? {
+        StoreAt::File(path) => path,
+        StoreAt::Postgres(_) => return Err(Failure::new(NOT_ON_POSTGRES)),
+    };
+    tokio::task::spawn_blocking(move || {
+        let mut store = KEPT.take(&path).map_err(failure)?;
+        let done = work(&mut store).map_err(Failure::new)?;
+        KEPT.give_back(store);
+        Ok(done)
+    })
+    .await
+    .map_err(|error| failure(StoreError::Task(error.to_string())))?
 }
 
 /// Opens the store file (on the blocking pool, as every call on it); a
@@ -147,6 +166,29 @@ pub(crate) async fn live_events(
                 .await
                 .map_err(failure)
         }
+    }
+}
+
+/// One event in full (`history::event_list::detail` or
+/// `detail_postgres`), or `None` when the store does not hold it. A file
+/// is read on the blocking pool.
+pub(crate) async fn event_detail(
+    store: StorePath,
+    event_id: String,
+) -> Result<Option<Box<EventDetail>>, Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(Ok(StoreAt::File(path)), move |store| {
+                event_list::detail(store, &event_id)
+                    .map(|detail| detail.map(Box::new))
+                    .map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => event_list::detail_postgres(&store, &event_id)
+            .await
+            .map(|detail| detail.map(Box::new))
+            .map_err(failure),
     }
 }
 
@@ -346,10 +388,21 @@ pub(crate) async fn sweep(
     use earshot_core::history::sweep::sweep;
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            let store = AsyncStore::open(path).await.map_err(failure)?;
-            sweep(client, &store, CONSOLE_SWEEP_BUDGET)
+            let store = tokio::task::spawn_blocking(move || KEPT.take(&path))
                 .await
-                .map_err(failure)
+                .map_err(|error| failure(StoreError::Task(error.to_string())))?
+                .map_err(failure)?;
+            let store = AsyncStore::new(store);
+            let swept = sweep(client, &store, CONSOLE_SWEEP_BUDGET)
+                .await
+                .map_err(failure)?;
+            // Every call has returned: the connection is this task's again.
+            // (Handed back off the runtime: closing one past the limit
+            // may checkpoint.)
+            if let Ok(store) = store.into_inner() {
+                tokio::task::spawn_blocking(move || KEPT.give_back(store));
+            }
+            Ok(swept)
         }
         StoreAt::Postgres(store) => sweep(client, &store, CONSOLE_SWEEP_BUDGET)
             .await
@@ -422,9 +475,9 @@ pub(crate) async fn session_stored(
     }
 }
 
-/// A store held open for recover, on either backend: its plan and its
-/// sweep read it, and recover's log is written through it
-/// ([`RecoverStore::log`]).
+/// A store held open for recover and the Events pane's re-send, on
+/// either backend: its plans and its sweep read it, and recover's log is
+/// written through it ([`RecoverStore::log`]).
 pub(crate) enum RecoverStore {
     File(AsyncStore),
     Postgres(PgStore),
@@ -460,6 +513,43 @@ impl RecoverStore {
         match self {
             RecoverStore::File(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
             RecoverStore::Postgres(store) => sweep(client, store, CONSOLE_SWEEP_BUDGET).await,
+        }
+        .map_err(failure)
+    }
+
+    /// A plan to send event `event_id` alone to `subscription_id` (the
+    /// Events pane's re-send; `recover::plan_event` or
+    /// `plan_event_postgres`).
+    pub(crate) async fn plan_event(
+        &self,
+        subscription_id: String,
+        event_id: String,
+    ) -> Result<recover::Plan, Failure> {
+        match self {
+            RecoverStore::File(store) => {
+                store
+                    .run(move |store| recover::plan_event(store, &subscription_id, &event_id))
+                    .await
+            }
+            RecoverStore::Postgres(store) => {
+                recover::plan_event_postgres(store, &subscription_id, &event_id).await
+            }
+        }
+        .map_err(failure)
+    }
+
+    /// The observer's copy of event `event_id`, its exact bytes
+    /// (`recover::observed_event` or `observed_event_postgres`).
+    pub(crate) async fn observed_event(&self, event_id: String) -> Result<StoredEvent, Failure> {
+        match self {
+            RecoverStore::File(store) => {
+                store
+                    .run(move |store| recover::observed_event(store, &event_id))
+                    .await
+            }
+            RecoverStore::Postgres(store) => {
+                recover::observed_event_postgres(store, &event_id).await
+            }
         }
         .map_err(failure)
     }

@@ -2,7 +2,8 @@
 //! pending, missed, recovered, unknown), newest first, filtered with the
 //! [`EventQuery`] language: what `earshot events` prints and the console's
 //! Events pane shows; and one event in full (headers, exact body, and per
-//! subscription its attempts).
+//! subscription its attempts) from either backend, by one rule over the
+//! facts each reads ([`detail`], [`detail_postgres`]).
 
 use serde::Serialize;
 
@@ -10,9 +11,11 @@ use super::event_query::EventQuery;
 use super::report::{failure_label, rfc3339};
 use crate::api::delivery_verdict::Problem;
 use crate::api::types::agents::DeliveryRecord;
+use crate::api::types::agents::Subscription;
 use crate::store::chains::match_events;
-use crate::store::event_list::{self, Filter, ListedEvent};
+use crate::store::event_list::{self, Filter, Headers, ListedEvent};
 use crate::store::events::StoredEvent;
+use crate::store::give_up::GiveUp;
 use crate::store::live_list::{self, LiveCursor, LiveRead};
 use crate::store::outcomes::{EventState, Outcome};
 use crate::store::postgres::PgStore;
@@ -312,9 +315,33 @@ pub struct EventDetail {
     /// The exact bytes every subscription was sent.
     pub body: Vec<u8>,
     pub subscriptions: Vec<SubscriptionTimeline>,
+    /// Why the store cannot say what the event became per subscription
+    /// (`subscriptions` is then empty for want of knowing, not because
+    /// none listens); `None` when it can.
+    pub outcomes_unknown: Option<String>,
     /// When the platform gave up retrying on this account, as its history
     /// shows (`store::give_up`), said beside an attempt still retrying.
     pub give_up: String,
+}
+
+/// What a PostgreSQL detail says while its event's session has not been
+/// swept since the event was filed.
+pub const NOT_SWEPT_YET: &str = "its session has not been swept since the event was filed \
+     (on PostgreSQL the outcome rows come from the sweep, not from filing)";
+
+/// What the store holds of one event, read by either backend; made into
+/// an [`EventDetail`] by one rule ([`Facts::assemble`]).
+struct Facts {
+    stored: StoredEvent,
+    headers: Headers,
+    body: Vec<u8>,
+    outcomes: Vec<Outcome>,
+    records: Vec<DeliveryRecord>,
+    session_events: Vec<StoredEvent>,
+    subscriptions: Vec<Subscription>,
+    observers: Vec<String>,
+    give_up: Option<GiveUp>,
+    outcomes_unknown: Option<String>,
 }
 
 /// Event `event_id` in full, or `None` when the store does not hold it.
@@ -324,62 +351,159 @@ pub fn detail(store: &Store, event_id: &str) -> Result<Option<EventDetail>, Stor
     };
     let (headers, body) = event_list::headers_and_body_at(store, stored.occurred_ms, event_id)?
         .unwrap_or((Vec::new(), Vec::new()));
-    let outcomes = crate::store::outcomes::of_event(store, &stored.session_id, event_id)?;
-    let records = deliveries::for_session(store, &stored.session_id)?;
-    let session_events = crate::store::events::for_session(store, &stored.session_id)?;
-    let subscriptions = deliveries::subscriptions(store)?;
-    let mut timelines = Vec::new();
-    for outcome in &outcomes {
-        let listed = subscriptions
-            .iter()
-            .find(|s| s.id == outcome.subscription_id);
-        let own: Vec<DeliveryRecord> = records
-            .iter()
-            .filter(|record| record.subscription_id == outcome.subscription_id)
-            .cloned()
-            .collect();
-        let wanted: Vec<StoredEvent> = session_events
-            .iter()
-            .filter(|event| listed.is_none_or(|s| s.events.contains(&event.event)))
-            .cloned()
-            .collect();
-        let attempts = match_events(&own, &wanted)
-            .into_iter()
-            .find(|chain| chain.event.is_some_and(|event| event.event_id == event_id))
-            .map(|chain| chain.attempts.into_iter().map(explain).collect())
-            .unwrap_or_default();
-        timelines.push(SubscriptionTimeline {
-            outcome: outcome.clone(),
-            url: listed.map(|s| s.url.clone()),
-            attempts,
-        });
-    }
-    let observers = deliveries::observer_subscriptions(store)?;
-    let mut subscriptions_row: Vec<SubscriptionOutcome> = outcomes
-        .iter()
-        .map(|o| SubscriptionOutcome {
-            id: o.subscription_id.clone(),
-            state: o.state,
-            attempts: o.attempts,
-            observer: observers.contains(&o.subscription_id),
-        })
-        .collect();
-    order_outcomes(&mut subscriptions_row, None);
-    let listed = ListedEvent {
-        event_id: stored.event_id,
-        event: stored.event,
-        session_id: stored.session_id,
-        occurred_ms: stored.occurred_ms,
-        received_ms: 0,
-    };
-    let give_up = crate::store::give_up::GiveUp::describe(crate::store::give_up::observed(store)?);
-    Ok(Some(EventDetail {
-        row: row(listed, Some(subscriptions_row)),
+    let facts = Facts {
+        outcomes: crate::store::outcomes::of_event(store, &stored.session_id, event_id)?,
+        records: deliveries::for_session(store, &stored.session_id)?,
+        session_events: crate::store::events::for_session(store, &stored.session_id)?,
+        subscriptions: deliveries::subscriptions(store)?,
+        observers: deliveries::observer_subscriptions(store)?,
+        give_up: crate::store::give_up::observed(store)?,
+        outcomes_unknown: None,
+        stored,
         headers,
         body,
-        subscriptions: timelines,
-        give_up,
-    }))
+    };
+    Ok(Some(facts.assemble()))
+}
+
+/// [`detail`] on a PostgreSQL store: the same reads (each statement
+/// beside SQLite's in its module), with two differences said, not hidden.
+/// Before its session's sweep an event has no outcome rows there, so its
+/// outcomes are unknown ([`NOT_SWEPT_YET`]), never "no subscription"; and
+/// when the event is read but what the sweep stored of it cannot be (a
+/// failed query), the headers and body are shown and the outcomes are
+/// unknown with the error.
+pub async fn detail_postgres(
+    store: &PgStore,
+    event_id: &str,
+) -> Result<Option<EventDetail>, StoreError> {
+    use crate::store::events;
+    let Some(stored) = events::get_postgres(store, event_id).await? else {
+        return Ok(None);
+    };
+    let occurred_ms = stored.occurred_ms;
+    let (headers, body) = event_list::headers_and_body_at_postgres(store, occurred_ms, event_id)
+        .await?
+        .unwrap_or((Vec::new(), Vec::new()));
+    let mut facts = Facts {
+        stored,
+        headers,
+        body,
+        outcomes: Vec::new(),
+        records: Vec::new(),
+        session_events: Vec::new(),
+        subscriptions: Vec::new(),
+        observers: Vec::new(),
+        give_up: None,
+        outcomes_unknown: None,
+    };
+    facts.outcomes_unknown = match sweep_facts_postgres(store, &mut facts).await {
+        Err(error) => Some(format!("not read from the store ({error})")),
+        Ok(true) => None,
+        Ok(false) => Some(NOT_SWEPT_YET.to_owned()),
+    };
+    if facts.outcomes_unknown.is_some() {
+        facts.outcomes.clear();
+    }
+    Ok(Some(facts.assemble()))
+}
+
+/// What the sweep stored of `facts`' event on PostgreSQL (its outcome
+/// rows, its session's attempts and events, the subscriptions, the
+/// observer's own, the give-up), read into `facts`; whether its outcomes
+/// are known: it has rows, or its session was swept since it was filed
+/// (`sessions::swept_since_filed_postgres`; then none listens).
+async fn sweep_facts_postgres(
+    store: &PgStore,
+    facts: &mut Facts,
+) -> Result<bool, crate::store::postgres::PgError> {
+    use crate::store::{events, give_up, outcomes, sessions};
+    let (session, event_id) = (&facts.stored.session_id, &facts.stored.event_id);
+    facts.outcomes = outcomes::of_event_postgres(store, session, event_id).await?;
+    if facts.outcomes.is_empty() {
+        let at = facts.stored.occurred_ms;
+        if sessions::swept_since_filed_postgres(store, at, event_id).await? != Some(true) {
+            return Ok(false);
+        }
+    }
+    facts.records = deliveries::for_session_postgres(store, session).await?;
+    facts.session_events = events::for_session_postgres(store, session).await?;
+    facts.subscriptions = deliveries::subscriptions_postgres(store).await?;
+    facts.observers = deliveries::observer_subscriptions_postgres(store).await?;
+    facts.give_up = give_up::observed_postgres(store).await?;
+    Ok(true)
+}
+
+impl Facts {
+    /// The event's page: per subscription its outcome and the attempts
+    /// that were for this event (matched within the session's chains).
+    fn assemble(self) -> EventDetail {
+        let Facts {
+            stored,
+            headers,
+            body,
+            outcomes,
+            records,
+            session_events,
+            subscriptions,
+            observers,
+            give_up,
+            outcomes_unknown,
+        } = self;
+        let event_id = stored.event_id.as_str();
+        let mut timelines = Vec::new();
+        for outcome in &outcomes {
+            let listed = subscriptions
+                .iter()
+                .find(|s| s.id == outcome.subscription_id);
+            let own: Vec<DeliveryRecord> = records
+                .iter()
+                .filter(|record| record.subscription_id == outcome.subscription_id)
+                .cloned()
+                .collect();
+            let wanted: Vec<StoredEvent> = session_events
+                .iter()
+                .filter(|event| listed.is_none_or(|s| s.events.contains(&event.event)))
+                .cloned()
+                .collect();
+            let attempts = match_events(&own, &wanted)
+                .into_iter()
+                .find(|chain| chain.event.is_some_and(|event| event.event_id == event_id))
+                .map(|chain| chain.attempts.into_iter().map(explain).collect())
+                .unwrap_or_default();
+            timelines.push(SubscriptionTimeline {
+                outcome: outcome.clone(),
+                url: listed.map(|s| s.url.clone()),
+                attempts,
+            });
+        }
+        let mut subscriptions_row: Vec<SubscriptionOutcome> = outcomes
+            .iter()
+            .map(|o| SubscriptionOutcome {
+                id: o.subscription_id.clone(),
+                state: o.state,
+                attempts: o.attempts,
+                observer: observers.contains(&o.subscription_id),
+            })
+            .collect();
+        order_outcomes(&mut subscriptions_row, None);
+        let known = outcomes_unknown.is_none().then_some(subscriptions_row);
+        let listed = ListedEvent {
+            event_id: stored.event_id,
+            event: stored.event,
+            session_id: stored.session_id,
+            occurred_ms: stored.occurred_ms,
+            received_ms: 0,
+        };
+        EventDetail {
+            row: row(listed, known),
+            headers,
+            body,
+            subscriptions: timelines,
+            outcomes_unknown,
+            give_up: GiveUp::describe(give_up),
+        }
+    }
 }
 
 fn explain(record: &DeliveryRecord) -> AttemptLine {

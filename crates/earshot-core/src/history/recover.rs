@@ -155,14 +155,20 @@ pub fn plan_event(
     event_id: &str,
 ) -> Result<Plan, HistoryError> {
     let subscription = find_subscription(store, subscription_id)?;
-    Ok(Plan {
-        subscription,
-        to_send: vec![observed_event(store, event_id)?],
-        already_recovered: 0,
-        interrupted: Vec::new(),
-        not_observed: Vec::new(),
-        out_of_scope: 0,
-    })
+    Ok(Plan::one(subscription, observed_event(store, event_id)?))
+}
+
+/// [`plan_event`] on a PostgreSQL store: the same subscription rule, the
+/// event's bytes from `earshot.events`.
+pub async fn plan_event_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    event_id: &str,
+) -> Result<Plan, HistoryError> {
+    let stored = deliveries::subscriptions_postgres(store).await?;
+    let subscription = pick_subscription(stored, subscription_id)?;
+    let event = observed_event_postgres(store, event_id).await?;
+    Ok(Plan::one(subscription, event))
 }
 
 /// The observer's copy of `event_id` (its exact bytes), or why there is
@@ -171,7 +177,29 @@ pub fn observed_event(store: &Store, event_id: &str) -> Result<StoredEvent, Hist
     events::get(store, event_id)?.ok_or_else(|| HistoryError::UnknownEvent(event_id.into()))
 }
 
+/// [`observed_event`] on a PostgreSQL store.
+pub async fn observed_event_postgres(
+    store: &PgStore,
+    event_id: &str,
+) -> Result<StoredEvent, HistoryError> {
+    events::get_postgres(store, event_id)
+        .await?
+        .ok_or_else(|| HistoryError::UnknownEvent(event_id.into()))
+}
+
 impl Plan {
+    /// A plan to send `event` alone to `subscription`.
+    fn one(subscription: Subscription, event: StoredEvent) -> Plan {
+        Plan {
+            subscription,
+            to_send: vec![event],
+            already_recovered: 0,
+            interrupted: Vec::new(),
+            not_observed: Vec::new(),
+            out_of_scope: 0,
+        }
+    }
+
     /// A plan for `subscription` with nothing to send yet; `recovered`, the
     /// rows an earlier run recovered, counted where `scope` admits them.
     fn new(subscription: Subscription, scope: &Scope, recovered: &[Outcome]) -> Plan {

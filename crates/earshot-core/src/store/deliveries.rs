@@ -208,21 +208,45 @@ pub(crate) async fn record_unknown_postgres(
     super::outcome_rebuild::rebuild_sessions_postgres(tx, &[session_id], now_ms).await
 }
 
+const SQLITE_FOR_SESSION: &str =
+    "SELECT record FROM deliveries WHERE session_id = ?1 ORDER BY created_ms, attempt_count, id";
+/// [`SQLITE_FOR_SESSION`] on PostgreSQL: ties by id in byte order.
+const POSTGRES_FOR_SESSION: &str = "
+SELECT record FROM earshot.deliveries WHERE session_id = $1
+ORDER BY created_ms, attempt_count, id COLLATE \"C\"";
+
 /// Every stored attempt of one session, oldest first.
 pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<DeliveryRecord>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT record FROM deliveries WHERE session_id = ?1 ORDER BY created_ms, attempt_count, id",
-    )?;
+    let mut statement = store.conn.prepare_cached(SQLITE_FOR_SESSION)?;
     let rows = statement.query_map([session_id], |row| row.get::<_, String>(0))?;
+    Ok(records_from(super::readable::<String, Vec<_>>(rows)?))
+}
+
+/// [`for_session`] on a PostgreSQL store.
+pub async fn for_session_postgres(
+    store: &PgStore,
+    session_id: &str,
+) -> Result<Vec<DeliveryRecord>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_FOR_SESSION).await?;
+    let mut json = Vec::new();
+    for row in client.query(&statement, &[&session_id]).await? {
+        json.push(row.try_get::<_, String>(0)?);
+    }
+    Ok(records_from(json))
+}
+
+/// The stored records read back; one this build cannot read (hand-edited)
+/// is skipped, not fatal.
+fn records_from(json: Vec<String>) -> Vec<DeliveryRecord> {
     let mut records = Vec::new();
-    for json in super::readable::<String, Vec<_>>(rows)? {
-        // A record this build cannot read (hand-edited) is skipped, not fatal.
+    for json in json {
         match serde_json::from_str(&json) {
             Ok(record) => records.push(record),
             Err(_) => super::skip_row("a delivery record that is not JSON"),
         }
     }
-    Ok(records)
+    records
 }
 
 /// How many delivery records are stored.

@@ -536,6 +536,32 @@ pub fn headers_and_body_at(
     )
 }
 
+/// [`headers_and_body_at`]'s statement on PostgreSQL (the key finds the
+/// day's partition).
+const POSTGRES_HEADERS_AND_BODY_AT: &str = "
+SELECT headers, body FROM earshot.events WHERE occurred_ms = $1 AND event_id = $2";
+
+/// [`headers_and_body_at`] on a PostgreSQL store.
+pub async fn headers_and_body_at_postgres(
+    store: &PgStore,
+    occurred_ms: i64,
+    event_id: &str,
+) -> Result<Option<(Headers, Vec<u8>)>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_HEADERS_AND_BODY_AT).await?;
+    let Some(row) = client
+        .query_opt(&statement, &[&occurred_ms, &event_id])
+        .await?
+    else {
+        return Ok(None);
+    };
+    let headers: String = row.try_get(0)?;
+    Ok(Some((
+        serde_json::from_str(&headers).unwrap_or_default(),
+        row.try_get(1)?,
+    )))
+}
+
 fn stored_headers_and_body(
     store: &Store,
     condition: &str,

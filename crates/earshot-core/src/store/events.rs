@@ -435,6 +435,24 @@ pub fn get_at(
     }
 }
 
+/// [`get`]'s statement on PostgreSQL: one event by id alone (the primary
+/// key's first column); of two copies in two days the earlier one, where
+/// SQLite takes the first filed ([`event_key::rowid_of`]).
+const POSTGRES_GET: &str = "
+SELECT event_id, event, session_id, occurred_ms, body FROM earshot.events
+WHERE event_id = $1 ORDER BY occurred_ms LIMIT 1";
+
+/// [`get`] on a PostgreSQL store.
+pub async fn get_postgres(store: &PgStore, event_id: &str) -> Result<Option<StoredEvent>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_GET).await?;
+    client
+        .query_opt(&statement, &[&event_id])
+        .await?
+        .map(|row| stored_event_postgres(&row))
+        .transpose()
+}
+
 /// [`get_at`] on a PostgreSQL store: the event at its time (its day's
 /// partition), else by id alone.
 pub async fn get_at_postgres(
@@ -453,25 +471,23 @@ pub async fn get_at_postgres(
     let row = match keyed {
         Some(row) => Some(row),
         None => {
-            client
-                .query_opt(
-                    "SELECT event_id, event, session_id, occurred_ms, body FROM earshot.events
-                     WHERE event_id = $1 ORDER BY occurred_ms LIMIT 1",
-                    &[&event_id],
-                )
-                .await?
+            let statement = client.prepare_cached(POSTGRES_GET).await?;
+            client.query_opt(&statement, &[&event_id]).await?
         }
     };
-    row.map(|row| {
-        Ok(StoredEvent {
-            event_id: row.try_get(0)?,
-            event: row.try_get(1)?,
-            session_id: row.try_get(2)?,
-            occurred_ms: row.try_get(3)?,
-            body: row.try_get(4)?,
-        })
+    row.map(|row| stored_event_postgres(&row)).transpose()
+}
+
+/// A [`StoredEvent`] from PostgreSQL's columns `event_id, event,
+/// session_id, occurred_ms, body`.
+fn stored_event_postgres(row: &tokio_postgres::Row) -> Result<StoredEvent, PgError> {
+    Ok(StoredEvent {
+        event_id: row.try_get(0)?,
+        event: row.try_get(1)?,
+        session_id: row.try_get(2)?,
+        occurred_ms: row.try_get(3)?,
+        body: row.try_get(4)?,
     })
-    .transpose()
 }
 
 /// How many events are stored.

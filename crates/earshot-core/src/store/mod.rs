@@ -31,6 +31,7 @@ pub mod give_up;
 pub mod handle;
 pub mod health;
 pub mod incidents;
+pub mod kept;
 pub mod live_list;
 pub mod mark;
 pub mod memory;

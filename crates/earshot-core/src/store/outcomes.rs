@@ -450,18 +450,41 @@ pub async fn of_subscription_postgres(
     Ok(outcomes)
 }
 
+const SQLITE_OF_EVENT: &str = "
+    SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+           attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
+    FROM event_outcomes
+    WHERE session_id = ?1 AND event_id = ?2
+    ORDER BY subscription_id";
+/// [`SQLITE_OF_EVENT`] on PostgreSQL: ids in byte order, as SQLite's.
+const POSTGRES_OF_EVENT: &str = "
+    SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+           attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
+    FROM earshot.event_outcomes
+    WHERE session_id = $1 AND event_id = $2
+    ORDER BY subscription_id COLLATE \"C\"";
+
 /// Every subscription's row for event `event_id` of session `session_id`.
 pub fn of_event(store: &Store, session_id: &str, event_id: &str) -> rusqlite::Result<Vec<Outcome>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-                attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
-                settled_ms
-         FROM event_outcomes
-         WHERE session_id = ?1 AND event_id = ?2
-         ORDER BY subscription_id",
-    )?;
+    let mut statement = store.conn.prepare_cached(SQLITE_OF_EVENT)?;
     let rows = statement.query_map([session_id, event_id], outcome_row)?;
     super::readable(rows)
+}
+
+/// [`of_event`] on a PostgreSQL store.
+pub async fn of_event_postgres(
+    store: &PgStore,
+    session_id: &str,
+    event_id: &str,
+) -> Result<Vec<Outcome>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_OF_EVENT).await?;
+    let rows = client.query(&statement, &[&session_id, &event_id]).await?;
+    let mut outcomes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        outcomes.push(super::outcome_rebuild::outcome_from(row)?);
+    }
+    Ok(outcomes)
 }
 
 /// One subscription's row for event `event_key` of session `session_id`,

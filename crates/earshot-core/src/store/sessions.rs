@@ -141,6 +141,31 @@ pub async fn list_postgres(store: &PgStore, limit: usize) -> Result<Vec<KnownSes
     Ok(known)
 }
 
+/// Whether the sweep wrote the outcome rows of event `(occurred_ms,
+/// event_id)` on PostgreSQL: its session was swept at or after the event
+/// was received. `None` when the store holds no such event. (SQLite's
+/// observer files an `unknown` row per listening subscription with the
+/// event; PostgreSQL's rows come from the sweep alone, so before it an
+/// event has none, for want of knowing.)
+const POSTGRES_SWEPT_SINCE_FILED: &str = "
+SELECT coalesce(s.last_swept_ms >= e.received_ms, false)
+FROM earshot.events e LEFT JOIN earshot.sessions s ON s.session_id = e.session_id
+WHERE e.occurred_ms = $1 AND e.event_id = $2";
+
+/// [`POSTGRES_SWEPT_SINCE_FILED`]'s answer.
+pub async fn swept_since_filed_postgres(
+    store: &PgStore,
+    occurred_ms: i64,
+    event_id: &str,
+) -> Result<Option<bool>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_SWEPT_SINCE_FILED).await?;
+    let row = client
+        .query_opt(&statement, &[&occurred_ms, &event_id])
+        .await?;
+    Ok(row.map(|row| row.try_get(0)).transpose()?)
+}
+
 /// Known session ids, most recently active first; at most `limit`.
 pub fn ids(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
     let mut statement = store.conn.prepare_cached(

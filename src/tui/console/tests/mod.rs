@@ -6,6 +6,7 @@
 
 mod changes_worker;
 mod event_loop;
+mod events_resend_pg;
 mod events_worker;
 mod events_worker_pg;
 mod health_worker_pg;

@@ -8,10 +8,9 @@ use super::freshness::ListMark;
 use super::{EventsResult, Resent};
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
-    StoreAt, StorePath, failure, live_events, note_change, open, with_store,
+    RecoverStore, StoreAt, StorePath, event_detail, failure, live_events, note_change,
 };
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
-use earshot_core::history::event_list;
 use earshot_core::history::event_query::EventQuery;
 use earshot_core::history::recover;
 use earshot_core::redact::SecretString;
@@ -112,12 +111,7 @@ impl PaneEffect<EventsResult> for EventsEffect {
                 }
             }
             EventsEffect::Detail { seq, event_id } => {
-                let result = with_store(store, move |store| {
-                    event_list::detail(store, &event_id)
-                        .map(|detail| detail.map(Box::new))
-                        .map_err(|error| error.to_string())
-                })
-                .await;
+                let result = event_detail(store, event_id).await;
                 EventsResult::Detail { seq, result }
             }
             EventsEffect::Resend {
@@ -142,18 +136,17 @@ async fn resend(
     secret: SecretString,
 ) -> Result<Resent, Failure> {
     let log = path.clone();
-    let store = open(path).await?;
-    let event = event_id.clone();
+    let store = RecoverStore::open(path).await?;
     match target {
         ResendTarget::Subscription(id) => {
-            let plan = store
-                .run(move |store| recover::plan_event(store, &id, &event))
-                .await
-                .map_err(failure)?;
-            let file = recover::RecoveryLog::File(&store);
-            let report = recover::run(file, &plan, &secret, recover::Brakes::default(), |_| {
-                std::ops::ControlFlow::Continue(())
-            })
+            let plan = store.plan_event(id, event_id.clone()).await?;
+            let report = recover::run(
+                store.log(),
+                &plan,
+                &secret,
+                recover::Brakes::default(),
+                |_| std::ops::ControlFlow::Continue(()),
+            )
             .await
             .map_err(failure)?;
             let sent = report
@@ -168,10 +161,7 @@ async fn resend(
             Ok(sent_line(sent, &plan.subscription.url))
         }
         ResendTarget::Url(url) => {
-            let event = store
-                .run(move |store| recover::observed_event(store, &event))
-                .await
-                .map_err(failure)?;
+            let event = store.observed_event(event_id).await?;
             let http = recover::sender().map_err(failure)?;
             let sent = recover::send_event(&http, &url, &secret, &event).await;
             Ok(sent_line(&sent, &url))

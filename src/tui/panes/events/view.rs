@@ -279,12 +279,26 @@ pub(crate) fn detail_lines(
             muted,
         )),
         Line::default(),
-        heading(format!(
-            " per subscription ({}; m marks one for R re-send and s signature)",
-            subscriptions_count(detail)
-        )),
+        heading(match detail.outcomes_unknown {
+            Some(_) => " per subscription (unknown; u sends to a URL)".to_owned(),
+            None => format!(
+                " per subscription ({}; m marks one for R re-send and s signature)",
+                subscriptions_count(detail)
+            ),
+        }),
     ];
-    if detail.subscriptions.is_empty() {
+    if let Some(why) = &detail.outcomes_unknown {
+        for (index, chunk) in wrap_words(&format!("unknown: {why}"), width)
+            .into_iter()
+            .enumerate()
+        {
+            let indent = if index == 0 { "   " } else { "     " };
+            lines.push(Line::from(Span::styled(
+                format!("{indent}{chunk}"),
+                theme.style(Role::Warn),
+            )));
+        }
+    } else if detail.subscriptions.is_empty() {
         lines.push(Line::from(Span::styled(
             "   no subscription listens to this event type",
             muted,

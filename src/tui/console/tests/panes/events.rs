@@ -110,6 +110,7 @@ fn detail() -> EventDetail {
             url: Some("https://hooks.example/call".into()),
             attempts: Vec::new(),
         }],
+        outcomes_unknown: None,
         give_up: "on this account the platform gave up after 8 attempts (seen 14 times)".into(),
     }
 }

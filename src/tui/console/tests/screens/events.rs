@@ -190,6 +190,7 @@ fn detail() -> EventDetail {
                 attempts: vec![delivered_attempt()],
             },
         ],
+        outcomes_unknown: None,
         give_up: "on this account the platform gave up after 8 attempts (seen 14 times)".into(),
     }
 }
