@@ -198,15 +198,18 @@ async fn setup(
         None => args.store.as_deref().map(std::path::absolute).transpose()?,
     };
     let client = connection.client(global)?.with_url_policy(policy);
-    // Setup's change goes to the state directory's store file, where
-    // `earshot changes` reads it: not yet to a PostgreSQL store's log.
+    // Setup's change goes to the store's change log, where `earshot
+    // changes` and the consoles read it: a PostgreSQL store's (its URL
+    // checked above), else the store file.
     let changes = ChangeLog {
         store: if replicas.is_some() {
             None
         } else {
             store.clone()
         },
-        postgres: None,
+        postgres: store_url
+            .as_deref()
+            .and_then(|text| PgTarget::parse(text).ok()),
         global,
     };
     let existing = client.list_subscriptions(true).await?;

@@ -144,8 +144,8 @@ fn replicas_text(units: &[observer_replicas::Unit], balancer: &str) -> String {
         "\nRun the observer as {} replicas filing into one PostgreSQL store (each event is \
          stored once whichever replica gets it). Put the store's password alone in the file \
          each unit loads (0600; never on a command line), then install the units. Changes made \
-         here are recorded in the state directory's store file (`earshot changes`), not yet \
-         in the PostgreSQL store's change log.\n",
+         here are recorded in the PostgreSQL store's change log (`earshot changes --store \
+         URL`).\n",
         units.len()
     );
     for unit in units {

@@ -14,7 +14,7 @@ use color_eyre::eyre::eyre;
 use serde_json::json;
 
 use super::output::{Table, emit, print_json, short_id};
-use super::read_store::{Place, ReadStoreArg, Refusal};
+use super::read_store::{Place, ReadStoreArg};
 use super::secret_arg::{SecretArgError, read_secret_file};
 use super::{Connection, GlobalOptions, report};
 use earshot_core::api::types::agents::{
@@ -38,7 +38,7 @@ pub(crate) struct SubsArgs {
     pub(crate) connection: Connection,
     /// The incident-history store changes are recorded in: a file
     /// [default: the profile's `store`, else earshot.db in the state
-    /// directory] or postgres://USER@HOST:PORT/DATABASE (not for `rotate`).
+    /// directory] or postgres://USER@HOST:PORT/DATABASE.
     #[arg(
         long = "store",
         env = "EARSHOT_STORE",
@@ -186,15 +186,6 @@ pub(crate) async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::R
         Ok(Place::File(_)) => None,
         Err(refusal) => return Ok(refusal.say("subs")),
     };
-    if postgres.is_some() && matches!(args.command, SubsCommand::Rotate(_)) {
-        return Ok(Refusal {
-            code: 2,
-            message: "a staged rotation is kept in the store file, which a PostgreSQL store \
-                      does not hold yet; give --store PATH"
-                .to_owned(),
-        }
-        .say("subs rotate"));
-    }
     let client = args.connection.client(global)?;
     let changes = ChangeLog {
         store: args.store.clone(),
@@ -234,7 +225,8 @@ pub(crate) async fn run(args: SubsArgs, global: &GlobalOptions) -> color_eyre::R
         SubsCommand::Pause { id, json } => set_enabled(&client, &id, false, json, &changes).await,
         SubsCommand::Resume { id, json } => set_enabled(&client, &id, true, json, &changes).await,
         SubsCommand::Rotate(rotate) => {
-            super::subs_rotate::run(rotate, &client, args.store.as_deref(), global).await
+            let postgres = changes.postgres.clone();
+            super::subs_rotate::run(rotate, &client, args.store.as_deref(), postgres, global).await
         }
         SubsCommand::Update {
             id,

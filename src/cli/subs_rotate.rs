@@ -12,8 +12,16 @@
 //! 4. **Watch**: `--watch 10m` (default; `0` skips) of what was delivered
 //!    since, any 401, and when the old secret can go.
 //!
+//! The store is a file or a PostgreSQL store (`--store postgres://…`): the
+//! probe is read, the change recorded and the watch swept there. On
+//! PostgreSQL the rotation is also staged there (`earshot.rotations`):
+//! taken before the check, given back once applied or stopped, so a
+//! second operator's rotation of the same subscription meanwhile is
+//! refused (exit 2, naming who holds it) instead of interleaving.
+//!
 //! Exit 0 rotated (and no 401 while watching), 1 check failed / not rotated
-//! / 401 seen, 2 bad input.
+//! / 401 seen / the store unreachable, 2 bad input or another rotation of
+//! the subscription in flight.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,11 +36,27 @@ use super::secret_arg::{self, WEBHOOK_SECRET_ENV};
 use super::subs::{find, note_change};
 use super::{GlobalOptions, history_args};
 use earshot_core::api::Client;
-use earshot_core::api::types::agents::SubscriptionPatch;
-use earshot_core::history::rotation::{CheckReport, WatchReport, check, probe_event, watch};
+use earshot_core::api::types::agents::{Subscription, SubscriptionPatch};
+use earshot_core::history::incidents::operator;
+use earshot_core::history::rotation::{
+    CheckReport, ProbeEvent, WatchReport, check, probe_event, probe_event_postgres, watch,
+};
 use earshot_core::redact::SecretString;
 use earshot_core::signature::generate_secret;
-use earshot_core::store;
+use earshot_core::store::postgres::rotations::{self, HeldBy, Rotation};
+use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget};
+use earshot_core::store::sweep_store::SweepStore;
+use earshot_core::store::{self, changes};
+
+/// How long a staged rotation on PostgreSQL is held at the most (its check
+/// and `PATCH` take seconds): a process that died frees it then.
+const STAGED_FOR_AT_MOST: Duration = Duration::from_secs(300);
+
+/// Where the rotation reads its probe, records its change and watches.
+enum RotateStore {
+    File(store::Store),
+    Postgres(PgStore),
+}
 
 #[derive(Args, Debug)]
 pub(crate) struct RotateArgs {
@@ -91,13 +115,9 @@ pub(crate) async fn run(
     args: RotateArgs,
     client: &Client,
     store_path: Option<&Path>,
+    postgres: Option<PgTarget>,
     global: &GlobalOptions,
 ) -> color_eyre::Result<ExitCode> {
-    let say = |text: String| {
-        if !args.json {
-            let _ = emit(&format!("{text}\n"));
-        }
-    };
     // The secret files first: a bad one is bad input (exit 2) whatever the
     // platform would have answered, and nothing is asked of it before.
     let given = if args.generate_secret {
@@ -139,7 +159,119 @@ pub(crate) async fn run(
             .map_err(|error| color_eyre::eyre::eyre!("could not generate a secret: {error}"))?;
         return prepared(&args, &short, &SecretString::new(secret));
     };
-    let store = history_args::open_store(store_path, global)?;
+    let store = match postgres {
+        None => RotateStore::File(history_args::open_store(store_path, global)?),
+        Some(target) => match PgStore::connect(target, &PasswordSources::from_env()).await {
+            Ok(store) => RotateStore::Postgres(store),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return Ok(ExitCode::FAILURE);
+            }
+        },
+    };
+    // Staged on PostgreSQL: one operator's rotation of it at a time.
+    let staged = match &store {
+        RotateStore::File(_) => None,
+        RotateStore::Postgres(pg) => {
+            match rotations::take(
+                pg,
+                &record.id,
+                &operator(),
+                store::now_ms(),
+                STAGED_FOR_AT_MOST,
+            )
+            .await?
+            {
+                Ok(rotation) => Some(rotation),
+                Err(held) => {
+                    eprintln!("error: {}", held_text(&short, &held));
+                    return Ok(ExitCode::from(2));
+                }
+            }
+        }
+    };
+    let applied =
+        check_and_apply(&args, client, &store, &record, (new, current), &mut report).await;
+    give_back(&store, staged).await;
+    let rotated_ms = match applied? {
+        Ok(rotated_ms) => rotated_ms,
+        Err(code) => return Ok(code),
+    };
+
+    // 4. Watch.
+    watch_after(&args, client, store, &record.id, &short, rotated_ms, report).await
+}
+
+/// Another operator's rotation in flight, in words.
+fn held_text(short: &str, held: &HeldBy) -> String {
+    format!(
+        "not rotated: {} is rotating {short} since {} ({}); nothing was sent. Run again once it \
+         is done (it is given up at {} at the latest)",
+        held.operator,
+        earshot_core::history::report::rfc3339(held.started_ms),
+        held.holder,
+        earshot_core::history::report::rfc3339(held.expires_ms),
+    )
+}
+
+/// Gives a staged rotation back; a failure is said (it expires anyway).
+async fn give_back(store: &RotateStore, staged: Option<Rotation>) {
+    if let (RotateStore::Postgres(pg), Some(rotation)) = (store, staged)
+        && let Err(error) = rotation.give_back(pg).await
+    {
+        eprintln!(
+            "warning: the staged rotation was not given back ({error}); it expires within {}",
+            earshot_core::duration_text::of(STAGED_FOR_AT_MOST)
+        );
+    }
+}
+
+/// The observer's copy of a delivered event to probe with, from either
+/// store.
+async fn probe(
+    store: &RotateStore,
+    id: &str,
+    synthetic: bool,
+) -> color_eyre::Result<Option<ProbeEvent>> {
+    Ok(match store {
+        RotateStore::File(file) => probe_event(file, id, synthetic)?,
+        RotateStore::Postgres(pg) => probe_event_postgres(pg, id, synthetic).await?,
+    })
+}
+
+/// Records the rotation in either store's change log (tried twice).
+async fn note_rotation(store: &RotateStore, id: &str, detail: String) {
+    match store {
+        RotateStore::File(file) => note_change(file, id, "rotate", detail),
+        RotateStore::Postgres(pg) => {
+            let change = changes::Change::now(operator(), id, "rotate", detail);
+            if let Err(error) = changes::record_postgres_twice(pg, &change).await {
+                eprintln!("warning: the change was not recorded: {error}");
+            }
+        }
+    }
+}
+
+/// Steps 2 and 3: the check and the `PATCH`; when applied, its time, else
+/// the exit code (what stopped it said).
+async fn check_and_apply(
+    args: &RotateArgs,
+    client: &Client,
+    store: &RotateStore,
+    record: &Subscription,
+    (new, current): (SecretString, Option<SecretString>),
+    report: &mut RotateJson,
+) -> color_eyre::Result<Result<i64, ExitCode>> {
+    let say = |text: String| {
+        if !args.json {
+            let _ = emit(&format!("{text}\n"));
+        }
+    };
+    let short = short_id(&record.id).to_owned();
+    let stopped =
+        |report: &mut RotateJson, why: String| -> color_eyre::Result<Result<i64, ExitCode>> {
+            Ok(Err(stop(args, std::mem::take(report), why)?))
+        };
 
     // 2. Check.
     if args.skip_check {
@@ -149,13 +281,13 @@ pub(crate) async fn run(
              `earshot redeliver {short}`)"
         ));
     } else {
-        let Some(probe) = probe_event(&store, &record.id, args.synthetic_probe)? else {
+        let Some(probe) = probe(store, &record.id, args.synthetic_probe).await? else {
             let why = format!(
                 "no event delivered to {short} is in the store to check with: run the observer \
                  (`earshot listen --store`) and `earshot health`, or pass --synthetic-probe \
                  (the receiver sees a made-up event)"
             );
-            return stop(&args, report, why);
+            return stopped(report, why);
         };
         say(format!(
             "checking {} with {} {} (signed three ways)",
@@ -182,12 +314,12 @@ pub(crate) async fn run(
         report.check = Some(checked);
         if !passed {
             let why = "not rotated: the check failed; fix the receiver and run again".to_owned();
-            return stop(&args, report, why);
+            return stopped(report, why);
         }
         if args.check_only {
             say("check passed; not rotated (--check-only)".into());
-            finish(&args, &report)?;
-            return Ok(ExitCode::SUCCESS);
+            finish(args, report)?;
+            return Ok(Err(ExitCode::SUCCESS));
         }
     }
 
@@ -200,33 +332,49 @@ pub(crate) async fn run(
     let updated = client.update_subscription(&record.id, &patch).await?;
     report.rotated = true;
     report.secret_version = updated.secret_version;
-    note_change(
-        &store,
+    note_rotation(
+        store,
         &record.id,
-        "rotate",
         format!(
             "{}{}",
-            store::changes::detail(Some(&record), Some(&updated)),
+            changes::detail(Some(record), Some(&updated)),
             if args.skip_check {
                 " (check skipped)"
             } else {
                 ""
             }
         ),
-    );
+    )
+    .await;
     say(format!(
         "rotated {short} to secret version {}",
         updated.secret_version
     ));
+    Ok(Ok(rotated_ms))
+}
 
-    // 4. Watch.
+/// Step 4: what was delivered since, swept into either store.
+async fn watch_after(
+    args: &RotateArgs,
+    client: &Client,
+    store: RotateStore,
+    id: &str,
+    short: &str,
+    rotated_ms: i64,
+    mut report: RotateJson,
+) -> color_eyre::Result<ExitCode> {
+    let say = |text: String| {
+        if !args.json {
+            let _ = emit(&format!("{text}\n"));
+        }
+    };
     if args.watch.is_zero() {
         say(
             "deliveries in flight were signed with the old secret: keep both in the receiver until \
              `earshot health` shows none pending from before the rotation"
                 .into(),
         );
-        finish(&args, &report)?;
+        finish(args, &report)?;
         return Ok(ExitCode::SUCCESS);
     }
     say(format!(
@@ -235,26 +383,30 @@ pub(crate) async fn run(
     ));
     let mut last = None;
     // The store's last use: the watch sweeps into it.
-    let watched = watch(
-        client,
-        &store::AsyncStore::new(store),
-        &record.id,
-        rotated_ms,
-        args.watch,
-        |tick| {
-            let line = format!(
-                "  delivered since: {}, refused (401): {}, from before the rotation still \
+    let (file, pg);
+    let swept_into: SweepStore<'_> = match store {
+        RotateStore::File(owned) => {
+            file = store::AsyncStore::new(owned);
+            (&file).into()
+        }
+        RotateStore::Postgres(owned) => {
+            pg = owned;
+            (&pg).into()
+        }
+    };
+    let watched = watch(client, swept_into, id, rotated_ms, args.watch, |tick| {
+        let line = format!(
+            "  delivered since: {}, refused (401): {}, from before the rotation still \
                  pending: {}",
-                tick.delivered_since,
-                tick.refused_sessions.len(),
-                tick.old_pending
-            );
-            if last.as_ref() != Some(&line) {
-                say(line.clone());
-                last = Some(line);
-            }
-        },
-    )
+            tick.delivered_since,
+            tick.refused_sessions.len(),
+            tick.old_pending
+        );
+        if last.as_ref() != Some(&line) {
+            say(line.clone());
+            last = Some(line);
+        }
+    })
     .await?;
     let refused = !watched.refused_sessions.is_empty();
     if refused {
@@ -275,7 +427,7 @@ pub(crate) async fn run(
         ));
     }
     report.watch = Some(watched);
-    finish(&args, &report)?;
+    finish(args, &report)?;
     Ok(if refused {
         ExitCode::FAILURE
     } else {

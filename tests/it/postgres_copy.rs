@@ -282,15 +282,15 @@ async fn a_store_is_copied_row_for_row_and_a_second_run_copies_nothing() {
     let cluster = cluster();
     let dir = tempfile::tempdir().expect("a temp dir");
     let source = source_store(dir.path(), 1_500, now_ms()).await;
-    // A row of a table PostgreSQL does not hold yet: listed, not copied.
+    // A row of a table PostgreSQL does not hold yet (a forwarder's
+    // cursor): listed, not copied.
     rusqlite::Connection::open(&source)
         .expect("opens")
         .execute(
-            "INSERT INTO changes (at_ms, operator, subscription_id, action, detail)
-             VALUES (1, 'ops', 'sub-1', 'pause', '{}')",
+            "INSERT INTO relay_cursors (app, after_seq, at_ms) VALUES ('app-1', 3, 1)",
             [],
         )
-        .expect("a change row");
+        .expect("a relay cursor row");
     let before = file_bytes(&source);
 
     let first = copy_json(&cluster, &source, &["--batch", "400"]).await;
@@ -298,13 +298,13 @@ async fn a_store_is_copied_row_for_row_and_a_second_run_copies_nothing() {
     assert_eq!(counts(&first, "sessions"), (7, 7, 0, 0), "{first}");
     assert_eq!(counts(&first, "unfiled_events"), (3, 3, 0, 0), "{first}");
     assert_eq!(first["stopped"], false);
-    let changes = first["not_copied"]
+    let cursors = first["not_copied"]
         .as_array()
         .expect("not_copied")
         .iter()
-        .find(|row| row["table"] == "changes")
-        .unwrap_or_else(|| panic!("changes listed: {first}"));
-    assert_eq!(changes["rows"], 1, "{first}");
+        .find(|row| row["table"] == "relay_cursors")
+        .unwrap_or_else(|| panic!("relay_cursors listed: {first}"));
+    assert_eq!(cursors["rows"], 1, "{first}");
     for table in ["events", "sessions", "unfiled_events"] {
         let expected = sqlite_rows(&source, table);
         assert!(!expected.is_empty());
@@ -340,7 +340,7 @@ async fn a_store_is_copied_row_for_row_and_a_second_run_copies_nothing() {
         summary.contains("not copied (PostgreSQL does not hold it yet)"),
         "{summary}"
     );
-    assert!(summary.contains("changes"), "{summary}");
+    assert!(summary.contains("relay_cursors"), "{summary}");
     assert_eq!(file_bytes(&source), before, "the source was not written");
 }
 

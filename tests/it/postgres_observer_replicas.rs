@@ -6,7 +6,10 @@
 //! password anywhere in what it prints; then each unit's `ExecStart` run
 //! as systemd would (its `%d` files given), each answering `/healthz`,
 //! and the events the platform delivers filed in the database. A file
-//! store with `--replicas` exits 2 before the platform is asked.
+//! store with `--replicas` exits 2 before the platform is asked. Setup on
+//! a PostgreSQL store records its changes (create, then a resume) in the
+//! store's change log, `earshot changes --store URL`, and makes no store
+//! file in the state directory.
 
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -241,4 +244,103 @@ async fn three_replicas_get_a_unit_each_and_a_checked_backend_and_each_runs_list
     )
     .await;
     drop(replicas);
+}
+
+/// Every file named `earshot.db` under `dir`.
+fn store_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("readable").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(store_files(&path));
+        } else if path.file_name().is_some_and(|name| name == "earshot.db") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// `changes --json --store URL`: (operator, subscription, action) of each,
+/// newest first.
+async fn changes_in(cluster: &PgCluster, store_url: &str) -> Vec<(String, String, String)> {
+    let output = run(crate::common::cli::earshot()
+        .args(["changes", "--json", "--store", store_url])
+        .env("PGPASSWORD", cluster.password()))
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let listed: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    listed
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|change| {
+            let field = |key: &str| change[key].as_str().unwrap_or("").to_owned();
+            (field("operator"), field("subscription_id"), field("action"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_records_its_changes_in_the_postgres_store_and_makes_no_store_file() {
+    let harness = common::start().await;
+    let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
+    cluster.create_database("observers").expect("database made");
+    let store_url = cluster.url("observers");
+    let home = tempfile::tempdir().expect("a temp dir");
+    let first = free_ports();
+    let receiver = format!("http://127.0.0.1:{first}/observer");
+    let setup = || {
+        let mut command = isolated(home.path());
+        command
+            .args(["observer", "setup", &receiver, "--allow-private-urls"])
+            .args(["--store", &store_url])
+            .args(["--url", &harness.base, "--api-key", API_KEY])
+            .env("PGPASSWORD", cluster.password())
+            .env("USER", "dana");
+        command
+    };
+    let output = run(&mut setup()).await;
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stderr.contains("not recorded"), "{stderr}");
+    assert!(stdout.contains("PostgreSQL store's change log"), "{stdout}");
+    let subscriptions = harness
+        .client
+        .list_subscriptions(true)
+        .await
+        .expect("listed");
+    let id = subscriptions
+        .iter()
+        .find(|record| record.url == receiver)
+        .expect("the observer's subscription")
+        .id
+        .clone();
+    assert_eq!(
+        changes_in(&cluster, &store_url).await,
+        [("dana".to_owned(), id.clone(), "create".to_owned())]
+    );
+
+    // Paused on the platform; setup resumes it, and says so in the log.
+    harness
+        .client
+        .update_subscription(
+            &id,
+            &earshot_core::api::types::agents::SubscriptionPatch {
+                enabled: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("paused");
+    let output = run(&mut setup()).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        changes_in(&cluster, &store_url).await,
+        [
+            ("dana".to_owned(), id.clone(), "resume".to_owned()),
+            ("dana".to_owned(), id, "create".to_owned()),
+        ]
+    );
+    // Nothing went to a store file in the state directory.
+    assert_eq!(store_files(home.path()), Vec::<std::path::PathBuf>::new());
 }

@@ -25,7 +25,9 @@ use crate::api::Client;
 use crate::redact::SecretString;
 use crate::store::events::{self, StoredEvent};
 use crate::store::outcomes::{self, EventState};
-use crate::store::{AsyncStore, Store, deliveries};
+use crate::store::postgres::PgStore;
+use crate::store::sweep_store::SweepStore;
+use crate::store::{Store, deliveries};
 
 /// What the check sends.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +50,29 @@ pub fn probe_event(
             continue;
         };
         if let Some(event) = events::get_at(store, outcome.occurred_ms, event_id)? {
+            return Ok(Some(ProbeEvent {
+                event,
+                synthetic: false,
+            }));
+        }
+    }
+    Ok(synthetic.then(synthetic_event))
+}
+
+/// [`probe_event`] from a PostgreSQL store.
+pub async fn probe_event_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    synthetic: bool,
+) -> Result<Option<ProbeEvent>, HistoryError> {
+    let delivered =
+        outcomes::of_subscription_postgres(store, subscription_id, EventState::Delivered, 0)
+            .await?;
+    for outcome in delivered.iter().rev() {
+        let Some(event_id) = &outcome.event_id else {
+            continue;
+        };
+        if let Some(event) = events::get_at_postgres(store, outcome.occurred_ms, event_id).await? {
             return Ok(Some(ProbeEvent {
                 event,
                 synthetic: false,
@@ -192,7 +217,7 @@ const WATCH_BUDGET: usize = 50;
 /// it sees; stops at the first 401.
 pub async fn watch(
     client: &Client,
-    store: &AsyncStore,
+    store: SweepStore<'_>,
     subscription_id: &str,
     rotated_ms: i64,
     duration: Duration,
@@ -204,10 +229,18 @@ pub async fn watch(
         if let Some(why) = swept.stopped {
             tracing::warn!(why, "a watch sweep stopped early");
         }
-        let id = subscription_id.to_owned();
-        let since = store
-            .run(move |store| deliveries::since(store, &id, rotated_ms).map_err(HistoryError::from))
-            .await?;
+        let since = match store {
+            SweepStore::Sqlite(file) => {
+                let id = subscription_id.to_owned();
+                file.run(move |store| {
+                    deliveries::since(store, &id, rotated_ms).map_err(HistoryError::from)
+                })
+                .await?
+            }
+            SweepStore::Postgres { store, .. } => {
+                deliveries::since_postgres(store, subscription_id, rotated_ms).await?
+            }
+        };
         let mut report = WatchReport {
             delivered_since: since.delivered,
             refused_sessions: since.refused_sessions,

@@ -593,6 +593,57 @@ pub fn since(store: &Store, subscription_id: &str, at_ms: i64) -> rusqlite::Resu
     })
 }
 
+/// [`since`] on a PostgreSQL store: the same three reads, in one
+/// read-only snapshot.
+pub async fn since_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    at_ms: i64,
+) -> Result<SinceTime, PgError> {
+    let mut client = store.client().await?;
+    let tx = client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await?;
+    let delivered: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM earshot.deliveries
+             WHERE subscription_id = $1 AND status = 'delivered' AND created_ms >= $2",
+            &[&subscription_id, &at_ms],
+        )
+        .await?
+        .try_get(0)?;
+    let mut refused_sessions = Vec::new();
+    for row in tx
+        .query(
+            "SELECT DISTINCT session_id FROM earshot.deliveries
+             WHERE subscription_id = $1 AND status = 'failed' AND http_status_code = 401
+               AND created_ms >= $2
+             ORDER BY session_id",
+            &[&subscription_id, &at_ms],
+        )
+        .await?
+    {
+        refused_sessions.push(row.try_get(0)?);
+    }
+    let old_pending: i64 = tx
+        .query_one(
+            "SELECT count(*) FROM earshot.event_outcomes
+             WHERE subscription_id = $1 AND state = 'pending' AND occurred_ms < $2",
+            &[&subscription_id, &at_ms],
+        )
+        .await?
+        .try_get(0)?;
+    tx.commit().await?;
+    Ok(SinceTime {
+        delivered,
+        refused_sessions,
+        old_pending,
+    })
+}
+
 /// How many of the observer's newest filed events
 /// [`observer_subscriptions`] looks at.
 const OBSERVER_EVIDENCE_EVENTS: i64 = 500;

@@ -244,7 +244,7 @@ async fn watch_rotation(
             report: watched.clone(),
         });
     };
-    let last = rotation::watch(&client, &store, &id, rotated_ms, ROTATION_WATCH, each).await;
+    let last = rotation::watch(&client, (&store).into(), &id, rotated_ms, ROTATION_WATCH, each).await;
     match last {
         Ok(last) => {
             report.send(SubsResult::Watched { id, report: last });

@@ -1,7 +1,8 @@
 //! `earshot store copy`: an existing SQLite store copied into a
 //! PostgreSQL store, for the tables PostgreSQL holds (`events`,
 //! `sessions`, `unfiled_events`, then the sweep's tables by
-//! [`super::copy_sweep`]). The source is opened read-only and
+//! [`super::copy_sweep`], then incidents, changes and recover runs by
+//! [`super::copy_team`]). The source is opened read-only and
 //! judged as every command judges a store (a newer schema or another
 //! program's file refused, a damaged page an error); nothing writes to it.
 //!
@@ -28,6 +29,7 @@ use deadpool_postgres::Client;
 
 use super::copy_source::{Batch, CopySource, CopyTable, NotCopied, Rows};
 use super::copy_sweep::{self, After, Spec};
+use super::copy_team;
 use super::schema::{LOCK_CLASS, lock};
 use super::{PgError, PgStore, days};
 use crate::store::StoreError;
@@ -198,7 +200,7 @@ pub async fn copy(
         }
     }
     if !copied.stopped {
-        for spec in &copy_sweep::SPECS {
+        for spec in copy_sweep::SPECS.iter().chain(&copy_team::SPECS) {
             let totals =
                 copy_sweep_table(&mut client, &source, spec, batch_rows, stop, progress).await?;
             copied.batches += totals.1;

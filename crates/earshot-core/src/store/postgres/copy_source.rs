@@ -327,6 +327,7 @@ impl CopySource {
             let copied = CopyTable::ALL.iter().any(|table| table.name() == name)
                 || super::copy_sweep::SPECS
                     .iter()
+                    .chain(&super::copy_team::SPECS)
                     .any(|spec| spec.table == name);
             let derived = DERIVED.iter().any(|derived| name.starts_with(derived));
             if copied || derived {

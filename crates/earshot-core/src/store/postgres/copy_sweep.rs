@@ -48,7 +48,7 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    fn array_type(self) -> &'static str {
+    pub(super) fn array_type(self) -> &'static str {
         match self {
             Kind::Text => "text[]",
             Kind::Int => "bigint[]",
@@ -74,6 +74,12 @@ pub(super) enum OnConflict {
     /// A count row: the newest time and its example merged, the count
     /// left to the triggers.
     MergeNewest,
+    /// An incident: what the source knows more of (an acknowledgement,
+    /// a resolution, a later failure) merged in ([`super::copy_team`]).
+    MergeIncident,
+    /// A row the destination numbers itself (a change, a recover run):
+    /// keyed by the source and the source's id ([`super::copy_team`]).
+    FromSource,
 }
 
 /// One of the sweep's tables as a copy sees it.
@@ -306,6 +312,28 @@ impl Spec {
             .join(", ")
     }
 
+    /// The source's select list: a column an older store's table lacks
+    /// (`incidents.resolved_reason` before SQLite's version 5) read as
+    /// NULL.
+    fn source_list(&self, conn: &Connection) -> Result<String, StoreError> {
+        let mut statement = conn.prepare(&format!("PRAGMA table_info({})", self.table))?;
+        let held: Vec<String> = statement
+            .query_map([], |row| row.get(1))?
+            .collect::<Result<_, _>>()?;
+        Ok(self
+            .columns
+            .iter()
+            .map(|(name, _)| {
+                if held.iter().any(|column| column == name) {
+                    (*name).to_owned()
+                } else {
+                    format!("NULL AS {name}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", "))
+    }
+
     fn key_list(&self) -> String {
         self.key.join(", ")
     }
@@ -332,12 +360,12 @@ impl Spec {
             });
         }
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let select = self.source_list(conn)?;
         let (sql, mut params): (String, Vec<Value>) = match (self.order, after) {
             (Order::Rowid, after) => (
                 format!(
                     "SELECT {}, rowid FROM {} WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
-                    self.select_list(),
-                    self.table
+                    select, self.table
                 ),
                 vec![Value::Integer(match after {
                     After::Rowid(rowid) => *rowid,
@@ -347,7 +375,7 @@ impl Spec {
             (Order::Key, After::Key(key)) => (
                 format!(
                     "SELECT {} FROM {} WHERE ({}) > {} ORDER BY {} LIMIT ?{}",
-                    self.select_list(),
+                    select,
                     self.table,
                     self.key_list(),
                     self.key_params(),
@@ -359,7 +387,7 @@ impl Spec {
             (Order::Key, _) => (
                 format!(
                     "SELECT {} FROM {} ORDER BY {} LIMIT ?1",
-                    self.select_list(),
+                    select,
                     self.table,
                     self.key_list()
                 ),
@@ -383,7 +411,7 @@ impl Spec {
                 Order::Rowid => {
                     let rowid: i64 = row.get(self.columns.len())?;
                     next = After::Rowid(rowid);
-                    (rowid, row.get(0)?)
+                    (rowid, key_text(row.get(0)?))
                 }
                 Order::Key => {
                     let mut key = Vec::with_capacity(self.key.len());
@@ -464,7 +492,7 @@ impl Spec {
                 if !has_table(conn, self.table)? {
                     return Ok(None);
                 }
-                let found: Option<String> = rusqlite::OptionalExtension::optional(conn.query_row(
+                let found: Option<Value> = rusqlite::OptionalExtension::optional(conn.query_row(
                     &format!(
                         "SELECT {} FROM {} WHERE rowid = ?1",
                         self.key[0], self.table
@@ -472,6 +500,7 @@ impl Spec {
                     [rowid],
                     |row| row.get(0),
                 ))?;
+                let found = found.map(key_text);
                 Ok((found.as_deref() == Some(key)).then_some(After::Rowid(rowid)))
             }
             Order::Key => {
@@ -488,6 +517,12 @@ impl Spec {
     /// unnest(…)` with this table's conflict rule; returns `xmax = 0` per
     /// row written (true: new).
     fn insert_sql(&self) -> String {
+        if matches!(
+            self.on_conflict,
+            OnConflict::MergeIncident | OnConflict::FromSource
+        ) {
+            return super::copy_team::insert_sql(self);
+        }
         let names = self.select_list();
         let arrays: Vec<String> = self
             .columns
@@ -496,7 +531,9 @@ impl Spec {
             .map(|(index, (_, kind))| format!("${}::{}", index + 1, kind.array_type()))
             .collect();
         let action = match self.on_conflict {
-            OnConflict::Keep => "DO NOTHING".to_owned(),
+            OnConflict::Keep | OnConflict::MergeIncident | OnConflict::FromSource => {
+                "DO NOTHING".to_owned()
+            }
             // The triggers' rule for the newest and its example, with
             // nothing added: written only when it changes something.
             OnConflict::MergeNewest => "DO UPDATE SET
@@ -508,7 +545,7 @@ impl Spec {
                 .to_owned(),
         };
         let values = match self.on_conflict {
-            OnConflict::Keep => "*".to_owned(),
+            OnConflict::Keep | OnConflict::MergeIncident | OnConflict::FromSource => "*".to_owned(),
             // A bucket the destination lacks comes with no count: the rows
             // counted in it are the triggers'.
             OnConflict::MergeNewest => self
@@ -553,7 +590,11 @@ impl Spec {
         .await?;
         crate::store::sweep_store::take_turn(&tx).await?;
         let statement = tx.prepare_cached(&self.insert_sql()).await?;
-        let params: Vec<&(dyn ToSql + Sync)> = batch.columns.iter().map(Column::as_sql).collect();
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            batch.columns.iter().map(Column::as_sql).collect();
+        if self.on_conflict == OnConflict::FromSource {
+            params.push(&source);
+        }
         let mut new = 0;
         for row in tx.query(&statement, &params).await? {
             if row.try_get::<_, bool>(0)? {
@@ -585,6 +626,17 @@ fn has_table(conn: &Connection, table: &str) -> Result<bool, StoreError> {
         [table],
         |row| row.get::<_, i64>(0),
     )? > 0)
+}
+
+/// A rowid table's key as its cursor keeps it: the text, or an integer id
+/// in decimal.
+fn key_text(value: Value) -> String {
+    match value {
+        Value::Text(text) => text,
+        Value::Integer(n) => n.to_string(),
+        Value::Real(x) => x.to_string(),
+        Value::Null | Value::Blob(_) => String::new(),
+    }
 }
 
 /// A key value as the cursor keeps it.

@@ -13,6 +13,7 @@
 pub mod copy;
 pub mod copy_source;
 mod copy_sweep;
+mod copy_team;
 mod counts;
 pub mod days;
 mod filing;
@@ -20,6 +21,7 @@ pub mod leases;
 pub mod password;
 pub mod prune;
 mod prune_rows;
+pub mod rotations;
 pub mod schema;
 pub mod target;
 pub mod tls;

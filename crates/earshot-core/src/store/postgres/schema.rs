@@ -29,13 +29,21 @@
 //! platform) and `recoveries` (recover's log), SQLite's tables, and
 //! `event_outcomes_failed`, the index an incident's events are counted
 //! along (see `store::incidents`, `store::changes`).
+//! Version 8: where a copied change or recover run came from
+//! (`copied_from`, the copy's source, and `copied_id`, its id there),
+//! unique together, so `earshot store copy` brings each once (see
+//! [`super::copy_team`]); rows written here have neither.
+//! Version 9: `rotations`, the staged rotation of a subscription in
+//! flight, one row a subscription, so a second operator's `subs rotate`
+//! of it is refused while the first checks and applies (see
+//! [`super::rotations`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 7;
+pub const PG_SCHEMA_VERSION: i32 = 9;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -68,6 +76,8 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_5.to_owned(),
         super::counts::version_6(),
         VERSION_7.to_owned(),
+        VERSION_8.to_owned(),
+        VERSION_9.to_owned(),
     ]
 }
 
@@ -193,6 +203,28 @@ CREATE TABLE earshot.recoveries (
 );
 CREATE INDEX recoveries_by_event ON earshot.recoveries (subscription_id, event_id);
 CREATE INDEX recoveries_by_session ON earshot.recoveries (session_id);
+";
+
+// A copied row's origin; NULL for the rows written here, which a unique
+// index never makes clash.
+const VERSION_8: &str = "
+ALTER TABLE earshot.changes ADD COLUMN copied_from text, ADD COLUMN copied_id bigint;
+CREATE UNIQUE INDEX changes_copied ON earshot.changes (copied_from, copied_id);
+ALTER TABLE earshot.recoveries ADD COLUMN copied_from text, ADD COLUMN copied_id bigint;
+CREATE UNIQUE INDEX recoveries_copied ON earshot.recoveries (copied_from, copied_id);
+";
+
+// A rotation in flight: who holds it (the process), for whom, since when,
+// and until when at the latest (a process that died frees it then), on
+// the database's clock.
+const VERSION_9: &str = "
+CREATE TABLE earshot.rotations (
+    subscription_id  text        PRIMARY KEY,
+    holder           text        NOT NULL,
+    operator         text        NOT NULL,
+    started_ms       bigint      NOT NULL,
+    expires_at       timestamptz NOT NULL
+);
 ";
 
 /// What a migration did.
