@@ -84,28 +84,29 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
         // stderr: stdout stays parseable.
         eprintln!("{line}: events after it are not in the store");
     }
-    let outcomes_known = reader.holds_outcomes();
     if args.json {
-        print_json(&json_rows(&rows, outcomes_known)?)?;
+        print_json(&json_rows(&rows)?)?;
     } else {
-        emit(&render(&rows, args.limit, outcomes_known))?;
+        emit(&render(&rows, args.limit))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// The rows as JSON, `"subscriptions": null` where the outcomes are
-/// unknown.
-fn json_rows(rows: &[EventRow], outcomes_known: bool) -> serde_json::Result<serde_json::Value> {
+/// The rows as JSON, `"subscriptions": null` where a row's outcomes are
+/// unknown (on PostgreSQL, an event whose session was not swept since).
+fn json_rows(rows: &[EventRow]) -> serde_json::Result<serde_json::Value> {
     let mut value = serde_json::to_value(rows)?;
-    if !outcomes_known && let Some(rows) = value.as_array_mut() {
-        for row in rows.iter_mut().filter_map(serde_json::Value::as_object_mut) {
-            row.insert("subscriptions".into(), serde_json::Value::Null);
+    if let Some(listed) = value.as_array_mut() {
+        for (row, json) in rows.iter().zip(listed.iter_mut()) {
+            if let Some(json) = json.as_object_mut().filter(|_| !row.outcomes_known) {
+                json.insert("subscriptions".into(), serde_json::Value::Null);
+            }
         }
     }
     Ok(value)
 }
 
-fn render(rows: &[EventRow], limit: usize, outcomes_known: bool) -> String {
+fn render(rows: &[EventRow], limit: usize) -> String {
     if rows.is_empty() {
         return "no events match (the observer, `earshot listen --store`, stores them)\n".into();
     }
@@ -122,7 +123,7 @@ fn render(rows: &[EventRow], limit: usize, outcomes_known: bool) -> String {
             row.event.clone(),
             row.session_id.clone(),
             row.event_id.clone(),
-            if !outcomes_known {
+            if !row.outcomes_known {
                 "unknown".into()
             } else if outcomes.is_empty() {
                 "-".into()

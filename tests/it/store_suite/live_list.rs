@@ -2,7 +2,8 @@
 //! pane reads through): after a whole read, each read returns only the
 //! events filed since, by any replica, each once, including one whose
 //! filing transaction began before others and committed after them (on
-//! PostgreSQL the case a number given at insert gets wrong).
+//! PostgreSQL the case a number given at insert gets wrong); an outcome
+//! changed makes the next read whole.
 
 use super::{event, store_test};
 use earshot_core::store::event_list::{Filter, ListedEvent};
@@ -105,8 +106,25 @@ store_test!(
         assert_eq!(ids, named(&[8, 7]));
 
         // Every event read once in all: the whole list is what was filed.
-        let (ids, whole, _) = read(&reader, &all, None).await;
+        let (ids, whole, cursor) = read(&reader, &all, None).await;
         assert!(whole);
         assert_eq!(ids, named(&[8, 7, 6, 4, 3, 2, 1, 0, 5]));
+
+        // An outcome a list shows changes without any event filed (the
+        // sweep learned it): the next read is whole, so the rows held get
+        // it; a write that changes nothing listed leaves the list alone.
+        let (ids, _, cursor) = read(&reader, &all, Some(&cursor)).await;
+        assert_eq!(ids, None);
+        store.rows(&format!(
+            "INSERT INTO {{t}}event_outcomes (session_id, subscription_id, event_key, event_id,
+                 event, occurred_ms, state, attempts, http_status_code, error_class)
+             VALUES ('ses-1', 'sub_a', 'evt-0001', 'evt-0001', 'session.ended', {}, 'delivered',
+                 1, 200, '')",
+            now - 8_000
+        ));
+        let (ids, whole, cursor) = read(&reader, &all, Some(&cursor)).await;
+        assert!(whole, "an outcome changed: the whole list, {ids:?}");
+        let (ids, _, _) = read(&reader, &all, Some(&cursor)).await;
+        assert_eq!(ids, None, "and then nothing");
     }
 );

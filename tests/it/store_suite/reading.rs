@@ -228,7 +228,8 @@ store_test! {
 /// The same events on both backends are listed byte for byte the same,
 /// for the plain list and for filtered ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn events_json_is_the_same_on_both_backends_but_outcomes_unknown_on_postgresql() {
+async fn events_json_is_the_same_on_both_backends_but_outcomes_unknown_on_postgresql_before_the_sweep()
+ {
     let sqlite = TestStore::new(Backend::Sqlite).await;
     let postgres = TestStore::new(Backend::Postgres).await;
     let handles = [sqlite.replica().await, postgres.replica().await];
@@ -253,9 +254,10 @@ async fn events_json_is_the_same_on_both_backends_but_outcomes_unknown_on_postgr
             "{sqlite_err} {postgres_err}"
         );
         assert!(sqlite_out.len() > 10, "{query:?}: {sqlite_out}");
-        // The same rows; the outcomes per subscription, which only the
-        // sweep learns and a PostgreSQL store does not hold yet, are
-        // unknown (null) there, never an empty list.
+        // The same rows; the outcomes per subscription, which on
+        // PostgreSQL only the sweep writes and none has run, are unknown
+        // (null) there, never an empty list (after a sweep:
+        // `event_outcomes`).
         let sqlite_rows: Vec<serde_json::Value> = serde_json::from_str(&sqlite_out).expect("json");
         let mut postgres_rows: Vec<serde_json::Value> =
             serde_json::from_str(&postgres_out).expect("json");

@@ -149,16 +149,64 @@ pub fn list_after(
     with_outcomes(store, query, listed)
 }
 
-/// `listed` as rows, each with its subscriptions' outcomes (SQLite's).
+/// `listed` as rows, each with its subscriptions' outcomes (SQLite's:
+/// the observer files a row per listening subscription with the event, so
+/// every event's outcomes are known).
 fn with_outcomes(
     store: &Store,
     query: &EventQuery,
     listed: Vec<ListedEvent>,
 ) -> Result<Vec<EventRow>, StoreError> {
-    let mut outcomes = event_list::outcomes_of(store, &listed)?;
-    outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    let outcomes = event_list::outcomes_of(store, &listed)?;
     let observers = deliveries::observer_subscriptions(store)?;
-    Ok(listed
+    Ok(attach(query, listed, outcomes, &observers, |_, _| true))
+}
+
+/// `listed` as rows with the outcomes PostgreSQL holds. Its rows come from
+/// the sweep alone: an event with none is known to have none (no
+/// subscription listens) only once its session was swept after the event
+/// was received; before, its outcomes are unknown, never "none".
+async fn with_outcomes_postgres(
+    store: &PgStore,
+    query: &EventQuery,
+    listed: Vec<ListedEvent>,
+) -> Result<Vec<EventRow>, StoreError> {
+    if listed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let outcomes = event_list::outcomes_of_postgres(store, &listed).await?;
+    let observers = deliveries::observer_subscriptions_postgres(store).await?;
+    let sessions: Vec<&str> = listed
+        .iter()
+        .map(|event| event.session_id.as_str())
+        .collect();
+    let swept = crate::store::sessions::swept_ms_postgres(store, &sessions).await?;
+    Ok(attach(
+        query,
+        listed,
+        outcomes,
+        &observers,
+        |event, has_rows| {
+            has_rows
+                || swept
+                    .get(&event.session_id)
+                    .is_some_and(|swept_ms| *swept_ms >= event.received_ms)
+        },
+    ))
+}
+
+/// `listed` as rows, each with its rows of `outcomes` (matched by event
+/// id) in the order every list shows them; `known(event, has_rows)` says
+/// whether an event's outcomes are known at all.
+fn attach(
+    query: &EventQuery,
+    listed: Vec<ListedEvent>,
+    mut outcomes: Vec<Outcome>,
+    observers: &[String],
+    known: impl Fn(&ListedEvent, bool) -> bool,
+) -> Vec<EventRow> {
+    outcomes.sort_by(|a, b| a.event_id.cmp(&b.event_id));
+    listed
         .into_iter()
         .map(|event| {
             let start = outcomes.partition_point(|o| o.event_id.as_deref() < Some(&event.event_id));
@@ -173,9 +221,10 @@ fn with_outcomes(
                 })
                 .collect();
             order_outcomes(&mut subscriptions, query.subscription.as_deref());
-            row(event, Some(subscriptions))
+            let known = known(&event, !subscriptions.is_empty());
+            row(event, known.then_some(subscriptions))
         })
-        .collect())
+        .collect()
 }
 
 /// The live read of `query`'s list on SQLite (`store::live_list`), each
@@ -213,9 +262,10 @@ pub async fn live_from(
 }
 
 /// The live read of `query`'s list on PostgreSQL: the events filed since
-/// `known` by every replica, none returned twice (`store::live_list`),
-/// with no outcome per subscription (as [`list_from`]); `status:` and
-/// `sub:` refused.
+/// `known` by every replica, none returned twice, or the whole list when
+/// an outcome or a subscription changed (`store::live_list`), each with
+/// the outcomes the sweep wrote (as [`list_from`]); `status:` and `sub:`
+/// refused.
 pub async fn live_postgres(
     store: &PgStore,
     query: &EventQuery,
@@ -225,16 +275,20 @@ pub async fn live_postgres(
 ) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), StoreError> {
     let filter = filter(query, since_ms, None);
     let (read, cursor) = live_list::read_postgres(store, &filter, limit, known).await?;
-    let read = read.try_map(|listed| {
-        Ok::<_, StoreError>(listed.into_iter().map(|event| row(event, None)).collect())
-    })?;
+    let read = match read {
+        LiveRead::Same => LiveRead::Same,
+        LiveRead::Newer(listed) => {
+            LiveRead::Newer(with_outcomes_postgres(store, query, listed).await?)
+        }
+        LiveRead::All(listed) => LiveRead::All(with_outcomes_postgres(store, query, listed).await?),
+    };
     Ok((read, cursor))
 }
 
 /// [`list`] from either backend: on SQLite exactly [`list`]; on PostgreSQL
-/// the same events with no outcome per subscription (`subscriptions` is
-/// empty: the sweep that learns them does not write to PostgreSQL yet),
-/// and `status:` or `sub:` refused ([`StoreError::NotOnPostgres`]; see
+/// the same events with the outcomes the sweep wrote there (unknown for
+/// an event whose session was not swept since it was received), and
+/// `status:` or `sub:` refused ([`StoreError::NotOnPostgres`]; see
 /// [`postgres_lacks`]).
 pub async fn list_from(
     reader: &StoreReader,
@@ -244,9 +298,9 @@ pub async fn list_from(
 ) -> Result<Vec<EventRow>, StoreError> {
     match reader {
         StoreReader::Sqlite(store) => list(store, query, since_ms, limit),
-        StoreReader::Postgres(_) => {
+        StoreReader::Postgres(store) => {
             let listed = reader.events(&filter(query, since_ms, None), limit).await?;
-            Ok(listed.into_iter().map(|event| row(event, None)).collect())
+            with_outcomes_postgres(store, query, listed).await
         }
     }
 }

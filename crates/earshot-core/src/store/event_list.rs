@@ -606,6 +606,36 @@ pub fn outcomes_of(store: &Store, events: &[ListedEvent]) -> rusqlite::Result<Ve
     Ok(found)
 }
 
+/// [`outcomes_of`] on PostgreSQL, in one statement (arrays, not marks).
+const POSTGRES_OUTCOMES_OF: &str = "
+    SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
+           attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
+    FROM earshot.event_outcomes
+    WHERE session_id = ANY($1) AND event_id = ANY($2)
+    ORDER BY subscription_id COLLATE \"C\"";
+
+/// [`outcomes_of`] on PostgreSQL: the rows the sweep wrote for `events`
+/// (none before their session's sweep; see
+/// `sessions::swept_since_postgres`).
+pub async fn outcomes_of_postgres(
+    store: &PgStore,
+    events: &[ListedEvent],
+) -> Result<Vec<Outcome>, PgError> {
+    let sessions: Vec<&str> = events
+        .iter()
+        .map(|event| event.session_id.as_str())
+        .collect();
+    let ids: Vec<&str> = events.iter().map(|event| event.event_id.as_str()).collect();
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_OUTCOMES_OF).await?;
+    let rows = client.query(&statement, &[&sessions, &ids]).await?;
+    let mut found = Vec::with_capacity(rows.len());
+    for row in &rows {
+        found.push(super::outcome_rebuild::outcome_from(row)?);
+    }
+    Ok(found)
+}
+
 #[cfg(test)]
 mod postgres_query_tests {
     use super::*;

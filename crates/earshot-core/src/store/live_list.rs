@@ -58,6 +58,9 @@ pub struct XidCursor {
     /// list anyway), so it reads along the time index about `limit` rows,
     /// not the window.
     floor_ms: i64,
+    /// `earshot.list_changes` at that read: another number means
+    /// something besides filing changed, and the next read is whole.
+    changes: i64,
 }
 
 impl XidCursor {
@@ -131,7 +134,11 @@ pub fn read_sqlite(
 }
 
 /// The oldest transaction still running in this transaction's snapshot.
-const SNAPSHOT_XMIN: &str = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+/// The snapshot's oldest running transaction, and how many times what a
+/// list shows changed other than by filing (`earshot.list_changes`).
+const SNAPSHOT_XMIN_AND_CHANGES: &str =
+    "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+        (SELECT n FROM earshot.list_changes)";
 
 /// The live read on PostgreSQL, in one `REPEATABLE READ` snapshot: with
 /// `known`'s cursor, the events filed by its `from_xid` or later that
@@ -147,17 +154,11 @@ pub async fn read_postgres(
     if let Some(why) = postgres_lacks(filter) {
         return Err(StoreError::NotOnPostgres(why));
     }
-    let cursor = match known {
+    let known = match known {
         Some(LiveCursor::Postgres(cursor)) => Some(cursor),
         _ => None,
     };
-    let held = cursor.map_or(0, XidCursor::held);
     let window_ms = filter.since_ms;
-    let filter = Filter {
-        after_xid: cursor.map(|cursor| cursor.from_xid),
-        since_ms: cursor.map_or(window_ms, |cursor| cursor.floor_ms.max(window_ms)),
-        ..filter.clone()
-    };
     let read = async {
         let mut client = store.client().await?;
         let tx = client
@@ -166,7 +167,17 @@ pub async fn read_postgres(
             .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
             .start()
             .await?;
-        let snapshot_xmin: i64 = tx.query_one(SNAPSHOT_XMIN, &[]).await?.try_get(0)?;
+        let row = tx.query_one(SNAPSHOT_XMIN_AND_CHANGES, &[]).await?;
+        let (snapshot_xmin, changes): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
+        // Something besides filing changed (an outcome, a subscription):
+        // the whole list again, as on SQLite.
+        let cursor = known.filter(|cursor| cursor.changes == changes);
+        let held = cursor.map_or(0, XidCursor::held);
+        let filter = Filter {
+            after_xid: cursor.map(|cursor| cursor.from_xid),
+            since_ms: cursor.map_or(window_ms, |cursor| cursor.floor_ms.max(window_ms)),
+            ..filter.clone()
+        };
         // Up to `held` of them are dropped below: the rest are the newest
         // `limit` not returned before.
         let rows = if limit == 0 {
@@ -175,9 +186,9 @@ pub async fn read_postgres(
             event_list::scan_postgres(&tx, &filter, limit.saturating_add(held)).await?
         };
         tx.commit().await?;
-        Ok::<_, super::postgres::PgError>((snapshot_xmin, rows))
+        Ok::<_, super::postgres::PgError>((snapshot_xmin, changes, cursor, rows))
     };
-    let (snapshot_xmin, rows) = read.await?;
+    let (snapshot_xmin, changes, cursor, rows) = read.await?;
     // Transactions before either `xmin` had ended when its read was taken.
     let from_xid = cursor.map_or(snapshot_xmin, |cursor| cursor.from_xid.max(snapshot_xmin));
     let mut kept = cursor.map(|cursor| cursor.held.clone()).unwrap_or_default();
@@ -207,6 +218,7 @@ pub async fn read_postgres(
         from_xid,
         held: kept,
         floor_ms,
+        changes,
     };
     Ok((read, Some(LiveCursor::Postgres(cursor))))
 }

@@ -121,13 +121,6 @@ impl StoreReader {
         }
     }
 
-    /// Whether the store holds the outcomes per subscription the sweep
-    /// learns: a PostgreSQL store does not yet (the sweep does not write
-    /// there), so where it has none they are unknown, not none.
-    pub fn holds_outcomes(&self) -> bool {
-        matches!(self, StoreReader::Sqlite(_))
-    }
-
     /// The backend's name, as `health --json` and `store migrate` say it.
     pub fn backend(&self) -> &'static str {
         match self {

@@ -166,6 +166,28 @@ pub async fn swept_since_filed_postgres(
     Ok(row.map(|row| row.try_get(0)).transpose()?)
 }
 
+/// When each of `sessions` was last swept on PostgreSQL (a session never
+/// swept, or not known, is left out): an event received before its
+/// session's sweep has the rows the sweep learned, none meaning none
+/// listens.
+pub async fn swept_ms_postgres(
+    store: &PgStore,
+    sessions: &[&str],
+) -> Result<std::collections::HashMap<String, i64>, PgError> {
+    let client = store.client().await?;
+    let statement = client
+        .prepare_cached(
+            "SELECT session_id, last_swept_ms FROM earshot.sessions
+             WHERE session_id = ANY($1) AND last_swept_ms IS NOT NULL",
+        )
+        .await?;
+    let mut swept = std::collections::HashMap::new();
+    for row in client.query(&statement, &[&sessions]).await? {
+        swept.insert(row.try_get(0)?, row.try_get(1)?);
+    }
+    Ok(swept)
+}
+
 /// Known session ids, most recently active first; at most `limit`.
 pub fn ids(store: &Store, limit: usize) -> rusqlite::Result<Vec<String>> {
     let mut statement = store.conn.prepare_cached(

@@ -145,7 +145,7 @@ fn list_row(row: &EventRow, selected: bool, outcome_w: usize, theme: &Theme) -> 
         outcomes.push(Span::raw(if row.outcomes_known {
             "no subscription listens"
         } else {
-            "unknown: outcomes are not read from PostgreSQL yet"
+            "unknown: not swept since it came"
         }));
     }
     if selected {

@@ -43,7 +43,7 @@ use tokio_postgres::Transaction;
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 9;
+pub const PG_SCHEMA_VERSION: i32 = 10;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -78,6 +78,7 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_7.to_owned(),
         VERSION_8.to_owned(),
         VERSION_9.to_owned(),
+        VERSION_10.to_owned(),
     ]
 }
 
@@ -225,6 +226,34 @@ CREATE TABLE earshot.rotations (
     started_ms       bigint      NOT NULL,
     expires_at       timestamptz NOT NULL
 );
+";
+
+// What an event list shows changed other than by filing (SQLite's
+// `list_changes`, its version 8): an outcome row made, changed or removed,
+// a subscription's record or state changed. A live list that read a
+// different number reads the whole list again (`store::live_list`). Row
+// triggers, so a sweep's upsert that changes nothing leaves it alone; only
+// the sweep writes these tables, on one replica at a time (its lease), so
+// the one row's lock holds nobody up.
+const VERSION_10: &str = "
+CREATE TABLE earshot.list_changes (n bigint NOT NULL);
+INSERT INTO earshot.list_changes VALUES (0);
+CREATE FUNCTION earshot.list_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE earshot.list_changes SET n = n + 1;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER event_outcomes_listed AFTER INSERT OR DELETE ON earshot.event_outcomes
+    FOR EACH ROW EXECUTE FUNCTION earshot.list_changed();
+CREATE TRIGGER event_outcomes_listed_update AFTER UPDATE ON earshot.event_outcomes
+    FOR EACH ROW WHEN (OLD.* IS DISTINCT FROM NEW.*)
+    EXECUTE FUNCTION earshot.list_changed();
+CREATE TRIGGER subscriptions_listed AFTER INSERT OR DELETE ON earshot.subscriptions
+    FOR EACH ROW EXECUTE FUNCTION earshot.list_changed();
+CREATE TRIGGER subscriptions_listed_update AFTER UPDATE ON earshot.subscriptions
+    FOR EACH ROW WHEN (OLD.record IS DISTINCT FROM NEW.record
+                       OR OLD.enabled IS DISTINCT FROM NEW.enabled)
+    EXECUTE FUNCTION earshot.list_changed();
 ";
 
 /// What a migration did.
