@@ -141,12 +141,15 @@ pub(super) fn summary_text(
 /// The replicas' part of the summary: their units and the backend.
 fn replicas_text(units: &[observer_replicas::Unit], balancer: &str) -> String {
     let mut text = format!(
-        "\nRun the observer as {} replicas filing into one PostgreSQL store (each event is \
+        "\nRun the observer as {} filing into one PostgreSQL store (each event is \
          stored once whichever replica gets it). Put the store's password alone in the file \
          each unit loads (0600; never on a command line), then install the units. Changes made \
          here are recorded in the PostgreSQL store's change log (`earshot changes --store \
          URL`).\n",
-        units.len()
+        match units.len() {
+            1 => "1 replica".to_owned(),
+            replicas => format!("{replicas} replicas"),
+        }
     );
     for unit in units {
         text.push('\n');
