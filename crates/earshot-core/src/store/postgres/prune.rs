@@ -249,9 +249,10 @@ impl PgStore {
         stop: &AtomicBool,
         report: &mut PruneReport,
     ) -> Result<(), PgError> {
-        let (cutoff, hold_limit) = (rules.cutoff_ms, rules.hold_limit_ms);
+        // `$1`, `$2` and, where the statement takes it, `$3`.
+        let values = [rules.cutoff_ms, BATCH, rules.hold_limit_ms];
+        let taken = if rows.holds { 3 } else { 2 };
         let sql = rows.sql.as_str();
-        let holds = rows.holds;
         loop {
             if stop.load(Ordering::Relaxed) {
                 return Ok(());
@@ -261,23 +262,15 @@ impl PgStore {
                     // Owned: the fenced work may borrow its transaction only.
                     let sql = sql.to_owned();
                     self.leased(&fence.lease, &fence.holder, move |tx| {
-                        Box::pin(async move {
-                            Ok(if holds {
-                                tx.execute(&sql, &[&cutoff, &BATCH, &hold_limit]).await?
-                            } else {
-                                tx.execute(&sql, &[&cutoff, &BATCH]).await?
-                            })
-                        })
+                        Box::pin(
+                            async move { Ok(tx.execute(&sql, &bound(&values[..taken])).await?) },
+                        )
                     })
                     .await?
                 }
                 None => {
                     let client = self.client().await?;
-                    if holds {
-                        client.execute(sql, &[&cutoff, &BATCH, &hold_limit]).await?
-                    } else {
-                        client.execute(sql, &[&cutoff, &BATCH]).await?
-                    }
+                    client.execute(sql, &bound(&values[..taken])).await?
                 }
             };
             if removed > 0 {
@@ -289,6 +282,14 @@ impl PgStore {
             }
         }
     }
+}
+
+/// `values` as a statement's parameters.
+fn bound(values: &[i64]) -> Vec<&(dyn tokio_postgres::types::ToSql + Sync)> {
+    values
+        .iter()
+        .map(|value| value as &(dyn tokio_postgres::types::ToSql + Sync))
+        .collect()
 }
 
 /// The days whose end is at or before `cutoff_ms`, oldest first, with how
