@@ -32,6 +32,15 @@ use earshot_core::history::incidents::{Incident, IncidentState};
 /// order shown: four refreshes (every 5 s while on screen).
 pub(crate) const HOLD_MS: i64 = 20_000;
 
+/// An acknowledgement being written: the note typed so far and the
+/// incident it acknowledges (the one under the cursor when `a` was
+/// pressed, whatever the list does meanwhile).
+#[derive(Debug)]
+struct AckPrompt {
+    note: Input,
+    incident: String,
+}
+
 /// The incidents list and its acknowledgement prompt.
 #[derive(Debug)]
 pub(crate) struct Incidents {
@@ -40,10 +49,8 @@ pub(crate) struct Incidents {
     pub(crate) table: TableView<Incident>,
     /// Resolved incidents listed too.
     pub(crate) all: bool,
-    /// The note being typed, and the incident it acknowledges (the one
-    /// under the cursor when `a` was pressed).
-    pub(crate) note: Option<Input>,
-    ack_for: Option<String>,
+    /// The acknowledgement being written (`a` to `enter` or `esc`).
+    ack: Option<AckPrompt>,
     /// Until when (Unix ms) a refresh keeps the order shown: the
     /// operator's last key in the view plus [`HOLD_MS`].
     held_until_ms: Option<i64>,
@@ -57,8 +64,7 @@ impl Default for Incidents {
             list: Load::new(),
             table: TableView::new(&INCIDENTS),
             all: false,
-            note: None,
-            ack_for: None,
+            ack: None,
             held_until_ms: None,
             reorder: false,
         }
@@ -161,26 +167,37 @@ impl Incidents {
         let Some(incident) = self.selected() else {
             return false;
         };
-        self.ack_for = Some(incident.id.clone());
-        self.note = Some(Input::default());
+        self.ack = Some(AckPrompt {
+            note: Input::default(),
+            incident: incident.id.clone(),
+        });
         true
     }
 
     /// The incident the note being typed acknowledges.
     pub(crate) fn acknowledging(&self) -> Option<&str> {
-        self.note.as_ref().and(self.ack_for.as_deref())
+        self.ack.as_ref().map(|ack| ack.incident.as_str())
+    }
+
+    /// The note being typed, while the prompt is open.
+    pub(crate) fn note(&self) -> Option<&Input> {
+        self.ack.as_ref().map(|ack| &ack.note)
+    }
+
+    /// [`Incidents::note`], to type into.
+    pub(crate) fn note_mut(&mut self) -> Option<&mut Input> {
+        self.ack.as_mut().map(|ack| &mut ack.note)
     }
 
     /// `esc` in the prompt.
     pub(super) fn cancel_ack(&mut self) {
-        self.note = None;
-        self.ack_for = None;
+        self.ack = None;
     }
 
     /// `enter` in the prompt: the acknowledgement to store, of the
     /// incident `a` was pressed on.
     pub(super) fn submit_ack(&mut self, out: &mut Outcome) {
-        let (Some(note), Some(id)) = (self.note.take(), self.ack_for.take()) else {
+        let Some(AckPrompt { note, incident: id }) = self.ack.take() else {
             return;
         };
         let note = note.value().trim().to_owned();

@@ -132,7 +132,7 @@ fn draw_incident_detail(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, th
             .wrap(Wrap { trim: false }),
         area,
     );
-    if let Some(note) = &pane.incidents.note {
+    if let Some(note) = pane.incidents.note() {
         let prompt = Rect {
             y: area.bottom().saturating_sub(1),
             height: 1,

@@ -701,7 +701,7 @@ impl Pane for HealthPane {
                 self.sessions_table.filtering(),
             ),
             Mode::Recover => recover_commands(self.recovering()),
-            Mode::Incidents if self.incidents.note.is_some() => ack_commands(),
+            Mode::Incidents if self.incidents.note().is_some() => ack_commands(),
             Mode::Incidents => incidents_commands(
                 self.incidents.selected().is_some(),
                 self.incidents.table.filtering(),
@@ -710,17 +710,17 @@ impl Pane for HealthPane {
     }
 
     fn allows_global(&self) -> bool {
-        self.mode != Mode::Recover && self.incidents.note.is_none() && !self.prompting()
+        self.mode != Mode::Recover && self.incidents.note().is_none() && !self.prompting()
     }
 
     fn captures_text(&self) -> bool {
         (self.mode == Mode::Recover && !self.recovering())
-            || self.incidents.note.is_some()
+            || self.incidents.note().is_some()
             || self.prompting()
     }
 
     fn type_key(&mut self, key: &KeyEvent) {
-        if let Some(note) = &mut self.incidents.note {
+        if let Some(note) = self.incidents.note_mut() {
             text::type_key(note, key);
             return;
         }
@@ -740,7 +740,7 @@ impl Pane for HealthPane {
     }
 
     fn paste(&mut self, pasted: &str) {
-        if let Some(note) = &mut self.incidents.note {
+        if let Some(note) = self.incidents.note_mut() {
             text::paste(note, pasted);
             return;
         }
@@ -766,7 +766,7 @@ impl Pane for HealthPane {
                 losing.push("the recover form".into());
             }
         }
-        if self.incidents.note.as_ref().is_some_and(typed) {
+        if self.incidents.note().is_some_and(typed) {
             losing.push("the incident note".into());
         }
         losing
