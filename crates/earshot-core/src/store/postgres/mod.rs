@@ -19,6 +19,7 @@ mod filing;
 pub mod leases;
 pub mod password;
 pub mod prune;
+mod received;
 pub mod schema;
 pub mod target;
 pub mod tls;

@@ -29,13 +29,15 @@
 //! platform) and `recoveries` (recover's log), SQLite's tables, and
 //! `event_outcomes_failed`, the index an incident's events are counted
 //! along (see `store::incidents`, `store::changes`).
+//! Version 8: `events_received_hourly`, the events received per hour,
+//! kept by a trigger on `events` (see [`super::received`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 7;
+pub const PG_SCHEMA_VERSION: i32 = 8;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -68,6 +70,7 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_5.to_owned(),
         super::counts::version_6(),
         VERSION_7.to_owned(),
+        super::received::VERSION_8.to_owned(),
     ]
 }
 
