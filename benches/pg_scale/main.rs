@@ -198,7 +198,7 @@ async fn fill_sweep(
         .batch_execute(&fill::sweep_tables(now_ms, OBSERVER_SUB, CUSTOMER_SUB))
         .await?;
     println!(
-        "  subscriptions, attempts, outcome rows (counts by the triggers), incident in {:.1} s",
+        "  subscriptions, attempts, outcome rows, their counts, incident in {:.1} s",
         step.elapsed().as_secs_f64()
     );
     let step = Instant::now();
