@@ -46,7 +46,7 @@ fn failed(what: impl Into<String>) -> PgClusterError {
 /// A running throwaway cluster. Its superuser [`PG_USER`] logs in with
 /// [`PgCluster::password`] over TCP (SCRAM), without one over the socket.
 pub struct PgCluster {
-    dir: tempfile::TempDir,
+    dir: ClusterDir,
     server: Option<Child>,
     port: u16,
     password: String,
@@ -56,6 +56,7 @@ impl std::fmt::Debug for PgCluster {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PgCluster")
             .field("dir", &self.dir.path())
+            .field("kept", &matches!(self.dir, ClusterDir::Kept(_)))
             .field("port", &self.port)
             .finish_non_exhaustive()
     }
@@ -75,12 +76,34 @@ impl PgCluster {
         PgCluster::start_with(Some((cert_pem, key_pem)))
     }
 
+    /// A cluster kept in `dir` (a benchmark's store, reused from run to
+    /// run): made there the first time, started on the same data after;
+    /// stopped with a fast shutdown (a checkpoint, nothing lost) and left
+    /// in place when dropped. The server must not be running already.
+    pub fn start_kept(dir: &Path) -> Result<PgCluster, PgClusterError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|error| failed(format!("cannot make {}: {error}", dir.display())))?;
+        let dir = ClusterDir::Kept(dir.to_owned());
+        if dir.path().join("data").join("PG_VERSION").is_file() {
+            let password = std::fs::read_to_string(dir.path().join("pwfile"))
+                .map_err(|error| failed(format!("cannot read the kept password: {error}")))?;
+            let owner = ServerUser::for_this_process();
+            return PgCluster::run(dir, password.trim().to_owned(), &owner);
+        }
+        PgCluster::make(dir, None)
+    }
+
     fn start_with(tls: Option<(&str, &str)>) -> Result<PgCluster, PgClusterError> {
-        let bindir = server_bindir()?;
         let dir = tempfile::Builder::new()
             .prefix("earshot-pg-")
             .tempdir()
             .map_err(|error| failed(format!("cannot make the cluster's directory: {error}")))?;
+        PgCluster::make(ClusterDir::Temp(dir), tls)
+    }
+
+    /// `initdb` into `dir`, then the server started.
+    fn make(dir: ClusterDir, tls: Option<(&str, &str)>) -> Result<PgCluster, PgClusterError> {
+        let bindir = server_bindir()?;
         let owner = ServerUser::for_this_process();
         owner.take(dir.path())?;
         let password = format!("pw-{:016x}", fastrand::u64(..));
@@ -118,6 +141,16 @@ impl PgCluster {
             std::fs::write(&conf, text)
                 .map_err(|error| failed(format!("cannot write postgresql.conf: {error}")))?;
         }
+        PgCluster::run(dir, password, &owner)
+    }
+
+    /// Starts the server on the data in `dir`.
+    fn run(
+        dir: ClusterDir,
+        password: String,
+        owner: &ServerUser,
+    ) -> Result<PgCluster, PgClusterError> {
+        let bindir = server_bindir()?;
         let mut cluster = PgCluster {
             dir,
             server: None,
@@ -128,7 +161,7 @@ impl PgCluster {
         // A port picked free can be taken before the server binds it.
         for _ in 0..3 {
             cluster.port = free_port()?;
-            match cluster.start_server(&owner, &bindir) {
+            match cluster.start_server(owner, &bindir) {
                 Ok(()) => return Ok(cluster),
                 Err(error) => {
                     cluster.stop();
@@ -174,8 +207,14 @@ impl PgCluster {
         loop {
             // The status on the pid file's eighth line is `ready` once the
             // server accepts connections.
+            // A kept cluster's directory may hold an old server's file:
+            // its first line is the pid of the server that wrote it.
+            let pid = self.server.as_ref().map(|server| server.id().to_string());
             let ready = std::fs::read_to_string(&pid_file)
-                .map(|text| text.lines().nth(7).map(str::trim) == Some("ready"))
+                .map(|text| {
+                    text.lines().next().map(str::trim) == pid.as_deref()
+                        && text.lines().nth(7).map(str::trim) == Some("ready")
+                })
                 .unwrap_or(false);
             if ready {
                 return Ok(());
@@ -254,12 +293,17 @@ impl PgCluster {
         let Some(mut server) = self.server.take() else {
             return;
         };
-        // SIGQUIT: an immediate shutdown, nothing to keep.
+        // SIGQUIT: an immediate shutdown, nothing to keep; SIGINT, a
+        // fast one, for a kept cluster.
+        let signal = match self.dir {
+            ClusterDir::Temp(_) => libc::SIGQUIT,
+            ClusterDir::Kept(_) => libc::SIGINT,
+        };
         if let Ok(pid) = libc::pid_t::try_from(server.id()) {
             // SAFETY: kill only sends a signal to our own child's pid,
             // which is not reaped yet, so it cannot name another process.
             unsafe {
-                libc::kill(pid, libc::SIGQUIT);
+                libc::kill(pid, signal);
             }
         }
         let deadline = Instant::now() + STOP_WITHIN;
@@ -277,6 +321,22 @@ impl PgCluster {
 impl Drop for PgCluster {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Where a cluster lives: a directory removed when it is dropped, or one
+/// kept for the next run.
+enum ClusterDir {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl ClusterDir {
+    fn path(&self) -> &Path {
+        match self {
+            ClusterDir::Temp(dir) => dir.path(),
+            ClusterDir::Kept(dir) => dir,
+        }
     }
 }
 

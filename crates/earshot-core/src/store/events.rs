@@ -557,11 +557,18 @@ pub fn pace_before(
         })
 }
 
-/// [`received_since`] on PostgreSQL: the events received since
-/// `since_ms` (along `events_by_received`; PostgreSQL keeps no hour counts
-/// of them yet), and the newest.
+/// [`received_since`] on PostgreSQL, as on SQLite: the whole hours after
+/// `since_ms`'s from the hour counts (`events_received_hourly`, schema
+/// version 11), the rest of its hour along `events_by_received`, and the
+/// newest. `$2` is `since_ms`'s hour; a time before 1970 (`$2` = -1) is
+/// counted from `events` alone.
 const POSTGRES_RECEIVED_SINCE: &str = "
-SELECT (SELECT count(*) FROM earshot.events WHERE received_ms >= $1),
+SELECT CASE WHEN $2::bigint < 0
+            THEN (SELECT count(*) FROM earshot.events WHERE received_ms >= $1)
+            ELSE (SELECT coalesce(sum(count), 0)::bigint FROM earshot.events_received_hourly
+                  WHERE hour > $2::bigint)
+               + (SELECT count(*) FROM earshot.events
+                  WHERE received_ms >= $1 AND received_ms < ($2::bigint + 1) * 3600000) END,
        (SELECT max(received_ms) FROM earshot.events)";
 
 /// [`pace_before`]'s statement on PostgreSQL.
@@ -576,7 +583,12 @@ pub async fn received_since_postgres(
 ) -> Result<(i64, Option<i64>), PgError> {
     let client = store.client().await?;
     let statement = client.prepare_cached(POSTGRES_RECEIVED_SINCE).await?;
-    let row = client.query_one(&statement, &[&since_ms]).await?;
+    let hour = if since_ms < 0 {
+        -1
+    } else {
+        since_ms / 3_600_000
+    };
+    let row = client.query_one(&statement, &[&since_ms, &hour]).await?;
     Ok((row.try_get(0)?, row.try_get(1)?))
 }
 

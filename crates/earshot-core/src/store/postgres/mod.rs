@@ -21,6 +21,7 @@ pub mod leases;
 pub mod password;
 pub mod prune;
 mod prune_rows;
+mod received;
 pub mod rotations;
 pub mod schema;
 pub mod target;

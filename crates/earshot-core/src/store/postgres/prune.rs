@@ -227,6 +227,10 @@ impl PgStore {
             client
                 .batch_execute(&format!("DROP TABLE earshot.{partition}"))
                 .await?;
+            if let Some(start) = days::day_start(&partition) {
+                let day = start.div_euclid(days::DAY_MS);
+                client.execute(super::received::FORGET_DAY, &[&day]).await?;
+            }
             let rows = u64::try_from(rows).unwrap_or_default();
             done.report.removed.add(Table::Events, rows);
             done.days.push(DroppedDay {

@@ -37,13 +37,17 @@
 //! flight, one row a subscription, so a second operator's `subs rotate`
 //! of it is refused while the first checks and applies (see
 //! [`super::rotations`]).
+//! Version 10: `list_changes`, what a live event list re-reads whole on
+//! (see `store::live_list`).
+//! Version 11: `events_received_hourly`, the events received per hour,
+//! kept by a trigger on `events` (see [`super::received`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 10;
+pub const PG_SCHEMA_VERSION: i32 = 11;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -79,6 +83,7 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_8.to_owned(),
         VERSION_9.to_owned(),
         VERSION_10.to_owned(),
+        super::received::VERSION_11.to_owned(),
     ]
 }
 
