@@ -317,6 +317,32 @@ async fn a_fenced_prune_drops_nothing_without_the_lease() {
     );
 }
 
+/// `earshot store prune --older-than PERIOD --json` of `database`, run
+/// from `home`: its report (exit 0).
+async fn prune_json(
+    cluster: &PgCluster,
+    database: &str,
+    home: &std::path::Path,
+    period: &str,
+) -> serde_json::Value {
+    let url = cluster.url(database);
+    let mut command = isolated(home);
+    command
+        .args([
+            "store",
+            "prune",
+            "--older-than",
+            period,
+            "--json",
+            "--store",
+            &url,
+        ])
+        .env("PGPASSWORD", cluster.password());
+    let output = run(&mut command).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
 /// `event(index)` of `session`, occurred and received at `at_ms`.
 fn event_of(index: usize, session: &str, at_ms: i64) -> ObservedEvent {
     ObservedEvent {
@@ -386,22 +412,7 @@ async fn a_prune_keeps_the_day_an_open_incident_needs_and_the_sweeps_old_rows_go
     cluster.psql("held", &sql).expect("the sweep's rows");
 
     let home = tempfile::tempdir().expect("temp dir");
-    let url = cluster.url("held");
-    let mut command = isolated(home.path());
-    command
-        .args([
-            "store",
-            "prune",
-            "--older-than",
-            "2d",
-            "--json",
-            "--store",
-            &url,
-        ])
-        .env("PGPASSWORD", cluster.password());
-    let output = run(&mut command).await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let report = prune_json(&cluster, "held", home.path(), "2d").await;
     let removed = &report["removed"];
     for (table, expected) in [
         ("events", 3),
@@ -482,21 +493,7 @@ async fn a_prune_keeps_the_day_an_open_incident_needs_and_the_sweeps_old_rows_go
 
     // Once the held day's end is past the hold limit it goes too (a
     // shorter period moves the limit).
-    let mut again = isolated(home.path());
-    again
-        .args([
-            "store",
-            "prune",
-            "--older-than",
-            "1d",
-            "--json",
-            "--store",
-            &url,
-        ])
-        .env("PGPASSWORD", cluster.password());
-    let output = run(&mut again).await;
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let report = prune_json(&cluster, "held", home.path(), "1d").await;
     assert_eq!(report["removed"]["events"], 3, "{report}");
     assert_eq!(report["kept_rows"], 0, "{report}");
 }

@@ -305,6 +305,42 @@ impl TestStore {
     }
 }
 
+/// Files `session.started` and `session.completed` of `session` (ids
+/// `{prefix}-0` and `{prefix}-1`, two and one seconds ago, received 100 ms
+/// after) into each of `stores`, as the observer files them.
+pub(crate) async fn file_session_pair(stores: &[TestStore], session: &str, prefix: &str) {
+    let started = earshot_core::store::now_ms() - 2_000;
+    for store in stores {
+        let handle = store.replica().await;
+        for (index, event) in ["session.started", "session.completed"].iter().enumerate() {
+            let occurred_ms = started + index as i64 * 1_000;
+            let at = chrono::DateTime::from_timestamp_millis(occurred_ms).expect("a time");
+            let event_id = format!("{prefix}-{index}");
+            let body = serde_json::json!({
+                "event_id": event_id,
+                "event": event,
+                "timestamp": at.to_rfc3339(),
+                "session": { "session_id": session },
+            });
+            let filed = handle
+                .file(ObservedEvent {
+                    event_id,
+                    event: (*event).into(),
+                    session_id: session.to_owned(),
+                    kind: "session",
+                    occurred_ms,
+                    received_ms: occurred_ms + 100,
+                    delivery_id: None,
+                    headers: Vec::new(),
+                    body: body.to_string().into_bytes(),
+                })
+                .await
+                .expect("filed");
+            assert!(filed);
+        }
+    }
+}
+
 /// [`TestStore::rows`] of the SQLite store at `path`.
 pub(crate) fn sqlite_rows(path: &std::path::Path, sql: &str) -> Vec<String> {
     let conn = rusqlite::Connection::open(path).expect("the store opens");

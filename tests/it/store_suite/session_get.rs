@@ -6,9 +6,7 @@
 //! lists them now.
 
 use earshot_core::api::types::agents::EventKind;
-use earshot_core::store::events::ObservedEvent;
-use earshot_core::store::now_ms;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Backend, TestStore};
 use crate::common::cli::text;
@@ -41,35 +39,7 @@ async fn sessions_get_shows_the_same_session_on_both_backends() {
         TestStore::new(Backend::Sqlite).await,
         TestStore::new(Backend::Postgres).await,
     ];
-    let started = now_ms() - 2_000;
-    for store in &stores {
-        let handle = store.replica().await;
-        for (index, event) in ["session.started", "session.completed"].iter().enumerate() {
-            let occurred_ms = started + index as i64 * 1_000;
-            let at = chrono::DateTime::from_timestamp_millis(occurred_ms).expect("a time");
-            let body = json!({
-                "event_id": format!("evt-get-{index}"),
-                "event": event,
-                "timestamp": at.to_rfc3339(),
-                "session": { "session_id": session },
-            });
-            let filed = handle
-                .file(ObservedEvent {
-                    event_id: format!("evt-get-{index}"),
-                    event: (*event).into(),
-                    session_id: session.clone(),
-                    kind: "session",
-                    occurred_ms,
-                    received_ms: occurred_ms + 100,
-                    delivery_id: None,
-                    headers: Vec::new(),
-                    body: body.to_string().into_bytes(),
-                })
-                .await
-                .expect("filed");
-            assert!(filed);
-        }
-    }
+    super::file_session_pair(&stores, &session, "evt-get").await;
     let mut views = Vec::new();
     for store in &stores {
         let output = store

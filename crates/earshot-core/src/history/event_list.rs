@@ -33,6 +33,17 @@ pub struct SubscriptionOutcome {
 }
 
 impl SubscriptionOutcome {
+    /// `outcome`'s row, the observer's own when `observers` names its
+    /// subscription.
+    fn of(outcome: &Outcome, observers: &[String]) -> SubscriptionOutcome {
+        SubscriptionOutcome {
+            id: outcome.subscription_id.clone(),
+            state: outcome.state,
+            attempts: outcome.attempts,
+            observer: observers.contains(&outcome.subscription_id),
+        }
+    }
+
     /// How a list shows it: `db318dee missed ×4` (attempts when more than
     /// one), or for the observer's own subscription `obs ✓` when it was
     /// delivered and `obs missed` otherwise.
@@ -213,12 +224,7 @@ fn attach(
             let mut subscriptions: Vec<SubscriptionOutcome> = outcomes[start..]
                 .iter()
                 .take_while(|o| o.event_id.as_deref() == Some(event.event_id.as_str()))
-                .map(|o| SubscriptionOutcome {
-                    id: o.subscription_id.clone(),
-                    state: o.state,
-                    attempts: o.attempts,
-                    observer: observers.contains(&o.subscription_id),
-                })
+                .map(|o| SubscriptionOutcome::of(o, observers))
                 .collect();
             order_outcomes(&mut subscriptions, query.subscription.as_deref());
             let known = known(&event, !subscriptions.is_empty());
@@ -533,12 +539,7 @@ impl Facts {
         }
         let mut subscriptions_row: Vec<SubscriptionOutcome> = outcomes
             .iter()
-            .map(|o| SubscriptionOutcome {
-                id: o.subscription_id.clone(),
-                state: o.state,
-                attempts: o.attempts,
-                observer: observers.contains(&o.subscription_id),
-            })
+            .map(|o| SubscriptionOutcome::of(o, &observers))
             .collect();
         order_outcomes(&mut subscriptions_row, None);
         let known = outcomes_unknown.is_none().then_some(subscriptions_row);
