@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::events_worker::run_effect;
-use super::support::{Observed, Receiver, SECRET, eventually, observe, pane_results, start};
+use super::support::{
+    Observed, Receiver, SECRET, eventually, observe, pane_results, pg_database, start,
+};
 use crate::tui::kernel::store::StoreAt;
 use crate::tui::panes::events::EventsResult;
 use crate::tui::panes::events::tasks::{EventsEffect, ResendTarget};
@@ -23,7 +25,6 @@ use earshot_core::api::types::agents::EventKind;
 use earshot_core::history::event_list::EventDetail;
 use earshot_core::redact::SecretString;
 use earshot_core::store::outcomes::EventState;
-use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_core::store::{Store, StoreReader, changes, events};
 use earshot_testkit::Reply;
 use earshot_testkit::postgres::PgCluster;
@@ -79,11 +80,7 @@ async fn sweep(client: &Client, store: StoreAt) {
 async fn a_resend_from_postgresql_reaches_the_receiver_and_is_logged_there_as_in_a_file() {
     let harness = start().await;
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
-    cluster.create_database("resend").expect("database made");
-    let target = PgTarget::parse(&cluster.url("resend")).expect("a store URL");
-    let pg = PgStore::connect(target, &cluster.password_sources())
-        .await
-        .expect("the store opens");
+    let pg = pg_database(&cluster, "resend").await;
     let on_pg = observe(&harness, pg.clone().into(), &EventKind::ALL, SECRET).await;
     let on_file = Observed::start(&harness, &EventKind::ALL, SECRET).await;
     let fixed = Arc::new(AtomicBool::new(false));

@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use super::events_worker::run_effect;
-use super::support::{Observed, Receiver, pane_results};
+use super::support::{Observed, Receiver, pane_results, pg_database};
 use super::support::{SECRET, eventually, observe, start};
 use crate::tui::kernel::store::StoreAt;
 use crate::tui::panes::events::EventsResult;
@@ -195,15 +195,6 @@ async fn swept(client: &Client, store: StoreAt) -> SweepReport {
     }
 }
 
-/// A database of its own in `cluster`, connected.
-async fn database(cluster: &PgCluster, name: &str) -> PgStore {
-    cluster.create_database(name).expect("database made");
-    let target = PgTarget::parse(&cluster.url(name)).expect("a store URL");
-    PgStore::connect(target, &cluster.password_sources())
-        .await
-        .expect("the store opens")
-}
-
 /// `bytes` as lower-case hex, as psql's `encode(…, 'hex')` prints them.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
@@ -213,7 +204,7 @@ fn hex(bytes: &[u8]) -> String {
 async fn an_events_detail_reads_from_postgresql_as_from_a_file_and_unknown_before_the_sweep() {
     let harness = start().await;
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
-    let pg = database(&cluster, "detail").await;
+    let pg = pg_database(&cluster, "detail").await;
     let on_pg = replica(&harness, pg.clone()).await;
     let on_file = Observed::start(&harness, &EventKind::ALL, SECRET).await;
     let healthy = Receiver::healthy().await;
@@ -327,7 +318,7 @@ async fn an_events_detail_reads_from_postgresql_as_from_a_file_and_unknown_befor
 async fn a_detail_whose_outcomes_cannot_be_read_shows_the_event_and_says_unknown_with_why() {
     let harness = start().await;
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
-    let pg = database(&cluster, "detail").await;
+    let pg = pg_database(&cluster, "detail").await;
     let observer = replica(&harness, pg.clone()).await;
     let session = harness.start_session(None).await;
     harness.complete_session(&session).await;

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::support::{Observed, Receiver, SECRET, eventually, observe, pane_results, start};
+use super::support::{
+    Observed, Receiver, SECRET, eventually, observe, pane_results, pg_database, start,
+};
 use crate::tui::kernel::store::StoreAt;
 use crate::tui::panes::health::HealthResult;
 use crate::tui::panes::health::tasks::HealthEffect;
@@ -24,7 +26,6 @@ use earshot_core::history::incidents::{Incident, IncidentState};
 use earshot_core::history::report::Board;
 use earshot_core::redact::SecretString;
 use earshot_core::store::deliveries::FailingSession;
-use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_core::store::timeline::Timeline;
 use earshot_testkit::Reply;
 use earshot_testkit::postgres::PgCluster;
@@ -107,11 +108,7 @@ async fn incidents(client: &Client, store: StoreAt) -> Vec<Incident> {
 async fn the_board_its_trend_and_the_give_up_read_from_postgresql_as_from_a_file() {
     let harness = start().await;
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
-    cluster.create_database("console").expect("database made");
-    let target = PgTarget::parse(&cluster.url("console")).expect("a store URL");
-    let pg = PgStore::connect(target, &cluster.password_sources())
-        .await
-        .expect("the store opens");
+    let pg = pg_database(&cluster, "console").await;
     let on_pg = observe(&harness, pg.clone().into(), &EventKind::ALL, SECRET).await;
     let on_file = Observed::start(&harness, &EventKind::ALL, SECRET).await;
     let healthy = Receiver::healthy().await;

@@ -138,3 +138,16 @@ pub(crate) async fn open_in_deliveries(
     .expect("the session block arrives within 30 s");
     app
 }
+
+/// A database of its own in `cluster`, connected (and migrated).
+pub(crate) async fn pg_database(
+    cluster: &earshot_testkit::postgres::PgCluster,
+    name: &str,
+) -> earshot_core::store::postgres::PgStore {
+    use earshot_core::store::postgres::{PgStore, PgTarget};
+    cluster.create_database(name).expect("database made");
+    let target = PgTarget::parse(&cluster.url(name)).expect("a store URL");
+    PgStore::connect(target, &cluster.password_sources())
+        .await
+        .expect("the store opens")
+}
