@@ -601,12 +601,7 @@ pub async fn since_postgres(
     at_ms: i64,
 ) -> Result<SinceTime, PgError> {
     let mut client = store.client().await?;
-    let tx = client
-        .build_transaction()
-        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await?;
+    let tx = super::postgres::snapshot(&mut client).await?;
     let delivered: i64 = tx
         .query_one(
             "SELECT count(*) FROM earshot.deliveries

@@ -460,12 +460,7 @@ async fn read_postgres(
     parameters: &[&(dyn tokio_postgres::types::ToSql + Sync)],
 ) -> Result<Vec<IncidentRow>, PgError> {
     let mut client = store.client().await?;
-    let tx = client
-        .build_transaction()
-        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .await?;
+    let tx = super::postgres::snapshot(&mut client).await?;
     let mut incidents = Vec::new();
     for row in tx.query(sql, parameters).await? {
         incidents.push(incident_from(&row)?);

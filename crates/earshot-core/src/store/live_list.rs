@@ -161,12 +161,7 @@ pub async fn read_postgres(
     let window_ms = filter.since_ms;
     let read = async {
         let mut client = store.client().await?;
-        let tx = client
-            .build_transaction()
-            .read_only(true)
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .start()
-            .await?;
+        let tx = super::postgres::snapshot(&mut client).await?;
         let row = tx.query_one(SNAPSHOT_XMIN_AND_CHANGES, &[]).await?;
         let (snapshot_xmin, changes): (i64, i64) = (row.try_get(0)?, row.try_get(1)?);
         // Something besides filing changed (an outcome, a subscription):

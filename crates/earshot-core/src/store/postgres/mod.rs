@@ -270,3 +270,17 @@ pub fn host_name() -> String {
     }
     host.trim().to_owned()
 }
+
+/// A read-only transaction whose statements all see one snapshot
+/// (`REPEATABLE READ`): what a read of several statements that must agree
+/// starts with.
+pub(crate) async fn snapshot(
+    client: &mut deadpool_postgres::Client,
+) -> Result<deadpool_postgres::Transaction<'_>, tokio_postgres::Error> {
+    client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .await
+}
