@@ -1,5 +1,6 @@
 //! `earshot demo`: the emulator in-process on loopback, the demo traffic
-//! scenario against it, and the console opened on both. No account needed.
+//! scenario against it, and the console opened on both, with a store that
+//! keeps the demo's last hour. No account needed.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -15,6 +16,8 @@ use earshot_core::api::{Client, Endpoints};
 use earshot_core::receiver::listen::{self, ListenConfig, Listener, Requests};
 use earshot_core::redact::SecretString;
 use earshot_core::signature::generate_secret;
+use earshot_core::store::pruner::Pruner;
+use earshot_core::store::retention::Period;
 use earshot_demo::{self as scenario, DEMO_TIME_SCALE, ScenarioConfig};
 use earshot_emulator::{Emulator, EmulatorConfig, TimeScale};
 
@@ -69,6 +72,10 @@ pub(crate) async fn run(flags: DemoOptions) -> color_eyre::Result<ExitCode> {
     let store_path = earshot_core::store::default_path(history.path());
     let store = earshot_core::store::Store::open(&store_path)?;
     let (writer, _writer_thread) = earshot_core::store::writer::Writer::start(store)?;
+    // Left open for days, the demo keeps the last hour: neither its file
+    // nor what reading it costs grows for as long as it runs.
+    let _retention =
+        Pruner::start_every(store_path.clone(), DEMO_RETENTION, DEMO_PRUNE_EVERY, |_| {})?;
     let (inbox, inbox_secret, received) = start_inbox(writer).await?;
     let defaults = ScenarioConfig::default();
     let traffic = scenario::start(
@@ -146,6 +153,11 @@ async fn start_inbox(
         .wrap_err("could not start the Inbox receiver on 127.0.0.1")?;
     Ok((listener, secret, received))
 }
+
+/// How much of its history the demo's store keeps, and how often older
+/// rows go (about 60 MB of store at the demo's pace).
+const DEMO_RETENTION: Period = Period::HOUR;
+const DEMO_PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// What the Probe pane's sample "says": the emulator transcribes a WAV's
 /// `ICMT` text, and its rewrite resolves the correction.

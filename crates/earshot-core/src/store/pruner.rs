@@ -45,11 +45,22 @@ impl std::fmt::Debug for Pruner {
 }
 
 impl Pruner {
-    /// Starts pruning the store at `path` to `period`; `report` gets each
-    /// run's outcome, on the pruner's thread.
+    /// Starts pruning the store at `path` to `period`, every
+    /// [`interval`] of it; `report` gets each run's outcome, on the
+    /// pruner's thread.
     pub fn start(
         path: PathBuf,
         period: Period,
+        report: impl FnMut(Result<PruneReport, StoreError>) + Send + 'static,
+    ) -> Result<Pruner, StoreError> {
+        Pruner::start_every(path, period, interval(period), report)
+    }
+
+    /// [`Pruner::start`] with runs `every` apart instead.
+    pub fn start_every(
+        path: PathBuf,
+        period: Period,
+        every: Duration,
         report: impl FnMut(Result<PruneReport, StoreError>) + Send + 'static,
     ) -> Result<Pruner, StoreError> {
         let stop = Arc::new(AtomicBool::new(false));
@@ -58,7 +69,7 @@ impl Pruner {
             .name("earshot-retention".into())
             .spawn({
                 let stop = stop.clone();
-                move || run(&path, period, &stop, &sleep, report)
+                move || run(&path, period, every, &stop, &sleep, report)
             })
             .map_err(StoreError::Thread)?;
         Ok(Pruner {
@@ -83,6 +94,7 @@ impl Drop for Pruner {
 fn run(
     path: &std::path::Path,
     period: Period,
+    every: Duration,
     stop: &AtomicBool,
     sleep: &mpsc::Receiver<()>,
     mut report: impl FnMut(Result<PruneReport, StoreError>),
@@ -97,7 +109,7 @@ fn run(
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        wait = interval(period);
+        wait = every;
         let opened = match store.take() {
             Some(open) => Ok(open),
             None => Store::open(path).and_then(|mut open| {
@@ -131,5 +143,22 @@ mod tests {
         assert_eq!(every("90m"), Duration::from_secs(3600));
         assert_eq!(every("20m"), Duration::from_secs(1200));
         assert_eq!(every("1m"), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn a_pruner_started_with_its_own_interval_runs_that_often() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        drop(Store::open(&path).unwrap());
+        let (runs, ran) = mpsc::channel();
+        let _pruner =
+            Pruner::start_every(path, Period::HOUR, Duration::from_millis(50), move |run| {
+                let _ = runs.send(run.is_ok());
+            })
+            .unwrap();
+        // The hourly interval of an hour's period would give one run here.
+        for _ in 0..3 {
+            assert_eq!(ran.recv_timeout(Duration::from_secs(10)), Ok(true));
+        }
     }
 }

@@ -39,6 +39,9 @@ pub enum PeriodError {
 }
 
 impl Period {
+    /// One hour.
+    pub const HOUR: Period = Period { ms: HOUR_MS };
+
     /// Reads `30d`, `12h`, `90m`, `90s` or `1h30m` (the one grammar of
     /// [`crate::duration_text::parse`]), to the millisecond.
     pub fn parse(text: &str) -> Result<Period, PeriodError> {
