@@ -1,5 +1,7 @@
-//! `--store PATH|URL` for the read commands that take a PostgreSQL store
-//! as well as a file (`earshot events`, `earshot sessions list`): where
+//! `--store PATH|URL` for the commands that take a PostgreSQL store as
+//! well as a file (`earshot events`, `earshot sessions list`, and
+//! `earshot sessions add`, which writes through the same
+//! [`StoreReader`]): where
 //! the store is (the flag, `EARSHOT_STORE`, else the profile's `store`,
 //! else the state directory's file), opened as a
 //! [`StoreReader`], and what those commands do first on each backend (the

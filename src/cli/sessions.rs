@@ -1,7 +1,7 @@
 //! `earshot sessions add ID…|--ids-file F` and `earshot sessions list`:
 //! the sessions and calls the store knows, which the sweep fetches;
-//! `earshot sessions get` is in [`super::session_get`]. `list` reads a
-//! file or a PostgreSQL store ([`read_store`]).
+//! `earshot sessions get` is in [`super::session_get`]. Both take a file
+//! or a PostgreSQL store ([`read_store`]).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,7 +10,6 @@ use clap::{Args, Subcommand};
 use color_eyre::eyre::eyre;
 
 use super::GlobalOptions;
-use super::history_args::StoreArg;
 use super::output::{Table, emit, print_json};
 use super::read_store::ReadStoreArg;
 use earshot_core::store::{self, sessions};
@@ -32,7 +31,7 @@ pub(crate) enum SessionsCommand {
         #[arg(long, value_name = "FILE", conflicts_with = "ids")]
         ids_file: Option<PathBuf>,
         #[command(flatten)]
-        store: StoreArg,
+        store: ReadStoreArg,
     },
     /// The known sessions, most recently active first.
     List {
@@ -73,13 +72,7 @@ pub(crate) fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Res
                 );
                 return Ok(ExitCode::from(2));
             }
-            let mut store = store.open(global)?;
-            let added = sessions::add(&mut store, &ids, sessions::Source::Added, store::now_ms())?;
-            emit(&format!(
-                "{added} added, {} already known; `earshot health` sweeps them\n",
-                ids.len() - added
-            ))?;
-            Ok(ExitCode::SUCCESS)
+            super::runtime()?.block_on(add(&store, &ids, global))
         }
         SessionsCommand::List { limit, json, store } => {
             super::runtime()?.block_on(list(&store, limit, json, global))
@@ -88,6 +81,26 @@ pub(crate) fn run(args: SessionsArgs, global: &GlobalOptions) -> color_eyre::Res
             super::runtime()?.block_on(super::session_get::run(get, global))
         }
     }
+}
+
+/// `earshot sessions add` into a file or a PostgreSQL store.
+async fn add(
+    store: &ReadStoreArg,
+    ids: &[String],
+    global: &GlobalOptions,
+) -> color_eyre::Result<ExitCode> {
+    let mut writer = match store.open_for("sessions add", global).await? {
+        Ok(writer) => writer,
+        Err(code) => return Ok(code),
+    };
+    let added = writer
+        .add_sessions(ids, sessions::Source::Added, store::now_ms())
+        .await?;
+    emit(&format!(
+        "{added} added, {} already known; `earshot health` sweeps them\n",
+        ids.len() - added
+    ))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `earshot sessions list` from a file or a PostgreSQL store (there the

@@ -200,11 +200,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_consoles_line_for_what_postgresql_does_not_serve_is_a_not_kept_reason() {
-        assert!(not_kept(crate::tui::kernel::store::NOT_ON_POSTGRES));
-    }
-
-    #[test]
     fn a_load_starts_unloaded_then_holds_its_value() {
         let mut list: Load<Vec<u32>> = Load::new();
         assert!(!list.loaded() && !list.loading() && list.error().is_none());

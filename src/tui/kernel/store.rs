@@ -1,24 +1,22 @@
 //! The incident-history store as the panes' tasks reach it: where it is
-//! ([`StorePath`]: a file, or a PostgreSQL store's pool), opening a file
-//! ([`open`], [`with_store`]) as an [`AsyncStore`] (every call on the
-//! blocking pool, never on the render path), what the panes read and
-//! write on either backend (the live event list, [`live_events`]; one
-//! event in full for the Events pane's detail, [`event_detail`]; the
+//! ([`StorePath`]: a file, or a PostgreSQL store's pool), what the panes
+//! read and write on either backend (the live event list, [`live_events`];
+//! one event in full for the Events pane's detail, [`event_detail`]; the
 //! Health board with its trend and the platform's give-up,
-//! [`board_reads`], [`give_up_text`]; a subscription's failing sessions,
-//! [`failing_sessions`]; the incidents and their acknowledgement,
-//! [`incidents_since`], [`acknowledge`]; recording a change the console
-//! made, [`note_change`], the newest change, [`newest_change`], a
-//! session's stored events for the Deliveries pane's session block,
-//! [`session_stored`], and the
-//! incidents a subscription's end resolves, [`end_subscription`]; recover's
-//! plan, sweep and log, [`RecoverStore`]), and the sweep's budget. Each is one `match` on [`StoreAt`], so no pane holds an
-//! `if postgres`. A task's read of a file runs on one of the console's
-//! kept connections ([`with_store`]; WAL lets them read beside a `listen`
-//! that writes), as does the sweep; recover opens its own. What a
-//! PostgreSQL store is not read for yet (Pulse, the Signatures pane's
-//! refused events, the rotation checks) fails in one line,
-//! [`NOT_ON_POSTGRES`], which the pane shows.
+//! [`board_reads`], [`give_up_text`]; Pulse's counts, [`pulse_counts`]; a
+//! subscription's failing sessions, [`failing_sessions`]; the incidents
+//! and their acknowledgement, [`incidents_since`], [`acknowledge`];
+//! recording a change the console made, [`note_change`], the newest
+//! change, [`newest_change`], a session's stored events for the
+//! Deliveries pane's session block, [`session_stored`], the sessions it
+//! remembers and offers, [`remember_sessions`], [`known_session_ids`], and
+//! the incidents a subscription's end resolves, [`end_subscription`];
+//! recover's plan, sweep and log, [`RecoverStore`]; the receiver checks'
+//! reads, [`checks`]), and the sweep's budget. Each is one `match` on
+//! [`StoreAt`], so no pane holds an `if postgres`. A task's read of a file
+//! runs on one of the console's kept connections ([`with_store`]; WAL lets
+//! them read beside a `listen` that writes), as does the sweep; recover
+//! and the rotation watch open their own.
 
 use std::path::PathBuf;
 
@@ -38,15 +36,12 @@ use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::mark::StoreMark;
 use earshot_core::store::postgres::PgStore;
 use earshot_core::store::timeline;
-use earshot_core::store::{AsyncStore, Store, StoreError, changes};
+use earshot_core::store::{AsyncStore, Store, StoreError, changes, sessions};
 
-/// What a pane shows where it reads what only a store file holds so far
-/// (the point first: a narrow title keeps only its start).
-pub(crate) const NOT_ON_POSTGRES: &str = "this is not read from PostgreSQL by the console yet \
-     (Pulse (9), the Signatures pane's refused events and receiver check (5), the rotation \
-     dialog's check); the Health board (1) with its trend, failing sessions, incidents (i) and \
-     recover (R), a session's stored events (3), and the Events pane (8) with an event's detail \
-     and re-send are";
+mod checks;
+pub(crate) use checks::{
+    listed_subscription, refused_event, refused_known, rotation_probe, stored_event, watch_rotation,
+};
 
 /// Where the console's store is.
 #[derive(Clone, Debug)]
@@ -111,18 +106,14 @@ pub(crate) fn failure(error: impl std::fmt::Display) -> Failure {
 /// ([`KeptConnections`]). Four covers the panes that read at once.
 static KEPT: KeptConnections = KeptConnections::new(4);
 
-/// Runs `work` with a connection to the store file on the blocking pool:
-/// a kept one ([`KEPT`]), handed back when `work` succeeded (one that met
-/// an error is closed; so for the console's sweep, which runs every 5 s).
-/// A PostgreSQL store is [`NOT_ON_POSTGRES`].
-pub(crate) async fn with_store<T: Send + 'static>(
-    path: StorePath,
+/// Runs `work` with a connection to the store file at `path` on the
+/// blocking pool: a kept one ([`KEPT`]), handed back when `work` succeeded
+/// (one that met an error is closed; so for the console's sweep, which
+/// runs every 5 s).
+async fn with_store<T: Send + 'static>(
+    path: PathBuf,
     work: impl FnOnce(&mut Store) -> Result<T, String> + Send + 'static,
 ) -> Result<T, Failure> {
-    let path = match path.map_err(Failure::new)? {
-        StoreAt::File(path) => path,
-        StoreAt::Postgres(_) => return Err(Failure::new(NOT_ON_POSTGRES)),
-    };
     tokio::task::spawn_blocking(move || {
         let mut store = KEPT.take(&path).map_err(failure)?;
         let done = work(&mut store).map_err(Failure::new)?;
@@ -131,15 +122,6 @@ pub(crate) async fn with_store<T: Send + 'static>(
     })
     .await
     .map_err(|error| failure(StoreError::Task(error.to_string())))?
-}
-
-/// Opens the store file (on the blocking pool, as every call on it); a
-/// PostgreSQL store is [`NOT_ON_POSTGRES`].
-pub(crate) async fn open(path: StorePath) -> Result<AsyncStore, Failure> {
-    match path.map_err(Failure::new)? {
-        StoreAt::File(path) => AsyncStore::open(path).await.map_err(failure),
-        StoreAt::Postgres(_) => Err(Failure::new(NOT_ON_POSTGRES)),
-    }
 }
 
 /// The live read of `query`'s event list from either backend
@@ -155,7 +137,7 @@ pub(crate) async fn live_events(
 ) -> Result<(LiveRead<EventRow>, Option<LiveCursor>), Failure> {
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 event_list::live_sqlite(store, &query, since_ms, limit, known.as_ref())
                     .map_err(|error| error.to_string())
             })
@@ -178,7 +160,7 @@ pub(crate) async fn event_detail(
 ) -> Result<Option<Box<EventDetail>>, Failure> {
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 event_list::detail(store, &event_id)
                     .map(|detail| detail.map(Box::new))
                     .map_err(|error| error.to_string())
@@ -200,7 +182,7 @@ async fn give_up(
     use earshot_core::store::give_up::{observed, observed_postgres};
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), |store| {
+            with_store(path, |store| {
                 observed(store).map_err(|error| error.to_string())
             })
             .await
@@ -259,7 +241,7 @@ pub(crate) async fn incidents_since(
 ) -> Result<Vec<incidents::Incident>, Failure> {
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 incidents::list(store, since_ms, all).map_err(|error| error.to_string())
             })
             .await
@@ -282,7 +264,7 @@ pub(crate) async fn acknowledge(
     let now_ms = earshot_core::store::now_ms();
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 incidents::acknowledge(store, &id, &by, note.as_deref(), now_ms)
                     .map_err(|error| error.to_string())
             })
@@ -306,7 +288,7 @@ pub(crate) async fn end_subscription(
     let now_ms = earshot_core::store::now_ms();
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 earshot_core::store::incidents::end_subscription(store, &id, end, now_ms)
                     .map_err(|error| error.to_string())
             })
@@ -340,7 +322,7 @@ pub(crate) async fn board_reads(
     };
     match store {
         StoreAt::File(path) => {
-            let read = with_store(Ok(StoreAt::File(path)), move |store| {
+            let read = with_store(path, move |store| {
                 Ok((
                     report::board(store, since_ms, now_ms).map_err(|error| error.to_string()),
                     timeline::timeline(store, since_ms, now_ms, trend_columns)
@@ -377,6 +359,66 @@ pub(crate) type BoardReads = (
     Result<timeline::Timeline, Failure>,
     Result<Option<earshot_core::store::give_up::GiveUp>, Failure>,
 );
+
+/// What the Pulse pane counts by: the trend of each of `timelines`
+/// (`(since_ms, columns)`, each up to `now_ms`) and the events the
+/// observer received in each of `hours` (hours since 1970, both included).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CountWindows {
+    pub(crate) now_ms: i64,
+    pub(crate) timelines: [(i64, usize); 2],
+    pub(crate) hours: (i64, i64),
+}
+
+/// [`pulse_counts`]' answer: the two trends, then the hours.
+pub(crate) type Counts = ([timeline::Timeline; 2], events::ReceivedHours);
+
+/// Pulse's counts from either backend, read whole or not at all: a file
+/// from one kept connection (`timeline::timeline` twice,
+/// `events::received_per_hour`), PostgreSQL from its pool
+/// (`timeline_postgres` twice, `received_per_hour_postgres`). A few
+/// hundred count rows, never a scan of events.
+pub(crate) async fn pulse_counts(
+    store: StorePath,
+    windows: CountWindows,
+) -> Result<Counts, Failure> {
+    let CountWindows {
+        now_ms,
+        timelines: [(first_since, first_columns), (second_since, second_columns)],
+        hours: (first_hour, last_hour),
+    } = windows;
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(path, move |store| {
+                let read = || -> Result<Counts, StoreError> {
+                    Ok((
+                        [
+                            timeline::timeline(store, first_since, now_ms, first_columns)?,
+                            timeline::timeline(store, second_since, now_ms, second_columns)?,
+                        ],
+                        events::received_per_hour(store, first_hour, last_hour)?,
+                    ))
+                };
+                read().map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => {
+            let read = async {
+                Ok::<Counts, StoreError>((
+                    [
+                        timeline::timeline_postgres(&store, first_since, now_ms, first_columns)
+                            .await?,
+                        timeline::timeline_postgres(&store, second_since, now_ms, second_columns)
+                            .await?,
+                    ],
+                    events::received_per_hour_postgres(&store, first_hour, last_hour).await?,
+                ))
+            };
+            read.await.map_err(failure)
+        }
+    }
+}
 
 /// One console sweep (within [`CONSOLE_SWEEP_BUDGET`]) into either
 /// backend: by hand, so on PostgreSQL not fenced by the replicas' lease
@@ -415,7 +457,7 @@ pub(crate) async fn sweep(
 pub(crate) async fn newest_change(store: StorePath) -> Result<Option<i64>, Failure> {
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), |store| {
+            with_store(path, |store| {
                 changes::newest_id(store).map_err(|error| error.to_string())
             })
             .await
@@ -435,7 +477,7 @@ pub(crate) async fn failing_sessions(
 ) -> Result<Vec<FailingSession>, Failure> {
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 deliveries::failing_sessions(store, &subscription_id, since_ms, limit)
                     .map_err(|error| error.to_string())
             })
@@ -460,7 +502,7 @@ pub(crate) async fn session_stored(
 ) -> Result<(Vec<StoredEvent>, Vec<DeliveryRecord>), Failure> {
     match store.map_err(Failure::new)? {
         StoreAt::File(path) => {
-            with_store(Ok(StoreAt::File(path)), move |store| {
+            with_store(path, move |store| {
                 earshot_core::history::session_view::stored(store, &session_id)
                     .map_err(|error| error.to_string())
             })
@@ -472,6 +514,45 @@ pub(crate) async fn session_stored(
                 .map_err(failure)?;
             Ok((stored, Vec::new()))
         }
+    }
+}
+
+/// Adds session ids the console came across (a session it viewed) to
+/// either backend's known sessions (`sessions::add` or `add_postgres`),
+/// for the sweep to follow; how many were new.
+pub(crate) async fn remember_sessions(
+    store: StorePath,
+    ids: Vec<String>,
+) -> Result<usize, Failure> {
+    let now_ms = earshot_core::store::now_ms();
+    let source = sessions::Source::Console;
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(path, move |store| {
+                sessions::add(store, &ids, source, now_ms).map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => sessions::add_postgres(&store, &ids, source, now_ms)
+            .await
+            .map_err(failure),
+    }
+}
+
+/// The known session ids, most recently active first, at most `limit`,
+/// from either backend (`sessions::ids` or `ids_postgres`).
+pub(crate) async fn known_session_ids(
+    store: StorePath,
+    limit: usize,
+) -> Result<Vec<String>, Failure> {
+    match store.map_err(Failure::new)? {
+        StoreAt::File(path) => {
+            with_store(path, move |store| {
+                sessions::ids(store, limit).map_err(|error| error.to_string())
+            })
+            .await
+        }
+        StoreAt::Postgres(store) => sessions::ids_postgres(&store, limit).await.map_err(failure),
     }
 }
 

@@ -17,6 +17,7 @@ mod live_list;
 mod reading;
 mod recover;
 mod session_get;
+mod sessions_add;
 pub(crate) mod sweep;
 
 use std::path::PathBuf;

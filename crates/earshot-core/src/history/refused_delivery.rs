@@ -8,7 +8,9 @@
 //!
 //! Owns finding the event of a refused attempt ([`locate`]), what earshot
 //! knows of its subscription ([`known`]: the record's `secret_version`,
-//! the latest rotation in the change log) and the check ([`check`]).
+//! the latest rotation in the change log) and the check ([`check`]); the
+//! reads from a PostgreSQL store are beside SQLite's ([`locate_postgres`],
+//! [`stored_postgres`], [`known_postgres`]).
 //!
 //! [`receiver_probe::ask`]: super::receiver_probe::ask
 
@@ -17,11 +19,12 @@ use serde::Serialize;
 use super::HistoryError;
 use super::held_secret::{self, GIVEN, Held, Known, SECOND};
 use super::receiver_probe::{self, ProbeAnswer};
-use crate::api::types::agents::{DeliveryStatus, Subscription};
+use crate::api::types::agents::{DeliveryRecord, DeliveryStatus, Subscription};
 use crate::redact::SecretString;
 use crate::store::chains::match_events;
 use crate::store::changes::{self, Change};
 use crate::store::events::{self, StoredEvent};
+use crate::store::postgres::PgStore;
 use crate::store::{Store, StoreError, deliveries};
 
 /// The event of a refused attempt, as far as the store knows it.
@@ -46,12 +49,56 @@ pub fn locate(
     session_id: &str,
     delivery_id: Option<&str>,
 ) -> Result<Located, StoreError> {
-    let records: Vec<_> = deliveries::for_session(store, session_id)?
+    let records = deliveries::for_session(store, session_id)?;
+    let listens = deliveries::listed(store, subscription_id)?.map(|(record, _)| record.events);
+    let observed = events::for_session(store, session_id)?;
+    Ok(refused_in(
+        records,
+        listens,
+        observed,
+        subscription_id,
+        delivery_id,
+    ))
+}
+
+/// [`locate`] from a PostgreSQL store: the same three reads
+/// (`deliveries::for_session_postgres`, `listed_postgres`,
+/// `events::for_session_postgres`), the same match.
+pub async fn locate_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    session_id: &str,
+    delivery_id: Option<&str>,
+) -> Result<Located, StoreError> {
+    let records = deliveries::for_session_postgres(store, session_id).await?;
+    let listens = deliveries::listed_postgres(store, subscription_id)
+        .await?
+        .map(|(record, _)| record.events);
+    let observed = events::for_session_postgres(store, session_id).await?;
+    Ok(refused_in(
+        records,
+        listens,
+        observed,
+        subscription_id,
+        delivery_id,
+    ))
+}
+
+/// [`locate`]'s match, on what either backend read of the session: its
+/// attempts, the event types `subscription_id` listens to (when listed)
+/// and the events the observer filed.
+fn refused_in(
+    records: Vec<DeliveryRecord>,
+    listens: Option<Vec<String>>,
+    observed: Vec<StoredEvent>,
+    subscription_id: &str,
+    delivery_id: Option<&str>,
+) -> Located {
+    let records: Vec<_> = records
         .into_iter()
         .filter(|record| record.subscription_id == subscription_id)
         .collect();
-    let listens = deliveries::listed(store, subscription_id)?.map(|(record, _)| record.events);
-    let wanted: Vec<StoredEvent> = events::for_session(store, session_id)?
+    let wanted: Vec<StoredEvent> = observed
         .into_iter()
         .filter(|event| {
             listens
@@ -69,13 +116,13 @@ pub fn locate(
                     && delivery_id.is_none_or(|id| attempt.id == id)
             })
         });
-    Ok(match refused {
+    match refused {
         None => Located::NoRefusal,
         Some(chain) => match chain.event {
             Some(event) => Located::Event(event.clone()),
             None => Located::NotFiled,
         },
-    })
+    }
 }
 
 /// Where the subscription record came from.
@@ -93,6 +140,16 @@ pub fn stored(store: &Store, id: &str) -> Result<Option<(Subscription, RecordFro
         .map(|(record, listed_ms)| (record, RecordFrom::Store { listed_ms })))
 }
 
+/// [`stored`] from a PostgreSQL store.
+pub async fn stored_postgres(
+    store: &PgStore,
+    id: &str,
+) -> Result<Option<(Subscription, RecordFrom)>, StoreError> {
+    Ok(deliveries::listed_postgres(store, id)
+        .await?
+        .map(|(record, listed_ms)| (record, RecordFrom::Store { listed_ms })))
+}
+
 /// What the check says of `record` besides the answers: its secret
 /// version, where that comes from, and its latest rotation by earshot.
 pub fn known(
@@ -101,6 +158,28 @@ pub fn known(
     from: RecordFrom,
     now_ms: i64,
 ) -> Result<Known, StoreError> {
+    let rotation = changes::latest_of(store, &record.id, "rotate")?;
+    Ok(known_with(record, from, now_ms, rotation))
+}
+
+/// [`known`] from a PostgreSQL store (`changes::latest_of_postgres`).
+pub async fn known_postgres(
+    store: &PgStore,
+    record: &Subscription,
+    from: RecordFrom,
+    now_ms: i64,
+) -> Result<Known, StoreError> {
+    let rotation = changes::latest_of_postgres(store, &record.id, "rotate").await?;
+    Ok(known_with(record, from, now_ms, rotation))
+}
+
+/// [`known`] once the latest rotation is read.
+fn known_with(
+    record: &Subscription,
+    from: RecordFrom,
+    now_ms: i64,
+    rotation: Option<Change>,
+) -> Known {
     let record_from = match from {
         RecordFrom::Platform => "the platform's record, read now".to_owned(),
         RecordFrom::Store { listed_ms } => format!(
@@ -108,12 +187,12 @@ pub fn known(
             crate::duration_text::of_secs(u64::try_from((now_ms - listed_ms) / 1000).unwrap_or(0))
         ),
     };
-    Ok(Known {
+    Known {
         short_id: record.id.chars().take(8).collect(),
         secret_version: Some(record.secret_version),
         record_from,
-        rotation: changes::latest_of(store, &record.id, "rotate")?,
-    })
+        rotation,
+    }
 }
 
 /// Whether the observer's secret is the one to ask `record`'s receiver

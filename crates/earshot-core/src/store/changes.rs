@@ -314,6 +314,34 @@ pub fn latest_of(
         .optional()
 }
 
+/// [`latest_of`]'s statement on PostgreSQL.
+const POSTGRES_LATEST_OF: &str = "
+SELECT at_ms, operator, subscription_id, action, detail FROM earshot.changes
+WHERE subscription_id = $1 AND action = $2 ORDER BY at_ms DESC, id DESC LIMIT 1";
+
+/// [`latest_of`] on a PostgreSQL store.
+pub async fn latest_of_postgres(
+    store: &PgStore,
+    subscription_id: &str,
+    action: &str,
+) -> Result<Option<Change>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_LATEST_OF).await?;
+    let row = client
+        .query_opt(&statement, &[&subscription_id, &action])
+        .await?;
+    row.map(|row| {
+        Ok(Change {
+            at_ms: row.try_get(0)?,
+            operator: row.try_get(1)?,
+            subscription_id: row.try_get(2)?,
+            action: row.try_get(3)?,
+            detail: row.try_get(4)?,
+        })
+    })
+    .transpose()
+}
+
 fn change_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
     Ok(Change {
         at_ms: row.get(0)?,

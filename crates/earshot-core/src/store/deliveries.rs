@@ -2,8 +2,9 @@
 //! to. Each record is kept as the platform returned it (unknown fields
 //! too), with the columns the queries need beside it. What the sweep
 //! writes is here for both backends (`SQLITE_*` and `POSTGRES_*` side by
-//! side, one [`Columns`] mapping); of the reads, the board's and the
-//! failing sessions' are on both, the rest SQLite's so far.
+//! side, one [`Columns`] mapping); of the reads, the board's, the
+//! failing sessions', a session's attempts, a listed subscription and the
+//! observer's subscriptions are on both, the rest SQLite's so far.
 
 use rusqlite::{OptionalExtension, params};
 use tokio_postgres::Transaction;
@@ -430,6 +431,29 @@ pub fn listed(store: &Store, id: &str) -> rusqlite::Result<Option<(Subscription,
             }
         }),
     )
+}
+
+/// [`listed`]'s statement on PostgreSQL.
+const POSTGRES_LISTED: &str = "SELECT record, seen_ms FROM earshot.subscriptions WHERE id = $1";
+
+/// [`listed`] on a PostgreSQL store.
+pub async fn listed_postgres(
+    store: &PgStore,
+    id: &str,
+) -> Result<Option<(Subscription, i64)>, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_LISTED).await?;
+    let Some(row) = client.query_opt(&statement, &[&id]).await? else {
+        return Ok(None);
+    };
+    let (json, seen_ms): (String, i64) = (row.try_get(0)?, row.try_get(1)?);
+    Ok(match serde_json::from_str(&json) {
+        Ok(subscription) => Some((subscription, seen_ms)),
+        Err(_) => {
+            super::skip_row("a subscription record that is not JSON");
+            None
+        }
+    })
 }
 
 /// A session where a subscription's attempts failed, for the Health pane's

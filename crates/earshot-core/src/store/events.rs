@@ -637,3 +637,31 @@ pub fn received_per_hour(
         .query_row([], |row| row.get(0))?;
     Ok(ReceivedHours { hours, newest_ms })
 }
+
+/// [`received_per_hour`]'s hours on PostgreSQL: an hour has a count row
+/// for each server process that filed in it and each day partition its
+/// events are in (`events_received_hourly`, schema version 11), summed.
+const POSTGRES_RECEIVED_PER_HOUR: &str = "
+SELECT hour, sum(count)::bigint FROM earshot.events_received_hourly
+WHERE hour BETWEEN $1 AND $2 GROUP BY hour HAVING sum(count) > 0 ORDER BY hour";
+
+/// [`received_per_hour`]'s newest on PostgreSQL (`events_by_received`).
+const POSTGRES_NEWEST_RECEIVED: &str = "SELECT max(received_ms) FROM earshot.events";
+
+/// [`received_per_hour`] on a PostgreSQL store: the same hours and newest
+/// from the hour counts and the time index, never a scan of events.
+pub async fn received_per_hour_postgres(
+    store: &PgStore,
+    first_hour: i64,
+    last_hour: i64,
+) -> Result<ReceivedHours, PgError> {
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_RECEIVED_PER_HOUR).await?;
+    let mut hours = Vec::new();
+    for row in client.query(&statement, &[&first_hour, &last_hour]).await? {
+        hours.push((row.try_get(0)?, row.try_get(1)?));
+    }
+    let statement = client.prepare_cached(POSTGRES_NEWEST_RECEIVED).await?;
+    let newest_ms = client.query_one(&statement, &[]).await?.try_get(0)?;
+    Ok(ReceivedHours { hours, newest_ms })
+}

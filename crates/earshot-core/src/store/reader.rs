@@ -76,6 +76,22 @@ impl StoreReader {
         }
     }
 
+    /// Adds session or call ids not yet known (`earshot sessions add`),
+    /// in one transaction; how many were new.
+    pub async fn add_sessions(
+        &mut self,
+        ids: &[String],
+        source: sessions::Source,
+        now_ms: i64,
+    ) -> Result<usize, StoreError> {
+        match self {
+            StoreReader::Sqlite(store) => Ok(sessions::add(store, ids, source, now_ms)?),
+            StoreReader::Postgres(store) => {
+                Ok(sessions::add_postgres(store, ids, source, now_ms).await?)
+            }
+        }
+    }
+
     /// What the store holds of one session for `earshot sessions get`:
     /// its observed events (oldest first) and its attempts. `fetched` are
     /// the attempts the platform just listed, if it could be asked: on

@@ -2,7 +2,8 @@
 //! (`earshot sessions add`), or viewed in the console; and which of them
 //! the sweep should fetch next. The list is read from SQLite ([`list`])
 //! or PostgreSQL ([`list_postgres`], [`POSTGRES_LIST`]), and so are the
-//! sessions due for the sweep ([`due_for_sweep`], [`due_for_sweep_postgres`]).
+//! sessions due for the sweep ([`due_for_sweep`], [`due_for_sweep_postgres`]);
+//! ids are added to either ([`add`], [`add_postgres`]).
 
 use rusqlite::params;
 
@@ -74,6 +75,51 @@ pub fn add(
     }
     tx.commit()?;
     Ok(added)
+}
+
+/// [`add`]'s statement on PostgreSQL: an id already known is left as it
+/// is (its source and first sighting kept).
+const POSTGRES_ADD: &str = "
+INSERT INTO earshot.sessions (session_id, kind, source, first_seen_ms)
+VALUES ($1, $2, $3, $4) ON CONFLICT (session_id) DO NOTHING";
+
+/// [`add`] on a PostgreSQL store, in one transaction; how many were new.
+pub async fn add_postgres(
+    store: &PgStore,
+    ids: &[String],
+    source: Source,
+    now_ms: i64,
+) -> Result<usize, PgError> {
+    let mut client = store.client().await?;
+    let tx = client.transaction().await?;
+    let statement = tx.prepare_cached(POSTGRES_ADD).await?;
+    let mut added = 0;
+    for id in ids {
+        let kind = id.starts_with("call_").then_some("call");
+        added += tx
+            .execute(&statement, &[id, &kind, &source.as_str(), &now_ms])
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(usize::try_from(added).unwrap_or(usize::MAX))
+}
+
+/// [`ids`]' statement on PostgreSQL (ties by id in byte order).
+const POSTGRES_IDS: &str = "
+SELECT session_id FROM earshot.sessions
+ORDER BY coalesce(last_event_ms, first_seen_ms) DESC, session_id COLLATE \"C\" LIMIT $1";
+
+/// [`ids`] on a PostgreSQL store.
+pub async fn ids_postgres(store: &PgStore, limit: usize) -> Result<Vec<String>, PgError> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let client = store.client().await?;
+    let statement = client.prepare_cached(POSTGRES_IDS).await?;
+    client
+        .query(&statement, &[&limit])
+        .await?
+        .iter()
+        .map(|row| row.try_get(0).map_err(PgError::from))
+        .collect()
 }
 
 /// Known sessions, most recently active first; at most `limit`.

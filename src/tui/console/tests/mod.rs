@@ -5,6 +5,7 @@
 //! next to the pane.
 
 mod changes_worker;
+mod checks_worker_pg;
 mod event_loop;
 mod events_resend_pg;
 mod events_worker;
@@ -16,6 +17,7 @@ mod jobs_queue;
 mod jobs_worker;
 pub(crate) mod panes;
 mod probe_worker;
+mod pulse_worker_pg;
 mod readme;
 mod screens;
 mod session_worker;

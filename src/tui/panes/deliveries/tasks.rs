@@ -5,11 +5,12 @@
 //! prompt offers. A load is "latest wins": a newer one aborts it.
 
 use super::DeliveriesResult;
-use crate::tui::kernel::store::{StorePath, give_up_text, session_stored, with_store};
+use crate::tui::kernel::store::{
+    StorePath, give_up_text, known_session_ids, remember_sessions, session_stored,
+};
 use crate::tui::kernel::{Failure, PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
 use earshot_core::history::session_view::{self, SessionView};
-use earshot_core::store::{self, sessions};
 
 /// Known session ids the Deliveries prompt offers at most.
 const KNOWN_SESSIONS_OFFERED: usize = 10_000;
@@ -53,20 +54,13 @@ impl PaneEffect<DeliveriesResult> for DeliveriesEffect {
                 report.send(DeliveriesResult::GiveUp { seq, text });
             }
             DeliveriesEffect::Remember { id } => {
-                let result = with_store(store, move |store| {
-                    sessions::add(store, &[id], sessions::Source::Console, store::now_ms())
-                        .map_err(|error| error.to_string())
-                })
-                .await;
+                let result = remember_sessions(store, vec![id]).await;
                 if let Err(error) = result {
                     tracing::debug!(error = %error.message, "viewed id not remembered");
                 }
             }
             DeliveriesEffect::LoadKnownSessions => {
-                let result = with_store(store, |store| {
-                    sessions::ids(store, KNOWN_SESSIONS_OFFERED).map_err(|error| error.to_string())
-                })
-                .await;
+                let result = known_session_ids(store, KNOWN_SESSIONS_OFFERED).await;
                 // No store is no list: the prompt still takes any id.
                 if let Ok(ids) = result {
                     report.send(DeliveriesResult::Known(ids));

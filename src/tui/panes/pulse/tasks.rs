@@ -1,14 +1,13 @@
 //! The Pulse pane's background work ([`PulseEffect`]): the store read
 //! ([`super::data::read`]) and the sweep that keeps the store's delivery
-//! records current while the pane is on screen (the Health pane's, with
-//! the same budget). Both run to their end; a read carries its sequence
+//! records current while the pane is on screen (the Health pane's,
+//! `kernel::store::sweep`, with the same budget), on either backend. Both run to their end; a read carries its sequence
 //! number so a late one is dropped.
 
 use super::PulseResult;
-use crate::tui::kernel::store::{CONSOLE_SWEEP_BUDGET, failure, open, with_store};
+use crate::tui::kernel::store::sweep;
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
-use earshot_core::history::sweep;
-use earshot_core::store;
+use earshot_core::store::now_ms;
 
 /// What the Pulse pane asks the worker for.
 #[derive(Clone, Debug)]
@@ -27,19 +26,11 @@ impl PaneEffect<PulseResult> for PulseEffect {
     async fn run(self, input: TaskInput, report: Report<PulseResult>) {
         let TaskInput { client, store, .. } = input;
         let result = match self {
-            PulseEffect::Load { seq } => {
-                let result =
-                    with_store(store, |store| super::data::read(store, store::now_ms())).await;
-                PulseResult::Loaded { seq, result }
-            }
-            PulseEffect::Sweep => match open(store).await {
-                Err(failure) => PulseResult::Swept(Err(failure)),
-                Ok(store) => PulseResult::Swept(
-                    sweep::sweep(&client, &store, CONSOLE_SWEEP_BUDGET)
-                        .await
-                        .map_err(failure),
-                ),
+            PulseEffect::Load { seq } => PulseResult::Loaded {
+                seq,
+                result: super::data::read(store, now_ms()).await,
             },
+            PulseEffect::Sweep => PulseResult::Swept(sweep(store, &client).await),
         };
         report.send(result);
     }

@@ -1,7 +1,8 @@
 //! The Signatures pane's background work ([`SigsEffect`]): reading a
 //! body file or one request of a capture file, off the render path; for a
 //! delivery refused with 401, finding the observer's copy of its event in
-//! the store, and asking its receiver which secret it holds
+//! the store (a file or PostgreSQL: `kernel::store::checks`), and asking
+//! its receiver which secret it holds
 //! ([`earshot_core::history::refused_delivery`]). The reads run to their
 //! end; a newer probe replaces one running. The pane drops an answer
 //! whose sequence number a newer request has passed.
@@ -9,14 +10,16 @@
 use super::SigsResult;
 use super::refused::{Asked, Located};
 use crate::tui::kernel::RefusedDelivery as Refused;
-use crate::tui::kernel::store::{failure, open, with_store};
+use crate::tui::kernel::Failure;
+use crate::tui::kernel::store::{
+    StorePath, failure, listed_subscription, refused_event, refused_known, stored_event,
+};
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use crate::tui::panes::subscriptions::short_id;
 use earshot_core::api::Client;
 use earshot_core::history::refused_delivery::{self, Checked, RecordFrom};
 use earshot_core::receiver::capture::{self, Selector};
 use earshot_core::redact::SecretString;
-use earshot_core::store::{StoreError, events};
 
 /// What the Signatures pane asks the worker for.
 #[derive(Clone, Debug)]
@@ -77,11 +80,9 @@ impl PaneEffect<SigsResult> for SigsEffect {
             }
             SigsEffect::LoadRefused { seq, target } => {
                 tracing::debug!(seq, subscription = %target.subscription_id, "find a refused event");
-                let result = with_store(input.store, move |store| {
-                    locate(store, &target).map_err(|error| error.to_string())
-                })
-                .await
-                .map_err(|failure| failure.message);
+                let result = locate(input.store, &target)
+                    .await
+                    .map_err(|failure| failure.message);
                 SigsResult::RefusedLoaded { seq, result }
             }
             SigsEffect::AskReceiver {
@@ -115,17 +116,20 @@ impl PaneEffect<SigsResult> for SigsEffect {
     }
 }
 
-/// The observer's copy of the event `target` was, or why there is none.
-fn locate(store: &earshot_core::store::Store, target: &Refused) -> Result<Located, StoreError> {
+/// The observer's copy of the event `target` was, or why there is none,
+/// from either backend.
+async fn locate(store: StorePath, target: &Refused) -> Result<Located, Failure> {
     let short = short_id(&target.subscription_id);
     let event = match &target.event_id {
-        Some(event_id) => events::get(store, event_id)?,
-        None => match refused_delivery::locate(
+        Some(event_id) => stored_event(store, event_id.clone()).await?,
+        None => match refused_event(
             store,
-            &target.subscription_id,
-            &target.session_id,
-            target.delivery_id.as_deref(),
-        )? {
+            target.subscription_id.clone(),
+            target.session_id.clone(),
+            target.delivery_id.clone(),
+        )
+        .await?
+        {
             refused_delivery::Located::Event(event) => Some(event),
             refused_delivery::Located::NotFiled => {
                 return Ok(Located::Missing(format!(
@@ -159,8 +163,8 @@ fn locate(store: &earshot_core::store::Store, target: &Refused) -> Result<Locate
 }
 
 /// The probe: the event's bytes and the subscription's record from the
-/// store (the record from the platform when the store does not list it),
-/// then the receiver's answers.
+/// store, either backend (the record from the platform when the store
+/// does not list it), then the receiver's answers.
 async fn ask(
     input: &TaskInput,
     event_id: String,
@@ -168,18 +172,14 @@ async fn ask(
     given: SecretString,
     second: Option<SecretString>,
 ) -> Result<Checked, String> {
-    let store = open(input.store.clone()).await.map_err(|f| f.message)?;
-    let (id, sub) = (event_id.clone(), subscription_id.clone());
-    let (event, stored) = store
-        .run(move |store| {
-            Ok::<_, StoreError>((
-                events::get(store, &id)?,
-                refused_delivery::stored(store, &sub)?,
-            ))
-        })
+    let message = |failure: Failure| failure.message;
+    let event = stored_event(input.store.clone(), event_id.clone())
         .await
-        .map_err(|error| error.to_string())?;
-    let event = event.ok_or_else(|| format!("the store no longer holds event {event_id}"))?;
+        .map_err(message)?
+        .ok_or_else(|| format!("the store no longer holds event {event_id}"))?;
+    let stored = listed_subscription(input.store.clone(), subscription_id.clone())
+        .await
+        .map_err(message)?;
     let (record, from) = match stored {
         Some(stored) => stored,
         None => (
@@ -188,11 +188,9 @@ async fn ask(
         ),
     };
     let now_ms = earshot_core::store::now_ms();
-    let for_known = record.clone();
-    let known = store
-        .run(move |store| refused_delivery::known(store, &for_known, from, now_ms))
+    let known = refused_known(input.store.clone(), record.clone(), from, now_ms)
         .await
-        .map_err(|error| error.to_string())?;
+        .map_err(message)?;
     refused_delivery::check(
         &record,
         &known,

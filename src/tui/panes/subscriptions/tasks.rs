@@ -8,7 +8,7 @@
 use super::SubsResult;
 use crate::tui::kernel::Failure;
 use crate::tui::kernel::store::{
-    StorePath, end_subscription, failure, newest_change, note_change, open, with_store,
+    self, StorePath, end_subscription, failure, newest_change, note_change, rotation_probe,
 };
 use crate::tui::kernel::{PaneEffect, Report, TaskInput};
 use earshot_core::api::Client;
@@ -209,11 +209,7 @@ async fn check_rotation(
     current: Option<SecretString>,
     client_policy: earshot_core::api::validate::UrlPolicy,
 ) -> Result<rotation::CheckReport, Failure> {
-    let probe = with_store(path, move |store| {
-        rotation::probe_event(store, &id, false).map_err(|error| error.to_string())
-    })
-    .await?
-    .ok_or_else(|| {
+    let probe = rotation_probe(path, id).await?.ok_or_else(|| {
         Failure::new(
             "the store holds no event this subscription was delivered, so there is \
              nothing to check the receiver with: let the observer (`earshot listen \
@@ -235,20 +231,17 @@ async fn watch_rotation(
     rotated_ms: i64,
     report: Report<SubsResult>,
 ) {
-    let Ok(store) = open(path).await else {
-        return;
-    };
     let each = |watched: &WatchReport| {
         report.send(SubsResult::Watched {
             id: id.clone(),
             report: watched.clone(),
         });
     };
-    let last = rotation::watch(&client, (&store).into(), &id, rotated_ms, ROTATION_WATCH, each).await;
+    let last = store::watch_rotation(path, &client, &id, rotated_ms, ROTATION_WATCH, each).await;
     match last {
         Ok(last) => {
             report.send(SubsResult::Watched { id, report: last });
         }
-        Err(error) => tracing::warn!(%error, "the rotation watch stopped"),
+        Err(failure) => tracing::warn!(error = %failure.message, "the rotation watch stopped"),
     }
 }

@@ -121,8 +121,9 @@ async fn pulse_app() -> App {
     let dir = tempfile::tempdir().expect("a temp dir");
     let db = dir.path().join("store.db");
     fixture(&db).await;
-    let store = Store::open(&db).expect("the store");
-    let read: PulseData = data::read(&store, NOW_MS).expect("the read");
+    let read: PulseData = data::read(Ok(db.clone().into()), NOW_MS)
+        .await
+        .expect("the read");
     let mut app = app();
     keys(&mut app, ":pulse");
     app.update(key(ratatui::crossterm::event::KeyCode::Enter));
