@@ -185,16 +185,6 @@ impl<T> Load<T> {
     }
 }
 
-/// What a reason says when the store cannot hold what was asked (a
-/// PostgreSQL store, for the sweep's history so far): trying again will
-/// not help, so it is said as it is, not as a failed refresh.
-pub(crate) const NOT_KEPT: &str = "is not read from PostgreSQL by the console yet";
-
-/// Whether `reason` is a [`NOT_KEPT`] one.
-pub(crate) fn not_kept(reason: &str) -> bool {
-    reason.contains(NOT_KEPT)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

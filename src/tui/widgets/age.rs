@@ -24,12 +24,6 @@ pub(crate) const NOT_REFRESHED: Duration = Duration::MAX;
 pub(crate) fn words<T>(load: &Load<T>, now: Instant, period: Duration) -> Option<(String, Role)> {
     let ago = |at: Instant| ago(at, now);
     let data = load.succeeded_at().map(ago);
-    if let Some(reason) = load
-        .error()
-        .filter(|reason| crate::tui::load::not_kept(reason))
-    {
-        return Some((reason.to_owned(), Role::Warn));
-    }
     if let (Some(failed), Some(reason)) = (load.failed_at(), load.error()) {
         let data = data.map_or("no data yet".to_owned(), |data| {
             format!("data as of {data}")

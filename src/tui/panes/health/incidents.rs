@@ -81,11 +81,6 @@ impl Incidents {
         self.list.loaded()
     }
 
-    /// Why the last read failed, until one succeeds.
-    pub(crate) fn error(&self) -> Option<&str> {
-        self.list.error()
-    }
-
     pub(crate) fn selected(&self) -> Option<&Incident> {
         self.table.selected(self.list.value())
     }

@@ -11,7 +11,6 @@ use ratatui::widgets::{Paragraph, Row, Wrap};
 
 use super::HealthPane;
 use super::view::{COUNT_W, SUB_W, TIME_W, trend_with_marks};
-use crate::tui::load::not_kept;
 use crate::tui::panes::subscriptions::short_id;
 use crate::tui::theme::{Role, Theme};
 use crate::tui::widgets::input as field;
@@ -49,10 +48,7 @@ pub(super) fn draw(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: 
     spans.extend(incidents.table.title_spans(theme));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(theme.base()), head);
     if rows.is_empty() {
-        // A store that keeps no incidents says so as it is.
-        let note = if let Some(why) = incidents.error().filter(|why| not_kept(why)) {
-            why
-        } else if incidents.loaded() {
+        let note = if incidents.loaded() {
             "no incident in this window: every failure was delivered by a retry, or none happened"
         } else {
             "reading the incidents…"

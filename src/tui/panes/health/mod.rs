@@ -609,11 +609,7 @@ impl Pane for HealthPane {
                         self.sessions_table.replace(&mut self.sessions, sessions);
                     }
                     Err(failure) => {
-                        // A store that does not hold them says so in their
-                        // view; the board it did read stands.
-                        if !crate::tui::load::not_kept(&failure.message) {
-                            self.board.fail(failure.message.clone());
-                        }
+                        self.board.fail(failure.message.clone());
                         self.sessions_error = Some(failure.message);
                     }
                 }
@@ -660,11 +656,7 @@ impl Pane for HealthPane {
                 }
             }
             HealthResult::Incidents { seq, result } => {
-                // A store that keeps no incidents says so in the list; the
-                // board it did read stands.
-                if let Some(why) = self.incidents.on_loaded(seq, result, (self.clock)())
-                    && !crate::tui::load::not_kept(&why)
-                {
+                if let Some(why) = self.incidents.on_loaded(seq, result, (self.clock)()) {
                     self.board.fail(why);
                 }
             }

@@ -498,10 +498,6 @@ fn draw_failures(
 
 fn draw_empty(frame: &mut Frame<'_>, area: Rect, pane: &HealthPane, theme: &Theme) {
     if let Some(error) = pane.board.error() {
-        if crate::tui::load::not_kept(error) {
-            table::draw_note(frame, area, error, theme);
-            return;
-        }
         let what = "could not read the incident-history store (r tries again):";
         table::draw_load_error(frame, area, what, error, theme);
         return;
