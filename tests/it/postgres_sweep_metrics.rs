@@ -310,6 +310,11 @@ async fn a_scrape_waits_at_most_a_second_for_the_figures_and_reads_them_again_af
     let runs = series("earshot_sweeps_total", &holder);
     let shown = equal_everywhere(&[&monitor], |scrape| scrape.get(&runs) == Some(&1.0)).await;
 
+    tokio::time::sleep(FRESH + Duration::from_millis(300)).await;
+    let (_, read) = scrape_timed(&monitor).await;
+    let (_, served) = scrape_timed(&monitor).await;
+    eprintln!("a scrape that read the figures took {read:?}, the next, served as read, {served:?}");
+
     // Another holder's row (as a replica before a takeover left it), then
     // the table locked: the next read cannot get through.
     cluster
