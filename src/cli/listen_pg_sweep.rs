@@ -12,10 +12,10 @@
 //! Each run is added to this replica's row of the store's sweep figures
 //! (`earshot.sweep_figures`), which every replica's `/metrics` reads.
 
-use earshot_core::api::Client;
-use earshot_core::duration_text;
 use std::time::Duration;
 
+use earshot_core::api::Client;
+use earshot_core::duration_text;
 use earshot_core::history::HistoryError;
 use earshot_core::history::sweep::{SweepReport, sweep};
 use earshot_core::observer::sweeper::{Failures, SweepPlan};
