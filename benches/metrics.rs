@@ -151,6 +151,7 @@ async fn case(db: &Path, label: &str, cold: bool) -> Result<f64, BoxError> {
         store: Some((db.to_owned(), health.clone())),
         sweep: true,
         maintenance: None,
+        store_sweeps: None,
     }));
     let mut cold_reads = if cold {
         seed(db, &metrics, true)?.0

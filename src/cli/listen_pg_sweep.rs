@@ -9,14 +9,19 @@
 //! after the takeover; losing the lease stops it after the write in
 //! flight. It says on stderr when this replica starts and stops sweeping,
 //! and what failed, by the same rule as SQLite's sweeper ([`Failures`]).
+//! Each run is added to this replica's row of the store's sweep figures
+//! (`earshot.sweep_figures`), which every replica's `/metrics` reads.
+
+use std::time::Duration;
 
 use earshot_core::api::Client;
 use earshot_core::duration_text;
-use earshot_core::history::sweep::sweep;
+use earshot_core::history::HistoryError;
+use earshot_core::history::sweep::{SweepReport, sweep};
 use earshot_core::observer::sweeper::{Failures, SweepPlan};
 use earshot_core::store::SweepStore;
 use earshot_core::store::postgres::leases::MAINTENANCE;
-use earshot_core::store::postgres::{Fence, PgStore};
+use earshot_core::store::postgres::{Fence, PgStore, SweepRun};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -87,7 +92,9 @@ async fn run(store: PgStore, mut held: watch::Receiver<bool>, fence: Fence, job:
                 fence: Some(&fence),
             };
             let next = format!("next try in {}", duration_text::of(job.plan.every));
-            match sweep(&job.client, target, job.plan.budget).await {
+            let swept = sweep(&job.client, target, job.plan.budget).await;
+            record(&store, &fence.holder, &swept).await;
+            match swept {
                 Ok(report) => match report.stopped {
                     Some(why) => {
                         if let Some(times) = failures.failed(&why) {
@@ -112,6 +119,32 @@ async fn run(store: PgStore, mut held: watch::Receiver<bool>, fence: Fence, job:
                 }
             }
         }
+    }
+}
+
+/// How long adding a run to the store's figures may take.
+const RECORD_WITHIN: Duration = Duration::from_secs(5);
+
+/// Adds this run to this replica's row of the store's sweep figures, which
+/// every replica's `/metrics` shows; a failure to is logged, not said (the
+/// figures then lag; the sweep's own failures are said).
+async fn record(store: &PgStore, holder: &str, swept: &Result<SweepReport, HistoryError>) {
+    let run = match swept {
+        Ok(report) => SweepRun {
+            failed: report.stopped.is_some(),
+            requests: i64::try_from(report.requests).unwrap_or(i64::MAX),
+            sessions_due: Some(report.left_for_later),
+        },
+        Err(_) => SweepRun {
+            failed: true,
+            requests: 0,
+            sessions_due: None,
+        },
+    };
+    match tokio::time::timeout(RECORD_WITHIN, store.record_sweep_run(holder, run)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => tracing::warn!(%error, "the sweep's figures were not recorded"),
+        Err(_) => tracing::warn!("recording the sweep's figures took too long"),
     }
 }
 

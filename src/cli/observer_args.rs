@@ -14,7 +14,7 @@ use super::history_args::parse_duration;
 use super::{Connection, GlobalOptions};
 use earshot_core::observer::endpoints::{self, MonitorServer, Monitored};
 use earshot_core::observer::health::{self, StoreHealth};
-use earshot_core::observer::metrics::{Covered, MaintenanceGauges, Metrics};
+use earshot_core::observer::metrics::{Covered, MaintenanceGauges, Metrics, StoreSweepGauges};
 use earshot_core::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
 use earshot_core::receiver::watch::Watch;
 use earshot_core::store::checker::Checker;
@@ -133,13 +133,15 @@ impl ObserverArgs {
 
     /// Starts what the flags ask for: the sweeper, and the endpoints with
     /// the store's probe; `maintenance`, a PostgreSQL replica's lease and
-    /// retention, shown in `/metrics`. The receiver is not started yet;
-    /// give it [`Observing::watch`].
+    /// retention, and `store_sweeps`, a PostgreSQL store's sweep figures
+    /// (whichever replica sweeps), shown in `/metrics`. The receiver is not
+    /// started yet; give it [`Observing::watch`].
     pub(crate) async fn start(
         &self,
         global: &GlobalOptions,
         store: Option<&OpenStore>,
         maintenance: Option<Arc<MaintenanceGauges>>,
+        store_sweeps: Option<Arc<StoreSweepGauges>>,
     ) -> Result<Observing, StartError> {
         let mut observing = Observing::default();
         let client = match (self.sweep, store) {
@@ -157,6 +159,7 @@ impl ObserverArgs {
                 store: store.zip(health.clone()).map(|(s, h)| (s.path.clone(), h)),
                 sweep: self.sweep,
                 maintenance,
+                store_sweeps,
             };
             let metrics = Arc::new(Metrics::new(covered));
             if let (Some(store), Some(health)) = (store, &health) {

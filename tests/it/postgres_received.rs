@@ -157,7 +157,7 @@ async fn the_migration_to_version_11_counts_the_events_a_store_holds_already() {
             "DROP TABLE earshot.events_received_hourly; \
              DROP TRIGGER events_received_counted ON earshot.events; \
              DROP FUNCTION earshot.events_received_counted(); \
-             DELETE FROM earshot.schema_version WHERE version = 11",
+             DELETE FROM earshot.schema_version WHERE version >= 11",
         )
         .expect("back to version 10");
     drop(store);
@@ -166,6 +166,6 @@ async fn the_migration_to_version_11_counts_the_events_a_store_holds_already() {
         store.schema_version().await.expect("version"),
         PG_SCHEMA_VERSION
     );
-    assert_eq!(PG_SCHEMA_VERSION, 11);
+    const { assert!(PG_SCHEMA_VERSION >= 11) };
     windows_agree(&store, &cluster, "older", "migrated").await;
 }

@@ -71,6 +71,7 @@ async fn metrics(State(monitored): State<Arc<Monitored>>, headers: HeaderMap) ->
         .get(header::ACCEPT)
         .and_then(|value| value.to_str().ok());
     let format = Format::from_accept(accept);
+    monitored.metrics.refresh().await;
     match monitored.metrics.render(format) {
         Ok(text) => (
             [

@@ -3,8 +3,9 @@
 //! client that does not ask for OpenMetrics): what the receiver answered,
 //! how the store keeps up, with `--sweep` what each subscription's
 //! events became, and on a PostgreSQL store the maintenance lease and the
-//! retention (`maintenance`). Every name starts with `earshot_`; docs/observer.md lists
-//! them all.
+//! retention (`maintenance`) and, with `--sweep`, the store's sweep figures
+//! whichever replica sweeps (`store_sweeps`, read when scraped). Every name
+//! starts with `earshot_`; docs/observer.md lists them all.
 //!
 //! Counting is lock-free on the request path (each label value's counter is
 //! made once, at start); the per-subscription gauges are a snapshot
@@ -98,6 +99,9 @@ pub struct Covered {
     /// The maintenance lease and retention of a replica on a PostgreSQL
     /// store.
     pub maintenance: Option<Arc<MaintenanceGauges>>,
+    /// The sweep's figures of a PostgreSQL store, read at each scrape
+    /// (instead of this process's sweep, `sweep` then false).
+    pub store_sweeps: Option<Arc<StoreSweepGauges>>,
 }
 
 /// Every metric of one observer; see the module doc.
@@ -111,6 +115,7 @@ pub struct Metrics {
     last_event: Gauge<f64, AtomicU64>,
     store: Option<StoreMetrics>,
     sweep: Option<SweepMetrics>,
+    store_sweeps: Option<Arc<StoreSweepGauges>>,
 }
 
 #[derive(Debug)]
@@ -206,6 +211,10 @@ impl Metrics {
         if let Some(gauges) = covered.maintenance {
             registry.register_collector(Box::new(maintenance::MaintenanceCollector(gauges)));
         }
+        if let Some(gauges) = &covered.store_sweeps {
+            registry
+                .register_collector(Box::new(store_sweeps::StoreSweepCollector(gauges.clone())));
+        }
         Metrics {
             registry,
             received,
@@ -215,6 +224,16 @@ impl Metrics {
             last_event,
             store,
             sweep,
+            store_sweeps: covered.store_sweeps,
+        }
+    }
+
+    /// Reads again what a scrape shows from a shared store (the sweep's
+    /// figures of a PostgreSQL store; at most a second, and not more than
+    /// once every two); nothing to do otherwise.
+    pub async fn refresh(&self) {
+        if let Some(gauges) = &self.store_sweeps {
+            gauges.refresh().await;
         }
     }
 
@@ -530,7 +549,9 @@ impl Collector for SubscriptionGauges {
 }
 
 mod maintenance;
+mod store_sweeps;
 #[cfg(test)]
 mod tests;
 
 pub use maintenance::{MaintenanceFigures, MaintenanceGauges};
+pub use store_sweeps::StoreSweepGauges;

@@ -55,6 +55,7 @@ fn store_covered() -> (tempfile::TempDir, Arc<StoreHealth>, Metrics) {
         store: Some((db, health.clone())),
         sweep: true,
         maintenance: None,
+        store_sweeps: None,
     });
     (dir, health, metrics)
 }
@@ -283,6 +284,62 @@ fn the_maintenance_lease_and_the_retention_are_rendered() {
         "earshot_retention_freed_bytes_total 16384",
         "earshot_retention_runs_total 2",
         "earshot_retention_failures_total 0",
+    ] {
+        assert!(text.lines().any(|each| each == line), "{line} in {text}");
+    }
+}
+
+/// A collector over fixed figures: what the scrape of a PostgreSQL
+/// replica renders once it has read `earshot.sweep_figures`.
+#[derive(Debug)]
+struct FixedSweeps(crate::store::postgres::StoreSweeps);
+
+impl Collector for FixedSweeps {
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        store_sweeps::render(&self.0, encoder)
+    }
+}
+
+fn rendered_sweeps(figures: crate::store::postgres::StoreSweeps) -> String {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(FixedSweeps(figures)));
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    text
+}
+
+#[test]
+fn a_stores_sweep_figures_are_rendered_by_holder_with_the_newest_success_unlabelled() {
+    use crate::store::postgres::{HolderSweeps, StoreSweeps};
+    let none = rendered_sweeps(StoreSweeps::default());
+    for line in [
+        "earshot_sweep_last_success_timestamp_seconds 0.0",
+        "earshot_sweep_sessions_due 0",
+    ] {
+        assert!(none.lines().any(|each| each == line), "{line} in {none}");
+    }
+    assert!(!none.contains("holder="), "{none}");
+    let row = |holder: &str, runs, last_run_ms, sessions_due| HolderSweeps {
+        holder: holder.to_owned(),
+        runs,
+        errors: 1,
+        requests: 10 * runs,
+        sessions_due,
+        last_run_ms,
+    };
+    let text = rendered_sweeps(StoreSweeps {
+        holders: vec![row("b:2", 3, 9_000, 4), row("a:1", 5, 2_500, 7)],
+        last_success_ms: Some(8_500),
+    });
+    for line in [
+        "earshot_sweep_last_success_timestamp_seconds 8.5",
+        "earshot_sweep_sessions_due 4",
+        "earshot_sweeps_total{holder=\"b:2\"} 3",
+        "earshot_sweeps_total{holder=\"a:1\"} 5",
+        "earshot_sweep_errors_total{holder=\"a:1\"} 1",
+        "earshot_sweep_requests_total{holder=\"b:2\"} 30",
+        "earshot_sweep_last_run_timestamp_seconds{holder=\"b:2\"} 9.0",
+        "earshot_sweep_last_run_timestamp_seconds{holder=\"a:1\"} 2.5",
     ] {
         assert!(text.lines().any(|each| each == line), "{line} in {text}");
     }

@@ -6,7 +6,8 @@
 //! deliveries `events` cannot file, the leases that let one replica
 //! at a time do the sweep and the retention ([`leases`]), the
 //! retention, which drops whole days ([`prune`]), and a SQLite store
-//! copied in ([`copy`], read by [`copy_source`]).
+//! copied in ([`copy`], read by [`copy_source`]), and the background
+//! sweep's figures every replica shows ([`sweep_figures`]).
 //! [`PgStore`] holds a pool of connections (deadpool-postgres over
 //! tokio-postgres); every call is async and returns after its commit.
 
@@ -24,6 +25,7 @@ mod prune_rows;
 mod received;
 pub mod rotations;
 pub mod schema;
+pub mod sweep_figures;
 pub mod target;
 pub mod tls;
 
@@ -36,6 +38,7 @@ pub use leases::{LeaseKeeper, LeaseState, LeaseTerms};
 pub use password::{PasswordError, PasswordSources};
 pub use prune::{DroppedDay, Fence, PgPruneReport};
 pub use schema::{Migrated, PG_SCHEMA_VERSION};
+pub use sweep_figures::{HolderSweeps, StoreSweeps, SweepRun};
 pub use target::{PgTarget, PgUrlError, TlsMode, is_postgres_url};
 
 use crate::store::events::{Filing, ObservedEvent};
