@@ -221,13 +221,7 @@ pub async fn since_postgres(store: &PgStore, since_ms: i64) -> Result<Vec<Change
     let client = store.client().await?;
     let mut listed = Vec::new();
     for row in client.query(POSTGRES_SINCE, &[&since_ms]).await? {
-        listed.push(Change {
-            at_ms: row.try_get(0)?,
-            operator: row.try_get(1)?,
-            subscription_id: row.try_get(2)?,
-            action: row.try_get(3)?,
-            detail: row.try_get(4)?,
-        });
+        listed.push(change_of_postgres(&row)?);
     }
     Ok(listed)
 }
@@ -265,16 +259,7 @@ pub async fn latest_for_postgres(
             &[&subscription_id],
         )
         .await?;
-    row.map(|row| {
-        Ok(Change {
-            at_ms: row.try_get(0)?,
-            operator: row.try_get(1)?,
-            subscription_id: row.try_get(2)?,
-            action: row.try_get(3)?,
-            detail: row.try_get(4)?,
-        })
-    })
-    .transpose()
+    row.as_ref().map(change_of_postgres).transpose()
 }
 
 /// The id of the newest change recorded by anyone (the CLI, a console):
@@ -330,16 +315,18 @@ pub async fn latest_of_postgres(
     let row = client
         .query_opt(&statement, &[&subscription_id, &action])
         .await?;
-    row.map(|row| {
-        Ok(Change {
-            at_ms: row.try_get(0)?,
-            operator: row.try_get(1)?,
-            subscription_id: row.try_get(2)?,
-            action: row.try_get(3)?,
-            detail: row.try_get(4)?,
-        })
+    row.as_ref().map(change_of_postgres).transpose()
+}
+
+/// A change from PostgreSQL's row of the five columns [`change_row`] reads.
+fn change_of_postgres(row: &tokio_postgres::Row) -> Result<Change, PgError> {
+    Ok(Change {
+        at_ms: row.try_get(0)?,
+        operator: row.try_get(1)?,
+        subscription_id: row.try_get(2)?,
+        action: row.try_get(3)?,
+        detail: row.try_get(4)?,
     })
-    .transpose()
 }
 
 fn change_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Change> {
