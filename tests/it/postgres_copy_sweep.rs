@@ -143,9 +143,18 @@ fn differences(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
                 differences(&format!("{path}[{index}]"), x, y, out);
             }
         }
+        // The observer's evidence counts time since its last event, which
+        // moves between the two reads on a slow machine.
+        (Value::String(x), Value::String(y))
+            if path.ends_with(".evidence") && without_digits(x) == without_digits(y) => {}
         _ if a != b => out.push(format!("{path}: {a} (SQLite) != {b} (PostgreSQL)")),
         _ => {}
     }
+}
+
+/// `text` with its figures taken out.
+fn without_digits(text: &str) -> String {
+    text.chars().filter(|c| !c.is_ascii_digit()).collect()
 }
 
 /// The health of the file and of the database after a copy: the same

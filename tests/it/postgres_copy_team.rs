@@ -44,7 +44,9 @@ async fn on(store: &str, cluster: &PgCluster, args: &[&str]) -> (Option<i32>, St
 }
 
 /// `incidents --json --all --no-sweep` (its exit code: 1 while an
-/// incident is unresolved) and `changes --json` on `store`.
+/// incident is unresolved, 3 once the observer's last event is old enough
+/// to call it silent, which a slow run reaches) and `changes --json` on
+/// `store`.
 async fn listings(store: &str, cluster: &PgCluster) -> (Option<i32>, Value, Value) {
     let mut out = Vec::new();
     let mut incidents_code = None;
@@ -54,7 +56,10 @@ async fn listings(store: &str, cluster: &PgCluster) -> (Option<i32>, Value, Valu
     ] {
         let (code, stdout, stderr) = on(store, cluster, args).await;
         if args[0] == "incidents" {
-            assert!(matches!(code, Some(0 | 1)), "{args:?} on {store}: {stderr}");
+            assert!(
+                matches!(code, Some(0 | 1 | 3)),
+                "{args:?} on {store}: {stderr}"
+            );
             incidents_code = code;
         } else {
             assert_eq!(code, Some(0), "{args:?} on {store}: {stderr}");

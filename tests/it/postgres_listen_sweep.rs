@@ -31,7 +31,7 @@ async fn file(store: &PgStore, captured: &[Captured]) {
 
 /// A completed session on the platform, delivered to `receiver`'s
 /// subscription; the requests it got for it.
-async fn session(harness: &Harness, receiver: &common::Receiver, seen: usize) -> String {
+pub(crate) async fn session(harness: &Harness, receiver: &common::Receiver, seen: usize) -> String {
     let id = harness.start_session(None).await;
     harness.complete_session(&id).await;
     receiver

@@ -22,8 +22,9 @@ use earshot_core::store::postgres::{PgStore, PgTarget};
 use earshot_testkit::postgres::{PG_USER, PgCluster, server_bindir};
 
 use crate::common::cli::{line_with, postgres_observer, send_signal};
-use crate::common::{self, API_KEY, Captured, Harness};
+use crate::common::{self, API_KEY, Captured};
 use crate::observer_metrics::checked_metrics_at;
+use crate::postgres_listen_sweep::session;
 
 /// How long a replica serves the figures it read before reading again
 /// (`observer::metrics::store_sweeps::FRESH_FOR`).
@@ -37,14 +38,20 @@ async fn file(store: &PgStore, captured: &[Captured]) {
     }
 }
 
-/// A completed session on the platform, delivered to `receiver`.
-async fn session(harness: &Harness, receiver: &common::Receiver, seen: usize) {
-    let id = harness.start_session(None).await;
-    harness.complete_session(&id).await;
-    receiver
-        .wait_count(seen + 2, "the session's two events")
-        .await;
-    harness.wait_deliveries_idle().await;
+/// A replica that sweeps when it takes the lease and then an hour later
+/// (so the figures stand still between two takeovers), with /metrics.
+fn replica_flags(platform: &str) -> [&str; 9] {
+    [
+        "--sweep",
+        "--sweep-every",
+        "1h",
+        "--url",
+        platform,
+        "--api-key",
+        API_KEY,
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]
 }
 
 /// `http://HOST:PORT` of a replica's /metrics, from its stderr.
@@ -138,19 +145,7 @@ async fn every_replica_shows_the_holders_sweep_figures_and_they_move_after_a_tak
     .expect("the store opens");
     file(&store, &receiver.captured()).await;
 
-    // A sweep when the lease is taken, the next an hour later: the
-    // figures stand still between two takeovers.
-    let flags = [
-        "--sweep",
-        "--sweep-every",
-        "1h",
-        "--url",
-        harness.base.as_str(),
-        "--api-key",
-        API_KEY,
-        "--metrics-listen",
-        "127.0.0.1:0",
-    ];
+    let flags = replica_flags(harness.base.as_str());
     let (first, _, first_err) = postgres_observer(&cluster, &url, &flags);
     let first_monitor = monitor_of(&first_err);
     let first_holder = sweeps_now(&first_err, Duration::from_secs(15));
@@ -293,17 +288,7 @@ async fn a_scrape_waits_at_most_a_second_for_the_figures_and_reads_them_again_af
     let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
     cluster.create_database("observers").expect("database made");
     let url = cluster.url("observers");
-    let flags = [
-        "--sweep",
-        "--sweep-every",
-        "1h",
-        "--url",
-        harness.base.as_str(),
-        "--api-key",
-        API_KEY,
-        "--metrics-listen",
-        "127.0.0.1:0",
-    ];
+    let flags = replica_flags(harness.base.as_str());
     let (replica, _, replica_err) = postgres_observer(&cluster, &url, &flags);
     let monitor = monitor_of(&replica_err);
     let holder = sweeps_now(&replica_err, Duration::from_secs(15));
