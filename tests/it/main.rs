@@ -43,6 +43,7 @@ mod postgres_received;
 mod postgres_retention;
 mod postgres_rotate;
 mod postgres_store;
+mod postgres_type_index;
 mod retry_ends;
 mod sdk_compat;
 mod server_limits;

@@ -8,6 +8,7 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::outcomes::{EventState, Outcome, outcome_row};
+use super::postgres::type_index::matching_types;
 use super::postgres::{PgError, PgStore};
 use super::{Store, StoreError, event_words};
 use crate::query::fold;
@@ -311,12 +312,21 @@ pub struct PgQuery {
     /// `after_xid`'s low 32 bits (`$2`), when the read is live.
     pub after_xid32: Option<i64>,
     pub texts: Vec<String>,
+    /// The stored types a `type:` term matches (`$2`, or `$3` on a live
+    /// read), when they were read first ([`postgres_query_typed`]).
+    pub types: Option<Vec<String>>,
     /// Whether the rows must pass [`fold`] matching in Rust too.
     pub checked_here: bool,
 }
 
 /// 2³²: transaction ids on a row (`xmin`) are 32 bits, read modulo this.
 pub(super) const XID_SPAN: i64 = 1 << 32;
+
+/// The sessions `s` with an event received since their last sweep
+/// (`last_event_ms` is the newest `received_ms`, as filing keeps it):
+/// the predicate of the partial index `sessions_unswept` (schema version
+/// 12), so the events not swept yet are found from their few sessions.
+pub const UNSWEPT_SESSIONS: &str = "(s.last_swept_ms IS NULL OR s.last_swept_ms < s.last_event_ms)";
 
 /// The columns every arm of [`postgres_query`] returns, of the events `e`.
 const POSTGRES_COLUMNS: &str =
@@ -347,9 +357,17 @@ const POSTGRES_COLUMNS: &str =
 ///   compares transaction ids (within 2³¹ of it); no index serves it, so
 ///   the window's rows are tested ([`super::live_list`]).
 pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
+    postgres_query_typed(filter, None)
+}
+
+/// [`postgres_query`] with the stored types a `type:` term matches read
+/// first (`super::postgres::type_index::matching_types`): the type is
+/// then `e.event = ANY(types)`, which the type index or the time index
+/// serves, and nothing is left to check in Rust but free text.
+pub fn postgres_query_typed(filter: &Filter<'_>, types: Option<&[String]>) -> PgQuery {
     let mut on_events = String::from("e.occurred_ms >= $1");
     let after_xid32 = filter.after_xid.map(|xid| xid.rem_euclid(XID_SPAN));
-    let first = if after_xid32.is_some() {
+    let mut first = if after_xid32.is_some() {
         on_events.push_str(&format!(
             " AND (e.xmin::text::bigint - $2 + {XID_SPAN}) % {XID_SPAN} < {}",
             XID_SPAN / 2
@@ -358,6 +376,13 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
     } else {
         2
     };
+    let types = types.filter(|_| filter.event_type.is_some());
+    if types.is_some() {
+        on_events.push_str(&format!(
+            " AND e.event COLLATE \"C\" = ANY(${first}::text[])"
+        ));
+        first += 1;
+    }
     let mut texts: Vec<String> = Vec::new();
     if let Some(session) = filter.session {
         let low = next(&mut texts, first, session.to_owned());
@@ -372,7 +397,7 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
               OR octet_length(e.{column}) <> char_length(e.{column}))"
         )
     };
-    if let Some(event_type) = filter.event_type {
+    if let (Some(event_type), None) = (filter.event_type, types) {
         let needle = next(&mut texts, first, fold(event_type).into_owned());
         on_events.push_str(&format!(" AND {}", contains("event", &needle)));
     }
@@ -399,17 +424,18 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
                SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events}
                  AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows})
                UNION ALL
-               SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events}
+               SELECT {POSTGRES_COLUMNS}
+               FROM earshot.sessions s JOIN earshot.events e ON e.session_id = s.session_id
+               WHERE {UNSWEPT_SESSIONS}
+                 AND (s.last_swept_ms IS NULL OR s.last_swept_ms < e.received_ms)
+                 AND {on_events}
                  AND NOT EXISTS (SELECT 1 FROM earshot.event_outcomes o
                                  WHERE o.session_id = e.session_id AND o.event_id = e.event_id)
-                 AND NOT EXISTS (SELECT 1 FROM earshot.sessions s
-                                 WHERE s.session_id = e.session_id
-                                   AND s.last_swept_ms >= e.received_ms)
                  AND EXISTS (SELECT 1 FROM earshot.subscriptions u WHERE {listening})
              ) l {order}"
         ),
     };
-    let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
+    let checked_here = (filter.event_type.is_some() && types.is_none()) || !filter.words.is_empty();
     if !checked_here {
         let limit = texts.len() + first;
         sql.push_str(&format!(" LIMIT ${limit}"));
@@ -418,6 +444,7 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
         sql,
         after_xid32,
         texts,
+        types: types.map(<[String]>::to_vec),
         checked_here,
     }
 }
@@ -471,9 +498,10 @@ pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
 /// [`list`] on a PostgreSQL store: the same events in the same order,
 /// by the statement [`postgres_query`] builds, read in batches of
 /// [`POSTGRES_BATCH`] until `limit` pass (each checked with [`fold`] when
-/// there is text to match). No text index: the type and the words are
-/// tested on the window's rows newest first (`docs/postgres.md`). A
-/// filter [`postgres_lacks`] is refused.
+/// there is text to match). A type is read as the stored types it
+/// matches once the type index is built ([`postgres_query_typed`]); free
+/// text has no index: the words are tested on the window's rows newest
+/// first (`docs/postgres.md`). A filter [`postgres_lacks`] is refused.
 pub async fn list_postgres(
     store: &PgStore,
     filter: &Filter<'_>,
@@ -504,11 +532,22 @@ pub(super) async fn scan_postgres(
     filter: &Filter<'_>,
     limit: usize,
 ) -> Result<Vec<(ListedEvent, i64)>, PgError> {
-    let query = postgres_query(filter);
+    let types = match filter.event_type {
+        Some(typed) => matching_types(tx, filter.since_ms, typed).await?,
+        None => None,
+    };
+    if types.as_ref().is_some_and(Vec::is_empty) {
+        // No stored type matches: nothing to read.
+        return Ok(Vec::new());
+    }
+    let query = postgres_query_typed(filter, types.as_deref());
     let limit_value = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&filter.since_ms];
     if let Some(xid32) = &query.after_xid32 {
         params.push(xid32);
+    }
+    if let Some(types) = &query.types {
+        params.push(types);
     }
     params.extend(
         query

@@ -2,7 +2,9 @@
 //! filter: its parameters, where it limits in SQL, the outcome filters'
 //! arms, and what `postgres_lacks` refuses.
 
-use super::event_list::{Filter, past_prefix, postgres_lacks, postgres_query};
+use super::event_list::{
+    Filter, past_prefix, postgres_lacks, postgres_query, postgres_query_typed,
+};
 use super::outcomes::EventState;
 
 #[test]
@@ -98,7 +100,8 @@ fn status_and_sub_are_answered_and_only_sqlites_row_numbers_are_refused() {
         assert!(
             query.sql.contains("UNION ALL")
                 && query.sql.contains("u.id COLLATE \"C\" >= $")
-                && query.sql.contains("s.last_swept_ms >= e.received_ms"),
+                && query.sql.contains("s.last_swept_ms < e.received_ms")
+                && query.sql.contains(super::event_list::UNSWEPT_SESSIONS),
             "{}",
             query.sql
         );
@@ -111,5 +114,41 @@ fn status_and_sub_are_answered_and_only_sqlites_row_numbers_are_refused() {
         postgres_lacks(&live)
             .expect("refused")
             .contains("live list")
+    );
+}
+
+#[test]
+fn a_type_read_first_is_an_array_parameter_and_leaves_nothing_to_fold() {
+    let filter = Filter {
+        event_type: Some("CALL"),
+        after_xid: Some(9),
+        session: Some("ses"),
+        ..Filter::default()
+    };
+    let types = ["call.ended".to_owned(), "call.failed".to_owned()];
+    let query = postgres_query_typed(&filter, Some(&types));
+    assert!(
+        query
+            .sql
+            .contains("e.event COLLATE \"C\" = ANY($3::text[])"),
+        "after the window and the transaction: {}",
+        query.sql
+    );
+    assert!(
+        !query.sql.contains("strpos(lower(e.event "),
+        "{}",
+        query.sql
+    );
+    assert_eq!(query.types.as_deref(), Some(&types[..]));
+    assert_eq!(query.texts, ["ses".to_owned(), past_prefix("ses")]);
+    assert!(query.sql.contains(">= $4") && query.sql.ends_with("LIMIT $6"));
+    assert!(!query.checked_here);
+    // Without the types (the index not built yet) the type is tested.
+    let tested = postgres_query_typed(&filter, None);
+    assert!(tested.checked_here && tested.types.is_none());
+    assert!(
+        tested.sql.contains("strpos(lower(e.event "),
+        "{}",
+        tested.sql
     );
 }

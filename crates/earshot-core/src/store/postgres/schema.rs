@@ -41,13 +41,16 @@
 //! (see `store::live_list`).
 //! Version 11: `events_received_hourly`, the events received per hour,
 //! kept by a trigger on `events` (see [`super::received`]).
+//! Version 12: `events_by_type`, the index a `type:` filter reads along,
+//! built in the migration on a small store and concurrently per
+//! partition after it on a large one (see [`super::type_index`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 11;
+pub const PG_SCHEMA_VERSION: i32 = 12;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -68,6 +71,9 @@ pub(crate) mod lock {
     /// commit: sweeps by hand (consoles, `health`) and the replica's take
     /// turns rather than deadlock on the count rows their triggers share.
     pub(crate) const SWEEP: i32 = 5;
+    /// Building `events_by_type` on each partition, concurrently, after
+    /// the migration (`type_index.rs`): one process at a time.
+    pub(crate) const TYPE_INDEX: i32 = 6;
 }
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
@@ -84,6 +90,7 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_9.to_owned(),
         VERSION_10.to_owned(),
         super::received::VERSION_11.to_owned(),
+        super::type_index::version_12(),
     ]
 }
 
@@ -268,6 +275,10 @@ pub struct Migrated {
     pub from: i32,
     /// The version now, [`PG_SCHEMA_VERSION`].
     pub to: i32,
+    /// Whether the type index serves reads yet (see
+    /// [`super::type_index::finish`]); `Building` until the migration's
+    /// caller finished it.
+    pub type_index: super::type_index::TypeIndex,
 }
 
 /// Brings the database to [`PG_SCHEMA_VERSION`] under the migration lock,
@@ -309,6 +320,7 @@ pub(crate) async fn migrate(tx: &Transaction<'_>, by: &str) -> Result<Migrated, 
     Ok(Migrated {
         from,
         to: PG_SCHEMA_VERSION,
+        type_index: super::type_index::TypeIndex::Building,
     })
 }
 
