@@ -112,6 +112,21 @@ async fn run(
         }
     };
     let filled_at = std::fs::read_to_string(&marker)?.trim().parse::<i64>()?;
+    // The outcome rows say every session was swept at the fill; a store
+    // filled before the sessions said so too gets it now (once).
+    let swept = client
+        .execute(
+            "UPDATE earshot.sessions SET last_swept_ms = $1, unsettled = false
+             WHERE last_swept_ms IS NULL",
+            &[&filled_at],
+        )
+        .await?;
+    if swept > 0 {
+        client
+            .batch_execute("VACUUM ANALYZE earshot.sessions")
+            .await?;
+        println!("  {swept} sessions marked swept at the fill");
+    }
     let age_min = (earshot_core::store::now_ms() - filled_at) / 60_000;
     println!(
         "store: {} events over the 24 h before the fill, filled {age_min} min ago, in {}",

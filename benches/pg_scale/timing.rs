@@ -69,6 +69,17 @@ fn cases(since_day: i64, since_hour: i64) -> Vec<Case> {
             ),
         },
         Case {
+            name: "events sub:c0570000 status:missed",
+            args: events(&["sub:c0570000", "status:missed"]),
+            sql: format!(
+                "{LIST} AS e WHERE occurred_ms >= {since_day} AND EXISTS (
+                     SELECT 1 FROM earshot.event_outcomes AS o
+                     WHERE o.event_key = e.event_id AND o.subscription_id = '{CUSTOMER_SUB}'
+                       AND o.state = 'missed')
+                 {ORDER}"
+            ),
+        },
+        Case {
             name: "events type:call.failed (1 %)",
             args: events(&["type:call.failed"]),
             sql: format!(

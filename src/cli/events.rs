@@ -16,7 +16,7 @@ use clap::{Args, Subcommand};
 use super::events_resend::{self, ResendArgs};
 use super::history_args::SweepArgs;
 use super::output::{Table, emit, print_json};
-use super::read_store::{self, Place, ReadStoreArg, Refusal};
+use super::read_store::{self, ReadStoreArg};
 use super::sessions::clock;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::event_list::{self, EventRow};
@@ -62,18 +62,7 @@ pub(crate) async fn run(args: EventsArgs, global: &GlobalOptions) -> color_eyre:
             return Ok(ExitCode::from(2));
         }
     };
-    // A filter PostgreSQL cannot answer yet is refused before anything is read.
-    let lacks = |place: &Place| {
-        place
-            .is_postgres()
-            .then(|| event_list::postgres_lacks(&query))
-            .flatten()
-            .map(|why| Refusal {
-                code: 2,
-                message: why.to_string(),
-            })
-    };
-    let reader = match args.store.open_checked("events", global, lacks).await? {
+    let reader = match args.store.open_for("events", global).await? {
         Ok(reader) => reader,
         Err(code) => return Ok(code),
     };

@@ -17,6 +17,7 @@ use super::GlobalOptions;
 use super::history_args::open_store;
 use super::output::plain;
 use earshot_core::store::SCHEMA_VERSION;
+use earshot_core::store::postgres::type_index::TypeIndex;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget, is_postgres_url};
 
 #[derive(Args, Debug)]
@@ -70,18 +71,37 @@ async fn postgres(url: &str, json: bool) -> color_eyre::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
+    let type_index = match migrated.type_index {
+        TypeIndex::Built => "built",
+        TypeIndex::Building => "building",
+    };
     if json {
         println!(
             "{}",
-            json!({"store": shown, "backend": "postgres", "from": migrated.from, "to": migrated.to})
+            json!({"store": shown, "backend": "postgres", "from": migrated.from, "to": migrated.to,
+                   "type_index": type_index})
         );
-    } else if migrated.from == migrated.to {
-        println!("{shown} is at schema {} already", migrated.to);
     } else {
-        println!(
-            "migrated {shown} from schema {} to {}",
-            migrated.from, migrated.to
-        );
+        if migrated.from == migrated.to {
+            println!("{shown} is at schema {} already", migrated.to);
+        } else {
+            println!(
+                "migrated {shown} from schema {} to {}",
+                migrated.from, migrated.to
+            );
+        }
+        println!("{}", type_index_line(migrated.type_index));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `type:` reads along on the store, in one line.
+fn type_index_line(index: TypeIndex) -> &'static str {
+    match index {
+        TypeIndex::Built => "type index (events_by_type): built; type: reads along it",
+        TypeIndex::Building => {
+            "type index (events_by_type): being built by another process, partition by \
+             partition; type: tests the window's rows until it is done"
+        }
+    }
 }

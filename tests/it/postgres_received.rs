@@ -150,11 +150,13 @@ async fn the_migration_to_version_11_counts_the_events_a_store_holds_already() {
             .await
             .expect("files");
     }
-    // Back to version 10, as an earlier earshot left the store.
+    // Back to version 10, as an earlier earshot left the store (version
+    // 12's index gone too).
     cluster
         .psql(
             "older",
-            "DROP TABLE earshot.events_received_hourly; \
+            "DROP INDEX earshot.events_by_type; DROP INDEX earshot.sessions_unswept; \
+             DROP TABLE earshot.events_received_hourly; \
              DROP TRIGGER events_received_counted ON earshot.events; \
              DROP FUNCTION earshot.events_received_counted(); \
              DELETE FROM earshot.schema_version WHERE version >= 11",

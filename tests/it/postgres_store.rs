@@ -218,13 +218,17 @@ async fn store_migrate_migrates_a_postgres_store_once_through_the_binary() {
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     assert_eq!(
         text(&first.stdout).trim(),
-        format!("migrated {url} from schema 0 to {PG_SCHEMA_VERSION}")
+        format!(
+            "migrated {url} from schema 0 to {PG_SCHEMA_VERSION}\n\
+             type index (events_by_type): built; type: reads along it"
+        )
     );
     let again = run(&mut migrate(&["--json"])).await;
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     let answer: serde_json::Value = serde_json::from_slice(&again.stdout).expect("JSON");
     assert_eq!(answer["from"], PG_SCHEMA_VERSION);
     assert_eq!(answer["backend"], "postgres");
+    assert_eq!(answer["type_index"], "built");
     assert_eq!(
         count(
             &cluster,

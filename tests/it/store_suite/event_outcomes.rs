@@ -40,17 +40,20 @@ async fn events_show_the_outcomes_postgresql_swept_and_unknown_before() {
     let gone = Receiver::failing_first(usize::MAX, 404, "gone").await;
     harness.subscribe(&healthy.url(), &EventKind::ALL).await;
     harness.subscribe(&gone.url(), &EventKind::ALL).await;
-    let session = harness.start_session(None).await;
-    harness.complete_session(&session).await;
-    healthy.wait_count(2, "two deliveries").await;
-    gone.wait_count(2, "two refusals").await;
-    harness.wait_deliveries_idle().await;
-
+    // The stores first (a cluster takes seconds to start under load): the
+    // pair is filed as soon as the session ends, so its times stay within
+    // the sweep's 5 s skew of the platform's attempts.
     let stores = [
         TestStore::new(Backend::Sqlite).await,
         TestStore::new(Backend::Postgres).await,
     ];
+    let session = harness.start_session(None).await;
+    harness.complete_session(&session).await;
     super::file_session_pair(&stores, &session, "evt-out").await;
+    healthy.wait_count(2, "two deliveries").await;
+    gone.wait_count(2, "two refusals").await;
+    harness.wait_deliveries_idle().await;
+
     // Before any sweep: nothing learned on PostgreSQL, so unknown.
     for row in listed(&stores[1], None).await {
         assert_eq!(row["subscriptions"], Value::Null, "{row}");

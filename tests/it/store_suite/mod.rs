@@ -9,6 +9,7 @@
 //! their own files, as do PostgreSQL-only ones (partitions, TLS).
 
 mod changes;
+mod event_filters;
 mod event_outcomes;
 mod filing;
 mod health;

@@ -111,9 +111,10 @@ pub struct EventRow {
     #[serde(skip)]
     pub received_ms: i64,
     pub subscriptions: Vec<SubscriptionOutcome>,
-    /// Whether the store holds the sweep's outcomes (`false` on PostgreSQL
-    /// yet): without them `subscriptions` is empty for want of knowing,
-    /// not for want of subscriptions.
+    /// Whether the store holds the event's outcomes (`false` on PostgreSQL
+    /// for an event whose session was not swept since it came): without
+    /// them `subscriptions` is empty for want of knowing, not for want of
+    /// subscriptions.
     #[serde(skip)]
     pub outcomes_known: bool,
 }
@@ -271,7 +272,7 @@ pub async fn live_from(
 /// `known` by every replica, none returned twice, or the whole list when
 /// an outcome or a subscription changed (`store::live_list`), each with
 /// the outcomes the sweep wrote (as [`list_from`]); `status:` and `sub:`
-/// refused.
+/// answered from them.
 pub async fn live_postgres(
     store: &PgStore,
     query: &EventQuery,
@@ -293,9 +294,8 @@ pub async fn live_postgres(
 
 /// [`list`] from either backend: on SQLite exactly [`list`]; on PostgreSQL
 /// the same events with the outcomes the sweep wrote there (unknown for
-/// an event whose session was not swept since it was received), and
-/// `status:` or `sub:` refused ([`StoreError::NotOnPostgres`]; see
-/// [`postgres_lacks`]).
+/// an event whose session was not swept since it was received), `status:`
+/// and `sub:` answered from them (`store::event_list::postgres_query`).
 pub async fn list_from(
     reader: &StoreReader,
     query: &EventQuery,
@@ -309,12 +309,6 @@ pub async fn list_from(
             with_outcomes_postgres(store, query, listed).await
         }
     }
-}
-
-/// Why `query` cannot be listed from a PostgreSQL store yet, if it cannot
-/// (one line, for the refusal before anything is read).
-pub fn postgres_lacks(query: &EventQuery) -> Option<String> {
-    event_list::postgres_lacks(&filter(query, 0, None))
 }
 
 /// The store's filter for `query` (its `since:`, else `since_ms`).

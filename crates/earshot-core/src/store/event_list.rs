@@ -8,6 +8,7 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::outcomes::{EventState, Outcome, outcome_row};
+use super::postgres::type_index::matching_types;
 use super::postgres::{PgError, PgStore};
 use super::{Store, StoreError, event_words};
 use crate::query::fold;
@@ -290,7 +291,7 @@ fn push_prefix(sql: &mut String, values: &mut Vec<Value>, column: &str, prefix: 
 
 /// The smallest text after every text that starts with `prefix`, so a
 /// prefix is the range `[prefix, past_prefix(prefix))` of an index.
-fn past_prefix(prefix: &str) -> String {
+pub(super) fn past_prefix(prefix: &str) -> String {
     let mut past = prefix.to_owned();
     past.push(char::MAX);
     past
@@ -311,12 +312,25 @@ pub struct PgQuery {
     /// `after_xid`'s low 32 bits (`$2`), when the read is live.
     pub after_xid32: Option<i64>,
     pub texts: Vec<String>,
+    /// The stored types a `type:` term matches (`$2`, or `$3` on a live
+    /// read), when they were read first ([`postgres_query_typed`]).
+    pub types: Option<Vec<String>>,
     /// Whether the rows must pass [`fold`] matching in Rust too.
     pub checked_here: bool,
 }
 
 /// 2³²: transaction ids on a row (`xmin`) are 32 bits, read modulo this.
 pub(super) const XID_SPAN: i64 = 1 << 32;
+
+/// The sessions `s` with an event received since their last sweep
+/// (`last_event_ms` is the newest `received_ms`, as filing keeps it):
+/// the predicate of the partial index `sessions_unswept` (schema version
+/// 12), so the events not swept yet are found from their few sessions.
+pub const UNSWEPT_SESSIONS: &str = "(s.last_swept_ms IS NULL OR s.last_swept_ms < s.last_event_ms)";
+
+/// The columns every arm of [`postgres_query`] returns, of the events `e`.
+const POSTGRES_COLUMNS: &str =
+    "e.event_id, e.event, e.session_id, e.occurred_ms, e.received_ms, e.xmin::text::bigint";
 
 /// Builds the PostgreSQL side of [`list`] for `filter`.
 ///
@@ -332,54 +346,96 @@ pub(super) const XID_SPAN: i64 = 1 << 32;
 ///   holding other characters is passed on (`octet_length <> char_length`)
 ///   to be checked in Rust with [`fold`] itself: SQL keeps a superset,
 ///   Rust decides, so the match is SQLite's, Unicode folding included.
+/// - `status:` and `sub:` ([`postgres_outcomes`]) keep the events with an
+///   outcome row of that state and subscription (prefix, byte order), as
+///   SQLite's; and, where SQLite's observer would have filed an `unknown`
+///   row at filing (`status:unknown`, or no `status:`), the events with
+///   no row yet whose session was not swept since they came and that an
+///   enabled subscription (with that prefix) listens to.
 /// - A live read (`after_xid`) keeps the rows whose `xmin` is that
 ///   transaction or a later one, compared modulo 2³² as PostgreSQL
 ///   compares transaction ids (within 2³¹ of it); no index serves it, so
 ///   the window's rows are tested ([`super::live_list`]).
 pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
-    let mut sql = String::from(
-        "SELECT event_id, event, session_id, occurred_ms, received_ms, xmin::text::bigint
-         FROM earshot.events WHERE occurred_ms >= $1",
-    );
+    postgres_query_typed(filter, None)
+}
+
+/// [`postgres_query`] with the stored types a `type:` term matches read
+/// first (`super::postgres::type_index::matching_types`): the type is
+/// then `e.event = ANY(types)`, which the type index or the time index
+/// serves, and nothing is left to check in Rust but free text.
+pub fn postgres_query_typed(filter: &Filter<'_>, types: Option<&[String]>) -> PgQuery {
+    let mut on_events = String::from("e.occurred_ms >= $1");
     let after_xid32 = filter.after_xid.map(|xid| xid.rem_euclid(XID_SPAN));
-    let first = if after_xid32.is_some() {
-        sql.push_str(&format!(
-            " AND (xmin::text::bigint - $2 + {XID_SPAN}) % {XID_SPAN} < {}",
+    let mut first = if after_xid32.is_some() {
+        on_events.push_str(&format!(
+            " AND (e.xmin::text::bigint - $2 + {XID_SPAN}) % {XID_SPAN} < {}",
             XID_SPAN / 2
         ));
         3
     } else {
         2
     };
+    let types = types.filter(|_| filter.event_type.is_some());
+    if types.is_some() {
+        on_events.push_str(&format!(
+            " AND e.event COLLATE \"C\" = ANY(${first}::text[])"
+        ));
+        first += 1;
+    }
     let mut texts: Vec<String> = Vec::new();
     if let Some(session) = filter.session {
         let low = next(&mut texts, first, session.to_owned());
         let high = next(&mut texts, first, past_prefix(session));
-        sql.push_str(&format!(
-            " AND session_id COLLATE \"C\" >= {low} AND session_id COLLATE \"C\" < {high}"
+        on_events.push_str(&format!(
+            " AND e.session_id COLLATE \"C\" >= {low} AND e.session_id COLLATE \"C\" < {high}"
         ));
     }
     let contains = |column: &str, needle: &str| {
         format!(
-            "(strpos(lower({column} COLLATE \"C\"), {needle}::text) > 0
-              OR octet_length({column}) <> char_length({column}))"
+            "(strpos(lower(e.{column} COLLATE \"C\"), {needle}::text) > 0
+              OR octet_length(e.{column}) <> char_length(e.{column}))"
         )
     };
-    if let Some(event_type) = filter.event_type {
+    if let (Some(event_type), None) = (filter.event_type, types) {
         let needle = next(&mut texts, first, fold(event_type).into_owned());
-        sql.push_str(&format!(" AND {}", contains("event", &needle)));
+        on_events.push_str(&format!(" AND {}", contains("event", &needle)));
     }
     for word in filter.words {
         let needle = next(&mut texts, first, word.clone());
-        sql.push_str(&format!(
+        on_events.push_str(&format!(
             " AND ({} OR {} OR {})",
             contains("event_id", &needle),
             contains("session_id", &needle),
             contains("event", &needle)
         ));
     }
-    sql.push_str(" ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC");
-    let checked_here = filter.event_type.is_some() || !filter.words.is_empty();
+    let order = "ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC";
+    let mut sql = match postgres_outcomes(filter, &mut texts, first) {
+        None => {
+            format!("SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events} {order}")
+        }
+        Some((rows, None)) => format!(
+            "SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events}
+               AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows}) {order}"
+        ),
+        Some((rows, Some(listening))) => format!(
+            "SELECT * FROM (
+               SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events}
+                 AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows})
+               UNION ALL
+               SELECT {POSTGRES_COLUMNS}
+               FROM earshot.sessions s JOIN earshot.events e ON e.session_id = s.session_id
+               WHERE {UNSWEPT_SESSIONS}
+                 AND (s.last_swept_ms IS NULL OR s.last_swept_ms < e.received_ms)
+                 AND {on_events}
+                 AND NOT EXISTS (SELECT 1 FROM earshot.event_outcomes o
+                                 WHERE o.session_id = e.session_id AND o.event_id = e.event_id)
+                 AND EXISTS (SELECT 1 FROM earshot.subscriptions u WHERE {listening})
+             ) l {order}"
+        ),
+    };
+    let checked_here = (filter.event_type.is_some() && types.is_none()) || !filter.words.is_empty();
     if !checked_here {
         let limit = texts.len() + first;
         sql.push_str(&format!(" LIMIT ${limit}"));
@@ -388,29 +444,50 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
         sql,
         after_xid32,
         texts,
+        types: types.map(<[String]>::to_vec),
         checked_here,
     }
 }
 
-/// Why `filter` cannot be listed from a PostgreSQL store yet, if it
-/// cannot: `status:` and `sub:` are answered by the sweep's outcome rows,
-/// which only SQLite holds so far; `after_seq` is SQLite's `rowid` (a live
-/// read on PostgreSQL sets `after_xid`, [`super::live_list`]).
+/// The conditions of `status:` and `sub:` for [`postgres_query`], their
+/// texts added to `texts` (whose first is `$first`): on an event's
+/// outcome rows `o`, and, when an event with no row yet passes as SQLite's
+/// `unknown` row at filing would (no `status:` or `status:unknown`), on
+/// the subscriptions `u` that would have had one (SQLite's
+/// `outcomes::observed`: enabled, the type in its `events`). `None`
+/// without either filter.
+fn postgres_outcomes(
+    filter: &Filter<'_>,
+    texts: &mut Vec<String>,
+    first: usize,
+) -> Option<(String, Option<String>)> {
+    if filter.state.is_none() && filter.subscription.is_none() {
+        return None;
+    }
+    let mut rows = String::from("o.session_id = e.session_id AND o.event_id = e.event_id");
+    let mut listening = String::from("u.enabled AND u.events::jsonb @> jsonb_build_array(e.event)");
+    if let Some(state) = filter.state {
+        let state = next(texts, first, state.as_str().to_owned());
+        rows.push_str(&format!(" AND o.state = {state}"));
+    }
+    if let Some(subscription) = filter.subscription {
+        let low = next(texts, first, subscription.to_owned());
+        let high = next(texts, first, past_prefix(subscription));
+        for (conditions, column) in [(&mut rows, "o.subscription_id"), (&mut listening, "u.id")] {
+            conditions.push_str(&format!(
+                " AND {column} COLLATE \"C\" >= {low} AND {column} COLLATE \"C\" < {high}"
+            ));
+        }
+    }
+    let unknown_too = matches!(filter.state, None | Some(EventState::Unknown));
+    Some((rows, unknown_too.then_some(listening)))
+}
+
+/// Why `filter` cannot be listed from a PostgreSQL store, if it cannot:
+/// `after_seq` is SQLite's `rowid` (a live read on PostgreSQL sets
+/// `after_xid`, [`super::live_list`]). Every field of the query language
+/// is answered.
 pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
-    let mut lacking = Vec::new();
-    if filter.state.is_some() {
-        lacking.push("status:");
-    }
-    if filter.subscription.is_some() {
-        lacking.push("sub:");
-    }
-    if !lacking.is_empty() {
-        return Some(format!(
-            "{} needs the sweep's outcome per subscription, which a PostgreSQL store does \
-             not hold yet; filter by type:, session:, since: or free text",
-            lacking.join(" and ")
-        ));
-    }
     filter.after_seq.map(|_| {
         "a live list by SQLite's row number has no meaning on PostgreSQL: read it with \
          store::live_list (by transaction)"
@@ -421,9 +498,10 @@ pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
 /// [`list`] on a PostgreSQL store: the same events in the same order,
 /// by the statement [`postgres_query`] builds, read in batches of
 /// [`POSTGRES_BATCH`] until `limit` pass (each checked with [`fold`] when
-/// there is text to match). No text index: the type and the words are
-/// tested on the window's rows newest first (`docs/postgres.md`). A
-/// filter [`postgres_lacks`] is refused.
+/// there is text to match). A type is read as the stored types it
+/// matches once the type index is built ([`postgres_query_typed`]); free
+/// text has no index: the words are tested on the window's rows newest
+/// first (`docs/postgres.md`). A filter [`postgres_lacks`] is refused.
 pub async fn list_postgres(
     store: &PgStore,
     filter: &Filter<'_>,
@@ -454,11 +532,22 @@ pub(super) async fn scan_postgres(
     filter: &Filter<'_>,
     limit: usize,
 ) -> Result<Vec<(ListedEvent, i64)>, PgError> {
-    let query = postgres_query(filter);
+    let types = match filter.event_type {
+        Some(typed) => matching_types(tx, filter.since_ms, typed).await?,
+        None => None,
+    };
+    if types.as_ref().is_some_and(Vec::is_empty) {
+        // No stored type matches: nothing to read.
+        return Ok(Vec::new());
+    }
+    let query = postgres_query_typed(filter, types.as_deref());
     let limit_value = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&filter.since_ms];
     if let Some(xid32) = &query.after_xid32 {
         params.push(xid32);
+    }
+    if let Some(types) = &query.types {
+        params.push(types);
     }
     params.extend(
         query
@@ -634,99 +723,4 @@ pub async fn outcomes_of_postgres(
         found.push(super::outcome_rebuild::outcome_from(row)?);
     }
     Ok(found)
-}
-
-#[cfg(test)]
-mod postgres_query_tests {
-    use super::*;
-
-    #[test]
-    fn the_statement_limits_in_sql_only_when_nothing_is_left_to_fold() {
-        let plain = postgres_query(&Filter::default());
-        assert!(plain.sql.ends_with("LIMIT $2"), "{}", plain.sql);
-        assert!(plain.texts.is_empty() && !plain.checked_here);
-
-        let words = vec!["über".to_owned()];
-        let filter = Filter {
-            event_type: Some("Call"),
-            session: Some("ses-1"),
-            words: &words,
-            ..Filter::default()
-        };
-        let query = postgres_query(&filter);
-        assert!(query.checked_here);
-        assert!(!query.sql.contains("LIMIT"), "{}", query.sql);
-        assert_eq!(
-            query.texts,
-            [
-                "ses-1".to_owned(),
-                past_prefix("ses-1"),
-                "call".into(),
-                "über".into()
-            ]
-        );
-        // Every text column falls through to Rust when it is not ASCII.
-        for column in ["event_id", "session_id", "event"] {
-            assert!(
-                query
-                    .sql
-                    .contains(&format!("octet_length({column}) <> char_length({column})")),
-                "{column}"
-            );
-        }
-        assert!(query.sql.contains("$5"), "{}", query.sql);
-    }
-
-    #[test]
-    fn a_live_read_takes_the_transaction_as_its_second_parameter() {
-        let live = Filter {
-            after_xid: Some((1 << 32) + 7),
-            session: Some("ses"),
-            ..Filter::default()
-        };
-        let query = postgres_query(&live);
-        assert_eq!(query.after_xid32, Some(7), "its low 32 bits");
-        assert!(
-            query
-                .sql
-                .contains("(xmin::text::bigint - $2 + 4294967296) % 4294967296 < 2147483648"),
-            "{}",
-            query.sql
-        );
-        assert!(query.sql.contains(">= $3") && query.sql.contains("< $4"));
-        assert!(query.sql.ends_with("LIMIT $5"), "{}", query.sql);
-        assert_eq!(postgres_lacks(&live), None, "answered on PostgreSQL");
-    }
-
-    #[test]
-    fn what_postgresql_cannot_answer_yet_is_said_and_the_rest_is_not_refused() {
-        let outcomes = Filter {
-            state: Some(EventState::Missed),
-            subscription: Some("db31"),
-            ..Filter::default()
-        };
-        let why = postgres_lacks(&outcomes).expect("refused");
-        assert!(
-            why.starts_with("status: and sub: needs the sweep's outcome"),
-            "{why}"
-        );
-        let live = Filter {
-            after_seq: Some(7),
-            ..Filter::default()
-        };
-        assert!(
-            postgres_lacks(&live)
-                .expect("refused")
-                .contains("live list")
-        );
-        let words = vec!["x".to_owned()];
-        let answered = Filter {
-            since_ms: 5,
-            event_type: Some("call"),
-            session: Some("ses"),
-            words: &words,
-            ..Filter::default()
-        };
-        assert_eq!(postgres_lacks(&answered), None);
-    }
 }

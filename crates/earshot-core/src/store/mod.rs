@@ -375,6 +375,8 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod ending_tests;
 #[cfg(test)]
+mod event_list_pg_tests;
+#[cfg(test)]
 mod event_words_tests;
 #[cfg(test)]
 mod outcome_tests;

@@ -37,8 +37,8 @@ impl From<PgStore> for StoreReader {
 
 impl StoreReader {
     /// The newest events that pass `filter`, at most `limit` (see
-    /// [`event_list::list`]); on PostgreSQL a filter it cannot answer yet
-    /// is [`StoreError::NotOnPostgres`].
+    /// [`event_list::list`]); on PostgreSQL a filter by SQLite's row
+    /// number (`after_seq`) is [`StoreError::NotOnPostgres`].
     pub async fn events(
         &self,
         filter: &Filter<'_>,

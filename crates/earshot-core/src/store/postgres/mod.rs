@@ -28,6 +28,7 @@ pub mod schema;
 pub mod sweep_figures;
 pub mod target;
 pub mod tls;
+pub mod type_index;
 
 use std::time::Duration;
 
@@ -189,8 +190,11 @@ impl PgStore {
     pub async fn migrate(&self) -> Result<Migrated, PgError> {
         let mut client = self.client().await?;
         let tx = client.transaction().await?;
-        let migrated = schema::migrate(&tx, &replica_name()).await?;
+        let mut migrated = schema::migrate(&tx, &replica_name()).await?;
         tx.commit().await?;
+        // Outside the migration's transaction: a large store's type index
+        // is built concurrently, partition by partition.
+        migrated.type_index = type_index::finish(&client).await?;
         Ok(migrated)
     }
 

@@ -41,9 +41,10 @@
 //! (see `store::live_list`).
 //! Version 11: `events_received_hourly`, the events received per hour,
 //! kept by a trigger on `events` (see [`super::received`]).
-//! Versions 12 and 13: held for two branches in flight (nothing here; the
-//! numbers are settled when they merge).
-//! Version 14: `sweep_figures`, the background sweep's figures per holder
+//! Version 12: `events_by_type`, the index a `type:` filter reads along,
+//! built in the migration on a small store and concurrently per
+//! partition after it on a large one (see [`super::type_index`]).
+//! Version 13: `sweep_figures`, the background sweep's figures per holder
 //! that every replica's `/metrics` reads (see [`super::sweep_figures`]).
 
 use tokio_postgres::Transaction;
@@ -51,7 +52,7 @@ use tokio_postgres::Transaction;
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 14;
+pub const PG_SCHEMA_VERSION: i32 = 13;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -72,6 +73,9 @@ pub(crate) mod lock {
     /// commit: sweeps by hand (consoles, `health`) and the replica's take
     /// turns rather than deadlock on the count rows their triggers share.
     pub(crate) const SWEEP: i32 = 5;
+    /// Building `events_by_type` on each partition, concurrently, after
+    /// the migration (`type_index.rs`): one process at a time.
+    pub(crate) const TYPE_INDEX: i32 = 6;
 }
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
@@ -88,15 +92,10 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         VERSION_9.to_owned(),
         VERSION_10.to_owned(),
         super::received::VERSION_11.to_owned(),
-        HELD_FOR_ANOTHER_BRANCH.to_owned(),
-        HELD_FOR_ANOTHER_BRANCH.to_owned(),
-        super::sweep_figures::VERSION_14.to_owned(),
+        super::type_index::version_12(),
+        super::sweep_figures::VERSION_13.to_owned(),
     ]
 }
-
-/// Versions 12 and 13 are other branches' (renumbered when merged): an
-/// empty step here.
-const HELD_FOR_ANOTHER_BRANCH: &str = "SELECT 1;";
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
@@ -279,6 +278,10 @@ pub struct Migrated {
     pub from: i32,
     /// The version now, [`PG_SCHEMA_VERSION`].
     pub to: i32,
+    /// Whether the type index serves reads yet (see
+    /// [`super::type_index::finish`]); `Building` until the migration's
+    /// caller finished it.
+    pub type_index: super::type_index::TypeIndex,
 }
 
 /// Brings the database to [`PG_SCHEMA_VERSION`] under the migration lock,
@@ -320,6 +323,7 @@ pub(crate) async fn migrate(tx: &Transaction<'_>, by: &str) -> Result<Migrated, 
     Ok(Migrated {
         from,
         to: PG_SCHEMA_VERSION,
+        type_index: super::type_index::TypeIndex::Building,
     })
 }
 

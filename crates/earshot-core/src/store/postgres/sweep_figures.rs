@@ -1,4 +1,4 @@
-//! The background sweep's figures on PostgreSQL (schema version 14):
+//! The background sweep's figures on PostgreSQL (schema version 13):
 //! `earshot.sweep_figures`, one row per replica that swept
 //! (`holder`, `HOST:PID` as in the maintenance lease), with its runs,
 //! failures, requests, the sessions still due after its last run, and when
@@ -14,7 +14,7 @@ use super::{PgError, PgStore};
 
 /// The table (`IF NOT EXISTS`: a migration run again over it, as tests
 /// that undo a later version do, leaves it).
-pub(super) const VERSION_14: &str = "
+pub(super) const VERSION_13: &str = "
 CREATE TABLE IF NOT EXISTS earshot.sweep_figures (
     holder           text PRIMARY KEY,
     runs             bigint NOT NULL,
