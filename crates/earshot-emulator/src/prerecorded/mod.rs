@@ -96,7 +96,7 @@ impl Prerecorded {
                 balance: DEFAULT_BALANCE,
                 concurrency: config.concurrency.max(1),
             }),
-            jobs: Mutex::new(Jobs::default()),
+            jobs: Mutex::new(Jobs::keeping(config.keep_jobs)),
             fetch,
             hooks,
         })

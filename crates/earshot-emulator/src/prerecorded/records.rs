@@ -140,6 +140,22 @@ pub(super) struct Jobs {
 }
 
 impl Jobs {
+    /// Room for `keep` finished jobs (`EmulatorConfig::keep_jobs`) and the
+    /// waiting and running ones twice over, allocated at once: a hash
+    /// table that forgets and adds keys grows again when the slots of
+    /// removed keys run out while it is over half full, so an endless
+    /// demo's table would double once at some hour long after its warm-up.
+    pub(super) fn keeping(keep: Option<usize>) -> Jobs {
+        let Some(keep) = keep else {
+            return Jobs::default();
+        };
+        Jobs {
+            transcripts: HashMap::with_capacity(2 * keep),
+            finished: VecDeque::with_capacity(keep + 1),
+            ..Jobs::default()
+        }
+    }
+
     /// Records `id` as finished; beyond `keep`, forgets the oldest finished.
     pub(super) fn finished(&mut self, id: &str, keep: Option<usize>) {
         let Some(keep) = keep else { return };
@@ -155,6 +171,39 @@ impl Jobs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jobs_kept_for_an_endless_demo_never_grow_their_tables() {
+        let keep = 1_000;
+        let mut jobs = Jobs::keeping(Some(keep));
+        let (table, finished) = (jobs.transcripts.capacity(), jobs.finished.capacity());
+        // A tenth as many waiting or running as kept, each finished job
+        // replaced by a new one, ten times over.
+        let job = |n: usize| Job {
+            id: format!("job-{n}"),
+            status: TranscriptStatus::Queued,
+            audio_url: String::new(),
+            webhook_url: None,
+            webhook_auth: None,
+            text: None,
+            error: None,
+            webhook_status_code: None,
+            audio_duration: None,
+            created_at: Utc::now(),
+            started_at: None,
+            finished_at: None,
+        };
+        let in_flight = keep / 10;
+        for n in 0..11 * keep {
+            jobs.transcripts.insert(format!("job-{n}"), job(n));
+            if n >= in_flight {
+                jobs.finished(&format!("job-{}", n - in_flight), Some(keep));
+            }
+        }
+        assert_eq!(jobs.transcripts.len(), keep + in_flight);
+        assert_eq!(jobs.transcripts.capacity(), table, "the table never grew");
+        assert_eq!(jobs.finished.capacity(), finished);
+    }
 
     #[test]
     fn negative_balance_limits_the_account_to_one_job() {
