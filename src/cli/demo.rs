@@ -154,8 +154,9 @@ async fn start_inbox(
     Ok((listener, secret, received))
 }
 
-/// How much of its history the demo's store keeps, and how often older
-/// rows go (about 60 MB of store at the demo's pace).
+/// How much of its history the demo's store keeps (the sessions an open
+/// incident needs, and at the demo's pace nearly all are, one period
+/// more: about 80 MB of store), and how often older rows go.
 const DEMO_RETENTION: Period = Period::HOUR;
 const DEMO_PRUNE_EVERY: std::time::Duration = std::time::Duration::from_secs(300);
 
