@@ -265,6 +265,7 @@ pub struct Scheduler {
 impl Scheduler {
     pub fn new(config: SchedulerConfig, now: Tick) -> Self {
         let config = config.sanitised();
+        let keep = config.keep_finished;
         let burst = f64::from(config.account_burst);
         let budget = f64::from(config.account_budget);
         // In any window: at most `burst + (budget - burst)` = budget.
@@ -284,11 +285,15 @@ impl Scheduler {
             config,
             now,
             jobs: Slots::default(),
-            index: HashMap::new(),
+            // Sized at start for `keep_finished` twice over: a table that
+            // forgets and adds ids doubles once the slots of forgotten ones
+            // run out while it is over half full (an endless demo's, at
+            // some hour long after its warm-up).
+            index: HashMap::with_capacity(keep.map_or(0, |keep| 2 * keep)),
             next_seq: 0,
             due: BinaryHeap::new(),
             ready: BTreeSet::new(),
-            finished: VecDeque::new(),
+            finished: VecDeque::with_capacity(keep.map_or(0, |keep| keep + 1)),
             pending: BTreeSet::new(),
             unboosted: BTreeSet::new(),
             observed_queued: BTreeSet::new(),

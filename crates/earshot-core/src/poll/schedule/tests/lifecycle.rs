@@ -217,3 +217,28 @@ fn finished_jobs_beyond_keep_finished_are_forgotten_oldest_first() {
     }
     assert_eq!(keep_all.jobs().len(), 10);
 }
+
+#[test]
+fn an_endless_watch_keeping_finished_jobs_never_grows_its_index() {
+    let keep = 1_000;
+    let config = SchedulerConfig {
+        keep_finished: Some(keep),
+        ..SchedulerConfig::default()
+    };
+    let mut scheduler = Scheduler::new(config, Tick::ZERO);
+    let (index, finished) = (scheduler.index.capacity(), scheduler.finished.capacity());
+    // A tenth as many running as kept, each finished job replaced by a new
+    // one, ten times over.
+    let in_flight = keep / 10;
+    let id = |n: usize| format!("job-{n}");
+    for n in 0..11 * keep {
+        let at = t(n as f64);
+        scheduler.add_job(&id(n), JobHint::default(), at);
+        if n >= in_flight {
+            scheduler.on_webhook(&id(n - in_flight), TranscriptStatus::Completed, at);
+        }
+    }
+    assert_eq!(scheduler.index.len(), keep + in_flight);
+    assert_eq!(scheduler.index.capacity(), index, "the index never grew");
+    assert_eq!(scheduler.finished.capacity(), finished);
+}
