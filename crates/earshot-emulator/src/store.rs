@@ -85,6 +85,9 @@ impl Store {
         keep: Option<usize>,
         now: Instant,
     ) {
+        if let Some(keep) = keep {
+            self.make_room(keep);
+        }
         self.conversations.insert(id.clone(), conversation);
         self.order.push_back(id);
         let Some(keep) = keep else {
@@ -101,6 +104,26 @@ impl Store {
         }
         self.artifacts
             .retain(|_, file| file.expires > now && !forgotten.contains(&file.conversation));
+    }
+
+    /// Room for `keep` conversations and their attempts twice over, taken
+    /// once: a table that forgets and adds ids doubles when the slots of
+    /// forgotten ones run out while it is over half full, so an endless
+    /// demo's tables would grow once at some hour long after its warm-up.
+    fn make_room(&mut self, keep: usize) {
+        let room = 2 * keep;
+        if self.conversations.capacity() < room {
+            self.conversations
+                .reserve(room.saturating_sub(self.conversations.len()));
+        }
+        if self.deliveries.capacity() < room {
+            self.deliveries
+                .reserve(room.saturating_sub(self.deliveries.len()));
+        }
+        if self.order.capacity() <= keep {
+            self.order
+                .reserve(keep + 1 - self.order.len().min(keep + 1));
+        }
     }
 
     pub fn subscription(&self, id: &str) -> Option<&StoredSubscription> {
@@ -202,5 +225,55 @@ impl Store {
         };
         body["artifacts"] = Value::Array(artifacts);
         Some(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversations_kept_for_an_endless_demo_never_grow_their_tables() {
+        let keep = 500;
+        let mut store = Store::default();
+        let now = Instant::now();
+        let conversation = |n: usize| Conversation {
+            object: ConversationObject::Session(SessionObject {
+                session_id: format!("ses-{n}"),
+                account_id: ACCOUNT_ID,
+                agent_id: DEFAULT_AGENT_ID.to_owned(),
+                status: "active".to_owned(),
+                duration_seconds: None,
+                public_close_reason: None,
+                s3_prefix: None,
+                created_at: chrono::DateTime::UNIX_EPOCH.fixed_offset(),
+                ended_at: None,
+                extra: serde_json::Map::new(),
+            }),
+            artifacts_ready_at: None,
+            artifacts: Vec::new(),
+            events: Vec::new(),
+        };
+        store.add_conversation("ses-0".to_owned(), conversation(0), Some(keep), now);
+        let tables = (
+            store.conversations.capacity(),
+            store.deliveries.capacity(),
+            store.order.capacity(),
+        );
+        for n in 1..20 * keep {
+            let id = format!("ses-{n}");
+            store.deliveries.insert(id.clone(), Vec::new());
+            store.add_conversation(id, conversation(n), Some(keep), now);
+        }
+        assert_eq!(store.conversations.len(), keep);
+        assert_eq!(
+            (
+                store.conversations.capacity(),
+                store.deliveries.capacity(),
+                store.order.capacity(),
+            ),
+            tables,
+            "no table grew"
+        );
     }
 }
