@@ -46,6 +46,29 @@ pub(super) struct Job {
 }
 
 impl Job {
+    /// A job just submitted, `queued` until a slot takes it.
+    pub(super) fn queued(
+        id: String,
+        audio_url: String,
+        webhook_url: Option<String>,
+        webhook_auth: Option<(HeaderName, HeaderValue)>,
+    ) -> Job {
+        Job {
+            id,
+            status: TranscriptStatus::Queued,
+            audio_url,
+            webhook_url,
+            webhook_auth,
+            text: None,
+            error: None,
+            webhook_status_code: None,
+            audio_duration: None,
+            created_at: Utc::now(),
+            started_at: None,
+            finished_at: None,
+        }
+    }
+
     /// The record as `GET /v2/transcript/{id}` shows it, with the JSON
     /// types the platform's SDKs read: `audio_duration` whole seconds,
     /// `webhook_auth` a bool, `words` with times in milliseconds.
@@ -179,20 +202,7 @@ mod tests {
         let (table, finished) = (jobs.transcripts.capacity(), jobs.finished.capacity());
         // A tenth as many waiting or running as kept, each finished job
         // replaced by a new one, ten times over.
-        let job = |n: usize| Job {
-            id: format!("job-{n}"),
-            status: TranscriptStatus::Queued,
-            audio_url: String::new(),
-            webhook_url: None,
-            webhook_auth: None,
-            text: None,
-            error: None,
-            webhook_status_code: None,
-            audio_duration: None,
-            created_at: Utc::now(),
-            started_at: None,
-            finished_at: None,
-        };
+        let job = |n: usize| Job::queued(format!("job-{n}"), String::new(), None, None);
         let in_flight = keep / 10;
         for n in 0..11 * keep {
             jobs.transcripts.insert(format!("job-{n}"), job(n));

@@ -6,7 +6,6 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use chrono::Utc;
 use serde_json::Value;
 
 use super::queue::pump;
@@ -14,7 +13,7 @@ use super::records::Job;
 use crate::SharedState;
 use crate::problem::Problem;
 use earshot_protocol::redact::SecretString;
-use earshot_protocol::types::prerecorded::{NewTranscript, Transcript, TranscriptStatus};
+use earshot_protocol::types::prerecorded::{NewTranscript, Transcript};
 use earshot_protocol::validate::prerecorded::RESERVED_AUTH_HEADERS;
 
 /// A validated `POST /v2/transcript` body.
@@ -94,20 +93,7 @@ pub(crate) async fn create(
 ) -> Result<Response, Problem> {
     let new = parse_create(&body)?;
     let id = uuid::Uuid::new_v4().to_string();
-    let job = Job {
-        id: id.clone(),
-        status: TranscriptStatus::Queued,
-        audio_url: new.audio_url,
-        webhook_url: new.webhook_url,
-        webhook_auth: new.webhook_auth,
-        text: None,
-        error: None,
-        webhook_status_code: None,
-        audio_duration: None,
-        created_at: Utc::now(),
-        started_at: None,
-        finished_at: None,
-    };
+    let job = Job::queued(id.clone(), new.audio_url, new.webhook_url, new.webhook_auth);
     let record = {
         let mut jobs = state.prerecorded.jobs();
         jobs.transcripts.insert(id.clone(), job);
