@@ -111,19 +111,17 @@ impl Store {
     /// forgotten ones run out while it is over half full, so an endless
     /// demo's tables would grow once at some hour long after its warm-up.
     fn make_room(&mut self, keep: usize) {
+        // Done once: the order's room is the mark.
+        if self.order.capacity() > keep {
+            return;
+        }
+        self.order
+            .reserve(keep + 1 - self.order.len().min(keep + 1));
         let room = 2 * keep;
-        if self.conversations.capacity() < room {
-            self.conversations
-                .reserve(room.saturating_sub(self.conversations.len()));
-        }
-        if self.deliveries.capacity() < room {
-            self.deliveries
-                .reserve(room.saturating_sub(self.deliveries.len()));
-        }
-        if self.order.capacity() <= keep {
-            self.order
-                .reserve(keep + 1 - self.order.len().min(keep + 1));
-        }
+        self.conversations
+            .reserve(room.saturating_sub(self.conversations.len()));
+        self.deliveries
+            .reserve(room.saturating_sub(self.deliveries.len()));
     }
 
     pub fn subscription(&self, id: &str) -> Option<&StoredSubscription> {
@@ -266,14 +264,14 @@ mod tests {
             store.add_conversation(id, conversation(n), Some(keep), now);
         }
         assert_eq!(store.conversations.len(), keep);
-        assert_eq!(
-            (
-                store.conversations.capacity(),
-                store.deliveries.capacity(),
-                store.order.capacity(),
-            ),
-            tables,
-            "no table grew"
+        // A table's capacity dips while removed keys hold slots and comes
+        // back when it rehashes in place; it only passes the first when
+        // the table grew.
+        assert!(
+            store.conversations.capacity() <= tables.0,
+            "the conversations grew"
         );
+        assert!(store.deliveries.capacity() <= tables.1, "the attempts grew");
+        assert_eq!(store.order.capacity(), tables.2, "the order grew");
     }
 }

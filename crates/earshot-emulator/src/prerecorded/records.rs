@@ -211,7 +211,10 @@ mod tests {
             }
         }
         assert_eq!(jobs.transcripts.len(), keep + in_flight);
-        assert_eq!(jobs.transcripts.capacity(), table, "the table never grew");
+        // A table's capacity dips while removed keys hold slots and comes
+        // back when it rehashes in place; it only passes the first when
+        // the table grew.
+        assert!(jobs.transcripts.capacity() <= table, "the table grew");
         assert_eq!(jobs.finished.capacity(), finished);
     }
 

@@ -239,6 +239,8 @@ fn an_endless_watch_keeping_finished_jobs_never_grows_its_index() {
         }
     }
     assert_eq!(scheduler.index.len(), keep + in_flight);
-    assert_eq!(scheduler.index.capacity(), index, "the index never grew");
+    // A table's capacity dips while removed keys hold slots and comes back
+    // when it rehashes in place; it only passes the first when it grew.
+    assert!(scheduler.index.capacity() <= index, "the index grew");
     assert_eq!(scheduler.finished.capacity(), finished);
 }
