@@ -116,7 +116,7 @@ impl Store {
             return;
         }
         self.order
-            .reserve(keep + 1 - self.order.len().min(keep + 1));
+            .reserve((keep + 1).saturating_sub(self.order.len()));
         let room = 2 * keep;
         self.conversations
             .reserve(room.saturating_sub(self.conversations.len()));
