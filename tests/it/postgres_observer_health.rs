@@ -162,7 +162,6 @@ async fn every_replica_shows_the_silence_and_subscription_series_sqlite_shows_fo
     ];
     let delivered = events(&healthy.id, "delivered");
     let missed = events(&missing.id, "missed");
-    let mut last = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(40);
     let shown = loop {
         let mut scrapes = Vec::new();
@@ -179,10 +178,8 @@ async fn every_replica_shows_the_silence_and_subscription_series_sqlite_shows_fo
             Instant::now() < deadline,
             "the file's observer and the replicas never showed the same series: {scrapes:#?}"
         );
-        last = scrapes;
         tokio::time::sleep(Duration::from_millis(500)).await;
     };
-    drop(last);
     let mut expected = BTreeMap::from([
         ("earshot_observer_silent".to_owned(), 1.0),
         (
