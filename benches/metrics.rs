@@ -148,10 +148,9 @@ async fn case(db: &Path, label: &str, cold: bool) -> Result<f64, BoxError> {
     let health = Arc::new(StoreHealth::default());
     health.note_probe(Ok(()));
     let metrics = Arc::new(Metrics::new(Covered {
-        store: Some((db.to_owned(), health.clone())),
+        store: Some((Some(db.to_owned()), health.clone())),
         sweep: true,
-        maintenance: None,
-        store_sweeps: None,
+        ..Covered::default()
     }));
     let mut cold_reads = if cold {
         seed(db, &metrics, true)?.0

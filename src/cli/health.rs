@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::history_args::SweepArgs;
 use super::output::{Table, emit, print_json, short_id};
-use super::read_store::{self, ReadStoreArg, Refusal};
+use super::read_store::ReadStoreArg;
 use super::{Connection, GlobalOptions};
 use earshot_core::history::coverage::Coverage;
 use earshot_core::history::incidents::Incident;
@@ -83,20 +83,7 @@ struct Read {
 }
 
 pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre::Result<ExitCode> {
-    let chart = args.chart.chart;
-    let no_chart_there = |place: &read_store::Place| {
-        (place.is_postgres() && chart).then(|| Refusal {
-            code: 2,
-            message: "--chart reads the events' timeline, which a PostgreSQL store does not \
-                      hold yet; run without --chart"
-                .to_owned(),
-        })
-    };
-    let reader = match args
-        .store
-        .open_checked("health", global, no_chart_there)
-        .await?
-    {
+    let reader = match args.store.open_for("health", global).await? {
         Ok(reader) => reader,
         Err(code) => return Ok(code),
     };
@@ -119,7 +106,10 @@ pub(crate) async fn run(args: HealthArgs, global: &GlobalOptions) -> color_eyre:
             let swept = sweep_postgres(&args.sweep, &args.connection, global, &store).await?;
             Read {
                 board: board_postgres(&store, args.sweep.since, now).await?,
-                timeline: None,
+                timeline: args
+                    .chart
+                    .read_postgres(&store, args.sweep.since, now)
+                    .await?,
                 incidents: earshot_core::history::incidents::list_postgres(
                     &store,
                     args.sweep.since,

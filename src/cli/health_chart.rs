@@ -9,7 +9,8 @@ use earshot_core::clock_text::utc_minute;
 use earshot_core::duration_text;
 use earshot_core::history::report::SubscriptionHealth;
 use earshot_core::history::sparkline::{self, Glyphs};
-use earshot_core::store::timeline::{Timeline, timeline};
+use earshot_core::store::postgres::{PgError, PgStore};
+use earshot_core::store::timeline::{Timeline, timeline, timeline_postgres};
 use earshot_core::store::{Store, StoreError};
 
 /// How many buckets a line has at most.
@@ -39,6 +40,22 @@ impl ChartArgs {
             .then(|| timeline(store, since_ms, now_ms, COLUMNS))
             .transpose()
             .map_err(StoreError::from)
+    }
+
+    /// [`ChartArgs::read`] on a PostgreSQL store: the same buckets from
+    /// the same counts.
+    pub(crate) async fn read_postgres(
+        &self,
+        store: &PgStore,
+        since_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Timeline>, PgError> {
+        if !self.chart {
+            return Ok(None);
+        }
+        Ok(Some(
+            timeline_postgres(store, since_ms, now_ms, COLUMNS).await?,
+        ))
     }
 
     fn glyphs(&self) -> Glyphs {

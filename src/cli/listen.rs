@@ -18,10 +18,10 @@ use std::time::Duration;
 use super::GlobalOptions;
 use super::bounded_stdout::BoundedStdout;
 use super::history_args::open_store;
-use super::observer_args::{ObserverArgs, OpenStore, StartError};
+use super::observer_args::{ObserverArgs, OpenStore, SharedStore, StartError};
 use earshot_core::api::types::agents::EventKind;
 use earshot_core::config::StoreSetting;
-use earshot_core::observer::metrics::StoreSweepGauges;
+use earshot_core::observer::metrics::{StoreObserverGauges, StoreSweepGauges};
 use earshot_core::receiver::auth_header::AuthHeader;
 use earshot_core::receiver::capture::{Kind, VerdictCode};
 use earshot_core::receiver::listen::{
@@ -146,7 +146,7 @@ pub(crate) async fn run(
     let mut pruner = None;
     let mut filler = None;
     let mut maintenance = None;
-    let mut store_sweeps = None;
+    let mut shared = None;
     let retention_figures = super::listen_pg_retention::SharedFigures::default();
     if let Some(given) = &args.store {
         let retention = match super::listen_retention::period(args.retention, global) {
@@ -185,10 +185,15 @@ pub(crate) async fn run(
             match listen_postgres::open(&url, &args, retention).await {
                 Ok(store) => {
                     // Every replica started with --sweep shows the store's
-                    // sweep figures, whichever of them sweeps.
-                    if sweep.is_some() {
-                        store_sweeps = Some(Arc::new(StoreSweepGauges::new(store.clone())));
-                    }
+                    // sweep figures, silence and subscription figures,
+                    // whichever of them sweeps.
+                    let swept = sweep.is_some();
+                    shared = Some(SharedStore {
+                        store: store.clone(),
+                        holder: super::listen_lease::holder_name(),
+                        sweeps: swept.then(|| Arc::new(StoreSweepGauges::new(store.clone()))),
+                        observer: swept.then(|| Arc::new(StoreObserverGauges::new(store.clone()))),
+                    });
                     maintenance = Some(super::listen_lease::start(
                         &store,
                         retention,
@@ -238,7 +243,7 @@ pub(crate) async fn run(
             global,
             opened.as_ref(),
             maintenance.as_ref().map(|_| retention_figures.clone()),
-            store_sweeps,
+            shared,
         )
         .await
     {

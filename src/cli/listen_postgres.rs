@@ -4,17 +4,14 @@
 //! replicas starting at once migrate once) and hands the store to the
 //! receiver, which answers 2xx only after an event's commit (the
 //! retention runs on the replica holding the maintenance lease:
-//! `listen_lease`, and so does the sweep, `listen_pg_sweep`). What the
-//! observer does on a SQLite file but not yet on PostgreSQL (the store's
-//! figures in `/healthz` and `/metrics`) is said in one line at the start
-//! and skipped; forwarding
-//! from the store is refused (exit 2), since skipping it would leave the
-//! app without its events.
+//! `listen_lease`, and so does the sweep, `listen_pg_sweep`). `/healthz`
+//! and `/metrics` probe and read the store as on a file
+//! (`observer_args`); forwarding from the store is refused (exit 2), since
+//! skipping it would leave the app without its events.
 
 use std::path::PathBuf;
 
 use super::listen::ListenArgs;
-use super::output::plain;
 use earshot_core::store::postgres::{PasswordSources, PgError, PgStore, PgTarget};
 use earshot_core::store::retention::Period;
 
@@ -35,9 +32,8 @@ pub(crate) fn store_file_or_url(text: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(text))
 }
 
-/// Connects to the store at `url` for `listen`, after saying what is
-/// skipped on it; `retention` is the period asked for, if any (run by the
-/// maintenance replica).
+/// Connects to the store at `url` for `listen`; `retention` is the
+/// period asked for, if any (run by the maintenance replica).
 pub(super) async fn open(
     url: &str,
     args: &ListenArgs,
@@ -61,24 +57,5 @@ pub(super) async fn open(
             earshot_core::duration_text::of(earshot_core::store::pruner::interval(period))
         );
     }
-    if let Some(line) = skipped(args) {
-        eprintln!("earshot listen: {}", plain(&line));
-    }
     Ok(store)
-}
-
-/// The one line that says what `listen` asked for but does not do on a
-/// PostgreSQL store yet; `None` when nothing asked for is skipped.
-fn skipped(args: &ListenArgs) -> Option<String> {
-    let mut skipped = Vec::new();
-    if args.observer.metrics_listen.is_some() {
-        skipped.push("the store's probe and figures in /healthz and /metrics".to_owned());
-    }
-    if skipped.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "not done on a PostgreSQL store yet, so skipped: {}; events are filed",
-        skipped.join(", ")
-    ))
 }

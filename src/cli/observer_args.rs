@@ -14,10 +14,14 @@ use super::history_args::parse_duration;
 use super::{Connection, GlobalOptions};
 use earshot_core::observer::endpoints::{self, MonitorServer, Monitored};
 use earshot_core::observer::health::{self, StoreHealth};
-use earshot_core::observer::metrics::{Covered, MaintenanceGauges, Metrics, StoreSweepGauges};
+use earshot_core::observer::metrics::{
+    Covered, MaintenanceGauges, Metrics, StoreObserverGauges, StoreSweepGauges,
+};
+use earshot_core::observer::pg_probe;
 use earshot_core::observer::sweeper::{SweepPlan, Sweeper, SweeperThread};
 use earshot_core::receiver::watch::Watch;
 use earshot_core::store::checker::Checker;
+use earshot_core::store::postgres::PgStore;
 use earshot_core::store::writer::Writer;
 use earshot_core::store::{Store, totals};
 
@@ -77,6 +81,16 @@ pub(crate) struct OpenStore {
     pub(crate) writer: Writer,
 }
 
+/// What a replica on a PostgreSQL store shows of it: the store (probed
+/// for `/healthz` as `holder`) and, with `--sweep`, the store's figures
+/// read when scraped, the same on every replica.
+pub(crate) struct SharedStore {
+    pub(crate) store: PgStore,
+    pub(crate) holder: String,
+    pub(crate) sweeps: Option<Arc<StoreSweepGauges>>,
+    pub(crate) observer: Option<Arc<StoreObserverGauges>>,
+}
+
 /// Why the monitoring could not start.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum StartError {
@@ -132,16 +146,16 @@ impl ObserverArgs {
     }
 
     /// Starts what the flags ask for: the sweeper, and the endpoints with
-    /// the store's probe; `maintenance`, a PostgreSQL replica's lease and
-    /// retention, and `store_sweeps`, a PostgreSQL store's sweep figures
-    /// (whichever replica sweeps), shown in `/metrics`. The receiver is not
-    /// started yet; give it [`Observing::watch`].
+    /// the store's probe (a file's `store`, or a PostgreSQL replica's
+    /// `shared`, with the store's figures); `maintenance`, a PostgreSQL
+    /// replica's lease and retention, shown in `/metrics`. The receiver is
+    /// not started yet; give it [`Observing::watch`].
     pub(crate) async fn start(
         &self,
         global: &GlobalOptions,
         store: Option<&OpenStore>,
         maintenance: Option<Arc<MaintenanceGauges>>,
-        store_sweeps: Option<Arc<StoreSweepGauges>>,
+        shared: Option<SharedStore>,
     ) -> Result<Observing, StartError> {
         let mut observing = Observing::default();
         let client = match (self.sweep, store) {
@@ -154,12 +168,16 @@ impl ObserverArgs {
             (false, _) => None,
         };
         if let Some(addr) = self.metrics_listen {
-            let health = store.map(|_| Arc::new(StoreHealth::default()));
+            let health =
+                (store.is_some() || shared.is_some()).then(|| Arc::new(StoreHealth::default()));
             let covered = Covered {
-                store: store.zip(health.clone()).map(|(s, h)| (s.path.clone(), h)),
+                store: health
+                    .clone()
+                    .map(|health| (store.map(|store| store.path.clone()), health)),
                 sweep: self.sweep,
                 maintenance,
-                store_sweeps,
+                store_sweeps: shared.as_ref().and_then(|shared| shared.sweeps.clone()),
+                store_observer: shared.as_ref().and_then(|shared| shared.observer.clone()),
             };
             let metrics = Arc::new(Metrics::new(covered));
             if let (Some(store), Some(health)) = (store, &health) {
@@ -169,6 +187,17 @@ impl ObserverArgs {
                 seed_from_store(&metrics, store).await;
                 observing.tasks.push(tokio::spawn(health::probe_forever(
                     store.writer.clone(),
+                    health.clone(),
+                )));
+            }
+            if let (Some(shared), Some(health)) = (shared, &health) {
+                // Known before the first scrape: the first probe and the
+                // store's figures.
+                health.note_probe(pg_probe::probe_once(&shared.store, &shared.holder).await);
+                metrics.refresh().await;
+                observing.tasks.push(tokio::spawn(pg_probe::probe_forever(
+                    shared.store,
+                    shared.holder,
                     health.clone(),
                 )));
             }

@@ -134,7 +134,7 @@ impl Replicas<'_> {
 
     /// The load balancer's backend: HAProxy, round robin, each replica
     /// checked on its `/healthz`, which takes out one that is down or hung
-    /// (on PostgreSQL `/healthz` does not probe the store yet).
+    /// or cannot write the database (its probe, `observer::pg_probe`).
     pub(crate) fn load_balancer(&self) -> String {
         let mut text = format!(
             "# HAProxy: the backend of the frontend that terminates TLS for {url}\n\

@@ -41,12 +41,6 @@ pub(crate) enum Place {
     Postgres(PgTarget),
 }
 
-impl Place {
-    pub(crate) fn is_postgres(&self) -> bool {
-        matches!(self, Place::Postgres(_))
-    }
-}
-
 /// Why a read command stops before reading: its exit code and one line.
 #[derive(Debug)]
 pub(crate) struct Refusal {

@@ -38,6 +38,7 @@ mod postgres_listen;
 mod postgres_listen_lease;
 mod postgres_listen_retention;
 mod postgres_listen_sweep;
+mod postgres_observer_health;
 mod postgres_observer_replicas;
 mod postgres_received;
 mod postgres_retention;

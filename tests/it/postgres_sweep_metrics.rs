@@ -54,11 +54,37 @@ fn replica_flags(platform: &str) -> [&str; 9] {
     ]
 }
 
+/// A replica's stderr, keeping the lines read but not asked for yet: they
+/// come in no fixed order (the lease's and the sweep's may come before the
+/// endpoints', which wait for the store's first probe and figures).
+struct Said {
+    lines: Receiver<String>,
+    kept: Vec<String>,
+}
+
+impl Said {
+    fn new(lines: Receiver<String>) -> Said {
+        Said {
+            lines,
+            kept: Vec::new(),
+        }
+    }
+
+    /// The first line holding `needle`, kept or said within `within`.
+    fn line_with(&mut self, needle: &str, within: Duration) -> String {
+        if let Some(index) = self.kept.iter().position(|line| line.contains(needle)) {
+            return self.kept.remove(index);
+        }
+        let (line, before) = line_with(&self.lines, needle, within);
+        self.kept.extend(before);
+        line.unwrap_or_else(|| panic!("`{needle}` not said: {:?}", self.kept))
+    }
+}
+
 /// `http://HOST:PORT` of a replica's /metrics, from its stderr.
-fn monitor_of(lines: &Receiver<String>) -> String {
+fn monitor_of(said: &mut Said) -> String {
     let needle = "serving /healthz and /metrics on ";
-    let (line, before) = line_with(lines, needle, Duration::from_secs(15));
-    let line = line.unwrap_or_else(|| panic!("no metrics address: {before:?}"));
+    let line = said.line_with(needle, Duration::from_secs(15));
     line.split(needle)
         .nth(1)
         .expect("an address")
@@ -67,9 +93,8 @@ fn monitor_of(lines: &Receiver<String>) -> String {
 }
 
 /// The `HOST:PID` a replica names itself by when it starts sweeping.
-fn sweeps_now(lines: &Receiver<String>, within: Duration) -> String {
-    let (line, before) = line_with(lines, "sweeps now", within);
-    let line = line.unwrap_or_else(|| panic!("the replica sweeps: {before:?}"));
+fn sweeps_now(said: &mut Said, within: Duration) -> String {
+    let line = said.line_with("sweeps now", within);
     let start = line.find("replica (").expect("named") + "replica (".len();
     let end = start + line[start..].find(')').expect("closed");
     line[start..end].to_owned()
@@ -147,12 +172,13 @@ async fn every_replica_shows_the_holders_sweep_figures_and_they_move_after_a_tak
 
     let flags = replica_flags(harness.base.as_str());
     let (first, _, first_err) = postgres_observer(&cluster, &url, &flags);
-    let first_monitor = monitor_of(&first_err);
-    let first_holder = sweeps_now(&first_err, Duration::from_secs(15));
+    let mut first_err = Said::new(first_err);
+    let first_monitor = monitor_of(&mut first_err);
+    let first_holder = sweeps_now(&mut first_err, Duration::from_secs(15));
     let (second, _, second_err) = postgres_observer(&cluster, &url, &flags);
-    let second_monitor = monitor_of(&second_err);
-    let (said, seen) = line_with(&second_err, "maintenance lease", Duration::from_secs(15));
-    let said = said.unwrap_or_else(|| panic!("the lease is said: {seen:?}"));
+    let mut second_err = Said::new(second_err);
+    let second_monitor = monitor_of(&mut second_err);
+    let said = second_err.line_with("maintenance lease", Duration::from_secs(15));
     assert!(said.contains("does not hold"), "{said}");
 
     let runs = series("earshot_sweeps_total", &first_holder);
@@ -199,11 +225,11 @@ async fn every_replica_shows_the_holders_sweep_figures_and_they_move_after_a_tak
     session(&harness, &receiver, 2).await;
     file(&store, &receiver.captured()[2..]).await;
     send_signal(&first, "TERM").await;
-    let second_holder = sweeps_now(&second_err, Duration::from_secs(15));
+    let second_holder = sweeps_now(&mut second_err, Duration::from_secs(15));
     assert_ne!(second_holder, first_holder);
     drop(first);
     let (third, _, third_err) = postgres_observer(&cluster, &url, &flags);
-    let third_monitor = monitor_of(&third_err);
+    let third_monitor = monitor_of(&mut Said::new(third_err));
 
     let second_runs = series("earshot_sweeps_total", &second_holder);
     let moved = equal_everywhere(&[&second_monitor, &third_monitor], |scrape| {
@@ -290,8 +316,9 @@ async fn a_scrape_waits_at_most_a_second_for_the_figures_and_reads_them_again_af
     let url = cluster.url("observers");
     let flags = replica_flags(harness.base.as_str());
     let (replica, _, replica_err) = postgres_observer(&cluster, &url, &flags);
-    let monitor = monitor_of(&replica_err);
-    let holder = sweeps_now(&replica_err, Duration::from_secs(15));
+    let mut replica_err = Said::new(replica_err);
+    let monitor = monitor_of(&mut replica_err);
+    let holder = sweeps_now(&mut replica_err, Duration::from_secs(15));
     let runs = series("earshot_sweeps_total", &holder);
     let shown = equal_everywhere(&[&monitor], |scrape| scrape.get(&runs) == Some(&1.0)).await;
 

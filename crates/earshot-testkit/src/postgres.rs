@@ -289,15 +289,37 @@ impl PgCluster {
         Ok(output.trim_end().to_owned())
     }
 
+    /// Stops the server as `pg_ctl stop` does (a fast shutdown: sessions
+    /// are ended, nothing committed is lost), keeping its data and port
+    /// for [`PgCluster::restart`]: what a test of a database gone away
+    /// runs. Blocks until it has stopped.
+    pub fn stop_server(&mut self) {
+        self.stop_with(libc::SIGINT);
+    }
+
+    /// Starts the server stopped by [`PgCluster::stop_server`] again, on
+    /// the same data and port; blocks until it accepts connections.
+    pub fn restart(&mut self) -> Result<(), PgClusterError> {
+        if self.server.is_some() {
+            return Ok(());
+        }
+        let bindir = server_bindir()?;
+        self.start_server(&ServerUser::for_this_process(), &bindir)
+    }
+
     fn stop(&mut self) {
-        let Some(mut server) = self.server.take() else {
-            return;
-        };
         // SIGQUIT: an immediate shutdown, nothing to keep; SIGINT, a
         // fast one, for a kept cluster.
         let signal = match self.dir {
             ClusterDir::Temp(_) => libc::SIGQUIT,
             ClusterDir::Kept(_) => libc::SIGINT,
+        };
+        self.stop_with(signal);
+    }
+
+    fn stop_with(&mut self, signal: libc::c_int) {
+        let Some(mut server) = self.server.take() else {
+            return;
         };
         if let Ok(pid) = libc::pid_t::try_from(server.id()) {
             // SAFETY: kill only sends a signal to our own child's pid,

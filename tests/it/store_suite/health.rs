@@ -3,7 +3,7 @@
 //! PostgreSQL but for what names the backend (`backend`,
 //! `maintenance_lease`, PostgreSQL's alone) and the same exit status; on
 //! PostgreSQL the maintenance lease's holder is shown, in JSON and in the
-//! table's output, and `--chart` is refused there before anything is done.
+//! table's output; `--chart` gives the same timeline on both.
 
 use std::time::Duration;
 
@@ -109,9 +109,40 @@ async fn health_json_is_the_same_on_both_backends_and_postgresql_names_the_lease
         "not on SQLite: {stdout}"
     );
 
-    // The chart reads what PostgreSQL does not hold yet: refused first.
-    let (code, _, stderr) = health(&stores[1], &["--chart"]).await;
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("--chart"), "{stderr}");
+    // The chart: the same buckets from the same counts on both.
+    let (sqlite, postgres) = same_timeline(&stores).await;
+    let missed_charted: i64 = sqlite["subscriptions"][&missed]
+        .as_array()
+        .unwrap_or_else(|| panic!("{missed} charted: {sqlite}"))
+        .iter()
+        .filter_map(|bucket| bucket["missed"].as_i64())
+        .sum();
+    assert_eq!(missed_charted, 3, "{sqlite}");
+    assert_eq!(sqlite, postgres, "SQLite's timeline, then PostgreSQL's");
+    let (code, stdout, stderr) = health(&stores[1], &["--chart"]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stdout.contains("\nevents per "), "{stdout}");
     harness.emulator.shutdown().await;
+}
+
+/// `health --json --chart`'s timeline on each store, read again when a
+/// bucket's edge passed between the two runs.
+async fn same_timeline(stores: &[super::TestStore]) -> (Value, Value) {
+    let mut last = Vec::new();
+    for _ in 0..3 {
+        let mut timelines = Vec::new();
+        for store in stores {
+            let (code, stdout, stderr) = health(store, &["--json", "--chart"]).await;
+            assert_eq!(code, Some(1), "{stdout}{stderr}");
+            let report: Value = serde_json::from_str(&stdout).expect("JSON");
+            timelines.push(report["timeline"].clone());
+        }
+        if timelines[0]["start_ms"] == timelines[1]["start_ms"] {
+            let postgres = timelines.pop().expect("two");
+            let sqlite = timelines.pop().expect("two");
+            return (sqlite, postgres);
+        }
+        last = timelines;
+    }
+    panic!("the two timelines never had one window: {last:?}");
 }

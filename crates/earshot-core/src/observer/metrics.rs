@@ -4,8 +4,9 @@
 //! how the store keeps up, with `--sweep` what each subscription's
 //! events became, and on a PostgreSQL store the maintenance lease and the
 //! retention (`maintenance`) and, with `--sweep`, the store's sweep figures
-//! whichever replica sweeps (`store_sweeps`, read when scraped). Every name
-//! starts with `earshot_`; docs/observer.md lists them all.
+//! whichever replica sweeps (`store_sweeps`) and the observer's silence and
+//! per-subscription figures (`store_observer`), both read when scraped.
+//! Every name starts with `earshot_`; docs/observer.md lists them all.
 //!
 //! Counting is lock-free on the request path (each label value's counter is
 //! made once, at start); the per-subscription gauges are a snapshot
@@ -56,6 +57,15 @@ const WRITE_BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
+/// `earshot_observer_silent`'s help, on either backend.
+const SILENT_HELP: &str = "1 while the store shows the observer silent (attempts it never \
+     filed, or a gap its pace does not allow: `earshot health` exits 3), else 0; read after \
+     each sweep (on PostgreSQL, from the store when scraped)";
+
+/// `earshot_observer_silent_since_timestamp_seconds`' help.
+const SILENT_SINCE_HELP: &str =
+    "Since when the observer is silent: its last filed event (Unix time; 0 when not silent)";
+
 /// Which text format to render.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -90,11 +100,11 @@ impl Format {
     }
 }
 
-/// What the metrics cover: the store (its path and health) when there is
-/// one, and whether the sweep runs.
+/// What the metrics cover: the store (its file, `None` for a PostgreSQL
+/// store, and its health) when there is one, and whether the sweep runs.
 #[derive(Clone, Debug, Default)]
 pub struct Covered {
-    pub store: Option<(PathBuf, Arc<StoreHealth>)>,
+    pub store: Option<(Option<PathBuf>, Arc<StoreHealth>)>,
     pub sweep: bool,
     /// The maintenance lease and retention of a replica on a PostgreSQL
     /// store.
@@ -102,6 +112,10 @@ pub struct Covered {
     /// The sweep's figures of a PostgreSQL store, read at each scrape
     /// (instead of this process's sweep, `sweep` then false).
     pub store_sweeps: Option<Arc<StoreSweepGauges>>,
+    /// The observer's silence and the per-subscription figures of a
+    /// PostgreSQL store, read at each scrape (instead of after this
+    /// process's sweep).
+    pub store_observer: Option<Arc<StoreObserverGauges>>,
 }
 
 /// Every metric of one observer; see the module doc.
@@ -116,6 +130,7 @@ pub struct Metrics {
     store: Option<StoreMetrics>,
     sweep: Option<SweepMetrics>,
     store_sweeps: Option<Arc<StoreSweepGauges>>,
+    store_observer: Option<Arc<StoreObserverGauges>>,
 }
 
 #[derive(Debug)]
@@ -215,6 +230,11 @@ impl Metrics {
             registry
                 .register_collector(Box::new(store_sweeps::StoreSweepCollector(gauges.clone())));
         }
+        if let Some(gauges) = &covered.store_observer {
+            registry.register_collector(Box::new(store_observer::StoreObserverCollector(
+                gauges.clone(),
+            )));
+        }
         Metrics {
             registry,
             received,
@@ -225,16 +245,26 @@ impl Metrics {
             store,
             sweep,
             store_sweeps: covered.store_sweeps,
+            store_observer: covered.store_observer,
         }
     }
 
     /// Reads again what a scrape shows from a shared store (the sweep's
-    /// figures of a PostgreSQL store; at most a second, and not more than
-    /// once every two); nothing to do otherwise.
+    /// figures, the observer's silence and the per-subscription figures of
+    /// a PostgreSQL store, read side by side: at most a second, and not
+    /// more than once every two); nothing to do otherwise.
     pub async fn refresh(&self) {
-        if let Some(gauges) = &self.store_sweeps {
-            gauges.refresh().await;
-        }
+        let sweeps = async {
+            if let Some(gauges) = &self.store_sweeps {
+                gauges.refresh().await;
+            }
+        };
+        let observer = async {
+            if let Some(gauges) = &self.store_observer {
+                gauges.refresh().await;
+            }
+        };
+        tokio::join!(sweeps, observer);
     }
 
     /// Renders every metric in `format`.
@@ -294,7 +324,11 @@ impl Metrics {
 }
 
 impl StoreMetrics {
-    fn register(registry: &mut Registry, db: PathBuf, health: Arc<StoreHealth>) -> StoreMetrics {
+    fn register(
+        registry: &mut Registry,
+        db: Option<PathBuf>,
+        health: Arc<StoreHealth>,
+    ) -> StoreMetrics {
         let write_seconds = Histogram::new(WRITE_BUCKETS);
         registry.register_with_unit(
             "earshot_store_write",
@@ -358,17 +392,11 @@ impl SweepMetrics {
             sessions_due.clone(),
         );
         let silent = Gauge::default();
-        registry.register(
-            "earshot_observer_silent",
-            "1 while the store shows the observer silent (attempts it never filed, or a gap \
-             its pace does not allow: `earshot health` exits 3), else 0; read after each sweep",
-            silent.clone(),
-        );
+        registry.register("earshot_observer_silent", SILENT_HELP, silent.clone());
         let silent_since = Gauge::<f64, AtomicU64>::default();
         registry.register_with_unit(
             "earshot_observer_silent_since_timestamp",
-            "Since when the observer is silent: its last filed event (Unix time; 0 when not \
-             silent)",
+            SILENT_SINCE_HELP,
             Unit::Seconds,
             silent_since.clone(),
         );
@@ -447,25 +475,28 @@ impl Watch for Metrics {
     }
 }
 
-/// The store's size on disk and whether it can be written, read at each
-/// scrape (two `stat`s and a lock).
+/// Whether the store can be written and, for a file, its size on disk,
+/// read at each scrape (two `stat`s and a lock).
 #[derive(Debug)]
 struct StoreFiles {
-    db: PathBuf,
+    /// The store's file; `None` for a PostgreSQL store (no size shown).
+    db: Option<PathBuf>,
     health: Arc<StoreHealth>,
 }
 
 impl Collector for StoreFiles {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let size = |path: &Path| std::fs::metadata(path).map_or(0, |meta| meta.len());
-        let bytes = size(&self.db) + size(&side_file(&self.db, "-wal"));
-        let metric = encoder.encode_descriptor(
-            "earshot_store_size",
-            "Size of the store on disk: the database file and its write-ahead log.",
-            Some(&Unit::Bytes),
-            MetricType::Gauge,
-        )?;
-        ConstGauge::new(i64::try_from(bytes).unwrap_or(i64::MAX)).encode(metric)?;
+        if let Some(db) = &self.db {
+            let size = |path: &Path| std::fs::metadata(path).map_or(0, |meta| meta.len());
+            let bytes = size(db) + size(&side_file(db, "-wal"));
+            let metric = encoder.encode_descriptor(
+                "earshot_store_size",
+                "Size of the store on disk: the database file and its write-ahead log.",
+                Some(&Unit::Bytes),
+                MetricType::Gauge,
+            )?;
+            ConstGauge::new(i64::try_from(bytes).unwrap_or(i64::MAX)).encode(metric)?;
+        }
         let writable = i64::from(self.health.check().is_up());
         let metric = encoder.encode_descriptor(
             "earshot_store_writable",
@@ -509,49 +540,60 @@ impl SubscriptionGauges {
 }
 
 impl Collector for SubscriptionGauges {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let snapshot = self
             .snapshot
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let enabled = snapshot.iter().filter(|each| each.enabled).count();
-        let metric = encoder.encode_descriptor(
-            "earshot_subscriptions_enabled",
-            "Subscriptions enabled on the platform, as the last sweep listed them.",
-            None,
-            MetricType::Gauge,
-        )?;
-        ConstGauge::new(i64::try_from(enabled).unwrap_or(i64::MAX)).encode(metric)?;
-        if snapshot.is_empty() {
-            return Ok(());
-        }
-        let mut family = encoder.encode_descriptor(
-            "earshot_subscription_events",
-            "Events of each listed subscription the store holds, by how they ended for it: \
-             delivered, pending (in flight or a retry scheduled), missed (failed for good), \
-             recovered (missed, then re-sent by earshot), unknown (not swept yet). Refreshed \
-             after each sweep.",
-            None,
-            MetricType::Gauge,
-        )?;
-        for totals in snapshot.iter() {
-            for (state, count) in EventState::ALL.iter().zip(totals.events) {
-                let labels = [
-                    ("subscription", totals.subscription_id.as_str()),
-                    ("state", state.as_str()),
-                ];
-                ConstGauge::new(count).encode(family.encode_family(&labels)?)?;
-            }
-        }
-        Ok(())
+        render_subscriptions(&snapshot, encoder)
     }
 }
 
+/// `earshot_subscriptions_enabled` and `earshot_subscription_events` of
+/// `snapshot`, whichever backend it was read from.
+fn render_subscriptions(
+    snapshot: &[SubscriptionTotals],
+    mut encoder: DescriptorEncoder,
+) -> Result<(), std::fmt::Error> {
+    let enabled = snapshot.iter().filter(|each| each.enabled).count();
+    let metric = encoder.encode_descriptor(
+        "earshot_subscriptions_enabled",
+        "Subscriptions enabled on the platform, as the last sweep listed them.",
+        None,
+        MetricType::Gauge,
+    )?;
+    ConstGauge::new(i64::try_from(enabled).unwrap_or(i64::MAX)).encode(metric)?;
+    if snapshot.is_empty() {
+        return Ok(());
+    }
+    let mut family = encoder.encode_descriptor(
+        "earshot_subscription_events",
+        "Events of each listed subscription the store holds, by how they ended for it: \
+             delivered, pending (in flight or a retry scheduled), missed (failed for good), \
+             recovered (missed, then re-sent by earshot), unknown (not swept yet). Refreshed \
+             after each sweep.",
+        None,
+        MetricType::Gauge,
+    )?;
+    for totals in snapshot.iter() {
+        for (state, count) in EventState::ALL.iter().zip(totals.events) {
+            let labels = [
+                ("subscription", totals.subscription_id.as_str()),
+                ("state", state.as_str()),
+            ];
+            ConstGauge::new(count).encode(family.encode_family(&labels)?)?;
+        }
+    }
+    Ok(())
+}
+
 mod maintenance;
+mod store_observer;
 mod store_sweeps;
 #[cfg(test)]
 mod tests;
 
 pub use maintenance::{MaintenanceFigures, MaintenanceGauges};
+pub use store_observer::StoreObserverGauges;
 pub use store_sweeps::StoreSweepGauges;

@@ -3,12 +3,15 @@
 //! state, and when the last genuine delivery was received. Both are index
 //! reads: the counts walk `event_outcomes_by_state` once (about 3 ms for
 //! 20,000 rows, once per sweep), the time reads the ends of
-//! `events_by_received` and `unfiled_events_by_received`.
+//! `events_by_received` and `unfiled_events_by_received`. The counts are
+//! read from a PostgreSQL store too ([`subscription_totals_postgres`]),
+//! where every replica's `/metrics` reads them when scraped.
 
 use std::collections::HashMap;
 
 use super::Store;
 use super::outcomes::EventState;
+use super::postgres::{PgError, PgStore};
 
 /// One subscription as the last sweep listed it, and its events' states.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,11 +42,7 @@ impl SubscriptionTotals {
 /// failure rather than per event: grouping the events themselves took
 /// 870 ms on 2.8 million rows after every sweep.
 pub fn subscription_totals(store: &Store) -> rusqlite::Result<Vec<SubscriptionTotals>> {
-    let mut counted: HashMap<String, [i64; EventState::ALL.len()]> = HashMap::new();
-    let mut statement = store.conn.prepare_cached(
-        "SELECT subscription_id, state, total(count) FROM event_counts_hourly
-         GROUP BY subscription_id, state",
-    )?;
+    let mut statement = store.conn.prepare_cached(SQLITE_COUNTED)?;
     let rows = statement.query_map([], |row| {
         Ok((
             row.get::<_, String>(0)?,
@@ -51,28 +50,66 @@ pub fn subscription_totals(store: &Store) -> rusqlite::Result<Vec<SubscriptionTo
             super::summed_count(row, 2)?,
         ))
     })?;
-    for (id, state, count) in super::readable::<_, Vec<_>>(rows)? {
-        let index = EventState::parse(&state)
-            .and_then(|state| EventState::ALL.iter().position(|each| *each == state));
-        if let Some(index) = index {
-            counted.entry(id).or_default()[index] += count;
-        }
-    }
-    let mut statement = store
-        .conn
-        .prepare_cached("SELECT id, enabled FROM subscriptions ORDER BY id")?;
+    let counted = super::readable::<_, Vec<_>>(rows)?;
+    let mut statement = store.conn.prepare_cached(SQLITE_LISTED)?;
     let rows = statement.query_map([], |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, bool>(1)?))
     })?;
-    let listed: Vec<(String, bool)> = super::readable(rows)?;
-    Ok(listed
+    Ok(merged(counted, super::readable(rows)?))
+}
+
+/// [`subscription_totals`] on a PostgreSQL store: the same two reads of
+/// the same tables (`earshot.event_counts_hourly`, kept by the same
+/// triggers' rule, and `earshot.subscriptions`), in one snapshot.
+pub async fn subscription_totals_postgres(
+    store: &PgStore,
+) -> Result<Vec<SubscriptionTotals>, PgError> {
+    let mut client = store.client().await?;
+    let tx = crate::store::postgres::snapshot(&mut client).await?;
+    let mut counted = Vec::new();
+    for row in tx.query(POSTGRES_COUNTED, &[]).await? {
+        counted.push((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?));
+    }
+    let mut listed = Vec::new();
+    for row in tx.query(POSTGRES_LISTED, &[]).await? {
+        listed.push((row.try_get(0)?, row.try_get(1)?));
+    }
+    tx.commit().await?;
+    Ok(merged(counted, listed))
+}
+
+/// The events counted per subscription and state.
+const SQLITE_COUNTED: &str = "SELECT subscription_id, state, total(count) FROM event_counts_hourly
+     GROUP BY subscription_id, state";
+const POSTGRES_COUNTED: &str = "SELECT subscription_id, state, coalesce(sum(count), 0)::bigint
+     FROM earshot.event_counts_hourly GROUP BY subscription_id, state";
+/// The listed subscriptions, by id in byte order.
+const SQLITE_LISTED: &str = "SELECT id, enabled FROM subscriptions ORDER BY id";
+const POSTGRES_LISTED: &str =
+    "SELECT id, enabled FROM earshot.subscriptions ORDER BY id COLLATE \"C\"";
+
+/// The `listed` subscriptions with their `counted` events by state (a
+/// count of a state earshot does not know is left out).
+fn merged(
+    counted: Vec<(String, String, i64)>,
+    listed: Vec<(String, bool)>,
+) -> Vec<SubscriptionTotals> {
+    let mut by_id: HashMap<String, [i64; EventState::ALL.len()]> = HashMap::new();
+    for (id, state, count) in counted {
+        let index = EventState::parse(&state)
+            .and_then(|state| EventState::ALL.iter().position(|each| *each == state));
+        if let Some(index) = index {
+            by_id.entry(id).or_default()[index] += count;
+        }
+    }
+    listed
         .into_iter()
         .map(|(subscription_id, enabled)| SubscriptionTotals {
-            events: counted.remove(&subscription_id).unwrap_or_default(),
+            events: by_id.remove(&subscription_id).unwrap_or_default(),
             subscription_id,
             enabled,
         })
-        .collect())
+        .collect()
 }
 
 /// When the newest genuine delivery kept (filed or not) was received, in

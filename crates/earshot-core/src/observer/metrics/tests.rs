@@ -52,10 +52,9 @@ fn store_covered() -> (tempfile::TempDir, Arc<StoreHealth>, Metrics) {
     std::fs::write(side_file(&db, "-wal"), vec![0u8; 1000]).unwrap();
     let health = Arc::new(StoreHealth::default());
     let metrics = Metrics::new(Covered {
-        store: Some((db, health.clone())),
+        store: Some((Some(db), health.clone())),
         sweep: true,
-        maintenance: None,
-        store_sweeps: None,
+        ..Covered::default()
     });
     (dir, health, metrics)
 }
@@ -342,5 +341,69 @@ fn a_stores_sweep_figures_are_rendered_by_holder_with_the_newest_success_unlabel
         "earshot_sweep_last_run_timestamp_seconds{holder=\"a:1\"} 2.5",
     ] {
         assert!(text.lines().any(|each| each == line), "{line} in {text}");
+    }
+}
+
+/// A collector over fixed figures: what the scrape of a PostgreSQL
+/// replica renders once it has read the silence and the totals.
+#[derive(Debug)]
+struct FixedObserver(store_observer::ObserverFigures);
+
+impl Collector for FixedObserver {
+    fn encode(&self, encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        store_observer::render(&self.0, encoder)
+    }
+}
+
+/// The lines (HELP and TYPE included) of the families named `prefixes`.
+fn lines_of(text: &str, prefixes: &[&str]) -> Vec<String> {
+    text.lines()
+        .filter(|line| {
+            let name = line
+                .strip_prefix("# HELP ")
+                .or_else(|| line.strip_prefix("# TYPE "))
+                .or_else(|| line.strip_prefix("# UNIT "))
+                .unwrap_or(line);
+            prefixes.iter().any(|prefix| name.starts_with(prefix))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_stores_silence_and_subscription_figures_render_as_sqlites() {
+    let totals = vec![
+        SubscriptionTotals {
+            subscription_id: "sub_a".to_owned(),
+            enabled: true,
+            events: [4, 1, 2, 0, 3],
+        },
+        SubscriptionTotals {
+            subscription_id: "sub_b".to_owned(),
+            enabled: false,
+            events: [0; 5],
+        },
+    ];
+    let families = ["earshot_observer_silent", "earshot_subscription"];
+    for silent_since_ms in [Some(1_234_500), None] {
+        let sqlite = Metrics::new(Covered {
+            sweep: true,
+            ..Covered::default()
+        });
+        sqlite.set_silence(silent_since_ms);
+        sqlite.set_subscriptions(totals.clone());
+        let sqlite = sqlite.render(Format::OpenMetrics).unwrap();
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(FixedObserver(store_observer::ObserverFigures {
+            silent_since_ms,
+            subscriptions: totals.clone(),
+        })));
+        let mut postgres = String::new();
+        prometheus_client::encoding::text::encode(&mut postgres, &registry).unwrap();
+        let expected = lines_of(&sqlite, &families);
+        // Each family's HELP and TYPE (and the timestamp's UNIT), the two
+        // silence gauges, the enabled count and 2 × 5 per-state series.
+        assert_eq!(expected.len(), 3 + 4 + 3 + 2 + 10, "{sqlite}");
+        assert_eq!(lines_of(&postgres, &families), expected, "{postgres}");
     }
 }

@@ -7,7 +7,8 @@
 //! at a time do the sweep and the retention ([`leases`]), the
 //! retention, which drops whole days ([`prune`]), and a SQLite store
 //! copied in ([`copy`], read by [`copy_source`]), and the background
-//! sweep's figures every replica shows ([`sweep_figures`]).
+//! sweep's figures every replica shows ([`sweep_figures`]), and each
+//! replica's probe of whether it can write the store ([`probe`]).
 //! [`PgStore`] holds a pool of connections (deadpool-postgres over
 //! tokio-postgres); every call is async and returns after its commit.
 
@@ -20,6 +21,7 @@ pub mod days;
 mod filing;
 pub mod leases;
 pub mod password;
+mod probe;
 pub mod prune;
 mod prune_rows;
 mod received;

@@ -46,13 +46,17 @@
 //! partition after it on a large one (see [`super::type_index`]).
 //! Version 13: `sweep_figures`, the background sweep's figures per holder
 //! that every replica's `/metrics` reads (see [`super::sweep_figures`]).
+//! Versions 14 and 15: held empty for the branches that number them
+//! (renumbered at their merge).
+//! Version 16: `probes`, each replica's probe of whether it can write the
+//! store, for its `/healthz` (see [`super::probe`]).
 
 use tokio_postgres::Transaction;
 
 use super::PgError;
 
 /// The schema this build writes and reads.
-pub const PG_SCHEMA_VERSION: i32 = 13;
+pub const PG_SCHEMA_VERSION: i32 = 16;
 
 /// The first key of earshot's advisory locks: "EARS", as SQLite's
 /// `application_id`.
@@ -94,8 +98,14 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         super::received::VERSION_11.to_owned(),
         super::type_index::version_12(),
         super::sweep_figures::VERSION_13.to_owned(),
+        HELD.to_owned(),
+        HELD.to_owned(),
+        super::probe::VERSION_16.to_owned(),
     ]
 }
+
+/// A version held for another branch: nothing to do.
+const HELD: &str = "SELECT 1";
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
