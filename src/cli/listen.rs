@@ -195,6 +195,11 @@ pub(crate) async fn run(
                         retention_figures.clone(),
                         sweep,
                     ));
+                    // As on a file: the platform is answered once an event
+                    // is stored, and the lease holder forwards from the store.
+                    if let Some(forward) = config.forward.take() {
+                        relaying = Some(Relaying::start_postgres(store.clone(), forward));
+                    }
                     config.store = Some(store.into());
                 }
                 Err(Refused::Usage(message)) => {
@@ -290,7 +295,9 @@ pub(crate) async fn run(
             }
         }
     };
-    drop(relaying);
+    if let Some(relaying) = relaying {
+        relaying.stop().await;
+    }
     listener.stop().await;
     observing.stop().await;
     if let Some(maintenance) = maintenance {

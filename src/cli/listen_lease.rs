@@ -97,7 +97,7 @@ impl Maintenance {
 }
 
 /// This replica's name in the lease: the host's name and the process id.
-fn holder_name() -> String {
+pub(super) fn holder_name() -> String {
     let host = Some(host_name())
         .filter(|name| !name.is_empty())
         .unwrap_or_else(|| "localhost".to_owned());

@@ -7,9 +7,8 @@
 //! `listen_lease`, and so does the sweep, `listen_pg_sweep`). What the
 //! observer does on a SQLite file but not yet on PostgreSQL (the store's
 //! figures in `/healthz` and `/metrics`) is said in one line at the start
-//! and skipped; forwarding
-//! from the store is refused (exit 2), since skipping it would leave the
-//! app without its events.
+//! and skipped. Forwarding from the store runs on the replica holding the
+//! forwarding lease (`listen_pg_relay`).
 
 use std::path::PathBuf;
 
@@ -44,12 +43,6 @@ pub(super) async fn open(
     retention: Option<Period>,
 ) -> Result<PgStore, Refused> {
     let target = PgTarget::parse(url).map_err(|error| Refused::Usage(error.to_string()))?;
-    if args.forward_to.is_some() || !args.forward_by_type.is_empty() {
-        return Err(Refused::Usage(format!(
-            "forwarding from a PostgreSQL store (--forward-to, --forward) is not built yet; \
-             {target} was not touched"
-        )));
-    }
     let store = PgStore::connect(target, &PasswordSources::from_env())
         .await
         .map_err(Refused::Store)?;

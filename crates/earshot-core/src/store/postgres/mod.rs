@@ -23,6 +23,7 @@ pub mod password;
 pub mod prune;
 mod prune_rows;
 mod received;
+pub mod relay;
 pub mod rotations;
 pub mod schema;
 pub mod sweep_figures;
