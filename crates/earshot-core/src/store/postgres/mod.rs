@@ -12,6 +12,7 @@
 //! tokio-postgres); every call is async and returns after its commit.
 
 pub mod copy;
+mod copy_relay;
 pub mod copy_source;
 mod copy_sweep;
 mod copy_team;

@@ -21,6 +21,10 @@
 //! history, never passed on (a new forwarder starts at the newest event,
 //! as on SQLite).
 //!
+//! A file's cursor is translated into a place by `store copy`
+//! ([`super::copy_relay`]; `copied_from` and `copied_seq` say from what,
+//! until a forwarder here writes).
+//!
 //! Every write is fenced by the forwarding lease ([`PgStore::leased`]): a
 //! forwarder that stalled past its lease writes nothing after the
 //! takeover ([`PgError::LeaseLost`]).
@@ -37,9 +41,11 @@ ALTER TABLE earshot.events ALTER COLUMN filed_xid
     SET DEFAULT (pg_current_xact_id()::text::bigint);
 CREATE INDEX events_by_filed_xid ON earshot.events (filed_xid) WHERE filed_xid IS NOT NULL;
 CREATE TABLE earshot.relay_cursors (
-    app       text   PRIMARY KEY,
-    from_xid  bigint NOT NULL,
-    at_ms     bigint NOT NULL
+    app          text   PRIMARY KEY,
+    from_xid     bigint NOT NULL,
+    at_ms        bigint NOT NULL,
+    copied_from  text,
+    copied_seq   bigint
 );
 CREATE TABLE earshot.relay_sent (
     app          text   NOT NULL,
@@ -88,7 +94,8 @@ WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS x),
 cursor AS (
     INSERT INTO earshot.relay_cursors (app, from_xid, at_ms)
     SELECT $1, x, $2 FROM s
-    ON CONFLICT (app) DO UPDATE SET from_xid = excluded.from_xid, at_ms = excluded.at_ms
+    ON CONFLICT (app) DO UPDATE SET from_xid = excluded.from_xid, at_ms = excluded.at_ms,
+        copied_from = NULL, copied_seq = NULL
     RETURNING from_xid)
 INSERT INTO earshot.relay_sent (app, event_id, occurred_ms, filed_xid)
 SELECT $1, e.event_id, e.occurred_ms, e.filed_xid FROM earshot.events AS e, s
@@ -122,10 +129,15 @@ const SENT: &str = "
 INSERT INTO earshot.relay_sent (app, event_id, occurred_ms, filed_xid)
 VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING";
 
-const TOUCH: &str = "UPDATE earshot.relay_cursors SET at_ms = $2 WHERE app = $1";
+// A forwarder's write makes the place its own: `store copy` leaves it be.
+const TOUCH: &str = "
+UPDATE earshot.relay_cursors SET at_ms = $2, copied_from = NULL, copied_seq = NULL
+WHERE app = $1";
 
 const ADVANCE: &str = "
-UPDATE earshot.relay_cursors SET from_xid = greatest(from_xid, $2), at_ms = $3 WHERE app = $1";
+UPDATE earshot.relay_cursors SET from_xid = greatest(from_xid, $2), at_ms = $3,
+    copied_from = NULL, copied_seq = NULL
+WHERE app = $1";
 
 const DROP_BELOW: &str = "
 DELETE FROM earshot.relay_sent WHERE app = $1
