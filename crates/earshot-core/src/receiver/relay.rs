@@ -248,8 +248,12 @@ impl Run {
                 Ok(pending) => pending,
                 Err(NotKept::LeaseLost) => return Ended::LeaseLost,
                 Err(NotKept::Failed(error)) => {
+                    // Said once a pause, not once a poll, while it lasts.
                     self.note(RelayNote::StoreFailed(error)).await;
-                    Vec::new()
+                    if !self.pause(MAX_PAUSE).await {
+                        return Ended::Stopped;
+                    }
+                    continue;
                 }
             };
             if pending.is_empty() && !self.pause(POLL).await {

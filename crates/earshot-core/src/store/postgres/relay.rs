@@ -34,20 +34,21 @@ use crate::store::relay::Pending;
 
 /// The migration to version 15: the filing transaction of each event
 /// (existing rows keep none: their filing is history), its index, and
-/// the forwarders' places.
+/// the forwarders' places (each made only if missing, as version 13's, so
+/// a store taken back to an older version by hand migrates again).
 pub(super) const VERSION_15: &str = "
-ALTER TABLE earshot.events ADD COLUMN filed_xid bigint;
+ALTER TABLE earshot.events ADD COLUMN IF NOT EXISTS filed_xid bigint;
 ALTER TABLE earshot.events ALTER COLUMN filed_xid
     SET DEFAULT (pg_current_xact_id()::text::bigint);
-CREATE INDEX events_by_filed_xid ON earshot.events (filed_xid) WHERE filed_xid IS NOT NULL;
-CREATE TABLE earshot.relay_cursors (
+CREATE INDEX IF NOT EXISTS events_by_filed_xid ON earshot.events (filed_xid) WHERE filed_xid IS NOT NULL;
+CREATE TABLE IF NOT EXISTS earshot.relay_cursors (
     app          text   PRIMARY KEY,
     from_xid     bigint NOT NULL,
     at_ms        bigint NOT NULL,
     copied_from  text,
     copied_seq   bigint
 );
-CREATE TABLE earshot.relay_sent (
+CREATE TABLE IF NOT EXISTS earshot.relay_sent (
     app          text   NOT NULL,
     event_id     text   NOT NULL,
     occurred_ms  bigint NOT NULL,
@@ -204,10 +205,7 @@ impl PgStore {
             });
         }
         let last = events.last().and_then(|last| last.filed_xid);
-        let horizon = match last {
-            Some(last) if events.len() >= limit => xmin.min(last),
-            _ => xmin,
-        };
+        let horizon = horizon(xmin, last, events.len() >= limit);
         Ok(Batch { events, horizon })
     }
 
@@ -267,5 +265,34 @@ impl PgStore {
             })
         })
         .await
+    }
+}
+
+/// How far the place may move once a batch is passed on: every event
+/// filed before the snapshot's `xmin` was visible to the read, and the
+/// read returned all of them it did not know, unless it was `full`: then
+/// only those before the last row's transaction (`last`) for sure (more
+/// of that transaction may follow).
+fn horizon(xmin: i64, last: Option<i64>, full: bool) -> i64 {
+    match last {
+        Some(last) if full => xmin.min(last),
+        _ => xmin,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::horizon;
+
+    #[test]
+    fn a_full_batch_moves_the_place_no_further_than_its_last_transaction() {
+        assert_eq!(horizon(900, Some(850), false), 900, "all read: to xmin");
+        assert_eq!(horizon(900, Some(850), true), 850, "more of 850 may follow");
+        assert_eq!(
+            horizon(800, Some(850), true),
+            800,
+            "an older one still open"
+        );
+        assert_eq!(horizon(900, None, false), 900, "nothing new");
     }
 }
