@@ -2,9 +2,10 @@
 //! first K events from `listen --store FILE --forward-to APP` (the real
 //! binary; the app then refuses, so the rest wait in the file) is
 //! forwarded from event K+1 once `listen --store postgres://…
-//! --forward-to APP` runs on the copy: the events it had not taken, in the
-//! order filed, then what is filed on PostgreSQL, none of the first K
-//! again. A second copy leaves the place alone, and so does a copy after
+//! --forward-to APP` runs on the copy: while the app still refuses, the
+//! three wait and the stall is said as on a file (the queue counted);
+//! then the events it had not taken, in the order filed, then what is
+//! filed on PostgreSQL, none of the first K again. A second copy leaves the place alone, and so does a copy after
 //! the forwarder on PostgreSQL wrote.
 
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -113,15 +114,26 @@ async fn an_app_relayed_up_to_k_from_a_file_is_relayed_from_k_plus_1_on_postgres
     let second = copy_json(&cluster, &file, &[]).await;
     assert_eq!(counts(&second, "relay_cursors"), (1, 0, 1, 0), "{second}");
 
-    // On PostgreSQL the app takes again: from K+1, then what is filed here.
-    status.store(200, Ordering::SeqCst);
+    // On PostgreSQL, the app still refusing: the three wait, said as on
+    // a file; then it takes again, from K+1, then what is filed here.
     let (_replica, pg_url, pg_said) = postgres_observer(&cluster, &store, &forward);
-    let (holds, before) = line_with(
-        &pg_said,
-        "holds the forwarding lease",
-        Duration::from_secs(15),
+    let said = |text: &str| {
+        let (line, before) = line_with(&pg_said, text, Duration::from_secs(15));
+        line.unwrap_or_else(|| panic!("{text:?} is said: {before:?}"))
+    };
+    said("holds the forwarding lease");
+    let resuming = said("stored events your app has not taken yet go first");
+    assert!(resuming.contains(": 3 stored events"), "{resuming}");
+    let stalled = said("the app did not take");
+    // The first event the app had not taken (its id's first 8 bytes).
+    assert!(
+        stalled.contains("waiting-")
+            && stalled.contains("HTTP 500")
+            && stalled.contains("3 queued"),
+        "{stalled}"
     );
-    holds.unwrap_or_else(|| panic!("the replica forwards: {before:?}"));
+    status.store(200, Ordering::SeqCst);
+    said("the app takes events again");
     until_taken(&log, 7).await;
     let filed_here = ids("filed-here", 0..3);
     send(&pg_url, &filed_here).await;
