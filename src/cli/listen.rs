@@ -196,9 +196,10 @@ pub(crate) async fn run(
                         sweep,
                     ));
                     // As on a file: the platform is answered once an event
-                    // is stored, and the lease holder forwards from the store.
+                    // is stored, and the lease holder forwards from the
+                    // store, from a place made before the receiver starts.
                     if let Some(forward) = config.forward.take() {
-                        relaying = Some(Relaying::start_postgres(store.clone(), forward));
+                        relaying = Some(Relaying::start_postgres(store.clone(), forward).await?);
                     }
                     config.store = Some(store.into());
                 }

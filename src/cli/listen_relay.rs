@@ -53,8 +53,17 @@ impl Relaying {
 
     /// Starts taking part in the forwarding lease on the PostgreSQL
     /// `store`: this replica relays while it holds it
-    /// ([`super::listen_pg_relay`]).
-    pub(super) fn start_postgres(store: PgStore, forward: Arc<Forward>) -> Relaying {
+    /// ([`super::listen_pg_relay`]). First, before anything is received,
+    /// the app gets a place at the newest event if it has none, so what
+    /// this replica files before the lease is taken is forwarded.
+    pub(super) async fn start_postgres(
+        store: PgStore,
+        forward: Arc<Forward>,
+    ) -> color_eyre::Result<Relaying> {
+        let key = forward.routes().key();
+        store
+            .relay_place_if_none(&key, earshot_core::store::now_ms())
+            .await?;
         let (send, notes) = mpsc::channel(NOTES);
         let holder = super::listen_lease::holder_name();
         let forwarding = PgForwarding::start(store, forward, holder, send);
@@ -62,10 +71,10 @@ impl Relaying {
             "forwarding stored events to your app in the order stored, from one replica at a \
              time; while the app is down or refuses one, they wait in the store"
         );
-        Relaying {
+        Ok(Relaying {
             running: Running::Postgres(forwarding),
             notes,
-        }
+        })
     }
 
     /// Stops relaying (and gives the forwarding lease up).

@@ -6,7 +6,9 @@
 //! and committed after they were forwarded is forwarded at its commit,
 //! not skipped; the forwarder killed with SIGKILL, the other takes the
 //! lease over and forwards what was filed meanwhile, from where the dead
-//! one stopped, nothing twice.
+//! one stopped, nothing twice. A replica that starts while a dead
+//! forwarder's lease has not lapsed yet forwards, once it takes it, what
+//! it filed meanwhile (the app's place is made before it receives).
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -220,4 +222,43 @@ async fn two_replicas_forward_every_event_once_in_filing_order_and_the_other_tak
     tokio::time::sleep(Duration::from_millis(800)).await;
     expected.extend(meanwhile);
     assert_eq!(taken(&log), expected, "nothing lost, nothing twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_replica_files_before_it_can_take_the_forwarding_lease_is_forwarded_once_it_does() {
+    let cluster = PgCluster::start().expect("a throwaway PostgreSQL cluster");
+    cluster.create_database("observers").expect("database made");
+    let store = cluster.url("observers");
+    let log: Arc<Mutex<Vec<Taken>>> = Arc::default();
+    let app = serve_app(log.clone()).await;
+    let migrated = crate::common::cli::run(
+        crate::common::cli::earshot()
+            .args(["store", "migrate", "--store", &store])
+            .env("PGPASSWORD", cluster.password()),
+    )
+    .await;
+    assert!(migrated.status.success(), "{migrated:?}");
+    // A forwarder elsewhere holds the lease and dies: its row lapses in 6 s.
+    cluster
+        .psql(
+            "observers",
+            &format!(
+                "INSERT INTO earshot.leases (name, holder, expires_at, since) \
+                 VALUES ('forward:{app}', 'elsewhere:1', now() + interval '6 seconds', now())"
+            ),
+        )
+        .expect("a lease held elsewhere");
+
+    let (_replica, url, said) = postgres_observer(&cluster, &store, &["--forward-to", &app]);
+    let (line, before) = line_with(&said, "forwarding lease", Duration::from_secs(15));
+    let line = line.unwrap_or_else(|| panic!("the forwarding lease is said: {before:?}"));
+    assert!(line.contains("elsewhere:1 holds it"), "{line}");
+    // Filed while it cannot forward: forwarded once it can.
+    let before_lease = ids("before-lease", 0..5);
+    send(&[url.as_str()], &before_lease).await;
+    let (line, before) = line_with(&said, "holds the forwarding lease", TAKEOVER_WITHIN);
+    line.unwrap_or_else(|| panic!("taken once lapsed: {before:?}"));
+    until_taken(&log, &before_lease, Duration::from_secs(10)).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(taken(&log), before_lease, "each once, in the order filed");
 }

@@ -103,6 +103,20 @@ SELECT $1, e.event_id, e.occurred_ms, e.filed_xid FROM earshot.events AS e, s
 WHERE e.filed_xid IS NOT NULL AND e.filed_xid >= s.x
 ON CONFLICT DO NOTHING";
 
+/// A place at the newest event for `$1` unless it has one (then nothing:
+/// the keys go in only with a place made here).
+const PLACE_IF_NONE: &str = "
+WITH s AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS x),
+cursor AS (
+    INSERT INTO earshot.relay_cursors (app, from_xid, at_ms)
+    SELECT $1, x, $2 FROM s
+    ON CONFLICT (app) DO NOTHING
+    RETURNING from_xid)
+INSERT INTO earshot.relay_sent (app, event_id, occurred_ms, filed_xid)
+SELECT $1, e.event_id, e.occurred_ms, e.filed_xid FROM earshot.events AS e, cursor
+WHERE e.filed_xid IS NOT NULL AND e.filed_xid >= cursor.from_xid
+ON CONFLICT DO NOTHING";
+
 const FORGET_SENT: &str = "DELETE FROM earshot.relay_sent WHERE app = $1";
 
 const SNAPSHOT_XMIN: &str = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
@@ -172,6 +186,18 @@ impl PgStore {
             })
         })
         .await
+    }
+
+    /// Gives `app` a place at the newest event unless it has one: called
+    /// by every replica that forwards before it receives anything, so the
+    /// events it files before it (or any replica) takes the forwarding
+    /// lease come after the place (a place starting at the holder's first
+    /// read would leave them behind). Not fenced: it writes only where
+    /// there is no place, once.
+    pub async fn relay_place_if_none(&self, app: &str, now_ms: i64) -> Result<(), PgError> {
+        let client = self.client().await?;
+        client.execute(PLACE_IF_NONE, &[&app, &now_ms]).await?;
+        Ok(())
     }
 
     /// Up to `limit` events `app` has not taken, filed at or after
