@@ -182,7 +182,7 @@ pub(crate) async fn run(
                     return Ok(ExitCode::from(2));
                 }
             };
-            match listen_postgres::open(&url, &args, retention).await {
+            match listen_postgres::open(&url, retention).await {
                 Ok(store) => {
                     // Every replica started with --sweep shows the store's
                     // sweep figures, silence and subscription figures,
@@ -200,6 +200,12 @@ pub(crate) async fn run(
                         retention_figures.clone(),
                         sweep,
                     ));
+                    // As on a file: the platform is answered once an event
+                    // is stored, and the lease holder forwards from the
+                    // store, from a place made before the receiver starts.
+                    if let Some(forward) = config.forward.take() {
+                        relaying = Some(Relaying::start_postgres(store.clone(), forward).await?);
+                    }
                     config.store = Some(store.into());
                 }
                 Err(Refused::Usage(message)) => {
@@ -295,7 +301,9 @@ pub(crate) async fn run(
             }
         }
     };
-    drop(relaying);
+    if let Some(relaying) = relaying {
+        relaying.stop().await;
+    }
     listener.stop().await;
     observing.stop().await;
     if let Some(maintenance) = maintenance {

@@ -6,12 +6,11 @@
 //! retention runs on the replica holding the maintenance lease:
 //! `listen_lease`, and so does the sweep, `listen_pg_sweep`). `/healthz`
 //! and `/metrics` probe and read the store as on a file
-//! (`observer_args`); forwarding from the store is refused (exit 2), since
-//! skipping it would leave the app without its events.
+//! (`observer_args`). Forwarding from the store runs on the replica
+//! holding the forwarding lease (`listen_pg_relay`).
 
 use std::path::PathBuf;
 
-use super::listen::ListenArgs;
 use earshot_core::store::postgres::{PasswordSources, PgError, PgStore, PgTarget};
 use earshot_core::store::retention::Period;
 
@@ -34,18 +33,8 @@ pub(crate) fn store_file_or_url(text: &str) -> Result<PathBuf, String> {
 
 /// Connects to the store at `url` for `listen`; `retention` is the
 /// period asked for, if any (run by the maintenance replica).
-pub(super) async fn open(
-    url: &str,
-    args: &ListenArgs,
-    retention: Option<Period>,
-) -> Result<PgStore, Refused> {
+pub(super) async fn open(url: &str, retention: Option<Period>) -> Result<PgStore, Refused> {
     let target = PgTarget::parse(url).map_err(|error| Refused::Usage(error.to_string()))?;
-    if args.forward_to.is_some() || !args.forward_by_type.is_empty() {
-        return Err(Refused::Usage(format!(
-            "forwarding from a PostgreSQL store (--forward-to, --forward) is not built yet; \
-             {target} was not touched"
-        )));
-    }
     let store = PgStore::connect(target, &PasswordSources::from_env())
         .await
         .map_err(Refused::Store)?;

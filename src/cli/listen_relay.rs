@@ -2,7 +2,9 @@
 //! to the app ([`earshot_core::receiver::relay`]) and what it prints: a
 //! line on stdout for each event the app took (with `--json`, a JSON
 //! line), and on stderr when the app stops taking events (the queue and
-//! since when) and when it takes them again.
+//! since when) and when it takes them again. On a PostgreSQL store the
+//! relay runs on the replica holding the forwarding lease
+//! ([`super::listen_pg_relay`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,15 +15,24 @@ use earshot_core::receiver::listen::Forward;
 use earshot_core::receiver::relay::{Relay, RelayNote, RelayedEvent};
 use tokio::sync::mpsc;
 
+use earshot_core::store::postgres::PgStore;
+
 use super::bounded_stdout::BoundedStdout;
+use super::listen_pg_relay::PgForwarding;
 
 /// Notes that may wait for the printer.
 const NOTES: usize = 256;
 
-/// A running relay and its notes.
+/// A running relay (on a file) or the forwarding lease's relay (on
+/// PostgreSQL), and its notes.
 pub(super) struct Relaying {
-    _relay: Relay,
+    running: Running,
     notes: mpsc::Receiver<RelayNote>,
+}
+
+enum Running {
+    File(Relay),
+    Postgres(PgForwarding),
 }
 
 impl Relaying {
@@ -35,9 +46,43 @@ impl Relaying {
              refuses one, they wait in the store"
         );
         Ok(Relaying {
-            _relay: relay,
+            running: Running::File(relay),
             notes,
         })
+    }
+
+    /// Starts taking part in the forwarding lease on the PostgreSQL
+    /// `store`: this replica relays while it holds it
+    /// ([`super::listen_pg_relay`]). First, before anything is received,
+    /// the app gets a place at the newest event if it has none, so what
+    /// this replica files before the lease is taken is forwarded.
+    pub(super) async fn start_postgres(
+        store: PgStore,
+        forward: Arc<Forward>,
+    ) -> color_eyre::Result<Relaying> {
+        let key = forward.routes().key();
+        store
+            .relay_place_if_none(&key, earshot_core::store::now_ms())
+            .await?;
+        let (send, notes) = mpsc::channel(NOTES);
+        let holder = super::listen_lease::holder_name();
+        let forwarding = PgForwarding::start(store, forward, holder, send);
+        eprintln!(
+            "forwarding stored events to your app in the order stored, from one replica at a \
+             time; while the app is down or refuses one, they wait in the store"
+        );
+        Ok(Relaying {
+            running: Running::Postgres(forwarding),
+            notes,
+        })
+    }
+
+    /// Stops relaying (and gives the forwarding lease up).
+    pub(super) async fn stop(self) {
+        match self.running {
+            Running::File(relay) => drop(relay),
+            Running::Postgres(forwarding) => forwarding.stop().await,
+        }
     }
 
     /// The next note; never, without a relay.

@@ -25,6 +25,7 @@ pub(crate) mod incidents;
 pub(crate) mod jobs;
 pub(crate) mod listen;
 mod listen_lease;
+mod listen_pg_relay;
 mod listen_pg_retention;
 mod listen_pg_sweep;
 mod listen_postgres;

@@ -41,6 +41,8 @@ mod postgres_listen_sweep;
 mod postgres_observer_health;
 mod postgres_observer_replicas;
 mod postgres_received;
+mod postgres_relay;
+mod postgres_relay_copy;
 mod postgres_retention;
 mod postgres_rotate;
 mod postgres_store;

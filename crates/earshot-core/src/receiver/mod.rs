@@ -12,4 +12,5 @@ pub mod check;
 mod fields;
 pub mod listen;
 pub mod relay;
+mod relay_source;
 pub mod watch;

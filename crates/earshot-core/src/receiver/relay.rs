@@ -12,6 +12,12 @@
 //! takes, so a restart (or a kill) resumes there; an event the app took
 //! just before a kill, before its cursor was kept, is sent once more (the
 //! app deduplicates by `event_id`, as it must for the platform too).
+//!
+//! On a PostgreSQL store the replicas share, one relay per app runs, on
+//! the replica holding the forwarding lease, and reads what every replica
+//! filed in the order of the filing transactions
+//! ([`crate::store::postgres::relay`], read through
+//! [`super::relay_source`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +28,8 @@ use axum::http::{HeaderMap, HeaderValue};
 use tokio::sync::{mpsc, watch};
 
 use super::listen::{Forward, Forwarded};
+use super::relay_source::{NotKept, PgSource, Source};
+use crate::store::postgres::{Fence, PgError, PgStore};
 use crate::store::relay::{self, Pending};
 use crate::store::{Store, StoreError, now_ms};
 
@@ -39,7 +47,8 @@ const BATCH: usize = 64;
 /// An event as the relay tells of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RelayedEvent {
-    pub seq: i64,
+    /// Its row id on SQLite; none on PostgreSQL.
+    pub seq: Option<i64>,
     pub event_id: String,
     pub event: String,
     pub session_id: String,
@@ -76,6 +85,7 @@ pub enum RelayNote {
 pub struct Relay {
     stop: watch::Sender<bool>,
     thread: Option<JoinHandle<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -102,22 +112,91 @@ impl Relay {
             .build()
             .map_err(StoreError::Thread)?;
         let mut run = Run {
-            store,
-            key,
+            source: Source::Sqlite { store, key, cursor },
             forward,
             notes,
             stopped,
-            cursor,
             stall: None,
         };
         let thread = std::thread::Builder::new()
             .name("earshot-relay".into())
-            .spawn(move || runtime.block_on(run.relay()))
+            .spawn(move || {
+                runtime.block_on(run.relay());
+            })
             .map_err(StoreError::Thread)?;
         Ok(Relay {
             stop,
             thread: Some(thread),
+            task: None,
         })
+    }
+
+    /// Starts passing on what any replica files into the PostgreSQL
+    /// `store` after the place kept under `key`, while `fence` (the
+    /// forwarding lease) is held: every write of the place is fenced by
+    /// it, and when one finds the lease taken by another replica this
+    /// relay sends nothing more until it holds it again (its caller stops
+    /// it when the lease keeper says so). A task on the current runtime.
+    pub fn start_postgres(
+        store: PgStore,
+        key: String,
+        fence: Fence,
+        forward: Arc<Forward>,
+        notes: mpsc::Sender<RelayNote>,
+    ) -> Relay {
+        let (stop, stopped) = watch::channel(false);
+        let task = tokio::spawn(relay_postgres(store, key, fence, forward, notes, stopped));
+        Relay {
+            stop,
+            thread: None,
+            task: Some(task),
+        }
+    }
+}
+
+/// The PostgreSQL relay's loop: resume under the lease (tried again
+/// every [`MAX_PAUSE`] while another replica holds it), pass events on
+/// until the lease is found lost, and again.
+async fn relay_postgres(
+    store: PgStore,
+    key: String,
+    fence: Fence,
+    forward: Arc<Forward>,
+    notes: mpsc::Sender<RelayNote>,
+    stopped: watch::Receiver<bool>,
+) {
+    loop {
+        match store.relay_resume(&fence, &key, now_ms()).await {
+            Ok(place) => {
+                let mut run = Run {
+                    source: Source::Postgres(PgSource {
+                        store: store.clone(),
+                        key: key.clone(),
+                        fence: fence.clone(),
+                        place,
+                        horizon: None,
+                        kept_since: true,
+                    }),
+                    forward: forward.clone(),
+                    notes: notes.clone(),
+                    stopped: stopped.clone(),
+                    stall: None,
+                };
+                if run.relay().await == Ended::Stopped {
+                    return;
+                }
+            }
+            Err(PgError::LeaseLost { .. }) => {}
+            Err(error) => {
+                let note = RelayNote::StoreFailed(error.to_string());
+                let _ = notes.send(note).await;
+            }
+        }
+        let mut stopped = stopped.clone();
+        tokio::select! {
+            () = tokio::time::sleep(MAX_PAUSE) => {}
+            _ = stopped.wait_for(|stop| *stop) => return,
+        }
     }
 }
 
@@ -127,7 +206,19 @@ impl Drop for Relay {
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
     }
+}
+
+/// Why a relay's loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ended {
+    /// The relay was stopped.
+    Stopped,
+    /// Another replica holds the forwarding lease now.
+    LeaseLost,
 }
 
 /// A stall in progress: since when, why, and when it was last said.
@@ -138,44 +229,47 @@ struct Stall {
 }
 
 struct Run {
-    store: Store,
-    key: String,
+    source: Source,
     forward: Arc<Forward>,
     notes: mpsc::Sender<RelayNote>,
     stopped: watch::Receiver<bool>,
-    cursor: i64,
     stall: Option<Stall>,
 }
 
 impl Run {
-    async fn relay(&mut self) {
-        match relay::waiting(&self.store, self.cursor) {
+    async fn relay(&mut self) -> Ended {
+        match self.source.waiting().await {
             Ok(0) => {}
             Ok(queued) => self.note(RelayNote::Resuming { queued }).await,
-            Err(error) => self.note(RelayNote::StoreFailed(error.to_string())).await,
+            Err(error) => self.note(RelayNote::StoreFailed(error)).await,
         }
         loop {
-            let pending = match relay::after(&self.store, self.cursor, BATCH) {
+            let pending = match self.source.next(BATCH).await {
                 Ok(pending) => pending,
-                Err(error) => {
-                    self.note(RelayNote::StoreFailed(error.to_string())).await;
-                    Vec::new()
+                Err(NotKept::LeaseLost) => return Ended::LeaseLost,
+                Err(NotKept::Failed(error)) => {
+                    // Said once a pause, not once a poll, while it lasts.
+                    self.note(RelayNote::StoreFailed(error)).await;
+                    if !self.pause(MAX_PAUSE).await {
+                        return Ended::Stopped;
+                    }
+                    continue;
                 }
             };
             if pending.is_empty() && !self.pause(POLL).await {
-                return;
+                return Ended::Stopped;
             }
             for event in pending {
-                if !self.pass_on(&event).await {
-                    return;
+                if let Some(ended) = self.pass_on(&event).await {
+                    return ended;
                 }
             }
         }
     }
 
-    /// Sends `event` until the app takes it (or it has no app); false
-    /// when the relay is stopped first.
-    async fn pass_on(&mut self, pending: &Pending) -> bool {
+    /// Sends `event` until the app takes it (or it has no app); why the
+    /// relay ends when it is stopped first or the lease is lost.
+    async fn pass_on(&mut self, pending: &Pending) -> Option<Ended> {
         let event = RelayedEvent {
             seq: pending.seq,
             event_id: pending.event_id.clone(),
@@ -189,23 +283,22 @@ impl Run {
                 let mut stopped = self.stopped.clone();
                 let forwarded = tokio::select! {
                     forwarded = self.forward.send(&app, &pending.session_id, &headers, &pending.body) => forwarded,
-                    _ = stopped.wait_for(|stop| *stop) => return false,
+                    _ = stopped.wait_for(|stop| *stop) => return Some(Ended::Stopped),
                 };
                 if forwarded.taken() {
                     self.resumed().await;
-                    self.keep_cursor(pending.seq).await;
+                    let kept = self.keep_cursor(pending).await;
                     self.note(RelayNote::Taken { event, forwarded }).await;
-                    return true;
+                    return kept;
                 }
                 self.stalled(&event, forwarded).await;
                 if !self.pause(pause).await {
-                    return false;
+                    return Some(Ended::Stopped);
                 }
                 pause = (pause * 2).min(MAX_PAUSE);
             }
         }
-        self.keep_cursor(pending.seq).await;
-        true
+        self.keep_cursor(pending).await
     }
 
     async fn stalled(&mut self, event: &RelayedEvent, forwarded: Forwarded) {
@@ -228,7 +321,7 @@ impl Run {
                 now
             }
         };
-        let queued = relay::waiting(&self.store, self.cursor).unwrap_or(0);
+        let queued = self.source.waiting().await.unwrap_or(0);
         let note = RelayNote::Stalled {
             event: event.clone(),
             forwarded,
@@ -240,21 +333,27 @@ impl Run {
 
     async fn resumed(&mut self) {
         if let Some(stall) = self.stall.take() {
-            let queued = relay::waiting(&self.store, self.cursor).unwrap_or(0);
+            let queued = self.source.waiting().await.unwrap_or(0);
             let stalled_ms = now_ms() - stall.since_ms;
             self.note(RelayNote::Resumed { stalled_ms, queued }).await;
         }
     }
 
-    async fn keep_cursor(&mut self, seq: i64) {
-        self.cursor = seq;
-        if let Err(error) = relay::advance(&self.store, &self.key, seq, now_ms()) {
-            let note = format!("the relay's place could not be kept: {error}");
-            self.note(RelayNote::StoreFailed(note)).await;
+    /// Keeps that the app is done with `pending`; `Some` when the lease
+    /// was found lost (a failure is said, and the relay goes on).
+    async fn keep_cursor(&mut self, pending: &Pending) -> Option<Ended> {
+        match self.source.keep(pending).await {
+            Ok(()) => None,
+            Err(NotKept::LeaseLost) => Some(Ended::LeaseLost),
+            Err(NotKept::Failed(error)) => {
+                let note = format!("the relay's place could not be kept: {error}");
+                self.note(RelayNote::StoreFailed(note)).await;
+                None
+            }
         }
     }
 
-    async fn note(&self, note: RelayNote) {
+    async fn note(&mut self, note: RelayNote) {
         let _ = self.notes.send(note).await;
     }
 

@@ -23,11 +23,16 @@ pub(super) fn schema() -> String {
     .to_owned()
 }
 
-/// A filed event waiting to be passed on.
+/// A filed event waiting to be passed on (from either backend).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pending {
-    pub seq: i64,
+    /// Its sequence on SQLite (the row id); PostgreSQL has none.
+    pub seq: Option<i64>,
+    /// Its filing transaction on PostgreSQL
+    /// ([`super::postgres::relay`]); SQLite has none.
+    pub filed_xid: Option<i64>,
     pub event_id: String,
+    pub occurred_ms: i64,
     pub event: String,
     pub session_id: String,
     /// The platform's `X-SVC-Delivery-Id` of the copy that was filed.
@@ -73,15 +78,17 @@ pub fn advance(store: &Store, app: &str, seq: i64, now_ms: i64) -> rusqlite::Res
 /// Up to `limit` events filed after `seq`, oldest first.
 pub fn after(store: &Store, seq: i64, limit: usize) -> rusqlite::Result<Vec<Pending>> {
     let mut statement = store.conn.prepare_cached(
-        "SELECT rowid, event_id, event, session_id, delivery_id, body FROM events
+        "SELECT rowid, event_id, event, session_id, delivery_id, body, occurred_ms FROM events
          WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
     )?;
     let rows = statement.query_map(
         params![seq, i64::try_from(limit).unwrap_or(i64::MAX)],
         |row| {
             Ok(Pending {
-                seq: row.get(0)?,
+                seq: Some(row.get(0)?),
+                filed_xid: None,
                 event_id: row.get(1)?,
+                occurred_ms: row.get(6)?,
                 event: row.get(2)?,
                 session_id: row.get(3)?,
                 delivery_id: row.get(4)?,
@@ -132,9 +139,10 @@ mod tests {
         let ids: Vec<_> = pending.iter().map(|p| p.event_id.as_str()).collect();
         assert_eq!(ids, ["new-1", "new-2"]);
         assert_eq!(waiting(&store, start).unwrap(), 2);
-        advance(&store, "app", pending[0].seq, 2).unwrap();
-        assert_eq!(resume(&store, "app", 3).unwrap(), pending[0].seq);
-        assert_eq!(resume(&store, "another app", 3).unwrap(), pending[1].seq);
+        let seq = |at: usize| pending[at].seq.unwrap();
+        advance(&store, "app", seq(0), 2).unwrap();
+        assert_eq!(resume(&store, "app", 3).unwrap(), seq(0));
+        assert_eq!(resume(&store, "another app", 3).unwrap(), seq(1));
     }
 
     #[test]

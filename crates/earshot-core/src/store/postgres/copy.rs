@@ -2,7 +2,8 @@
 //! PostgreSQL store, for the tables PostgreSQL holds (`events`,
 //! `sessions`, `unfiled_events`, then the sweep's tables by
 //! [`super::copy_sweep`], then incidents, changes and recover runs by
-//! [`super::copy_team`]). The source is opened read-only and
+//! [`super::copy_team`]), and after the events a forwarder's cursor,
+//! translated by [`super::copy_relay`]. The source is opened read-only and
 //! judged as every command judges a store (a newer schema or another
 //! program's file refused, a damaged page an error); nothing writes to it.
 //!
@@ -200,6 +201,10 @@ pub async fn copy(
         }
     }
     if !copied.stopped {
+        // The events are there: a forwarder's cursor can be translated.
+        let totals = super::copy_relay::copy(&mut client, &source).await?;
+        progress(&totals);
+        copied.tables.push(totals);
         for spec in copy_sweep::SPECS.iter().chain(&copy_team::SPECS) {
             let totals =
                 copy_sweep_table(&mut client, &source, spec, batch_rows, stop, progress).await?;

@@ -328,7 +328,8 @@ impl CopySource {
                 || super::copy_sweep::SPECS
                     .iter()
                     .chain(&super::copy_team::SPECS)
-                    .any(|spec| spec.table == name);
+                    .any(|spec| spec.table == name)
+                || name == super::copy_relay::TABLE;
             let derived = DERIVED.iter().any(|derived| name.starts_with(derived));
             if copied || derived {
                 continue;

@@ -13,6 +13,7 @@
 //! tokio-postgres); every call is async and returns after its commit.
 
 pub mod copy;
+mod copy_relay;
 pub mod copy_source;
 mod copy_sweep;
 mod copy_team;
@@ -25,6 +26,7 @@ mod probe;
 pub mod prune;
 mod prune_rows;
 mod received;
+pub mod relay;
 pub mod rotations;
 pub mod schema;
 pub mod sweep_figures;

@@ -46,8 +46,11 @@
 //! partition after it on a large one (see [`super::type_index`]).
 //! Version 13: `sweep_figures`, the background sweep's figures per holder
 //! that every replica's `/metrics` reads (see [`super::sweep_figures`]).
-//! Versions 14 and 15: held empty for the branches that number them
-//! (renumbered at their merge).
+//! Version 14: nothing (held for another branch's migration; renumbered
+//! when merged).
+//! Version 15: `events.filed_xid`, the filing transaction of each event,
+//! indexed, and the forwarders' places, `relay_cursors` and `relay_sent`
+//! (see [`super::relay`]).
 //! Version 16: `probes`, each replica's probe of whether it can write the
 //! store, for its `/healthz` (see [`super::probe`]).
 
@@ -99,7 +102,7 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         super::type_index::version_12(),
         super::sweep_figures::VERSION_13.to_owned(),
         HELD.to_owned(),
-        HELD.to_owned(),
+        super::relay::VERSION_15.to_owned(),
         super::probe::VERSION_16.to_owned(),
     ]
 }
