@@ -21,12 +21,20 @@ async fn connect(cluster: &PgCluster, name: &str, sources: &PasswordSources) -> 
     PgStore::connect(target, sources).await.expect("connects")
 }
 
-/// Event `index` received `ago_ms` before now, on a day `back` days ago.
+/// Event `index` received `ago_ms` before now. It occurred then too, or,
+/// with `back` > 0, `ago_ms` before noon (UTC) of the day `back` days ago:
+/// on that day whatever the hour now (before 05:00 UTC, `ago_ms` back from
+/// now would reach the day before it).
 fn received(index: usize, ago_ms: i64, back: i64) -> ObservedEvent {
     let now = earshot_core::store::now_ms();
+    let occurred = if back == 0 {
+        now - ago_ms
+    } else {
+        (now - back * DAY_MS).div_euclid(DAY_MS) * DAY_MS + DAY_MS / 2 - ago_ms
+    };
     ObservedEvent {
         received_ms: now - ago_ms,
-        ..event(index, now - back * DAY_MS - ago_ms)
+        ..event(index, occurred)
     }
 }
 
