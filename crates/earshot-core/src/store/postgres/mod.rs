@@ -19,6 +19,8 @@ mod counts;
 pub mod days;
 mod filing;
 pub mod leases;
+pub mod outcome_keys;
+mod partition_index;
 pub mod password;
 pub mod prune;
 mod prune_rows;
@@ -27,6 +29,7 @@ pub mod rotations;
 pub mod schema;
 pub mod sweep_figures;
 pub mod target;
+pub mod text_index;
 pub mod tls;
 pub mod type_index;
 
@@ -192,9 +195,10 @@ impl PgStore {
         let tx = client.transaction().await?;
         let mut migrated = schema::migrate(&tx, &replica_name()).await?;
         tx.commit().await?;
-        // Outside the migration's transaction: a large store's type index
-        // is built concurrently, partition by partition.
+        // Outside the migration's transaction: a large store's type and
+        // text indexes are built concurrently, partition by partition.
         migrated.type_index = type_index::finish(&client).await?;
+        migrated.text_index = text_index::finish(&client).await?;
         Ok(migrated)
     }
 
