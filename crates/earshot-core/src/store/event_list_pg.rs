@@ -162,7 +162,8 @@ async fn by_outcomes(
 
 /// Adds to `found` the rows of `postgres_query_read(filter, types, ids)`
 /// that pass [`fold`] matching, in order, until it holds `limit` (an
-/// event already in it is not added again).
+/// event already in it is not added again); a statement checked here is
+/// read with a `LIMIT` first (10 × `limit`, at least 1,000).
 async fn read(
     tx: &deadpool_postgres::Transaction<'_>,
     filter: &Filter<'_>,
@@ -203,15 +204,47 @@ async fn read(
                     .any(|text| fold(text).contains(word.as_str()))
             })
     };
-    let mut seen: HashSet<(i64, String)> = found
+    let seen: HashSet<(i64, String)> = found
         .iter()
         .map(|(event, _)| (event.occurred_ms, event.event_id.clone()))
         .collect();
-    let statement = tx.prepare_cached(&query.sql).await?;
-    let portal = tx.bind(&statement, &params).await?;
+    let start = found.len();
+    if query.checked_here {
+        // A statement without LIMIT is planned for all its rows (a sort of
+        // the window for a common word); with one, newest first along the
+        // time index. SQL keeps a superset only of the rows not ASCII, so
+        // when the limited read is used up short of `limit`, it is read
+        // again whole.
+        let hint = limit.saturating_mul(10).max(1_000);
+        let limited = format!("{} LIMIT {hint}", query.sql);
+        let read = scan(tx, &limited, &params, limit, &passes, seen.clone(), found).await?;
+        if read < hint || found.len() >= limit {
+            return Ok(());
+        }
+        found.truncate(start);
+    }
+    scan(tx, &query.sql, &params, limit, &passes, seen, found).await?;
+    Ok(())
+}
+
+/// Reads `sql` through a portal in batches, adding the rows that pass and
+/// are not in `seen` to `found` until it holds `limit`; the rows read.
+async fn scan(
+    tx: &deadpool_postgres::Transaction<'_>,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    limit: usize,
+    passes: &(dyn Fn(&ListedEvent) -> bool + Sync),
+    mut seen: HashSet<(i64, String)>,
+    found: &mut Found,
+) -> Result<usize, PgError> {
+    let statement = tx.prepare_cached(sql).await?;
+    let portal = tx.bind(&statement, params).await?;
+    let mut read = 0;
     loop {
         let rows = tx.query_portal(&portal, POSTGRES_BATCH).await?;
         let last_batch = rows.len() < POSTGRES_BATCH as usize;
+        read += rows.len();
         for row in rows {
             let event = ListedEvent {
                 event_id: row.try_get(0)?,
@@ -223,12 +256,12 @@ async fn read(
             if passes(&event) && seen.insert((event.occurred_ms, event.event_id.clone())) {
                 found.push((event, row.try_get(5)?));
                 if found.len() >= limit {
-                    return Ok(());
+                    return Ok(read);
                 }
             }
         }
         if last_batch {
-            return Ok(());
+            return Ok(read);
         }
     }
 }
