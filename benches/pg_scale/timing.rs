@@ -32,7 +32,16 @@ fn cases(since_day: i64, since_hour: i64) -> Vec<Case> {
         args.extend(query.iter().map(|term| (*term).to_owned()));
         args
     };
-    let text = |column: &str| format!("strpos(lower({column} COLLATE \"C\"), 'zzqx') > 0");
+    let text =
+        |column: &str, word: &str| format!("strpos(lower({column} COLLATE \"C\"), '{word}') > 0");
+    let free_text = |word: &str| {
+        format!(
+            "{LIST} WHERE occurred_ms >= {since_day} AND ({} OR {} OR {}) {ORDER}",
+            text("event_id", word),
+            text("session_id", word),
+            text("event", word)
+        )
+    };
     vec![
         Case {
             name: "health --json --no-sweep",
@@ -102,12 +111,17 @@ fn cases(since_day: i64, since_hour: i64) -> Vec<Case> {
         Case {
             name: "events zzqx (free text, no match)",
             args: events(&["zzqx"]),
-            sql: format!(
-                "{LIST} WHERE occurred_ms >= {since_day} AND ({} OR {} OR {}) {ORDER}",
-                text("event_id"),
-                text("session_id"),
-                text("event")
-            ),
+            sql: free_text("zzqx"),
+        },
+        Case {
+            name: "events 7f3a9 (free text, rare)",
+            args: events(&["7f3a9"]),
+            sql: free_text("7f3a9"),
+        },
+        Case {
+            name: "events ended (free text, 40 %)",
+            args: events(&["ended"]),
+            sql: free_text("ended"),
         },
         Case {
             name: "incidents --json",

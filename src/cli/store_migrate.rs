@@ -17,6 +17,7 @@ use super::GlobalOptions;
 use super::history_args::open_store;
 use super::output::plain;
 use earshot_core::store::SCHEMA_VERSION;
+use earshot_core::store::postgres::text_index::TextIndex;
 use earshot_core::store::postgres::type_index::TypeIndex;
 use earshot_core::store::postgres::{PasswordSources, PgStore, PgTarget, is_postgres_url};
 
@@ -75,11 +76,16 @@ async fn postgres(url: &str, json: bool) -> color_eyre::Result<ExitCode> {
         TypeIndex::Built => "built",
         TypeIndex::Building => "building",
     };
+    let text_index = match migrated.text_index {
+        TextIndex::Built => "built",
+        TextIndex::Building => "building",
+        TextIndex::Unavailable => "unavailable",
+    };
     if json {
         println!(
             "{}",
             json!({"store": shown, "backend": "postgres", "from": migrated.from, "to": migrated.to,
-                   "type_index": type_index})
+                   "type_index": type_index, "text_index": text_index})
         );
     } else {
         if migrated.from == migrated.to {
@@ -91,6 +97,7 @@ async fn postgres(url: &str, json: bool) -> color_eyre::Result<ExitCode> {
             );
         }
         println!("{}", type_index_line(migrated.type_index));
+        println!("{}", text_index_line(migrated.text_index));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -102,6 +109,21 @@ fn type_index_line(index: TypeIndex) -> &'static str {
         TypeIndex::Building => {
             "type index (events_by_type): being built by another process, partition by \
              partition; type: tests the window's rows until it is done"
+        }
+    }
+}
+
+/// What free text reads along on the store, in one line.
+fn text_index_line(index: TextIndex) -> &'static str {
+    match index {
+        TextIndex::Built => "text index (events_by_text, pg_trgm): built; free text reads along it",
+        TextIndex::Building => {
+            "text index (events_by_text, pg_trgm): being built by another process, partition by \
+             partition; free text tests the window's rows until it is done"
+        }
+        TextIndex::Unavailable => {
+            "text index: none, pg_trgm is not installed and could not be (not on the server, or \
+             not permitted to this role); free text tests the window's rows"
         }
     }
 }

@@ -47,6 +47,7 @@ mod postgres_retention;
 mod postgres_rotate;
 mod postgres_store;
 mod postgres_sweep_metrics;
+mod postgres_text_index;
 mod postgres_type_index;
 mod retry_ends;
 mod sdk_compat;

@@ -220,7 +220,8 @@ async fn store_migrate_migrates_a_postgres_store_once_through_the_binary() {
         text(&first.stdout).trim(),
         format!(
             "migrated {url} from schema 0 to {PG_SCHEMA_VERSION}\n\
-             type index (events_by_type): built; type: reads along it"
+             type index (events_by_type): built; type: reads along it\n\
+             text index (events_by_text, pg_trgm): built; free text reads along it"
         )
     );
     let again = run(&mut migrate(&["--json"])).await;
@@ -229,6 +230,7 @@ async fn store_migrate_migrates_a_postgres_store_once_through_the_binary() {
     assert_eq!(answer["from"], PG_SCHEMA_VERSION);
     assert_eq!(answer["backend"], "postgres");
     assert_eq!(answer["type_index"], "built");
+    assert_eq!(answer["text_index"], "built");
     assert_eq!(
         count(
             &cluster,

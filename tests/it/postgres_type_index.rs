@@ -5,6 +5,7 @@
 //! and attaches each (the partition's index carries the build's own name,
 //! which the in-migration build would not give it), says so, and `events
 //! type:` then lists along it the events a type term is contained in.
+//! Version 14's text index (`text_index.rs`) is built the same way.
 
 use earshot_core::store::now_ms;
 use earshot_core::store::postgres::type_index::BUILD_IN_MIGRATION;
@@ -37,6 +38,7 @@ async fn a_large_store_gets_the_type_index_built_per_partition_after_the_migrati
             DATABASE,
             &format!(
                 "DROP INDEX earshot.events_by_type; DROP INDEX earshot.sessions_unswept;
+                 DROP INDEX earshot.events_by_text; DROP INDEX earshot.event_outcomes_unsettled;
                  DELETE FROM earshot.schema_version WHERE version >= 12;
                  INSERT INTO earshot.events
                      (event_id, event, session_id, occurred_ms, received_ms, headers, body)
@@ -60,6 +62,8 @@ async fn a_large_store_gets_the_type_index_built_per_partition_after_the_migrati
         (Some(11), Some(i64::from(PG_SCHEMA_VERSION)))
     );
     assert_eq!(answer["type_index"], "built", "{answer}");
+    // Version 14's text index the same way (`text_index.rs`).
+    assert_eq!(answer["text_index"], "built", "{answer}");
 
     let psql = |sql: &str| cluster.psql(DATABASE, sql).expect("psql");
     assert_eq!(
@@ -81,6 +85,18 @@ async fn a_large_store_gets_the_type_index_built_per_partition_after_the_migrati
     );
     assert_eq!(attached, partitions);
     assert!(attached.contains("_by_type"), "{attached}");
+    let attached_text = psql(
+        "SELECT string_agg(c.relname, ',' ORDER BY c.relname) FROM pg_inherits AS i
+         JOIN pg_class AS c ON c.oid = i.inhrelid
+         WHERE i.inhparent = 'earshot.events_by_text'::regclass",
+    );
+    assert_eq!(attached_text, partitions.replace("_by_type", "_by_text"));
+    assert_eq!(
+        psql(
+            "SELECT indisvalid FROM pg_index WHERE indexrelid = 'earshot.events_by_text'::regclass"
+        ),
+        "t"
+    );
 
     // `type:` reads the matching stored types along it: any case, contained.
     for term in ["type:transferred", "type:CALL.T"] {

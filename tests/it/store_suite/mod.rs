@@ -12,6 +12,7 @@ mod changes;
 mod event_filters;
 mod event_outcomes;
 mod filing;
+mod free_text;
 mod health;
 mod incidents;
 mod live_list;

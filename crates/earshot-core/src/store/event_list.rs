@@ -8,9 +8,8 @@ use rusqlite::types::Value;
 use rusqlite::{OptionalExtension, params, params_from_iter};
 
 use super::outcomes::{EventState, Outcome, outcome_row};
-use super::postgres::type_index::matching_types;
 use super::postgres::{PgError, PgStore};
-use super::{Store, StoreError, event_words};
+use super::{Store, event_words};
 use crate::query::fold;
 
 /// What to keep; every field set must hold.
@@ -297,10 +296,6 @@ pub(super) fn past_prefix(prefix: &str) -> String {
     past
 }
 
-/// Rows read at a time from PostgreSQL: the statement runs as a portal
-/// read in batches, so a scan stops soon after `limit` rows passed.
-const POSTGRES_BATCH: i32 = 500;
-
 /// The statement [`list_postgres`] runs and its parameters: `$1` the
 /// window's start, `$2` the low 32 bits of `after_xid` when it is set,
 /// then the texts, then `LIMIT` when nothing is checked in Rust. Each row
@@ -315,6 +310,9 @@ pub struct PgQuery {
     /// The stored types a `type:` term matches (`$2`, or `$3` on a live
     /// read), when they were read first ([`postgres_query_typed`]).
     pub types: Option<Vec<String>>,
+    /// The ids of the only events that may pass (after the types), when
+    /// they were read first ([`postgres_query_read`]).
+    pub ids: Option<Vec<String>>,
     /// Whether the rows must pass [`fold`] matching in Rust too.
     pub checked_here: bool,
 }
@@ -365,6 +363,19 @@ pub fn postgres_query(filter: &Filter<'_>) -> PgQuery {
 /// then `e.event = ANY(types)`, which the type index or the time index
 /// serves, and nothing is left to check in Rust but free text.
 pub fn postgres_query_typed(filter: &Filter<'_>, types: Option<&[String]>) -> PgQuery {
+    postgres_query_read(filter, types, None)
+}
+
+/// [`postgres_query_typed`] with the ids of the only events that may pass
+/// (the free-text index's for the words, `text_index::candidates`, or a
+/// batch of a status's outcome rows, `postgres::outcome_keys`; a
+/// superset): `e.event_id = ANY(ids)`, the key's index; every condition
+/// is still tested as without them.
+pub fn postgres_query_read(
+    filter: &Filter<'_>,
+    types: Option<&[String]>,
+    ids: Option<&[String]>,
+) -> PgQuery {
     let mut on_events = String::from("e.occurred_ms >= $1");
     let after_xid32 = filter.after_xid.map(|xid| xid.rem_euclid(XID_SPAN));
     let mut first = if after_xid32.is_some() {
@@ -381,6 +392,10 @@ pub fn postgres_query_typed(filter: &Filter<'_>, types: Option<&[String]>) -> Pg
         on_events.push_str(&format!(
             " AND e.event COLLATE \"C\" = ANY(${first}::text[])"
         ));
+        first += 1;
+    }
+    if ids.is_some() {
+        on_events.push_str(&format!(" AND e.event_id = ANY(${first}::text[])"));
         first += 1;
     }
     let mut texts: Vec<String> = Vec::new();
@@ -445,6 +460,7 @@ pub fn postgres_query_typed(filter: &Filter<'_>, types: Option<&[String]>) -> Pg
         after_xid32,
         texts,
         types: types.map(<[String]>::to_vec),
+        ids: ids.map(<[String]>::to_vec),
         checked_here,
     }
 }
@@ -495,106 +511,8 @@ pub fn postgres_lacks(filter: &Filter<'_>) -> Option<String> {
     })
 }
 
-/// [`list`] on a PostgreSQL store: the same events in the same order,
-/// by the statement [`postgres_query`] builds, read in batches of
-/// [`POSTGRES_BATCH`] until `limit` pass (each checked with [`fold`] when
-/// there is text to match). A type is read as the stored types it
-/// matches once the type index is built ([`postgres_query_typed`]); free
-/// text has no index: the words are tested on the window's rows newest
-/// first (`docs/postgres.md`). A filter [`postgres_lacks`] is refused.
-pub async fn list_postgres(
-    store: &PgStore,
-    filter: &Filter<'_>,
-    limit: usize,
-) -> Result<Vec<ListedEvent>, StoreError> {
-    if let Some(why) = postgres_lacks(filter) {
-        return Err(StoreError::NotOnPostgres(why));
-    }
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let read = async {
-        let mut client = store.client().await?;
-        let tx = client.build_transaction().read_only(true).start().await?;
-        let found = scan_postgres(&tx, filter, limit).await?;
-        tx.commit().await?;
-        Ok::<_, PgError>(found)
-    };
-    Ok(read.await?.into_iter().map(|(event, _)| event).collect())
-}
-
-/// The rows of [`postgres_query`] for `filter` that pass [`fold`]
-/// matching, newest first, at most `limit`, each with its `xmin` (32
-/// bits), read in `tx` through a portal. `filter` is not checked with
-/// [`postgres_lacks`] here: the caller did.
-pub(super) async fn scan_postgres(
-    tx: &deadpool_postgres::Transaction<'_>,
-    filter: &Filter<'_>,
-    limit: usize,
-) -> Result<Vec<(ListedEvent, i64)>, PgError> {
-    let types = match filter.event_type {
-        Some(typed) => matching_types(tx, filter.since_ms, typed).await?,
-        None => None,
-    };
-    if types.as_ref().is_some_and(Vec::is_empty) {
-        // No stored type matches: nothing to read.
-        return Ok(Vec::new());
-    }
-    let query = postgres_query_typed(filter, types.as_deref());
-    let limit_value = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&filter.since_ms];
-    if let Some(xid32) = &query.after_xid32 {
-        params.push(xid32);
-    }
-    if let Some(types) = &query.types {
-        params.push(types);
-    }
-    params.extend(
-        query
-            .texts
-            .iter()
-            .map(|text| text as &(dyn tokio_postgres::types::ToSql + Sync)),
-    );
-    if !query.checked_here {
-        params.push(&limit_value);
-    }
-    let wanted_type = filter.event_type.map(fold);
-    let passes = |event: &ListedEvent| {
-        wanted_type
-            .as_deref()
-            .is_none_or(|wanted| fold(&event.event).contains(wanted))
-            && filter.words.iter().all(|word| {
-                [&event.event_id, &event.session_id, &event.event]
-                    .iter()
-                    .any(|text| fold(text).contains(word.as_str()))
-            })
-    };
-    let statement = tx.prepare_cached(&query.sql).await?;
-    let portal = tx.bind(&statement, &params).await?;
-    let mut found = Vec::new();
-    loop {
-        let rows = tx.query_portal(&portal, POSTGRES_BATCH).await?;
-        let last_batch = rows.len() < POSTGRES_BATCH as usize;
-        for row in rows {
-            let event = ListedEvent {
-                event_id: row.try_get(0)?,
-                event: row.try_get(1)?,
-                session_id: row.try_get(2)?,
-                occurred_ms: row.try_get(3)?,
-                received_ms: row.try_get(4)?,
-            };
-            if passes(&event) {
-                found.push((event, row.try_get(5)?));
-                if found.len() == limit {
-                    return Ok(found);
-                }
-            }
-        }
-        if last_batch {
-            return Ok(found);
-        }
-    }
-}
+pub use super::event_list_pg::list_postgres;
+pub(super) use super::event_list_pg::scan_postgres;
 
 /// `[name, value]` pairs in arrival order.
 pub type Headers = Vec<(String, String)>;

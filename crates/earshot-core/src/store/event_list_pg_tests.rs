@@ -3,7 +3,7 @@
 //! arms, and what `postgres_lacks` refuses.
 
 use super::event_list::{
-    Filter, past_prefix, postgres_lacks, postgres_query, postgres_query_typed,
+    Filter, past_prefix, postgres_lacks, postgres_query, postgres_query_read, postgres_query_typed,
 };
 use super::outcomes::EventState;
 
@@ -151,4 +151,62 @@ fn a_type_read_first_is_an_array_parameter_and_leaves_nothing_to_fold() {
         "{}",
         tested.sql
     );
+}
+
+#[test]
+fn ids_read_first_follow_the_types_and_every_condition_is_still_tested() {
+    let words = vec!["7f3a".to_owned()];
+    let filter = Filter {
+        event_type: Some("call"),
+        words: &words,
+        ..Filter::default()
+    };
+    let types = ["call.ended".to_owned()];
+    let ids = ["evt-1".to_owned(), "evt-2".to_owned()];
+    let query = postgres_query_read(&filter, Some(&types), Some(&ids));
+    assert!(
+        query
+            .sql
+            .contains("e.event COLLATE \"C\" = ANY($2::text[])")
+            && query.sql.contains("e.event_id = ANY($3::text[])"),
+        "{}",
+        query.sql
+    );
+    assert_eq!(query.ids.as_deref(), Some(&ids[..]));
+    // The word is still tested in SQL and in Rust.
+    assert_eq!(query.texts, ["7f3a".to_owned()]);
+    assert!(
+        query.sql.contains("strpos(lower(e.event_id "),
+        "{}",
+        query.sql
+    );
+    assert!(query.checked_here && !query.sql.contains("LIMIT"));
+    // A batch of a status's events, nothing to fold: limited in SQL.
+    let missed = Filter {
+        state: Some(EventState::Missed),
+        ..Filter::default()
+    };
+    let query = postgres_query_read(&missed, None, Some(&ids));
+    assert!(query.sql.contains("e.event_id = ANY($2::text[])"));
+    assert!(query.sql.contains("o.state = $3") && query.sql.ends_with("LIMIT $4"));
+}
+
+#[test]
+fn the_text_index_is_read_for_words_with_a_trigram_their_wildcards_escaped() {
+    use super::postgres::text_index::{MARKER, candidates_query, contained, folded, indexable};
+    assert!(indexable("abc") && indexable("x-7f3") && indexable("ses-1abc"));
+    assert!(!indexable("ab") && !indexable("a-b-c") && !indexable("ü-ö-ä") && !indexable("%_%"));
+    assert_eq!(contained("100%_off"), "%100\\%\\_off%");
+    assert_eq!(contained("a\\b"), "%a\\\\b%");
+    let sql = candidates_query(2);
+    let text = folded("e.");
+    assert!(
+        sql.contains(&format!(
+            "(({text} LIKE $2 AND {text} LIKE $3) OR {text} LIKE '%{MARKER}%')"
+        )),
+        "{sql}"
+    );
+    assert!(sql.ends_with("LIMIT $4"), "{sql}");
+    // The index's text is the query's, columns unqualified.
+    assert_eq!(folded("e.").replace("e.", ""), folded(""));
 }

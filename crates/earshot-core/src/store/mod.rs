@@ -24,6 +24,7 @@ pub mod deliveries;
 pub mod erase_keys;
 mod event_key;
 pub mod event_list;
+mod event_list_pg;
 pub mod event_words;
 pub mod events;
 pub mod forget;

@@ -21,6 +21,8 @@ mod counts;
 pub mod days;
 mod filing;
 pub mod leases;
+pub mod outcome_keys;
+mod partition_index;
 pub mod password;
 mod probe;
 pub mod prune;
@@ -31,6 +33,7 @@ pub mod rotations;
 pub mod schema;
 pub mod sweep_figures;
 pub mod target;
+pub mod text_index;
 pub mod tls;
 pub mod type_index;
 
@@ -196,9 +199,10 @@ impl PgStore {
         let tx = client.transaction().await?;
         let mut migrated = schema::migrate(&tx, &replica_name()).await?;
         tx.commit().await?;
-        // Outside the migration's transaction: a large store's type index
-        // is built concurrently, partition by partition.
+        // Outside the migration's transaction: a large store's type and
+        // text indexes are built concurrently, partition by partition.
         migrated.type_index = type_index::finish(&client).await?;
+        migrated.text_index = text_index::finish(&client).await?;
         Ok(migrated)
     }
 

@@ -46,8 +46,11 @@
 //! partition after it on a large one (see [`super::type_index`]).
 //! Version 13: `sweep_figures`, the background sweep's figures per holder
 //! that every replica's `/metrics` reads (see [`super::sweep_figures`]).
-//! Version 14: nothing (held for another branch's migration; renumbered
-//! when merged).
+//! Version 14: `pg_trgm` when it can be had and `events_by_text`, the
+//! trigram index free text finds its events along, built as version 12's
+//! (see [`super::text_index`]); without the extension, no index. With
+//! it `event_outcomes_unsettled`, the rows not delivered by state and
+//! time, which `status:missed` reads (see [`super::outcome_keys`]).
 //! Version 15: `events.filed_xid`, the filing transaction of each event,
 //! indexed, and the forwarders' places, `relay_cursors` and `relay_sent`
 //! (see [`super::relay`]).
@@ -83,6 +86,9 @@ pub(crate) mod lock {
     /// Building `events_by_type` on each partition, concurrently, after
     /// the migration (`type_index.rs`): one process at a time.
     pub(crate) const TYPE_INDEX: i32 = 6;
+    /// Building `events_by_text` on each partition, likewise
+    /// (`text_index.rs`).
+    pub(crate) const TEXT_INDEX: i32 = 7;
 }
 
 /// Migration `i` brings the database from version `i` to `i + 1`.
@@ -101,14 +107,15 @@ fn migrations() -> [String; PG_SCHEMA_VERSION as usize] {
         super::received::VERSION_11.to_owned(),
         super::type_index::version_12(),
         super::sweep_figures::VERSION_13.to_owned(),
-        HELD.to_owned(),
+        format!(
+            "{}{}",
+            super::text_index::version_14(),
+            super::outcome_keys::VERSION_14
+        ),
         super::relay::VERSION_15.to_owned(),
         super::probe::VERSION_16.to_owned(),
     ]
 }
-
-/// A version held for another branch: nothing to do.
-const HELD: &str = "SELECT 1";
 
 const VERSION_1: &str = "
 CREATE TABLE earshot.events (
@@ -295,6 +302,9 @@ pub struct Migrated {
     /// [`super::type_index::finish`]); `Building` until the migration's
     /// caller finished it.
     pub type_index: super::type_index::TypeIndex,
+    /// Whether the free-text index serves reads, likewise (see
+    /// [`super::text_index::finish`]), or cannot be had.
+    pub text_index: super::text_index::TextIndex,
 }
 
 /// Brings the database to [`PG_SCHEMA_VERSION`] under the migration lock,
@@ -337,6 +347,7 @@ pub(crate) async fn migrate(tx: &Transaction<'_>, by: &str) -> Result<Migrated, 
         from,
         to: PG_SCHEMA_VERSION,
         type_index: super::type_index::TypeIndex::Building,
+        text_index: super::text_index::TextIndex::Building,
     })
 }
 

@@ -26,7 +26,8 @@
 use tokio_postgres::Client;
 
 use super::PgError;
-use super::schema::{LOCK_CLASS, lock};
+use super::partition_index::{Build, PartitionedIndex};
+use super::schema::lock;
 use crate::query::fold;
 
 /// Events a store may hold for the index to be built in the migration's
@@ -39,7 +40,7 @@ pub const BUILD_IN_MIGRATION: i64 = 100_000;
 /// (`event_list::UNSWEPT_SESSIONS`; `sessions` is one row a session, built
 /// in the transaction).
 pub(super) fn version_12() -> String {
-    let columns = "(event COLLATE \"C\", occurred_ms, event_id COLLATE \"C\")";
+    let columns = INDEX.body;
     format!(
         "
 DO $v12$
@@ -59,19 +60,12 @@ CREATE INDEX sessions_unswept ON earshot.sessions (session_id)
     )
 }
 
-/// Whether the index serves reads: built on every partition.
-const VALID: &str = "
-SELECT coalesce((SELECT indisvalid FROM pg_index
-                 WHERE indexrelid = to_regclass('earshot.events_by_type')), false)";
-
-/// The partitions of `events` whose index is not attached yet.
-const MISSING: &str = "
-SELECT c.relname::text FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
-WHERE i.inhparent = 'earshot.events'::regclass
-  AND NOT EXISTS (
-      SELECT 1 FROM pg_inherits AS ii JOIN pg_index AS x ON x.indexrelid = ii.inhrelid
-      WHERE ii.inhparent = 'earshot.events_by_type'::regclass AND x.indrelid = c.oid)
-ORDER BY c.relname";
+/// The index, built per partition on a large store (`partition_index.rs`).
+const INDEX: PartitionedIndex<'static> = PartitionedIndex {
+    name: "events_by_type",
+    body: "(event COLLATE \"C\", occurred_ms, event_id COLLATE \"C\")",
+    lock: lock::TYPE_INDEX,
+};
 
 /// How the index stands after [`finish`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,61 +82,10 @@ pub enum TypeIndex {
 /// unless it is valid already or another process holds the build's lock.
 /// `client` must not be in a transaction.
 pub async fn finish(client: &Client) -> Result<TypeIndex, PgError> {
-    if client.query_one(VALID, &[]).await?.try_get::<_, bool>(0)? {
-        return Ok(TypeIndex::Built);
-    }
-    let row = client
-        .query_one(
-            "SELECT pg_try_advisory_lock($1, $2)",
-            &[&LOCK_CLASS, &lock::TYPE_INDEX],
-        )
-        .await?;
-    if !row.try_get::<_, bool>(0)? {
-        return Ok(TypeIndex::Building);
-    }
-    let built = build_missing(client).await;
-    client
-        .execute(
-            "SELECT pg_advisory_unlock($1, $2)",
-            &[&LOCK_CLASS, &lock::TYPE_INDEX],
-        )
-        .await?;
-    built?;
-    Ok(TypeIndex::Built)
-}
-
-/// Each missing partition's index: made (a leftover of a build cut
-/// midway, invalid and unattached, dropped first) and attached.
-async fn build_missing(client: &Client) -> Result<(), PgError> {
-    let partitions: Vec<String> = client
-        .query(MISSING, &[])
-        .await?
-        .iter()
-        .map(|row| row.try_get(0))
-        .collect::<Result<_, _>>()?;
-    for partition in partitions {
-        // Names come from the catalog and are `events_dYYYYMMDD`; quoted
-        // all the same.
-        let index = format!("\"{}_by_type\"", partition.replace('"', ""));
-        let table = format!("\"{}\"", partition.replace('"', ""));
-        client
-            .batch_execute(&format!(
-                "DROP INDEX CONCURRENTLY IF EXISTS earshot.{index}"
-            ))
-            .await?;
-        client
-            .batch_execute(&format!(
-                "CREATE INDEX CONCURRENTLY {index} ON earshot.{table}
-                     (event COLLATE \"C\", occurred_ms, event_id COLLATE \"C\")"
-            ))
-            .await?;
-        client
-            .batch_execute(&format!(
-                "ALTER INDEX earshot.events_by_type ATTACH PARTITION earshot.{index}"
-            ))
-            .await?;
-    }
-    Ok(())
+    Ok(match INDEX.finish(client).await? {
+        Build::Built => TypeIndex::Built,
+        Build::Building => TypeIndex::Building,
+    })
 }
 
 /// The distinct types of the events since `since_ms`, one seek of the
@@ -164,7 +107,7 @@ pub async fn matching_types(
     since_ms: i64,
     typed: &str,
 ) -> Result<Option<Vec<String>>, PgError> {
-    if !tx.query_one(VALID, &[]).await?.try_get::<_, bool>(0)? {
+    if !INDEX.is_valid(&**tx).await? {
         return Ok(None);
     }
     let wanted = fold(typed);
