@@ -55,7 +55,8 @@ async fn serve_app(log: Arc<Mutex<Vec<Taken>>>) -> String {
     url
 }
 
-fn event(id: &str) -> Vec<u8> {
+/// A platform event's body with the id `id`.
+pub(crate) fn event(id: &str) -> Vec<u8> {
     json!({
         "event_id": id,
         "event": "call.failed",

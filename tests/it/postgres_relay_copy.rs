@@ -16,12 +16,12 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::http::StatusCode;
 use earshot_testkit::postgres::PgCluster;
-use serde_json::json;
 use tokio::net::TcpListener;
 
 use crate::common::cli::{line_with, post_signed, postgres_observer, wait_out};
 use crate::common::{SECRET, eventually};
 use crate::postgres_copy::{DATABASE, cluster, copy_json, counts};
+use crate::postgres_relay::event;
 
 /// The app: answers `status` (200 takes), logging the ids it took.
 async fn serve_app(status: Arc<AtomicU16>, log: Arc<Mutex<Vec<String>>>) -> String {
@@ -43,17 +43,6 @@ async fn serve_app(status: Arc<AtomicU16>, log: Arc<Mutex<Vec<String>>>) -> Stri
         let _ = axum::serve(listener, app).await;
     });
     url
-}
-
-fn event(id: &str) -> Vec<u8> {
-    json!({
-        "event_id": id,
-        "event": "call.failed",
-        "timestamp": chrono::Utc::now().to_rfc3339(),
-        "call": { "call_id": format!("call-{id}") },
-    })
-    .to_string()
-    .into_bytes()
 }
 
 async fn send(url: &str, ids: &[String]) {
