@@ -4,7 +4,8 @@
 //! DETACH PARTITION … CONCURRENTLY` (outside any transaction: it takes
 //! SHARE UPDATE EXCLUSIVE on `events`, which filing's ROW EXCLUSIVE does
 //! not wait for), its size read with `pg_total_relation_size`, its rows
-//! counted, and then dropped (the ACCESS EXCLUSIVE lock of the drop is on
+//! taken from the day's received counts (`received.rs`; a partition not
+//! named for a day is counted), and then dropped (the ACCESS EXCLUSIVE lock of the drop is on
 //! the detached table alone); a day holding an event of a session an open
 //! incident or an unfinished recovery needs is kept until its end is one
 //! more period back, as SQLite keeps such a session's rows. A detach left
@@ -213,22 +214,39 @@ impl PgStore {
                 Standing::Detached => {}
             }
             done.report.longest_hold = done.report.longest_hold.max(detaching.elapsed());
-            let row = client
-                .query_one(
-                    &format!(
-                        "SELECT count(*), pg_total_relation_size('earshot.{partition}') \
-                         FROM earshot.{partition}"
-                    ),
-                    &[],
-                )
-                .await?;
+            let day = days::day_start(&partition).map(|start| start.div_euclid(days::DAY_MS));
+            // The day's rows from its kept counts, which filing keeps exact:
+            // reading the day itself (hundreds of MB) slowed the filing
+            // beside it. A partition not named for a day is counted.
+            let row =
+                match day {
+                    Some(day) => {
+                        client
+                            .query_one(
+                                &format!(
+                                    "{}, pg_total_relation_size('earshot.{partition}')",
+                                    super::received::DAY_COUNT
+                                ),
+                                &[&day],
+                            )
+                            .await?
+                    }
+                    None => client
+                        .query_one(
+                            &format!(
+                                "SELECT count(*), pg_total_relation_size('earshot.{partition}') \
+                                 FROM earshot.{partition}"
+                            ),
+                            &[],
+                        )
+                        .await?,
+                };
             let rows: i64 = row.try_get(0)?;
             let bytes: i64 = row.try_get(1)?;
             client
                 .batch_execute(&format!("DROP TABLE earshot.{partition}"))
                 .await?;
-            if let Some(start) = days::day_start(&partition) {
-                let day = start.div_euclid(days::DAY_MS);
+            if let Some(day) = day {
                 client.execute(super::received::FORGET_DAY, &[&day]).await?;
             }
             let rows = u64::try_from(rows).unwrap_or_default();
