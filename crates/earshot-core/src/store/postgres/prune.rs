@@ -218,31 +218,20 @@ impl PgStore {
             // The day's rows from its kept counts, which filing keeps exact:
             // reading the day itself (hundreds of MB) slowed the filing
             // beside it. A partition not named for a day is counted.
-            let row =
-                match day {
-                    Some(day) => {
-                        client
-                            .query_one(
-                                &format!(
-                                    "{}, pg_total_relation_size('earshot.{partition}')",
-                                    super::received::DAY_COUNT
-                                ),
-                                &[&day],
-                            )
-                            .await?
-                    }
-                    None => client
-                        .query_one(
-                            &format!(
-                                "SELECT count(*), pg_total_relation_size('earshot.{partition}') \
-                                 FROM earshot.{partition}"
-                            ),
-                            &[],
-                        )
-                        .await?,
-                };
-            let rows: i64 = row.try_get(0)?;
-            let bytes: i64 = row.try_get(1)?;
+            let rows: i64 = match day {
+                Some(day) => {
+                    client
+                        .query_one(super::received::DAY_COUNT, &[&day])
+                        .await?
+                }
+                None => {
+                    let count = format!("SELECT count(*) FROM earshot.{partition}");
+                    client.query_one(&count, &[]).await?
+                }
+            }
+            .try_get(0)?;
+            let size = format!("SELECT pg_total_relation_size('earshot.{partition}')");
+            let bytes: i64 = client.query_one(&size, &[]).await?.try_get(0)?;
             client
                 .batch_execute(&format!("DROP TABLE earshot.{partition}"))
                 .await?;

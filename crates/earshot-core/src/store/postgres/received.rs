@@ -49,10 +49,9 @@ FROM earshot.events GROUP BY 1, 2;
 ";
 
 /// The events of the day partition of day number `$1` (its start in
-/// days), exact as the counts are; a query's first column, to which a
-/// caller may add others.
-pub(super) const DAY_COUNT: &str = "SELECT (SELECT coalesce(sum(count), 0)::bigint \
-     FROM earshot.events_received_hourly WHERE day = $1::bigint)";
+/// days), exact as the counts are.
+pub(super) const DAY_COUNT: &str = "SELECT coalesce(sum(count), 0)::bigint \
+     FROM earshot.events_received_hourly WHERE day = $1::bigint";
 
 /// Forgets the counts of the day partition starting at `day_start_ms`
 /// (dropped by the retention).
