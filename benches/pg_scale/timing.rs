@@ -124,8 +124,10 @@ fn cases(since_day: i64, since_hour: i64) -> Vec<Case> {
             sql: free_text("ended"),
         },
         Case {
-            name: "incidents --json",
-            args: ["incidents", "--json"].map(str::to_owned).to_vec(),
+            name: "incidents --json --no-sweep",
+            args: ["incidents", "--json", "--no-sweep"]
+                .map(str::to_owned)
+                .to_vec(),
             sql: "SELECT * FROM earshot.incidents ORDER BY last_seen_ms DESC".to_owned(),
         },
     ]

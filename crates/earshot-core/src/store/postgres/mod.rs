@@ -39,7 +39,9 @@ pub mod type_index;
 
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Hook, HookError, Manager, ManagerConfig, Pool, PoolError, RecyclingMethod, Runtime,
+};
 use tokio_postgres::config::SslMode;
 
 pub use leases::{LeaseKeeper, LeaseState, LeaseTerms};
@@ -58,6 +60,14 @@ pub const NOT_SUPPORTED_YET: &str = "PostgreSQL stores are not supported by this
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a call waits for a free connection of the pool.
 const POOL_WAIT: Duration = Duration::from_secs(30);
+
+/// Run on each new connection. No JIT: earshot's statements are short
+/// reads along indexes, and a plan the planner thinks costly (its guess
+/// for the unswept sessions is a third of them) was compiled for 300 ms
+/// to run for 50 (`docs/postgres.md`). A `SET`, not a startup option, so
+/// a pooler in front of the server (PgBouncer refuses unknown startup
+/// parameters) passes it.
+const SESSION_SETTINGS: &str = "SET jit = off";
 /// How long the server may leave data sent unacknowledged before the
 /// connection is given up (a dead peer, a cut network).
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -177,6 +187,14 @@ impl PgStore {
             .wait_timeout(Some(POOL_WAIT))
             .create_timeout(Some(CONNECT_TIMEOUT))
             .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .post_create(Hook::async_fn(|client, _| {
+                Box::pin(async move {
+                    client
+                        .batch_execute(SESSION_SETTINGS)
+                        .await
+                        .map_err(HookError::Backend)
+                })
+            }))
             .build()
             .map_err(|error| PgError::Connect {
                 target: target.to_string(),
