@@ -239,3 +239,51 @@ async fn a_sweep_stores_the_same_outcome_rows_and_counts_on_sqlite_and_postgres(
     assert_eq!(pending_counted, ["0"], "the pending rows were counted out");
     harness.emulator.shutdown().await;
 }
+
+/// The stored subscriptions and incidents of `store`, as text.
+fn subscriptions_and_incidents(store: &TestStore) -> Vec<String> {
+    let mut rows = store.rows("SELECT id FROM {t}subscriptions ORDER BY id");
+    rows.extend(store.rows(
+        "SELECT id || ':' || coalesce(resolved_reason, 'open') FROM {t}incidents ORDER BY id",
+    ));
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_of_another_account_changes_nothing_on_either_store() {
+    let swept = swept_once().await;
+    let before: Vec<_> = swept
+        .stores
+        .iter()
+        .map(|store| (snapshot(store), subscriptions_and_incidents(store)))
+        .collect();
+    assert_eq!(before[0].1.len(), before[1].1.len());
+    assert!(before[0].1.len() >= 3, "{:?}", before[0].1);
+    // Another account: a platform with a subscription of its own.
+    let other = platform().await;
+    let receiver = Receiver::healthy().await;
+    other.subscribe(&receiver.url(), &EventKind::ALL).await;
+    for store in &swept.stores {
+        let report = store.sweep(&other.client).await;
+        let why = report.stopped.as_deref().unwrap_or_default();
+        assert!(
+            why.contains("lists none of the 3 subscriptions this store holds"),
+            "{:?}: {report:?}",
+            store.backend()
+        );
+        assert_eq!(report.sessions_swept, 0, "{:?}", store.backend());
+    }
+    let after: Vec<_> = swept
+        .stores
+        .iter()
+        .map(|store| (snapshot(store), subscriptions_and_incidents(store)))
+        .collect();
+    assert_eq!(before, after, "nothing deleted, resolved or swept");
+    // The store's own account sweeps as before.
+    for store in &swept.stores {
+        let report = store.sweep(&swept.harness.client).await;
+        assert_eq!(report.stopped, None, "{:?}", store.backend());
+    }
+    other.emulator.shutdown().await;
+    swept.harness.emulator.shutdown().await;
+}

@@ -61,6 +61,12 @@ pub async fn sweep<'a>(
         }
     }
     let left = budget.saturating_sub(report.requests);
+    let stored = store.subscription_ids().await?;
+    if let Some(why) = foreign_listing(&stored, &listed) {
+        report.stopped = Some(why);
+        report.left_for_later = store.count_due().await?;
+        return Ok(report);
+    }
     store.replace_subscriptions(listed).await?;
     let due = store.due(left).await?;
     for session_id in due {
@@ -83,6 +89,30 @@ pub async fn sweep<'a>(
     }
     report.left_for_later = store.count_due().await?;
     Ok(report)
+}
+
+/// Why a listing must not replace the stored subscriptions: it holds none
+/// of them (and the store holds some), so the key is another account's or
+/// another region's, and taking it would delete every stored subscription
+/// and resolve its incidents as `subscription deleted` (seen: a console
+/// pointed at an emulator with a team's store). Nothing is written then;
+/// the board says why the sweep stopped. A store whose every subscription
+/// was deleted on the platform by another tool stops here too, until one
+/// of them is listed again: said, not guessed.
+fn foreign_listing(stored: &[String], listed: &[Subscription]) -> Option<String> {
+    let shared = listed
+        .iter()
+        .any(|subscription| stored.contains(&subscription.id));
+    if stored.is_empty() || shared {
+        return None;
+    }
+    Some(format!(
+        "the platform lists none of the {} subscriptions this store holds ({} of its own): \
+         this key is for another account or region than the store's, so nothing was swept \
+         or changed; use the profile that fills this store, or another --store",
+        stored.len(),
+        listed.len()
+    ))
 }
 
 enum Fetched {

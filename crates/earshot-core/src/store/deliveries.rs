@@ -378,6 +378,22 @@ pub(crate) async fn replace_subscriptions_postgres(
     Ok(())
 }
 
+/// The ids of the stored subscriptions, as last listed.
+pub fn subscription_ids(store: &Store) -> rusqlite::Result<Vec<String>> {
+    let mut statement = store.conn.prepare_cached("SELECT id FROM subscriptions")?;
+    let rows = statement.query_map([], |row| row.get(0))?;
+    super::readable(rows)
+}
+
+/// [`subscription_ids`] on a PostgreSQL store.
+pub async fn subscription_ids_postgres(store: &PgStore) -> Result<Vec<String>, PgError> {
+    let client = store.client().await?;
+    let rows = client
+        .query("SELECT id FROM earshot.subscriptions", &[])
+        .await?;
+    rows.iter().map(|row| Ok(row.try_get(0)?)).collect()
+}
+
 /// The stored subscriptions, as last listed.
 pub fn subscriptions(store: &Store) -> rusqlite::Result<Vec<Subscription>> {
     let mut statement = store

@@ -74,6 +74,20 @@ impl SweepStore<'_> {
         }
     }
 
+    /// The ids of the stored subscriptions, as last listed.
+    pub async fn subscription_ids(&self) -> Result<Vec<String>, StoreError> {
+        match self {
+            SweepStore::Sqlite(store) => {
+                store
+                    .run(|store| Ok::<_, StoreError>(deliveries::subscription_ids(store)?))
+                    .await
+            }
+            SweepStore::Postgres { store, .. } => {
+                Ok(deliveries::subscription_ids_postgres(store).await?)
+            }
+        }
+    }
+
     /// The sessions to fetch, in the sweep's order, at most `limit`.
     pub async fn due(&self, limit: usize) -> Result<Vec<String>, StoreError> {
         match self {
