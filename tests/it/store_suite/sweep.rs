@@ -267,7 +267,7 @@ async fn a_listing_of_another_account_changes_nothing_on_either_store() {
         let report = store.sweep(&other.client).await;
         let why = report.stopped.as_deref().unwrap_or_default();
         assert!(
-            why.contains("lists none of the 3 subscriptions this store holds"),
+            why.contains("this key lists none of the store's 3 subscriptions"),
             "{:?}: {report:?}",
             store.backend()
         );

@@ -107,11 +107,9 @@ fn foreign_listing(stored: &[String], listed: &[Subscription]) -> Option<String>
         return None;
     }
     Some(format!(
-        "the platform lists none of the {} subscriptions this store holds ({} of its own): \
-         this key is for another account or region than the store's, so nothing was swept \
-         or changed; use the profile that fills this store, or another --store",
-        stored.len(),
-        listed.len()
+        "this key lists none of the store's {} subscriptions (another account or region?): \
+         nothing was swept or changed; use the profile that fills this store, or another --store",
+        stored.len()
     ))
 }
 
