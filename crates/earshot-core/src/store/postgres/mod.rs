@@ -60,6 +60,9 @@ pub const NOT_SUPPORTED_YET: &str = "PostgreSQL stores are not supported by this
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a call waits for a free connection of the pool.
 const POOL_WAIT: Duration = Duration::from_secs(30);
+/// How long the server may leave data sent unacknowledged before the
+/// connection is given up (a dead peer, a cut network).
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Run on each new connection. No JIT: earshot's statements are short
 /// reads along indexes, and a plan the planner thinks costly (its guess
@@ -68,9 +71,7 @@ const POOL_WAIT: Duration = Duration::from_secs(30);
 /// a pooler in front of the server (PgBouncer refuses unknown startup
 /// parameters) passes it.
 const SESSION_SETTINGS: &str = "SET jit = off";
-/// How long the server may leave data sent unacknowledged before the
-/// connection is given up (a dead peer, a cut network).
-const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Connections kept at most, unless the caller says.
 pub const DEFAULT_POOL_SIZE: usize = 16;
 
