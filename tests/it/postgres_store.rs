@@ -5,7 +5,7 @@
 //! store suite, `store_suite::filing`, run on both backends);
 //! a refused connection, a wrong password and an unverified certificate
 //! are typed errors that name the store and never the password; TLS with
-//! the test's own CA works. Through the binary: `earshot store migrate
+//! the test's own CA works; every connection turns JIT off first. Through the binary: `earshot store migrate
 //! --store postgres://…`, and the commands that take only a store file
 //! refusing a URL (`listen` takes one: `postgres_listen`; `store prune`:
 //! `postgres_retention`).
@@ -162,6 +162,34 @@ async fn a_refused_connection_and_a_wrong_password_say_so_without_the_password()
     for shown in [text, format!("{login:?}"), format!("{refused:?}")] {
         assert!(!shown.contains(secret), "{shown}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_connection_turns_the_servers_jit_off_first() {
+    let (cluster, sources) = cluster_with("settings");
+    cluster
+        .psql(
+            "settings",
+            "ALTER DATABASE settings SET log_statement = 'all'",
+        )
+        .expect("statements logged");
+    assert_eq!(
+        cluster.psql("settings", "SHOW jit").expect("psql").trim(),
+        "on",
+        "the server's own default, which earshot's connections change"
+    );
+    let store = PgStore::connect(target(&cluster.url("settings")), &sources)
+        .await
+        .expect("connects");
+    assert_eq!(
+        store.schema_version().await.expect("a read"),
+        PG_SCHEMA_VERSION
+    );
+    let log = std::fs::read_to_string(cluster.server_log()).expect("the server's log");
+    assert!(
+        log.contains("statement: SET jit = off"),
+        "no connection of earshot's set it: {log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

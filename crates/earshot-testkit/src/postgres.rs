@@ -173,7 +173,7 @@ impl PgCluster {
     }
 
     fn start_server(&mut self, owner: &ServerUser, bindir: &Path) -> Result<(), PgClusterError> {
-        let log_path = self.dir.path().join("server.log");
+        let log_path = self.server_log();
         let log = std::fs::File::create(&log_path)
             .map_err(|error| failed(format!("cannot create the server log: {error}")))?;
         let log_err = log
@@ -259,6 +259,11 @@ impl PgCluster {
     /// The directory holding the server's Unix socket.
     pub fn socket_dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The server's log (what it writes to stderr).
+    pub fn server_log(&self) -> PathBuf {
+        self.dir.path().join("server.log")
     }
 
     /// `postgres://earshot@127.0.0.1:PORT/DATABASE`, no password in it.
