@@ -432,38 +432,40 @@ pub fn postgres_query_read(
     }
     let order = "ORDER BY occurred_ms DESC, event_id COLLATE \"C\" DESC";
     let checked_here = (filter.event_type.is_some() && types.is_none()) || !filter.words.is_empty();
-    let mut sql = match postgres_outcomes(filter, &mut texts, first) {
+    let outcomes = postgres_outcomes(filter, &mut texts, first);
+    // The last parameter, after every text: the rows wanted, when SQL
+    // decides them all (else Rust checks the rows and the caller limits).
+    let limit = if checked_here {
+        String::new()
+    } else {
+        format!(" LIMIT ${}", texts.len() + first)
+    };
+    let sql = match outcomes {
         None => {
-            format!("SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events} {order}")
+            format!(
+                "SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events} {order}{limit}"
+            )
         }
         Some((rows, None)) => format!(
             "SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events}
-               AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows}) {order}"
+               AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows}) {order}{limit}"
         ),
-        Some((rows, Some(listening))) => {
-            // Each arm ordered and limited too, so the planner reads the
-            // first newest first and stops (without, it joined and sorted
-            // the whole window: 2.5 s on a day of a million events). The
-            // unswept sessions are read on their own, along their partial
-            // index (`MATERIALIZED`: in the join the planner guesses a
-            // third of the sessions, which it cannot estimate, and scans
-            // them all), and each one's events by session, one index seek
-            // each (`LATERAL … OFFSET 0`: joined, it hashes the window).
-            let arm_order = if checked_here {
-                String::new()
-            } else {
-                format!(
-                    " ORDER BY e.occurred_ms DESC, e.event_id COLLATE \"C\" DESC LIMIT ${}",
-                    texts.len() + first
-                )
-            };
-            format!(
-                "WITH unswept AS MATERIALIZED (
+        // Each arm ordered and limited too, so the planner reads the first
+        // newest first and stops (without, it joined and sorted the whole
+        // window: 2.5 s on a day of a million events). The unswept sessions
+        // are read on their own, along their partial index (`MATERIALIZED`:
+        // in the join the planner guesses a third of the sessions, which it
+        // cannot estimate, and scans them all), and each one's events by
+        // session, one index seek each (`LATERAL … OFFSET 0`: joined, it
+        // hashes the window).
+        Some((rows, Some(listening))) => format!(
+            "WITH unswept AS MATERIALIZED (
                SELECT s.session_id, s.last_swept_ms FROM earshot.sessions s
                WHERE {UNSWEPT_SESSIONS})
              SELECT * FROM (
                (SELECT {POSTGRES_COLUMNS} FROM earshot.events e WHERE {on_events}
-                 AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows}){arm_order})
+                 AND EXISTS (SELECT 1 FROM earshot.event_outcomes o WHERE {rows})
+                 {order}{limit})
                UNION ALL
                (SELECT {POSTGRES_COLUMNS}
                FROM unswept s CROSS JOIN LATERAL (
@@ -473,15 +475,11 @@ pub fn postgres_query_read(
                  AND {on_events}
                  AND NOT EXISTS (SELECT 1 FROM earshot.event_outcomes o
                                  WHERE o.session_id = e.session_id AND o.event_id = e.event_id)
-                 AND EXISTS (SELECT 1 FROM earshot.subscriptions u WHERE {listening}){arm_order})
-             ) l {order}"
-            )
-        }
+                 AND EXISTS (SELECT 1 FROM earshot.subscriptions u WHERE {listening})
+                 {order}{limit})
+             ) l {order}{limit}"
+        ),
     };
-    if !checked_here {
-        let limit = texts.len() + first;
-        sql.push_str(&format!(" LIMIT ${limit}"));
-    }
     PgQuery {
         sql,
         after_xid32,
