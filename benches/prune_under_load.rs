@@ -186,11 +186,15 @@ fn seed(db: &Path, units: i64) -> Result<(), BoxError> {
                         strftime('%Y-%m-%dT%H:%M:%SZ', at / 1000, 'unixepoch'), call, i, call, i)
                       AS BLOB)
              FROM chunk;
+             INSERT OR IGNORE INTO sessions (session_id, kind, source, first_seen_ms,
+                 last_event_ms, last_swept_ms, unsettled)
+             SELECT call, 'call', 'observer', at, at, at, 0 FROM chunk WHERE i % 4 = 3;
              INSERT INTO event_outcomes (subscription_id, event_key, event_id, event, session_id,
-                 occurred_ms, state, attempts, http_status_code, error_class, settled_ms)
-             SELECT 'db318dee-0000-4000-8000-000000000001', id, id, 'call.ended', call, at,
-                    'delivered', 1, 0, '', at
-             FROM chunk;
+                 session_no, occurred_ms, state, attempts, http_status_code, error_class,
+                 settled_ms)
+             SELECT 'db318dee-0000-4000-8000-000000000001', c.id, c.id, 'call.ended', c.call,
+                    s.session_no, c.at, 'delivered', 1, 0, '', c.at
+             FROM chunk c JOIN sessions s ON s.session_id = c.call;
              INSERT INTO deliveries (id, subscription_id, session_id, status, attempt_count,
                  http_status_code, created_ms, delivered_ms, record)
              SELECT printf('%08x-dlv0-4000-8000-%012x', i, i),
@@ -199,9 +203,6 @@ fn seed(db: &Path, units: i64) -> Result<(), BoxError> {
                            i, i, call, strftime('%Y-%m-%dT%H:%M:%SZ', at / 1000, 'unixepoch'),
                            strftime('%Y-%m-%dT%H:%M:%SZ', at / 1000, 'unixepoch'))
              FROM chunk;
-             INSERT OR IGNORE INTO sessions (session_id, kind, source, first_seen_ms,
-                 last_event_ms, last_swept_ms, unsettled)
-             SELECT call, 'call', 'observer', at, at, at, 0 FROM chunk WHERE i % 4 = 3;
              DROP TABLE chunk;
              COMMIT;"
         ))?;

@@ -47,8 +47,9 @@ impl ListCase {
             "WITH picked AS ({picked})
              SELECT p.event_id, e.event, e.session_id, o.subscription_id, o.state, o.attempts
              FROM picked p JOIN events e ON e.occurred_ms = p.occurred_ms AND e.event_id = p.event_id
+             JOIN sessions s ON s.session_id = e.session_id
              LEFT JOIN event_outcomes o
-                 ON o.session_id = e.session_id AND o.event_id = p.event_id
+                 ON o.session_no = s.session_no AND o.event_id = p.event_id
              ORDER BY p.occurred_ms DESC, p.event_id DESC;"
         )
     }

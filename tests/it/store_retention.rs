@@ -80,10 +80,6 @@ fn old_rows(prefix: &str, count: usize, days: i64) -> String {
          SELECT '{prefix}' || i, 'call.ended', 'call_{prefix}' || i, {at} + i, {at} + i, '[]',
                 CAST('{{\"from_number\":\"+1555' || i || '\"}}' AS BLOB)
          FROM n;
-         INSERT INTO event_outcomes (subscription_id, event_key, event_id, event, session_id,
-             occurred_ms, state, attempts, http_status_code, error_class)
-         SELECT 'sub_1', event_id, event_id, event, session_id, occurred_ms, 'delivered', 1, 0, ''
-         FROM events WHERE event_id LIKE '{prefix}%';
          INSERT INTO deliveries (id, subscription_id, session_id, status, attempt_count,
              http_status_code, created_ms, delivered_ms, record)
          SELECT 'dlv_' || event_id, 'sub_1', session_id, 'delivered', 1, 200, received_ms,
@@ -92,6 +88,12 @@ fn old_rows(prefix: &str, count: usize, days: i64) -> String {
          INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
          SELECT session_id, 'call', 'observer', received_ms, received_ms
          FROM events WHERE event_id LIKE '{prefix}%';
+         INSERT INTO event_outcomes (subscription_id, event_key, event_id, event, session_id,
+             session_no, occurred_ms, state, attempts, http_status_code, error_class)
+         SELECT 'sub_1', e.event_id, e.event_id, e.event, e.session_id, s.session_no,
+                e.occurred_ms, 'delivered', 1, 0, ''
+         FROM events e JOIN sessions s ON s.session_id = e.session_id
+         WHERE e.event_id LIKE '{prefix}%';
          COMMIT;"
     )
 }

@@ -5,7 +5,7 @@
 //! PostgreSQL the case a number given at insert gets wrong); an outcome
 //! changed makes the next read whole.
 
-use super::{event, store_test};
+use super::{Backend, event, store_test};
 use earshot_core::store::event_list::{Filter, ListedEvent};
 use earshot_core::store::live_list::{LiveCursor, LiveRead};
 use earshot_core::store::{StoreReader, now_ms};
@@ -115,11 +115,19 @@ store_test!(
         // it; a write that changes nothing listed leaves the list alone.
         let (ids, _, cursor) = read(&reader, &all, Some(&cursor)).await;
         assert_eq!(ids, None);
+        // SQLite keys the rows by the session's number.
+        let (number, of_session) = match store.backend() {
+            Backend::Sqlite => (
+                "session_no, ",
+                "(SELECT session_no FROM sessions WHERE session_id = 'ses-1'), ",
+            ),
+            Backend::Postgres => ("", ""),
+        };
         store.rows(&format!(
-            "INSERT INTO {{t}}event_outcomes (session_id, subscription_id, event_key, event_id,
-                 event, occurred_ms, state, attempts, http_status_code, error_class)
-             VALUES ('ses-1', 'sub_a', 'evt-0001', 'evt-0001', 'session.ended', {}, 'delivered',
-                 1, 200, '')",
+            "INSERT INTO {{t}}event_outcomes ({number}session_id, subscription_id, event_key,
+                 event_id, event, occurred_ms, state, attempts, http_status_code, error_class)
+             VALUES ({of_session}'ses-1', 'sub_a', 'evt-0001', 'evt-0001', 'session.ended', {},
+                 'delivered', 1, 200, '')",
             now - 8_000
         ));
         let (ids, whole, cursor) = read(&reader, &all, Some(&cursor)).await;

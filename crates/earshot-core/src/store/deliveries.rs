@@ -495,11 +495,12 @@ pub struct FailingSession {
 const SQLITE_FAILING_SESSIONS: &str = "
     SELECT d.session_id, count(*), max(d.created_ms), d.http_status_code, d.error,
         (SELECT group_concat(DISTINCT o.event) FROM event_outcomes o
-         WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
-           AND o.last_failure_ms IS NOT NULL AND o.event IS NOT NULL),
+         WHERE o.session_no = (SELECT session_no FROM sessions WHERE session_id = d.session_id)
+           AND o.subscription_id = ?1 AND o.last_failure_ms IS NOT NULL
+           AND o.event IS NOT NULL),
         (SELECT count(*) FROM event_outcomes o
-         WHERE o.subscription_id = ?1 AND o.session_id = d.session_id
-           AND o.state = 'missed')
+         WHERE o.session_no = (SELECT session_no FROM sessions WHERE session_id = d.session_id)
+           AND o.subscription_id = ?1 AND o.state = 'missed')
     FROM deliveries d
     WHERE d.subscription_id = ?1 AND d.status = 'failed' AND d.created_ms >= ?2
     GROUP BY d.session_id ORDER BY max(d.created_ms) DESC, d.session_id LIMIT ?3";

@@ -28,8 +28,9 @@ pub fn rebuild(store: &Store) -> Result<usize, StoreError> {
     Ok(rebuild_session_keys(&store.conn)?)
 }
 
-/// The indexes whose key holds a `session_id` column (the sessions
-/// table's primary key included), each rebuilt; how many.
+/// The indexes whose entries hold a `session_id` column (the sessions'
+/// unique index and the outcome rows' key included), each rebuilt; how
+/// many.
 pub fn rebuild_session_keys(conn: &Connection) -> rusqlite::Result<usize> {
     let indexes = session_key_indexes(conn)?;
     for index in &indexes {
@@ -38,12 +39,15 @@ pub fn rebuild_session_keys(conn: &Connection) -> rusqlite::Result<usize> {
     Ok(indexes.len())
 }
 
-/// Every index of the schema with `session_id` among its key columns.
+/// Every index of the schema whose entries hold a `session_id` column: in
+/// their key, or beside it (`pragma_index_xinfo`: the primary key of a
+/// `WITHOUT ROWID` table holds the whole row, `event_outcomes`' the id
+/// after the session's number).
 fn session_key_indexes(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut statement = conn.prepare(
         "SELECT DISTINCT i.name
          FROM sqlite_master AS t, pragma_index_list(t.name) AS i,
-              pragma_index_info(i.name) AS c
+              pragma_index_xinfo(i.name) AS c
          WHERE t.type = 'table' AND c.name = 'session_id'
          ORDER BY i.name",
     )?;
@@ -79,6 +83,17 @@ mod tests {
     #[test]
     fn erased_ids_leave_no_divider_behind() {
         let (_dir, mut store) = temp_store();
+        // A subscription listening: each event has an outcome row too.
+        store
+            .conn
+            .execute(
+                "INSERT INTO subscriptions (id, url, events, enabled, secret_version, seen_ms,
+                     record)
+                 VALUES ('sub_a', 'https://a.example.invalid/x', '[\"call.ended\"]', 1, 1, 1,
+                     '{}')",
+                [],
+            )
+            .unwrap();
         let id = |n: usize| format!("call_{n:06}_erasable");
         {
             let tx = store.conn.transaction().unwrap();
@@ -97,6 +112,13 @@ mod tests {
         assert!(
             !left.is_empty(),
             "deleting alone leaves some ids in interior pages (what this module is for)"
+        );
+        let indexes = session_key_indexes(&store.conn).unwrap();
+        assert!(
+            indexes
+                .iter()
+                .any(|name| name == "sqlite_autoindex_event_outcomes_1"),
+            "the outcome rows' key holds the id beside the session's number: {indexes:?}"
         );
         let rebuilt = rebuild_session_keys(&store.conn).unwrap();
         assert!(rebuilt >= 2, "events_by_session and the sessions key");

@@ -94,7 +94,8 @@ pub fn list(
             // What the outcomes' index would have checked, on the rows found.
             sql.push_str(
                 " AND EXISTS (SELECT 1 FROM event_outcomes o
-                  WHERE o.session_id = e.session_id AND o.event_id = e.event_id
+                  WHERE o.session_no = (SELECT session_no FROM sessions WHERE session_id = e.session_id)
+                    AND o.event_id = e.event_id
                     AND o.occurred_ms >= ?",
             );
             values.push(Value::Integer(filter.since_ms));
@@ -626,7 +627,8 @@ pub fn outcomes_of(store: &Store, events: &[ListedEvent]) -> rusqlite::Result<Ve
                     attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
                     settled_ms
              FROM event_outcomes
-             WHERE session_id IN ({marks}) AND event_id IN ({marks})
+             WHERE session_no IN (SELECT session_no FROM sessions WHERE session_id IN ({marks}))
+               AND event_id IN ({marks})
              ORDER BY subscription_id"
         );
         let sessions = chunk.iter().map(|event| event.session_id.as_str());

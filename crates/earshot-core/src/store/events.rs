@@ -275,22 +275,21 @@ pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Resu
             event.body,
         ])? == 1;
     if inserted {
-        conn.prepare_cached(
-            "INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
-             VALUES (?1, ?2, 'observer', ?3, ?3)
-             ON CONFLICT (session_id) DO UPDATE SET
-                 kind = coalesce(kind, excluded.kind),
-                 last_event_ms = max(coalesce(last_event_ms, 0), excluded.last_event_ms),
-                 unsettled = 1",
-        )?
-        .execute(params![event.session_id, event.kind, event.received_ms])?;
-        outcomes::observed(
-            conn,
-            &event.event_id,
-            &event.event,
-            &event.session_id,
-            event.occurred_ms,
-        )?;
+        let session_no: i64 = conn
+            .prepare_cached(
+                "INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
+                 VALUES (?1, ?2, 'observer', ?3, ?3)
+                 ON CONFLICT (session_id) DO UPDATE SET
+                     kind = coalesce(kind, excluded.kind),
+                     last_event_ms = max(coalesce(last_event_ms, 0), excluded.last_event_ms),
+                     unsettled = 1
+                 RETURNING session_no",
+            )?
+            .query_row(
+                params![event.session_id, event.kind, event.received_ms],
+                |row| row.get(0),
+            )?;
+        outcomes::observed(conn, event, session_no)?;
     }
     Ok(inserted)
 }

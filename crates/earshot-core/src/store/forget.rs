@@ -110,14 +110,16 @@ pub fn forget(store: &mut Store, session_id: &str) -> Result<Forgotten, StoreErr
     )?;
     let event_times = times(
         &tx,
-        "SELECT DISTINCT occurred_ms FROM event_outcomes WHERE session_id = ?1",
+        "SELECT DISTINCT occurred_ms FROM event_outcomes
+         WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)",
         session_id,
     )?;
     let removed = &mut forgotten.removed;
     for (table, sql) in [
         (
             Table::EventOutcomes,
-            "DELETE FROM event_outcomes WHERE session_id = ?1",
+            "DELETE FROM event_outcomes
+             WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)",
         ),
         (Table::Events, "DELETE FROM events WHERE session_id = ?1"),
         (

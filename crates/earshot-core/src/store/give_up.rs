@@ -91,9 +91,9 @@ mod tests {
         store
             .conn
             .execute(
-                "INSERT INTO event_outcomes (subscription_id, event_key, session_id,
+                "INSERT INTO event_outcomes (subscription_id, event_key, session_no, session_id,
                      occurred_ms, state, attempts, http_status_code, error_class)
-                 VALUES ('sub_1', ?1, 'sess_1', 0, ?2, ?3, ?4, '')",
+                 VALUES ('sub_1', ?1, 1, 'sess_1', 0, ?2, ?3, ?4, '')",
                 rusqlite::params![key, state, attempts, status],
             )
             .expect("inserted");

@@ -48,6 +48,7 @@ pub(crate) mod recoveries;
 pub mod relay;
 pub mod retention;
 mod schema;
+mod session_number;
 pub use schema::say_slow_migrations_with;
 pub mod sessions;
 pub mod sweep_store;

@@ -59,21 +59,24 @@ GROUP BY subscription_id, event_id";
 const SQLITE_STORED: &str = "
 SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
        attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
-FROM event_outcomes WHERE session_id = ?1 ORDER BY subscription_id, event_key";
+FROM event_outcomes WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)
+ORDER BY subscription_id, event_key";
 const POSTGRES_STORED: &str = "
 SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
        attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
 FROM earshot.event_outcomes WHERE session_id = $1
 ORDER BY subscription_id COLLATE \"C\", event_key COLLATE \"C\"";
 
-const SQLITE_DELETE: &str = "DELETE FROM event_outcomes WHERE session_id = ?1";
+/// By the session's number (SQLite) or id (PostgreSQL).
+const SQLITE_DELETE: &str = "DELETE FROM event_outcomes WHERE session_no = ?1";
 const POSTGRES_DELETE: &str = "DELETE FROM earshot.event_outcomes WHERE session_id = $1";
 
 const SQLITE_INSERT: &str = "
 INSERT OR REPLACE INTO event_outcomes
     (subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-     attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+     attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms,
+     session_no)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
 const POSTGRES_INSERT: &str = "
 INSERT INTO earshot.event_outcomes
     (subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
@@ -155,7 +158,8 @@ pub(crate) fn rebuild_sessions(
         if stored_rows(conn, session_id)? == rows {
             continue;
         }
-        conn.prepare_cached(SQLITE_DELETE)?.execute([session_id])?;
+        let session_no = super::session_number::number(conn, session_id, now_ms)?;
+        conn.prepare_cached(SQLITE_DELETE)?.execute([session_no])?;
         let mut insert = conn.prepare_cached(SQLITE_INSERT)?;
         for row in &rows {
             insert.execute(params![
@@ -172,6 +176,7 @@ pub(crate) fn rebuild_sessions(
                 row.first_failure_ms,
                 row.last_failure_ms,
                 row.settled_ms,
+                session_no,
             ])?;
             if incidents::counts(row) {
                 incidents::note_failure(conn, row)?;

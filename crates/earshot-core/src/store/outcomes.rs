@@ -17,6 +17,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::cells::Cells;
+use super::events::ObservedEvent;
 pub(crate) use super::outcome_rebuild::{rebuild_all, rebuild_sessions};
 use super::postgres::{PgError, PgStore};
 use super::{Store, incidents};
@@ -149,23 +150,28 @@ pub struct Outcome {
 }
 
 /// An observed event's `unknown` row for every enabled subscription that
-/// listens to its type (nothing is known of its attempts until a sweep).
+/// listens to its type (nothing is known of its attempts until a sweep),
+/// under its session's number.
 pub(crate) fn observed(
     conn: &Connection,
-    event_id: &str,
-    event: &str,
-    session_id: &str,
-    occurred_ms: i64,
+    event: &ObservedEvent,
+    session_no: i64,
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT OR IGNORE INTO event_outcomes
-             (subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
-              attempts, http_status_code, error_class)
-         SELECT s.id, ?1, ?1, ?2, ?3, ?4, 'unknown', 0, 0, ''
+             (session_no, subscription_id, event_key, event_id, event, session_id, occurred_ms,
+              state, attempts, http_status_code, error_class)
+         SELECT ?5, s.id, ?1, ?1, ?2, ?3, ?4, 'unknown', 0, 0, ''
          FROM subscriptions s
          WHERE s.enabled = 1 AND EXISTS (SELECT 1 FROM json_each(s.events) WHERE value = ?2)",
     )?
-    .execute(params![event_id, event, session_id, occurred_ms])?;
+    .execute(params![
+        event.event_id,
+        event.event,
+        event.session_id,
+        event.occurred_ms,
+        session_no
+    ])?;
     Ok(())
 }
 
@@ -180,8 +186,8 @@ pub(crate) fn recovered(
 ) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "UPDATE event_outcomes SET state = 'recovered', settled_ms = ?4
-         WHERE session_id = ?1 AND subscription_id = ?2 AND event_key = ?3
-           AND state = 'missed'",
+         WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)
+           AND subscription_id = ?2 AND event_key = ?3 AND state = 'missed'",
     )?
     .execute(params![session_id, subscription_id, event_id, at_ms])?;
     incidents::settle(conn, subscription_id, at_ms)
@@ -454,7 +460,7 @@ const SQLITE_OF_EVENT: &str = "
     SELECT subscription_id, event_key, event_id, event, session_id, occurred_ms, state,
            attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms
     FROM event_outcomes
-    WHERE session_id = ?1 AND event_id = ?2
+    WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1) AND event_id = ?2
     ORDER BY subscription_id";
 /// [`SQLITE_OF_EVENT`] on PostgreSQL: ids in byte order, as SQLite's.
 const POSTGRES_OF_EVENT: &str = "
@@ -501,7 +507,8 @@ pub fn get(
                     attempts, http_status_code, error_class, first_failure_ms, last_failure_ms,
                     settled_ms
              FROM event_outcomes
-             WHERE session_id = ?1 AND subscription_id = ?2 AND event_key = ?3",
+             WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)
+               AND subscription_id = ?2 AND event_key = ?3",
         )?
         .query_row(params![session_id, subscription_id, event_key], outcome_row)
         .optional()

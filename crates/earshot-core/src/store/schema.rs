@@ -16,7 +16,9 @@
 //! version 9 keys the outcome rows by session first, so filing an event
 //! writes one leaf of them, not six; version 10 keeps where a forwarder
 //! from the store stopped (`relay_cursors`, see [`super::relay`]);
-//! version 11 keys events by time (see [`super::event_key`]). A
+//! version 11 keys events by time (see [`super::event_key`]); version 12
+//! numbers sessions in order of first sight and keys the outcome rows by
+//! that number (see [`super::session_number`]). A
 //! migration runs inside one
 //! immediate transaction, so two processes opening a new file at once cannot both
 //! apply it, and a failure leaves the file as it was. `PRAGMA
@@ -31,10 +33,10 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
-const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
+pub(super) const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
     version_1,
     version_2,
     version_3,
@@ -46,11 +48,12 @@ const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
     version_9,
     super::relay::schema,
     super::event_key::schema,
+    super::session_number::schema,
 ];
 
 /// The version whose migration rewrites the largest table (version 11,
 /// the events with their bodies); every store below it takes long once.
-const LAST_SLOW_MIGRATION: i64 = 11;
+const EVENTS_REWRITTEN: i64 = 11;
 
 /// How a migration that takes long says it is starting.
 static SAY_SLOW_MIGRATION: OnceLock<fn(&str)> = OnceLock::new();
@@ -62,11 +65,18 @@ pub fn say_slow_migrations_with(say: fn(&str)) {
     let _ = SAY_SLOW_MIGRATION.set(say);
 }
 
-fn say_slow_migration(path: &Path) {
+/// Says that the store at `path`, at `version`, is being upgraded, and
+/// what is rewritten: its events (below version 11) or its outcome rows.
+fn say_slow_migration(path: &Path, version: i64) {
+    let rewritten = if version < EVENTS_REWRITTEN {
+        "its events are rewritten once (about 2 min a million events, needing free disk \
+         space twice the size of the store while it runs)"
+    } else {
+        "its outcome rows are rewritten once (about 30 s a million events)"
+    };
     let text = format!(
-        "upgrading the store {} to schema {SCHEMA_VERSION}: its events are rewritten once \
-         (about 2 min a million events, needing free disk space twice the size of the \
-         store while it runs); the commands after this one start at once",
+        "upgrading the store {} to schema {SCHEMA_VERSION}: {rewritten}; the commands after \
+         this one start at once",
         path.display()
     );
     match SAY_SLOW_MIGRATION.get() {
@@ -76,7 +86,7 @@ fn say_slow_migration(path: &Path) {
 }
 
 /// "EARS": marks a SQLite file as an earshot store.
-const APPLICATION_ID: i64 = 0x4541_5253;
+pub(super) const APPLICATION_ID: i64 = 0x4541_5253;
 
 /// The coarse error class a failure is counted under in `delivery_counts`:
 /// empty when the status code says it all, else the start of the error
@@ -522,6 +532,22 @@ INSERT INTO event_outcomes_9 ({columns})
     SELECT {columns} FROM event_outcomes ORDER BY session_id, subscription_id, event_key;
 DROP TABLE event_outcomes;
 ALTER TABLE event_outcomes_9 RENAME TO event_outcomes;
+"
+    );
+    // A filed event and the unswept rows it starts with are new rows, which
+    // a live list reads after its newest (`mark::ListState`), not changes.
+    sql.push_str("DROP TRIGGER events_listed_insert;");
+    sql.push_str(&outcome_indexes_and_triggers());
+    sql
+}
+
+/// What `event_outcomes` has beside its rows, made again by each version
+/// that rewrites it (9, 12): its indexes, the count triggers, and the
+/// triggers counting its changes to a list (`list_changes`; a filed
+/// event's unswept rows are new rows, not changes).
+pub(super) fn outcome_indexes_and_triggers() -> String {
+    let mut sql = format!(
+        "
 CREATE INDEX event_outcomes_by_state ON event_outcomes (subscription_id, state, occurred_ms);
 CREATE INDEX event_outcomes_by_state_time
     ON event_outcomes (state, occurred_ms, event_id, subscription_id, event, session_id);
@@ -534,9 +560,6 @@ CREATE INDEX event_outcomes_unobserved ON event_outcomes (occurred_ms)
 ",
         outcome_count_triggers()
     );
-    // A filed event and the unswept rows it starts with are new rows, which
-    // a live list reads after its newest (`mark::ListState`), not changes.
-    sql.push_str("DROP TRIGGER events_listed_insert;");
     sql.push_str(&listed_trigger(
         "event_outcomes",
         "INSERT",
@@ -597,9 +620,11 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     let header = Header::read(&tx)?;
     header.judge(path)?;
     let version = header.version;
-    if (1..LAST_SLOW_MIGRATION).contains(&version) {
+    if (1..EVENTS_REWRITTEN).contains(&version) {
         super::event_key::room_to_rewrite(&tx, path)?;
-        say_slow_migration(path);
+    }
+    if (1..SCHEMA_VERSION).contains(&version) {
+        say_slow_migration(path, version);
     }
     let applied = usize::try_from(version).unwrap_or(0);
     for migration in MIGRATIONS.iter().skip(applied) {

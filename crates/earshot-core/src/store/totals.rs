@@ -145,8 +145,9 @@ mod tests {
             .conn
             .execute(
                 "INSERT INTO event_outcomes (subscription_id, event_key, event_id, event,
-                     session_id, occurred_ms, state, attempts, http_status_code, error_class)
-                 VALUES (?1, ?2, ?2, 'session.started', 'ses_1', 1000, ?3, 1, 0, '')",
+                     session_no, session_id, occurred_ms, state, attempts, http_status_code,
+                     error_class)
+                 VALUES (?1, ?2, ?2, 'session.started', 1, 'ses_1', 1000, ?3, 1, 0, '')",
                 [subscription, key, state],
             )
             .unwrap();

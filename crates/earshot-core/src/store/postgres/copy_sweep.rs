@@ -88,6 +88,10 @@ pub(super) struct Spec {
     pub(super) table: &'static str,
     pub(super) columns: &'static [(&'static str, Kind)],
     pub(super) key: &'static [&'static str],
+    /// The key a source's table is read along when it holds
+    /// `session_no` (the outcome rows from SQLite's version 12 on, keyed
+    /// by the session's number first); else `key`.
+    pub(super) numbered_key: Option<&'static [&'static str]>,
     pub(super) order: Order,
     pub(super) on_conflict: OnConflict,
 }
@@ -118,6 +122,7 @@ pub(super) const SPECS: [Spec; 7] = [
             ("record", Kind::Text),
         ],
         key: &["id"],
+        numbered_key: None,
         order: Order::Rowid,
         on_conflict: OnConflict::Keep,
     },
@@ -137,6 +142,7 @@ pub(super) const SPECS: [Spec; 7] = [
             ("record", Kind::Text),
         ],
         key: &["id"],
+        numbered_key: None,
         order: Order::Rowid,
         on_conflict: OnConflict::Keep,
     },
@@ -158,6 +164,7 @@ pub(super) const SPECS: [Spec; 7] = [
             ("settled_ms", Kind::Int),
         ],
         key: &["session_id", "subscription_id", "event_key"],
+        numbered_key: Some(&["session_no", "subscription_id", "event_key"]),
         order: Order::Key,
         on_conflict: OnConflict::Keep,
     },
@@ -181,6 +188,7 @@ const fn counts_spec(
         table,
         columns,
         key,
+        numbered_key: None,
         order: Order::Key,
         on_conflict: OnConflict::MergeNewest,
     }
@@ -303,6 +311,12 @@ pub(super) enum After {
     Key(Vec<Value>),
 }
 
+/// The row-value placeholders of a key of `count` columns: `(?1, ?2, ?3)`.
+fn placeholders(count: usize) -> String {
+    let params: Vec<String> = (1..=count).map(|n| format!("?{n}")).collect();
+    format!("({})", params.join(", "))
+}
+
 impl Spec {
     fn select_list(&self) -> String {
         self.columns
@@ -338,10 +352,17 @@ impl Spec {
         self.key.join(", ")
     }
 
-    /// The row-value placeholders of the key: `(?1, ?2, ?3)`.
-    fn key_params(&self) -> String {
-        let params: Vec<String> = (1..=self.key.len()).map(|n| format!("?{n}")).collect();
-        format!("({})", params.join(", "))
+    /// The key the source's table is read along ([`Spec::numbered_key`]).
+    fn source_key(&self, conn: &Connection) -> Result<&'static [&'static str], StoreError> {
+        let Some(numbered) = self.numbered_key else {
+            return Ok(self.key);
+        };
+        let holds: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info(?1) WHERE name = 'session_no'",
+            [self.table],
+            |row| row.get(0),
+        )?;
+        Ok(if holds { numbered } else { self.key })
     }
 
     /// At most `limit` rows after `after`, in this table's order.
@@ -361,6 +382,8 @@ impl Spec {
         }
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let select = self.source_list(conn)?;
+        let key = self.source_key(conn)?;
+        let keys = key.join(", ");
         let (sql, mut params): (String, Vec<Value>) = match (self.order, after) {
             (Order::Rowid, after) => (
                 format!(
@@ -372,24 +395,19 @@ impl Spec {
                     _ => 0,
                 })],
             ),
-            (Order::Key, After::Key(key)) => (
+            (Order::Key, After::Key(after)) => (
                 format!(
-                    "SELECT {} FROM {} WHERE ({}) > {} ORDER BY {} LIMIT ?{}",
-                    select,
+                    "SELECT {select}, {keys} FROM {} WHERE ({keys}) > {} ORDER BY {keys} LIMIT ?{}",
                     self.table,
-                    self.key_list(),
-                    self.key_params(),
-                    self.key_list(),
-                    self.key.len() + 1
+                    placeholders(key.len()),
+                    key.len() + 1
                 ),
-                key.clone(),
+                after.clone(),
             ),
             (Order::Key, _) => (
                 format!(
-                    "SELECT {} FROM {} ORDER BY {} LIMIT ?1",
-                    select,
-                    self.table,
-                    self.key_list()
+                    "SELECT {select}, {keys} FROM {} ORDER BY {keys} LIMIT ?1",
+                    self.table
                 ),
                 Vec::new(),
             ),
@@ -414,15 +432,10 @@ impl Spec {
                     (rowid, key_text(row.get(0)?))
                 }
                 Order::Key => {
-                    let mut key = Vec::with_capacity(self.key.len());
-                    for name in self.key {
-                        let index = self
-                            .columns
-                            .iter()
-                            .position(|(column, _)| column == name)
-                            .unwrap_or(0);
-                        key.push(row.get::<_, Value>(index)?);
-                    }
+                    // The key's columns follow the copied ones.
+                    let key = (0..key.len())
+                        .map(|index| row.get::<_, Value>(self.columns.len() + index))
+                        .collect::<Result<Vec<_>, _>>()?;
                     let kept = key.iter().cloned().map(json_value).collect();
                     next = After::Key(key);
                     (0, serde_json::Value::Array(kept).to_string())
@@ -451,15 +464,18 @@ impl Spec {
                 format!("SELECT count(*) FROM {} WHERE rowid <= ?1", self.table),
                 vec![Value::Integer(*rowid)],
             ),
-            After::Key(key) => (
-                format!(
-                    "SELECT count(*) FROM {} WHERE ({}) <= {}",
-                    self.table,
-                    self.key_list(),
-                    self.key_params()
-                ),
-                key.clone(),
-            ),
+            After::Key(after) => {
+                let key = self.source_key(conn)?;
+                (
+                    format!(
+                        "SELECT count(*) FROM {} WHERE ({}) <= {}",
+                        self.table,
+                        key.join(", "),
+                        placeholders(key.len())
+                    ),
+                    after.clone(),
+                )
+            }
         };
         let rows: i64 =
             conn.query_row(&sql, rusqlite::params_from_iter(params), |row| row.get(0))?;
@@ -505,8 +521,16 @@ impl Spec {
             }
             Order::Key => {
                 let parsed: Option<Vec<serde_json::Value>> = serde_json::from_str(key).ok();
+                let source_key = self.source_key(conn)?;
+                // A cursor kept along the other key (the source upgraded
+                // between runs) is not trusted: a number is not an id.
+                let numbered = source_key.first() == Some(&"session_no");
                 Ok(parsed
-                    .filter(|values| values.len() == self.key.len())
+                    .filter(|values| values.len() == source_key.len())
+                    .filter(|values| {
+                        self.numbered_key.is_none()
+                            || values.first().is_some_and(serde_json::Value::is_number) == numbered
+                    })
                     .and_then(|values| values.into_iter().map(sqlite_value).collect())
                     .map(After::Key))
             }
@@ -676,6 +700,62 @@ pub(super) async fn clear_cursor(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcome_rows_are_read_along_the_sources_own_key_and_an_old_cursor_is_not_trusted() {
+        let Some(outcomes) = SPECS.iter().find(|spec| spec.table == "event_outcomes") else {
+            panic!("the outcome rows are copied");
+        };
+        let numbered = Connection::open_in_memory().expect("a source");
+        numbered
+            .execute_batch(
+                "CREATE TABLE event_outcomes (session_no INTEGER, session_id TEXT,
+                     subscription_id TEXT, event_key TEXT,
+                     PRIMARY KEY (session_no, subscription_id, event_key)) WITHOUT ROWID;
+                 INSERT INTO event_outcomes VALUES (2, 'call_a', 'sub_1', 'e1'),
+                     (1, 'call_b', 'sub_1', 'e2'), (3, 'call_0', 'sub_1', 'e3');",
+            )
+            .expect("version 12's rows");
+        let by_id = Connection::open_in_memory().expect("a source");
+        by_id
+            .execute_batch(
+                "CREATE TABLE event_outcomes (session_id TEXT, subscription_id TEXT,
+                     event_key TEXT, PRIMARY KEY (session_id, subscription_id, event_key));",
+            )
+            .expect("version 11's rows");
+        let id_cursor = r#"["call_b","sub_1","e2"]"#;
+        let number_cursor = r#"[1,"sub_1","e2"]"#;
+        assert!(matches!(
+            outcomes.resume(&numbered, 0, number_cursor),
+            Ok(Some(After::Key(_)))
+        ));
+        assert!(matches!(outcomes.resume(&numbered, 0, id_cursor), Ok(None)));
+        assert!(matches!(
+            outcomes.resume(&by_id, 0, id_cursor),
+            Ok(Some(After::Key(_)))
+        ));
+        assert!(matches!(
+            outcomes.resume(&by_id, 0, number_cursor),
+            Ok(None)
+        ));
+        // After session 1's row: the rows of sessions 2 and 3, in number
+        // order (not by id), the cursor at the last.
+        let Ok(Some(after)) = outcomes.resume(&numbered, 0, number_cursor) else {
+            panic!("resumed");
+        };
+        let batch = outcomes.read(&numbered, &after, 10).expect("read");
+        let Column::Text(sessions) = &batch.columns[0] else {
+            panic!("the session ids first");
+        };
+        assert_eq!(
+            sessions,
+            &[Some("call_a".to_owned()), Some("call_0".to_owned())]
+        );
+        assert_eq!(
+            batch.last.map(|(_, key)| key).as_deref(),
+            Some(r#"[3,"sub_1","e3"]"#)
+        );
+    }
 
     #[test]
     fn a_count_table_is_merged_without_adding_to_its_count() {

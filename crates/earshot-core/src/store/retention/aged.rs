@@ -72,7 +72,8 @@ impl Aged {
     }
 
     /// The rows of `table` of the same session whose `column` matches a
-    /// removed row's go with it (the rows must be [`Aged::held_by_session`]).
+    /// removed row's go with it (the rows must be [`Aged::held_by_session`];
+    /// `table` is keyed by the session's number, as `event_outcomes`).
     pub(super) const fn with_dependents(self, column: &'static str, table: Table) -> Aged {
         Aged {
             dependents: Some((column, table)),
@@ -112,7 +113,9 @@ impl Aged {
             dependents: self.dependents.map(|(column, table)| {
                 (
                     format!(
-                        "DELETE FROM {} WHERE session_id = ?2 AND {column} = ?1",
+                        "DELETE FROM {}
+                         WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?2)
+                           AND {column} = ?1",
                         table.as_str()
                     ),
                     table,

@@ -56,7 +56,7 @@ const SESSION_ACTIVE: &str = "coalesce(last_event_ms, first_seen_ms)";
 const SESSION_EMPTY: &str =
     "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = sessions.session_id)
      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.session_id = sessions.session_id)
-     AND NOT EXISTS (SELECT 1 FROM event_outcomes o WHERE o.session_id = sessions.session_id)
+     AND NOT EXISTS (SELECT 1 FROM event_outcomes o WHERE o.session_no = sessions.session_no)
      AND NOT EXISTS (SELECT 1 FROM recoveries r WHERE r.session_id = sessions.session_id)";
 
 /// A row a step may remove, as read outside the write lock: the values
@@ -223,8 +223,8 @@ impl Step for UnobservedOutcomesStep {
         let rows = delete(
             conn,
             "DELETE FROM event_outcomes
-             WHERE session_id = ?3 AND subscription_id = ?1 AND event_key = ?2
-               AND event_id IS NULL",
+             WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?3)
+               AND subscription_id = ?1 AND event_key = ?2 AND event_id IS NULL",
             row,
         )?;
         removed.add(Table::EventOutcomes, rows);

@@ -100,20 +100,21 @@ impl Seed {
              VALUES (?1, 'call.ended', ?2, ?3, ?3, '[]', x'7b7d')",
             params![id, session, ago(days)],
         );
-        let failed = (state != "delivered").then_some(ago(days));
-        self.exec(
-            "INSERT INTO event_outcomes (subscription_id, event_key, event_id, event, session_id,
-                 occurred_ms, state, attempts, http_status_code, error_class, first_failure_ms,
-                 last_failure_ms)
-             VALUES ('sub_1', ?1, ?1, 'call.ended', ?2, ?3, ?4, 1, 500, '', ?5, ?5)",
-            params![id, session, ago(days), state, failed],
-        );
         self.exec(
             "INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
              VALUES (?1, 'call', 'observer', ?2, ?2)
              ON CONFLICT (session_id) DO UPDATE SET
                  last_event_ms = max(last_event_ms, excluded.last_event_ms)",
             params![session, ago(days)],
+        );
+        let failed = (state != "delivered").then_some(ago(days));
+        self.exec(
+            "INSERT INTO event_outcomes (subscription_id, event_key, event_id, event, session_id,
+                 session_no, occurred_ms, state, attempts, http_status_code, error_class, first_failure_ms,
+                 last_failure_ms)
+             VALUES ('sub_1', ?1, ?1, 'call.ended', ?2,
+                 (SELECT session_no FROM sessions WHERE session_id = ?2), ?3, ?4, 1, 500, '', ?5, ?5)",
+            params![id, session, ago(days), state, failed],
         );
     }
 
