@@ -4,7 +4,10 @@
 //! connections, filing into a copy of the realistic store, into a new
 //! store, and with no store (the reference), interleaved ROUNDS times:
 //! requests/s, latency, rows stored against 2xx answers, the child's RSS
-//! during the flood.
+//! during the flood. `listen` checks every page of its store a moment
+//! after it starts (and then daily); with `settled=1` each flood waits for
+//! that check to end (how long it took is shown), so it measures filing
+//! as an observer does it the rest of the day.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,21 +61,41 @@ struct Flood {
     p99_ms: f64,
     rows: Option<i64>,
     memory: Quarters,
+    /// How long the start-up check ran before the flood (`settled=1`).
+    checked: Option<Duration>,
 }
 
+/// What `listen` says on stderr when its check of the store has ended.
+const CHECK_ENDED: &str = "store check:";
+
 /// Starts `earshot listen` (with the store at `db` or without), returns
-/// the child and its URL; a thread keeps draining its stdout.
+/// the child and its URL, once its start-up check of the store has ended
+/// if `settled` (and how long that took); a thread keeps draining its
+/// stdout.
 fn start_listen(
     binary: &Path,
     dir: &Path,
     db: Option<&Path>,
-) -> Result<(ChildGuard, String), BoxError> {
+    settled: bool,
+) -> Result<(ChildGuard, String, Option<Duration>), BoxError> {
     let mut command = support::isolated(binary, dir);
     command.args(["listen", "--secret", SECRET]);
-    if let Some(db) = db {
-        command.arg("--store").arg(db);
+    let Some(db) = db else {
+        let (child, url) = support::start_listen(command, Duration::from_secs(20))?;
+        return Ok((child, url, None));
+    };
+    command.arg("--store").arg(db);
+    if !settled {
+        let (child, url) = support::start_listen(command, Duration::from_secs(20))?;
+        return Ok((child, url, None));
     }
-    support::start_listen(command, Duration::from_secs(20))
+    let started = Instant::now();
+    let (child, url, checks) =
+        support::start_listen_noting(command, Duration::from_secs(20), CHECK_ENDED)?;
+    checks
+        .recv_timeout(Duration::from_secs(600))
+        .map_err(|_| "listen's start-up check of the store did not end within 10 min")?;
+    Ok((child, url, Some(started.elapsed())))
 }
 
 async fn flood_once(
@@ -81,6 +104,7 @@ async fn flood_once(
     into: Where,
     bodies: Arc<Vec<Planned>>,
     conns: usize,
+    settled: bool,
 ) -> Result<Flood, BoxError> {
     // Beside the built store: the same disk.
     let dir = tempfile::tempdir_in(built.parent().ok_or("the store has no directory")?)?;
@@ -96,7 +120,12 @@ async fn flood_once(
         0
     };
     let with_store = into != Where::Nothing;
-    let (child, url) = start_listen(binary, dir.path(), with_store.then_some(db.as_path()))?;
+    let (child, url, checked) = start_listen(
+        binary,
+        dir.path(),
+        with_store.then_some(db.as_path()),
+        settled,
+    )?;
     let pid = child.0.id().to_string();
     let http = earshot_http::client_builder()
         .no_proxy()
@@ -201,11 +230,19 @@ async fn flood_once(
         p99_ms: percentile(0.99),
         rows,
         memory,
+        checked,
     })
 }
 
-/// `rounds` rounds of a `flood` from `conns` connections into each target.
-pub async fn run(built: &Path, flood: usize, conns: usize, rounds: usize) -> Result<(), BoxError> {
+/// `rounds` rounds of a `flood` from `conns` connections into each target,
+/// each after `listen`'s start-up check of its store if `settled`.
+pub async fn run(
+    built: &Path,
+    flood: usize,
+    conns: usize,
+    rounds: usize,
+    settled: bool,
+) -> Result<(), BoxError> {
     let binary = support::release_binary().map_err(|error| error.to_string())?;
     println!(
         "listen throughput: {flood} signed events from {conns} keep-alive connections, {rounds} rounds, built store {}",
@@ -225,7 +262,7 @@ pub async fn run(built: &Path, flood: usize, conns: usize, rounds: usize) -> Res
                     .into_iter()
                     .flatten()
                     .collect();
-            let flood = flood_once(&binary, built, into, Arc::new(planned), conns).await?;
+            let flood = flood_once(&binary, built, into, Arc::new(planned), conns, settled).await?;
             let memory: Vec<String> = flood
                 .memory
                 .iter()
@@ -242,9 +279,16 @@ pub async fn run(built: &Path, flood: usize, conns: usize, rounds: usize) -> Res
                 let verdict = if rows == flood.ok as i64 { "=" } else { "≠" };
                 format!("{rows} {verdict} 2xx")
             });
+            let label = match flood.checked {
+                Some(took) => format!(
+                    "{}, after its {:.1} s check",
+                    flood.into.label(),
+                    took.as_secs_f64()
+                ),
+                None => flood.into.label().to_owned(),
+            };
             println!(
-                "| {} | {:.0} | {} | {} | {:.2} ms | {:.2} ms | {rows} | {} ({peak}) |",
-                flood.into.label(),
+                "| {label} | {:.0} | {} | {} | {:.2} ms | {:.2} ms | {rows} | {} ({peak}) |",
                 (flood.ok + flood.other) as f64 / flood.seconds,
                 flood.ok,
                 flood.other,

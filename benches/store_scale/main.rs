@@ -25,10 +25,11 @@
 //! plain `GROUP BY`s, warm and cold, interleaved (`board.rs`).
 //!
 //! `cargo bench --bench store_scale -- listen [events=1000000]
-//! [flood=20000] [conns=32] [rounds=2]` floods the release binary's
-//! `listen --store` filing into a copy of the built store, into a new one
-//! and with no store, interleaved (`listen.rs`; `cargo build --release`
-//! first).
+//! [flood=20000] [conns=32] [rounds=2] [settled=1]` floods the release
+//! binary's `listen --store` filing into a copy of the built store, into a
+//! new one and with no store, interleaved, each flood at once or (`settled=1`)
+//! after `listen`'s start-up check of its store (`listen.rs`; `cargo build
+//! --release` first).
 //!
 //! `cargo bench --bench store_scale -- sweep [events=1000000]
 //! [sessions=10000]` sweeps that many sessions of an in-process emulator
@@ -96,6 +97,7 @@ fn main() -> Result<(), BoxError> {
                     value("flood", 20_000)?,
                     value("conns", 32)?,
                     value("rounds", 2)?,
+                    value("settled", 0)? == 1,
                 ))
         }
         "sweep" => {

@@ -8,6 +8,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 /// The arguments after the harness's name, without the `--bench` that
@@ -78,7 +79,36 @@ pub fn start_listen(
     mut command: Command,
     within: Duration,
 ) -> Result<(ChildGuard, String), Box<dyn std::error::Error + Send + Sync>> {
-    command.stdout(Stdio::piped()).stderr(Stdio::null());
+    command.stderr(Stdio::null());
+    spawn_listen(command, within)
+}
+
+/// [`start_listen`], and a channel that gets a message each time a line of
+/// the child's stderr holds `note` (its other lines are dropped).
+pub fn start_listen_noting(
+    mut command: Command,
+    within: Duration,
+    note: &'static str,
+) -> Result<(ChildGuard, String, Receiver<()>), Box<dyn std::error::Error + Send + Sync>> {
+    command.stderr(Stdio::piped());
+    let (mut child, url) = spawn_listen(command, within)?;
+    let stderr = child.0.stderr.take().ok_or("no stderr")?;
+    let (noted, notes) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains(note) {
+                let _ = noted.send(());
+            }
+        }
+    });
+    Ok((child, url, notes))
+}
+
+fn spawn_listen(
+    mut command: Command,
+    within: Duration,
+) -> Result<(ChildGuard, String), Box<dyn std::error::Error + Send + Sync>> {
+    command.stdout(Stdio::piped());
     let mut child = ChildGuard(command.spawn()?);
     let stdout = child.0.stdout.take().ok_or("no stdout")?;
     let (first_line, line) = std::sync::mpsc::channel();

@@ -11,30 +11,11 @@
 //! it (a table this small is read whole: `postgres_text_index` checks the
 //! index is read on a larger one).
 
-use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::now_ms;
 use serde_json::Value;
 
-use super::{DATABASE, Place, TestStore, store_test};
+use super::{DATABASE, Place, TestStore, observed, store_test};
 use crate::common::cli::text;
-
-fn observed(id: &str, event: &str, session: &str, occurred_ms: i64) -> ObservedEvent {
-    ObservedEvent {
-        event_id: id.into(),
-        event: event.into(),
-        session_id: session.into(),
-        kind: if session.starts_with("call_") {
-            "call"
-        } else {
-            "session"
-        },
-        occurred_ms,
-        received_ms: occurred_ms + 200,
-        delivery_id: Some(format!("dlv-{id}")),
-        headers: Vec::new(),
-        body: b"{}".to_vec(),
-    }
-}
 
 /// The ids `earshot events --json --no-sweep QUERY` lists, in order.
 async fn listed(store: &TestStore, query: &[&str]) -> Vec<String> {

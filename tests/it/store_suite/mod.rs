@@ -400,6 +400,27 @@ impl HeldFiling {
     }
 }
 
+/// An event of id `id`, type `event` and session `session` (a call when
+/// its id starts `call_`), received 500 ms after it occurred, its body
+/// naming its id.
+pub(crate) fn observed(id: &str, event: &str, session: &str, occurred_ms: i64) -> ObservedEvent {
+    ObservedEvent {
+        event_id: id.into(),
+        event: event.into(),
+        session_id: session.into(),
+        kind: if session.starts_with("call_") {
+            "call"
+        } else {
+            "session"
+        },
+        occurred_ms,
+        received_ms: occurred_ms + 500,
+        delivery_id: Some(format!("dlv-{id}")),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: format!("{{\"event_id\":\"{id}\"}}").into_bytes(),
+    }
+}
+
 /// Event `index` of a test (ids `evt-0000`…, seven sessions), as the
 /// receiver hands it to the store.
 pub(crate) fn event(index: usize, occurred_ms: i64) -> ObservedEvent {

@@ -12,30 +12,11 @@ use earshot_core::store::events::ObservedEvent;
 use earshot_core::store::now_ms;
 use serde_json::Value;
 
-use super::{Backend, TestStore, store_test};
+use super::{Backend, TestStore, observed, store_test};
 use crate::common::cli::text;
 
 /// A day in milliseconds.
 const DAY_MS: i64 = 86_400_000;
-
-/// One event of the set: id, type, session, milliseconds after the base.
-fn observed(id: &str, event: &str, session: &str, occurred_ms: i64) -> ObservedEvent {
-    ObservedEvent {
-        event_id: id.into(),
-        event: event.into(),
-        session_id: session.into(),
-        kind: if session.starts_with("call_") {
-            "call"
-        } else {
-            "session"
-        },
-        occurred_ms,
-        received_ms: occurred_ms + 500,
-        delivery_id: Some(format!("dlv-{id}")),
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: format!("{{\"event_id\":\"{id}\"}}").into_bytes(),
-    }
-}
 
 /// The set, an hour ago (two pairs at one millisecond, ids that differ
 /// in case, a non-ASCII letter and the Kelvin sign `K`, which Rust folds

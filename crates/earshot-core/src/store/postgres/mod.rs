@@ -75,6 +75,10 @@ const SESSION_SETTINGS: &str = "SET jit = off";
 /// Connections kept at most, unless the caller says.
 pub const DEFAULT_POOL_SIZE: usize = 16;
 
+/// A replica's row in the tables each one keeps (`probes`, `sweep_figures`)
+/// goes once it has not written it for this long.
+const REPLICA_FORGOTTEN_AFTER_MS: i64 = 24 * 3_600_000;
+
 /// The PostgreSQL store could not be reached or used. No variant holds a
 /// password: the URL never has one, and the client's errors do not quote
 /// it.

@@ -22,9 +22,6 @@ CREATE TABLE IF NOT EXISTS earshot.probes (
 );
 ";
 
-/// A holder's row goes once it has not probed for this long.
-const FORGOTTEN_AFTER_MS: i64 = 24 * 3_600_000;
-
 /// Notes `$1`'s probe at the database's clock, and drops the rows of
 /// holders that have not probed for `$2` ms.
 const PROBE: &str = "
@@ -47,7 +44,8 @@ impl PgStore {
         let millis = within.as_millis().max(1);
         tx.batch_execute(&format!("SET LOCAL statement_timeout = {millis}"))
             .await?;
-        tx.execute(PROBE, &[&holder, &FORGOTTEN_AFTER_MS]).await?;
+        tx.execute(PROBE, &[&holder, &super::REPLICA_FORGOTTEN_AFTER_MS])
+            .await?;
         tx.commit().await?;
         Ok(())
     }

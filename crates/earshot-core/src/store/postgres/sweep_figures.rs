@@ -30,9 +30,6 @@ CREATE TABLE IF NOT EXISTS earshot.sweep_figures (
 /// first (one a takeover or a restart).
 pub const HOLDERS_SHOWN: i64 = 16;
 
-/// A holder's row goes once it has not swept for this long.
-const FORGOTTEN_AFTER_MS: i64 = 24 * 3_600_000;
-
 /// Adds one run to `$1`'s row: `$2` failed, `$3` requests, `$4` the
 /// sessions still due (NULL when the sweep failed before it knew: the
 /// last figure stays). Drops the rows of holders idle for a day.
@@ -117,7 +114,7 @@ impl PgStore {
                     &run.failed,
                     &run.requests,
                     &run.sessions_due,
-                    &FORGOTTEN_AFTER_MS,
+                    &super::REPLICA_FORGOTTEN_AFTER_MS,
                 ],
             )
             .await?;
