@@ -176,12 +176,7 @@ CREATE INDEX events_by_time ON events (occurred_ms);
 
 CREATE TABLE sessions (
     session_id     TEXT PRIMARY KEY,
-    kind           TEXT,
-    source         TEXT NOT NULL,
-    first_seen_ms  INTEGER NOT NULL,
-    last_event_ms  INTEGER,
-    last_swept_ms  INTEGER,
-    unsettled      INTEGER NOT NULL DEFAULT 1
+    {SESSION_DETAILS}
 );
 CREATE INDEX sessions_by_activity ON sessions (coalesce(last_event_ms, first_seen_ms));
 
@@ -512,8 +507,42 @@ fn version_9() -> String {
         attempts, http_status_code, error_class, first_failure_ms, last_failure_ms, settled_ms";
     let mut sql = format!(
         "
-CREATE TABLE event_outcomes_9 (
-    session_id        TEXT NOT NULL,
+{}
+INSERT INTO event_outcomes_9 ({columns})
+    SELECT {columns} FROM event_outcomes ORDER BY session_id, subscription_id, event_key;
+DROP TABLE event_outcomes;
+ALTER TABLE event_outcomes_9 RENAME TO event_outcomes;
+",
+        outcome_table("event_outcomes_9", "session_id")
+    );
+    // A filed event and the unswept rows it starts with are new rows, which
+    // a live list reads after its newest (`mark::ListState`), not changes.
+    sql.push_str("DROP TRIGGER events_listed_insert;");
+    sql.push_str(&outcome_indexes_and_triggers());
+    sql
+}
+
+/// The columns of `sessions` after its key and id (version 1's, kept by
+/// version 12).
+pub(super) const SESSION_DETAILS: &str = "kind           TEXT,
+    source         TEXT NOT NULL,
+    first_seen_ms  INTEGER NOT NULL,
+    last_event_ms  INTEGER,
+    last_swept_ms  INTEGER,
+    unsettled      INTEGER NOT NULL DEFAULT 1";
+
+/// `event_outcomes` made as `table`, keyed by the session first: its id
+/// (`session_id`, versions 9 to 11) or its number (`session_no`, from
+/// version 12, the id a column beside it).
+pub(super) fn outcome_table(table: &str, session_key: &str) -> String {
+    let number = if session_key == "session_no" {
+        "session_no        INTEGER NOT NULL,\n    "
+    } else {
+        ""
+    };
+    format!(
+        "CREATE TABLE {table} (
+    {number}session_id        TEXT NOT NULL,
     subscription_id   TEXT NOT NULL,
     event_key         TEXT NOT NULL,
     event_id          TEXT,
@@ -526,19 +555,9 @@ CREATE TABLE event_outcomes_9 (
     first_failure_ms  INTEGER,
     last_failure_ms   INTEGER,
     settled_ms        INTEGER,
-    PRIMARY KEY (session_id, subscription_id, event_key)
-) WITHOUT ROWID;
-INSERT INTO event_outcomes_9 ({columns})
-    SELECT {columns} FROM event_outcomes ORDER BY session_id, subscription_id, event_key;
-DROP TABLE event_outcomes;
-ALTER TABLE event_outcomes_9 RENAME TO event_outcomes;
-"
-    );
-    // A filed event and the unswept rows it starts with are new rows, which
-    // a live list reads after its newest (`mark::ListState`), not changes.
-    sql.push_str("DROP TRIGGER events_listed_insert;");
-    sql.push_str(&outcome_indexes_and_triggers());
-    sql
+    PRIMARY KEY ({session_key}, subscription_id, event_key)
+) WITHOUT ROWID;"
+    )
 }
 
 /// What `event_outcomes` has beside its rows, made again by each version

@@ -54,17 +54,14 @@ pub(super) fn schema() -> String {
         .map(|column| format!("o.{}", column.trim()))
         .collect::<Vec<_>>()
         .join(", ");
+    let outcomes_12 = super::schema::outcome_table("event_outcomes_12", "session_no");
+    let details = super::schema::SESSION_DETAILS;
     let mut sql = format!(
         "
 CREATE TABLE sessions_12 (
     session_no     INTEGER PRIMARY KEY,
     session_id     TEXT NOT NULL UNIQUE,
-    kind           TEXT,
-    source         TEXT NOT NULL,
-    first_seen_ms  INTEGER NOT NULL,
-    last_event_ms  INTEGER,
-    last_swept_ms  INTEGER,
-    unsettled      INTEGER NOT NULL DEFAULT 1
+    {details}
 );
 INSERT INTO sessions_12 (session_no, {session_columns})
     SELECT rowid, {session_columns} FROM sessions WHERE session_id IS NOT NULL ORDER BY rowid;
@@ -76,23 +73,7 @@ DROP TABLE sessions;
 ALTER TABLE sessions_12 RENAME TO sessions;
 CREATE INDEX sessions_by_activity ON sessions (coalesce(last_event_ms, first_seen_ms));
 
-CREATE TABLE event_outcomes_12 (
-    session_no        INTEGER NOT NULL,
-    session_id        TEXT NOT NULL,
-    subscription_id   TEXT NOT NULL,
-    event_key         TEXT NOT NULL,
-    event_id          TEXT,
-    event             TEXT,
-    occurred_ms       INTEGER NOT NULL,
-    state             TEXT NOT NULL,
-    attempts          INTEGER NOT NULL,
-    http_status_code  INTEGER NOT NULL,
-    error_class       TEXT NOT NULL,
-    first_failure_ms  INTEGER,
-    last_failure_ms   INTEGER,
-    settled_ms        INTEGER,
-    PRIMARY KEY (session_no, subscription_id, event_key)
-) WITHOUT ROWID;
+{outcomes_12}
 INSERT INTO event_outcomes_12 (session_no, {outcome_columns})
     SELECT s.session_no, {outcome_columns_of_o}
     FROM event_outcomes o JOIN sessions s ON s.session_id = o.session_id
