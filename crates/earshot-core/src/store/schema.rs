@@ -75,8 +75,8 @@ fn say_slow_migration(path: &Path, version: i64) {
         "its outcome rows are rewritten once (about 30 s a million events)"
     };
     let text = format!(
-        "upgrading the store {} to schema {SCHEMA_VERSION}: {rewritten}; the commands after \
-         this one start at once",
+        "upgrading the store {} to schema {SCHEMA_VERSION}: {rewritten}; earshot goes on (an \
+         observer starts listening) once it is done; later commands start at once",
         path.display()
     );
     match SAY_SLOW_MIGRATION.get() {
