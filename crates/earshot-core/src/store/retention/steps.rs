@@ -189,7 +189,8 @@ impl Step for UnobservedOutcomesStep {
     ) -> rusqlite::Result<Vec<Candidate>> {
         let after = self.after.clone();
         let mut statement = conn.prepare_cached(
-            "SELECT subscription_id, event_key, session_id, occurred_ms FROM event_outcomes
+            "SELECT subscription_id, event_key, session_id, occurred_ms, session_no
+             FROM event_outcomes
              WHERE event_id IS NULL AND occurred_ms < ?1
                AND (occurred_ms, subscription_id, event_key) > (?2, ?3, ?4)
              ORDER BY occurred_ms, subscription_id, event_key LIMIT ?5",
@@ -202,7 +203,8 @@ impl Step for UnobservedOutcomesStep {
                 Ok((
                     (occurred.clone(), subscription.clone(), key.clone()),
                     Candidate {
-                        key: vec![subscription, key, row.get(2)?],
+                        // The row's key, its session by number.
+                        key: vec![subscription, key, row.get(4)?],
                         time_ms: millis(ValueRef::from(&occurred)),
                         session: text(row.get_ref(2)?),
                         link: None,
@@ -223,8 +225,8 @@ impl Step for UnobservedOutcomesStep {
         let rows = delete(
             conn,
             "DELETE FROM event_outcomes
-             WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?3)
-               AND subscription_id = ?1 AND event_key = ?2 AND event_id IS NULL",
+             WHERE session_no = ?3 AND subscription_id = ?1 AND event_key = ?2
+               AND event_id IS NULL",
             row,
         )?;
         removed.add(Table::EventOutcomes, rows);

@@ -309,3 +309,28 @@ fn many_rows_go_in_many_batches_and_a_stop_ends_between_them() {
     assert!(report.batches > 1, "{report:?}");
     assert_eq!(seed.count("SELECT count(*) FROM events"), 0);
 }
+
+#[test]
+fn outcome_rows_of_events_never_received_go_by_their_own_time() {
+    let seed = Seed::new();
+    for (session, days) in [("call_gone", 40), ("call_kept", 2)] {
+        seed.exec(
+            "INSERT INTO sessions (session_id, source, first_seen_ms) VALUES (?1, 'added', ?2)",
+            params![session, ago(days)],
+        );
+        seed.exec(
+            "INSERT INTO event_outcomes (session_no, session_id, subscription_id, event_key,
+                 occurred_ms, state, attempts, http_status_code, error_class)
+             VALUES ((SELECT session_no FROM sessions WHERE session_id = ?1), ?1, 'sub_1',
+                 'delivery:' || ?1, ?2, 'delivered', 1, 0, '')",
+            params![session, ago(days)],
+        );
+    }
+    let mut seed = seed;
+    let report = seed.prune("30d");
+    assert_eq!(report.removed.get(Table::EventOutcomes), 1);
+    assert_eq!(
+        seed.ids("SELECT session_id FROM event_outcomes"),
+        ["call_kept"]
+    );
+}
