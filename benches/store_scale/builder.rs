@@ -363,19 +363,30 @@ pub(crate) fn subscriptions() -> Result<Vec<Subscription>, BoxError> {
     ])
 }
 
+/// How long [`file`] took.
+pub(crate) struct Filed {
+    /// Until every event was committed (each request answered).
+    pub filed: std::time::Duration,
+    /// Until the writer had also put every event in the free-text index,
+    /// which it does as the flood ebbs.
+    pub indexed: std::time::Duration,
+}
+
 /// Files `events` through the observer's writer into `store` as `listen
 /// --store` does (512 requests in flight, group commits), and how long
-/// that took, the writer's last commit included.
+/// that took, the writer's last commit included, and until the events
+/// were in the free-text index too.
 pub(crate) fn file<'a>(
     store: Store,
     events: impl Iterator<Item = &'a Planned>,
-) -> Result<std::time::Duration, BoxError> {
+) -> Result<Filed, BoxError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let reader = rusqlite::Connection::open(store.path())?;
     let (writer, thread) = Writer::start(store)?;
-    let filed = Instant::now();
+    let started = Instant::now();
     runtime.block_on(async {
         futures_util::stream::iter(events)
             .for_each_concurrent(512, |planned| {
@@ -388,9 +399,22 @@ pub(crate) fn file<'a>(
             })
             .await;
     });
+    let filed = started.elapsed();
+    let waiting = || -> rusqlite::Result<i64> {
+        reader.query_row("SELECT count(*) FROM event_words_pending", [], |row| {
+            row.get(0)
+        })
+    };
+    while waiting()? > 0 {
+        if started.elapsed() > std::time::Duration::from_secs(600) {
+            return Err("the free-text index did not catch up within 10 minutes".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let indexed = started.elapsed();
     drop(writer);
     thread.join().map_err(|_| "the writer thread panicked")?;
-    Ok(filed.elapsed())
+    Ok(Filed { filed, indexed })
 }
 
 /// `target/bench-stores/events-N.db`, beside the running benchmark's
@@ -446,7 +470,11 @@ fn build(path: &Path, count: usize) -> Result<(), BoxError> {
         started.elapsed().as_secs_f64()
     );
     let filed = file(Store::open(path)?, sessions.iter().flatten())?;
-    eprintln!("filed in {:.1} s", filed.as_secs_f64());
+    eprintln!(
+        "filed in {:.1} s, indexed in {:.1} s",
+        filed.filed.as_secs_f64(),
+        filed.indexed.as_secs_f64()
+    );
 
     let swept = Instant::now();
     let mut store = Store::open(path)?;

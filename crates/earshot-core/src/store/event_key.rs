@@ -199,7 +199,7 @@ mod tests {
         assert!(file(&store, "e1", "ses_c", T0 + 2));
         // Not in the index yet: the filler's pending rows.
         assert_eq!(found(&store, "evt-Alpha-001"), Some(("ses_a".into(), T0)));
-        event_words::index_pending(&store.conn).expect("indexed");
+        event_words::index_pending(&store.conn, i64::MAX).expect("indexed");
         assert_eq!(found(&store, "evt-Alpha-001"), Some(("ses_a".into(), T0)));
         assert_eq!(
             found(&store, "evt-Alpha-0012"),
@@ -288,7 +288,7 @@ mod tests {
         for n in 0..5 {
             file(&store, &format!("evt-{n}"), &format!("ses_{n}"), T0 + n);
         }
-        event_words::index_pending(&store.conn).expect("indexed");
+        event_words::index_pending(&store.conn, i64::MAX).expect("indexed");
         // A gap in the rowids, which the rewrite must keep.
         store
             .conn

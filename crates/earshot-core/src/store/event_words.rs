@@ -6,14 +6,16 @@
 //!
 //! Kept by triggers on `events`, keyed by the event's rowid: a delete
 //! removes the event's entries; an insert notes the event as pending
-//! (`event_words_pending`), and the writer puts a batch's pending events
-//! in the index in one statement at the end of its transaction
-//! ([`index_pending`]). A delete leaves FTS5's tombstone (the deleted
-//! rowid's entries are dropped when their segments are merged) and its
-//! copy of the text is zeroed (`PRAGMA secure_delete`); a `store forget`
-//! deletes in FTS5's `secure-delete` mode ([`erasing`]), which rewrites
-//! the index's pages at once. Not the prune: that mode costs about 1.5 ms
-//! an event (30 s for 20,000), where a tombstone costs 15 µs. A store migrated from an
+//! (`event_words_pending`), and the writer puts pending events in the
+//! index in steps of a few thousand when it is idle or many are pending
+//! ([`index_pending`], [`super::writer`]): a flood is filed at the rate of
+//! the tables, not of FTS5's merges, which grow with the index. A delete
+//! leaves FTS5's tombstone (the deleted rowid's entries are dropped when
+//! their segments are merged) and its copy of the text is zeroed (`PRAGMA
+//! secure_delete`); a `store forget` deletes in FTS5's `secure-delete`
+//! mode ([`erasing`]), which rewrites the index's pages at once. Not the
+//! prune: that mode costs about 1.5 ms an event (30 s for 20,000), where a
+//! tombstone costs 15 µs. A store migrated from an
 //! older version starts with an empty index and fills it in batches
 //! ([`fill`]: `earshot store index`, or the observer in the background);
 //! until it is complete, free text scans as before ([`is_complete`]).
@@ -81,24 +83,42 @@ pub(super) fn register_fold(conn: &Connection) -> rusqlite::Result<()> {
     )
 }
 
-/// Puts the events noted as pending by the triggers in the index, in one
-/// statement (FTS5 writes a segment per statement that adds to it: one
-/// per event from a trigger, one per batch here). The writer calls it at
-/// the end of each batch's transaction; until then, and for events
-/// written by another program, the list checks pending events by
-/// scanning them.
-pub(crate) fn index_pending(conn: &Connection) -> rusqlite::Result<usize> {
+/// Puts the oldest `most` events noted as pending by the triggers in the
+/// index, in one statement (FTS5 writes a segment per statement that adds
+/// to it: one per event from a trigger, one per call here). How many
+/// events it added (one indexed already is only taken off the list). The writer calls it between batches
+/// ([`super::writer`]); until then, and for events written by another
+/// program, the list checks pending events by scanning them.
+pub(crate) fn index_pending(conn: &Connection, most: i64) -> rusqlite::Result<usize> {
+    let last: Option<i64> = conn
+        .prepare_cached(
+            "SELECT max(event_rowid) FROM
+                 (SELECT event_rowid FROM event_words_pending ORDER BY event_rowid LIMIT ?1)",
+        )?
+        .query_row([most], |row| row.get(0))?;
+    let Some(last) = last else {
+        return Ok(0);
+    };
     let added = conn
         .prepare_cached(
             "INSERT INTO event_words (rowid, event_id, id_text, session_text, type_text)
              SELECT e.rowid, e.event_id, fold(e.event_id), fold(e.session_id), fold(e.event)
              FROM event_words_pending p CROSS JOIN events e ON e.rowid = p.event_rowid
-             WHERE NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
+             WHERE p.event_rowid <= ?1
+               AND NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
         )?
-        .execute([])?;
-    conn.prepare_cached("DELETE FROM event_words_pending")?
-        .execute([])?;
+        .execute([last])?;
+    conn.prepare_cached("DELETE FROM event_words_pending WHERE event_rowid <= ?1")?
+        .execute([last])?;
     Ok(added)
+}
+
+/// How many events wait to be put in the index.
+pub(crate) fn pending(conn: &Connection) -> rusqlite::Result<usize> {
+    let pending: i64 = conn.query_row("SELECT count(*) FROM event_words_pending", [], |row| {
+        row.get(0)
+    })?;
+    Ok(usize::try_from(pending).unwrap_or(0))
 }
 
 /// Runs `erase` with FTS5's `secure-delete` mode on, in the caller's
@@ -174,7 +194,7 @@ pub fn fill(store: &mut Store, batch: i64) -> Result<FillProgress, StoreError> {
            AND NOT EXISTS (SELECT 1 FROM event_words_content c WHERE c.id = e.rowid)",
         params![next, end],
     )?;
-    let added = added + index_pending(&tx)?;
+    let added = added + index_pending(&tx, batch.max(1))?;
     let complete = end >= last;
     if complete {
         tx.execute("DELETE FROM event_words_fill", [])?;

@@ -118,7 +118,7 @@ fn tricky_store() -> (tempfile::TempDir, Store) {
         .expect("inserted");
     }
     // As the writer does at the end of a batch.
-    event_words::index_pending(&store.conn).expect("indexed");
+    event_words::index_pending(&store.conn, i64::MAX).expect("indexed");
     (dir, store)
 }
 
@@ -324,7 +324,7 @@ fn a_forgotten_or_pruned_event_leaves_the_index_and_the_file() {
         &observed(old.0, old.1, "call.ended", now_ms() - 40 * 86_400_000),
     )
     .unwrap();
-    event_words::index_pending(&store.conn).unwrap();
+    event_words::index_pending(&store.conn, i64::MAX).unwrap();
     store
         .conn
         .execute(

@@ -9,6 +9,15 @@
 //! error), so no copy is acknowledged before the event is on disk. A repeat
 //! of an event already kept is answered without waiting for the write lock.
 //!
+//! Between batches the thread puts filed events in the free-text index
+//! ([`event_words::index_pending`]), in steps of a few thousand ([`WORDS`]):
+//! once the queue has been empty for a moment, or at once while more than
+//! 50,000 wait. FTS5's merges cost more the larger the index
+//! (about 60 µs an event on a million events against 25 µs on a new
+//! store), so a flood is filed at the rate of the tables and indexed as
+//! it ebbs; until then free text finds the waiting events by scanning
+//! them (about 15 ms for 40,000).
+//!
 //! [`Writer::probe`] asks the same thread whether the store can still be
 //! written ([`super::probe`]): answered in turn with the writes, so it also
 //! tells whether the thread is alive and keeping up.
@@ -16,7 +25,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
+use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::checkpointer::{Checkpointer, WAL_BOUND_PAGES};
@@ -29,6 +40,26 @@ use super::{Store, StoreError};
 const QUEUE: usize = 4096;
 /// Events committed in one transaction at most.
 const BATCH: usize = 1024;
+
+/// When the writer puts filed events in the free-text index.
+#[derive(Clone, Copy)]
+struct WordsPacing {
+    /// Events left out of the index before the writer indexes them
+    /// between batches even while busy.
+    held: usize,
+    /// Events put in the index in one transaction at most.
+    step: usize,
+    /// How long the queue stays empty before the writer indexes what waits.
+    after_idle: Duration,
+}
+
+/// Up to 50,000 events wait (free text scans them in about 20 ms); a step
+/// of 4,096 takes about 0.1–0.3 s, which a write arriving meanwhile waits.
+const WORDS: WordsPacing = WordsPacing {
+    held: 50_000,
+    step: 4_096,
+    after_idle: Duration::from_millis(200),
+};
 /// The writer's page cache in KiB: SQLite's default (2,000) up to this.
 const MAX_CACHE_KIB: u64 = 65_536;
 
@@ -102,6 +133,13 @@ impl Writer {
     /// Starts the thread that owns `store`; join the handle after the last
     /// [`Writer`] is dropped to be sure everything is committed.
     pub fn start(store: Store) -> Result<(Writer, JoinHandle<()>), StoreError> {
+        Writer::start_paced(store, WORDS)
+    }
+
+    fn start_paced(
+        store: Store,
+        words: WordsPacing,
+    ) -> Result<(Writer, JoinHandle<()>), StoreError> {
         let (queue, jobs) = mpsc::channel(QUEUE);
         // A batch's statements spill their journals (for a statement that
         // fails half way) past 64 KiB: in memory they cost no file writes
@@ -122,9 +160,14 @@ impl Writer {
                 None
             }
         };
+        // Only for its clock: waiting for work at most `after_idle`.
+        let clock = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .map_err(StoreError::Thread)?;
         let thread = std::thread::Builder::new()
             .name("earshot-store".into())
-            .spawn(move || run(store, jobs, checkpointer))
+            .spawn(move || run(store, jobs, checkpointer, words, &clock))
             .map_err(StoreError::Thread)?;
         let in_flight = Arc::default();
         Ok((Writer { queue, in_flight }, thread))
@@ -227,26 +270,77 @@ fn cache_kib(path: &std::path::Path) -> i64 {
     i64::try_from(kib).unwrap_or(2_000)
 }
 
+/// What the writer's thread does next.
+enum Next {
+    Work(Work),
+    /// Nothing came for [`WordsPacing::after_idle`].
+    Idle,
+    /// Every [`Writer`] is gone.
+    Closed,
+}
+
+/// The next work, waiting for it at most `idle` when given (while events
+/// wait for the free-text index).
+fn next(work: &mut mpsc::Receiver<Work>, idle: Option<Duration>, clock: &Runtime) -> Next {
+    let received = if let Some(idle) = idle {
+        // The timer is made inside the runtime, whose clock it needs.
+        match clock.block_on(async { tokio::time::timeout(idle, work.recv()).await }) {
+            Ok(received) => received,
+            Err(_) => return Next::Idle,
+        }
+    } else {
+        work.blocking_recv()
+    };
+    received.map_or(Next::Closed, Next::Work)
+}
+
 /// The writer's loop; `checkpointer` (stopped when the loop ends, before
 /// the store closes) copies each commit into the store file.
-fn run(mut store: Store, mut work: mpsc::Receiver<Work>, checkpointer: Option<Checkpointer>) {
+fn run(
+    mut store: Store,
+    mut work: mpsc::Receiver<Work>,
+    checkpointer: Option<Checkpointer>,
+    words: WordsPacing,
+    clock: &Runtime,
+) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut probes = Vec::new();
-    while let Some(first) = work.blocking_recv() {
-        let mut next = Some(first);
-        while let Some(item) = next.take() {
+    // Left by an earlier run or another program: indexed once idle.
+    let mut words_waiting = event_words::pending(&store.conn).unwrap_or(0);
+    loop {
+        let idle = (words_waiting > 0).then_some(words.after_idle);
+        let first = match next(&mut work, idle, clock) {
+            Next::Work(first) => first,
+            Next::Idle => {
+                // Step by step while nothing else is asked for.
+                loop {
+                    words_waiting = index_words(&mut store, words.step);
+                    if words_waiting == 0 || !work.is_empty() {
+                        break;
+                    }
+                }
+                continue;
+            }
+            Next::Closed => break,
+        };
+        let mut more = Some(first);
+        while let Some(item) = more.take() {
             match item {
                 Work::Write(job) => batch.push(job),
                 Work::Probe(done) => probes.push(done),
             }
             if batch.len() < BATCH {
-                next = work.try_recv().ok();
+                more = work.try_recv().ok();
             }
         }
         answer_repeats(&store, &mut batch);
         let results = commit(&mut store, &batch);
+        words_waiting += results.iter().filter(|new| matches!(new, Ok(true))).count();
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.done.send(result);
+        }
+        if words_waiting > words.held {
+            words_waiting = index_words(&mut store, words.step);
         }
         if let Some(checkpointer) = &checkpointer {
             checkpointer.nudge();
@@ -257,6 +351,22 @@ fn run(mut store: Store, mut work: mpsc::Receiver<Work>, checkpointer: Option<Ch
         }
     }
     drop(checkpointer);
+}
+
+/// Puts the oldest `step` waiting events in the free-text index in one
+/// transaction: how many still wait. A failure is logged and the rest
+/// wait for events filed after it.
+fn index_words(store: &mut Store, step: usize) -> usize {
+    let waiting = store.conn_mut().transaction().and_then(|tx| {
+        event_words::index_pending(&tx, i64::try_from(step).unwrap_or(i64::MAX))?;
+        let waiting = event_words::pending(&tx)?;
+        tx.commit()?;
+        Ok(waiting)
+    });
+    waiting.unwrap_or_else(|error| {
+        tracing::error!(%error, "the store could not index filed events' words; free text scans them meanwhile");
+        0
+    })
 }
 
 /// Answers the jobs whose event is already kept (a read: it does not wait
@@ -290,7 +400,6 @@ fn commit(store: &mut Store, batch: &[Job]) -> Vec<Result<bool, String>> {
         for job in batch {
             fresh.push(events::keep(&tx, &job.filing)?);
         }
-        event_words::index_pending(&tx)?;
         tx.commit()?;
         Ok(fresh)
     };
@@ -382,6 +491,62 @@ mod tests {
         drop(held);
         writer.probe().await.expect("writable again");
         assert!(writer.write(event("e3")).await.unwrap(), "and it writes");
+    }
+
+    /// (events waiting for the free-text index, events in it)
+    fn words(path: &std::path::Path) -> (i64, i64) {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.query_row(
+            "SELECT (SELECT count(*) FROM event_words_pending),
+                    (SELECT count(*) FROM event_words)",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn filed_events_wait_for_the_word_index_until_too_many_or_the_writer_is_idle() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("earshot.db");
+        let never_idle = WordsPacing {
+            held: 6,
+            step: 4,
+            after_idle: Duration::from_secs(3_600),
+        };
+        let (writer, thread) =
+            Writer::start_paced(Store::open(&path).unwrap(), never_idle).unwrap();
+        for n in 0..6 {
+            assert!(writer.write(event(&format!("e{n}"))).await.unwrap());
+        }
+        writer.probe().await.expect("after the writes");
+        assert_eq!(words(&path), (6, 0), "filed, not indexed");
+        // One more than `held`: one step of four is indexed.
+        assert!(writer.write(event("e6")).await.unwrap());
+        writer.probe().await.expect("after the step");
+        assert_eq!(words(&path), (3, 4));
+        drop(writer);
+        thread.join().unwrap();
+
+        // Left waiting by that run: indexed by the next once it is idle,
+        // step by step, with nothing filed.
+        let idle_soon = WordsPacing {
+            step: 2,
+            after_idle: Duration::from_millis(20),
+            ..never_idle
+        };
+        let (writer, thread) = Writer::start_paced(Store::open(&path).unwrap(), idle_soon).unwrap();
+        let mut seen = words(&path);
+        for _ in 0..500 {
+            if seen == (0, 7) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            seen = words(&path);
+        }
+        assert_eq!(seen, (0, 7), "every event indexed");
+        drop(writer);
+        thread.join().unwrap();
     }
 
     #[tokio::test]
