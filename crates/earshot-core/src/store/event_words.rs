@@ -7,9 +7,9 @@
 //! Kept by triggers on `events`, keyed by the event's rowid: a delete
 //! removes the event's entries; an insert notes the event as pending
 //! (`event_words_pending`), and the writer puts pending events in the
-//! index in steps of a few thousand when it is idle or many are pending
-//! ([`index_pending`], [`super::writer`]): a flood is filed at the rate of
-//! the tables, not of FTS5's merges, which grow with the index. A delete
+//! index between batches: a trickle at once, a flood as it ebbs
+//! ([`index_pending`], [`super::writer`]), so a flood is filed at the rate
+//! of the tables, not of FTS5's merges, which grow with the index. A delete
 //! leaves FTS5's tombstone (the deleted rowid's entries are dropped when
 //! their segments are merged) and its copy of the text is zeroed (`PRAGMA
 //! secure_delete`); a `store forget` deletes in FTS5's `secure-delete`
@@ -86,9 +86,10 @@ pub(super) fn register_fold(conn: &Connection) -> rusqlite::Result<()> {
 /// Puts the oldest `most` events noted as pending by the triggers in the
 /// index, in one statement (FTS5 writes a segment per statement that adds
 /// to it: one per event from a trigger, one per call here). How many
-/// events it added (one indexed already is only taken off the list). The writer calls it between batches
-/// ([`super::writer`]); until then, and for events written by another
-/// program, the list checks pending events by scanning them.
+/// events it added (one indexed already is only taken off the list). The
+/// writer calls it between batches ([`super::writer`]); until then, and
+/// for events written by another program, the list checks pending events
+/// by scanning them.
 pub(crate) fn index_pending(conn: &Connection, most: i64) -> rusqlite::Result<usize> {
     let last: Option<i64> = conn
         .prepare_cached(

@@ -117,7 +117,7 @@ fn tricky_store() -> (tempfile::TempDir, Store) {
         )
         .expect("inserted");
     }
-    // As the writer does at the end of a batch.
+    // As the writer does between batches.
     event_words::index_pending(&store.conn, i64::MAX).expect("indexed");
     (dir, store)
 }

@@ -10,13 +10,14 @@
 //! of an event already kept is answered without waiting for the write lock.
 //!
 //! Between batches the thread puts filed events in the free-text index
-//! ([`event_words::index_pending`]), in steps of a few thousand ([`WORDS`]):
-//! once the queue has been empty for a moment, or at once while more than
-//! 50,000 wait. FTS5's merges cost more the larger the index
-//! (about 60 µs an event on a million events against 25 µs on a new
-//! store), so a flood is filed at the rate of the tables and indexed as
-//! it ebbs; until then free text finds the waiting events by scanning
-//! them (about 15 ms for 40,000).
+//! ([`event_words::index_pending`], [`WORDS`]): at once while only a few
+//! wait and nothing else is queued (a trickle, as before), and while a
+//! flood lasts only once more than 50,000 wait, in steps of 4,096, the
+//! rest once the queue has been empty for a moment. FTS5's merges cost
+//! more the larger the index (about 60 µs an event on a million events
+//! against 25 µs on a new store), so a flood is filed at the rate of the
+//! tables and indexed as it ebbs; until then free text finds the waiting
+//! events by scanning them (about 15 ms for 40,000).
 //!
 //! [`Writer::probe`] asks the same thread whether the store can still be
 //! written ([`super::probe`]): answered in turn with the writes, so it also
@@ -49,6 +50,9 @@ struct WordsPacing {
     held: usize,
     /// Events put in the index in one transaction at most.
     step: usize,
+    /// At most this many waiting, with nothing queued, are indexed at
+    /// once: the writer is keeping up.
+    light: usize,
     /// How long the queue stays empty before the writer indexes what waits.
     after_idle: Duration,
 }
@@ -58,6 +62,7 @@ struct WordsPacing {
 const WORDS: WordsPacing = WordsPacing {
     held: 50_000,
     step: 4_096,
+    light: 4,
     after_idle: Duration::from_millis(200),
 };
 /// The writer's page cache in KiB: SQLite's default (2,000) up to this.
@@ -336,10 +341,12 @@ fn run(
         answer_repeats(&store, &mut batch);
         let results = commit(&mut store, &batch);
         words_waiting += results.iter().filter(|new| matches!(new, Ok(true))).count();
+        // A trickle: only this batch's few events wait, nothing is queued.
+        let light = (1..=words.light).contains(&words_waiting) && work.is_empty();
         for (job, result) in batch.drain(..).zip(results) {
             let _ = job.done.send(result);
         }
-        if words_waiting > words.held {
+        if words_waiting > words.held || light {
             words_waiting = index_words(&mut store, words.step);
         }
         if let Some(checkpointer) = &checkpointer {
@@ -512,6 +519,7 @@ mod tests {
         let never_idle = WordsPacing {
             held: 6,
             step: 4,
+            light: 0,
             after_idle: Duration::from_secs(3_600),
         };
         let (writer, thread) =
@@ -545,6 +553,24 @@ mod tests {
             seen = words(&path);
         }
         assert_eq!(seen, (0, 7), "every event indexed");
+        drop(writer);
+        thread.join().unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_trickle_of_events_is_indexed_as_it_is_filed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("earshot.db");
+        let trickle = WordsPacing {
+            after_idle: Duration::from_secs(3_600),
+            ..WORDS
+        };
+        let (writer, thread) = Writer::start_paced(Store::open(&path).unwrap(), trickle).unwrap();
+        for n in 0..3 {
+            assert!(writer.write(event(&format!("t{n}"))).await.unwrap());
+            writer.probe().await.expect("after the write");
+            assert_eq!(words(&path), (0, n + 1), "indexed with its batch");
+        }
         drop(writer);
         thread.join().unwrap();
     }
