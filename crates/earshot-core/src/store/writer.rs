@@ -165,14 +165,9 @@ impl Writer {
                 None
             }
         };
-        // Only for its clock: waiting for work at most `after_idle`.
-        let clock = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .map_err(StoreError::Thread)?;
         let thread = std::thread::Builder::new()
             .name("earshot-store".into())
-            .spawn(move || run(store, jobs, checkpointer, words, &clock))
+            .spawn(move || run(store, jobs, checkpointer, words))
             .map_err(StoreError::Thread)?;
         let in_flight = Arc::default();
         Ok((Writer { queue, in_flight }, thread))
@@ -285,16 +280,17 @@ enum Next {
 }
 
 /// The next work, waiting for it at most `idle` when given (while events
-/// wait for the free-text index).
-fn next(work: &mut mpsc::Receiver<Work>, idle: Option<Duration>, clock: &Runtime) -> Next {
-    let received = if let Some(idle) = idle {
+/// wait for the free-text index) and there is a clock to wait with.
+fn next(work: &mut mpsc::Receiver<Work>, idle: Option<Duration>, clock: Option<&Runtime>) -> Next {
+    let received = match (idle, clock) {
         // The timer is made inside the runtime, whose clock it needs.
-        match clock.block_on(async { tokio::time::timeout(idle, work.recv()).await }) {
-            Ok(received) => received,
-            Err(_) => return Next::Idle,
+        (Some(idle), Some(clock)) => {
+            match clock.block_on(async { tokio::time::timeout(idle, work.recv()).await }) {
+                Ok(received) => received,
+                Err(_) => return Next::Idle,
+            }
         }
-    } else {
-        work.blocking_recv()
+        _ => work.blocking_recv(),
     };
     received.map_or(Next::Closed, Next::Work)
 }
@@ -306,15 +302,21 @@ fn run(
     mut work: mpsc::Receiver<Work>,
     checkpointer: Option<Checkpointer>,
     words: WordsPacing,
-    clock: &Runtime,
 ) {
+    // Only for its clock: waiting for work at most `after_idle`. Without
+    // it a flood's words wait for the next trickle or for `held`.
+    let clock = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .inspect_err(|error| tracing::warn!(%error, "the store's writer has no clock: a flood's words are indexed later"))
+        .ok();
     let mut batch = Vec::with_capacity(BATCH);
     let mut probes = Vec::new();
     // Left by an earlier run or another program: indexed once idle.
     let mut words_waiting = event_words::pending(&store.conn).unwrap_or(0);
     loop {
         let idle = (words_waiting > 0).then_some(words.after_idle);
-        let first = match next(&mut work, idle, clock) {
+        let first = match next(&mut work, idle, clock.as_ref()) {
             Next::Work(first) => first,
             Next::Idle => {
                 // Step by step while nothing else is asked for.
