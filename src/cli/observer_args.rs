@@ -178,6 +178,7 @@ impl ObserverArgs {
                 maintenance,
                 store_sweeps: shared.as_ref().and_then(|shared| shared.sweeps.clone()),
                 store_observer: shared.as_ref().and_then(|shared| shared.observer.clone()),
+                words_waiting: store.map(|store| store.writer.words_waiting()),
             };
             let metrics = Arc::new(Metrics::new(covered));
             if let (Some(store), Some(health)) = (store, &health) {

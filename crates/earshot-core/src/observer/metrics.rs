@@ -14,7 +14,7 @@
 //! scrape sees one sweep's figures, never half of two.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -116,6 +116,9 @@ pub struct Covered {
     /// PostgreSQL store, read at each scrape (instead of after this
     /// process's sweep).
     pub store_observer: Option<Arc<StoreObserverGauges>>,
+    /// Filed events waiting for the free-text index, as the store's
+    /// writer counts them ([`crate::store::writer::Writer::words_waiting`]).
+    pub words_waiting: Option<Arc<AtomicUsize>>,
 }
 
 /// Every metric of one observer; see the module doc.
@@ -219,9 +222,10 @@ impl Metrics {
             Unit::Seconds,
             last_event.clone(),
         );
-        let store = covered
-            .store
-            .map(|(path, health)| StoreMetrics::register(&mut registry, path, health));
+        let words_waiting = covered.words_waiting;
+        let store = covered.store.map(|(path, health)| {
+            StoreMetrics::register(&mut registry, path, health, words_waiting)
+        });
         let sweep = covered.sweep.then(|| SweepMetrics::register(&mut registry));
         if let Some(gauges) = covered.maintenance {
             registry.register_collector(Box::new(maintenance::MaintenanceCollector(gauges)));
@@ -328,6 +332,7 @@ impl StoreMetrics {
         registry: &mut Registry,
         db: Option<PathBuf>,
         health: Arc<StoreHealth>,
+        words_waiting: Option<Arc<AtomicUsize>>,
     ) -> StoreMetrics {
         let write_seconds = Histogram::new(WRITE_BUCKETS);
         registry.register_with_unit(
@@ -346,6 +351,7 @@ impl StoreMetrics {
         registry.register_collector(Box::new(StoreFiles {
             db,
             health: health.clone(),
+            words_waiting,
         }));
         StoreMetrics {
             health,
@@ -482,6 +488,8 @@ struct StoreFiles {
     /// The store's file; `None` for a PostgreSQL store (no size shown).
     db: Option<PathBuf>,
     health: Arc<StoreHealth>,
+    /// Shown when the store has a writer in this process (a file store).
+    words_waiting: Option<Arc<AtomicUsize>>,
 }
 
 impl Collector for StoreFiles {
@@ -505,6 +513,17 @@ impl Collector for StoreFiles {
             MetricType::Gauge,
         )?;
         ConstGauge::new(writable).encode(metric)?;
+        if let Some(waiting) = &self.words_waiting {
+            let metric = encoder.encode_descriptor(
+                "earshot_store_words_waiting",
+                "Filed events not yet in the free-text index: a flood's are put in it as the \
+                 flood ebbs; free text finds them meanwhile by scanning.",
+                None,
+                MetricType::Gauge,
+            )?;
+            let waiting = waiting.load(Ordering::Relaxed);
+            ConstGauge::new(i64::try_from(waiting).unwrap_or(i64::MAX)).encode(metric)?;
+        }
         // Only once known: before the first check, no figure at all.
         let Some((checked_at, sound)) = self.health.integrity() else {
             return Ok(());

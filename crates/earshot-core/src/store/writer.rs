@@ -24,6 +24,7 @@
 //! tells whether the thread is alive and keeping up.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -91,6 +92,7 @@ type InFlight = Arc<Mutex<HashMap<String, watch::Receiver<Option<Settled>>>>>;
 pub struct Writer {
     queue: mpsc::Sender<Work>,
     in_flight: InFlight,
+    words_waiting: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Writer {
@@ -165,12 +167,21 @@ impl Writer {
                 None
             }
         };
+        let words_waiting = Arc::new(AtomicUsize::new(0));
+        let waiting = words_waiting.clone();
         let thread = std::thread::Builder::new()
             .name("earshot-store".into())
-            .spawn(move || run(store, jobs, checkpointer, words))
+            .spawn(move || run(store, jobs, checkpointer, words, &waiting))
             .map_err(StoreError::Thread)?;
         let in_flight = Arc::default();
-        Ok((Writer { queue, in_flight }, thread))
+        Ok((
+            Writer {
+                queue,
+                in_flight,
+                words_waiting,
+            },
+            thread,
+        ))
     }
 
     /// Stores an event, or an unfiled delivery (a repeat `event_id` is
@@ -233,6 +244,12 @@ impl Writer {
             Ok(Err(message)) => Err(StoreError::Commit(message)),
             Err(_) => Err(StoreError::WriterGone),
         }
+    }
+
+    /// How many filed events wait for the free-text index, as the
+    /// writer's thread last counted them (for `/metrics`).
+    pub fn words_waiting(&self) -> Arc<AtomicUsize> {
+        self.words_waiting.clone()
     }
 
     /// Whether the store can still be written ([`super::probe`]), asked
@@ -302,6 +319,8 @@ fn run(
     mut work: mpsc::Receiver<Work>,
     checkpointer: Option<Checkpointer>,
     words: WordsPacing,
+    // Where `words_waiting` is shown to the other threads.
+    shown: &AtomicUsize,
 ) {
     // Only for its clock: waiting for work at most `after_idle`. Without
     // it a flood's words wait for the next trickle or for `held`.
@@ -315,6 +334,7 @@ fn run(
     // Left by an earlier run or another program: indexed once idle.
     let mut words_waiting = event_words::pending(&store.conn).unwrap_or(0);
     loop {
+        shown.store(words_waiting, Ordering::Relaxed);
         let idle = (words_waiting > 0).then_some(words.after_idle);
         let first = match next(&mut work, idle, clock.as_ref()) {
             Next::Work(first) => first,
@@ -322,6 +342,7 @@ fn run(
                 // Step by step while nothing else is asked for.
                 loop {
                     words_waiting = index_words(&mut store, words.step);
+                    shown.store(words_waiting, Ordering::Relaxed);
                     if words_waiting == 0 || !work.is_empty() {
                         break;
                     }
@@ -531,10 +552,12 @@ mod tests {
         }
         writer.probe().await.expect("after the writes");
         assert_eq!(words(&path), (6, 0), "filed, not indexed");
+        assert_eq!(writer.words_waiting().load(Ordering::Relaxed), 6);
         // One more than `held`: one step of four is indexed.
         assert!(writer.write(event("e6")).await.unwrap());
         writer.probe().await.expect("after the step");
         assert_eq!(words(&path), (3, 4));
+        assert_eq!(writer.words_waiting().load(Ordering::Relaxed), 3);
         drop(writer);
         thread.join().unwrap();
 

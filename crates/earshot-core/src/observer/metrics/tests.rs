@@ -54,6 +54,7 @@ fn store_covered() -> (tempfile::TempDir, Arc<StoreHealth>, Metrics) {
     let metrics = Metrics::new(Covered {
         store: Some((Some(db), health.clone())),
         sweep: true,
+        words_waiting: Some(Arc::new(AtomicUsize::new(40_000))),
         ..Covered::default()
     });
     (dir, health, metrics)
@@ -160,6 +161,11 @@ fn store_metrics_read_the_files_and_the_health_at_each_scrape() {
         Some(1.0)
     );
     assert_eq!(sample(&text, "earshot_store_writable"), Some(0.0), "{text}");
+    assert_eq!(
+        sample(&text, "earshot_store_words_waiting"),
+        Some(40_000.0),
+        "{text}"
+    );
     health.note_probe(Ok(()));
     let text = metrics.render(Format::OpenMetrics).unwrap();
     assert_eq!(
@@ -227,7 +233,7 @@ fn help_texts_need_no_escaping_in_either_format() {
     for format in [Format::OpenMetrics, Format::PrometheusText] {
         let text = metrics.render(format).unwrap();
         let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP ")).collect();
-        assert_eq!(helps.len(), 18, "{text}");
+        assert_eq!(helps.len(), 19, "{text}");
         for help in helps {
             let words: Vec<&str> = help.splitn(4, ' ').collect();
             assert!(words[2].starts_with("earshot_"), "{help}");
