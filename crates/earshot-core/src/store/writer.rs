@@ -363,7 +363,12 @@ fn run(
         }
         answer_repeats(&store, &mut batch);
         let results = commit(&mut store, &batch);
-        words_waiting += results.iter().filter(|new| matches!(new, Ok(true))).count();
+        // New events wait for the index; unfiled deliveries are not in it.
+        words_waiting += batch
+            .iter()
+            .zip(&results)
+            .filter(|(job, new)| matches!((&job.filing, new), (Filing::Event(_), Ok(true))))
+            .count();
         // A trickle: only this batch's few events wait, nothing is queued.
         let light = (1..=words.light).contains(&words_waiting) && work.is_empty();
         for (job, result) in batch.drain(..).zip(results) {
@@ -550,6 +555,10 @@ mod tests {
         for n in 0..6 {
             assert!(writer.write(event(&format!("e{n}"))).await.unwrap());
         }
+        // An unfiled delivery has no words to wait for.
+        let unfiled = Filing::read(br#"{"event":"agent.updated"}"#, vec![], None, 1);
+        assert!(matches!(unfiled, Filing::Unfiled(_)));
+        assert!(writer.write(unfiled).await.unwrap());
         writer.probe().await.expect("after the writes");
         assert_eq!(words(&path), (6, 0), "filed, not indexed");
         assert_eq!(writer.words_waiting().load(Ordering::Relaxed), 6);
