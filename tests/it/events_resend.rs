@@ -36,8 +36,17 @@ async fn stored_events_reach_a_local_app_as_filed_oldest_first_signed_with_its_s
     let harness = common::start().await;
     let observed = Observed::start(&harness, &EventKind::ALL, OBSERVER_SECRET).await;
     let session = harness.start_session(None).await;
-    harness.complete_session(&session).await;
     let db = observed.db.clone();
+    // Completed once the start is filed: two events stamped in the same
+    // millisecond and delivered in the other order would be "oldest
+    // first" in the order received (as filed), which the lines below do
+    // not expect.
+    eventually(Duration::from_secs(10), "the start filed", || {
+        let filed = stored_bodies(&db, &session).len() == 1;
+        async move { filed.then_some(()) }
+    })
+    .await;
+    harness.complete_session(&session).await;
     let bodies = eventually(Duration::from_secs(10), "both events filed", || {
         let bodies = stored_bodies(&db, &session);
         async move { (bodies.len() == 2).then_some(bodies) }
