@@ -207,9 +207,18 @@ pub(crate) fn pg_count(cluster: &PgCluster, sql: &str) -> u64 {
         .unwrap_or_else(|_| panic!("not a count: {out:?}"))
 }
 
+/// An advisory lock no earshot code takes, for a test's gate.
+const GATE_LOCK: u32 = 99;
+
 /// A psql of the test's own holding the lock a copy's batches commit
 /// under (`0x45415253, 4`), once it holds it: the next batch stalls.
 pub(crate) fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::process::Child {
+    hold_lock(cluster, 4, deadline)
+}
+
+/// A psql of the test's own holding advisory lock `(0x45415253, objid)`,
+/// once it holds it.
+fn hold_lock(cluster: &PgCluster, objid: u32, deadline: Instant) -> std::process::Child {
     let mut holder = std::process::Command::new(server_bindir().expect("bindir").join("psql"));
     holder
         .args(["--no-psqlrc", "-h"])
@@ -223,23 +232,28 @@ pub(crate) fn hold_copy_lock(cluster: &PgCluster, deadline: Instant) -> std::pro
             DATABASE,
             "-c",
         ])
-        .arg("BEGIN; SELECT pg_advisory_xact_lock(1161908819, 4), pg_sleep(60);")
+        .arg(format!(
+            "BEGIN; SELECT pg_advisory_xact_lock(1161908819, {objid}), pg_sleep(60);"
+        ))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .env("PGPASSWORD", cluster.password());
     let holder = holder.spawn().expect("psql starts");
-    let held = "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-                WHERE l.locktype = 'advisory' AND l.objid = 4 AND l.granted
-                  AND a.query LIKE '%pg_sleep(60)%'";
-    while pg_count(cluster, held) == 0 {
+    let held = format!(
+        "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+         WHERE l.locktype = 'advisory' AND l.objid = {objid} AND l.granted
+           AND a.query LIKE '%pg_sleep(60)%'"
+    );
+    while pg_count(cluster, &held) == 0 {
         assert!(Instant::now() < deadline, "the holder took no lock");
         std::thread::sleep(Duration::from_millis(5));
     }
     holder
 }
 
-/// Ends the [`hold_copy_lock`] holder's session, freeing the lock.
-pub(crate) fn release_copy_lock(cluster: &PgCluster, mut holder: std::process::Child) {
+/// Ends a [`hold_lock`] (or [`hold_copy_lock`]) holder's session,
+/// freeing its lock.
+pub(crate) fn release_lock(cluster: &PgCluster, mut holder: std::process::Child) {
     let _ = cluster.psql(
         DATABASE,
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -348,20 +362,50 @@ async fn a_copy_killed_midway_is_resumed_by_the_next_run_without_doubling() {
     let source = source_store(dir.path(), total, now_ms()).await;
     migrate(&cluster).await;
 
+    // A gate of the test's own: once 200 events are in, the next batch's
+    // insert waits for a lock a psql of the test's holds (however fast
+    // the copy runs), and the copy is killed with that batch in flight,
+    // as one killed at any moment would be.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let gate = hold_lock(&cluster, GATE_LOCK, deadline);
+    let gated = format!(
+        "CREATE FUNCTION earshot.gate() RETURNS trigger LANGUAGE plpgsql AS
+         $$ BEGIN
+             IF (SELECT count(*) FROM earshot.events) >= 200 THEN
+                 PERFORM pg_advisory_xact_lock(1161908819, {GATE_LOCK});
+             END IF;
+             RETURN NULL;
+         END $$;
+         CREATE TRIGGER gate BEFORE INSERT ON earshot.events
+         FOR EACH STATEMENT EXECUTE FUNCTION earshot.gate()"
+    );
+    cluster.psql(DATABASE, &gated).expect("the gate");
     let mut copy = copy_command(&cluster, &source, &["--batch", "50"]);
     copy.stdout(Stdio::null()).stderr(Stdio::null());
     let mut child = copy.spawn().expect("the copy starts");
-    // Once batches are committed, stall the next one on the copy's lock
-    // (held by a psql of the test's own), then kill the copy: it dies with
-    // a batch in flight, as one killed at any moment would.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    wait_for_rows(&cluster, 200, &mut child, deadline);
-    let holder = hold_copy_lock(&cluster, deadline);
+    let waiting_at_gate = format!(
+        "SELECT count(*) FROM pg_locks
+         WHERE locktype = 'advisory' AND objid = {GATE_LOCK} AND NOT granted"
+    );
+    while pg_count(&cluster, &waiting_at_gate) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "no batch reached the gate within 30 s"
+        );
+        assert!(child.try_wait().expect("waits").is_none(), "ended too soon");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
-    release_copy_lock(&cluster, holder);
+    release_lock(&cluster, gate);
+    cluster
+        .psql(DATABASE, "DROP TRIGGER gate ON earshot.events")
+        .expect("the gate dropped");
     let kept = pg_count(&cluster, "SELECT count(*) FROM earshot.events");
-    assert!(kept >= 200 && kept < total as u64, "{kept}");
+    assert_eq!(
+        kept, 200,
+        "the batches before the gate, not the one in flight"
+    );
 
     let resumed = copy_json(&cluster, &source, &["--batch", "50"]).await;
     let (rows, copied, already, earlier) = counts(&resumed, "events");
@@ -408,7 +452,7 @@ async fn a_copy_stopped_by_sigint_keeps_its_last_batch_says_so_and_exits_130() {
     // SAFETY: the pid is our own unreaped child's.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     std::thread::sleep(Duration::from_millis(300));
-    release_copy_lock(&cluster, holder);
+    release_lock(&cluster, holder);
     let output = child.wait_with_output().expect("the copy ends");
     assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
     assert!(

@@ -21,7 +21,7 @@ use crate::common::cli::{Observed, against, earshot, run, text};
 use crate::common::{self, Harness, Receiver, Reply};
 use crate::postgres_copy::{
     DATABASE, cluster, copy_command, copy_json, counts, hold_copy_lock, migrate, pg_count,
-    release_copy_lock,
+    release_lock,
 };
 use crate::store_suite::sqlite_rows;
 use crate::store_suite::sweep::COMPARED;
@@ -301,7 +301,7 @@ async fn a_copy_killed_in_the_outcome_rows_is_finished_by_the_next_run_without_d
     let holder = hold_copy_lock(&cluster, deadline);
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
-    release_copy_lock(&cluster, holder);
+    release_lock(&cluster, holder);
     let kept_rows = kept(&cluster);
     cluster
         .psql(DATABASE, "DROP TRIGGER slow ON earshot.event_outcomes")
