@@ -32,7 +32,7 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::checkpointer::{Checkpointer, WAL_BOUND_PAGES};
+use super::checkpointer::{Checkpointer, WAL_BOUND_PAGES, WAL_HELD_PAGES};
 use super::event_words;
 use super::events::{self, Filing};
 use super::probe::{ProbeError, probe};
@@ -160,6 +160,15 @@ impl Writer {
                 store
                     .conn
                     .pragma_update(None, "wal_autocheckpoint", WAL_BOUND_PAGES)?;
+                // When the log starts again its file is cut back to this.
+                let page: i64 = store
+                    .conn
+                    .query_row("PRAGMA page_size", [], |row| row.get(0))?;
+                store.conn.pragma_update(
+                    None,
+                    "journal_size_limit",
+                    i64::from(WAL_HELD_PAGES) * page,
+                )?;
                 Some(checkpointer)
             }
             Err(error) => {
@@ -378,7 +387,7 @@ fn run(
             words_waiting = index_words(&mut store, words.step);
         }
         if let Some(checkpointer) = &checkpointer {
-            checkpointer.nudge();
+            checkpointer.after_commit();
         }
         // After the writes queued with them: a probe waits its turn.
         for done in probes.drain(..) {
