@@ -145,9 +145,23 @@ pub fn list(
         values.push(Value::Text(types));
         values.push(Value::Integer(filter.since_ms));
     } else if let Some(session) = filter.session {
-        sql.push_str("events e INDEXED BY events_by_session WHERE e.occurred_ms >= ?");
+        // By number the events filed since schema 13, by id those before.
+        sql.push_str(
+            "(SELECT * FROM events INDEXED BY events_by_session_no
+               WHERE session_no IS NOT NULL AND occurred_ms >= ?
+                 AND session_no IN (SELECT session_no FROM sessions WHERE 1",
+        );
         values.push(Value::Integer(filter.since_ms));
-        push_prefix(&mut sql, &mut values, "e.session_id", session);
+        push_prefix(&mut sql, &mut values, "session_id", session);
+        sql.push_str(
+            ")
+             UNION ALL
+             SELECT * FROM events INDEXED BY events_by_session
+               WHERE session_no IS NULL AND occurred_ms >= ?",
+        );
+        values.push(Value::Integer(filter.since_ms));
+        push_prefix(&mut sql, &mut values, "session_id", session);
+        sql.push_str(") e WHERE 1");
     } else {
         sql.push_str("events e WHERE e.occurred_ms >= ?");
         values.push(Value::Integer(filter.since_ms));

@@ -7,6 +7,7 @@
 use chrono::DateTime;
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::numbered_events::SESSION_EVENTS;
 use super::postgres::{PgError, PgStore};
 use super::{Store, event_key, outcomes};
 use serde_json::Value;
@@ -256,42 +257,47 @@ pub struct StoredEvent {
 /// event_id)`: the platform delivers at least once, a repeat with the
 /// same bytes (`event_key`). Whether it was new.
 pub(crate) fn insert(conn: &Connection, event: &ObservedEvent) -> rusqlite::Result<bool> {
-    let headers = serde_json::to_string(&event.headers).unwrap_or_else(|_| "[]".into());
-    let inserted =
-        conn.prepare_cached(
-            "INSERT OR IGNORE INTO events
-                 (event_id, event, session_id, occurred_ms, received_ms, delivery_id, headers,
-                  body)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?
-        .execute(params![
-            event.event_id,
-            event.event,
-            event.session_id,
-            event.occurred_ms,
-            event.received_ms,
-            event.delivery_id,
-            headers,
-            event.body,
-        ])? == 1;
-    if inserted {
-        let session_no: i64 = conn
-            .prepare_cached(
-                "INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
-                 VALUES (?1, ?2, 'observer', ?3, ?3)
-                 ON CONFLICT (session_id) DO UPDATE SET
-                     kind = coalesce(kind, excluded.kind),
-                     last_event_ms = max(coalesce(last_event_ms, 0), excluded.last_event_ms),
-                     unsettled = 1
-                 RETURNING session_no",
-            )?
-            .query_row(
-                params![event.session_id, event.kind, event.received_ms],
-                |row| row.get(0),
-            )?;
-        outcomes::observed(conn, event, session_no)?;
+    let kept = conn
+        .prepare_cached("SELECT 1 FROM events WHERE occurred_ms = ?1 AND event_id = ?2")?
+        .exists(params![event.occurred_ms, event.event_id])?;
+    if kept {
+        return Ok(false);
     }
-    Ok(inserted)
+    // The session first: the event is filed under its number.
+    let session_no: i64 = conn
+        .prepare_cached(
+            "INSERT INTO sessions (session_id, kind, source, first_seen_ms, last_event_ms)
+             VALUES (?1, ?2, 'observer', ?3, ?3)
+             ON CONFLICT (session_id) DO UPDATE SET
+                 kind = coalesce(kind, excluded.kind),
+                 last_event_ms = max(coalesce(last_event_ms, 0), excluded.last_event_ms),
+                 unsettled = 1
+             RETURNING session_no",
+        )?
+        .query_row(
+            params![event.session_id, event.kind, event.received_ms],
+            |row| row.get(0),
+        )?;
+    let headers = serde_json::to_string(&event.headers).unwrap_or_else(|_| "[]".into());
+    conn.prepare_cached(
+        "INSERT INTO events
+             (event_id, event, session_id, session_no, occurred_ms, received_ms, delivery_id,
+              headers, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        event.event_id,
+        event.event,
+        event.session_id,
+        session_no,
+        event.occurred_ms,
+        event.received_ms,
+        event.delivery_id,
+        headers,
+        event.body,
+    ])?;
+    outcomes::observed(conn, event, session_no)?;
+    Ok(true)
 }
 
 /// Keeps `filing` in `events` or `unfiled_events` unless it is already
@@ -365,10 +371,10 @@ pub fn count_unfiled(store: &Store) -> rusqlite::Result<i64> {
 
 /// The events of one session or call, oldest first.
 pub fn for_session(store: &Store, session_id: &str) -> rusqlite::Result<Vec<StoredEvent>> {
-    let mut statement = store.conn.prepare_cached(
-        "SELECT event_id, event, session_id, occurred_ms, body FROM events
-         WHERE session_id = ?1 ORDER BY occurred_ms, event_id",
-    )?;
+    let mut statement = store.conn.prepare_cached(&format!(
+        "SELECT event_id, event, session_id, occurred_ms, body FROM {SESSION_EVENTS}
+         ORDER BY occurred_ms, event_id"
+    ))?;
     let rows = statement.query_map([session_id], stored_event)?;
     super::readable(rows)
 }

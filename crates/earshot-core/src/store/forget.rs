@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, TransactionBehavior, params};
 
+use super::numbered_events::SESSION_EVENTS;
 use super::retention::{Removed, Table};
 use super::{BUSY_TIMEOUT, Store, StoreError};
 
@@ -115,13 +116,15 @@ pub fn forget(store: &mut Store, session_id: &str) -> Result<Forgotten, StoreErr
         session_id,
     )?;
     let removed = &mut forgotten.removed;
+    let delete_events =
+        format!("DELETE FROM events WHERE seq IN (SELECT e.seq FROM {SESSION_EVENTS})");
     for (table, sql) in [
         (
             Table::EventOutcomes,
             "DELETE FROM event_outcomes
              WHERE session_no = (SELECT session_no FROM sessions WHERE session_id = ?1)",
         ),
-        (Table::Events, "DELETE FROM events WHERE session_id = ?1"),
+        (Table::Events, delete_events.as_str()),
         (
             Table::Deliveries,
             "DELETE FROM deliveries WHERE session_id = ?1",

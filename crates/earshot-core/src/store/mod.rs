@@ -36,6 +36,7 @@ pub mod kept;
 pub mod live_list;
 pub mod mark;
 pub mod memory;
+mod numbered_events;
 mod outcome_rebuild;
 mod outcome_rule;
 pub mod outcomes;

@@ -18,6 +18,7 @@ use tokio_postgres::Transaction;
 use super::cells::Cells;
 use super::events::StoredEvent;
 use super::incidents;
+use super::numbered_events::SESSION_EVENTS;
 use super::outcome_rule::{Listening, SessionFacts, attempt, session_outcomes};
 use super::outcomes::{EventState, Outcome};
 use super::postgres::PgError;
@@ -37,9 +38,12 @@ SELECT id, subscription_id, status, attempt_count, http_status_code, error, crea
 FROM earshot.deliveries WHERE session_id = $1";
 
 /// A session's observed events, oldest first, ties by id in byte order.
-const SQLITE_EVENTS: &str = "
-SELECT event_id, event, occurred_ms, received_ms FROM events
-WHERE session_id = ?1 ORDER BY occurred_ms, event_id";
+fn sqlite_events() -> String {
+    format!(
+        "SELECT event_id, event, occurred_ms, received_ms FROM {SESSION_EVENTS}
+         ORDER BY occurred_ms, event_id"
+    )
+}
 const POSTGRES_EVENTS: &str = "
 SELECT event_id, event, occurred_ms, received_ms FROM earshot.events
 WHERE session_id = $1 ORDER BY occurred_ms, event_id COLLATE \"C\"";
@@ -100,7 +104,7 @@ fn attempt_from<R: Cells>(row: &R, session_id: &str) -> Result<DeliveryRecord, R
 }
 
 /// An observed event (no body) and when it was received, from the
-/// columns of [`SQLITE_EVENTS`] / [`POSTGRES_EVENTS`].
+/// columns of [`sqlite_events`] / [`POSTGRES_EVENTS`].
 fn event_from<R: Cells>(row: &R, session_id: &str) -> Result<(StoredEvent, i64), R::Error> {
     Ok((
         StoredEvent {
@@ -224,7 +228,7 @@ fn session_facts(conn: &Connection, session_id: &str) -> rusqlite::Result<Sessio
     let mut statement = conn.prepare_cached(SQLITE_ATTEMPTS)?;
     let rows = statement.query_map([session_id], |row| attempt_from(row, session_id))?;
     let attempts = super::readable(rows)?;
-    let mut statement = conn.prepare_cached(SQLITE_EVENTS)?;
+    let mut statement = conn.prepare_cached(&sqlite_events())?;
     let rows = statement.query_map([session_id], |row| event_from(row, session_id))?;
     let (events, received) = super::readable::<_, Vec<_>>(rows)?.into_iter().unzip();
     let mut statement = conn.prepare_cached(SQLITE_RECOVERIES)?;

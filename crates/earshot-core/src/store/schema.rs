@@ -33,7 +33,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::StoreError;
 
 /// The schema this build writes and reads.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Migration `i` brings the file from version `i` to `i + 1`.
 pub(super) const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
@@ -49,11 +49,15 @@ pub(super) const MIGRATIONS: [fn() -> String; SCHEMA_VERSION as usize] = [
     super::relay::schema,
     super::event_key::schema,
     super::session_number::schema,
+    super::numbered_events::schema,
 ];
 
 /// The version whose migration rewrites the largest table (version 11,
 /// the events with their bodies); every store below it takes long once.
 const EVENTS_REWRITTEN: i64 = 11;
+
+/// The version whose migration rewrites the outcome rows (version 12).
+const OUTCOMES_NUMBERED: i64 = 12;
 
 /// How a migration that takes long says it is starting.
 static SAY_SLOW_MIGRATION: OnceLock<fn(&str)> = OnceLock::new();
@@ -66,13 +70,16 @@ pub fn say_slow_migrations_with(say: fn(&str)) {
 }
 
 /// Says that the store at `path`, at `version`, is being upgraded, and
-/// what is rewritten: its events (below version 11) or its outcome rows.
+/// what is rewritten: its events (below version 11), its outcome rows
+/// (below 12) or its index of events by session.
 fn say_slow_migration(path: &Path, version: i64) {
     let rewritten = if version < EVENTS_REWRITTEN {
         "its events are rewritten once (about 2 min a million events, needing free disk \
          space twice the size of the store while it runs)"
-    } else {
+    } else if version < OUTCOMES_NUMBERED {
         "its outcome rows are rewritten once (about 30 s a million events)"
+    } else {
+        "its index of events by session is built again once (about 10 s a million events)"
     };
     let text = format!(
         "upgrading the store {} to schema {SCHEMA_VERSION}: {rewritten}; earshot goes on (an \

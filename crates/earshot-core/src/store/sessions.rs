@@ -127,7 +127,9 @@ pub fn list(store: &Store, limit: usize) -> rusqlite::Result<Vec<KnownSession>> 
     let mut statement = store.conn.prepare_cached(
         "SELECT s.session_id, s.kind, s.source, s.first_seen_ms, s.last_event_ms,
                 s.last_swept_ms, s.unsettled,
-                (SELECT count(*) FROM events e WHERE e.session_id = s.session_id),
+                (SELECT count(*) FROM events e WHERE e.session_no = s.session_no)
+                  + (SELECT count(*) FROM events e
+                     WHERE e.session_no IS NULL AND e.session_id = s.session_id),
                 (SELECT count(*) FROM deliveries d WHERE d.session_id = s.session_id),
                 (SELECT count(*) FROM deliveries d
                   WHERE d.session_id = s.session_id AND d.status = 'failed')

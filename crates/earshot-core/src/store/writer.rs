@@ -439,7 +439,9 @@ fn commit(store: &mut Store, batch: &[Job]) -> Vec<Result<bool, String>> {
         return Vec::new();
     }
     let mut attempt = || -> rusqlite::Result<Vec<bool>> {
-        let tx = store.conn_mut().transaction()?;
+        let tx = store
+            .conn_mut()
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let mut fresh = Vec::with_capacity(batch.len());
         for job in batch {
             fresh.push(events::keep(&tx, &job.filing)?);

@@ -54,7 +54,9 @@ const SESSION_ACTIVE: &str = "coalesce(last_event_ms, first_seen_ms)";
 /// Nothing of the session is left (checked under the lock: an event may
 /// have come since it was read).
 const SESSION_EMPTY: &str =
-    "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = sessions.session_id)
+    "AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_no = sessions.session_no)
+     AND NOT EXISTS (SELECT 1 FROM events e
+                     WHERE e.session_no IS NULL AND e.session_id = sessions.session_id)
      AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.session_id = sessions.session_id)
      AND NOT EXISTS (SELECT 1 FROM event_outcomes o WHERE o.session_no = sessions.session_no)
      AND NOT EXISTS (SELECT 1 FROM recoveries r WHERE r.session_id = sessions.session_id)";
