@@ -2,7 +2,8 @@
 //! --store` flooded with FLOOD signed events (the builder's bodies and
 //! headers, new events of the same mix) from CONNS keep-alive
 //! connections, filing into a copy of the realistic store, into a new
-//! store, and with no store (the reference), interleaved ROUNDS times:
+//! store given its two subscriptions (so each event files the same rows),
+//! and with no store (the reference), interleaved ROUNDS times:
 //! requests/s, latency, rows stored against 2xx answers, the child's RSS
 //! during the flood. `listen` checks every page of its store a moment
 //! after it starts (and then daily); with `settled=1` each flood waits for
@@ -16,9 +17,10 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use earshot_core::signature;
+use earshot_core::store::{Store, deliveries};
 use rusqlite::{Connection, OpenFlags};
 
-use super::builder::{LIVE_MS, Planned, plan};
+use super::builder::{LIVE_MS, Planned, plan, subscriptions};
 use super::support::{self, ChildGuard};
 use super::{BoxError, SECRET};
 
@@ -109,10 +111,20 @@ async fn flood_once(
     // Beside the built store: the same disk.
     let dir = tempfile::tempdir_in(built.parent().ok_or("the store has no directory")?)?;
     let db = dir.path().join("listen.db");
-    if into == Where::Built {
-        std::fs::copy(built, &db)?;
-        // Written back before the flood, not during it.
-        std::fs::File::open(&db)?.sync_all()?;
+    match into {
+        Where::Built => {
+            std::fs::copy(built, &db)?;
+            // Written back before the flood, not during it.
+            std::fs::File::open(&db)?.sync_all()?;
+        }
+        // The built store's two subscriptions, so each event files the
+        // same outcome rows and counts into both.
+        Where::Empty => {
+            let mut store = Store::open(&db)?;
+            let now = Utc::now().timestamp_millis();
+            deliveries::replace_subscriptions(&mut store, &subscriptions()?, now)?;
+        }
+        Where::Nothing => {}
     }
     let before = if into == Where::Built {
         events_in(&db)?
