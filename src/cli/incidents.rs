@@ -96,7 +96,12 @@ pub(crate) async fn run(
         emit(&render(&incidents, args.all))?;
     }
     let report = board_of(&reader, args.sweep.since, store::now_ms()).await?;
-    let unresolved = list_in(&reader, args.sweep.since, false).await?;
+    // The listed ones are every unresolved one (and with `--all` the
+    // resolved too): the verdict weighs the same incidents as the list.
+    let unresolved: Vec<Incident> = incidents
+        .into_iter()
+        .filter(|incident| incident.state != IncidentState::Resolved)
+        .collect();
     if let Some(line) = report.observer.silence_line() {
         eprintln!("{line}: missed events cannot be known");
     }

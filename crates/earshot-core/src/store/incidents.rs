@@ -549,12 +549,16 @@ fn incident_from<R: Cells>(row: &R) -> Result<IncidentRow, R::Error> {
     })
 }
 
-/// An incident's events by state: one range of `event_outcomes_failed`,
-/// which holds the state, so no row is read (100,000 events: ~10 ms).
-const COUNT_EVENTS: &str = "SELECT state, count(*) FROM event_outcomes
+/// An incident's events missed, recovered and pending: one range of
+/// `event_outcomes_failed`, which holds the state, so no row is read, and
+/// counted as it is walked (a `GROUP BY state` sorted the range first:
+/// 27-38 ms for 100,000 events against 11).
+const COUNT_EVENTS: &str = "SELECT count(*) FILTER (WHERE state = 'missed'),
+            count(*) FILTER (WHERE state = 'recovered'),
+            count(*) FILTER (WHERE state = 'pending')
+     FROM event_outcomes
      WHERE subscription_id = ?1 AND http_status_code = ?2 AND error_class = ?3
-       AND last_failure_ms BETWEEN ?4 AND ?5
-     GROUP BY state";
+       AND last_failure_ms BETWEEN ?4 AND ?5";
 const POSTGRES_COUNT_EVENTS: &str = "SELECT state, count(*) FROM earshot.event_outcomes
      WHERE subscription_id = $1 AND http_status_code = $2 AND error_class = $3
        AND last_failure_ms BETWEEN $4 AND $5
@@ -563,7 +567,7 @@ const POSTGRES_COUNT_EVENTS: &str = "SELECT state, count(*) FROM earshot.event_o
 /// The incident's events by state.
 fn count_events(store: &Store, incident: &mut IncidentRow) -> rusqlite::Result<()> {
     let mut statement = store.conn.prepare_cached(COUNT_EVENTS)?;
-    let rows = statement.query_map(
+    (incident.missed, incident.recovered, incident.retrying) = statement.query_row(
         params![
             incident.subscription_id,
             incident.http_status_code,
@@ -571,9 +575,8 @@ fn count_events(store: &Store, incident: &mut IncidentRow) -> rusqlite::Result<(
             incident.first_seen_ms,
             incident.last_seen_ms
         ],
-        |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)),
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
     )?;
-    apply_counts(incident, super::readable::<_, Vec<(String, i64)>>(rows)?);
     Ok(())
 }
 
@@ -595,7 +598,7 @@ mod plan_tests {
     use crate::store::tests::temp_store;
 
     #[test]
-    fn an_incidents_events_are_counted_from_the_index_alone() {
+    fn an_incidents_events_are_counted_from_the_index_alone_as_it_is_walked() {
         let (_dir, store) = temp_store();
         let plan: Vec<String> = store
             .conn
@@ -608,6 +611,11 @@ mod plan_tests {
         assert!(
             plan.iter()
                 .any(|step| step.contains("USING COVERING INDEX event_outcomes_failed")),
+            "{plan:?}"
+        );
+        // Counted as the range is walked, never sorted first.
+        assert!(
+            !plan.iter().any(|step| step.contains("TEMP B-TREE")),
             "{plan:?}"
         );
     }
