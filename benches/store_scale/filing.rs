@@ -17,6 +17,7 @@ use earshot_core::store::{Store, deliveries};
 
 use super::BoxError;
 use super::builder::{Filed, LIVE_MS, file, plan, subscriptions};
+use super::timing::median;
 
 fn events_in(path: &Path) -> Result<i64, BoxError> {
     let conn = rusqlite::Connection::open(path)?;
@@ -40,11 +41,6 @@ fn round(path: &Path, count: usize, seed: u64) -> Result<Filed, BoxError> {
         return Err(format!("{}: {planned} sent, {filed} filed", path.display()).into());
     }
     Ok(took)
-}
-
-fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// `rounds` rounds of `count` events into a new store beside `big` and

@@ -3,9 +3,10 @@
 //! headers, new events of the same mix) from CONNS keep-alive
 //! connections, filing into a copy of the realistic store, into a new
 //! store given its two subscriptions (so each event files the same rows),
-//! and with no store (the reference), interleaved ROUNDS times:
-//! requests/s, latency, rows stored against 2xx answers, the child's RSS
-//! during the flood. `listen` checks every page of its store a moment
+//! and with no store (the reference), interleaved ROUNDS times (the two
+//! stores taking turns going first): requests/s, latency, rows stored
+//! against 2xx answers, the child's RSS during the flood; then each
+//! store's median rate and their ratio, with each round's. `listen` checks every page of its store a moment
 //! after it starts (and then daily); with `settled=1` each flood waits for
 //! that check to end (how long it took is shown), so it measures filing
 //! as an observer does it the rest of the day.
@@ -22,6 +23,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::builder::{LIVE_MS, Planned, plan, subscriptions};
 use super::support::{self, ChildGuard};
+use super::timing::median;
 use super::{BoxError, SECRET};
 
 fn events_in(db: &Path) -> Result<i64, BoxError> {
@@ -264,8 +266,16 @@ pub async fn run(
         "| variant | req/s | 2xx | not 2xx | p50 | p99 | rows filed | RSS kB at 25/50/75/100 % (peak) |"
     );
     println!("|---|---|---|---|---|---|---|---|");
+    // Requests/s into the built store and into the new one, by round.
+    let (mut built_rates, mut empty_rates) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        for into in [Where::Built, Where::Empty, Where::Nothing] {
+        // The two stores take turns going first, as `filing`'s do.
+        let order = if round % 2 == 0 {
+            [Where::Built, Where::Empty, Where::Nothing]
+        } else {
+            [Where::Empty, Where::Built, Where::Nothing]
+        };
+        for into in order {
             // New events each flood: never repeats of the built store's.
             let nanos = u64::try_from(Utc::now().timestamp_nanos_opt().unwrap_or_default())?;
             let mut rng = fastrand::Rng::with_seed(0x115E_0000 ^ nanos ^ round as u64);
@@ -299,9 +309,14 @@ pub async fn run(
                 ),
                 None => flood.into.label().to_owned(),
             };
+            let rate = (flood.ok + flood.other) as f64 / flood.seconds;
+            match flood.into {
+                Where::Built => built_rates.push(rate),
+                Where::Empty => empty_rates.push(rate),
+                Where::Nothing => {}
+            }
             println!(
-                "| {label} | {:.0} | {} | {} | {:.2} ms | {:.2} ms | {rows} | {} ({peak}) |",
-                (flood.ok + flood.other) as f64 / flood.seconds,
+                "| {label} | {rate:.0} | {} | {} | {:.2} ms | {:.2} ms | {rows} | {} ({peak}) |",
                 flood.ok,
                 flood.other,
                 flood.p50_ms,
@@ -310,5 +325,16 @@ pub async fn run(
             );
         }
     }
+    let by_round: Vec<String> = built_rates
+        .iter()
+        .zip(&empty_rates)
+        .map(|(built, empty)| format!("{:.2}", built / empty))
+        .collect();
+    let (built, empty) = (median(&mut built_rates), median(&mut empty_rates));
+    println!(
+        "median: built store {built:.0} requests/s, new store {empty:.0}: {:.2}× (by round: {})",
+        built / empty,
+        by_round.join(", ")
+    );
     Ok(())
 }

@@ -76,6 +76,12 @@ fn time(mut command: Command) -> Result<Duration, BoxError> {
     Ok(took)
 }
 
+/// The middle of `samples` (the upper one of an even count), or NaN.
+pub fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 pub fn median_min_max(samples: &mut [Duration]) -> String {
     samples.sort_unstable();
     let ms = |d: &Duration| {
