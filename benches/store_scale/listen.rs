@@ -6,10 +6,11 @@
 //! and with no store (the reference), interleaved ROUNDS times (the two
 //! stores taking turns going first): requests/s, latency, rows stored
 //! against 2xx answers, the child's RSS during the flood; then each
-//! store's median rate and their ratio, with each round's. `listen` checks every page of its store a moment
-//! after it starts (and then daily); with `settled=1` each flood waits for
-//! that check to end (how long it took is shown), so it measures filing
-//! as an observer does it the rest of the day.
+//! store's median rate and their ratio, with each round's. `listen`
+//! checks every page of its store a moment after it starts (and then
+//! daily); with `settled=1` each flood waits for that check to end (how
+//! long it took is shown), so it measures filing as an observer does it
+//! the rest of the day.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -564,7 +564,7 @@ const POSTGRES_COUNT_EVENTS: &str = "SELECT state, count(*) FROM earshot.event_o
        AND last_failure_ms BETWEEN $4 AND $5
      GROUP BY state";
 
-/// The incident's events by state.
+/// The incident's events missed, recovered and pending.
 fn count_events(store: &Store, incident: &mut IncidentRow) -> rusqlite::Result<()> {
     let mut statement = store.conn.prepare_cached(COUNT_EVENTS)?;
     (incident.missed, incident.recovered, incident.retrying) = statement.query_row(
